@@ -1,0 +1,32 @@
+# The two commands a new user needs:
+#   make run   - set up, build (release) and run onnxc on a bundled example model
+#   make test  - set up, build, and run every test (release, then ASan+UBSan with fuzzers)
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: run test setup build build-asan clean
+
+run: build
+	./build/onnxc info examples/perceptron.onnxtxt
+	./build/onnxc convert examples/perceptron.onnxtxt build/perceptron.onnx
+	./build/onnxc info build/perceptron.onnx
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	@cmake -S . -B build -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build -j $(JOBS)
+
+build-asan: setup
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+	  -DONNXC_SANITIZE=ON -DONNXC_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build-asan -j $(JOBS)
+
+test: build build-asan
+	cd build && ctest --output-on-failure -j $(JOBS) --timeout 1500 -LE asan-only
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 2400 -LE release-only
+
+clean:
+	rm -rf build build-asan

@@ -1,0 +1,147 @@
+/* onnxc.h - the public API of libonnxc: read, write, print, parse, check,
+ * infer and run ONNX models.
+ *
+ * Handles are opaque. Every function that can fail returns an onnxc_status
+ * and, when `err` is non-NULL, fills it with a message that says what and
+ * where. The library keeps no global mutable state. */
+#ifndef ONNXC_H
+#define ONNXC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum onnxc_status {
+  ONNXC_OK = 0,
+  ONNXC_ERR_INVALID_ARG = 1,
+  ONNXC_ERR_NOMEM = 2,
+  ONNXC_ERR_IO = 3,
+  ONNXC_ERR_PARSE = 4,
+  ONNXC_ERR_INVALID_MODEL = 5,
+  ONNXC_ERR_UNSUPPORTED = 6,
+  ONNXC_ERR_RUNTIME = 7,
+  ONNXC_ERR_CANCELLED = 8,
+} onnxc_status;
+
+/* An error message buffer; same layout as the library's internal one. */
+typedef struct onnxc_error {
+  int code;
+  char msg[1024];
+} onnxc_error;
+
+/* ---------------------------------------------------------------- models */
+
+typedef struct onnxc_model onnxc_model;
+
+typedef struct onnxc_load_options {
+  int skip_checksum;         /* 1: do not verify external-data SHA-1 checksums */
+  int no_external_data;      /* 1: leave external data unresolved */
+} onnxc_load_options;
+
+/* Loads a model from a file: binary protobuf, or ONNX text (by extension
+ * .onnxtxt/.onnxtext/.txt or by content). The file is mapped, not read;
+ * external data are mapped too. opts may be NULL. */
+onnxc_status onnxc_model_load(const char *path, const onnxc_load_options *opts,
+                              onnxc_model **out, onnxc_error *err);
+/* Decodes a binary model from a caller buffer that must outlive the model
+ * (raw data point into it). base_dir resolves external data (may be NULL). */
+onnxc_status onnxc_model_load_buffer(const void *data, size_t size, const char *base_dir,
+                                     const onnxc_load_options *opts, onnxc_model **out,
+                                     onnxc_error *err);
+/* Parses a model from ONNX text. name is used in error messages. */
+onnxc_status onnxc_model_parse_text(const char *text, size_t size, const char *name,
+                                    onnxc_model **out, onnxc_error *err);
+void onnxc_model_free(onnxc_model *m);
+
+typedef struct onnxc_save_options {
+  const char *external_data;  /* file name (relative to the model's folder) or NULL */
+  size_t size_threshold;      /* tensors of at least this many bytes go external (default 1024) */
+  size_t align;               /* alignment of each tensor in the external file (default 4096) */
+  int all_inline;             /* 1: bring all external data back inline */
+} onnxc_save_options;
+
+/* Writes binary (or text, by extension) to path. opts may be NULL. */
+onnxc_status onnxc_model_save(const onnxc_model *m, const char *path,
+                              const onnxc_save_options *opts, onnxc_error *err);
+/* Encodes to a malloc'd buffer (free with free()). */
+onnxc_status onnxc_model_encode(const onnxc_model *m, void **data, size_t *size, onnxc_error *err);
+/* Prints as ONNX text into a malloc'd NUL-terminated string. */
+onnxc_status onnxc_model_print(const onnxc_model *m, char **text, onnxc_error *err);
+
+/* ---------------------------------------------------------------- check */
+
+typedef struct onnxc_check_options {
+  int full;   /* also run strict shape inference */
+  int strict; /* rules the reference leaves out */
+} onnxc_check_options;
+
+/* Checks a model. Returns ONNXC_OK if valid, ONNXC_ERR_INVALID_MODEL if not;
+ * *report (if non-NULL) receives a malloc'd text listing every error, one
+ * per line. */
+onnxc_status onnxc_check(const onnxc_model *m, const onnxc_check_options *opts, char **report,
+                         onnxc_error *err);
+
+/* ---------------------------------------------------------------- infer */
+
+typedef struct onnxc_infer_options {
+  int strict;
+  /* bind symbolic input dims: names[i] = "input", dims[i] with ranks[i] */
+  size_t n_bindings;
+  const char *const *binding_names;
+  const int64_t *const *binding_dims;
+  const size_t *binding_ranks;
+} onnxc_infer_options;
+
+/* Fills value_info of every value in place. */
+onnxc_status onnxc_infer_shapes(onnxc_model *m, const onnxc_infer_options *opts, char **warnings,
+                                onnxc_error *err);
+
+/* ---------------------------------------------------------------- run */
+
+typedef struct onnxc_session onnxc_session;
+typedef struct onnxc_value onnxc_value;
+
+typedef struct onnxc_session_options {
+  int threads;            /* 0: number of cores */
+  int optimization_level; /* 0 none, 1 basic (folding), 2 all (fusion, layout) */
+  /* Called between nodes and loop iterations; non-zero return cancels. */
+  int (*cancel)(void *user);
+  void *cancel_user;
+} onnxc_session_options;
+
+onnxc_status onnxc_session_create(const onnxc_model *m, const onnxc_session_options *opts,
+                                  onnxc_session **out, onnxc_error *err);
+void onnxc_session_free(onnxc_session *s);
+
+size_t onnxc_session_input_count(const onnxc_session *s);
+size_t onnxc_session_output_count(const onnxc_session *s);
+const char *onnxc_session_input_name(const onnxc_session *s, size_t i);
+const char *onnxc_session_output_name(const onnxc_session *s, size_t i);
+
+/* Tensors. dtype uses TensorProto.DataType numbers. */
+onnxc_value *onnxc_tensor_create(int32_t dtype, const int64_t *dims, size_t rank,
+                                 onnxc_error *err);
+/* Wraps caller memory (not copied, not freed). */
+onnxc_value *onnxc_tensor_wrap(int32_t dtype, const int64_t *dims, size_t rank, void *data,
+                               onnxc_error *err);
+void *onnxc_tensor_data(onnxc_value *v);
+int32_t onnxc_tensor_dtype(const onnxc_value *v);
+size_t onnxc_tensor_rank(const onnxc_value *v);
+const int64_t *onnxc_tensor_dims(const onnxc_value *v);
+void onnxc_value_free(onnxc_value *v);
+
+/* Runs the model. inputs are bound by name; outputs[k] receives a new value
+ * for output_names[k] (all graph outputs, in order, when output_names is
+ * NULL and n_outputs equals the output count). */
+onnxc_status onnxc_session_run(onnxc_session *s, const char *const *input_names,
+                               onnxc_value *const *inputs, size_t n_inputs,
+                               const char *const *output_names, onnxc_value **outputs,
+                               size_t n_outputs, onnxc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

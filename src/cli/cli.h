@@ -1,0 +1,25 @@
+/* cli.h - the onnxc tool: one function per subcommand (src/cli/cmd_<name>.c). */
+#ifndef OX_CLI_H
+#define OX_CLI_H
+
+#include "../ir/ir.h"
+
+/* Each returns the process exit status. argv[0] is the subcommand name. */
+int ox_cmd_info(int argc, char **argv);
+int ox_cmd_convert(int argc, char **argv);
+int ox_cmd_print(int argc, char **argv);
+int ox_cmd_check(int argc, char **argv);
+int ox_cmd_schema(int argc, char **argv);
+int ox_cmd_infer(int argc, char **argv);
+int ox_cmd_run(int argc, char **argv);
+int ox_cmd_test(int argc, char **argv);
+int ox_cmd_bench(int argc, char **argv);
+int ox_cmd_train(int argc, char **argv);
+
+/* Loads a model from a binary or text file (by extension or content) with
+ * external data resolved. Prints "onnxc: <message>" and returns NULL on error. */
+ox_model *ox_cli_load_model(const char *path);
+/* true when argv[i] is -h or --help */
+bool ox_cli_is_help(const char *arg);
+
+#endif

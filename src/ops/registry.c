@@ -1,0 +1,85 @@
+/* registry.c - the list of kernel tables; one per family file in src/ops. */
+#include "registry.h"
+
+#include <string.h>
+
+extern const ox_kernel_def ox_ops_elementwise[];
+extern const ox_kernel_def ox_ops_unary[];
+extern const ox_kernel_def ox_ops_cast[];
+extern const ox_kernel_def ox_ops_reduce[];
+extern const ox_kernel_def ox_ops_softmax[];
+extern const ox_kernel_def ox_ops_matmul[];
+extern const ox_kernel_def ox_ops_tensor[];
+extern const ox_kernel_def ox_ops_gather[];
+extern const ox_kernel_def ox_ops_pad[];
+extern const ox_kernel_def ox_ops_sort[];
+extern const ox_kernel_def ox_ops_control[];
+extern const ox_kernel_def ox_ops_sequence[];
+extern const ox_kernel_def ox_ops_optional[];
+extern const ox_kernel_def ox_ops_conv[];
+extern const ox_kernel_def ox_ops_pool[];
+extern const ox_kernel_def ox_ops_resize[];
+extern const ox_kernel_def ox_ops_roi[];
+extern const ox_kernel_def ox_ops_norm[];
+extern const ox_kernel_def ox_ops_rnn[];
+extern const ox_kernel_def ox_ops_attention[];
+extern const ox_kernel_def ox_ops_quant[];
+extern const ox_kernel_def ox_ops_loss[];
+extern const ox_kernel_def ox_ops_signal[];
+extern const ox_kernel_def ox_ops_random[];
+extern const ox_kernel_def ox_ops_string[];
+extern const ox_kernel_def ox_ops_image[];
+extern const ox_kernel_def ox_ops_ml[];
+extern const ox_kernel_def ox_ops_training[];
+
+static const ox_kernel_def *const tables[] = {
+    ox_ops_elementwise,
+    ox_ops_unary,
+    ox_ops_cast,
+    ox_ops_reduce,
+    ox_ops_softmax,
+    ox_ops_matmul,
+    ox_ops_tensor,
+    ox_ops_gather,
+    ox_ops_pad,
+    ox_ops_sort,
+    ox_ops_control,
+    ox_ops_sequence,
+    ox_ops_optional,
+    ox_ops_conv,
+    ox_ops_pool,
+    ox_ops_resize,
+    ox_ops_roi,
+    ox_ops_norm,
+    ox_ops_rnn,
+    ox_ops_attention,
+    ox_ops_quant,
+    ox_ops_loss,
+    ox_ops_signal,
+    ox_ops_random,
+    ox_ops_string,
+    ox_ops_image,
+    ox_ops_ml,
+    ox_ops_training,
+};
+
+static bool same_domain(const char *a, const char *b) {
+  bool da = !*a || strcmp(a, "ai.onnx") == 0, db = !*b || strcmp(b, "ai.onnx") == 0;
+  return da || db ? da == db : strcmp(a, b) == 0;
+}
+
+const ox_kernel_def *ox_registry_find(const char *domain, const char *op, int64_t since_version) {
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+    for (const ox_kernel_def *k = tables[t]; k->op; k++)
+      if (strcmp(k->op, op) == 0 && same_domain(k->domain, domain ? domain : "") &&
+          since_version >= k->since_min && since_version <= k->since_max)
+        return k;
+  return NULL;
+}
+
+bool ox_registry_has_op(const char *domain, const char *op) {
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+    for (const ox_kernel_def *k = tables[t]; k->op; k++)
+      if (strcmp(k->op, op) == 0 && same_domain(k->domain, domain ? domain : "")) return true;
+  return false;
+}

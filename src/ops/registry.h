@@ -1,0 +1,13 @@
+/* registry.h - every kernel table of src/ops. */
+#ifndef OX_REGISTRY_H
+#define OX_REGISTRY_H
+
+#include "../runtime/kernel.h"
+
+/* Finds the kernel for (domain, op) whose since range covers since_version.
+ * domain "" and "ai.onnx" are the same. NULL if none. */
+const ox_kernel_def *ox_registry_find(const char *domain, const char *op, int64_t since_version);
+/* true if some kernel exists for (domain, op) at any version */
+bool ox_registry_has_op(const char *domain, const char *op);
+
+#endif

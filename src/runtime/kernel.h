@@ -1,0 +1,93 @@
+/* kernel.h - the contract between the runtime and operator kernels.
+ *
+ * A kernel is registered for (domain, op_type, since_version range). At
+ * session creation every node is bound to the schema with the highest
+ * since_version <= the imported opset; the kernel whose range covers that
+ * since_version is chosen, and its `prepare` runs once. `run` runs every
+ * time the node executes. A kernel allocates its outputs through the
+ * context (ox_kctx_output), so the runtime can plan and reuse memory.
+ *
+ * Families live in src/ops/<family>.c, each exporting one table
+ * `const ox_kernel_def ox_ops_<family>[]` ended by an entry with op == NULL,
+ * listed in src/ops/registry.c. */
+#ifndef OX_KERNEL_H
+#define OX_KERNEL_H
+
+#include "value.h"
+
+typedef struct ox_kctx ox_kctx;
+typedef struct ox_thread_pool ox_thread_pool;
+
+/* What a kernel sees when it is prepared (once per session). */
+typedef struct ox_kinfo {
+  const ox_node *node;    /* attributes are read from here */
+  const char *domain;     /* normalised: "" for ai.onnx */
+  int64_t opset;          /* imported opset version of the node's domain */
+  int64_t since_version;  /* since_version of the bound schema */
+  size_t n_inputs, n_outputs;
+  /* Element type per input/output if known from the model (value_info,
+   * initializers, graph inputs), else OX_UNDEFINED; NULL when none known.
+   * A kernel must check types again at run time when they are unknown here. */
+  const int32_t *input_dtypes, *output_dtypes;
+  /* Constant inputs (initializers, Constant outputs), else NULL entries. */
+  ox_value *const *const_inputs;
+  ox_arena *arena;        /* session lifetime: put prepared state here */
+  ox_thread_pool *pool;   /* may be NULL */
+  void *session;          /* opaque, for control-flow kernels (subgraphs) */
+} ox_kinfo;
+
+/* prepare: validate attributes (error names the node), pack weights, pick
+ * the fast path; store private state in *state (arena or malloc; a malloc'd
+ * state is released by `release`). May be NULL. */
+typedef int (*ox_prepare_fn)(const ox_kinfo *info, void **state, ox_err *e);
+typedef int (*ox_run_fn)(ox_kctx *ctx, void *state);
+typedef void (*ox_release_fn)(void *state);
+
+typedef struct ox_kernel_def {
+  const char *domain; /* "" for ai.onnx, "ai.onnx.ml", "ai.onnx.preview.training", ... */
+  const char *op;
+  int since_min, since_max; /* covers schema versions since_min..since_max inclusive */
+  ox_prepare_fn prepare;
+  ox_run_fn run;
+  ox_release_fn release;
+} ox_kernel_def;
+
+/* ---- used by kernels inside run ---- */
+size_t ox_kctx_n_inputs(const ox_kctx *c);
+size_t ox_kctx_n_outputs(const ox_kctx *c);
+/* Input i, or NULL when the optional input is missing ("" or beyond the end). */
+ox_value *ox_kctx_input(ox_kctx *c, size_t i);
+/* Allocates output i as a tensor (storage zeroed only if the kernel asks via
+ * ox_kctx_output_zero). Returns NULL with the error set. */
+ox_value *ox_kctx_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t *dims, size_t rank);
+ox_value *ox_kctx_output_zero(ox_kctx *c, size_t i, int32_t dtype, const int64_t *dims, size_t rank);
+/* Sets output i to an already built value (sequence, map, optional, or a
+ * tensor the kernel made). Takes the reference. */
+int ox_kctx_set_output(ox_kctx *c, size_t i, ox_value *v);
+/* true when output i is wanted (present in the node and used). */
+bool ox_kctx_output_wanted(const ox_kctx *c, size_t i);
+const ox_node *ox_kctx_node(const ox_kctx *c);
+const ox_kinfo *ox_kctx_info(const ox_kctx *c);
+ox_thread_pool *ox_kctx_pool(const ox_kctx *c);
+/* Sets the error with the node's path as prefix: "node 'conv1' (Conv): ..." */
+int ox_kctx_fail(ox_kctx *c, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Runs a subgraph attribute of the current node (If/Loop/Scan/SequenceMap):
+ * inputs bound positionally to the subgraph's inputs; outer-scope names
+ * resolve to the enclosing graph's values. outputs receive new references. */
+int ox_kctx_run_subgraph(ox_kctx *c, const ox_graph *g, ox_value *const *inputs, size_t n_inputs,
+                         ox_value **outputs, size_t n_outputs);
+/* Polls the caller's cancellation callback; OX_ECANCELLED when it says stop. */
+int ox_kctx_check_cancel(ox_kctx *c);
+
+/* ---- thread pool: parallel for ---- */
+/* Calls fn(arg, begin, end) over [0, n) split in chunks of at least `grain`.
+ * With a NULL pool it runs inline. */
+void ox_parallel_for(ox_thread_pool *p, int64_t n, int64_t grain,
+                     void (*fn)(void *arg, int64_t begin, int64_t end), void *arg);
+int ox_thread_pool_size(const ox_thread_pool *p);
+
+#endif
