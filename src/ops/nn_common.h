@@ -105,7 +105,7 @@ static inline int nn_fload(ox_kctx *c, const ox_value *v, nn_fbuf *b) {
     b->p = (float *)v->data;
     return OX_OK;
   }
-  b->p = malloc(((size_t)v->numel + 1) * sizeof(float));
+  b->p = calloc((size_t)v->numel + 1, sizeof(float));
   if (!b->p) return ox_kctx_fail(c, OX_ENOMEM, "out of memory converting an input to float");
   b->owned = true;
   for (int64_t i = 0; i < v->numel; i++) b->p[i] = (float)nn_get(v->data, v->dtype, i);
