@@ -410,12 +410,13 @@ static int convt_run(ox_kctx *ctx, void *st) {
     if (s->n_out_shape || a->auto_pad == OX_PAD_SAME_UPPER || a->auto_pad == OX_PAD_SAME_LOWER) {
       out = s->n_out_shape ? s->out_shape[s->n_out_shape - nd + d] : in * g.stride[d];
       int64_t total = full - out;
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor(total / 2) */
       if (a->auto_pad == OX_PAD_SAME_UPPER) {
-        g.pb[d] = total / 2;
-        g.pe[d] = total - total / 2;
+        g.pb[d] = half;
+        g.pe[d] = total - half;
       } else {
-        g.pb[d] = total - total / 2;
-        g.pe[d] = total / 2;
+        g.pb[d] = total - half;
+        g.pe[d] = half;
       }
     } else {
       if (a->auto_pad == OX_PAD_NOTSET && a->n_pads) {

@@ -259,29 +259,42 @@ static int unpool_run(ox_kctx *ctx, void *st) {
       (a->n_pads && a->n_pads != 2 * nd))
     return ox_kctx_fail(ctx, OX_ERUNTIME, "kernel_shape/strides/pads do not match rank %zu",
                         x->rank);
-  int64_t ydims[OX_NN_MAXD + 2];
+  /* the indices address the shape the pooling input had (inferred from the
+   * attributes); output_shape only enlarges or crops the placement */
+  int64_t idims[OX_NN_MAXD + 2], ydims[OX_NN_MAXD + 2];
+  idims[0] = x->dims[0];
+  idims[1] = x->dims[1];
+  for (size_t d = 0; d < nd; d++)
+    idims[2 + d] = (x->dims[2 + d] - 1) * (a->n_strides ? a->strides[d] : 1) + a->kernel[d] -
+                   (a->n_pads ? a->pads[d] + a->pads[nd + d] : 0);
   if (os) {
     if (os->dtype != OX_INT64 || os->numel != (int64_t)x->rank)
       return ox_kctx_fail(ctx, OX_ERUNTIME, "output_shape must be int64 with %zu values", x->rank);
     memcpy(ydims, os->data, x->rank * sizeof(int64_t));
   } else {
-    ydims[0] = x->dims[0];
-    ydims[1] = x->dims[1];
-    for (size_t d = 0; d < nd; d++)
-      ydims[2 + d] = (x->dims[2 + d] - 1) * (a->n_strides ? a->strides[d] : 1) + a->kernel[d] -
-                     (a->n_pads ? a->pads[d] + a->pads[nd + d] : 0);
+    memcpy(ydims, idims, x->rank * sizeof(int64_t));
   }
-  for (size_t d = 0; d < x->rank; d++)
-    if (ydims[d] < 0) return ox_kctx_fail(ctx, OX_ERUNTIME, "negative output dimension");
   ox_value *y = ox_kctx_output_zero(ctx, 0, x->dtype, ydims, x->rank);
   if (!y) return OX_ERUNTIME;
   size_t es = ox_value_elem_size(x->dtype);
+  int64_t itotal = 1;
+  for (size_t d = 0; d < x->rank; d++) itotal *= idims[d];
   const int64_t *ip = ind->data;
   for (int64_t i = 0; i < x->numel; i++) {
-    if (ip[i] < 0 || ip[i] >= y->numel)
-      return ox_kctx_fail(ctx, OX_ERUNTIME, "index %lld out of range [0, %lld)", (long long)ip[i],
-                          (long long)y->numel);
-    memcpy((char *)y->data + (size_t)ip[i] * es, (const char *)x->data + (size_t)i * es, es);
+    if (ip[i] < 0 || ip[i] >= itotal)
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "index %lld out of range [0, %lld)",
+                          (long long)ip[i], (long long)itotal);
+    int64_t t = ip[i], lin = 0, mul = 1;
+    bool inside = true;
+    for (size_t d = x->rank; d-- > 0;) {
+      int64_t c = t % idims[d];
+      t /= idims[d];
+      if (c >= ydims[d]) inside = false;
+      lin += c * mul;
+      mul *= ydims[d];
+    }
+    if (inside)
+      memcpy((char *)y->data + (size_t)lin * es, (const char *)x->data + (size_t)i * es, es);
   }
   return OX_OK;
 }
