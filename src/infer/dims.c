@@ -80,8 +80,6 @@ ox_dim ox_dim_mul(ox_arena *a, ox_dim x, ox_dim y) {
   if (ox_dim_is(&y, 1)) return x;
   if (ox_dim_is(&x, 0) || ox_dim_is(&y, 0)) return ox_dim_known(0);
   if (!usable(&x) || !usable(&y)) return ox_dim_unknown();
-  /* numbers first: "3*N" reads as N*3 in the examples; keep symbol first */
-  if (x.has_value) return binop(a, &y, &x, "*", 2, 3);
   return binop(a, &x, &y, "*", 2, 3);
 }
 
