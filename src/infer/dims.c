@@ -2,6 +2,7 @@
  * as an expression string ("N*3", "(H-1)/2+1"), parenthesised by precedence,
  * so that equal computations give equal names. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "infer_impl.h"
@@ -83,7 +84,33 @@ ox_dim ox_dim_mul(ox_arena *a, ox_dim x, ox_dim y) {
   return binop(a, &x, &y, "*", 2, 3);
 }
 
+/* Splits "E+k" / "E-k" (k a number at the top level) into E and k, so that
+ * constants fold: (E+1)-1 -> E. */
+static bool split_const(ox_arena *a, const char *s, char **e, int64_t *k) {
+  size_t n = strlen(s);
+  size_t i = n;
+  while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') i--;
+  if (i == n || i < 2 || (s[i - 1] != '+' && s[i - 1] != '-')) return false;
+  /* the operator must be at depth 0 (it is the last char before the digits) */
+  long long v = strtoll(s + i, NULL, 10);
+  *k = s[i - 1] == '-' ? -v : v;
+  *e = ox_arena_strndup(a, s, i - 1);
+  return *e != NULL;
+}
+
 ox_dim ox_dim_add(ox_arena *a, ox_dim x, ox_dim y) {
+  if (x.param && y.has_value) {
+    char *e;
+    int64_t k;
+    if (split_const(a, x.param, &e, &k)) {
+      int64_t t;
+      if (ox_add_i64(k, y.value, &t)) {
+        ox_dim base = {0};
+        base.param = e;
+        return t == 0 ? base : ox_dim_add(a, base, ox_dim_known(t));
+      }
+    }
+  }
   if (known2(&x, &y)) {
     int64_t r;
     return ox_add_i64(x.value, y.value, &r) ? ox_dim_known(r) : ox_dim_unknown();
@@ -91,7 +118,10 @@ ox_dim ox_dim_add(ox_arena *a, ox_dim x, ox_dim y) {
   if (ox_dim_is(&x, 0)) return y;
   if (ox_dim_is(&y, 0)) return x;
   if (!usable(&x) || !usable(&y)) return ox_dim_unknown();
-  if (y.has_value && y.value < 0) return ox_dim_sub(a, x, ox_dim_known(-y.value));
+  if (y.has_value && y.value < 0 && y.value != INT64_MIN) {
+    ox_dim m = ox_dim_known(-y.value);
+    return binop(a, &x, &m, "-", 1, 2);
+  }
   return binop(a, &x, &y, "+", 1, 2);
 }
 
@@ -103,7 +133,7 @@ ox_dim ox_dim_sub(ox_arena *a, ox_dim x, ox_dim y) {
   if (ox_dim_is(&y, 0)) return x;
   if (ox_dim_same(&x, &y)) return ox_dim_known(0);
   if (!usable(&x) || !usable(&y)) return ox_dim_unknown();
-  if (y.has_value && y.value < 0) return ox_dim_add(a, x, ox_dim_known(-y.value));
+  if (y.has_value && y.value != INT64_MIN) return ox_dim_add(a, x, ox_dim_known(-y.value));
   return binop(a, &x, &y, "-", 1, 2);
 }
 

@@ -32,6 +32,24 @@ struct ox_igraph {
   ox_igraph *caller_scope;
 };
 
+/* ------------------------------------------------------------ types */
+
+ox_type *ix_type_clone(ox_arena *a, const ox_type *t) {
+  if (!t) return NULL;
+  ox_type *c = ox_arena_memdup(a, t, sizeof *t);
+  if (!c) return NULL;
+  if (t->shape) {
+    c->shape = ox_arena_memdup(a, t->shape, sizeof *t->shape);
+    if (!c->shape) return NULL;
+    if (t->shape->n_dim) {
+      c->shape->dim = ox_arena_memdup(a, t->shape->dim, t->shape->n_dim * sizeof(ox_dim));
+      if (!c->shape->dim) return NULL;
+    }
+  }
+  if (t->elem && !(c->elem = ix_type_clone(a, t->elem))) return NULL;
+  return c;
+}
+
 /* ------------------------------------------------------------ symbols */
 
 static void collect_type_syms(ox_iglobal *gl, const ox_type *t) {
@@ -151,7 +169,7 @@ static void *scope_get(const ox_igraph *s, size_t which, const char *name) {
 static bool type_merge(ox_iglobal *gl, ox_type *dst, const ox_type *src, const char *what) {
   if (!src) return true;
   if (dst->kind == OX_TYPE_NONE) {
-    ox_type *c = ox_type_clone(gl->a, src);
+    ox_type *c = ix_type_clone(gl->a, src);
     if (c) *dst = *c;
     return true;
   }
@@ -174,7 +192,7 @@ static bool type_merge(ox_iglobal *gl, ox_type *dst, const ox_type *src, const c
       }
       if (!src->shape) return true;
       if (!dst->shape) {
-        ox_type *c = ox_type_clone(gl->a, src);
+        ox_type *c = ix_type_clone(gl->a, src);
         if (c) dst->shape = c->shape;
         return true;
       }
@@ -204,12 +222,12 @@ static bool type_merge(ox_iglobal *gl, ox_type *dst, const ox_type *src, const c
     case OX_TYPE_OPTIONAL:
       if (!src->elem) return true;
       if (!dst->elem) {
-        dst->elem = ox_type_clone(gl->a, src->elem);
+        dst->elem = ix_type_clone(gl->a, src->elem);
         return true;
       }
       return type_merge(gl, dst->elem, src->elem, what);
     case OX_TYPE_MAP:
-      if (!dst->elem && src->elem) dst->elem = ox_type_clone(gl->a, src->elem);
+      if (!dst->elem && src->elem) dst->elem = ix_type_clone(gl->a, src->elem);
       return true;
     default:
       return true;
@@ -259,7 +277,7 @@ ox_type *ix_set_tensor(ox_ictx *c, size_t i, int32_t elem, const ox_dim *dims, i
 
 ox_type *ix_copy_type(ox_ictx *c, size_t out, size_t in) {
   if (out >= c->n_out || in >= c->n_in || !c->in[in]) return NULL;
-  c->out[out] = ox_type_clone(c->a, c->in[in]);
+  c->out[out] = ix_type_clone(c->a, c->in[in]);
   return c->out[out];
 }
 
@@ -490,7 +508,7 @@ static int infer_call(ox_igraph *s, ox_ictx *c, const ox_function *f) {
   gl->depth--;
   for (size_t o = 0; o < f->n_output && o < c->n_out; o++) {
     ox_type *t = scope_get(&fs, 0, f->output[o]);
-    if (t) c->out[o] = ox_type_clone(c->a, t);
+    if (t) c->out[o] = ix_type_clone(c->a, t);
     c->out_data[o] = scope_get(&fs, 2, f->output[o]);
   }
   scope_free(&fs);
@@ -507,7 +525,7 @@ ox_type **ix_subgraph(ox_ictx *c, const ox_graph *g, const ox_type *const *in_ty
     ox_value_info *vi = &mg->input[i];
     if (!in_types[i]) continue;
     if (!vi->type) {
-      vi->type = ox_type_clone(gl->a, in_types[i]);
+      vi->type = ix_type_clone(gl->a, in_types[i]);
     } else {
       char what[300];
       snprintf(what, sizeof what, "subgraph '%s' input '%s'", mg->name ? mg->name : "", vi->name);
@@ -687,7 +705,7 @@ static int infer_graph(ox_igraph *s, ox_graph *g, const ox_node *nodes, size_t n
       ox_value_info *vi = &g->output[i];
       ox_type *t = scope_get(s, 0, vi->name);
       if (!t) continue;
-      if (!vi->type) vi->type = ox_type_clone(gl->a, t);
+      if (!vi->type) vi->type = ix_type_clone(gl->a, t);
       else if (vi->type != t) {
         char what[300];
         snprintf(what, sizeof what, "graph output '%s'", vi->name);

@@ -51,9 +51,42 @@ static ox_dim *shape_input(ox_ictx *c, size_t i, size_t *rank, bool *known_rank)
   return NULL;
 }
 
+/* The concrete shape of input i (all dims known) and its element count. */
+static bool concrete(ox_ictx *c, size_t i, int64_t *dims, size_t *rank, int64_t *numel) {
+  const ox_dim *d;
+  size_t r;
+  if (!ix_shape(c, i, &d, &r) || r > 16) return false;
+  int64_t n = 1;
+  for (size_t k = 0; k < r; k++) {
+    if (!d[k].has_value || !ox_mul_i64(n, d[k].value, &n)) return false;
+    dims[k] = d[k].value;
+  }
+  *rank = r;
+  *numel = n;
+  return true;
+}
+
+/* Output 0 carries input 0's values in the same flat order (Reshape, Flatten,
+ * Squeeze, Unsqueeze, Identity). */
+static void pass_values(ox_ictx *c) {
+  const ox_dimv *v = dimv_of(c, 0);
+  if (!v || c->out_data[0]) return;
+  ox_dimv *r = ix_dimv_new(c, v->n);
+  if (!r) return;
+  memcpy(r->d, v->d, v->n * sizeof(ox_dim));
+  r->is_scalar = c->out[0] && c->out[0]->shape && c->out[0]->shape->n_dim == 0;
+  c->out_data[0] = r;
+}
+
 /* ------------------------------------------------------------ elementwise */
 
 static int unary(ox_ictx *c) { return same_as_input0(c); }
+
+static int identity(ox_ictx *c) {
+  same_as_input0(c);
+  pass_values(c);
+  return OX_OK;
+}
 
 static int to_bool_same(ox_ictx *c) {
   const ox_dim *d;
@@ -94,6 +127,14 @@ static int broadcast_to(ox_ictx *c, int32_t elem, size_t first, size_t n) {
   return OX_OK;
 }
 
+static int det(ox_ictx *c) {
+  const ox_dim *d;
+  size_t r;
+  if (!ix_shape(c, 0, &d, &r) || r < 2) return ix_set_tensor(c, 0, elem0(c), NULL, -1), OX_OK;
+  ix_set_tensor(c, 0, elem0(c), d, (int64_t)r - 2);
+  return OX_OK;
+}
+
 static int binary_arith(ox_ictx *c) {
   /* opset < 7: legacy broadcast attribute means B is broadcast into A */
   if (c->since < 7) return same_as_input0(c);
@@ -106,9 +147,55 @@ static int binary_arith(ox_ictx *c) {
   return OX_OK;
 }
 
+/* comparisons and logic on propagated integer values give 0/1 values, so an
+ * If whose condition depends only on shapes can be resolved */
+static void propagate_compare(ox_ictx *c) {
+  const char *op = c->node->op_type;
+  const ox_dimv *x = dimv_of(c, 0), *y = c->n_in > 1 ? dimv_of(c, 1) : NULL;
+  bool unary_not = strcmp(op, "Not") == 0;
+  if (!x || (!unary_not && !y)) return;
+  size_t n = unary_not ? x->n : (x->n > y->n ? x->n : y->n);
+  if (n > MAXV || (x->n != n && x->n != 1) || (!unary_not && y->n != n && y->n != 1)) return;
+  ox_dimv *r = ix_dimv_new(c, n);
+  if (!r) return;
+  for (size_t k = 0; k < n; k++) {
+    const ox_dim *a = &x->d[x->n == 1 ? 0 : k], *b = unary_not ? NULL : &y->d[y->n == 1 ? 0 : k];
+    int v;
+    if (unary_not) {
+      if (!a->has_value) return;
+      v = a->value == 0;
+    } else if (a->has_value && b->has_value) {
+      int64_t p = a->value, q = b->value;
+      v = strcmp(op, "Equal") == 0            ? p == q
+          : strcmp(op, "Greater") == 0        ? p > q
+          : strcmp(op, "Less") == 0           ? p < q
+          : strcmp(op, "GreaterOrEqual") == 0 ? p >= q
+          : strcmp(op, "LessOrEqual") == 0    ? p <= q
+          : strcmp(op, "And") == 0            ? (p && q)
+          : strcmp(op, "Or") == 0             ? (p || q)
+                                              : ((p != 0) != (q != 0));
+    } else if (strcmp(op, "Equal") == 0 && ox_dim_same(a, b)) {
+      v = 1;
+    } else {
+      return;
+    }
+    r->d[k] = ox_dim_known(v);
+  }
+  r->is_scalar = x->is_scalar && (unary_not || y->is_scalar);
+  c->out_data[0] = r;
+}
+
 static int compare(ox_ictx *c) {
-  if (c->since < 7) return to_bool_same(c);
-  return broadcast_to(c, OX_BOOL, 0, 2);
+  if (c->since < 7) to_bool_same(c);
+  else broadcast_to(c, OX_BOOL, 0, 2);
+  propagate_compare(c);
+  return OX_OK;
+}
+
+static int not_op(ox_ictx *c) {
+  same_as_input0(c);
+  propagate_compare(c);
+  return OX_OK;
 }
 
 static int variadic(ox_ictx *c) {
@@ -144,6 +231,16 @@ static int cast(ox_ictx *c) {
     ix_set_tensor(c, 0, to, NULL, -1);
   const ox_dimv *v = dimv_of(c, 0);
   if (v && (to == OX_INT64 || to == OX_INT32)) c->out_data[0] = (ox_dimv *)v;
+  if (v && to == OX_BOOL) {
+    ox_dimv *b = ix_dimv_new(c, v->n);
+    if (!b) return OX_OK;
+    for (size_t k = 0; k < v->n; k++) {
+      if (!v->d[k].has_value) return OX_OK;
+      b->d[k] = ox_dim_known(v->d[k].value != 0);
+    }
+    b->is_scalar = v->is_scalar;
+    c->out_data[0] = b;
+  }
   return OX_OK;
 }
 
@@ -273,6 +370,7 @@ static int reshape(ox_ictx *c) {
       out[neg] = ox_dim_unknown();
   }
   ix_set_tensor(c, 0, el, out, (int64_t)tr);
+  pass_values(c);
   return OX_OK;
 }
 
@@ -286,6 +384,7 @@ static int flatten(ox_ictx *c) {
   ox_dim o[2] = {ox_dim_known(1), ox_dim_known(1)};
   for (size_t k = 0; k < r; k++) o[(int64_t)k < axis ? 0 : 1] = ox_dim_mul(c->a, o[(int64_t)k < axis ? 0 : 1], d[k]);
   ix_set_tensor(c, 0, elem0(c), o, 2);
+  pass_values(c);
   return OX_OK;
 }
 
@@ -293,7 +392,7 @@ static int transpose(ox_ictx *c) {
   const ox_dim *d;
   size_t r;
   if (!ix_shape(c, 0, &d, &r)) return ix_set_tensor(c, 0, elem0(c), NULL, -1), OX_OK;
-  const int64_t *perm;
+  const int64_t *perm = NULL;
   size_t np;
   ox_dim *o = ox_arena_calloc(c->a, r ? r : 1, sizeof(ox_dim));
   if (!o) return OX_ENOMEM;
@@ -308,6 +407,32 @@ static int transpose(ox_ictx *c) {
     for (size_t k = 0; k < r; k++) o[k] = d[r - 1 - k];
   }
   ix_set_tensor(c, 0, elem0(c), o, (int64_t)r);
+  const ox_dimv *v = dimv_of(c, 0);
+  int64_t idims[16], numel;
+  size_t cr;
+  if (v && concrete(c, 0, idims, &cr, &numel) && (size_t)numel == v->n && cr >= 1) {
+    size_t p[16];
+    int64_t istr[16], odims[16], idx[16] = {0};
+    for (size_t k = 0; k < r; k++) {
+      if (perm) ix_axis(perm[k], r, &p[k]);
+      else p[k] = r - 1 - k;
+      odims[k] = idims[p[k]];
+    }
+    istr[r - 1] = 1;
+    for (size_t k = r - 1; k > 0; k--) istr[k - 1] = istr[k] * idims[k];
+    ox_dimv *res = ix_dimv_new(c, v->n);
+    if (!res) return OX_OK;
+    for (int64_t f = 0; f < numel; f++) {
+      int64_t src = 0;
+      for (size_t k = 0; k < r; k++) src += idx[k] * istr[p[k]];
+      res->d[f] = v->d[src];
+      for (size_t k = r; k-- > 0;) {
+        if (++idx[k] < odims[k]) break;
+        idx[k] = 0;
+      }
+    }
+    c->out_data[0] = res;
+  }
   return OX_OK;
 }
 
@@ -351,15 +476,7 @@ static int squeeze(ox_ictx *c) {
   for (size_t k = 0; k < r; k++)
     if (!drop[k]) o[on++] = d[k];
   ix_set_tensor(c, 0, elem0(c), o, (int64_t)on);
-  const ox_dimv *v = dimv_of(c, 0);
-  if (v && on == 0 && v->n == 1) {
-    ox_dimv *s = ix_dimv_new(c, 1);
-    if (s) {
-      s->d[0] = v->d[0];
-      s->is_scalar = true;
-      c->out_data[0] = s;
-    }
-  }
+  pass_values(c);
   return OX_OK;
 }
 
@@ -382,14 +499,7 @@ static int unsqueeze(ox_ictx *c) {
   size_t j = 0;
   for (size_t k = 0; k < R; k++) o[k] = ins[k] ? ox_dim_known(1) : d[j++];
   ix_set_tensor(c, 0, elem0(c), o, (int64_t)R);
-  const ox_dimv *v = dimv_of(c, 0);
-  if (v && v->is_scalar && na == 1) {
-    ox_dimv *s = ix_dimv_new(c, 1);
-    if (s) {
-      s->d[0] = v->d[0];
-      c->out_data[0] = s;
-    }
-  }
+  pass_values(c);
   return OX_OK;
 }
 
@@ -540,13 +650,27 @@ static int slice(ox_ictx *c) {
   }
   ix_set_tensor(c, 0, el, o, (int64_t)r);
   const ox_dimv *v = dimv_of(c, 0);
-  if (v && r == 1 && o[0].has_value && o[0].value <= MAXV) {
-    ox_dimv *res = ix_dimv_new(c, (size_t)o[0].value);
+  int64_t idims[16], numel, on = 1;
+  size_t cr;
+  if (v && r >= 1 && concrete(c, 0, idims, &cr, &numel) && (size_t)numel == v->n) {
+    int64_t istr[16], idx[16] = {0};
+    for (size_t k = 0; k < r; k++) {
+      if (!o[k].has_value) return OX_OK;
+      on *= o[k].value;
+    }
+    istr[r - 1] = 1;
+    for (size_t k = r - 1; k > 0; k--) istr[k - 1] = istr[k] * idims[k];
+    ox_dimv *res = ix_dimv_new(c, (size_t)on);
     if (!res) return OX_OK;
-    for (int64_t k = 0; k < o[0].value; k++) {
-      int64_t q = lo[0] + k * st[0];
-      if (q < 0 || q >= (int64_t)v->n) return OX_OK;
-      res->d[k] = v->d[q];
+    for (int64_t f = 0; f < on; f++) {
+      int64_t src = 0;
+      for (size_t k = 0; k < r; k++) src += (lo[k] + idx[k] * st[k]) * istr[k];
+      if (src < 0 || src >= numel) return OX_OK;
+      res->d[f] = v->d[src];
+      for (size_t k = r; k-- > 0;) {
+        if (++idx[k] < o[k].value) break;
+        idx[k] = 0;
+      }
     }
     c->out_data[0] = res;
   }
@@ -560,6 +684,28 @@ static int constant_of_shape(ox_ictx *c) {
   bool kr;
   ox_dim *d = shape_input(c, 0, &r, &kr);
   ix_set_tensor(c, 0, el, kr ? d : NULL, kr ? (int64_t)r : -1);
+  if (!kr || (el != OX_INT64 && el != OX_INT32)) return OX_OK;
+  int64_t n = 1;
+  for (size_t k = 0; k < r; k++) {
+    if (!d[k].has_value || !ox_mul_i64(n, d[k].value, &n) || n > MAXV) return OX_OK;
+  }
+  int64_t val = 0;
+  if (v && v->t) {
+    ox_bytes raw = ox_tensor_payload(v->t);
+    if (el == OX_INT64 && raw.data && raw.size == 8) memcpy(&val, raw.data, 8);
+    else if (el == OX_INT64 && v->t->n_int64_data == 1) val = v->t->int64_data[0];
+    else if (el == OX_INT32 && raw.data && raw.size == 4) {
+      int32_t x;
+      memcpy(&x, raw.data, 4);
+      val = x;
+    } else if (el == OX_INT32 && v->t->n_int32_data == 1) val = v->t->int32_data[0];
+    else return OX_OK;
+  }
+  ox_dimv *res = ix_dimv_new(c, (size_t)n);
+  if (!res) return OX_OK;
+  for (int64_t k = 0; k < n; k++) res->d[k] = ox_dim_known(val);
+  res->is_scalar = r == 0;
+  c->out_data[0] = res;
   return OX_OK;
 }
 
@@ -633,12 +779,16 @@ static int split(ox_ictx *c) {
   bool have = false;
   if (c->since < 13 && ix_attr_ints(c, "split", &sa, &ns)) sp = (int64_t *)sa, have = true;
   if (c->since < 13 && !have && c->n_in > 1 && ix_has_input(c, 1)) have = ix_const_ints(c, 1, &sp, &ns);
-  if (c->since >= 13 && ix_has_input(c, 1)) have = ix_const_ints(c, 1, &sp, &ns);
+  bool split_unknown = false;
+  if (c->since >= 13 && ix_has_input(c, 1)) split_unknown = !(have = ix_const_ints(c, 1, &sp, &ns));
+  if (c->since < 13 && !have && c->n_in > 1 && ix_has_input(c, 1)) split_unknown = !have;
   for (size_t o = 0; o < c->n_out; o++) {
     ox_type *t = ix_set_tensor(c, o, el, d, (int64_t)r);
     if (!t) return OX_ENOMEM;
     ox_dim *od = t->shape->dim;
-    if (have) {
+    if (split_unknown) {
+      od[ax] = ox_dim_unknown();
+    } else if (have) {
       od[ax] = o < ns ? ox_dim_known(sp[o]) : ox_dim_unknown();
     } else if (d[ax].has_value) {
       int64_t n = d[ax].value, k = (int64_t)c->n_out;
@@ -1078,12 +1228,21 @@ static int if_op(ox_ictx *c) {
   ox_type **tt = ix_subgraph(c, tb->g, NULL, 0, &nt);
   ox_type **et = ix_subgraph(c, eb->g, NULL, 0, &ne);
   if (!tt || !et) return OX_OK;
+  const ox_dimv *cond = dimv_of(c, 0);
+  if (cond && cond->n == 1 && cond->d[0].has_value) {
+    /* the condition is known from shapes alone: the taken branch decides */
+    ox_type **taken = cond->d[0].value ? tt : et;
+    size_t nk = cond->d[0].value ? nt : ne;
+    for (size_t o = 0; o < c->n_out && o < nk; o++)
+      if (taken[o]) c->out[o] = ix_type_clone(c->a, taken[o]);
+    return OX_OK;
+  }
   if (nt != c->n_out || ne != c->n_out)
     return ix_fail(c, "branches have %zu and %zu outputs, the node %zu", nt, ne, c->n_out);
   for (size_t o = 0; o < c->n_out; o++) {
     const ox_type *a = tt[o], *b = et[o];
     if (!a || !b) continue;
-    ox_type *u = ox_type_clone(c->a, a);
+    ox_type *u = ix_type_clone(c->a, a);
     if (!u) return OX_ENOMEM;
     if (u->kind == OX_TYPE_TENSOR && b->kind == OX_TYPE_TENSOR) {
       if (a->elem_type != b->elem_type) return ix_fail(c, "branches give different element types for output %zu", o);
@@ -1111,7 +1270,7 @@ static int loop_op(ox_ictx *c) {
     const ox_type *t = c->in[2 + k];
     if (t && t->kind == OX_TYPE_TENSOR && t->shape) {
       /* carried shapes may change between iterations: keep the rank only */
-      ox_type *u = ox_type_clone(c->a, t);
+      ox_type *u = ix_type_clone(c->a, t);
       if (u)
         for (size_t d = 0; d < u->shape->n_dim; d++)
           if (!u->shape->dim[d].has_value) u->shape->dim[d] = ox_dim_unknown();
@@ -1126,7 +1285,7 @@ static int loop_op(ox_ictx *c) {
   for (size_t o = 0; o < c->n_out; o++) {
     if (o < nc) {
       if (1 + o < no && ot[1 + o]) {
-        ox_type *u = ox_type_clone(c->a, ot[1 + o]);
+        ox_type *u = ix_type_clone(c->a, ot[1 + o]);
         const ox_type *init = c->in[2 + o];
         if (u && u->kind == OX_TYPE_TENSOR && u->shape && init && init->shape &&
             init->shape->n_dim == u->shape->n_dim) {
@@ -1344,7 +1503,7 @@ static int scan_op(ox_ictx *c) {
   for (size_t o = 0; o < c->n_out && o < no; o++) {
     if (!ot[o]) continue;
     if (o < nstate) {
-      c->out[o] = ox_type_clone(c->a, ot[o]);
+      c->out[o] = ix_type_clone(c->a, ot[o]);
       continue;
     }
     const ox_type *s = ot[o];
@@ -1370,12 +1529,15 @@ static const ox_infer_def defs[] = {
     U("Asinh"), U("Acosh"), U("Atanh"), U("Erf"), U("Sign"), U("Relu"), U("LeakyRelu"), U("Elu"),
     U("Selu"), U("Celu"), U("Sigmoid"), U("HardSigmoid"), U("HardSwish"), U("Softplus"),
     U("Softsign"), U("Gelu"), U("Mish"), U("ThresholdedRelu"), U("Shrink"), U("Clip"), U("Tanh"),
-    U("Identity"), U("Softmax"), U("LogSoftmax"), U("Hardmax"), U("LRN"), U("Not"), U("BitwiseNot"),
+    U("Softmax"), U("LogSoftmax"), U("Hardmax"), U("LRN"), U("BitwiseNot"),
     U("InstanceNormalization"), U("GroupNormalization"), U("RMSNormalization"),
     U("LpNormalization"), U("MeanVarianceNormalization"), U("CumSum"), U("CumProd"), U("Trilu"),
     U("ReverseSequence"), U("Swish"), U("ScatterElements"), U("ScatterND"), U("Scatter"),
-    U("RotaryEmbedding"), U("Det"),
+    U("RotaryEmbedding"),
     {"", "IsNaN", 1, 1000, to_bool_same},
+    {"", "Not", 1, 1000, not_op},
+    {"", "Identity", 1, 1000, identity},
+    {"", "Det", 1, 1000, det},
     {"", "IsInf", 1, 1000, to_bool_same},
     {"", "Add", 1, 1000, binary_arith},
     {"", "Sub", 1, 1000, binary_arith},
