@@ -1321,11 +1321,11 @@ static int rnn_common(ox_ictx *c) {
   int64_t nd = strcmp(dir, "bidirectional") == 0 ? 2 : 1;
   int64_t layout = ix_attr_int(c, "layout", 0);
   int32_t el = elem0(c);
-  if (!ix_shape(c, 0, &x, &r) || r != 3) {
-    for (size_t o = 0; o < c->n_out; o++) ix_set_tensor(c, o, el, NULL, -1);
-    return OX_OK;
+  ox_dim seq = ox_dim_unknown(), batch = ox_dim_unknown();
+  if (ix_shape(c, 0, &x, &r) && r == 3) {
+    seq = layout ? x[1] : x[0];
+    batch = layout ? x[0] : x[1];
   }
-  ox_dim seq = layout ? x[1] : x[0], batch = layout ? x[0] : x[1];
   ox_dim hd = hidden > 0 ? ox_dim_known(hidden) : ox_dim_unknown();
   ox_dim y[4], h[3];
   if (layout) {
@@ -1520,6 +1520,166 @@ static int scan_op(ox_ictx *c) {
   return OX_OK;
 }
 
+/* ------------------------------------------------------------ sequences, optionals */
+
+static ox_type *wrap_type(ox_ictx *c, ox_type_kind kind, const ox_type *elem) {
+  ox_type *t = ox_arena_alloc(c->a, sizeof *t);
+  if (!t) return NULL;
+  t->kind = kind;
+  t->elem = elem ? ix_type_clone(c->a, elem) : NULL;
+  return t;
+}
+
+/* a tensor type with the same element type and rank, dims unknown where
+ * they differ (sequence elements may differ in shape) */
+static ox_type *union_tensor(ox_ictx *c, ox_type *acc, const ox_type *t) {
+  if (!t) return acc;
+  if (!acc) return ix_type_clone(c->a, t);
+  if (acc->kind != OX_TYPE_TENSOR || t->kind != OX_TYPE_TENSOR) return acc;
+  if (!acc->shape || !t->shape || acc->shape->n_dim != t->shape->n_dim) {
+    acc->shape = NULL;
+    return acc;
+  }
+  for (size_t k = 0; k < acc->shape->n_dim; k++)
+    if (!ox_dim_same(&acc->shape->dim[k], &t->shape->dim[k])) acc->shape->dim[k] = ox_dim_unknown();
+  return acc;
+}
+
+static int seq_construct(ox_ictx *c) {
+  ox_type *u = NULL;
+  for (size_t i = 0; i < c->n_in; i++) u = union_tensor(c, u, c->in[i]);
+  c->out[0] = wrap_type(c, OX_TYPE_SEQUENCE, u);
+  return OX_OK;
+}
+
+static int seq_empty(ox_ictx *c) {
+  int32_t el = (int32_t)ix_attr_int(c, "dtype", OX_FLOAT);
+  c->out[0] = wrap_type(c, OX_TYPE_SEQUENCE, ox_type_new_tensor(c->a, el, NULL, 0));
+  if (c->out[0] && c->out[0]->elem) c->out[0]->elem->shape = NULL;
+  return OX_OK;
+}
+
+static int seq_same(ox_ictx *c) {
+  const ox_type *s = c->in[0];
+  if (!s || s->kind != OX_TYPE_SEQUENCE) return OX_OK;
+  ox_type *u = s->elem ? ix_type_clone(c->a, s->elem) : NULL;
+  if (strcmp(c->node->op_type, "SequenceInsert") == 0) u = union_tensor(c, u, c->in[1]);
+  c->out[0] = wrap_type(c, OX_TYPE_SEQUENCE, u);
+  return OX_OK;
+}
+
+static int seq_at(ox_ictx *c) {
+  const ox_type *s = c->in[0];
+  if (s && s->kind == OX_TYPE_SEQUENCE && s->elem) c->out[0] = ix_type_clone(c->a, s->elem);
+  return OX_OK;
+}
+
+static int seq_length(ox_ictx *c) {
+  ix_set_tensor(c, 0, OX_INT64, NULL, 0);
+  return OX_OK;
+}
+
+static int split_to_seq(ox_ictx *c) {
+  const ox_dim *x;
+  size_t r;
+  ox_type *el = NULL;
+  if (ix_shape(c, 0, &x, &r)) {
+    size_t ax;
+    if (!ix_axis(ix_attr_int(c, "axis", 0), r, &ax)) return ix_fail(c, "axis out of range");
+    bool keep = ix_attr_int(c, "keepdims", 1) != 0 || ix_has_input(c, 1);
+    el = ox_type_new_tensor(c->a, elem0(c), NULL, 0);
+    if (!el) return OX_ENOMEM;
+    ox_dim *d = ox_arena_calloc(c->a, r ? r : 1, sizeof(ox_dim));
+    if (!d) return OX_ENOMEM;
+    size_t j = 0;
+    for (size_t k = 0; k < r; k++) {
+      if (k == ax) {
+        if (keep) d[j++] = ox_dim_unknown();
+      } else {
+        d[j++] = x[k];
+      }
+    }
+    el->shape->dim = d;
+    el->shape->n_dim = j;
+  } else if (elem0(c)) {
+    el = ox_type_new_tensor(c->a, elem0(c), NULL, 0);
+    if (el) el->shape = NULL;
+  }
+  c->out[0] = wrap_type(c, OX_TYPE_SEQUENCE, el);
+  return OX_OK;
+}
+
+static int concat_from_seq(ox_ictx *c) {
+  const ox_type *s = c->in[0];
+  if (!s || s->kind != OX_TYPE_SEQUENCE || !s->elem) return OX_OK;
+  const ox_type *e = s->elem;
+  if (e->kind != OX_TYPE_TENSOR) return OX_OK;
+  if (!e->shape) return ix_set_tensor(c, 0, e->elem_type, NULL, -1), OX_OK;
+  size_t r = e->shape->n_dim;
+  bool nw = ix_attr_int(c, "new_axis", 0) != 0;
+  size_t R = r + (nw ? 1 : 0);
+  size_t ax;
+  if (!ix_axis(ix_attr_int(c, "axis", 0), R, &ax)) return ix_fail(c, "axis out of range");
+  ox_dim *d = ox_arena_calloc(c->a, R ? R : 1, sizeof(ox_dim));
+  if (!d) return OX_ENOMEM;
+  size_t j = 0;
+  for (size_t k = 0; k < R; k++) {
+    if (k == ax) {
+      d[k] = ox_dim_unknown();
+      if (!nw) j++;
+    } else {
+      d[k] = e->shape->dim[j++];
+    }
+  }
+  ix_set_tensor(c, 0, e->elem_type, d, (int64_t)R);
+  return OX_OK;
+}
+
+static int optional_op(ox_ictx *c) {
+  const ox_attr *tp = ix_attr(c, "type");
+  if (ix_has_input(c, 0)) c->out[0] = wrap_type(c, OX_TYPE_OPTIONAL, c->in[0]);
+  else if (tp && tp->tp) c->out[0] = wrap_type(c, OX_TYPE_OPTIONAL, tp->tp);
+  return OX_OK;
+}
+
+static int optional_get(ox_ictx *c) {
+  const ox_type *t = c->in[0];
+  if (!t) return OX_OK;
+  if (t->kind == OX_TYPE_OPTIONAL) {
+    if (t->elem) c->out[0] = ix_type_clone(c->a, t->elem);
+  } else {
+    c->out[0] = ix_type_clone(c->a, t);
+  }
+  return OX_OK;
+}
+
+static int optional_has(ox_ictx *c) {
+  ix_set_tensor(c, 0, OX_BOOL, NULL, 0);
+  return OX_OK;
+}
+
+static int sequence_map(ox_ictx *c) {
+  const ox_attr *ba = ix_attr(c, "body");
+  if (!ba || !ba->g) return ix_fail(c, "missing body");
+  const ox_type **it = ox_arena_calloc(c->a, c->n_in ? c->n_in : 1, sizeof(ox_type *));
+  if (!it) return OX_ENOMEM;
+  for (size_t i = 0; i < c->n_in; i++) {
+    const ox_type *t = c->in[i];
+    it[i] = t && t->kind == OX_TYPE_SEQUENCE ? t->elem : t;
+  }
+  size_t no;
+  ox_type **ot = ix_subgraph(c, ba->g, it, c->n_in, &no);
+  if (!ot) return OX_OK;
+  for (size_t o = 0; o < c->n_out && o < no; o++) {
+    ox_type *e = ot[o] ? ix_type_clone(c->a, ot[o]) : NULL;
+    if (e && e->shape)
+      for (size_t k = 0; k < e->shape->n_dim; k++)
+        if (!e->shape->dim[k].has_value) e->shape->dim[k] = ox_dim_unknown();
+    c->out[o] = wrap_type(c, OX_TYPE_SEQUENCE, e);
+  }
+  return OX_OK;
+}
+
 /* ------------------------------------------------------------ table */
 
 #define U(op) {"", op, 1, 1000, unary}
@@ -1537,6 +1697,18 @@ static const ox_infer_def defs[] = {
     {"", "IsNaN", 1, 1000, to_bool_same},
     {"", "Not", 1, 1000, not_op},
     {"", "Identity", 1, 1000, identity},
+    {"", "SequenceConstruct", 1, 1000, seq_construct},
+    {"", "SequenceEmpty", 1, 1000, seq_empty},
+    {"", "SequenceInsert", 1, 1000, seq_same},
+    {"", "SequenceErase", 1, 1000, seq_same},
+    {"", "SequenceAt", 1, 1000, seq_at},
+    {"", "SequenceLength", 1, 1000, seq_length},
+    {"", "SplitToSequence", 1, 1000, split_to_seq},
+    {"", "ConcatFromSequence", 1, 1000, concat_from_seq},
+    {"", "Optional", 1, 1000, optional_op},
+    {"", "OptionalGetElement", 1, 1000, optional_get},
+    {"", "OptionalHasElement", 1, 1000, optional_has},
+    {"", "SequenceMap", 1, 1000, sequence_map},
     {"", "Det", 1, 1000, det},
     {"", "IsInf", 1, 1000, to_bool_same},
     {"", "Add", 1, 1000, binary_arith},
