@@ -279,12 +279,25 @@ static int conv_run(ox_kctx *ctx, void *st) {
                 .Kg = Cg * g.k_size,
                 .P = g.out_size};
   j.outer = ox_nn_outer(&g);
+  int64_t OW = g.out[g.nd - 1];
   j.pointwise = g.k_size == 1;
   for (size_t d = 0; d < g.nd; d++)
     if (g.stride[d] != 1 || g.pb[d] != 0 || g.pe[d] != 0) j.pointwise = false;
-  if (s->packed && s->packed_w == w && s->n_packed == G) j.packed = s->packed;
+  ox_sgemm_packed **run_packs = NULL; /* W packed for this run when it is not constant */
+  if (s->packed && s->packed_w == w && s->n_packed == G) {
+    j.packed = s->packed;
+  } else if (N * G * ((j.outer * OW + 255) / 256) > 1) {
+    run_packs = calloc((size_t)G, sizeof *run_packs);
+    ox_err pe = {0};
+    for (int64_t gi = 0; run_packs && gi < G; gi++)
+      if (!(run_packs[gi] = ox_sgemm_pack_a(false, Mg, j.Kg, wf + gi * Mg * j.Kg, j.Kg, &pe))) {
+        for (int64_t q = 0; q < gi; q++) ox_sgemm_packed_free(run_packs[q]);
+        free(run_packs);
+        run_packs = NULL;
+      }
+    j.packed = run_packs;
+  }
   /* chunk of output rows: ~1 MiB of im2col columns, and enough tasks for the threads */
-  int64_t OW = g.out[g.nd - 1];
   int64_t target = 262144 / (j.Kg > 0 ? j.Kg : 1);
   if (target < 256) target = 256;
   if (target > 8192) target = 8192;
@@ -302,6 +315,10 @@ static int conv_run(ox_kctx *ctx, void *st) {
   else
     ox_parallel_for(pool, ntasks, 1, conv_task, &j);
   if (atomic_load(&j.oom)) rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory for im2col columns");
+  if (run_packs) {
+    for (int64_t gi = 0; gi < G; gi++) ox_sgemm_packed_free(run_packs[gi]);
+    free(run_packs);
+  }
 done:
   return stage_out(&fs, rc, y);
 }
