@@ -25,6 +25,12 @@ static double now_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+static double cpu_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -143,24 +149,28 @@ int main(int argc, char **argv) {
   size_t no = ox_session_n_outputs(s);
   ox_value **out = calloc(no ? no : 1, sizeof *out);
   double *times = malloc(sizeof(double) * (size_t)reps);
+  double *cpu = malloc(sizeof(double) * (size_t)reps);
   int rc = 0;
-  if (!out || !times) return 1;
+  if (!out || !times || !cpu) return 1;
   for (int r = -1; r < reps; r++) {
     for (size_t o = 0; o < no; o++) {
       if (out[o]) ox_value_unref(out[o]);
       out[o] = NULL;
     }
-    double a = now_s();
+    double a = now_s(), ac = cpu_s();
     if (ox_session_run(s, names, in, k, NULL, out, no, &e)) {
       fprintf(stderr, "%s: %s\n", model, e.msg);
       return 1;
     }
-    if (r >= 0) times[r] = now_s() - a;
+    if (r >= 0) times[r] = now_s() - a, cpu[r] = cpu_s() - ac;
   }
   qsort(times, (size_t)reps, sizeof(double), cmp_double);
-  printf("%s: median %.2f ms, min %.2f ms (%d runs, %d thread%s), session %.1f ms\n", model,
-         times[reps / 2] * 1e3, times[0] * 1e3, reps, threads, threads == 1 ? "" : "s",
-         t_sess * 1e3);
+  qsort(cpu, (size_t)reps, sizeof(double), cmp_double);
+  printf(
+      "%s: median %.2f ms, min %.2f ms, cpu median %.2f ms (%d runs, %d thread%s), "
+      "session %.1f ms\n",
+      model, times[reps / 2] * 1e3, times[0] * 1e3, cpu[reps / 2] * 1e3, reps, threads,
+      threads == 1 ? "" : "s", t_sess * 1e3);
   if (expect) {
     uint8_t *d = NULL;
     size_t n = 0;
@@ -198,6 +208,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < k; i++) ox_value_unref(in[i]);
   free(out);
   free(times);
+  free(cpu);
   ox_session_free(s);
   ox_model_free(m);
   return rc;
