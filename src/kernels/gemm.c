@@ -159,17 +159,20 @@ static void pack_a(int mr, bool ta, const float *A, int64_t lda, int64_t M, int6
     int64_t rows = mc - p < mr ? mc - p : mr;
     float *d = dst + p * kc;
     if (i0 + p + rows > M) rows = M - (i0 + p);
-    for (int64_t k = 0; k < kc; k++) {
-      int64_t i = 0;
-      if (!ta) {
-        const float *s = A + (i0 + p) * lda + k0 + k;
-        for (; i < rows; i++) d[i] = s[i * lda];
-      } else {
-        const float *s = A + (k0 + k) * lda + i0 + p;
-        for (; i < rows; i++) d[i] = s[i];
+    if (!ta) { /* read each row of A contiguously, write with stride mr */
+      for (int64_t i = 0; i < rows; i++) {
+        const float *s = A + (i0 + p + i) * lda + k0;
+        for (int64_t k = 0; k < kc; k++) d[k * mr + i] = s[k];
       }
-      for (; i < mr; i++) d[i] = 0.0f;
-      d += mr;
+      for (int64_t i = rows; i < mr; i++)
+        for (int64_t k = 0; k < kc; k++) d[k * mr + i] = 0.0f;
+    } else {
+      for (int64_t k = 0; k < kc; k++) {
+        const float *s = A + (k0 + k) * lda + i0 + p;
+        int64_t i = 0;
+        for (; i < rows; i++) d[k * mr + i] = s[i];
+        for (; i < mr; i++) d[k * mr + i] = 0.0f;
+      }
     }
   }
 }
@@ -496,4 +499,53 @@ void ox_sgemm_pa(const ox_sgemm_packed *A, bool trans_b, int64_t N, float alpha,
   gemm_job g = {uk,    false, trans_b, A->M, N, A->K, 0, ldb, ldc,
                 alpha, beta,  NULL,    B,    C, A,    0, 0,   0};
   run_job(&g, pool);
+}
+
+int ox_sgemm_nr(void) { return select_kernel().nr; }
+int64_t ox_sgemm_kc(void) { return KC_BLOCK; }
+
+size_t ox_sgemm_packed_b_floats(int64_t K, int64_t N) {
+  int nr = ox_sgemm_nr();
+  int64_t npad = (N + nr - 1) / nr * nr;
+  return (size_t)(npad * (K > 0 ? K : 1));
+}
+
+void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float beta, float *C,
+                    int64_t ldc) {
+  if (A->M <= 0 || N <= 0) return;
+  if (A->K <= 0) {
+    scale_c(A->M, N, beta, C, ldc);
+    return;
+  }
+  ukernel uk = select_kernel();
+  const int mr = uk.mr, nr = uk.nr;
+  int64_t npad = (N + nr - 1) / nr * nr;
+  float tile[12 * 32];
+  for (int64_t pc = 0; pc < A->K; pc += KC_BLOCK) {
+    int64_t kc = A->K - pc < KC_BLOCK ? A->K - pc : KC_BLOCK;
+    float bt = pc == 0 ? beta : 1.0f;
+    const float *bblock = Bp + pc * npad;
+    for (int64_t ic = 0; ic < A->M; ic += MC_BLOCK) {
+      int64_t mc = A->M - ic < MC_BLOCK ? A->M - ic : MC_BLOCK;
+      const float *apan = A->data + pc * A->Mpad + ic * kc;
+      for (int64_t jr = 0; jr < N; jr += nr) {
+        int64_t n = N - jr < nr ? N - jr : nr;
+        const float *bpan = bblock + jr * kc;
+        for (int64_t ir = 0; ir < mc; ir += mr) {
+          int64_t m = mc - ir < mr ? mc - ir : mr;
+          float *c = C + (ic + ir) * ldc + jr;
+          if (m == mr && n == nr) {
+            uk.fn(kc, apan + ir * kc, bpan, c, ldc, 1.0f, bt);
+          } else {
+            uk.fn(kc, apan + ir * kc, bpan, tile, nr, 1.0f, 0.0f);
+            for (int64_t i = 0; i < m; i++)
+              for (int64_t j = 0; j < n; j++) {
+                float *cc = c + i * ldc + j;
+                *cc = bt == 0.0f ? tile[i * nr + j] : tile[i * nr + j] + bt * *cc;
+              }
+          }
+        }
+      }
+    }
+  }
 }

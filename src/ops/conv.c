@@ -92,11 +92,18 @@ typedef struct conv_job {
 static void conv_task(void *arg, int64_t t0, int64_t t1) {
   conv_job *j = arg;
   const ox_nn_geom *g = j->g;
-  int64_t OW = g->out[g->nd - 1];
-  float *col = NULL;
+  int64_t OW = g->out[g->nd - 1], maxcols = j->chunk_rows * OW;
+  /* with packed weights the columns go straight into GEMM panels */
+  bool direct = j->packed && !j->pointwise;
+  int nr = ox_sgemm_nr();
+  float *col = NULL, *rowbuf = NULL;
   if (!j->pointwise) {
-    col = malloc((size_t)(j->Kg * j->chunk_rows * OW) * sizeof(float));
-    if (!col) {
+    size_t n = direct ? ox_sgemm_packed_b_floats(j->Kg, maxcols) : (size_t)(j->Kg * maxcols);
+    col = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
+    rowbuf = direct ? malloc((size_t)(maxcols + nr) * sizeof(float)) : NULL;
+    if (!col || (direct && !rowbuf)) {
+      free(col);
+      free(rowbuf);
       atomic_store(&j->oom, 1);
       return;
     }
@@ -117,6 +124,11 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
       }
       beta = 1.0f;
     }
+    if (direct) {
+      ox_nn_im2col_packed(g, j->Cg, xg, o0, o1, col, nr, ox_sgemm_kc(), rowbuf);
+      ox_sgemm_pa_pb(j->packed[gi], ncols, col, beta, yc, j->P);
+      continue;
+    }
     const float *B;
     int64_t ldb;
     if (j->pointwise) {
@@ -134,6 +146,7 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
                beta, yc, j->P, j->inner_pool);
   }
   free(col);
+  free(rowbuf);
 }
 
 /* Depthwise 2-D (one input channel per group): direct loops with the valid

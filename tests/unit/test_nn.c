@@ -78,6 +78,38 @@ int main(void) {
     printf("FAIL im2col/col2im adjoint: %g vs %g\n", s1, s2);
     failures++;
   }
+  /* im2col written straight into GEMM panels == plain im2col + GEMM, with a
+   * depth (30 channels x 12 taps = 360) spanning two depth blocks and
+   * 13 output channels (a partial row panel) */
+  {
+    enum { CH = 30, MO = 13 };
+    static float xin[CH * 210], w[MO * CH * 12], yref[MO * 600], ygot[MO * 600];
+    static float cols[CH * 12 * 600], bp[CH * 12 * 640 + 4096], rowbuf[700];
+    for (int i = 0; i < CH * 210; i++) xin[i] = (float)((i * 13) % 17) - 8.0f;
+    for (int i = 0; i < MO * CH * 12; i++) w[i] = (float)((i * 3) % 7) - 3.0f;
+    int64_t P = g.out_size, K = CH * 12;
+    ox_nn_im2col(&g, CH, xin, 0, ox_nn_outer(&g), cols, P, 0.0f);
+    for (int64_t m = 0; m < MO; m++)
+      for (int64_t p = 0; p < P; p++) {
+        float acc = 0.0f;
+        for (int64_t q = 0; q < K; q++) acc += w[m * K + q] * cols[q * P + p];
+        yref[m * P + p] = acc;
+      }
+    if (ox_sgemm_packed_b_floats(K, P) > sizeof bp / sizeof bp[0]) {
+      printf("FAIL packed buffer too small\n");
+      return 1;
+    }
+    ox_sgemm_packed *pa = ox_sgemm_pack_a(false, MO, K, w, K, NULL);
+    ox_nn_im2col_packed(&g, CH, xin, 0, ox_nn_outer(&g), bp, ox_sgemm_nr(), ox_sgemm_kc(), rowbuf);
+    ox_sgemm_pa_pb(pa, P, bp, 0.0f, ygot, P);
+    ox_sgemm_packed_free(pa);
+    for (int64_t i = 0; i < MO * P; i++)
+      if (ygot[i] != yref[i]) { /* small integers: exact in float32 */
+        printf("FAIL packed im2col: y[%lld] = %g, want %g\n", (long long)i, ygot[i], yref[i]);
+        failures++;
+        break;
+      }
+  }
   printf("nn: %d failures\n", failures);
   return failures ? 1 : 0;
 }
