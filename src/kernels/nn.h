@@ -13,6 +13,14 @@
 
 #define OX_NN_MAXD 8
 
+/* Hot loops compiled for AVX-512, AVX2 and the baseline, chosen at load
+ * time (GCC function multi-versioning; a no-op elsewhere). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define OX_NN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define OX_NN_CLONES
+#endif
+
 typedef enum ox_autopad {
   OX_PAD_NOTSET,
   OX_PAD_SAME_UPPER,

@@ -158,7 +158,7 @@ typedef struct dw_job {
   int64_t C, Mg; /* channels (= groups), outputs per group */
 } dw_job;
 
-static void dw_task(void *arg, int64_t t0, int64_t t1) {
+OX_NN_CLONES static void dw_task(void *arg, int64_t t0, int64_t t1) {
   const dw_job *j = arg;
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];

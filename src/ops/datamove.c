@@ -215,11 +215,11 @@ int ox_dm_strided(void *dst, const void *src, int32_t dt, size_t rank, const int
   int64_t total = 1;
   for (size_t k = 0; k < r; k++) total *= j.dims[k];
   /* a (batched) 2-D transpose: output [.., R, C] reading source (.., 1, sC) */
-  if (dt != OX_STRING && r >= 2 && j.strides[r - 2] == 1 && j.strides[r - 1] != 1 &&
-      r <= 3 && j.dims[r - 1] >= 8 &&
-      j.dims[r - 2] >= 8) {
-    tjob t = {j.dst, j.src, j.dims[r - 2], j.dims[r - 1], j.strides[r - 1],
-              r == 3 ? j.strides[0] : 0, j.es};
+  if (dt != OX_STRING && r >= 2 && j.strides[r - 2] == 1 && j.strides[r - 1] != 1 && r <= 3 &&
+      j.dims[r - 1] >= 8 && j.dims[r - 2] >= 8) {
+    tjob t = {
+        j.dst, j.src, j.dims[r - 2], j.dims[r - 1], j.strides[r - 1], r == 3 ? j.strides[0] : 0,
+        j.es};
     int64_t nb = r == 3 ? j.dims[0] : 1;
     if (nb > 1 && total >= 65536)
       ox_parallel_for(pool, nb, 1, transpose_range, &t);
@@ -245,20 +245,31 @@ bool ox_dm_is_real(int32_t dt) {
 
 double ox_dm_get_f64(int32_t dt, const void *p, int64_t i) {
   switch (dt) {
-    case OX_FLOAT: return ((const float *)p)[i];
-    case OX_DOUBLE: return ((const double *)p)[i];
-    case OX_FLOAT16: return ox_f16_to_f32(((const uint16_t *)p)[i]);
-    case OX_BFLOAT16: return ox_bf16_to_f32(((const uint16_t *)p)[i]);
+    case OX_FLOAT:
+      return ((const float *)p)[i];
+    case OX_DOUBLE:
+      return ((const double *)p)[i];
+    case OX_FLOAT16:
+      return ox_f16_to_f32(((const uint16_t *)p)[i]);
+    case OX_BFLOAT16:
+      return ox_bf16_to_f32(((const uint16_t *)p)[i]);
     case OX_FLOAT8E4M3FN:
     case OX_FLOAT8E4M3FNUZ:
     case OX_FLOAT8E5M2:
-    case OX_FLOAT8E5M2FNUZ: return ox_f8_to_f32(((const uint8_t *)p)[i], dt);
-    case OX_FLOAT8E8M0: return ox_e8m0_to_f32(((const uint8_t *)p)[i]);
-    case OX_FLOAT4E2M1: return ox_f4_to_f32(((const uint8_t *)p)[i]);
-    case OX_COMPLEX64: return ((const float *)p)[2 * i];
-    case OX_COMPLEX128: return ((const double *)p)[2 * i];
-    case OX_STRING: return 0;
-    default: return (double)ox_dm_get_i64(dt, p, i);
+    case OX_FLOAT8E5M2FNUZ:
+      return ox_f8_to_f32(((const uint8_t *)p)[i], dt);
+    case OX_FLOAT8E8M0:
+      return ox_e8m0_to_f32(((const uint8_t *)p)[i]);
+    case OX_FLOAT4E2M1:
+      return ox_f4_to_f32(((const uint8_t *)p)[i]);
+    case OX_COMPLEX64:
+      return ((const float *)p)[2 * i];
+    case OX_COMPLEX128:
+      return ((const double *)p)[2 * i];
+    case OX_STRING:
+      return 0;
+    default:
+      return (double)ox_dm_get_i64(dt, p, i);
   }
 }
 
@@ -266,18 +277,27 @@ int64_t ox_dm_get_i64(int32_t dt, const void *p, int64_t i) {
   switch (dt) {
     case OX_INT8:
     case OX_INT4:
-    case OX_INT2: return ((const int8_t *)p)[i];
+    case OX_INT2:
+      return ((const int8_t *)p)[i];
     case OX_UINT8:
     case OX_UINT4:
     case OX_UINT2:
-    case OX_BOOL: return ((const uint8_t *)p)[i];
-    case OX_INT16: return ((const int16_t *)p)[i];
-    case OX_UINT16: return ((const uint16_t *)p)[i];
-    case OX_INT32: return ((const int32_t *)p)[i];
-    case OX_UINT32: return ((const uint32_t *)p)[i];
-    case OX_INT64: return ((const int64_t *)p)[i];
-    case OX_UINT64: return (int64_t)((const uint64_t *)p)[i];
-    case OX_STRING: return 0;
+    case OX_BOOL:
+      return ((const uint8_t *)p)[i];
+    case OX_INT16:
+      return ((const int16_t *)p)[i];
+    case OX_UINT16:
+      return ((const uint16_t *)p)[i];
+    case OX_INT32:
+      return ((const int32_t *)p)[i];
+    case OX_UINT32:
+      return ((const uint32_t *)p)[i];
+    case OX_INT64:
+      return ((const int64_t *)p)[i];
+    case OX_UINT64:
+      return (int64_t)((const uint64_t *)p)[i];
+    case OX_STRING:
+      return 0;
     default: {
       double v = ox_dm_get_f64(dt, p, i);
       if (isnan(v)) return 0;
@@ -297,16 +317,30 @@ static int64_t to_i64(double v) {
 
 void ox_dm_set_f64(int32_t dt, void *p, int64_t i, double v) {
   switch (dt) {
-    case OX_FLOAT: ((float *)p)[i] = (float)v; break;
-    case OX_DOUBLE: ((double *)p)[i] = v; break;
-    case OX_FLOAT16: ((uint16_t *)p)[i] = ox_f32_to_f16((float)v); break;
-    case OX_BFLOAT16: ((uint16_t *)p)[i] = ox_f32_to_bf16((float)v); break;
+    case OX_FLOAT:
+      ((float *)p)[i] = (float)v;
+      break;
+    case OX_DOUBLE:
+      ((double *)p)[i] = v;
+      break;
+    case OX_FLOAT16:
+      ((uint16_t *)p)[i] = ox_f32_to_f16((float)v);
+      break;
+    case OX_BFLOAT16:
+      ((uint16_t *)p)[i] = ox_f32_to_bf16((float)v);
+      break;
     case OX_FLOAT8E4M3FN:
     case OX_FLOAT8E4M3FNUZ:
     case OX_FLOAT8E5M2:
-    case OX_FLOAT8E5M2FNUZ: ((uint8_t *)p)[i] = ox_f32_to_f8((float)v, dt, true); break;
-    case OX_FLOAT8E8M0: ((uint8_t *)p)[i] = ox_f32_to_e8m0((float)v, true, 0); break;
-    case OX_FLOAT4E2M1: ((uint8_t *)p)[i] = ox_f32_to_f4((float)v); break;
+    case OX_FLOAT8E5M2FNUZ:
+      ((uint8_t *)p)[i] = ox_f32_to_f8((float)v, dt, true);
+      break;
+    case OX_FLOAT8E8M0:
+      ((uint8_t *)p)[i] = ox_f32_to_e8m0((float)v, true, 0);
+      break;
+    case OX_FLOAT4E2M1:
+      ((uint8_t *)p)[i] = ox_f32_to_f4((float)v);
+      break;
     case OX_COMPLEX64:
       ((float *)p)[2 * i] = (float)v;
       ((float *)p)[2 * i + 1] = 0;
@@ -315,20 +349,39 @@ void ox_dm_set_f64(int32_t dt, void *p, int64_t i, double v) {
       ((double *)p)[2 * i] = v;
       ((double *)p)[2 * i + 1] = 0;
       break;
-    case OX_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    case OX_BOOL:
+      ((uint8_t *)p)[i] = v != 0;
+      break;
     case OX_INT8:
     case OX_INT4:
-    case OX_INT2: ((int8_t *)p)[i] = (int8_t)to_i64(v); break;
+    case OX_INT2:
+      ((int8_t *)p)[i] = (int8_t)to_i64(v);
+      break;
     case OX_UINT8:
     case OX_UINT4:
-    case OX_UINT2: ((uint8_t *)p)[i] = (uint8_t)to_i64(v); break;
-    case OX_INT16: ((int16_t *)p)[i] = (int16_t)to_i64(v); break;
-    case OX_UINT16: ((uint16_t *)p)[i] = (uint16_t)to_i64(v); break;
-    case OX_INT32: ((int32_t *)p)[i] = (int32_t)to_i64(v); break;
-    case OX_UINT32: ((uint32_t *)p)[i] = (uint32_t)to_i64(v); break;
-    case OX_INT64: ((int64_t *)p)[i] = to_i64(v); break;
-    case OX_UINT64: ((uint64_t *)p)[i] = v >= 1.8e19 ? UINT64_MAX : v <= 0 ? 0 : (uint64_t)v; break;
-    default: break;
+    case OX_UINT2:
+      ((uint8_t *)p)[i] = (uint8_t)to_i64(v);
+      break;
+    case OX_INT16:
+      ((int16_t *)p)[i] = (int16_t)to_i64(v);
+      break;
+    case OX_UINT16:
+      ((uint16_t *)p)[i] = (uint16_t)to_i64(v);
+      break;
+    case OX_INT32:
+      ((int32_t *)p)[i] = (int32_t)to_i64(v);
+      break;
+    case OX_UINT32:
+      ((uint32_t *)p)[i] = (uint32_t)to_i64(v);
+      break;
+    case OX_INT64:
+      ((int64_t *)p)[i] = to_i64(v);
+      break;
+    case OX_UINT64:
+      ((uint64_t *)p)[i] = v >= 1.8e19 ? UINT64_MAX : v <= 0 ? 0 : (uint64_t)v;
+      break;
+    default:
+      break;
   }
 }
 
@@ -338,9 +391,12 @@ bool ox_dm_nonzero(int32_t dt, const void *p, int64_t i) {
       const char *s = ((char *const *)p)[i];
       return s && *s;
     }
-    case OX_FLOAT: return ((const float *)p)[i] != 0;
-    case OX_DOUBLE: return ((const double *)p)[i] != 0;
-    case OX_COMPLEX64: return ((const float *)p)[2 * i] != 0 || ((const float *)p)[2 * i + 1] != 0;
+    case OX_FLOAT:
+      return ((const float *)p)[i] != 0;
+    case OX_DOUBLE:
+      return ((const double *)p)[i] != 0;
+    case OX_COMPLEX64:
+      return ((const float *)p)[2 * i] != 0 || ((const float *)p)[2 * i + 1] != 0;
     case OX_COMPLEX128:
       return ((const double *)p)[2 * i] != 0 || ((const double *)p)[2 * i + 1] != 0;
     case OX_FLOAT16:
@@ -350,9 +406,12 @@ bool ox_dm_nonzero(int32_t dt, const void *p, int64_t i) {
     case OX_FLOAT8E5M2:
     case OX_FLOAT8E5M2FNUZ:
     case OX_FLOAT8E8M0:
-    case OX_FLOAT4E2M1: return ox_dm_get_f64(dt, p, i) != 0;
-    case OX_UINT64: return ((const uint64_t *)p)[i] != 0;
-    default: return ox_dm_get_i64(dt, p, i) != 0;
+    case OX_FLOAT4E2M1:
+      return ox_dm_get_f64(dt, p, i) != 0;
+    case OX_UINT64:
+      return ((const uint64_t *)p)[i] != 0;
+    default:
+      return ox_dm_get_i64(dt, p, i) != 0;
   }
 }
 
@@ -409,8 +468,8 @@ int ox_dm_read_ints(ox_kctx *c, const ox_value *v, const char *what, int64_t *ou
 int ox_dm_axis(ox_kctx *c, int64_t axis, size_t rank, const char *what, size_t *out) {
   int64_t r = (int64_t)rank;
   if (axis < -r || axis >= r)
-    return ox_kctx_fail(c, OX_ERUNTIME, "%s %lld out of range for rank %zu", what,
-                        (long long)axis, rank);
+    return ox_kctx_fail(c, OX_ERUNTIME, "%s %lld out of range for rank %zu", what, (long long)axis,
+                        rank);
   *out = (size_t)(axis < 0 ? axis + r : axis);
   return OX_OK;
 }
@@ -458,8 +517,8 @@ int ox_dm_copy_out(ox_kctx *c, size_t i, const ox_value *in, const int64_t *dims
   ox_value *o = ox_dm_output(c, i, in->dtype, dims, rank);
   if (!o) return OX_ENOMEM;
   if (o->numel != in->numel)
-    return ox_kctx_fail(c, OX_ERUNTIME, "output has %lld elements, input %lld",
-                        (long long)o->numel, (long long)in->numel);
+    return ox_kctx_fail(c, OX_ERUNTIME, "output has %lld elements, input %lld", (long long)o->numel,
+                        (long long)in->numel);
   if (o->data == in->data) return OX_OK;
   if (ox_dm_copy(o->data, in->data, in->numel, in->dtype))
     return ox_kctx_fail(c, OX_ENOMEM, "out of memory copying strings");

@@ -61,8 +61,8 @@ static int axis_prepare(const ox_kinfo *info, void **state, ox_err *e) {
 /* Index i of an int32/int64 indices tensor, normalised against dim;
  * false when out of range. */
 static bool get_index(const ox_value *ind, int64_t i, int64_t dim, int64_t *out) {
-  int64_t v = ind->dtype == OX_INT64 ? ((const int64_t *)ind->data)[i]
-                                     : ((const int32_t *)ind->data)[i];
+  int64_t v =
+      ind->dtype == OX_INT64 ? ((const int64_t *)ind->data)[i] : ((const int32_t *)ind->data)[i];
   if (v < 0) v += dim;
   if (v < 0 || v >= dim) return false;
   *out = v;
@@ -191,17 +191,25 @@ static int gather_nd_run(ox_kctx *c, void *state) {
 }
 
 /* ------------------------------------------------------------- reductions */
-#define RED_NATIVE(T)                            \
-  {                                              \
-    T *a = (T *)dst + di;                        \
-    T b = ((const T *)src)[si];                  \
-    switch (red) {                               \
-      case RED_ADD: *a = (T)(*a + b); break;     \
-      case RED_MUL: *a = (T)(*a * b); break;     \
-      case RED_MAX: *a = *a > b ? *a : b; break; \
-      case RED_MIN: *a = *a < b ? *a : b; break; \
-    }                                            \
-    return OX_OK;                                \
+#define RED_NATIVE(T)           \
+  {                             \
+    T *a = (T *)dst + di;       \
+    T b = ((const T *)src)[si]; \
+    switch (red) {              \
+      case RED_ADD:             \
+        *a = (T)(*a + b);       \
+        break;                  \
+      case RED_MUL:             \
+        *a = (T)(*a * b);       \
+        break;                  \
+      case RED_MAX:             \
+        *a = *a > b ? *a : b;   \
+        break;                  \
+      case RED_MIN:             \
+        *a = *a < b ? *a : b;   \
+        break;                  \
+    }                           \
+    return OX_OK;               \
   }
 
 /* dst[di] = dst[di] (op) src[si] */
@@ -212,16 +220,26 @@ static int reduce_elem(int32_t dt, void *dst, int64_t di, const void *src, int64
                       dt);
   }
   switch (dt) {
-    case OX_FLOAT: RED_NATIVE(float)
-    case OX_DOUBLE: RED_NATIVE(double)
-    case OX_INT8: RED_NATIVE(int8_t)
-    case OX_UINT8: RED_NATIVE(uint8_t)
-    case OX_INT16: RED_NATIVE(int16_t)
-    case OX_UINT16: RED_NATIVE(uint16_t)
-    case OX_INT32: RED_NATIVE(int32_t)
-    case OX_UINT32: RED_NATIVE(uint32_t)
-    case OX_INT64: RED_NATIVE(int64_t)
-    case OX_UINT64: RED_NATIVE(uint64_t)
+    case OX_FLOAT:
+      RED_NATIVE(float)
+    case OX_DOUBLE:
+      RED_NATIVE(double)
+    case OX_INT8:
+      RED_NATIVE(int8_t)
+    case OX_UINT8:
+      RED_NATIVE(uint8_t)
+    case OX_INT16:
+      RED_NATIVE(int16_t)
+    case OX_UINT16:
+      RED_NATIVE(uint16_t)
+    case OX_INT32:
+      RED_NATIVE(int32_t)
+    case OX_UINT32:
+      RED_NATIVE(uint32_t)
+    case OX_INT64:
+      RED_NATIVE(int64_t)
+    case OX_UINT64:
+      RED_NATIVE(uint64_t)
     case OX_BOOL: {
       uint8_t *a = (uint8_t *)dst + di, b = ((const uint8_t *)src)[si];
       *a = red == RED_ADD || red == RED_MAX ? (*a || b) : (*a && b);
@@ -229,14 +247,23 @@ static int reduce_elem(int32_t dt, void *dst, int64_t di, const void *src, int64
     }
     case OX_STRING:
     case OX_COMPLEX64:
-    case OX_COMPLEX128: return OX_EUNSUPPORTED;
+    case OX_COMPLEX128:
+      return OX_EUNSUPPORTED;
     default: {
       double a = ox_dm_get_f64(dt, dst, di), b = ox_dm_get_f64(dt, src, si), v = a;
       switch (red) {
-        case RED_ADD: v = (float)a + (float)b; break;
-        case RED_MUL: v = (float)a * (float)b; break;
-        case RED_MAX: v = a > b ? a : b; break;
-        case RED_MIN: v = a < b ? a : b; break;
+        case RED_ADD:
+          v = (float)a + (float)b;
+          break;
+        case RED_MUL:
+          v = (float)a * (float)b;
+          break;
+        case RED_MAX:
+          v = a > b ? a : b;
+          break;
+        case RED_MIN:
+          v = a < b ? a : b;
+          break;
       }
       ox_dm_set_f64(dt, dst, di, v);
       return OX_OK;
@@ -476,7 +503,8 @@ static int nonzero_run(ox_kctx *c, void *state) {
   return OX_OK;
 }
 
-#define K(op, a, b, p, r) {"", op, a, b, p, r, NULL}
+#define K(op, a, b, p, r) \
+  { "", op, a, b, p, r, NULL }
 const ox_kernel_def ox_ops_gather[] = {
     K("Gather", 1, 1000, axis_prepare, gather_run),
     K("GatherElements", 11, 1000, axis_prepare, gather_elements_run),

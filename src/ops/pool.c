@@ -215,7 +215,7 @@ typedef struct pool2d_job {
   float *y;
 } pool2d_job;
 
-static void pool2d_task(void *arg, int64_t p0, int64_t p1) {
+OX_NN_CLONES static void pool2d_task(void *arg, int64_t p0, int64_t p1) {
   const pool2d_job *j = arg;
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1];

@@ -238,7 +238,8 @@ static int concat_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   tstate *s = new_state(info, state, e);
   if (!s) return e->code;
   const ox_attr *a = ox_node_attr(info->node, "axis");
-  if (!a && info->since_version >= 4) return ox_dm_prep_fail(info, e, "attribute 'axis' is required");
+  if (!a && info->since_version >= 4)
+    return ox_dm_prep_fail(info, e, "attribute 'axis' is required");
   s->axis = a ? a->i : 1;
   return OX_OK;
 }
@@ -335,8 +336,8 @@ static int split_run(ox_kctx *c, void *state) {
     }
     if (rc || sum != dim) {
       free(sizes);
-      return ox_kctx_fail(c, OX_ERUNTIME, "'split' sums to %lld, axis has %lld",
-                          (long long)sum, (long long)dim);
+      return ox_kctx_fail(c, OX_ERUNTIME, "'split' sums to %lld, axis has %lld", (long long)sum,
+                          (long long)dim);
     }
   } else if (s->has_axis) {
     if (s->k <= 0 || (size_t)s->k != nout) {
@@ -508,8 +509,7 @@ static int tile_run(ox_kctx *c, void *state) {
     for (size_t k = 0; k < r; k++) rep[k] = k == ax ? t[0] : 1;
   } else {
     if (ox_dm_read_ints(c, ox_kctx_input(c, 1), "repeats", rep, MAXR, &n)) return OX_ERUNTIME;
-    if (n != r)
-      return ox_kctx_fail(c, OX_ERUNTIME, "repeats has %zu entries for rank %zu", n, r);
+    if (n != r) return ox_kctx_fail(c, OX_ERUNTIME, "repeats has %zu entries for rank %zu", n, r);
   }
   int64_t vd[MAXR], vs[MAXR], ist[MAXR], dims[MAXR];
   ox_dm_strides(x->dims, r, ist);
@@ -662,8 +662,7 @@ static int constant_prepare(const ox_kinfo *info, void **state, ox_err *e) {
     n = (int64_t)a->n_ints;
     if ((v = ox_tensor_new(OX_INT64, &n, 1, e)) && n)
       memcpy(v->data, a->ints, a->n_ints * sizeof(int64_t));
-  } else if ((a = ox_node_attr(nd, "value_string")) ||
-             (a = ox_node_attr(nd, "value_strings"))) {
+  } else if ((a = ox_node_attr(nd, "value_string")) || (a = ox_node_attr(nd, "value_strings"))) {
     bool many = strcmp(a->name, "value_strings") == 0;
     size_t cnt = many ? a->n_strings : 1;
     n = (int64_t)cnt;
@@ -946,7 +945,8 @@ static int revseq_run(ox_kctx *c, void *state) {
   if (!x || !lens) return OX_ERUNTIME;
   if (x->rank < 2) return ox_kctx_fail(c, OX_ERUNTIME, "input must have rank >= 2");
   int64_t T = x->dims[s->axis], B = x->dims[s->k], inner = 1;
-  if (lens->numel != B) return ox_kctx_fail(c, OX_ERUNTIME, "sequence_lens must have %lld values", (long long)B);
+  if (lens->numel != B)
+    return ox_kctx_fail(c, OX_ERUNTIME, "sequence_lens must have %lld values", (long long)B);
   for (size_t k = 2; k < x->rank; k++) inner *= x->dims[k];
   ox_value *o = ox_dm_output(c, 0, x->dtype, x->dims, x->rank);
   if (!o) return OX_ENOMEM;
@@ -1052,7 +1052,8 @@ static int ccp_run(ox_kctx *c, void *state) {
 }
 
 /* ------------------------------------------------------------------ table */
-#define K(op, a, b, p, r, rel) {"", op, a, b, p, r, rel}
+#define K(op, a, b, p, r, rel) \
+  { "", op, a, b, p, r, rel }
 const ox_kernel_def ox_ops_tensor[] = {
     K("Reshape", 1, 4, reshape_prepare, reshape_run, NULL),
     K("Reshape", 5, 1000, reshape_prepare, reshape_run, NULL),
