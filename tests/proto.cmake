@@ -1,0 +1,10 @@
+# Binary format, external data, info/convert (issue 2).
+onnxc_unit_test(test_proto_pb)
+set_tests_properties(test_proto_pb PROPERTIES ENVIRONMENT "ONNXC_TESTDATA=${ONNXC_TESTDATA}")
+
+if(PROTOC)
+  add_test(NAME proto_roundtrip
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/proto_roundtrip.sh $<TARGET_FILE:onnxc_cli>
+                   ${ONNXC_SHARED} ${ONNXC_SHARED}/spec/onnx/protoc)
+  set_tests_properties(proto_roundtrip PROPERTIES LABELS release-only)
+endif()
