@@ -9,11 +9,16 @@
 
 static const pb_msg *pick(uint8_t b) {
   switch (b % 8) {
-  case 1: return &ox_pb_tensor_msg;
-  case 2: return &ox_pb_sequence_msg;
-  case 3: return &ox_pb_map_msg;
-  case 4: return &ox_pb_optional_msg;
-  default: return &ox_pb_model_msg; /* most of the corpus */
+    case 1:
+      return &ox_pb_tensor_msg;
+    case 2:
+      return &ox_pb_sequence_msg;
+    case 3:
+      return &ox_pb_map_msg;
+    case 4:
+      return &ox_pb_optional_msg;
+    default:
+      return &ox_pb_model_msg; /* most of the corpus */
   }
 }
 
