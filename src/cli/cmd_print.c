@@ -9,9 +9,10 @@ int ox_cmd_print(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
   for (int i = 1; i < argc; i++) {
     if (ox_cli_is_help(argv[i])) {
-      printf("usage: onnxc print MODEL [-o FILE]\n\n"
-             "Prints MODEL (binary or text) in the ONNX textual syntax, on standard output\n"
-             "or into FILE. `onnxc convert` reads the result back.\n");
+      printf(
+          "usage: onnxc print MODEL [-o FILE]\n\n"
+          "Prints MODEL (binary or text) in the ONNX textual syntax, on standard output\n"
+          "or into FILE. `onnxc convert` reads the result back.\n");
       return 0;
     }
     if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {

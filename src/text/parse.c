@@ -33,8 +33,8 @@ typedef struct P {
 
 /* ---- shared tables ---- */
 const char *const ox_text_attr_type_names[15] = {
-    NULL,     "float",   "int",     "string",  "tensor",        "graph",          "floats",
-    "ints",   "strings", "tensors", "graphs",  "sparse_tensor", "sparse_tensors", "type_proto",
+    NULL,         "float",   "int",     "string", "tensor",        "graph",          "floats",
+    "ints",       "strings", "tensors", "graphs", "sparse_tensor", "sparse_tensors", "type_proto",
     "type_protos"};
 
 bool ox_text_is_id(const char *s, size_t n) {
@@ -65,7 +65,8 @@ static int32_t dtype_of(const char *s, size_t n) {
 
 static bool is_type_keyword(const char *s, size_t n) {
   return word_eq(s, n, "seq") || word_eq(s, n, "map") || word_eq(s, n, "optional") ||
-         word_eq(s, n, "sparse_tensor") || word_eq(s, n, "opaque") || dtype_of(s, n) != 0;
+         word_eq(s, n, "sparse_tensor") || word_eq(s, n, "opaque") || word_eq(s, n, "undefined") ||
+         dtype_of(s, n) != 0;
 }
 
 static bool is_special_float(const char *s, size_t n) {
@@ -129,7 +130,8 @@ static _Noreturn void fail_at(P *p, size_t at, const char *fmt, ...) {
     src[k++] = (char)(ch == '\t' || (ch >= 32 && ch != 127) ? ch : '?');
   }
   src[k] = 0;
-  for (size_t i = ws; i < at && c < sizeof caret - 2; i++) caret[c++] = p->s[i] == '\t' ? '\t' : ' ';
+  for (size_t i = ws; i < at && c < sizeof caret - 2; i++)
+    caret[c++] = p->s[i] == '\t' ? '\t' : ' ';
   caret[c++] = '^';
   caret[c] = 0;
   ox_err_set(p->e, OX_EPARSE, "%s:%zu:%zu: %s\n%s%s\n%s%s", p->name ? p->name : "<text>", line,
@@ -142,8 +144,8 @@ static _Noreturn void oom(P *p) {
   longjmp(p->jb, 1);
 }
 
-#define CHK(x) \
-  do {         \
+#define CHK(x)        \
+  do {                \
     if (!(x)) oom(p); \
   } while (0)
 
@@ -472,6 +474,7 @@ static ox_type *parse_type_after(P *p, const char *w, size_t wn, size_t at) {
     t->shape = parse_shape_suffix(p, &has);
     return t;
   }
+  if (word_eq(w, wn, "undefined")) return t; /* an empty TypeProto */
   enter(p);
   if (word_eq(w, wn, "seq") || word_eq(w, wn, "optional")) {
     t->kind = w[0] == 's' ? OX_TYPE_SEQUENCE : OX_TYPE_OPTIONAL;
@@ -679,17 +682,38 @@ static void *arena_copy(P *p, const void *src, size_t n) {
 /* range of an integer element type, or false if not integral */
 static bool int_range(int32_t dt, int64_t *lo, int64_t *hi) {
   switch (dt) {
-    case OX_INT8: *lo = INT8_MIN, *hi = INT8_MAX; return true;
-    case OX_UINT8: *lo = 0, *hi = UINT8_MAX; return true;
-    case OX_INT16: *lo = INT16_MIN, *hi = INT16_MAX; return true;
-    case OX_UINT16: *lo = 0, *hi = UINT16_MAX; return true;
-    case OX_INT32: *lo = INT32_MIN, *hi = INT32_MAX; return true;
-    case OX_INT4: *lo = -8, *hi = 7; return true;
-    case OX_UINT4: *lo = 0, *hi = 15; return true;
-    case OX_INT2: *lo = -2, *hi = 1; return true;
-    case OX_UINT2: *lo = 0, *hi = 3; return true;
-    case OX_BOOL: *lo = 0, *hi = 1; return true;
-    default: return false;
+    case OX_INT8:
+      *lo = INT8_MIN, *hi = INT8_MAX;
+      return true;
+    case OX_UINT8:
+      *lo = 0, *hi = UINT8_MAX;
+      return true;
+    case OX_INT16:
+      *lo = INT16_MIN, *hi = INT16_MAX;
+      return true;
+    case OX_UINT16:
+      *lo = 0, *hi = UINT16_MAX;
+      return true;
+    case OX_INT32:
+      *lo = INT32_MIN, *hi = INT32_MAX;
+      return true;
+    case OX_INT4:
+      *lo = -8, *hi = 7;
+      return true;
+    case OX_UINT4:
+      *lo = 0, *hi = 15;
+      return true;
+    case OX_INT2:
+      *lo = -2, *hi = 1;
+      return true;
+    case OX_UINT2:
+      *lo = 0, *hi = 3;
+      return true;
+    case OX_BOOL:
+      *lo = 0, *hi = 1;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -701,11 +725,16 @@ bool ox_text_is_small_float(int32_t dt) {
 
 uint32_t ox_text_small_float_bits(int32_t dt, float f) {
   switch (dt) {
-    case OX_FLOAT16: return ox_f32_to_f16(f);
-    case OX_BFLOAT16: return ox_f32_to_bf16(f);
-    case OX_FLOAT8E8M0: return ox_f32_to_e8m0(f, false, 2);
-    case OX_FLOAT4E2M1: return ox_f32_to_f4(f);
-    default: return ox_f32_to_f8(f, dt, true);
+    case OX_FLOAT16:
+      return ox_f32_to_f16(f);
+    case OX_BFLOAT16:
+      return ox_f32_to_bf16(f);
+    case OX_FLOAT8E8M0:
+      return ox_f32_to_e8m0(f, false, 2);
+    case OX_FLOAT4E2M1:
+      return ox_f32_to_f4(f);
+    default:
+      return ox_f32_to_f8(f, dt, true);
   }
 }
 
@@ -868,8 +897,7 @@ static void tensor_from_type(P *p, ox_tensor *t, const ox_type *ty, size_t at) {
     t->dims = ox_arena_calloc(p->a, ty->shape->n_dim, sizeof *t->dims);
     CHK(t->dims);
     for (size_t i = 0; i < ty->shape->n_dim; i++) {
-      if (!ty->shape->dim[i].has_value)
-        fail_at(p, at, "a tensor literal needs numeric dimensions");
+      if (!ty->shape->dim[i].has_value) fail_at(p, at, "a tensor literal needs numeric dimensions");
       t->dims[i] = ty->shape->dim[i].value;
     }
     t->n_dims = ty->shape->n_dim;
@@ -1136,27 +1164,43 @@ typedef struct sval {
 
 static int singleton_of(int t) {
   switch (t) {
-    case OX_ATTR_FLOATS: return OX_ATTR_FLOAT;
-    case OX_ATTR_INTS: return OX_ATTR_INT;
-    case OX_ATTR_STRINGS: return OX_ATTR_STRING;
-    case OX_ATTR_TENSORS: return OX_ATTR_TENSOR;
-    case OX_ATTR_GRAPHS: return OX_ATTR_GRAPH;
-    case OX_ATTR_SPARSE_TENSORS: return OX_ATTR_SPARSE_TENSOR;
-    case OX_ATTR_TYPE_PROTOS: return OX_ATTR_TYPE_PROTO;
-    default: return 0;
+    case OX_ATTR_FLOATS:
+      return OX_ATTR_FLOAT;
+    case OX_ATTR_INTS:
+      return OX_ATTR_INT;
+    case OX_ATTR_STRINGS:
+      return OX_ATTR_STRING;
+    case OX_ATTR_TENSORS:
+      return OX_ATTR_TENSOR;
+    case OX_ATTR_GRAPHS:
+      return OX_ATTR_GRAPH;
+    case OX_ATTR_SPARSE_TENSORS:
+      return OX_ATTR_SPARSE_TENSOR;
+    case OX_ATTR_TYPE_PROTOS:
+      return OX_ATTR_TYPE_PROTO;
+    default:
+      return 0;
   }
 }
 
 static int list_of(int t) {
   switch (t) {
-    case OX_ATTR_FLOAT: return OX_ATTR_FLOATS;
-    case OX_ATTR_INT: return OX_ATTR_INTS;
-    case OX_ATTR_STRING: return OX_ATTR_STRINGS;
-    case OX_ATTR_TENSOR: return OX_ATTR_TENSORS;
-    case OX_ATTR_GRAPH: return OX_ATTR_GRAPHS;
-    case OX_ATTR_SPARSE_TENSOR: return OX_ATTR_SPARSE_TENSORS;
-    case OX_ATTR_TYPE_PROTO: return OX_ATTR_TYPE_PROTOS;
-    default: return 0;
+    case OX_ATTR_FLOAT:
+      return OX_ATTR_FLOATS;
+    case OX_ATTR_INT:
+      return OX_ATTR_INTS;
+    case OX_ATTR_STRING:
+      return OX_ATTR_STRINGS;
+    case OX_ATTR_TENSOR:
+      return OX_ATTR_TENSORS;
+    case OX_ATTR_GRAPH:
+      return OX_ATTR_GRAPHS;
+    case OX_ATTR_SPARSE_TENSOR:
+      return OX_ATTR_SPARSE_TENSORS;
+    case OX_ATTR_TYPE_PROTO:
+      return OX_ATTR_TYPE_PROTOS;
+    default:
+      return 0;
   }
 }
 
@@ -1228,10 +1272,10 @@ static void parse_single_value(P *p, sval *v, int expected) {
     } else if (p->pos = at, is_type_keyword(w, wn)) {
       ox_type *ty = parse_type(p);
       int nc = peek(p);
-      bool tensor = expected == OX_ATTR_TENSOR ||
-                    (expected != OX_ATTR_TYPE_PROTO &&
-                     (nc == '{' || nc == '=' || nc == '"' || nc == '[' || nc == '_' ||
-                      (nc >= 0 && isalpha(nc))));
+      bool tensor =
+          expected == OX_ATTR_TENSOR ||
+          (expected != OX_ATTR_TYPE_PROTO && (nc == '{' || nc == '=' || nc == '"' || nc == '[' ||
+                                              nc == '_' || (nc >= 0 && isalpha(nc))));
       if (tensor) {
         p->pos = at;
         v->kind = OX_ATTR_TENSOR;
@@ -1330,7 +1374,8 @@ static void store_value(P *p, ox_attr *a, const sval *v, int want, bool list, si
         *d = *v->tp;
       }
       break;
-    default: fail_at(p, at, "bad attribute value");
+    default:
+      fail_at(p, at, "bad attribute value");
   }
 }
 
@@ -1344,8 +1389,8 @@ static void parse_attr_value(P *p, ox_attr *a, int annotated) {
     p->pos++;
     enter(p);
     int want = annotated ? singleton_of(annotated) : 0;
-    if (annotated && !want) fail_at(p, at, "a %s attribute cannot take a list",
-                                    ox_text_attr_type_names[annotated]);
+    if (annotated && !want)
+      fail_at(p, at, "a %s attribute cannot take a list", ox_text_attr_type_names[annotated]);
     if (accept(p, ']')) {
       if (!annotated) fail_at(p, at, "an empty list needs a type annotation (e.g. ': ints')");
       p->depth--;
@@ -1426,6 +1471,11 @@ static void parse_opsets(P *p, ox_opset **arr, size_t *n) {
   do {
     ox_opset *o = OX_VEC_PUSH(p->a, *arr, *n);
     CHK(o);
+    if (at_number(p)) { /* a version alone: the domain field is absent */
+      o->version = lit_i64(p, take_number(p, "an opset version"));
+      o->has_version = true;
+      continue;
+    }
     o->domain = take_name_str(p);
     expect(p, ':', "after the opset domain");
     o->version = lit_i64(p, take_number(p, "an opset version"));

@@ -92,8 +92,8 @@ static int fmt_digits(char *out, bool neg, uint64_t m, int x) {
   /* dig is reversed; drop trailing zeros (leading in dig) */
   int lo = 0;
   while (lo < nd - 1 && dig[lo] == '0') lo++, x++;
-  int len = nd - lo;       /* significant digits */
-  int e = x + len - 1;     /* exponent of the leading digit */
+  int len = nd - lo;   /* significant digits */
+  int e = x + len - 1; /* exponent of the leading digit */
   char *o = out;
   if (neg) *o++ = '-';
   if (e < -5 || e >= 17) {
@@ -176,11 +176,21 @@ static void put_f64(W *w, double d) {
 static void put_small_float(W *w, int32_t dt, uint32_t bits) {
   float f;
   switch (dt) {
-    case OX_FLOAT16: f = ox_f16_to_f32((uint16_t)bits); break;
-    case OX_BFLOAT16: f = ox_bf16_to_f32((uint16_t)bits); break;
-    case OX_FLOAT8E8M0: f = ox_e8m0_to_f32((uint8_t)bits); break;
-    case OX_FLOAT4E2M1: f = ox_f4_to_f32((uint8_t)bits); break;
-    default: f = ox_f8_to_f32((uint8_t)bits, dt); break;
+    case OX_FLOAT16:
+      f = ox_f16_to_f32((uint16_t)bits);
+      break;
+    case OX_BFLOAT16:
+      f = ox_bf16_to_f32((uint16_t)bits);
+      break;
+    case OX_FLOAT8E8M0:
+      f = ox_e8m0_to_f32((uint8_t)bits);
+      break;
+    case OX_FLOAT4E2M1:
+      f = ox_f4_to_f32((uint8_t)bits);
+      break;
+    default:
+      f = ox_f8_to_f32((uint8_t)bits, dt);
+      break;
   }
   if (!isnan(f) && ox_text_small_float_bits(dt, f) == bits)
     put_f32(w, f);
@@ -281,8 +291,11 @@ static bool put_type(W *w, const ox_type *t) {
       }
       putc_(w, ')');
       return true;
+    case OX_TYPE_NONE:
+      puts_(w, "undefined");
+      return true;
     default:
-      fail(w, OX_EUNSUPPORTED, "an empty TypeProto has no text form%s", NULL);
+      fail(w, OX_EUNSUPPORTED, "a TypeProto of an unknown kind has no text form%s", NULL);
       return false;
   }
 }
@@ -534,11 +547,16 @@ static bool attr_needs_annotation(const ox_attr *a) {
     case OX_ATTR_INT:
     case OX_ATTR_STRING:
     case OX_ATTR_TENSOR:
-    case OX_ATTR_GRAPH: return a->ref_attr_name != NULL;
-    case OX_ATTR_FLOATS: return a->ref_attr_name || !a->n_floats;
-    case OX_ATTR_INTS: return a->ref_attr_name || !a->n_ints;
-    case OX_ATTR_STRINGS: return a->ref_attr_name || !a->n_strings;
-    default: return true;
+    case OX_ATTR_GRAPH:
+      return a->ref_attr_name != NULL;
+    case OX_ATTR_FLOATS:
+      return a->ref_attr_name || !a->n_floats;
+    case OX_ATTR_INTS:
+      return a->ref_attr_name || !a->n_ints;
+    case OX_ATTR_STRINGS:
+      return a->ref_attr_name || !a->n_strings;
+    default:
+      return true;
   }
 }
 
@@ -581,8 +599,12 @@ static void put_attr(W *w, const ox_attr *a, int lvl) {
     return;
   }
   switch (k) {
-    case OX_ATTR_FLOAT: put_f32(w, a->f); break;
-    case OX_ATTR_INT: put_i64(w, a->i); break;
+    case OX_ATTR_FLOAT:
+      put_f32(w, a->f);
+      break;
+    case OX_ATTR_INT:
+      put_i64(w, a->i);
+      break;
     case OX_ATTR_STRING:
       put_qbytes(w, a->s.data ? a->s.data : (const uint8_t *)"", a->s.size);
       break;
@@ -645,7 +667,8 @@ static void put_attr(W *w, const ox_attr *a, int lvl) {
       break;
     case OX_ATTR_SPARSE_TENSORS:
       putc_(w, '[');
-      for (size_t i = 0; i < a->n_sparse_tensors; i++) sep(w, i), put_sparse(w, &a->sparse_tensors[i]);
+      for (size_t i = 0; i < a->n_sparse_tensors; i++)
+        sep(w, i), put_sparse(w, &a->sparse_tensors[i]);
       putc_(w, ']');
       break;
     case OX_ATTR_TYPE_PROTOS:
@@ -653,7 +676,8 @@ static void put_attr(W *w, const ox_attr *a, int lvl) {
       for (size_t i = 0; i < a->n_type_protos; i++) sep(w, i), put_type(w, &a->type_protos[i]);
       putc_(w, ']');
       break;
-    default: fail(w, OX_EUNSUPPORTED, "attribute '%s' has no value", a->name);
+    default:
+      fail(w, OX_EUNSUPPORTED, "attribute '%s' has no value", a->name);
   }
 }
 
@@ -785,8 +809,7 @@ static void put_opsets(W *w, const ox_opset *o, size_t n) {
   putc_(w, '[');
   for (size_t i = 0; i < n; i++) {
     if (i) puts_(w, ", ");
-    put_qstr(w, o[i].domain ? o[i].domain : "");
-    puts_(w, " : ");
+    if (o[i].domain) put_qstr(w, o[i].domain), puts_(w, " : ");
     put_i64(w, o[i].version);
   }
   putc_(w, ']');
@@ -807,7 +830,8 @@ static void put_function_(W *w, const ox_function *f) {
   int k = 0;
   if (f->domain) hline(w, &k, "domain"), put_qstr(w, f->domain);
   if (f->overload) hline(w, &k, "overload"), put_qstr(w, f->overload);
-  if (f->n_opset_import) hline(w, &k, "opset_import"), put_opsets(w, f->opset_import, f->n_opset_import);
+  if (f->n_opset_import)
+    hline(w, &k, "opset_import"), put_opsets(w, f->opset_import, f->n_opset_import);
   if (f->doc_string) hline(w, &k, "doc_string"), put_qstr(w, f->doc_string);
   if (f->n_metadata_props)
     hline(w, &k, "metadata_props"), put_pairs(w, f->metadata_props, f->n_metadata_props);
@@ -860,7 +884,8 @@ static void put_function_(W *w, const ox_function *f) {
 static void put_model_(W *w, const ox_model_proto *m) {
   int k = 0;
   if (m->has_ir_version) hline(w, &k, "ir_version"), put_i64(w, m->ir_version);
-  if (m->n_opset_import) hline(w, &k, "opset_import"), put_opsets(w, m->opset_import, m->n_opset_import);
+  if (m->n_opset_import)
+    hline(w, &k, "opset_import"), put_opsets(w, m->opset_import, m->n_opset_import);
   if (m->producer_name) hline(w, &k, "producer_name"), put_qstr(w, m->producer_name);
   if (m->producer_version) hline(w, &k, "producer_version"), put_qstr(w, m->producer_version);
   if (m->domain) hline(w, &k, "domain"), put_qstr(w, m->domain);
