@@ -799,6 +799,7 @@ static void parse_tensor_data(P *p, ox_tensor *t, int32_t dt, bool raw) {
   }
   expect(p, '}', "after the tensor data");
   const uint8_t *sc = p->scratch.data;
+  if (count == 0 && !raw) return; /* `{}`: no data */
   if (dt == OX_STRING) {
     t->string_data = arena_copy(p, sc, count * sizeof(ox_bytes));
     t->n_string_data = count;
