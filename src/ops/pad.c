@@ -32,10 +32,10 @@ static int pad_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   else if (strcmp(m, "wrap") == 0 && info->since_version >= 19)
     s->mode = PAD_WRAP;
   else
-    return ox_dm_prep_fail(info, e, "unknown mode '%s'", m);
+    return oc_prep_fail(info, e, "unknown mode '%s'", m);
   if (info->since_version < 11) {
     const ox_attr *a = ox_node_attr(info->node, info->since_version < 2 ? "paddings" : "pads");
-    if (!a) return ox_dm_prep_fail(info, e, "attribute 'pads' is required");
+    if (!a) return oc_prep_fail(info, e, "attribute 'pads' is required");
     s->pads_attr = true;
     s->pads = a->ints;
     s->n_pads = a->n_ints;
@@ -49,14 +49,17 @@ static int64_t map_index(int mode, int64_t o, int64_t begin, int64_t in) {
   int64_t i = o - begin;
   if (i >= 0 && i < in) return i;
   switch (mode) {
-    case PAD_EDGE: return i < 0 ? 0 : in - 1;
-    case PAD_WRAP: return ((i % in) + in) % in;
+    case PAD_EDGE:
+      return i < 0 ? 0 : in - 1;
+    case PAD_WRAP:
+      return ((i % in) + in) % in;
     case PAD_REFLECT: {
       if (in == 1) return 0;
       int64_t period = 2 * (in - 1), m = ((i % period) + period) % period;
       return m >= in ? period - m : m;
     }
-    default: return -1;
+    default:
+      return -1;
   }
 }
 
@@ -85,7 +88,7 @@ static int pad_run(ox_kctx *c, void *state) {
     return ox_kctx_fail(c, OX_ERUNTIME, "pads has %zu values, expected %zu", np, 2 * na);
   for (size_t i = 0; i < na; i++) {
     size_t a;
-    if (ox_dm_axis(c, axes[i], r, "axis", &a)) return OX_ERUNTIME;
+    if (oc_axis(c, axes[i], r, &a, "axis")) return OX_ERUNTIME;
     begin[a] = pads[i];
     end[a] = pads[na + i];
   }
@@ -104,7 +107,7 @@ static int pad_run(ox_kctx *c, void *state) {
   const void *cptr = cval;
   ox_value *cv = ox_kctx_input(c, 2);
   if (s->pads_attr) {
-    if (x->dtype != OX_STRING) ox_dm_set_f64(x->dtype, cval, 0, s->value);
+    if (x->dtype != OX_STRING) oc_set(cval, x->dtype, 0, s->value);
   } else if (cv) {
     if (cv->kind != OX_VAL_TENSOR || cv->dtype != x->dtype || cv->numel != 1)
       return ox_kctx_fail(c, OX_ERUNTIME, "constant_value must be one element of the input type");

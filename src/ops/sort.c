@@ -48,7 +48,7 @@ static int topk_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   s->largest = ox_node_attr_int(info->node, "largest", 1) != 0;
   if (info->since_version < 10) {
     const ox_attr *a = ox_node_attr(info->node, "k");
-    if (!a) return ox_dm_prep_fail(info, e, "attribute 'k' is required");
+    if (!a) return oc_prep_fail(info, e, "attribute 'k' is required");
     s->k_attr = true;
     s->k = a->i;
   }
@@ -87,7 +87,7 @@ static int topk_run(ox_kctx *c, void *state) {
   if (!x) return OX_ERUNTIME;
   size_t r = x->rank, axis;
   if (r > MAXR) return ox_kctx_fail(c, OX_EUNSUPPORTED, "rank too large");
-  if (ox_dm_axis(c, s->axis, r, "axis", &axis)) return OX_ERUNTIME;
+  if (oc_axis(c, s->axis, r, &axis, "axis")) return OX_ERUNTIME;
   int64_t k = s->k;
   if (!s->k_attr) {
     int64_t kv[1];
@@ -192,7 +192,7 @@ static int unique_run(ox_kctx *c, void *state) {
   if (r > MAXR) return ox_kctx_fail(c, OX_EUNSUPPORTED, "rank too large");
   uctx u = {x, 1, x->numel, 1};
   if (s->has_axis) {
-    if (ox_dm_axis(c, s->axis, r, "axis", &axis)) return OX_ERUNTIME;
+    if (oc_axis(c, s->axis, r, &axis, "axis")) return OX_ERUNTIME;
     u.n = x->dims[axis];
     for (size_t q = 0; q < axis; q++) u.outer *= x->dims[q];
     for (size_t q = axis + 1; q < r; q++) u.inner *= x->dims[q];
@@ -202,8 +202,8 @@ static int unique_run(ox_kctx *c, void *state) {
    * group; cnt: counts; ord: output order of the groups */
   int64_t *buf = malloc((size_t)(n ? n : 1) * 7 * sizeof *buf);
   if (!buf) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
-  int64_t *idx = buf, *tmp = buf + n, *grp = buf + 2 * n, *first = buf + 3 * n,
-          *cnt = buf + 4 * n, *ord = buf + 5 * n, *pos = buf + 6 * n;
+  int64_t *idx = buf, *tmp = buf + n, *grp = buf + 2 * n, *first = buf + 3 * n, *cnt = buf + 4 * n,
+          *ord = buf + 5 * n, *pos = buf + 6 * n;
   for (int64_t t = 0; t < n; t++) idx[t] = t;
   merge_sort(idx, tmp, n, cmp_uslice, &u);
   int64_t ng = 0;
