@@ -28,6 +28,7 @@ int ox_dm_copy(void *dst, const void *src, int64_t n, int32_t dt) {
 }
 
 int ox_dm_fill(void *dst, int64_t n, const void *elem, int32_t dt) {
+  if (n <= 0) return OX_OK;
   size_t es = ox_value_elem_size(dt);
   if (dt == OX_STRING) {
     for (int64_t i = 0; i < n; i++)
@@ -39,7 +40,14 @@ int ox_dm_fill(void *dst, int64_t n, const void *elem, int32_t dt) {
     memset(d, *(const uint8_t *)elem, (size_t)n);
     return OX_OK;
   }
-  for (int64_t i = 0; i < n; i++) memcpy(d + (size_t)i * es, elem, es);
+  /* one element, then double the filled prefix */
+  size_t total = (size_t)n * es, done = es;
+  memcpy(d, elem, es);
+  while (done < total) {
+    size_t k = done < total - done ? done : total - done;
+    memcpy(d + done, d, k);
+    done += k;
+  }
   return OX_OK;
 }
 
