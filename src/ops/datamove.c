@@ -384,3 +384,35 @@ ox_value *ox_dm_tensor_in(ox_kctx *c, size_t i) {
   }
   return v;
 }
+
+typedef struct copy2d_job {
+  uint8_t *dst;
+  const uint8_t *src;
+  int64_t dpitch, spitch, n;
+  size_t es;
+  int32_t dt;
+  int err;
+} copy2d_job;
+
+static void copy2d_rows(void *arg, int64_t b, int64_t e) {
+  copy2d_job *j = arg;
+  for (int64_t q = b; q < e; q++)
+    if (ox_dm_copy(j->dst + (size_t)(q * j->dpitch) * j->es,
+                   j->src + (size_t)(q * j->spitch) * j->es, j->n, j->dt))
+      j->err = OX_ENOMEM;
+}
+
+int ox_dm_copy2d(ox_thread_pool *pool, void *dst, int64_t dpitch, const void *src, int64_t spitch,
+                 int64_t rows, int64_t n, int32_t dt) {
+  copy2d_job j = {dst, src, dpitch, spitch, n, ox_value_elem_size(dt), dt, OX_OK};
+  if (rows <= 0 || n <= 0) return OX_OK;
+  if (dpitch == n && spitch == n) return ox_dm_copy(dst, src, rows * n, dt);
+  size_t bytes = (size_t)(rows * n) * j.es;
+  if (dt != OX_STRING && bytes >= (1 << 16) && rows > 1) {
+    int64_t grain = (int64_t)((1 << 15) / ((size_t)n * j.es + 1)) + 1;
+    ox_parallel_for(pool, rows, grain, copy2d_rows, &j);
+  } else {
+    copy2d_rows(&j, 0, rows);
+  }
+  return j.err;
+}

@@ -16,6 +16,11 @@ int ox_dm_copy(void *dst, const void *src, int64_t n, int32_t dt);
 /* Copies one element `elem` into n consecutive slots. */
 int ox_dm_fill(void *dst, int64_t n, const void *elem, int32_t dt);
 
+/* Copies `rows` rows of n elements: row q from src + q*spitch to
+ * dst + q*dpitch (pitches in elements); large copies run on the pool. */
+int ox_dm_copy2d(ox_thread_pool *pool, void *dst, int64_t dpitch, const void *src, int64_t spitch,
+                 int64_t rows, int64_t n, int32_t dt);
+
 /* Strided gather: dst (contiguous, row-major over dims) receives
  * src[sum_k i_k * strides[k]] (strides in elements, may be zero or
  * negative; src points at the element of index 0). Dims are coalesced

@@ -76,6 +76,31 @@ static int check_indices(ox_kctx *c, const ox_value *ind) {
 }
 
 /* ----------------------------------------------------------------- Gather */
+typedef struct gather_job {
+  uint8_t *dst;
+  const uint8_t *src;
+  const int64_t *rows; /* normalised index per position of `indices` */
+  int64_t ni, dim, inner;
+  size_t es;
+  int32_t dt;
+  int err;
+} gather_job;
+
+/* Output rows [b, e): row t copies source row (t / ni) * dim + rows[t % ni]. */
+static void gather_rows(void *arg, int64_t b, int64_t e) {
+  gather_job *j = arg;
+  size_t rb = (size_t)j->inner * j->es;
+  for (int64_t t = b; t < e; t++) {
+    int64_t sr = (t / j->ni) * j->dim + j->rows[t % j->ni];
+    if (j->dt == OX_STRING) {
+      if (ox_dm_copy(j->dst + (size_t)t * rb, j->src + (size_t)sr * rb, j->inner, j->dt))
+        j->err = OX_ENOMEM;
+    } else {
+      memcpy(j->dst + (size_t)t * rb, j->src + (size_t)sr * rb, rb);
+    }
+  }
+}
+
 static int gather_run(ox_kctx *c, void *state) {
   gstate *s = state;
   ox_value *x = ox_dm_tensor_in(c, 0), *ind = ox_dm_tensor_in(c, 1);
@@ -91,22 +116,28 @@ static int gather_run(ox_kctx *c, void *state) {
   for (size_t k = axis + 1; k < r; k++) inner *= (dims[ro++] = x->dims[k]);
   ox_value *o = ox_dm_output(c, 0, x->dtype, dims, ro);
   if (!o) return OX_ENOMEM;
-  size_t es = ox_value_elem_size(x->dtype);
   int64_t ni = ind->numel;
-  uint8_t *d = o->data;
-  const uint8_t *src = x->data;
-  for (int64_t a = 0; a < outer; a++)
-    for (int64_t i = 0; i < ni; i++) {
-      int64_t idx;
-      if (!get_index(ind, i, dim, &idx))
-        return ox_kctx_fail(c, OX_ERUNTIME, "index %lld out of range [-%lld, %lld)",
-                            (long long)(ind->dtype == OX_INT64 ? ((int64_t *)ind->data)[i]
-                                                               : ((int32_t *)ind->data)[i]),
-                            (long long)dim, (long long)dim);
-      if (ox_dm_copy(d + (size_t)((a * ni + i) * inner) * es,
-                     src + (size_t)((a * dim + idx) * inner) * es, inner, x->dtype))
-        return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+  int64_t *rows = malloc((size_t)(ni ? ni : 1) * sizeof *rows);
+  if (!rows) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+  for (int64_t i = 0; i < ni; i++)
+    if (!get_index(ind, i, dim, &rows[i])) {
+      long long bad =
+          ind->dtype == OX_INT64 ? ((int64_t *)ind->data)[i] : ((int32_t *)ind->data)[i];
+      free(rows);
+      return ox_kctx_fail(c, OX_ERUNTIME, "index %lld out of range [-%lld, %lld)", bad,
+                          (long long)dim, (long long)dim);
     }
+  gather_job j = {o->data,  x->data, rows, ni, dim, inner, ox_value_elem_size(x->dtype),
+                  x->dtype, OX_OK};
+  int64_t n = outer * ni;
+  if (x->dtype != OX_STRING && o->nbytes >= (1 << 16) && n > 1) {
+    int64_t grain = (int64_t)((1 << 15) / (j.inner * (int64_t)j.es + 1)) + 1;
+    ox_parallel_for(ox_kctx_pool(c), n, grain, gather_rows, &j);
+  } else {
+    gather_rows(&j, 0, n);
+  }
+  free(rows);
+  if (j.err) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
   return OX_OK;
 }
 

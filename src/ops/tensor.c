@@ -278,10 +278,9 @@ static int concat_run(ox_kctx *c, void *state) {
     ox_value *x = ox_kctx_input(c, i);
     if (!x) continue;
     int64_t row = x->dims[axis] * inner;
-    for (int64_t q = 0; q < outer; q++)
-      if (ox_dm_copy((uint8_t *)o->data + (size_t)(q * orow + off) * es,
-                     (const uint8_t *)x->data + (size_t)(q * row) * es, row, x->dtype))
-        return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+    if (ox_dm_copy2d(ox_kctx_pool(c), (uint8_t *)o->data + (size_t)off * es, orow, x->data, row,
+                     outer, row, x->dtype))
+      return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
     off += row;
   }
   return OX_OK;
@@ -372,10 +371,9 @@ static int split_run(ox_kctx *c, void *state) {
         rc = OX_ENOMEM;
         break;
       }
-      for (int64_t q = 0; q < outer && !rc; q++)
-        if (ox_dm_copy((uint8_t *)o->data + (size_t)(q * row) * es,
-                       (const uint8_t *)x->data + (size_t)(q * irow + off) * es, row, x->dtype))
-          rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+      if (ox_dm_copy2d(ox_kctx_pool(c), o->data, row, (const uint8_t *)x->data + (size_t)off * es,
+                       irow, outer, row, x->dtype))
+        rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
     }
     off += row;
   }

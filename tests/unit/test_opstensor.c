@@ -322,7 +322,41 @@ static void strings(void) {
   finish(&t, &(want){OX_STRING, 2, {2, 2}, (const char *[]){"a", "", "dddd", "ff"}});
 }
 
+/* Constant with sparse_value (IR.md: COO indices, linear [NNZ] or
+ * coordinates [NNZ, rank]) densified with zeros elsewhere. */
+static void sparse_constant(bool linear) {
+  tcase t;
+  start(&t, linear ? "Constant sparse, linear indices" : "Constant sparse, coordinates", "Constant",
+        13);
+  ox_arena *a = t.m->arena;
+  ox_attr *at = ox_node_add_attr(a, t.n, "sparse_value", OX_ATTR_SPARSE_TENSOR);
+  ox_sparse_tensor *sp = ox_arena_calloc(a, 1, sizeof *sp);
+  static int64_t dims[] = {2, 3}, lin[] = {1, 5}, coo[] = {0, 1, 1, 2}, nnz = 2, cdims[] = {2, 2};
+  static float vals[] = {5, 7};
+  sp->dims = dims;
+  sp->n_dims = 2;
+  sp->values = ox_arena_calloc(a, 1, sizeof *sp->values);
+  sp->values->data_type = OX_FLOAT;
+  sp->values->has_data_type = true;
+  sp->values->dims = &nnz;
+  sp->values->n_dims = 1;
+  sp->values->float_data = vals;
+  sp->values->n_float_data = 2;
+  sp->indices = ox_arena_calloc(a, 1, sizeof *sp->indices);
+  sp->indices->data_type = OX_INT64;
+  sp->indices->has_data_type = true;
+  sp->indices->dims = linear ? &nnz : cdims;
+  sp->indices->n_dims = linear ? 1 : 2;
+  sp->indices->int64_data = linear ? lin : coo;
+  sp->indices->n_int64_data = linear ? 2 : 4;
+  at->sparse_tensor = sp;
+  output(&t, "y", OX_FLOAT);
+  finish(&t, &(want){OX_FLOAT, 2, {2, 3}, (float[]){0, 5, 0, 0, 0, 7}});
+}
+
 int main(void) {
+  sparse_constant(true);
+  sparse_constant(false);
   old_versions();
   strings();
   if (failures) {
