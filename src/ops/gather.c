@@ -420,6 +420,14 @@ static int tensor_scatter_run(ox_kctx *c, void *state) {
 }
 
 /* ----------------------------------------------------------------- OneHot */
+/* Element i of a numeric tensor truncated to an integer; NaN and values
+ * beyond the int64 range give INT64_MIN (never a valid index). */
+static int64_t to_index(int32_t dt, const void *p, int64_t i) {
+  if (!oc_is_float(dt)) return oc_get_i64(p, dt, i);
+  double v = oc_get(p, dt, i);
+  return v > -9.0e18 && v < 9.0e18 ? (int64_t)v : INT64_MIN;
+}
+
 static int onehot_run(ox_kctx *c, void *state) {
   gstate *s = state;
   ox_value *ind = ox_dm_tensor_in(c, 0), *dep = ox_dm_tensor_in(c, 1), *val = ox_dm_tensor_in(c, 2);
@@ -427,7 +435,7 @@ static int onehot_run(ox_kctx *c, void *state) {
   if (dep->numel != 1 || val->numel != 2 || !ox_dm_is_real(ind->dtype) ||
       !ox_dm_is_real(dep->dtype))
     return ox_kctx_fail(c, OX_ERUNTIME, "depth must be a scalar and values hold 2 elements");
-  int64_t depth = (int64_t)oc_get(dep->data, dep->dtype, 0);
+  int64_t depth = to_index(dep->dtype, dep->data, 0);
   if (depth <= 0) return ox_kctx_fail(c, OX_ERUNTIME, "depth must be positive");
   size_t r = ind->rank + 1, axis;
   if (oc_axis(c, s->axis, r, &axis, "axis")) return OX_ERUNTIME;
@@ -446,8 +454,8 @@ static int onehot_run(ox_kctx *c, void *state) {
     return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
   for (int64_t a = 0; a < outer; a++)
     for (int64_t i = 0; i < inner; i++) {
-      int64_t v = (int64_t)oc_get(ind->data, ind->dtype, a * inner + i);
-      if (v < 0) v += depth;
+      int64_t v = to_index(ind->dtype, ind->data, a * inner + i);
+      if (v < 0 && v != INT64_MIN) v += depth;
       if (v < 0 || v >= depth) continue;
       if (ox_dm_copy((uint8_t *)o->data + (size_t)((a * depth + v) * inner + i) * es, on_v, 1,
                      val->dtype))

@@ -93,7 +93,8 @@ static int pad_run(ox_kctx *c, void *state) {
     end[a] = pads[na + i];
   }
   for (size_t k = 0; k < r; k++) {
-    dims[k] = x->dims[k] + begin[k] + end[k];
+    if (!ox_add_i64(x->dims[k], begin[k], &dims[k]) || !ox_add_i64(dims[k], end[k], &dims[k]))
+      return ox_kctx_fail(c, OX_ERUNTIME, "pads overflow on axis %zu", k);
     if (dims[k] < 0) return ox_kctx_fail(c, OX_ERUNTIME, "pads make axis %zu negative", k);
     if (s->mode != PAD_CONSTANT && x->dims[k] == 0 && dims[k] > 0)
       return ox_kctx_fail(c, OX_ERUNTIME, "cannot pad an empty axis in this mode");

@@ -450,7 +450,7 @@ static int slice_run(ox_kctx *c, void *state) {
     }
     dims[a] = cnt;
     if (cnt > 0) off += b * ist[a];
-    st[a] = step * ist[a];
+    st[a] = cnt > 1 ? step * ist[a] : ist[a]; /* cnt > 1 bounds |step| by the dim */
   }
   ox_value *o = ox_dm_output(c, 0, x->dtype, dims, r);
   if (!o) return OX_ENOMEM;
