@@ -1,11 +1,96 @@
-/* cmd_convert.c - `onnxc convert`. Not built yet. */
+/* cmd_convert.c - `onnxc convert IN OUT`: binary <-> text, and tensor data
+ * to or from an external file. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "../proto/proto.h"
 #include "cli.h"
 
+static void help(FILE *f) {
+  fprintf(f,
+          "usage: onnxc convert IN OUT [OPTIONS]\n"
+          "\n"
+          "Reads IN (binary .onnx or ONNX text) and writes OUT: text when OUT ends in\n"
+          ".onnxtxt, .onnxtext or .txt, binary otherwise.\n"
+          "\n"
+          "options:\n"
+          "  --external-data FILE    write tensor data of at least --size-threshold bytes\n"
+          "                          to FILE (relative to OUT's folder)\n"
+          "  --size-threshold BYTES  smallest tensor moved to the external file (default 1024)\n"
+          "  --align BYTES           alignment of each tensor in FILE (default 4096)\n"
+          "  --no-external-data      bring all external data back into OUT\n"
+          "  --skip-checksum         do not verify SHA-1 checksums of external data\n"
+          "  -h, --help              show this help\n");
+}
+
+static bool parse_size(const char *s, size_t *v) {
+  char *end;
+  errno = 0;
+  unsigned long long x = strtoull(s, &end, 10);
+  if (errno || end == s || *end || s[0] == '-') return false;
+  *v = (size_t)x;
+  return true;
+}
+
 int ox_cmd_convert(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "onnxc: 'convert' is not implemented yet\n");
-  return 2;
+  const char *in = NULL, *out = NULL;
+  ox_save_opts so = {.size_threshold = 1024, .align = 4096};
+  ox_load_opts lo = {0};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (ox_cli_is_help(a)) {
+      help(stdout);
+      return 0;
+    }
+    bool needs = strcmp(a, "--external-data") == 0 || strcmp(a, "--size-threshold") == 0 ||
+                 strcmp(a, "--align") == 0;
+    if (needs && i + 1 >= argc) {
+      fprintf(stderr, "onnxc convert: %s needs a value\n", a);
+      return 2;
+    }
+    if (strcmp(a, "--external-data") == 0)
+      so.external_data = argv[++i];
+    else if (strcmp(a, "--size-threshold") == 0 || strcmp(a, "--align") == 0) {
+      size_t *dst = a[2] == 's' ? &so.size_threshold : &so.align;
+      if (!parse_size(argv[++i], dst) || (dst == &so.align && *dst == 0)) {
+        fprintf(stderr, "onnxc convert: bad value for %s: '%s'\n", a, argv[i]);
+        return 2;
+      }
+      if (dst == &so.size_threshold && *dst == 0) *dst = 1;
+    } else if (strcmp(a, "--no-external-data") == 0)
+      so.all_inline = true;
+    else if (strcmp(a, "--skip-checksum") == 0)
+      lo.skip_checksum = true;
+    else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "onnxc convert: unknown option '%s' (see onnxc convert --help)\n", a);
+      return 2;
+    } else if (!in)
+      in = a;
+    else if (!out)
+      out = a;
+    else {
+      fprintf(stderr, "onnxc convert: too many arguments\n");
+      return 2;
+    }
+  }
+  if (!in || !out) {
+    help(stderr);
+    return 2;
+  }
+  if (so.external_data && so.all_inline) {
+    fprintf(stderr, "onnxc convert: --external-data and --no-external-data exclude each other\n");
+    return 2;
+  }
+  ox_err e = {0};
+  ox_model *m = NULL;
+  if (ox_model_load_file(in, &lo, &m, &e) != OX_OK) {
+    fprintf(stderr, "onnxc: %s\n", e.msg);
+    return 1;
+  }
+  int rc = ox_model_save_file(m, out, &so, &e);
+  if (rc) fprintf(stderr, "onnxc: %s\n", e.msg);
+  ox_model_free(m);
+  return rc ? 1 : 0;
 }
