@@ -111,7 +111,8 @@ typedef struct qlayout {
 static int q_layout(ox_kctx *c, const quant_attrs *a, const ox_value *x, const ox_value *s,
                     const ox_value *zp, qlayout *L) {
   memset(L, 0, sizeof *L);
-  if (zp && !ox_shape_equal(zp->dims, zp->rank, s->dims, s->rank))
+  if (zp && !ox_shape_equal(zp->dims, zp->rank, s->dims, s->rank) &&
+      !(zp->numel == 1 && s->numel == 1))
     return ox_kctx_fail(c, OX_ERUNTIME, "zero point and scale shapes differ");
   if (s->numel == 1 && s->rank <= 1 && !(a->block_size > 0 && s->rank == x->rank && x->rank > 1)) {
     L->per_tensor = true;
