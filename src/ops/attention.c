@@ -583,10 +583,97 @@ done:
   return rc;
 }
 
+/* ---- ai.onnx.preview FlexAttention: scores -> score_mod -> softmax -> prob_mod ---- */
+
+/* Runs a one-input, one-output modifier subgraph on buf (numel floats, shape
+ * d[4]) in element type dt, replacing buf's content with the result. */
+static int run_mod(ox_kctx *c, const ox_graph *g, int32_t dt, const int64_t d[4], float *buf,
+                   const char *what) {
+  ox_err e = {0};
+  ox_value *in = ox_tensor_new(dt, d, 4, &e);
+  if (!in) return ox_kctx_fail(c, OX_ENOMEM, "%s: %s", what, e.msg);
+  for (int64_t i = 0; i < in->numel; i++) nn_set_real(in->data, dt, i, buf[i]);
+  ox_value *out = NULL;
+  int rc = ox_kctx_run_subgraph(c, g, &in, 1, &out, 1);
+  ox_value_unref(in);
+  if (rc) return rc;
+  if (!out || out->kind != OX_VAL_TENSOR || !nn_is_real(out->dtype) ||
+      !ox_shape_equal(out->dims, out->rank, d, 4))
+    rc = ox_kctx_fail(c, OX_ERUNTIME, "%s must return a float tensor of the input's shape", what);
+  else
+    for (int64_t i = 0; i < out->numel; i++) buf[i] = (float)nn_get(out->data, out->dtype, i);
+  if (out) ox_value_unref(out);
+  return rc;
+}
+
+static int flex_run(ox_kctx *c, void *st) {
+  const attn_attrs *a = st;
+  const ox_node *node = ox_kctx_node(c);
+  const ox_attr *sm = ox_node_attr(node, "score_mod"), *pm = ox_node_attr(node, "prob_mod");
+  ox_value *Q = ox_kctx_input(c, 0), *K = ox_kctx_input(c, 1), *V = ox_kctx_input(c, 2);
+  if (!Q || !K || !V || Q->rank != 4 || K->rank != 4 || V->rank != 4 || !nn_is_real(Q->dtype))
+    return ox_kctx_fail(c, OX_ERUNTIME, "Q, K and V must be rank-4 float tensors");
+  int64_t B = Q->dims[0], Hq = Q->dims[1], L = Q->dims[2], D = Q->dims[3];
+  int64_t Hk = K->dims[1], S = K->dims[2], Dv = V->dims[3];
+  if (K->dims[0] != B || V->dims[0] != B || K->dims[3] != D || V->dims[1] != Hk ||
+      V->dims[2] != S || Hk <= 0 || Hq % Hk)
+    return ox_kctx_fail(c, OX_ERUNTIME, "Q, K, V shapes are inconsistent");
+  int64_t sp =
+      ox_node_attr_int(node, "softmax_precision", Q->dtype == OX_DOUBLE ? OX_DOUBLE : OX_FLOAT);
+  if (!nn_is_real((int32_t)sp)) return ox_kctx_fail(c, OX_ERUNTIME, "bad softmax_precision");
+  float scale = a->has_scale ? a->scale : (float)(1.0 / sqrt((double)D));
+  nn_fbuf fq = {0}, fk = {0}, fv = {0};
+  float *sc = NULL, *y = NULL;
+  int rc;
+  if ((rc = nn_fload(c, Q, &fq)) || (rc = nn_fload(c, K, &fk)) || (rc = nn_fload(c, V, &fv)))
+    goto done;
+  sc = malloc(((size_t)(B * Hq * L * S) + 1) * sizeof(float));
+  y = malloc(((size_t)(B * Hq * L * Dv) + 1) * sizeof(float));
+  if (!sc || !y) {
+    rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+    goto done;
+  }
+  ox_thread_pool *pool = ox_kctx_pool(c);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t h = 0; h < Hq; h++) {
+      int64_t hk = h / (Hq / Hk);
+      ox_sgemm(false, true, L, S, D, scale, fq.p + (b * Hq + h) * L * D, D,
+               fk.p + (b * Hk + hk) * S * D, D, 0.0f, sc + (b * Hq + h) * L * S, S, pool);
+    }
+  int64_t sd[4] = {B, Hq, L, S};
+  if (sm && sm->g && (rc = run_mod(c, sm->g, (int32_t)sp, sd, sc, "score_mod"))) goto done;
+  for (int64_t r = 0; r < B * Hq * L; r++) {
+    float *row = sc + r * S, mx = -INFINITY;
+    for (int64_t j = 0; j < S; j++)
+      if (row[j] > mx) mx = row[j];
+    if (mx == -INFINITY) {
+      memset(row, 0, (size_t)S * sizeof(float));
+      continue;
+    }
+    double s = 0.0;
+    for (int64_t j = 0; j < S; j++) s += row[j] = expf(row[j] - mx);
+    for (int64_t j = 0; j < S; j++) row[j] = (float)(row[j] / s);
+  }
+  if (pm && pm->g && (rc = run_mod(c, pm->g, (int32_t)sp, sd, sc, "prob_mod"))) goto done;
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t h = 0; h < Hq; h++) {
+      int64_t hk = h / (Hq / Hk);
+      ox_sgemm(false, false, L, Dv, S, 1.0f, sc + (b * Hq + h) * L * S, S,
+               fv.p + (b * Hk + hk) * S * Dv, Dv, 0.0f, y + (b * Hq + h) * L * Dv, Dv, pool);
+    }
+  int64_t yd[4] = {B, Hq, L, Dv};
+  rc = write_out(c, 0, Q->dtype, yd, 4, y);
+done:
+  nn_ffree(&fq), nn_ffree(&fk), nn_ffree(&fv);
+  free(sc), free(y);
+  return rc;
+}
+
 const ox_kernel_def ox_ops_attention[] = {
     {"", "Attention", 23, 1000, attn_prepare, attention_run, NULL},
     {"", "RotaryEmbedding", 23, 1000, attn_prepare, rotary_run, NULL},
     {"", "LinearAttention", 27, 1000, linattn_prepare, linattn_run, NULL},
     {"", "CausalConvWithState", 27, 1000, ccws_prepare, ccws_run, NULL},
+    {"ai.onnx.preview", "FlexAttention", 1, 1000, attn_prepare, flex_run, NULL},
     {0},
 };
