@@ -35,3 +35,13 @@ if(EXISTS "${ONNXC_TESTDATA}/node")
   set_tests_properties(nnb_node_conformance nnb_node_conformance_expanded PROPERTIES
                        FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
 endif()
+
+# Recurrent cases beyond the node suite (reverse, bidirectional, layout 1,
+# sequence_lens), checked against a NumPy implementation of the equations.
+if(SYSTEM_PYTHON3)
+  add_test(NAME nnb_rnn_oracle
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/oracle/nnb_rnn_oracle.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/nnb_rnn_cases)
+  set_tests_properties(nnb_rnn_oracle PROPERTIES SKIP_RETURN_CODE 77
+                       FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
+endif()
