@@ -154,10 +154,12 @@ static int batchnorm_run(ox_kctx *c, void *st) {
   for (int64_t n = 0; n < N; n++)
     for (int64_t k = 0; k < pn; k++) {
       double inv = 1.0 / sqrt(var[k] + (double)a->epsilon);
-      float sc = (float)(fp[0].p[k] * inv), sh = (float)(fp[1].p[k] - mean[k] * fp[0].p[k] * inv);
+      /* (x - mean) * (scale / sqrt(var + eps)) + B: centring first keeps
+       * the cancellation of nearly equal terms out of the result */
+      float mk = (float)mean[k], sc = (float)(fp[0].p[k] * inv), sh = fp[1].p[k];
       const float *xs = fx.p + n * C * S + k * per;
       float *ys = fy.p + n * C * S + k * per;
-      for (int64_t j = 0; j < per; j++) ys[j] = xs[j] * sc + sh;
+      for (int64_t j = 0; j < per; j++) ys[j] = (xs[j] - mk) * sc + sh;
     }
   nn_fstore(y, &fy);
   if (training) {
