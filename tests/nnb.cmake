@@ -45,3 +45,12 @@ if(SYSTEM_PYTHON3)
   set_tests_properties(nnb_rnn_oracle PROPERTIES SKIP_RETURN_CODE 77
                        FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
 endif()
+
+# Attention-25 sliding windows (not in the opset <= 24 node data).
+if(SYSTEM_PYTHON3)
+  add_test(NAME nnb_attention_oracle
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/oracle/nnb_attention_oracle.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/nnb_attention_cases)
+  set_tests_properties(nnb_attention_oracle PROPERTIES SKIP_RETURN_CODE 77
+                       FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
+endif()
