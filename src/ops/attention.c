@@ -1,6 +1,8 @@
 /* attention.c - Attention (23, 24, 25), RotaryEmbedding, LinearAttention,
  * CausalConvWithState. Computation in float32; the score matrix of one
  * (batch, head) is one GEMM, so is its product with V. */
+#include <stdatomic.h>
+
 #include "../kernels/gemm.h"
 #include "nn_common.h"
 
@@ -106,6 +108,85 @@ static int write_out(ox_kctx *c, size_t idx, int32_t dt, const int64_t *dims, si
   return OX_OK;
 }
 
+/* One (batch, head) of Attention: scores, softcap, bias, softmax, times V. */
+typedef struct attn_job {
+  const attn_attrs *a;
+  const float *q, *k, *v, *mask;
+  const int64_t *mstride, *nonpad;
+  float *y, *qk;
+  float sq;
+  int64_t Hq, Hk, Sq, T, D, Dv, Lm, past; /* past < 0: no past_key */
+  bool mbool;
+  atomic_int failed;
+} attn_job;
+
+static void attn_heads(void *arg, int64_t bh0, int64_t bh1) {
+  attn_job *jb = arg;
+  const attn_attrs *a = jb->a;
+  int64_t Hq = jb->Hq, Hk = jb->Hk, Sq = jb->Sq, T = jb->T, D = jb->D, Dv = jb->Dv;
+  float *sc = malloc(((size_t)(Sq * T) + 1) * sizeof(float));
+  if (!sc) {
+    atomic_store(&jb->failed, 1);
+    return;
+  }
+  for (int64_t bh = bh0; bh < bh1; bh++) {
+    int64_t b = bh / Hq, h = bh % Hq, hk = h / (Hq / Hk);
+    int64_t np = jb->nonpad ? jb->nonpad[b] : T;
+    int64_t offset = jb->past >= 0 ? jb->past : jb->nonpad ? np - Sq : 0;
+    const float *qs = jb->q + bh * Sq * D;
+    const float *ks = jb->k + (b * Hk + hk) * T * D, *vs = jb->v + (b * Hk + hk) * T * Dv;
+    /* scores = (Q sqrt(s)) (K sqrt(s))^T = s Q K^T */
+    ox_sgemm(false, true, Sq, T, D, jb->sq, qs, D, ks, D, 0.0f, sc, T, NULL);
+    float *qko = jb->qk ? jb->qk + bh * Sq * T : NULL;
+    if (qko && a->mode == 0) memcpy(qko, sc, (size_t)(Sq * T) * sizeof(float));
+    if (a->softcap > 0)
+      for (int64_t i = 0; i < Sq * T; i++) sc[i] = a->softcap * tanhf(sc[i] / a->softcap);
+    if (qko && a->mode == 1) memcpy(qko, sc, (size_t)(Sq * T) * sizeof(float));
+    const int64_t *ms = jb->mstride;
+    for (int64_t i = 0; i < Sq; i++) {
+      float *row = sc + i * T;
+      int64_t p = offset + i;
+      const float *mrow = jb->mask ? jb->mask + b * ms[0] + h * ms[1] + i * ms[2] : NULL;
+      for (int64_t j = 0; j < T; j++) {
+        bool off = false;
+        if (a->is_causal && j > p) off = true;
+        if (jb->nonpad && j >= np) off = true;
+        if (a->left_win >= 0 && j < p - a->left_win) off = true;
+        if (a->right_win >= 0 && j > p + a->right_win) off = true;
+        if (mrow) {
+          if (j >= jb->Lm)
+            off = true;
+          else if (jb->mbool) {
+            if (mrow[j] == 0.0f) off = true;
+          } else {
+            row[j] += mrow[j];
+          }
+        }
+        if (off) row[j] = -INFINITY;
+      }
+    }
+    if (qko && a->mode == 2) memcpy(qko, sc, (size_t)(Sq * T) * sizeof(float));
+    for (int64_t i = 0; i < Sq; i++) {
+      float *row = sc + i * T, mx = -INFINITY;
+      for (int64_t j = 0; j < T; j++)
+        if (row[j] > mx) mx = row[j];
+      if (mx == -INFINITY || mx != mx) { /* fully masked: zero row */
+        memset(row, 0, (size_t)T * sizeof(float));
+        continue;
+      }
+      double s = 0.0;
+      for (int64_t j = 0; j < T; j++) {
+        row[j] = expf(row[j] - mx);
+        s += row[j];
+      }
+      for (int64_t j = 0; j < T; j++) row[j] = (float)(row[j] / s);
+    }
+    if (qko && a->mode == 3) memcpy(qko, sc, (size_t)(Sq * T) * sizeof(float));
+    ox_sgemm(false, false, Sq, Dv, T, 1.0f, sc, T, vs, Dv, 0.0f, jb->y + bh * Sq * Dv, Dv, NULL);
+  }
+  free(sc);
+}
+
 static int attention_run(ox_kctx *c, void *st) {
   const attn_attrs *a = st;
   ox_value *Q = ox_kctx_input(c, 0), *K = ox_kctx_input(c, 1), *V = ox_kctx_input(c, 2);
@@ -117,7 +198,7 @@ static int attention_run(ox_kctx *c, void *st) {
     return ox_kctx_fail(c, OX_ERUNTIME, "past_key and past_value must be given together");
   int64_t qd[4], kd[4], vd[4];
   float *q = NULL, *k = NULL, *v = NULL, *kall = NULL, *vall = NULL, *mask = NULL;
-  float *y = NULL, *qk = NULL, *sc = NULL;
+  float *y = NULL, *qk = NULL;
   int64_t *mstride = NULL;
   int rc;
   if ((rc = to_bhsd(c, Q, a->q_heads, "Q", qd, &q)) ||
@@ -211,71 +292,21 @@ static int attention_run(ox_kctx *c, void *st) {
   float scale = a->has_scale ? a->scale : (float)(1.0 / sqrt((double)D));
   bool want_qk = ox_kctx_n_outputs(c) > 3 && ox_kctx_output_wanted(c, 3);
   y = calloc((size_t)(B * Hq * Sq * Dv) + 1, sizeof(float));
-  sc = malloc(((size_t)(Sq * T) + 1) * sizeof(float));
   if (want_qk) qk = malloc(((size_t)(B * Hq * Sq * T) + 1) * sizeof(float));
-  if (!y || !sc || (want_qk && !qk)) {
+  if (!y || (want_qk && !qk)) {
     rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
     goto done;
   }
   float sq = sqrtf(scale);
   for (int64_t i = 0; i < B * Hq * Sq * D; i++) q[i] *= sq;
-  ox_thread_pool *pool = ox_kctx_pool(c);
-  for (int64_t b = 0; b < B; b++) {
-    int64_t np = NP ? ((const int64_t *)NP->data)[b] : T;
-    int64_t offset = PK ? P : NP ? np - Sq : 0;
-    for (int64_t h = 0; h < Hq; h++) {
-      int64_t hk = h / (Hq / Hk);
-      const float *qs = q + (b * Hq + h) * Sq * D;
-      const float *ks = kall + (b * Hk + hk) * T * D, *vs = vall + (b * Hk + hk) * T * Dv;
-      /* scores = (Q sqrt(s)) (K sqrt(s))^T = s Q K^T */
-      ox_sgemm(false, true, Sq, T, D, sq, qs, D, ks, D, 0.0f, sc, T, pool);
-      float *qko = qk ? qk + (b * Hq + h) * Sq * T : NULL;
-      if (qko && a->mode == 0) memcpy(qko, sc, (size_t)(Sq * T) * sizeof(float));
-      if (a->softcap > 0)
-        for (int64_t i = 0; i < Sq * T; i++) sc[i] = a->softcap * tanhf(sc[i] / a->softcap);
-      if (qko && a->mode == 1) memcpy(qko, sc, (size_t)(Sq * T) * sizeof(float));
-      for (int64_t i = 0; i < Sq; i++) {
-        float *row = sc + i * T;
-        int64_t p = offset + i;
-        const float *mrow = mask ? mask + b * mstride[0] + h * mstride[1] + i * mstride[2] : NULL;
-        for (int64_t j = 0; j < T; j++) {
-          bool off = false;
-          if (a->is_causal && j > p) off = true;
-          if (NP && j >= np) off = true;
-          if (a->left_win >= 0 && j < p - a->left_win) off = true;
-          if (a->right_win >= 0 && j > p + a->right_win) off = true;
-          if (mrow) {
-            if (j >= Lm)
-              off = true;
-            else if (mbool) {
-              if (mrow[j * mstride[3]] == 0.0f) off = true;
-            } else {
-              row[j] += mrow[j * mstride[3]];
-            }
-          }
-          if (off) row[j] = -INFINITY;
-        }
-      }
-      if (qko && a->mode == 2) memcpy(qko, sc, (size_t)(Sq * T) * sizeof(float));
-      for (int64_t i = 0; i < Sq; i++) {
-        float *row = sc + i * T, mx = -INFINITY;
-        for (int64_t j = 0; j < T; j++)
-          if (row[j] > mx) mx = row[j];
-        if (mx == -INFINITY || mx != mx) { /* fully masked: zero row */
-          memset(row, 0, (size_t)T * sizeof(float));
-          continue;
-        }
-        double s = 0.0;
-        for (int64_t j = 0; j < T; j++) {
-          row[j] = expf(row[j] - mx);
-          s += row[j];
-        }
-        for (int64_t j = 0; j < T; j++) row[j] = (float)(row[j] / s);
-      }
-      if (qko && a->mode == 3) memcpy(qko, sc, (size_t)(Sq * T) * sizeof(float));
-      ox_sgemm(false, false, Sq, Dv, T, 1.0f, sc, T, vs, Dv, 0.0f, y + (b * Hq + h) * Sq * Dv, Dv,
-               pool);
-    }
+  attn_job job = {a, q,  kall, vall,        mask,  mstride, NP ? (const int64_t *)NP->data : NULL,
+                  y, qk, sq,   Hq,          Hk,    Sq,      T,
+                  D, Dv, Lm,   PK ? P : -1, mbool, 0};
+  /* heads in parallel; each GEMM then runs single-threaded */
+  ox_parallel_for(ox_kctx_pool(c), B * Hq, 1, attn_heads, &job);
+  if (atomic_load(&job.failed)) {
+    rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory for attention scores");
+    goto done;
   }
   /* outputs */
   if (Q->rank == 4) {
@@ -310,7 +341,7 @@ static int attention_run(ox_kctx *c, void *st) {
     if ((rc = write_out(c, 3, Q->dtype, d4, 4, qk))) goto done;
   }
 done:
-  free(q), free(k), free(v), free(kall), free(vall), free(mask), free(y), free(qk), free(sc);
+  free(q), free(k), free(v), free(kall), free(vall), free(mask), free(y), free(qk);
   free(mstride);
   return rc;
 }
