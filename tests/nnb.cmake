@@ -4,8 +4,9 @@
 # through other families' kernels and are a separate test.
 set(NNB_NODE_PATTERNS
     test_batchnorm_* test_instancenorm_* test_layer_normalization_* test_group_normalization_*
-    test_rms_normalization_* test_lpnormalization_* test_mvn* test_lrn*
-    test_rnn_* test_gru_* test_lstm_*
+    test_rms_normalization_* test_lpnormalization_* test_l1normalization_* test_l2normalization_*
+    test_mvn* test_lrn*
+    test_rnn_* test_simple_rnn_* test_gru_* test_lstm_*
     test_attention_* test_rotary_embedding* test_linear_attention_* test_causal_conv_with_state_*
     test_flexattention*
     test_quantizelinear* test_dequantizelinear* test_dynamicquantizelinear* test_qlinearmatmul_*
