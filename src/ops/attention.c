@@ -16,8 +16,6 @@ typedef struct attn_attrs {
   int64_t num_heads, rot_dim;
   /* LinearAttention */
   int update_rule;
-  float lin_scale;
-  bool has_lin_scale;
   /* CausalConvWithState */
   nn_act act;
 } attn_attrs;
