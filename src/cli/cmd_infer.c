@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../infer/infer.h"
 #include "../proto/proto.h"
@@ -19,7 +20,8 @@ static void usage(FILE *f) {
           "                     operator that cannot be inferred, is an error\n"
           "  --input NAME=DIMS  bind the dims of graph input NAME (e.g. x=1,3,224,224)\n"
           "                     before inferring; symbols used there get the same numbers\n"
-          "  --quiet            do not print warnings\n");
+          "  --quiet            do not print warnings\n"
+          "  --time             print the time the inference took (model loading excluded)\n");
 }
 
 static void print_type(const ox_type *t) {
@@ -112,7 +114,7 @@ static bool parse_binding(char *arg, ox_infer_binding *b, int64_t **store) {
 
 int ox_cmd_infer(int argc, char **argv) {
   const char *model = NULL, *out = NULL;
-  bool strict = false, quiet = false;
+  bool strict = false, quiet = false, timing = false;
   ox_infer_binding binds[64];
   int64_t *stores[64];
   size_t nb = 0;
@@ -126,6 +128,8 @@ int ox_cmd_infer(int argc, char **argv) {
       out = argv[++i];
     } else if (strcmp(argv[i], "--strict") == 0) {
       strict = true;
+    } else if (strcmp(argv[i], "--time") == 0) {
+      timing = true;
     } else if (strcmp(argv[i], "--quiet") == 0) {
       quiet = true;
     } else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) {
@@ -151,7 +155,13 @@ int ox_cmd_infer(int argc, char **argv) {
   ox_infer_opts o = {strict, binds, nb};
   ox_buf warn = {0};
   ox_err e = {0};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   int st = ox_infer_model(m, &o, &warn, &e);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (timing)
+    fprintf(stderr, "inference: %.3f ms\n",
+            (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
   if (warn.size && !quiet) fprintf(stderr, "%.*s", (int)warn.size, (const char *)warn.data);
   ox_buf_free(&warn);
   if (st != OX_OK) {

@@ -25,6 +25,7 @@ struct ox_igraph {
   ox_iglobal *gl;
   ox_graph *graph;           /* the graph whose value_info is written; NULL for functions */
   ox_map types, consts, data; /* name -> ox_type*, ox_tensor*, ox_dimv* */
+  ox_map outs, vis;           /* name -> index+1 in graph->output / graph->value_info */
   const ox_opset *imports;
   size_t n_imports;
   const ox_node *caller;     /* for function bodies: the calling node (attribute refs) */
@@ -143,6 +144,8 @@ static void scope_init(ox_igraph *s, ox_iglobal *gl, ox_igraph *parent) {
   ox_map_init(&s->types);
   ox_map_init(&s->consts);
   ox_map_init(&s->data);
+  ox_map_init(&s->outs);
+  ox_map_init(&s->vis);
   if (parent) {
     s->imports = parent->imports;
     s->n_imports = parent->n_imports;
@@ -153,6 +156,8 @@ static void scope_free(ox_igraph *s) {
   ox_map_free(&s->types);
   ox_map_free(&s->consts);
   ox_map_free(&s->data);
+  ox_map_free(&s->outs);
+  ox_map_free(&s->vis);
 }
 
 static void *scope_get(const ox_igraph *s, size_t which, const char *name) {
@@ -543,19 +548,19 @@ ox_type **ix_subgraph(ox_ictx *c, const ox_graph *g, const ox_type *const *in_ty
   return res;
 }
 
-static const ox_type *declared_type(ox_arena *a, ox_graph *g, const char *name, ox_type **slot_out) {
+static const ox_type *declared_type(ox_igraph *s, ox_graph *g, const char *name, ox_type **slot_out) {
   if (!g) return NULL;
-  for (size_t i = 0; i < g->n_output; i++)
-    if (strcmp(g->output[i].name, name) == 0) {
-      if (!g->output[i].type) g->output[i].type = ox_arena_alloc(a, sizeof(ox_type));
-      *slot_out = g->output[i].type;
-      return g->output[i].type;
-    }
-  for (size_t i = 0; i < g->n_value_info; i++)
-    if (strcmp(g->value_info[i].name, name) == 0) {
-      *slot_out = g->value_info[i].type;
-      return g->value_info[i].type;
-    }
+  uintptr_t ix;
+  if (ox_map_get(&s->outs, name, &ix)) {
+    ox_value_info *vi = &g->output[ix - 1];
+    if (!vi->type) vi->type = ox_arena_alloc(s->gl->a, sizeof(ox_type));
+    *slot_out = vi->type;
+    return vi->type;
+  }
+  if (ox_map_get(&s->vis, name, &ix)) {
+    *slot_out = g->value_info[ix - 1].type;
+    return g->value_info[ix - 1].type;
+  }
   return NULL;
 }
 
@@ -649,7 +654,7 @@ static int infer_node(ox_igraph *s, ox_graph *g, const ox_node *n) {
     if (!nm || !*nm) continue;
     if (c.out_data[o]) ox_map_put(&s->data, nm, (uintptr_t)c.out_data[o]);
     ox_type *slot = NULL;
-    const ox_type *decl = declared_type(a, g, nm, &slot);
+    const ox_type *decl = declared_type(s, g, nm, &slot);
     ox_type *res = NULL;
     if (decl && slot) {
       char what[400];
@@ -662,6 +667,7 @@ static int infer_node(ox_igraph *s, ox_graph *g, const ox_node *n) {
         ox_value_info *vi = ox_value_info_push(a, &g->value_info, &g->n_value_info, nm);
         if (!vi) return ox_err_set(gl->e, OX_ENOMEM, "out of memory");
         vi->type = res;
+        ox_map_put(&s->vis, vi->name, (uintptr_t)g->n_value_info);
       }
     }
     if (res) {
@@ -691,9 +697,13 @@ static int infer_graph(ox_igraph *s, ox_graph *g, const ox_node *nodes, size_t n
     }
     for (size_t i = 0; i < g->n_input; i++)
       if (g->input[i].type) ox_map_put(&s->types, g->input[i].name, (uintptr_t)g->input[i].type);
-    for (size_t i = 0; i < g->n_value_info; i++)
+    for (size_t i = 0; i < g->n_value_info; i++) {
       if (g->value_info[i].type)
         ox_map_put(&s->types, g->value_info[i].name, (uintptr_t)g->value_info[i].type);
+      if (g->value_info[i].name) ox_map_put(&s->vis, g->value_info[i].name, (uintptr_t)i + 1);
+    }
+    for (size_t i = 0; i < g->n_output; i++)
+      if (g->output[i].name) ox_map_put(&s->outs, g->output[i].name, (uintptr_t)i + 1);
   }
   for (size_t i = 0; i < n_nodes; i++) {
     int rc = infer_node(s, g, &nodes[i]);
