@@ -374,6 +374,62 @@ __attribute__((target("avx2,fma"))) static void gemv_rows_avx2(const gemv_job *g
 }
 #endif
 
+/* Dot products (B transposed): c[j] = alpha * <a, B[j, :]> + beta c[j]. */
+static float dot_generic(const float *a, const float *b, int64_t K) {
+  float acc[8] = {0};
+  int64_t k = 0;
+  for (; k + 8 <= K; k += 8)
+    for (int i = 0; i < 8; i++) acc[i] += a[k + i] * b[k + i];
+  float sum = 0.0f;
+  for (int i = 0; i < 8; i++) sum += acc[i];
+  for (; k < K; k++) sum += a[k] * b[k];
+  return sum;
+}
+
+#ifdef OX_GEMM_X86
+__attribute__((target("avx512f"))) static float dot_avx512(const float *a, const float *b,
+                                                           int64_t K) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  int64_t k = 0;
+  for (; k + 64 <= K; k += 64) {
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + k), _mm512_loadu_ps(b + k), s0);
+    s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + k + 16), _mm512_loadu_ps(b + k + 16), s1);
+    s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + k + 32), _mm512_loadu_ps(b + k + 32), s2);
+    s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + k + 48), _mm512_loadu_ps(b + k + 48), s3);
+  }
+  for (; k + 16 <= K; k += 16)
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + k), _mm512_loadu_ps(b + k), s0);
+  float sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+  for (; k < K; k++) sum += a[k] * b[k];
+  return sum;
+}
+#endif
+
+typedef struct dot_job {
+  int64_t K, ldb, N, chunk;
+  float alpha, beta;
+  const float *a, *B;
+  float *c;
+} dot_job;
+
+static void dot_task(void *arg, int64_t t0, int64_t t1) {
+  const dot_job *g = arg;
+  int64_t j0 = t0 * g->chunk, j1 = t1 * g->chunk < g->N ? t1 * g->chunk : g->N;
+#ifdef OX_GEMM_X86
+  bool avx512 = __builtin_cpu_supports("avx512f");
+#endif
+  for (int64_t j = j0; j < j1; j++) {
+    const float *b = g->B + j * g->ldb;
+    float d;
+#ifdef OX_GEMM_X86
+    d = avx512 ? dot_avx512(g->a, b, g->K) : dot_generic(g->a, b, g->K);
+#else
+    d = dot_generic(g->a, b, g->K);
+#endif
+    g->c[j] = g->beta == 0.0f ? g->alpha * d : g->alpha * d + g->beta * g->c[j];
+  }
+}
+
 static void gemv_task(void *arg, int64_t t0, int64_t t1) {
   const gemv_job *g = arg;
   int64_t j0 = t0 * g->chunk, j1 = t1 * g->chunk < g->N ? t1 * g->chunk : g->N;
@@ -389,6 +445,14 @@ static void gemv_task(void *arg, int64_t t0, int64_t t1) {
   }
 #endif
   gemv_rows_generic(g, j0, j1);
+}
+
+/* Tasks for a vector product over N outputs (one task per thread). */
+static int64_t vec_chunks(ox_thread_pool *pool, int64_t N, int64_t K, int64_t *chunk) {
+  int nt = pool ? ox_thread_pool_size(pool) : 1;
+  if (nt < 1 || (double)N * (double)K < 1.0e5) nt = 1;
+  *chunk = ((N + nt - 1) / nt + 15) / 16 * 16;
+  return (N + *chunk - 1) / *chunk;
 }
 
 static void run_job(gemm_job *g, ox_thread_pool *pool) {
@@ -422,29 +486,38 @@ void ox_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float
     scale_c(M, N, beta, C, ldc);
     return;
   }
-  if (M == 1 && !trans_b) {
-    /* a is row 0 of op(A): contiguous unless transposed */
-    float abuf[1024];
-    float *a = NULL;
-    if (!trans_a || lda == 1) {
-      a = (float *)A;
-    } else if (K <= 1024) {
-      for (int64_t k = 0; k < K; k++) abuf[k] = A[k * lda];
-      a = abuf;
+  /* a few rows: one vector product per row of op(A) (B streamed once per row) */
+  if (M <= 4) {
+    float *abuf = NULL;
+    if (trans_a && lda != 1) {
+      abuf = malloc((size_t)K * sizeof(float));
+      if (!abuf) goto blocked;
     }
-    if (a) {
-      gemv_job v = {K, ldb, alpha, beta, a, B, C, 0, N};
-      int nt = pool ? ox_thread_pool_size(pool) : 1;
-      if (nt < 1 || (double)N * (double)K < 1.0e5) nt = 1;
-      v.chunk = ((N + nt - 1) / nt + 15) / 16 * 16;
-      int64_t ntasks = (N + v.chunk - 1) / v.chunk;
-      if (ntasks <= 1)
-        gemv_task(&v, 0, 1);
-      else
-        ox_parallel_for(pool, ntasks, 1, gemv_task, &v);
-      return;
+    for (int64_t i = 0; i < M; i++) {
+      const float *a = A + (trans_a ? i : i * lda);
+      if (abuf) {
+        for (int64_t k = 0; k < K; k++) abuf[k] = A[k * lda + i];
+        a = abuf;
+      }
+      int64_t chunk, ntasks = vec_chunks(pool, N, K, &chunk);
+      if (!trans_b) {
+        gemv_job v = {K, ldb, alpha, beta, a, B, C + i * ldc, chunk, N};
+        if (ntasks <= 1)
+          gemv_task(&v, 0, 1);
+        else
+          ox_parallel_for(pool, ntasks, 1, gemv_task, &v);
+      } else {
+        dot_job v = {K, ldb, N, chunk, alpha, beta, a, B, C + i * ldc};
+        if (ntasks <= 1)
+          dot_task(&v, 0, 1);
+        else
+          ox_parallel_for(pool, ntasks, 1, dot_task, &v);
+      }
     }
+    free(abuf);
+    return;
   }
+blocked:;
   gemm_job g = {select_kernel(), trans_a, trans_b, M, N, K,    lda, ldb, ldc,
                 alpha,           beta,    A,       B, C, NULL, 0,   0,   0};
   run_job(&g, pool);
