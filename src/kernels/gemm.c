@@ -136,6 +136,53 @@ __attribute__((target("avx512f"))) static void ukernel_avx512(int64_t kc, const 
   }
 }
 #undef OX_ROW512
+
+/* The same tile with A read in place: row i of the panel at a + i * lda. */
+#define OX_ROWUA(i)                           \
+  av = _mm512_set1_ps(r##i[k]);               \
+  c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
+  c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1);
+
+__attribute__((target("avx512f"))) static void ukernel_avx512_ua(int64_t kc, const float *a,
+                                                                 int64_t lda, const float *b,
+                                                                 float *c, int64_t ldc,
+                                                                 float beta) {
+  const float *r0 = a, *r1 = a + lda, *r2 = a + 2 * lda, *r3 = a + 3 * lda, *r4 = a + 4 * lda,
+              *r5 = a + 5 * lda, *r6 = a + 6 * lda, *r7 = a + 7 * lda, *r8 = a + 8 * lda,
+              *r9 = a + 9 * lda, *rA = a + 10 * lda, *rB = a + 11 * lda;
+  __m512 z = _mm512_setzero_ps();
+  __m512 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z,
+         c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z, c80 = z, c81 = z, c90 = z, c91 = z,
+         cA0 = z, cA1 = z, cB0 = z, cB1 = z;
+  for (int64_t k = 0; k < kc; k++) {
+    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), av;
+    OX_ROWUA(0)
+    OX_ROWUA(1)
+    OX_ROWUA(2)
+    OX_ROWUA(3)
+    OX_ROWUA(4)
+    OX_ROWUA(5)
+    OX_ROWUA(6)
+    OX_ROWUA(7)
+    OX_ROWUA(8)
+    OX_ROWUA(9)
+    OX_ROWUA(A)
+    OX_ROWUA(B)
+    b += 32;
+  }
+  __m512 acc[24] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
+                    c60, c61, c70, c71, c80, c81, c90, c91, cA0, cA1, cB0, cB1};
+  __m512 vb = _mm512_set1_ps(beta);
+  for (int i = 0; i < 12; i++) {
+    float *ci = c + i * ldc;
+    for (int h = 0; h < 2; h++) {
+      __m512 r = acc[2 * i + h];
+      if (beta != 0.0f) r = _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci + 16 * h), r);
+      _mm512_storeu_ps(ci + 16 * h, r);
+    }
+  }
+}
+#undef OX_ROWUA
 #endif
 
 static ukernel select_kernel(void) {
@@ -621,4 +668,57 @@ void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float 
       }
     }
   }
+}
+
+bool ox_sgemm_has_ua(void) {
+#ifdef OX_GEMM_X86
+  return select_kernel().fn == ukernel_avx512;
+#else
+  return false;
+#endif
+}
+
+void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bp,
+                    float beta, float *C, int64_t ldc) {
+#ifdef OX_GEMM_X86
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    scale_c(M, N, beta, C, ldc);
+    return;
+  }
+  ukernel uk = select_kernel();
+  const int mr = uk.mr, nr = uk.nr;
+  int64_t npad = (N + nr - 1) / nr * nr;
+  float tile[12 * 32], edge[12 * KC_BLOCK];
+  int64_t Mfull = M / mr * mr;
+  for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
+    int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
+    float bt = pc == 0 ? beta : 1.0f;
+    const float *bblock = Bp + pc * npad;
+    if (Mfull < M) pack_a(mr, false, A, lda, M, Mfull, mr, pc, kc, edge);
+    for (int64_t jr = 0; jr < N; jr += nr) {
+      int64_t n = N - jr < nr ? N - jr : nr;
+      const float *bpan = bblock + jr * kc;
+      for (int64_t ir = 0; ir < M; ir += mr) {
+        int64_t m = M - ir < mr ? M - ir : mr;
+        float *c = C + ir * ldc + jr;
+        if (m == mr && n == nr) {
+          ukernel_avx512_ua(kc, A + ir * lda + pc, lda, bpan, c, ldc, bt);
+          continue;
+        }
+        if (m == mr)
+          ukernel_avx512_ua(kc, A + ir * lda + pc, lda, bpan, tile, nr, 0.0f);
+        else
+          uk.fn(kc, edge, bpan, tile, nr, 1.0f, 0.0f);
+        for (int64_t i = 0; i < m; i++)
+          for (int64_t j = 0; j < n; j++) {
+            float *cc = c + i * ldc + j;
+            *cc = bt == 0.0f ? tile[i * nr + j] : tile[i * nr + j] + bt * *cc;
+          }
+      }
+    }
+  }
+#else
+  (void)M, (void)N, (void)K, (void)A, (void)lda, (void)Bp, (void)beta, (void)C, (void)ldc;
+#endif
 }

@@ -48,6 +48,13 @@ size_t ox_sgemm_packed_b_floats(int64_t K, int64_t N);
 void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float beta, float *C,
                     int64_t ldc);
 
+/* C (M x N) = A * B + beta * C with A row-major in place (lda) and B packed
+ * as above: for weights that change between runs (no packing pass). Only
+ * where ox_sgemm_has_ua() says so (AVX-512); calling thread only. */
+bool ox_sgemm_has_ua(void);
+void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bp,
+                    float beta, float *C, int64_t ldc);
+
 /* Name of the micro-kernel in use ("avx512", "avx2", "portable"). */
 const char *ox_sgemm_isa(void);
 

@@ -84,6 +84,7 @@ typedef struct conv_job {
   int64_t N, G, Cg, Mg, Kg, P;
   int64_t outer, chunk_rows, n_chunks;
   bool pointwise; /* 1x1, stride 1, no pad: B = x */
+  bool ua;        /* W used in place by the GEMM (not constant, AVX-512) */
   ox_sgemm_packed *const *packed;
   ox_thread_pool *inner_pool; /* for the GEMM when there is a single task */
   atomic_int oom;
@@ -94,10 +95,10 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
   const ox_nn_geom *g = j->g;
   int64_t OW = g->out[g->nd - 1], maxcols = j->chunk_rows * OW;
   /* with packed weights the columns go straight into GEMM panels */
-  bool direct = j->packed && !j->pointwise;
+  bool direct = j->ua || (j->packed && !j->pointwise);
   int nr = ox_sgemm_nr();
   float *col = NULL, *rowbuf = NULL;
-  if (!j->pointwise) {
+  if (direct || !j->pointwise) {
     size_t n = direct ? ox_sgemm_packed_b_floats(j->Kg, maxcols) : (size_t)(j->Kg * maxcols);
     col = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
     rowbuf = direct ? malloc((size_t)(maxcols + nr) * sizeof(float)) : NULL;
@@ -126,7 +127,10 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
     }
     if (direct) {
       ox_nn_im2col_packed(g, j->Cg, xg, o0, o1, col, nr, ox_sgemm_kc(), rowbuf);
-      ox_sgemm_pa_pb(j->packed[gi], ncols, col, beta, yc, j->P);
+      if (j->ua)
+        ox_sgemm_ua_pb(j->Mg, ncols, j->Kg, j->w + gi * j->Mg * j->Kg, j->Kg, col, beta, yc, j->P);
+      else
+        ox_sgemm_pa_pb(j->packed[gi], ncols, col, beta, yc, j->P);
       continue;
     }
     const float *B;
@@ -299,6 +303,8 @@ static int conv_run(ox_kctx *ctx, void *st) {
   ox_sgemm_packed **run_packs = NULL; /* W packed for this run when it is not constant */
   if (s->packed && s->packed_w == w && s->n_packed == G) {
     j.packed = s->packed;
+  } else if (ox_sgemm_has_ua()) {
+    j.ua = true;
   } else if (N * G * ((j.outer * OW + 255) / 256) > 1) {
     run_packs = calloc((size_t)G, sizeof *run_packs);
     ox_err pe = {0};

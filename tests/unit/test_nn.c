@@ -103,6 +103,14 @@ int main(void) {
     ox_nn_im2col_packed(&g, CH, xin, 0, ox_nn_outer(&g), bp, ox_sgemm_nr(), ox_sgemm_kc(), rowbuf);
     ox_sgemm_pa_pb(pa, P, bp, 0.0f, ygot, P);
     ox_sgemm_packed_free(pa);
+    if (ox_sgemm_has_ua()) { /* A in place: compare the two packed-B products */
+      static float yua[MO * 600];
+      ox_sgemm_ua_pb(MO, P, K, w, K, bp, 0.0f, yua, P);
+      if (memcmp(yua, ygot, sizeof(float) * (size_t)(MO * P)) != 0) {
+        printf("FAIL in-place A product differs\n");
+        failures++;
+      }
+    }
     for (int64_t i = 0; i < MO * P; i++)
       if (ygot[i] != yref[i]) { /* small integers: exact in float32 */
         printf("FAIL packed im2col: y[%lld] = %g, want %g\n", (long long)i, ygot[i], yref[i]);
