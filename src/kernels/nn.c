@@ -195,6 +195,24 @@ void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t
   int64_t ncols = (o1 - o0) * g->out[g->nd - 1], npad = (ncols + nr - 1) / nr * nr;
   int64_t K = C * g->k_size;
   for (int64_t j = ncols; j < npad; j++) rowbuf[j] = 0.0f;
+  bool pointwise = g->k_size == 1;
+  for (size_t d = 0; d < g->nd; d++)
+    if (g->stride[d] != 1 || g->pb[d] != 0 || g->pe[d] != 0) pointwise = false;
+  if (pointwise) { /* rows of x are the rows of B: copy them into panels */
+    int64_t full = ncols / nr * nr;
+    for (int64_t k = 0; k < C; k++) {
+      const float *src = x + k * g->in_size + o0 * g->out[g->nd - 1];
+      int64_t pc = k / kcb * kcb, kc = K - pc < kcb ? K - pc : kcb;
+      float *d = bp + pc * npad + (k - pc) * nr;
+      int64_t j = 0;
+      for (; j < full; j += nr, d += nr * kc) memcpy(d, src + j, (size_t)nr * sizeof(float));
+      if (j < ncols) {
+        memcpy(d, src + j, (size_t)(ncols - j) * sizeof(float));
+        memset(d + (ncols - j), 0, (size_t)(nr - (ncols - j)) * sizeof(float));
+      }
+    }
+    return;
+  }
   for (int64_t c = 0; c < C; c++)
     for (int64_t kidx = 0; kidx < g->k_size; kidx++) {
       unravel(kidx, g->k, g->nd, kk);

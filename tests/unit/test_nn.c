@@ -118,6 +118,29 @@ int main(void) {
         break;
       }
   }
+  /* 1x1 kernel: the panels are copies of the input rows (70 columns: two full
+   * panels and a partial one) */
+  {
+    ox_nn_attrs pa1;
+    memset(&pa1, 0, sizeof pa1);
+    int64_t in2[2] = {7, 10}, k2[2] = {1, 1};
+    ox_nn_geom g1;
+    if (ox_nn_geom_make(&pa1, 2, in2, k2, false, &g1, NULL)) return 1;
+    static float xin[5 * 70], bp[5 * 96 + 512], rowbuf[200];
+    for (int i = 0; i < 5 * 70; i++) xin[i] = (float)i;
+    int nr = ox_sgemm_nr();
+    ox_nn_im2col_packed(&g1, 5, xin, 0, ox_nn_outer(&g1), bp, nr, ox_sgemm_kc(), rowbuf);
+    int64_t npad = (70 + nr - 1) / nr * nr;
+    for (int64_t kr = 0; kr < 5 && !failures; kr++)
+      for (int64_t n = 0; n < npad; n++) {
+        float want = n < 70 ? xin[kr * 70 + n] : 0.0f;
+        if (bp[(n / nr) * nr * 5 + kr * nr + n % nr] != want) {
+          printf("FAIL pointwise panels at kr=%lld n=%lld\n", (long long)kr, (long long)n);
+          failures++;
+          break;
+        }
+      }
+  }
   printf("nn: %d failures\n", failures);
   return failures ? 1 : 0;
 }
