@@ -169,8 +169,10 @@ static void im2col_row(const ox_nn_geom *g, const float *xc, const int64_t *kk, 
       const float *src = xc + base * IW + off;
       int64_t w = 0;
       for (; w < lo; w++) dst[w] = padv;
-      if (sw == 1)
+      if (sw == 1 && hi - lo >= 32)
         memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
+      else if (sw == 1)
+        for (w = lo; w < hi; w++) dst[w] = src[w];
       else
         for (w = lo; w < hi; w++) dst[w] = src[w * sw];
       for (w = hi; w < OW; w++) dst[w] = padv;
