@@ -162,39 +162,79 @@ typedef struct dw_job {
   int64_t C, Mg; /* channels (= groups), outputs per group */
 } dw_job;
 
+/* One output row of a depthwise 2-D convolution: columns where every kernel
+ * column lands inside the input are computed 16 at a time in registers; the
+ * edges tap by tap. */
+static inline void dw_row(const ox_nn_geom *g, const float *xc, const float *wm, float b,
+                          int64_t oh, float *yr) {
+  int64_t IH = g->in[0], IW = g->in[1], OW = g->out[1], KH = g->k[0], KW = g->k[1];
+  int64_t sh = g->stride[0], sw = g->stride[1], dh = g->dil[0], dw = g->dil[1];
+  /* interior [in_lo, in_hi): all kw taps valid */
+  int64_t in_lo = 0, in_hi = OW;
+  for (int64_t kw = 0; kw < KW; kw++) {
+    int64_t off = kw * dw - g->pb[1];
+    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+    int64_t hi = IW - off <= 0 ? 0 : (IW - off + sw - 1) / sw;
+    if (lo > in_lo) in_lo = lo;
+    if (hi < in_hi) in_hi = hi;
+  }
+  if (in_hi < in_lo) in_hi = in_lo;
+  for (int64_t ow = 0; ow < OW; ow++) {
+    if (ow == in_lo) ow = in_hi > ow ? in_hi : ow;
+    if (ow >= OW) break;
+    float acc = b;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      int64_t ih = oh * sh - g->pb[0] + kh * dh;
+      if (ih < 0 || ih >= IH) continue;
+      for (int64_t kw = 0; kw < KW; kw++) {
+        int64_t iw = ow * sw + kw * dw - g->pb[1];
+        if (iw >= 0 && iw < IW) acc += wm[kh * KW + kw] * xc[ih * IW + iw];
+      }
+    }
+    yr[ow] = acc;
+  }
+  int64_t ow = in_lo;
+  for (; ow + 16 <= in_hi; ow += 16) {
+    float acc[16];
+    for (int i = 0; i < 16; i++) acc[i] = b;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      int64_t ih = oh * sh - g->pb[0] + kh * dh;
+      if (ih < 0 || ih >= IH) continue;
+      const float *xr = xc + ih * IW + ow * sw - g->pb[1];
+      for (int64_t kw = 0; kw < KW; kw++) {
+        float wv = wm[kh * KW + kw];
+        const float *xs = xr + kw * dw;
+        if (sw == 1)
+          for (int i = 0; i < 16; i++) acc[i] += wv * xs[i];
+        else
+          for (int i = 0; i < 16; i++) acc[i] += wv * xs[i * sw];
+      }
+    }
+    for (int i = 0; i < 16; i++) yr[ow + i] = acc[i];
+  }
+  for (; ow < in_hi; ow++) {
+    float acc = b;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      int64_t ih = oh * sh - g->pb[0] + kh * dh;
+      if (ih < 0 || ih >= IH) continue;
+      const float *xr = xc + ih * IW + ow * sw - g->pb[1];
+      for (int64_t kw = 0; kw < KW; kw++) acc += wm[kh * KW + kw] * xr[kw * dw];
+    }
+    yr[ow] = acc;
+  }
+}
+
 OX_NN_CLONES static void dw_task(void *arg, int64_t t0, int64_t t1) {
   const dw_job *j = arg;
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];
-  int64_t sh = g->stride[0], sw = g->stride[1], dh = g->dil[0], dw = g->dil[1];
   for (int64_t t = t0; t < t1; t++) { /* t = n * M + m */
     int64_t m = t % (j->C * j->Mg), n = t / (j->C * j->Mg), c = m / j->Mg;
     const float *xc = j->x + (n * j->C + c) * IH * IW;
     const float *wm = j->w + m * KH * KW;
     float *ym = j->y + t * OH * OW;
     float b = j->bias ? j->bias[m] : 0.0f;
-    for (int64_t i = 0; i < OH * OW; i++) ym[i] = b;
-    for (int64_t oh = 0; oh < OH; oh++) {
-      float *yr = ym + oh * OW;
-      for (int64_t kh = 0; kh < KH; kh++) {
-        int64_t ih = oh * sh - g->pb[0] + kh * dh;
-        if (ih < 0 || ih >= IH) continue;
-        const float *xr = xc + ih * IW;
-        for (int64_t kw = 0; kw < KW; kw++) {
-          float wv = wm[kh * KW + kw];
-          int64_t off = kw * dw - g->pb[1];
-          int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-          int64_t hi = IW - off <= 0 ? 0 : (IW - off + sw - 1) / sw;
-          if (hi > OW) hi = OW;
-          if (sw == 1) {
-            const float *xs = xr + off;
-            for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xs[ow];
-          } else {
-            for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * sw + off];
-          }
-        }
-      }
-    }
+    for (int64_t oh = 0; oh < OH; oh++) dw_row(g, xc, wm, b, oh, ym + oh * OW);
   }
 }
 
