@@ -175,24 +175,8 @@ __attribute__((target("avx512f"))) static int64_t dw_interior_avx512(const ox_nn
   int64_t dw = g->dil[1];
   if (sw != 1 && sw != 2) return ow;
   const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  for (; ow + 16 <= in_hi; ow += 16) {
-    __m512 acc = _mm512_set1_ps(b);
-    for (int64_t kh = 0; kh < KH; kh++) {
-      int64_t ih = oh * g->stride[0] - g->pb[0] + kh * g->dil[0];
-      if (ih < 0 || ih >= IH) continue;
-      const float *xr = xc + ih * IW + ow * sw - g->pb[1];
-      for (int64_t kw = 0; kw < KW; kw++) {
-        const float *xs = xr + kw * dw;
-        __m512 v = sw == 1 ? _mm512_loadu_ps(xs)
-                           : _mm512_permutex2var_ps(_mm512_loadu_ps(xs), even,
-                                                    _mm512_maskz_loadu_ps(0x7fff, xs + 16));
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(wm[kh * KW + kw]), v, acc);
-      }
-    }
-    _mm512_storeu_ps(yr + ow, acc);
-  }
-  if (ow < in_hi) { /* tail of r < 16 columns with masked loads and store */
-    int64_t r = in_hi - ow, need = (r - 1) * sw + 1; /* input values touched per tap */
+  for (; ow < in_hi; ow += 16) { /* masked loads and store cover a tail of r < 16 */
+    int64_t r = in_hi - ow < 16 ? in_hi - ow : 16, need = (r - 1) * sw + 1;
     __mmask16 m1 = (__mmask16)((1u << (need < 16 ? need : 16)) - 1u);
     __mmask16 m2 = (__mmask16)(need > 16 ? (1u << (need - 16)) - 1u : 0u);
     __m512 acc = _mm512_set1_ps(b);
@@ -209,8 +193,8 @@ __attribute__((target("avx512f"))) static int64_t dw_interior_avx512(const ox_nn
       }
     }
     _mm512_mask_storeu_ps(yr + ow, (__mmask16)((1u << r) - 1u), acc);
-    ow = in_hi;
   }
+  if (ow > in_hi) ow = in_hi;
   return ow;
 }
 #endif
