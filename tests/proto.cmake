@@ -32,3 +32,5 @@ onnxc_unit_test(test_proto_big)
 set_tests_properties(test_proto_big PROPERTIES LABELS release-only)
 onnxc_unit_test(test_proto_clone)
 set_tests_properties(test_proto_clone PROPERTIES ENVIRONMENT "ONNXC_TESTDATA=${ONNXC_TESTDATA}")
+add_test(NAME proto_cli COMMAND ${PROJECT_SOURCE_DIR}/tests/proto_cli.sh $<TARGET_FILE:onnxc_cli>
+                                ${ONNXC_SHARED})
