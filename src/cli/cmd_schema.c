@@ -1,11 +1,218 @@
-/* cmd_schema.c - `onnxc schema`. Not built yet. */
+/* cmd_schema.c - `onnxc schema`: print operator schemas in the layout of the
+ * spec's Operators.md / Changelog.md (without the prose, which the table does
+ * not keep). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "../schema/schema.h"
 #include "cli.h"
 
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: onnxc schema OP [--opset N] [--domain D] [--all-versions]\n"
+          "       onnxc schema --list        one line per schema: domain op since_version\n"
+          "       onnxc schema --dump        every schema, as in Changelog.md\n"
+          "\n"
+          "Prints the schema of OP that a model importing opset N of domain D binds\n"
+          "to (default: the latest version; D defaults to ai.onnx).\n");
+}
+
+static const char *domain_label(const char *d) { return d[0] ? d : "ai.onnx"; }
+
+/* The default value in the form the spec's documents print it. */
+static void print_default(const ox_attr_schema *a) {
+  const char *t = a->default_text;
+  if (a->type == OX_ATTR_STRING && t[0] == '"') {
+    size_t n = strlen(t);
+    printf("%.*s", (int)(n >= 2 ? n - 2 : 0), t + 1);
+    return;
+  }
+  if ((a->type == OX_ATTR_INTS || a->type == OX_ATTR_FLOATS || a->type == OX_ATTR_STRINGS) &&
+      t[0] == '[') {
+    /* [1, 2] / ["a", "b"] -> ['1', '2'] / ['a', 'b'] */
+    putchar('[');
+    const char *p = t + 1;
+    bool first = true;
+    while (*p && *p != ']') {
+      while (*p == ' ' || *p == ',') p++;
+      if (*p == ']' || !*p) break;
+      const char *q = p;
+      if (*p == '"') {
+        q = strchr(p + 1, '"');
+        if (!q) break;
+        printf("%s'%.*s'", first ? "" : ", ", (int)(q - p - 1), p + 1);
+        p = q + 1;
+      } else {
+        while (*q && *q != ',' && *q != ']') q++;
+        printf("%s'%.*s'", first ? "" : ", ", (int)(q - p), p);
+        p = q;
+      }
+      first = false;
+    }
+    putchar(']');
+    return;
+  }
+  fputs(t, stdout);
+}
+
+static void print_formals(const char *title, const ox_formal *f, size_t n, int lo, int hi) {
+  if (lo != hi) {
+    if (hi == OX_SCHEMA_INF)
+      printf("#### %s (%d - &#8734;)\n\n<dl>\n", title, lo);
+    else
+      printf("#### %s (%d - %d)\n\n<dl>\n", title, lo, hi);
+  } else {
+    printf("#### %s\n\n<dl>\n", title);
+  }
+  for (size_t i = 0; i < n; i++) {
+    char flags[96] = "";
+    size_t k = 0;
+    if (f[i].option == OX_PARAM_OPTIONAL)
+      k += (size_t)snprintf(flags + k, sizeof flags - k, "optional");
+    else if (f[i].option == OX_PARAM_VARIADIC)
+      k += (size_t)snprintf(flags + k, sizeof flags - k, "variadic%s",
+                            f[i].homogeneous ? "" : ", heterogeneous");
+    /* the table keeps differentiable yes/no; the docs also say
+     * "non-differentiable", which is not stored */
+    if (f[i].differentiable)
+      k += (size_t)snprintf(flags + k, sizeof flags - k, "%sdifferentiable", k ? ", " : "");
+    if (k)
+      printf("<dt><tt>%s</tt> (%s) : %s</dt>\n", f[i].name, flags, f[i].type_str);
+    else
+      printf("<dt><tt>%s</tt> : %s</dt>\n", f[i].name, f[i].type_str);
+  }
+  printf("</dl>\n\n");
+}
+
+static void print_schema(const ox_schema *s) {
+  bool dflt = s->domain[0] == '\0';
+  printf("### <a name=\"%s%s%s-%d\"></a>**%s%s%s-%d**%s</a>\n\n", s->domain, dflt ? "" : ".",
+         s->name, s->since_version, s->domain, dflt ? "" : ".", s->name, s->since_version,
+         s->deprecated ? " (deprecated)" : "");
+  printf("#### Version\n\n");
+  if (s->experimental)
+    printf("No versioning maintained for experimental ops.\n");
+  else if (dflt)
+    printf(
+        "This version of the operator has been %s since version %d of the default ONNX "
+        "operator set.\n",
+        s->deprecated ? "deprecated" : "available", s->since_version);
+  else
+    printf("This version of the operator has been %s since version %d of the '%s' operator set.\n",
+           s->deprecated ? "deprecated" : "available", s->since_version, s->domain);
+  size_t nv = 0;
+  const ox_schema *const *vs = ox_schema_versions(s->domain, s->name, &nv);
+  if (nv > 1) {
+    printf("\nOther versions of this operator:");
+    for (size_t i = 0; i < nv; i++)
+      if (vs[i] != s) printf(" %d", vs[i]->since_version);
+    printf("\n");
+  }
+  printf("\n");
+  if (s->n_attrs) {
+    printf("#### Attributes\n\n<dl>\n");
+    for (size_t i = 0; i < s->n_attrs; i++) {
+      const ox_attr_schema *a = &s->attrs[i];
+      printf("<dt><tt>%s</tt> : %s", a->name, ox_schema_attr_type_doc(a->type));
+      if (a->required) {
+        printf(" (required)");
+      } else if (a->default_text) {
+        printf(" (default is ");
+        print_default(a);
+        printf(")");
+      }
+      printf("</dt>\n");
+    }
+    printf("</dl>\n\n");
+  }
+  /* the spec prints no sections at all for deprecated versions */
+  if (s->deprecated && !s->n_inputs && !s->n_outputs) return;
+  print_formals("Inputs", s->inputs, s->n_inputs, s->min_inputs, s->max_inputs);
+  print_formals("Outputs", s->outputs, s->n_outputs, s->min_outputs, s->max_outputs);
+  {
+    printf("#### Type Constraints\n\n<dl>\n");
+    for (size_t i = 0; i < s->n_constraints; i++) {
+      printf("<dt><tt>%s</tt> : ", s->constraints[i].name);
+      for (size_t j = 0; j < s->constraints[i].n_allowed; j++)
+        printf("%s%s", j ? ", " : "", s->constraints[i].allowed[j]);
+      printf("</dt>\n");
+    }
+    printf("</dl>\n\n");
+  }
+  for (size_t i = 0; i < s->n_bodies; i++)
+    printf("#### Function (opset %d)\n\n```\n%s```\n\n", s->bodies[i].opset, s->bodies[i].text);
+}
+
 int ox_cmd_schema(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "onnxc: 'schema' is not implemented yet\n");
-  return 2;
+  const char *op = NULL, *domain = "";
+  int64_t opset = -1;
+  bool list = false, dump = false, all = false;
+  for (int i = 1; i < argc; i++) {
+    if (ox_cli_is_help(argv[i])) {
+      usage(stdout);
+      return 0;
+    } else if (strcmp(argv[i], "--opset") == 0 && i + 1 < argc) {
+      char *end;
+      errno = 0;
+      long long v = strtoll(argv[++i], &end, 10);
+      if (*end || errno || v < 0) {
+        fprintf(stderr, "onnxc: schema: bad opset '%s'\n", argv[i]);
+        return 2;
+      }
+      opset = v;
+    } else if (strcmp(argv[i], "--domain") == 0 && i + 1 < argc) {
+      domain = argv[++i];
+    } else if (strcmp(argv[i], "--list") == 0) {
+      list = true;
+    } else if (strcmp(argv[i], "--dump") == 0) {
+      dump = true;
+    } else if (strcmp(argv[i], "--all-versions") == 0) {
+      all = true;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "onnxc: schema: unknown option '%s'\n", argv[i]);
+      return 2;
+    } else if (!op) {
+      op = argv[i];
+    } else {
+      fprintf(stderr, "onnxc: schema: more than one operator given\n");
+      return 2;
+    }
+  }
+  if (list || dump) {
+    for (size_t i = 0; i < ox_schema_count(); i++) {
+      const ox_schema *s = ox_schema_at(i);
+      if (list)
+        printf("%s %s %d%s\n", domain_label(s->domain), s->name, s->since_version,
+               s->n_bodies ? " function" : "");
+      else
+        print_schema(s);
+    }
+    return 0;
+  }
+  if (!op) {
+    usage(stderr);
+    return 2;
+  }
+  if (strcmp(domain, "ai.onnx") == 0) domain = "";
+  size_t nv = 0;
+  const ox_schema *const *vs = ox_schema_versions(domain, op, &nv);
+  if (!nv) {
+    fprintf(stderr, "onnxc: schema: no operator '%s' in domain '%s'\n", op, domain_label(domain));
+    return 1;
+  }
+  if (all) {
+    for (size_t i = nv; i-- > 0;) print_schema(vs[i]);
+    return 0;
+  }
+  const ox_schema *s =
+      ox_schema_lookup(domain, op, opset < 0 ? ox_schema_max_opset(domain) : opset);
+  if (!s) {
+    fprintf(stderr, "onnxc: schema: '%s' does not exist before opset %d of domain '%s'\n", op,
+            vs[0]->since_version, domain_label(domain));
+    return 1;
+  }
+  print_schema(s);
+  return 0;
 }

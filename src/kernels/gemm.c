@@ -1,42 +1,499 @@
-/* gemm.c - portable SGEMM: rows of C in parallel, i-k-j loop order so the
- * inner loop runs over contiguous rows of B and C. */
+/* gemm.c - blocked SGEMM with packed panels and register-blocked
+ * micro-kernels selected at run time (see gemm.h).
+ *
+ * Loop nest (per task): columns in blocks of NC, depth in blocks of KC (B
+ * block packed in NR-column panels), rows in blocks of MC (A block packed in
+ * MR-row panels), then NR x MR micro-tiles. The micro-kernel keeps an MR x NR
+ * tile of C in registers over kc steps and writes alpha * acc + beta * C. */
 #include "gemm.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-typedef struct gemm_args {
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define OX_GEMM_X86 1
+#include <immintrin.h>
+#endif
+
+enum { KC_BLOCK = 256, MC_BLOCK = 96, NC_BLOCK = 768 };
+
+/* Full tile: C[MR x NR] (ldc) = alpha * sum + beta * C (beta == 0: C ignored). */
+typedef void (*ukernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                           float alpha, float beta);
+
+typedef struct ukernel {
+  int mr, nr;
+  ukernel_fn fn;
+  const char *name;
+} ukernel;
+
+/* ---- portable micro-kernel: 4 x 16 ---- */
+static void ukernel_portable(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                             float alpha, float beta) {
+  float acc[4][16];
+  memset(acc, 0, sizeof acc);
+  for (int64_t k = 0; k < kc; k++) {
+    const float *bk = b + k * 16, *ak = a + k * 4;
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 16; j++) acc[i][j] += ak[i] * bk[j];
+  }
+  for (int i = 0; i < 4; i++) {
+    float *ci = c + i * ldc;
+    if (beta == 0.0f)
+      for (int j = 0; j < 16; j++) ci[j] = alpha * acc[i][j];
+    else
+      for (int j = 0; j < 16; j++) ci[j] = alpha * acc[i][j] + beta * ci[j];
+  }
+}
+
+#ifdef OX_GEMM_X86
+/* ---- AVX2 + FMA: 6 x 16 (12 ymm accumulators) ---- */
+__attribute__((target("avx2,fma"))) static void ukernel_avx2(int64_t kc, const float *a,
+                                                             const float *b, float *c, int64_t ldc,
+                                                             float alpha, float beta) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
+         c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  for (int64_t k = 0; k < kc; k++) {
+    __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), av;
+    av = _mm256_broadcast_ss(a + 0);
+    c00 = _mm256_fmadd_ps(av, b0, c00);
+    c01 = _mm256_fmadd_ps(av, b1, c01);
+    av = _mm256_broadcast_ss(a + 1);
+    c10 = _mm256_fmadd_ps(av, b0, c10);
+    c11 = _mm256_fmadd_ps(av, b1, c11);
+    av = _mm256_broadcast_ss(a + 2);
+    c20 = _mm256_fmadd_ps(av, b0, c20);
+    c21 = _mm256_fmadd_ps(av, b1, c21);
+    av = _mm256_broadcast_ss(a + 3);
+    c30 = _mm256_fmadd_ps(av, b0, c30);
+    c31 = _mm256_fmadd_ps(av, b1, c31);
+    av = _mm256_broadcast_ss(a + 4);
+    c40 = _mm256_fmadd_ps(av, b0, c40);
+    c41 = _mm256_fmadd_ps(av, b1, c41);
+    av = _mm256_broadcast_ss(a + 5);
+    c50 = _mm256_fmadd_ps(av, b0, c50);
+    c51 = _mm256_fmadd_ps(av, b1, c51);
+    a += 6;
+    b += 16;
+  }
+  __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+  __m256 acc[12] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};
+  for (int i = 0; i < 6; i++) {
+    float *ci = c + i * ldc;
+    for (int h = 0; h < 2; h++) {
+      __m256 r = _mm256_mul_ps(va, acc[2 * i + h]);
+      if (beta != 0.0f) r = _mm256_fmadd_ps(vb, _mm256_loadu_ps(ci + 8 * h), r);
+      _mm256_storeu_ps(ci + 8 * h, r);
+    }
+  }
+}
+
+/* ---- AVX-512: 12 x 32 (24 zmm accumulators) ---- */
+#define OX_ROW512(i)                          \
+  av = _mm512_set1_ps(a[i]);                  \
+  c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
+  c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1);
+
+__attribute__((target("avx512f"))) static void ukernel_avx512(int64_t kc, const float *a,
+                                                              const float *b, float *c, int64_t ldc,
+                                                              float alpha, float beta) {
+  __m512 z = _mm512_setzero_ps();
+  __m512 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z,
+         c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z, c80 = z, c81 = z, c90 = z, c91 = z;
+  __m512 cA0 = z, cA1 = z, cB0 = z, cB1 = z;
+  for (int64_t k = 0; k < kc; k++) {
+    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), av;
+    _mm_prefetch((const char *)(b + 256), _MM_HINT_T0);
+    OX_ROW512(0)
+    OX_ROW512(1)
+    OX_ROW512(2)
+    OX_ROW512(3)
+    OX_ROW512(4)
+    OX_ROW512(5)
+    OX_ROW512(6)
+    OX_ROW512(7)
+    OX_ROW512(8)
+    OX_ROW512(9)
+    av = _mm512_set1_ps(a[10]);
+    cA0 = _mm512_fmadd_ps(av, b0, cA0);
+    cA1 = _mm512_fmadd_ps(av, b1, cA1);
+    av = _mm512_set1_ps(a[11]);
+    cB0 = _mm512_fmadd_ps(av, b0, cB0);
+    cB1 = _mm512_fmadd_ps(av, b1, cB1);
+    a += 12;
+    b += 32;
+  }
+  __m512 acc[24] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
+                    c60, c61, c70, c71, c80, c81, c90, c91, cA0, cA1, cB0, cB1};
+  __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  for (int i = 0; i < 12; i++) {
+    float *ci = c + i * ldc;
+    for (int h = 0; h < 2; h++) {
+      __m512 r = _mm512_mul_ps(va, acc[2 * i + h]);
+      if (beta != 0.0f) r = _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci + 16 * h), r);
+      _mm512_storeu_ps(ci + 16 * h, r);
+    }
+  }
+}
+#undef OX_ROW512
+#endif
+
+static ukernel select_kernel(void) {
+#ifdef OX_GEMM_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return (ukernel){12, 32, ukernel_avx512, "avx512"};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return (ukernel){6, 16, ukernel_avx2, "avx2"};
+#endif
+  return (ukernel){4, 16, ukernel_portable, "portable"};
+}
+
+const char *ox_sgemm_isa(void) { return select_kernel().name; }
+
+/* ---- packing ---- */
+/* Rows [i0, i0+mc) x depth [k0, k0+kc) of op(A) into MR-row panels: panel p
+ * holds kc groups of MR values (rows past M are zero). */
+static void pack_a(int mr, bool ta, const float *A, int64_t lda, int64_t M, int64_t i0, int64_t mc,
+                   int64_t k0, int64_t kc, float *dst) {
+  for (int64_t p = 0; p < mc; p += mr) {
+    int64_t rows = mc - p < mr ? mc - p : mr;
+    float *d = dst + p * kc;
+    if (i0 + p + rows > M) rows = M - (i0 + p);
+    for (int64_t k = 0; k < kc; k++) {
+      int64_t i = 0;
+      if (!ta) {
+        const float *s = A + (i0 + p) * lda + k0 + k;
+        for (; i < rows; i++) d[i] = s[i * lda];
+      } else {
+        const float *s = A + (k0 + k) * lda + i0 + p;
+        for (; i < rows; i++) d[i] = s[i];
+      }
+      for (; i < mr; i++) d[i] = 0.0f;
+      d += mr;
+    }
+  }
+}
+
+/* Columns [j0, j0+nc) x depth [k0, k0+kc) of op(B) into NR-column panels. */
+static void pack_b(int nr, bool tb, const float *B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0,
+                   int64_t nc, float *dst) {
+  for (int64_t p = 0; p < nc; p += nr) {
+    int64_t cols = nc - p < nr ? nc - p : nr;
+    float *d = dst + p * kc;
+    if (!tb) {
+      const float *s = B + k0 * ldb + j0 + p;
+      if (cols == nr) {
+        for (int64_t k = 0; k < kc; k++, s += ldb, d += nr)
+          memcpy(d, s, (size_t)nr * sizeof(float));
+      } else {
+        for (int64_t k = 0; k < kc; k++, s += ldb, d += nr) {
+          int64_t j = 0;
+          for (; j < cols; j++) d[j] = s[j];
+          for (; j < nr; j++) d[j] = 0.0f;
+        }
+      }
+    } else {
+      for (int64_t j = 0; j < cols; j++) {
+        const float *s = B + (j0 + p + j) * ldb + k0;
+        for (int64_t k = 0; k < kc; k++) d[k * nr + j] = s[k];
+      }
+      for (int64_t j = cols; j < nr; j++)
+        for (int64_t k = 0; k < kc; k++) d[k * nr + j] = 0.0f;
+    }
+  }
+}
+
+struct ox_sgemm_packed {
+  int64_t M, K, Mpad;
+  int mr, nr;
+  float *data; /* for depth block pc: data + pc * Mpad, panel r at + r * kc */
+};
+
+/* ---- the blocked product over rows [m0, m1) and columns [n0, n1) ---- */
+typedef struct gemm_job {
+  ukernel uk;
   bool ta, tb;
   int64_t M, N, K, lda, ldb, ldc;
   float alpha, beta;
   const float *A, *B;
   float *C;
-} gemm_args;
+  const ox_sgemm_packed *pa; /* when A is pre-packed */
+  int64_t split;             /* 0: tasks split columns, 1: rows */
+  int64_t chunk;             /* columns or rows per task */
+  int64_t ntasks;
+} gemm_job;
 
-static void gemm_rows(void *arg, int64_t r0, int64_t r1) {
-  const gemm_args *g = arg;
-  for (int64_t i = r0; i < r1; i++) {
-    float *c = g->C + i * g->ldc;
-    if (g->beta == 0.0f)
-      memset(c, 0, (size_t)g->N * sizeof(float));
-    else if (g->beta != 1.0f)
-      for (int64_t j = 0; j < g->N; j++) c[j] *= g->beta;
-    for (int64_t k = 0; k < g->K; k++) {
-      float a = g->alpha * (g->ta ? g->A[k * g->lda + i] : g->A[i * g->lda + k]);
-      if (!g->tb) {
-        const float *b = g->B + k * g->ldb;
-        for (int64_t j = 0; j < g->N; j++) c[j] += a * b[j];
-      } else {
-        const float *b = g->B + k;
-        for (int64_t j = 0; j < g->N; j++) c[j] += a * b[j * g->ldb];
+static void gemm_naive(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  for (int64_t i = m0; i < m1; i++)
+    for (int64_t j = n0; j < n1; j++) {
+      double s = 0.0;
+      for (int64_t k = 0; k < g->K; k++) {
+        float a = g->ta ? g->A[k * g->lda + i] : g->A[i * g->lda + k];
+        float b = g->tb ? g->B[j * g->ldb + k] : g->B[k * g->ldb + j];
+        s += (double)a * (double)b;
+      }
+      float *c = g->C + i * g->ldc + j;
+      *c = g->beta == 0.0f ? g->alpha * (float)s : g->alpha * (float)s + g->beta * *c;
+    }
+}
+
+static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  const int mr = g->uk.mr, nr = g->uk.nr;
+  int64_t ncb = n1 - n0 < NC_BLOCK ? n1 - n0 : NC_BLOCK;
+  int64_t ncb_pad = (ncb + nr - 1) / nr * nr;
+  int64_t kcb = g->K < KC_BLOCK ? g->K : KC_BLOCK;
+  float *bp = aligned_alloc(64, (size_t)((ncb_pad * kcb * 4 + 63) / 64 * 64));
+  float *ap = g->pa ? NULL : aligned_alloc(64, (size_t)(MC_BLOCK * kcb * 4));
+  if (!bp || (!g->pa && !ap)) {
+    free(bp);
+    free(ap);
+    if (g->pa) { /* cannot fall back without the raw A: compute from the panels */
+      for (int64_t i = m0; i < m1; i++)
+        for (int64_t j = n0; j < n1; j++) {
+          double s = 0.0;
+          for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
+            int64_t kc = g->K - pc < KC_BLOCK ? g->K - pc : KC_BLOCK;
+            const float *pan = g->pa->data + pc * g->pa->Mpad + (i / mr) * mr * kc;
+            for (int64_t k = 0; k < kc; k++) {
+              float b = g->tb ? g->B[j * g->ldb + pc + k] : g->B[(pc + k) * g->ldb + j];
+              s += (double)pan[k * mr + i % mr] * (double)b;
+            }
+          }
+          float *c = g->C + i * g->ldc + j;
+          *c = g->beta == 0.0f ? g->alpha * (float)s : g->alpha * (float)s + g->beta * *c;
+        }
+      return;
+    }
+    gemm_naive(g, m0, m1, n0, n1);
+    return;
+  }
+  float tile[12 * 32];
+  for (int64_t jc = n0; jc < n1; jc += NC_BLOCK) {
+    int64_t nc = n1 - jc < NC_BLOCK ? n1 - jc : NC_BLOCK;
+    for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
+      int64_t kc = g->K - pc < KC_BLOCK ? g->K - pc : KC_BLOCK;
+      float beta = pc == 0 ? g->beta : 1.0f;
+      pack_b(nr, g->tb, g->B, g->ldb, pc, kc, jc, nc, bp);
+      for (int64_t ic = m0; ic < m1; ic += MC_BLOCK) {
+        int64_t mc = m1 - ic < MC_BLOCK ? m1 - ic : MC_BLOCK;
+        const float *apan;
+        if (g->pa)
+          apan = g->pa->data + pc * g->pa->Mpad + ic * kc;
+        else {
+          pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc, ap);
+          apan = ap;
+        }
+        for (int64_t jr = 0; jr < nc; jr += nr) {
+          int64_t n = nc - jr < nr ? nc - jr : nr;
+          const float *bpan = bp + jr * kc;
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            int64_t m = mc - ir < mr ? mc - ir : mr;
+            float *c = g->C + (ic + ir) * g->ldc + jc + jr;
+            if (m == mr && n == nr) {
+              g->uk.fn(kc, apan + ir * kc, bpan, c, g->ldc, g->alpha, beta);
+            } else {
+              g->uk.fn(kc, apan + ir * kc, bpan, tile, nr, 1.0f, 0.0f);
+              for (int64_t i = 0; i < m; i++)
+                for (int64_t j = 0; j < n; j++) {
+                  float *cc = c + i * g->ldc + j;
+                  float v = g->alpha * tile[i * nr + j];
+                  *cc = beta == 0.0f ? v : v + beta * *cc;
+                }
+            }
+          }
+        }
       }
     }
   }
+  free(bp);
+  free(ap);
+}
+
+static void gemm_task(void *arg, int64_t t0, int64_t t1) {
+  const gemm_job *g = arg;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t lo = t * g->chunk;
+    if (g->split == 0) {
+      int64_t hi = lo + g->chunk < g->N ? lo + g->chunk : g->N;
+      if (lo < hi) gemm_block(g, 0, g->M, lo, hi);
+    } else {
+      int64_t hi = lo + g->chunk < g->M ? lo + g->chunk : g->M;
+      if (lo < hi) gemm_block(g, lo, hi, 0, g->N);
+    }
+  }
+}
+
+/* beta * C for the degenerate K == 0 product. */
+static void scale_c(int64_t M, int64_t N, float beta, float *C, int64_t ldc) {
+  for (int64_t i = 0; i < M; i++) {
+    float *c = C + i * ldc;
+    if (beta == 0.0f)
+      memset(c, 0, (size_t)N * sizeof(float));
+    else
+      for (int64_t j = 0; j < N; j++) c[j] *= beta;
+  }
+}
+
+/* Row vector times matrix (M == 1, B not transposed): c = alpha * a B + beta c,
+ * accumulated over rows of B so the inner loop is contiguous. */
+typedef struct gemv_job {
+  int64_t K, ldb;
+  float alpha, beta;
+  const float *a, *B;
+  float *c;
+  int64_t chunk, N;
+} gemv_job;
+
+static void gemv_rows_generic(const gemv_job *g, int64_t j0, int64_t j1) {
+  float acc[256];
+  for (int64_t jb = j0; jb < j1; jb += 256) {
+    int64_t n = j1 - jb < 256 ? j1 - jb : 256;
+    memset(acc, 0, (size_t)n * sizeof(float));
+    for (int64_t k = 0; k < g->K; k++) {
+      float a = g->a[k];
+      const float *b = g->B + k * g->ldb + jb;
+      for (int64_t j = 0; j < n; j++) acc[j] += a * b[j];
+    }
+    float *c = g->c + jb;
+    for (int64_t j = 0; j < n; j++)
+      c[j] = g->beta == 0.0f ? g->alpha * acc[j] : g->alpha * acc[j] + g->beta * c[j];
+  }
+}
+
+#ifdef OX_GEMM_X86
+__attribute__((target("avx512f"))) static void gemv_rows_avx512(const gemv_job *g, int64_t j0,
+                                                                int64_t j1) {
+  gemv_rows_generic(g, j0, j1);
+}
+__attribute__((target("avx2,fma"))) static void gemv_rows_avx2(const gemv_job *g, int64_t j0,
+                                                               int64_t j1) {
+  gemv_rows_generic(g, j0, j1);
+}
+#endif
+
+static void gemv_task(void *arg, int64_t t0, int64_t t1) {
+  const gemv_job *g = arg;
+  int64_t j0 = t0 * g->chunk, j1 = t1 * g->chunk < g->N ? t1 * g->chunk : g->N;
+  if (j0 >= j1) return;
+#ifdef OX_GEMM_X86
+  if (__builtin_cpu_supports("avx512f")) {
+    gemv_rows_avx512(g, j0, j1);
+    return;
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    gemv_rows_avx2(g, j0, j1);
+    return;
+  }
+#endif
+  gemv_rows_generic(g, j0, j1);
+}
+
+static void run_job(gemm_job *g, ox_thread_pool *pool) {
+  int nt = pool ? ox_thread_pool_size(pool) : 1;
+  if (nt < 1) nt = 1;
+  double flops = 2.0 * (double)g->M * (double)g->N * (double)g->K;
+  if (flops < 2.0e6) nt = 1;
+  int64_t nr = g->uk.nr, mr = g->uk.mr;
+  if (g->N >= nr * 2 * nt || g->M < mr * 2) {
+    g->split = 0;
+    int64_t per = (g->N + nt - 1) / nt;
+    g->chunk = (per + nr - 1) / nr * nr;
+    g->ntasks = (g->N + g->chunk - 1) / g->chunk;
+  } else {
+    g->split = 1;
+    int64_t per = (g->M + nt - 1) / nt;
+    g->chunk = (per + mr - 1) / mr * mr;
+    g->ntasks = (g->M + g->chunk - 1) / g->chunk;
+  }
+  if (g->ntasks <= 1)
+    gemm_task(g, 0, g->ntasks);
+  else
+    ox_parallel_for(pool, g->ntasks, 1, gemm_task, g);
 }
 
 void ox_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
               const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
               int64_t ldc, ox_thread_pool *pool) {
-  gemm_args g = {trans_a, trans_b, M, N, K, lda, ldb, ldc, alpha, beta, A, B, C};
-  int64_t grain = N * K > 0 ? 1 + 65536 / (N * K + 1) : M;
-  ox_parallel_for(pool, M, grain, gemm_rows, &g);
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0 || alpha == 0.0f) {
+    scale_c(M, N, beta, C, ldc);
+    return;
+  }
+  if (M == 1 && !trans_b) {
+    /* a is row 0 of op(A): contiguous unless transposed */
+    float abuf[1024];
+    float *a = NULL;
+    if (!trans_a || lda == 1) {
+      a = (float *)A;
+    } else if (K <= 1024) {
+      for (int64_t k = 0; k < K; k++) abuf[k] = A[k * lda];
+      a = abuf;
+    }
+    if (a) {
+      gemv_job v = {K, ldb, alpha, beta, a, B, C, 0, N};
+      int nt = pool ? ox_thread_pool_size(pool) : 1;
+      if (nt < 1 || (double)N * (double)K < 1.0e5) nt = 1;
+      v.chunk = ((N + nt - 1) / nt + 15) / 16 * 16;
+      int64_t ntasks = (N + v.chunk - 1) / v.chunk;
+      if (ntasks <= 1)
+        gemv_task(&v, 0, 1);
+      else
+        ox_parallel_for(pool, ntasks, 1, gemv_task, &v);
+      return;
+    }
+  }
+  gemm_job g = {select_kernel(), trans_a, trans_b, M, N, K,    lda, ldb, ldc,
+                alpha,           beta,    A,       B, C, NULL, 0,   0,   0};
+  run_job(&g, pool);
+}
+
+ox_sgemm_packed *ox_sgemm_pack_a(bool trans_a, int64_t M, int64_t K, const float *A, int64_t lda,
+                                 ox_err *e) {
+  ukernel uk = select_kernel();
+  ox_sgemm_packed *p = calloc(1, sizeof *p);
+  if (!p) {
+    ox_err_set(e, OX_ENOMEM, "out of memory packing a %lld x %lld matrix", (long long)M,
+               (long long)K);
+    return NULL;
+  }
+  p->M = M;
+  p->K = K;
+  p->mr = uk.mr;
+  p->nr = uk.nr;
+  p->Mpad = (M + uk.mr - 1) / uk.mr * uk.mr;
+  size_t n;
+  if (M < 0 || K < 0 || !ox_mul_size((size_t)p->Mpad, (size_t)(K > 0 ? K : 1), &n) ||
+      !ox_mul_size(n, sizeof(float), &n) || !(p->data = aligned_alloc(64, (n + 63) / 64 * 64))) {
+    free(p);
+    ox_err_set(e, OX_ENOMEM, "out of memory packing a %lld x %lld matrix", (long long)M,
+               (long long)K);
+    return NULL;
+  }
+  for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
+    int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
+    pack_a(uk.mr, trans_a, A, lda, M, 0, p->Mpad, pc, kc, p->data + pc * p->Mpad);
+  }
+  return p;
+}
+
+void ox_sgemm_packed_free(ox_sgemm_packed *p) {
+  if (!p) return;
+  free(p->data);
+  free(p);
+}
+
+int64_t ox_sgemm_packed_rows(const ox_sgemm_packed *p) { return p->M; }
+int64_t ox_sgemm_packed_depth(const ox_sgemm_packed *p) { return p->K; }
+
+void ox_sgemm_pa(const ox_sgemm_packed *A, bool trans_b, int64_t N, float alpha, const float *B,
+                 int64_t ldb, float beta, float *C, int64_t ldc, ox_thread_pool *pool) {
+  if (A->M <= 0 || N <= 0) return;
+  if (A->K <= 0 || alpha == 0.0f) {
+    scale_c(A->M, N, beta, C, ldc);
+    return;
+  }
+  ukernel uk = select_kernel();
+  gemm_job g = {uk,    false, trans_b, A->M, N, A->K, 0, ldb, ldc,
+                alpha, beta,  NULL,    B,    C, A,    0, 0,   0};
+  run_job(&g, pool);
 }

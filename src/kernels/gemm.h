@@ -1,7 +1,13 @@
 /* gemm.h - single-precision matrix multiply used by MatMul, Gemm, Conv, ...
  * Row-major. C = alpha * op(A) * op(B) + beta * C, op = transpose or not.
  * A is M x K after op, B is K x N after op. beta == 0 ignores C's content
- * (NaN in C does not propagate). */
+ * (NaN in C does not propagate).
+ *
+ * Blocked GEMM: B is packed in panels of NR columns (K-major), A in panels of
+ * MR rows; a register-blocked micro-kernel (AVX-512 12x32, AVX2+FMA 6x16, or
+ * portable 4x16) chosen at run time from the CPU's feature bits. Work is split
+ * over the pool's threads by columns (or rows when N is small). On an
+ * allocation failure the product is still computed (unblocked loop). */
 #ifndef OX_GEMM_H
 #define OX_GEMM_H
 
@@ -13,5 +19,24 @@
 void ox_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
               const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
               int64_t ldc, ox_thread_pool *pool);
+
+/* A matrix packed once (e.g. constant convolution weights) for repeated
+ * products C = alpha * A * op(B) + beta * C. The layout depends on the
+ * micro-kernel selected for this CPU. */
+typedef struct ox_sgemm_packed ox_sgemm_packed;
+
+/* Packs op(A) (M x K). NULL with *e set on OOM or overflow. Free with
+ * ox_sgemm_packed_free. */
+ox_sgemm_packed *ox_sgemm_pack_a(bool trans_a, int64_t M, int64_t K, const float *A, int64_t lda,
+                                 ox_err *e);
+void ox_sgemm_packed_free(ox_sgemm_packed *p);
+int64_t ox_sgemm_packed_rows(const ox_sgemm_packed *p);
+int64_t ox_sgemm_packed_depth(const ox_sgemm_packed *p);
+/* C (M x N) = alpha * A * op(B) + beta * C with A packed. */
+void ox_sgemm_pa(const ox_sgemm_packed *A, bool trans_b, int64_t N, float alpha, const float *B,
+                 int64_t ldb, float beta, float *C, int64_t ldc, ox_thread_pool *pool);
+
+/* Name of the micro-kernel in use ("avx512", "avx2", "portable"). */
+const char *ox_sgemm_isa(void);
 
 #endif

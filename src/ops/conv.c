@@ -1,6 +1,764 @@
-/* conv.c - kernels of the conv family. */
+/* conv.c - Conv, ConvTranspose, ConvInteger, QLinearConv, Col2Im.
+ *
+ * Floating-point convolutions compute in float32 (bfloat16, float16 and
+ * double are staged through float32 buffers). Conv is im2col + packed GEMM
+ * over chunks of output rows (weights packed once in prepare when they are
+ * constant), with a direct path for 1x1 stride-1 unpadded kernels (the input
+ * is the GEMM's B as is) and for 2-D depthwise convolutions. ConvTranspose is
+ * GEMM (W^T X) + col2im. The integer convolutions use the same im2col on
+ * zero-point-shifted values with exact integer accumulation. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernels/gemm.h"
+#include "../kernels/nn.h"
 #include "../runtime/kernel.h"
 
+typedef struct conv_state {
+  ox_nn_attrs a;
+  ox_sgemm_packed **packed; /* one per group when W is a constant float tensor */
+  int64_t n_packed;
+  const ox_value *packed_w; /* the constant W the packs were made from */
+  int64_t out_padding[OX_NN_MAXD], out_shape[OX_NN_MAXD];
+  size_t n_out_padding, n_out_shape;
+} conv_state;
+
+static int prep_err(const ox_kinfo *info, ox_err *e) {
+  return ox_err_prefix(e, "node '%s' (%s)", info->node->name ? info->node->name : "",
+                       info->node->op_type ? info->node->op_type : "");
+}
+
+static void conv_release(void *st) {
+  conv_state *s = st;
+  if (!s) return;
+  for (int64_t i = 0; i < s->n_packed; i++) ox_sgemm_packed_free(s->packed[i]);
+  free(s->packed);
+  free(s);
+}
+
+static conv_state *state_new(const ox_kinfo *info, ox_err *e) {
+  conv_state *s = calloc(1, sizeof *s);
+  if (!s) {
+    ox_err_set(e, OX_ENOMEM, "out of memory");
+    prep_err(info, e);
+    return NULL;
+  }
+  if (ox_nn_attrs_read(info->node, &s->a, e)) {
+    prep_err(info, e);
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static int conv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  conv_state *s = state_new(info, e);
+  if (!s) return e ? e->code : OX_ENOMEM;
+  *state = s;
+  const ox_value *w = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
+  if (w && w->kind == OX_VAL_TENSOR && w->dtype == OX_FLOAT && w->rank >= 3 &&
+      w->dims[0] % s->a.group == 0) {
+    int64_t G = s->a.group, Mg = w->dims[0] / G, Kg = w->numel / (w->dims[0] ? w->dims[0] : 1);
+    if (Mg > 0 && Kg > 0) {
+      s->packed = calloc((size_t)G, sizeof *s->packed);
+      if (!s->packed) return ox_err_set(e, OX_ENOMEM, "out of memory"), prep_err(info, e);
+      s->n_packed = G;
+      for (int64_t g = 0; g < G; g++) {
+        s->packed[g] = ox_sgemm_pack_a(false, Mg, Kg, (const float *)w->data + g * Mg * Kg, Kg, e);
+        if (!s->packed[g]) return prep_err(info, e);
+      }
+      s->packed_w = w;
+    }
+  }
+  return OX_OK;
+}
+
+/* ---------------- float Conv ---------------- */
+
+typedef struct conv_job {
+  const ox_nn_geom *g;
+  const float *x, *w, *bias;
+  float *y;
+  int64_t N, G, Cg, Mg, Kg, P;
+  int64_t outer, chunk_rows, n_chunks;
+  bool pointwise; /* 1x1, stride 1, no pad: B = x */
+  ox_sgemm_packed *const *packed;
+  ox_thread_pool *inner_pool; /* for the GEMM when there is a single task */
+  atomic_int oom;
+} conv_job;
+
+static void conv_task(void *arg, int64_t t0, int64_t t1) {
+  conv_job *j = arg;
+  const ox_nn_geom *g = j->g;
+  int64_t OW = g->out[g->nd - 1];
+  float *col = NULL;
+  if (!j->pointwise) {
+    col = malloc((size_t)(j->Kg * j->chunk_rows * OW) * sizeof(float));
+    if (!col) {
+      atomic_store(&j->oom, 1);
+      return;
+    }
+  }
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t ch = t % j->n_chunks, ng = t / j->n_chunks, gi = ng % j->G, n = ng / j->G;
+    int64_t o0 = ch * j->chunk_rows,
+            o1 = o0 + j->chunk_rows < j->outer ? o0 + j->chunk_rows : j->outer;
+    if (o0 >= o1) continue;
+    int64_t ncols = (o1 - o0) * OW;
+    const float *xg = j->x + (n * j->G + gi) * j->Cg * g->in_size;
+    float *yc = j->y + (n * j->G + gi) * j->Mg * j->P + o0 * OW;
+    float beta = 0.0f;
+    if (j->bias) {
+      for (int64_t m = 0; m < j->Mg; m++) {
+        float b = j->bias[gi * j->Mg + m], *row = yc + m * j->P;
+        for (int64_t c = 0; c < ncols; c++) row[c] = b;
+      }
+      beta = 1.0f;
+    }
+    const float *B;
+    int64_t ldb;
+    if (j->pointwise) {
+      B = xg + o0 * OW;
+      ldb = j->P;
+    } else {
+      ox_nn_im2col(g, j->Cg, xg, o0, o1, col, ncols, 0.0f);
+      B = col;
+      ldb = ncols;
+    }
+    if (j->packed)
+      ox_sgemm_pa(j->packed[gi], false, ncols, 1.0f, B, ldb, beta, yc, j->P, j->inner_pool);
+    else
+      ox_sgemm(false, false, j->Mg, ncols, j->Kg, 1.0f, j->w + gi * j->Mg * j->Kg, j->Kg, B, ldb,
+               beta, yc, j->P, j->inner_pool);
+  }
+  free(col);
+}
+
+/* Depthwise 2-D (one input channel per group): direct loops with the valid
+ * range of each kernel column precomputed. */
+typedef struct dw_job {
+  const ox_nn_geom *g;
+  const float *x, *w, *bias;
+  float *y;
+  int64_t C, Mg; /* channels (= groups), outputs per group */
+} dw_job;
+
+static void dw_task(void *arg, int64_t t0, int64_t t1) {
+  const dw_job *j = arg;
+  const ox_nn_geom *g = j->g;
+  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];
+  int64_t sh = g->stride[0], sw = g->stride[1], dh = g->dil[0], dw = g->dil[1];
+  for (int64_t t = t0; t < t1; t++) { /* t = n * M + m */
+    int64_t m = t % (j->C * j->Mg), n = t / (j->C * j->Mg), c = m / j->Mg;
+    const float *xc = j->x + (n * j->C + c) * IH * IW;
+    const float *wm = j->w + m * KH * KW;
+    float *ym = j->y + t * OH * OW;
+    float b = j->bias ? j->bias[m] : 0.0f;
+    for (int64_t i = 0; i < OH * OW; i++) ym[i] = b;
+    for (int64_t oh = 0; oh < OH; oh++) {
+      float *yr = ym + oh * OW;
+      for (int64_t kh = 0; kh < KH; kh++) {
+        int64_t ih = oh * sh - g->pb[0] + kh * dh;
+        if (ih < 0 || ih >= IH) continue;
+        const float *xr = xc + ih * IW;
+        for (int64_t kw = 0; kw < KW; kw++) {
+          float wv = wm[kh * KW + kw];
+          int64_t off = kw * dw - g->pb[1];
+          int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+          int64_t hi = IW - off <= 0 ? 0 : (IW - off + sw - 1) / sw;
+          if (hi > OW) hi = OW;
+          if (sw == 1) {
+            const float *xs = xr + off;
+            for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xs[ow];
+          } else {
+            for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * sw + off];
+          }
+        }
+      }
+    }
+  }
+}
+
+/* Shared checks of X and W; fills the geometry and output dims. */
+static int conv_shapes(ox_kctx *ctx, const conv_state *s, const ox_value *x, const ox_value *w,
+                       ox_nn_geom *g, int64_t *ydims) {
+  if (!x || !w) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing input X or W");
+  if (x->rank < 3 || w->rank != x->rank)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "X has rank %zu and W rank %zu (need equal ranks >= 3)",
+                        x->rank, w->rank);
+  int64_t G = s->a.group;
+  if (x->dims[1] != w->dims[1] * G)
+    return ox_kctx_fail(ctx, OX_ERUNTIME,
+                        "X has %lld channels but W expects %lld per group x %lld groups",
+                        (long long)x->dims[1], (long long)w->dims[1], (long long)G);
+  if (w->dims[0] % G != 0)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "W has %lld feature maps, not a multiple of group %lld",
+                        (long long)w->dims[0], (long long)G);
+  ox_err e = {0};
+  if (ox_nn_geom_make(&s->a, x->rank - 2, x->dims + 2, w->dims + 2, false, g, &e))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "%s", e.msg);
+  ydims[0] = x->dims[0];
+  ydims[1] = w->dims[0];
+  for (size_t d = 0; d < g->nd; d++) ydims[2 + d] = g->out[d];
+  return OX_OK;
+}
+
+static int check_float(ox_kctx *ctx, const ox_value *v, const char *what, int32_t want) {
+  if (v->kind != OX_VAL_TENSOR || !ox_nn_is_float_type(v->dtype) || (want && v->dtype != want))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "%s has an unsupported element type %d", what,
+                        (int)v->dtype);
+  return OX_OK;
+}
+
+/* float32 views of X, W, B and the output (copies for the non-float types). */
+typedef struct fstage {
+  const float *xf, *wf, *bf;
+  float *yf;
+  float *own[4];
+} fstage;
+
+static int stage_in(ox_kctx *ctx, fstage *st, const ox_value *x, const ox_value *w,
+                    const ox_value *b, ox_value *y) {
+  memset(st, 0, sizeof *st);
+  st->xf = ox_nn_as_f32(x->data, x->dtype, x->numel, &st->own[0]);
+  st->wf = ox_nn_as_f32(w->data, w->dtype, w->numel, &st->own[1]);
+  st->bf = b ? ox_nn_as_f32(b->data, b->dtype, b->numel, &st->own[2]) : NULL;
+  st->yf = x->dtype == OX_FLOAT ? y->data : (st->own[3] = malloc((size_t)y->numel * sizeof(float)));
+  if (!st->xf || !st->wf || (b && !st->bf) || !st->yf)
+    return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory staging float32 buffers");
+  return OX_OK;
+}
+
+static int stage_out(fstage *st, int rc, ox_value *y) {
+  if (rc == OX_OK && st->own[3]) ox_nn_store_f32(st->own[3], y->dtype, y->numel, y->data);
+  for (int i = 0; i < 4; i++) free(st->own[i]);
+  return rc;
+}
+
+static int conv_run(ox_kctx *ctx, void *st) {
+  conv_state *s = st;
+  ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *b = ox_kctx_input(ctx, 2);
+  ox_nn_geom g;
+  int64_t ydims[OX_NN_MAXD + 2];
+  if (conv_shapes(ctx, s, x, w, &g, ydims)) return OX_ERUNTIME;
+  if (check_float(ctx, x, "X", 0) || check_float(ctx, w, "W", x->dtype) ||
+      (b && check_float(ctx, b, "B", x->dtype)))
+    return OX_ERUNTIME;
+  if (b && b->numel != w->dims[0])
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "B has %lld elements, expected %lld", (long long)b->numel,
+                        (long long)w->dims[0]);
+  ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, x->rank);
+  if (!y) return OX_ERUNTIME;
+  if (y->numel == 0) return OX_OK;
+  fstage fs;
+  int rc = stage_in(ctx, &fs, x, w, b, y);
+  const float *xf = fs.xf, *wf = fs.wf, *bf = fs.bf;
+  float *yf = fs.yf;
+  if (rc) {
+    goto done;
+  }
+  int64_t N = x->dims[0], G = s->a.group, Cg = w->dims[1], Mg = w->dims[0] / G;
+  ox_thread_pool *pool = ox_kctx_pool(ctx);
+  int nt = ox_thread_pool_size(pool);
+  if (g.nd == 2 && Cg == 1 && G > 1) {
+    dw_job dj = {&g, xf, wf, bf, yf, G, Mg};
+    ox_parallel_for(pool, N * G * Mg, 1, dw_task, &dj);
+    goto done;
+  }
+  conv_job j = {.g = &g,
+                .x = xf,
+                .w = wf,
+                .bias = bf,
+                .y = yf,
+                .N = N,
+                .G = G,
+                .Cg = Cg,
+                .Mg = Mg,
+                .Kg = Cg * g.k_size,
+                .P = g.out_size};
+  j.outer = ox_nn_outer(&g);
+  j.pointwise = g.k_size == 1;
+  for (size_t d = 0; d < g.nd; d++)
+    if (g.stride[d] != 1 || g.pb[d] != 0 || g.pe[d] != 0) j.pointwise = false;
+  if (s->packed && s->packed_w == w && s->n_packed == G) j.packed = s->packed;
+  /* chunk of output rows: ~1 MiB of im2col columns, and enough tasks for the threads */
+  int64_t OW = g.out[g.nd - 1];
+  int64_t target = 262144 / (j.Kg > 0 ? j.Kg : 1);
+  if (target < 256) target = 256;
+  if (target > 8192) target = 8192;
+  int64_t rows = (target + OW - 1) / OW;
+  if (rows > j.outer) rows = j.outer;
+  if (rows < 1) rows = 1;
+  if (N * G * ((j.outer + rows - 1) / rows) < nt && j.outer >= nt) rows = (j.outer + nt - 1) / nt;
+  j.chunk_rows = rows;
+  j.n_chunks = (j.outer + rows - 1) / rows;
+  int64_t ntasks = N * G * j.n_chunks;
+  j.inner_pool = ntasks == 1 ? pool : NULL;
+  atomic_init(&j.oom, 0);
+  if (ntasks == 1)
+    conv_task(&j, 0, 1);
+  else
+    ox_parallel_for(pool, ntasks, 1, conv_task, &j);
+  if (atomic_load(&j.oom)) rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory for im2col columns");
+done:
+  return stage_out(&fs, rc, y);
+}
+
+/* ---------------- ConvTranspose ---------------- */
+
+static int convt_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  conv_state *s = state_new(info, e);
+  if (!s) return e ? e->code : OX_ENOMEM;
+  *state = s;
+  const ox_attr *op = ox_node_attr(info->node, "output_padding");
+  const ox_attr *os = ox_node_attr(info->node, "output_shape");
+  if ((op && op->n_ints > OX_NN_MAXD) || (os && os->n_ints > OX_NN_MAXD + 2))
+    return ox_err_set(e, OX_EINVAL, "output_padding/output_shape too long"), prep_err(info, e);
+  if (op) {
+    s->n_out_padding = op->n_ints;
+    memcpy(s->out_padding, op->ints, op->n_ints * sizeof(int64_t));
+  }
+  if (os) {
+    s->n_out_shape = os->n_ints;
+    memcpy(s->out_shape, os->ints, os->n_ints * sizeof(int64_t));
+  }
+  return OX_OK;
+}
+
+typedef struct convt_job {
+  const ox_nn_geom *g; /* in = Y spatial, out = X spatial */
+  const float *x, *w, *bias;
+  float *y;
+  int64_t G, Cg, Mg, Pin;
+  ox_thread_pool *inner_pool;
+  atomic_int oom;
+} convt_job;
+
+static void convt_task(void *arg, int64_t t0, int64_t t1) {
+  convt_job *j = arg;
+  const ox_nn_geom *g = j->g;
+  int64_t rows = j->Mg * g->k_size;
+  float *col = malloc((size_t)(rows * j->Pin) * sizeof(float));
+  if (!col) {
+    atomic_store(&j->oom, 1);
+    return;
+  }
+  for (int64_t t = t0; t < t1; t++) { /* t = n * G + gi */
+    int64_t gi = t % j->G;
+    const float *xg = j->x + t * j->Cg * j->Pin;
+    const float *wg = j->w + gi * j->Cg * rows;
+    float *yg = j->y + t * j->Mg * g->in_size;
+    ox_sgemm(true, false, rows, j->Pin, j->Cg, 1.0f, wg, rows, xg, j->Pin, 0.0f, col, j->Pin,
+             j->inner_pool);
+    for (int64_t m = 0; m < j->Mg; m++) {
+      float b = j->bias ? j->bias[gi * j->Mg + m] : 0.0f;
+      float *ym = yg + m * g->in_size;
+      for (int64_t i = 0; i < g->in_size; i++) ym[i] = b;
+    }
+    ox_nn_col2im_add(g, j->Mg, col, yg);
+  }
+  free(col);
+}
+
+static int convt_run(ox_kctx *ctx, void *st) {
+  conv_state *s = st;
+  ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *b = ox_kctx_input(ctx, 2);
+  if (!x || !w) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing input X or W");
+  if (check_float(ctx, x, "X", 0) || check_float(ctx, w, "W", x->dtype) ||
+      (b && check_float(ctx, b, "B", x->dtype)))
+    return OX_ERUNTIME;
+  if (x->rank < 3 || w->rank != x->rank)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "X has rank %zu and W rank %zu (need equal ranks >= 3)",
+                        x->rank, w->rank);
+  size_t nd = x->rank - 2;
+  if (nd > OX_NN_MAXD) return ox_kctx_fail(ctx, OX_ERUNTIME, "too many spatial dimensions");
+  int64_t G = s->a.group, C = x->dims[1];
+  if (w->dims[0] != C || C % G != 0)
+    return ox_kctx_fail(ctx, OX_ERUNTIME,
+                        "W's first dimension %lld must equal X's channels %lld "
+                        "(a multiple of group %lld)",
+                        (long long)w->dims[0], (long long)C, (long long)G);
+  int64_t Mg = w->dims[1], M = Mg * G, Cg = C / G;
+  const ox_nn_attrs *a = &s->a;
+  if ((a->n_kernel && a->n_kernel != nd) || (a->n_strides && a->n_strides != nd) ||
+      (a->n_dils && a->n_dils != nd) || (a->n_pads && a->n_pads != 2 * nd) ||
+      (s->n_out_padding && s->n_out_padding != nd) ||
+      (s->n_out_shape && s->n_out_shape != nd && s->n_out_shape != nd + 2))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "attribute lengths do not match %zu spatial dimensions",
+                        nd);
+  if (b && b->numel != M)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "B has %lld elements, expected %lld", (long long)b->numel,
+                        (long long)M);
+  ox_nn_geom g;
+  memset(&g, 0, sizeof g);
+  g.nd = nd;
+  g.in_size = g.out_size = g.k_size = 1;
+  int64_t ydims[OX_NN_MAXD + 2];
+  ydims[0] = x->dims[0];
+  ydims[1] = M;
+  for (size_t d = 0; d < nd; d++) {
+    int64_t in = x->dims[2 + d];
+    g.k[d] = a->n_kernel ? a->kernel[d] : w->dims[2 + d];
+    if (g.k[d] != w->dims[2 + d])
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "kernel_shape differs from W's shape");
+    g.stride[d] = a->n_strides ? a->strides[d] : 1;
+    g.dil[d] = a->n_dils ? a->dils[d] : 1;
+    int64_t opad = s->n_out_padding ? s->out_padding[d] : 0;
+    int64_t kext = (g.k[d] - 1) * g.dil[d] + 1, full = g.stride[d] * (in - 1) + opad + kext, out;
+    if (s->n_out_shape || a->auto_pad == OX_PAD_SAME_UPPER || a->auto_pad == OX_PAD_SAME_LOWER) {
+      out = s->n_out_shape ? s->out_shape[s->n_out_shape - nd + d] : in * g.stride[d];
+      int64_t total = full - out;
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor(total / 2) */
+      if (a->auto_pad == OX_PAD_SAME_UPPER) {
+        g.pb[d] = half;
+        g.pe[d] = total - half;
+      } else {
+        g.pb[d] = total - half;
+        g.pe[d] = half;
+      }
+    } else {
+      if (a->auto_pad == OX_PAD_NOTSET && a->n_pads) {
+        g.pb[d] = a->pads[d];
+        g.pe[d] = a->pads[nd + d];
+      }
+      out = full - g.pb[d] - g.pe[d];
+    }
+    if (out < 0) return ox_kctx_fail(ctx, OX_ERUNTIME, "negative output size on axis %zu", d);
+    g.in[d] = out; /* the col2im image */
+    g.out[d] = in; /* the column positions */
+    ydims[2 + d] = out;
+    g.in_size *= out;
+    g.out_size *= in;
+    g.k_size *= g.k[d];
+  }
+  ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, x->rank);
+  if (!y) return OX_ERUNTIME;
+  if (y->numel == 0) return OX_OK;
+  fstage fs;
+  int rc = stage_in(ctx, &fs, x, w, b, y);
+  const float *xf = fs.xf, *wf = fs.wf, *bf = fs.bf;
+  float *yf = fs.yf;
+  if (rc) {
+  } else {
+    convt_job j = {&g, xf, wf, bf, yf, G, Cg, Mg, g.out_size, NULL, 0};
+    int64_t ntasks = x->dims[0] * G;
+    j.inner_pool = ntasks == 1 ? ox_kctx_pool(ctx) : NULL;
+    atomic_init(&j.oom, 0);
+    if (ntasks == 1)
+      convt_task(&j, 0, 1);
+    else
+      ox_parallel_for(ox_kctx_pool(ctx), ntasks, 1, convt_task, &j);
+    if (atomic_load(&j.oom)) rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory for columns");
+  }
+  return stage_out(&fs, rc, y);
+}
+
+/* ---------------- Col2Im ---------------- */
+
+static int col2im_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  conv_state *s = state_new(info, e);
+  if (!s) return e ? e->code : OX_ENOMEM;
+  *state = s;
+  return OX_OK;
+}
+
+static int col2im_run(ox_kctx *ctx, void *st) {
+  conv_state *s = st;
+  ox_value *x = ox_kctx_input(ctx, 0), *is = ox_kctx_input(ctx, 1), *bs = ox_kctx_input(ctx, 2);
+  if (!x || !is || !bs) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing input");
+  if (check_float(ctx, x, "input", 0)) return OX_ERUNTIME;
+  if (is->dtype != OX_INT64 || bs->dtype != OX_INT64 || is->numel != bs->numel || is->numel < 1 ||
+      is->numel > OX_NN_MAXD)
+    return ox_kctx_fail(ctx, OX_ERUNTIME,
+                        "image_shape and block_shape must be int64 of equal "
+                        "length 1..%d",
+                        OX_NN_MAXD);
+  if (x->rank != 3)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "input must be 3-D [N, C*prod(block), L]");
+  size_t nd = (size_t)is->numel;
+  const int64_t *img = is->data, *blk = bs->data;
+  ox_nn_attrs a = s->a;
+  a.n_kernel = 0;
+  ox_nn_geom g;
+  ox_err e = {0};
+  if (ox_nn_geom_make(&a, nd, img, blk, false, &g, &e))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "%s", e.msg);
+  if (g.k_size <= 0 || x->dims[1] % g.k_size != 0 || x->dims[2] != g.out_size)
+    return ox_kctx_fail(ctx, OX_ERUNTIME,
+                        "input shape [%lld, %lld, %lld] does not match %lld "
+                        "blocks of %lld elements",
+                        (long long)x->dims[0], (long long)x->dims[1], (long long)x->dims[2],
+                        (long long)g.out_size, (long long)g.k_size);
+  int64_t C = x->dims[1] / g.k_size, ydims[OX_NN_MAXD + 2];
+  ydims[0] = x->dims[0];
+  ydims[1] = C;
+  for (size_t d = 0; d < nd; d++) ydims[2 + d] = img[d];
+  ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, nd + 2);
+  if (!y) return OX_ERUNTIME;
+  if (y->numel == 0) return OX_OK;
+  float *xo = NULL;
+  const float *xf = ox_nn_as_f32(x->data, x->dtype, x->numel, &xo);
+  float *yf = calloc((size_t)y->numel, sizeof(float));
+  int rc = OX_OK;
+  if (!xf || !yf)
+    rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  else {
+    for (int64_t n = 0; n < x->dims[0]; n++)
+      ox_nn_col2im_add(&g, C, xf + n * x->dims[1] * x->dims[2], yf + n * C * g.in_size);
+    ox_nn_store_f32(yf, y->dtype, y->numel, y->data);
+  }
+  free(xo);
+  free(yf);
+  return rc;
+}
+
+/* ---------------- ConvInteger / QLinearConv ---------------- */
+
+static bool is_q8(int32_t t) { return t == OX_UINT8 || t == OX_INT8; }
+
+static int32_t q8_at(const ox_value *v, int64_t i) {
+  return v->dtype == OX_UINT8 ? ((const uint8_t *)v->data)[i] : ((const int8_t *)v->data)[i];
+}
+
+/* acc[n][m][p] = sum_k (x - zx)(w - zw[m]) over the im2col of shifted x
+ * (integers held exactly in float32, accumulated in int64). */
+static int qconv_acc(ox_kctx *ctx, const conv_state *s, const ox_value *x, const ox_value *w,
+                     int32_t zx, const ox_value *zw, ox_nn_geom *g, int64_t *ydims,
+                     int64_t **acc_out) {
+  if (conv_shapes(ctx, s, x, w, g, ydims)) return OX_ERUNTIME;
+  int64_t N = x->dims[0], G = s->a.group, Cg = w->dims[1], M = w->dims[0], Mg = M / G;
+  int64_t Kg = Cg * g->k_size, P = g->out_size, outer = ox_nn_outer(g);
+  if (zw && zw->numel != 1 && zw->numel != M)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "w_zero_point has %lld elements (1 or %lld expected)",
+                        (long long)zw->numel, (long long)M);
+  float *xs = malloc((size_t)(x->numel > 0 ? x->numel : 1) * sizeof(float));
+  float *col = malloc((size_t)(Kg * P > 0 ? Kg * P : 1) * sizeof(float));
+  int64_t *acc = calloc((size_t)(N * M * P > 0 ? N * M * P : 1), sizeof(int64_t));
+  int32_t *wv = malloc((size_t)(Kg > 0 ? Kg : 1) * sizeof(int32_t));
+  if (!xs || !col || !acc || !wv) {
+    free(xs);
+    free(col);
+    free(acc);
+    free(wv);
+    return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  }
+  for (int64_t i = 0; i < x->numel; i++) xs[i] = (float)(q8_at(x, i) - zx);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t gi = 0; gi < G; gi++) {
+      ox_nn_im2col(g, Cg, xs + (n * G + gi) * Cg * g->in_size, 0, outer, col, P, 0.0f);
+      for (int64_t m = gi * Mg; m < (gi + 1) * Mg; m++) {
+        int32_t z = zw ? q8_at(zw, zw->numel == 1 ? 0 : m) : 0;
+        for (int64_t k = 0; k < Kg; k++) wv[k] = q8_at(w, m * Kg + k) - z;
+        int64_t *am = acc + (n * M + m) * P;
+        for (int64_t k = 0; k < Kg; k++) {
+          int64_t wk = wv[k];
+          if (!wk) continue;
+          const float *cr = col + k * P;
+          for (int64_t p = 0; p < P; p++) am[p] += wk * (int64_t)cr[p];
+        }
+      }
+    }
+  free(xs);
+  free(col);
+  free(wv);
+  *acc_out = acc;
+  return OX_OK;
+}
+
+static int convint_run(ox_kctx *ctx, void *st) {
+  conv_state *s = st;
+  ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1);
+  ox_value *zx = ox_kctx_input(ctx, 2), *zw = ox_kctx_input(ctx, 3);
+  if (!x || !w) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing input x or w");
+  if (!is_q8(x->dtype) || !is_q8(w->dtype) || (zx && zx->dtype != x->dtype) ||
+      (zw && zw->dtype != w->dtype))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "x, w and their zero points must be int8/uint8");
+  if (zx && zx->numel != 1) return ox_kctx_fail(ctx, OX_ERUNTIME, "x_zero_point must be a scalar");
+  ox_nn_geom g;
+  int64_t ydims[OX_NN_MAXD + 2], *acc = NULL;
+  if (qconv_acc(ctx, s, x, w, zx ? q8_at(zx, 0) : 0, zw, &g, ydims, &acc)) return OX_ERUNTIME;
+  ox_value *y = ox_kctx_output(ctx, 0, OX_INT32, ydims, x->rank);
+  if (!y) {
+    free(acc);
+    return OX_ERUNTIME;
+  }
+  for (int64_t i = 0; i < y->numel; i++) ((int32_t *)y->data)[i] = (int32_t)acc[i];
+  free(acc);
+  return OX_OK;
+}
+
+static float scalar_f32(const ox_value *v, int64_t i) {
+  return ox_nn_is_float_type(v->dtype) && v->dtype == OX_FLOAT ? ((const float *)v->data)[i] : 0.0f;
+}
+
+static int qlinearconv_run(ox_kctx *ctx, void *st) {
+  conv_state *s = st;
+  ox_value *in[9];
+  for (size_t i = 0; i < 9; i++) in[i] = ox_kctx_input(ctx, i);
+  ox_value *x = in[0], *xs = in[1], *zx = in[2], *w = in[3], *ws = in[4], *zw = in[5], *ys = in[6],
+           *zy = in[7], *b = in[8];
+  if (!x || !xs || !w || !ws || !ys)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "missing required input");
+  if (!is_q8(x->dtype) || !is_q8(w->dtype) || (zx && zx->dtype != x->dtype) ||
+      (zw && zw->dtype != w->dtype) || (zy && !is_q8(zy->dtype)))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "x, w, y and their zero points must be int8/uint8");
+  if (xs->dtype != OX_FLOAT || ws->dtype != OX_FLOAT || ys->dtype != OX_FLOAT)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "scales must be float");
+  if (xs->numel != 1 || ys->numel != 1 || (zx && zx->numel != 1) || (zy && zy->numel != 1))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "x/y scales and zero points must be scalars");
+  if (b && b->dtype != OX_INT32) return ox_kctx_fail(ctx, OX_ERUNTIME, "B must be int32");
+  ox_nn_geom g;
+  int64_t ydims[OX_NN_MAXD + 2], *acc = NULL;
+  if (qconv_acc(ctx, s, x, w, zx ? q8_at(zx, 0) : 0, zw, &g, ydims, &acc)) return OX_ERUNTIME;
+  int64_t M = ydims[1], P = g.out_size;
+  int rc = OX_OK;
+  if (ws->numel != 1 && ws->numel != M)
+    rc = ox_kctx_fail(ctx, OX_ERUNTIME, "w_scale has %lld elements (1 or %lld expected)",
+                      (long long)ws->numel, (long long)M);
+  else if (b && b->numel != M)
+    rc = ox_kctx_fail(ctx, OX_ERUNTIME, "B has %lld elements, expected %lld", (long long)b->numel,
+                      (long long)M);
+  int32_t ytype = zy ? zy->dtype : OX_UINT8;
+  ox_value *y = rc ? NULL : ox_kctx_output(ctx, 0, ytype, ydims, x->rank);
+  if (!y) {
+    free(acc);
+    return OX_ERUNTIME;
+  }
+  double yscale = (double)scalar_f32(ys, 0);
+  int32_t yz = zy ? q8_at(zy, 0) : 0;
+  int32_t lo = ytype == OX_UINT8 ? 0 : -128, hi = ytype == OX_UINT8 ? 255 : 127;
+  for (int64_t n = 0; n < ydims[0]; n++)
+    for (int64_t m = 0; m < M; m++) {
+      double sc = (double)scalar_f32(xs, 0) * (double)scalar_f32(ws, ws->numel == 1 ? 0 : m);
+      int64_t bias = b ? ((const int32_t *)b->data)[m] : 0;
+      for (int64_t p = 0; p < P; p++) {
+        int64_t i = (n * M + m) * P + p;
+        /* the real value is (acc + bias) * sx * sw; requantise to y */
+        float real = (float)((double)(acc[i] + bias) * sc);
+        double q = nearbyint((double)real / yscale) + yz;
+        int32_t v = q < lo ? lo : q > hi ? hi : (int32_t)q;
+        if (ytype == OX_UINT8)
+          ((uint8_t *)y->data)[i] = (uint8_t)v;
+        else
+          ((int8_t *)y->data)[i] = (int8_t)v;
+      }
+    }
+  free(acc);
+  return OX_OK;
+}
+
+/* ---------------- DeformConv ---------------- */
+
+/* N-linear sample of one channel plane at fractional position pos; corners
+ * outside the input read zero. */
+static float deform_sample(const ox_nn_geom *g, const float *xc, const double *pos) {
+  size_t nd = g->nd;
+  int64_t base[OX_NN_MAXD];
+  double frac[OX_NN_MAXD];
+  for (size_t d = 0; d < nd; d++) {
+    if (pos[d] <= -1.0 || pos[d] >= (double)g->in[d]) return 0.0f;
+    double f = floor(pos[d]);
+    base[d] = (int64_t)f;
+    frac[d] = pos[d] - f;
+  }
+  double acc = 0.0;
+  for (int64_t corner = 0; corner < ((int64_t)1 << nd); corner++) {
+    double w = 1.0;
+    int64_t lin = 0;
+    bool inside = true;
+    for (size_t d = 0; d < nd; d++) {
+      int64_t bit = (corner >> (nd - 1 - d)) & 1, i = base[d] + bit;
+      w *= bit ? frac[d] : 1.0 - frac[d];
+      if (i < 0 || i >= g->in[d]) inside = false;
+      lin = lin * g->in[d] + i;
+    }
+    if (inside && w != 0.0) acc += w * (double)xc[lin];
+  }
+  return (float)acc;
+}
+
+static int deform_run(ox_kctx *ctx, void *st) {
+  conv_state *s = st;
+  ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *off = ox_kctx_input(ctx, 2);
+  ox_value *b = ox_kctx_input(ctx, 3), *mask = ox_kctx_input(ctx, 4);
+  if (!off) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing input offset");
+  ox_nn_geom g;
+  int64_t ydims[OX_NN_MAXD + 2];
+  if (conv_shapes(ctx, s, x, w, &g, ydims)) return OX_ERUNTIME;
+  if (check_float(ctx, x, "X", 0) || check_float(ctx, w, "W", x->dtype) ||
+      check_float(ctx, off, "offset", x->dtype) || (b && check_float(ctx, b, "B", x->dtype)) ||
+      (mask && check_float(ctx, mask, "mask", x->dtype)))
+    return OX_ERUNTIME;
+  int64_t N = x->dims[0], C = x->dims[1], G = s->a.group, Cg = w->dims[1], M = w->dims[0];
+  int64_t Mg = M / G, ks = g.k_size, P = g.out_size, nd = (int64_t)g.nd;
+  int64_t OG = ox_node_attr_int(ox_kctx_node(ctx), "offset_group", 1);
+  if (OG <= 0 || C % OG != 0)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "offset_group %lld does not divide %lld channels",
+                        (long long)OG, (long long)C);
+  if (off->numel != N * OG * ks * nd * P || (mask && mask->numel != N * OG * ks * P))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "offset or mask has the wrong number of elements");
+  if (b && b->numel != M)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "B must have %lld elements", (long long)M);
+  ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, x->rank);
+  if (!y) return OX_ERUNTIME;
+  if (y->numel == 0) return OX_OK;
+  fstage fs;
+  int rc = stage_in(ctx, &fs, x, w, b, y);
+  float *oo = NULL, *mo = NULL;
+  const float *of = rc ? NULL : ox_nn_as_f32(off->data, off->dtype, off->numel, &oo);
+  const float *mf = rc || !mask ? NULL : ox_nn_as_f32(mask->data, mask->dtype, mask->numel, &mo);
+  float *col = rc ? NULL : malloc((size_t)(Cg * ks * P) * sizeof(float));
+  if (!rc && (!of || (mask && !mf) || !col)) rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  int64_t cpo = C / OG; /* channels per offset group */
+  for (int64_t n = 0; !rc && n < N; n++)
+    for (int64_t gi = 0; gi < G; gi++) {
+      for (int64_t cl = 0; cl < Cg; cl++) {
+        int64_t c = gi * Cg + cl, og = c / cpo;
+        const float *xc = fs.xf + (n * C + c) * g.in_size;
+        for (int64_t kidx = 0; kidx < ks; kidx++) {
+          int64_t kk[OX_NN_MAXD], r = kidx;
+          for (int64_t d = nd; d-- > 0;) {
+            kk[d] = r % g.k[d];
+            r /= g.k[d];
+          }
+          float *row = col + (cl * ks + kidx) * P;
+          const float *offk = of + ((n * OG + og) * ks + kidx) * nd * P;
+          const float *mk = mf ? mf + ((n * OG + og) * ks + kidx) * P : NULL;
+          int64_t oi[OX_NN_MAXD] = {0};
+          for (int64_t p = 0; p < P; p++) {
+            double pos[OX_NN_MAXD];
+            for (int64_t d = 0; d < nd; d++)
+              pos[d] = (double)(oi[d] * g.stride[d] - g.pb[d] + kk[d] * g.dil[d]) +
+                       (double)offk[d * P + p];
+            float v = deform_sample(&g, xc, pos);
+            row[p] = mk ? v * mk[p] : v;
+            for (int64_t d = nd; d-- > 0;) {
+              if (++oi[d] < g.out[d]) break;
+              oi[d] = 0;
+            }
+          }
+        }
+      }
+      float *yg = fs.yf + (n * M + gi * Mg) * P;
+      for (int64_t m = 0; m < Mg; m++)
+        for (int64_t p = 0; p < P; p++) yg[m * P + p] = fs.bf ? fs.bf[gi * Mg + m] : 0.0f;
+      ox_sgemm(false, false, Mg, P, Cg * ks, 1.0f, fs.wf + gi * Mg * Cg * ks, Cg * ks, col, P, 1.0f,
+               yg, P, ox_kctx_pool(ctx));
+    }
+  free(oo);
+  free(mo);
+  free(col);
+  return stage_out(&fs, rc, y);
+}
+
 const ox_kernel_def ox_ops_conv[] = {
+    {"", "Conv", 1, 1000, conv_prepare, conv_run, conv_release},
+    {"", "ConvTranspose", 1, 1000, convt_prepare, convt_run, conv_release},
+    {"", "DeformConv", 19, 1000, col2im_prepare, deform_run, conv_release},
+    {"", "Col2Im", 18, 1000, col2im_prepare, col2im_run, conv_release},
+    {"", "ConvInteger", 10, 1000, col2im_prepare, convint_run, conv_release},
+    {"", "QLinearConv", 10, 1000, col2im_prepare, qlinearconv_run, conv_release},
     {0},
 };

@@ -1,6 +1,504 @@
-/* quant.c - kernels of the quant family. */
-#include "../runtime/kernel.h"
+/* quant.c - linear quantisation: QuantizeLinear, DequantizeLinear (per-tensor,
+ * per-axis and blocked; integer, float8 and float4 kinds), DynamicQuantizeLinear,
+ * QLinearMatMul and MatMulInteger. */
+#include "nn_common.h"
+
+typedef struct quant_attrs {
+  int64_t axis, block_size, output_dtype, precision;
+  bool saturate;
+  int version;
+} quant_attrs;
+
+static int quant_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  const ox_node *n = info->node;
+  quant_attrs *a = ox_arena_calloc(info->arena, 1, sizeof *a);
+  if (!a) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  a->version = (int)info->since_version;
+  a->axis = ox_node_attr_int(n, "axis", 1);
+  a->block_size = ox_node_attr_int(n, "block_size", 0);
+  a->output_dtype = ox_node_attr_int(n, "output_dtype", 0);
+  a->precision = ox_node_attr_int(n, "precision", 0);
+  a->saturate = ox_node_attr_int(n, "saturate", 1) != 0;
+  if (a->block_size < 0)
+    return ox_err_set(e, OX_EMODEL, "node '%s' (%s): block_size must not be negative",
+                      n->name ? n->name : "", n->op_type);
+  *state = a;
+  return OX_OK;
+}
+
+/* Integer range of a quantized type; false for the float kinds. */
+static bool int_range(int32_t dt, double *lo, double *hi) {
+  switch (dt) {
+    case OX_UINT8:
+      *lo = 0, *hi = 255;
+      return true;
+    case OX_INT8:
+      *lo = -128, *hi = 127;
+      return true;
+    case OX_UINT16:
+      *lo = 0, *hi = 65535;
+      return true;
+    case OX_INT16:
+      *lo = -32768, *hi = 32767;
+      return true;
+    case OX_UINT4:
+      *lo = 0, *hi = 15;
+      return true;
+    case OX_INT4:
+      *lo = -8, *hi = 7;
+      return true;
+    case OX_UINT2:
+      *lo = 0, *hi = 3;
+      return true;
+    case OX_INT2:
+      *lo = -2, *hi = 1;
+      return true;
+    case OX_INT32:
+      *lo = -2147483648.0, *hi = 2147483647.0;
+      return true;
+    default:
+      return false;
+  }
+}
+
+static bool is_f8(int32_t dt) {
+  return dt == OX_FLOAT8E4M3FN || dt == OX_FLOAT8E4M3FNUZ || dt == OX_FLOAT8E5M2 ||
+         dt == OX_FLOAT8E5M2FNUZ;
+}
+
+/* Stores an integer-valued v (already clamped) in a quantized int type. */
+static void set_int(void *d, int32_t dt, int64_t i, double v) {
+  switch (dt) {
+    case OX_UINT8:
+    case OX_UINT4:
+    case OX_UINT2:
+      ((uint8_t *)d)[i] = (uint8_t)v;
+      break;
+    case OX_INT8:
+    case OX_INT4:
+    case OX_INT2:
+      ((int8_t *)d)[i] = (int8_t)v;
+      break;
+    case OX_UINT16:
+      ((uint16_t *)d)[i] = (uint16_t)v;
+      break;
+    case OX_INT16:
+      ((int16_t *)d)[i] = (int16_t)v;
+      break;
+    case OX_INT32:
+      ((int32_t *)d)[i] = (int32_t)v;
+      break;
+    default:
+      break;
+  }
+}
+
+/* Rounds v to the precision of float type dt (float16/bfloat16/float). */
+static double to_prec(double v, int32_t dt) {
+  if (dt == OX_FLOAT16) return ox_f16_to_f32(ox_f32_to_f16((float)v));
+  if (dt == OX_BFLOAT16) return ox_bf16_to_f32(ox_f32_to_bf16((float)v));
+  if (dt == OX_FLOAT) return (float)v;
+  return v;
+}
+
+/* Scale layout: index of the scale/zero point of every element, given as
+ * outer x D x inner loops with sidx = (o * SD + d / bs) * SI + in * (SI > 1). */
+typedef struct qlayout {
+  int64_t outer, D, inner, SD, bs;
+  bool per_tensor, per_axis;
+} qlayout;
+
+static int q_layout(ox_kctx *c, const quant_attrs *a, const ox_value *x, const ox_value *s,
+                    const ox_value *zp, qlayout *L) {
+  memset(L, 0, sizeof *L);
+  if (zp && !ox_shape_equal(zp->dims, zp->rank, s->dims, s->rank) &&
+      !(zp->numel == 1 && s->numel == 1))
+    return ox_kctx_fail(c, OX_ERUNTIME, "zero point and scale shapes differ");
+  if (s->numel == 1 && s->rank <= 1 && !(a->block_size > 0 && s->rank == x->rank && x->rank > 1)) {
+    L->per_tensor = true;
+    return OX_OK;
+  }
+  if (a->version < 13)
+    return ox_kctx_fail(c, OX_ERUNTIME, "scale must be a scalar before opset 13");
+  int64_t axis;
+  if (!nn_axis(a->axis, x->rank, false, &axis))
+    return ox_kctx_fail(c, OX_ERUNTIME, "axis %lld is out of range for rank %zu",
+                        (long long)a->axis, x->rank);
+  L->outer = nn_prod(x->dims, 0, (size_t)axis);
+  L->D = x->dims[axis];
+  L->inner = nn_prod(x->dims, (size_t)axis + 1, x->rank);
+  if (s->rank == 1 && a->block_size == 0) {
+    if (s->dims[0] != L->D)
+      return ox_kctx_fail(c, OX_ERUNTIME, "per-axis scale has %lld elements, axis %lld has %lld",
+                          (long long)s->dims[0], (long long)axis, (long long)L->D);
+    L->per_axis = true;
+    return OX_OK;
+  }
+  if (a->block_size <= 0 || s->rank != x->rank)
+    return ox_kctx_fail(c, OX_ERUNTIME,
+                        "scale of rank %zu needs block_size > 0 and the rank of x (%zu)", s->rank,
+                        x->rank);
+  for (size_t k = 0; k < x->rank; k++)
+    if ((int64_t)k != axis && s->dims[k] != x->dims[k])
+      return ox_kctx_fail(c, OX_ERUNTIME, "blocked scale must match x except on axis %lld",
+                          (long long)axis);
+  L->SD = s->dims[axis];
+  L->bs = a->block_size;
+  if (L->D > L->SD * L->bs || (L->SD - 1) * L->bs >= (L->D > 0 ? L->D : 1))
+    return ox_kctx_fail(c, OX_ERUNTIME,
+                        "block_size %lld does not fit axis %lld of %lld with %lld blocks",
+                        (long long)L->bs, (long long)axis, (long long)L->D, (long long)L->SD);
+  return OX_OK;
+}
+
+/* Calls body(i, si) for element i with scale index si. */
+#define Q_FOREACH(L, n, BODY)                                           \
+  do {                                                                  \
+    if ((L)->per_tensor) {                                              \
+      for (int64_t i = 0, si = 0; i < (n); i++) BODY                    \
+    } else if ((L)->per_axis) {                                         \
+      int64_t i = 0;                                                    \
+      for (int64_t o = 0; o < (L)->outer; o++)                          \
+        for (int64_t d = 0; d < (L)->D; d++)                            \
+          for (int64_t in = 0, si = d; in < (L)->inner; in++, i++) BODY \
+    } else {                                                            \
+      int64_t i = 0;                                                    \
+      for (int64_t o = 0; o < (L)->outer; o++)                          \
+        for (int64_t d = 0; d < (L)->D; d++)                            \
+          for (int64_t in = 0; in < (L)->inner; in++, i++) {            \
+            int64_t si = (o * (L)->SD + d / (L)->bs) * (L)->inner + in; \
+            BODY                                                        \
+          }                                                             \
+    }                                                                   \
+  } while (0)
+
+static int quantize_run(ox_kctx *c, void *st) {
+  const quant_attrs *a = st;
+  ox_value *x = ox_kctx_input(c, 0), *s = ox_kctx_input(c, 1), *zp = ox_kctx_input(c, 2);
+  if (!x || !s) return ox_kctx_fail(c, OX_ERUNTIME, "x and y_scale are required");
+  if (!nn_is_real(x->dtype) && x->dtype != OX_INT32)
+    return ox_kctx_fail(c, OX_ERUNTIME, "x must be float, float16, bfloat16 or int32");
+  int32_t odt = zp ? zp->dtype : a->output_dtype ? (int32_t)a->output_dtype : OX_UINT8;
+  if (zp && a->output_dtype && a->output_dtype != zp->dtype)
+    return ox_kctx_fail(c, OX_ERUNTIME, "output_dtype %lld differs from the zero point type %d",
+                        (long long)a->output_dtype, (int)zp->dtype);
+  double lo = 0, hi = 0;
+  bool is_int = int_range(odt, &lo, &hi) && odt != OX_INT32;
+  if (!is_int && !is_f8(odt) && odt != OX_FLOAT4E2M1)
+    return ox_kctx_fail(c, OX_ERUNTIME, "unsupported quantized type %d", (int)odt);
+  qlayout L;
+  int rc = q_layout(c, a, x, s, zp, &L);
+  if (rc) return rc;
+  ox_value *y = ox_kctx_output(c, 0, odt, x->dims, x->rank);
+  if (!y) return OX_ERUNTIME;
+  int32_t prec = a->precision ? (int32_t)a->precision : s->dtype;
+  const void *xd = x->data, *sd = s->data, *zd = zp ? zp->data : NULL;
+  int32_t xt = x->dtype, stt = s->dtype, zt = zp ? zp->dtype : odt;
+  void *yd = y->data;
+  bool sat = a->saturate;
+  Q_FOREACH (&L, x->numel, {
+    double sc = nn_get(sd, stt, si);
+    double q = to_prec(to_prec(nn_get(xd, xt, i), prec) / to_prec(sc, prec), prec);
+    double z = zd ? nn_get(zd, zt, si) : 0.0;
+    if (is_int) {
+      double r = nearbyint(q) + z;
+      r = r < lo ? lo : r > hi ? hi : r;
+      if (r != r) r = 0;
+      set_int(yd, odt, i, r);
+    } else if (odt == OX_FLOAT4E2M1) {
+      ((uint8_t *)yd)[i] = ox_f32_to_f4((float)(q + z));
+    } else {
+      ((uint8_t *)yd)[i] = ox_f32_to_f8((float)(q + z), odt, sat);
+    }
+  })
+    ;
+  return OX_OK;
+}
+
+static int dequantize_run(ox_kctx *c, void *st) {
+  const quant_attrs *a = st;
+  ox_value *x = ox_kctx_input(c, 0), *s = ox_kctx_input(c, 1), *zp = ox_kctx_input(c, 2);
+  if (!x || !s) return ox_kctx_fail(c, OX_ERUNTIME, "x and x_scale are required");
+  if (zp && zp->dtype != x->dtype)
+    return ox_kctx_fail(c, OX_ERUNTIME, "x and x_zero_point types differ");
+  double lo = 0, hi = 0;
+  if (!int_range(x->dtype, &lo, &hi) && !is_f8(x->dtype) && x->dtype != OX_FLOAT4E2M1)
+    return ox_kctx_fail(c, OX_ERUNTIME, "unsupported quantized input type %d", (int)x->dtype);
+  int32_t odt = a->output_dtype        ? (int32_t)a->output_dtype
+                : nn_is_real(s->dtype) ? s->dtype
+                                       : OX_FLOAT;
+  if (!nn_is_real(odt) || odt == OX_DOUBLE)
+    return ox_kctx_fail(c, OX_ERUNTIME, "unsupported output type %d", (int)odt);
+  qlayout L;
+  int rc = q_layout(c, a, x, s, zp, &L);
+  if (rc) return rc;
+  ox_value *y = ox_kctx_output(c, 0, odt, x->dims, x->rank);
+  if (!y) return OX_ERUNTIME;
+  const void *xd = x->data, *sd = s->data, *zd = zp ? zp->data : NULL;
+  int32_t xt = x->dtype, stt = s->dtype;
+  void *yd = y->data;
+  Q_FOREACH (&L, x->numel, {
+    double z = zd ? nn_get(zd, xt, si) : 0.0;
+    double v = to_prec(nn_get(xd, xt, i) - z, odt) * to_prec(nn_get(sd, stt, si), odt);
+    nn_set_real(yd, odt, i, v);
+  })
+    ;
+  return OX_OK;
+}
+
+static int dynq_run(ox_kctx *c, void *st) {
+  (void)st;
+  ox_value *x = ox_kctx_input(c, 0);
+  if (!x || x->dtype != OX_FLOAT) return ox_kctx_fail(c, OX_ERUNTIME, "x must be float");
+  const float *xd = x->data;
+  float mn = 0.0f, mx = 0.0f;
+  for (int64_t i = 0; i < x->numel; i++) {
+    if (xd[i] < mn) mn = xd[i];
+    if (xd[i] > mx) mx = xd[i];
+  }
+  float scale = (mx - mn) / 255.0f;
+  float zpf = scale != 0.0f ? nearbyintf((0.0f - mn) / scale) : 0.0f;
+  zpf = zpf < 0 ? 0 : zpf > 255 ? 255 : zpf;
+  ox_value *y = ox_kctx_output(c, 0, OX_UINT8, x->dims, x->rank);
+  ox_value *ys = y ? ox_kctx_output(c, 1, OX_FLOAT, NULL, 0) : NULL;
+  ox_value *yz = ys ? ox_kctx_output(c, 2, OX_UINT8, NULL, 0) : NULL;
+  if (!yz) return OX_ERUNTIME;
+  uint8_t *yd = y->data;
+  for (int64_t i = 0; i < x->numel; i++) {
+    float q = scale != 0.0f ? nearbyintf(xd[i] / scale) + zpf : zpf;
+    yd[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+  }
+  *(float *)ys->data = scale;
+  *(uint8_t *)yz->data = (uint8_t)zpf;
+  return OX_OK;
+}
+
+/* ---- batched matrix products with numpy broadcasting ---- */
+typedef struct mm_plan {
+  int64_t M, K, N, batch;
+  int64_t *aoff, *boff; /* per batch element offsets (malloc'd) */
+  int64_t dims[16];
+  size_t rank;
+} mm_plan;
+
+static int mm_plan_make(ox_kctx *c, const ox_value *A, const ox_value *B, mm_plan *p) {
+  memset(p, 0, sizeof *p);
+  if (A->rank < 1 || B->rank < 1 || A->rank > 12 || B->rank > 12)
+    return ox_kctx_fail(c, OX_ERUNTIME, "matmul operands need rank 1..12");
+  int64_t ad[14], bd[14];
+  size_t ar = A->rank, br = B->rank;
+  memcpy(ad, A->dims, ar * sizeof(int64_t));
+  memcpy(bd, B->dims, br * sizeof(int64_t));
+  bool a1 = ar == 1, b1 = br == 1;
+  if (a1) ad[1] = ad[0], ad[0] = 1, ar = 2;
+  if (b1) bd[1] = 1, br = 2;
+  p->M = ad[ar - 2], p->K = ad[ar - 1], p->N = bd[br - 1];
+  if (bd[br - 2] != p->K)
+    return ox_kctx_fail(c, OX_ERUNTIME, "matmul inner dimensions differ (%lld vs %lld)",
+                        (long long)p->K, (long long)bd[br - 2]);
+  size_t r = (ar > br ? ar : br) - 2;
+  int64_t bdims[12], as[12], bs[12];
+  int64_t sa = p->M * p->K, sb = p->K * p->N;
+  for (size_t k = r; k-- > 0;) {
+    size_t ka = k + (ar - 2) - r, kb = k + (br - 2) - r;
+    int64_t da = k + (ar - 2) >= r ? ad[ka] : 1, db = k + (br - 2) >= r ? bd[kb] : 1;
+    if (da != db && da != 1 && db != 1)
+      return ox_kctx_fail(c, OX_ERUNTIME, "matmul batch dimensions do not broadcast");
+    bdims[k] = da > db ? da : db;
+    as[k] = da == 1 ? 0 : sa;
+    bs[k] = db == 1 ? 0 : sb;
+    sa *= da;
+    sb *= db;
+  }
+  p->batch = nn_prod(bdims, 0, r);
+  p->aoff = malloc(((size_t)p->batch + 1) * sizeof(int64_t));
+  p->boff = malloc(((size_t)p->batch + 1) * sizeof(int64_t));
+  if (!p->aoff || !p->boff) {
+    free(p->aoff);
+    free(p->boff);
+    return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+  }
+  int64_t idx[12] = {0}, oa = 0, ob = 0;
+  for (int64_t b = 0; b < p->batch; b++) {
+    p->aoff[b] = oa, p->boff[b] = ob;
+    for (size_t k = r; k-- > 0;) {
+      idx[k]++, oa += as[k], ob += bs[k];
+      if (idx[k] < bdims[k]) break;
+      oa -= as[k] * idx[k], ob -= bs[k] * idx[k], idx[k] = 0;
+    }
+  }
+  for (size_t k = 0; k < r; k++) p->dims[p->rank++] = bdims[k];
+  if (!a1) p->dims[p->rank++] = p->M;
+  if (!b1) p->dims[p->rank++] = p->N;
+  return OX_OK;
+}
+
+static void mm_plan_free(mm_plan *p) {
+  free(p->aoff);
+  free(p->boff);
+}
+
+/* Zero point for row (A) or column (B) j: scalar or 1-D per row/column. */
+static int zp_check(ox_kctx *c, const ox_value *z, int32_t dt, int64_t n, const char *what) {
+  if (!z) return OX_OK;
+  if (z->dtype != dt) return ox_kctx_fail(c, OX_ERUNTIME, "%s type differs from its tensor", what);
+  if (z->numel != 1 && z->numel != n)
+    return ox_kctx_fail(c, OX_ERUNTIME, "%s must be a scalar or have %lld elements", what,
+                        (long long)n);
+  return OX_OK;
+}
+
+/* C[b] = (A - za) x (B - zb) in double (exact for the integer types): both
+ * operands are centred into double buffers once, then each output row is an
+ * i-k-j accumulation over contiguous rows of B, rows spread over the pool. */
+typedef struct mm_job {
+  const mm_plan *p;
+  const double *a, *b;
+  double *c;
+} mm_job;
+
+static void mm_rows(void *arg, int64_t r0, int64_t r1) {
+  const mm_job *j = arg;
+  const mm_plan *p = j->p;
+  for (int64_t r = r0; r < r1; r++) {
+    int64_t bt = r / p->M, i = r % p->M;
+    const double *ar = j->a + p->aoff[bt] + i * p->K;
+    double *cr = j->c + r * p->N;
+    for (int64_t n = 0; n < p->N; n++) cr[n] = 0.0;
+    for (int64_t k = 0; k < p->K; k++) {
+      const double *br = j->b + p->boff[bt] + k * p->N;
+      double av = ar[k];
+      for (int64_t n = 0; n < p->N; n++) cr[n] += av * br[n];
+    }
+  }
+}
+
+static int mm_centered(ox_kctx *c, const ox_value *A, const ox_value *za, const ox_value *B,
+                       const ox_value *zb, const mm_plan *p, double *C) {
+  double *ad = malloc(((size_t)A->numel + 1) * sizeof(double));
+  double *bd = malloc(((size_t)B->numel + 1) * sizeof(double));
+  if (!ad || !bd) {
+    free(ad);
+    free(bd);
+    return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+  }
+  int64_t idx = 0;
+  for (int64_t m = 0; m < A->numel / (p->M * p->K > 0 ? p->M * p->K : 1); m++)
+    for (int64_t i = 0; i < p->M; i++) {
+      double z = za ? nn_get(za->data, za->dtype, za->numel == 1 ? 0 : i) : 0.0;
+      for (int64_t k = 0; k < p->K; k++, idx++) ad[idx] = nn_get(A->data, A->dtype, idx) - z;
+    }
+  double *zcol = malloc(((size_t)p->N + 1) * sizeof(double));
+  if (!zcol) {
+    free(ad);
+    free(bd);
+    return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+  }
+  for (int64_t n = 0; n < p->N; n++)
+    zcol[n] = zb ? nn_get(zb->data, zb->dtype, zb->numel == 1 ? 0 : n) : 0.0;
+  idx = 0;
+  for (int64_t m = 0; m < B->numel / (p->K * p->N > 0 ? p->K * p->N : 1); m++)
+    for (int64_t k = 0; k < p->K; k++)
+      for (int64_t n = 0; n < p->N; n++, idx++) bd[idx] = nn_get(B->data, B->dtype, idx) - zcol[n];
+  mm_job j = {p, ad, bd, C};
+  ox_parallel_for(ox_kctx_pool(c), p->batch * p->M, 1 + 65536 / (p->N * p->K + 1), mm_rows, &j);
+  free(zcol);
+  free(ad);
+  free(bd);
+  return OX_OK;
+}
+
+static bool is_q8(int32_t dt) { return dt == OX_INT8 || dt == OX_UINT8; }
+
+static int matmulint_run(ox_kctx *c, void *st) {
+  (void)st;
+  ox_value *A = ox_kctx_input(c, 0), *B = ox_kctx_input(c, 1);
+  ox_value *za = ox_kctx_input(c, 2), *zb = ox_kctx_input(c, 3);
+  if (!A || !B || !is_q8(A->dtype) || !is_q8(B->dtype))
+    return ox_kctx_fail(c, OX_ERUNTIME, "A and B must be int8 or uint8 tensors");
+  mm_plan p;
+  int rc = mm_plan_make(c, A, B, &p);
+  if (rc) return rc;
+  if ((rc = zp_check(c, za, A->dtype, p.M, "a_zero_point")) ||
+      (rc = zp_check(c, zb, B->dtype, p.N, "b_zero_point"))) {
+    mm_plan_free(&p);
+    return rc;
+  }
+  ox_value *y = ox_kctx_output(c, 0, OX_INT32, p.dims, p.rank);
+  double *C = y ? malloc(((size_t)(p.batch * p.M * p.N) + 1) * sizeof(double)) : NULL;
+  if (!C) {
+    mm_plan_free(&p);
+    return y ? ox_kctx_fail(c, OX_ENOMEM, "out of memory") : OX_ERUNTIME;
+  }
+  rc = mm_centered(c, A, za, B, zb, &p, C);
+  for (int64_t i = 0; !rc && i < y->numel; i++) ((int32_t *)y->data)[i] = (int32_t)C[i];
+  free(C);
+  mm_plan_free(&p);
+  return rc;
+}
+
+static int qlinearmatmul_run(ox_kctx *c, void *st) {
+  (void)st;
+  ox_value *in[8];
+  for (size_t i = 0; i < 8; i++) {
+    in[i] = ox_kctx_input(c, i);
+    if (!in[i]) return ox_kctx_fail(c, OX_ERUNTIME, "input %zu is required", i);
+  }
+  ox_value *A = in[0], *as = in[1], *za = in[2], *B = in[3], *bs = in[4], *zb = in[5];
+  ox_value *ys = in[6], *zy = in[7];
+  mm_plan p;
+  int rc = mm_plan_make(c, A, B, &p);
+  if (rc) return rc;
+  if ((rc = zp_check(c, za, A->dtype, p.M, "a_zero_point")) ||
+      (rc = zp_check(c, zb, B->dtype, p.N, "b_zero_point")) ||
+      (as->numel != 1 && as->numel != p.M &&
+       (rc = ox_kctx_fail(c, OX_ERUNTIME, "a_scale must be a scalar or per row"))) ||
+      (bs->numel != 1 && bs->numel != p.N &&
+       (rc = ox_kctx_fail(c, OX_ERUNTIME, "b_scale must be a scalar or per column"))) ||
+      (ys->numel != 1 && (rc = ox_kctx_fail(c, OX_ERUNTIME, "y_scale must be a scalar")))) {
+    mm_plan_free(&p);
+    return rc;
+  }
+  double lo = 0, hi = 0;
+  int32_t odt = zy->dtype;
+  bool is_int = int_range(odt, &lo, &hi);
+  if (!is_int && !is_f8(odt)) {
+    mm_plan_free(&p);
+    return ox_kctx_fail(c, OX_ERUNTIME, "unsupported output type %d", (int)odt);
+  }
+  ox_value *y = ox_kctx_output(c, 0, odt, p.dims, p.rank);
+  double *C = y ? malloc(((size_t)(p.batch * p.M * p.N) + 1) * sizeof(double)) : NULL;
+  if (!C) {
+    mm_plan_free(&p);
+    return y ? ox_kctx_fail(c, OX_ENOMEM, "out of memory") : OX_ERUNTIME;
+  }
+  rc = mm_centered(c, A, za, B, zb, &p, C);
+  double ysc = nn_get(ys->data, ys->dtype, 0), yz = nn_get(zy->data, zy->dtype, 0);
+  for (int64_t b = 0; !rc && b < p.batch; b++)
+    for (int64_t i = 0; i < p.M; i++)
+      for (int64_t j = 0; j < p.N; j++) {
+        int64_t k = (b * p.M + i) * p.N + j;
+        double m = nn_get(as->data, as->dtype, as->numel == 1 ? 0 : i) *
+                   nn_get(bs->data, bs->dtype, bs->numel == 1 ? 0 : j) / ysc;
+        double q = C[k] * (float)m;
+        if (is_int) {
+          double r = nearbyint(q) + yz;
+          r = r < lo ? lo : r > hi ? hi : r;
+          set_int(y->data, odt, k, r);
+        } else {
+          ((uint8_t *)y->data)[k] = ox_f32_to_f8((float)(q + yz), odt, true);
+        }
+      }
+  free(C);
+  mm_plan_free(&p);
+  return rc;
+}
 
 const ox_kernel_def ox_ops_quant[] = {
+    {"", "QuantizeLinear", 10, 1000, quant_prepare, quantize_run, NULL},
+    {"", "DequantizeLinear", 10, 1000, quant_prepare, dequantize_run, NULL},
+    {"", "DynamicQuantizeLinear", 11, 1000, quant_prepare, dynq_run, NULL},
+    {"", "MatMulInteger", 10, 1000, quant_prepare, matmulint_run, NULL},
+    {"", "QLinearMatMul", 10, 1000, quant_prepare, qlinearmatmul_run, NULL},
     {0},
 };

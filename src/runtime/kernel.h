@@ -20,10 +20,10 @@ typedef struct ox_thread_pool ox_thread_pool;
 
 /* What a kernel sees when it is prepared (once per session). */
 typedef struct ox_kinfo {
-  const ox_node *node;    /* attributes are read from here */
-  const char *domain;     /* normalised: "" for ai.onnx */
-  int64_t opset;          /* imported opset version of the node's domain */
-  int64_t since_version;  /* since_version of the bound schema */
+  const ox_node *node;   /* attributes are read from here */
+  const char *domain;    /* normalised: "" for ai.onnx */
+  int64_t opset;         /* imported opset version of the node's domain */
+  int64_t since_version; /* since_version of the bound schema */
   size_t n_inputs, n_outputs;
   /* Element type per input/output if known from the model (value_info,
    * initializers, graph inputs), else OX_UNDEFINED; NULL when none known.
@@ -31,9 +31,9 @@ typedef struct ox_kinfo {
   const int32_t *input_dtypes, *output_dtypes;
   /* Constant inputs (initializers, Constant outputs), else NULL entries. */
   ox_value *const *const_inputs;
-  ox_arena *arena;        /* session lifetime: put prepared state here */
-  ox_thread_pool *pool;   /* may be NULL */
-  void *session;          /* opaque, for control-flow kernels (subgraphs) */
+  ox_arena *arena;      /* session lifetime: put prepared state here */
+  ox_thread_pool *pool; /* may be NULL */
+  void *session;        /* opaque, for control-flow kernels (subgraphs) */
 } ox_kinfo;
 
 /* prepare: validate attributes (error names the node), pack weights, pick
@@ -60,7 +60,8 @@ ox_value *ox_kctx_input(ox_kctx *c, size_t i);
 /* Allocates output i as a tensor (storage zeroed only if the kernel asks via
  * ox_kctx_output_zero). Returns NULL with the error set. */
 ox_value *ox_kctx_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t *dims, size_t rank);
-ox_value *ox_kctx_output_zero(ox_kctx *c, size_t i, int32_t dtype, const int64_t *dims, size_t rank);
+ox_value *ox_kctx_output_zero(ox_kctx *c, size_t i, int32_t dtype, const int64_t *dims,
+                              size_t rank);
 /* Sets output i to an already built value (sequence, map, optional, or a
  * tensor the kernel made). Takes the reference. */
 int ox_kctx_set_output(ox_kctx *c, size_t i, ox_value *v);

@@ -38,7 +38,7 @@ struct ox_value {
   size_t rank;
   int64_t *dims; /* rank entries (points to small_dims when rank <= 8) */
   int64_t numel;
-  void *data;    /* numel elements of ox_value_elem_size(dtype) bytes */
+  void *data; /* numel elements of ox_value_elem_size(dtype) bytes */
   size_t nbytes;
   bool owns_data;
   int64_t small_dims[8];
@@ -70,7 +70,7 @@ ox_value *ox_tensor_scalar_f32(float v, ox_err *e);
 
 ox_value *ox_sequence_new(ox_err *e);
 int ox_sequence_push(ox_value *seq, ox_value *item, ox_err *e); /* takes a reference */
-ox_value *ox_optional_new(ox_value *elem, ox_err *e);           /* takes a reference; elem may be NULL */
+ox_value *ox_optional_new(ox_value *elem, ox_err *e); /* takes a reference; elem may be NULL */
 ox_value *ox_map_new(ox_value *keys, ox_value *vals, ox_err *e); /* takes references */
 
 ox_value *ox_value_ref(ox_value *v);
@@ -93,5 +93,31 @@ bool ox_shape_equal(const int64_t *a, size_t ra, const int64_t *b, size_t rb);
 /* Multidirectional (numpy) broadcast of two shapes; out must hold max(ra,rb). */
 int ox_broadcast_shape(const int64_t *a, size_t ra, const int64_t *b, size_t rb, int64_t *out,
                        size_t *rout, ox_err *e);
+
+/* ---- additions (runtime) ---- */
+/* Like ox_tensor_new but the storage is not zeroed (strings are). */
+ox_value *ox_tensor_new_uninit(int32_t dtype, const int64_t *dims, size_t rank, ox_err *e);
+/* 64-byte aligned storage for tensor data (free with free()); NULL on OOM. */
+void *ox_value_alloc_data(size_t nbytes);
+/* Frees the data of a tensor if owned (strings included) and clears it. */
+void ox_tensor_free_data(ox_value *v);
+/* Copies elements (same dtype and count; strings duplicated). */
+int ox_tensor_copy_data(ox_value *dst, const ox_value *src, ox_err *e);
+/* "tensor(float)[2,3]", "sequence of 4", ... for messages; snprintf result. */
+int ox_value_describe(const ox_value *v, char *buf, size_t size);
+
+/* onnx-data.proto messages <-> values (value_data.c). The *_to_* functions
+ * allocate in arena a. A map's values come back as a sequence value. */
+ox_value *ox_value_from_sequence_data(const ox_sequence_data *s, ox_err *e);
+ox_value *ox_value_from_map_data(const ox_map_data *m, ox_err *e);
+ox_value *ox_value_from_optional_data(const ox_optional_data *o, ox_err *e);
+int ox_value_to_sequence_data(const ox_value *v, ox_arena *a, ox_sequence_data *out, ox_err *e);
+int ox_value_to_map_data(const ox_value *v, ox_arena *a, ox_map_data *out, ox_err *e);
+int ox_value_to_optional_data(const ox_value *v, ox_arena *a, ox_optional_data *out, ox_err *e);
+/* Compares for conformance tests: exact kind, shape and element type; floats
+ * within atol + rtol * |want| (NaN equals NaN); others exactly. 0 if equal,
+ * else 1 with the first difference described in why. */
+int ox_value_compare(const ox_value *want, const ox_value *got, double rtol, double atol, char *why,
+                     size_t n);
 
 #endif

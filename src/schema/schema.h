@@ -29,10 +29,18 @@ typedef struct ox_type_constraint {
 
 typedef struct ox_attr_schema {
   const char *name;
-  int32_t type;          /* ox_attr_type */
+  int32_t type; /* ox_attr_type */
   bool required;
-  const char *default_text; /* the default value in text syntax ("1", "[1, 1]", "\"NOTSET\""), or NULL */
+  const char
+      *default_text; /* the default value in text syntax ("1", "[1, 1]", "\"NOTSET\""), or NULL */
 } ox_attr_schema;
+
+/* A function body registered for an opset version (notes §4.2): the body of
+ * an op for a model importing opset V is the one with the highest opset <= V. */
+typedef struct ox_function_body {
+  int opset;
+  const char *text; /* a function in the text syntax */
+} ox_function_body;
 
 typedef struct ox_schema {
   const char *domain; /* "" for ai.onnx */
@@ -51,7 +59,16 @@ typedef struct ox_schema {
    * function), or NULL if the op is not defined by a function at this
    * version. */
   const char *function_body;
+  /* Arity ranges as the spec prints them ("Inputs (2 - 3)"); max is
+   * OX_SCHEMA_INF for a trailing variadic. */
+  int min_inputs, max_inputs, min_outputs, max_outputs;
+  bool experimental; /* "No versioning maintained for experimental ops" */
+  /* Every registered body of this schema version, ascending opset. */
+  const ox_function_body *bodies;
+  size_t n_bodies;
 } ox_schema;
+
+#define OX_SCHEMA_INF 2147483647
 
 /* The schema of (domain, op) bound for an imported opset version: the one
  * with the highest since_version <= opset. NULL if none. "ai.onnx" and ""
@@ -64,5 +81,13 @@ size_t ox_schema_count(void);
 const ox_schema *ox_schema_at(size_t i);
 /* Highest opset version known for a domain ("" -> 28 etc.), 0 if unknown. */
 int64_t ox_schema_max_opset(const char *domain);
+/* The function body of s for a model importing `opset` of s's domain: the
+ * registered body with the highest opset <= opset; NULL if none. */
+const char *ox_schema_function_body(const ox_schema *s, int64_t opset);
+/* Name of an attribute type in the spec's words ("int", "list of ints"). */
+const char *ox_schema_attr_type_doc(int32_t type);
+/* Finds an attribute / a type constraint of a schema by name (NULL if none). */
+const ox_attr_schema *ox_schema_find_attr(const ox_schema *s, const char *name);
+const ox_type_constraint *ox_schema_find_constraint(const ox_schema *s, const char *name);
 
 #endif

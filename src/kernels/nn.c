@@ -1,0 +1,216 @@
+/* nn.c - geometry, float32 staging, im2col / col2im (see nn.h). */
+#include "nn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int read_ints(const ox_node *node, const char *name, int64_t *dst, size_t cap, size_t *n,
+                     ox_err *e) {
+  const ox_attr *a = ox_node_attr(node, name);
+  *n = 0;
+  if (!a) return OX_OK;
+  if (a->n_ints > cap)
+    return ox_err_set(e, OX_EINVAL, "attribute '%s' has %zu values (at most %zu supported)", name,
+                      a->n_ints, cap);
+  for (size_t i = 0; i < a->n_ints; i++) dst[i] = a->ints[i];
+  *n = a->n_ints;
+  return OX_OK;
+}
+
+int ox_nn_attrs_read(const ox_node *node, ox_nn_attrs *a, ox_err *e) {
+  memset(a, 0, sizeof *a);
+  const char *ap = ox_node_attr_str(node, "auto_pad", "NOTSET");
+  if (strcmp(ap, "NOTSET") == 0 || !*ap)
+    a->auto_pad = OX_PAD_NOTSET;
+  else if (strcmp(ap, "SAME_UPPER") == 0)
+    a->auto_pad = OX_PAD_SAME_UPPER;
+  else if (strcmp(ap, "SAME_LOWER") == 0)
+    a->auto_pad = OX_PAD_SAME_LOWER;
+  else if (strcmp(ap, "VALID") == 0)
+    a->auto_pad = OX_PAD_VALID;
+  else
+    return ox_err_set(e, OX_EINVAL, "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID",
+                      ap);
+  if (read_ints(node, "kernel_shape", a->kernel, OX_NN_MAXD, &a->n_kernel, e) ||
+      read_ints(node, "strides", a->strides, OX_NN_MAXD, &a->n_strides, e) ||
+      read_ints(node, "dilations", a->dils, OX_NN_MAXD, &a->n_dils, e) ||
+      read_ints(node, "pads", a->pads, 2 * OX_NN_MAXD, &a->n_pads, e))
+    return e ? e->code : OX_EINVAL;
+  for (size_t i = 0; i < a->n_strides; i++)
+    if (a->strides[i] <= 0) return ox_err_set(e, OX_EINVAL, "strides must be positive");
+  for (size_t i = 0; i < a->n_dils; i++)
+    if (a->dils[i] <= 0) return ox_err_set(e, OX_EINVAL, "dilations must be positive");
+  for (size_t i = 0; i < a->n_kernel; i++)
+    if (a->kernel[i] <= 0) return ox_err_set(e, OX_EINVAL, "kernel_shape must be positive");
+  for (size_t i = 0; i < a->n_pads; i++)
+    if (a->pads[i] < 0) return ox_err_set(e, OX_EINVAL, "pads must be non-negative");
+  a->group = ox_node_attr_int(node, "group", 1);
+  if (a->group <= 0) return ox_err_set(e, OX_EINVAL, "group must be positive");
+  a->ceil_mode = ox_node_attr_int(node, "ceil_mode", 0) != 0;
+  return OX_OK;
+}
+
+int ox_nn_geom_make(const ox_nn_attrs *a, size_t nd, const int64_t *in, const int64_t *kdims,
+                    bool pool, ox_nn_geom *g, ox_err *e) {
+  memset(g, 0, sizeof *g);
+  if (nd < 1 || nd > OX_NN_MAXD)
+    return ox_err_set(e, OX_EINVAL, "%zu spatial dimensions (1..%d supported)", nd, OX_NN_MAXD);
+  if ((a->n_kernel && a->n_kernel != nd) || (a->n_strides && a->n_strides != nd) ||
+      (a->n_dils && a->n_dils != nd) || (a->n_pads && a->n_pads != 2 * nd))
+    return ox_err_set(e, OX_EINVAL,
+                      "kernel_shape/strides/dilations/pads do not match %zu spatial dimensions",
+                      nd);
+  g->nd = nd;
+  g->in_size = g->out_size = g->k_size = 1;
+  for (size_t d = 0; d < nd; d++) {
+    g->in[d] = in[d];
+    g->k[d] = a->n_kernel ? a->kernel[d] : kdims ? kdims[d] : 1;
+    if (kdims && a->n_kernel && kdims[d] != a->kernel[d])
+      return ox_err_set(e, OX_EINVAL, "kernel_shape[%zu]=%lld differs from the weight's %lld", d,
+                        (long long)a->kernel[d], (long long)kdims[d]);
+    g->stride[d] = a->n_strides ? a->strides[d] : 1;
+    g->dil[d] = a->n_dils ? a->dils[d] : 1;
+    int64_t kext = (g->k[d] - 1) * g->dil[d] + 1;
+    if (a->auto_pad == OX_PAD_SAME_UPPER || a->auto_pad == OX_PAD_SAME_LOWER) {
+      g->out[d] = (in[d] + g->stride[d] - 1) / g->stride[d];
+      int64_t total = (g->out[d] - 1) * g->stride[d] + kext - in[d];
+      if (total < 0) total = 0;
+      int64_t small = total / 2;
+      g->pb[d] = a->auto_pad == OX_PAD_SAME_UPPER ? small : total - small;
+      g->pe[d] = total - g->pb[d];
+    } else {
+      if (a->auto_pad == OX_PAD_NOTSET && a->n_pads) {
+        g->pb[d] = a->pads[d];
+        g->pe[d] = a->pads[d + nd];
+      }
+      int64_t span = in[d] + g->pb[d] + g->pe[d] - kext;
+      if (span < 0)
+        return ox_err_set(e, OX_EINVAL,
+                          "kernel extent %lld exceeds the padded input %lld on spatial axis %zu",
+                          (long long)kext, (long long)(in[d] + g->pb[d] + g->pe[d]), d);
+      if (pool && a->ceil_mode) {
+        g->out[d] = (span + g->stride[d] - 1) / g->stride[d] + 1;
+        /* a window that would start in the end padding is dropped */
+        if ((g->out[d] - 1) * g->stride[d] >= in[d] + g->pb[d]) g->out[d]--;
+      } else {
+        g->out[d] = span / g->stride[d] + 1;
+      }
+    }
+    if (!ox_mul_i64(g->in_size, in[d], &g->in_size) ||
+        !ox_mul_i64(g->out_size, g->out[d], &g->out_size) ||
+        !ox_mul_i64(g->k_size, g->k[d], &g->k_size))
+      return ox_err_set(e, OX_EINVAL, "spatial size overflows");
+  }
+  return OX_OK;
+}
+
+int64_t ox_nn_outer(const ox_nn_geom *g) {
+  int64_t n = 1;
+  for (size_t d = 0; d + 1 < g->nd; d++) n *= g->out[d];
+  return n;
+}
+
+/* Range [lo, hi) of outputs o along the last axis whose tap o*s - pb + kk*dil
+ * lies in [0, in). */
+static void valid_range(int64_t out, int64_t in, int64_t s, int64_t off, int64_t *lo, int64_t *hi) {
+  /* need 0 <= o*s + off < in */
+  int64_t l = off >= 0 ? 0 : (-off + s - 1) / s;
+  int64_t h = in - off <= 0 ? 0 : (in - off + s - 1) / s;
+  if (h > out) h = out;
+  if (l > h) l = h;
+  *lo = l;
+  *hi = h;
+}
+
+/* Row-major multi-index of linear index t over dims[0..n). */
+static void unravel(int64_t t, const int64_t *dims, size_t n, int64_t *idx) {
+  for (size_t d = n; d-- > 0;) {
+    idx[d] = t % dims[d];
+    t /= dims[d];
+  }
+}
+
+/* Advances the outer output multi-index (all dims but the last). */
+static void next_outer(const ox_nn_geom *g, int64_t *oi) {
+  for (size_t d = g->nd - 1; d-- > 0;) {
+    if (++oi[d] < g->out[d]) break;
+    oi[d] = 0;
+  }
+}
+
+/* Linear index of the input row tapped by outer position oi and kernel
+ * offset kk; false when it falls in the padding. */
+static bool outer_base(const ox_nn_geom *g, const int64_t *oi, const int64_t *kk, int64_t *base) {
+  int64_t b = 0;
+  for (size_t d = 0; d + 1 < g->nd; d++) {
+    int64_t ii = oi[d] * g->stride[d] - g->pb[d] + kk[d] * g->dil[d];
+    if (ii < 0 || ii >= g->in[d]) return false;
+    b = b * g->in[d] + ii;
+  }
+  *base = b;
+  return true;
+}
+
+void ox_nn_im2col(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
+                  float *col, int64_t ldc, float padv) {
+  size_t nd = g->nd, L = nd - 1;
+  int64_t OW = g->out[L], IW = g->in[L], sw = g->stride[L];
+  int64_t kk[OX_NN_MAXD], oi[OX_NN_MAXD];
+  int64_t inner_in = IW; /* elements per outer input row */
+  for (int64_t c = 0; c < C; c++) {
+    const float *xc = x + c * g->in_size;
+    for (int64_t kidx = 0; kidx < g->k_size; kidx++) {
+      unravel(kidx, g->k, nd, kk);
+      float *row = col + (c * g->k_size + kidx) * ldc;
+      int64_t off = kk[L] * g->dil[L] - g->pb[L], lo, hi;
+      valid_range(OW, IW, sw, off, &lo, &hi);
+      /* outer output index -> multi-index */
+      unravel(o0, g->out, L, oi);
+      for (int64_t o = o0; o < o1; o++) {
+        float *dst = row + (o - o0) * OW;
+        int64_t base;
+        bool inside = outer_base(g, oi, kk, &base);
+        if (!inside) {
+          for (int64_t w = 0; w < OW; w++) dst[w] = padv;
+        } else {
+          const float *src = xc + base * inner_in + off;
+          int64_t w = 0;
+          for (; w < lo; w++) dst[w] = padv;
+          if (sw == 1)
+            memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
+          else
+            for (w = lo; w < hi; w++) dst[w] = src[w * sw];
+          for (w = hi; w < OW; w++) dst[w] = padv;
+        }
+        next_outer(g, oi);
+      }
+    }
+  }
+}
+
+void ox_nn_col2im_add(const ox_nn_geom *g, int64_t C, const float *col, float *y) {
+  size_t nd = g->nd, L = nd - 1;
+  int64_t OW = g->out[L], IW = g->in[L], sw = g->stride[L];
+  int64_t outer = ox_nn_outer(g);
+  int64_t kk[OX_NN_MAXD], oi[OX_NN_MAXD];
+  for (int64_t c = 0; c < C; c++) {
+    float *yc = y + c * g->in_size;
+    for (int64_t kidx = 0; kidx < g->k_size; kidx++) {
+      unravel(kidx, g->k, nd, kk);
+      const float *row = col + (c * g->k_size + kidx) * g->out_size;
+      int64_t off = kk[L] * g->dil[L] - g->pb[L], lo, hi;
+      valid_range(OW, IW, sw, off, &lo, &hi);
+      for (size_t d = 0; d < L; d++) oi[d] = 0;
+      for (int64_t o = 0; o < outer; o++) {
+        const float *src = row + o * OW;
+        int64_t base;
+        bool inside = outer_base(g, oi, kk, &base);
+        if (inside) {
+          float *dst = yc + base * IW + off;
+          for (int64_t w = lo; w < hi; w++) dst[w * sw] += src[w];
+        }
+        next_outer(g, oi);
+      }
+    }
+  }
+}

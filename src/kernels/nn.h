@@ -1,0 +1,72 @@
+/* nn.h - helpers shared by the convolution and pooling kernels: spatial
+ * geometry (kernel, strides, dilations, pads, auto_pad), float32 staging of
+ * the floating-point types, and im2col / col2im over 1..OX_NN_MAXD spatial
+ * dimensions. Nothing here touches the kernel context, so it can be unit
+ * tested alone. */
+#ifndef OX_NN_H
+#define OX_NN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../ir/ir.h"
+
+#define OX_NN_MAXD 8
+
+typedef enum ox_autopad {
+  OX_PAD_NOTSET,
+  OX_PAD_SAME_UPPER,
+  OX_PAD_SAME_LOWER,
+  OX_PAD_VALID
+} ox_autopad;
+
+/* Attributes as written on the node (n_* == 0: absent). */
+typedef struct ox_nn_attrs {
+  ox_autopad auto_pad;
+  int64_t kernel[OX_NN_MAXD], strides[OX_NN_MAXD], dils[OX_NN_MAXD], pads[2 * OX_NN_MAXD];
+  size_t n_kernel, n_strides, n_dils, n_pads;
+  int64_t group;
+  bool ceil_mode;
+} ox_nn_attrs;
+
+/* Reads auto_pad, kernel_shape, strides, dilations, pads, group, ceil_mode.
+ * Errors name the node. */
+int ox_nn_attrs_read(const ox_node *node, ox_nn_attrs *a, ox_err *e);
+
+/* Geometry of one sliding-window operation over nd spatial dimensions. */
+typedef struct ox_nn_geom {
+  size_t nd;
+  int64_t in[OX_NN_MAXD], out[OX_NN_MAXD], k[OX_NN_MAXD], stride[OX_NN_MAXD], dil[OX_NN_MAXD],
+      pb[OX_NN_MAXD], pe[OX_NN_MAXD];
+  int64_t in_size, out_size, k_size; /* products */
+} ox_nn_geom;
+
+/* Fills g from the attributes, the input spatial dims and the kernel dims
+ * (kernel_shape wins when given). `pool` selects the pooling output formula
+ * (ceil_mode; windows starting in the end padding dropped). Message in *e
+ * (without node prefix) on inconsistent attributes. */
+int ox_nn_geom_make(const ox_nn_attrs *a, size_t nd, const int64_t *in, const int64_t *kdims,
+                    bool pool, ox_nn_geom *g, ox_err *e);
+
+/* Float32 staging: bfloat16, float16, double (and float, copied) to/from
+ * float32. */
+bool ox_nn_is_float_type(int32_t dtype);
+void ox_nn_load_f32(const void *src, int32_t dtype, int64_t n, float *dst);
+void ox_nn_store_f32(const float *src, int32_t dtype, int64_t n, void *dst);
+/* Returns src as float32: the data itself for float, else a malloc'd copy put
+ * in *owned (NULL on OOM). */
+const float *ox_nn_as_f32(const void *src, int32_t dtype, int64_t n, float **owned);
+
+/* im2col for one image of C channels (x: C x in_size): rows c*k_size + kidx,
+ * columns = output positions whose outer index (all dims but the last) is in
+ * [o0, o1); col row stride ldc. Out-of-image taps read `padv`. */
+void ox_nn_im2col(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
+                  float *col, int64_t ldc, float padv);
+/* Number of outer output rows (product of out dims except the last; 1 for 1-D). */
+int64_t ox_nn_outer(const ox_nn_geom *g);
+/* Adds the columns (C*k_size rows x out_size) back into the image y (C x in_size).
+ * Here `out` are the column positions and `in` the image: the col2im of Col2Im
+ * and ConvTranspose. */
+void ox_nn_col2im_add(const ox_nn_geom *g, int64_t C, const float *col, float *y);
+
+#endif

@@ -1,0 +1,418 @@
+/* datamove.c - shared helpers of the data-movement kernels. */
+#include "datamove.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/floatconv.h"
+
+static int copy_strings(char **d, char *const *s, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    const char *src = s[i] ? s[i] : "";
+    size_t len = strlen(src);
+    char *p = malloc(len + 1);
+    if (!p) return OX_ENOMEM;
+    memcpy(p, src, len + 1);
+    free(d[i]);
+    d[i] = p;
+  }
+  return OX_OK;
+}
+
+int ox_dm_copy(void *dst, const void *src, int64_t n, int32_t dt) {
+  if (n <= 0) return OX_OK;
+  if (dt == OX_STRING) return copy_strings(dst, src, n);
+  memmove(dst, src, (size_t)n * ox_value_elem_size(dt));
+  return OX_OK;
+}
+
+int ox_dm_fill(void *dst, int64_t n, const void *elem, int32_t dt) {
+  if (n <= 0) return OX_OK;
+  size_t es = ox_value_elem_size(dt);
+  if (dt == OX_STRING) {
+    for (int64_t i = 0; i < n; i++)
+      if (copy_strings((char **)dst + i, elem, 1)) return OX_ENOMEM;
+    return OX_OK;
+  }
+  uint8_t *d = dst;
+  if (es == 1) {
+    memset(d, *(const uint8_t *)elem, (size_t)n);
+    return OX_OK;
+  }
+  /* one element, then double the filled prefix */
+  size_t total = (size_t)n * es, done = es;
+  memcpy(d, elem, es);
+  while (done < total) {
+    size_t k = done < total - done ? done : total - done;
+    memcpy(d + done, d, k);
+    done += k;
+  }
+  return OX_OK;
+}
+
+void ox_dm_strides(const int64_t *dims, size_t rank, int64_t *strides) {
+  int64_t s = 1;
+  for (size_t k = rank; k-- > 0;) {
+    strides[k] = s;
+    s *= dims[k] > 0 ? dims[k] : 1;
+  }
+}
+
+/* ---- strided copy ---- */
+typedef struct strided_job {
+  uint8_t *dst;
+  const uint8_t *src;
+  int32_t dt;
+  size_t es, rank; /* rank >= 1 after coalescing */
+  int64_t dims[OX_DM_MAX_RANK], strides[OX_DM_MAX_RANK];
+  int64_t rows; /* product of dims[0..rank-1) */
+  int err;
+} strided_job;
+
+/* Copies one innermost row of n elements with source stride s. */
+static int copy_row(uint8_t *d, const uint8_t *s, int64_t n, int64_t st, size_t es, int32_t dt) {
+  if (dt == OX_STRING) {
+    char **dd = (char **)(void *)d;
+    char *const *ss = (char *const *)(const void *)s;
+    for (int64_t i = 0; i < n; i++)
+      if (copy_strings(dd + i, ss + i * st, 1)) return OX_ENOMEM;
+    return OX_OK;
+  }
+  if (st == 1) {
+    memcpy(d, s, (size_t)n * es);
+    return OX_OK;
+  }
+  switch (es) {
+    case 1:
+      for (int64_t i = 0; i < n; i++) d[i] = s[i * st];
+      break;
+    case 2: {
+      uint16_t *dd = (uint16_t *)(void *)d;
+      const uint16_t *ss = (const uint16_t *)(const void *)s;
+      for (int64_t i = 0; i < n; i++) dd[i] = ss[i * st];
+      break;
+    }
+    case 4: {
+      uint32_t *dd = (uint32_t *)(void *)d;
+      const uint32_t *ss = (const uint32_t *)(const void *)s;
+      for (int64_t i = 0; i < n; i++) dd[i] = ss[i * st];
+      break;
+    }
+    case 8: {
+      uint64_t *dd = (uint64_t *)(void *)d;
+      const uint64_t *ss = (const uint64_t *)(const void *)s;
+      for (int64_t i = 0; i < n; i++) dd[i] = ss[i * st];
+      break;
+    }
+    default: {
+      int64_t sb = st * (int64_t)es;
+      for (int64_t i = 0; i < n; i++) memcpy(d + (size_t)i * es, s + i * sb, es);
+    }
+  }
+  return OX_OK;
+}
+
+static void strided_range(void *arg, int64_t begin, int64_t end) {
+  strided_job *j = arg;
+  size_t outer = j->rank - 1;
+  int64_t n = j->dims[outer], st = j->strides[outer];
+  int64_t idx[OX_DM_MAX_RANK];
+  /* decompose begin into the outer indices */
+  int64_t r = begin, off = 0;
+  for (size_t k = outer; k-- > 0;) {
+    idx[k] = r % j->dims[k];
+    r /= j->dims[k];
+    off += idx[k] * j->strides[k];
+  }
+  for (int64_t row = begin; row < end; row++) {
+    if (copy_row(j->dst + (size_t)(row * n) * j->es, j->src + off * (int64_t)j->es, n, st, j->es,
+                 j->dt)) {
+      j->err = OX_ENOMEM;
+      return;
+    }
+    for (size_t k = outer; k-- > 0;) {
+      off += j->strides[k];
+      if (++idx[k] < j->dims[k]) break;
+      off -= idx[k] * j->strides[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+/* 2-D blocked transpose of a [R, C] output whose source has strides
+ * (1, sC): keeps both sides in cache. */
+static void transpose_block(uint8_t *d, const uint8_t *s, int64_t R, int64_t C, int64_t sc,
+                            size_t es) {
+  const int64_t B = 32;
+  for (int64_t r0 = 0; r0 < R; r0 += B)
+    for (int64_t c0 = 0; c0 < C; c0 += B) {
+      int64_t r1 = r0 + B < R ? r0 + B : R, c1 = c0 + B < C ? c0 + B : C;
+      for (int64_t r = r0; r < r1; r++) {
+        switch (es) {
+          case 4: {
+            uint32_t *dd = (uint32_t *)(void *)d + r * C;
+            const uint32_t *ss = (const uint32_t *)(const void *)s + r;
+            for (int64_t c = c0; c < c1; c++) dd[c] = ss[c * sc];
+            break;
+          }
+          case 8: {
+            uint64_t *dd = (uint64_t *)(void *)d + r * C;
+            const uint64_t *ss = (const uint64_t *)(const void *)s + r;
+            for (int64_t c = c0; c < c1; c++) dd[c] = ss[c * sc];
+            break;
+          }
+          case 2: {
+            uint16_t *dd = (uint16_t *)(void *)d + r * C;
+            const uint16_t *ss = (const uint16_t *)(const void *)s + r;
+            for (int64_t c = c0; c < c1; c++) dd[c] = ss[c * sc];
+            break;
+          }
+          default:
+            for (int64_t c = c0; c < c1; c++)
+              memcpy(d + (size_t)(r * C + c) * es, s + (size_t)(r + c * sc) * es, es);
+        }
+      }
+    }
+}
+
+typedef struct tjob {
+  uint8_t *dst;
+  const uint8_t *src;
+  int64_t R, C, sc, sb; /* sb: source stride of the batch dim */
+  size_t es;
+} tjob;
+
+static void transpose_range(void *arg, int64_t begin, int64_t end) {
+  tjob *t = arg;
+  for (int64_t b = begin; b < end; b++)
+    transpose_block(t->dst + (size_t)(b * t->R * t->C) * t->es,
+                    t->src + (size_t)(b * t->sb) * t->es, t->R, t->C, t->sc, t->es);
+}
+
+int ox_dm_strided(void *dst, const void *src, int32_t dt, size_t rank, const int64_t *dims,
+                  const int64_t *strides, ox_thread_pool *pool) {
+  strided_job j;
+  j.dst = dst;
+  j.src = src;
+  j.dt = dt;
+  j.es = ox_value_elem_size(dt);
+  j.err = OX_OK;
+  /* drop unit dims, coalesce dims that are contiguous in the source */
+  size_t r = 0;
+  for (size_t k = 0; k < rank; k++) {
+    if (dims[k] == 0) return OX_OK;
+    if (dims[k] == 1) continue;
+    if (r > 0 && j.strides[r - 1] == strides[k] * dims[k]) {
+      j.dims[r - 1] *= dims[k];
+      j.strides[r - 1] = strides[k];
+      continue;
+    }
+    if (r >= OX_DM_MAX_RANK) return OX_EUNSUPPORTED;
+    j.dims[r] = dims[k];
+    j.strides[r] = strides[k];
+    r++;
+  }
+  if (r == 0) {
+    j.dims[0] = 1;
+    j.strides[0] = 1;
+    r = 1;
+  }
+  j.rank = r;
+  int64_t total = 1;
+  for (size_t k = 0; k < r; k++) total *= j.dims[k];
+  /* a (batched) 2-D transpose: output [.., R, C] reading source (.., 1, sC) */
+  if (dt != OX_STRING && r >= 2 && j.strides[r - 2] == 1 && j.strides[r - 1] != 1 && r <= 3 &&
+      j.dims[r - 1] >= 8 && j.dims[r - 2] >= 8) {
+    tjob t = {
+        j.dst, j.src, j.dims[r - 2], j.dims[r - 1], j.strides[r - 1], r == 3 ? j.strides[0] : 0,
+        j.es};
+    int64_t nb = r == 3 ? j.dims[0] : 1;
+    if (nb > 1 && total >= 65536)
+      ox_parallel_for(pool, nb, 1, transpose_range, &t);
+    else
+      transpose_range(&t, 0, nb);
+    return OX_OK;
+  }
+  int64_t rows = total / j.dims[r - 1];
+  j.rows = rows;
+  if (total >= 65536 && rows > 1 && dt != OX_STRING) {
+    int64_t grain = 32768 / j.dims[r - 1];
+    ox_parallel_for(pool, rows, grain > 0 ? grain : 1, strided_range, &j);
+  } else {
+    strided_range(&j, 0, rows);
+  }
+  return j.err;
+}
+
+/* ---- scalar access ---- */
+bool ox_dm_is_real(int32_t dt) {
+  return dt != OX_STRING && dt != OX_COMPLEX64 && dt != OX_COMPLEX128 && dt != OX_UNDEFINED;
+}
+
+bool ox_dm_nonzero(int32_t dt, const void *p, int64_t i) {
+  switch (dt) {
+    case OX_STRING: {
+      const char *s = ((char *const *)p)[i];
+      return s && *s;
+    }
+    case OX_FLOAT:
+      return ((const float *)p)[i] != 0;
+    case OX_DOUBLE:
+      return ((const double *)p)[i] != 0;
+    case OX_COMPLEX64:
+      return ((const float *)p)[2 * i] != 0 || ((const float *)p)[2 * i + 1] != 0;
+    case OX_COMPLEX128:
+      return ((const double *)p)[2 * i] != 0 || ((const double *)p)[2 * i + 1] != 0;
+    case OX_FLOAT16:
+    case OX_BFLOAT16:
+    case OX_FLOAT8E4M3FN:
+    case OX_FLOAT8E4M3FNUZ:
+    case OX_FLOAT8E5M2:
+    case OX_FLOAT8E5M2FNUZ:
+    case OX_FLOAT8E8M0:
+    case OX_FLOAT4E2M1:
+      return oc_get(p, dt, i) != 0;
+    case OX_UINT64:
+      return ((const uint64_t *)p)[i] != 0;
+    default:
+      return oc_get_i64(p, dt, i) != 0;
+  }
+}
+
+int ox_dm_cmp(int32_t dt, const void *p, int64_t i, int64_t j) {
+  switch (dt) {
+    case OX_STRING: {
+      const char *a = ((char *const *)p)[i], *b = ((char *const *)p)[j];
+      int c = strcmp(a ? a : "", b ? b : "");
+      return c < 0 ? -1 : c > 0;
+    }
+    case OX_UINT64: {
+      uint64_t a = ((const uint64_t *)p)[i], b = ((const uint64_t *)p)[j];
+      return a < b ? -1 : a > b;
+    }
+    case OX_INT64: {
+      int64_t a = ((const int64_t *)p)[i], b = ((const int64_t *)p)[j];
+      return a < b ? -1 : a > b;
+    }
+    case OX_COMPLEX64:
+    case OX_COMPLEX128: {
+      size_t es = dt == OX_COMPLEX64 ? 4 : 8;
+      for (int part = 0; part < 2; part++) {
+        double a = es == 4 ? ((const float *)p)[2 * i + part] : ((const double *)p)[2 * i + part];
+        double b = es == 4 ? ((const float *)p)[2 * j + part] : ((const double *)p)[2 * j + part];
+        if (a < b) return -1;
+        if (a > b) return 1;
+      }
+      return 0;
+    }
+    default: {
+      double a = oc_get(p, dt, i), b = oc_get(p, dt, j);
+      bool na = isnan(a), nb = isnan(b);
+      if (na || nb) return na == nb ? 0 : na ? 1 : -1;
+      return a < b ? -1 : a > b;
+    }
+  }
+}
+
+int ox_dm_read_ints(ox_kctx *c, const ox_value *v, const char *what, int64_t *out, size_t cap,
+                    size_t *n) {
+  if (!v) return ox_kctx_fail(c, OX_ERUNTIME, "input '%s' is missing", what);
+  return oc_read_ints(c, v, out, cap, n, what);
+}
+
+int ox_dm_box(void *dst, const int64_t *ddims, const int64_t *dstart, const void *src,
+              const int64_t *sdims, const int64_t *sstart, const int64_t *count, size_t rank,
+              int32_t dt) {
+  size_t es = ox_value_elem_size(dt);
+  if (rank == 0) return ox_dm_copy(dst, src, 1, dt);
+  int64_t ds[OX_DM_MAX_RANK], ss[OX_DM_MAX_RANK], idx[OX_DM_MAX_RANK];
+  if (rank > OX_DM_MAX_RANK) return OX_EUNSUPPORTED;
+  ox_dm_strides(ddims, rank, ds);
+  ox_dm_strides(sdims, rank, ss);
+  int64_t doff = 0, soff = 0, rows = 1;
+  for (size_t k = 0; k < rank; k++) {
+    if (count[k] <= 0) return OX_OK;
+    doff += dstart[k] * ds[k];
+    soff += sstart[k] * ss[k];
+    idx[k] = 0;
+    if (k + 1 < rank) rows *= count[k];
+  }
+  int64_t n = count[rank - 1];
+  uint8_t *d = dst;
+  const uint8_t *s = src;
+  for (int64_t r = 0; r < rows; r++) {
+    if (ox_dm_copy(d + (size_t)doff * es, s + (size_t)soff * es, n, dt)) return OX_ENOMEM;
+    for (size_t k = rank - 1; k-- > 0;) {
+      doff += ds[k];
+      soff += ss[k];
+      if (++idx[k] < count[k]) break;
+      doff -= idx[k] * ds[k];
+      soff -= idx[k] * ss[k];
+      idx[k] = 0;
+    }
+  }
+  return OX_OK;
+}
+
+ox_value *ox_dm_output(ox_kctx *c, size_t i, int32_t dt, const int64_t *dims, size_t rank) {
+  return dt == OX_STRING ? ox_kctx_output_zero(c, i, dt, dims, rank)
+                         : ox_kctx_output(c, i, dt, dims, rank);
+}
+
+int ox_dm_copy_out(ox_kctx *c, size_t i, const ox_value *in, const int64_t *dims, size_t rank) {
+  ox_value *o = ox_dm_output(c, i, in->dtype, dims, rank);
+  if (!o) return OX_ENOMEM;
+  if (o->numel != in->numel)
+    return ox_kctx_fail(c, OX_ERUNTIME, "output has %lld elements, input %lld", (long long)o->numel,
+                        (long long)in->numel);
+  if (o->data == in->data) return OX_OK;
+  if (ox_dm_copy(o->data, in->data, in->numel, in->dtype))
+    return ox_kctx_fail(c, OX_ENOMEM, "out of memory copying strings");
+  return OX_OK;
+}
+
+ox_value *ox_dm_tensor_in(ox_kctx *c, size_t i) {
+  ox_value *v = ox_kctx_input(c, i);
+  if (!v) {
+    ox_kctx_fail(c, OX_ERUNTIME, "input %zu is missing", i);
+    return NULL;
+  }
+  if (v->kind != OX_VAL_TENSOR) {
+    ox_kctx_fail(c, OX_ERUNTIME, "input %zu is not a tensor", i);
+    return NULL;
+  }
+  return v;
+}
+
+typedef struct copy2d_job {
+  uint8_t *dst;
+  const uint8_t *src;
+  int64_t dpitch, spitch, n;
+  size_t es;
+  int32_t dt;
+  int err;
+} copy2d_job;
+
+static void copy2d_rows(void *arg, int64_t b, int64_t e) {
+  copy2d_job *j = arg;
+  for (int64_t q = b; q < e; q++)
+    if (ox_dm_copy(j->dst + (size_t)(q * j->dpitch) * j->es,
+                   j->src + (size_t)(q * j->spitch) * j->es, j->n, j->dt))
+      j->err = OX_ENOMEM;
+}
+
+int ox_dm_copy2d(ox_thread_pool *pool, void *dst, int64_t dpitch, const void *src, int64_t spitch,
+                 int64_t rows, int64_t n, int32_t dt) {
+  copy2d_job j = {dst, src, dpitch, spitch, n, ox_value_elem_size(dt), dt, OX_OK};
+  if (rows <= 0 || n <= 0) return OX_OK;
+  if (dpitch == n && spitch == n) return ox_dm_copy(dst, src, rows * n, dt);
+  size_t bytes = (size_t)(rows * n) * j.es;
+  if (dt != OX_STRING && bytes >= (1 << 16) && rows > 1) {
+    int64_t grain = (int64_t)((1 << 15) / ((size_t)n * j.es + 1)) + 1;
+    ox_parallel_for(pool, rows, grain, copy2d_rows, &j);
+  } else {
+    copy2d_rows(&j, 0, rows);
+  }
+  return j.err;
+}

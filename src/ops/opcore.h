@@ -1,0 +1,70 @@
+/* opcore.h - helpers shared by the core operator families (elementwise,
+ * unary, cast, reduce, softmax, matmul): generic element access, numpy
+ * broadcasting iteration, attribute reading. */
+#ifndef OX_OPCORE_H
+#define OX_OPCORE_H
+
+#include "../base/floatconv.h"
+#include "../runtime/kernel.h"
+
+#define OC_MAXRANK 32
+
+/* Element i of a numeric tensor (any non-string, non-complex type) as double. */
+double oc_get(const void *data, int32_t dt, int64_t i);
+/* Stores v into element i, converting like a C cast (float types rounded,
+ * integer types truncated toward zero with wrap-around, bool = v != 0). */
+void oc_set(void *data, int32_t dt, int64_t i, double v);
+/* Element i of an integer or bool tensor as int64 (uint64 reinterpreted). */
+int64_t oc_get_i64(const void *data, int32_t dt, int64_t i);
+void oc_set_i64(void *data, int32_t dt, int64_t i, int64_t v);
+
+bool oc_is_float(int32_t dt);    /* float, double, float16, bfloat16, float8*, float4 */
+bool oc_is_int(int32_t dt);      /* signed or unsigned integer (including 4/2-bit) */
+bool oc_is_unsigned(int32_t dt); /* unsigned integer */
+
+/* Broadcast iteration over up to 3 inputs, coalesced into runs along the
+ * innermost dimension. */
+typedef struct oc_bcast {
+  int nin;
+  size_t out_rank;
+  int64_t out_dims[OC_MAXRANK];
+  int64_t numel;
+  /* coalesced iteration space */
+  size_t rank;
+  int64_t dims[OC_MAXRANK];
+  int64_t st[3][OC_MAXRANK]; /* element strides per input (0 = broadcast) */
+} oc_bcast;
+
+/* Computes the numpy broadcast of the shapes; fails (ctx error) when they
+ * do not broadcast. */
+int oc_bcast_init(oc_bcast *b, ox_kctx *ctx, const int64_t *const *dims, const size_t *ranks,
+                  int nin);
+/* Same with tensors. */
+int oc_bcast_values(oc_bcast *b, ox_kctx *ctx, ox_value *const *v, int nin);
+
+/* One run of contiguous output elements: inputs start at off[k] and advance
+ * by step[k] (0 or 1 in the innermost dimension). */
+typedef void (*oc_run_fn)(void *arg, const int64_t *off, const int64_t *step, int64_t out_off,
+                          int64_t n);
+/* Calls fn for every run, in output order; runs split over the pool when
+ * the output is large. */
+void oc_bcast_each(const oc_bcast *b, ox_thread_pool *pool, oc_run_fn fn, void *arg);
+
+/* Reads an int64 scalar or 1-D tensor (int32 or int64) into out (max n). */
+int oc_read_ints(ox_kctx *ctx, const ox_value *v, int64_t *out, size_t max, size_t *n,
+                 const char *what);
+/* Normalises an axis in [-rank, rank); fails with a message naming `what`. */
+int oc_axis(ox_kctx *ctx, int64_t axis, size_t rank, size_t *out, const char *what);
+
+/* Node description for prepare-time errors: "node 'n' (Op)". */
+int oc_prep_fail(const ox_kinfo *info, ox_err *e, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* float16/bfloat16 arrays <-> float */
+void oc_to_f32(const void *src, int32_t dt, float *dst, int64_t n);
+void oc_from_f32(const float *src, int32_t dt, void *dst, int64_t n);
+
+#endif

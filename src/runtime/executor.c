@@ -1,0 +1,264 @@
+/* executor.c - runs a prepared graph: frames of value slots, kernel calls,
+ * release after last use into a size-keyed pool, subgraph calls, the
+ * ox_kctx_* accessors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+#define OX_VPOOL_CAP 256
+
+/* ------------------------------------------------------------ buffer pool */
+
+void ox_rt_release(ox_session *s, ox_value *v) {
+  if (!v) return;
+  if (v->refcount == 1 && v->kind == OX_VAL_TENSOR && v->owns_data && v->data &&
+      v->dtype != OX_STRING && v->dims == v->small_dims && v->nbytes >= 64) {
+    if (!s->vpool) s->vpool = calloc(OX_VPOOL_CAP, sizeof *s->vpool);
+    if (s->vpool) {
+      if (s->n_vpool == OX_VPOOL_CAP) { /* full: drop the oldest */
+        ox_value_unref(s->vpool[0]);
+        memmove(s->vpool, s->vpool + 1, (OX_VPOOL_CAP - 1) * sizeof *s->vpool);
+        s->n_vpool--;
+      }
+      s->vpool[s->n_vpool++] = v;
+      return;
+    }
+  }
+  ox_value_unref(v);
+}
+
+void ox_rt_pool_clear(ox_session *s) {
+  for (size_t i = 0; i < s->n_vpool; i++) ox_value_unref(s->vpool[i]);
+  s->n_vpool = 0;
+}
+
+/* A tensor from the pool with exactly nbytes of storage, or NULL. */
+static ox_value *pool_take(ox_session *s, int32_t dtype, const int64_t *dims, size_t rank,
+                           size_t nbytes, int64_t numel) {
+  if (rank > 8) return NULL;
+  for (size_t i = s->n_vpool; i-- > 0;) {
+    ox_value *v = s->vpool[i];
+    if (v->nbytes != nbytes) continue;
+    s->vpool[i] = s->vpool[--s->n_vpool];
+    v->dtype = dtype;
+    v->rank = rank;
+    if (rank) memcpy(v->small_dims, dims, rank * sizeof *dims);
+    v->numel = numel;
+    return v;
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------------------ kctx */
+
+size_t ox_kctx_n_inputs(const ox_kctx *c) { return c->n->node->n_input; }
+size_t ox_kctx_n_outputs(const ox_kctx *c) { return c->n->node->n_output; }
+
+ox_value *ox_kctx_input(ox_kctx *c, size_t i) {
+  return i < c->n->node->n_input ? c->n->tmp_in[i] : NULL;
+}
+
+static ox_value *alloc_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t *dims, size_t rank,
+                              bool zero) {
+  rt_node *rn = c->n;
+  if (i >= rn->node->n_output) {
+    ox_kctx_fail(c, OX_ERUNTIME, "output %zu does not exist (the node has %zu)", i,
+                 rn->node->n_output);
+    return NULL;
+  }
+  size_t es = ox_value_elem_size(dtype);
+  int64_t numel = 1;
+  size_t nbytes = 0;
+  bool ok = es != 0 && (rank == 0 || dims);
+  for (size_t k = 0; ok && k < rank; k++)
+    if (dims[k] < 0) ok = false;
+  if (ok && !ox_numel(dims, rank, &numel)) ok = false;
+  if (ok && !ox_mul_size((size_t)numel, es, &nbytes)) ok = false;
+  ox_value *v = NULL;
+  if (ok && dtype != OX_STRING && nbytes >= 64)
+    v = pool_take(c->s, dtype, dims, rank, nbytes, numel);
+  if (!v) {
+    ox_err e2 = {0};
+    v = ox_tensor_new_uninit(dtype, dims, rank, &e2);
+    if (!v) {
+      char shape[256];
+      int k = 0;
+      for (size_t d = 0; d < rank && k < 200; d++)
+        k += snprintf(shape + k, sizeof shape - (size_t)k, "%s%lld", d ? "," : "",
+                      (long long)dims[d]);
+      shape[k < 0 ? 0 : k] = 0;
+      ox_kctx_fail(c, e2.code ? e2.code : OX_ENOMEM, "output %zu of shape [%s]: %s", i, shape,
+                   e2.msg);
+      return NULL;
+    }
+  }
+  if (zero && dtype != OX_STRING) memset(v->data, 0, v->nbytes);
+  if (rn->tmp_out[i]) ox_rt_release(c->s, rn->tmp_out[i]);
+  rn->tmp_out[i] = v;
+  return v;
+}
+
+ox_value *ox_kctx_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t *dims, size_t rank) {
+  return alloc_output(c, i, dtype, dims, rank, false);
+}
+
+ox_value *ox_kctx_output_zero(ox_kctx *c, size_t i, int32_t dtype, const int64_t *dims,
+                              size_t rank) {
+  return alloc_output(c, i, dtype, dims, rank, true);
+}
+
+int ox_kctx_set_output(ox_kctx *c, size_t i, ox_value *v) {
+  rt_node *rn = c->n;
+  if (i >= rn->node->n_output) {
+    ox_value_unref(v);
+    return ox_kctx_fail(c, OX_ERUNTIME, "output %zu does not exist", i);
+  }
+  if (rn->tmp_out[i]) ox_rt_release(c->s, rn->tmp_out[i]);
+  rn->tmp_out[i] = v;
+  return OX_OK;
+}
+
+bool ox_kctx_output_wanted(const ox_kctx *c, size_t i) {
+  return i < c->n->node->n_output && c->n->wanted[i];
+}
+
+const ox_node *ox_kctx_node(const ox_kctx *c) { return c->n->node; }
+const ox_kinfo *ox_kctx_info(const ox_kctx *c) { return &c->n->info; }
+ox_thread_pool *ox_kctx_pool(const ox_kctx *c) { return c->s->pool; }
+
+int ox_kctx_fail(ox_kctx *c, int code, const char *fmt, ...) {
+  char msg[900];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return ox_err_set(c->e, code ? code : OX_ERUNTIME, "%s: %s", c->n->path, msg);
+}
+
+int ox_kctx_check_cancel(ox_kctx *c) {
+  if (c->s->opts.cancel && c->s->opts.cancel(c->s->opts.cancel_user))
+    return ox_err_set(c->e, OX_ECANCELLED, "%s: cancelled by the caller", c->n->path);
+  return OX_OK;
+}
+
+int ox_kctx_run_subgraph(ox_kctx *c, const ox_graph *g, ox_value *const *inputs, size_t n_inputs,
+                         ox_value **outputs, size_t n_outputs) {
+  rt_node *rn = c->n;
+  for (size_t i = 0; i < rn->n_subs; i++)
+    if (rn->sub_src[i] == g) {
+      rt_graph *sg = rn->subs[i];
+      if (n_inputs != sg->n_in)
+        return ox_kctx_fail(c, OX_EMODEL, "subgraph '%s' declares %zu inputs, %zu given",
+                            g->name ? g->name : "", sg->n_in, n_inputs);
+      if (n_outputs != sg->n_out)
+        return ox_kctx_fail(c, OX_EMODEL, "subgraph '%s' declares %zu outputs, %zu expected",
+                            g->name ? g->name : "", sg->n_out, n_outputs);
+      return ox_rt_run_graph(c->s, sg, c->vals, inputs, n_inputs, outputs, n_outputs, c->e);
+    }
+  return ox_kctx_fail(c, OX_EINVAL, "the graph given is not an attribute of this node");
+}
+
+/* ------------------------------------------------------------ running */
+
+static void clear_frame(ox_session *s, rt_graph *g, ox_value **vals) {
+  for (size_t k = 0; k < g->n_slots; k++)
+    if (vals[k]) {
+      ox_rt_release(s, vals[k]);
+      vals[k] = NULL;
+    }
+}
+
+int ox_rt_run_graph(ox_session *s, rt_graph *g, ox_value **parent_vals, ox_value *const *inputs,
+                    size_t n_in, ox_value **outputs, size_t n_out, ox_err *e) {
+  ox_value **vals = g->frame;
+  bool own_frame = false;
+  if (g->busy) { /* re-entered (should not happen): use a fresh frame */
+    vals = calloc(g->n_slots + 1, sizeof *vals);
+    if (!vals) return ox_err_set(e, OX_ENOMEM, "out of memory");
+    own_frame = true;
+  }
+  g->busy = !own_frame ? true : g->busy;
+  int rc = OX_OK;
+  for (size_t k = 0; k < n_out; k++) outputs[k] = NULL;
+  for (size_t k = 0; k < g->n_slots; k++) {
+    const rt_slot *sl = &g->slots[k];
+    if (sl->cst)
+      vals[k] = ox_value_ref(sl->cst);
+    else if (sl->import >= 0 && parent_vals)
+      vals[k] = ox_value_ref(parent_vals[sl->import]);
+  }
+  for (size_t i = 0; i < n_in && i < g->n_in; i++) {
+    if (!inputs[i]) continue;
+    int32_t k = g->in[i];
+    if (vals[k]) ox_value_unref(vals[k]);
+    vals[k] = ox_value_ref(inputs[i]);
+  }
+  ox_kctx ctx;
+  ctx.s = s;
+  ctx.g = g;
+  ctx.vals = vals;
+  ctx.e = e;
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    rt_node *rn = &g->nodes[i];
+    const ox_node *n = rn->node;
+    ctx.n = rn;
+    if (s->opts.cancel && s->opts.cancel(s->opts.cancel_user)) {
+      rc = ox_err_set(e, OX_ECANCELLED, "cancelled by the caller before %s", rn->path);
+      goto done;
+    }
+    for (size_t j = 0; j < n->n_input; j++) rn->tmp_in[j] = rn->in[j] >= 0 ? vals[rn->in[j]] : NULL;
+    for (size_t j = 0; j < n->n_output; j++) rn->tmp_out[j] = NULL;
+    rc = rn->k->run(&ctx, rn->state);
+    if (rc) {
+      if (e && (e->code == OX_OK || !e->msg[0])) ox_err_set(e, rc, "%s: failed", rn->path);
+      if (e && !e->code) e->code = rc;
+      for (size_t j = 0; j < n->n_output; j++) {
+        ox_rt_release(s, rn->tmp_out[j]);
+        rn->tmp_out[j] = NULL;
+      }
+      goto done;
+    }
+    for (size_t j = 0; j < n->n_output; j++) {
+      ox_value *v = rn->tmp_out[j];
+      rn->tmp_out[j] = NULL;
+      int32_t k = rn->out[j];
+      if (k < 0) {
+        ox_rt_release(s, v);
+        continue;
+      }
+      if (!v && rn->wanted[j] && g->slots[k].last_use == INT64_MAX) {
+        /* a graph output left unset: allowed only for optional outputs */
+      }
+      if (vals[k]) ox_rt_release(s, vals[k]);
+      vals[k] = v;
+    }
+    for (size_t j = 0; j < rn->n_rel; j++) {
+      int32_t k = rn->rel[j];
+      if (vals[k]) {
+        ox_rt_release(s, vals[k]);
+        vals[k] = NULL;
+      }
+    }
+  }
+  for (size_t k = 0; k < n_out; k++) {
+    outputs[k] = ox_value_ref(vals[g->out[k]]);
+    if (!outputs[k] && !(g->g->output[k].type && g->g->output[k].type->kind == OX_TYPE_OPTIONAL)) {
+      rc = ox_err_set(e, OX_ERUNTIME, "%s%sgraph output '%s' was not produced", g->path,
+                      *g->path ? ": " : "", g->g->output[k].name);
+      for (size_t j = 0; j <= k; j++) {
+        ox_value_unref(outputs[j]);
+        outputs[j] = NULL;
+      }
+      goto done;
+    }
+  }
+done:
+  clear_frame(s, g, vals);
+  if (own_frame)
+    free(vals);
+  else
+    g->busy = false;
+  return rc;
+}

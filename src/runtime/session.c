@@ -1,0 +1,612 @@
+/* session.c - session creation: function expansion, value slots, binding of
+ * every node (and subgraph node) to a kernel, prepare, lifetimes. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../ops/registry.h"
+#include "rt.h"
+
+static const char *norm_domain(const char *d) { return !d || ox_is_default_domain(d) ? "" : d; }
+
+static const char *domain_label(const char *d) { return *d ? d : "ai.onnx"; }
+
+static const char *node_label(ox_arena *a, const rt_graph *g, const ox_node *n, size_t idx) {
+  const char *self = n->name && *n->name ? ox_arena_printf(a, "node '%s' (%s)", n->name, n->op_type)
+                                         : ox_arena_printf(a, "node #%zu (%s)", idx, n->op_type);
+  if (!self) return "node";
+  if (g->path && *g->path) return ox_arena_printf(a, "%s / %s", g->path, self);
+  return self;
+}
+
+/* ------------------------------------------------------------ types */
+
+int ox_type_describe(const ox_type *t, char *buf, size_t size) {
+  if (!t) return snprintf(buf, size, "(unknown type)");
+  const ox_dtype_info *d = ox_dtype_get(t->elem_type);
+  const char *en = d ? d->name : "?";
+  char inner[256];
+  switch (t->kind) {
+    case OX_TYPE_TENSOR:
+      return snprintf(buf, size, "tensor(%s)", en);
+    case OX_TYPE_SPARSE_TENSOR:
+      return snprintf(buf, size, "sparse_tensor(%s)", en);
+    case OX_TYPE_SEQUENCE:
+      ox_type_describe(t->elem, inner, sizeof inner);
+      return snprintf(buf, size, "seq(%s)", inner);
+    case OX_TYPE_OPTIONAL:
+      ox_type_describe(t->elem, inner, sizeof inner);
+      return snprintf(buf, size, "optional(%s)", inner);
+    case OX_TYPE_MAP:
+      ox_type_describe(t->elem, inner, sizeof inner);
+      return snprintf(buf, size, "map(%s, %s)", en, inner);
+    default:
+      return snprintf(buf, size, "(type kind %d)", (int)t->kind);
+  }
+}
+
+bool ox_value_matches_type(const ox_value *v, const ox_type *t, char *why, size_t n) {
+  char want[300], got[300];
+  if (!t || t->kind == OX_TYPE_NONE) return true;
+  if (!v) {
+    if (t->kind == OX_TYPE_OPTIONAL) return true;
+    snprintf(why, n, "no value");
+    return false;
+  }
+  ox_type_describe(t, want, sizeof want);
+  ox_value_describe(v, got, sizeof got);
+  switch (t->kind) {
+    case OX_TYPE_TENSOR:
+    case OX_TYPE_SPARSE_TENSOR:
+      if (v->kind != (t->kind == OX_TYPE_TENSOR ? OX_VAL_TENSOR : OX_VAL_SPARSE)) break;
+      if (t->has_elem_type && t->elem_type && t->elem_type != v->dtype) break;
+      if (t->shape) {
+        if (t->shape->n_dim != v->rank) {
+          snprintf(why, n, "expected %s of rank %zu, got %s", want, t->shape->n_dim, got);
+          return false;
+        }
+        for (size_t i = 0; i < v->rank; i++)
+          if (t->shape->dim[i].has_value && t->shape->dim[i].value != v->dims[i]) {
+            snprintf(why, n, "expected dimension %zu to be %lld, got %s", i,
+                     (long long)t->shape->dim[i].value, got);
+            return false;
+          }
+      }
+      return true;
+    case OX_TYPE_SEQUENCE:
+      if (v->kind != OX_VAL_SEQUENCE) break;
+      return true;
+    case OX_TYPE_MAP:
+      if (v->kind != OX_VAL_MAP) break;
+      return true;
+    case OX_TYPE_OPTIONAL:
+      if (v->kind == OX_VAL_OPTIONAL) return true;
+      /* a plain value for an optional input is accepted */
+      return ox_value_matches_type(v, t->elem, why, n);
+    default:
+      return true;
+  }
+  snprintf(why, n, "expected %s, got %s", want, got);
+  return false;
+}
+
+/* ------------------------------------------------------------ constants */
+
+static ox_value *densify(const ox_sparse_tensor *sp, ox_err *e) {
+  if (!sp->values || !sp->indices)
+    return ox_err_set(e, OX_EMODEL, "sparse tensor without values or indices"), NULL;
+  ox_value *vals = ox_value_from_tensor_proto(sp->values, false, e);
+  if (!vals) return NULL;
+  ox_value *idx = ox_value_from_tensor_proto(sp->indices, false, e);
+  if (!idx) {
+    ox_value_unref(vals);
+    return NULL;
+  }
+  ox_value *d = ox_tensor_new(vals->dtype, sp->dims, sp->n_dims, e);
+  const char *name = sp->values->name ? sp->values->name : "?";
+  if (!d) goto fail;
+  int64_t nnz = vals->numel;
+  size_t es = ox_value_elem_size(vals->dtype);
+  if (idx->dtype != OX_INT64 || vals->rank != 1 ||
+      !((idx->rank == 1 && idx->dims[0] == nnz) ||
+        (idx->rank == 2 && idx->dims[0] == nnz && idx->dims[1] == (int64_t)sp->n_dims))) {
+    ox_err_set(e, OX_EMODEL, "sparse tensor '%s': indices must be int64 [NNZ] or [NNZ, rank]",
+               name);
+    goto fail;
+  }
+  const int64_t *ix = idx->data;
+  for (int64_t k = 0; k < nnz; k++) {
+    int64_t lin = 0;
+    if (idx->rank == 1) {
+      lin = ix[k];
+    } else {
+      for (size_t r = 0; r < sp->n_dims; r++) {
+        int64_t c = ix[k * (int64_t)sp->n_dims + (int64_t)r];
+        if (c < 0 || c >= sp->dims[r]) {
+          lin = -1;
+          break;
+        }
+        lin = lin * sp->dims[r] + c;
+      }
+    }
+    if (lin < 0 || lin >= d->numel) {
+      ox_err_set(e, OX_EMODEL, "sparse tensor '%s': index %lld out of range", name, (long long)k);
+      goto fail;
+    }
+    if (vals->dtype == OX_STRING) {
+      char **dd = d->data;
+      dd[lin] = strdup(((char **)vals->data)[k] ? ((char **)vals->data)[k] : "");
+      if (!dd[lin]) {
+        ox_err_set(e, OX_ENOMEM, "out of memory");
+        goto fail;
+      }
+    } else {
+      memcpy((char *)d->data + (size_t)lin * es, (char *)vals->data + (size_t)k * es, es);
+    }
+  }
+  ox_value_unref(vals);
+  ox_value_unref(idx);
+  return d;
+fail:
+  ox_value_unref(vals);
+  ox_value_unref(idx);
+  ox_value_unref(d);
+  return NULL;
+}
+
+/* ------------------------------------------------------------ slots */
+
+static int32_t add_slot(ox_session *s, rt_graph *g, const char *name, ox_err *e) {
+  rt_slot *sl = OX_VEC_PUSH(s->arena, g->slots, g->n_slots);
+  if (!sl || ox_map_put(&g->names, name, g->n_slots)) {
+    ox_err_set(e, OX_ENOMEM, "out of memory preparing the session");
+    return -1;
+  }
+  sl->name = name;
+  sl->import = -1;
+  sl->producer = -1;
+  sl->last_use = -1;
+  return (int32_t)(g->n_slots - 1);
+}
+
+static int32_t find_slot(const rt_graph *g, const char *name) {
+  uintptr_t v;
+  return ox_map_get(&g->names, name, &v) ? (int32_t)(v - 1) : -1;
+}
+
+/* Resolves a name used in g: local slot, or an import from enclosing graphs
+ * (the owning node of the parent records the use). -1 if undefined. */
+static int32_t resolve(ox_session *s, rt_graph *g, const char *name, ox_err *e) {
+  int32_t k = find_slot(g, name);
+  if (k >= 0 || !g->parent) return k;
+  int32_t p = resolve(s, g->parent, name, e);
+  if (p < 0) return p;
+  rt_graph *pg = g->parent;
+  if (pg->slots[p].producer >= pg->cur_node) return -1; /* produced later in the parent */
+  k = add_slot(s, g, name, e);
+  if (k < 0) return -2;
+  g->slots[k].import = p;
+  g->slots[k].dtype = pg->slots[p].dtype;
+  g->slots[k].type = pg->slots[p].type;
+  if (pg->slots[p].last_use < pg->cur_node) pg->slots[p].last_use = pg->cur_node;
+  return k;
+}
+
+static void note_type(rt_graph *g, const ox_value_info *vi) {
+  if (!vi->name || !vi->type) return;
+  int32_t k = find_slot(g, vi->name);
+  if (k < 0) return;
+  g->slots[k].type = vi->type;
+  if (vi->type->kind == OX_TYPE_TENSOR && vi->type->has_elem_type)
+    g->slots[k].dtype = vi->type->elem_type;
+}
+
+static int prepare_graph(ox_session *s, rt_graph *g, ox_err *e);
+
+static rt_graph *new_graph(ox_session *s, const ox_graph *src, rt_graph *parent, rt_node *owner,
+                           const char *path, ox_err *e) {
+  if (s->n_graphs == s->cap_graphs) {
+    size_t cap = s->cap_graphs ? s->cap_graphs * 2 : 8;
+    rt_graph **ng = realloc(s->graphs, cap * sizeof *ng);
+    if (!ng) return ox_err_set(e, OX_ENOMEM, "out of memory"), NULL;
+    s->graphs = ng;
+    s->cap_graphs = cap;
+  }
+  rt_graph *g = calloc(1, sizeof *g);
+  if (!g) return ox_err_set(e, OX_ENOMEM, "out of memory"), NULL;
+  s->graphs[s->n_graphs++] = g;
+  ox_map_init(&g->names);
+  g->g = src;
+  g->parent = parent;
+  g->owner = owner;
+  g->path = path;
+  for (size_t i = 0; i < s->n_notes; i++)
+    if (s->notes[i].g == src) g->node_opsets = s->notes[i].opsets;
+  return g;
+}
+
+static int64_t node_opset(ox_session *s, const rt_graph *g, size_t i, const char *domain) {
+  if (g->node_opsets) return g->node_opsets[i];
+  const ox_model_proto *mp = s->model->proto;
+  int64_t v = ox_opset_version(mp->opset_import, mp->n_opset_import, domain);
+  if (v < 0 && !*domain && mp->n_opset_import == 0) v = 1;
+  return v;
+}
+
+static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
+  rt_node *rn = &g->nodes[idx];
+  const ox_node *n = rn->node;
+  ox_arena *a = s->arena;
+  const char *op = n->op_type ? n->op_type : "";
+  const char *domain = norm_domain(n->domain);
+  g->cur_node = (int64_t)idx;
+  rn->path = node_label(a, g, n, idx);
+
+  /* inputs */
+  rn->in = ox_arena_calloc(a, n->n_input + 1, sizeof *rn->in);
+  rn->out = ox_arena_calloc(a, n->n_output + 1, sizeof *rn->out);
+  rn->wanted = ox_arena_calloc(a, n->n_output + 1, sizeof *rn->wanted);
+  rn->tmp_in = ox_arena_calloc(a, n->n_input + 1, sizeof *rn->tmp_in);
+  rn->tmp_out = ox_arena_calloc(a, n->n_output + 1, sizeof *rn->tmp_out);
+  int32_t *in_dt = ox_arena_calloc(a, n->n_input + 1, sizeof *in_dt);
+  int32_t *out_dt = ox_arena_calloc(a, n->n_output + 1, sizeof *out_dt);
+  ox_value **csts = ox_arena_calloc(a, n->n_input + 1, sizeof *csts);
+  if (!rn->in || !rn->out || !rn->wanted || !rn->tmp_in || !rn->tmp_out || !in_dt || !out_dt ||
+      !csts)
+    return ox_err_set(e, OX_ENOMEM, "out of memory preparing %s", rn->path);
+  for (size_t i = 0; i < n->n_input; i++) {
+    const char *nm = n->input[i];
+    if (!nm || !*nm) {
+      rn->in[i] = -1;
+      continue;
+    }
+    int32_t k = resolve(s, g, nm, e);
+    if (k == -2) return e->code;
+    if (k < 0 || g->slots[k].producer >= (int64_t)idx)
+      return ox_err_set(e, OX_EMODEL, "%s: input '%s' is not defined before it is used", rn->path,
+                        nm);
+    rn->in[i] = k;
+    if (g->slots[k].last_use < (int64_t)idx) g->slots[k].last_use = (int64_t)idx;
+    in_dt[i] = g->slots[k].dtype;
+    /* constants: follow imports up to the defining graph */
+    const rt_graph *cg = g;
+    int32_t ck = k;
+    while (cg->slots[ck].import >= 0) {
+      ck = cg->slots[ck].import;
+      cg = cg->parent;
+    }
+    csts[i] = cg->slots[ck].cst;
+    if (csts[i] && !in_dt[i] && csts[i]->kind == OX_VAL_TENSOR) in_dt[i] = csts[i]->dtype;
+  }
+  for (size_t i = 0; i < n->n_output; i++) {
+    const char *nm = n->output[i];
+    if (!nm || !*nm) {
+      rn->out[i] = -1;
+      continue;
+    }
+    rn->out[i] = find_slot(g, nm);
+    out_dt[i] = g->slots[rn->out[i]].dtype;
+  }
+
+  /* subgraphs */
+  for (size_t i = 0; i < n->n_attribute; i++) {
+    const ox_attr *at = &n->attribute[i];
+    size_t ng = at->g ? 1 : at->n_graphs;
+    for (size_t j = 0; j < ng; j++) {
+      const ox_graph *sg = at->g ? at->g : &at->graphs[j];
+      const char *path = ox_arena_printf(a, "%s / graph '%s'", rn->path, at->name ? at->name : "");
+      rt_graph *child = new_graph(s, sg, g, rn, path, e);
+      if (!child) return e->code;
+      rt_graph **subs = OX_VEC_PUSH(a, rn->subs, rn->n_subs);
+      if (!subs) return ox_err_set(e, OX_ENOMEM, "out of memory");
+      *subs = child;
+      size_t n_src = rn->n_subs - 1;
+      const ox_graph **src = OX_VEC_PUSH(a, rn->sub_src, n_src);
+      if (!src) return ox_err_set(e, OX_ENOMEM, "out of memory");
+      *src = sg;
+      if (prepare_graph(s, child, e)) return e->code;
+      g->cur_node = (int64_t)idx;
+    }
+  }
+
+  /* binding */
+  int64_t opset = node_opset(s, g, idx, domain);
+  if (opset < 0)
+    return ox_err_set(e, OX_EMODEL, "%s: domain '%s' is not imported by the model", rn->path,
+                      domain_label(domain));
+  int64_t since = opset; /* kernel ranges make the imported opset find the same kernel */
+  rn->k = ox_registry_find(domain, op, since);
+  if (!rn->k) {
+    int pl = (int)strlen(rn->path) - 1; /* the path ends with ')' */
+    if (ox_registry_has_op(domain, op))
+      return ox_err_set(e, OX_EUNSUPPORTED, "%.*s, %s opset %lld): no kernel for this version", pl,
+                        rn->path, domain_label(domain), (long long)opset);
+    return ox_err_set(e, OX_EUNSUPPORTED, "%.*s, %s opset %lld): no kernel for operator %s", pl,
+                      rn->path, domain_label(domain), (long long)opset, op);
+  }
+  ox_kinfo *ki = &rn->info;
+  ki->node = n;
+  ki->domain = domain;
+  ki->opset = opset;
+  ki->since_version = since;
+  ki->n_inputs = n->n_input;
+  ki->n_outputs = n->n_output;
+  ki->input_dtypes = in_dt;
+  ki->output_dtypes = out_dt;
+  ki->const_inputs = csts;
+  ki->arena = a;
+  ki->pool = s->pool;
+  ki->session = s;
+  if (rn->k->prepare) {
+    ox_err pe = {0};
+    if (rn->k->prepare(ki, &rn->state, &pe)) {
+      if (!pe.code) pe.code = OX_EMODEL;
+      ox_err_set(e, pe.code, "%s", pe.msg);
+      if (strncmp(pe.msg, "node", 4) != 0) ox_err_prefix(e, "%s", rn->path);
+      return e->code;
+    }
+  }
+  rn->prepared = true;
+  return OX_OK;
+}
+
+static int prepare_graph(ox_session *s, rt_graph *g, ox_err *e) {
+  const ox_graph *src = g->g;
+  /* 1. every name defined here */
+  for (size_t i = 0; i < src->n_input; i++) {
+    const char *nm = src->input[i].name;
+    if (!nm || !*nm) return ox_err_set(e, OX_EMODEL, "%sgraph input %zu has no name", g->path, i);
+    if (find_slot(g, nm) >= 0)
+      return ox_err_set(e, OX_EMODEL, "%s%sgraph input '%s' is declared twice", g->path,
+                        *g->path ? ": " : "", nm);
+    if (add_slot(s, g, nm, e) < 0) return e->code;
+  }
+  for (size_t i = 0; i < src->n_initializer; i++) {
+    const ox_tensor *t = &src->initializer[i];
+    if (!t->name) return ox_err_set(e, OX_EMODEL, "initializer %zu has no name", i);
+    int32_t k = find_slot(g, t->name);
+    if (k < 0) k = add_slot(s, g, t->name, e);
+    if (k < 0) return e->code;
+    if (g->slots[k].cst) return ox_err_set(e, OX_EMODEL, "initializer '%s' is duplicated", t->name);
+    g->slots[k].cst = ox_value_from_tensor_proto(t, true, e);
+    if (!g->slots[k].cst) return ox_err_prefix(e, "initializer '%s'", t->name);
+    g->slots[k].dtype = t->data_type;
+  }
+  for (size_t i = 0; i < src->n_sparse_initializer; i++) {
+    const ox_sparse_tensor *sp = &src->sparse_initializer[i];
+    const char *nm = sp->values ? sp->values->name : NULL;
+    if (!nm) return ox_err_set(e, OX_EMODEL, "sparse initializer %zu has no name", i);
+    int32_t k = find_slot(g, nm);
+    if (k < 0) k = add_slot(s, g, nm, e);
+    if (k < 0) return e->code;
+    g->slots[k].cst = densify(sp, e);
+    if (!g->slots[k].cst) return ox_err_prefix(e, "sparse initializer '%s'", nm);
+    g->slots[k].dtype = g->slots[k].cst->dtype;
+  }
+  g->nodes = calloc(src->n_node + 1, sizeof *g->nodes);
+  if (!g->nodes) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  g->n_nodes = src->n_node;
+  for (size_t i = 0; i < src->n_node; i++) {
+    const ox_node *n = &src->node[i];
+    g->nodes[i].node = n;
+    if (!n->op_type) return ox_err_set(e, OX_EMODEL, "%snode %zu has no op_type", g->path, i);
+    for (size_t j = 0; j < n->n_output; j++) {
+      const char *nm = n->output[j];
+      if (!nm || !*nm) continue;
+      if (find_slot(g, nm) >= 0)
+        return ox_err_set(e, OX_EMODEL, "%s: value '%s' is defined twice",
+                          node_label(s->arena, g, n, i), nm);
+      int32_t k = add_slot(s, g, nm, e);
+      if (k < 0) return e->code;
+      g->slots[k].producer = (int64_t)i;
+    }
+  }
+  for (size_t i = 0; i < src->n_input; i++) note_type(g, &src->input[i]);
+  for (size_t i = 0; i < src->n_value_info; i++) note_type(g, &src->value_info[i]);
+  for (size_t i = 0; i < src->n_output; i++) note_type(g, &src->output[i]);
+  for (size_t i = 0; i < src->n_initializer; i++) {
+    int32_t k = find_slot(g, src->initializer[i].name);
+    g->slots[k].dtype = src->initializer[i].data_type;
+  }
+
+  /* 2. nodes, in order */
+  for (size_t i = 0; i < src->n_node; i++)
+    if (prepare_node(s, g, i, e)) return e->code;
+  g->cur_node = (int64_t)src->n_node;
+
+  /* 3. graph inputs and outputs */
+  g->n_in = src->n_input;
+  g->n_out = src->n_output;
+  g->in = ox_arena_calloc(s->arena, g->n_in + 1, sizeof *g->in);
+  g->out = ox_arena_calloc(s->arena, g->n_out + 1, sizeof *g->out);
+  if (!g->in || !g->out) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  for (size_t i = 0; i < g->n_in; i++) g->in[i] = find_slot(g, src->input[i].name);
+  for (size_t i = 0; i < g->n_out; i++) {
+    const char *nm = src->output[i].name;
+    int32_t k = nm ? resolve(s, g, nm, e) : -1;
+    if (k == -2) return e->code;
+    if (k < 0)
+      return ox_err_set(e, OX_EMODEL, "%s%sgraph output '%s' is not produced", g->path,
+                        *g->path ? ": " : "", nm ? nm : "");
+    g->out[i] = k;
+    g->slots[k].last_use = INT64_MAX;
+  }
+
+  /* 4. releases: after the last reader, or right after the producer */
+  for (size_t k = 0; k < g->n_slots; k++) {
+    rt_slot *sl = &g->slots[k];
+    int64_t at = sl->last_use;
+    if (at == INT64_MAX) continue;
+    if (at < 0) at = sl->producer;
+    if (at < 0) continue; /* unused input/constant: dropped at the end */
+    rt_node *rn = &g->nodes[at];
+    int32_t *r = OX_VEC_PUSH(s->arena, rn->rel, rn->n_rel);
+    if (!r) return ox_err_set(e, OX_ENOMEM, "out of memory");
+    *r = (int32_t)k;
+  }
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    rt_node *rn = &g->nodes[i];
+    for (size_t j = 0; j < rn->node->n_output; j++)
+      rn->wanted[j] = rn->out[j] >= 0 && g->slots[rn->out[j]].last_use >= 0;
+  }
+  g->frame = calloc(g->n_slots + 1, sizeof *g->frame);
+  if (!g->frame) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  return OX_OK;
+}
+
+/* ------------------------------------------------------------ session */
+
+int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session **out, ox_err *e) {
+  *out = NULL;
+  if (!m || !m->proto || !m->proto->graph)
+    return ox_err_set(e, OX_EINVAL, "the model has no graph");
+  ox_session *s = calloc(1, sizeof *s);
+  if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  s->arena = ox_arena_new();
+  if (!s->arena) {
+    free(s);
+    return ox_err_set(e, OX_ENOMEM, "out of memory");
+  }
+  s->model = m;
+  if (opts) s->opts = *opts;
+  int threads = s->opts.threads;
+  if (threads <= 0) {
+    long nc = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = nc > 0 ? (int)(nc > 256 ? 256 : nc) : 1;
+  }
+  if (threads > 1) {
+    s->pool = ox_thread_pool_new(threads, e);
+    if (!s->pool) goto fail;
+  }
+  if (ox_rt_expand_functions(s, m->proto->graph, &s->graph, e)) goto fail;
+  s->main = new_graph(s, s->graph, NULL, NULL, "", e);
+  if (!s->main || prepare_graph(s, s->main, e)) goto fail;
+  *out = s;
+  return OX_OK;
+fail:
+  ox_session_free(s);
+  return e ? e->code : OX_EMODEL;
+}
+
+void ox_session_free(ox_session *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->n_graphs; i++) {
+    rt_graph *g = s->graphs[i];
+    for (size_t k = 0; k < g->n_slots; k++) ox_value_unref(g->slots[k].cst);
+    for (size_t j = 0; j < g->n_nodes; j++) {
+      rt_node *rn = &g->nodes[j];
+      if (rn->prepared && rn->k && rn->k->release) rn->k->release(rn->state);
+    }
+    free(g->nodes);
+    free(g->frame);
+    ox_map_free(&g->names);
+    free(g);
+  }
+  free(s->graphs);
+  ox_rt_pool_clear(s);
+  free(s->vpool);
+  ox_thread_pool_free(s->pool);
+  ox_arena_free(s->arena);
+  free(s);
+}
+
+int ox_session_threads(const ox_session *s) { return ox_thread_pool_size(s->pool); }
+
+size_t ox_session_n_inputs(const ox_session *s) { return s->graph->n_input; }
+const char *ox_session_input_name(const ox_session *s, size_t i) {
+  return i < s->graph->n_input ? s->graph->input[i].name : NULL;
+}
+const ox_type *ox_session_input_type(const ox_session *s, size_t i) {
+  return i < s->graph->n_input ? s->graph->input[i].type : NULL;
+}
+bool ox_session_input_has_default(const ox_session *s, size_t i) {
+  if (i >= s->main->n_in) return false;
+  return s->main->slots[s->main->in[i]].cst != NULL;
+}
+size_t ox_session_n_outputs(const ox_session *s) { return s->graph->n_output; }
+const char *ox_session_output_name(const ox_session *s, size_t i) {
+  return i < s->graph->n_output ? s->graph->output[i].name : NULL;
+}
+const ox_type *ox_session_output_type(const ox_session *s, size_t i) {
+  return i < s->graph->n_output ? s->graph->output[i].type : NULL;
+}
+
+int ox_session_run(ox_session *s, const char *const *in_names, ox_value *const *inputs, size_t n_in,
+                   const char *const *out_names, ox_value **outputs, size_t n_out, ox_err *e) {
+  rt_graph *g = s->main;
+  for (size_t k = 0; k < n_out; k++) outputs[k] = NULL;
+  ox_value *stack_in[16];
+  ox_value **bound = g->n_in <= 16 ? stack_in : calloc(g->n_in, sizeof *bound);
+  if (!bound) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  int rc = OX_OK;
+  for (size_t i = 0; i < g->n_in; i++) bound[i] = NULL;
+  for (size_t j = 0; j < n_in; j++) {
+    size_t i = 0;
+    if (in_names && in_names[j]) {
+      while (i < g->n_in && strcmp(g->g->input[i].name, in_names[j]) != 0) i++;
+      if (i == g->n_in) {
+        rc = ox_err_set(e, OX_EINVAL, "the model has no input named '%s'", in_names[j]);
+        goto done;
+      }
+    } else {
+      i = j;
+      if (i >= g->n_in) {
+        rc = ox_err_set(e, OX_EINVAL, "%zu inputs given, the model has %zu", n_in, g->n_in);
+        goto done;
+      }
+    }
+    bound[i] = inputs[j];
+  }
+  for (size_t i = 0; i < g->n_in; i++) {
+    const ox_value_info *vi = &g->g->input[i];
+    if (!bound[i]) {
+      if (g->slots[g->in[i]].cst) continue;
+      if (vi->type && vi->type->kind == OX_TYPE_OPTIONAL) continue;
+      rc = ox_err_set(e, OX_EINVAL, "input '%s' is missing", vi->name);
+      goto done;
+    }
+    char why[512];
+    if (!ox_value_matches_type(bound[i], vi->type, why, sizeof why)) {
+      rc = ox_err_set(e, OX_EINVAL, "input '%s': %s", vi->name, why);
+      goto done;
+    }
+  }
+  if (out_names) {
+    /* run everything, then pick the requested outputs */
+    ox_value *stack_out[16];
+    ox_value **all = g->n_out <= 16 ? stack_out : calloc(g->n_out, sizeof *all);
+    if (!all) {
+      rc = ox_err_set(e, OX_ENOMEM, "out of memory");
+      goto done;
+    }
+    for (size_t k = 0; k < n_out; k++) {
+      size_t i = 0;
+      while (i < g->n_out && strcmp(g->g->output[i].name, out_names[k]) != 0) i++;
+      if (i == g->n_out) {
+        rc = ox_err_set(e, OX_EINVAL, "the model has no output named '%s'", out_names[k]);
+        break;
+      }
+    }
+    if (!rc) rc = ox_rt_run_graph(s, g, NULL, bound, g->n_in, all, g->n_out, e);
+    if (!rc)
+      for (size_t k = 0; k < n_out; k++) {
+        size_t i = 0;
+        while (strcmp(g->g->output[i].name, out_names[k]) != 0) i++;
+        outputs[k] = ox_value_ref(all[i]);
+      }
+    if (!rc)
+      for (size_t i = 0; i < g->n_out; i++) ox_rt_release(s, all[i]);
+    if (all != stack_out) free(all);
+  } else {
+    if (n_out != g->n_out) {
+      rc = ox_err_set(e, OX_EINVAL, "%zu outputs requested, the model has %zu", n_out, g->n_out);
+      goto done;
+    }
+    rc = ox_rt_run_graph(s, g, NULL, bound, g->n_in, outputs, n_out, e);
+  }
+done:
+  if (bound != stack_in) free(bound);
+  return rc;
+}

@@ -1,0 +1,57 @@
+/* session.h - a prepared model (session) and running it.
+ *
+ * A session binds every node of the (function-expanded) main graph and of
+ * its subgraphs to a kernel and prepares it once. Each graph gets a table of
+ * value slots (one per name); nodes read and write slots by index. A slot is
+ * released right after its last use; released tensors go to a per-session
+ * pool and are reused by size, so a steady-state run with static shapes
+ * allocates no tensor storage.
+ *
+ * A session runs one call at a time (it owns the run-time buffers). */
+#ifndef OX_SESSION_H
+#define OX_SESSION_H
+
+#include "kernel.h"
+
+typedef struct ox_session ox_session;
+
+typedef struct ox_session_opts {
+  int threads;            /* 0: number of cores; 1: no worker threads */
+  int optimization_level; /* reserved */
+  int (*cancel)(void *user);
+  void *cancel_user;
+} ox_session_opts;
+
+int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session **out, ox_err *e);
+void ox_session_free(ox_session *s);
+
+/* Graph inputs (all, in order, including those with an initializer). */
+size_t ox_session_n_inputs(const ox_session *s);
+const char *ox_session_input_name(const ox_session *s, size_t i);
+const ox_type *ox_session_input_type(const ox_session *s, size_t i); /* may be NULL */
+bool ox_session_input_has_default(const ox_session *s, size_t i);
+size_t ox_session_n_outputs(const ox_session *s);
+const char *ox_session_output_name(const ox_session *s, size_t i);
+const ox_type *ox_session_output_type(const ox_session *s, size_t i);
+
+/* Threads used by kernels (the caller included). */
+int ox_session_threads(const ox_session *s);
+
+/* Runs the model. Inputs are bound by name (an input with an initializer
+ * may be left out). outputs[k] receives a new reference for out_names[k];
+ * with out_names == NULL, n_out must be the output count and outputs come
+ * in graph order. */
+int ox_session_run(ox_session *s, const char *const *in_names, ox_value *const *inputs, size_t n_in,
+                   const char *const *out_names, ox_value **outputs, size_t n_out, ox_err *e);
+
+/* Thread pool (threadpool.c). n_threads counts the caller. */
+ox_thread_pool *ox_thread_pool_new(int n_threads, ox_err *e);
+void ox_thread_pool_free(ox_thread_pool *p);
+
+/* true when the value matches a declared type (kind, element type, rank and
+ * fixed dims); otherwise writes a reason into why. */
+bool ox_value_matches_type(const ox_value *v, const ox_type *t, char *why, size_t n);
+/* "tensor(float)", "seq(tensor(int64))", ... */
+int ox_type_describe(const ox_type *t, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,9 @@
+# Operator schemas: lookup unit test, and every changelog entry in the table.
+onnxc_unit_test(test_schema)
+find_program(ONNXC_PYTHON3 NAMES python3)
+if(ONNXC_PYTHON3)
+  add_test(NAME schema_changelog_coverage
+           COMMAND ${ONNXC_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/schema/changelog_coverage.py
+                   $<TARGET_FILE:onnxc_cli> ${ONNXC_SHARED}/spec/onnx)
+  set_tests_properties(schema_changelog_coverage PROPERTIES SKIP_RETURN_CODE 77)
+endif()
