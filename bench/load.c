@@ -123,9 +123,10 @@ int main(int argc, char **argv) {
       if (kib > worst) worst = kib;
     }
     qsort(ms, 7, sizeof ms[0], cmp_d);
-    printf("%-12s 1 GiB of initializers (%s): load median %.2f ms (min %.2f, max %.2f), "
-           "added RSS at most %ld KiB\n",
-           names[k], k ? "external" : "inline", ms[3], ms[0], ms[6], worst);
+    printf(
+        "%-12s 1 GiB of initializers (%s): load median %.2f ms (min %.2f, max %.2f), "
+        "added RSS at most %ld KiB\n",
+        names[k], k ? "external" : "inline", ms[3], ms[0], ms[6], worst);
     if (ms[3] >= 100 || worst >= 16 * 1024) bad = 1;
   }
   printf("targets (< 100 ms, < 16 MiB): %s\n", bad ? "MISSED" : "met");
