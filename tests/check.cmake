@@ -1,0 +1,35 @@
+# Checker: mutations of valid models rejected for the right rule; every
+# shared model valid; agreement with python-onnx's checker; speed.
+onnxc_unit_test(test_check)
+
+add_test(NAME check_all_models
+         COMMAND sh ${PROJECT_SOURCE_DIR}/tests/check/check_all.sh $<TARGET_FILE:onnxc_cli>
+                 ${ONNXC_SHARED} ${PROJECT_SOURCE_DIR})
+set_tests_properties(check_all_models PROPERTIES SKIP_RETURN_CODE 77)
+
+if(SYSTEM_PYTHON3)
+  add_test(NAME check_oracle_onnx
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/check/oracle.py
+                   $<TARGET_FILE:test_check> $<TARGET_FILE:onnxc_cli>
+                   ${CMAKE_CURRENT_BINARY_DIR}/check_oracle)
+  set_tests_properties(check_oracle_onnx PROPERTIES SKIP_RETURN_CODE 77)
+endif()
+
+# Benchmark: checking the largest shared model takes under 20 ms.
+add_executable(bench_check ${PROJECT_SOURCE_DIR}/tests/unit/bench_check.c)
+target_include_directories(bench_check PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(bench_check PRIVATE onnxc)
+file(GLOB ONNXC_SHARED_MODELS ${ONNXC_SHARED}/models/*.onnx)
+set(ONNXC_LARGEST_MODEL "")
+set(largest_size 0)
+foreach(f ${ONNXC_SHARED_MODELS})
+  file(SIZE ${f} sz)
+  if(sz GREATER largest_size)
+    set(largest_size ${sz})
+    set(ONNXC_LARGEST_MODEL ${f})
+  endif()
+endforeach()
+if(ONNXC_LARGEST_MODEL)
+  add_test(NAME check_bench_largest_model COMMAND bench_check ${ONNXC_LARGEST_MODEL} 20)
+  set_tests_properties(check_bench_largest_model PROPERTIES LABELS release-only)
+endif()
