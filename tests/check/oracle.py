@@ -2,8 +2,8 @@
 """Oracle test: onnxc check agrees with onnx.checker.check_model (python-onnx,
 Debian's 1.12) on valid/invalid for every mutation that version understands.
 
-usage: oracle.py TEST_CHECK ONNXC WORKDIR
-Runs `TEST_CHECK WORKDIR` to write the cases (WORKDIR/manifest.txt), then
+usage: oracle.py TEST_CHECK ONNXC WORKDIR [SHARED_DIR]
+Runs `TEST_CHECK [-s SHARED_DIR] WORKDIR` to write the cases (WORKDIR/manifest.txt), then
 checks each with both. Exits 77 (skip) when python-onnx is absent.
 
 Cases flagged no-oracle in the manifest are left out: they use what 1.12 does
@@ -50,7 +50,8 @@ def main():
     test_check, onnxc, work = sys.argv[1], sys.argv[2], sys.argv[3]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    r = subprocess.run([test_check, work], capture_output=True, text=True)
+    args = [test_check] + (["-s", sys.argv[4]] if len(sys.argv) > 4 else []) + [work]
+    r = subprocess.run(args, capture_output=True, text=True)
     if r.returncode != 0:
         print(r.stdout, r.stderr)
         print("test_check failed")

@@ -5,10 +5,12 @@
  * mutations must pass the default checks and fail --strict. Control cases
  * change a model in a way the rules allow and must stay valid.
  *
- * usage: test_check [OUTDIR]
- * With OUTDIR, every case is also written there as OUTDIR/NNN_name.onnx with
- * a line in OUTDIR/manifest.txt ("file expect rule flags") for the oracle
+ * usage: test_check [-s SHARED_DIR] [OUTDIR]
+ * With SHARED_DIR, generic mutations of the shared pytorch-converted,
+ * pytorch-operator and simple models are added. With OUTDIR, every case is also written there as
+ * OUTDIR/NNN_name.onnx with a line in OUTDIR/manifest.txt ("file expect rule flags") for the oracle
  * test (tests/check/oracle.py). */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -1202,6 +1204,10 @@ static void make_files(const char *dir) {
   mkdir(p, 0755);
 }
 
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static void write_case(const char *outdir, FILE *manifest, size_t idx, const tcase *tc,
                        const ox_model *m, bool valid) {
   char path[4096];
@@ -1270,8 +1276,142 @@ static void run_case(const tcase *tc, size_t idx, const char *dir, const char *o
   ox_model_free(m);
 }
 
+/* ------------------------------------------- mutations of real models */
+
+/* Generic mutations applied to every model of the shared pytorch-converted,
+ * pytorch-operator and simple suites. Each returns the rule it breaks, or
+ * NULL when it does not apply to that model. */
+static const char *real_mutate(ox_model *m, int k) {
+  ox_graph *g = m->proto->graph;
+  if (!g || !g->n_node) return NULL;
+  ox_node *first = &g->node[0];
+  switch (k) {
+    case 0: { /* last node moved to the front, when it uses a node output */
+      if (g->n_node < 2) return NULL;
+      ox_node *last = &g->node[g->n_node - 1];
+      bool uses = false;
+      for (size_t i = 0; i < last->n_input && !uses; i++)
+        for (size_t j = 0; j + 1 < g->n_node && !uses; j++)
+          for (size_t o = 0; o < g->node[j].n_output && !uses; o++)
+            uses = last->input[i][0] && strcmp(last->input[i], g->node[j].output[o]) == 0;
+      if (!uses) return NULL;
+      ox_node t = *last;
+      memmove(g->node + 1, g->node, (g->n_node - 1) * sizeof *g->node);
+      g->node[0] = t;
+      return "use-before-def";
+    }
+    case 1: /* an input nobody defines */
+      for (size_t i = 0; i < first->n_input; i++)
+        if (first->input[i][0]) {
+          first->input[i] = S(m, "onnxc_undefined_value");
+          return "undefined-input";
+        }
+      return NULL;
+    case 2: /* a node output that redefines a graph input */
+      if (!g->n_input || !first->n_output || !g->input[0].name) return NULL;
+      first->output[0] = S(m, g->input[0].name);
+      return "ssa";
+    case 3: /* an operator that does not exist */
+      if (first->domain && first->domain[0]) return NULL;
+      first->op_type = S(m, "NoSuchOperator");
+      return "node-unknown-op";
+    case 4: /* an attribute the schema does not have */
+      if (first->domain && first->domain[0]) return NULL;
+      tm_attr_int(m, first, "onnxc_unknown_attribute", 1);
+      return "node-attr-unknown";
+    case 5: /* a duplicate initializer */
+      if (!g->n_initializer) return NULL;
+      {
+        ox_tensor copy = g->initializer[0];
+        ox_tensor *t = OX_VEC_PUSH(m->arena, g->initializer, g->n_initializer);
+        if (!t) return NULL;
+        *t = copy;
+      }
+      return "initializer-duplicate";
+    case 6: /* no opset import */
+      if (m->proto->ir_version < 3) return NULL;
+      m->proto->n_opset_import = 0;
+      return "opset-import";
+    default:
+      return NULL;
+  }
+}
+
+static void run_real(const char *shared, const char *dir, const char *outdir, FILE *manifest,
+                     size_t *idx, size_t *n_invalid, size_t *total) {
+  static const char *const suites[] = {"pytorch-converted", "pytorch-operator", "simple"};
+  size_t models = 0;
+  for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
+    char sd[4096];
+    snprintf(sd, sizeof sd, "%s/testdata/%s", shared, suites[s]);
+    DIR *d = opendir(sd);
+    if (!d) continue;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+      if (de->d_name[0] == '.') continue;
+      if (n == cap) {
+        cap = cap ? 2 * cap : 64;
+        char **nn = realloc(names, cap * sizeof *nn);
+        if (!nn) break;
+        names = nn;
+      }
+      names[n++] = strdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+      char path[4096 + 512];
+      snprintf(path, sizeof path, "%s/%s/model.onnx", sd, names[i]);
+      for (int k = 0; k < 7; k++) {
+        ox_load_opts lo = {.skip_checksum = true, .no_external_data = true};
+        ox_model *m = NULL;
+        if (ox_model_load_file(path, &lo, &m, NULL) != OX_OK) break;
+        if (k == 0) {
+          ox_buf r = {0};
+          if (run_check(m, false, dir, &r) != OX_OK) {
+            fprintf(stderr, "%s: expected valid:\n%.*s", path, (int)r.size, (char *)r.data);
+            fails++;
+          }
+          ox_buf_free(&r);
+          models++;
+        }
+        const char *rule = real_mutate(m, k);
+        if (rule) {
+          char nm[512];
+          snprintf(nm, sizeof nm, "real_%s_%.300s_m%d", suites[s], names[i], k);
+          tcase tc = {nm, -1, rule, NULL, k, 0};
+          ox_buf r = {0};
+          int rc = run_check(m, false, dir, &r);
+          (*total)++;
+          if (rc != OX_EMODEL || !has_rule(&r, rule)) {
+            fprintf(stderr, "%s: expected [%s], got rc %d:\n%.*s", nm, rule, rc, (int)r.size,
+                    (char *)r.data);
+            fails++;
+          } else {
+            (*n_invalid)++;
+          }
+          ox_buf_free(&r);
+          if (manifest) write_case(outdir, manifest, (*idx)++, &tc, m, false);
+        }
+        ox_model_free(m);
+      }
+      free(names[i]);
+    }
+    free(names);
+  }
+  printf("%zu real models valid and mutated\n", models);
+}
+
 int main(int argc, char **argv) {
-  const char *outdir = argc > 1 ? argv[1] : NULL;
+  const char *outdir = NULL, *shared = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
+      shared = argv[++i];
+    else
+      outdir = argv[i];
+  }
   char tmp[] = "/tmp/onnxc_check_XXXXXX";
   const char *dir = outdir;
   if (!dir) {
@@ -1310,6 +1450,7 @@ int main(int argc, char **argv) {
     run_case(&fixed_cases[i], idx++, dir, outdir, manifest, &n_invalid);
   for (size_t i = 0; i < n_family; i++, total++)
     run_case(&family[i], idx++, dir, outdir, manifest, &n_invalid);
+  if (shared) run_real(shared, dir, outdir, manifest, &idx, &n_invalid, &total);
   if (manifest) fclose(manifest);
   if (!outdir) {
     /* remove the scratch folder */
