@@ -1054,14 +1054,7 @@ int ox_check_model(const ox_model *m, const ox_check_opts *opts, ox_buf *report,
   if (c.ir >= 8) check_functions(&c, mp);
   if (c.strict) {
     if (mp->n_training_info) check_training(&c, mp);
-    if (c.ir > 0 && c.ir < 8 && mp->n_functions)
-      ox_ck_fail(&c, "strict-ir-feature",
-                 "the model has local functions, which need IR version 8 (it declares %lld)",
-                 (long long)c.ir);
-    if (c.ir > 0 && c.ir < 7 && mp->n_training_info)
-      ox_ck_fail(&c, "strict-ir-feature",
-                 "the model has training_info, which needs IR version 7 (it declares %lld)",
-                 (long long)c.ir);
+    ox_ck_ir_features(&c, mp);
   }
   if (opts && opts->full && report)
     ox_buf_printf(report, "warning: --full: shape inference is not available in this build\n");

@@ -692,6 +692,7 @@ static void f_overload_ok(ox_model *m, int k) {
   /* same name, another overload: a different id */
   f_dup_id(m, k);
   m->proto->functions[1].overload = S(m, "v2");
+  m->proto->ir_version = 10; /* overloads came with IR 10 */
 }
 static void f_no_name(ox_model *m, int k) {
   (void)k;
@@ -897,6 +898,54 @@ static void ml_attr_type(ox_model *m, int k) {
   a->n_floats = 0;
   a->has_f = true;
   a->f = 2;
+}
+
+/* -- IR version features (strict) -- */
+static void v_float8(ox_model *m, int k) {
+  ox_graph *g = m->proto->graph;
+  ox_tensor *t = tm_tensor(m, &g->initializer, &g->n_initializer, "F8", k, tm_d3, 1);
+  size_t need = 0;
+  ox_dtype_nbytes(k, 3, &need);
+  tm_raw(m, t, need);
+}
+static void v_optional_input(ox_model *m, int k) {
+  (void)k;
+  ox_graph *g = m->proto->graph;
+  ox_value_info *v = tm_vi(m, &g->input, &g->n_input, "maybe", OX_FLOAT, tm_d1, 1);
+  ox_type *o = ox_arena_alloc(m->arena, sizeof *o);
+  o->kind = OX_TYPE_OPTIONAL;
+  o->elem = v->type;
+  v->type = o;
+}
+static void v_overload(ox_model *m, int k) {
+  (void)k;
+  m->proto->graph->node[0].overload = S(m, "v2");
+}
+static void v_quant(ox_model *m, int k) {
+  (void)k;
+  m->proto->ir_version = 4;
+  ox_graph *g = m->proto->graph;
+  ox_tensor_annotation *a =
+      OX_VEC_PUSH(m->arena, g->quantization_annotation, g->n_quantization_annotation);
+  a->tensor_name = S(m, "C");
+}
+static void v_node_metadata(ox_model *m, int k) {
+  (void)k;
+  ox_node *n = NODE(m, "relu1");
+  ox_str_pair *p = OX_VEC_PUSH(m->arena, n->metadata_props, n->n_metadata_props);
+  p->key = S(m, "k");
+  p->value = S(m, "v");
+}
+static void v_ir3_node_domain(ox_model *m, int k) {
+  /* IR 2 has no opset imports and no node domains */
+  (void)k;
+  m->proto->ir_version = 2;
+  m->proto->n_opset_import = 0;
+  ox_graph *g = m->proto->graph;
+  g->n_initializer = 0;
+  g->n_node = 0;
+  tm_gnode(m, g, "Relu", "r", TM_IN("X"), TM_IN("Y"));
+  g->node[0].domain = S(m, "");
 }
 
 /* -- training (strict) -- */
@@ -1116,6 +1165,18 @@ static const tcase fixed_cases[] = {
     C("sparse_initializer_no_name", B_SPARSE, "initializer-name", p_no_name, 0, 0),
     C("sparse_initializer_name_clash", B_SPARSE, "initializer-duplicate", p_dup_name, 0, 0),
     C("sparse_values_payload", B_SPARSE, "tensor-payload", p_values_bad, 0, 0),
+    /* IR version features (§2.11, strict only) */
+    C("ir7_float8_strict", B_CONV, "strict-ir-feature", v_float8, OX_FLOAT8E4M3FN,
+      F_STRICT | F_NO_ORACLE),
+    C("ir7_int4_strict", B_CONV, "strict-ir-feature", v_float8, OX_INT4, F_STRICT | F_NO_ORACLE),
+    C("ir7_bfloat16_ok", B_CONV, NULL, v_float8, OX_BFLOAT16, F_VALID),
+    C("ir7_optional_type_strict", B_CONV, "strict-ir-feature", v_optional_input, 0,
+      F_STRICT | F_NO_ORACLE),
+    C("ir8_overload_strict", B_FUNC, "strict-ir-feature", v_overload, 0, F_STRICT | F_NO_ORACLE),
+    C("ir4_quantization_annotation_strict", B_CONV, "strict-ir-feature", v_quant, 0, F_STRICT),
+    C("ir7_node_metadata_strict", B_CONV, "strict-ir-feature", v_node_metadata, 0,
+      F_STRICT | F_NO_ORACLE),
+    C("ir2_empty_node_domain_ok", B_CONV, NULL, v_ir3_node_domain, 0, F_VALID),
     /* training info (§2.11, strict only) */
     C("training_key_not_initializer", B_TRAIN, "strict-training", r_key_not_init, 0, F_STRICT),
     C("training_value_not_output", B_TRAIN, "strict-training", r_value_not_out, 0, F_STRICT),
