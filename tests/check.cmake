@@ -36,3 +36,10 @@ if(ONNXC_LARGEST_MODEL)
   add_test(NAME check_bench_largest_model COMMAND bench_check ${ONNXC_LARGEST_MODEL} 20)
   set_tests_properties(check_bench_largest_model PROPERTIES LABELS release-only)
 endif()
+
+# Data protos (notes §2.10) of every node test input/output file.
+add_executable(test_check_data ${PROJECT_SOURCE_DIR}/tests/unit/test_check_data.c)
+target_include_directories(test_check_data PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(test_check_data PRIVATE onnxc)
+add_test(NAME test_check_data COMMAND test_check_data ${ONNXC_SHARED})
+set_tests_properties(test_check_data PROPERTIES SKIP_RETURN_CODE 77)

@@ -26,6 +26,14 @@ typedef struct ox_check_opts {
 int ox_check_model(const ox_model *m, const ox_check_opts *opts, ox_buf *report, size_t *n_errors,
                    ox_err *e);
 
+/* Checks a value of onnx-data.proto (notes §2.10) - kind OX_DATA_TENSOR
+ * (ox_tensor), OX_DATA_SPARSE_TENSOR, OX_DATA_SEQUENCE (ox_sequence_data),
+ * OX_DATA_MAP (ox_map_data) or OX_DATA_OPTIONAL (ox_optional_data) - with
+ * the same reporting as ox_check_model. base_dir resolves external data
+ * locations of tensors (NULL: current directory). */
+int ox_check_data(int kind, const void *value, const char *base_dir, ox_buf *report,
+                  size_t *n_errors, ox_err *e);
+
 /* Lexically normalises an external-data location ("a/./b/../c" -> "a/c")
  * into out (size cap). Returns false if it does not fit. */
 bool ox_check_normalize_path(const char *p, char *out, size_t cap);

@@ -400,6 +400,146 @@ void ox_ck_sparse(ox_ck *c, const ox_sparse_tensor *s) {
   }
 }
 
+/* ----------------------------------------------------------- data protos */
+
+static void check_sequence(ox_ck *c, const ox_sequence_data *s, int depth);
+
+static void check_map(ox_ck *c, const ox_map_data *m, int depth) {
+  const char *name = ox_ck_str(m->name);
+  if (!m->has_key_type || m->key_type == OX_UNDEFINED) {
+    ox_ck_fail(c, "data-map", "map '%s': field 'key_type' is required and must not be UNDEFINED",
+               name);
+    return;
+  }
+  switch (m->key_type) {
+    case OX_FLOAT:
+    case OX_BOOL:
+    case OX_FLOAT16:
+    case OX_COMPLEX64:
+    case OX_COMPLEX128:
+      ox_ck_fail(c, "data-map", "map '%s': key_type %d is not an integer or string type", name,
+                 (int)m->key_type);
+      return;
+    default:
+      break;
+  }
+  if (m->n_keys && m->n_string_keys) {
+    ox_ck_fail(c, "data-map", "map '%s' must not contain more than one keys field", name);
+    return;
+  }
+  if (!m->values) {
+    ox_ck_fail(c, "data-map", "map '%s': field 'values' is required but missing", name);
+    return;
+  }
+  check_sequence(c, m->values, depth + 1);
+  const ox_sequence_data *v = m->values;
+  size_t nv = v->n_tensor_values + v->n_sparse_tensor_values + v->n_sequence_values +
+              v->n_map_values + v->n_optional_values;
+  size_t nk = m->n_keys + m->n_string_keys;
+  if (nk != nv) ox_ck_fail(c, "data-map", "map '%s' has %zu keys but %zu values", name, nk, nv);
+}
+
+static void check_optional(ox_ck *c, const ox_optional_data *o, int depth);
+
+static void check_sequence(ox_ck *c, const ox_sequence_data *s, int depth) {
+  const char *name = ox_ck_str(s->name);
+  if (depth > 64) {
+    ox_ck_fail(c, "data-sequence", "sequence '%s' is nested too deeply", name);
+    return;
+  }
+  if (!s->has_elem_type) {
+    ox_ck_fail(c, "data-sequence", "sequence '%s': field 'elem_type' is required but missing",
+               name);
+    return;
+  }
+  switch (s->elem_type) {
+    case OX_DATA_TENSOR:
+      for (size_t i = 0; i < s->n_tensor_values; i++) ox_ck_tensor(c, &s->tensor_values[i]);
+      break;
+    case OX_DATA_SPARSE_TENSOR:
+      for (size_t i = 0; i < s->n_sparse_tensor_values; i++)
+        ox_ck_sparse(c, &s->sparse_tensor_values[i]);
+      break;
+    case OX_DATA_SEQUENCE:
+      for (size_t i = 0; i < s->n_sequence_values; i++)
+        check_sequence(c, &s->sequence_values[i], depth + 1);
+      break;
+    case OX_DATA_MAP:
+      for (size_t i = 0; i < s->n_map_values; i++) check_map(c, &s->map_values[i], depth + 1);
+      break;
+    default:
+      ox_ck_fail(c, "data-sequence", "sequence '%s': elem_type %d is not a valid element type",
+                 name, (int)s->elem_type);
+      break;
+  }
+}
+
+static void check_optional(ox_ck *c, const ox_optional_data *o, int depth) {
+  const char *name = ox_ck_str(o->name);
+  if (!o->has_elem_type) {
+    ox_ck_fail(c, "data-optional", "optional '%s': field 'elem_type' is required but missing",
+               name);
+    return;
+  }
+  switch (o->elem_type) {
+    case OX_DATA_UNDEFINED:
+      break; /* an empty optional */
+    case OX_DATA_TENSOR:
+      if (o->tensor_value) ox_ck_tensor(c, o->tensor_value);
+      break;
+    case OX_DATA_SPARSE_TENSOR:
+      if (o->sparse_tensor_value) ox_ck_sparse(c, o->sparse_tensor_value);
+      break;
+    case OX_DATA_SEQUENCE:
+      if (o->sequence_value) check_sequence(c, o->sequence_value, depth + 1);
+      break;
+    case OX_DATA_MAP:
+      if (o->map_value) check_map(c, o->map_value, depth + 1);
+      break;
+    default:
+      ox_ck_fail(c, "data-optional", "optional '%s': elem_type %d is not a valid element type",
+                 name, (int)o->elem_type);
+      break;
+  }
+}
+
+int ox_check_data(int kind, const void *value, const char *base_dir, ox_buf *report,
+                  size_t *n_errors, ox_err *e) {
+  if (n_errors) *n_errors = 0;
+  if (!value) return ox_err_set(e, OX_EINVAL, "check: no value");
+  ox_ck c;
+  memset(&c, 0, sizeof c);
+  c.model_dir = base_dir ? base_dir : "";
+  c.report = report;
+  c.is_main_graph = true;
+  switch (kind) {
+    case OX_DATA_TENSOR:
+      ox_ck_tensor(&c, value);
+      break;
+    case OX_DATA_SPARSE_TENSOR:
+      ox_ck_sparse(&c, value);
+      break;
+    case OX_DATA_SEQUENCE:
+      check_sequence(&c, value, 0);
+      break;
+    case OX_DATA_MAP:
+      check_map(&c, value, 0);
+      break;
+    case OX_DATA_OPTIONAL:
+      check_optional(&c, value, 0);
+      break;
+    default:
+      return ox_err_set(e, OX_EINVAL, "check: unknown data kind %d", kind);
+  }
+  if (n_errors) *n_errors = c.n_errors;
+  if (report && report->failed) return ox_err_set(e, OX_ENOMEM, "check: out of memory");
+  if (c.n_errors) {
+    if (e) *e = c.first;
+    return OX_EMODEL;
+  }
+  return OX_OK;
+}
+
 /* ----------------------------------------------------------- value info */
 
 void ox_ck_value_info(ox_ck *c, const ox_value_info *v) {
