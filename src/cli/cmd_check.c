@@ -1,10 +1,10 @@
 /* cmd_check.c - `onnxc check MODEL [--full] [--strict]`: every error of the
  * model, one per line, then a summary. Exit 0 valid, 1 invalid, 2 unreadable. */
+#include <onnxc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../check/check.h"
 #include "../proto/proto.h"
 #include "cli.h"
 
@@ -22,7 +22,7 @@ static void usage(FILE *f) {
 }
 
 int ox_cmd_check(int argc, char **argv) {
-  ox_check_opts o = {0};
+  onnxc_check_options o = {0};
   bool quiet = false;
   int n_paths = 0;
   for (int i = 1; i < argc; i++) {
@@ -30,9 +30,9 @@ int ox_cmd_check(int argc, char **argv) {
       usage(stdout);
       return 0;
     } else if (strcmp(argv[i], "--full") == 0) {
-      o.full = true;
+      o.full = 1;
     } else if (strcmp(argv[i], "--strict") == 0) {
-      o.strict = true;
+      o.strict = 1;
     } else if (strcmp(argv[i], "--quiet") == 0) {
       quiet = true;
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -58,10 +58,16 @@ int ox_cmd_check(int argc, char **argv) {
       status = 2;
       continue;
     }
-    ox_buf report = {0};
+    char *report = NULL;
+    int rc = (int)onnxc_check((const onnxc_model *)m, &o, &report, (onnxc_error *)&e);
     size_t n = 0;
-    int rc = ox_check_model(m, &o, &report, &n, &e);
-    if (!quiet && report.size) fwrite(report.data, 1, report.size, stdout);
+    for (const char *p = report; p && *p;) {
+      const char *nl = strchr(p, '\n');
+      if (strncmp(p, "warning:", 8) != 0) n++;
+      if (!nl) break;
+      p = nl + 1;
+    }
+    if (!quiet && report) fputs(report, stdout);
     if (rc == OX_OK) {
       printf("%s: valid\n", argv[i]);
     } else if (rc == OX_EMODEL) {
@@ -71,7 +77,7 @@ int ox_cmd_check(int argc, char **argv) {
       fprintf(stderr, "onnxc: %s\n", e.msg);
       status = 2;
     }
-    ox_buf_free(&report);
+    free(report);
     ox_model_free(m);
   }
   return status;

@@ -67,14 +67,18 @@ def main():
             skipped += 1
             continue
         path = os.path.join(work, fname)
+        # fullmode: valid, but not under strict shape inference: compare
+        # `onnxc check --full` with check_model(full_check=True)
+        fullmode = "fullmode" in flags
         try:
-            checker.check_model(path, full_check="full" in flags)
+            checker.check_model(path, full_check="full" in flags or fullmode)
             oracle = "valid"
             why = ""
         except Exception as e:  # ValidationError, InferenceError, parse errors
             oracle = "invalid"
             why = str(e).strip().split("\n")[0][:200]
-        rc = subprocess.run([onnxc, "check", path], capture_output=True, text=True)
+        rc = subprocess.run([onnxc, "check", path] + (["--full"] if fullmode else []),
+                            capture_output=True, text=True)
         ours = {0: "valid", 1: "invalid"}.get(rc.returncode, "unreadable")
         compared += 1
         if ours != oracle:

@@ -12,6 +12,7 @@
  * test (tests/check/oracle.py). */
 #include <dirent.h>
 #include <errno.h>
+#include <onnxc.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -62,6 +63,7 @@ enum {
   F_NO_ORACLE = 4, /* python-onnx 1.12 cannot judge it (newer IR, types, opsets) */
   F_FULL = 8,      /* the oracle must use full_check (type constraints) */
   F_NEEDS_FS = 16, /* needs files next to the model */
+  F_FULLMODE = 32, /* valid, but not under --full (strict shape inference) */
 };
 
 typedef struct tcase {
@@ -900,6 +902,23 @@ static void ml_attr_type(ox_model *m, int k) {
   a->f = 2;
 }
 
+/* -- shape inference (--full) -- */
+static void u_out_shape(ox_model *m, int k) {
+  static const int64_t wrong[][2] = {{1, 26}, {2, 25}};
+  ox_dim *d = m->proto->graph->output[0].type->shape->dim;
+  d[0].value = wrong[k][0];
+  d[1].value = wrong[k][1];
+}
+static void u_out_type(ox_model *m, int k) {
+  (void)k;
+  m->proto->graph->output[0].type->elem_type = OX_INT64;
+}
+static void u_value_info_rank(ox_model *m, int k) {
+  (void)k;
+  ox_graph *g = m->proto->graph;
+  tm_vi(m, &g->value_info, &g->n_value_info, "R", OX_FLOAT, tm_d3, 1);
+}
+
 /* -- IR version features (strict) -- */
 static void v_float8(ox_model *m, int k) {
   ox_graph *g = m->proto->graph;
@@ -1165,6 +1184,11 @@ static const tcase fixed_cases[] = {
     C("sparse_initializer_no_name", B_SPARSE, "initializer-name", p_no_name, 0, 0),
     C("sparse_initializer_name_clash", B_SPARSE, "initializer-duplicate", p_dup_name, 0, 0),
     C("sparse_values_payload", B_SPARSE, "tensor-payload", p_values_bad, 0, 0),
+    /* --full: strict shape inference on a valid model */
+    C("full_output_shape_conflict", B_CONV, "full-inference", u_out_shape, 0, F_FULLMODE),
+    C("full_output_batch_conflict", B_CONV, "full-inference", u_out_shape, 1, F_FULLMODE),
+    C("full_value_info_rank_conflict", B_CONV, "full-inference", u_value_info_rank, 0, F_FULLMODE),
+    C("full_output_type_conflict", B_CONV, "full-inference", u_out_type, 0, F_FULLMODE),
     /* IR version features (§2.11, strict only) */
     C("ir7_float8_strict", B_CONV, "strict-ir-feature", v_float8, OX_FLOAT8E4M3FN,
       F_STRICT | F_NO_ORACLE),
@@ -1283,9 +1307,10 @@ static void write_case(const char *outdir, FILE *manifest, size_t idx, const tca
     return;
   }
   ox_buf_free(&b);
-  fprintf(manifest, "%03zu_%s.onnx %s %s%s%s%s\n", idx, tc->name, valid ? "valid" : "invalid",
+  fprintf(manifest, "%03zu_%s.onnx %s %s%s%s%s%s\n", idx, tc->name, valid ? "valid" : "invalid",
           tc->rule ? tc->rule : "-", (tc->flags & F_NO_ORACLE) ? " no-oracle" : "",
-          (tc->flags & F_FULL) ? " full" : "", (tc->flags & F_STRICT) ? " strict" : "");
+          (tc->flags & F_FULL) ? " full" : "", (tc->flags & F_STRICT) ? " strict" : "",
+          (tc->flags & F_FULLMODE) ? " fullmode" : "");
 }
 
 static void run_case(const tcase *tc, size_t idx, const char *dir, const char *outdir,
@@ -1300,7 +1325,20 @@ static void run_case(const tcase *tc, size_t idx, const char *dir, const char *o
   if (tc->fn) tc->fn(m, tc->k);
   ox_buf r = {0};
   int rc = run_check(m, false, dir, &r);
-  bool want_valid_default = (tc->flags & (F_STRICT | F_VALID)) != 0 || !tc->rule;
+  bool want_valid_default = (tc->flags & (F_STRICT | F_VALID | F_FULLMODE)) != 0 || !tc->rule;
+  if (tc->flags & F_FULLMODE) {
+    onnxc_check_options fo = {.full = 1};
+    char *rep = NULL;
+    int frc = (int)onnxc_check((const onnxc_model *)m, &fo, &rep, NULL);
+    if (frc != OX_EMODEL || !rep || !strstr(rep, "[full-inference]")) {
+      fprintf(stderr, "%s: expected [full-inference] with --full, got rc %d: %s\n", tc->name, frc,
+              rep ? rep : "");
+      fails++;
+    } else {
+      (*n_invalid)++;
+    }
+    free(rep);
+  }
   if (want_valid_default) {
     if (rc != OX_OK) {
       fprintf(stderr, "%s: expected valid, got:\n%.*s", tc->name, (int)r.size, (char *)r.data);
@@ -1498,6 +1536,16 @@ int main(int argc, char **argv) {
   /* every base is valid, with and without --strict */
   for (int b = 0; b < B_COUNT; b++) {
     tcase tc = {"base", b, NULL, NULL, 0, F_VALID};
+    ox_model *bm = tm_base(b);
+    bm->dir = ox_arena_strdup(bm->arena, dir); /* external data next to it */
+    onnxc_check_options fo = {.full = 1};
+    char *rep = NULL;
+    if (onnxc_check((const onnxc_model *)bm, &fo, &rep, NULL) != ONNXC_OK) {
+      fprintf(stderr, "base %d: expected valid with --full: %s\n", b, rep ? rep : "");
+      fails++;
+    }
+    free(rep);
+    ox_model_free(bm);
     char nm[32];
     snprintf(nm, sizeof nm, "base_%d", b);
     tc.name = nm;
