@@ -634,8 +634,36 @@ static void check_graph(ox_ck *c, const ox_graph *g, const ox_ck_scope *parent, 
 
 /* ------------------------------------------------------------- strict */
 
+static void strict_dims(ox_ck *c, const ox_type *t, int depth) {
+  if (!t || depth > 64) return;
+  if (t->shape)
+    for (size_t i = 0; i < t->shape->n_dim; i++)
+      if (t->shape->dim[i].param && t->shape->dim[i].param[0] && !c90_ident(t->shape->dim[i].param))
+        ox_ck_fail(c, "strict-identifier", "dimension name '%s' is not a C90 identifier",
+                   t->shape->dim[i].param);
+  strict_dims(c, t->elem, depth + 1);
+}
+
 static void strict_graph(ox_ck *c, const ox_graph *g, const ox_ck_scope *scope) {
-  (void)scope;
+  /* value_info: one entry per value, for values of this graph (or outer ones) */
+  for (size_t i = 0; i < g->n_value_info; i++) {
+    const char *nm = g->value_info[i].name;
+    if (!nm || !nm[0]) {
+      ox_ck_fail(c, "strict-value-info", "a value_info entry has no name");
+      continue;
+    }
+    bool dup = false;
+    for (size_t j = 0; j < i && !dup; j++)
+      dup = g->value_info[j].name && strcmp(g->value_info[j].name, nm) == 0;
+    if (dup)
+      ox_ck_fail(c, "strict-value-info", "value_info for '%s' is given more than once", nm);
+    else if (!scope_has(scope, nm))
+      ox_ck_fail(c, "strict-value-info", "value_info names '%s', which is not a value of the graph",
+                 nm);
+    strict_dims(c, g->value_info[i].type, 0);
+  }
+  for (size_t i = 0; i < g->n_input; i++) strict_dims(c, g->input[i].type, 0);
+  for (size_t i = 0; i < g->n_output; i++) strict_dims(c, g->output[i].type, 0);
   /* IR >= 4: a subgraph initializer must not share a name with a subgraph input */
   if (!c->is_main_graph && c->ir >= 4) {
     for (size_t i = 0; i < g->n_initializer; i++)

@@ -223,6 +223,13 @@ void ox_ck_tensor(ox_ck *c, const ox_tensor *t) {
       return;
     }
   }
+  if (c->strict && t->segment) {
+    const ox_segment *sg = t->segment;
+    if (!sg->has_begin || !sg->has_end || sg->begin < 0 || sg->begin > sg->end || sg->end > nelem)
+      ox_ck_fail(c, "strict-segment",
+                 "tensor '%s': segment [%lld, %lld) is not a range of its %lld elements", name,
+                 (long long)sg->begin, (long long)sg->end, (long long)nelem);
+  }
   if (nelem == 0) {
     if (nf != 0)
       ox_ck_fail(c, "tensor-payload", "tensor '%s' has 0 elements but contains data", name);

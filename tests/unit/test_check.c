@@ -240,6 +240,32 @@ static void g_empty_optional_ok(ox_model *m, int k) {
   NODE(m, "conv1")->input[2] = S(m, "");
 }
 
+static void g_value_info_strict(ox_model *m, int k) {
+  ox_graph *g = m->proto->graph;
+  if (k == 0) { /* a value that does not exist */
+    tm_vi(m, &g->value_info, &g->n_value_info, "ghost", OX_FLOAT, tm_d1, 1);
+  } else if (k == 1) { /* the same value twice */
+    tm_vi(m, &g->value_info, &g->n_value_info, "R", OX_FLOAT, tm_x_dims, 4);
+    tm_vi(m, &g->value_info, &g->n_value_info, "R", OX_FLOAT, tm_x_dims, 4);
+  } else if (k == 2) { /* a symbolic dim that is not an identifier */
+    ox_dim *d = &g->input[0].type->shape->dim[0];
+    d->has_value = false;
+    d->param = S(m, "batch size");
+  } else { /* a valid one: a symbolic batch dim and value_info of an intermediate */
+    ox_dim *d = &g->input[0].type->shape->dim[0];
+    d->has_value = false;
+    d->param = S(m, "N");
+    tm_vi(m, &g->value_info, &g->n_value_info, "R", OX_FLOAT, tm_x_dims, 4);
+  }
+}
+static void t_segment(ox_model *m, int k) {
+  ox_tensor *t = INIT(m, "W");
+  t->segment = ox_arena_alloc(m->arena, sizeof *t->segment);
+  t->segment->begin = k ? 0 : 5;
+  t->segment->end = k ? 9 : 2;
+  t->segment->has_begin = t->segment->has_end = true;
+}
+
 /* -- tensors -- */
 static void t_no_dtype(ox_model *m, int k) {
   (void)k;
@@ -1052,6 +1078,14 @@ static const tcase fixed_cases[] = {
     C("omitted_optional_input_ok", B_CONV, NULL, g_empty_optional_ok, 0, F_VALID),
     C("duplicate_node_name_strict", B_CONV, "strict-node-name", g_dup_node_name, 0, F_STRICT),
     C("non_c90_name_strict", B_CONV, "strict-identifier", g_c90, 0, F_STRICT),
+    C("value_info_unknown_value_strict", B_CONV, "strict-value-info", g_value_info_strict, 0,
+      F_STRICT),
+    C("value_info_twice_strict", B_CONV, "strict-value-info", g_value_info_strict, 1, F_STRICT),
+    C("dim_param_not_identifier_strict", B_CONV, "strict-identifier", g_value_info_strict, 2,
+      F_STRICT),
+    C("value_info_and_dim_param_ok", B_CONV, NULL, g_value_info_strict, 3, F_VALID),
+    C("tensor_segment_reversed_strict", B_CONV, "strict-segment", t_segment, 0, F_STRICT),
+    C("tensor_segment_ok", B_CONV, NULL, t_segment, 1, F_VALID),
     /* tensors (§2.4) */
     C("tensor_no_data_type", B_CONV, "tensor-data-type", t_no_dtype, 0, 0),
     C("tensor_data_type_undefined", B_CONV, "tensor-data-type", t_dtype, 0, 0),
