@@ -44,3 +44,7 @@ target_include_directories(test_check_data PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(test_check_data PRIVATE onnxc)
 add_test(NAME test_check_data COMMAND test_check_data ${ONNXC_SHARED})
 set_tests_properties(test_check_data PROPERTIES SKIP_RETURN_CODE 77)
+
+add_test(NAME check_rules_listed
+         COMMAND sh ${PROJECT_SOURCE_DIR}/tests/check/rules_listed.sh $<TARGET_FILE:onnxc_cli>
+                 ${PROJECT_SOURCE_DIR})

@@ -34,6 +34,15 @@ int ox_check_model(const ox_model *m, const ox_check_opts *opts, ox_buf *report,
 int ox_check_data(int kind, const void *value, const char *base_dir, ox_buf *report,
                   size_t *n_errors, ox_err *e);
 
+/* The rules, as reported in brackets, with the section of the reference
+ * notes they come from and a one-line description. */
+typedef struct ox_check_rule {
+  const char *id, *section, *what;
+} ox_check_rule;
+size_t ox_check_rule_count(void);
+const ox_check_rule *ox_check_rule_at(size_t i);
+const ox_check_rule *ox_check_rule_find(const char *id);
+
 /* Lexically normalises an external-data location ("a/./b/../c" -> "a/c")
  * into out (size cap). Returns false if it does not fit. */
 bool ox_check_normalize_path(const char *p, char *out, size_t cap);

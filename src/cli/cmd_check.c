@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check/check.h"
 #include "../proto/proto.h"
 #include "cli.h"
 
@@ -18,6 +19,7 @@ static void usage(FILE *f) {
           "            bindings, exact payload sizes, C90 names, opset range, ...)\n"
           "  --full    also strict shape inference\n"
           "  --quiet   print only the summary line\n"
+          "  --rules   list the rules and exit\n"
           "Exit status: 0 all valid, 1 some model invalid, 2 some model unreadable.\n");
 }
 
@@ -33,6 +35,12 @@ int ox_cmd_check(int argc, char **argv) {
       o.full = 1;
     } else if (strcmp(argv[i], "--strict") == 0) {
       o.strict = 1;
+    } else if (strcmp(argv[i], "--rules") == 0) {
+      for (size_t k = 0; k < ox_check_rule_count(); k++) {
+        const ox_check_rule *r = ox_check_rule_at(k);
+        printf("%-28s §%-5s %s\n", r->id, r->section, r->what);
+      }
+      return 0;
     } else if (strcmp(argv[i], "--quiet") == 0) {
       quiet = true;
     } else if (argv[i][0] == '-' && argv[i][1]) {

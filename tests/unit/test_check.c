@@ -1349,6 +1349,10 @@ static void write_case(const char *outdir, FILE *manifest, size_t idx, const tca
 
 static void run_case(const tcase *tc, size_t idx, const char *dir, const char *outdir,
                      FILE *manifest, size_t *n_invalid) {
+  if (tc->rule && !ox_check_rule_find(tc->rule)) {
+    fprintf(stderr, "%s: rule [%s] is not in the rule table\n", tc->name, tc->rule);
+    fails++;
+  }
   ox_model *m = tm_base(tc->base);
   if (!m || !m->proto->graph) {
     fprintf(stderr, "%s: could not build the base model\n", tc->name);
