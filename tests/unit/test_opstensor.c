@@ -354,7 +354,34 @@ static void sparse_constant(bool linear) {
   finish(&t, &(want){OX_FLOAT, 2, {2, 3}, (float[]){0, 5, 0, 0, 0, 7}});
 }
 
+/* Transposes large enough for the tiled path (source-contiguous dim not
+ * last, both tiled dims >= 8), checked against the definition
+ * y[i0, i1, i2] = x[i_perm^-1...] computed by plain loops. */
+static void big_transpose(const int64_t *perm) {
+  enum { D0 = 3, D1 = 16, D2 = 12, N = D0 * D1 * D2 };
+  static const int64_t dims[3] = {D0, D1, D2};
+  static float x[N], y[N];
+  for (int i = 0; i < N; i++) x[i] = (float)i;
+  int64_t od[3] = {dims[perm[0]], dims[perm[1]], dims[perm[2]]}, idx[3];
+  for (idx[0] = 0; idx[0] < D0; idx[0]++)
+    for (idx[1] = 0; idx[1] < D1; idx[1]++)
+      for (idx[2] = 0; idx[2] < D2; idx[2]++) {
+        int64_t o = (idx[perm[0]] * od[1] + idx[perm[1]]) * od[2] + idx[perm[2]];
+        y[o] = x[(idx[0] * D1 + idx[1]) * D2 + idx[2]];
+      }
+  char name[64];
+  snprintf(name, sizeof name, "Transpose perm %d%d%d", (int)perm[0], (int)perm[1], (int)perm[2]);
+  tcase t;
+  start(&t, name, "Transpose", 13);
+  input(&t, "x", OX_FLOAT, dims, 3, x);
+  attr_ints(&t, "perm", perm, 3);
+  output(&t, "y", OX_FLOAT);
+  finish(&t, &(want){OX_FLOAT, 3, {od[0], od[1], od[2]}, y});
+}
+
 int main(void) {
+  static const int64_t perms[][3] = {{2, 1, 0}, {2, 0, 1}, {1, 2, 0}, {0, 2, 1}, {1, 0, 2}};
+  for (int i = 0; i < 5; i++) big_transpose(perms[i]);
   sparse_constant(true);
   sparse_constant(false);
   old_versions();
