@@ -45,6 +45,15 @@ int ox_dm_read_ints(ox_kctx *c, const ox_value *v, const char *what, int64_t *ou
                     size_t *n);
 #define OX_DM_MAX_RANK 64
 
+/* Element i of an integer (or bool) array as int64; an axis normalised into
+ * [0, rank). Kept for the families that use them (sequence, control). */
+static inline int64_t ox_dm_get_i64(int32_t dt, const void *p, int64_t i) {
+  return oc_get_i64(p, dt, i);
+}
+static inline int ox_dm_axis(ox_kctx *c, int64_t axis, size_t rank, const char *what, size_t *out) {
+  return oc_axis(c, axis, rank, out, what);
+}
+
 /* Copies a box of `count` elements per dim (rank dims) from src (dims
  * sdims, starting at sstart) into dst (dims ddims, starting at dstart).
  * Both are contiguous row-major arrays. */
