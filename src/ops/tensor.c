@@ -25,7 +25,8 @@ typedef struct tstate {
   bool has_ints3;
   int mode;
   int32_t dtype;
-  ox_value *val;
+  ox_value *val; /* Constant's value, ConstantOfShape's element */
+  ox_value *pre; /* ConstantOfShape's output when its shape is a constant */
 } tstate;
 
 static tstate *new_state(const ox_kinfo *info, void **state, ox_err *e) {
@@ -49,6 +50,7 @@ static bool get_ints(const ox_kinfo *info, const char *name, int64_t **out, size
 static void release_val(void *state) {
   tstate *s = state;
   if (s && s->val) ox_value_unref(s->val);
+  if (s && s->pre) ox_value_unref(s->pre);
 }
 
 /* ---------------------------------------------------------------- Reshape */
@@ -684,9 +686,11 @@ static int constant_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   return OX_OK;
 }
 
+/* The value is shared, not copied: like initializers, a value held by more
+ * than one reference is read-only for kernels and never pooled. */
 static int constant_run(ox_kctx *c, void *state) {
   tstate *s = state;
-  return ox_dm_copy_out(c, 0, s->val, s->val->dims, s->val->rank);
+  return ox_kctx_set_output(c, 0, ox_value_ref(s->val));
 }
 
 /* -------------------------------------------------------- ConstantOfShape */
@@ -698,11 +702,24 @@ static int cos_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   if (!v) return e->code ? e->code : OX_ENOMEM;
   s->val = v;
   if (v->numel != 1) return oc_prep_fail(info, e, "'value' must hold one element");
+  /* a constant shape: build the output once, share it on every run */
+  const ox_value *sh = info->const_inputs ? info->const_inputs[0] : NULL;
+  if (sh && sh->kind == OX_VAL_TENSOR && sh->dtype == OX_INT64 && sh->rank == 1 &&
+      sh->numel <= MAXR) {
+    const int64_t *d = sh->data;
+    for (int64_t k = 0; k < sh->numel; k++)
+      if (d[k] < 0) return oc_prep_fail(info, e, "negative dim in the shape");
+    s->pre = ox_tensor_new(v->dtype, d, (size_t)sh->numel, e);
+    if (!s->pre) return e->code ? e->code : OX_ENOMEM;
+    if (ox_dm_fill(s->pre->data, s->pre->numel, v->data, v->dtype))
+      return ox_err_set(e, OX_ENOMEM, "out of memory");
+  }
   return OX_OK;
 }
 
 static int cos_run(ox_kctx *c, void *state) {
   tstate *s = state;
+  if (s->pre) return ox_kctx_set_output(c, 0, ox_value_ref(s->pre));
   int64_t shape[MAXR];
   size_t n;
   if (ox_dm_read_ints(c, ox_kctx_input(c, 0), "input", shape, MAXR, &n)) return OX_ERUNTIME;
