@@ -148,6 +148,25 @@ done:
   ox_model_free(t->m);
 }
 
+/* Runs the node and expects the run to fail with a message holding `what`
+ * and the node's name. */
+static void finish_err(tcase *t, const char *what) {
+  ox_err e = {0};
+  ox_session *s = NULL;
+  ox_value *outs[4] = {0};
+  int rc = ox_session_create(t->m, NULL, &s, &e);
+  if (!rc) rc = ox_session_run(s, t->in_names, t->in, t->n_in, NULL, outs, t->n_out, &e);
+  if (!rc || !strstr(e.msg, what) || !strstr(e.msg, "'n'")) {
+    printf("FAIL %s: expected an error with '%s', got %s\n", t->name, what, rc ? e.msg : "success");
+    failures++;
+  }
+  for (size_t k = 0; k < t->n_out; k++)
+    if (outs[k]) ox_value_unref(outs[k]);
+  for (size_t i = 0; i < t->n_in; i++) ox_value_unref(t->in[i]);
+  ox_session_free(s);
+  ox_model_free(t->m);
+}
+
 static const float slice_data[] = {1, 2, 3, 4, 5, 6, 7, 8};
 static const int64_t d24[] = {2, 4};
 
@@ -379,7 +398,67 @@ static void big_transpose(const int64_t *perm) {
   finish(&t, &(want){OX_FLOAT, 3, {od[0], od[1], od[2]}, y});
 }
 
+/* Bad inputs give errors that name the node, never a crash. */
+static void errors(void) {
+  tcase t;
+  start(&t, "Gather index out of range", "Gather", 13);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "i", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){2});
+  output(&t, "y", OX_FLOAT);
+  finish_err(&t, "out of range");
+
+  start(&t, "Reshape element count", "Reshape", 14);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "s", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){7});
+  output(&t, "y", OX_FLOAT);
+  finish_err(&t, "cannot reshape");
+
+  start(&t, "Slice step 0", "Slice", 13);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "b", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){0});
+  input(&t, "e", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){2});
+  input(&t, "a", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){1});
+  input(&t, "st", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){0});
+  output(&t, "y", OX_FLOAT);
+  finish_err(&t, "step 0");
+
+  start(&t, "Pad below zero", "Pad", 21);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "p", OX_INT64, (int64_t[]){4}, 1, (int64_t[]){0, -3, 0, -3});
+  output(&t, "y", OX_FLOAT);
+  finish_err(&t, "negative");
+
+  start(&t, "TopK k too large", "TopK", 11);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "k", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){5});
+  output(&t, "v", OX_FLOAT);
+  output(&t, "i", OX_INT64);
+  finish_err(&t, "out of range");
+
+  start(&t, "Split sizes", "Split", 13);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "s", OX_INT64, (int64_t[]){2}, 1, (int64_t[]){1, 2});
+  attr_int(&t, "axis", 1);
+  output(&t, "a", OX_FLOAT);
+  output(&t, "b", OX_FLOAT);
+  finish_err(&t, "sums to 3");
+
+  start(&t, "Expand shapes", "Expand", 13);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "s", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){3});
+  output(&t, "y", OX_FLOAT);
+  finish_err(&t, "broadcast");
+
+  start(&t, "ScatterND index out of range", "ScatterND", 18);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "i", OX_INT64, (int64_t[]){1, 1}, 2, (int64_t[]){-3});
+  input(&t, "u", OX_FLOAT, (int64_t[]){1, 4}, 2, slice_data);
+  output(&t, "y", OX_FLOAT);
+  finish_err(&t, "out of range");
+}
+
 int main(void) {
+  errors();
   static const int64_t perms[][3] = {{2, 1, 0}, {2, 0, 1}, {1, 2, 0}, {0, 2, 1}, {1, 0, 2}};
   for (int i = 0; i < 5; i++) big_transpose(perms[i]);
   sparse_constant(true);
