@@ -387,16 +387,16 @@ ox_value *ox_dm_output(ox_kctx *c, size_t i, int32_t dt, const int64_t *dims, si
                          : ox_kctx_output(c, i, dt, dims, rank);
 }
 
-int ox_dm_copy_out(ox_kctx *c, size_t i, const ox_value *in, const int64_t *dims, size_t rank) {
-  ox_value *o = ox_dm_output(c, i, in->dtype, dims, rank);
-  if (!o) return OX_ENOMEM;
-  if (o->numel != in->numel)
-    return ox_kctx_fail(c, OX_ERUNTIME, "output has %lld elements, input %lld", (long long)o->numel,
+int ox_dm_view_out(ox_kctx *c, size_t i, ox_value *in, const int64_t *dims, size_t rank) {
+  ox_err e = {0};
+  int64_t n;
+  if (!ox_numel(dims, rank, &n) || n != in->numel)
+    return ox_kctx_fail(c, OX_ERUNTIME, "output shape does not hold the input's %lld elements",
                         (long long)in->numel);
-  if (o->data == in->data) return OX_OK;
-  if (ox_dm_copy(o->data, in->data, in->numel, in->dtype))
-    return ox_kctx_fail(c, OX_ENOMEM, "out of memory copying strings");
-  return OX_OK;
+  ox_value *o = ox_tensor_wrap(in->dtype, dims, rank, in->data, &e);
+  if (!o) return ox_kctx_fail(c, e.code ? e.code : OX_ENOMEM, "%s", e.msg);
+  o->base = ox_value_ref(in);
+  return ox_kctx_set_output(c, i, o);
 }
 
 ox_value *ox_dm_tensor_in(ox_kctx *c, size_t i) {

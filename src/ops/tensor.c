@@ -104,7 +104,7 @@ static int reshape_run(ox_kctx *c, void *state) {
     return ox_kctx_fail(c, OX_ERUNTIME, "cannot reshape %lld elements into %lld",
                         (long long)x->numel, (long long)known);
   }
-  return ox_dm_copy_out(c, 0, x, shape, n);
+  return ox_dm_view_out(c, 0, x, shape, n);
 }
 
 /* ---------------------------------------------------------------- Flatten */
@@ -126,7 +126,7 @@ static int flatten_run(ox_kctx *c, void *state) {
   if (axis < 0) axis += r;
   int64_t d[2] = {1, 1};
   for (int64_t k = 0; k < r; k++) d[k < axis ? 0 : 1] *= x->dims[k];
-  return ox_dm_copy_out(c, 0, x, d, 2);
+  return ox_dm_view_out(c, 0, x, d, 2);
 }
 
 /* ------------------------------------------------------ Squeeze/Unsqueeze */
@@ -175,7 +175,7 @@ static int squeeze_run(ox_kctx *c, void *state) {
   }
   for (size_t k = 0; k < x->rank; k++)
     if (!drop[k]) dims[r++] = x->dims[k];
-  return ox_dm_copy_out(c, 0, x, dims, r);
+  return ox_dm_view_out(c, 0, x, dims, r);
 }
 
 static int unsqueeze_run(ox_kctx *c, void *state) {
@@ -195,7 +195,7 @@ static int unsqueeze_run(ox_kctx *c, void *state) {
     ins[a] = true;
   }
   for (size_t k = 0, j = 0; k < r; k++) dims[k] = ins[k] ? 1 : x->dims[j++];
-  return ox_dm_copy_out(c, 0, x, dims, r);
+  return ox_dm_view_out(c, 0, x, dims, r);
 }
 
 /* -------------------------------------------------------------- Transpose */
@@ -574,7 +574,7 @@ static int identity_run(ox_kctx *c, void *state) {
   (void)state;
   ox_value *x = ox_kctx_input(c, 0);
   if (!x) return ox_kctx_fail(c, OX_ERUNTIME, "input is missing");
-  if (x->kind == OX_VAL_TENSOR) return ox_dm_copy_out(c, 0, x, x->dims, x->rank);
+  if (x->kind == OX_VAL_TENSOR) return ox_dm_view_out(c, 0, x, x->dims, x->rank);
   /* sequences, maps and optionals are immutable: share them */
   return ox_kctx_set_output(c, 0, ox_value_ref(x));
 }
