@@ -393,6 +393,18 @@ int ox_dm_view_out(ox_kctx *c, size_t i, ox_value *in, const int64_t *dims, size
   if (!ox_numel(dims, rank, &n) || n != in->numel)
     return ox_kctx_fail(c, OX_ERUNTIME, "output shape does not hold the input's %lld elements",
                         (long long)in->numel);
+  /* only storage that values own (directly or through their base) is
+   * shared: a caller's buffer or the model mapping may go away before the
+   * output is read, so those are copied */
+  const ox_value *owner = in;
+  while (!owner->owns_data && owner->base) owner = owner->base;
+  if (!owner->owns_data) {
+    ox_value *c2 = ox_dm_output(c, i, in->dtype, dims, rank);
+    if (!c2) return OX_ENOMEM;
+    if (ox_dm_copy(c2->data, in->data, in->numel, in->dtype))
+      return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+    return OX_OK;
+  }
   ox_value *o = ox_tensor_wrap(in->dtype, dims, rank, in->data, &e);
   if (!o) return ox_kctx_fail(c, e.code ? e.code : OX_ENOMEM, "%s", e.msg);
   o->base = ox_value_ref(in);

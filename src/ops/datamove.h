@@ -66,7 +66,8 @@ int ox_dm_box(void *dst, const int64_t *ddims, const int64_t *dstart, const void
 ox_value *ox_dm_output(ox_kctx *c, size_t i, int32_t dt, const int64_t *dims, size_t rank);
 /* Output i as a view of tensor `in` with new dims (same element count):
  * it shares the storage and holds a reference to `in` (value.h `base`).
- * Values are read-only once produced, so the sharing is invisible. */
+ * Values are read-only once produced, so the sharing is invisible. Borrowed
+ * storage (a caller's buffer, the model mapping) is copied instead. */
 int ox_dm_view_out(ox_kctx *c, size_t i, ox_value *in, const int64_t *dims, size_t rank);
 /* The tensor input i, or an error when it is missing or not a tensor. */
 ox_value *ox_dm_tensor_in(ox_kctx *c, size_t i);
