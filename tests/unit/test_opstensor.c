@@ -457,7 +457,49 @@ static void errors(void) {
   finish_err(&t, "out of range");
 }
 
+/* TopK with k much smaller than the axis (the heap selection): values
+ * i % 10 for i < 40, so ties resolve to the lower indices. */
+static void topk_select(int32_t dt, int64_t largest) {
+  static float xf[40];
+  static int32_t xi[40];
+  for (int i = 0; i < 40; i++) xf[i] = (float)(xi[i] = i % 10);
+  tcase t;
+  start(&t, largest ? "TopK select largest" : "TopK select smallest", "TopK", 11);
+  input(&t, "x", dt, (int64_t[]){40}, 1, dt == OX_FLOAT ? (const void *)xf : (const void *)xi);
+  input(&t, "k", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){4});
+  attr_int(&t, "largest", largest);
+  output(&t, "v", dt);
+  output(&t, "i", OX_INT64);
+  static const float vf[2][4] = {{0, 0, 0, 0}, {9, 9, 9, 9}};
+  static const int32_t vi[2][4] = {{0, 0, 0, 0}, {9, 9, 9, 9}};
+  static const int64_t ix[2][4] = {{0, 10, 20, 30}, {9, 19, 29, 39}};
+  finish(&t, (want[]){{dt, 1, {4}, dt == OX_FLOAT ? (const void *)vf[largest] : vi[largest]},
+                      {OX_INT64, 1, {4}, ix[largest]}});
+}
+
+/* Same on a permutation: x[i] = 7i mod 40, whose inverse is v -> 23v mod 40. */
+static void topk_select_order(int64_t largest) {
+  static float x[40];
+  for (int i = 0; i < 40; i++) x[i] = (float)((7 * i) % 40);
+  tcase t;
+  start(&t, largest ? "TopK select order largest" : "TopK select order smallest", "TopK", 11);
+  input(&t, "x", OX_FLOAT, (int64_t[]){40}, 1, x);
+  input(&t, "k", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){4});
+  attr_int(&t, "largest", largest);
+  output(&t, "v", OX_FLOAT);
+  output(&t, "i", OX_INT64);
+  static const float v[2][4] = {{0, 1, 2, 3}, {39, 38, 37, 36}};
+  static const int64_t ix[2][4] = {{0, 23, 6, 29}, {17, 34, 11, 28}};
+  finish(&t, (want[]){{OX_FLOAT, 1, {4}, v[largest]}, {OX_INT64, 1, {4}, ix[largest]}});
+}
+
 int main(void) {
+  topk_select_order(1);
+  topk_select_order(0);
+  topk_select(OX_FLOAT, 1);
+  topk_select(OX_FLOAT, 0);
+  topk_select(OX_INT32, 1);
+  topk_select(OX_INT32, 0);
   errors();
   static const int64_t perms[][3] = {{2, 1, 0}, {2, 0, 1}, {1, 2, 0}, {0, 2, 1}, {1, 0, 2}};
   for (int i = 0; i < 5; i++) big_transpose(perms[i]);
