@@ -493,7 +493,34 @@ static void topk_select_order(int64_t largest) {
   finish(&t, (want[]){{OX_FLOAT, 1, {4}, v[largest]}, {OX_INT64, 1, {4}, ix[largest]}});
 }
 
+/* A reflect Pad big enough to run on the thread pool, against the
+ * definition: an index outside [0, n) mirrors at the edges (edge not
+ * repeated) until it falls inside. */
+static int64_t mirror(int64_t i, int64_t n) {
+  while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
+  return i;
+}
+
+static void big_reflect_pad(void) {
+  enum { A = 4, B = 64, C = 70, PB = 3, PC = 5, OB = B + PB + 1, OC = C + PC - 7 };
+  static float x[A * B * C], y[A * OB * OC];
+  for (int i = 0; i < A * B * C; i++) x[i] = (float)i;
+  for (int64_t a = 0; a < A; a++)
+    for (int64_t b = 0; b < OB; b++)
+      for (int64_t c = 0; c < OC; c++)
+        y[(a * OB + b) * OC + c] = x[(a * B + mirror(b - PB, B)) * C + mirror(c - PC, C)];
+  tcase t;
+  start(&t, "Pad reflect, large", "Pad", 19);
+  input(&t, "x", OX_FLOAT, (int64_t[]){A, B, C}, 3, x);
+  /* begin (0, 3, 5), end (0, 1, -7): the end of the last axis is cropped */
+  input(&t, "p", OX_INT64, (int64_t[]){6}, 1, (int64_t[]){0, PB, PC, 0, 1, -7});
+  attr_str(&t, "mode", "reflect");
+  output(&t, "y", OX_FLOAT);
+  finish(&t, &(want){OX_FLOAT, 3, {A, OB, OC}, y});
+}
+
 int main(void) {
+  big_reflect_pad();
   topk_select_order(1);
   topk_select_order(0);
   topk_select(OX_FLOAT, 1);
