@@ -24,7 +24,7 @@ if(ONNXC_FUZZ)
   target_link_libraries(fuzz_decode PRIVATE onnxc)
   add_test(NAME fuzz_decode_short
            COMMAND ${PROJECT_SOURCE_DIR}/tests/fuzz_run.sh $<TARGET_FILE:fuzz_decode>
-                   ${ONNXC_TESTDATA} ${CMAKE_CURRENT_BINARY_DIR}/fuzz_decode 45)
+                   ${ONNXC_TESTDATA} ${CMAKE_CURRENT_BINARY_DIR}/fuzz_decode.work 45)
   set_tests_properties(fuzz_decode_short PROPERTIES LABELS asan-only TIMEOUT 300)
 endif()
 onnxc_unit_test(test_proto_external)
