@@ -311,6 +311,7 @@ static int split_run(ox_kctx *c, void *state) {
   if (!sizes) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
   int rc = OX_OK;
   ox_value *sp = s->has_ints ? NULL : ox_kctx_input(c, 1);
+  if (sp && sp->kind == OX_VAL_TENSOR && sp->numel == 0) sp = NULL; /* empty: not given */
   if (s->has_ints || sp) {
     size_t n;
     if (s->has_ints) {
