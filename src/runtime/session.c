@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../ops/registry.h"
+#include "../schema/schema.h"
 #include "rt.h"
 
 static const char *norm_domain(const char *d) { return !d || ox_is_default_domain(d) ? "" : d; }
@@ -316,7 +317,10 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
   if (opset < 0)
     return ox_err_set(e, OX_EMODEL, "%s: domain '%s' is not imported by the model", rn->path,
                       domain_label(domain));
-  int64_t since = opset; /* kernel ranges make the imported opset find the same kernel */
+  /* the schema's since_version; without a schema (custom domains) the
+   * imported opset finds the same kernel, by the registry's range rule */
+  const ox_schema *sch = ox_schema_lookup(domain, op, opset);
+  int64_t since = sch ? sch->since_version : opset;
   rn->k = ox_registry_find(domain, op, since);
   if (!rn->k) {
     int pl = (int)strlen(rn->path) - 1; /* the path ends with ')' */
