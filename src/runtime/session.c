@@ -236,6 +236,21 @@ static int64_t node_opset(ox_session *s, const rt_graph *g, size_t i, const char
   return v;
 }
 
+/* Runs a Constant node once; its output becomes a constant of the graph. */
+static int fold_constant(ox_session *s, rt_graph *g, rt_node *rn, ox_err *e) {
+  ox_kctx ctx = {s, g, rn, NULL, e};
+  rn->tmp_out[0] = NULL;
+  if (rn->k->run(&ctx, rn->state)) {
+    ox_value_unref(rn->tmp_out[0]);
+    rn->tmp_out[0] = NULL;
+    return e->code ? e->code : OX_EMODEL;
+  }
+  g->slots[rn->out[0]].cst = rn->tmp_out[0];
+  rn->tmp_out[0] = NULL;
+  rn->folded = g->slots[rn->out[0]].cst != NULL;
+  return OX_OK;
+}
+
 static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
   rt_node *rn = &g->nodes[idx];
   const ox_node *n = rn->node;
@@ -278,7 +293,7 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
       ck = cg->slots[ck].import;
       cg = cg->parent;
     }
-    csts[i] = cg->slots[ck].cst;
+    csts[i] = cg->slots[ck].is_input ? NULL : cg->slots[ck].cst;
     if (csts[i] && !in_dt[i] && csts[i]->kind == OX_VAL_TENSOR) in_dt[i] = csts[i]->dtype;
   }
   for (size_t i = 0; i < n->n_output; i++) {
@@ -353,6 +368,9 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
     }
   }
   rn->prepared = true;
+  if (!*domain && strcmp(op, "Constant") == 0 && n->n_input == 0 && n->n_output == 1 &&
+      rn->out[0] >= 0)
+    return fold_constant(s, g, rn, e);
   return OX_OK;
 }
 
@@ -365,7 +383,9 @@ static int prepare_graph(ox_session *s, rt_graph *g, ox_err *e) {
     if (find_slot(g, nm) >= 0)
       return ox_err_set(e, OX_EMODEL, "%s%sgraph input '%s' is declared twice", g->path,
                         *g->path ? ": " : "", nm);
-    if (add_slot(s, g, nm, e) < 0) return e->code;
+    int32_t k = add_slot(s, g, nm, e);
+    if (k < 0) return e->code;
+    g->slots[k].is_input = true;
   }
   for (size_t i = 0; i < src->n_initializer; i++) {
     const ox_tensor *t = &src->initializer[i];
