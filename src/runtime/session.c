@@ -236,6 +236,39 @@ static int64_t node_opset(ox_session *s, const rt_graph *g, size_t i, const char
   return v;
 }
 
+/* Checks the known element types of a node's inputs against the schema's
+ * type constraints: a type the operator does not define at this version is
+ * an error at session creation. Only tensor types are checked. */
+static int check_input_types(const rt_node *rn, const ox_schema *sch, const char *domain,
+                             int64_t opset, const int32_t *in_dt, ox_err *e) {
+  const ox_node *n = rn->node;
+  for (size_t i = 0; i < n->n_input && sch->n_inputs; i++) {
+    if (!in_dt[i]) continue;
+    const ox_formal *f = &sch->inputs[i < sch->n_inputs ? i : sch->n_inputs - 1];
+    if (i >= sch->n_inputs && f->option != OX_PARAM_VARIADIC) break;
+    const ox_dtype_info *di = ox_dtype_get(in_dt[i]);
+    if (!di || !f->type_str) continue;
+    char want[64];
+    snprintf(want, sizeof want, "tensor(%s)", di->name);
+    const char *const *allowed = NULL;
+    const char *direct[2] = {f->type_str, NULL};
+    for (size_t c = 0; c < sch->n_constraints; c++)
+      if (strcmp(sch->constraints[c].name, f->type_str) == 0) allowed = sch->constraints[c].allowed;
+    if (!allowed) allowed = direct;
+    bool any_tensor = false, ok = false;
+    for (const char *const *a = allowed; *a; a++) {
+      if (strncmp(*a, "tensor(", 7) == 0) any_tensor = true;
+      if (strcmp(*a, want) == 0) ok = true;
+    }
+    if (any_tensor && !ok) {
+      int pl = (int)strlen(rn->path) - 1;
+      return ox_err_set(e, OX_EUNSUPPORTED, "%.*s, %s opset %lld): no kernel for %s (input %zu)",
+                        pl, rn->path, *domain ? domain : "ai.onnx", (long long)opset, want, i);
+    }
+  }
+  return OX_OK;
+}
+
 /* Runs a Constant node once; its output becomes a constant of the graph. */
 static int fold_constant(ox_session *s, rt_graph *g, rt_node *rn, ox_err *e) {
   ox_kctx ctx = {s, g, rn, NULL, e};
@@ -345,6 +378,7 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
     return ox_err_set(e, OX_EUNSUPPORTED, "%.*s, %s opset %lld): no kernel for operator %s", pl,
                       rn->path, domain_label(domain), (long long)opset, op);
   }
+  if (sch && check_input_types(rn, sch, domain, opset, in_dt, e)) return e->code;
   ox_kinfo *ki = &rn->info;
   ki->node = n;
   ki->domain = domain;

@@ -162,6 +162,15 @@ static void test_errors(void) {
   CHECK(strstr(e.msg, "node 'bad1' (NoSuchOp, ai.onnx opset 13): no kernel") != NULL);
   ox_model_free(b.m);
 
+  /* a type the schema does not allow: Abs of strings */
+  b = model_new(13);
+  add_io(&b, true, "x", OX_STRING, d23, 2);
+  add_io(&b, false, "y", OX_STRING, d23, 2);
+  add_node(b.g, b.a, "Abs", "abs1", "x", NULL, "y");
+  CHECK(ox_session_create(b.m, NULL, &s, &e) == OX_EUNSUPPORTED);
+  CHECK(strstr(e.msg, "node 'abs1' (Abs, ai.onnx opset 13): no kernel for tensor(string)") != NULL);
+  ox_model_free(b.m);
+
   /* Identity: wrong type, wrong rank, wrong dims, missing input */
   b = model_new(13);
   add_io(&b, true, "x", OX_FLOAT, d23, 2);
