@@ -302,23 +302,25 @@ static bool at_number(P *p) {
   return (d >= '0' && d <= '9') || d == 'i' || d == 'I' || d == 'n' || d == 'N';
 }
 
+#define DIGIT(c) ((c) >= '0' && (c) <= '9')
+
 static lit take_number(P *p, const char *what) {
   ws(p);
   lit l = {p->pos, 0, false};
   size_t i = p->pos;
   if (i < p->n && p->s[i] == '-') i++;
-  if (i < p->n && isdigit((unsigned char)p->s[i])) {
-    while (i < p->n && isdigit((unsigned char)p->s[i])) i++;
+  if (i < p->n && DIGIT(p->s[i])) {
+    while (i < p->n && DIGIT(p->s[i])) i++;
     if (i < p->n && p->s[i] == '.') {
       l.is_float = true;
       i++;
-      while (i < p->n && isdigit((unsigned char)p->s[i])) i++;
+      while (i < p->n && DIGIT(p->s[i])) i++;
     }
     if (i < p->n && (p->s[i] == 'e' || p->s[i] == 'E')) {
       size_t j = i + 1;
       if (j < p->n && (p->s[j] == '+' || p->s[j] == '-')) j++;
-      if (j < p->n && isdigit((unsigned char)p->s[j])) {
-        while (j < p->n && isdigit((unsigned char)p->s[j])) j++;
+      if (j < p->n && DIGIT(p->s[j])) {
+        while (j < p->n && DIGIT(p->s[j])) j++;
         i = j;
         l.is_float = true;
       }
@@ -330,7 +332,8 @@ static lit take_number(P *p, const char *what) {
     i = j;
     l.is_float = true;
   }
-  if (i < p->n && (isalnum((unsigned char)p->s[i]) || p->s[i] == '_' || p->s[i] == '.'))
+  if (i < p->n && (DIGIT(p->s[i]) || p->s[i] == '_' || p->s[i] == '.' ||
+                   ((p->s[i] | 32) >= 'a' && (p->s[i] | 32) <= 'z')))
     fail_at(p, i, "malformed number");
   l.len = i - p->pos;
   p->pos = i;
@@ -374,18 +377,75 @@ static uint64_t lit_u64(P *p, lit l) {
   return v;
 }
 
+static const double exact_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* Fast path for decimal literals (Clinger): when the significand fits in 53
+ * bits and the power of ten is exact, one correctly rounded multiplication
+ * or division gives the correctly rounded double. false: use strtod. */
+static bool fast_decimal(const char *s, size_t n, double *out) {
+  size_t i = 0;
+  bool neg = false;
+  if (i < n && s[i] == '-') neg = true, i++;
+  uint64_t m = 0;
+  int digits = 0, e10 = 0;
+  for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+    if (m || s[i] != '0') digits++;
+    m = m * 10 + (uint64_t)(s[i] - '0');
+    if (digits > 18) return false;
+  }
+  if (i < n && s[i] == '.') {
+    for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+      if (m || s[i] != '0') digits++;
+      if (digits > 18) return false;
+      m = m * 10 + (uint64_t)(s[i] - '0');
+      e10--;
+    }
+  }
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    bool eneg = false;
+    if (i < n && (s[i] == '+' || s[i] == '-')) eneg = s[i] == '-', i++;
+    int x = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+      if (x > 1000) return false;
+      x = x * 10 + (s[i] - '0');
+    }
+    e10 += eneg ? -x : x;
+  }
+  if (i != n) return false; /* inf, nan */
+  if (m > ((uint64_t)1 << 53) || e10 > 22 || e10 < -22) return false;
+  double d = (double)m;
+  d = e10 >= 0 ? d * exact_pow10[e10] : d / exact_pow10[-e10];
+  *out = neg ? -d : d;
+  return true;
+}
+
 static double lit_f64(P *p, lit l) {
+  double v;
+  if (fast_decimal(p->s + l.start, l.len, &v)) return v;
   char buf[512];
   lit_copy(p, l, buf, sizeof buf);
   errno = 0;
   char *end;
-  double v = strtod(buf, &end);
+  v = strtod(buf, &end);
   if (*end) fail_at(p, l.start, "malformed number");
   if (errno == ERANGE && isinf(v)) fail_at(p, l.start, "number out of range of double");
   return v;
 }
 
 static float lit_f32(P *p, lit l) {
+  double d;
+  if (fast_decimal(p->s + l.start, l.len, &d)) {
+    /* d is the correctly rounded double; rounding it to float is correct
+     * unless d sits exactly on a midpoint between two floats */
+    float f = (float)d;
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    if (d == 0 || (!isinf(f) && fabsf(f) >= 1.2e-38f && (bits & 0x1FFFFFFFu) != 0x10000000u))
+      return f; /* (subnormal floats have fewer bits: left to strtof) */
+  }
   char buf[512];
   lit_copy(p, l, buf, sizeof buf);
   errno = 0;

@@ -127,26 +127,34 @@ static int fmt_f32(char *out, float f) {
   if (isinf(f)) return sprintf(out, f < 0 ? "-inf" : "inf");
   if (f == 0) return sprintf(out, signbit(f) ? "-0.0" : "0.0");
   double v = fabs((double)f);
-  int e10 = (int)floor(log10(v));
-  for (int prec = 1; prec <= 9; prec++) {
+  int e2;
+  frexp(v, &e2);
+  /* decimal exponent of the leading digit: floor(log10(v)), maybe one too low */
+  int e10 = (int)floor((e2 - 1) * 0.30102999566398120);
+  int k = e10 + 1;
+  if (k >= 0 ? k <= 22 && v >= pow10_tab[k] : -k <= 22 && v * pow10_tab[-k] >= 1.0) e10++;
+  /* the n-digit rounding of v reads back as f for all n >= the shortest such
+   * n (a longer rounding is never farther away): search downwards from 9 */
+  uint64_t best = 0;
+  int best_s = 0;
+  for (int prec = 9; prec >= 1; prec--) {
     int s = prec - 1 - e10;
     if (s > 22 || s < -22) break;
-    double m = s >= 0 ? nearbyint(v * pow10_tab[s]) : nearbyint(v / pow10_tab[-s]);
-    if (m >= pow10_tab[prec]) { /* e10 was one too small */
-      e10++;
-      prec--;
-      continue;
-    }
+    double m = s >= 0 ? v * pow10_tab[s] : v / pow10_tab[-s];
+    m = (double)(uint64_t)(m + 0.5);
     double back = s >= 0 ? m / pow10_tab[s] : m * pow10_tab[-s];
     float fb = (float)back;
-    if (fb != (float)v) continue;
-    if ((double)fb != back) {
-      /* reject exact float midpoints: strtof could round them the other way */
-      float other = nextafterf(fb, back > (double)fb ? INFINITY : 0.0f);
-      if (back - (double)fb == (double)other - back) continue;
-    }
-    return fmt_digits(out, f < 0, (uint64_t)m, -s);
+    if (fb != (float)v) break;
+    /* reject exact float midpoints (25 significant bits: the low 29 bits of the
+     * double's significand are 1 followed by zeros): strtof could round them
+     * the other way */
+    uint64_t bits;
+    memcpy(&bits, &back, 8);
+    if ((bits & 0x1FFFFFFFu) == 0x10000000u) break;
+    best = (uint64_t)m;
+    best_s = s;
   }
+  if (best) return fmt_digits(out, f < 0, best, -best_s);
   int n = sprintf(out, "%.9g", (double)f);
   return floatify(out, n);
 }
