@@ -621,7 +621,16 @@ static bool at_type(P *p) {
 
 /* ---- headers: <key: value, ...> before a graph, node, value, tensor or
  * attribute, for the fields the reference syntax has no place for. ---- */
-enum { H_DOC = 1, H_META = 2, H_RAW = 4, H_LOC = 8, H_SPARSE = 16, H_NAME = 32 };
+enum {
+  H_DOC = 1,
+  H_META = 2,
+  H_RAW = 4,
+  H_LOC = 8,
+  H_SPARSE = 16,
+  H_QA = 32,
+  H_SEG = 64,
+  H_DEN = 128
+};
 typedef struct hdr {
   unsigned has;
   size_t at;
@@ -632,7 +641,38 @@ typedef struct hdr {
   int32_t location;
   ox_sparse_tensor *sparse;
   size_t n_sparse;
+  ox_tensor_annotation *qa;
+  size_t n_qa;
+  int64_t seg[2];
+  char *denotation;
 } hdr;
+
+/* `[{tensor_name: "t", quant_parameter_tensor_names: ["k": "v"]}, ...]` */
+static void parse_quant_annotations(P *p, ox_tensor_annotation **arr, size_t *n) {
+  expect(p, '[', "to open the quantization annotations");
+  if (accept(p, ']')) return;
+  do {
+    ox_tensor_annotation *q = OX_VEC_PUSH(p->a, *arr, *n);
+    CHK(q);
+    expect(p, '{', "to open a quantization annotation");
+    if (!accept(p, '}')) {
+      do {
+        if (accept_word(p, "tensor_name")) {
+          expect(p, ':', "after tensor_name");
+          q->tensor_name = take_name_str(p);
+        } else if (accept_word(p, "quant_parameter_tensor_names")) {
+          expect(p, ':', "after quant_parameter_tensor_names");
+          parse_str_pairs(p, &q->quant_parameter_tensor_names, &q->n_quant_parameter_tensor_names,
+                          true);
+        } else {
+          fail_expected(p, "tensor_name or quant_parameter_tensor_names");
+        }
+      } while (accept(p, ','));
+      expect(p, '}', "after the quantization annotation");
+    }
+  } while (accept(p, ','));
+  expect(p, ']', "after the quantization annotations");
+}
 
 static ox_sparse_tensor *parse_sparse_body(P *p, ox_sparse_tensor *st);
 
@@ -707,6 +747,19 @@ static void parse_header(P *p, hdr *h) {
         expect(p, ']', "after the sparse initializer list");
       }
       h->has |= H_SPARSE;
+    } else if (word_eq(k, kn, "quantization_annotation")) {
+      parse_quant_annotations(p, &h->qa, &h->n_qa);
+      h->has |= H_QA;
+    } else if (word_eq(k, kn, "segment")) {
+      expect(p, '[', "to open the segment");
+      h->seg[0] = lit_i64(p, take_number(p, "the segment begin"));
+      expect(p, ',', "after the segment begin");
+      h->seg[1] = lit_i64(p, take_number(p, "the segment end"));
+      expect(p, ']', "after the segment");
+      h->has |= H_SEG;
+    } else if (word_eq(k, kn, "denotation")) {
+      h->denotation = take_name_str(p);
+      h->has |= H_DEN;
     } else {
       fail_at(p, kat, "unknown header key '%.*s'", (int)kn, k);
     }
@@ -926,8 +979,14 @@ static void parse_tensor_data(P *p, ox_tensor *t, int32_t dt, bool raw) {
 }
 
 static void apply_tensor_header(P *p, const hdr *h, ox_tensor *t) {
-  header_allow(p, h, H_DOC | H_META | H_RAW | H_LOC, "a tensor");
+  header_allow(p, h, H_DOC | H_META | H_RAW | H_LOC | H_SEG, "a tensor");
   if (h->has & H_DOC) t->doc_string = h->doc;
+  if (h->has & H_SEG) {
+    t->segment = ox_arena_alloc(p->a, sizeof *t->segment);
+    CHK(t->segment);
+    t->segment->begin = h->seg[0], t->segment->end = h->seg[1];
+    t->segment->has_begin = t->segment->has_end = true;
+  }
   if (h->has & H_META) t->metadata_props = h->meta, t->n_metadata_props = h->n_meta;
   if (h->has & H_LOC) t->data_location = h->location, t->has_data_location = true;
 }
@@ -1021,8 +1080,12 @@ static ox_sparse_tensor *parse_sparse_body(P *p, ox_sparse_tensor *st) {
 
 /* ---- value infos ---- */
 static void apply_vi_header(P *p, const hdr *h, ox_value_info *v) {
-  header_allow(p, h, H_DOC | H_META, "a value");
+  header_allow(p, h, H_DOC | H_META | H_DEN, "a value");
   if (h->has & H_DOC) v->doc_string = h->doc;
+  if (h->has & H_DEN) {
+    if (!v->type) fail_at(p, h->at, "a denotation needs a type");
+    v->type->denotation = h->denotation;
+  }
   if (h->has & H_META) v->metadata_props = h->meta, v->n_metadata_props = h->n_meta;
 }
 
@@ -1152,10 +1215,12 @@ static void parse_graph_entry(P *p, ox_graph *g, bool is_input) {
     if (!v.type) fail_at(p, at, "an initializer needs a type");
     tensor_from_type(p, t, v.type, at);
     t->name = v.name;
-    apply_tensor_header(p, &h, t);
+    hdr th = h;
+    th.has &= ~(unsigned)H_DEN; /* a denotation belongs to the value's type */
+    apply_tensor_header(p, &th, t);
     if (!parse_tensor_body(p, t, &h)) fail_expected(p, "'{' or '[' for the initializer data");
     if (!is_input) return;
-    h.has &= H_DOC | H_META; /* the rest was for the tensor */
+    h.has &= H_DOC | H_META | H_DEN; /* the rest was for the tensor */
   }
   if (is_input) {
     apply_vi_header(p, &h, &v);
@@ -1175,7 +1240,8 @@ static ox_graph *parse_graph(P *p, ox_graph *g) {
   if (peek(p) == '<') {
     hdr h;
     parse_header(p, &h);
-    header_allow(p, &h, H_DOC | H_META | H_SPARSE, "a graph");
+    header_allow(p, &h, H_DOC | H_META | H_SPARSE | H_QA, "a graph");
+    if (h.has & H_QA) g->quantization_annotation = h.qa, g->n_quantization_annotation = h.n_qa;
     if (h.has & H_DOC) g->doc_string = h.doc;
     if (h.has & H_META) g->metadata_props = h.meta, g->n_metadata_props = h.n_meta;
     if (h.has & H_SPARSE) g->sparse_initializer = h.sparse, g->n_sparse_initializer = h.n_sparse;
@@ -1619,6 +1685,85 @@ static void parse_function(P *p, ox_function *f) {
   parse_node_list(p, &f->node, &f->n_node);
 }
 
+/* `[{name: "n", num_devices: 2, device: ["a", "b"]}, ...]` */
+static void parse_configurations(P *p, ox_model_proto *m) {
+  expect(p, '[', "to open the configurations");
+  if (accept(p, ']')) return;
+  do {
+    ox_device_config *c = OX_VEC_PUSH(p->a, m->configuration, m->n_configuration);
+    CHK(c);
+    expect(p, '{', "to open a configuration");
+    if (!accept(p, '}')) {
+      do {
+        if (accept_word(p, "name")) {
+          expect(p, ':', "after name");
+          c->name = take_name_str(p);
+        } else if (accept_word(p, "num_devices")) {
+          expect(p, ':', "after num_devices");
+          size_t at = (ws(p), p->pos);
+          int64_t v = lit_i64(p, take_number(p, "a number of devices"));
+          if (v < INT32_MIN || v > INT32_MAX) fail_at(p, at, "num_devices out of range");
+          c->num_devices = (int32_t)v, c->has_num_devices = true;
+        } else if (accept_word(p, "device")) {
+          expect(p, ':', "after device");
+          expect(p, '[', "to open the device list");
+          if (!accept(p, ']')) {
+            do push_str(p, &c->device, &c->n_device, take_name_str(p));
+            while (accept(p, ','));
+            expect(p, ']', "after the device list");
+          }
+        } else {
+          fail_expected(p, "name, num_devices or device");
+        }
+      } while (accept(p, ','));
+      expect(p, '}', "after the configuration");
+    }
+  } while (accept(p, ','));
+  expect(p, ']', "after the configurations");
+}
+
+/* `training { initialization: GRAPH, algorithm: GRAPH,
+ *             initialization_binding: [...], update_binding: [...] }` */
+static void parse_training(P *p, ox_training_info *t) {
+  expect(p, '{', "to open the training info");
+  if (accept(p, '}')) return;
+  do {
+    size_t kat = (ws(p), p->pos);
+    const char *k;
+    size_t kn = peek_id(p, &k);
+    if (!kn) fail_expected(p, "a training info key");
+    p->pos += kn;
+    expect(p, ':', "after the key");
+    if (word_eq(k, kn, "initialization") || word_eq(k, kn, "algorithm")) {
+      ox_graph *g = ox_arena_alloc(p->a, sizeof *g);
+      CHK(g);
+      parse_graph(p, g);
+      if (k[0] == 'i')
+        t->initialization = g;
+      else
+        t->algorithm = g;
+    } else if (word_eq(k, kn, "initialization_binding")) {
+      parse_str_pairs(p, &t->initialization_binding, &t->n_initialization_binding, true);
+    } else if (word_eq(k, kn, "update_binding")) {
+      parse_str_pairs(p, &t->update_binding, &t->n_update_binding, true);
+    } else {
+      fail_at(p, kat, "unknown training info key '%.*s'", (int)kn, k);
+    }
+  } while (accept(p, ','));
+  expect(p, '}', "after the training info");
+}
+
+static bool at_training(P *p) {
+  const char *w;
+  size_t wn = peek_id(p, &w);
+  if (!word_eq(w, wn, "training")) return false;
+  size_t save = p->pos;
+  p->pos += wn;
+  bool r = peek(p) == '{';
+  p->pos = save;
+  return r;
+}
+
 static void parse_model_header(P *p, ox_model_proto *m) {
   expect(p, '<', "to open the model header");
   if (accept(p, '>')) return;
@@ -1647,6 +1792,8 @@ static void parse_model_header(P *p, ox_model_proto *m) {
       m->doc_string = take_name_str(p);
     } else if (word_eq(k, kn, "metadata_props")) {
       parse_str_pairs(p, &m->metadata_props, &m->n_metadata_props, true);
+    } else if (word_eq(k, kn, "configuration")) {
+      parse_configurations(p, m);
     } else {
       fail_at(p, kat, "unknown model header key '%.*s'", (int)kn, k);
     }
@@ -1683,6 +1830,13 @@ static int run(const char *text, size_t size, const char *name, ox_arena *a, wha
       CHK(m->graph);
       parse_graph(p, m->graph);
       while (peek(p) >= 0) {
+        if (at_training(p)) {
+          p->pos += strlen("training");
+          ox_training_info *t = OX_VEC_PUSH(a, m->training_info, m->n_training_info);
+          CHK(t);
+          parse_training(p, t);
+          continue;
+        }
         ox_function *f = OX_VEC_PUSH(a, m->functions, m->n_functions);
         CHK(f);
         parse_function(p, f);

@@ -350,6 +350,14 @@ static void put_tensor_header(W *w, const ox_tensor *t) {
   if (t->raw_data.data && !is_external(t)) hkey(w, &h, "raw_data"), puts_(w, "true");
   if (t->has_data_location && !(t->data_location == 1 && t->n_external_data))
     hkey(w, &h, "data_location"), put_i64(w, t->data_location);
+  if (t->segment && t->segment->has_begin && t->segment->has_end) {
+    hkey(w, &h, "segment");
+    putc_(w, '[');
+    put_i64(w, t->segment->begin);
+    puts_(w, ", ");
+    put_i64(w, t->segment->end);
+    putc_(w, ']');
+  }
   hend(w, &h);
 }
 
@@ -528,6 +536,7 @@ static void put_sparse(W *w, const ox_sparse_tensor *s) {
 static void put_value_info(W *w, const ox_value_info *v) {
   hdr_out h = {0};
   put_doc_meta(w, &h, v->doc_string, v->metadata_props, v->n_metadata_props);
+  if (v->type && v->type->denotation) hkey(w, &h, "denotation"), put_qstr(w, v->type->denotation);
   hend(w, &h);
   if (v->type) {
     if (!put_type(w, v->type)) return;
@@ -779,6 +788,23 @@ static void put_graph(W *w, const ox_graph *g, int lvl, bool in_attr) {
     }
     putc_(w, ']');
   }
+  if (g->n_quantization_annotation) {
+    hkey(w, &h, "quantization_annotation");
+    putc_(w, '[');
+    for (size_t i = 0; i < g->n_quantization_annotation; i++) {
+      const ox_tensor_annotation *q = &g->quantization_annotation[i];
+      sep(w, i);
+      putc_(w, '{');
+      if (q->tensor_name) puts_(w, "tensor_name: "), put_qstr(w, q->tensor_name);
+      if (q->n_quant_parameter_tensor_names) {
+        puts_(w, q->tensor_name ? ", quant_parameter_tensor_names: "
+                                : "quant_parameter_tensor_names: ");
+        put_pairs(w, q->quant_parameter_tensor_names, q->n_quant_parameter_tensor_names);
+      }
+      putc_(w, '}');
+    }
+    putc_(w, ']');
+  }
   hend(w, &h);
   put_name(w, g->name ? g->name : "", in_attr);
   putc_(w, ' ');
@@ -901,6 +927,28 @@ static void put_model_(W *w, const ox_model_proto *m) {
   if (m->doc_string) hline(w, &k, "doc_string"), put_qstr(w, m->doc_string);
   if (m->n_metadata_props)
     hline(w, &k, "metadata_props"), put_pairs(w, m->metadata_props, m->n_metadata_props);
+  if (m->n_configuration) {
+    hline(w, &k, "configuration");
+    putc_(w, '[');
+    for (size_t i = 0; i < m->n_configuration; i++) {
+      const ox_device_config *c = &m->configuration[i];
+      sep(w, i);
+      putc_(w, '{');
+      int f = 0;
+      if (c->name) puts_(w, "name: "), put_qstr(w, c->name), f++;
+      if (c->has_num_devices) {
+        puts_(w, f++ ? ", num_devices: " : "num_devices: ");
+        put_i64(w, c->num_devices);
+      }
+      if (c->n_device) {
+        puts_(w, f++ ? ", device: [" : "device: [");
+        for (size_t j = 0; j < c->n_device; j++) sep(w, j), put_qstr(w, c->device[j]);
+        putc_(w, ']');
+      }
+      putc_(w, '}');
+    }
+    putc_(w, ']');
+  }
   puts_(w, k ? "\n>\n" : "<>\n");
   if (!m->graph) {
     fail(w, OX_EUNSUPPORTED, "a model without a graph has no text form%s", NULL);
@@ -908,6 +956,36 @@ static void put_model_(W *w, const ox_model_proto *m) {
   }
   put_graph(w, m->graph, 0, false);
   putc_(w, '\n');
+  for (size_t i = 0; i < m->n_training_info && w->rc == OX_OK; i++) {
+    const ox_training_info *t = &m->training_info[i];
+    puts_(w, "\ntraining {");
+    int f = 0;
+    if (t->initialization) {
+      nl(w, 1);
+      puts_(w, "initialization: ");
+      put_graph(w, t->initialization, 1, true);
+      f++;
+    }
+    if (t->algorithm) {
+      if (f++) putc_(w, ',');
+      nl(w, 1);
+      puts_(w, "algorithm: ");
+      put_graph(w, t->algorithm, 1, true);
+    }
+    if (t->n_initialization_binding) {
+      if (f++) putc_(w, ',');
+      nl(w, 1);
+      puts_(w, "initialization_binding: ");
+      put_pairs(w, t->initialization_binding, t->n_initialization_binding);
+    }
+    if (t->n_update_binding) {
+      if (f++) putc_(w, ',');
+      nl(w, 1);
+      puts_(w, "update_binding: ");
+      put_pairs(w, t->update_binding, t->n_update_binding);
+    }
+    puts_(w, "\n}\n");
+  }
   for (size_t i = 0; i < m->n_functions && w->rc == OX_OK; i++) {
     putc_(w, '\n');
     put_function_(w, &m->functions[i]);

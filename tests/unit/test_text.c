@@ -358,6 +358,37 @@ static void test_nodes(void) {
   if (m) reprint(m);
 }
 
+/* the fields the reference syntax has no place for, in headers and blocks */
+static void test_extensions(void) {
+  ox_model_proto *m = parse(
+      "<ir_version: 10, configuration: [{name: \"mesh\", num_devices: 2, device: [\"gpu0\", "
+      "\"gpu1\"]}]>\n"
+      "<quantization_annotation: [{tensor_name: \"x\", quant_parameter_tensor_names: "
+      "[\"SCALE_TENSOR\": \"s\"]}]>\n"
+      "G (<denotation: \"IMAGE\"> float[N,3] x) => (float y)\n"
+      "<<segment: [0, 2], raw_data: true> float[2] s = {1, 2}> { y = Identity (x) }\n"
+      "training {\n"
+      "  initialization: I () => (float[2] w) { w = Constant <value = float[2] {0, 0}> () },\n"
+      "  algorithm: A (float[2] w) => (float[2] w2) { w2 = Add (w, w) },\n"
+      "  initialization_binding: [\"s\": \"w\"], update_binding: [\"s\": \"w2\"]\n"
+      "}\n"
+      "F (a) => (b) { b = Identity (a) }\n");
+  if (!m) return;
+  CHECK(m->n_configuration == 1 && m->configuration[0].num_devices == 2 &&
+        m->configuration[0].n_device == 2 && strcmp(m->configuration[0].device[1], "gpu1") == 0);
+  const ox_graph *g = m->graph;
+  CHECK(g->n_quantization_annotation == 1 &&
+        strcmp(g->quantization_annotation[0].quant_parameter_tensor_names[0].value, "s") == 0);
+  CHECK(strcmp(g->input[0].type->denotation, "IMAGE") == 0);
+  CHECK(g->initializer[0].segment && g->initializer[0].segment->end == 2 &&
+        g->initializer[0].raw_data.size == 8);
+  CHECK(m->n_training_info == 1 && m->training_info[0].initialization &&
+        strcmp(m->training_info[0].algorithm->name, "A") == 0 &&
+        m->training_info[0].n_update_binding == 1);
+  CHECK(m->n_functions == 1 && strcmp(m->functions[0].name, "F") == 0);
+  reprint(m);
+}
+
 static void test_errors(void) {
   const char *msg = parse_error("<ir_version: 7>\nG (float[N] X {\n  Y = Relu(X)\n}");
   const char *want = "model.onnxtxt:2:15: expected ')' after the input list, found '{'\n";
@@ -510,6 +541,7 @@ int main(void) {
   test_tensors();
   test_attributes();
   test_nodes();
+  test_extensions();
   test_errors();
   test_print();
   test_external();
