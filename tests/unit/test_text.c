@@ -358,6 +358,34 @@ static void test_nodes(void) {
   if (m) reprint(m);
 }
 
+/* the graph and function entry points */
+static void test_graph_function(void) {
+  const char *gt = "g (float[N] x) => (float[N] y) { y = Relu (x) }";
+  ox_graph *g = NULL;
+  ox_err e = {0};
+  CHECK(ox_text_parse_graph(gt, strlen(gt), "g", A, &g, &e) == OX_OK);
+  ox_buf b = {0};
+  CHECK(g && ox_text_print_graph(g, &b, &e) == OX_OK);
+  ox_graph *g2 = NULL;
+  CHECK(ox_text_parse_graph((const char *)b.data, b.size, "g2", A, &g2, &e) == OX_OK);
+  CHECK(g2 && g2->n_node == 1 && strcmp(g2->node[0].op_type, "Relu") == 0 && g2->n_input == 1);
+  ox_buf_free(&b);
+  const char *ft =
+      "<domain: \"d\", opset_import: [\"\" : 18]> f <k: int = 3> (float x) => (y) "
+      "{ y = Mul (x, x) }";
+  ox_function *f = NULL;
+  CHECK(ox_text_parse_function(ft, strlen(ft), "f", A, &f, &e) == OX_OK);
+  CHECK(f && f->n_attribute_proto == 1 && f->n_value_info == 1 && f->n_opset_import == 1);
+  ox_buf fb = {0};
+  CHECK(f && ox_text_print_function(f, &fb, &e) == OX_OK);
+  ox_function *f2 = NULL;
+  CHECK(ox_text_parse_function((const char *)fb.data, fb.size, "f2", A, &f2, &e) == OX_OK);
+  CHECK(f2 && strcmp(f2->domain, "d") == 0 && f2->attribute_proto[0].i == 3 && f2->n_node == 1);
+  ox_buf_free(&fb);
+  CHECK(ox_text_parse_graph("g () => () {} extra", 19, "g", A, &g, &e) == OX_EPARSE);
+  CHECK(strstr(e.msg, "expected end of input, found 'extra'"));
+}
+
 /* the fields the reference syntax has no place for, in headers and blocks */
 static void test_extensions(void) {
   ox_model_proto *m = parse(
@@ -541,6 +569,7 @@ int main(void) {
   test_tensors();
   test_attributes();
   test_nodes();
+  test_graph_function();
   test_extensions();
   test_errors();
   test_print();
