@@ -329,6 +329,14 @@ static lit take_number(P *p, const char *what) {
     size_t j = i;
     while (j < p->n && isalpha((unsigned char)p->s[j])) j++;
     if (j == i || !is_special_float(p->s + i, j - i)) fail_expected(p, what);
+    if (word_ieq(p->s + i, j - i, "nan") && j < p->n && p->s[j] == '(') {
+      /* nan(0x...): a NaN with that payload (significand bits) */
+      size_t k = j + 1;
+      while (k < p->n && (isxdigit((unsigned char)p->s[k]) || p->s[k] == 'x' || p->s[k] == 'X'))
+        k++;
+      if (k >= p->n || p->s[k] != ')') fail_at(p, j, "malformed NaN payload");
+      j = k + 1;
+    }
     i = j;
     l.is_float = true;
   }
@@ -422,9 +430,36 @@ static bool fast_decimal(const char *s, size_t n, double *out) {
   return true;
 }
 
+/* `nan(0x...)`: true and the sign and payload; false for other literals */
+static bool nan_payload(P *p, lit l, bool *neg, uint64_t *payload) {
+  const char *s = p->s + l.start, *e = s + l.len;
+  *neg = *s == '-';
+  if (*neg) s++;
+  while (*s == ' ' || *s == '\t') s++;
+  if (e - s < 5 || s[3] != '(') return false;
+  char buf[40];
+  size_t n = (size_t)(e - s) - 5;
+  if (n == 0 || n >= sizeof buf) fail_at(p, l.start, "malformed NaN payload");
+  memcpy(buf, s + 4, n);
+  buf[n] = 0;
+  char *end;
+  errno = 0;
+  *payload = strtoull(buf, &end, 0);
+  if (*end || errno) fail_at(p, l.start, "malformed NaN payload");
+  return true;
+}
+
 static double lit_f64(P *p, lit l) {
   double v;
   if (fast_decimal(p->s + l.start, l.len, &v)) return v;
+  bool neg;
+  uint64_t pl;
+  if (nan_payload(p, l, &neg, &pl)) {
+    if (pl == 0 || pl >> 52) fail_at(p, l.start, "NaN payload out of range of double");
+    uint64_t bits = ((uint64_t)neg << 63) | ((uint64_t)0x7FF << 52) | pl;
+    memcpy(&v, &bits, 8);
+    return v;
+  }
   char buf[512];
   lit_copy(p, l, buf, sizeof buf);
   errno = 0;
@@ -445,6 +480,15 @@ static float lit_f32(P *p, lit l) {
     memcpy(&bits, &d, 8);
     if (d == 0 || (!isinf(f) && fabsf(f) >= 1.2e-38f && (bits & 0x1FFFFFFFu) != 0x10000000u))
       return f; /* (subnormal floats have fewer bits: left to strtof) */
+  }
+  bool neg;
+  uint64_t pl;
+  if (nan_payload(p, l, &neg, &pl)) {
+    if (pl == 0 || pl >> 23) fail_at(p, l.start, "NaN payload out of range of float");
+    uint32_t bits = ((uint32_t)neg << 31) | 0x7F800000u | (uint32_t)pl;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
   }
   char buf[512];
   lit_copy(p, l, buf, sizeof buf);
@@ -1157,27 +1201,21 @@ static void parse_node(P *p, ox_node *nd) {
   /* [domain '.'] op: segments separated by dots, each an identifier or a
    * quoted string; a leading '.' means the empty domain */
   size_t start = (ws(p), p->pos);
-  char *segs[64];
+  char *dom = NULL, *last = NULL;
   size_t ns = 0;
   bool lead_dot = accept(p, '.');
   do {
-    if (ns == 64) fail_at(p, start, "operator name with too many dots");
-    segs[ns++] = take_qid(p, "an operator name");
-  } while (accept(p, '.'));
-  nd->op_type = segs[ns - 1];
-  if (ns > 1 || lead_dot) {
-    size_t len = 0;
-    for (size_t i = 0; i + 1 < ns; i++) len += strlen(segs[i]) + 1;
-    char *d = ox_arena_alloc(p->a, len + 1);
-    CHK(d);
-    for (size_t i = 0, k = 0; i + 1 < ns; i++) {
-      size_t l = strlen(segs[i]);
-      memcpy(d + k, segs[i], l);
-      k += l;
-      if (i + 2 < ns) d[k++] = '.';
+    if (++ns > 64) fail_at(p, start, "operator name with too many dots");
+    char *seg = take_qid(p, "an operator name");
+    if (last) {
+      dom = dom ? ox_arena_printf(p->a, "%s.%s", dom, last) : last;
+      CHK(dom);
     }
-    nd->domain = d;
-  }
+    last = seg;
+  } while (accept(p, '.'));
+  nd->op_type = last;
+  if (!dom && lead_dot) CHK(dom = ox_arena_strdup(p->a, ""));
+  nd->domain = dom;
   if (accept(p, ':')) nd->overload = take_qid(p, "an overload name");
   bool attrs = false;
   if (peek(p) == '<') {
@@ -1388,7 +1426,8 @@ static void parse_single_value(P *p, sval *v, int expected) {
   } else if (c >= 0 && (isalpha(c) || c == '_')) {
     const char *w;
     size_t wn = peek_id(p, &w);
-    if (is_special_float(w, wn) && !at_graph_after_name_skip(p, wn)) {
+    bool payload = word_ieq(w, wn, "nan") && peek_at(p, wn) == '(' && DIGIT(peek_at(p, wn + 1));
+    if (is_special_float(w, wn) && (payload || !at_graph_after_name_skip(p, wn))) {
       v->l = take_number(p, "a number");
       v->kind = OX_ATTR_FLOAT;
     } else if (word_eq(w, wn, "sparse_tensor") && (p->pos += wn, peek(p) == '{')) {
@@ -1811,6 +1850,7 @@ static int run(const char *text, size_t size, const char *name, ox_arena *a, wha
   if (!p) return ox_err_set(e, OX_ENOMEM, "out of memory");
   p->s = text ? text : "";
   p->n = size;
+  if (size >= 3 && memcmp(p->s, "\xEF\xBB\xBF", 3) == 0) p->pos = 3; /* a UTF-8 byte order mark */
   p->name = name;
   p->a = a;
   p->e = e;

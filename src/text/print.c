@@ -123,7 +123,13 @@ static int fmt_digits(char *out, bool neg, uint64_t m, int x) {
 /* shortest decimal (up to 9 digits) that reads back as exactly f; always
  * looks like a float literal (has '.', 'e', or is inf/nan) */
 static int fmt_f32(char *out, float f) {
-  if (isnan(f)) return sprintf(out, signbit(f) ? "-nan" : "nan");
+  if (isnan(f)) {
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    uint32_t pl = bits & 0x7FFFFFu;
+    if (pl == 0x400000u) return sprintf(out, signbit(f) ? "-nan" : "nan");
+    return sprintf(out, "%snan(0x%x)", signbit(f) ? "-" : "", (unsigned)pl);
+  }
   if (isinf(f)) return sprintf(out, f < 0 ? "-inf" : "inf");
   if (f == 0) return sprintf(out, signbit(f) ? "-0.0" : "0.0");
   double v = fabs((double)f);
@@ -160,7 +166,13 @@ static int fmt_f32(char *out, float f) {
 }
 
 static int fmt_f64(char *out, double d) {
-  if (isnan(d)) return sprintf(out, signbit(d) ? "-nan" : "nan");
+  if (isnan(d)) {
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    uint64_t pl = bits & 0xFFFFFFFFFFFFFull;
+    if (pl == 0x8000000000000ull) return sprintf(out, signbit(d) ? "-nan" : "nan");
+    return sprintf(out, "%snan(0x%llx)", signbit(d) ? "-" : "", (unsigned long long)pl);
+  }
   if (isinf(d)) return sprintf(out, d < 0 ? "-inf" : "inf");
   int n = sprintf(out, "%.15g", d);
   if (strtod(out, NULL) != d) n = sprintf(out, "%.17g", d);
