@@ -617,7 +617,7 @@ static void put_attr(W *w, const ox_attr *a, int lvl) {
   }
   put_name(w, a->name, false);
   int k = attr_kind(a);
-  if (attr_needs_annotation(a) && ox_text_attr_type_names[a->type]) {
+  if (attr_needs_annotation(a) && a->type > 0 && a->type <= OX_ATTR_TYPE_PROTOS) {
     puts_(w, ": ");
     puts_(w, ox_text_attr_type_names[a->type]);
   }

@@ -530,6 +530,19 @@ static void test_print(void) {
           memcmp(back->graph->initializer[1].double_data, dv, NF * 8) == 0);
   }
   ox_buf_free(&fb);
+
+  /* an attribute type outside the enum prints its value without annotation */
+  const ox_node *n = parse_node("Y = Op <k = 5> (X)");
+  if (n) {
+    ((ox_attr *)n->attribute)->type = 34;
+    ox_graph g1 = {0};
+    g1.name = "g", g1.node = (ox_node *)n, g1.n_node = 1;
+    ox_buf ob = {0};
+    CHECK(ox_text_print_graph(&g1, &ob, &e) == OX_OK);
+    ox_buf_putc(&ob, 0);
+    CHECK(strstr((const char *)ob.data, "Y = Op <k = 5> (X)"));
+    ox_buf_free(&ob);
+  }
 }
 
 /* the external-data perceptron reads its weights.bin */
