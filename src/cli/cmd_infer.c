@@ -1,11 +1,187 @@
-/* cmd_infer.c - `onnxc infer`. Not built yet. */
+/* cmd_infer.c - `onnxc infer`: fill in the type and shape of every value. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
+#include "../infer/infer.h"
+#include "../proto/proto.h"
 #include "cli.h"
 
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: onnxc infer MODEL [-o OUT] [--strict] [--input NAME=D1,D2,...]... [--quiet]\n"
+          "\n"
+          "Infers the type and shape of every value (graph outputs and subgraphs\n"
+          "included) and writes them as value_info.\n"
+          "  -o OUT             write the inferred model (binary or text by extension);\n"
+          "                     without it, print the inferred value types\n"
+          "  --strict           a conflict between declared and inferred types, or an\n"
+          "                     operator that cannot be inferred, is an error\n"
+          "  --input NAME=DIMS  bind the dims of graph input NAME (e.g. x=1,3,224,224)\n"
+          "                     before inferring; symbols used there get the same numbers\n"
+          "  --quiet            do not print warnings\n"
+          "  --time             print the time the inference took (model loading excluded)\n");
+}
+
+static void print_type(const ox_type *t) {
+  if (!t) {
+    printf("?");
+    return;
+  }
+  switch (t->kind) {
+    case OX_TYPE_TENSOR:
+    case OX_TYPE_SPARSE_TENSOR: {
+      const ox_dtype_info *di = ox_dtype_get(t->elem_type);
+      printf("%s%s", t->kind == OX_TYPE_SPARSE_TENSOR ? "sparse_tensor(" : "", di ? di->name : "?");
+      if (t->shape) {
+        printf("[");
+        for (size_t i = 0; i < t->shape->n_dim; i++) {
+          const ox_dim *d = &t->shape->dim[i];
+          if (i) printf(",");
+          if (d->has_value) printf("%lld", (long long)d->value);
+          else if (d->param) printf("%s", d->param);
+          else printf("?");
+        }
+        printf("]");
+      } else {
+        printf("[...]");
+      }
+      if (t->kind == OX_TYPE_SPARSE_TENSOR) printf(")");
+      break;
+    }
+    case OX_TYPE_SEQUENCE: printf("seq("); print_type(t->elem); printf(")"); break;
+    case OX_TYPE_OPTIONAL: printf("optional("); print_type(t->elem); printf(")"); break;
+    case OX_TYPE_MAP: {
+      const ox_dtype_info *di = ox_dtype_get(t->elem_type);
+      printf("map(%s,", di ? di->name : "?");
+      print_type(t->elem);
+      printf(")");
+      break;
+    }
+    default: printf("?"); break;
+  }
+}
+
+static void print_graph_types(const ox_graph *g, const char *prefix) {
+  const ox_value_info *lists[3] = {g->input, g->value_info, g->output};
+  size_t ns[3] = {g->n_input, g->n_value_info, g->n_output};
+  const char *what[3] = {"input", "value", "output"};
+  for (int l = 0; l < 3; l++)
+    for (size_t i = 0; i < ns[l]; i++) {
+      printf("%s%-6s %s: ", prefix, what[l], lists[l][i].name);
+      print_type(lists[l][i].type);
+      printf("\n");
+    }
+  for (size_t i = 0; i < g->n_node; i++)
+    for (size_t j = 0; j < g->node[i].n_attribute; j++) {
+      const ox_attr *a = &g->node[i].attribute[j];
+      if (!a->g) continue;
+      char p[256];
+      snprintf(p, sizeof p, "%s%s.%s/", prefix,
+               g->node[i].name && *g->node[i].name ? g->node[i].name : g->node[i].op_type, a->name);
+      print_graph_types(a->g, p);
+    }
+}
+
+/* "x=1,3,224,224" */
+static bool parse_binding(char *arg, ox_infer_binding *b, int64_t **store) {
+  char *eq = strrchr(arg, '=');
+  if (!eq || eq == arg) return false;
+  *eq = 0;
+  b->name = arg;
+  size_t n = 1;
+  for (char *p = eq + 1; *p; p++) n += *p == ',';
+  int64_t *d = calloc(n, sizeof(int64_t));
+  if (!d) return false;
+  size_t k = 0;
+  char *p = eq + 1;
+  while (*p) {
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || v < 0 || (*end && *end != ',')) {
+      free(d);
+      return false;
+    }
+    d[k++] = v;
+    p = *end ? end + 1 : end;
+  }
+  b->dims = d;
+  b->rank = k;
+  *store = d;
+  return true;
+}
+
 int ox_cmd_infer(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "onnxc: 'infer' is not implemented yet\n");
-  return 2;
+  const char *model = NULL, *out = NULL;
+  bool strict = false, quiet = false, timing = false;
+  ox_infer_binding binds[64];
+  int64_t *stores[64];
+  size_t nb = 0;
+  int rc = 2;
+  for (int i = 1; i < argc; i++) {
+    if (ox_cli_is_help(argv[i])) {
+      usage(stdout);
+      rc = 0;
+      goto done;
+    } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+      out = argv[++i];
+    } else if (strcmp(argv[i], "--strict") == 0) {
+      strict = true;
+    } else if (strcmp(argv[i], "--time") == 0) {
+      timing = true;
+    } else if (strcmp(argv[i], "--quiet") == 0) {
+      quiet = true;
+    } else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) {
+      if (nb == 64 || !parse_binding(argv[++i], &binds[nb], &stores[nb])) {
+        fprintf(stderr, "onnxc infer: bad --input '%s' (expected NAME=D1,D2,...)\n", argv[i]);
+        goto done;
+      }
+      nb++;
+    } else if (argv[i][0] == '-' || model) {
+      fprintf(stderr, "onnxc infer: unexpected argument '%s'\n", argv[i]);
+      usage(stderr);
+      goto done;
+    } else {
+      model = argv[i];
+    }
+  }
+  if (!model) {
+    usage(stderr);
+    goto done;
+  }
+  ox_model *m = ox_cli_load_model(model);
+  if (!m) goto done;
+  ox_infer_opts o = {strict, binds, nb};
+  ox_buf warn = {0};
+  ox_err e = {0};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int st = ox_infer_model(m, &o, &warn, &e);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (timing)
+    fprintf(stderr, "inference: %.3f ms\n",
+            (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+  if (warn.size && !quiet) fprintf(stderr, "%.*s", (int)warn.size, (const char *)warn.data);
+  ox_buf_free(&warn);
+  if (st != OX_OK) {
+    fprintf(stderr, "onnxc infer: %s: %s\n", model, e.msg);
+    ox_model_free(m);
+    rc = 1;
+    goto done;
+  }
+  if (out) {
+    if (ox_model_save_file(m, out, NULL, &e) != OX_OK) {
+      fprintf(stderr, "onnxc infer: %s\n", e.msg);
+      ox_model_free(m);
+      goto done;
+    }
+  } else {
+    print_graph_types(m->proto->graph, "");
+  }
+  ox_model_free(m);
+  rc = 0;
+done:
+  for (size_t i = 0; i < nb; i++) free(stores[i]);
+  return rc;
 }

@@ -1,11 +1,140 @@
-/* cmd_run.c - `onnxc run`. Not built yet. */
+/* cmd_run.c - `onnxc run MODEL [-i [NAME=]FILE]... [-o OUTDIR] [--threads N]`. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+#include "runio.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: onnxc run MODEL [-i [NAME=]FILE]... [-o OUTDIR] [--threads N]\n"
+          "  -i [NAME=]FILE  an input: TensorProto/SequenceProto/MapProto/OptionalProto .pb\n"
+          "                  (by the input's declared type) or .npy; without NAME= the k-th -i\n"
+          "                  binds to the k-th graph input that has no initializer\n"
+          "  -o OUTDIR       write output k to OUTDIR/output_k.pb (else print a summary)\n"
+          "  --threads N     worker threads (0: all cores)\n");
+}
 
 int ox_cmd_run(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "onnxc: 'run' is not implemented yet\n");
-  return 2;
+  const char *model_path = NULL, *outdir = NULL;
+  int threads = 0;
+  char **ins = calloc((size_t)argc + 1, sizeof *ins);
+  size_t n_ins = 0;
+  if (!ins) return 1;
+  for (int i = 1; i < argc; i++) {
+    if (ox_cli_is_help(argv[i])) {
+      usage(stdout);
+      free(ins);
+      return 0;
+    } else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc) {
+      ins[n_ins++] = argv[++i];
+    } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+      outdir = argv[++i];
+    } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      threads = atoi(argv[++i]);
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "onnxc run: unknown option '%s'\n", argv[i]);
+      usage(stderr);
+      free(ins);
+      return 2;
+    } else if (!model_path) {
+      model_path = argv[i];
+    } else {
+      fprintf(stderr, "onnxc run: unexpected argument '%s'\n", argv[i]);
+      free(ins);
+      return 2;
+    }
+  }
+  if (!model_path) {
+    usage(stderr);
+    free(ins);
+    return 2;
+  }
+  int status = 1;
+  ox_err e = {0};
+  ox_session *s = NULL;
+  ox_value **vals = NULL, **outs = NULL;
+  const char **names = NULL;
+  ox_model *m = ox_cli_load_model(model_path);
+  if (!m) goto done;
+  ox_session_opts o = {0};
+  o.threads = threads;
+  if (ox_session_create(m, &o, &s, &e)) {
+    fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);
+    goto done;
+  }
+  size_t n_graph_in = ox_session_n_inputs(s), n_out = ox_session_n_outputs(s);
+  vals = calloc(n_ins + 1, sizeof *vals);
+  names = calloc(n_ins + 1, sizeof *names);
+  outs = calloc(n_out + 1, sizeof *outs);
+  if (!vals || !names || !outs) {
+    fprintf(stderr, "onnxc: out of memory\n");
+    goto done;
+  }
+  size_t next_free = 0; /* next input without an initializer */
+  for (size_t k = 0; k < n_ins; k++) {
+    const char *arg = ins[k], *eq = strchr(arg, '='), *file = arg;
+    size_t idx = n_graph_in;
+    if (eq) {
+      for (size_t j = 0; j < n_graph_in; j++)
+        if (strlen(ox_session_input_name(s, j)) == (size_t)(eq - arg) &&
+            strncmp(ox_session_input_name(s, j), arg, (size_t)(eq - arg)) == 0)
+          idx = j;
+      if (idx == n_graph_in) {
+        fprintf(stderr, "onnxc: the model has no input named '%.*s'\n", (int)(eq - arg), arg);
+        goto done;
+      }
+      file = eq + 1;
+    } else {
+      while (next_free < n_graph_in && ox_session_input_has_default(s, next_free)) next_free++;
+      if (next_free == n_graph_in) {
+        fprintf(stderr, "onnxc: too many inputs: the model takes %zu\n", next_free);
+        goto done;
+      }
+      idx = next_free++;
+    }
+    names[k] = ox_session_input_name(s, idx);
+    vals[k] = ox_cli_read_value(file, ox_session_input_type(s, idx), NULL, &e);
+    if (!vals[k]) {
+      fprintf(stderr, "onnxc: %s\n", e.msg);
+      goto done;
+    }
+  }
+  if (ox_session_run(s, names, vals, n_ins, NULL, outs, n_out, &e)) {
+    fprintf(stderr, "onnxc: %s\n", e.msg);
+    goto done;
+  }
+  if (outdir) {
+    if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
+      fprintf(stderr, "onnxc: cannot create %s: %s\n", outdir, strerror(errno));
+      goto done;
+    }
+    for (size_t k = 0; k < n_out; k++) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/output_%zu.pb", outdir, k);
+      if (ox_cli_write_value(path, outs[k], ox_session_output_name(s, k), &e)) {
+        fprintf(stderr, "onnxc: %s\n", e.msg);
+        goto done;
+      }
+    }
+  } else {
+    for (size_t k = 0; k < n_out; k++)
+      ox_cli_print_value(stdout, ox_session_output_name(s, k), outs[k]);
+  }
+  status = 0;
+done:
+  if (outs && s)
+    for (size_t k = 0; k < ox_session_n_outputs(s); k++) ox_value_unref(outs[k]);
+  if (vals)
+    for (size_t k = 0; k < n_ins; k++) ox_value_unref(vals[k]);
+  free(outs);
+  free(vals);
+  free(names);
+  free(ins);
+  ox_session_free(s);
+  ox_model_free(m);
+  return status;
 }

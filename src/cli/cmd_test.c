@@ -1,11 +1,531 @@
-/* cmd_test.c - `onnxc test`. Not built yet. */
+/* cmd_test.c - `onnxc test [--jobs N] [--expected FILE] DIR...`: runs ONNX
+ * conformance cases (a folder with model.onnx and test_data_set_N/, or a
+ * light_X.onnx with light_X_output_0.pb), each in a child process so that a
+ * crash or a hang fails that case only. Prints one line per failing case,
+ * then "N passed, N failed". */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "../proto/proto.h"
 #include "cli.h"
+#include "runio.h"
+
+typedef struct tcase {
+  char *dir;   /* case folder (or the light folder) */
+  char *model; /* model path */
+  char *name;  /* "node/test_abs" */
+  char *light_out;
+  int status; /* 0 pass, 1 fail */
+  char *reason;
+} tcase;
+
+typedef struct tlist {
+  tcase *v;
+  size_t n, cap;
+} tlist;
+
+static bool is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_file(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static char *join(const char *a, const char *b) {
+  size_t n = strlen(a) + strlen(b) + 2;
+  char *r = malloc(n);
+  if (r) snprintf(r, n, "%s/%s", a, b);
+  return r;
+}
+
+static const char *base_name(const char *p, size_t *len) {
+  size_t n = strlen(p);
+  while (n > 1 && p[n - 1] == '/') n--;
+  size_t b = n;
+  while (b > 0 && p[b - 1] != '/') b--;
+  *len = n - b;
+  return p + b;
+}
+
+/* "parent/case" from a folder path */
+static char *case_name(const char *dir, const char *leaf) {
+  size_t n;
+  const char *b = base_name(dir, &n);
+  char *r = malloc(n + strlen(leaf) + 2);
+  if (r) snprintf(r, n + strlen(leaf) + 2, "%.*s/%s", (int)n, b, leaf);
+  return r;
+}
+
+static int add_case(tlist *l, char *dir, char *model, char *name, char *light_out) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 256;
+    tcase *v = realloc(l->v, cap * sizeof *v);
+    if (!v) return -1;
+    l->v = v;
+    l->cap = cap;
+  }
+  tcase *c = &l->v[l->n++];
+  memset(c, 0, sizeof *c);
+  c->dir = dir;
+  c->model = model;
+  c->name = name;
+  c->light_out = light_out;
+  return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted entries of a folder (malloc'd names). */
+static char **list_dir(const char *dir, size_t *n) {
+  *n = 0;
+  DIR *d = opendir(dir);
+  if (!d) return NULL;
+  char **v = NULL;
+  size_t cap = 0;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    if (*n == cap) {
+      cap = cap ? cap * 2 : 64;
+      char **nv = realloc(v, cap * sizeof *nv);
+      if (!nv) break;
+      v = nv;
+    }
+    v[(*n)++] = strdup(de->d_name);
+  }
+  closedir(d);
+  if (v) qsort(v, *n, sizeof *v, cmp_str);
+  return v;
+}
+
+static void free_list(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++) free(v[i]);
+  free(v);
+}
+
+static void collect(tlist *l, const char *path, int depth) {
+  char *model = join(path, "model.onnx");
+  if (model && is_file(model)) {
+    size_t n;
+    const char *b = base_name(path, &n);
+    char leaf[1024];
+    snprintf(leaf, sizeof leaf, "%.*s", (int)n, b);
+    /* name: parent folder / case folder */
+    char *parent = strdup(path);
+    size_t pl = strlen(parent);
+    while (pl > 1 && parent[pl - 1] == '/') parent[--pl] = 0;
+    char *slash = strrchr(parent, '/');
+    char *name;
+    if (slash) {
+      *slash = 0;
+      name = case_name(*parent ? parent : "/", leaf);
+    } else {
+      name = case_name(".", leaf);
+    }
+    free(parent);
+    add_case(l, strdup(path), model, name, NULL);
+    return;
+  }
+  free(model);
+  if (depth > 3 || !is_dir(path)) return;
+  size_t n;
+  char **ents = list_dir(path, &n);
+  for (size_t i = 0; i < n; i++) {
+    const char *en = ents[i];
+    size_t len = strlen(en);
+    if (strncmp(en, "light_", 6) == 0 && len > 5 && strcmp(en + len - 5, ".onnx") == 0) {
+      char out[1024];
+      snprintf(out, sizeof out, "%.*s_output_0.pb", (int)(len - 5), en);
+      char *leaf = strndup(en, len - 5);
+      add_case(l, strdup(path), join(path, en), case_name(path, leaf), join(path, out));
+      free(leaf);
+      continue;
+    }
+    char *sub = join(path, en);
+    if (sub && is_dir(sub)) collect(l, sub, depth + 1);
+    free(sub);
+  }
+  free_list(ents, n);
+}
+
+/* ------------------------------------------------------------ one case */
+
+static int numbered(const char *dir, const char *prefix, size_t k, char *out, size_t n) {
+  snprintf(out, n, "%s/%s_%zu.pb", dir, prefix, k);
+  return is_file(out);
+}
+
+static int run_set(ox_session *s, const char *setdir, char *why, size_t wn) {
+  ox_err e = {0};
+  size_t n_in = ox_session_n_inputs(s), n_out = ox_session_n_outputs(s);
+  ox_value **ins = calloc(n_in + 1, sizeof *ins), **outs = calloc(n_out + 1, sizeof *outs);
+  const char **names = calloc(n_in + 1, sizeof *names);
+  int rc = 1;
+  size_t given = 0;
+  char path[4096];
+  if (!ins || !outs || !names) {
+    snprintf(why, wn, "out of memory");
+    goto done;
+  }
+  size_t next = 0;
+  for (size_t k = 0; numbered(setdir, "input", k, path, sizeof path); k++) {
+    while (next < n_in && ox_session_input_has_default(s, next)) next++;
+    if (next >= n_in) {
+      snprintf(why, wn, "%s: more input files than model inputs", setdir);
+      goto done;
+    }
+    size_t idx = next++;
+    ins[given] = ox_cli_read_value(path, ox_session_input_type(s, idx), NULL, &e);
+    names[given] = ox_session_input_name(s, idx);
+    if (!ins[given]) {
+      snprintf(why, wn, "%s", e.msg);
+      goto done;
+    }
+    given++;
+  }
+  if (ox_session_run(s, names, ins, given, NULL, outs, n_out, &e)) {
+    snprintf(why, wn, "%s", e.msg);
+    goto done;
+  }
+  for (size_t k = 0; k < n_out && numbered(setdir, "output", k, path, sizeof path); k++) {
+    ox_value *want = ox_cli_read_value(path, ox_session_output_type(s, k), NULL, &e);
+    if (!want) {
+      snprintf(why, wn, "%s", e.msg);
+      goto done;
+    }
+    char diff[700];
+    int c = ox_value_compare(want, outs[k], 1e-3, 1e-7, diff, sizeof diff);
+    ox_value_unref(want);
+    if (c) {
+      size_t sl;
+      const char *sb = base_name(setdir, &sl);
+      snprintf(why, wn, "%.*s output %zu ('%s'): %s", (int)sl, sb, k, ox_session_output_name(s, k),
+               diff);
+      goto done;
+    }
+  }
+  rc = 0;
+done:
+  for (size_t k = 0; k < given; k++) ox_value_unref(ins[k]);
+  if (outs)
+    for (size_t k = 0; k < n_out; k++) ox_value_unref(outs[k]);
+  free(ins);
+  free(outs);
+  free(names);
+  return rc;
+}
+
+static int run_light(ox_session *s, const char *out_path, char *why, size_t wn) {
+  ox_err e = {0};
+  size_t n_in = ox_session_n_inputs(s), idx = 0;
+  while (idx < n_in && ox_session_input_has_default(s, idx)) idx++;
+  if (idx == n_in) {
+    snprintf(why, wn, "the model has no input");
+    return 1;
+  }
+  ox_value *in = ox_cli_light_input(ox_session_input_type(s, idx), &e), *out = NULL;
+  if (!in) {
+    snprintf(why, wn, "%s", e.msg);
+    return 1;
+  }
+  const char *nm = ox_session_input_name(s, idx), *on = ox_session_output_name(s, 0);
+  int rc = 1;
+  if (ox_session_run(s, &nm, &in, 1, &on, &out, 1, &e)) {
+    snprintf(why, wn, "%s", e.msg);
+  } else {
+    ox_value *want = ox_cli_read_value(out_path, ox_session_output_type(s, 0), NULL, &e);
+    if (!want) {
+      snprintf(why, wn, "%s", e.msg);
+    } else {
+      char diff[700];
+      rc = ox_value_compare(want, out, 1e-3, 1e-7, diff, sizeof diff);
+      if (rc) snprintf(why, wn, "output 0: %s", diff);
+      ox_value_unref(want);
+    }
+  }
+  ox_value_unref(in);
+  ox_value_unref(out);
+  return rc;
+}
+
+static int run_case(const tcase *c, int threads, char *why, size_t wn) {
+  ox_err e = {0};
+  ox_model *m = NULL;
+  ox_session *s = NULL;
+  int rc = 1;
+  if (ox_model_load_file(c->model, NULL, &m, &e)) {
+    snprintf(why, wn, "%s", e.msg);
+    return 1;
+  }
+  ox_session_opts o = {0};
+  o.threads = threads;
+  if (ox_session_create(m, &o, &s, &e)) {
+    snprintf(why, wn, "%s", e.msg);
+    goto done;
+  }
+  if (c->light_out) {
+    rc = run_light(s, c->light_out, why, wn);
+    goto done;
+  }
+  size_t n;
+  char **ents = list_dir(c->dir, &n);
+  size_t sets = 0;
+  rc = 0;
+  for (size_t i = 0; i < n && !rc; i++) {
+    if (strncmp(ents[i], "test_data_set_", 14) != 0) continue;
+    char *sd = join(c->dir, ents[i]);
+    if (sd && is_dir(sd)) {
+      sets++;
+      rc = run_set(s, sd, why, wn);
+    }
+    free(sd);
+  }
+  free_list(ents, n);
+  if (!rc && sets == 0) {
+    snprintf(why, wn, "no test_data_set_* folder");
+    rc = 1;
+  }
+done:
+  ox_session_free(s);
+  ox_model_free(m);
+  return rc;
+}
+
+/* ------------------------------------------------------------ expected list */
+
+typedef struct expected {
+  char **names;
+  size_t n;
+  bool *seen;
+} expected;
+
+static int load_expected(const char *path, expected *x) {
+  memset(x, 0, sizeof *x);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "onnxc test: cannot open %s: %s\n", path, strerror(errno));
+    return -1;
+  }
+  char line[4096];
+  size_t cap = 0;
+  while (fgets(line, sizeof line, f)) {
+    char *p = line + strspn(line, " \t");
+    if (*p == '#' || *p == '\n' || !*p) continue;
+    size_t len = strcspn(p, " \t\r\n");
+    if (x->n == cap) {
+      cap = cap ? cap * 2 : 256;
+      char **nv = realloc(x->names, cap * sizeof *nv);
+      if (!nv) break;
+      x->names = nv;
+    }
+    x->names[x->n++] = strndup(p, len);
+  }
+  fclose(f);
+  qsort(x->names, x->n, sizeof *x->names, cmp_str);
+  x->seen = calloc(x->n + 1, sizeof *x->seen);
+  return 0;
+}
+
+static long find_expected(const expected *x, const char *name) {
+  if (!x->n) return -1;
+  char *const *hit = bsearch(&name, x->names, x->n, sizeof *x->names, cmp_str);
+  return hit ? (long)(hit - x->names) : -1;
+}
+
+/* ------------------------------------------------------------ driver */
+
+typedef struct child {
+  pid_t pid;
+  int fd;
+  size_t idx;
+} child;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: onnxc test [--jobs N] [--expected FILE] [--timeout SEC] [--threads N] DIR...\n"
+          "  DIR             a case folder (model.onnx + test_data_set_*), or a folder of them\n"
+          "  --jobs N        cases run in N processes at once (default: all cores)\n"
+          "  --expected FILE list of cases expected to fail (\"suite/case reason\" per line);\n"
+          "                  the exit status is 0 when exactly those cases fail\n"
+          "  --timeout SEC   a case running longer fails (default 300)\n"
+          "  --threads N     threads per case (default 1 with several jobs, else all cores)\n");
+}
+
+static void finish(tcase *c, int wstatus, const char *msg) {
+  if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
+    c->status = 0;
+    return;
+  }
+  c->status = 1;
+  char buf[1200];
+  if (WIFSIGNALED(wstatus))
+    snprintf(buf, sizeof buf, "%s",
+             WTERMSIG(wstatus) == SIGALRM   ? "timed out"
+             : WTERMSIG(wstatus) == SIGSEGV ? "crashed (SIGSEGV)"
+                                            : "crashed (signal)");
+  else if (msg && *msg)
+    snprintf(buf, sizeof buf, "%s", msg);
+  else
+    snprintf(buf, sizeof buf, "exited with status %d", WEXITSTATUS(wstatus));
+  for (char *p = buf; *p; p++)
+    if (*p == '\n') *p = ' ';
+  c->reason = strdup(buf);
+}
 
 int ox_cmd_test(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "onnxc: 'test' is not implemented yet\n");
-  return 2;
+  int jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), timeout = 300, threads = -1;
+  const char *expected_path = NULL;
+  tlist l = {0};
+  for (int i = 1; i < argc; i++) {
+    if (ox_cli_is_help(argv[i])) {
+      usage(stdout);
+      return 0;
+    } else if ((strcmp(argv[i], "--jobs") == 0 || strcmp(argv[i], "-j") == 0) && i + 1 < argc) {
+      jobs = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--expected") == 0 && i + 1 < argc) {
+      expected_path = argv[++i];
+    } else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
+      timeout = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      threads = atoi(argv[++i]);
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "onnxc test: unknown option '%s'\n", argv[i]);
+      usage(stderr);
+      return 2;
+    } else {
+      if (!is_dir(argv[i])) {
+        fprintf(stderr, "onnxc test: %s is not a folder\n", argv[i]);
+        return 2;
+      }
+      collect(&l, argv[i], 0);
+    }
+  }
+  if (jobs < 1) jobs = 1;
+  if (threads < 0) threads = jobs > 1 ? 1 : 0;
+  expected x = {0};
+  if (expected_path && load_expected(expected_path, &x)) return 2;
+  fflush(stdout);
+  fflush(stderr);
+
+  child *kids = calloc((size_t)jobs, sizeof *kids);
+  size_t next = 0, running = 0;
+  while (next < l.n || running > 0) {
+    while (running < (size_t)jobs && next < l.n) {
+      int fds[2];
+      if (pipe(fds) != 0) {
+        fprintf(stderr, "onnxc test: pipe: %s\n", strerror(errno));
+        return 2;
+      }
+      pid_t pid = fork();
+      if (pid < 0) {
+        fprintf(stderr, "onnxc test: fork: %s\n", strerror(errno));
+        return 2;
+      }
+      if (pid == 0) {
+        close(fds[0]);
+        alarm((unsigned)(timeout > 0 ? timeout : 0));
+        char why[1100] = {0};
+        int rc = run_case(&l.v[next], threads, why, sizeof why);
+        if (rc) {
+          ssize_t w = write(fds[1], why, strlen(why));
+          (void)w;
+        }
+        close(fds[1]);
+        for (size_t i = 0; i < l.n; i++) {
+          free(l.v[i].dir);
+          free(l.v[i].model);
+          free(l.v[i].name);
+          free(l.v[i].light_out);
+        }
+        free(l.v);
+        free(kids);
+        for (size_t i = 0; i < x.n; i++) free(x.names[i]);
+        free(x.names);
+        free(x.seen);
+        exit(rc ? 1 : 0);
+      }
+      close(fds[1]);
+      for (int j = 0; j < jobs; j++)
+        if (kids[j].pid == 0) {
+          kids[j].pid = pid;
+          kids[j].fd = fds[0];
+          kids[j].idx = next;
+          break;
+        }
+      next++;
+      running++;
+    }
+    int ws;
+    pid_t done = wait(&ws);
+    if (done < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int j = 0; j < jobs; j++)
+      if (kids[j].pid == done) {
+        char msg[1200];
+        ssize_t got = 0, r;
+        while (got < (ssize_t)sizeof msg - 1 &&
+               (r = read(kids[j].fd, msg + got, sizeof msg - 1 - (size_t)got)) > 0)
+          got += r;
+        msg[got] = 0;
+        close(kids[j].fd);
+        finish(&l.v[kids[j].idx], ws, msg);
+        kids[j].pid = 0;
+        running--;
+        break;
+      }
+  }
+  free(kids);
+
+  size_t passed = 0, failed = 0, unexpected_fail = 0, unexpected_pass = 0, expected_fail = 0;
+  for (size_t i = 0; i < l.n; i++) {
+    tcase *c = &l.v[i];
+    long xi = find_expected(&x, c->name);
+    if (xi >= 0) x.seen[xi] = true;
+    if (c->status == 0) {
+      passed++;
+      if (xi >= 0) {
+        unexpected_pass++;
+        printf("unexpected pass %s (listed in %s)\n", c->name, expected_path);
+      }
+    } else {
+      failed++;
+      if (xi >= 0)
+        expected_fail++;
+      else
+        unexpected_fail++;
+      printf("FAIL %s: %s\n", c->name, c->reason ? c->reason : "");
+    }
+  }
+  if (expected_path)
+    printf("%zu expected failures, %zu unexpected failures, %zu unexpected passes\n", expected_fail,
+           unexpected_fail, unexpected_pass);
+  printf("%zu passed, %zu failed\n", passed, failed);
+  for (size_t i = 0; i < l.n; i++) {
+    free(l.v[i].dir);
+    free(l.v[i].model);
+    free(l.v[i].name);
+    free(l.v[i].light_out);
+    free(l.v[i].reason);
+  }
+  free(l.v);
+  for (size_t i = 0; i < x.n; i++) free(x.names[i]);
+  free(x.names);
+  free(x.seen);
+  if (expected_path) return unexpected_fail || unexpected_pass ? 1 : 0;
+  return failed ? 1 : 0;
 }

@@ -410,12 +410,13 @@ static int convt_run(ox_kctx *ctx, void *st) {
     if (s->n_out_shape || a->auto_pad == OX_PAD_SAME_UPPER || a->auto_pad == OX_PAD_SAME_LOWER) {
       out = s->n_out_shape ? s->out_shape[s->n_out_shape - nd + d] : in * g.stride[d];
       int64_t total = full - out;
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor(total / 2) */
       if (a->auto_pad == OX_PAD_SAME_UPPER) {
-        g.pb[d] = total / 2;
-        g.pe[d] = total - total / 2;
+        g.pb[d] = half;
+        g.pe[d] = total - half;
       } else {
-        g.pb[d] = total - total / 2;
-        g.pe[d] = total / 2;
+        g.pb[d] = total - half;
+        g.pe[d] = half;
       }
     } else {
       if (a->auto_pad == OX_PAD_NOTSET && a->n_pads) {
@@ -648,9 +649,114 @@ static int qlinearconv_run(ox_kctx *ctx, void *st) {
   return OX_OK;
 }
 
+/* ---------------- DeformConv ---------------- */
+
+/* N-linear sample of one channel plane at fractional position pos; corners
+ * outside the input read zero. */
+static float deform_sample(const ox_nn_geom *g, const float *xc, const double *pos) {
+  size_t nd = g->nd;
+  int64_t base[OX_NN_MAXD];
+  double frac[OX_NN_MAXD];
+  for (size_t d = 0; d < nd; d++) {
+    if (pos[d] <= -1.0 || pos[d] >= (double)g->in[d]) return 0.0f;
+    double f = floor(pos[d]);
+    base[d] = (int64_t)f;
+    frac[d] = pos[d] - f;
+  }
+  double acc = 0.0;
+  for (int64_t corner = 0; corner < ((int64_t)1 << nd); corner++) {
+    double w = 1.0;
+    int64_t lin = 0;
+    bool inside = true;
+    for (size_t d = 0; d < nd; d++) {
+      int64_t bit = (corner >> (nd - 1 - d)) & 1, i = base[d] + bit;
+      w *= bit ? frac[d] : 1.0 - frac[d];
+      if (i < 0 || i >= g->in[d]) inside = false;
+      lin = lin * g->in[d] + i;
+    }
+    if (inside && w != 0.0) acc += w * (double)xc[lin];
+  }
+  return (float)acc;
+}
+
+static int deform_run(ox_kctx *ctx, void *st) {
+  conv_state *s = st;
+  ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *off = ox_kctx_input(ctx, 2);
+  ox_value *b = ox_kctx_input(ctx, 3), *mask = ox_kctx_input(ctx, 4);
+  if (!off) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing input offset");
+  ox_nn_geom g;
+  int64_t ydims[OX_NN_MAXD + 2];
+  if (conv_shapes(ctx, s, x, w, &g, ydims)) return OX_ERUNTIME;
+  if (check_float(ctx, x, "X", 0) || check_float(ctx, w, "W", x->dtype) ||
+      check_float(ctx, off, "offset", x->dtype) || (b && check_float(ctx, b, "B", x->dtype)) ||
+      (mask && check_float(ctx, mask, "mask", x->dtype)))
+    return OX_ERUNTIME;
+  int64_t N = x->dims[0], C = x->dims[1], G = s->a.group, Cg = w->dims[1], M = w->dims[0];
+  int64_t Mg = M / G, ks = g.k_size, P = g.out_size, nd = (int64_t)g.nd;
+  int64_t OG = ox_node_attr_int(ox_kctx_node(ctx), "offset_group", 1);
+  if (OG <= 0 || C % OG != 0)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "offset_group %lld does not divide %lld channels",
+                        (long long)OG, (long long)C);
+  if (off->numel != N * OG * ks * nd * P || (mask && mask->numel != N * OG * ks * P))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "offset or mask has the wrong number of elements");
+  if (b && b->numel != M)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "B must have %lld elements", (long long)M);
+  ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, x->rank);
+  if (!y) return OX_ERUNTIME;
+  if (y->numel == 0) return OX_OK;
+  fstage fs;
+  int rc = stage_in(ctx, &fs, x, w, b, y);
+  float *oo = NULL, *mo = NULL;
+  const float *of = rc ? NULL : ox_nn_as_f32(off->data, off->dtype, off->numel, &oo);
+  const float *mf = rc || !mask ? NULL : ox_nn_as_f32(mask->data, mask->dtype, mask->numel, &mo);
+  float *col = rc ? NULL : malloc((size_t)(Cg * ks * P) * sizeof(float));
+  if (!rc && (!of || (mask && !mf) || !col)) rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  int64_t cpo = C / OG; /* channels per offset group */
+  for (int64_t n = 0; !rc && n < N; n++)
+    for (int64_t gi = 0; gi < G; gi++) {
+      for (int64_t cl = 0; cl < Cg; cl++) {
+        int64_t c = gi * Cg + cl, og = c / cpo;
+        const float *xc = fs.xf + (n * C + c) * g.in_size;
+        for (int64_t kidx = 0; kidx < ks; kidx++) {
+          int64_t kk[OX_NN_MAXD], r = kidx;
+          for (int64_t d = nd; d-- > 0;) {
+            kk[d] = r % g.k[d];
+            r /= g.k[d];
+          }
+          float *row = col + (cl * ks + kidx) * P;
+          const float *offk = of + ((n * OG + og) * ks + kidx) * nd * P;
+          const float *mk = mf ? mf + ((n * OG + og) * ks + kidx) * P : NULL;
+          int64_t oi[OX_NN_MAXD] = {0};
+          for (int64_t p = 0; p < P; p++) {
+            double pos[OX_NN_MAXD];
+            for (int64_t d = 0; d < nd; d++)
+              pos[d] = (double)(oi[d] * g.stride[d] - g.pb[d] + kk[d] * g.dil[d]) +
+                       (double)offk[d * P + p];
+            float v = deform_sample(&g, xc, pos);
+            row[p] = mk ? v * mk[p] : v;
+            for (int64_t d = nd; d-- > 0;) {
+              if (++oi[d] < g.out[d]) break;
+              oi[d] = 0;
+            }
+          }
+        }
+      }
+      float *yg = fs.yf + (n * M + gi * Mg) * P;
+      for (int64_t m = 0; m < Mg; m++)
+        for (int64_t p = 0; p < P; p++) yg[m * P + p] = fs.bf ? fs.bf[gi * Mg + m] : 0.0f;
+      ox_sgemm(false, false, Mg, P, Cg * ks, 1.0f, fs.wf + gi * Mg * Cg * ks, Cg * ks, col, P, 1.0f,
+               yg, P, ox_kctx_pool(ctx));
+    }
+  free(oo);
+  free(mo);
+  free(col);
+  return stage_out(&fs, rc, y);
+}
+
 const ox_kernel_def ox_ops_conv[] = {
     {"", "Conv", 1, 1000, conv_prepare, conv_run, conv_release},
     {"", "ConvTranspose", 1, 1000, convt_prepare, convt_run, conv_release},
+    {"", "DeformConv", 19, 1000, col2im_prepare, deform_run, conv_release},
     {"", "Col2Im", 18, 1000, col2im_prepare, col2im_run, conv_release},
     {"", "ConvInteger", 10, 1000, col2im_prepare, convint_run, conv_release},
     {"", "QLinearConv", 10, 1000, col2im_prepare, qlinearconv_run, conv_release},

@@ -2,7 +2,6 @@
 #include "datamove.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +28,7 @@ int ox_dm_copy(void *dst, const void *src, int64_t n, int32_t dt) {
 }
 
 int ox_dm_fill(void *dst, int64_t n, const void *elem, int32_t dt) {
+  if (n <= 0) return OX_OK;
   size_t es = ox_value_elem_size(dt);
   if (dt == OX_STRING) {
     for (int64_t i = 0; i < n; i++)
@@ -40,7 +40,14 @@ int ox_dm_fill(void *dst, int64_t n, const void *elem, int32_t dt) {
     memset(d, *(const uint8_t *)elem, (size_t)n);
     return OX_OK;
   }
-  for (int64_t i = 0; i < n; i++) memcpy(d + (size_t)i * es, elem, es);
+  /* one element, then double the filled prefix */
+  size_t total = (size_t)n * es, done = es;
+  memcpy(d, elem, es);
+  while (done < total) {
+    size_t k = done < total - done ? done : total - done;
+    memcpy(d + done, d, k);
+    done += k;
+  }
   return OX_OK;
 }
 
@@ -215,11 +222,11 @@ int ox_dm_strided(void *dst, const void *src, int32_t dt, size_t rank, const int
   int64_t total = 1;
   for (size_t k = 0; k < r; k++) total *= j.dims[k];
   /* a (batched) 2-D transpose: output [.., R, C] reading source (.., 1, sC) */
-  if (dt != OX_STRING && r >= 2 && j.strides[r - 2] == 1 && j.strides[r - 1] != 1 &&
-      r <= 3 && j.dims[r - 1] >= 8 &&
-      j.dims[r - 2] >= 8) {
-    tjob t = {j.dst, j.src, j.dims[r - 2], j.dims[r - 1], j.strides[r - 1],
-              r == 3 ? j.strides[0] : 0, j.es};
+  if (dt != OX_STRING && r >= 2 && j.strides[r - 2] == 1 && j.strides[r - 1] != 1 && r <= 3 &&
+      j.dims[r - 1] >= 8 && j.dims[r - 2] >= 8) {
+    tjob t = {
+        j.dst, j.src, j.dims[r - 2], j.dims[r - 1], j.strides[r - 1], r == 3 ? j.strides[0] : 0,
+        j.es};
     int64_t nb = r == 3 ? j.dims[0] : 1;
     if (nb > 1 && total >= 65536)
       ox_parallel_for(pool, nb, 1, transpose_range, &t);
@@ -243,104 +250,18 @@ bool ox_dm_is_real(int32_t dt) {
   return dt != OX_STRING && dt != OX_COMPLEX64 && dt != OX_COMPLEX128 && dt != OX_UNDEFINED;
 }
 
-double ox_dm_get_f64(int32_t dt, const void *p, int64_t i) {
-  switch (dt) {
-    case OX_FLOAT: return ((const float *)p)[i];
-    case OX_DOUBLE: return ((const double *)p)[i];
-    case OX_FLOAT16: return ox_f16_to_f32(((const uint16_t *)p)[i]);
-    case OX_BFLOAT16: return ox_bf16_to_f32(((const uint16_t *)p)[i]);
-    case OX_FLOAT8E4M3FN:
-    case OX_FLOAT8E4M3FNUZ:
-    case OX_FLOAT8E5M2:
-    case OX_FLOAT8E5M2FNUZ: return ox_f8_to_f32(((const uint8_t *)p)[i], dt);
-    case OX_FLOAT8E8M0: return ox_e8m0_to_f32(((const uint8_t *)p)[i]);
-    case OX_FLOAT4E2M1: return ox_f4_to_f32(((const uint8_t *)p)[i]);
-    case OX_COMPLEX64: return ((const float *)p)[2 * i];
-    case OX_COMPLEX128: return ((const double *)p)[2 * i];
-    case OX_STRING: return 0;
-    default: return (double)ox_dm_get_i64(dt, p, i);
-  }
-}
-
-int64_t ox_dm_get_i64(int32_t dt, const void *p, int64_t i) {
-  switch (dt) {
-    case OX_INT8:
-    case OX_INT4:
-    case OX_INT2: return ((const int8_t *)p)[i];
-    case OX_UINT8:
-    case OX_UINT4:
-    case OX_UINT2:
-    case OX_BOOL: return ((const uint8_t *)p)[i];
-    case OX_INT16: return ((const int16_t *)p)[i];
-    case OX_UINT16: return ((const uint16_t *)p)[i];
-    case OX_INT32: return ((const int32_t *)p)[i];
-    case OX_UINT32: return ((const uint32_t *)p)[i];
-    case OX_INT64: return ((const int64_t *)p)[i];
-    case OX_UINT64: return (int64_t)((const uint64_t *)p)[i];
-    case OX_STRING: return 0;
-    default: {
-      double v = ox_dm_get_f64(dt, p, i);
-      if (isnan(v)) return 0;
-      if (v >= 9.2e18) return INT64_MAX;
-      if (v <= -9.2e18) return INT64_MIN;
-      return (int64_t)v;
-    }
-  }
-}
-
-static int64_t to_i64(double v) {
-  if (isnan(v)) return 0;
-  if (v >= 9.2e18) return INT64_MAX;
-  if (v <= -9.2e18) return INT64_MIN;
-  return (int64_t)v;
-}
-
-void ox_dm_set_f64(int32_t dt, void *p, int64_t i, double v) {
-  switch (dt) {
-    case OX_FLOAT: ((float *)p)[i] = (float)v; break;
-    case OX_DOUBLE: ((double *)p)[i] = v; break;
-    case OX_FLOAT16: ((uint16_t *)p)[i] = ox_f32_to_f16((float)v); break;
-    case OX_BFLOAT16: ((uint16_t *)p)[i] = ox_f32_to_bf16((float)v); break;
-    case OX_FLOAT8E4M3FN:
-    case OX_FLOAT8E4M3FNUZ:
-    case OX_FLOAT8E5M2:
-    case OX_FLOAT8E5M2FNUZ: ((uint8_t *)p)[i] = ox_f32_to_f8((float)v, dt, true); break;
-    case OX_FLOAT8E8M0: ((uint8_t *)p)[i] = ox_f32_to_e8m0((float)v, true, 0); break;
-    case OX_FLOAT4E2M1: ((uint8_t *)p)[i] = ox_f32_to_f4((float)v); break;
-    case OX_COMPLEX64:
-      ((float *)p)[2 * i] = (float)v;
-      ((float *)p)[2 * i + 1] = 0;
-      break;
-    case OX_COMPLEX128:
-      ((double *)p)[2 * i] = v;
-      ((double *)p)[2 * i + 1] = 0;
-      break;
-    case OX_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    case OX_INT8:
-    case OX_INT4:
-    case OX_INT2: ((int8_t *)p)[i] = (int8_t)to_i64(v); break;
-    case OX_UINT8:
-    case OX_UINT4:
-    case OX_UINT2: ((uint8_t *)p)[i] = (uint8_t)to_i64(v); break;
-    case OX_INT16: ((int16_t *)p)[i] = (int16_t)to_i64(v); break;
-    case OX_UINT16: ((uint16_t *)p)[i] = (uint16_t)to_i64(v); break;
-    case OX_INT32: ((int32_t *)p)[i] = (int32_t)to_i64(v); break;
-    case OX_UINT32: ((uint32_t *)p)[i] = (uint32_t)to_i64(v); break;
-    case OX_INT64: ((int64_t *)p)[i] = to_i64(v); break;
-    case OX_UINT64: ((uint64_t *)p)[i] = v >= 1.8e19 ? UINT64_MAX : v <= 0 ? 0 : (uint64_t)v; break;
-    default: break;
-  }
-}
-
 bool ox_dm_nonzero(int32_t dt, const void *p, int64_t i) {
   switch (dt) {
     case OX_STRING: {
       const char *s = ((char *const *)p)[i];
       return s && *s;
     }
-    case OX_FLOAT: return ((const float *)p)[i] != 0;
-    case OX_DOUBLE: return ((const double *)p)[i] != 0;
-    case OX_COMPLEX64: return ((const float *)p)[2 * i] != 0 || ((const float *)p)[2 * i + 1] != 0;
+    case OX_FLOAT:
+      return ((const float *)p)[i] != 0;
+    case OX_DOUBLE:
+      return ((const double *)p)[i] != 0;
+    case OX_COMPLEX64:
+      return ((const float *)p)[2 * i] != 0 || ((const float *)p)[2 * i + 1] != 0;
     case OX_COMPLEX128:
       return ((const double *)p)[2 * i] != 0 || ((const double *)p)[2 * i + 1] != 0;
     case OX_FLOAT16:
@@ -350,9 +271,12 @@ bool ox_dm_nonzero(int32_t dt, const void *p, int64_t i) {
     case OX_FLOAT8E5M2:
     case OX_FLOAT8E5M2FNUZ:
     case OX_FLOAT8E8M0:
-    case OX_FLOAT4E2M1: return ox_dm_get_f64(dt, p, i) != 0;
-    case OX_UINT64: return ((const uint64_t *)p)[i] != 0;
-    default: return ox_dm_get_i64(dt, p, i) != 0;
+    case OX_FLOAT4E2M1:
+      return oc_get(p, dt, i) != 0;
+    case OX_UINT64:
+      return ((const uint64_t *)p)[i] != 0;
+    default:
+      return oc_get_i64(p, dt, i) != 0;
   }
 }
 
@@ -383,7 +307,7 @@ int ox_dm_cmp(int32_t dt, const void *p, int64_t i, int64_t j) {
       return 0;
     }
     default: {
-      double a = ox_dm_get_f64(dt, p, i), b = ox_dm_get_f64(dt, p, j);
+      double a = oc_get(p, dt, i), b = oc_get(p, dt, j);
       bool na = isnan(a), nb = isnan(b);
       if (na || nb) return na == nb ? 0 : na ? 1 : -1;
       return a < b ? -1 : a > b;
@@ -393,26 +317,8 @@ int ox_dm_cmp(int32_t dt, const void *p, int64_t i, int64_t j) {
 
 int ox_dm_read_ints(ox_kctx *c, const ox_value *v, const char *what, int64_t *out, size_t cap,
                     size_t *n) {
-  if (!v || v->kind != OX_VAL_TENSOR)
-    return ox_kctx_fail(c, OX_ERUNTIME, "input '%s' must be a tensor", what);
-  if (v->dtype != OX_INT64 && v->dtype != OX_INT32)
-    return ox_kctx_fail(c, OX_ERUNTIME, "input '%s' must be int64 or int32 (got type %d)", what,
-                        (int)v->dtype);
-  if ((uint64_t)v->numel > cap)
-    return ox_kctx_fail(c, OX_ERUNTIME, "input '%s' has %lld values, at most %zu allowed", what,
-                        (long long)v->numel, cap);
-  for (int64_t i = 0; i < v->numel; i++) out[i] = ox_dm_get_i64(v->dtype, v->data, i);
-  *n = (size_t)v->numel;
-  return OX_OK;
-}
-
-int ox_dm_axis(ox_kctx *c, int64_t axis, size_t rank, const char *what, size_t *out) {
-  int64_t r = (int64_t)rank;
-  if (axis < -r || axis >= r)
-    return ox_kctx_fail(c, OX_ERUNTIME, "%s %lld out of range for rank %zu", what,
-                        (long long)axis, rank);
-  *out = (size_t)(axis < 0 ? axis + r : axis);
-  return OX_OK;
+  if (!v) return ox_kctx_fail(c, OX_ERUNTIME, "input '%s' is missing", what);
+  return oc_read_ints(c, v, out, cap, n, what);
 }
 
 int ox_dm_box(void *dst, const int64_t *ddims, const int64_t *dstart, const void *src,
@@ -458,23 +364,12 @@ int ox_dm_copy_out(ox_kctx *c, size_t i, const ox_value *in, const int64_t *dims
   ox_value *o = ox_dm_output(c, i, in->dtype, dims, rank);
   if (!o) return OX_ENOMEM;
   if (o->numel != in->numel)
-    return ox_kctx_fail(c, OX_ERUNTIME, "output has %lld elements, input %lld",
-                        (long long)o->numel, (long long)in->numel);
+    return ox_kctx_fail(c, OX_ERUNTIME, "output has %lld elements, input %lld", (long long)o->numel,
+                        (long long)in->numel);
   if (o->data == in->data) return OX_OK;
   if (ox_dm_copy(o->data, in->data, in->numel, in->dtype))
     return ox_kctx_fail(c, OX_ENOMEM, "out of memory copying strings");
   return OX_OK;
-}
-
-int ox_dm_prep_fail(const ox_kinfo *info, ox_err *e, const char *fmt, ...) {
-  char msg[768];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  const ox_node *n = info->node;
-  return ox_err_set(e, OX_EMODEL, "node '%s' (%s): %s", n && n->name ? n->name : "",
-                    n && n->op_type ? n->op_type : "?", msg);
 }
 
 ox_value *ox_dm_tensor_in(ox_kctx *c, size_t i) {
@@ -488,4 +383,36 @@ ox_value *ox_dm_tensor_in(ox_kctx *c, size_t i) {
     return NULL;
   }
   return v;
+}
+
+typedef struct copy2d_job {
+  uint8_t *dst;
+  const uint8_t *src;
+  int64_t dpitch, spitch, n;
+  size_t es;
+  int32_t dt;
+  int err;
+} copy2d_job;
+
+static void copy2d_rows(void *arg, int64_t b, int64_t e) {
+  copy2d_job *j = arg;
+  for (int64_t q = b; q < e; q++)
+    if (ox_dm_copy(j->dst + (size_t)(q * j->dpitch) * j->es,
+                   j->src + (size_t)(q * j->spitch) * j->es, j->n, j->dt))
+      j->err = OX_ENOMEM;
+}
+
+int ox_dm_copy2d(ox_thread_pool *pool, void *dst, int64_t dpitch, const void *src, int64_t spitch,
+                 int64_t rows, int64_t n, int32_t dt) {
+  copy2d_job j = {dst, src, dpitch, spitch, n, ox_value_elem_size(dt), dt, OX_OK};
+  if (rows <= 0 || n <= 0) return OX_OK;
+  if (dpitch == n && spitch == n) return ox_dm_copy(dst, src, rows * n, dt);
+  size_t bytes = (size_t)(rows * n) * j.es;
+  if (dt != OX_STRING && bytes >= (1 << 16) && rows > 1) {
+    int64_t grain = (int64_t)((1 << 15) / ((size_t)n * j.es + 1)) + 1;
+    ox_parallel_for(pool, rows, grain, copy2d_rows, &j);
+  } else {
+    copy2d_rows(&j, 0, rows);
+  }
+  return j.err;
 }

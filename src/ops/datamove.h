@@ -1,17 +1,25 @@
 /* datamove.h - helpers shared by the data-movement kernels (tensor, gather,
  * pad, sort families): element copies with string semantics, strided
  * N-d copies, scalar loads/stores of any element type, comparisons and
- * small input readers. Element storage is the run-time layout of value.h. */
+ * small input readers. Scalar element access, axis normalisation and
+ * prepare errors come from opcore.h (oc_get, oc_set, oc_axis, ...). Element storage is the run-time
+ * layout of value.h. */
 #ifndef OX_DATAMOVE_H
 #define OX_DATAMOVE_H
 
 #include "../runtime/kernel.h"
+#include "opcore.h"
 
 /* Copies n elements; strings are duplicated (the destination must hold
  * NULL or owned strings, which are freed first). OX_ENOMEM on failure. */
 int ox_dm_copy(void *dst, const void *src, int64_t n, int32_t dt);
 /* Copies one element `elem` into n consecutive slots. */
 int ox_dm_fill(void *dst, int64_t n, const void *elem, int32_t dt);
+
+/* Copies `rows` rows of n elements: row q from src + q*spitch to
+ * dst + q*dpitch (pitches in elements); large copies run on the pool. */
+int ox_dm_copy2d(ox_thread_pool *pool, void *dst, int64_t dpitch, const void *src, int64_t spitch,
+                 int64_t rows, int64_t n, int32_t dt);
 
 /* Strided gather: dst (contiguous, row-major over dims) receives
  * src[sum_k i_k * strides[k]] (strides in elements, may be zero or
@@ -23,18 +31,11 @@ int ox_dm_strided(void *dst, const void *src, int32_t dt, size_t rank, const int
 /* Row-major strides (in elements) of dims. */
 void ox_dm_strides(const int64_t *dims, size_t rank, int64_t *strides);
 
-/* Scalar access to element i of an array of type dt (numeric and bool;
- * strings read as 0). */
-double ox_dm_get_f64(int32_t dt, const void *p, int64_t i);
-int64_t ox_dm_get_i64(int32_t dt, const void *p, int64_t i);
-/* Stores v converted to dt (round to nearest for the small floats; ints
- * truncate). Not for strings. */
-void ox_dm_set_f64(int32_t dt, void *p, int64_t i, double v);
 /* True when element i is not zero (strings: not empty). */
 bool ox_dm_nonzero(int32_t dt, const void *p, int64_t i);
 /* Total order for sorting: <0, 0, >0 (NaN after every number). */
 int ox_dm_cmp(int32_t dt, const void *p, int64_t i, int64_t j);
-/* true for dtypes stored as a real/integer number that ox_dm_get_f64 reads
+/* true for dtypes stored as a real/integer number that oc_get reads
  * (everything except string and complex). */
 bool ox_dm_is_real(int32_t dt);
 
@@ -42,9 +43,6 @@ bool ox_dm_is_real(int32_t dt);
  * n = numel <= cap. Fails on other types or n > cap. */
 int ox_dm_read_ints(ox_kctx *c, const ox_value *v, const char *what, int64_t *out, size_t cap,
                     size_t *n);
-/* Normalises an axis into [0, rank) (negative counts from the end). */
-int ox_dm_axis(ox_kctx *c, int64_t axis, size_t rank, const char *what, size_t *out);
-
 #define OX_DM_MAX_RANK 64
 
 /* Copies a box of `count` elements per dim (rank dims) from src (dims
@@ -59,12 +57,6 @@ int ox_dm_box(void *dst, const int64_t *ddims, const int64_t *dstart, const void
 ox_value *ox_dm_output(ox_kctx *c, size_t i, int32_t dt, const int64_t *dims, size_t rank);
 /* Output i as a copy of tensor `in` with new dims (same element count). */
 int ox_dm_copy_out(ox_kctx *c, size_t i, const ox_value *in, const int64_t *dims, size_t rank);
-/* Error from prepare, prefixed with the node's name and op type. */
-int ox_dm_prep_fail(const ox_kinfo *info, ox_err *e, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 /* The tensor input i, or an error when it is missing or not a tensor. */
 ox_value *ox_dm_tensor_in(ox_kctx *c, size_t i);
 

@@ -37,9 +37,10 @@ enum {
 
 typedef struct bin_state {
   int op;
-  bool legacy;    /* opset < 7 `broadcast` attribute semantics */
-  bool legacy_bc; /* broadcast = 1 */
-  int64_t axis;   /* legacy axis, or INT64_MIN when absent */
+  bool legacy;     /* opset < 7 `broadcast` attribute semantics */
+  bool legacy_bc;  /* broadcast = 1 */
+  int64_t axis;    /* legacy axis, or INT64_MIN when absent */
+  bool prelu_chan; /* PRelu < 7: a 1-D slope of size C applies per channel */
 } bin_state;
 
 typedef struct bin_job {
@@ -388,6 +389,7 @@ static int bin_prepare(const ox_kinfo *info, void **state, ox_err *e, int op) {
     const ox_attr *ax = ox_node_attr(info->node, "axis");
     if (ax) s->axis = ax->i;
   }
+  if (op == OP_PRELU && info->since_version < 7) s->prelu_chan = true;
   if (op == OP_SHL) {
     const char *dir = ox_node_attr_str(info->node, "direction", NULL);
     if (!dir) return oc_prep_fail(info, e, "attribute 'direction' is required");
@@ -486,6 +488,13 @@ static int bin_run(ox_kctx *ctx, void *state) {
       for (size_t d = 0; d < ra; d++) bd[d] = 1;
     const int64_t *dims[2] = {a->dims, bd};
     size_t ranks[2] = {ra, ra};
+    if (oc_bcast_init(&bc, ctx, dims, ranks, 2)) return OX_ERUNTIME;
+  } else if (s->prelu_chan && b->rank == 1 && a->rank >= 2 && b->dims[0] == a->dims[1]) {
+    int64_t bd[OC_MAXRANK];
+    if (a->rank > OC_MAXRANK) return ox_kctx_fail(ctx, OX_EUNSUPPORTED, "rank too large");
+    for (size_t d = 0; d + 1 < a->rank; d++) bd[d] = d == 0 ? b->dims[0] : 1;
+    const int64_t *dims[2] = {a->dims, bd};
+    size_t ranks[2] = {a->rank, a->rank - 1};
     if (oc_bcast_init(&bc, ctx, dims, ranks, 2)) return OX_ERUNTIME;
   } else if (oc_bcast_values(&bc, ctx, (ox_value *const[]){a, b}, 2))
     return OX_ERUNTIME;

@@ -47,22 +47,22 @@ static int axis_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   else if (strcmp(red, "min") == 0 && info->since_version >= 18)
     s->red = RED_MIN;
   else
-    return ox_dm_prep_fail(info, e, "unknown reduction '%s'", red);
+    return oc_prep_fail(info, e, "unknown reduction '%s'", red);
   const char *mode = ox_node_attr_str(info->node, "mode", "linear");
   if (strcmp(mode, "linear") == 0)
     s->mode = 0;
   else if (strcmp(mode, "circular") == 0)
     s->mode = 1;
   else
-    return ox_dm_prep_fail(info, e, "unknown mode '%s'", mode);
+    return oc_prep_fail(info, e, "unknown mode '%s'", mode);
   return OX_OK;
 }
 
 /* Index i of an int32/int64 indices tensor, normalised against dim;
  * false when out of range. */
 static bool get_index(const ox_value *ind, int64_t i, int64_t dim, int64_t *out) {
-  int64_t v = ind->dtype == OX_INT64 ? ((const int64_t *)ind->data)[i]
-                                     : ((const int32_t *)ind->data)[i];
+  int64_t v =
+      ind->dtype == OX_INT64 ? ((const int64_t *)ind->data)[i] : ((const int32_t *)ind->data)[i];
   if (v < 0) v += dim;
   if (v < 0 || v >= dim) return false;
   *out = v;
@@ -76,13 +76,38 @@ static int check_indices(ox_kctx *c, const ox_value *ind) {
 }
 
 /* ----------------------------------------------------------------- Gather */
+typedef struct gather_job {
+  uint8_t *dst;
+  const uint8_t *src;
+  const int64_t *rows; /* normalised index per position of `indices` */
+  int64_t ni, dim, inner;
+  size_t es;
+  int32_t dt;
+  int err;
+} gather_job;
+
+/* Output rows [b, e): row t copies source row (t / ni) * dim + rows[t % ni]. */
+static void gather_rows(void *arg, int64_t b, int64_t e) {
+  gather_job *j = arg;
+  size_t rb = (size_t)j->inner * j->es;
+  for (int64_t t = b; t < e; t++) {
+    int64_t sr = (t / j->ni) * j->dim + j->rows[t % j->ni];
+    if (j->dt == OX_STRING) {
+      if (ox_dm_copy(j->dst + (size_t)t * rb, j->src + (size_t)sr * rb, j->inner, j->dt))
+        j->err = OX_ENOMEM;
+    } else {
+      memcpy(j->dst + (size_t)t * rb, j->src + (size_t)sr * rb, rb);
+    }
+  }
+}
+
 static int gather_run(ox_kctx *c, void *state) {
   gstate *s = state;
   ox_value *x = ox_dm_tensor_in(c, 0), *ind = ox_dm_tensor_in(c, 1);
   if (!x || !ind) return OX_ERUNTIME;
   if (check_indices(c, ind)) return OX_ERUNTIME;
   size_t r = x->rank, axis, q = ind->rank;
-  if (ox_dm_axis(c, s->axis, r, "axis", &axis)) return OX_ERUNTIME;
+  if (oc_axis(c, s->axis, r, &axis, "axis")) return OX_ERUNTIME;
   if (r + q > MAXR) return ox_kctx_fail(c, OX_EUNSUPPORTED, "rank too large");
   int64_t dims[MAXR], outer = 1, inner = 1, dim = x->dims[axis];
   size_t ro = 0;
@@ -91,22 +116,28 @@ static int gather_run(ox_kctx *c, void *state) {
   for (size_t k = axis + 1; k < r; k++) inner *= (dims[ro++] = x->dims[k]);
   ox_value *o = ox_dm_output(c, 0, x->dtype, dims, ro);
   if (!o) return OX_ENOMEM;
-  size_t es = ox_value_elem_size(x->dtype);
   int64_t ni = ind->numel;
-  uint8_t *d = o->data;
-  const uint8_t *src = x->data;
-  for (int64_t a = 0; a < outer; a++)
-    for (int64_t i = 0; i < ni; i++) {
-      int64_t idx;
-      if (!get_index(ind, i, dim, &idx))
-        return ox_kctx_fail(c, OX_ERUNTIME, "index %lld out of range [-%lld, %lld)",
-                            (long long)(ind->dtype == OX_INT64 ? ((int64_t *)ind->data)[i]
-                                                               : ((int32_t *)ind->data)[i]),
-                            (long long)dim, (long long)dim);
-      if (ox_dm_copy(d + (size_t)((a * ni + i) * inner) * es,
-                     src + (size_t)((a * dim + idx) * inner) * es, inner, x->dtype))
-        return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+  int64_t *rows = malloc((size_t)(ni ? ni : 1) * sizeof *rows);
+  if (!rows) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+  for (int64_t i = 0; i < ni; i++)
+    if (!get_index(ind, i, dim, &rows[i])) {
+      long long bad =
+          ind->dtype == OX_INT64 ? ((int64_t *)ind->data)[i] : ((int32_t *)ind->data)[i];
+      free(rows);
+      return ox_kctx_fail(c, OX_ERUNTIME, "index %lld out of range [-%lld, %lld)", bad,
+                          (long long)dim, (long long)dim);
     }
+  gather_job j = {o->data,  x->data, rows, ni, dim, inner, ox_value_elem_size(x->dtype),
+                  x->dtype, OX_OK};
+  int64_t n = outer * ni;
+  if (x->dtype != OX_STRING && o->nbytes >= (1 << 16) && n > 1) {
+    int64_t grain = (int64_t)((1 << 15) / (j.inner * (int64_t)j.es + 1)) + 1;
+    ox_parallel_for(ox_kctx_pool(c), n, grain, gather_rows, &j);
+  } else {
+    gather_rows(&j, 0, n);
+  }
+  free(rows);
+  if (j.err) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
   return OX_OK;
 }
 
@@ -119,7 +150,7 @@ static int gather_elements_run(ox_kctx *c, void *state) {
   size_t r = x->rank, axis;
   if (r == 0 || ind->rank != r)
     return ox_kctx_fail(c, OX_ERUNTIME, "data and indices must have the same rank >= 1");
-  if (ox_dm_axis(c, s->axis, r, "axis", &axis)) return OX_ERUNTIME;
+  if (oc_axis(c, s->axis, r, &axis, "axis")) return OX_ERUNTIME;
   if (r > MAXR) return ox_kctx_fail(c, OX_EUNSUPPORTED, "rank too large");
   ox_value *o = ox_dm_output(c, 0, x->dtype, ind->dims, r);
   if (!o) return OX_ENOMEM;
@@ -191,17 +222,25 @@ static int gather_nd_run(ox_kctx *c, void *state) {
 }
 
 /* ------------------------------------------------------------- reductions */
-#define RED_NATIVE(T)                            \
-  {                                              \
-    T *a = (T *)dst + di;                        \
-    T b = ((const T *)src)[si];                  \
-    switch (red) {                               \
-      case RED_ADD: *a = (T)(*a + b); break;     \
-      case RED_MUL: *a = (T)(*a * b); break;     \
-      case RED_MAX: *a = *a > b ? *a : b; break; \
-      case RED_MIN: *a = *a < b ? *a : b; break; \
-    }                                            \
-    return OX_OK;                                \
+#define RED_NATIVE(T)           \
+  {                             \
+    T *a = (T *)dst + di;       \
+    T b = ((const T *)src)[si]; \
+    switch (red) {              \
+      case RED_ADD:             \
+        *a = (T)(*a + b);       \
+        break;                  \
+      case RED_MUL:             \
+        *a = (T)(*a * b);       \
+        break;                  \
+      case RED_MAX:             \
+        *a = *a > b ? *a : b;   \
+        break;                  \
+      case RED_MIN:             \
+        *a = *a < b ? *a : b;   \
+        break;                  \
+    }                           \
+    return OX_OK;               \
   }
 
 /* dst[di] = dst[di] (op) src[si] */
@@ -212,16 +251,26 @@ static int reduce_elem(int32_t dt, void *dst, int64_t di, const void *src, int64
                       dt);
   }
   switch (dt) {
-    case OX_FLOAT: RED_NATIVE(float)
-    case OX_DOUBLE: RED_NATIVE(double)
-    case OX_INT8: RED_NATIVE(int8_t)
-    case OX_UINT8: RED_NATIVE(uint8_t)
-    case OX_INT16: RED_NATIVE(int16_t)
-    case OX_UINT16: RED_NATIVE(uint16_t)
-    case OX_INT32: RED_NATIVE(int32_t)
-    case OX_UINT32: RED_NATIVE(uint32_t)
-    case OX_INT64: RED_NATIVE(int64_t)
-    case OX_UINT64: RED_NATIVE(uint64_t)
+    case OX_FLOAT:
+      RED_NATIVE(float)
+    case OX_DOUBLE:
+      RED_NATIVE(double)
+    case OX_INT8:
+      RED_NATIVE(int8_t)
+    case OX_UINT8:
+      RED_NATIVE(uint8_t)
+    case OX_INT16:
+      RED_NATIVE(int16_t)
+    case OX_UINT16:
+      RED_NATIVE(uint16_t)
+    case OX_INT32:
+      RED_NATIVE(int32_t)
+    case OX_UINT32:
+      RED_NATIVE(uint32_t)
+    case OX_INT64:
+      RED_NATIVE(int64_t)
+    case OX_UINT64:
+      RED_NATIVE(uint64_t)
     case OX_BOOL: {
       uint8_t *a = (uint8_t *)dst + di, b = ((const uint8_t *)src)[si];
       *a = red == RED_ADD || red == RED_MAX ? (*a || b) : (*a && b);
@@ -229,16 +278,25 @@ static int reduce_elem(int32_t dt, void *dst, int64_t di, const void *src, int64
     }
     case OX_STRING:
     case OX_COMPLEX64:
-    case OX_COMPLEX128: return OX_EUNSUPPORTED;
+    case OX_COMPLEX128:
+      return OX_EUNSUPPORTED;
     default: {
-      double a = ox_dm_get_f64(dt, dst, di), b = ox_dm_get_f64(dt, src, si), v = a;
+      double a = oc_get(dst, dt, di), b = oc_get(src, dt, si), v = a;
       switch (red) {
-        case RED_ADD: v = (float)a + (float)b; break;
-        case RED_MUL: v = (float)a * (float)b; break;
-        case RED_MAX: v = a > b ? a : b; break;
-        case RED_MIN: v = a < b ? a : b; break;
+        case RED_ADD:
+          v = (float)a + (float)b;
+          break;
+        case RED_MUL:
+          v = (float)a * (float)b;
+          break;
+        case RED_MAX:
+          v = a > b ? a : b;
+          break;
+        case RED_MIN:
+          v = a < b ? a : b;
+          break;
       }
-      ox_dm_set_f64(dt, dst, di, v);
+      oc_set(dst, dt, di, v);
       return OX_OK;
     }
   }
@@ -263,7 +321,7 @@ static int scatter_elements_run(ox_kctx *c, void *state) {
   if (r == 0 || ind->rank != r || !ox_shape_equal(ind->dims, ind->rank, upd->dims, upd->rank) ||
       upd->dtype != x->dtype)
     return ox_kctx_fail(c, OX_ERUNTIME, "indices and updates must match, with the data's rank");
-  if (ox_dm_axis(c, s->axis, r, "axis", &axis)) return OX_ERUNTIME;
+  if (oc_axis(c, s->axis, r, &axis, "axis")) return OX_ERUNTIME;
   if (r > MAXR) return ox_kctx_fail(c, OX_EUNSUPPORTED, "rank too large");
   for (size_t k = 0; k < r; k++)
     if (k != axis && ind->dims[k] > x->dims[k])
@@ -330,7 +388,7 @@ static int tensor_scatter_run(ox_kctx *c, void *state) {
   ox_value *x = ox_dm_tensor_in(c, 0), *upd = ox_dm_tensor_in(c, 1), *wi = ox_kctx_input(c, 2);
   if (!x || !upd) return OX_ERUNTIME;
   size_t r = x->rank, axis;
-  if (ox_dm_axis(c, s->axis, r, "axis", &axis)) return OX_ERUNTIME;
+  if (oc_axis(c, s->axis, r, &axis, "axis")) return OX_ERUNTIME;
   if (axis == 0) return ox_kctx_fail(c, OX_ERUNTIME, "axis cannot be the batch dim");
   bool ok = upd->rank == r && upd->dtype == x->dtype;
   for (size_t k = 0; ok && k < r; k++) ok = k == axis || upd->dims[k] == x->dims[k];
@@ -362,6 +420,14 @@ static int tensor_scatter_run(ox_kctx *c, void *state) {
 }
 
 /* ----------------------------------------------------------------- OneHot */
+/* Element i of a numeric tensor truncated to an integer; NaN and values
+ * beyond the int64 range give INT64_MIN (never a valid index). */
+static int64_t to_index(int32_t dt, const void *p, int64_t i) {
+  if (!oc_is_float(dt)) return oc_get_i64(p, dt, i);
+  double v = oc_get(p, dt, i);
+  return v > -9.0e18 && v < 9.0e18 ? (int64_t)v : INT64_MIN;
+}
+
 static int onehot_run(ox_kctx *c, void *state) {
   gstate *s = state;
   ox_value *ind = ox_dm_tensor_in(c, 0), *dep = ox_dm_tensor_in(c, 1), *val = ox_dm_tensor_in(c, 2);
@@ -369,10 +435,10 @@ static int onehot_run(ox_kctx *c, void *state) {
   if (dep->numel != 1 || val->numel != 2 || !ox_dm_is_real(ind->dtype) ||
       !ox_dm_is_real(dep->dtype))
     return ox_kctx_fail(c, OX_ERUNTIME, "depth must be a scalar and values hold 2 elements");
-  int64_t depth = (int64_t)ox_dm_get_f64(dep->dtype, dep->data, 0);
+  int64_t depth = to_index(dep->dtype, dep->data, 0);
   if (depth <= 0) return ox_kctx_fail(c, OX_ERUNTIME, "depth must be positive");
   size_t r = ind->rank + 1, axis;
-  if (ox_dm_axis(c, s->axis, r, "axis", &axis)) return OX_ERUNTIME;
+  if (oc_axis(c, s->axis, r, &axis, "axis")) return OX_ERUNTIME;
   if (r > MAXR) return ox_kctx_fail(c, OX_EUNSUPPORTED, "rank too large");
   int64_t dims[MAXR], outer = 1, inner = 1;
   for (size_t k = 0, j = 0; k < r; k++) {
@@ -388,8 +454,8 @@ static int onehot_run(ox_kctx *c, void *state) {
     return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
   for (int64_t a = 0; a < outer; a++)
     for (int64_t i = 0; i < inner; i++) {
-      int64_t v = (int64_t)ox_dm_get_f64(ind->dtype, ind->data, a * inner + i);
-      if (v < 0) v += depth;
+      int64_t v = to_index(ind->dtype, ind->data, a * inner + i);
+      if (v < 0 && v != INT64_MIN) v += depth;
       if (v < 0 || v >= depth) continue;
       if (ox_dm_copy((uint8_t *)o->data + (size_t)((a * depth + v) * inner + i) * es, on_v, 1,
                      val->dtype))
@@ -416,7 +482,7 @@ static int compress_run(ox_kctx *c, void *state) {
   size_t r = x->rank, axis = 0;
   int64_t outer = 1, dim = x->numel, inner = 1, dims[MAXR];
   if (s->batch_dims) {
-    if (ox_dm_axis(c, s->axis, r, "axis", &axis)) return OX_ERUNTIME;
+    if (oc_axis(c, s->axis, r, &axis, "axis")) return OX_ERUNTIME;
     if (r > MAXR) return ox_kctx_fail(c, OX_EUNSUPPORTED, "rank too large");
     dim = x->dims[axis];
     for (size_t k = 0; k < axis; k++) outer *= x->dims[k];
@@ -476,7 +542,8 @@ static int nonzero_run(ox_kctx *c, void *state) {
   return OX_OK;
 }
 
-#define K(op, a, b, p, r) {"", op, a, b, p, r, NULL}
+#define K(op, a, b, p, r) \
+  { "", op, a, b, p, r, NULL }
 const ox_kernel_def ox_ops_gather[] = {
     K("Gather", 1, 1000, axis_prepare, gather_run),
     K("GatherElements", 11, 1000, axis_prepare, gather_elements_run),

@@ -1,6 +1,496 @@
-/* matmul.c - kernels of the matmul family. */
-#include "../runtime/kernel.h"
+/* matmul.c - MatMul (numpy semantics: batched broadcasting, 1-D operands),
+ * Gemm (transA/transB, alpha, beta, C broadcast or absent), Einsum, Det.
+ * float32 goes through ox_sgemm; float16/bfloat16 are widened to float32;
+ * double and integer types use plain loops. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernels/gemm.h"
+#include "opcore.h"
+
+static const char *dt_name(int32_t dt) {
+  const ox_dtype_info *i = ox_dtype_get(dt);
+  return i ? i->name : "?";
+}
+
+static bool mm_type_ok(int32_t dt) {
+  return dt == OX_FLOAT || dt == OX_DOUBLE || dt == OX_FLOAT16 || dt == OX_BFLOAT16 ||
+         dt == OX_INT32 || dt == OX_INT64 || dt == OX_UINT32 || dt == OX_UINT64;
+}
+
+/* C[M,N] = alpha * op(A) op(B) + beta * C for any numeric type, through
+ * double (int64 through int64). lda/ldb are the row strides of A and B as
+ * stored. */
+static void gemm_generic(int32_t dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
+                         double alpha, const void *A, int64_t aoff, int64_t lda, const void *B,
+                         int64_t boff, int64_t ldb, double beta, void *C, int64_t coff) {
+  bool ints = oc_is_int(dt);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      int64_t iacc = 0;
+      for (int64_t k = 0; k < K; k++) {
+        int64_t ai = aoff + (ta ? k * lda + i : i * lda + k);
+        int64_t bi = boff + (tb ? j * ldb + k : k * ldb + j);
+        if (ints)
+          iacc = (int64_t)((uint64_t)iacc +
+                           (uint64_t)oc_get_i64(A, dt, ai) * (uint64_t)oc_get_i64(B, dt, bi));
+        else
+          acc += oc_get(A, dt, ai) * oc_get(B, dt, bi);
+      }
+      int64_t ci = coff + i * N + j;
+      if (ints) {
+        int64_t r = iacc;
+        if (alpha != 1) r = (int64_t)(alpha * (double)iacc);
+        if (beta != 0)
+          r = (int64_t)((uint64_t)r + (uint64_t)(int64_t)(beta * (double)oc_get_i64(C, dt, ci)));
+        oc_set_i64(C, dt, ci, r);
+      } else {
+        double r = alpha * acc;
+        if (beta != 0) r += beta * oc_get(C, dt, ci);
+        oc_set(C, dt, ci, r);
+      }
+    }
+}
+
+/* ---- MatMul ---- */
+
+static int mm_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  (void)info;
+  (void)e;
+  *state = NULL;
+  return OX_OK;
+}
+
+typedef struct mm_job {
+  int32_t dt;
+  int64_t M, N, K;
+  const void *a, *b;
+  void *c;
+  const float *af, *bf; /* widened float16/bfloat16 */
+  float *cf;
+  ox_thread_pool *pool;
+} mm_job;
+
+static void mm_batches(void *arg, const int64_t *off, const int64_t *st, int64_t oo, int64_t n) {
+  const mm_job *j = arg;
+  int64_t M = j->M, N = j->N, K = j->K;
+  for (int64_t t = 0; t < n; t++) {
+    int64_t ia = (off[0] + t * st[0]) * M * K, ib = (off[1] + t * st[1]) * K * N,
+            ic = (oo + t) * M * N;
+    if (j->dt == OX_FLOAT)
+      ox_sgemm(false, false, M, N, K, 1.0f, (const float *)j->a + ia, K, (const float *)j->b + ib,
+               N, 0.0f, (float *)j->c + ic, N, j->pool);
+    else if (j->af)
+      ox_sgemm(false, false, M, N, K, 1.0f, j->af + ia, K, j->bf + ib, N, 0.0f, j->cf + ic, N,
+               j->pool);
+    else
+      gemm_generic(j->dt, false, false, M, N, K, 1, j->a, ia, K, j->b, ib, N, 0, j->c, ic);
+  }
+}
+
+static int mm_run(ox_kctx *ctx, void *state) {
+  (void)state;
+  ox_value *a = ox_kctx_input(ctx, 0), *b = ox_kctx_input(ctx, 1);
+  if (!a || !b || a->kind != OX_VAL_TENSOR || b->kind != OX_VAL_TENSOR)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "inputs must be tensors");
+  if (a->dtype != b->dtype)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "A is %s and B is %s", dt_name(a->dtype),
+                        dt_name(b->dtype));
+  int32_t dt = a->dtype;
+  if (!mm_type_ok(dt))
+    return ox_kctx_fail(ctx, OX_EUNSUPPORTED, "element type %s not supported", dt_name(dt));
+  if (a->rank == 0 || b->rank == 0) return ox_kctx_fail(ctx, OX_ERUNTIME, "MatMul of a scalar");
+  if (a->rank > OC_MAXRANK || b->rank > OC_MAXRANK)
+    return ox_kctx_fail(ctx, OX_EUNSUPPORTED, "rank too large");
+  int64_t M = a->rank == 1 ? 1 : a->dims[a->rank - 2];
+  int64_t K = a->dims[a->rank - 1];
+  int64_t Kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+  int64_t N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+  if (K != Kb)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "inner dimensions differ: A has %lld, B has %lld",
+                        (long long)K, (long long)Kb);
+  size_t rab = a->rank > 2 ? a->rank - 2 : 0, rbb = b->rank > 2 ? b->rank - 2 : 0;
+  oc_bcast bc;
+  const int64_t *bd[2] = {a->dims, b->dims};
+  size_t br[2] = {rab, rbb};
+  if (oc_bcast_init(&bc, ctx, bd, br, 2)) return OX_ERUNTIME;
+  int64_t odims[OC_MAXRANK + 2];
+  size_t orank = bc.out_rank;
+  memcpy(odims, bc.out_dims, orank * sizeof *odims);
+  if (a->rank > 1) odims[orank++] = M;
+  if (b->rank > 1) odims[orank++] = N;
+  ox_value *y = ox_kctx_output(ctx, 0, dt, odims, orank);
+  if (!y) return OX_ENOMEM;
+  if (y->numel == 0) return OX_OK;
+  if (K == 0) {
+    memset(y->data, 0, (size_t)y->numel * ox_value_elem_size(dt));
+    if (dt == OX_FLOAT16 || dt == OX_BFLOAT16)
+      for (int64_t i = 0; i < y->numel; i++) oc_set(y->data, dt, i, 0);
+    return OX_OK;
+  }
+  mm_job j = {dt, M, N, K, a->data, b->data, y->data, NULL, NULL, NULL, ox_kctx_pool(ctx)};
+  /* B shared by every batch and A contiguous: one GEMM with the batches as rows */
+  int64_t nb_b = 1;
+  for (size_t d = 0; d < rbb; d++) nb_b *= b->dims[d];
+  if (nb_b == 1 && bc.numel > 1 && a->numel / (M * K) == bc.numel) {
+    j.M = M * bc.numel;
+    bc.numel = 1;
+    bc.rank = 1;
+    bc.dims[0] = 1;
+    bc.st[0][0] = bc.st[1][0] = 0;
+  }
+  float *buf = NULL;
+  if (dt == OX_FLOAT16 || dt == OX_BFLOAT16) {
+    size_t tot = (size_t)a->numel + (size_t)b->numel + (size_t)y->numel;
+    buf = malloc(tot * sizeof(float));
+    if (!buf) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+    oc_to_f32(a->data, dt, buf, a->numel);
+    oc_to_f32(b->data, dt, buf + a->numel, b->numel);
+    j.af = buf;
+    j.bf = buf + a->numel;
+    j.cf = buf + a->numel + b->numel;
+  }
+  oc_bcast_each(&bc, NULL, mm_batches, &j);
+  if (buf) {
+    oc_from_f32(j.cf, dt, y->data, y->numel);
+    free(buf);
+  }
+  return OX_OK;
+}
+
+/* ---- Gemm ---- */
+
+typedef struct gemm_state {
+  bool ta, tb;
+  float alpha, beta;
+} gemm_state;
+
+static int gemm_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  gemm_state *s = ox_arena_calloc(info->arena, 1, sizeof *s);
+  if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  s->ta = ox_node_attr_int(info->node, "transA", 0) != 0;
+  s->tb = ox_node_attr_int(info->node, "transB", 0) != 0;
+  s->alpha = ox_node_attr_float(info->node, "alpha", 1.0f);
+  s->beta = ox_node_attr_float(info->node, "beta", 1.0f);
+  *state = s;
+  return OX_OK;
+}
+
+static int gemm_run(ox_kctx *ctx, void *state) {
+  const gemm_state *s = state;
+  ox_value *a = ox_kctx_input(ctx, 0), *b = ox_kctx_input(ctx, 1), *c = ox_kctx_input(ctx, 2);
+  if (!a || !b || a->kind != OX_VAL_TENSOR || b->kind != OX_VAL_TENSOR)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "A and B must be tensors");
+  int32_t dt = a->dtype;
+  if (b->dtype != dt || (c && c->dtype != dt))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "inputs have different element types");
+  if (!mm_type_ok(dt))
+    return ox_kctx_fail(ctx, OX_EUNSUPPORTED, "element type %s not supported", dt_name(dt));
+  if (a->rank != 2 || b->rank != 2) return ox_kctx_fail(ctx, OX_ERUNTIME, "A and B must be 2-D");
+  int64_t M = s->ta ? a->dims[1] : a->dims[0], K = s->ta ? a->dims[0] : a->dims[1];
+  int64_t Kb = s->tb ? b->dims[1] : b->dims[0], N = s->tb ? b->dims[0] : b->dims[1];
+  if (K != Kb)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "inner dimensions differ: %lld and %lld", (long long)K,
+                        (long long)Kb);
+  int64_t odims[2] = {M, N};
+  ox_value *y = ox_kctx_output(ctx, 0, dt, odims, 2);
+  if (!y) return OX_ENOMEM;
+  float beta = s->beta;
+  bool use_c = c && beta != 0.0f && c->numel > 0;
+  if (use_c) {
+    /* C broadcast (unidirectionally) into Y */
+    oc_bcast bc;
+    const int64_t *bd[2] = {odims, c->dims};
+    size_t br[2] = {2, c->rank};
+    if (oc_bcast_init(&bc, ctx, bd, br, 2)) return OX_ERUNTIME;
+    if (bc.out_rank != 2 || bc.out_dims[0] != M || bc.out_dims[1] != N)
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "C does not broadcast to [%lld,%lld]", (long long)M,
+                          (long long)N);
+    size_t es = ox_value_elem_size(dt);
+    int64_t c0 = c->rank == 2 ? c->dims[0] : 1, c1 = c->rank ? c->dims[c->rank - 1] : 1;
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t jj = 0; jj < N; jj++) {
+        int64_t ci = (c0 == 1 ? 0 : i) * c1 + (c1 == 1 ? 0 : jj);
+        memcpy((uint8_t *)y->data + (size_t)(i * N + jj) * es,
+               (const uint8_t *)c->data + (size_t)ci * es, es);
+      }
+  } else
+    beta = 0.0f;
+  if (y->numel == 0) return OX_OK;
+  int64_t lda = a->dims[1], ldb = b->dims[1];
+  if (dt == OX_FLOAT) {
+    ox_sgemm(s->ta, s->tb, M, N, K, s->alpha, a->data, lda, b->data, ldb, beta, y->data, N,
+             ox_kctx_pool(ctx));
+  } else if (dt == OX_FLOAT16 || dt == OX_BFLOAT16) {
+    size_t tot = (size_t)a->numel + (size_t)b->numel + (size_t)y->numel;
+    float *buf = malloc(tot * sizeof(float));
+    if (!buf) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+    float *af = buf, *bf = buf + a->numel, *cf = bf + b->numel;
+    oc_to_f32(a->data, dt, af, a->numel);
+    oc_to_f32(b->data, dt, bf, b->numel);
+    oc_to_f32(y->data, dt, cf, y->numel);
+    ox_sgemm(s->ta, s->tb, M, N, K, s->alpha, af, lda, bf, ldb, beta, cf, N, ox_kctx_pool(ctx));
+    oc_from_f32(cf, dt, y->data, y->numel);
+    free(buf);
+  } else
+    gemm_generic(dt, s->ta, s->tb, M, N, K, s->alpha, a->data, 0, lda, b->data, 0, ldb, beta,
+                 y->data, 0);
+  return OX_OK;
+}
+
+/* ---- Einsum ---- */
+
+#define EIN_MAXL 64 /* labels: 52 letters + ellipsis dims */
+
+typedef struct ein_state {
+  const char *eq;
+} ein_state;
+
+static int ein_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  ein_state *s = ox_arena_calloc(info->arena, 1, sizeof *s);
+  if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  s->eq = ox_node_attr_str(info->node, "equation", NULL);
+  if (!s->eq) return oc_prep_fail(info, e, "attribute 'equation' is required");
+  *state = s;
+  return OX_OK;
+}
+
+static int label_of(char ch) {
+  if (ch >= 'a' && ch <= 'z') return ch - 'a';
+  if (ch >= 'A' && ch <= 'Z') return 26 + (ch - 'A');
+  return -1;
+}
+
+/* Parses one term into label ids; an ellipsis expands to ids 52.. aligned to
+ * the right over `ell` dims. Returns the count or -1. */
+static int parse_term(const char *t, size_t len, int *ids, int max, int ell, int max_ell) {
+  int n = 0;
+  for (size_t i = 0; i < len; i++) {
+    char ch = t[i];
+    if (ch == ' ') continue;
+    if (ch == '.') {
+      if (i + 2 >= len) return -1;
+      if (t[i + 1] != '.' || t[i + 2] != '.') return -1;
+      for (int k = 0; k < ell; k++) {
+        if (n >= max) return -1;
+        ids[n++] = 52 + (max_ell - ell) + k;
+      }
+      i += 2;
+      continue;
+    }
+    int l = label_of(ch);
+    if (l < 0 || n >= max) return -1;
+    ids[n++] = l;
+  }
+  return n;
+}
+
+static int count_letters(const char *t, size_t len, bool *has_ell) {
+  int n = 0;
+  *has_ell = false;
+  for (size_t i = 0; i < len; i++)
+    if (label_of(t[i]) >= 0)
+      n++;
+    else if (t[i] == '.') {
+      *has_ell = true;
+      i += 2;
+    }
+  return n;
+}
+
+static int ein_run(ox_kctx *ctx, void *state) {
+  const ein_state *s = state;
+  size_t nin = ox_kctx_n_inputs(ctx);
+  if (nin == 0 || nin > 16) return ox_kctx_fail(ctx, OX_ERUNTIME, "Einsum needs 1 to 16 inputs");
+  ox_value *in[16];
+  int32_t dt = OX_UNDEFINED;
+  for (size_t k = 0; k < nin; k++) {
+    in[k] = ox_kctx_input(ctx, k);
+    if (!in[k] || in[k]->kind != OX_VAL_TENSOR)
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "inputs must be tensors");
+    if (k == 0)
+      dt = in[k]->dtype;
+    else if (in[k]->dtype != dt)
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "inputs have different types");
+  }
+  if (!(oc_is_int(dt) || dt == OX_FLOAT || dt == OX_DOUBLE || dt == OX_FLOAT16 ||
+        dt == OX_BFLOAT16))
+    return ox_kctx_fail(ctx, OX_EUNSUPPORTED, "element type %s not supported", dt_name(dt));
+  const char *eq = s->eq, *arrow = strstr(eq, "->");
+  size_t lhs_len = arrow ? (size_t)(arrow - eq) : strlen(eq);
+  /* split the terms */
+  const char *tb[16];
+  size_t tl[16];
+  size_t nt = 0;
+  const char *p = eq;
+  while (1) {
+    const char *comma = memchr(p, ',', lhs_len - (size_t)(p - eq));
+    const char *end = comma ? comma : eq + lhs_len;
+    if (nt >= 16) return ox_kctx_fail(ctx, OX_ERUNTIME, "too many terms in '%s'", eq);
+    tb[nt] = p;
+    tl[nt++] = (size_t)(end - p);
+    if (!comma) break;
+    p = comma + 1;
+  }
+  if (nt != nin)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "equation '%s' has %zu terms for %zu inputs", eq, nt,
+                        nin);
+  int64_t size[EIN_MAXL];
+  for (int l = 0; l < EIN_MAXL; l++) size[l] = -1;
+  int ids[16][OC_MAXRANK];
+  int max_ell = 0;
+  int ell_n[16];
+  for (size_t k = 0; k < nin; k++) {
+    bool he;
+    int nl = count_letters(tb[k], tl[k], &he);
+    ell_n[k] = he ? (int)in[k]->rank - nl : 0;
+    if (ell_n[k] < 0 || (!he && nl != (int)in[k]->rank))
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "term %zu of '%s' does not match rank %zu", k, eq,
+                          in[k]->rank);
+    if (ell_n[k] > max_ell) max_ell = ell_n[k];
+  }
+  if (max_ell > EIN_MAXL - 52) return ox_kctx_fail(ctx, OX_EUNSUPPORTED, "ellipsis too long");
+  int64_t st[16][EIN_MAXL];
+  memset(st, 0, sizeof st);
+  for (size_t k = 0; k < nin; k++) {
+    int n = parse_term(tb[k], tl[k], ids[k], OC_MAXRANK, ell_n[k], max_ell);
+    if (n != (int)in[k]->rank) return ox_kctx_fail(ctx, OX_ERUNTIME, "bad term %zu in '%s'", k, eq);
+    int64_t stride = 1;
+    for (int d = n; d-- > 0;) {
+      int l = ids[k][d];
+      int64_t dim = in[k]->dims[d];
+      if (l >= 52 && dim == 1) { /* broadcast ellipsis dim */
+        if (size[l] < 0) size[l] = 1;
+      } else {
+        if (size[l] >= 0 && size[l] != dim && !(l >= 52 && size[l] == 1))
+          return ox_kctx_fail(ctx, OX_ERUNTIME, "label size mismatch in '%s'", eq);
+        size[l] = dim;
+        st[k][l] += stride;
+      }
+      stride *= dim;
+    }
+  }
+  /* output labels */
+  int out[EIN_MAXL];
+  int nout = 0;
+  if (arrow) {
+    const char *o = arrow + 2;
+    nout = parse_term(o, strlen(o), out, EIN_MAXL, max_ell, max_ell);
+    if (nout < 0) return ox_kctx_fail(ctx, OX_ERUNTIME, "bad output term in '%s'", eq);
+    for (int i = 0; i < nout; i++)
+      if (size[out[i]] < 0) return ox_kctx_fail(ctx, OX_ERUNTIME, "output label not in inputs");
+  } else {
+    for (int l = 52; l < 52 + max_ell; l++) out[nout++] = l;
+    int cnt[52] = {0};
+    for (size_t k = 0; k < nin; k++)
+      for (size_t d = 0; d < in[k]->rank; d++)
+        if (ids[k][d] < 52) cnt[ids[k][d]]++;
+    for (int l = 0; l < 52; l++)
+      if (cnt[l] == 1) out[nout++] = l;
+  }
+  bool is_out[EIN_MAXL] = {false};
+  for (int i = 0; i < nout; i++) is_out[out[i]] = true;
+  int sum_l[EIN_MAXL], nsum = 0;
+  for (int l = 0; l < EIN_MAXL; l++)
+    if (size[l] >= 0 && !is_out[l]) sum_l[nsum++] = l;
+  int64_t odims[EIN_MAXL];
+  for (int i = 0; i < nout; i++) odims[i] = size[out[i]];
+  ox_value *y = ox_kctx_output(ctx, 0, dt, odims, (size_t)nout);
+  if (!y) return OX_ENOMEM;
+  int64_t nsum_tot = 1;
+  for (int i = 0; i < nsum; i++) nsum_tot *= size[sum_l[i]];
+  int64_t oidx[EIN_MAXL] = {0};
+  for (int64_t o = 0; o < y->numel; o++) {
+    int64_t base[16];
+    for (size_t k = 0; k < nin; k++) {
+      base[k] = 0;
+      for (int i = 0; i < nout; i++) base[k] += oidx[i] * st[k][out[i]];
+    }
+    double acc = 0;
+    int64_t sidx[EIN_MAXL] = {0}, off[16];
+    memcpy(off, base, sizeof off);
+    for (int64_t t = 0; t < nsum_tot; t++) {
+      double prod = 1;
+      for (size_t k = 0; k < nin; k++) prod *= oc_get(in[k]->data, dt, off[k]);
+      acc += prod;
+      for (int i = nsum; i-- > 0;) {
+        int l = sum_l[i];
+        sidx[i]++;
+        for (size_t k = 0; k < nin; k++) off[k] += st[k][l];
+        if (sidx[i] < size[l]) break;
+        for (size_t k = 0; k < nin; k++) off[k] -= st[k][l] * size[l];
+        sidx[i] = 0;
+      }
+    }
+    oc_set(y->data, dt, o, acc);
+    for (int i = nout; i-- > 0;) {
+      if (++oidx[i] < odims[i]) break;
+      oidx[i] = 0;
+    }
+  }
+  return OX_OK;
+}
+
+/* ---- Det ---- */
+
+static int det_run(ox_kctx *ctx, void *state) {
+  (void)state;
+  ox_value *x = ox_kctx_input(ctx, 0);
+  if (!x || x->kind != OX_VAL_TENSOR)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "input must be a tensor");
+  int32_t dt = x->dtype;
+  if (dt != OX_FLOAT && dt != OX_DOUBLE && dt != OX_FLOAT16 && dt != OX_BFLOAT16)
+    return ox_kctx_fail(ctx, OX_EUNSUPPORTED, "element type %s not supported", dt_name(dt));
+  if (x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2])
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "input must be [*, M, M]");
+  int64_t n = x->dims[x->rank - 1];
+  ox_value *y = ox_kctx_output(ctx, 0, dt, x->dims, x->rank - 2);
+  if (!y) return OX_ENOMEM;
+  double *m = malloc((size_t)(n * n > 0 ? n * n : 1) * sizeof(double));
+  if (!m) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  for (int64_t b = 0; b < y->numel; b++) {
+    for (int64_t i = 0; i < n * n; i++) m[i] = oc_get(x->data, dt, b * n * n + i);
+    double det = 1;
+    for (int64_t c = 0; c < n; c++) {
+      int64_t piv = c;
+      for (int64_t r = c + 1; r < n; r++)
+        if (fabs(m[r * n + c]) > fabs(m[piv * n + c])) piv = r;
+      if (m[piv * n + c] == 0) {
+        det = 0;
+        break;
+      }
+      if (piv != c) {
+        for (int64_t k = 0; k < n; k++) {
+          double t = m[c * n + k];
+          m[c * n + k] = m[piv * n + k];
+          m[piv * n + k] = t;
+        }
+        det = -det;
+      }
+      double d = m[c * n + c];
+      det *= d;
+      for (int64_t r = c + 1; r < n; r++) {
+        double f = m[r * n + c] / d;
+        for (int64_t k = c; k < n; k++) m[r * n + k] -= f * m[c * n + k];
+      }
+    }
+    oc_set(y->data, dt, b, det);
+  }
+  free(m);
+  return OX_OK;
+}
+
+static int none_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  return mm_prepare(info, state, e);
+}
 
 const ox_kernel_def ox_ops_matmul[] = {
+    {"", "MatMul", 1, 1000, mm_prepare, mm_run, NULL},
+    {"", "Gemm", 1, 6, gemm_prepare, gemm_run, NULL},
+    {"", "Gemm", 7, 1000, gemm_prepare, gemm_run, NULL},
+    {"", "Einsum", 12, 1000, ein_prepare, ein_run, NULL},
+    {"", "Det", 11, 1000, none_prepare, det_run, NULL},
     {0},
 };

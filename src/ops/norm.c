@@ -154,10 +154,12 @@ static int batchnorm_run(ox_kctx *c, void *st) {
   for (int64_t n = 0; n < N; n++)
     for (int64_t k = 0; k < pn; k++) {
       double inv = 1.0 / sqrt(var[k] + (double)a->epsilon);
-      float sc = (float)(fp[0].p[k] * inv), sh = (float)(fp[1].p[k] - mean[k] * fp[0].p[k] * inv);
+      /* (x - mean) * (scale / sqrt(var + eps)) + B: centring first keeps
+       * the cancellation of nearly equal terms out of the result */
+      float mk = (float)mean[k], sc = (float)(fp[0].p[k] * inv), sh = fp[1].p[k];
       const float *xs = fx.p + n * C * S + k * per;
       float *ys = fy.p + n * C * S + k * per;
-      for (int64_t j = 0; j < per; j++) ys[j] = xs[j] * sc + sh;
+      for (int64_t j = 0; j < per; j++) ys[j] = (xs[j] - mk) * sc + sh;
     }
   nn_fstore(y, &fy);
   if (training) {
@@ -194,27 +196,45 @@ done:
 
 /* ---- mean/variance normalisation of `outer` rows of `inner` elements ---- */
 /* y[r, j] = (x[r, j] - mean_r) * inv_r; mean and inv (1/sqrt(var+eps)) per row
- * are stored when the pointers are not NULL. rms: no centering. */
-static void norm_rows(const float *x, float *y, int64_t outer, int64_t inner, double eps, bool rms,
-                      float *mean_out, float *inv_out) {
-  for (int64_t r = 0; r < outer; r++) {
-    const float *xs = x + r * inner;
-    float *ys = y + r * inner;
+ * are stored when the pointers are not NULL. rms: no centering. Rows are
+ * spread over the thread pool. */
+typedef struct rows_job {
+  const float *x;
+  float *y, *mean_out, *inv_out;
+  int64_t inner;
+  double eps;
+  bool rms;
+} rows_job;
+
+static void norm_rows_range(void *arg, int64_t r0, int64_t r1) {
+  const rows_job *j = arg;
+  int64_t inner = j->inner;
+  for (int64_t r = r0; r < r1; r++) {
+    const float *xs = j->x + r * inner;
+    float *ys = j->y + r * inner;
     double m = 0.0, v = 0.0;
-    if (!rms) {
-      for (int64_t j = 0; j < inner; j++) m += xs[j];
+    if (!j->rms) {
+      for (int64_t k = 0; k < inner; k++) m += xs[k];
       m = inner ? m / (double)inner : 0.0;
     }
-    for (int64_t j = 0; j < inner; j++) {
-      double d = xs[j] - m;
+    for (int64_t k = 0; k < inner; k++) {
+      double d = xs[k] - m;
       v += d * d;
     }
     v = inner ? v / (double)inner : 0.0;
-    double inv = 1.0 / sqrt(v + eps);
-    for (int64_t j = 0; j < inner; j++) ys[j] = (float)((xs[j] - m) * inv);
-    if (mean_out) mean_out[r] = (float)m;
-    if (inv_out) inv_out[r] = (float)inv;
+    double inv = 1.0 / sqrt(v + j->eps);
+    float fm = (float)m, fi = (float)inv;
+    for (int64_t k = 0; k < inner; k++) ys[k] = (xs[k] - fm) * fi;
+    if (j->mean_out) j->mean_out[r] = fm;
+    if (j->inv_out) j->inv_out[r] = fi;
   }
+}
+
+static void norm_rows(ox_kctx *c, const float *x, float *y, int64_t outer, int64_t inner,
+                      double eps, bool rms, float *mean_out, float *inv_out) {
+  rows_job j = {x, y, mean_out, inv_out, inner, eps, rms};
+  int64_t grain = inner > 0 ? 1 + 16384 / inner : outer;
+  ox_parallel_for(ox_kctx_pool(c), outer, grain, norm_rows_range, &j);
 }
 
 /* ---- InstanceNormalization ---- */
@@ -234,7 +254,7 @@ static int instnorm_run(ox_kctx *c, void *st) {
   nn_fbuf fx, fs = {0}, fb = {0}, fy = {0};
   if ((rc = nn_fload(c, x, &fx))) return rc;
   if (!(rc = nn_fload(c, sc, &fs)) && !(rc = nn_fload(c, b, &fb)) && !(rc = nn_fout(c, y, &fy))) {
-    norm_rows(fx.p, fy.p, N * C, S, a->epsilon, false, NULL, NULL);
+    norm_rows(c, fx.p, fy.p, N * C, S, a->epsilon, false, NULL, NULL);
     for (int64_t n = 0; n < N; n++)
       for (int64_t ch = 0; ch < C; ch++) {
         float *ys = fy.p + (n * C + ch) * S;
@@ -277,7 +297,7 @@ static int layernorm_common(ox_kctx *c, const norm_attrs *a, bool rms) {
     goto done;
   }
   if ((rc = nn_fout(c, y, &fy))) goto done;
-  norm_rows(fx.p, fy.p, outer, inner, a->epsilon, rms, mean, inv);
+  norm_rows(c, fx.p, fy.p, outer, inner, a->epsilon, rms, mean, inv);
   for (int64_t r = 0; r < outer; r++) {
     float *ys = fy.p + r * inner;
     if (bias)
@@ -341,7 +361,7 @@ static int groupnorm_run(ox_kctx *c, void *st) {
   nn_fbuf fx, fs = {0}, fb = {0}, fy = {0};
   if ((rc = nn_fload(c, x, &fx))) return rc;
   if (!(rc = nn_fload(c, sc, &fs)) && !(rc = nn_fload(c, b, &fb)) && !(rc = nn_fout(c, y, &fy))) {
-    norm_rows(fx.p, fy.p, N * G, C / G * S, a->epsilon, false, NULL, NULL);
+    norm_rows(c, fx.p, fy.p, N * G, C / G * S, a->epsilon, false, NULL, NULL);
     for (int64_t n = 0; n < N; n++)
       for (int64_t ch = 0; ch < C; ch++) {
         int64_t k = pn == C ? ch : ch / (C / G);
@@ -381,7 +401,9 @@ static int lpnorm_run(ox_kctx *c, void *st) {
         for (int64_t d = 0; d < D; d++)
           s += a->p == 1 ? fabs(xs[d * inner]) : (double)xs[d * inner] * xs[d * inner];
         if (a->p == 2) s = sqrt(s);
-        for (int64_t d = 0; d < D; d++) ys[d * inner] = (float)(xs[d * inner] / s);
+        /* a zero norm gives a zero output (Operators.md, LpNormalization) */
+        for (int64_t d = 0; d < D; d++)
+          ys[d * inner] = s == 0.0 ? 0.0f : (float)(xs[d * inner] / s);
       }
     nn_fstore(y, &fy);
   }

@@ -1,6 +1,311 @@
-/* pool.c - kernels of the pool family. */
+/* pool.c - AveragePool, MaxPool (with Indices), LpPool, the global pools and
+ * MaxUnpool, over any number of spatial dimensions.
+ *
+ * Values are staged in double (exact for every allowed type), windows are
+ * walked with precomputed per-axis tap ranges, and (batch, channel) planes run
+ * in parallel. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/floatconv.h"
+#include "../kernels/nn.h"
 #include "../runtime/kernel.h"
 
+typedef enum pool_kind { POOL_AVG, POOL_MAX, POOL_LP } pool_kind;
+
+typedef struct pool_state {
+  ox_nn_attrs a;
+  pool_kind kind;
+  bool global;
+  bool count_include_pad;
+  int64_t storage_order;
+  double p;
+} pool_state;
+
+static bool pool_type_ok(int32_t t, bool allow8) {
+  return ox_nn_is_float_type(t) || (allow8 && (t == OX_INT8 || t == OX_UINT8));
+}
+
+static void load_f64(const ox_value *v, double *d) {
+  int64_t n = v->numel;
+  switch (v->dtype) {
+    case OX_FLOAT:
+      for (int64_t i = 0; i < n; i++) d[i] = ((const float *)v->data)[i];
+      break;
+    case OX_DOUBLE:
+      memcpy(d, v->data, (size_t)n * sizeof(double));
+      break;
+    case OX_FLOAT16:
+      for (int64_t i = 0; i < n; i++) d[i] = ox_f16_to_f32(((const uint16_t *)v->data)[i]);
+      break;
+    case OX_BFLOAT16:
+      for (int64_t i = 0; i < n; i++) d[i] = ox_bf16_to_f32(((const uint16_t *)v->data)[i]);
+      break;
+    case OX_INT8:
+      for (int64_t i = 0; i < n; i++) d[i] = ((const int8_t *)v->data)[i];
+      break;
+    case OX_UINT8:
+      for (int64_t i = 0; i < n; i++) d[i] = ((const uint8_t *)v->data)[i];
+      break;
+    default:
+      break;
+  }
+}
+
+static void store_f64(const double *d, ox_value *v) {
+  int64_t n = v->numel;
+  switch (v->dtype) {
+    case OX_FLOAT:
+      for (int64_t i = 0; i < n; i++) ((float *)v->data)[i] = (float)d[i];
+      break;
+    case OX_DOUBLE:
+      memcpy(v->data, d, (size_t)n * sizeof(double));
+      break;
+    case OX_FLOAT16:
+      for (int64_t i = 0; i < n; i++) ((uint16_t *)v->data)[i] = ox_f32_to_f16((float)d[i]);
+      break;
+    case OX_BFLOAT16:
+      for (int64_t i = 0; i < n; i++) ((uint16_t *)v->data)[i] = ox_f32_to_bf16((float)d[i]);
+      break;
+    case OX_INT8:
+      for (int64_t i = 0; i < n; i++) ((int8_t *)v->data)[i] = (int8_t)d[i];
+      break;
+    case OX_UINT8:
+      for (int64_t i = 0; i < n; i++) ((uint8_t *)v->data)[i] = (uint8_t)d[i];
+      break;
+    default:
+      break;
+  }
+}
+
+static int pool_prepare_kind(const ox_kinfo *info, void **state, ox_err *e, pool_kind kind,
+                             bool global) {
+  pool_state *s = calloc(1, sizeof *s);
+  if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  *state = s;
+  s->kind = kind;
+  s->global = global;
+  const ox_node *n = info->node;
+  if (ox_nn_attrs_read(n, &s->a, e))
+    return ox_err_prefix(e, "node '%s' (%s)", n->name ? n->name : "", n->op_type);
+  if (!global && !s->a.n_kernel)
+    return ox_err_set(e, OX_EINVAL, "node '%s' (%s): attribute kernel_shape is required",
+                      n->name ? n->name : "", n->op_type);
+  s->count_include_pad = ox_node_attr_int(n, "count_include_pad", 0) != 0;
+  s->storage_order = ox_node_attr_int(n, "storage_order", 0);
+  const ox_attr *p = ox_node_attr(n, "p");
+  s->p = 2.0;
+  if (p) s->p = p->type == OX_ATTR_FLOAT ? (double)p->f : (double)p->i;
+  return OX_OK;
+}
+
+static int avg_prepare(const ox_kinfo *i, void **s, ox_err *e) {
+  return pool_prepare_kind(i, s, e, POOL_AVG, false);
+}
+static int max_prepare(const ox_kinfo *i, void **s, ox_err *e) {
+  return pool_prepare_kind(i, s, e, POOL_MAX, false);
+}
+static int lp_prepare(const ox_kinfo *i, void **s, ox_err *e) {
+  return pool_prepare_kind(i, s, e, POOL_LP, false);
+}
+static int gavg_prepare(const ox_kinfo *i, void **s, ox_err *e) {
+  return pool_prepare_kind(i, s, e, POOL_AVG, true);
+}
+static int gmax_prepare(const ox_kinfo *i, void **s, ox_err *e) {
+  return pool_prepare_kind(i, s, e, POOL_MAX, true);
+}
+static int glp_prepare(const ox_kinfo *i, void **s, ox_err *e) {
+  return pool_prepare_kind(i, s, e, POOL_LP, true);
+}
+
+typedef struct pool_job {
+  const pool_state *s;
+  const ox_nn_geom *g;
+  const double *x;
+  double *y;
+  int64_t *idx; /* MaxPool indices or NULL */
+} pool_job;
+
+static void pool_task(void *arg, int64_t p0, int64_t p1) {
+  const pool_job *j = arg;
+  const ox_nn_geom *g = j->g;
+  size_t nd = g->nd;
+  int64_t oi[OX_NN_MAXD], kk[OX_NN_MAXD], pos[OX_NN_MAXD], start[OX_NN_MAXD];
+  for (int64_t plane = p0; plane < p1; plane++) {
+    const double *xp = j->x + plane * g->in_size;
+    double *yp = j->y + plane * g->out_size;
+    memset(oi, 0, sizeof oi);
+    for (int64_t o = 0; o < g->out_size; o++) {
+      for (size_t d = 0; d < nd; d++) start[d] = oi[d] * g->stride[d] - g->pb[d];
+      double acc = j->s->kind == POOL_MAX ? -INFINITY : 0.0;
+      int64_t count = 0, padcount = 0, best = -1;
+      memset(kk, 0, sizeof kk);
+      for (int64_t t = 0; t < g->k_size; t++) {
+        bool inside = true, inpad = true;
+        int64_t lin = 0;
+        for (size_t d = 0; d < nd; d++) {
+          pos[d] = start[d] + kk[d] * g->dil[d];
+          if (pos[d] < 0 || pos[d] >= g->in[d]) inside = false;
+          if (pos[d] < -g->pb[d] || pos[d] >= g->in[d] + g->pe[d]) inpad = false;
+          lin = lin * g->in[d] + pos[d];
+        }
+        if (inpad) padcount++;
+        if (inside) {
+          double v = xp[lin];
+          count++;
+          if (j->s->kind == POOL_MAX) {
+            if (v > acc || best < 0) {
+              acc = v;
+              best = lin;
+              if (j->idx && j->s->storage_order == 1) {
+                int64_t cm = 0;
+                for (size_t d = nd; d-- > 0;) cm = cm * g->in[d] + pos[d];
+                best = cm;
+              }
+            }
+          } else if (j->s->kind == POOL_AVG) {
+            acc += v;
+          } else {
+            acc += pow(fabs(v), j->s->p);
+          }
+        }
+        for (size_t d = nd; d-- > 0;) {
+          if (++kk[d] < g->k[d]) break;
+          kk[d] = 0;
+        }
+      }
+      if (j->s->kind == POOL_AVG) {
+        int64_t div = j->s->count_include_pad ? padcount : count;
+        acc = div > 0 ? acc / (double)div : NAN;
+      } else if (j->s->kind == POOL_LP) {
+        acc = pow(acc, 1.0 / j->s->p);
+      }
+      yp[o] = acc;
+      if (j->idx) j->idx[plane * g->out_size + o] = best < 0 ? 0 : plane * g->in_size + best;
+      for (size_t d = nd; d-- > 0;) {
+        if (++oi[d] < g->out[d]) break;
+        oi[d] = 0;
+      }
+    }
+  }
+}
+
+static int pool_run(ox_kctx *ctx, void *st) {
+  const pool_state *s = st;
+  ox_value *x = ox_kctx_input(ctx, 0);
+  if (!x || x->kind != OX_VAL_TENSOR) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing input X");
+  if (!pool_type_ok(x->dtype, s->kind == POOL_MAX && !s->global))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "unsupported element type %d", (int)x->dtype);
+  if (x->rank < 3) return ox_kctx_fail(ctx, OX_ERUNTIME, "X must have rank >= 3, got %zu", x->rank);
+  size_t nd = x->rank - 2;
+  ox_nn_geom g;
+  ox_err e = {0};
+  ox_nn_attrs a = s->a;
+  if (s->global) {
+    memset(&a, 0, sizeof a);
+    a.n_kernel = nd;
+    for (size_t d = 0; d < nd; d++) a.kernel[d] = x->dims[2 + d];
+  }
+  if (ox_nn_geom_make(&a, nd, x->dims + 2, NULL, true, &g, &e))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "%s", e.msg);
+  int64_t ydims[OX_NN_MAXD + 2];
+  ydims[0] = x->dims[0];
+  ydims[1] = x->dims[1];
+  for (size_t d = 0; d < nd; d++) ydims[2 + d] = g.out[d];
+  ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, x->rank);
+  if (!y) return OX_ERUNTIME;
+  ox_value *iv = NULL;
+  if (s->kind == POOL_MAX && !s->global && ox_kctx_n_outputs(ctx) > 1 &&
+      ox_kctx_output_wanted(ctx, 1)) {
+    iv = ox_kctx_output(ctx, 1, OX_INT64, ydims, x->rank);
+    if (!iv) return OX_ERUNTIME;
+  }
+  if (y->numel == 0) return OX_OK;
+  double *xd = malloc((size_t)x->numel * sizeof(double));
+  double *yd = malloc((size_t)y->numel * sizeof(double));
+  if (!xd || !yd) {
+    free(xd);
+    free(yd);
+    return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  }
+  load_f64(x, xd);
+  pool_job j = {s, &g, xd, yd, iv ? iv->data : NULL};
+  ox_parallel_for(ox_kctx_pool(ctx), x->dims[0] * x->dims[1], 1, pool_task, &j);
+  store_f64(yd, y);
+  free(xd);
+  free(yd);
+  return OX_OK;
+}
+
+/* ---------------- MaxUnpool ---------------- */
+
+static int unpool_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  return pool_prepare_kind(info, state, e, POOL_MAX, false);
+}
+
+static int unpool_run(ox_kctx *ctx, void *st) {
+  const pool_state *s = st;
+  ox_value *x = ox_kctx_input(ctx, 0), *ind = ox_kctx_input(ctx, 1), *os = ox_kctx_input(ctx, 2);
+  if (!x || !ind) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing input X or I");
+  if (!ox_nn_is_float_type(x->dtype) || ind->dtype != OX_INT64)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "X must be a float tensor and I int64");
+  if (!ox_shape_equal(x->dims, x->rank, ind->dims, ind->rank))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "I must have the shape of X");
+  if (x->rank < 3) return ox_kctx_fail(ctx, OX_ERUNTIME, "X must have rank >= 3");
+  size_t nd = x->rank - 2;
+  const ox_nn_attrs *a = &s->a;
+  if (a->n_kernel != nd || (a->n_strides && a->n_strides != nd) ||
+      (a->n_pads && a->n_pads != 2 * nd))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "kernel_shape/strides/pads do not match rank %zu",
+                        x->rank);
+  /* the indices address the shape the pooling input had (inferred from the
+   * attributes); output_shape only enlarges or crops the placement */
+  int64_t idims[OX_NN_MAXD + 2], ydims[OX_NN_MAXD + 2];
+  idims[0] = x->dims[0];
+  idims[1] = x->dims[1];
+  for (size_t d = 0; d < nd; d++)
+    idims[2 + d] = (x->dims[2 + d] - 1) * (a->n_strides ? a->strides[d] : 1) + a->kernel[d] -
+                   (a->n_pads ? a->pads[d] + a->pads[nd + d] : 0);
+  if (os) {
+    if (os->dtype != OX_INT64 || os->numel != (int64_t)x->rank)
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "output_shape must be int64 with %zu values", x->rank);
+    memcpy(ydims, os->data, x->rank * sizeof(int64_t));
+  } else {
+    memcpy(ydims, idims, x->rank * sizeof(int64_t));
+  }
+  ox_value *y = ox_kctx_output_zero(ctx, 0, x->dtype, ydims, x->rank);
+  if (!y) return OX_ERUNTIME;
+  size_t es = ox_value_elem_size(x->dtype);
+  int64_t itotal = 1;
+  for (size_t d = 0; d < x->rank; d++) itotal *= idims[d];
+  const int64_t *ip = ind->data;
+  for (int64_t i = 0; i < x->numel; i++) {
+    if (ip[i] < 0 || ip[i] >= itotal)
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "index %lld out of range [0, %lld)",
+                          (long long)ip[i], (long long)itotal);
+    int64_t t = ip[i], lin = 0, mul = 1;
+    bool inside = true;
+    for (size_t d = x->rank; d-- > 0;) {
+      int64_t c = t % idims[d];
+      t /= idims[d];
+      if (c >= ydims[d]) inside = false;
+      lin += c * mul;
+      mul *= ydims[d];
+    }
+    if (inside)
+      memcpy((char *)y->data + (size_t)lin * es, (const char *)x->data + (size_t)i * es, es);
+  }
+  return OX_OK;
+}
+
 const ox_kernel_def ox_ops_pool[] = {
+    {"", "AveragePool", 1, 1000, avg_prepare, pool_run, free},
+    {"", "MaxPool", 1, 1000, max_prepare, pool_run, free},
+    {"", "LpPool", 1, 1000, lp_prepare, pool_run, free},
+    {"", "GlobalAveragePool", 1, 1000, gavg_prepare, pool_run, free},
+    {"", "GlobalMaxPool", 1, 1000, gmax_prepare, pool_run, free},
+    {"", "GlobalLpPool", 1, 1000, glp_prepare, pool_run, free},
+    {"", "MaxUnpool", 9, 1000, unpool_prepare, unpool_run, free},
     {0},
 };

@@ -111,7 +111,8 @@ typedef struct qlayout {
 static int q_layout(ox_kctx *c, const quant_attrs *a, const ox_value *x, const ox_value *s,
                     const ox_value *zp, qlayout *L) {
   memset(L, 0, sizeof *L);
-  if (zp && !ox_shape_equal(zp->dims, zp->rank, s->dims, s->rank))
+  if (zp && !ox_shape_equal(zp->dims, zp->rank, s->dims, s->rank) &&
+      !(zp->numel == 1 && s->numel == 1))
     return ox_kctx_fail(c, OX_ERUNTIME, "zero point and scale shapes differ");
   if (s->numel == 1 && s->rank <= 1 && !(a->block_size > 0 && s->rank == x->rank && x->rank > 1)) {
     L->per_tensor = true;
@@ -347,25 +348,63 @@ static int zp_check(ox_kctx *c, const ox_value *z, int32_t dt, int64_t n, const 
   return OX_OK;
 }
 
-/* C[b] = (A - za) x (B - zb) in double (exact for the integer types). */
+/* C[b] = (A - za) x (B - zb) in double (exact for the integer types): both
+ * operands are centred into double buffers once, then each output row is an
+ * i-k-j accumulation over contiguous rows of B, rows spread over the pool. */
+typedef struct mm_job {
+  const mm_plan *p;
+  const double *a, *b;
+  double *c;
+} mm_job;
+
+static void mm_rows(void *arg, int64_t r0, int64_t r1) {
+  const mm_job *j = arg;
+  const mm_plan *p = j->p;
+  for (int64_t r = r0; r < r1; r++) {
+    int64_t bt = r / p->M, i = r % p->M;
+    const double *ar = j->a + p->aoff[bt] + i * p->K;
+    double *cr = j->c + r * p->N;
+    for (int64_t n = 0; n < p->N; n++) cr[n] = 0.0;
+    for (int64_t k = 0; k < p->K; k++) {
+      const double *br = j->b + p->boff[bt] + k * p->N;
+      double av = ar[k];
+      for (int64_t n = 0; n < p->N; n++) cr[n] += av * br[n];
+    }
+  }
+}
+
 static int mm_centered(ox_kctx *c, const ox_value *A, const ox_value *za, const ox_value *B,
                        const ox_value *zb, const mm_plan *p, double *C) {
-  double *ar = malloc(((size_t)p->K + 1) * sizeof(double));
-  if (!ar) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
-  for (int64_t b = 0; b < p->batch; b++)
+  double *ad = malloc(((size_t)A->numel + 1) * sizeof(double));
+  double *bd = malloc(((size_t)B->numel + 1) * sizeof(double));
+  if (!ad || !bd) {
+    free(ad);
+    free(bd);
+    return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+  }
+  int64_t idx = 0;
+  for (int64_t m = 0; m < A->numel / (p->M * p->K > 0 ? p->M * p->K : 1); m++)
     for (int64_t i = 0; i < p->M; i++) {
       double z = za ? nn_get(za->data, za->dtype, za->numel == 1 ? 0 : i) : 0.0;
-      for (int64_t k = 0; k < p->K; k++)
-        ar[k] = nn_get(A->data, A->dtype, p->aoff[b] + i * p->K + k) - z;
-      double *cr = C + (b * p->M + i) * p->N;
-      for (int64_t j = 0; j < p->N; j++) {
-        double zj = zb ? nn_get(zb->data, zb->dtype, zb->numel == 1 ? 0 : j) : 0.0, s = 0.0;
-        for (int64_t k = 0; k < p->K; k++)
-          s += ar[k] * (nn_get(B->data, B->dtype, p->boff[b] + k * p->N + j) - zj);
-        cr[j] = s;
-      }
+      for (int64_t k = 0; k < p->K; k++, idx++) ad[idx] = nn_get(A->data, A->dtype, idx) - z;
     }
-  free(ar);
+  double *zcol = malloc(((size_t)p->N + 1) * sizeof(double));
+  if (!zcol) {
+    free(ad);
+    free(bd);
+    return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+  }
+  for (int64_t n = 0; n < p->N; n++)
+    zcol[n] = zb ? nn_get(zb->data, zb->dtype, zb->numel == 1 ? 0 : n) : 0.0;
+  idx = 0;
+  for (int64_t m = 0; m < B->numel / (p->K * p->N > 0 ? p->K * p->N : 1); m++)
+    for (int64_t k = 0; k < p->K; k++)
+      for (int64_t n = 0; n < p->N; n++, idx++) bd[idx] = nn_get(B->data, B->dtype, idx) - zcol[n];
+  mm_job j = {p, ad, bd, C};
+  ox_parallel_for(ox_kctx_pool(c), p->batch * p->M, 1 + 65536 / (p->N * p->K + 1), mm_rows, &j);
+  free(zcol);
+  free(ad);
+  free(bd);
   return OX_OK;
 }
 

@@ -58,7 +58,7 @@ static int reshape_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   s->flag = ox_node_attr_int(info->node, "allowzero", 0);
   if (info->since_version < 5) {
     s->has_ints = get_ints(info, "shape", &s->ints, &s->n_ints);
-    if (!s->has_ints) return ox_dm_prep_fail(info, e, "attribute 'shape' is required");
+    if (!s->has_ints) return oc_prep_fail(info, e, "attribute 'shape' is required");
   }
   return OX_OK;
 }
@@ -164,7 +164,7 @@ static int squeeze_run(ox_kctx *c, void *state) {
   } else {
     for (size_t i = 0; i < n; i++) {
       size_t a;
-      if (ox_dm_axis(c, axes[i], x->rank, "axis", &a)) return OX_ERUNTIME;
+      if (oc_axis(c, axes[i], x->rank, &a, "axis")) return OX_ERUNTIME;
       if (x->dims[a] != 1)
         return ox_kctx_fail(c, OX_ERUNTIME, "cannot squeeze axis %zu of size %lld", a,
                             (long long)x->dims[a]);
@@ -188,7 +188,7 @@ static int unsqueeze_run(ox_kctx *c, void *state) {
   if (r > MAXR) return ox_kctx_fail(c, OX_EUNSUPPORTED, "rank too large");
   for (size_t i = 0; i < n; i++) {
     size_t a;
-    if (ox_dm_axis(c, axes[i], r, "axis", &a)) return OX_ERUNTIME;
+    if (oc_axis(c, axes[i], r, &a, "axis")) return OX_ERUNTIME;
     if (ins[a]) return ox_kctx_fail(c, OX_ERUNTIME, "axis %zu repeated", a);
     ins[a] = true;
   }
@@ -238,7 +238,7 @@ static int concat_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   tstate *s = new_state(info, state, e);
   if (!s) return e->code;
   const ox_attr *a = ox_node_attr(info->node, "axis");
-  if (!a && info->since_version >= 4) return ox_dm_prep_fail(info, e, "attribute 'axis' is required");
+  if (!a && info->since_version >= 4) return oc_prep_fail(info, e, "attribute 'axis' is required");
   s->axis = a ? a->i : 1;
   return OX_OK;
 }
@@ -251,7 +251,7 @@ static int concat_run(ox_kctx *c, void *state) {
   if (!x0 || x0->kind != OX_VAL_TENSOR) return ox_kctx_fail(c, OX_ERUNTIME, "no tensor input");
   size_t r = x0->rank, axis;
   if (r == 0) return ox_kctx_fail(c, OX_ERUNTIME, "cannot concatenate scalars");
-  if (ox_dm_axis(c, s->axis, r, "axis", &axis)) return OX_ERUNTIME;
+  if (oc_axis(c, s->axis, r, &axis, "axis")) return OX_ERUNTIME;
   int64_t dims[MAXR];
   if (r > MAXR) return ox_kctx_fail(c, OX_EUNSUPPORTED, "rank too large");
   memcpy(dims, x0->dims, r * sizeof *dims);
@@ -278,10 +278,9 @@ static int concat_run(ox_kctx *c, void *state) {
     ox_value *x = ox_kctx_input(c, i);
     if (!x) continue;
     int64_t row = x->dims[axis] * inner;
-    for (int64_t q = 0; q < outer; q++)
-      if (ox_dm_copy((uint8_t *)o->data + (size_t)(q * orow + off) * es,
-                     (const uint8_t *)x->data + (size_t)(q * row) * es, row, x->dtype))
-        return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+    if (ox_dm_copy2d(ox_kctx_pool(c), (uint8_t *)o->data + (size_t)off * es, orow, x->data, row,
+                     outer, row, x->dtype))
+      return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
     off += row;
   }
   return OX_OK;
@@ -303,7 +302,7 @@ static int split_run(ox_kctx *c, void *state) {
   ox_value *x = ox_dm_tensor_in(c, 0);
   if (!x) return OX_ERUNTIME;
   size_t r = x->rank, axis, nout = ox_kctx_n_outputs(c);
-  if (ox_dm_axis(c, s->axis, r, "axis", &axis)) return OX_ERUNTIME;
+  if (oc_axis(c, s->axis, r, &axis, "axis")) return OX_ERUNTIME;
   if (r > MAXR) return ox_kctx_fail(c, OX_EUNSUPPORTED, "rank too large");
   int64_t dim = x->dims[axis];
   int64_t *sizes = calloc(nout ? nout : 1, sizeof *sizes);
@@ -322,7 +321,7 @@ static int split_run(ox_kctx *c, void *state) {
       }
       n = (size_t)sp->numel;
       if (n == nout)
-        for (size_t i = 0; i < n; i++) sizes[i] = ox_dm_get_i64(sp->dtype, sp->data, (int64_t)i);
+        for (size_t i = 0; i < n; i++) sizes[i] = oc_get_i64(sp->data, sp->dtype, (int64_t)i);
     }
     if (n != nout) {
       free(sizes);
@@ -335,8 +334,8 @@ static int split_run(ox_kctx *c, void *state) {
     }
     if (rc || sum != dim) {
       free(sizes);
-      return ox_kctx_fail(c, OX_ERUNTIME, "'split' sums to %lld, axis has %lld",
-                          (long long)sum, (long long)dim);
+      return ox_kctx_fail(c, OX_ERUNTIME, "'split' sums to %lld, axis has %lld", (long long)sum,
+                          (long long)dim);
     }
   } else if (s->has_axis) {
     if (s->k <= 0 || (size_t)s->k != nout) {
@@ -372,10 +371,9 @@ static int split_run(ox_kctx *c, void *state) {
         rc = OX_ENOMEM;
         break;
       }
-      for (int64_t q = 0; q < outer && !rc; q++)
-        if (ox_dm_copy((uint8_t *)o->data + (size_t)(q * row) * es,
-                       (const uint8_t *)x->data + (size_t)(q * irow + off) * es, row, x->dtype))
-          rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+      if (ox_dm_copy2d(ox_kctx_pool(c), o->data, row, (const uint8_t *)x->data + (size_t)off * es,
+                       irow, outer, row, x->dtype))
+        rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
     }
     off += row;
   }
@@ -389,10 +387,10 @@ static int slice1_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   if (!s) return e->code;
   if (!get_ints(info, "starts", &s->ints, &s->n_ints) ||
       !get_ints(info, "ends", &s->ints2, &s->n_ints2))
-    return ox_dm_prep_fail(info, e, "attributes 'starts' and 'ends' are required");
+    return oc_prep_fail(info, e, "attributes 'starts' and 'ends' are required");
   s->has_ints3 = get_ints(info, "axes", &s->ints3, &s->n_ints3);
   if (s->n_ints != s->n_ints2 || (s->has_ints3 && s->n_ints3 != s->n_ints))
-    return ox_dm_prep_fail(info, e, "'starts', 'ends' and 'axes' differ in length");
+    return oc_prep_fail(info, e, "'starts', 'ends' and 'axes' differ in length");
   s->has_ints = true;
   return OX_OK;
 }
@@ -434,7 +432,7 @@ static int slice_run(ox_kctx *c, void *state) {
   memcpy(st, ist, r * sizeof *st);
   for (size_t i = 0; i < n; i++) {
     size_t a;
-    if (ox_dm_axis(c, has_axes ? axes[i] : (int64_t)i, r, "axis", &a)) return OX_ERUNTIME;
+    if (oc_axis(c, has_axes ? axes[i] : (int64_t)i, r, &a, "axis")) return OX_ERUNTIME;
     if (seen[a]) return ox_kctx_fail(c, OX_ERUNTIME, "axis %zu repeated", a);
     seen[a] = true;
     int64_t d = x->dims[a], step = has_steps ? steps[i] : 1, b = starts[i], en = ends[i], cnt;
@@ -452,7 +450,7 @@ static int slice_run(ox_kctx *c, void *state) {
     }
     dims[a] = cnt;
     if (cnt > 0) off += b * ist[a];
-    st[a] = step * ist[a];
+    st[a] = cnt > 1 ? step * ist[a] : ist[a]; /* cnt > 1 bounds |step| by the dim */
   }
   ox_value *o = ox_dm_output(c, 0, x->dtype, dims, r);
   if (!o) return OX_ENOMEM;
@@ -504,12 +502,11 @@ static int tile_run(ox_kctx *c, void *state) {
         ox_dm_read_ints(c, ox_kctx_input(c, 2), "axis", a, 1, &na))
       return OX_ERUNTIME;
     if (nt != 1 || na != 1) return ox_kctx_fail(c, OX_ERUNTIME, "tiles and axis must be scalars");
-    if (ox_dm_axis(c, a[0], r, "axis", &ax)) return OX_ERUNTIME;
+    if (oc_axis(c, a[0], r, &ax, "axis")) return OX_ERUNTIME;
     for (size_t k = 0; k < r; k++) rep[k] = k == ax ? t[0] : 1;
   } else {
     if (ox_dm_read_ints(c, ox_kctx_input(c, 1), "repeats", rep, MAXR, &n)) return OX_ERUNTIME;
-    if (n != r)
-      return ox_kctx_fail(c, OX_ERUNTIME, "repeats has %zu entries for rank %zu", n, r);
+    if (n != r) return ox_kctx_fail(c, OX_ERUNTIME, "repeats has %zu entries for rank %zu", n, r);
   }
   int64_t vd[MAXR], vs[MAXR], ist[MAXR], dims[MAXR];
   ox_dm_strides(x->dims, r, ist);
@@ -584,7 +581,7 @@ static int identity_run(ox_kctx *c, void *state) {
 /* Dense tensor from a SparseTensorProto (indices [NNZ, rank] or linear [NNZ]). */
 static ox_value *densify(const ox_kinfo *info, const ox_sparse_tensor *sp, ox_err *e) {
   if (!sp->values || !sp->indices) {
-    ox_dm_prep_fail(info, e, "sparse_value lacks values or indices");
+    oc_prep_fail(info, e, "sparse_value lacks values or indices");
     return NULL;
   }
   ox_value *vals = ox_value_from_tensor_proto(sp->values, false, e);
@@ -597,30 +594,30 @@ static ox_value *densify(const ox_kinfo *info, const ox_sparse_tensor *sp, ox_er
   size_t r = sp->n_dims;
   int64_t nnz = vals->numel, st[MAXR];
   if (r > MAXR) {
-    ox_dm_prep_fail(info, e, "sparse rank too large");
+    oc_prep_fail(info, e, "sparse rank too large");
     goto fail;
   }
   ox_dm_strides(sp->dims, r, st);
   bool linear = idx->rank == 1;
   if ((linear && idx->numel != nnz) ||
       (!linear && (idx->rank != 2 || idx->dims[0] != nnz || idx->dims[1] != (int64_t)r))) {
-    ox_dm_prep_fail(info, e, "sparse indices have a bad shape");
+    oc_prep_fail(info, e, "sparse indices have a bad shape");
     goto fail;
   }
   size_t es = ox_value_elem_size(vals->dtype);
   for (int64_t i = 0; i < nnz; i++) {
     int64_t pos = 0;
     if (linear) {
-      pos = ox_dm_get_i64(idx->dtype, idx->data, i);
+      pos = oc_get_i64(idx->data, idx->dtype, i);
     } else {
       for (size_t k = 0; k < r; k++) {
-        int64_t v = ox_dm_get_i64(idx->dtype, idx->data, i * (int64_t)r + (int64_t)k);
+        int64_t v = oc_get_i64(idx->data, idx->dtype, i * (int64_t)r + (int64_t)k);
         if (v < 0 || v >= sp->dims[k]) pos = -1 - out->numel;
         pos += v * st[k];
       }
     }
     if (pos < 0 || pos >= out->numel) {
-      ox_dm_prep_fail(info, e, "sparse index %lld out of range", (long long)i);
+      oc_prep_fail(info, e, "sparse index %lld out of range", (long long)i);
       goto fail;
     }
     if (ox_dm_copy((uint8_t *)out->data + (size_t)pos * es, (uint8_t *)vals->data + (size_t)i * es,
@@ -662,8 +659,7 @@ static int constant_prepare(const ox_kinfo *info, void **state, ox_err *e) {
     n = (int64_t)a->n_ints;
     if ((v = ox_tensor_new(OX_INT64, &n, 1, e)) && n)
       memcpy(v->data, a->ints, a->n_ints * sizeof(int64_t));
-  } else if ((a = ox_node_attr(nd, "value_string")) ||
-             (a = ox_node_attr(nd, "value_strings"))) {
+  } else if ((a = ox_node_attr(nd, "value_string")) || (a = ox_node_attr(nd, "value_strings"))) {
     bool many = strcmp(a->name, "value_strings") == 0;
     size_t cnt = many ? a->n_strings : 1;
     n = (int64_t)cnt;
@@ -681,7 +677,7 @@ static int constant_prepare(const ox_kinfo *info, void **state, ox_err *e) {
       }
     }
   } else {
-    return ox_dm_prep_fail(info, e, "no value attribute");
+    return oc_prep_fail(info, e, "no value attribute");
   }
   if (!v) return e->code ? e->code : OX_ENOMEM;
   s->val = v;
@@ -701,7 +697,7 @@ static int cos_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   ox_value *v = a && a->t ? ox_value_from_tensor_proto(a->t, false, e) : ox_tensor_scalar_f32(0, e);
   if (!v) return e->code ? e->code : OX_ENOMEM;
   s->val = v;
-  if (v->numel != 1) return ox_dm_prep_fail(info, e, "'value' must hold one element");
+  if (v->numel != 1) return oc_prep_fail(info, e, "'value' must hold one element");
   return OX_OK;
 }
 
@@ -742,8 +738,8 @@ static int range_run(ox_kctx *c, void *state) {
   if (!is_int && dt != OX_FLOAT && dt != OX_DOUBLE && dt != OX_FLOAT16 && dt != OX_BFLOAT16)
     return ox_kctx_fail(c, OX_ERUNTIME, "unsupported type %d", (int)dt);
   if (is_int) {
-    int64_t a = ox_dm_get_i64(dt, in[0]->data, 0), l = ox_dm_get_i64(dt, in[1]->data, 0),
-            d = ox_dm_get_i64(dt, in[2]->data, 0);
+    int64_t a = oc_get_i64(in[0]->data, dt, 0), l = oc_get_i64(in[1]->data, dt, 0),
+            d = oc_get_i64(in[2]->data, dt, 0);
     if (d == 0) return ox_kctx_fail(c, OX_ERUNTIME, "delta is 0");
     double span = ((double)l - (double)a) / (double)d;
     if (span > 1e12) return ox_kctx_fail(c, OX_ERUNTIME, "range too large");
@@ -764,8 +760,8 @@ static int range_run(ox_kctx *c, void *state) {
     }
     return OX_OK;
   }
-  double a = ox_dm_get_f64(dt, in[0]->data, 0), l = ox_dm_get_f64(dt, in[1]->data, 0),
-         d = ox_dm_get_f64(dt, in[2]->data, 0);
+  double a = oc_get(in[0]->data, dt, 0), l = oc_get(in[1]->data, dt, 0),
+         d = oc_get(in[2]->data, dt, 0);
   if (d == 0 || isnan(a) || isnan(l) || isnan(d))
     return ox_kctx_fail(c, OX_ERUNTIME, "delta is 0 or a value is NaN");
   double cnt = ceil((l - a) / d);
@@ -777,14 +773,14 @@ static int range_run(ox_kctx *c, void *state) {
     for (int64_t i = 0; i < n; i++) ((double *)o->data)[i] = a + (double)i * d;
   } else if (dt == OX_FLOAT || s->k == 1) {
     float fa = (float)a, fd = (float)d;
-    for (int64_t i = 0; i < n; i++) ox_dm_set_f64(dt, o->data, i, fa + (float)i * fd);
+    for (int64_t i = 0; i < n; i++) oc_set(o->data, dt, i, fa + (float)i * fd);
   } else {
     /* accumulate in the type itself */
     uint16_t acc;
-    ox_dm_set_f64(dt, &acc, 0, a);
+    oc_set(&acc, dt, 0, a);
     for (int64_t i = 0; i < n; i++) {
       ((uint16_t *)o->data)[i] = acc;
-      ox_dm_set_f64(dt, &acc, 0, (float)ox_dm_get_f64(dt, &acc, 0) + (float)d);
+      oc_set(&acc, dt, 0, (float)oc_get(&acc, dt, 0) + (float)d);
     }
   }
   return OX_OK;
@@ -797,7 +793,7 @@ static int eyelike_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   s->dtype = (int32_t)ox_node_attr_int(info->node, "dtype", 0);
   s->k = ox_node_attr_int(info->node, "k", 0);
   if (s->dtype == OX_STRING || (s->dtype && !ox_dtype_get(s->dtype)))
-    return ox_dm_prep_fail(info, e, "invalid dtype %d", (int)s->dtype);
+    return oc_prep_fail(info, e, "invalid dtype %d", (int)s->dtype);
   return OX_OK;
 }
 
@@ -812,7 +808,7 @@ static int eyelike_run(ox_kctx *c, void *state) {
   int64_t R = x->dims[0], C = x->dims[1];
   for (int64_t i = 0; i < R; i++) {
     int64_t j = i + s->k;
-    if (j >= 0 && j < C) ox_dm_set_f64(dt, o->data, i * C + j, 1.0);
+    if (j >= 0 && j < C) oc_set(o->data, dt, i * C + j, 1.0);
   }
   return OX_OK;
 }
@@ -867,14 +863,14 @@ static int d2s_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   tstate *s = new_state(info, state, e);
   if (!s) return e->code;
   s->k = ox_node_attr_int(info->node, "blocksize", 0);
-  if (s->k <= 0) return ox_dm_prep_fail(info, e, "attribute 'blocksize' must be positive");
+  if (s->k <= 0) return oc_prep_fail(info, e, "attribute 'blocksize' must be positive");
   const char *m = ox_node_attr_str(info->node, "mode", "DCR");
   if (strcmp(m, "DCR") == 0)
     s->mode = 0;
   else if (strcmp(m, "CRD") == 0)
     s->mode = 1;
   else
-    return ox_dm_prep_fail(info, e, "unknown mode '%s'", m);
+    return oc_prep_fail(info, e, "unknown mode '%s'", m);
   return OX_OK;
 }
 
@@ -925,7 +921,7 @@ static int s2d_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   tstate *s = new_state(info, state, e);
   if (!s) return e->code;
   s->k = ox_node_attr_int(info->node, "blocksize", 0);
-  if (s->k <= 0) return ox_dm_prep_fail(info, e, "attribute 'blocksize' must be positive");
+  if (s->k <= 0) return oc_prep_fail(info, e, "attribute 'blocksize' must be positive");
   return OX_OK;
 }
 
@@ -936,7 +932,7 @@ static int revseq_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   s->axis = ox_node_attr_int(info->node, "time_axis", 0);
   s->k = ox_node_attr_int(info->node, "batch_axis", 1);
   if (!((s->axis == 0 && s->k == 1) || (s->axis == 1 && s->k == 0)))
-    return ox_dm_prep_fail(info, e, "time_axis and batch_axis must be 0 and 1");
+    return oc_prep_fail(info, e, "time_axis and batch_axis must be 0 and 1");
   return OX_OK;
 }
 
@@ -946,13 +942,14 @@ static int revseq_run(ox_kctx *c, void *state) {
   if (!x || !lens) return OX_ERUNTIME;
   if (x->rank < 2) return ox_kctx_fail(c, OX_ERUNTIME, "input must have rank >= 2");
   int64_t T = x->dims[s->axis], B = x->dims[s->k], inner = 1;
-  if (lens->numel != B) return ox_kctx_fail(c, OX_ERUNTIME, "sequence_lens must have %lld values", (long long)B);
+  if (lens->numel != B)
+    return ox_kctx_fail(c, OX_ERUNTIME, "sequence_lens must have %lld values", (long long)B);
   for (size_t k = 2; k < x->rank; k++) inner *= x->dims[k];
   ox_value *o = ox_dm_output(c, 0, x->dtype, x->dims, x->rank);
   if (!o) return OX_ENOMEM;
   size_t es = ox_value_elem_size(x->dtype);
   for (int64_t b = 0; b < B; b++) {
-    int64_t len = ox_dm_get_i64(lens->dtype, lens->data, b);
+    int64_t len = oc_get_i64(lens->data, lens->dtype, b);
     if (len < 0 || len > T)
       return ox_kctx_fail(c, OX_ERUNTIME, "sequence length %lld out of range", (long long)len);
     for (int64_t t = 0; t < T; t++) {
@@ -972,10 +969,10 @@ static int bitcast_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   tstate *s = new_state(info, state, e);
   if (!s) return e->code;
   const ox_attr *a = ox_node_attr(info->node, "to");
-  if (!a) return ox_dm_prep_fail(info, e, "attribute 'to' is required");
+  if (!a) return oc_prep_fail(info, e, "attribute 'to' is required");
   s->dtype = (int32_t)a->i;
   if (s->dtype == OX_STRING || !ox_dtype_get(s->dtype) || s->dtype == OX_UNDEFINED)
-    return ox_dm_prep_fail(info, e, "invalid target type %d", (int)s->dtype);
+    return oc_prep_fail(info, e, "invalid target type %d", (int)s->dtype);
   return OX_OK;
 }
 
@@ -1030,7 +1027,7 @@ static int ccp_run(ox_kctx *c, void *state) {
   memcpy(dims, x->dims, r * sizeof *dims);
   for (size_t i = 0; i < na; i++) {
     size_t a;
-    if (ox_dm_axis(c, s->has_ints ? s->ints[i] : (int64_t)i, r, "axis", &a)) return OX_ERUNTIME;
+    if (oc_axis(c, s->has_ints ? s->ints[i] : (int64_t)i, r, &a, "axis")) return OX_ERUNTIME;
     if (shape[i] < 0) return ox_kctx_fail(c, OX_ERUNTIME, "negative target size");
     dims[a] = shape[i];
   }
@@ -1052,7 +1049,8 @@ static int ccp_run(ox_kctx *c, void *state) {
 }
 
 /* ------------------------------------------------------------------ table */
-#define K(op, a, b, p, r, rel) {"", op, a, b, p, r, rel}
+#define K(op, a, b, p, r, rel) \
+  { "", op, a, b, p, r, rel }
 const ox_kernel_def ox_ops_tensor[] = {
     K("Reshape", 1, 4, reshape_prepare, reshape_run, NULL),
     K("Reshape", 5, 1000, reshape_prepare, reshape_run, NULL),

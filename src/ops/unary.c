@@ -29,6 +29,7 @@ enum {
   U_ASINH,
   U_ACOSH,
   U_ATANH,
+  U_TANH,
   U_ERF,
   U_SIGN,
   U_RELU,
@@ -125,6 +126,9 @@ typedef struct un_state {
       case U_ATANH:                                                                              \
         for (int64_t i = 0; i < n; i++) y[i] = atanh(x[i]);                                      \
         break;                                                                                   \
+      case U_TANH:                                                                               \
+        for (int64_t i = 0; i < n; i++) y[i] = tanh(x[i]);                                       \
+        break;                                                                                   \
       case U_ERF:                                                                                \
         for (int64_t i = 0; i < n; i++) y[i] = erf(x[i]);                                        \
         break;                                                                                   \
@@ -199,7 +203,8 @@ typedef struct un_state {
       case U_CLIP:                                                                               \
         for (int64_t i = 0; i < n; i++) {                                                        \
           T v = x[i];                                                                            \
-          y[i] = v < lo ? lo : v > hi ? hi : v;                                                  \
+          v = v < lo ? lo : v;                                                                   \
+          y[i] = v > hi ? hi : v;                                                                \
         }                                                                                        \
         break;                                                                                   \
       default:                                                                                   \
@@ -223,7 +228,8 @@ static int64_t un_int(const un_state *s, int64_t v, int64_t lo, int64_t hi) {
     case U_RELU:
       return v > 0 ? v : 0;
     case U_CLIP:
-      return v < lo ? lo : v > hi ? hi : v;
+      v = v < lo ? lo : v;
+      return v > hi ? hi : v;
     default:
       return v;
   }
@@ -364,12 +370,15 @@ static int un_run(ox_kctx *ctx, void *state) {
       uint64_t ulo = (uint64_t)ilo, uhi = (uint64_t)ihi;
       if (!ox_kctx_input(ctx, 1)) ulo = 0;
       if (!ox_kctx_input(ctx, 2)) uhi = UINT64_MAX;
-      for (int64_t i = 0; i < x->numel; i++)
-        o[i] = s->op == U_CLIP   ? (a[i] < ulo   ? ulo
-                                    : a[i] > uhi ? uhi
-                                                 : a[i])
-               : s->op == U_SIGN ? a[i] != 0
-                                 : a[i];
+      for (int64_t i = 0; i < x->numel; i++) {
+        uint64_t v = a[i];
+        if (s->op == U_CLIP) {
+          v = v < ulo ? ulo : v;
+          v = v > uhi ? uhi : v;
+        } else if (s->op == U_SIGN)
+          v = v != 0;
+        o[i] = v;
+      }
       return OX_OK;
     }
     for (int64_t i = 0; i < x->numel; i++) {
@@ -411,6 +420,7 @@ PREP(cosh, U_COSH, 0, 0, 0)
 PREP(asinh, U_ASINH, 0, 0, 0)
 PREP(acosh, U_ACOSH, 0, 0, 0)
 PREP(atanh, U_ATANH, 0, 0, 0)
+PREP(tanh, U_TANH, 0, 0, 0)
 PREP(erf, U_ERF, 0, 0, 0)
 PREP(sign, U_SIGN, 0, 0, 0)
 PREP(isnan, U_ISNAN, 0, 0, 0)
@@ -456,6 +466,7 @@ const ox_kernel_def ox_ops_unary[] = {
     UN("Asinh", asinh, 9),
     UN("Acosh", acosh, 9),
     UN("Atanh", atanh, 9),
+    UN("Tanh", tanh, 1),
     UN("Erf", erf, 9),
     UN("Sign", sign, 9),
     UN("IsNaN", isnan, 9),

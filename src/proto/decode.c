@@ -93,8 +93,6 @@ static const pb_field *find_field(const pb_msg *d, uint32_t num) {
 
 static bool is_scalar(int kind) { return kind <= PB_F64; }
 
-
-
 /* Does the field accept this wire type? Otherwise it is kept as unknown,
  * as protobuf does. */
 static bool wire_ok(const pb_field *f, int wt) {
@@ -136,10 +134,7 @@ static int skip_value(dctx *c, const char *field, int wt, const uint8_t **p, con
       *p += v;
       return OX_OK;
     }
-    case 3:
-    case 4:
-      return fail(c, field, OX_EPARSE, "groups (wire type 3/4) are not supported", start);
-    default:
+    default: /* ruled out by the caller */
       return fail(c, field, OX_EPARSE, "invalid wire type", start);
   }
 }
@@ -225,12 +220,15 @@ static int decode_body(dctx *c, const pb_msg *d, void *obj, const uint8_t *p, co
     int wt = (int)(tag & 7);
     if (num == 0 || num > 536870911u) return fail(c, NULL, OX_EPARSE, "invalid field number", tagp);
     const pb_field *f = find_field(d, (uint32_t)num);
-    if (f && !wire_ok(f, wt)) f = NULL;
     char unk[32];
     if (!f) snprintf(unk, sizeof unk, "<field %u>", (unsigned)num);
     const char *fname = f ? f->name : unk;
+    if (f && !wire_ok(f, wt)) f = NULL; /* kept as an unknown field */
     const uint8_t *pl = NULL;
     size_t len = 0;
+    if (wt == 3 || wt == 4)
+      return fail(c, fname, OX_EPARSE, "groups (wire type 3/4) are not supported", tagp);
+    if (wt > 5) return fail(c, fname, OX_EPARSE, "invalid wire type", tagp);
     rc = skip_value(c, fname, wt, &p, end, &pl, &len);
     if (rc) return rc;
     if (!f) {

@@ -118,8 +118,6 @@ static void put_value(ectx *c, int kind, const void *p) {
     put_varint(c, as_varint(kind, p));
 }
 
-
-
 /* bytes of a length-delimited field with payload n */
 static size_t ld_size(uint32_t num, size_t n) { return vsize((uint64_t)num << 3) + vsize(n) + n; }
 
@@ -172,7 +170,7 @@ static size_t walk(ectx *c, const pb_msg *d, const void *obj) {
     uint64_t tag = (uint64_t)f->num << 3 | (uint64_t)ox_pb_wire_of(f->kind);
     if (f->flags & PB_REP) {
       size_t n = *AT(obj, f->aux, size_t);
-      const char *arr = *AT(obj, f->off, const char *);
+      const char *arr = *AT(obj, f->off, char *);
       size_t es = ox_pb_elem_size(f);
       if (!n) continue;
       if (f->kind <= PB_F64) {
@@ -217,7 +215,7 @@ static size_t walk(ectx *c, const pb_msg *d, const void *obj) {
     }
     switch (f->kind) {
       case PB_STR: {
-        const char *s = *AT(obj, f->off, const char *);
+        const char *s = *AT(obj, f->off, char *);
         if (!s) break;
         size_t len = strlen(s);
         total += ld_size(f->num, len);
@@ -233,7 +231,7 @@ static size_t walk(ectx *c, const pb_msg *d, const void *obj) {
         break;
       }
       case PB_MSG: {
-        const void *so = *AT(obj, f->off, const void *);
+        const void *so = *AT(obj, f->off, void *);
         if (so) total += sub(c, f->num, f->sub, so);
         break;
       }

@@ -512,6 +512,8 @@ void ox_session_free(ox_session *s) {
   free(s);
 }
 
+int ox_session_threads(const ox_session *s) { return ox_thread_pool_size(s->pool); }
+
 size_t ox_session_n_inputs(const ox_session *s) { return s->graph->n_input; }
 const char *ox_session_input_name(const ox_session *s, size_t i) {
   return i < s->graph->n_input ? s->graph->input[i].name : NULL;

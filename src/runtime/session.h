@@ -34,6 +34,9 @@ size_t ox_session_n_outputs(const ox_session *s);
 const char *ox_session_output_name(const ox_session *s, size_t i);
 const ox_type *ox_session_output_type(const ox_session *s, size_t i);
 
+/* Threads used by kernels (the caller included). */
+int ox_session_threads(const ox_session *s);
+
 /* Runs the model. Inputs are bound by name (an input with an initializer
  * may be left out). outputs[k] receives a new reference for out_names[k];
  * with out_names == NULL, n_out must be the output count and outputs come

@@ -53,8 +53,13 @@ static const char *dtype_name(int32_t dt) {
   return d ? d->name : "unknown";
 }
 
+/* Larger requests fail as out of memory without asking the allocator (no
+ * machine holds them, and sanitizer allocators abort on such sizes). */
+#define OX_MAX_TENSOR_BYTES ((size_t)1 << 40)
+
 void *ox_value_alloc_data(size_t nbytes) {
   void *p = NULL;
+  if (nbytes > OX_MAX_TENSOR_BYTES) return NULL;
   if (nbytes == 0) nbytes = 1;
   size_t rounded = (nbytes + OX_DATA_ALIGN - 1) & ~(size_t)(OX_DATA_ALIGN - 1);
   if (rounded < nbytes) return NULL;

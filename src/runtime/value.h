@@ -106,4 +106,18 @@ int ox_tensor_copy_data(ox_value *dst, const ox_value *src, ox_err *e);
 /* "tensor(float)[2,3]", "sequence of 4", ... for messages; snprintf result. */
 int ox_value_describe(const ox_value *v, char *buf, size_t size);
 
+/* onnx-data.proto messages <-> values (value_data.c). The *_to_* functions
+ * allocate in arena a. A map's values come back as a sequence value. */
+ox_value *ox_value_from_sequence_data(const ox_sequence_data *s, ox_err *e);
+ox_value *ox_value_from_map_data(const ox_map_data *m, ox_err *e);
+ox_value *ox_value_from_optional_data(const ox_optional_data *o, ox_err *e);
+int ox_value_to_sequence_data(const ox_value *v, ox_arena *a, ox_sequence_data *out, ox_err *e);
+int ox_value_to_map_data(const ox_value *v, ox_arena *a, ox_map_data *out, ox_err *e);
+int ox_value_to_optional_data(const ox_value *v, ox_arena *a, ox_optional_data *out, ox_err *e);
+/* Compares for conformance tests: exact kind, shape and element type; floats
+ * within atol + rtol * |want| (NaN equals NaN); others exactly. 0 if equal,
+ * else 1 with the first difference described in why. */
+int ox_value_compare(const ox_value *want, const ox_value *got, double rtol, double atol, char *why,
+                     size_t n);
+
 #endif

@@ -1,0 +1,99 @@
+/* infer_impl.h - internals shared by the inference driver and the
+ * per-operator inference functions. */
+#ifndef OX_INFER_IMPL_H
+#define OX_INFER_IMPL_H
+
+#include "../schema/schema.h"
+#include "infer.h"
+
+/* A propagated integer vector (the value of a small int64/int32 tensor whose
+ * elements may be symbolic), or a scalar when is_scalar. */
+typedef struct ox_dimv {
+  ox_dim *d;
+  size_t n;
+  bool is_scalar;
+} ox_dimv;
+
+typedef struct ox_igraph ox_igraph; /* inference state of one graph scope */
+typedef struct ox_iglobal ox_iglobal;
+
+/* What an inference function sees for one node. */
+typedef struct ox_ictx {
+  ox_igraph *g;
+  const ox_node *node;
+  const ox_schema *schema; /* may be NULL */
+  int64_t opset;           /* imported version of the node's domain */
+  int64_t since;           /* since_version of the schema (opset if no schema) */
+  size_t n_in, n_out;
+  const ox_type **in;        /* NULL: unknown type or missing input */
+  const ox_dimv **in_data;   /* propagated values, NULL if unknown */
+  const ox_tensor **in_const; /* constant tensors, NULL if not constant */
+  bool *in_present;
+  ox_type **out;             /* set by the function (NULL: nothing inferred) */
+  ox_dimv **out_data;        /* set by the function for data propagation */
+  ox_arena *a;
+  ox_err *e;
+  bool failed;
+} ox_ictx;
+
+typedef int (*ox_infer_fn)(ox_ictx *c);
+
+typedef struct ox_infer_def {
+  const char *domain;
+  const char *op;
+  int since_min, since_max;
+  ox_infer_fn fn;
+} ox_infer_def;
+
+const ox_infer_def *ox_infer_find(const char *domain, const char *op, int64_t since);
+
+/* ---- dims ---- */
+ox_dim ox_dim_known(int64_t v);
+ox_dim ox_dim_unknown(void);
+ox_dim ox_dim_sym(ox_arena *a, const char *s);
+bool ox_dim_is(const ox_dim *d, int64_t v);
+bool ox_dim_same(const ox_dim *x, const ox_dim *y);
+ox_dim ox_dim_mul(ox_arena *a, ox_dim x, ox_dim y);
+ox_dim ox_dim_add(ox_arena *a, ox_dim x, ox_dim y);
+ox_dim ox_dim_sub(ox_arena *a, ox_dim x, ox_dim y);
+ox_dim ox_dim_div(ox_arena *a, ox_dim x, ox_dim y);     /* floor division */
+ox_dim ox_dim_ceildiv(ox_arena *a, ox_dim x, ox_dim y);
+ox_dim ox_dim_addc(ox_arena *a, ox_dim x, int64_t c);
+
+/* ---- helpers for inference functions ---- */
+/* Input i as a tensor type with a shape: returns false if unknown. */
+bool ix_shape(ox_ictx *c, size_t i, const ox_dim **dims, size_t *rank);
+int32_t ix_elem(ox_ictx *c, size_t i); /* OX_UNDEFINED if unknown */
+bool ix_has_input(ox_ictx *c, size_t i);
+/* Output i: a tensor of elem with rank dims (copied from dims, or unknown
+ * when dims is NULL). rank < 0: unknown rank. */
+ox_type *ix_set_tensor(ox_ictx *c, size_t i, int32_t elem, const ox_dim *dims, int64_t rank);
+ox_type *ix_copy_type(ox_ictx *c, size_t out, size_t in);
+/* Attribute helpers */
+const ox_attr *ix_attr(ox_ictx *c, const char *name);
+int64_t ix_attr_int(ox_ictx *c, const char *name, int64_t dflt);
+/* ints attribute into out (malloc'd in the arena); false if absent */
+bool ix_attr_ints(ox_ictx *c, const char *name, const int64_t **v, size_t *n);
+/* Integer values of input i when known as constants (initializer, Constant,
+ * or fully known propagated data). */
+bool ix_const_ints(ox_ictx *c, size_t i, int64_t **v, size_t *n);
+/* Records an inference failure for this node. */
+int ix_fail(ox_ictx *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Multidirectional broadcast of the shapes of inputs [first, first+n). false
+ * if some rank is unknown. */
+bool ix_broadcast(ox_ictx *c, size_t first, size_t n, ox_dim **out, size_t *rank);
+/* Normalises an axis against rank; false if out of range. */
+bool ix_axis(int64_t axis, size_t rank, size_t *out);
+/* Infers a subgraph attribute with the given input types; returns its
+ * output types (n set) or NULL. */
+ox_type **ix_subgraph(ox_ictx *c, const ox_graph *g, const ox_type *const *in_types, size_t n_in,
+                      size_t *n_out);
+ox_dimv *ix_dimv_new(ox_ictx *c, size_t n);
+/* Deep copy of a type (shape and element types). */
+ox_type *ix_type_clone(ox_arena *a, const ox_type *t);
+
+#endif

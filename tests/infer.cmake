@@ -1,0 +1,16 @@
+# Type and shape inference (issue 5).
+onnxc_unit_test(test_infer)
+if(EXISTS "${ONNXC_SHARED}/testdata")
+  add_test(NAME infer_strict_all
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/infer/strict_all.sh $<TARGET_FILE:onnxc_cli> ${ONNXC_SHARED})
+endif()
+if(EXISTS "${ONNXC_SHARED}/models")
+  add_test(NAME infer_concrete_models
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/infer/concrete.sh $<TARGET_FILE:onnxc_cli> ${ONNXC_SHARED}/models)
+endif()
+if(SYSTEM_PYTHON3 AND EXISTS "${ONNXC_SHARED}/testdata")
+  add_test(NAME infer_vs_onnx112
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/infer/compare_onnx112.py
+                   $<TARGET_FILE:onnxc_cli> ${ONNXC_SHARED} ${PROJECT_SOURCE_DIR}/tests/infer/onnx112_differences.txt)
+  set_tests_properties(infer_vs_onnx112 PROPERTIES SKIP_RETURN_CODE 77 LABELS release-only)
+endif()
