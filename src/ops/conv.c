@@ -1,12 +1,14 @@
-/* conv.c - Conv, ConvTranspose, ConvInteger, QLinearConv, Col2Im.
+/* conv.c - Conv, ConvTranspose, ConvInteger, QLinearConv, DeformConv, Col2Im.
  *
  * Floating-point convolutions compute in float32 (bfloat16, float16 and
- * double are staged through float32 buffers). Conv is im2col + packed GEMM
- * over chunks of output rows (weights packed once in prepare when they are
- * constant), with a direct path for 1x1 stride-1 unpadded kernels (the input
- * is the GEMM's B as is) and for 2-D depthwise convolutions. ConvTranspose is
- * GEMM (W^T X) + col2im. The integer convolutions use the same im2col on
- * zero-point-shifted values with exact integer accumulation. */
+ * double are staged through float32 buffers). Conv works on chunks of output
+ * rows (about 1 MiB of columns, in parallel): im2col writes the GEMM's packed
+ * B panels directly (1x1 unpadded kernels copy input rows), and the weights
+ * are either packed once in prepare (constant W) or, with AVX-512, read in
+ * place by the micro-kernel (W computed at run time); 2-D depthwise
+ * convolutions are direct. ConvTranspose is GEMM (W^T X) + col2im. The
+ * integer convolutions use the same im2col on zero-point-shifted values with
+ * exact integer accumulation. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
