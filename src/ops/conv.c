@@ -586,7 +586,6 @@ static int col2im_run(ox_kctx *ctx, void *st) {
   conv_state *s = st;
   ox_value *x = ox_kctx_input(ctx, 0), *is = ox_kctx_input(ctx, 1), *bs = ox_kctx_input(ctx, 2);
   if (!x || !is || !bs) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing input");
-  if (check_float(ctx, x, "input", 0)) return OX_ERUNTIME;
   if (is->dtype != OX_INT64 || bs->dtype != OX_INT64 || is->numel != bs->numel || is->numel < 1 ||
       is->numel > OX_NN_MAXD)
     return ox_kctx_fail(ctx, OX_ERUNTIME,
@@ -616,19 +615,20 @@ static int col2im_run(ox_kctx *ctx, void *st) {
   ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, nd + 2);
   if (!y) return OX_ERUNTIME;
   if (y->numel == 0) return OX_OK;
-  float *xo = NULL;
-  const float *xf = ox_nn_as_f32(x->data, x->dtype, x->numel, &xo);
-  float *yf = calloc((size_t)y->numel, sizeof(float));
+  double *xd = malloc((size_t)(x->numel > 0 ? x->numel : 1) * sizeof(double));
+  double *yd = calloc((size_t)y->numel, sizeof(double));
   int rc = OX_OK;
-  if (!xf || !yf)
+  if (!xd || !yd)
     rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  else if (!ox_nn_load_f64(x->data, x->dtype, x->numel, xd))
+    rc = ox_kctx_fail(ctx, OX_ERUNTIME, "unsupported element type %d", (int)x->dtype);
   else {
     for (int64_t n = 0; n < x->dims[0]; n++)
-      ox_nn_col2im_add(&g, C, xf + n * x->dims[1] * x->dims[2], yf + n * C * g.in_size);
-    ox_nn_store_f32(yf, y->dtype, y->numel, y->data);
+      ox_nn_col2im_add_f64(&g, C, xd + n * x->dims[1] * x->dims[2], yd + n * C * g.in_size);
+    ox_nn_store_f64(yd, y->dtype, y->numel, y->data);
   }
-  free(xo);
-  free(yf);
+  free(xd);
+  free(yd);
   return rc;
 }
 

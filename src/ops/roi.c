@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/floatconv.h"
 #include "../kernels/nn.h"
 #include "../runtime/kernel.h"
 
@@ -12,86 +11,26 @@ static const char *node_name(const ox_kinfo *info) {
   return info->node->name ? info->node->name : "";
 }
 
-/* Element i of a numeric tensor as double; false for other types. */
-static bool num_at(const ox_value *v, int64_t i, double *out) {
-  const void *p = v->data;
-  switch (v->dtype) {
-#define ROI_T(T, code)                \
-  case code:                          \
-    *out = (double)((const T *)p)[i]; \
-    return true;
-    ROI_T(float, OX_FLOAT)
-    ROI_T(double, OX_DOUBLE)
-    ROI_T(int8_t, OX_INT8)
-    ROI_T(uint8_t, OX_UINT8)
-    ROI_T(int16_t, OX_INT16)
-    ROI_T(uint16_t, OX_UINT16)
-    ROI_T(int32_t, OX_INT32)
-    ROI_T(uint32_t, OX_UINT32)
-    ROI_T(int64_t, OX_INT64)
-    ROI_T(uint64_t, OX_UINT64)
-    ROI_T(uint8_t, OX_BOOL)
-#undef ROI_T
-    case OX_FLOAT16:
-      *out = ox_f16_to_f32(((const uint16_t *)p)[i]);
-      return true;
-    case OX_BFLOAT16:
-      *out = ox_bf16_to_f32(((const uint16_t *)p)[i]);
-      return true;
-    default:
-      return false;
-  }
-}
-
 /* Loads a tensor into a malloc'd double array: float types, and with
  * `any_numeric` also integers and bool. NULL on OOM or an unsupported type
  * (*bad set for the type). */
 static double *load_num(const ox_value *v, bool any_numeric, bool *bad) {
-  double probe;
-  *bad = any_numeric ? (v->numel > 0 && !num_at(v, 0, &probe)) || v->dtype == OX_STRING ||
-                           v->dtype == OX_COMPLEX64 || v->dtype == OX_COMPLEX128
-                     : !ox_nn_is_float_type(v->dtype);
+  *bad = !any_numeric && !ox_nn_is_float_type(v->dtype);
   if (*bad) return NULL;
   double *d = malloc((size_t)(v->numel > 0 ? v->numel : 1) * sizeof(double));
   if (!d) return NULL;
-  for (int64_t i = 0; i < v->numel; i++) num_at(v, i, &d[i]);
+  if (!ox_nn_load_f64(v->data, v->dtype, v->numel, d)) {
+    *bad = true;
+    free(d);
+    return NULL;
+  }
   return d;
 }
 
 static double *load_f64(const ox_value *v, bool *bad) { return load_num(v, false, bad); }
 
 static void store_f64(const double *d, ox_value *v) {
-  void *p = v->data;
-  for (int64_t i = 0; i < v->numel; i++) {
-    switch (v->dtype) {
-#define ROI_S(T, code)     \
-  case code:               \
-    ((T *)p)[i] = (T)d[i]; \
-    break;
-      ROI_S(float, OX_FLOAT)
-      ROI_S(double, OX_DOUBLE)
-      ROI_S(int8_t, OX_INT8)
-      ROI_S(uint8_t, OX_UINT8)
-      ROI_S(int16_t, OX_INT16)
-      ROI_S(uint16_t, OX_UINT16)
-      ROI_S(int32_t, OX_INT32)
-      ROI_S(uint32_t, OX_UINT32)
-      ROI_S(int64_t, OX_INT64)
-      ROI_S(uint64_t, OX_UINT64)
-#undef ROI_S
-      case OX_BOOL:
-        ((uint8_t *)p)[i] = d[i] != 0.0;
-        break;
-      case OX_FLOAT16:
-        ((uint16_t *)p)[i] = ox_f32_to_f16((float)d[i]);
-        break;
-      case OX_BFLOAT16:
-        ((uint16_t *)p)[i] = ox_f32_to_bf16((float)d[i]);
-        break;
-      default:
-        break;
-    }
-  }
+  ox_nn_store_f64(d, v->dtype, v->numel, v->data);
 }
 
 static int load_fail(ox_kctx *ctx, bool bad, const char *what) {
