@@ -758,6 +758,14 @@ static int range_op(ox_ictx *c) {
     int64_t a = s->d[0].value, b = l->d[0].value, st = dl->d[0].value;
     int64_t cnt = st > 0 ? (b - a + st - 1) / st : (a - b + (-st) - 1) / (-st);
     n = ox_dim_known(cnt > 0 ? cnt : 0);
+    /* small integer ranges carry their values (shape vectors, axes lists) */
+    if ((el == OX_INT64 || el == OX_INT32) && n.value <= MAXV) {
+      ox_dimv *v = ix_dimv_new(c, (size_t)n.value);
+      if (v) {
+        for (int64_t k = 0; k < n.value; k++) v->d[k] = ox_dim_known(a + k * st);
+        c->out_data[0] = v;
+      }
+    }
   }
   ix_set_tensor(c, 0, el, &n, 1);
   return OX_OK;

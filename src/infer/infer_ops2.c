@@ -623,6 +623,35 @@ static int attention(ox_ictx *c) {
   return OX_OK;
 }
 
+static int causal_conv_with_state(ox_ictx *c) {
+  const ox_dim *x, *w;
+  size_t r, wr;
+  same_shape_as(c, 0, 0, el0(c));
+  ox_dim st[3] = {ox_dim_unknown(), ox_dim_unknown(), ox_dim_unknown()};
+  if (ix_shape(c, 0, &x, &r) && r == 3) st[0] = x[0], st[1] = x[1];
+  if (ix_shape(c, 1, &w, &wr) && wr == 3) st[2] = ox_dim_addc(c->a, w[2], -1);
+  if (c->n_out > 1) ix_set_tensor(c, 1, el0(c), st, 3);
+  return OX_OK;
+}
+
+static int linear_attention(ox_ictx *c) {
+  const ox_dim *q, *k, *v;
+  size_t qr, kr, vr;
+  int64_t qh = ix_attr_int(c, "q_num_heads", 0), kvh = ix_attr_int(c, "kv_num_heads", 0);
+  ox_dim B = ox_dim_unknown(), T = ox_dim_unknown(), dk = ox_dim_unknown(), dv = ox_dim_unknown();
+  if (ix_shape(c, 0, &q, &qr) && qr == 3) B = q[0], T = q[1];
+  if (kvh > 0 && ix_shape(c, 1, &k, &kr) && kr == 3) dk = ox_dim_div(c->a, k[2], ox_dim_known(kvh));
+  if (kvh > 0 && ix_shape(c, 2, &v, &vr) && vr == 3) dv = ox_dim_div(c->a, v[2], ox_dim_known(kvh));
+  ox_dim y[3] = {B, T, qh > 0 ? ox_dim_mul(c->a, ox_dim_known(qh), dv) : ox_dim_unknown()};
+  ix_set_tensor(c, 0, el0(c), y, 3);
+  if (c->n_out > 1) {
+    ox_dim s[4] = {B, kvh > 0 ? ox_dim_known(kvh) : ox_dim_unknown(), dk, dv};
+    int32_t sel = ix_has_input(c, 3) && ix_elem(c, 3) ? ix_elem(c, 3) : el0(c);
+    ix_set_tensor(c, 1, sel, s, 4);
+  }
+  return OX_OK;
+}
+
 /* ------------------------------------------------------------ ai.onnx.ml */
 
 static ox_dim batch_dim(ox_ictx *c) {
@@ -848,6 +877,8 @@ const ox_infer_def ox_infer_defs2[] = {
     {"", "NegativeLogLikelihoodLoss", 1, 1000, nll},
     {"", "SoftmaxCrossEntropyLoss", 1, 1000, sce},
     {"", "Attention", 1, 1000, attention},
+    {"", "CausalConvWithState", 1, 1000, causal_conv_with_state},
+    {"", "LinearAttention", 1, 1000, linear_attention},
     {"ai.onnx.preview", "FlexAttention", 1, 1000, attention},
     {"ai.onnx.ml", "ArrayFeatureExtractor", 1, 1000, array_feature_extractor},
     {"ai.onnx.ml", "CategoryMapper", 1, 1000, category_mapper},
