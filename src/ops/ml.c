@@ -784,12 +784,11 @@ static int zm_run(ox_kctx *ctx, void *st) {
     }
     ox_value_unref(k);
     ox_value_unref(v);
+    /* ox_sequence_push takes the reference (and drops it on failure) */
     if (!m || ox_sequence_push(seq, m, &e)) {
-      ox_value_unref(m);
       ox_value_unref(seq);
       return ox_kctx_fail(ctx, e.code ? e.code : OX_ENOMEM, "%s", e.msg);
     }
-    ox_value_unref(m);
   }
   return ox_kctx_set_output(ctx, 0, seq);
 }
