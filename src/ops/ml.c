@@ -173,7 +173,7 @@ static int castmap_run(ox_kctx *ctx, void *st) {
       } else if (s->to == OX_FLOAT) {
         ((float *)y->data)[dst] = (float)v;
       } else {
-        ((int64_t *)y->data)[dst] = isfinite(v) ? (int64_t)v : 0;
+        ((int64_t *)y->data)[dst] = mlc_to_i64(v);
       }
     }
   }
@@ -470,7 +470,7 @@ static int le_list(const ox_kinfo *info, const char *base, mlc_tarr *out, ox_err
     if (!out->i || !out->d) return ox_err_set(e, OX_ENOMEM, "out of memory");
     for (size_t k = 0; k < n; k++) {
       out->d[k] = fv[k];
-      out->i[k] = isfinite(fv[k]) ? (int64_t)fv[k] : 0;
+      out->i[k] = mlc_to_i64(fv[k]);
     }
   }
   if (set != 1)
@@ -674,7 +674,7 @@ static int ohe_run(ox_kctx *ctx, void *st) {
       k = mlc_lookup_str(&s->lk, ((char **)x->data)[i]);
     } else {
       double v = oc_get(x->data, x->dtype, i);
-      k = isfinite(v) ? mlc_lookup_int(&s->lk, (int64_t)v) : -1;
+      k = isfinite(v) && fabs(v) < 9.2e18 ? mlc_lookup_int(&s->lk, (int64_t)v) : -1;
     }
     if (k < 0) {
       if (!s->zeros)

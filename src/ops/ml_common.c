@@ -17,6 +17,8 @@ const int64_t *mlc_ints(const ox_node *n, const char *name, size_t *cnt) {
   return a && a->n_ints ? a->ints : NULL;
 }
 
+int64_t mlc_to_i64(double v) { return v > -9.2e18 && v < 9.2e18 ? (int64_t)v : 0; }
+
 bool mlc_has(const ox_node *n, const char *name) { return ox_node_attr(n, name) != NULL; }
 
 char **mlc_strings(const ox_kinfo *info, const char *name, size_t *cnt, bool *ok) {
@@ -71,7 +73,8 @@ int mlc_tensor_attr(const ox_kinfo *info, const char *name, mlc_tarr *out, ox_er
     bool isf = oc_is_float(v->dtype);
     for (size_t i = 0; !rc && i < out->n; i++) {
       out->d[i] = oc_get(v->data, v->dtype, (int64_t)i);
-      out->i[i] = isf ? (int64_t)out->d[i] : oc_get_i64(v->data, v->dtype, (int64_t)i);
+      double dv = out->d[i];
+      out->i[i] = isf ? mlc_to_i64(dv) : oc_get_i64(v->data, v->dtype, (int64_t)i);
     }
   }
   ox_value_unref(v);

@@ -15,6 +15,8 @@ const int64_t *mlc_ints(const ox_node *n, const char *name, size_t *cnt);
 /* strings copied NUL-terminated into the arena; *ok false on OOM */
 char **mlc_strings(const ox_kinfo *info, const char *name, size_t *cnt, bool *ok);
 bool mlc_has(const ox_node *n, const char *name);
+/* truncation toward zero; 0 for NaN and values outside int64 */
+int64_t mlc_to_i64(double v);
 
 /* A tensor attribute read as numbers (d, and i for integer types) or
  * strings; dtype is the attribute tensor's type. present false if absent. */
