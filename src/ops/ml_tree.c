@@ -17,6 +17,7 @@
  * negative weight); the class-0 score is 1 - s (resp. -s) before the post
  * transform, and for LOGISTIC/PROBIT it is 1 - the transformed class-1 score. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,6 +455,64 @@ static int te5_prepare(const ox_kinfo *info, void **st, ox_err *e) {
 }
 
 /* ---- run ---- */
+typedef struct te_job {
+  const te_model *m;
+  const ox_value *x;
+  ox_value *y;
+  int64_t *best; /* per row, classifiers */
+  int64_t F, T;
+  atomic_int status; /* 0 ok, 1 out of memory, 2 cycle */
+} te_job;
+
+/* scores, labels of one row into sc (2 entries at least) */
+static int64_t te_finish_row(const te_model *m, double *sc, int64_t T) {
+  int64_t best = 0;
+  if (m->classifier && m->binary) {
+    double s1 = sc[1];
+    best = (m->positive ? s1 > 0.5 : s1 > 0) ? 1 : 0;
+    if (m->post == MLC_LOGISTIC || m->post == MLC_PROBIT) {
+      mlc_post_apply(m->post, &sc[1], 1);
+      sc[0] = 1.0 - sc[1];
+    } else {
+      sc[0] = m->positive ? 1.0 - s1 : -s1;
+      mlc_post_apply(m->post, sc, 2);
+    }
+  } else {
+    for (int64_t t = 1; t < T; t++)
+      if (sc[t] > sc[best]) best = t;
+    mlc_post_apply(m->post, sc, (size_t)T);
+  }
+  return best;
+}
+
+static void te_rows(void *arg, int64_t begin, int64_t end) {
+  te_job *j = arg;
+  const te_model *m = j->m;
+  int64_t F = j->F, T = j->T;
+  double *buf = malloc((size_t)(F + 2 * T + 2) * sizeof *buf);
+  bool *has = malloc((size_t)(T + 1) * sizeof *has);
+  if (!buf || !has) {
+    atomic_store(&j->status, 1);
+    free(buf);
+    free(has);
+    return;
+  }
+  double *xr = buf, *sc = buf + F;
+  for (int64_t r = begin; r < end; r++) {
+    for (int64_t c = 0; c < F; c++) xr[c] = oc_get(j->x->data, j->x->dtype, r * F + c);
+    if (te_scores(m, xr, sc, has)) {
+      atomic_store(&j->status, 2);
+      break;
+    }
+    int64_t b = te_finish_row(m, sc, T);
+    if (j->best) j->best[r] = b;
+    if (j->y)
+      for (int64_t t = 0; t < T; t++) oc_set(j->y->data, j->y->dtype, r * T + t, sc[t]);
+  }
+  free(buf);
+  free(has);
+}
+
 static int te_run(ox_kctx *ctx, void *st) {
   te_model *m = st;
   ox_value *x = ox_kctx_input(ctx, 0);
@@ -487,48 +546,27 @@ static int te_run(ox_kctx *ctx, void *st) {
     y = ox_kctx_output(ctx, 0, m->v5 ? x->dtype : OX_FLOAT, ydims, 2);
     if (!y) return OX_ERUNTIME;
   }
-  double *buf = malloc((size_t)(F + 2 * T + 2) * sizeof *buf);
-  bool *has = malloc((size_t)(T + 1) * sizeof *has);
-  if (!buf || !has) {
-    free(buf);
-    free(has);
-    return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  int64_t *best = NULL;
+  if (lab) {
+    best = malloc((size_t)(N ? N : 1) * sizeof *best);
+    if (!best) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
   }
-  double *xr = buf, *sc = buf + F;
+  te_job job = {m, x, y, best, F, T, 0};
+  /* rows in parallel: a row costs about (trees * depth) node visits */
+  int64_t cost = (int64_t)(m->n_trees ? m->n_trees : 1) * 8;
+  ox_parallel_for(ox_kctx_pool(ctx), N, cost >= 4096 ? 1 : 4096 / cost, te_rows, &job);
   int rc = OX_OK;
-  for (int64_t r = 0; r < N && !rc; r++) {
-    for (int64_t j = 0; j < F; j++) xr[j] = oc_get(x->data, x->dtype, r * F + j);
-    if (te_scores(m, xr, sc, has)) {
-      rc = ox_kctx_fail(ctx, OX_ERUNTIME, "a tree has a cycle");
-      break;
-    }
-    int64_t best = 0;
-    if (m->classifier && m->binary) {
-      double s1 = sc[1];
-      best = (m->positive ? s1 > 0.5 : s1 > 0) ? 1 : 0;
-      if (m->post == MLC_LOGISTIC || m->post == MLC_PROBIT) {
-        mlc_post_apply(m->post, &sc[1], 1);
-        sc[0] = 1.0 - sc[1];
-      } else {
-        sc[0] = m->positive ? 1.0 - s1 : -s1;
-        mlc_post_apply(m->post, sc, 2);
-      }
-    } else {
-      for (int64_t t = 1; t < T; t++)
-        if (sc[t] > sc[best]) best = t;
-      mlc_post_apply(m->post, sc, (size_t)T);
-    }
-    if (lab) {
-      if (m->labels_s)
-        rc = mlc_set_str(ctx, lab, r, m->labels_s[best]);
-      else
-        ((int64_t *)lab->data)[r] = m->labels_i[best];
-    }
-    if (y)
-      for (int64_t t = 0; t < T; t++) oc_set(y->data, y->dtype, r * T + t, sc[t]);
+  if (atomic_load(&job.status) == 1)
+    rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  else if (atomic_load(&job.status) == 2)
+    rc = ox_kctx_fail(ctx, OX_ERUNTIME, "a tree has a cycle");
+  for (int64_t r = 0; lab && r < N && !rc; r++) {
+    if (m->labels_s)
+      rc = mlc_set_str(ctx, lab, r, m->labels_s[best[r]]);
+    else
+      ((int64_t *)lab->data)[r] = m->labels_i[best[r]];
   }
-  free(buf);
-  free(has);
+  free(best);
   return rc;
 }
 

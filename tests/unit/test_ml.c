@@ -625,8 +625,8 @@ static void test_tree_classifier(void) {
  * row (1,3): leaves 0, 2 -> t0 {4, 6}; row (-1,0): leaves 1, 3 -> t0 {-2}, t1 {2} */
 #define TE5(agg, post, T)                                                                \
   HDR(5)                                                                                 \
-  "g (" T "[2,2] X) => (" T                                                              \
-  "[2,2] Y) {\n"                                                                         \
+  "g (" T "[N,2] X) => (" T                                                              \
+  "[N,2] Y) {\n"                                                                         \
   "  Y = ai.onnx.ml.TreeEnsemble <n_targets = 2, tree_roots = [0, 1], nodes_featureids " \
   "= [0, 1], nodes_modes = uint8[2] {3, 4}, nodes_splits = " T                           \
   "[2] {0.0, 3.0}, "                                                                     \
@@ -647,6 +647,23 @@ static void test_tree5(void) {
   /* LOGISTIC (2) after SUM: sig(10), sig(0), sig(-2), sig(2) */
   EXPECT(run1(TE5(1, 2, "float"), ft(d22, 2, x)), OX_FLOAT, d22,
          ((double[]){0.9999546021312976, 0.5, 0.11920292202211755, 0.8807970779778823}), 1e-6);
+  /* many rows (the parallel path): row i = (i odd ? -1 : 1, i % 3 ? 0 : 3); SUM gives
+   * t0 = (x0 > 0 ? 4 : 0) + (x1 == 3 ? 6 : -2), t1 = x0 > 0 ? 0 : 2 */
+  {
+    enum { NR = 6000 };
+    int64_t dn[2] = {NR, 2};
+    float *xb = malloc(sizeof(float) * NR * 2);
+    double *wb = malloc(sizeof(double) * NR * 2);
+    for (int i = 0; i < NR; i++) {
+      xb[2 * i] = i % 2 ? -1.0f : 1.0f;
+      xb[2 * i + 1] = i % 3 ? 0.0f : 3.0f;
+      wb[2 * i] = (i % 2 ? 0 : 4) + (i % 3 ? -2 : 6);
+      wb[2 * i + 1] = i % 2 ? 2 : 0;
+    }
+    EXPECT(run1(TE5(1, 0, "float"), ft(dn, 2, xb)), OX_FLOAT, dn, wb, 0);
+    free(xb);
+    free(wb);
+  }
   /* float16: 1 = 0x3C00, 3 = 0x4200, -1 = 0xBC00; SUM (10, 0), (-2, 2) =
    * 0x4900, 0, 0xC000, 0x4000 */
   ox_err e = {0};
