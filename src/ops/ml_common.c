@@ -151,8 +151,8 @@ void mlc_post_apply(mlc_post p, double *s, size_t n) {
         s[i] = exp(s[i] - mx);
         sum += s[i];
       }
-      if (sum > 0)
-        for (size_t i = 0; i < n; i++) s[i] /= sum;
+      /* a row of zeros (SOFTMAX_ZERO) gives 0.5 everywhere */
+      for (size_t i = 0; i < n; i++) s[i] = sum > 0 ? s[i] / sum : 0.5;
       break;
     }
   }

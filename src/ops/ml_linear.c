@@ -1,20 +1,28 @@
 /* ml_linear.c - ai.onnx.ml linear and SVM models: LinearClassifier,
  * LinearRegressor, SVMClassifier, SVMRegressor (all version 1).
  *
- * Choices where Operators-ml.md is silent:
- *  - binary LinearClassifier / linear-mode SVMClassifier (one score row for
- *    two labels): label 1 when the score s > 0, scores output [-s, s] (NONE
- *    and other transforms applied to that pair) or [1-p, p] with
- *    p = logistic(s) (LOGISTIC);
- *  - SVMClassifier with support vectors follows the libsvm one-vs-one
- *    layout: for classes i < j, decision = sum over class-i vectors of
- *    coef[j-1][v] K(x,v) + sum over class-j vectors of coef[i][v] K(x,v) +
- *    rho[pair]; > 0 votes for i. With prob_a/prob_b the pairwise
- *    probabilities 1/(1+exp(dec*A+B)) are coupled into class probabilities
- *    (libsvm's multiclass_probability: Wu, Lin and Weng 2004), label = the
- *    most probable class; without them Z holds the decision values and the
- *    label is the class with most votes (first on ties). */
+ * Where Operators-ml.md is silent these follow ONNX's reference evaluator
+ * (onnx/reference/ops/aionnxml, described in the notes):
+ *  - LinearClassifier with one coefficient row and two labels: the scores
+ *    are (-s, s); the label is the first maximum of the post-transformed
+ *    scores;
+ *  - SVMClassifier without support vectors (liblinear form): one row of
+ *    coefficients per class, score = x.row + rho[0];
+ *  - SVMClassifier with support vectors, libsvm one-vs-one layout: for
+ *    classes i < j, decision = rho[pair] + sum over class-i vectors of
+ *    coef[j-1][v] K(x,v) + sum over class-j vectors of coef[i][v] K(x,v);
+ *    > 0 votes for i. With prob_a/prob_b the pairwise probabilities
+ *    1/(1+exp(dec*A+B)) (clamped to [1e-7, 1-1e-7]) are coupled into class
+ *    probabilities (libsvm's multiclass_probability, Wu, Lin and Weng 2004).
+ *    Without them Z holds the decision values. The label is the class with
+ *    most votes (first on ties), or the best score in the liblinear form;
+ *    with a single rho and two labels it is label 1 when there are no
+ *    probabilities, all coefficients are >= 0 and that maximum is >= 0.5;
+ *    a single score with two labels and one rho is output as (-s, s) (post
+ *    transform applied) except for PROBIT.
+ *  - PROBIT is the exact sqrt(2) erfinv(2p - 1). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,18 +100,6 @@ static int set_label(ox_kctx *ctx, ox_value *lab, int64_t r, char **ls, const in
   ((int64_t *)lab->data)[r] = li[k];
   return OX_OK;
 }
-/* binary scores from one raw score */
-static void binary_pair(mlc_post post, double s, double *z) {
-  if (post == MLC_LOGISTIC) {
-    z[1] = 1.0 / (1.0 + exp(-s));
-    z[0] = 1.0 - z[1];
-  } else {
-    z[0] = -s;
-    z[1] = s;
-    mlc_post_apply(post, z, 2);
-  }
-}
-
 static int lin_run(ox_kctx *ctx, void *st, bool cls) {
   lin_st *s = st;
   ox_value *x = ox_kctx_input(ctx, 0);
@@ -142,15 +138,14 @@ static int lin_run(ox_kctx *ctx, void *st, bool cls) {
         a += oc_get(x->data, x->dtype, r * C + j) * (double)s->coef[k * C + j];
       sc[k] = a;
     }
-    size_t best = 0;
     if (binary) {
-      best = sc[0] > 0 ? 1 : 0;
-      binary_pair(s->post, sc[0], sc);
-    } else {
-      for (int64_t k = 1; k < E; k++)
-        if (sc[k] > sc[best]) best = (size_t)k;
-      mlc_post_apply(s->post, sc, (size_t)E);
+      sc[1] = sc[0];
+      sc[0] = -sc[1];
     }
+    mlc_post_apply(s->post, sc, (size_t)ZE);
+    size_t best = 0;
+    for (int64_t k = 1; k < ZE; k++)
+      if (sc[k] > sc[best]) best = (size_t)k;
     if (lab) rc = set_label(ctx, lab, r, s->ls, s->li, best);
     if (z)
       for (int64_t k = 0; k < ZE; k++) ((float *)z->data)[r * ZE + k] = (float)sc[k];
@@ -341,53 +336,48 @@ static int svc_run(ox_kctx *ctx, void *st) {
   int64_t N, C;
   if (!x || mlc_input_2d(ctx, x, &N, &C)) return OX_ERUNTIME;
   size_t L = s->nl, pairs = L * (L - 1) / 2;
-  int64_t E; /* score columns */
-  bool linear = s->nsv == 0, binary = false, proba = s->npa > 0;
+  bool linear = s->nsv == 0, proba = s->npa > 0 && !linear;
+  int64_t E; /* raw score columns */
   if (linear) {
-    if (C <= 0 || s->ncoef % (size_t)C)
-      return ox_kctx_fail(ctx, OX_ERUNTIME, "%zu coefficients do not fit %lld features", s->ncoef,
-                          (long long)C);
-    int64_t rows = (int64_t)s->ncoef / C;
-    if (!(rows == (int64_t)L || (rows == 1 && L == 2)))
-      return ox_kctx_fail(ctx, OX_ERUNTIME, "%lld coefficient rows for %zu classes",
-                          (long long)rows, L);
-    if (s->nrho != 1 && (int64_t)s->nrho != rows)
-      return ox_kctx_fail(ctx, OX_ERUNTIME, "rho has %zu entries for %lld rows", s->nrho,
-                          (long long)rows);
-    binary = rows == 1;
-    E = binary ? 2 : rows;
+    if ((int64_t)s->ncoef != (int64_t)L * C)
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "%zu coefficients, expected classes*features = %lld",
+                          s->ncoef, (long long)L * C);
+    E = (int64_t)L;
   } else {
     if (s->nsv_f != (size_t)(s->nsv * C))
       return ox_kctx_fail(ctx, OX_ERUNTIME,
-                          "%zu support vector values for %lld vectors of %lld "
-                          "features",
-                          s->nsv_f, (long long)s->nsv, (long long)C);
+                          "%zu support vector values for %lld vectors of %lld features", s->nsv_f,
+                          (long long)s->nsv, (long long)C);
     E = proba ? (int64_t)L : (int64_t)pairs;
   }
+  /* a single score becomes (-s, s) for two labels with one rho, except PROBIT */
+  bool pair_out = s->nrho == 1 && L == 2;
+  int64_t ZE = E >= 2 ? E : (s->post != MLC_PROBIT && pair_out ? 2 : 1);
+  bool all_pos = true;
+  for (size_t k = 0; k < s->ncoef; k++)
+    if (s->coef[k] < 0) all_pos = false;
   ox_value *lab, *z;
-  if (cls_outputs(ctx, N, E, s->ls, &lab, &z)) return OX_ERUNTIME;
+  if (cls_outputs(ctx, N, ZE, s->ls, &lab, &z)) return OX_ERUNTIME;
   size_t nk = (size_t)(linear ? 0 : s->nsv);
   size_t need = (size_t)C + nk + (size_t)E + L + pairs + 3 * L * L + 4;
   double *buf = malloc(need * sizeof *buf);
   if (!buf) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
-  double *xr = buf, *kv = xr + C, *sc = kv + nk, *votes = sc + E, *dec = votes + L,
+  double *xr = buf, *kv = xr + C, *sc = kv + nk, *votes = sc + E + 2, *dec = votes + L,
          *rm = dec + pairs, *Q = rm + L * L, *Qp = Q + L * L;
   int rc = OX_OK;
   for (int64_t r = 0; r < N && !rc; r++) {
     for (int64_t j = 0; j < C; j++) xr[j] = oc_get(x->data, x->dtype, r * C + j);
-    size_t best = 0;
+    const double *w; /* what the label is chosen from: votes, else the raw scores */
+    size_t nw;
     if (linear) {
-      int64_t rows = binary ? 1 : E;
-      for (int64_t k = 0; k < rows; k++)
-        sc[k] = svm_k(s, xr, s->coef + k * C, C) + (double)s->rho[s->nrho == 1 ? 0 : k];
-      if (binary) {
-        best = sc[0] > 0 ? 1 : 0;
-        binary_pair(s->post, sc[0], sc);
-      } else {
-        for (int64_t k = 1; k < E; k++)
-          if (sc[k] > sc[best]) best = (size_t)k;
-        mlc_post_apply(s->post, sc, (size_t)E);
+      /* liblinear form: always a dot product, plus rho[0] */
+      for (int64_t k = 0; k < E; k++) {
+        double a = (double)s->rho[0];
+        for (int64_t j = 0; j < C; j++) a += xr[j] * (double)s->coef[k * C + j];
+        sc[k] = a;
       }
+      w = sc;
+      nw = (size_t)E;
     } else {
       for (size_t v = 0; v < nk; v++) kv[v] = svm_k(s, xr, s->sv + v * (size_t)C, C);
       for (size_t k = 0; k < L; k++) votes[k] = 0;
@@ -417,18 +407,41 @@ static int svc_run(ox_kctx *ctx, void *st) {
             rm[j * L + i] = 1 - q;
           }
         svm_couple(L, rm, sc, Q, Qp);
-        for (size_t k = 1; k < L; k++)
-          if (sc[k] > sc[best]) best = k;
       } else {
-        for (size_t k = 1; k < L; k++)
-          if (votes[k] > votes[best]) best = k;
         memcpy(sc, dec, pairs * sizeof *sc);
       }
-      mlc_post_apply(s->post, sc, (size_t)E);
+      w = votes;
+      nw = L;
     }
-    rc = set_label(ctx, lab, r, s->ls, s->li, best);
+    size_t best = 0;
+    for (size_t k = 1; k < nw; k++)
+      if (w[k] > w[best]) best = k;
+    double maxw = nw ? w[best] : 0;
+    if (s->nrho == 1 && L == 2) {
+      if (!proba && all_pos && maxw >= 0.5) best = 1;
+    } else if (s->nrho == 1) {
+      /* one rho, not two labels: the label is the class index 1 or 0 itself */
+      best = maxw > 0 ? 1 : 0;
+      if (s->li && best >= L) {
+        ((int64_t *)lab->data)[r] = (int64_t)best;
+        best = SIZE_MAX;
+      } else if (best >= L) {
+        rc = ox_kctx_fail(ctx, OX_ERUNTIME, "no class label for class index %zu", best);
+        break;
+      }
+    }
+    if (E >= 2) {
+      mlc_post_apply(s->post, sc, (size_t)E);
+    } else if (s->post == MLC_PROBIT) {
+      sc[0] = mlc_probit(sc[0]);
+    } else if (pair_out) {
+      sc[1] = sc[0];
+      sc[0] = -sc[1];
+      mlc_post_apply(s->post, sc, 2);
+    }
+    if (best != SIZE_MAX) rc = set_label(ctx, lab, r, s->ls, s->li, best);
     if (z)
-      for (int64_t k = 0; k < E; k++) ((float *)z->data)[r * E + k] = (float)sc[k];
+      for (int64_t k = 0; k < ZE; k++) ((float *)z->data)[r * ZE + k] = (float)sc[k];
   }
   free(buf);
   return rc;

@@ -12,10 +12,11 @@
  *
  * A NaN feature takes the true branch when missing_value_tracks_true is set
  * for the node, else the comparison decides (false for every comparison but
- * NEQ). Classifier with two labels where only class 1 gets votes (binary
- * case): label 1 when the score is > 0.5 (all weights >= 0) or > 0 (some
- * negative weight); the class-0 score is 1 - s (resp. -s) before the post
- * transform, and for LOGISTIC/PROBIT it is 1 - the transformed class-1 score. */
+ * NEQ). Classifier with two labels where every vote goes to one class id
+ * (binary case): with s that class's score, the scores are (1 - s, s) for
+ * NONE and PROBIT, (-s, s) otherwise, before the post transform. The label
+ * is the first maximum of the transformed scores (as in ONNX's reference
+ * evaluator). */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -50,7 +51,8 @@ typedef struct te_model {
   mlc_post post;
   double *base; /* n_targets or NULL */
   /* classifier */
-  bool classifier, binary, positive;
+  bool classifier, binary;
+  int64_t bin_id; /* binary case: the only class id with votes */
   char **labels_s;
   const int64_t *labels_i;
   int v5;
@@ -279,16 +281,15 @@ static int te_build_v1(const ox_kinfo *info, te_model *m, bool cls, ox_err *e) {
     m->leaf_off[l] = m->leaf_off[l - 1] + m->leaf_cnt[l - 1];
   size_t *fill = ox_arena_calloc(info->arena, m->n_leaves + 1, sizeof *fill);
   if (!fill) return ox_err_set(e, OX_ENOMEM, "out of memory");
-  m->positive = true;
-  bool only1 = a1 > 0;
+  bool single = a1 > 0;
   for (size_t v = 0; v < a1; v++) {
     size_t at = m->leaf_off[vleaf[v]] + fill[vleaf[v]]++;
     m->vote_target[at] = vi[v];
     m->vote_w[at] = vw[v];
-    if (vw[v] < 0) m->positive = false;
-    if (vi[v] != 1) only1 = false;
+    if (vi[v] != vi[0]) single = false;
   }
-  m->binary = cls && m->n_targets == 2 && only1;
+  m->binary = cls && m->n_targets == 2 && single;
+  m->bin_id = single ? vi[0] : 0;
   /* base values */
   double *bv;
   size_t nb;
@@ -464,24 +465,18 @@ typedef struct te_job {
   atomic_int status; /* 0 ok, 1 out of memory, 2 cycle */
 } te_job;
 
-/* scores, labels of one row into sc (2 entries at least) */
+/* final scores of one row in sc (2 entries at least); returns the label index */
 static int64_t te_finish_row(const te_model *m, double *sc, int64_t T) {
-  int64_t best = 0;
   if (m->classifier && m->binary) {
-    double s1 = sc[1];
-    best = (m->positive ? s1 > 0.5 : s1 > 0) ? 1 : 0;
-    if (m->post == MLC_LOGISTIC || m->post == MLC_PROBIT) {
-      mlc_post_apply(m->post, &sc[1], 1);
-      sc[0] = 1.0 - sc[1];
-    } else {
-      sc[0] = m->positive ? 1.0 - s1 : -s1;
-      mlc_post_apply(m->post, sc, 2);
-    }
-  } else {
-    for (int64_t t = 1; t < T; t++)
-      if (sc[t] > sc[best]) best = t;
-    mlc_post_apply(m->post, sc, (size_t)T);
+    double s1 = sc[m->bin_id];
+    sc[1] = s1;
+    sc[0] = m->post == MLC_NONE || m->post == MLC_PROBIT ? 1.0 - s1 : -s1;
+    T = 2;
   }
+  mlc_post_apply(m->post, sc, (size_t)T);
+  int64_t best = 0;
+  for (int64_t t = 1; t < T; t++)
+    if (sc[t] > sc[best]) best = t;
   return best;
 }
 

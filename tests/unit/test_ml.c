@@ -406,6 +406,11 @@ static void test_linear(void) {
   int64_t d13b[2] = {1, 3};
   EXPECT(run1(mz, ft(d11, 2, (float[]){1})), OX_FLOAT, d13b,
          ((double[]){0.2689414213699951, 0, 0.7310585786300049}), 1e-6);
+  /* SOFTMAX_ZERO of an all-zero row: 0.5 everywhere */
+  const char *mz0 = HDR(1) "g (float[1,1] X) => (float[1,2] Y) {\n"
+                           "  Y = ai.onnx.ml.LinearRegressor <coefficients = [0.0, 0.0], targets = "
+                           "2, post_transform = \"SOFTMAX_ZERO\"> (X)\n}\n";
+  EXPECT(run1(mz0, ft(d11, 2, (float[]){1})), OX_FLOAT, d12, ((double[]){0.5, 0.5}), 0);
   /* 6 coefficients do not fit 4 features: error naming the node */
   const char *mr4 = HDR(1) "g (int32[1,4] X) => (float[1,2] Y) {\n"
                            "  Y = ai.onnx.ml.LinearRegressor <coefficients = [1.0, 2.0, 3.0, 0.0, "
@@ -471,6 +476,16 @@ static void test_svm(void) {
   CHECK(run(mpb, 1, X1, &in, 2, out) == 0);
   EXPECT(out[0], OX_INT64, d1, ((double[]){7}), 0);
   EXPECT(out[1], OX_FLOAT, d12, ((double[]){0.7310585786300049, 0.2689414213699951}), 2e-3);
+  /* the same without probabilities: one decision d = 1 for two labels and one rho ->
+   * Z = (-d, d); coefficients not all >= 0, so the label is the voted class 0 -> 7 */
+  const char *mnp = HDR(1) "g (float[1,1] X) => (int64[1] Y, float[1,2] Z) {\n"
+                           "  Y, Z = ai.onnx.ml.SVMClassifier <classlabels_ints = [7, 9], "
+                           "vectors_per_class = [1, 1], support_vectors = [1.0, -1.0], "
+                           "coefficients = [1.0, -1.0], rho = [0.0]> (X)\n}\n";
+  in = ft(d11, 2, (float[]){0.5f});
+  CHECK(run(mnp, 1, X1, &in, 2, out) == 0);
+  EXPECT(out[0], OX_INT64, d1, ((double[]){7}), 0);
+  EXPECT(out[1], OX_FLOAT, d12, ((double[]){-1, 1}), 1e-6);
   /* linear mode: rows (1,0), (0,1), one rho .5: x = (1,3) -> (1.5, 3.5) -> label 2nd */
   const char *ml = HDR(1) "g (float[1,2] X) => (int64[1] Y, float[1,2] Z) {\n"
                           "  Y, Z = ai.onnx.ml.SVMClassifier <classlabels_ints = [4, 6], "
@@ -608,6 +623,23 @@ static void test_tree_classifier(void) {
   const char *wb[] = {"no", "yes"};
   EXPECT_STR(out[0], d2, wb);
   EXPECT(out[1], OX_FLOAT, d22, ((double[]){0.7, 0.3, 0.1, 0.9}), 1e-6);
+  /* binary case with LOGISTIC: scores (-s, s) -> (sig(-s), sig(s)); s = .3 ->
+   * (0.425557483, 0.574442517) label yes; s = .9 -> (0.289050497, 0.710949503) yes */
+  const char *mbl = HDR(1) "g (float[2,1] X) => (string[2] Y, float[2,2] Z) {\n"
+                           "  Y, Z = ai.onnx.ml.TreeEnsembleClassifier <nodes_treeids = [0, 0, 0], "
+                           "nodes_nodeids = [0, 1, 2], nodes_featureids = [0, 0, 0], nodes_modes = "
+                           "[\"BRANCH_LEQ\", \"LEAF\", \"LEAF\"], nodes_values = [0.5, 0.0, 0.0], "
+                           "nodes_truenodeids = [1, 0, 0], nodes_falsenodeids = [2, 0, 0], "
+                           "class_treeids = [0, 0], class_nodeids = [1, 2], class_ids = [1, 1], "
+                           "class_weights = [0.3, 0.9], classlabels_strings = [\"no\", \"yes\"], "
+                           "post_transform = \"LOGISTIC\"> (X)\n}\n";
+  in = ft(d21, 2, (float[]){0, 1});
+  CHECK(run(mbl, 1, X1, &in, 2, out) == 0);
+  const char *wbl[] = {"yes", "yes"};
+  EXPECT_STR(out[0], d2, wbl);
+  EXPECT(out[1], OX_FLOAT, d22,
+         ((double[]){0.425557483188341, 0.574442516811659, 0.289050497374996, 0.710949502625004}),
+         1e-6);
   /* a true child id that does not exist: error naming the node */
   const char *mbad = HDR(1) "g (float[2,1] X) => (int64[2] Y, float[2,2] Z) {\n"
                             "  Y, Z = ai.onnx.ml.TreeEnsembleClassifier <nodes_treeids = [0, 0], "
