@@ -262,6 +262,15 @@ static void test_dictvec(void) {
   const char *w2[] = {"y", "", "x"};
   int64_t d13[2] = {1, 3};
   EXPECT_STR(run1(m2, mp(it64(d2, 1, (int64_t[]){9, 5}), st(d2, 1, v2))), d13, w2);
+  /* the same map with its values as a sequence of scalar tensors (the form a
+   * MapProto decodes to): {a: 4, c: 8} -> [4, 8, 0, 0] */
+  {
+    ox_err e = {0};
+    ox_value *seq = ox_sequence_new(&e);
+    ox_sequence_push(seq, ox_tensor_scalar_f32(4, &e), &e);
+    ox_sequence_push(seq, ox_tensor_scalar_f32(8, &e), &e);
+    EXPECT(run1(m, mp(st(d2, 1, k), seq)), OX_FLOAT, d14, ((double[]){4, 8, 0, 0}), 0);
+  }
   /* a map with int64 keys for a string vocabulary: error naming the node */
   const char *m3 = HDR(1) "g (map(int64, float) X) => (float[1,1] Y) {\n"
                           "  Y = ai.onnx.ml.DictVectorizer <string_vocabulary = [\"a\"]> (X)\n}\n";
