@@ -216,7 +216,7 @@ static int svm_prepare(const ox_kinfo *info, void **st, bool cls, ox_err *e) {
   if (!cls) {
     s->nsv = ox_node_attr_int(n, "n_supports", 0);
     s->one_class = ox_node_attr_int(n, "one_class", 0) != 0;
-    if (s->nsv < 0) return oc_prep_fail(info, e, "n_supports must be >= 0");
+    if (s->nsv < 0 || s->nsv > INT32_MAX) return oc_prep_fail(info, e, "n_supports is invalid");
     if (s->nsv > 0 && s->ncoef != (size_t)s->nsv)
       return oc_prep_fail(info, e, "%zu coefficients for %lld support vectors", s->ncoef,
                           (long long)s->nsv);
@@ -230,8 +230,11 @@ static int svm_prepare(const ox_kinfo *info, void **st, bool cls, ox_err *e) {
     if (s->npa != s->npb) return oc_prep_fail(info, e, "prob_a and prob_b differ in length");
     int64_t tot = 0;
     for (size_t k = 0; k < s->nvpc; k++) {
-      if (s->vpc[k] < 0) return oc_prep_fail(info, e, "vectors_per_class[%zu] is negative", k);
+      if (s->vpc[k] < 0 || s->vpc[k] > INT32_MAX)
+        return oc_prep_fail(info, e, "vectors_per_class[%zu] = %lld is invalid", k,
+                            (long long)s->vpc[k]);
       tot += s->vpc[k];
+      if (tot > INT32_MAX) return oc_prep_fail(info, e, "too many support vectors");
     }
     s->nsv = tot;
     if (tot > 0) {
@@ -262,12 +265,17 @@ static int svr_prepare(const ox_kinfo *info, void **st, ox_err *e) {
   return svm_prepare(info, st, false, e);
 }
 
+/* nf support vector values make nsv (> 0) vectors of C features */
+static bool sv_fits(size_t nf, int64_t nsv, int64_t C) {
+  return C > 0 && nf % (size_t)nsv == 0 && nf / (size_t)nsv == (size_t)C;
+}
+
 static int svr_run(ox_kctx *ctx, void *st) {
   svm_st *s = st;
   ox_value *x = ox_kctx_input(ctx, 0);
   int64_t N, C;
   if (!x || mlc_input_2d(ctx, x, &N, &C)) return OX_ERUNTIME;
-  if (s->nsv > 0 ? s->nsv_f != (size_t)(s->nsv * C) : s->ncoef != (size_t)C)
+  if (s->nsv > 0 ? !sv_fits(s->nsv_f, s->nsv, C) : s->ncoef != (size_t)C)
     return ox_kctx_fail(ctx, OX_ERUNTIME, "model sizes do not fit %lld features", (long long)C);
   int64_t d[2] = {N, 1};
   ox_value *y = ox_kctx_output(ctx, 0, OX_FLOAT, d, 2);
@@ -344,7 +352,7 @@ static int svc_run(ox_kctx *ctx, void *st) {
                           s->ncoef, (long long)L * C);
     E = (int64_t)L;
   } else {
-    if (s->nsv_f != (size_t)(s->nsv * C))
+    if (!sv_fits(s->nsv_f, s->nsv, C))
       return ox_kctx_fail(ctx, OX_ERUNTIME,
                           "%zu support vector values for %lld vectors of %lld features", s->nsv_f,
                           (long long)s->nsv, (long long)C);
