@@ -580,6 +580,13 @@ static void test_tree_regressor(void) {
              "target_treeids = [0], target_nodeids = [1], target_ids = [2], nodes_values = [2.0, "
              "0.0, 0.0, 0.0, 0.0, 0.0], target_weights = [1.0], n_targets = 2> (X)\n}\n";
   run_fails(mbad, ft(d42, 2, x), "TreeEnsembleRegressor");
+  /* deprecated at ai.onnx.ml 5 (replaced by TreeEnsemble): no kernel, a clear error */
+  const char *m5 = HDR(5) "g (float[4,2] X) => (float[4,2] Y) {\n"
+                          "  Y = ai.onnx.ml.TreeEnsembleRegressor <" TREE_NODES TREE_VOTES(
+                              "target") "nodes_values = [2.0, 0.0, 0.0, 0.0, 0.0, 0.0], "
+                                        "target_weights = [1.0, 2.0, 5.0, 3.0, 10.0, 1.0], "
+                                        "n_targets = 2> (X)\n}\n";
+  run_fails(m5, ft(d42, 2, x), "TreeEnsembleRegressor");
 }
 
 /* ================= TreeEnsembleClassifier-1/3 ================= */
