@@ -1,5 +1,6 @@
 # Type and shape inference (issue 5).
 onnxc_unit_test(test_infer)
+onnxc_unit_test(test_infer_api)
 if(EXISTS "${ONNXC_SHARED}/testdata")
   add_test(NAME infer_strict_all
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/infer/strict_all.sh $<TARGET_FILE:onnxc_cli> ${ONNXC_SHARED})
