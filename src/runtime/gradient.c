@@ -24,7 +24,8 @@ typedef struct gb {
   size_t n_ops;
   const char *prefix;
   unsigned long counter;
-  const char *where; /* "Gradient node 'x'" */
+  const ox_graph *src; /* the graph being rewritten (for declared shapes) */
+  const char *where;   /* "Gradient node 'x'" */
   ox_err *e;
   bool failed;
 } gb;
@@ -154,8 +155,59 @@ static const char *fill_like(gb *b, double v, const char *x) {
   return op2(b, "CastLike", o0(n), x);
 }
 
-/* g (the gradient of a broadcast result) summed back to the shape of a. */
-static const char *unbroadcast(gb *b, const char *g, const char *a) {
+/* The declared shape of a value of the source graph: an initializer's dims,
+ * or the shape of a graph input, output or value_info. */
+static bool find_shape(const gb *b, const char *name, size_t *rank, const ox_shape **shape,
+                       const int64_t **dims) {
+  const ox_graph *g = b->src;
+  *shape = NULL;
+  *dims = NULL;
+  for (size_t i = 0; i < g->n_initializer; i++)
+    if (g->initializer[i].name && !strcmp(g->initializer[i].name, name)) {
+      *rank = g->initializer[i].n_dims;
+      *dims = g->initializer[i].dims;
+      return true;
+    }
+  const ox_value_info *lists[3] = {g->input, g->output, g->value_info};
+  size_t counts[3] = {g->n_input, g->n_output, g->n_value_info};
+  for (size_t l = 0; l < 3; l++)
+    for (size_t i = 0; i < counts[l]; i++) {
+      const ox_type *t = lists[l][i].type;
+      if (!lists[l][i].name || strcmp(lists[l][i].name, name)) continue;
+      if (!t || t->kind != OX_TYPE_TENSOR || !t->shape) return false;
+      *rank = t->shape->n_dim;
+      *shape = t->shape;
+      return true;
+    }
+  return false;
+}
+
+/* true when x and y are declared with the same shape (equal dim values or
+ * equal dim names everywhere). */
+static bool same_shape(const gb *b, const char *x, const char *y) {
+  size_t rx, ry;
+  const ox_shape *sx, *sy;
+  const int64_t *dx, *dy;
+  if (!x || !y || !find_shape(b, x, &rx, &sx, &dx) || !find_shape(b, y, &ry, &sy, &dy) || rx != ry)
+    return false;
+  for (size_t k = 0; k < rx; k++) {
+    const ox_dim *ax = sx ? &sx->dim[k] : NULL, *ay = sy ? &sy->dim[k] : NULL;
+    bool vx = !ax || ax->has_value, vy = !ay || ay->has_value;
+    if (vx && vy) {
+      if ((ax ? ax->value : dx[k]) != (ay ? ay->value : dy[k])) return false;
+    } else if (vx || vy || !ax->param || !ay->param || !ax->param[0] ||
+               strcmp(ax->param, ay->param)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* g (the gradient of a broadcast result) summed back to the shape of a.
+ * like: a value of g's shape, or NULL; when it is declared with a's shape
+ * there is nothing to sum. */
+static const char *unbroadcast(gb *b, const char *g, const char *a, const char *like) {
+  if (same_shape(b, a, like)) return g;
   const char *sg = op1(b, "Shape", g), *sa = op1(b, "Shape", a);
   const char *extra = op2(b, "Sub", op1(b, "Shape", sg), op1(b, "Shape", sa));
   ox_node *ones = emit(b, "ConstantOfShape", NULL, 1, &extra);
@@ -169,6 +221,15 @@ static const char *unbroadcast(gb *b, const char *g, const char *a) {
   at_int(b, rs, "keepdims", 1);
   at_int(b, rs, "noop_with_empty_axes", 1);
   return op2(b, "Reshape", o0(rs), sa);
+}
+
+static const char *einsum(gb *b, const char *eq, const char *x, const char *y) {
+  ox_node *m = emit(b, "Einsum", NULL, 2, (const char *[]){x, y});
+  if (!m) return NULL;
+  ox_attr *at = ox_node_add_attr(b->a, m, "equation", OX_ATTR_STRING);
+  if (!at) return gb_oom(b), NULL;
+  at->s = (ox_bytes){(const uint8_t *)eq, strlen(eq)};
+  return o0(m);
 }
 
 static int no_rule(gb *b, const ox_node *n, const char *why) {
@@ -200,16 +261,16 @@ static int backward(gb *b, const ox_node *n, int64_t opset, const char *g, const
   if (n->domain && !ox_is_default_domain(n->domain)) return no_rule(b, n, NULL);
   if (!strcmp(op, "Add") || !strcmp(op, "Sum")) {
     for (size_t j = 0; j < n->n_input; j++)
-      if (need[j]) gx[j] = unbroadcast(b, g, n->input[j]);
+      if (need[j]) gx[j] = unbroadcast(b, g, n->input[j], y);
   } else if (!strcmp(op, "Sub")) {
-    if (n0) gx[0] = unbroadcast(b, g, x);
-    if (n1) gx[1] = unbroadcast(b, op1(b, "Neg", g), x1);
+    if (n0) gx[0] = unbroadcast(b, g, x, y);
+    if (n1) gx[1] = unbroadcast(b, op1(b, "Neg", g), x1, y);
   } else if (!strcmp(op, "Mul")) {
-    if (n0) gx[0] = unbroadcast(b, op2(b, "Mul", g, x1), x);
-    if (n1) gx[1] = unbroadcast(b, op2(b, "Mul", g, x), x1);
+    if (n0) gx[0] = unbroadcast(b, op2(b, "Mul", g, x1), x, y);
+    if (n1) gx[1] = unbroadcast(b, op2(b, "Mul", g, x), x1, y);
   } else if (!strcmp(op, "Div")) {
-    if (n0) gx[0] = unbroadcast(b, op2(b, "Div", g, x1), x);
-    if (n1) gx[1] = unbroadcast(b, op1(b, "Neg", op2(b, "Div", op2(b, "Mul", g, y), x1)), x1);
+    if (n0) gx[0] = unbroadcast(b, op2(b, "Div", g, x1), x, y);
+    if (n1) gx[1] = unbroadcast(b, op1(b, "Neg", op2(b, "Div", op2(b, "Mul", g, y), x1)), x1, y);
   } else if (!strcmp(op, "Identity")) {
     gx[0] = g;
   } else if (!strcmp(op, "Neg")) {
@@ -233,29 +294,23 @@ static int backward(gb *b, const ox_node *n, int64_t opset, const char *g, const
       return no_rule(b, n, "the exponent depends on xs (only a constant exponent is supported)");
     const char *e = op2(b, "CastLike", x1, x);
     const char *d = op2(b, "Mul", e, op2(b, "Pow", x, op2(b, "Sub", e, cst_like(b, 1, e))));
-    gx[0] = unbroadcast(b, op2(b, "Mul", g, d), x);
+    gx[0] = unbroadcast(b, op2(b, "Mul", g, d), x, y);
   } else if (!strcmp(op, "MatMul")) {
-    if (n0) {
-      ox_node *m = emit(b, "Einsum", NULL, 2, (const char *[]){g, x1});
-      if (m) {
-        ox_attr *at = ox_node_add_attr(b->a, m, "equation", OX_ATTR_STRING);
-        if (!at)
-          gb_oom(b);
-        else
-          at->s = (ox_bytes){(const uint8_t *)"...ik,...jk->...ij", 18};
-      }
-      gx[0] = unbroadcast(b, o0(m), x);
-    }
-    if (n1) {
-      ox_node *m = emit(b, "Einsum", NULL, 2, (const char *[]){x, g});
-      if (m) {
-        ox_attr *at = ox_node_add_attr(b->a, m, "equation", OX_ATTR_STRING);
-        if (!at)
-          gb_oom(b);
-        else
-          at->s = (ox_bytes){(const uint8_t *)"...ik,...ij->...kj", 18};
-      }
-      gx[1] = unbroadcast(b, o0(m), x1);
+    /* 1-D operands (known from declared shapes) are promoted and squeezed
+     * again; the equations below sum over those axes directly. */
+    size_t ra = 0, rb = 0;
+    const ox_shape *sh;
+    const int64_t *dd;
+    bool a1 = find_shape(b, x, &ra, &sh, &dd) && ra == 1;
+    bool b1 = find_shape(b, x1, &rb, &sh, &dd) && rb == 1;
+    if (a1 && b1) {
+      if (n0) gx[0] = op2(b, "Mul", g, x1);
+      if (n1) gx[1] = op2(b, "Mul", g, x);
+    } else {
+      const char *ea = a1 ? "...j,...kj->...k" : b1 ? "...i,k->...ik" : "...ik,...jk->...ij";
+      const char *eb = a1 ? "k,...j->...kj" : b1 ? "...ik,...i->...k" : "...ik,...ij->...kj";
+      if (n0) gx[0] = unbroadcast(b, einsum(b, ea, g, x1), x, NULL);
+      if (n1) gx[1] = unbroadcast(b, einsum(b, eb, x, g), x1, NULL);
     }
   } else if (!strcmp(op, "Gemm")) {
     float alpha = ox_node_attr_float(n, "alpha", 1.0f), beta = ox_node_attr_float(n, "beta", 1.0f);
@@ -278,7 +333,7 @@ static int backward(gb *b, const ox_node *n, int64_t opset, const char *g, const
     }
     if (n->n_input > 2 && need[2]) {
       const char *gc = beta == 1.0f ? g : op2(b, "Mul", g, cst_like(b, beta, g));
-      gx[2] = unbroadcast(b, gc, n->input[2]);
+      gx[2] = unbroadcast(b, gc, n->input[2], y);
     }
   } else if (!strcmp(op, "ReduceSum") || !strcmp(op, "ReduceMean")) {
     bool mean = op[6] == 'M', bad = false;
@@ -440,7 +495,7 @@ int ox_rt_expand_gradients(ox_session *s, const ox_graph *g, const ox_graph **ou
   *ng = *g;
   ng->node = NULL;
   ng->n_node = 0;
-  gb b = {.a = s->arena, .g = ng, .e = e};
+  gb b = {.a = s->arena, .g = ng, .src = g, .e = e};
   for (size_t i = 0; i < g->n_node; i++) {
     const ox_node *n = &g->node[i];
     opsets[i] = orig_opset(s, noted, i, n->domain);

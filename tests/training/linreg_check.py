@@ -3,8 +3,8 @@
 for 100 steps on fixed data and checks, against an independent NumPy
 computation of the same 100 Adagrad steps, (1) the loss printed at steps 1
 and 100, (2) the saved W, B, H_W, H_B, T (read with python-onnx), and (3) the
-loss `onnxc run` computes with the saved model, which must have fallen below
-1/100 of the initial loss. Exit 77 (skip) without python-onnx/NumPy.
+loss `onnxc run` computes with the saved model (binary, and text), which must
+have fallen below 1/100 of the initial loss. Exit 77 (skip) without python-onnx/NumPy.
 
 usage: linreg_check.py ONNXC EXAMPLES_DIR WORK_DIR"""
 import os
@@ -85,6 +85,15 @@ def main():
     got = [floats(l)[0] for l in run.splitlines() if l.startswith("loss:")]
     if len(got) != 1 or not close(got[0], final, rtol=1e-3):
         bad.append("onnxc run of the trained model: loss %r, numpy %r" % (got, final))
+    # the same training saved as text: the inference model with the trained weights
+    text = os.path.join(work, "trained.onnxtxt")
+    subprocess.run([onnxc, "train", model, "--init", "--steps", str(STEPS), "-i", "X=" + xp,
+                    "-i", "Y=" + yp, "--save", text], check=True, capture_output=True)
+    run = subprocess.run([onnxc, "run", text, "-i", "X=" + xp, "-i", "Y=" + yp],
+                         check=True, capture_output=True, text=True).stdout
+    got_t = [floats(l)[0] for l in run.splitlines() if l.startswith("loss:")]
+    if len(got_t) != 1 or not close(got_t[0], final, rtol=1e-3):
+        bad.append("onnxc run of the trained text model: loss %r, numpy %r" % (got_t, final))
     if not final < losses[0] / 100:
         bad.append("numpy loss did not fall: %r -> %r" % (losses[0], final))
     print("initial loss %.6g, after %d Adagrad steps %.6g (numpy), onnxc run %r" %

@@ -233,6 +233,57 @@ static void test_softmax_pow_transpose(void) {
   ox_model_free(m);
 }
 
+/* MatMul with 1-D operands and with a broadcast batch, all summed:
+ *  y1 = sum(v M), v [3], M [3,2]: dv[k] = sum_j M[k][j], dM[k][j] = v[k];
+ *  y2 = sum(M^T v') with M^T [2,3] given as mt, v' = u [3]: dmt[i][k] = u[k],
+ *       du[k] = sum_i mt[i][k];
+ *  y3 = sum(A M), A [2,2,3]: dM[k][j] = sum_{b,i} A[b][i][k]. */
+static void test_matmul_ranks(void) {
+  ox_model *m = parse(
+      "g (float[3] v, float[3,2] m, float[2,3] mt, float[3] u, float[2,2,3] a)\n"
+      "  => (float[3] dv, float[3,2] dm, float[2,3] dmt, float[3] du, "
+      "float[3,2] dm3) {\n"
+      "  p1 = MatMul(v, m)\n  y1 = ReduceSum<keepdims = 0>(p1)\n"
+      "  p2 = MatMul(mt, u)\n  y2 = ReduceSum<keepdims = 0>(p2)\n"
+      "  p3 = MatMul(a, m)\n  y3 = ReduceSum<keepdims = 0>(p3)\n"
+      "  dv, dm = ai.onnx.preview.training.Gradient<xs = [\"v\", \"m\"], "
+      "y = \"y1\">(v, m)\n"
+      "  dmt, du = ai.onnx.preview.training.Gradient<xs = [\"mt\", \"u\"], "
+      "y = \"y2\">(mt, u)\n"
+      "  dm3 = ai.onnx.preview.training.Gradient<xs = [\"m\"], y = \"y3\">(m)\n"
+      "}\n");
+  if (!m) return;
+  const float v[3] = {1, -2, 3}, mm[6] = {0.5f, 1, -1, 2, 3, -0.5f};
+  const float mt[6] = {1, 2, 3, 4, 5, 6}, u[3] = {-1, 0.5f, 2};
+  float a[12];
+  for (int i = 0; i < 12; i++) a[i] = (float)(i - 4) / 4.0f;
+  ox_value *ins[5] = {tensor(v, (int64_t[]){3}, 1), tensor(mm, (int64_t[]){3, 2}, 2),
+                      tensor(mt, (int64_t[]){2, 3}, 2), tensor(u, (int64_t[]){3}, 1),
+                      tensor(a, (int64_t[]){2, 2, 3}, 3)};
+  const char *in_names[5] = {"v", "m", "mt", "u", "a"};
+  const char *out_names[5] = {"dv", "dm", "dmt", "du", "dm3"};
+  ox_value *outs[5] = {0};
+  if (!run(m, in_names, ins, 5, out_names, outs, 5)) {
+    double dv[3], dm[6], dmt[6], du[3] = {0}, dm3[6] = {0};
+    for (int k = 0; k < 3; k++) {
+      dv[k] = (double)mm[k * 2] + mm[k * 2 + 1];
+      for (int j = 0; j < 2; j++) {
+        dm[k * 2 + j] = v[k];
+        dmt[j * 3 + k] = u[k];
+        du[k] += mt[j * 3 + k];
+        for (int bi = 0; bi < 4; bi++) dm3[k * 2 + j] += a[bi * 3 + k];
+      }
+    }
+    expect(outs[0], dv, 3, "1-D matmul dv");
+    expect(outs[1], dm, 6, "1-D matmul dm");
+    expect(outs[2], dmt, 6, "matmul 1-D rhs dmt");
+    expect(outs[3], du, 3, "matmul 1-D rhs du");
+    expect(outs[4], dm3, 6, "batched matmul dm");
+  }
+  for (int k = 0; k < 5; k++) ox_value_unref(ins[k]), ox_value_unref(outs[k]);
+  ox_model_free(m);
+}
+
 /* No rule for Floor; y not depending on a listed input gives zeros. */
 static void test_gradient_errors(void) {
   ox_model *m = parse(
@@ -377,6 +428,7 @@ int main(void) {
   test_matmul_sigmoid_mean();
   test_gemm_tanh();
   test_softmax_pow_transpose();
+  test_matmul_ranks();
   test_gradient_errors();
   test_training_api();
   test_binding_rules();
