@@ -388,6 +388,40 @@ static int64_t orig_opset(const ox_session *s, const int64_t *noted, size_t i, c
   return v;
 }
 
+/* Operators whose outputs are integers, booleans or piecewise constant
+ * (zero derivative almost everywhere): no gradient flows through them. */
+static bool stops_gradient(const ox_node *n) {
+  static const char *const ops[] = {"Shape",
+                                    "Size",
+                                    "NonZero",
+                                    "ArgMax",
+                                    "ArgMin",
+                                    "Equal",
+                                    "Greater",
+                                    "GreaterOrEqual",
+                                    "Less",
+                                    "LessOrEqual",
+                                    "Not",
+                                    "And",
+                                    "Or",
+                                    "Xor",
+                                    "IsNaN",
+                                    "IsInf",
+                                    "Sign",
+                                    "Floor",
+                                    "Ceil",
+                                    "Round",
+                                    "EyeLike",
+                                    "ConstantOfShape",
+                                    "RandomNormalLike",
+                                    "RandomUniformLike",
+                                    "BitShift"};
+  if (n->domain && !ox_is_default_domain(n->domain)) return false;
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+    if (!strcmp(n->op_type, ops[i])) return true;
+  return false;
+}
+
 static bool is_gradient(const ox_node *n) {
   return n->domain && !strcmp(n->domain, OX_TRAINING_DOMAIN) && !strcmp(n->op_type, "Gradient");
 }
@@ -421,8 +455,8 @@ static int expand_one(gb *b, const ox_graph *src, size_t gi, const int64_t *opse
   for (size_t i = 0; !rc && i < src->n_node; i++) {
     const ox_node *n = &src->node[i];
     if (is_gradient(n)) continue;
-    bool d = false;
-    for (size_t j = 0; j < n->n_input && !d; j++)
+    bool d = false, stop = stops_gradient(n);
+    for (size_t j = 0; j < n->n_input && !d && !stop; j++)
       d = n->input[j][0] && ox_map_get(&dep, n->input[j], NULL);
     for (size_t j = 0; j < n->n_output; j++) {
       if (d && n->output[j][0] && ox_map_put(&dep, n->output[j], 1))
