@@ -9,7 +9,15 @@
  * broadcast axes and a Reshape (computed at run time from the shapes). The
  * generated nodes use ai.onnx opset 18 whatever the model imports. Values
  * that do not depend on `xs` (such as the `zs`) are constants for the
- * derivative. An operator without a rule gives an error naming it. */
+ * derivative. No gradient flows through integer, boolean or piecewise-constant
+ * operators (Shape, Size, comparisons, Floor, ...).
+ *
+ * Rules: Add, Sub, Mul, Div, Sum, Where, Expand, Identity, Neg, Abs, Relu,
+ * LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, Reciprocal, Pow (constant
+ * exponent), MatMul (1-D operands when declared), Gemm, ReduceSum,
+ * ReduceMean, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Cast,
+ * Softmax and LogSoftmax (opset 13+). Only the first output of a node can be
+ * differentiated. Any other operator on the path gives an error naming it. */
 #include <string.h>
 
 #include "rt.h"
@@ -77,6 +85,11 @@ static const char *op1(gb *b, const char *op, const char *x) {
 static const char *op2(gb *b, const char *op, const char *x, const char *y) {
   const char *in[2] = {x, y};
   return o0(emit(b, op, NULL, 2, in));
+}
+
+static const char *op3(gb *b, const char *op, const char *x, const char *y, const char *z) {
+  const char *in[3] = {x, y, z};
+  return o0(emit(b, op, NULL, 3, in));
 }
 
 static void at_int(gb *b, ox_node *n, const char *name, int64_t v) {
@@ -271,6 +284,19 @@ static int backward(gb *b, const ox_node *n, int64_t opset, const char *g, const
   } else if (!strcmp(op, "Div")) {
     if (n0) gx[0] = unbroadcast(b, op2(b, "Div", g, x1), x, y);
     if (n1) gx[1] = unbroadcast(b, op1(b, "Neg", op2(b, "Div", op2(b, "Mul", g, y), x1)), x1, y);
+  } else if (!strcmp(op, "Where")) {
+    const char *zero = cst_like(b, 0, g);
+    if (n1) gx[1] = unbroadcast(b, op3(b, "Where", x, g, zero), x1, y);
+    if (n->n_input > 2 && need[2])
+      gx[2] = unbroadcast(b, op3(b, "Where", x, zero, g), n->input[2], y);
+  } else if (!strcmp(op, "Expand")) {
+    gx[0] = unbroadcast(b, g, x, NULL);
+  } else if (!strcmp(op, "LeakyRelu")) {
+    float alpha = ox_node_attr_float(n, "alpha", 0.01f);
+    const char *pos = op2(b, "Greater", x, cst_like(b, 0, x));
+    gx[0] = op2(b, "Mul", g, op3(b, "Where", pos, cst_like(b, 1, x), cst_like(b, alpha, x)));
+  } else if (!strcmp(op, "Reciprocal")) {
+    gx[0] = op1(b, "Neg", op2(b, "Mul", g, op2(b, "Mul", y, y)));
   } else if (!strcmp(op, "Identity")) {
     gx[0] = g;
   } else if (!strcmp(op, "Neg")) {

@@ -284,6 +284,38 @@ static void test_matmul_ranks(void) {
   ox_model_free(m);
 }
 
+/* y = sum(Where(c, LeakyRelu(x), Reciprocal(x)) + Expand(b, [2,2])), x [2,2],
+ * b [1,2]: dx = c ? (x > 0 ? 1 : 0.1) : -1/x^2, db[j] = 2. */
+static void test_where_expand(void) {
+  ox_model *m = parse(
+      "g (float[2,2] x, bool[2,2] c, float[1,2] b) => (float[2,2] dx, float[1,2] db) {\n"
+      "  l = LeakyRelu<alpha = 0.1>(x)\n  r = Reciprocal(x)\n  w = Where(c, l, r)\n"
+      "  shape = Constant<value = int64[2] {2, 2}>()\n  e = Expand(b, shape)\n"
+      "  s = Add(w, e)\n  y = ReduceSum<keepdims = 0>(s)\n"
+      "  dx, db = ai.onnx.preview.training.Gradient<xs = [\"x\", \"b\"], "
+      "y = \"y\">(x, b)\n}\n");
+  if (!m) return;
+  const float x[4] = {2, -0.5f, -4, 0.25f}, b[2] = {1, 2};
+  const uint8_t c[4] = {1, 1, 0, 0};
+  ox_err e = {0};
+  ox_value *cv = ox_tensor_new(OX_BOOL, (int64_t[]){2, 2}, 2, &e);
+  if (!cv) abort();
+  memcpy(cv->data, c, 4);
+  ox_value *ins[3] = {tensor(x, (int64_t[]){2, 2}, 2), cv, tensor(b, (int64_t[]){1, 2}, 2)};
+  const char *in_names[3] = {"x", "c", "b"}, *out_names[2] = {"dx", "db"};
+  ox_value *outs[2] = {0};
+  if (!run(m, in_names, ins, 3, out_names, outs, 2)) {
+    double dx[4], db[2] = {2, 2};
+    for (int i = 0; i < 4; i++)
+      dx[i] = c[i] ? (x[i] > 0 ? 1.0 : 0.1) : -1.0 / ((double)x[i] * x[i]);
+    expect(outs[0], dx, 4, "where/leakyrelu/reciprocal dx");
+    expect(outs[1], db, 2, "expand db");
+  }
+  for (int k = 0; k < 3; k++) ox_value_unref(ins[k]);
+  for (int k = 0; k < 2; k++) ox_value_unref(outs[k]);
+  ox_model_free(m);
+}
+
 /* No rule for Sin; no gradient through Size (y = sum(x) / size as float
  * has dy/dx = 1/2 for x [2]); y not depending on a listed input gives zeros. */
 static void test_gradient_errors(void) {
@@ -444,6 +476,7 @@ int main(void) {
   test_gemm_tanh();
   test_softmax_pow_transpose();
   test_matmul_ranks();
+  test_where_expand();
   test_gradient_errors();
   test_training_api();
   test_binding_rules();
