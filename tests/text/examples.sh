@@ -34,4 +34,17 @@ if [ "$(cat "$work/got.txt")" != "$want" ]; then
   echo "expected:      $want"
   exit 1
 fi
+# Double and Root (model-local functions, Root with its default nth = 2) on
+# X = [4, 9, 2] (TensorProto: dims 3, FLOAT, raw_data 4.0 9.0 2.0): Double gives
+# X + X, Root gives the square roots.
+printf '\010\003\020\001\112\014\000\000\200\100\000\000\020\101\000\000\000\100' > "$work/x3.pb"
+got=$("$onnxc" run "$src/examples/double.onnxtxt" -i "$work/x3.pb")
+[ "$got" = "Out: tensor(float)[3] = [8, 18, 4]" ] || { echo "Double gave: $got"; exit 1; }
+got=$("$onnxc" run "$src/examples/root.onnxtxt" -i "$work/x3.pb")
+[ "$got" = "Out: tensor(float)[3] = [2, 3, 1.41421]" ] || { echo "Root gave: $got"; exit 1; }
+# The perceptron on [[1, 2, 3], [-1, 0.5, 4]]: sigmoid(relu(X W1 + B1) W2 + B2)
+# computed independently with numpy from the weights in the file (6 digits).
+got=$("$onnxc" run "$src/examples/perceptron.onnxtxt" -i "$src/examples/perceptron_input.npy")
+[ "$got" = "Out: tensor(float)[2,2] = [0.569718, 0.576788, 0.563259, 0.569938]" ] ||
+  { echo "perceptron gave: $got"; exit 1; }
 echo "examples ok"
