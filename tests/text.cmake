@@ -35,7 +35,7 @@ if(ONNXC_FUZZ)
   target_link_libraries(fuzz_text PRIVATE onnxc)
   add_test(NAME fuzz_text_short
            COMMAND ${PROJECT_SOURCE_DIR}/tests/text/fuzz_text.sh $<TARGET_FILE:fuzz_text>
-                   ${PROJECT_SOURCE_DIR}/examples ${CMAKE_CURRENT_BINARY_DIR}/fuzz_text 45)
+                   ${PROJECT_SOURCE_DIR}/examples ${CMAKE_CURRENT_BINARY_DIR}/fuzz_text_work 45)
   set_tests_properties(fuzz_text_short PROPERTIES LABELS asan-only TIMEOUT 300)
 endif()
 
