@@ -54,25 +54,10 @@ static bool rnd_float_ok(int32_t dt, int64_t since) {
          (dt == OX_BFLOAT16 && since >= 22);
 }
 
+/* Bernoulli outputs: the 8- to 64-bit integers, the float types and bool. */
 static bool bern_out_ok(int32_t dt) {
-  switch (dt) {
-    case OX_UINT8:
-    case OX_UINT16:
-    case OX_UINT32:
-    case OX_UINT64:
-    case OX_INT8:
-    case OX_INT16:
-    case OX_INT32:
-    case OX_INT64:
-    case OX_BFLOAT16:
-    case OX_FLOAT16:
-    case OX_FLOAT:
-    case OX_DOUBLE:
-    case OX_BOOL:
-      return true;
-    default:
-      return false;
-  }
+  return rnd_float_ok(dt, 22) || dt == OX_BOOL ||
+         (oc_is_int(dt) && dt != OX_INT4 && dt != OX_UINT4 && dt != OX_INT2 && dt != OX_UINT2);
 }
 
 /* Key from the seed attribute (float for the Random* ops, int for Dropout),
@@ -146,7 +131,12 @@ static void rnd_normals(uint64_t key, uint64_t stream, uint64_t first, int64_t n
 /* ------------------------------------------------------------------ */
 /* RandomNormal / RandomUniform and their *Like forms                  */
 
-static int rnd_prepare(const ox_kinfo *info, void **state, ox_err *e, int kind) {
+static int rnd_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  const char *op = info->node->op_type;
+  int kind = !strcmp(op, "RandomNormal")       ? RK_NORMAL
+             : !strcmp(op, "RandomUniform")    ? RK_UNIFORM
+             : !strcmp(op, "RandomNormalLike") ? RK_NORMAL_LIKE
+                                               : RK_UNIFORM_LIKE;
   rnd_state *s = rnd_new(info, kind, e);
   if (!s) return OX_ENOMEM;
   bool normal = kind == RK_NORMAL || kind == RK_NORMAL_LIKE;
@@ -183,19 +173,6 @@ static int rnd_prepare(const ox_kinfo *info, void **state, ox_err *e, int kind) 
   *state = s;
   return OX_OK;
 }
-static int prep_normal(const ox_kinfo *i, void **s, ox_err *e) {
-  return rnd_prepare(i, s, e, RK_NORMAL);
-}
-static int prep_uniform(const ox_kinfo *i, void **s, ox_err *e) {
-  return rnd_prepare(i, s, e, RK_UNIFORM);
-}
-static int prep_normal_like(const ox_kinfo *i, void **s, ox_err *e) {
-  return rnd_prepare(i, s, e, RK_NORMAL_LIKE);
-}
-static int prep_uniform_like(const ox_kinfo *i, void **s, ox_err *e) {
-  return rnd_prepare(i, s, e, RK_UNIFORM_LIKE);
-}
-
 typedef struct fill_job {
   const rnd_state *s;
   uint64_t stream;
@@ -507,14 +484,14 @@ static int dropout_run(ox_kctx *ctx, void *state) {
 }
 
 const ox_kernel_def ox_ops_random[] = {
-    {"", "RandomNormal", 1, 21, prep_normal, rnd_run, NULL},
-    {"", "RandomNormal", 22, 1000, prep_normal, rnd_run, NULL},
-    {"", "RandomUniform", 1, 21, prep_uniform, rnd_run, NULL},
-    {"", "RandomUniform", 22, 1000, prep_uniform, rnd_run, NULL},
-    {"", "RandomNormalLike", 1, 21, prep_normal_like, rnd_run, NULL},
-    {"", "RandomNormalLike", 22, 1000, prep_normal_like, rnd_run, NULL},
-    {"", "RandomUniformLike", 1, 21, prep_uniform_like, rnd_run, NULL},
-    {"", "RandomUniformLike", 22, 1000, prep_uniform_like, rnd_run, NULL},
+    {"", "RandomNormal", 1, 21, rnd_prepare, rnd_run, NULL},
+    {"", "RandomNormal", 22, 1000, rnd_prepare, rnd_run, NULL},
+    {"", "RandomUniform", 1, 21, rnd_prepare, rnd_run, NULL},
+    {"", "RandomUniform", 22, 1000, rnd_prepare, rnd_run, NULL},
+    {"", "RandomNormalLike", 1, 21, rnd_prepare, rnd_run, NULL},
+    {"", "RandomNormalLike", 22, 1000, rnd_prepare, rnd_run, NULL},
+    {"", "RandomUniformLike", 1, 21, rnd_prepare, rnd_run, NULL},
+    {"", "RandomUniformLike", 22, 1000, rnd_prepare, rnd_run, NULL},
     {"", "Bernoulli", 15, 21, prep_bernoulli, bern_run, NULL},
     {"", "Bernoulli", 22, 1000, prep_bernoulli, bern_run, NULL},
     {"", "Multinomial", 7, 21, prep_multinomial, multinomial_run, NULL},
