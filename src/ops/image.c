@@ -732,10 +732,13 @@ static int imgdec_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   return OX_OK;
 }
 
-static inline int missing(img *im, const char *fmt) {
+#if !defined(ONNXC_HAVE_JPEG) || !defined(ONNXC_HAVE_PNG) || !defined(ONNXC_HAVE_TIFF) || \
+    !defined(ONNXC_HAVE_WEBP) || !defined(ONNXC_HAVE_OPENJP2)
+static int missing(img *im, const char *fmt) {
   snprintf(im->err, sizeof im->err, "%s decoding is not available in this build", fmt);
   return -1;
 }
+#endif
 
 /* Decodes by the stream's signature. */
 static int decode_any(const uint8_t *d, size_t n, img *im) {
