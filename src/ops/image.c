@@ -345,6 +345,8 @@ static int jpeg_try(jdec *j, const uint8_t *d, size_t n) {
   jpeg_create_decompress(&j->cinfo);
   jpeg_mem_src(&j->cinfo, d, (unsigned long)n);
   jpeg_read_header(&j->cinfo, TRUE);
+  if ((uint64_t)j->cinfo.image_width * j->cinfo.image_height > IMG_MAX_PIXELS)
+    return img_fail(j->im, "JPEG: the image is too large");
   J_COLOR_SPACE cs = j->cinfo.jpeg_color_space;
   int c;
   if (cs == JCS_GRAYSCALE) {
@@ -532,6 +534,7 @@ static int dec_tiff(const uint8_t *d, size_t n, img *im) {
   if (!o) return img_fail(im, "out of memory");
   TIFFOpenOptionsSetErrorHandlerExtR(o, tif_on_error, &m);
   TIFFOpenOptionsSetWarningHandlerExtR(o, tif_on_warning, &m);
+  TIFFOpenOptionsSetMaxSingleMemAlloc(o, (tmsize_t)IMG_MAX_PIXELS * 4);
   TIFF *t = TIFFClientOpenExt("stream", "rm", (thandle_t)&m, tif_read, tif_write, tif_seek,
                               tif_close, tif_size, tif_map, tif_unmap, o);
   TIFFOpenOptionsFree(o);
@@ -654,8 +657,18 @@ static int dec_j2k(const uint8_t *d, size_t n, img *im, bool jp2) {
   opj_stream_set_user_data_length(st, (OPJ_UINT64)n);
   opj_dparameters_t par;
   opj_set_default_decoder_parameters(&par);
-  if (!opj_setup_decoder(codec, &par) || !opj_read_header(st, codec, &image) ||
-      !opj_decode(codec, st, image) || !opj_end_decompress(codec, st)) {
+  if (!opj_setup_decoder(codec, &par) || !opj_read_header(st, codec, &image)) {
+    if (!im->err[0]) img_fail(im, "JPEG 2000: cannot read the header");
+    goto done;
+  }
+  /* refuse oversized images before the decoder allocates for them */
+  if (image->x1 <= image->x0 || image->y1 <= image->y0 ||
+      (uint64_t)(image->x1 - image->x0) * (image->y1 - image->y0) > IMG_MAX_PIXELS ||
+      image->numcomps > 16) {
+    img_fail(im, "JPEG 2000: the image is empty or too large");
+    goto done;
+  }
+  if (!opj_decode(codec, st, image) || !opj_end_decompress(codec, st)) {
     if (!im->err[0]) img_fail(im, "JPEG 2000: cannot decode the image");
     goto done;
   }
