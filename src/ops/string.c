@@ -472,10 +472,9 @@ static int regex_run(ox_kctx *ctx, void *state) {
 #else
 static int regex_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   (void)state;
-  return ox_err_set(e, OX_EUNSUPPORTED,
-                    "node '%s' (RegexFullMatch): this build has no regular expression library "
-                    "(PCRE2 was not found)",
-                    info->node->name ? info->node->name : "");
+  oc_prep_fail(info, e, "this build has no regular expression library (PCRE2 was not found)");
+  e->code = OX_EUNSUPPORTED;
+  return e->code;
 }
 static int regex_run(ox_kctx *ctx, void *state) {
   (void)state;

@@ -638,13 +638,17 @@ static void strings(void) {
   const char *words[4] = {"\xc3\x89t\xc3\xa9", "Stra\303\237e", "\xc3\x80la", "\xce\xa3\xce\x9f"};
   ox_value *x = tensor(OX_STRING, &d4, 1, words);
   ox_value *y = run1(
-      "<ir_version: 8, opset_import: [\"\" : 10]> g (string[4] x) => (string[3] y) "
+      "<ir_version: 8, opset_import: [\"\" : 10]> g (string[4] x) => (string[M] y) "
       "{ y = StringNormalizer <case_change_action = \"LOWER\", stopwords = "
       "[\"\xc3\xa9t\xc3\xa9\"]> "
       "(x) }",
       &x, 1, err, sizeof err);
+#ifdef ONNXC_HAVE_UTF8PROC
   const char *low[3] = {"stra\303\237e", "\xc3\xa0la", "\xcf\x83\xce\xbf"};
-  CHECK(strings_are(y, low, 3), "StringNormalizer LOWER: %s", err);
+#else /* ASCII-only case mapping; the stopword does not match "\xc3\x89t\xc3\xa9" */
+  const char *low[4] = {"\xc3\x89t\xc3\xa9", "stra\303\237e", "\xc3\x80la", "\xce\xa3\xce\x9f"};
+#endif
+  CHECK(strings_are(y, low, sizeof low / sizeof *low), "StringNormalizer LOWER: %s", err);
   if (y) ox_value_unref(y);
   ox_value_unref(x);
   /* [1, C] with every word a stopword: [1, 1] holding "" */
@@ -674,7 +678,12 @@ static void strings(void) {
   CHECK(!prog_open(&p,
                    "<ir_version: 8, opset_import: [\"\" : 20]> g (string[2] x) => (bool[2] y) "
                    "{ y = RegexFullMatch <pattern = \"(ab\"> (x) }") &&
-            strstr(p.e.msg, "RegexFullMatch") && strstr(p.e.msg, "compile"),
+            strstr(p.e.msg, "RegexFullMatch") &&
+#ifdef ONNXC_HAVE_PCRE2
+            strstr(p.e.msg, "compile"),
+#else
+            strstr(p.e.msg, "PCRE2"),
+#endif
         "bad regex: %s", p.e.msg);
   prog_close(&p);
   /* splitting: maxsplit with a delimiter, whitespace-only and empty strings */
