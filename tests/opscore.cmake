@@ -1,2 +1,25 @@
-# opscore: small float conversions and the core operator kernels
+# opscore: small float conversions and the core operator families
+# (elementwise, unary, cast, reduce, softmax, matmul).
 onnxc_unit_test(test_floatconv)
+# old-version semantics (legacy broadcast, Softmax-11 coercion, Cast-1, ...)
+onnxc_unit_test(test_opscore)
+
+# Conformance: every node case of these operators, including the function
+# expansions (about a second in release).
+set(OPSCORE_PATTERNS
+    abs acos acosh add and and2d and3d and4d argmax argmin asin asinh atan atanh bitshift bitwise
+    cast castlike ceil celu clip cos cosh cumprod cumsum det div einsum elu equal erf exp floor
+    gelu gemm greater hardmax hardsigmoid hardswish isinf isnan leakyrelu less log logsoftmax
+    matmul max mean min mish mod mul neg not or or2d or3d or4d pow prelu reciprocal reduce relu
+    round selu shrink sigmoid sign sin sinh softmax softplus softsign sqrt sub sum swish tan tanh
+    thresholdedrelu where xor xor2d xor3d xor4d)
+set(OPSCORE_CASES "")
+foreach(p ${OPSCORE_PATTERNS})
+  file(GLOB cases LIST_DIRECTORIES true "${ONNXC_TESTDATA}/node/test_${p}"
+       "${ONNXC_TESTDATA}/node/test_${p}_*")
+  list(APPEND OPSCORE_CASES ${cases})
+endforeach()
+if(OPSCORE_CASES)
+  list(REMOVE_DUPLICATES OPSCORE_CASES)
+  add_test(NAME opscore_node COMMAND onnxc_cli test ${OPSCORE_CASES})
+endif()

@@ -1810,12 +1810,16 @@ static const ox_infer_def defs[] = {
     {NULL, NULL, 0, 0, NULL},
 };
 
+extern const ox_infer_def ox_infer_defs2[];
+
 const ox_infer_def *ox_infer_find(const char *domain, const char *op, int64_t since) {
   bool dflt = ox_is_default_domain(domain);
-  for (const ox_infer_def *d = defs; d->op; d++) {
-    bool dd = ox_is_default_domain(d->domain);
-    if (dd != dflt || (!dd && strcmp(d->domain, domain) != 0)) continue;
-    if (strcmp(d->op, op) == 0 && since >= d->since_min && since <= d->since_max) return d;
-  }
+  const ox_infer_def *tables[2] = {defs, ox_infer_defs2};
+  for (int t = 0; t < 2; t++)
+    for (const ox_infer_def *d = tables[t]; d->op; d++) {
+      bool dd = ox_is_default_domain(d->domain);
+      if (dd != dflt || (!dd && strcmp(d->domain, domain) != 0)) continue;
+      if (strcmp(d->op, op) == 0 && since >= d->since_min && since <= d->since_max) return d;
+    }
   return NULL;
 }

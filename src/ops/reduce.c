@@ -85,6 +85,21 @@ static void red_run_fn(void *arg, int64_t i, int64_t o, int64_t n, bool one) {
   const red_job *j = arg;
   double *acc = j->acc + o;
   const float *xf = j->dt == OX_FLOAT ? (const float *)j->x + i : NULL;
+  if (xf && (j->op == R_SUM || j->op == R_MEAN || j->op == R_SUMSQ || j->op == R_L2)) {
+    bool sq = j->op == R_SUMSQ || j->op == R_L2;
+    if (one) {
+      double s = 0;
+      if (sq)
+        for (int64_t k = 0; k < n; k++) s += (double)xf[k] * xf[k];
+      else
+        for (int64_t k = 0; k < n; k++) s += xf[k];
+      *acc += s;
+    } else if (sq)
+      for (int64_t k = 0; k < n; k++) acc[k] += (double)xf[k] * xf[k];
+    else
+      for (int64_t k = 0; k < n; k++) acc[k] += xf[k];
+    return;
+  }
   for (int64_t k = 0; k < n; k++) {
     double v = xf ? xf[k] : oc_get(j->x, j->dt, i + k);
     double *a = one ? acc : acc + k;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../base/floatconv.h"
+#include "../kernels/nn.h"
 #include "../runtime/kernel.h"
 
 enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };
@@ -112,71 +113,6 @@ static int rs10_prepare(const ox_kinfo *i, void **s, ox_err *e) {
 }
 static int rs11_prepare(const ox_kinfo *i, void **s, ox_err *e) {
   return rs_prepare_ver(i, s, e, V_RS11);
-}
-
-/* ---- staging in double ---- */
-static bool rs_load(const ox_value *v, double *d) {
-  const void *p = v->data;
-  int64_t n = v->numel;
-  switch (v->dtype) {
-#define RS_L(T, code)                                                 \
-  case code:                                                          \
-    for (int64_t i = 0; i < n; i++) d[i] = (double)((const T *)p)[i]; \
-    return true;
-    RS_L(float, OX_FLOAT)
-    RS_L(double, OX_DOUBLE)
-    RS_L(int8_t, OX_INT8)
-    RS_L(uint8_t, OX_UINT8)
-    RS_L(int16_t, OX_INT16)
-    RS_L(uint16_t, OX_UINT16)
-    RS_L(int32_t, OX_INT32)
-    RS_L(uint32_t, OX_UINT32)
-    RS_L(int64_t, OX_INT64)
-    RS_L(uint64_t, OX_UINT64)
-    RS_L(uint8_t, OX_BOOL)
-#undef RS_L
-    case OX_FLOAT16:
-      for (int64_t i = 0; i < n; i++) d[i] = ox_f16_to_f32(((const uint16_t *)p)[i]);
-      return true;
-    case OX_BFLOAT16:
-      for (int64_t i = 0; i < n; i++) d[i] = ox_bf16_to_f32(((const uint16_t *)p)[i]);
-      return true;
-    default:
-      return false;
-  }
-}
-
-static void rs_store(const double *d, ox_value *v) {
-  void *p = v->data;
-  int64_t n = v->numel;
-  switch (v->dtype) {
-#define RS_S(T, code)                                      \
-  case code:                                               \
-    for (int64_t i = 0; i < n; i++) ((T *)p)[i] = (T)d[i]; \
-    break;
-    RS_S(float, OX_FLOAT)
-    RS_S(double, OX_DOUBLE)
-    RS_S(int8_t, OX_INT8)
-    RS_S(uint8_t, OX_UINT8)
-    RS_S(int16_t, OX_INT16)
-    RS_S(uint16_t, OX_UINT16)
-    RS_S(int32_t, OX_INT32)
-    RS_S(uint32_t, OX_UINT32)
-    RS_S(int64_t, OX_INT64)
-    RS_S(uint64_t, OX_UINT64)
-#undef RS_S
-    case OX_BOOL:
-      for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = d[i] != 0.0;
-      break;
-    case OX_FLOAT16:
-      for (int64_t i = 0; i < n; i++) ((uint16_t *)p)[i] = ox_f32_to_f16((float)d[i]);
-      break;
-    case OX_BFLOAT16:
-      for (int64_t i = 0; i < n; i++) ((uint16_t *)p)[i] = ox_f32_to_bf16((float)d[i]);
-      break;
-    default:
-      break;
-  }
 }
 
 /* ---- per-axis taps ---- */
@@ -296,8 +232,8 @@ static void free_taps(axis_taps *t) {
 }
 
 /* y[o, j, i] = sum_k w[j][k] x[o, idx[j][k], i] */
-static void apply_axis(const axis_taps *t, double extrap, const double *x, double *y, int64_t outer,
-                       int64_t in, int64_t out, int64_t inner) {
+OX_NN_CLONES static void apply_axis(const axis_taps *t, double extrap, const double *x, double *y,
+                                    int64_t outer, int64_t in, int64_t out, int64_t inner) {
   for (int64_t o = 0; o < outer; o++) {
     const double *xo = x + o * in * inner;
     double *yo = y + o * out * inner;
@@ -319,6 +255,52 @@ static void apply_axis(const axis_taps *t, double extrap, const double *x, doubl
       }
     }
   }
+}
+
+/* Nearest mode without extrapolation: a pure gather with one index table per
+ * axis, in the tensor's own element size (no staging). */
+static int nearest_gather(const rs_state *s, const ox_value *x, ox_value *y, const double *scale,
+                          const double *rs, const double *re) {
+  size_t r = x->rank, es = ox_value_elem_size(x->dtype);
+  axis_taps t[RS_MAXR];
+  memset(t, 0, sizeof t);
+  int rc = OX_OK;
+  for (size_t d = 0; d < r && rc == OX_OK; d++)
+    rc = build_taps(s, x->dims[d], y->dims[d], scale[d], rs[d], re[d], &t[d]);
+  if (rc == OX_OK) {
+    int64_t L = (int64_t)r - 1, OWn = y->dims[L], outer = y->numel / (OWn ? OWn : 1);
+    int64_t oi[RS_MAXR] = {0}, xstride[RS_MAXR];
+    xstride[L] = 1;
+    for (int64_t d = L; d-- > 0;) xstride[d] = xstride[d + 1] * x->dims[d + 1];
+    const int64_t *last = t[L].idx;
+    for (int64_t o = 0; o < outer; o++) {
+      int64_t base = 0;
+      for (int64_t d = 0; d < L; d++) base += t[d].idx[oi[d]] * xstride[d];
+      const char *src = (const char *)x->data + (size_t)base * es;
+      char *dst = (char *)y->data + (size_t)(o * OWn) * es;
+      switch (es) {
+        case 4:
+          for (int64_t j = 0; j < OWn; j++) ((uint32_t *)dst)[j] = ((const uint32_t *)src)[last[j]];
+          break;
+        case 2:
+          for (int64_t j = 0; j < OWn; j++) ((uint16_t *)dst)[j] = ((const uint16_t *)src)[last[j]];
+          break;
+        case 8:
+          for (int64_t j = 0; j < OWn; j++) ((uint64_t *)dst)[j] = ((const uint64_t *)src)[last[j]];
+          break;
+        default:
+          for (int64_t j = 0; j < OWn; j++)
+            memcpy(dst + (size_t)j * es, src + (size_t)last[j] * es, es);
+          break;
+      }
+      for (int64_t d = L; d-- > 0;) {
+        if (++oi[d] < y->dims[d]) break;
+        oi[d] = 0;
+      }
+    }
+  }
+  for (size_t d = 0; d < r; d++) free_taps(&t[d]);
+  return rc;
 }
 
 static bool present(const ox_value *v) { return v && v->kind == OX_VAL_TENSOR && v->numel > 0; }
@@ -423,6 +405,11 @@ static int rs_run(ox_kctx *ctx, void *st) {
   ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, r);
   if (!y) return OX_ERUNTIME;
   if (y->numel == 0) return OX_OK;
+  if (s->mode == RS_NEAREST && s->ctm != CT_CROP && x->dtype != OX_STRING) {
+    if (nearest_gather(s, x, y, scale, rs, re))
+      return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+    return OX_OK;
+  }
   /* stage and resample axis by axis */
   int64_t cur[RS_MAXR];
   memcpy(cur, x->dims, r * sizeof(int64_t));
@@ -438,7 +425,7 @@ static int rs_run(ox_kctx *ctx, void *st) {
     rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
     goto done;
   }
-  if (!rs_load(x, a)) {
+  if (!ox_nn_load_f64(x->data, x->dtype, x->numel, a)) {
     rc = ox_kctx_fail(ctx, OX_ERUNTIME, "unsupported element type %d", (int)x->dtype);
     goto done;
   }
@@ -461,7 +448,7 @@ static int rs_run(ox_kctx *ctx, void *st) {
     a = b;
     b = tmp;
   }
-  rs_store(a, y);
+  ox_nn_store_f64(a, y->dtype, y->numel, y->data);
 done:
   free(a);
   free(b);

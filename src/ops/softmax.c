@@ -77,6 +77,30 @@ typedef struct sm_job {
 DEF_SM(float, f32, expf, logf)
 DEF_SM(double, f64, exp, log)
 
+/* contiguous float32 row with the vectorisable exponential */
+static void sm_row_f32(int op, const float *x, float *y, int64_t n) {
+  float m = x[0];
+  for (int64_t k = 1; k < n; k++) m = x[k] > m || isnan(x[k]) ? x[k] : m;
+  for (int64_t k = 0; k < n; k++) y[k] = x[k] - m;
+  if (op == SM_SOFT) {
+    oc_exp_f32(y, y, n);
+    double sum = 0;
+    for (int64_t k = 0; k < n; k++) sum += y[k];
+    float inv = (float)(1.0 / sum);
+    for (int64_t k = 0; k < n; k++) y[k] *= inv;
+  } else {
+    float e[256];
+    double sum = 0;
+    for (int64_t b = 0; b < n; b += 256) {
+      int64_t c = n - b < 256 ? n - b : 256;
+      oc_exp_f32(y + b, e, c);
+      for (int64_t k = 0; k < c; k++) sum += e[k];
+    }
+    float lse = (float)log(sum);
+    for (int64_t k = 0; k < n; k++) y[k] -= lse;
+  }
+}
+
 static void sm_chunk(void *arg, int64_t b, int64_t e) {
   sm_job *j = arg;
   int64_t n = j->n, inner = j->inner;
@@ -91,7 +115,9 @@ static void sm_chunk(void *arg, int64_t b, int64_t e) {
   }
   for (int64_t g = b; g < e; g++) {
     int64_t a = g / inner, c = g % inner, base = a * n * inner + c;
-    if (j->dt == OX_FLOAT)
+    if (j->dt == OX_FLOAT && inner == 1 && j->op != SM_HARD)
+      sm_row_f32(j->op, (const float *)j->x + base, (float *)j->y + base, n);
+    else if (j->dt == OX_FLOAT)
       sm_f32(j->op, (const float *)j->x + base, (float *)j->y + base, n, inner);
     else if (j->dt == OX_DOUBLE)
       sm_f64(j->op, (const double *)j->x + base, (double *)j->y + base, n, inner);

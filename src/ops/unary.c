@@ -253,11 +253,41 @@ typedef struct un_job {
   double lo, hi;
 } un_job;
 
+/* float32 ops built on the vectorisable exponential */
+static void sig_block(const float *x, float *y, int64_t n, float scale, bool times_x) {
+  float z[512], e[512];
+  for (int64_t k = 0; k < n; k++) {
+    float v = scale * x[k];
+    z[k] = v < 0 ? v : -v;
+  }
+  oc_exp_f32(z, e, n);
+  for (int64_t k = 0; k < n; k++) {
+    float v = scale * x[k];
+    float sg = v >= 0 ? 1.0f / (1.0f + e[k]) : e[k] / (1.0f + e[k]);
+    y[k] = times_x ? x[k] * sg : sg;
+  }
+}
+
+static void un_f32_fast(const un_state *s, const float *x, float *y, int64_t n, float lo,
+                        float hi) {
+  if (s->op == U_EXP) {
+    oc_exp_f32(x, y, n);
+    return;
+  }
+  if (s->op == U_SIGMOID || s->op == U_SWISH) {
+    for (int64_t b = 0; b < n; b += 512)
+      sig_block(x + b, y + b, n - b < 512 ? n - b : 512, s->op == U_SWISH ? (float)s->alpha : 1.0f,
+                s->op == U_SWISH);
+    return;
+  }
+  un_f32(s, x, y, n, lo, hi);
+}
+
 static void un_chunk(void *arg, int64_t b, int64_t e) {
   const un_job *j = arg;
   int64_t n = e - b;
   if (j->dt == OX_FLOAT)
-    un_f32(j->s, (const float *)j->x + b, (float *)j->y + b, n, (float)j->lo, (float)j->hi);
+    un_f32_fast(j->s, (const float *)j->x + b, (float *)j->y + b, n, (float)j->lo, (float)j->hi);
   else if (j->dt == OX_DOUBLE)
     un_f64(j->s, (const double *)j->x + b, (double *)j->y + b, n, j->lo, j->hi);
   else {
@@ -267,7 +297,7 @@ static void un_chunk(void *arg, int64_t b, int64_t e) {
       int64_t m = n - s < 512 ? n - s : 512;
       const uint8_t *src = (const uint8_t *)j->x + (size_t)(b + s) * es;
       oc_to_f32(src, j->dt, bx, m);
-      un_f32(j->s, bx, by, m, (float)j->lo, (float)j->hi);
+      un_f32_fast(j->s, bx, by, m, (float)j->lo, (float)j->hi);
       oc_from_f32(by, j->dt, (uint8_t *)j->y + (size_t)(b + s) * es, m);
     }
   }

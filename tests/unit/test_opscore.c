@@ -1,0 +1,286 @@
+/* test_opscore.c - semantics of old operator versions that the conformance
+ * data (mostly latest opsets) does not reach: the opset < 7 `broadcast` /
+ * `axis` attributes, Softmax's 2-D coercion before opset 13, Cast-1's string
+ * `to`, Clip-6 attributes, PRelu-6 per-channel slope, ReduceSum-13
+ * noop_with_empty_axes, ArgMax-12 select_last_index, Gemm-6. Expected values
+ * follow the operator descriptions in Changelog.md. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "onnxc.h"
+#include "ops/opcore.h"
+
+static int failures;
+
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      failures++;                                                              \
+    }                                                                          \
+  } while (0)
+
+/* Runs a one-output text model on float inputs named in order; returns the
+ * output (caller frees) or NULL. */
+static onnxc_value *run(const char *text, size_t n_in, const char *const *names,
+                        onnxc_value *const *inputs) {
+  onnxc_error err = {0};
+  onnxc_model *m = NULL;
+  onnxc_session *s = NULL;
+  onnxc_value *out = NULL;
+  if (onnxc_model_parse_text(text, strlen(text), "test", &m, &err) != ONNXC_OK) {
+    fprintf(stderr, "parse: %s\n", err.msg);
+    return NULL;
+  }
+  onnxc_session_options o = {0};
+  o.threads = 1;
+  if (onnxc_session_create(m, &o, &s, &err) != ONNXC_OK) {
+    fprintf(stderr, "session: %s\n", err.msg);
+  } else if (onnxc_session_run(s, names, inputs, n_in, NULL, &out, 1, &err) != ONNXC_OK) {
+    fprintf(stderr, "run: %s\n", err.msg);
+    out = NULL;
+  }
+  onnxc_session_free(s);
+  onnxc_model_free(m);
+  return out;
+}
+
+static bool near(float a, float b) { return fabsf(a - b) <= 1e-5f + 1e-5f * fabsf(b); }
+
+static void test_add_legacy_axis(void) {
+  /* Add-6: "shape(A) = (2, 3, 4, 5), shape(B) = (3,), with axis=1" -> B
+   * runs along dimension 1 */
+  static float a[120], b[3] = {100, 200, 300};
+  for (int i = 0; i < 120; i++) a[i] = (float)i;
+  int64_t da[4] = {2, 3, 4, 5}, db[1] = {3};
+  onnxc_value *in[2] = {onnxc_tensor_wrap(1, da, 4, a, NULL), onnxc_tensor_wrap(1, db, 1, b, NULL)};
+  const char *names[2] = {"A", "B"};
+  onnxc_value *y =
+      run("<ir_version: 3, opset_import: [\"\" : 6]>\n"
+          "g (float[2,3,4,5] A, float[3] B) => (float[2,3,4,5] C) {\n"
+          "  C = Add<broadcast=1, axis=1>(A, B)\n}\n",
+          2, names, in);
+  CHECK(y != NULL);
+  if (y) {
+    const float *c = onnxc_tensor_data(y);
+    for (int i = 0; i < 120; i++) CHECK(c[i] == (float)i + b[(i / 20) % 3]);
+    onnxc_value_free(y);
+  }
+  /* without axis, B is matched to the trailing dimensions: (4, 5) */
+  static float b2[20];
+  for (int i = 0; i < 20; i++) b2[i] = (float)(1000 * i);
+  int64_t db2[2] = {4, 5};
+  onnxc_value *in2[2] = {in[0], onnxc_tensor_wrap(1, db2, 2, b2, NULL)};
+  y =
+      run("<ir_version: 3, opset_import: [\"\" : 6]>\n"
+          "g (float[2,3,4,5] A, float[4,5] B) => (float[2,3,4,5] C) {\n"
+          "  C = Sub<broadcast=1>(A, B)\n}\n",
+          2, names, in2);
+  CHECK(y != NULL);
+  if (y) {
+    const float *c = onnxc_tensor_data(y);
+    for (int i = 0; i < 120; i++) CHECK(c[i] == (float)i - b2[i % 20]);
+    onnxc_value_free(y);
+  }
+  onnxc_value_free(in[0]);
+  onnxc_value_free(in[1]);
+  onnxc_value_free(in2[1]);
+}
+
+static void test_softmax_coercion(void) {
+  /* Softmax-11: the input is coerced to 2-D [a_0, a_1*...*a_k] at axis=1, so
+   * a [2,2,2] input of equal values gives 1/4 everywhere; Softmax-13 with
+   * axis=1 works along that axis only and gives 1/2. */
+  static float x[8] = {1, 1, 1, 1, 5, 5, 5, 5};
+  int64_t d[3] = {2, 2, 2};
+  onnxc_value *in = onnxc_tensor_wrap(1, d, 3, x, NULL);
+  const char *names[1] = {"X"};
+  onnxc_value *y =
+      run("<ir_version: 6, opset_import: [\"\" : 11]>\n"
+          "g (float[2,2,2] X) => (float[2,2,2] Y) { Y = Softmax<axis=1>(X) }\n",
+          1, names, &in);
+  CHECK(y != NULL);
+  if (y) {
+    const float *c = onnxc_tensor_data(y);
+    for (int i = 0; i < 8; i++) CHECK(near(c[i], 0.25f));
+    onnxc_value_free(y);
+  }
+  y =
+      run("<ir_version: 7, opset_import: [\"\" : 13]>\n"
+          "g (float[2,2,2] X) => (float[2,2,2] Y) { Y = Softmax<axis=1>(X) }\n",
+          1, names, &in);
+  CHECK(y != NULL);
+  if (y) {
+    const float *c = onnxc_tensor_data(y);
+    for (int i = 0; i < 8; i++) CHECK(near(c[i], 0.5f));
+    onnxc_value_free(y);
+  }
+  /* Hardmax-11 over the coerced row: one 1 per batch, at the first maximum */
+  static float h[8] = {1, 3, 3, 0, 2, 2, 2, 2};
+  onnxc_value *hin = onnxc_tensor_wrap(1, d, 3, h, NULL);
+  y =
+      run("<ir_version: 6, opset_import: [\"\" : 11]>\n"
+          "g (float[2,2,2] X) => (float[2,2,2] Y) { Y = Hardmax<axis=1>(X) }\n",
+          1, names, &hin);
+  CHECK(y != NULL);
+  if (y) {
+    static const float want[8] = {0, 1, 0, 0, 1, 0, 0, 0};
+    const float *c = onnxc_tensor_data(y);
+    for (int i = 0; i < 8; i++) CHECK(c[i] == want[i]);
+    onnxc_value_free(y);
+  }
+  onnxc_value_free(in);
+  onnxc_value_free(hin);
+}
+
+static void test_cast1_clip6_prelu6(void) {
+  static float x[4] = {1.0f, -2.0f, 0.5f, 65504.0f};
+  int64_t d[1] = {4};
+  onnxc_value *in = onnxc_tensor_wrap(1, d, 1, x, NULL);
+  const char *names[1] = {"X"};
+  /* Cast-1 names the target type with a string */
+  onnxc_value *y =
+      run("<ir_version: 3, opset_import: [\"\" : 1]>\n"
+          "g (float[4] X) => (float16[4] Y) { Y = Cast<to=\"FLOAT16\">(X) }\n",
+          1, names, &in);
+  CHECK(y != NULL);
+  if (y) {
+    const uint16_t *c = onnxc_tensor_data(y);
+    CHECK(onnxc_tensor_dtype(y) == 10);
+    CHECK(c[0] == 0x3c00 && c[1] == 0xc000 && c[2] == 0x3800 && c[3] == 0x7bff);
+    onnxc_value_free(y);
+  }
+  /* Clip-6: bounds are attributes */
+  y =
+      run("<ir_version: 3, opset_import: [\"\" : 6]>\n"
+          "g (float[4] X) => (float[4] Y) { Y = Clip<min=-1.0, max=0.75>(X) }\n",
+          1, names, &in);
+  CHECK(y != NULL);
+  if (y) {
+    const float *c = onnxc_tensor_data(y);
+    CHECK(c[0] == 0.75f && c[1] == -1.0f && c[2] == 0.5f && c[3] == 0.75f);
+    onnxc_value_free(y);
+  }
+  onnxc_value_free(in);
+  /* PRelu-6 with one slope per channel (dimension 1) */
+  static float px[8] = {-1, -2, -3, -4, -1, -2, 5, 6}, slope[2] = {0.5f, 2.0f};
+  int64_t dx[3] = {1, 2, 4}, ds[1] = {2};
+  onnxc_value *pin[2] = {onnxc_tensor_wrap(1, dx, 3, px, NULL),
+                         onnxc_tensor_wrap(1, ds, 1, slope, NULL)};
+  const char *pn[2] = {"X", "S"};
+  y =
+      run("<ir_version: 3, opset_import: [\"\" : 6]>\n"
+          "g (float[1,2,4] X, float[2] S) => (float[1,2,4] Y) { Y = PRelu(X, S) }\n",
+          2, pn, pin);
+  CHECK(y != NULL);
+  if (y) {
+    static const float want[8] = {-0.5f, -1, -1.5f, -2, -2, -4, 5, 6};
+    const float *c = onnxc_tensor_data(y);
+    for (int i = 0; i < 8; i++) CHECK(c[i] == want[i]);
+    onnxc_value_free(y);
+  }
+  onnxc_value_free(pin[0]);
+  onnxc_value_free(pin[1]);
+}
+
+static void test_reduce_arg_gemm(void) {
+  static float x[6] = {1, 2, 3, 4, 5, 6};
+  int64_t d[2] = {2, 3};
+  onnxc_value *in = onnxc_tensor_wrap(1, d, 2, x, NULL);
+  const char *names[1] = {"X"};
+  /* ReduceSum-13 with no axes and noop_with_empty_axes=1: the input as is */
+  onnxc_value *y =
+      run("<ir_version: 7, opset_import: [\"\" : 13]>\n"
+          "g (float[2,3] X) => (float[2,3] Y) {\n"
+          "  Y = ReduceSum<noop_with_empty_axes=1>(X)\n}\n",
+          1, names, &in);
+  CHECK(y != NULL);
+  if (y) {
+    const float *c = onnxc_tensor_data(y);
+    CHECK(onnxc_tensor_rank(y) == 2);
+    for (int i = 0; i < 6; i++) CHECK(c[i] == x[i]);
+    onnxc_value_free(y);
+  }
+  /* ReduceSum-11: axes attribute, negative allowed, keepdims=0 */
+  y =
+      run("<ir_version: 6, opset_import: [\"\" : 11]>\n"
+          "g (float[2,3] X) => (float[2] Y) { Y = ReduceSum<axes=[-1], keepdims=0>(X) }\n",
+          1, names, &in);
+  CHECK(y != NULL);
+  if (y) {
+    const float *c = onnxc_tensor_data(y);
+    CHECK(onnxc_tensor_rank(y) == 1 && c[0] == 6 && c[1] == 15);
+    onnxc_value_free(y);
+  }
+  /* Gemm-6 with broadcast=1 and a scalar C: Y = alpha*A*B' + beta*C */
+  static float b[6] = {1, 0, 0, 0, 1, 0};
+  static float cval[1] = {10};
+  int64_t db[2] = {2, 3}, dc[1] = {1};
+  onnxc_value *gin[3] = {in, onnxc_tensor_wrap(1, db, 2, b, NULL),
+                         onnxc_tensor_wrap(1, dc, 1, cval, NULL)};
+  const char *gn[3] = {"A", "B", "C"};
+  y =
+      run("<ir_version: 3, opset_import: [\"\" : 6]>\n"
+          "g (float[2,3] A, float[2,3] B, float[1] C) => (float[2,2] Y) {\n"
+          "  Y = Gemm<transB=1, broadcast=1, alpha=2.0, beta=0.5>(A, B, C)\n}\n",
+          3, gn, gin);
+  CHECK(y != NULL);
+  if (y) {
+    /* A*B' = [[1,2],[4,5]] */
+    const float *c = onnxc_tensor_data(y);
+    CHECK(c[0] == 7 && c[1] == 9 && c[2] == 13 && c[3] == 15);
+    onnxc_value_free(y);
+  }
+  onnxc_value_free(gin[1]);
+  onnxc_value_free(gin[2]);
+  onnxc_value_free(in);
+  /* ArgMax-12 select_last_index picks the last of equal maxima */
+  static int32_t v[5] = {3, 7, 1, 7, 2};
+  int64_t dv[1] = {5};
+  onnxc_value *vin = onnxc_tensor_wrap(6, dv, 1, v, NULL);
+  y =
+      run("<ir_version: 7, opset_import: [\"\" : 12]>\n"
+          "g (int32[5] X) => (int64[1] Y) { Y = ArgMax<select_last_index=1>(X) }\n",
+          1, names, &vin);
+  CHECK(y != NULL);
+  if (y) {
+    CHECK(((const int64_t *)onnxc_tensor_data(y))[0] == 3);
+    onnxc_value_free(y);
+  }
+  onnxc_value_free(vin);
+}
+
+/* the vectorisable exponential against the C library's double exp */
+static void test_exp_accuracy(void) {
+  enum { N = 200001 };
+  static float x[N], y[N];
+  for (int i = 0; i < N; i++) x[i] = -87.0f + 175.5f * (float)i / (float)(N - 1);
+  oc_exp_f32(x, y, N);
+  double worst = 0;
+  for (int i = 0; i < N; i++) {
+    double ref = exp((double)x[i]);
+    double rel = fabs((double)y[i] - ref) / ref;
+    if (rel > worst) worst = rel;
+  }
+  CHECK(worst < 3e-7); /* a few float32 ulps */
+  float sp[6] = {NAN, INFINITY, -INFINITY, 0.0f, 100.0f, -200.0f}, sy[6];
+  oc_exp_f32(sp, sy, 6);
+  CHECK(isnan(sy[0]) && isinf(sy[1]) && sy[2] == 0.0f && sy[3] == 1.0f && isinf(sy[4]) &&
+        sy[5] == 0.0f);
+}
+
+int main(void) {
+  test_exp_accuracy();
+  test_add_legacy_axis();
+  test_softmax_coercion();
+  test_cast1_clip6_prelu6();
+  test_reduce_arg_gemm();
+  if (failures) {
+    fprintf(stderr, "%d failures\n", failures);
+    return 1;
+  }
+  printf("opscore ok\n");
+  return 0;
+}
