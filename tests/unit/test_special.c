@@ -801,6 +801,55 @@ static uint8_t *make_bmp(const uint8_t *rgb, int w, int h, int bpp, size_t *n) {
   return b;
 }
 
+/* Palette BMPs written by hand: RLE8, RLE4 and 1-bit, 4 pixels wide. The
+ * palette is {0: black, 1: (10, 20, 30), 2: (200, 100, 50)}. */
+static void bmp_palette(void) {
+  static const uint8_t pal[3][3] = {{0, 0, 0}, {10, 20, 30}, {200, 100, 50}};
+  /* RLE8, 2 rows, bottom-up: bottom = run of 4 x index 1; top = absolute
+   * (2, 0, 1) padded, then a run of 1 x index 2 */
+  static const uint8_t rle8[] = {4, 1, 0, 0, 0, 3, 2, 0, 1, 0, 1, 2, 0, 0, 0, 1};
+  static const int idx8[8] = {2, 0, 1, 2, 1, 1, 1, 1}; /* top row first */
+  /* RLE4, 1 row: a run of 4 alternating 1, 2 */
+  static const uint8_t rle4[] = {4, 0x12, 0, 1};
+  static const int idx4[4] = {1, 2, 1, 2};
+  /* 1-bit, 1 row: bits 1010 */
+  static const uint8_t bits1[] = {0xA0, 0, 0, 0};
+  static const int idx1[4] = {1, 0, 1, 0};
+  struct {
+    const char *name;
+    int bpp, comp, h;
+    const uint8_t *px;
+    size_t n;
+    const int *want;
+  } cases[3] = {{"RLE8", 8, 1, 2, rle8, sizeof rle8, idx8},
+                {"RLE4", 4, 2, 1, rle4, sizeof rle4, idx4},
+                {"1-bit", 1, 0, 1, bits1, sizeof bits1, idx1}};
+  for (int c = 0; c < 3; c++) {
+    size_t hdr = 14 + 40 + 3 * 4, n = hdr + cases[c].n;
+    uint8_t b[128] = {0};
+    b[0] = 'B', b[1] = 'M';
+    put32(b + 2, (uint32_t)n);
+    put32(b + 10, (uint32_t)hdr);
+    put32(b + 14, 40);
+    put32(b + 18, 4);
+    put32(b + 22, (uint32_t)cases[c].h);
+    put16(b + 26, 1);
+    put16(b + 28, (uint32_t)cases[c].bpp);
+    put32(b + 30, (uint32_t)cases[c].comp);
+    put32(b + 46, 3);
+    for (int k = 0; k < 3; k++)
+      b[54 + 4 * k] = pal[k][2], b[55 + 4 * k] = pal[k][1], b[56 + 4 * k] = pal[k][0];
+    memcpy(b + hdr, cases[c].px, cases[c].n);
+    char err[1024];
+    ox_value *y = decode(b, n, "RGB", err, sizeof err);
+    bool same = y && y->dims[0] == cases[c].h && y->dims[1] == 4;
+    for (int i = 0; same && i < 4 * cases[c].h; i++)
+      same = !memcmp((uint8_t *)y->data + 3 * i, pal[cases[c].want[i]], 3);
+    CHECK(same, "BMP %s: %s", cases[c].name, y ? "wrong pixels" : err);
+    if (y) ox_value_unref(y);
+  }
+}
+
 static void images(void) {
   char path[512], err[1024];
   snprintf(path, sizeof path,
@@ -908,6 +957,7 @@ int main(void) {
   stft_complex();
   strings();
   images();
+  bmp_palette();
   if (failures) {
     printf("%d failure(s)\n", failures);
     return 1;
