@@ -256,14 +256,20 @@ typedef struct un_job {
 /* float32 ops built on the vectorisable exponential */
 static void sig_block(const float *x, float *y, int64_t n, float scale, bool times_x) {
   float z[512], e[512];
-  for (int64_t k = 0; k < n; k++) {
+  for (int64_t k = 0; k < n; k++) { /* z = -|scale*x| (bit operations: vectorisable) */
     float v = scale * x[k];
-    z[k] = v < 0 ? v : -v;
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    u |= 0x80000000u;
+    memcpy(&z[k], &u, sizeof u);
   }
   oc_exp_f32(z, e, n);
-  for (int64_t k = 0; k < n; k++) {
+  for (int64_t k = 0; k < n; k++) { /* x >= 0: 1/(1+e), else e/(1+e) */
     float v = scale * x[k];
-    float sg = v >= 0 ? 1.0f / (1.0f + e[k]) : e[k] / (1.0f + e[k]);
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    float neg = (float)(u >> 31);
+    float sg = (1.0f + (e[k] - 1.0f) * neg) / (1.0f + e[k]);
     y[k] = times_x ? x[k] * sg : sg;
   }
 }
