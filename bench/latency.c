@@ -1,11 +1,13 @@
 /* latency.c - run latency of one model, and optionally a check of its
  * first output against a TensorProto file.
  *
- *   onnxc_latency MODEL [--threads N] [--reps R] [--int NAME=V] [--expect FILE.pb]
+ *   onnxc_latency MODEL [--threads N] [--reps R] [--int NAME=V] [--shape NAME=AxBxC]
+ *                 [--expect FILE.pb]
  *
  * Every graph input without an initializer is filled as the light models
- * expect: float inputs with arange(n) / n (unknown dims = 1), integer inputs
- * with the --int value given for that name (else 0). Prints the session
+ * expect: float inputs with arange(n) / n (unknown dims = 1, or the --shape
+ * given for that name), integer inputs with the --int value given for that
+ * name (else 0). Prints the session
  * creation time and the median / minimum of R runs (after one warm-up run).
  * With --expect, compares output 0 (rtol 1e-3, atol 1e-7) and exits 1 when
  * it differs. */
@@ -22,6 +24,12 @@
 static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
@@ -47,14 +55,30 @@ static double elem_f64(const ox_value *v, int64_t i) {
   }
 }
 
+/* "NAME=..." entry of list for name, or NULL. */
+static const char *named(const char *name, int n, char **list) {
+  size_t l = strlen(name);
+  for (int i = 0; i < n; i++)
+    if (strncmp(list[i], name, l) == 0 && list[i][l] == '=') return list[i] + l + 1;
+  return NULL;
+}
+
 static ox_value *make_input(const ox_type *t, const char *name, int n_ints, char **ints,
-                            ox_err *e) {
+                            int n_shapes, char **shapes, ox_err *e) {
   int64_t dims[16];
   size_t rank = 0;
   int32_t dt = t && t->has_elem_type ? t->elem_type : OX_FLOAT;
-  if (t && t->shape)
+  const char *shape = named(name, n_shapes, shapes);
+  if (shape) {
+    while (*shape && rank < 16) {
+      char *end;
+      dims[rank++] = strtoll(shape, &end, 10);
+      shape = *end == 'x' ? end + 1 : end + strlen(end);
+    }
+  } else if (t && t->shape) {
     for (size_t d = 0; d < t->shape->n_dim && d < 16; d++)
       dims[rank++] = t->shape->dim[d].has_value ? t->shape->dim[d].value : 1;
+  }
   ox_value *v = ox_tensor_new(dt, dims, rank, e);
   if (!v) return NULL;
   int64_t iv = 0;
@@ -87,8 +111,8 @@ static ox_value *make_input(const ox_type *t, const char *name, int n_ints, char
 
 int main(int argc, char **argv) {
   const char *model = NULL, *expect = NULL;
-  int threads = 1, reps = 10, n_ints = 0;
-  char *ints[16];
+  int threads = 1, reps = 10, n_ints = 0, n_shapes = 0;
+  char *ints[16], *shapes[16];
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
       threads = atoi(argv[++i]);
@@ -96,21 +120,19 @@ int main(int argc, char **argv) {
       reps = atoi(argv[++i]);
     else if (strcmp(argv[i], "--int") == 0 && i + 1 < argc && n_ints < 16)
       ints[n_ints++] = argv[++i];
+    else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc && n_shapes < 16)
+      shapes[n_shapes++] = argv[++i];
     else if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc)
       expect = argv[++i];
     else if (!model)
       model = argv[i];
-    else {
-      fprintf(stderr,
-              "usage: onnxc_latency MODEL [--threads N] [--reps R] [--int NAME=V] "
-              "[--expect FILE.pb]\n");
-      return 2;
-    }
+    else
+      model = NULL, reps = 0, argc = 0; /* unknown argument: usage */
   }
   if (!model || reps < 1) {
     fprintf(stderr,
             "usage: onnxc_latency MODEL [--threads N] [--reps R] [--int NAME=V] "
-            "[--expect FILE.pb]\n");
+            "[--shape NAME=AxB] [--expect FILE.pb]\n");
     return 2;
   }
   ox_err e = {0};
@@ -133,7 +155,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < ox_session_n_inputs(s) && k < 64; i++) {
     if (ox_session_input_has_default(s, i)) continue;
     names[k] = ox_session_input_name(s, i);
-    in[k] = make_input(ox_session_input_type(s, i), names[k], n_ints, ints, &e);
+    in[k] = make_input(ox_session_input_type(s, i), names[k], n_ints, ints, n_shapes, shapes, &e);
     if (!in[k]) {
       fprintf(stderr, "%s: %s\n", model, e.msg);
       return 1;
@@ -143,24 +165,28 @@ int main(int argc, char **argv) {
   size_t no = ox_session_n_outputs(s);
   ox_value **out = calloc(no ? no : 1, sizeof *out);
   double *times = malloc(sizeof(double) * (size_t)reps);
+  double *cpu = malloc(sizeof(double) * (size_t)reps);
   int rc = 0;
-  if (!out || !times) return 1;
+  if (!out || !times || !cpu) return 1;
   for (int r = -1; r < reps; r++) {
     for (size_t o = 0; o < no; o++) {
       if (out[o]) ox_value_unref(out[o]);
       out[o] = NULL;
     }
-    double a = now_s();
+    double a = now_s(), ac = cpu_s();
     if (ox_session_run(s, names, in, k, NULL, out, no, &e)) {
       fprintf(stderr, "%s: %s\n", model, e.msg);
       return 1;
     }
-    if (r >= 0) times[r] = now_s() - a;
+    if (r >= 0) times[r] = now_s() - a, cpu[r] = cpu_s() - ac;
   }
   qsort(times, (size_t)reps, sizeof(double), cmp_double);
-  printf("%s: median %.2f ms, min %.2f ms (%d runs, %d thread%s), session %.1f ms\n", model,
-         times[reps / 2] * 1e3, times[0] * 1e3, reps, threads, threads == 1 ? "" : "s",
-         t_sess * 1e3);
+  qsort(cpu, (size_t)reps, sizeof(double), cmp_double);
+  printf(
+      "%s: median %.2f ms, min %.2f ms, cpu median %.2f ms (%d runs, %d thread%s), "
+      "session %.1f ms\n",
+      model, times[reps / 2] * 1e3, times[0] * 1e3, cpu[reps / 2] * 1e3, reps, threads,
+      threads == 1 ? "" : "s", t_sess * 1e3);
   if (expect) {
     uint8_t *d = NULL;
     size_t n = 0;
@@ -198,6 +224,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < k; i++) ox_value_unref(in[i]);
   free(out);
   free(times);
+  free(cpu);
   ox_session_free(s);
   ox_model_free(m);
   return rc;

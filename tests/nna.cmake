@@ -2,7 +2,39 @@
 onnxc_unit_test(test_gemm)
 onnxc_unit_test(test_nn)
 
+# Conformance: every node case of these operators, and the pytorch-converted /
+# pytorch-operator cases of conv, pooling and upsampling (well under a second).
+set(NNA_PATTERNS
+    basic_conv conv_ convtranspose convinteger qlinearconv basic_deform_conv deform_conv col2im
+    averagepool maxpool lppool globalaveragepool globalmaxpool maxunpool resize upsample
+    roialign nonmaxsuppression gridsample affine_grid)
+set(NNA_CASES "")
+foreach(p ${NNA_PATTERNS})
+  file(GLOB cases LIST_DIRECTORIES true "${ONNXC_TESTDATA}/node/test_${p}*")
+  list(APPEND NNA_CASES ${cases})
+endforeach()
+foreach(p AvgPool Conv MaxPool PixelShuffle Upsample operator_conv operator_maxpool)
+  file(GLOB cases LIST_DIRECTORIES true "${ONNXC_TESTDATA}/pytorch-converted/test_${p}*"
+       "${ONNXC_TESTDATA}/pytorch-operator/test_${p}*")
+  list(APPEND NNA_CASES ${cases})
+endforeach()
+if(NNA_CASES)
+  list(REMOVE_DUPLICATES NNA_CASES)
+  add_test(NAME nna_conformance COMMAND onnxc_cli test ${NNA_CASES})
+endif()
+
 # Model latency tool used by bench/models.sh (not a test).
 add_executable(onnxc_latency ${PROJECT_SOURCE_DIR}/bench/latency.c)
 target_include_directories(onnxc_latency PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
 target_link_libraries(onnxc_latency PRIVATE onnxc)
+
+# The light CNNs end to end (arange input, reference output): release only.
+# (alexnet, inception_v1, squeezenet and vgg19 also need a Dropout kernel.)
+foreach(m densenet121 inception_v2 resnet50 shufflenet zfnet512)
+  set(f "${ONNXC_TESTDATA}/light/light_${m}")
+  if(EXISTS "${f}.onnx")
+    add_test(NAME nna_light_${m}
+             COMMAND onnxc_latency "${f}.onnx" --threads 2 --reps 1 --expect "${f}_output_0.pb")
+    set_tests_properties(nna_light_${m} PROPERTIES LABELS release-only)
+  endif()
+endforeach()

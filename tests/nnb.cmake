@@ -4,8 +4,9 @@
 # through other families' kernels and are a separate test.
 set(NNB_NODE_PATTERNS
     test_batchnorm_* test_instancenorm_* test_layer_normalization_* test_group_normalization_*
-    test_rms_normalization_* test_lpnormalization_* test_mvn* test_lrn*
-    test_rnn_* test_gru_* test_lstm_*
+    test_rms_normalization_* test_lpnormalization_* test_l1normalization_* test_l2normalization_*
+    test_mvn* test_lrn*
+    test_rnn_* test_simple_rnn_* test_gru_* test_lstm_*
     test_attention_* test_rotary_embedding* test_linear_attention_* test_causal_conv_with_state_*
     test_flexattention*
     test_quantizelinear* test_dequantizelinear* test_dynamicquantizelinear* test_qlinearmatmul_*
@@ -36,21 +37,15 @@ if(EXISTS "${ONNXC_TESTDATA}/node")
                        FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
 endif()
 
-# Recurrent cases beyond the node suite (reverse, bidirectional, layout 1,
-# sequence_lens), checked against a NumPy implementation of the equations.
+# Paths the node suite leaves out, checked against NumPy transcriptions of the
+# spec (tests/oracle/nnb_*_oracle.py): recurrent directions/layout/sequence_lens,
+# Attention-25 windows, older and rarer normalisation variants.
 if(SYSTEM_PYTHON3)
-  add_test(NAME nnb_rnn_oracle
-           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/oracle/nnb_rnn_oracle.py
-                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/nnb_rnn_cases)
-  set_tests_properties(nnb_rnn_oracle PROPERTIES SKIP_RETURN_CODE 77
-                       FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
-endif()
-
-# Attention-25 sliding windows (not in the opset <= 24 node data).
-if(SYSTEM_PYTHON3)
-  add_test(NAME nnb_attention_oracle
-           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/oracle/nnb_attention_oracle.py
-                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/nnb_attention_cases)
-  set_tests_properties(nnb_attention_oracle PROPERTIES SKIP_RETURN_CODE 77
-                       FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
+  foreach(kind rnn attention norm)
+    add_test(NAME nnb_${kind}_oracle
+             COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/oracle/nnb_${kind}_oracle.py
+                     $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/nnb_${kind}_cases)
+    set_tests_properties(nnb_${kind}_oracle PROPERTIES SKIP_RETURN_CODE 77
+                         FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
+  endforeach()
 endif()

@@ -24,7 +24,13 @@ if(ONNXC_FUZZ)
   target_link_libraries(fuzz_decode PRIVATE onnxc)
   add_test(NAME fuzz_decode_short
            COMMAND ${PROJECT_SOURCE_DIR}/tests/fuzz_run.sh $<TARGET_FILE:fuzz_decode>
-                   ${ONNXC_TESTDATA} ${CMAKE_CURRENT_BINARY_DIR}/fuzz_decode 45)
+                   ${ONNXC_TESTDATA} ${CMAKE_CURRENT_BINARY_DIR}/fuzz_decode_work 35)
   set_tests_properties(fuzz_decode_short PROPERTIES LABELS asan-only TIMEOUT 300)
 endif()
 onnxc_unit_test(test_proto_external)
+onnxc_unit_test(test_proto_big)
+set_tests_properties(test_proto_big PROPERTIES LABELS release-only)
+onnxc_unit_test(test_proto_clone)
+set_tests_properties(test_proto_clone PROPERTIES ENVIRONMENT "ONNXC_TESTDATA=${ONNXC_TESTDATA}")
+add_test(NAME proto_cli COMMAND ${PROJECT_SOURCE_DIR}/tests/proto_cli.sh $<TARGET_FILE:onnxc_cli>
+                                ${ONNXC_SHARED})

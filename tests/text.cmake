@@ -21,3 +21,31 @@ $<TARGET_FILE:text_roundtrip> -o '${_d}' '${PROJECT_SOURCE_DIR}/examples' \
 '${SYSTEM_PYTHON3}' '${PROJECT_SOURCE_DIR}/tests/text/oracle.py' '${_d}' 200")
   set_tests_properties(text_oracle_onnx112 PROPERTIES SKIP_RETURN_CODE 77 LABELS release-only)
 endif()
+
+# libFuzzer target for the parser (clang, ONNXC_FUZZ=ON): a short run here;
+# long runs by hand: tests/text/fuzz_text.sh build-asan/tests/fuzz_text examples /tmp/ft 600
+if(ONNXC_FUZZ)
+  # the text sources are compiled into the target so that libFuzzer's coverage
+  # instrumentation covers them
+  add_executable(fuzz_text ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_text.c
+                 ${PROJECT_SOURCE_DIR}/src/text/parse.c ${PROJECT_SOURCE_DIR}/src/text/print.c)
+  target_include_directories(fuzz_text PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(fuzz_text PRIVATE -fsanitize=fuzzer)
+  target_link_options(fuzz_text PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(fuzz_text PRIVATE onnxc)
+  add_test(NAME fuzz_text_short
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/text/fuzz_text.sh $<TARGET_FILE:fuzz_text>
+                   ${PROJECT_SOURCE_DIR}/examples ${CMAKE_CURRENT_BINARY_DIR}/fuzz_text 45)
+  set_tests_properties(fuzz_text_short PROPERTIES LABELS asan-only TIMEOUT 300)
+endif()
+
+# print and parse speed on a real model with its weights inline (>= 50 MB/s;
+# the figure is printed; release build only)
+add_executable(text_bench ${PROJECT_SOURCE_DIR}/bench/text_bench.c)
+target_include_directories(text_bench PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(text_bench PRIVATE onnxc)
+if(EXISTS "${ONNXC_SHARED}/models/ch_PP-OCRv4_det_infer.onnx")
+  add_test(NAME text_bench_ppocr
+           COMMAND text_bench ${ONNXC_SHARED}/models/ch_PP-OCRv4_det_infer.onnx 3 50)
+  set_tests_properties(text_bench_ppocr PROPERTIES LABELS release-only)
+endif()

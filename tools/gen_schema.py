@@ -215,24 +215,28 @@ def finish(s, errors):
 
 
 def load_bodies(path):
-    """function_bodies.txt: blocks `@@ domain name opset` followed by the text of
-    one function in the ONNX textual syntax, up to the next `@@`."""
+    """function_bodies.txt: blocks `@@ DOMAIN OP SINCE OPSET` (DOMAIN "-" for
+    ai.onnx) followed by one function in the ONNX textual syntax, up to the
+    next `@@`; lines starting with '#' are comments."""
     bodies = {}
     if not os.path.exists(path):
         return bodies
     key, buf = None, []
+
+    def flush():
+        if key:
+            bodies.setdefault(key[:3], []).append((key[3], "".join(buf).strip() + "\n"))
+
     with open(path, encoding="utf-8") as f:
         for line in f:
             if line.startswith("@@"):
-                if key:
-                    bodies.setdefault((key[0], key[1]), []).append((key[2], "".join(buf).strip() + "\n"))
+                flush()
                 parts = line[2:].split()
                 dom = "" if parts[0] in ("-", "ai.onnx") else parts[0]
-                key, buf = (dom, parts[1], int(parts[2])), []
-            elif key:
+                key, buf = (dom, parts[1], int(parts[2]), int(parts[3])), []
+            elif key and not line.startswith("#"):
                 buf.append(line)
-    if key:
-        bodies.setdefault((key[0], key[1]), []).append((key[2], "".join(buf).strip() + "\n"))
+    flush()
     return bodies
 
 
@@ -255,20 +259,17 @@ def main():
     schemas.sort(key=lambda s: (s.domain, s.name, s.since))
 
     bodies = load_bodies(os.path.join(root, "src", "schema", "function_bodies.txt"))
-    # A body registered for opset B belongs to the schema version in force at B.
+    # Each body names the schema version it belongs to (its since_version) and
+    # the opset it is registered for (which may be lower: Elu-22's is 18).
     n_bodies = 0
     body_entries = []  # (schema index, opset, text)
-    for (dom, name), lst in bodies.items():
-        vers = [i for i, s in enumerate(schemas) if s.domain == dom and s.name == name]
-        if not vers:
-            errors.append("function body for unknown op %s.%s" % (dom, name))
+    index = {(s.domain, s.name, s.since): i for i, s in enumerate(schemas)}
+    for (dom, name, since), lst in bodies.items():
+        if (dom, name, since) not in index:
+            errors.append("function body for unknown schema %s.%s-%d" % (dom, name, since))
             continue
         for opset, text in lst:
-            idx = [i for i in vers if schemas[i].since <= opset]
-            if not idx:
-                errors.append("function body %s.%s at opset %d precedes the op" % (dom, name, opset))
-                continue
-            body_entries.append((idx[-1], opset, text))
+            body_entries.append((index[(dom, name, since)], opset, text))
             n_bodies += 1
 
     if errors:

@@ -82,9 +82,13 @@ void ox_sha1_hex(const void *data, size_t n, char hex[41]) {
   ox_sha1_init(&s);
   ox_sha1_update(&s, data, n);
   ox_sha1_final(&s, d);
+  ox_sha1_to_hex(d, hex);
+}
+
+void ox_sha1_to_hex(const uint8_t digest[20], char hex[41]) {
   for (int i = 0; i < 20; i++) {
-    hex[2 * i] = "0123456789abcdef"[d[i] >> 4];
-    hex[2 * i + 1] = "0123456789abcdef"[d[i] & 15];
+    hex[2 * i] = "0123456789abcdef"[digest[i] >> 4];
+    hex[2 * i + 1] = "0123456789abcdef"[digest[i] & 15];
   }
   hex[40] = 0;
 }

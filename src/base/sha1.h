@@ -15,7 +15,9 @@ typedef struct ox_sha1 {
 void ox_sha1_init(ox_sha1 *s);
 void ox_sha1_update(ox_sha1 *s, const void *data, size_t n);
 void ox_sha1_final(ox_sha1 *s, uint8_t digest[20]);
-/* digest as 40 lowercase hex digits + NUL */
+/* a digest as 40 lowercase hex digits + NUL */
+void ox_sha1_to_hex(const uint8_t digest[20], char hex[41]);
+/* SHA-1 of a buffer, in hex */
 void ox_sha1_hex(const void *data, size_t n, char hex[41]);
 
 #endif

@@ -55,8 +55,8 @@ void ox_ck_warn(ox_ck *c, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  ox_buf_printf(c->report, "warning: %s%s%s\n", c->path_len ? c->path : "",
-                c->path_len ? ": " : "", msg);
+  ox_buf_printf(c->report, "warning: %s%s%s\n", c->path_len ? c->path : "", c->path_len ? ": " : "",
+                msg);
 }
 
 /* --------------------------------------------------------------- scopes */
@@ -89,31 +89,42 @@ static bool is_default(const char *d) { return !d || !d[0] || strcmp(d, "ai.onnx
 static const char *dname(const char *d) { return d && d[0] ? d : "ai.onnx"; }
 
 /* The imported version of a domain in a list of imports (the last entry
- * wins, like the reference's map); -1 if not imported. Exact match on the
- * domain string. */
-static int64_t opset_exact(const ox_opset *o, size_t n, const char *domain) {
-  int64_t v = -1;
+ * wins, like the reference's map). Exact match on the domain string. */
+static bool opset_exact(const ox_opset *o, size_t n, const char *domain, int64_t *v) {
+  bool found = false;
   for (size_t i = 0; i < n; i++) {
     const char *d = o[i].domain ? o[i].domain : "";
-    if (strcmp(d, domain) == 0) v = o[i].version;
+    if (strcmp(d, domain) == 0) {
+      *v = o[i].version;
+      found = true;
+    }
   }
-  return v;
+  return found;
 }
 
 /* Node domain resolution of check_node: "" falls back to "ai.onnx". */
-static int64_t node_opset(const ox_ck *c, const char *domain) {
+static bool node_opset(const ox_ck *c, const char *domain, int64_t *v) {
   const char *d = domain ? domain : "";
-  if (c->implied_default) return d[0] ? -1 : 1;
-  int64_t v = opset_exact(c->opsets, c->n_opsets, d);
-  if (v < 0 && !d[0]) v = opset_exact(c->opsets, c->n_opsets, "ai.onnx");
-  return v;
+  if (c->implied_default) {
+    *v = 1;
+    return !d[0];
+  }
+  if (opset_exact(c->opsets, c->n_opsets, d, v)) return true;
+  return !d[0] && opset_exact(c->opsets, c->n_opsets, "ai.onnx", v);
 }
 
 static bool is_experimental(const char *domain, const char *op) {
-  static const char *const ops[] = {"ATen",           "Affine",       "ConstantFill",
-                                    "Crop",           "DynamicSlice", "GRUUnit",
-                                    "GivenTensorFill", "ImageScaler", "ParametricSoftplus",
-                                    "Scale",          "ScaledTanh"};
+  static const char *const ops[] = {"ATen",
+                                    "Affine",
+                                    "ConstantFill",
+                                    "Crop",
+                                    "DynamicSlice",
+                                    "GRUUnit",
+                                    "GivenTensorFill",
+                                    "ImageScaler",
+                                    "ParametricSoftplus",
+                                    "Scale",
+                                    "ScaledTanh"};
   if (!is_default(domain)) return false;
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (strcmp(ops[i], op) == 0) return true;
@@ -132,8 +143,7 @@ static const ox_schema *schema_for(const char *domain, const char *op, int64_t v
 
 static bool c90_ident(const char *s) {
   if (!s || !s[0]) return true; /* empty names are judged elsewhere */
-  if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
-    return false;
+  if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_')) return false;
   for (const char *p = s + 1; *p; p++)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
           *p == '_'))
@@ -185,8 +195,8 @@ static void check_attribute(ox_ck *c, const ox_attr *a, const ox_ck_scope *scope
     used++;
     if (a->has_type && a->type != f[i].type && !bad) {
       ox_ck_fail(c, "attr-type",
-                 "attribute '%s': type %s does not match the value field, which holds %s",
-                 a->name, ox_attr_type_name(a->type), ox_attr_type_name(f[i].type));
+                 "attribute '%s': type %s does not match the value field, which holds %s", a->name,
+                 ox_attr_type_name(a->type), ox_attr_type_name(f[i].type));
       bad = true;
     }
   }
@@ -365,8 +375,8 @@ static void verify(ox_ck *c, const ox_schema *s, const ox_node *n) {
     const ox_attr_schema *as = ox_schema_find_attr(s, a->name);
     if (!as) {
       if (strncmp(a->name, "__", 2) == 0) continue;
-      ox_ck_fail(c, "node-attr-unknown", "unrecognized attribute '%s' for operator %s-%d",
-                 a->name, op, s->since_version);
+      ox_ck_fail(c, "node-attr-unknown", "unrecognized attribute '%s' for operator %s-%d", a->name,
+                 op, s->since_version);
       continue;
     }
     int32_t t = a->has_type ? a->type : OX_ATTR_UNDEFINED;
@@ -378,11 +388,20 @@ static void verify(ox_ck *c, const ox_schema *s, const ox_node *n) {
     if (a->ref_attr_name && a->ref_attr_name[0]) continue;
     const char *field = NULL;
     switch (as->type) {
-      case OX_ATTR_TENSOR: field = a->t ? NULL : "t"; break;
-      case OX_ATTR_SPARSE_TENSOR: field = a->sparse_tensor ? NULL : "sparse_tensor"; break;
-      case OX_ATTR_GRAPH: field = a->g ? NULL : "g"; break;
-      case OX_ATTR_TYPE_PROTO: field = a->tp ? NULL : "tp"; break;
-      default: break;
+      case OX_ATTR_TENSOR:
+        field = a->t ? NULL : "t";
+        break;
+      case OX_ATTR_SPARSE_TENSOR:
+        field = a->sparse_tensor ? NULL : "sparse_tensor";
+        break;
+      case OX_ATTR_GRAPH:
+        field = a->g ? NULL : "g";
+        break;
+      case OX_ATTR_TYPE_PROTO:
+        field = a->tp ? NULL : "tp";
+        break;
+      default:
+        break;
     }
     if (field)
       ox_ck_fail(c, "node-attr-type", "attribute '%s' is expected to have field '%s'", a->name,
@@ -405,10 +424,9 @@ static void check_node(ox_ck *c, const ox_node *n, const ox_ck_scope *scope,
     ox_ck_fail(c, "node-io", "node has zero inputs and zero outputs");
     return;
   }
-  int64_t ver = node_opset(c, n->domain);
-  if (ver < 0) {
-    ox_ck_fail(c, "node-domain", "no opset import for domain '%s'",
-               n->domain ? n->domain : "");
+  int64_t ver = 0;
+  if (!node_opset(c, n->domain, &ver)) {
+    ox_ck_fail(c, "node-domain", "no opset import for domain '%s'", n->domain ? n->domain : "");
     return;
   }
   bool attrs_ok = true;
@@ -459,8 +477,8 @@ static void check_node(ox_ck *c, const ox_node *n, const ox_ck_scope *scope,
 
 static void node_path(ox_ck *c, const ox_node *n, size_t idx) {
   const char *op = n->op_type ? n->op_type : "";
-  int64_t ver = node_opset(c, n->domain);
-  const ox_schema *s = ver >= 0 ? schema_for(n->domain, op, ver) : NULL;
+  int64_t ver = 0;
+  const ox_schema *s = node_opset(c, n->domain, &ver) ? schema_for(n->domain, op, ver) : NULL;
   const char *d = n->domain && n->domain[0] ? n->domain : NULL;
   char opdesc[256];
   if (s)
@@ -616,8 +634,36 @@ static void check_graph(ox_ck *c, const ox_graph *g, const ox_ck_scope *parent, 
 
 /* ------------------------------------------------------------- strict */
 
+static void strict_dims(ox_ck *c, const ox_type *t, int depth) {
+  if (!t || depth > 64) return;
+  if (t->shape)
+    for (size_t i = 0; i < t->shape->n_dim; i++)
+      if (t->shape->dim[i].param && t->shape->dim[i].param[0] && !c90_ident(t->shape->dim[i].param))
+        ox_ck_fail(c, "strict-identifier", "dimension name '%s' is not a C90 identifier",
+                   t->shape->dim[i].param);
+  strict_dims(c, t->elem, depth + 1);
+}
+
 static void strict_graph(ox_ck *c, const ox_graph *g, const ox_ck_scope *scope) {
-  (void)scope;
+  /* value_info: one entry per value, for values of this graph (or outer ones) */
+  for (size_t i = 0; i < g->n_value_info; i++) {
+    const char *nm = g->value_info[i].name;
+    if (!nm || !nm[0]) {
+      ox_ck_fail(c, "strict-value-info", "a value_info entry has no name");
+      continue;
+    }
+    bool dup = false;
+    for (size_t j = 0; j < i && !dup; j++)
+      dup = g->value_info[j].name && strcmp(g->value_info[j].name, nm) == 0;
+    if (dup)
+      ox_ck_fail(c, "strict-value-info", "value_info for '%s' is given more than once", nm);
+    else if (!scope_has(scope, nm))
+      ox_ck_fail(c, "strict-value-info", "value_info names '%s', which is not a value of the graph",
+                 nm);
+    strict_dims(c, g->value_info[i].type, 0);
+  }
+  for (size_t i = 0; i < g->n_input; i++) strict_dims(c, g->input[i].type, 0);
+  for (size_t i = 0; i < g->n_output; i++) strict_dims(c, g->output[i].type, 0);
   /* IR >= 4: a subgraph initializer must not share a name with a subgraph input */
   if (!c->is_main_graph && c->ir >= 4) {
     for (size_t i = 0; i < g->n_initializer; i++)
@@ -646,8 +692,7 @@ static void strict_graph(ox_ck *c, const ox_graph *g, const ox_ck_scope *scope) 
   for (size_t i = 0; i < g->n_initializer; i++)
     strict_name(c, "initializer", g->initializer[i].name);
   for (size_t i = 0; i < g->n_node; i++)
-    for (size_t j = 0; j < g->node[i].n_output; j++)
-      strict_name(c, "value", g->node[i].output[j]);
+    for (size_t j = 0; j < g->node[i].n_output; j++) strict_name(c, "value", g->node[i].output[j]);
 }
 
 /* ------------------------------------------------------------ functions */
@@ -730,7 +775,8 @@ static void visit_fn(cycle_ctx *x, int k) {
   r->state = 2;
 }
 
-static void check_function(ox_ck *c, const ox_function *f, const ox_opset *merged, size_t n_merged) {
+static void check_function(ox_ck *c, const ox_function *f, const ox_opset *merged,
+                           size_t n_merged) {
   if (!f->name || !f->name[0]) {
     ox_ck_fail(c, "function-name", "field 'name' of function is required to be non-empty");
     return;
@@ -780,13 +826,13 @@ static void check_function(ox_ck *c, const ox_function *f, const ox_opset *merge
                    "input '%s' is neither a function input nor the output of a previous node", in);
     }
     const char *nd = n->domain ? n->domain : "";
-    int64_t fv = node_opset(c, nd);
-    if (fv < 0) {
+    int64_t fv = 0, mv = 0;
+    if (!node_opset(c, nd, &fv)) {
       ox_ck_fail(c, "function-opset", "the function imports no opset for domain '%s'", nd);
     } else {
-      int64_t mv = opset_exact(merged, n_merged, nd);
-      if (mv < 0 && !nd[0]) mv = opset_exact(merged, n_merged, "ai.onnx");
-      if (mv >= 0 && mv != fv && n->op_type) {
+      bool has_mv = opset_exact(merged, n_merged, nd, &mv) ||
+                    (!nd[0] && opset_exact(merged, n_merged, "ai.onnx", &mv));
+      if (has_mv && mv != fv && n->op_type) {
         const ox_schema *a = schema_for(nd, n->op_type, fv), *b = schema_for(nd, n->op_type, mv);
         if ((a || b) && (!a || !b || a->since_version != b->since_version))
           ox_ck_fail(c, "function-opset",
@@ -855,7 +901,8 @@ static void check_functions(ox_ck *c, const ox_model_proto *mp) {
     const ox_function *f = &mp->functions[i];
     for (size_t j = 0; j < f->n_opset_import; j++) {
       const char *d = f->opset_import[j].domain ? f->opset_import[j].domain : "";
-      if (opset_exact(merged, n_merged, d) >= 0) continue;
+      int64_t v;
+      if (opset_exact(merged, n_merged, d, &v)) continue;
       if (n_merged == cap) {
         ox_opset *m2 = realloc(merged, 2 * cap * sizeof *m2);
         if (!m2) {
@@ -874,8 +921,8 @@ static void check_functions(ox_ck *c, const ox_model_proto *mp) {
     function_id(refs[i].id, sizeof refs[i].id, f->domain, f->name, f->overload);
     if (find_fn(refs, i, refs[i].id) >= 0) {
       size_t p = ox_ck_push(c, "function '%s'", refs[i].id);
-      ox_ck_fail(c, "function-duplicate",
-                 "the model has more than one local function with id '%s'", refs[i].id);
+      ox_ck_fail(c, "function-duplicate", "the model has more than one local function with id '%s'",
+                 refs[i].id);
       ox_ck_pop(c, p);
     }
   }
@@ -944,8 +991,7 @@ static void check_training(ox_ck *c, const ox_model_proto *mp) {
       if (!b->key || !b->value) continue;
       uintptr_t v;
       if (ox_map_get(&keys, b->key, &v))
-        ox_ck_fail(c, "strict-training", "update_binding key '%s' is bound more than once",
-                   b->key);
+        ox_ck_fail(c, "strict-training", "update_binding key '%s' is bound more than once", b->key);
       else if (ox_map_put(&keys, b->key, 1) != OX_OK)
         c->oom = true;
       if (!graph_has_init(mp->graph, b->key) && !graph_has_init(ti->algorithm, b->key))
@@ -1036,20 +1082,12 @@ int ox_check_model(const ox_model *m, const ox_check_opts *opts, ox_buf *report,
   if (c.ir >= 8) check_functions(&c, mp);
   if (c.strict) {
     if (mp->n_training_info) check_training(&c, mp);
-    if (c.ir > 0 && c.ir < 8 && mp->n_functions)
-      ox_ck_fail(&c, "strict-ir-feature",
-                 "the model has local functions, which need IR version 8 (it declares %lld)",
-                 (long long)c.ir);
-    if (c.ir > 0 && c.ir < 7 && mp->n_training_info)
-      ox_ck_fail(&c, "strict-ir-feature",
-                 "the model has training_info, which needs IR version 7 (it declares %lld)",
-                 (long long)c.ir);
+    ox_ck_ir_features(&c, mp);
   }
   if (opts && opts->full && report)
     ox_buf_printf(report, "warning: --full: shape inference is not available in this build\n");
   if (n_errors) *n_errors = c.n_errors;
-  if (c.oom || (report && report->failed))
-    return ox_err_set(e, OX_ENOMEM, "check: out of memory");
+  if (c.oom || (report && report->failed)) return ox_err_set(e, OX_ENOMEM, "check: out of memory");
   if (c.n_errors) {
     if (e) *e = c.first;
     return OX_EMODEL;

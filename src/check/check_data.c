@@ -54,8 +54,7 @@ bool ox_check_normalize_path(const char *p, char *out, size_t cap) {
 
 static void check_location(ox_ck *c, const char *tname, const char *loc) {
   if (!loc || !loc[0]) {
-    ox_ck_fail(c, "external-path", "location of external tensor '%s' is empty",
-               ox_ck_str(tname));
+    ox_ck_fail(c, "external-path", "location of external tensor '%s' is empty", ox_ck_str(tname));
     return;
   }
   if (loc[0] == '/') {
@@ -101,8 +100,10 @@ static void check_location(ox_ck *c, const char *tname, const char *loc) {
   if (realpath(base, cb) && realpath(full, cf)) {
     size_t nb = strlen(cb);
     if (strncmp(cf, cb, nb) != 0 || (cb[nb - 1] != '/' && cf[nb] != '/')) {
-      ox_ck_fail(c, "external-path", "external data of tensor '%s' ('%s') resolves outside the "
-                 "model folder", ox_ck_str(tname), loc);
+      ox_ck_fail(c, "external-path",
+                 "external data of tensor '%s' ('%s') resolves outside the "
+                 "model folder",
+                 ox_ck_str(tname), loc);
       return;
     }
   }
@@ -117,8 +118,8 @@ static void check_location(ox_ck *c, const char *tname, const char *loc) {
 /* -------------------------------------------------------------- tensors */
 
 enum { F_FLOAT, F_INT32, F_STRING, F_INT64, F_RAW, F_DOUBLE, F_UINT64, F_COUNT };
-static const char *const field_names[F_COUNT] = {"float_data",  "int32_data",  "string_data",
-                                                 "int64_data",  "raw_data",    "double_data",
+static const char *const field_names[F_COUNT] = {"float_data", "int32_data", "string_data",
+                                                 "int64_data", "raw_data",   "double_data",
                                                  "uint64_data"};
 
 /* Which typed field holds values of dt, and how many entries n elements take
@@ -126,26 +127,50 @@ static const char *const field_names[F_COUNT] = {"float_data",  "int32_data",  "
 static int typed_field(int32_t dt, int64_t n, int64_t *lenient, int64_t *exact) {
   *lenient = *exact = n;
   switch (dt) {
-    case OX_FLOAT: return F_FLOAT;
-    case OX_COMPLEX64: *lenient = *exact = 2 * n; return F_FLOAT;
-    case OX_DOUBLE: return F_DOUBLE;
-    case OX_COMPLEX128: *lenient = *exact = 2 * n; return F_DOUBLE;
-    case OX_INT32: case OX_INT16: case OX_INT8: case OX_UINT16: case OX_UINT8: case OX_BOOL:
-    case OX_FLOAT16: case OX_BFLOAT16: case OX_FLOAT8E4M3FN: case OX_FLOAT8E4M3FNUZ:
-    case OX_FLOAT8E5M2: case OX_FLOAT8E5M2FNUZ: case OX_FLOAT8E8M0:
+    case OX_FLOAT:
+      return F_FLOAT;
+    case OX_COMPLEX64:
+      *lenient = *exact = 2 * n;
+      return F_FLOAT;
+    case OX_DOUBLE:
+      return F_DOUBLE;
+    case OX_COMPLEX128:
+      *lenient = *exact = 2 * n;
+      return F_DOUBLE;
+    case OX_INT32:
+    case OX_INT16:
+    case OX_INT8:
+    case OX_UINT16:
+    case OX_UINT8:
+    case OX_BOOL:
+    case OX_FLOAT16:
+    case OX_BFLOAT16:
+    case OX_FLOAT8E4M3FN:
+    case OX_FLOAT8E4M3FNUZ:
+    case OX_FLOAT8E5M2:
+    case OX_FLOAT8E5M2FNUZ:
+    case OX_FLOAT8E8M0:
       return F_INT32;
-    case OX_UINT4: case OX_INT4: case OX_FLOAT4E2M1:
+    case OX_UINT4:
+    case OX_INT4:
+    case OX_FLOAT4E2M1:
       *lenient = (n + 7) / 8;
       *exact = (n + 1) / 2;
       return F_INT32;
-    case OX_UINT2: case OX_INT2:
+    case OX_UINT2:
+    case OX_INT2:
       *lenient = (n + 15) / 16;
       *exact = (n + 3) / 4;
       return F_INT32;
-    case OX_INT64: return F_INT64;
-    case OX_UINT32: case OX_UINT64: return F_UINT64;
-    case OX_STRING: return F_STRING;
-    default: return -1;
+    case OX_INT64:
+      return F_INT64;
+    case OX_UINT32:
+    case OX_UINT64:
+      return F_UINT64;
+    case OX_STRING:
+      return F_STRING;
+    default:
+      return -1;
   }
 }
 
@@ -160,7 +185,7 @@ void ox_ck_tensor(ox_ck *c, const ox_tensor *t) {
     ox_ck_fail(c, "tensor-data-type", "tensor '%s': data_type UNDEFINED is not allowed", name);
     return;
   }
-  size_t counts[F_COUNT] = {t->n_float_data, t->n_int32_data,  t->n_string_data, t->n_int64_data,
+  size_t counts[F_COUNT] = {t->n_float_data,  t->n_int32_data,  t->n_string_data, t->n_int64_data,
                             t->raw_data.size, t->n_double_data, t->n_uint64_data};
   int nf = 0, which = -1;
   for (int i = 0; i < F_COUNT; i++)
@@ -197,6 +222,13 @@ void ox_ck_tensor(ox_ck *c, const ox_tensor *t) {
       ox_ck_fail(c, "tensor-dims", "tensor '%s': the product of the dimensions overflows", name);
       return;
     }
+  }
+  if (c->strict && t->segment) {
+    const ox_segment *sg = t->segment;
+    if (!sg->has_begin || !sg->has_end || sg->begin < 0 || sg->begin > sg->end || sg->end > nelem)
+      ox_ck_fail(c, "strict-segment",
+                 "tensor '%s': segment [%lld, %lld) is not a range of its %lld elements", name,
+                 (long long)sg->begin, (long long)sg->end, (long long)nelem);
   }
   if (nelem == 0) {
     if (nf != 0)
@@ -304,8 +336,7 @@ void ox_ck_sparse(ox_ck *c, const ox_sparse_tensor *s) {
   }
   const ox_tensor *ix = s->indices;
   if (!ix) {
-    if (nnz != 0)
-      ox_ck_fail(c, "sparse-tensor", "sparse tensor '%s' has no index values", name);
+    if (nnz != 0) ox_ck_fail(c, "sparse-tensor", "sparse tensor '%s' has no index values", name);
     return;
   }
   errs = c->n_errors;
@@ -317,8 +348,9 @@ void ox_ck_sparse(ox_ck *c, const ox_sparse_tensor *s) {
   }
   if (ix->n_dims == 1) {
     if (ix->dims[0] != nnz) {
-      ox_ck_fail(c, "sparse-tensor", "sparse tensor '%s': indices have %lld values, but NNZ is %lld",
-                 name, (long long)ix->dims[0], (long long)nnz);
+      ox_ck_fail(c, "sparse-tensor",
+                 "sparse tensor '%s': indices have %lld values, but NNZ is %lld", name,
+                 (long long)ix->dims[0], (long long)nnz);
       return;
     }
     int64_t prev = -1;
@@ -332,8 +364,7 @@ void ox_ck_sparse(ox_ck *c, const ox_sparse_tensor *s) {
         return;
       }
       if (v <= prev) {
-        ox_ck_fail(c, "sparse-tensor", "sparse tensor '%s': indices are not in sorted order",
-                   name);
+        ox_ck_fail(c, "sparse-tensor", "sparse tensor '%s': indices are not in sorted order", name);
         return;
       }
       prev = v;
@@ -376,6 +407,146 @@ void ox_ck_sparse(ox_ck *c, const ox_sparse_tensor *s) {
   }
 }
 
+/* ----------------------------------------------------------- data protos */
+
+static void check_sequence(ox_ck *c, const ox_sequence_data *s, int depth);
+
+static void check_map(ox_ck *c, const ox_map_data *m, int depth) {
+  const char *name = ox_ck_str(m->name);
+  if (!m->has_key_type || m->key_type == OX_UNDEFINED) {
+    ox_ck_fail(c, "data-map", "map '%s': field 'key_type' is required and must not be UNDEFINED",
+               name);
+    return;
+  }
+  switch (m->key_type) {
+    case OX_FLOAT:
+    case OX_BOOL:
+    case OX_FLOAT16:
+    case OX_COMPLEX64:
+    case OX_COMPLEX128:
+      ox_ck_fail(c, "data-map", "map '%s': key_type %d is not an integer or string type", name,
+                 (int)m->key_type);
+      return;
+    default:
+      break;
+  }
+  if (m->n_keys && m->n_string_keys) {
+    ox_ck_fail(c, "data-map", "map '%s' must not contain more than one keys field", name);
+    return;
+  }
+  if (!m->values) {
+    ox_ck_fail(c, "data-map", "map '%s': field 'values' is required but missing", name);
+    return;
+  }
+  check_sequence(c, m->values, depth + 1);
+  const ox_sequence_data *v = m->values;
+  size_t nv = v->n_tensor_values + v->n_sparse_tensor_values + v->n_sequence_values +
+              v->n_map_values + v->n_optional_values;
+  size_t nk = m->n_keys + m->n_string_keys;
+  if (nk != nv) ox_ck_fail(c, "data-map", "map '%s' has %zu keys but %zu values", name, nk, nv);
+}
+
+static void check_optional(ox_ck *c, const ox_optional_data *o, int depth);
+
+static void check_sequence(ox_ck *c, const ox_sequence_data *s, int depth) {
+  const char *name = ox_ck_str(s->name);
+  if (depth > 64) {
+    ox_ck_fail(c, "data-sequence", "sequence '%s' is nested too deeply", name);
+    return;
+  }
+  if (!s->has_elem_type) {
+    ox_ck_fail(c, "data-sequence", "sequence '%s': field 'elem_type' is required but missing",
+               name);
+    return;
+  }
+  switch (s->elem_type) {
+    case OX_DATA_TENSOR:
+      for (size_t i = 0; i < s->n_tensor_values; i++) ox_ck_tensor(c, &s->tensor_values[i]);
+      break;
+    case OX_DATA_SPARSE_TENSOR:
+      for (size_t i = 0; i < s->n_sparse_tensor_values; i++)
+        ox_ck_sparse(c, &s->sparse_tensor_values[i]);
+      break;
+    case OX_DATA_SEQUENCE:
+      for (size_t i = 0; i < s->n_sequence_values; i++)
+        check_sequence(c, &s->sequence_values[i], depth + 1);
+      break;
+    case OX_DATA_MAP:
+      for (size_t i = 0; i < s->n_map_values; i++) check_map(c, &s->map_values[i], depth + 1);
+      break;
+    default:
+      ox_ck_fail(c, "data-sequence", "sequence '%s': elem_type %d is not a valid element type",
+                 name, (int)s->elem_type);
+      break;
+  }
+}
+
+static void check_optional(ox_ck *c, const ox_optional_data *o, int depth) {
+  const char *name = ox_ck_str(o->name);
+  if (!o->has_elem_type) {
+    ox_ck_fail(c, "data-optional", "optional '%s': field 'elem_type' is required but missing",
+               name);
+    return;
+  }
+  switch (o->elem_type) {
+    case OX_DATA_UNDEFINED:
+      break; /* an empty optional */
+    case OX_DATA_TENSOR:
+      if (o->tensor_value) ox_ck_tensor(c, o->tensor_value);
+      break;
+    case OX_DATA_SPARSE_TENSOR:
+      if (o->sparse_tensor_value) ox_ck_sparse(c, o->sparse_tensor_value);
+      break;
+    case OX_DATA_SEQUENCE:
+      if (o->sequence_value) check_sequence(c, o->sequence_value, depth + 1);
+      break;
+    case OX_DATA_MAP:
+      if (o->map_value) check_map(c, o->map_value, depth + 1);
+      break;
+    default:
+      ox_ck_fail(c, "data-optional", "optional '%s': elem_type %d is not a valid element type",
+                 name, (int)o->elem_type);
+      break;
+  }
+}
+
+int ox_check_data(int kind, const void *value, const char *base_dir, ox_buf *report,
+                  size_t *n_errors, ox_err *e) {
+  if (n_errors) *n_errors = 0;
+  if (!value) return ox_err_set(e, OX_EINVAL, "check: no value");
+  ox_ck c;
+  memset(&c, 0, sizeof c);
+  c.model_dir = base_dir ? base_dir : "";
+  c.report = report;
+  c.is_main_graph = true;
+  switch (kind) {
+    case OX_DATA_TENSOR:
+      ox_ck_tensor(&c, value);
+      break;
+    case OX_DATA_SPARSE_TENSOR:
+      ox_ck_sparse(&c, value);
+      break;
+    case OX_DATA_SEQUENCE:
+      check_sequence(&c, value, 0);
+      break;
+    case OX_DATA_MAP:
+      check_map(&c, value, 0);
+      break;
+    case OX_DATA_OPTIONAL:
+      check_optional(&c, value, 0);
+      break;
+    default:
+      return ox_err_set(e, OX_EINVAL, "check: unknown data kind %d", kind);
+  }
+  if (n_errors) *n_errors = c.n_errors;
+  if (report && report->failed) return ox_err_set(e, OX_ENOMEM, "check: out of memory");
+  if (c.n_errors) {
+    if (e) *e = c.first;
+    return OX_EMODEL;
+  }
+  return OX_OK;
+}
+
 /* ----------------------------------------------------------- value info */
 
 void ox_ck_value_info(ox_ck *c, const ox_value_info *v) {
@@ -393,23 +564,26 @@ void ox_ck_value_info(ox_ck *c, const ox_value_info *v) {
     case OX_TYPE_TENSOR:
     case OX_TYPE_SPARSE_TENSOR:
       if (!t->has_elem_type)
-        ox_ck_fail(c, "value-info", "value '%s': field 'elem_type' of the type is required but "
-                   "missing", v->name);
-      if (!t->shape)
         ox_ck_fail(c, "value-info",
-                   "value '%s': field 'shape' of the type is required but missing", v->name);
+                   "value '%s': field 'elem_type' of the type is required but "
+                   "missing",
+                   v->name);
+      if (!t->shape)
+        ox_ck_fail(c, "value-info", "value '%s': field 'shape' of the type is required but missing",
+                   v->name);
       break;
     case OX_TYPE_SEQUENCE:
     case OX_TYPE_OPTIONAL:
       if (!t->elem)
-        ox_ck_fail(c, "value-info", "value '%s': field 'elem_type' of the type is required but "
-                   "missing", v->name);
+        ox_ck_fail(c, "value-info",
+                   "value '%s': field 'elem_type' of the type is required but "
+                   "missing",
+                   v->name);
       break;
     case OX_TYPE_MAP:
       if (!t->has_elem_type)
         ox_ck_fail(c, "value-info",
-                   "value '%s': field 'key_type' of the map type is required but missing",
-                   v->name);
+                   "value '%s': field 'key_type' of the map type is required but missing", v->name);
       if (!t->elem)
         ox_ck_fail(c, "value-info",
                    "value '%s': field 'value_type' of the map type is required but missing",
@@ -417,8 +591,7 @@ void ox_ck_value_info(ox_ck *c, const ox_value_info *v) {
       break;
     case OX_TYPE_OPAQUE:
       if (!t->opaque_name || !t->opaque_name[0])
-        ox_ck_fail(c, "value-info", "value '%s': opaque type must have a non-empty name",
-                   v->name);
+        ox_ck_fail(c, "value-info", "value '%s': opaque type must have a non-empty name", v->name);
       break;
     default:
       ox_ck_fail(c, "value-info", "value '%s': unrecognized type value case %d", v->name,
@@ -461,7 +634,8 @@ static bool type_str(const ox_type *t, char *buf, size_t cap, size_t *len, bool 
       return put(buf, cap, len, "map(") && put(buf, cap, len, di->name) &&
              put(buf, cap, len, ", ") && type_str(t->elem, buf, cap, len, true) &&
              put(buf, cap, len, ")");
-    default: return false;
+    default:
+      return false;
   }
 }
 

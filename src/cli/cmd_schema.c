@@ -196,6 +196,18 @@ int ox_cmd_schema(int argc, char **argv) {
     return 2;
   }
   if (strcmp(domain, "ai.onnx") == 0) domain = "";
+  /* "ai.onnx.ml.LabelEncoder" names the domain too (as the changelogs do) */
+  static const char *const prefixes[] = {"ai.onnx.preview.training.", "ai.onnx.preview.",
+                                         "ai.onnx.ml.", "ai.onnx."};
+  char dom_buf[64];
+  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0] && !domain[0]; i++) {
+    size_t k = strlen(prefixes[i]);
+    if (strncmp(op, prefixes[i], k) == 0 && op[k]) {
+      snprintf(dom_buf, sizeof dom_buf, "%.*s", (int)(k - 1), prefixes[i]);
+      domain = strcmp(dom_buf, "ai.onnx") == 0 ? "" : dom_buf;
+      op += k;
+    }
+  }
   size_t nv = 0;
   const ox_schema *const *vs = ox_schema_versions(domain, op, &nv);
   if (!nv) {

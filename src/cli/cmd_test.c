@@ -351,7 +351,14 @@ typedef struct child {
   pid_t pid;
   int fd;
   size_t idx;
+  double start;
 } child;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -361,7 +368,8 @@ static void usage(FILE *f) {
           "  --expected FILE list of cases expected to fail (\"suite/case reason\" per line);\n"
           "                  the exit status is 0 when exactly those cases fail\n"
           "  --timeout SEC   a case running longer fails (default 300)\n"
-          "  --threads N     threads per case (default 1 with several jobs, else all cores)\n");
+          "  --threads N     threads per case (default 1 with several jobs, else all cores)\n"
+          "  --slow SEC      report cases taking SEC seconds or more on standard error\n");
 }
 
 static void finish(tcase *c, int wstatus, const char *msg) {
@@ -385,8 +393,23 @@ static void finish(tcase *c, int wstatus, const char *msg) {
   c->reason = strdup(buf);
 }
 
+static void free_all(tlist *l, expected *x) {
+  for (size_t i = 0; i < l->n; i++) {
+    free(l->v[i].dir);
+    free(l->v[i].model);
+    free(l->v[i].name);
+    free(l->v[i].light_out);
+    free(l->v[i].reason);
+  }
+  free(l->v);
+  for (size_t i = 0; i < x->n; i++) free(x->names[i]);
+  free(x->names);
+  free(x->seen);
+}
+
 int ox_cmd_test(int argc, char **argv) {
   int jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), timeout = 300, threads = -1;
+  double slow = 0;
   const char *expected_path = NULL;
   tlist l = {0};
   for (int i = 1; i < argc; i++) {
@@ -401,6 +424,8 @@ int ox_cmd_test(int argc, char **argv) {
       timeout = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--slow") == 0 && i + 1 < argc) {
+      slow = atof(argv[++i]);
     } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "onnxc test: unknown option '%s'\n", argv[i]);
       usage(stderr);
@@ -444,17 +469,8 @@ int ox_cmd_test(int argc, char **argv) {
           (void)w;
         }
         close(fds[1]);
-        for (size_t i = 0; i < l.n; i++) {
-          free(l.v[i].dir);
-          free(l.v[i].model);
-          free(l.v[i].name);
-          free(l.v[i].light_out);
-        }
-        free(l.v);
         free(kids);
-        for (size_t i = 0; i < x.n; i++) free(x.names[i]);
-        free(x.names);
-        free(x.seen);
+        free_all(&l, &x);
         exit(rc ? 1 : 0);
       }
       close(fds[1]);
@@ -463,6 +479,7 @@ int ox_cmd_test(int argc, char **argv) {
           kids[j].pid = pid;
           kids[j].fd = fds[0];
           kids[j].idx = next;
+          kids[j].start = now_s();
           break;
         }
       next++;
@@ -484,6 +501,9 @@ int ox_cmd_test(int argc, char **argv) {
         msg[got] = 0;
         close(kids[j].fd);
         finish(&l.v[kids[j].idx], ws, msg);
+        double took = now_s() - kids[j].start;
+        if (slow > 0 && took >= slow)
+          fprintf(stderr, "slow: %s took %.1f s\n", l.v[kids[j].idx].name, took);
         kids[j].pid = 0;
         running--;
         break;
@@ -515,17 +535,7 @@ int ox_cmd_test(int argc, char **argv) {
     printf("%zu expected failures, %zu unexpected failures, %zu unexpected passes\n", expected_fail,
            unexpected_fail, unexpected_pass);
   printf("%zu passed, %zu failed\n", passed, failed);
-  for (size_t i = 0; i < l.n; i++) {
-    free(l.v[i].dir);
-    free(l.v[i].model);
-    free(l.v[i].name);
-    free(l.v[i].light_out);
-    free(l.v[i].reason);
-  }
-  free(l.v);
-  for (size_t i = 0; i < x.n; i++) free(x.names[i]);
-  free(x.names);
-  free(x.seen);
+  free_all(&l, &x);
   if (expected_path) return unexpected_fail || unexpected_pass ? 1 : 0;
   return failed ? 1 : 0;
 }

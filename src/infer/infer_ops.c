@@ -606,7 +606,7 @@ static int slice(ox_ictx *c) {
   size_t ns, ne, na = 0, nst = 0;
   bool ok;
   if (c->since < 10) {
-    const int64_t *s1, *e1, *a1;
+    const int64_t *s1 = NULL, *e1 = NULL, *a1 = NULL;
     ok = ix_attr_ints(c, "starts", &s1, &ns) && ix_attr_ints(c, "ends", &e1, &ne);
     starts = (int64_t *)s1;
     ends = (int64_t *)e1;

@@ -136,6 +136,53 @@ __attribute__((target("avx512f"))) static void ukernel_avx512(int64_t kc, const 
   }
 }
 #undef OX_ROW512
+
+/* The same tile with A read in place: row i of the panel at a + i * lda. */
+#define OX_ROWUA(i)                           \
+  av = _mm512_set1_ps(r##i[k]);               \
+  c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
+  c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1);
+
+__attribute__((target("avx512f"))) static void ukernel_avx512_ua(int64_t kc, const float *a,
+                                                                 int64_t lda, const float *b,
+                                                                 float *c, int64_t ldc,
+                                                                 float beta) {
+  const float *r0 = a, *r1 = a + lda, *r2 = a + 2 * lda, *r3 = a + 3 * lda, *r4 = a + 4 * lda,
+              *r5 = a + 5 * lda, *r6 = a + 6 * lda, *r7 = a + 7 * lda, *r8 = a + 8 * lda,
+              *r9 = a + 9 * lda, *rA = a + 10 * lda, *rB = a + 11 * lda;
+  __m512 z = _mm512_setzero_ps();
+  __m512 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z,
+         c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z, c80 = z, c81 = z, c90 = z, c91 = z,
+         cA0 = z, cA1 = z, cB0 = z, cB1 = z;
+  for (int64_t k = 0; k < kc; k++) {
+    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), av;
+    OX_ROWUA(0)
+    OX_ROWUA(1)
+    OX_ROWUA(2)
+    OX_ROWUA(3)
+    OX_ROWUA(4)
+    OX_ROWUA(5)
+    OX_ROWUA(6)
+    OX_ROWUA(7)
+    OX_ROWUA(8)
+    OX_ROWUA(9)
+    OX_ROWUA(A)
+    OX_ROWUA(B)
+    b += 32;
+  }
+  __m512 acc[24] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
+                    c60, c61, c70, c71, c80, c81, c90, c91, cA0, cA1, cB0, cB1};
+  __m512 vb = _mm512_set1_ps(beta);
+  for (int i = 0; i < 12; i++) {
+    float *ci = c + i * ldc;
+    for (int h = 0; h < 2; h++) {
+      __m512 r = acc[2 * i + h];
+      if (beta != 0.0f) r = _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci + 16 * h), r);
+      _mm512_storeu_ps(ci + 16 * h, r);
+    }
+  }
+}
+#undef OX_ROWUA
 #endif
 
 static ukernel select_kernel(void) {
@@ -159,17 +206,20 @@ static void pack_a(int mr, bool ta, const float *A, int64_t lda, int64_t M, int6
     int64_t rows = mc - p < mr ? mc - p : mr;
     float *d = dst + p * kc;
     if (i0 + p + rows > M) rows = M - (i0 + p);
-    for (int64_t k = 0; k < kc; k++) {
-      int64_t i = 0;
-      if (!ta) {
-        const float *s = A + (i0 + p) * lda + k0 + k;
-        for (; i < rows; i++) d[i] = s[i * lda];
-      } else {
-        const float *s = A + (k0 + k) * lda + i0 + p;
-        for (; i < rows; i++) d[i] = s[i];
+    if (!ta) { /* read each row of A contiguously, write with stride mr */
+      for (int64_t i = 0; i < rows; i++) {
+        const float *s = A + (i0 + p + i) * lda + k0;
+        for (int64_t k = 0; k < kc; k++) d[k * mr + i] = s[k];
       }
-      for (; i < mr; i++) d[i] = 0.0f;
-      d += mr;
+      for (int64_t i = rows; i < mr; i++)
+        for (int64_t k = 0; k < kc; k++) d[k * mr + i] = 0.0f;
+    } else {
+      for (int64_t k = 0; k < kc; k++) {
+        const float *s = A + (k0 + k) * lda + i0 + p;
+        int64_t i = 0;
+        for (; i < rows; i++) d[k * mr + i] = s[i];
+        for (; i < mr; i++) d[k * mr + i] = 0.0f;
+      }
     }
   }
 }
@@ -371,6 +421,62 @@ __attribute__((target("avx2,fma"))) static void gemv_rows_avx2(const gemv_job *g
 }
 #endif
 
+/* Dot products (B transposed): c[j] = alpha * <a, B[j, :]> + beta c[j]. */
+static float dot_generic(const float *a, const float *b, int64_t K) {
+  float acc[8] = {0};
+  int64_t k = 0;
+  for (; k + 8 <= K; k += 8)
+    for (int i = 0; i < 8; i++) acc[i] += a[k + i] * b[k + i];
+  float sum = 0.0f;
+  for (int i = 0; i < 8; i++) sum += acc[i];
+  for (; k < K; k++) sum += a[k] * b[k];
+  return sum;
+}
+
+#ifdef OX_GEMM_X86
+__attribute__((target("avx512f"))) static float dot_avx512(const float *a, const float *b,
+                                                           int64_t K) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  int64_t k = 0;
+  for (; k + 64 <= K; k += 64) {
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + k), _mm512_loadu_ps(b + k), s0);
+    s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + k + 16), _mm512_loadu_ps(b + k + 16), s1);
+    s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + k + 32), _mm512_loadu_ps(b + k + 32), s2);
+    s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + k + 48), _mm512_loadu_ps(b + k + 48), s3);
+  }
+  for (; k + 16 <= K; k += 16)
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + k), _mm512_loadu_ps(b + k), s0);
+  float sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+  for (; k < K; k++) sum += a[k] * b[k];
+  return sum;
+}
+#endif
+
+typedef struct dot_job {
+  int64_t K, ldb, N, chunk;
+  float alpha, beta;
+  const float *a, *B;
+  float *c;
+} dot_job;
+
+static void dot_task(void *arg, int64_t t0, int64_t t1) {
+  const dot_job *g = arg;
+  int64_t j0 = t0 * g->chunk, j1 = t1 * g->chunk < g->N ? t1 * g->chunk : g->N;
+#ifdef OX_GEMM_X86
+  bool avx512 = __builtin_cpu_supports("avx512f");
+#endif
+  for (int64_t j = j0; j < j1; j++) {
+    const float *b = g->B + j * g->ldb;
+    float d;
+#ifdef OX_GEMM_X86
+    d = avx512 ? dot_avx512(g->a, b, g->K) : dot_generic(g->a, b, g->K);
+#else
+    d = dot_generic(g->a, b, g->K);
+#endif
+    g->c[j] = g->beta == 0.0f ? g->alpha * d : g->alpha * d + g->beta * g->c[j];
+  }
+}
+
 static void gemv_task(void *arg, int64_t t0, int64_t t1) {
   const gemv_job *g = arg;
   int64_t j0 = t0 * g->chunk, j1 = t1 * g->chunk < g->N ? t1 * g->chunk : g->N;
@@ -386,6 +492,14 @@ static void gemv_task(void *arg, int64_t t0, int64_t t1) {
   }
 #endif
   gemv_rows_generic(g, j0, j1);
+}
+
+/* Tasks for a vector product over N outputs (one task per thread). */
+static int64_t vec_chunks(ox_thread_pool *pool, int64_t N, int64_t K, int64_t *chunk) {
+  int nt = pool ? ox_thread_pool_size(pool) : 1;
+  if (nt < 1 || (double)N * (double)K < 1.0e5) nt = 1;
+  *chunk = ((N + nt - 1) / nt + 15) / 16 * 16;
+  return (N + *chunk - 1) / *chunk;
 }
 
 static void run_job(gemm_job *g, ox_thread_pool *pool) {
@@ -419,29 +533,38 @@ void ox_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float
     scale_c(M, N, beta, C, ldc);
     return;
   }
-  if (M == 1 && !trans_b) {
-    /* a is row 0 of op(A): contiguous unless transposed */
-    float abuf[1024];
-    float *a = NULL;
-    if (!trans_a || lda == 1) {
-      a = (float *)A;
-    } else if (K <= 1024) {
-      for (int64_t k = 0; k < K; k++) abuf[k] = A[k * lda];
-      a = abuf;
+  /* a few rows: one vector product per row of op(A) (B streamed once per row) */
+  if (M <= 4) {
+    float *abuf = NULL;
+    if (trans_a && lda != 1) {
+      abuf = malloc((size_t)K * sizeof(float));
+      if (!abuf) goto blocked;
     }
-    if (a) {
-      gemv_job v = {K, ldb, alpha, beta, a, B, C, 0, N};
-      int nt = pool ? ox_thread_pool_size(pool) : 1;
-      if (nt < 1 || (double)N * (double)K < 1.0e5) nt = 1;
-      v.chunk = ((N + nt - 1) / nt + 15) / 16 * 16;
-      int64_t ntasks = (N + v.chunk - 1) / v.chunk;
-      if (ntasks <= 1)
-        gemv_task(&v, 0, 1);
-      else
-        ox_parallel_for(pool, ntasks, 1, gemv_task, &v);
-      return;
+    for (int64_t i = 0; i < M; i++) {
+      const float *a = A + (trans_a ? i : i * lda);
+      if (abuf) {
+        for (int64_t k = 0; k < K; k++) abuf[k] = A[k * lda + i];
+        a = abuf;
+      }
+      int64_t chunk, ntasks = vec_chunks(pool, N, K, &chunk);
+      if (!trans_b) {
+        gemv_job v = {K, ldb, alpha, beta, a, B, C + i * ldc, chunk, N};
+        if (ntasks <= 1)
+          gemv_task(&v, 0, 1);
+        else
+          ox_parallel_for(pool, ntasks, 1, gemv_task, &v);
+      } else {
+        dot_job v = {K, ldb, N, chunk, alpha, beta, a, B, C + i * ldc};
+        if (ntasks <= 1)
+          dot_task(&v, 0, 1);
+        else
+          ox_parallel_for(pool, ntasks, 1, dot_task, &v);
+      }
     }
+    free(abuf);
+    return;
   }
+blocked:;
   gemm_job g = {select_kernel(), trans_a, trans_b, M, N, K,    lda, ldb, ldc,
                 alpha,           beta,    A,       B, C, NULL, 0,   0,   0};
   run_job(&g, pool);
@@ -496,4 +619,106 @@ void ox_sgemm_pa(const ox_sgemm_packed *A, bool trans_b, int64_t N, float alpha,
   gemm_job g = {uk,    false, trans_b, A->M, N, A->K, 0, ldb, ldc,
                 alpha, beta,  NULL,    B,    C, A,    0, 0,   0};
   run_job(&g, pool);
+}
+
+int ox_sgemm_nr(void) { return select_kernel().nr; }
+int64_t ox_sgemm_kc(void) { return KC_BLOCK; }
+
+size_t ox_sgemm_packed_b_floats(int64_t K, int64_t N) {
+  int nr = ox_sgemm_nr();
+  int64_t npad = (N + nr - 1) / nr * nr;
+  return (size_t)(npad * (K > 0 ? K : 1));
+}
+
+void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float beta, float *C,
+                    int64_t ldc) {
+  if (A->M <= 0 || N <= 0) return;
+  if (A->K <= 0) {
+    scale_c(A->M, N, beta, C, ldc);
+    return;
+  }
+  ukernel uk = select_kernel();
+  const int mr = uk.mr, nr = uk.nr;
+  int64_t npad = (N + nr - 1) / nr * nr;
+  float tile[12 * 32];
+  for (int64_t pc = 0; pc < A->K; pc += KC_BLOCK) {
+    int64_t kc = A->K - pc < KC_BLOCK ? A->K - pc : KC_BLOCK;
+    float bt = pc == 0 ? beta : 1.0f;
+    const float *bblock = Bp + pc * npad;
+    for (int64_t ic = 0; ic < A->M; ic += MC_BLOCK) {
+      int64_t mc = A->M - ic < MC_BLOCK ? A->M - ic : MC_BLOCK;
+      const float *apan = A->data + pc * A->Mpad + ic * kc;
+      for (int64_t jr = 0; jr < N; jr += nr) {
+        int64_t n = N - jr < nr ? N - jr : nr;
+        const float *bpan = bblock + jr * kc;
+        for (int64_t ir = 0; ir < mc; ir += mr) {
+          int64_t m = mc - ir < mr ? mc - ir : mr;
+          float *c = C + (ic + ir) * ldc + jr;
+          if (m == mr && n == nr) {
+            uk.fn(kc, apan + ir * kc, bpan, c, ldc, 1.0f, bt);
+          } else {
+            uk.fn(kc, apan + ir * kc, bpan, tile, nr, 1.0f, 0.0f);
+            for (int64_t i = 0; i < m; i++)
+              for (int64_t j = 0; j < n; j++) {
+                float *cc = c + i * ldc + j;
+                *cc = bt == 0.0f ? tile[i * nr + j] : tile[i * nr + j] + bt * *cc;
+              }
+          }
+        }
+      }
+    }
+  }
+}
+
+bool ox_sgemm_has_ua(void) {
+#ifdef OX_GEMM_X86
+  return select_kernel().fn == ukernel_avx512;
+#else
+  return false;
+#endif
+}
+
+void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bp,
+                    float beta, float *C, int64_t ldc) {
+#ifdef OX_GEMM_X86
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    scale_c(M, N, beta, C, ldc);
+    return;
+  }
+  ukernel uk = select_kernel();
+  const int mr = uk.mr, nr = uk.nr;
+  int64_t npad = (N + nr - 1) / nr * nr;
+  float tile[12 * 32], edge[12 * KC_BLOCK];
+  int64_t Mfull = M / mr * mr;
+  for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
+    int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
+    float bt = pc == 0 ? beta : 1.0f;
+    const float *bblock = Bp + pc * npad;
+    if (Mfull < M) pack_a(mr, false, A, lda, M, Mfull, mr, pc, kc, edge);
+    for (int64_t jr = 0; jr < N; jr += nr) {
+      int64_t n = N - jr < nr ? N - jr : nr;
+      const float *bpan = bblock + jr * kc;
+      for (int64_t ir = 0; ir < M; ir += mr) {
+        int64_t m = M - ir < mr ? M - ir : mr;
+        float *c = C + ir * ldc + jr;
+        if (m == mr && n == nr) {
+          ukernel_avx512_ua(kc, A + ir * lda + pc, lda, bpan, c, ldc, bt);
+          continue;
+        }
+        if (m == mr)
+          ukernel_avx512_ua(kc, A + ir * lda + pc, lda, bpan, tile, nr, 0.0f);
+        else
+          uk.fn(kc, edge, bpan, tile, nr, 1.0f, 0.0f);
+        for (int64_t i = 0; i < m; i++)
+          for (int64_t j = 0; j < n; j++) {
+            float *cc = c + i * ldc + j;
+            *cc = bt == 0.0f ? tile[i * nr + j] : tile[i * nr + j] + bt * *cc;
+          }
+      }
+    }
+  }
+#else
+  (void)M, (void)N, (void)K, (void)A, (void)lda, (void)Bp, (void)beta, (void)C, (void)ldc;
+#endif
 }

@@ -36,6 +36,25 @@ int64_t ox_sgemm_packed_depth(const ox_sgemm_packed *p);
 void ox_sgemm_pa(const ox_sgemm_packed *A, bool trans_b, int64_t N, float alpha, const float *B,
                  int64_t ldb, float beta, float *C, int64_t ldc, ox_thread_pool *pool);
 
+/* B packed by the caller (e.g. im2col writing panels directly): depth split in
+ * blocks of ox_sgemm_kc() rows; block pc starts at pc * Npad (Npad = N
+ * rounded up to ox_sgemm_nr()); inside it panel j (columns j*nr ...) starts at
+ * j * nr * kc and holds kc rows of nr values (columns past N zero or
+ * ignored). */
+int ox_sgemm_nr(void);
+int64_t ox_sgemm_kc(void);
+size_t ox_sgemm_packed_b_floats(int64_t K, int64_t N);
+/* C (M x N) = A * B + beta * C, both packed; runs on the calling thread. */
+void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float beta, float *C,
+                    int64_t ldc);
+
+/* C (M x N) = A * B + beta * C with A row-major in place (lda) and B packed
+ * as above: for weights that change between runs (no packing pass). Only
+ * where ox_sgemm_has_ua() says so (AVX-512); calling thread only. */
+bool ox_sgemm_has_ua(void);
+void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bp,
+                    float beta, float *C, int64_t ldc);
+
 /* Name of the micro-kernel in use ("avx512", "avx2", "portable"). */
 const char *ox_sgemm_isa(void);
 

@@ -151,41 +151,77 @@ static bool outer_base(const ox_nn_geom *g, const int64_t *oi, const int64_t *kk
   return true;
 }
 
+/* One im2col row (channel plane xc, kernel offset kk) over outer output rows
+ * [o0, o1) into dst (contiguous). */
+static void im2col_row(const ox_nn_geom *g, const float *xc, const int64_t *kk, int64_t o0,
+                       int64_t o1, float *dst, float padv) {
+  size_t L = g->nd - 1;
+  int64_t OW = g->out[L], IW = g->in[L], sw = g->stride[L];
+  int64_t oi[OX_NN_MAXD];
+  int64_t off = kk[L] * g->dil[L] - g->pb[L], lo, hi;
+  valid_range(OW, IW, sw, off, &lo, &hi);
+  unravel(o0, g->out, L, oi);
+  for (int64_t o = o0; o < o1; o++, dst += OW) {
+    int64_t base;
+    if (!outer_base(g, oi, kk, &base)) {
+      for (int64_t w = 0; w < OW; w++) dst[w] = padv;
+    } else {
+      const float *src = xc + base * IW + off;
+      int64_t w = 0;
+      for (; w < lo; w++) dst[w] = padv;
+      if (sw == 1)
+        memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
+      else
+        for (w = lo; w < hi; w++) dst[w] = src[w * sw];
+      for (w = hi; w < OW; w++) dst[w] = padv;
+    }
+    next_outer(g, oi);
+  }
+}
+
 void ox_nn_im2col(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
                   float *col, int64_t ldc, float padv) {
-  size_t nd = g->nd, L = nd - 1;
-  int64_t OW = g->out[L], IW = g->in[L], sw = g->stride[L];
-  int64_t kk[OX_NN_MAXD], oi[OX_NN_MAXD];
-  int64_t inner_in = IW; /* elements per outer input row */
-  for (int64_t c = 0; c < C; c++) {
-    const float *xc = x + c * g->in_size;
+  int64_t kk[OX_NN_MAXD];
+  for (int64_t c = 0; c < C; c++)
     for (int64_t kidx = 0; kidx < g->k_size; kidx++) {
-      unravel(kidx, g->k, nd, kk);
-      float *row = col + (c * g->k_size + kidx) * ldc;
-      int64_t off = kk[L] * g->dil[L] - g->pb[L], lo, hi;
-      valid_range(OW, IW, sw, off, &lo, &hi);
-      /* outer output index -> multi-index */
-      unravel(o0, g->out, L, oi);
-      for (int64_t o = o0; o < o1; o++) {
-        float *dst = row + (o - o0) * OW;
-        int64_t base;
-        bool inside = outer_base(g, oi, kk, &base);
-        if (!inside) {
-          for (int64_t w = 0; w < OW; w++) dst[w] = padv;
-        } else {
-          const float *src = xc + base * inner_in + off;
-          int64_t w = 0;
-          for (; w < lo; w++) dst[w] = padv;
-          if (sw == 1)
-            memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
-          else
-            for (w = lo; w < hi; w++) dst[w] = src[w * sw];
-          for (w = hi; w < OW; w++) dst[w] = padv;
-        }
-        next_outer(g, oi);
+      unravel(kidx, g->k, g->nd, kk);
+      im2col_row(g, x + c * g->in_size, kk, o0, o1, col + (c * g->k_size + kidx) * ldc, padv);
+    }
+}
+
+void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
+                         float *bp, int nr, int64_t kcb, float *rowbuf) {
+  int64_t kk[OX_NN_MAXD];
+  int64_t ncols = (o1 - o0) * g->out[g->nd - 1], npad = (ncols + nr - 1) / nr * nr;
+  int64_t K = C * g->k_size;
+  for (int64_t j = ncols; j < npad; j++) rowbuf[j] = 0.0f;
+  bool pointwise = g->k_size == 1;
+  for (size_t d = 0; d < g->nd; d++)
+    if (g->stride[d] != 1 || g->pb[d] != 0 || g->pe[d] != 0) pointwise = false;
+  if (pointwise) { /* rows of x are the rows of B: copy them into panels */
+    int64_t full = ncols / nr * nr;
+    for (int64_t k = 0; k < C; k++) {
+      const float *src = x + k * g->in_size + o0 * g->out[g->nd - 1];
+      int64_t pc = k / kcb * kcb, kc = K - pc < kcb ? K - pc : kcb;
+      float *d = bp + pc * npad + (k - pc) * nr;
+      int64_t j = 0;
+      for (; j < full; j += nr, d += nr * kc) memcpy(d, src + j, (size_t)nr * sizeof(float));
+      if (j < ncols) {
+        memcpy(d, src + j, (size_t)(ncols - j) * sizeof(float));
+        memset(d + (ncols - j), 0, (size_t)(nr - (ncols - j)) * sizeof(float));
       }
     }
+    return;
   }
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t kidx = 0; kidx < g->k_size; kidx++) {
+      unravel(kidx, g->k, g->nd, kk);
+      im2col_row(g, x + c * g->in_size, kk, o0, o1, rowbuf, 0.0f);
+      int64_t k = c * g->k_size + kidx, pc = k / kcb * kcb, kc = K - pc < kcb ? K - pc : kcb;
+      float *d = bp + pc * npad + (k - pc) * nr;
+      for (int64_t j = 0; j < npad; j += nr, d += nr * kc)
+        memcpy(d, rowbuf + j, (size_t)nr * sizeof(float));
+    }
 }
 
 void ox_nn_col2im_add(const ox_nn_geom *g, int64_t C, const float *col, float *y) {

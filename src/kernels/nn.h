@@ -13,6 +13,14 @@
 
 #define OX_NN_MAXD 8
 
+/* Hot loops compiled for AVX-512, AVX2 and the baseline, chosen at load
+ * time (GCC function multi-versioning; a no-op elsewhere). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define OX_NN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define OX_NN_CLONES
+#endif
+
 typedef enum ox_autopad {
   OX_PAD_NOTSET,
   OX_PAD_SAME_UPPER,
@@ -62,6 +70,11 @@ const float *ox_nn_as_f32(const void *src, int32_t dtype, int64_t n, float **own
  * [o0, o1); col row stride ldc. Out-of-image taps read `padv`. */
 void ox_nn_im2col(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
                   float *col, int64_t ldc, float padv);
+/* The same columns written as the packed B of ox_sgemm_pa_pb (panels of nr
+ * columns, depth blocks of kcb rows). rowbuf holds one padded row
+ * (ncols rounded up to nr). */
+void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
+                         float *bp, int nr, int64_t kcb, float *rowbuf);
 /* Number of outer output rows (product of out dims except the last; 1 for 1-D). */
 int64_t ox_nn_outer(const ox_nn_geom *g);
 /* Adds the columns (C*k_size rows x out_size) back into the image y (C x in_size).

@@ -16,8 +16,6 @@ typedef struct attn_attrs {
   int64_t num_heads, rot_dim;
   /* LinearAttention */
   int update_rule;
-  float lin_scale;
-  bool has_lin_scale;
   /* CausalConvWithState */
   nn_act act;
 } attn_attrs;
@@ -88,7 +86,7 @@ static int to_bhsd(ox_kctx *c, const ox_value *v, int64_t heads, const char *wha
 /* Concatenates past [B, H, P, D] and cur [B, H, S, D] along the sequence. */
 static float *concat_seq(const float *past, int64_t P, const float *cur, int64_t S, int64_t BH,
                          int64_t D) {
-  float *o = malloc(((size_t)(BH * (P + S) * D) + 1) * sizeof(float));
+  float *o = nn_falloc(BH, P + S, D, 1);
   if (!o) return NULL;
   for (int64_t i = 0; i < BH; i++) {
     if (P) memcpy(o + i * (P + S) * D, past + i * P * D, (size_t)(P * D) * sizeof(float));
@@ -124,7 +122,7 @@ static void attn_heads(void *arg, int64_t bh0, int64_t bh1) {
   attn_job *jb = arg;
   const attn_attrs *a = jb->a;
   int64_t Hq = jb->Hq, Hk = jb->Hk, Sq = jb->Sq, T = jb->T, D = jb->D, Dv = jb->Dv;
-  float *sc = malloc(((size_t)(Sq * T) + 1) * sizeof(float));
+  float *sc = nn_falloc(Sq, T, 1, 1);
   if (!sc) {
     atomic_store(&jb->failed, 1);
     return;
@@ -291,8 +289,8 @@ static int attention_run(ox_kctx *c, void *st) {
   }
   float scale = a->has_scale ? a->scale : (float)(1.0 / sqrt((double)D));
   bool want_qk = ox_kctx_n_outputs(c) > 3 && ox_kctx_output_wanted(c, 3);
-  y = calloc((size_t)(B * Hq * Sq * Dv) + 1, sizeof(float));
-  if (want_qk) qk = malloc(((size_t)(B * Hq * Sq * T) + 1) * sizeof(float));
+  y = nn_falloc(B, Hq, Sq, Dv);
+  if (want_qk) qk = nn_falloc(B, Hq, Sq, T);
   if (!y || (want_qk && !qk)) {
     rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
     goto done;
@@ -314,7 +312,7 @@ static int attention_run(ox_kctx *c, void *st) {
     if ((rc = write_out(c, 0, Q->dtype, yd, 4, y))) goto done;
   } else {
     int64_t yd[3] = {B, Sq, Hq * Dv};
-    float *t = malloc(((size_t)(B * Sq * Hq * Dv) + 1) * sizeof(float));
+    float *t = nn_falloc(B, Sq, Hq, Dv);
     if (!t) {
       rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
       goto done;
@@ -486,8 +484,8 @@ static int linattn_run(ox_kctx *c, void *st) {
       (PS && (rc = nn_fload(c, PS, &fp))) || (gated && (rc = nn_fload(c, G, &fg))) ||
       (delta && (rc = nn_fload(c, BT, &fb))))
     goto done;
-  S = calloc((size_t)(B * Hk * dk * dv) + 1, sizeof(float));
-  y = calloc((size_t)(B * T * Hq * dv) + 1, sizeof(float));
+  S = nn_falloc(B, Hk, dk, dv);
+  y = nn_falloc(B, T, Hq, dv);
   u = calloc((size_t)dv + 1, sizeof(float));
   if (!S || !y || !u) {
     rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
@@ -582,7 +580,7 @@ static int ccws_run(ox_kctx *c, void *st) {
   int64_t PL = L + k - 1;
   pad = malloc(((size_t)PL + 1) * sizeof(float));
   y = malloc(((size_t)X->numel + 1) * sizeof(float));
-  ps = calloc((size_t)(B * C * (k - 1)) + 1, sizeof(float));
+  ps = nn_falloc(B, C, k - 1, 1);
   if (!pad || !y || !ps) {
     rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
     goto done;
@@ -658,8 +656,8 @@ static int flex_run(ox_kctx *c, void *st) {
   int rc;
   if ((rc = nn_fload(c, Q, &fq)) || (rc = nn_fload(c, K, &fk)) || (rc = nn_fload(c, V, &fv)))
     goto done;
-  sc = malloc(((size_t)(B * Hq * L * S) + 1) * sizeof(float));
-  y = malloc(((size_t)(B * Hq * L * Dv) + 1) * sizeof(float));
+  sc = nn_falloc(B, Hq, L, S);
+  y = nn_falloc(B, Hq, L, Dv);
   if (!sc || !y) {
     rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
     goto done;

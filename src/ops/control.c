@@ -190,7 +190,7 @@ static int loop_run(ox_kctx *c, void *state) {
   if (m) {
     if (m->kind != OX_VAL_TENSOR || m->numel != 1 || (m->dtype != OX_INT64 && m->dtype != OX_INT32))
       return ox_kctx_fail(c, OX_ERUNTIME, "M must be an int64 tensor of one element");
-    trip = ox_dm_get_i64(m->dtype, m->data, 0);
+    trip = oc_get_i64(m->data, m->dtype, 0);
   }
   if (cond_in && read_bool(c, cond_in, "cond", &cond)) return OX_ERUNTIME;
   size_t n_carried = ox_kctx_n_inputs(c) - 2;
@@ -450,7 +450,7 @@ static int scan_run(ox_kctx *c, void *state) {
     }
     for (int64_t b = 0; b < B && !rc; b++) {
       int64_t Tb = T;
-      if (lens && lens->numel > b) Tb = ox_dm_get_i64(lens->dtype, lens->data, b);
+      if (lens && lens->numel > b) Tb = oc_get_i64(lens->data, lens->dtype, b);
       if (Tb != T) {
         rc = ox_kctx_fail(c, OX_EUNSUPPORTED, "Scan-8 with sequence_lens shorter than the input");
         break;

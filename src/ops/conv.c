@@ -84,6 +84,7 @@ typedef struct conv_job {
   int64_t N, G, Cg, Mg, Kg, P;
   int64_t outer, chunk_rows, n_chunks;
   bool pointwise; /* 1x1, stride 1, no pad: B = x */
+  bool ua;        /* W used in place by the GEMM (not constant, AVX-512) */
   ox_sgemm_packed *const *packed;
   ox_thread_pool *inner_pool; /* for the GEMM when there is a single task */
   atomic_int oom;
@@ -92,11 +93,18 @@ typedef struct conv_job {
 static void conv_task(void *arg, int64_t t0, int64_t t1) {
   conv_job *j = arg;
   const ox_nn_geom *g = j->g;
-  int64_t OW = g->out[g->nd - 1];
-  float *col = NULL;
-  if (!j->pointwise) {
-    col = malloc((size_t)(j->Kg * j->chunk_rows * OW) * sizeof(float));
-    if (!col) {
+  int64_t OW = g->out[g->nd - 1], maxcols = j->chunk_rows * OW;
+  /* with packed weights the columns go straight into GEMM panels */
+  bool direct = j->ua || (j->packed && !j->pointwise);
+  int nr = ox_sgemm_nr();
+  float *col = NULL, *rowbuf = NULL;
+  if (direct || !j->pointwise) {
+    size_t n = direct ? ox_sgemm_packed_b_floats(j->Kg, maxcols) : (size_t)(j->Kg * maxcols);
+    col = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
+    rowbuf = direct ? malloc((size_t)(maxcols + nr) * sizeof(float)) : NULL;
+    if (!col || (direct && !rowbuf)) {
+      free(col);
+      free(rowbuf);
       atomic_store(&j->oom, 1);
       return;
     }
@@ -117,6 +125,14 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
       }
       beta = 1.0f;
     }
+    if (direct) {
+      ox_nn_im2col_packed(g, j->Cg, xg, o0, o1, col, nr, ox_sgemm_kc(), rowbuf);
+      if (j->ua)
+        ox_sgemm_ua_pb(j->Mg, ncols, j->Kg, j->w + gi * j->Mg * j->Kg, j->Kg, col, beta, yc, j->P);
+      else
+        ox_sgemm_pa_pb(j->packed[gi], ncols, col, beta, yc, j->P);
+      continue;
+    }
     const float *B;
     int64_t ldb;
     if (j->pointwise) {
@@ -134,6 +150,7 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
                beta, yc, j->P, j->inner_pool);
   }
   free(col);
+  free(rowbuf);
 }
 
 /* Depthwise 2-D (one input channel per group): direct loops with the valid
@@ -145,7 +162,7 @@ typedef struct dw_job {
   int64_t C, Mg; /* channels (= groups), outputs per group */
 } dw_job;
 
-static void dw_task(void *arg, int64_t t0, int64_t t1) {
+OX_NN_CLONES static void dw_task(void *arg, int64_t t0, int64_t t1) {
   const dw_job *j = arg;
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];
@@ -279,12 +296,27 @@ static int conv_run(ox_kctx *ctx, void *st) {
                 .Kg = Cg * g.k_size,
                 .P = g.out_size};
   j.outer = ox_nn_outer(&g);
+  int64_t OW = g.out[g.nd - 1];
   j.pointwise = g.k_size == 1;
   for (size_t d = 0; d < g.nd; d++)
     if (g.stride[d] != 1 || g.pb[d] != 0 || g.pe[d] != 0) j.pointwise = false;
-  if (s->packed && s->packed_w == w && s->n_packed == G) j.packed = s->packed;
+  ox_sgemm_packed **run_packs = NULL; /* W packed for this run when it is not constant */
+  if (s->packed && s->packed_w == w && s->n_packed == G) {
+    j.packed = s->packed;
+  } else if (ox_sgemm_has_ua()) {
+    j.ua = true;
+  } else if (N * G * ((j.outer * OW + 255) / 256) > 1) {
+    run_packs = calloc((size_t)G, sizeof *run_packs);
+    ox_err pe = {0};
+    for (int64_t gi = 0; run_packs && gi < G; gi++)
+      if (!(run_packs[gi] = ox_sgemm_pack_a(false, Mg, j.Kg, wf + gi * Mg * j.Kg, j.Kg, &pe))) {
+        for (int64_t q = 0; q < gi; q++) ox_sgemm_packed_free(run_packs[q]);
+        free(run_packs);
+        run_packs = NULL;
+      }
+    j.packed = run_packs;
+  }
   /* chunk of output rows: ~1 MiB of im2col columns, and enough tasks for the threads */
-  int64_t OW = g.out[g.nd - 1];
   int64_t target = 262144 / (j.Kg > 0 ? j.Kg : 1);
   if (target < 256) target = 256;
   if (target > 8192) target = 8192;
@@ -302,6 +334,10 @@ static int conv_run(ox_kctx *ctx, void *st) {
   else
     ox_parallel_for(pool, ntasks, 1, conv_task, &j);
   if (atomic_load(&j.oom)) rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory for im2col columns");
+  if (run_packs) {
+    for (int64_t gi = 0; gi < G; gi++) ox_sgemm_packed_free(run_packs[gi]);
+    free(run_packs);
+  }
 done:
   return stage_out(&fs, rc, y);
 }

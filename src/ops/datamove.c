@@ -140,10 +140,10 @@ static void strided_range(void *arg, int64_t begin, int64_t end) {
   }
 }
 
-/* 2-D blocked transpose of a [R, C] output whose source has strides
- * (1, sC): keeps both sides in cache. */
-static void transpose_block(uint8_t *d, const uint8_t *s, int64_t R, int64_t C, int64_t sc,
-                            size_t es) {
+/* Blocked 2-D transpose: dst[r*dp + c] = src[r + c*sc] for r < R, c < C
+ * (element units), tiles of 32x32 so that both sides stay in cache. */
+static void transpose_block(uint8_t *d, const uint8_t *s, int64_t R, int64_t C, int64_t dp,
+                            int64_t sc, size_t es) {
   const int64_t B = 32;
   for (int64_t r0 = 0; r0 < R; r0 += B)
     for (int64_t c0 = 0; c0 < C; c0 += B) {
@@ -151,43 +151,54 @@ static void transpose_block(uint8_t *d, const uint8_t *s, int64_t R, int64_t C, 
       for (int64_t r = r0; r < r1; r++) {
         switch (es) {
           case 4: {
-            uint32_t *dd = (uint32_t *)(void *)d + r * C;
+            uint32_t *dd = (uint32_t *)(void *)d + r * dp;
             const uint32_t *ss = (const uint32_t *)(const void *)s + r;
             for (int64_t c = c0; c < c1; c++) dd[c] = ss[c * sc];
             break;
           }
           case 8: {
-            uint64_t *dd = (uint64_t *)(void *)d + r * C;
+            uint64_t *dd = (uint64_t *)(void *)d + r * dp;
             const uint64_t *ss = (const uint64_t *)(const void *)s + r;
             for (int64_t c = c0; c < c1; c++) dd[c] = ss[c * sc];
             break;
           }
           case 2: {
-            uint16_t *dd = (uint16_t *)(void *)d + r * C;
+            uint16_t *dd = (uint16_t *)(void *)d + r * dp;
             const uint16_t *ss = (const uint16_t *)(const void *)s + r;
             for (int64_t c = c0; c < c1; c++) dd[c] = ss[c * sc];
             break;
           }
           default:
             for (int64_t c = c0; c < c1; c++)
-              memcpy(d + (size_t)(r * C + c) * es, s + (size_t)(r + c * sc) * es, es);
+              memcpy(d + (size_t)(r * dp + c) * es, s + (size_t)(r + c * sc) * es, es);
         }
       }
     }
 }
 
+/* A transpose whose source-contiguous dim p is not the output's last dim:
+ * one blocked 2-D transpose of (p, last) per index of the other dims. */
 typedef struct tjob {
   uint8_t *dst;
   const uint8_t *src;
-  int64_t R, C, sc, sb; /* sb: source stride of the batch dim */
-  size_t es;
+  size_t n_other, es;
+  int64_t odims[OX_DM_MAX_RANK], osrc[OX_DM_MAX_RANK], odst[OX_DM_MAX_RANK];
+  int64_t R, C, dp, sc;
 } tjob;
 
 static void transpose_range(void *arg, int64_t begin, int64_t end) {
   tjob *t = arg;
-  for (int64_t b = begin; b < end; b++)
-    transpose_block(t->dst + (size_t)(b * t->R * t->C) * t->es,
-                    t->src + (size_t)(b * t->sb) * t->es, t->R, t->C, t->sc, t->es);
+  for (int64_t b = begin; b < end; b++) {
+    int64_t rest = b, so = 0, dof = 0;
+    for (size_t k = t->n_other; k-- > 0;) {
+      int64_t i = rest % t->odims[k];
+      rest /= t->odims[k];
+      so += i * t->osrc[k];
+      dof += i * t->odst[k];
+    }
+    transpose_block(t->dst + (size_t)dof * t->es, t->src + (size_t)so * t->es, t->R, t->C, t->dp,
+                    t->sc, t->es);
+  }
 }
 
 int ox_dm_strided(void *dst, const void *src, int32_t dt, size_t rank, const int64_t *dims,
@@ -221,17 +232,33 @@ int ox_dm_strided(void *dst, const void *src, int32_t dt, size_t rank, const int
   j.rank = r;
   int64_t total = 1;
   for (size_t k = 0; k < r; k++) total *= j.dims[k];
-  /* a (batched) 2-D transpose: output [.., R, C] reading source (.., 1, sC) */
-  if (dt != OX_STRING && r >= 2 && j.strides[r - 2] == 1 && j.strides[r - 1] != 1 && r <= 3 &&
-      j.dims[r - 1] >= 8 && j.dims[r - 2] >= 8) {
-    tjob t = {
-        j.dst, j.src, j.dims[r - 2], j.dims[r - 1], j.strides[r - 1], r == 3 ? j.strides[0] : 0,
-        j.es};
-    int64_t nb = r == 3 ? j.dims[0] : 1;
-    if (nb > 1 && total >= 65536)
-      ox_parallel_for(pool, nb, 1, transpose_range, &t);
+  /* the source-contiguous dim is not last: tile it against the last dim */
+  size_t p = r;
+  for (size_t k = 0; k + 1 < r; k++)
+    if (j.strides[k] == 1) p = k;
+  if (dt != OX_STRING && p < r && j.strides[r - 1] != 1 && j.dims[r - 1] >= 8 && j.dims[p] >= 8) {
+    tjob t;
+    int64_t ost[OX_DM_MAX_RANK], n = 1;
+    ox_dm_strides(j.dims, r, ost);
+    t.dst = j.dst;
+    t.src = j.src;
+    t.es = j.es;
+    t.n_other = 0;
+    for (size_t k = 0; k + 1 < r; k++)
+      if (k != p) {
+        t.odims[t.n_other] = j.dims[k];
+        t.osrc[t.n_other] = j.strides[k];
+        t.odst[t.n_other++] = ost[k];
+        n *= j.dims[k];
+      }
+    t.R = j.dims[p];
+    t.C = j.dims[r - 1];
+    t.dp = ost[p];
+    t.sc = j.strides[r - 1];
+    if (n > 1 && total >= 65536)
+      ox_parallel_for(pool, n, 1, transpose_range, &t);
     else
-      transpose_range(&t, 0, nb);
+      transpose_range(&t, 0, n);
     return OX_OK;
   }
   int64_t rows = total / j.dims[r - 1];
@@ -360,16 +387,28 @@ ox_value *ox_dm_output(ox_kctx *c, size_t i, int32_t dt, const int64_t *dims, si
                          : ox_kctx_output(c, i, dt, dims, rank);
 }
 
-int ox_dm_copy_out(ox_kctx *c, size_t i, const ox_value *in, const int64_t *dims, size_t rank) {
-  ox_value *o = ox_dm_output(c, i, in->dtype, dims, rank);
-  if (!o) return OX_ENOMEM;
-  if (o->numel != in->numel)
-    return ox_kctx_fail(c, OX_ERUNTIME, "output has %lld elements, input %lld", (long long)o->numel,
+int ox_dm_view_out(ox_kctx *c, size_t i, ox_value *in, const int64_t *dims, size_t rank) {
+  ox_err e = {0};
+  int64_t n;
+  if (!ox_numel(dims, rank, &n) || n != in->numel)
+    return ox_kctx_fail(c, OX_ERUNTIME, "output shape does not hold the input's %lld elements",
                         (long long)in->numel);
-  if (o->data == in->data) return OX_OK;
-  if (ox_dm_copy(o->data, in->data, in->numel, in->dtype))
-    return ox_kctx_fail(c, OX_ENOMEM, "out of memory copying strings");
-  return OX_OK;
+  /* only storage that values own (directly or through their base) is
+   * shared: a caller's buffer or the model mapping may go away before the
+   * output is read, so those are copied */
+  const ox_value *owner = in;
+  while (!owner->owns_data && owner->base) owner = owner->base;
+  if (!owner->owns_data) {
+    ox_value *c2 = ox_dm_output(c, i, in->dtype, dims, rank);
+    if (!c2) return OX_ENOMEM;
+    if (ox_dm_copy(c2->data, in->data, in->numel, in->dtype))
+      return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+    return OX_OK;
+  }
+  ox_value *o = ox_tensor_wrap(in->dtype, dims, rank, in->data, &e);
+  if (!o) return ox_kctx_fail(c, e.code ? e.code : OX_ENOMEM, "%s", e.msg);
+  o->base = ox_value_ref(in);
+  return ox_kctx_set_output(c, i, o);
 }
 
 ox_value *ox_dm_tensor_in(ox_kctx *c, size_t i) {

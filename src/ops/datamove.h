@@ -45,6 +45,15 @@ int ox_dm_read_ints(ox_kctx *c, const ox_value *v, const char *what, int64_t *ou
                     size_t *n);
 #define OX_DM_MAX_RANK 64
 
+/* Element i of an integer (or bool) array as int64; an axis normalised into
+ * [0, rank). Kept for the families that use them (sequence, control). */
+static inline int64_t ox_dm_get_i64(int32_t dt, const void *p, int64_t i) {
+  return oc_get_i64(p, dt, i);
+}
+static inline int ox_dm_axis(ox_kctx *c, int64_t axis, size_t rank, const char *what, size_t *out) {
+  return oc_axis(c, axis, rank, out, what);
+}
+
 /* Copies a box of `count` elements per dim (rank dims) from src (dims
  * sdims, starting at sstart) into dst (dims ddims, starting at dstart).
  * Both are contiguous row-major arrays. */
@@ -55,8 +64,11 @@ int ox_dm_box(void *dst, const int64_t *ddims, const int64_t *dstart, const void
 /* Output i allocated for a kernel that writes every element (string
  * outputs are zeroed so that copies can free what they replace). */
 ox_value *ox_dm_output(ox_kctx *c, size_t i, int32_t dt, const int64_t *dims, size_t rank);
-/* Output i as a copy of tensor `in` with new dims (same element count). */
-int ox_dm_copy_out(ox_kctx *c, size_t i, const ox_value *in, const int64_t *dims, size_t rank);
+/* Output i as a view of tensor `in` with new dims (same element count):
+ * it shares the storage and holds a reference to `in` (value.h `base`).
+ * Values are read-only once produced, so the sharing is invisible. Borrowed
+ * storage (a caller's buffer, the model mapping) is copied instead. */
+int ox_dm_view_out(ox_kctx *c, size_t i, ox_value *in, const int64_t *dims, size_t rank);
 /* The tensor input i, or an error when it is missing or not a tensor. */
 ox_value *ox_dm_tensor_in(ox_kctx *c, size_t i);
 

@@ -140,6 +140,16 @@ static inline void nn_fstore(ox_value *out, nn_fbuf *b) {
   nn_ffree(b);
 }
 
+/* A zeroed float32 buffer of a*b*c*d elements; NULL when the count is
+ * negative, overflows, or memory runs out. */
+static inline float *nn_falloc(int64_t a, int64_t b, int64_t c, int64_t d) {
+  int64_t n;
+  if (a < 0 || b < 0 || c < 0 || d < 0 || !ox_mul_i64(a, b, &n) || !ox_mul_i64(n, c, &n) ||
+      !ox_mul_i64(n, d, &n) || (uint64_t)n >= SIZE_MAX / sizeof(float))
+    return NULL;
+  return calloc((size_t)n + 1, sizeof(float));
+}
+
 /* Normalises an axis in [-rank, rank) (or [-rank, rank] with `inclusive`). */
 static inline bool nn_axis(int64_t axis, size_t rank, bool inclusive, int64_t *out) {
   int64_t r = (int64_t)rank;

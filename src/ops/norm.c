@@ -401,7 +401,9 @@ static int lpnorm_run(ox_kctx *c, void *st) {
         for (int64_t d = 0; d < D; d++)
           s += a->p == 1 ? fabs(xs[d * inner]) : (double)xs[d * inner] * xs[d * inner];
         if (a->p == 2) s = sqrt(s);
-        for (int64_t d = 0; d < D; d++) ys[d * inner] = (float)(xs[d * inner] / s);
+        /* a zero norm gives a zero output (Operators.md, LpNormalization) */
+        for (int64_t d = 0; d < D; d++)
+          ys[d * inner] = s == 0.0 ? 0.0f : (float)(xs[d * inner] / s);
       }
     nn_fstore(y, &fy);
   }

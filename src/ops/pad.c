@@ -63,6 +63,62 @@ static int64_t map_index(int mode, int64_t o, int64_t begin, int64_t in) {
   }
 }
 
+typedef struct pad_job {
+  uint8_t *dst;
+  const uint8_t *src;
+  const void *cval;
+  int32_t dt;
+  size_t es, rank;
+  int64_t ist[MAXR], dims[MAXR]; /* input strides, output dims */
+  const int64_t *map[MAXR];      /* per axis: output index -> input index or -1 */
+  int64_t n;                     /* output row length (last dim) */
+  int err;
+} pad_job;
+
+/* Output rows [b, e) (all dims but the last). */
+static void pad_rows(void *arg, int64_t b, int64_t e) {
+  pad_job *j = arg;
+  size_t r = j->rank, es = j->es;
+  int64_t idx[MAXR], rest = b, n = j->n;
+  for (size_t k = r - 1; k-- > 0;) {
+    idx[k] = rest % j->dims[k];
+    rest /= j->dims[k];
+  }
+  const int64_t *last = j->map[r - 1];
+  for (int64_t row = b; row < e; row++) {
+    int64_t soff = 0;
+    bool constant = false;
+    for (size_t k = 0; k + 1 < r; k++) {
+      int64_t m = j->map[k][idx[k]];
+      if (m < 0) constant = true;
+      soff += m * j->ist[k];
+    }
+    uint8_t *d = j->dst + (size_t)(row * n) * es;
+    int rc = OX_OK;
+    if (constant) {
+      rc = ox_dm_fill(d, n, j->cval, j->dt);
+    } else {
+      for (int64_t i = 0; i < n && !rc;) {
+        int64_t m = last[i];
+        if (m < 0) {
+          rc = ox_dm_copy(d + (size_t)i * es, j->cval, 1, j->dt);
+          i++;
+          continue;
+        }
+        int64_t q = i + 1;
+        while (q < n && last[q] == m + (q - i)) q++;
+        rc = ox_dm_copy(d + (size_t)i * es, j->src + (size_t)(soff + m) * es, q - i, j->dt);
+        i = q;
+      }
+    }
+    if (rc) j->err = rc;
+    for (size_t k = r - 1; k-- > 0;) {
+      if (++idx[k] < j->dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+}
+
 static int pad_run(ox_kctx *c, void *state) {
   pstate *s = state;
   ox_value *x = ox_dm_tensor_in(c, 0);
@@ -128,42 +184,17 @@ static int pad_run(ox_kctx *c, void *state) {
     for (int64_t i = 0; i < dims[k]; i++) p[i] = map_index(s->mode, i, begin[k], x->dims[k]);
     p += dims[k];
   }
-  int64_t ist[MAXR], idx[MAXR] = {0}, rows = o->numel / dims[r - 1], n = dims[r - 1];
-  ox_dm_strides(x->dims, r, ist);
-  uint8_t *dst = o->data;
-  const uint8_t *src = x->data;
-  const int64_t *last = map[r - 1];
-  int rc = OX_OK;
-  for (int64_t row = 0; row < rows && !rc; row++) {
-    int64_t soff = 0;
-    bool constant = false;
-    for (size_t k = 0; k + 1 < r; k++) {
-      int64_t m = map[k][idx[k]];
-      if (m < 0) constant = true;
-      soff += m * ist[k];
-    }
-    uint8_t *d = dst + (size_t)(row * n) * es;
-    if (constant) {
-      rc = ox_dm_fill(d, n, cptr, x->dtype);
-    } else {
-      for (int64_t i = 0; i < n && !rc;) {
-        int64_t m = last[i];
-        if (m < 0) {
-          rc = ox_dm_copy(d + (size_t)i * es, cptr, 1, x->dtype);
-          i++;
-          continue;
-        }
-        int64_t j = i + 1;
-        while (j < n && last[j] == m + (j - i)) j++;
-        rc = ox_dm_copy(d + (size_t)i * es, src + (size_t)(soff + m) * es, j - i, x->dtype);
-        i = j;
-      }
-    }
-    for (size_t k = r - 1; k-- > 0;) {
-      if (++idx[k] < dims[k]) break;
-      idx[k] = 0;
-    }
-  }
+  pad_job j = {o->data, x->data, cptr, x->dtype, es, r, {0}, {0}, {0}, dims[r - 1], OX_OK};
+  ox_dm_strides(x->dims, r, j.ist);
+  memcpy(j.dims, dims, r * sizeof *dims);
+  memcpy(j.map, map, r * sizeof *map);
+  int64_t rows = o->numel / dims[r - 1];
+  if (x->dtype != OX_STRING && o->nbytes >= (1 << 16) && rows > 1)
+    ox_parallel_for(ox_kctx_pool(c), rows,
+                    (int64_t)((1 << 15) / (o->nbytes / (size_t)rows + 1)) + 1, pad_rows, &j);
+  else
+    pad_rows(&j, 0, rows);
+  int rc = j.err;
   free(mapbase);
   if (rc) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
   return OX_OK;

@@ -191,6 +191,65 @@ static void pool_task(void *arg, int64_t p0, int64_t p1) {
   }
 }
 
+/* Taps k in [lo, hi) of a window starting at `start` with dilation `dil` that
+ * land in [0, len); *padn counts the taps inside [-pb, len + pe). */
+static void tap_range(int64_t start, int64_t k, int64_t dil, int64_t len, int64_t pb, int64_t pe,
+                      int64_t *lo, int64_t *hi, int64_t *padn) {
+  int64_t l = start < 0 ? (-start + dil - 1) / dil : 0;
+  int64_t h = len - start <= 0 ? 0 : (len - start + dil - 1) / dil;
+  if (h > k) h = k;
+  if (l > h) l = h;
+  *lo = l;
+  *hi = h;
+  int64_t pl = start < -pb ? (-pb - start + dil - 1) / dil : 0;
+  int64_t ph = len + pe - start <= 0 ? 0 : (len + pe - start + dil - 1) / dil;
+  if (ph > k) ph = k;
+  *padn = ph > pl ? ph - pl : 0;
+}
+
+/* float32, 2-D, max or average, no indices: direct loops over valid taps. */
+typedef struct pool2d_job {
+  const pool_state *s;
+  const ox_nn_geom *g;
+  const float *x;
+  float *y;
+} pool2d_job;
+
+OX_NN_CLONES static void pool2d_task(void *arg, int64_t p0, int64_t p1) {
+  const pool2d_job *j = arg;
+  const ox_nn_geom *g = j->g;
+  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1];
+  bool is_max = j->s->kind == POOL_MAX;
+  for (int64_t plane = p0; plane < p1; plane++) {
+    const float *xp = j->x + plane * IH * IW;
+    float *yp = j->y + plane * OH * OW;
+    for (int64_t oh = 0; oh < OH; oh++) {
+      int64_t hs = oh * g->stride[0] - g->pb[0], hlo, hhi, hpad;
+      tap_range(hs, g->k[0], g->dil[0], IH, g->pb[0], g->pe[0], &hlo, &hhi, &hpad);
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t ws = ow * g->stride[1] - g->pb[1], wlo, whi, wpad;
+        tap_range(ws, g->k[1], g->dil[1], IW, g->pb[1], g->pe[1], &wlo, &whi, &wpad);
+        float acc = is_max ? -INFINITY : 0.0f;
+        for (int64_t kh = hlo; kh < hhi; kh++) {
+          const float *xr = xp + (hs + kh * g->dil[0]) * IW + ws;
+          if (is_max)
+            for (int64_t kw = wlo; kw < whi; kw++) {
+              float v = xr[kw * g->dil[1]];
+              acc = v > acc ? v : acc;
+            }
+          else
+            for (int64_t kw = wlo; kw < whi; kw++) acc += xr[kw * g->dil[1]];
+        }
+        if (!is_max) {
+          int64_t div = j->s->count_include_pad ? hpad * wpad : (hhi - hlo) * (whi - wlo);
+          acc = div > 0 ? acc / (float)div : NAN;
+        }
+        yp[oh * OW + ow] = acc;
+      }
+    }
+  }
+}
+
 static int pool_run(ox_kctx *ctx, void *st) {
   const pool_state *s = st;
   ox_value *x = ox_kctx_input(ctx, 0);
@@ -222,6 +281,11 @@ static int pool_run(ox_kctx *ctx, void *st) {
     if (!iv) return OX_ERUNTIME;
   }
   if (y->numel == 0) return OX_OK;
+  if (x->dtype == OX_FLOAT && nd == 2 && !iv && s->kind != POOL_LP) {
+    pool2d_job pj = {s, &g, x->data, y->data};
+    ox_parallel_for(ox_kctx_pool(ctx), x->dims[0] * x->dims[1], 1, pool2d_task, &pj);
+    return OX_OK;
+  }
   double *xd = malloc((size_t)x->numel * sizeof(double));
   double *yd = malloc((size_t)y->numel * sizeof(double));
   if (!xd || !yd) {
@@ -282,8 +346,8 @@ static int unpool_run(ox_kctx *ctx, void *st) {
   const int64_t *ip = ind->data;
   for (int64_t i = 0; i < x->numel; i++) {
     if (ip[i] < 0 || ip[i] >= itotal)
-      return ox_kctx_fail(ctx, OX_ERUNTIME, "index %lld out of range [0, %lld)",
-                          (long long)ip[i], (long long)itotal);
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "index %lld out of range [0, %lld)", (long long)ip[i],
+                          (long long)itotal);
     int64_t t = ip[i], lin = 0, mul = 1;
     bool inside = true;
     for (size_t d = x->rank; d-- > 0;) {

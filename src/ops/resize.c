@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../base/floatconv.h"
+#include "../kernels/nn.h"
 #include "../runtime/kernel.h"
 
 enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };
@@ -296,8 +297,8 @@ static void free_taps(axis_taps *t) {
 }
 
 /* y[o, j, i] = sum_k w[j][k] x[o, idx[j][k], i] */
-static void apply_axis(const axis_taps *t, double extrap, const double *x, double *y, int64_t outer,
-                       int64_t in, int64_t out, int64_t inner) {
+OX_NN_CLONES static void apply_axis(const axis_taps *t, double extrap, const double *x, double *y,
+                                    int64_t outer, int64_t in, int64_t out, int64_t inner) {
   for (int64_t o = 0; o < outer; o++) {
     const double *xo = x + o * in * inner;
     double *yo = y + o * out * inner;
@@ -319,6 +320,52 @@ static void apply_axis(const axis_taps *t, double extrap, const double *x, doubl
       }
     }
   }
+}
+
+/* Nearest mode without extrapolation: a pure gather with one index table per
+ * axis, in the tensor's own element size (no staging). */
+static int nearest_gather(const rs_state *s, const ox_value *x, ox_value *y, const double *scale,
+                          const double *rs, const double *re) {
+  size_t r = x->rank, es = ox_value_elem_size(x->dtype);
+  axis_taps t[RS_MAXR];
+  memset(t, 0, sizeof t);
+  int rc = OX_OK;
+  for (size_t d = 0; d < r && rc == OX_OK; d++)
+    rc = build_taps(s, x->dims[d], y->dims[d], scale[d], rs[d], re[d], &t[d]);
+  if (rc == OX_OK) {
+    int64_t L = (int64_t)r - 1, OWn = y->dims[L], outer = y->numel / (OWn ? OWn : 1);
+    int64_t oi[RS_MAXR] = {0}, xstride[RS_MAXR];
+    xstride[L] = 1;
+    for (int64_t d = L; d-- > 0;) xstride[d] = xstride[d + 1] * x->dims[d + 1];
+    const int64_t *last = t[L].idx;
+    for (int64_t o = 0; o < outer; o++) {
+      int64_t base = 0;
+      for (int64_t d = 0; d < L; d++) base += t[d].idx[oi[d]] * xstride[d];
+      const char *src = (const char *)x->data + (size_t)base * es;
+      char *dst = (char *)y->data + (size_t)(o * OWn) * es;
+      switch (es) {
+        case 4:
+          for (int64_t j = 0; j < OWn; j++) ((uint32_t *)dst)[j] = ((const uint32_t *)src)[last[j]];
+          break;
+        case 2:
+          for (int64_t j = 0; j < OWn; j++) ((uint16_t *)dst)[j] = ((const uint16_t *)src)[last[j]];
+          break;
+        case 8:
+          for (int64_t j = 0; j < OWn; j++) ((uint64_t *)dst)[j] = ((const uint64_t *)src)[last[j]];
+          break;
+        default:
+          for (int64_t j = 0; j < OWn; j++)
+            memcpy(dst + (size_t)j * es, src + (size_t)last[j] * es, es);
+          break;
+      }
+      for (int64_t d = L; d-- > 0;) {
+        if (++oi[d] < y->dims[d]) break;
+        oi[d] = 0;
+      }
+    }
+  }
+  for (size_t d = 0; d < r; d++) free_taps(&t[d]);
+  return rc;
 }
 
 static bool present(const ox_value *v) { return v && v->kind == OX_VAL_TENSOR && v->numel > 0; }
@@ -423,6 +470,11 @@ static int rs_run(ox_kctx *ctx, void *st) {
   ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, r);
   if (!y) return OX_ERUNTIME;
   if (y->numel == 0) return OX_OK;
+  if (s->mode == RS_NEAREST && s->ctm != CT_CROP && x->dtype != OX_STRING) {
+    if (nearest_gather(s, x, y, scale, rs, re))
+      return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+    return OX_OK;
+  }
   /* stage and resample axis by axis */
   int64_t cur[RS_MAXR];
   memcpy(cur, x->dims, r * sizeof(int64_t));

@@ -136,12 +136,12 @@ static inline float wb_or0(const float *p, int64_t i) { return p ? p[i] : 0.0f; 
 static int rnn_direction(ox_kctx *c, const rnn_attrs *a, const rnn_io *io) {
   int64_t S = io->S, Bn = io->Bn, H = io->H, G = a->gates, GH = G * H;
   ox_thread_pool *pool = ox_kctx_pool(c);
-  float *xw = malloc(((size_t)(S * Bn * GH) + 1) * sizeof(float));
-  float *hr = malloc(((size_t)(Bn * GH) + 1) * sizeof(float));
-  float *h = calloc((size_t)(Bn * H) + 1, sizeof(float));
-  float *cs = calloc((size_t)(Bn * H) + 1, sizeof(float));
-  float *tmp = calloc((size_t)(Bn * H) + 1, sizeof(float));
-  float *hn = calloc((size_t)(Bn * H) + 1, sizeof(float));
+  float *xw = nn_falloc(S, Bn, GH, 1);
+  float *hr = nn_falloc(Bn, GH, 1, 1);
+  float *h = nn_falloc(Bn, H, 1, 1);
+  float *cs = nn_falloc(Bn, H, 1, 1);
+  float *tmp = nn_falloc(Bn, H, 1, 1);
+  float *hn = nn_falloc(Bn, H, 1, 1);
   int rc = OX_OK;
   if (!xw || !hr || !h || !cs || !tmp || !hn) {
     rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
@@ -287,13 +287,12 @@ static int rnn_run(ox_kctx *c, void *st) {
       (Bv && (rc = nn_fload(c, Bv, &fb))) || (H0 && (rc = nn_fload(c, H0, &fh))) ||
       (C0 && (rc = nn_fload(c, C0, &fc))) || (Pv && (rc = nn_fload(c, Pv, &fp))))
     goto done;
-  size_t nbh = (size_t)(D * Bn * H) + 1;
   xs = malloc(((size_t)X->numel + 1) * sizeof(float));
-  ys = calloc((size_t)(S * D * Bn * H) + 1, sizeof(float));
-  hs = calloc(nbh, sizeof(float));
-  cs = calloc(nbh, sizeof(float));
-  h0 = calloc(nbh, sizeof(float));
-  c0 = calloc(nbh, sizeof(float));
+  ys = nn_falloc(S, D, Bn, H);
+  hs = nn_falloc(D, Bn, H, 1);
+  cs = nn_falloc(D, Bn, H, 1);
+  h0 = nn_falloc(D, Bn, H, 1);
+  c0 = nn_falloc(D, Bn, H, 1);
   lens = malloc(((size_t)Bn + 1) * sizeof(int64_t));
   if (!xs || !ys || !hs || !cs || !h0 || !c0 || !lens) {
     rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");

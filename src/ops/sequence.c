@@ -53,11 +53,11 @@ static ox_value *seq_copy(ox_kctx *c, const ox_value *src) {
 static int position(ox_kctx *c, const ox_value *p, size_t n, bool end_ok, size_t *out) {
   if (p->kind != OX_VAL_TENSOR || p->numel != 1 || (p->dtype != OX_INT64 && p->dtype != OX_INT32))
     return ox_kctx_fail(c, OX_ERUNTIME, "position must be an int32 or int64 scalar");
-  int64_t k = ox_dm_get_i64(p->dtype, p->data, 0), sn = (int64_t)n;
+  int64_t k = oc_get_i64(p->data, p->dtype, 0), sn = (int64_t)n;
   if (k < 0) k += sn;
   if (k < 0 || k > sn || (!end_ok && k == sn))
     return ox_kctx_fail(c, OX_ERUNTIME, "position %lld is out of range for a sequence of %zu",
-                        (long long)ox_dm_get_i64(p->dtype, p->data, 0), n);
+                        (long long)oc_get_i64(p->data, p->dtype, 0), n);
   *out = (size_t)k;
   return OX_OK;
 }
@@ -201,7 +201,7 @@ static int split_run(ox_kctx *c, void *state) {
   ox_value *x = ox_kctx_input(c, 0), *sp = ox_kctx_input(c, 1);
   if (!x || x->kind != OX_VAL_TENSOR) return ox_kctx_fail(c, OX_ERUNTIME, "input must be a tensor");
   size_t axis;
-  if (ox_dm_axis(c, s->axis, x->rank, "axis", &axis)) return OX_ERUNTIME;
+  if (oc_axis(c, s->axis, x->rank, &axis, "axis")) return OX_ERUNTIME;
   int64_t D = x->dims[axis];
   int64_t *sizes = NULL, n = 0;
   bool squeeze = false;
@@ -212,7 +212,7 @@ static int split_run(ox_kctx *c, void *state) {
     if (!sizes) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
     for (int64_t k = 0; k < n; k++) sizes[k] = 1;
   } else if (sp->rank == 0) {
-    int64_t len = ox_dm_get_i64(sp->dtype, sp->data, 0);
+    int64_t len = oc_get_i64(sp->data, sp->dtype, 0);
     if (len <= 0) return ox_kctx_fail(c, OX_ERUNTIME, "split must be positive");
     n = (D + len - 1) / len;
     sizes = malloc((size_t)(n ? n : 1) * sizeof *sizes);
@@ -224,7 +224,7 @@ static int split_run(ox_kctx *c, void *state) {
     if (!sizes) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
     int64_t sum = 0;
     for (int64_t k = 0; k < n; k++) {
-      sizes[k] = ox_dm_get_i64(sp->dtype, sp->data, k);
+      sizes[k] = oc_get_i64(sp->data, sp->dtype, k);
       if (sizes[k] < 0) {
         free(sizes);
         return ox_kctx_fail(c, OX_ERUNTIME, "negative split size");

@@ -81,6 +81,45 @@ static int cmp_f32_asc(const void *vctx, int64_t a, int64_t b) {
   return x < y ? -1 : x > y;
 }
 
+/* a before b in TopK order: by value, then by the lower index */
+static bool before(cmp_fn cmp, const void *ctx, int64_t a, int64_t b) {
+  int r = cmp(ctx, a, b);
+  return r < 0 || (r == 0 && a < b);
+}
+
+static void sift_down(int64_t *h, int64_t k, int64_t i, cmp_fn cmp, const void *ctx) {
+  for (;;) {
+    int64_t l = 2 * i + 1, w = i;
+    if (l < k && before(cmp, ctx, h[w], h[l])) w = l;
+    if (l + 1 < k && before(cmp, ctx, h[w], h[l + 1])) w = l + 1;
+    if (w == i) return;
+    int64_t t = h[i];
+    h[i] = h[w];
+    h[w] = t;
+    i = w;
+  }
+}
+
+/* The first k of n indices in TopK order, in idx[0..k), for k much smaller
+ * than n: a heap of the k best whose root is the worst of them, then a
+ * sort of those k. idx holds 2n entries (the upper half is scratch). */
+static void select_k(int64_t *idx, int64_t n, int64_t k, cmp_fn cmp, const void *ctx) {
+  for (int64_t t = 0; t < k; t++) idx[t] = t;
+  for (int64_t i = k / 2; i-- > 0;) sift_down(idx, k, i, cmp, ctx);
+  for (int64_t t = k; t < n; t++)
+    if (before(cmp, ctx, t, idx[0])) {
+      idx[0] = t;
+      sift_down(idx, k, 0, cmp, ctx);
+    }
+  /* heap order to TopK order: pop the worst to the end */
+  for (int64_t m = k; m > 1; m--) {
+    int64_t t = idx[0];
+    idx[0] = idx[m - 1];
+    idx[m - 1] = t;
+    sift_down(idx, m - 1, 0, cmp, ctx);
+  }
+}
+
 static int topk_run(ox_kctx *c, void *state) {
   topk_state *s = state;
   ox_value *x = ox_dm_tensor_in(c, 0);
@@ -121,17 +160,26 @@ static int topk_run(ox_kctx *c, void *state) {
   for (int64_t a = 0; a < outer; a++)
     for (int64_t i = 0; i < inner; i++) {
       int64_t base = a * n * inner + i;
-      for (int64_t t = 0; t < n; t++) idx[t] = t;
+      cmp_fn cmp;
+      const void *ctx;
+      slice_ctx sc = {x, base, inner, s->largest};
       if (x->dtype == OX_FLOAT) {
         const float *v = (const float *)x->data + base;
         if (inner > 1) {
           for (int64_t t = 0; t < n; t++) fv[t] = v[t * inner];
           v = fv;
         }
-        merge_sort(idx, idx + n, n, s->largest ? cmp_f32_desc : cmp_f32_asc, v);
+        cmp = s->largest ? cmp_f32_desc : cmp_f32_asc;
+        ctx = v;
       } else {
-        slice_ctx sc = {x, base, inner, s->largest};
-        merge_sort(idx, idx + n, n, cmp_slice, &sc);
+        cmp = cmp_slice;
+        ctx = &sc;
+      }
+      if (k * 8 < n) {
+        select_k(idx, n, k, cmp, ctx);
+      } else {
+        for (int64_t t = 0; t < n; t++) idx[t] = t;
+        merge_sort(idx, idx + n, n, cmp, ctx);
       }
       for (int64_t t = 0; t < k; t++) {
         int64_t o = a * k * inner + t * inner + i;

@@ -25,7 +25,8 @@ typedef struct tstate {
   bool has_ints3;
   int mode;
   int32_t dtype;
-  ox_value *val;
+  ox_value *val; /* Constant's value, ConstantOfShape's element */
+  ox_value *pre; /* ConstantOfShape's output when its shape is a constant */
 } tstate;
 
 static tstate *new_state(const ox_kinfo *info, void **state, ox_err *e) {
@@ -49,6 +50,7 @@ static bool get_ints(const ox_kinfo *info, const char *name, int64_t **out, size
 static void release_val(void *state) {
   tstate *s = state;
   if (s && s->val) ox_value_unref(s->val);
+  if (s && s->pre) ox_value_unref(s->pre);
 }
 
 /* ---------------------------------------------------------------- Reshape */
@@ -102,7 +104,7 @@ static int reshape_run(ox_kctx *c, void *state) {
     return ox_kctx_fail(c, OX_ERUNTIME, "cannot reshape %lld elements into %lld",
                         (long long)x->numel, (long long)known);
   }
-  return ox_dm_copy_out(c, 0, x, shape, n);
+  return ox_dm_view_out(c, 0, x, shape, n);
 }
 
 /* ---------------------------------------------------------------- Flatten */
@@ -124,7 +126,7 @@ static int flatten_run(ox_kctx *c, void *state) {
   if (axis < 0) axis += r;
   int64_t d[2] = {1, 1};
   for (int64_t k = 0; k < r; k++) d[k < axis ? 0 : 1] *= x->dims[k];
-  return ox_dm_copy_out(c, 0, x, d, 2);
+  return ox_dm_view_out(c, 0, x, d, 2);
 }
 
 /* ------------------------------------------------------ Squeeze/Unsqueeze */
@@ -173,7 +175,7 @@ static int squeeze_run(ox_kctx *c, void *state) {
   }
   for (size_t k = 0; k < x->rank; k++)
     if (!drop[k]) dims[r++] = x->dims[k];
-  return ox_dm_copy_out(c, 0, x, dims, r);
+  return ox_dm_view_out(c, 0, x, dims, r);
 }
 
 static int unsqueeze_run(ox_kctx *c, void *state) {
@@ -193,7 +195,7 @@ static int unsqueeze_run(ox_kctx *c, void *state) {
     ins[a] = true;
   }
   for (size_t k = 0, j = 0; k < r; k++) dims[k] = ins[k] ? 1 : x->dims[j++];
-  return ox_dm_copy_out(c, 0, x, dims, r);
+  return ox_dm_view_out(c, 0, x, dims, r);
 }
 
 /* -------------------------------------------------------------- Transpose */
@@ -309,6 +311,7 @@ static int split_run(ox_kctx *c, void *state) {
   if (!sizes) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
   int rc = OX_OK;
   ox_value *sp = s->has_ints ? NULL : ox_kctx_input(c, 1);
+  if (sp && sp->kind == OX_VAL_TENSOR && sp->numel == 0) sp = NULL; /* empty: not given */
   if (s->has_ints || sp) {
     size_t n;
     if (s->has_ints) {
@@ -572,7 +575,7 @@ static int identity_run(ox_kctx *c, void *state) {
   (void)state;
   ox_value *x = ox_kctx_input(c, 0);
   if (!x) return ox_kctx_fail(c, OX_ERUNTIME, "input is missing");
-  if (x->kind == OX_VAL_TENSOR) return ox_dm_copy_out(c, 0, x, x->dims, x->rank);
+  if (x->kind == OX_VAL_TENSOR) return ox_dm_view_out(c, 0, x, x->dims, x->rank);
   /* sequences, maps and optionals are immutable: share them */
   return ox_kctx_set_output(c, 0, ox_value_ref(x));
 }
@@ -684,9 +687,11 @@ static int constant_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   return OX_OK;
 }
 
+/* The value is shared, not copied: like initializers, a value held by more
+ * than one reference is read-only for kernels and never pooled. */
 static int constant_run(ox_kctx *c, void *state) {
   tstate *s = state;
-  return ox_dm_copy_out(c, 0, s->val, s->val->dims, s->val->rank);
+  return ox_kctx_set_output(c, 0, ox_value_ref(s->val));
 }
 
 /* -------------------------------------------------------- ConstantOfShape */
@@ -698,11 +703,24 @@ static int cos_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   if (!v) return e->code ? e->code : OX_ENOMEM;
   s->val = v;
   if (v->numel != 1) return oc_prep_fail(info, e, "'value' must hold one element");
+  /* a constant shape: build the output once, share it on every run */
+  const ox_value *sh = info->const_inputs ? info->const_inputs[0] : NULL;
+  if (sh && sh->kind == OX_VAL_TENSOR && sh->dtype == OX_INT64 && sh->rank == 1 &&
+      sh->numel <= MAXR) {
+    const int64_t *d = sh->data;
+    for (int64_t k = 0; k < sh->numel; k++)
+      if (d[k] < 0) return oc_prep_fail(info, e, "negative dim in the shape");
+    s->pre = ox_tensor_new(v->dtype, d, (size_t)sh->numel, e);
+    if (!s->pre) return e->code ? e->code : OX_ENOMEM;
+    if (ox_dm_fill(s->pre->data, s->pre->numel, v->data, v->dtype))
+      return ox_err_set(e, OX_ENOMEM, "out of memory");
+  }
   return OX_OK;
 }
 
 static int cos_run(ox_kctx *c, void *state) {
   tstate *s = state;
+  if (s->pre) return ox_kctx_set_output(c, 0, ox_value_ref(s->pre));
   int64_t shape[MAXR];
   size_t n;
   if (ox_dm_read_ints(c, ox_kctx_input(c, 0), "input", shape, MAXR, &n)) return OX_ERUNTIME;

@@ -93,8 +93,6 @@ static const pb_field *find_field(const pb_msg *d, uint32_t num) {
 
 static bool is_scalar(int kind) { return kind <= PB_F64; }
 
-
-
 /* Does the field accept this wire type? Otherwise it is kept as unknown,
  * as protobuf does. */
 static bool wire_ok(const pb_field *f, int wt) {

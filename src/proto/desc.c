@@ -300,15 +300,20 @@ MSGDEF(ox_pb_optional_msg, ox_optional_data, "OptionalProto", opt_f);
 
 size_t ox_pb_elem_size(const pb_field *f) {
   switch (f->kind) {
-  case PB_I32:
-  case PB_F32: return 4;
-  case PB_I64:
-  case PB_U64:
-  case PB_F64: return 8;
-  case PB_STR: return sizeof(char *);
-  case PB_BYTES:
-  case PB_RAW: return sizeof(ox_bytes);
-  default: return f->sub->size;
+    case PB_I32:
+    case PB_F32:
+      return 4;
+    case PB_I64:
+    case PB_U64:
+    case PB_F64:
+      return 8;
+    case PB_STR:
+      return sizeof(char *);
+    case PB_BYTES:
+    case PB_RAW:
+      return sizeof(ox_bytes);
+    default:
+      return f->sub->size;
   }
 }
 

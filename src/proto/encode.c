@@ -118,8 +118,6 @@ static void put_value(ectx *c, int kind, const void *p) {
     put_varint(c, as_varint(kind, p));
 }
 
-
-
 /* bytes of a length-delimited field with payload n */
 static size_t ld_size(uint32_t num, size_t n) { return vsize((uint64_t)num << 3) + vsize(n) + n; }
 

@@ -85,6 +85,7 @@ typedef struct saver {
   uint64_t pos;     /* logical end of the external file */
   size_t threshold, align;
   bool to_external;
+  bool relocate; /* move the external tensors only (to follow the model elsewhere) */
 } saver;
 
 /* Is p inside one of the model's file mappings (so that dropping its pages
@@ -151,7 +152,8 @@ static int plan_one(void *ud, ox_tensor *t, const char *where, ox_err *e) {
   }
   ox_bytes payload = ext ? t->external : t->raw_data;
   if (!payload.data) return OX_OK;
-  bool out_ext = s->to_external && payload.size >= s->threshold && payload.size > 0;
+  bool out_ext =
+      s->to_external && (s->relocate ? ext : payload.size >= s->threshold) && payload.size > 0;
   if (!ext && !out_ext) return OX_OK; /* inline stays inline */
   if (ext && !out_ext && !s->to_external && !s->o->all_inline) return OX_OK; /* unchanged */
   ox_tensor *c = ox_arena_alloc(s->a, sizeof *c);
@@ -233,6 +235,26 @@ static int check_out_location(const char *loc, ox_err *e) {
   return OX_OK;
 }
 
+static int count_external(void *ud, ox_tensor *t, const char *where, ox_err *e) {
+  (void)where;
+  (void)e;
+  if (t->has_data_location && t->data_location == 1 && t->external.data) ++*(size_t *)ud;
+  return OX_OK;
+}
+
+/* Do path's folder and dir name the same folder? */
+static bool same_folder(const char *path, const char *dir) {
+  const char *slash = strrchr(path, '/');
+  char out_dir[4096];
+  snprintf(out_dir, sizeof out_dir, "%.*s", slash ? (int)(slash - path + (slash == path)) : 1,
+           slash ? path : ".");
+  char *a = realpath(out_dir, NULL), *b = realpath(*dir ? dir : ".", NULL);
+  bool same = a && b && strcmp(a, b) == 0;
+  free(a);
+  free(b);
+  return same;
+}
+
 static int tensor_walk(const ox_model *m, saver *s, ox_err *e) {
   /* plan_one does not modify the tensors; the walker's signature is shared
    * with the loader, which does */
@@ -250,26 +272,43 @@ int ox_model_save_file(const ox_model *m, const char *path, const ox_save_opts *
     ox_buf_free(&b);
     return rc;
   }
+  /* Saved to another folder without a choice about external data: the
+   * external tensors follow the model into "<name>.data" next to it. */
+  size_t n_ext = 0;
+  const char *ext_name = o->external_data;
+  char *follow = NULL;
+  if (!o->external_data && !o->all_inline &&
+      ox_pb_walk_tensors((ox_model_proto *)m->proto, count_external, &n_ext, e) == OX_OK && n_ext &&
+      !same_folder(path, m->dir)) {
+    const char *slash = strrchr(path, '/');
+    follow = malloc(strlen(path) + 6);
+    if (!follow) return ox_err_set(e, OX_ENOMEM, "out of memory");
+    sprintf(follow, "%s.data", slash ? slash + 1 : path);
+    ext_name = follow;
+  }
   saver s = {.m = m, .o = o, .fd = -1};
   s.threshold = o->size_threshold ? o->size_threshold : 1024;
   s.align = o->align ? o->align : 4096;
-  s.to_external = o->external_data != NULL;
+  s.to_external = ext_name != NULL;
+  s.relocate = follow != NULL;
   s.a = ox_arena_new();
-  if (!s.a) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  if (!s.a) {
+    free(follow);
+    return ox_err_set(e, OX_ENOMEM, "out of memory");
+  }
   char *ext_tmp = NULL, *ext_path = NULL;
   int rc = OX_OK;
   if (s.to_external) {
-    rc = check_out_location(o->external_data, e);
+    rc = check_out_location(ext_name, e);
     if (!rc) {
       const char *slash = strrchr(path, '/');
-      ext_path = slash
-                     ? ox_arena_printf(s.a, "%.*s/%s", (int)(slash - path), path, o->external_data)
-                     : ox_arena_strdup(s.a, o->external_data);
+      ext_path = slash ? ox_arena_printf(s.a, "%.*s/%s", (int)(slash - path), path, ext_name)
+                       : ox_arena_strdup(s.a, ext_name);
       if (!ext_path) rc = ox_err_set(e, OX_ENOMEM, "out of memory");
     }
     if (!rc) rc = open_tmp(ext_path, &ext_tmp, &s.fd, e);
     s.path = ext_path;
-    s.loc = o->external_data;
+    s.loc = ext_name;
   }
   if (!rc) rc = tensor_walk(m, &s, e);
   if (!rc && s.fd >= 0 && ftruncate(s.fd, (off_t)s.pos) != 0)
@@ -288,5 +327,6 @@ int ox_model_save_file(const ox_model *m, const char *path, const ox_save_opts *
   free(s.map.keys);
   free(s.map.vals);
   ox_arena_free(s.a);
+  free(follow);
   return rc;
 }

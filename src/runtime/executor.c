@@ -204,6 +204,7 @@ int ox_rt_run_graph(ox_session *s, rt_graph *g, ox_value **parent_vals, ox_value
     rt_node *rn = &g->nodes[i];
     const ox_node *n = rn->node;
     ctx.n = rn;
+    if (rn->folded) goto release;
     if (s->opts.cancel && s->opts.cancel(s->opts.cancel_user)) {
       rc = ox_err_set(e, OX_ECANCELLED, "cancelled by the caller before %s", rn->path);
       goto done;
@@ -234,6 +235,7 @@ int ox_rt_run_graph(ox_session *s, rt_graph *g, ox_value **parent_vals, ox_value
       if (vals[k]) ox_rt_release(s, vals[k]);
       vals[k] = v;
     }
+  release:
     for (size_t j = 0; j < rn->n_rel; j++) {
       int32_t k = rn->rel[j];
       if (vals[k]) {

@@ -15,6 +15,7 @@ typedef struct rt_slot {
   const ox_type *type;
   int64_t producer; /* index of the producing node, -1 for inputs/constants/imports */
   int64_t last_use; /* index of the last node reading it; -1 none; INT64_MAX: graph output */
+  bool is_input;    /* a graph input (an initializer of it is only a default) */
 } rt_slot;
 
 typedef struct rt_node {
@@ -23,6 +24,7 @@ typedef struct rt_node {
   const ox_kernel_def *k;
   void *state;
   bool prepared;
+  bool folded; /* a Constant evaluated at preparation: skipped at run time */
   ox_kinfo info;
   int32_t *in, *out; /* slots; -1 for a missing optional */
   bool *wanted;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../ops/registry.h"
+#include "../schema/schema.h"
 #include "rt.h"
 
 static const char *norm_domain(const char *d) { return !d || ox_is_default_domain(d) ? "" : d; }
@@ -235,6 +236,54 @@ static int64_t node_opset(ox_session *s, const rt_graph *g, size_t i, const char
   return v;
 }
 
+/* Checks the known element types of a node's inputs against the schema's
+ * type constraints: a type the operator does not define at this version is
+ * an error at session creation. Only tensor types are checked. */
+static int check_input_types(const rt_node *rn, const ox_schema *sch, const char *domain,
+                             int64_t opset, const int32_t *in_dt, ox_err *e) {
+  const ox_node *n = rn->node;
+  for (size_t i = 0; i < n->n_input && sch->n_inputs; i++) {
+    if (!in_dt[i]) continue;
+    const ox_formal *f = &sch->inputs[i < sch->n_inputs ? i : sch->n_inputs - 1];
+    if (i >= sch->n_inputs && f->option != OX_PARAM_VARIADIC) break;
+    const ox_dtype_info *di = ox_dtype_get(in_dt[i]);
+    if (!di || !f->type_str) continue;
+    char want[64];
+    snprintf(want, sizeof want, "tensor(%s)", di->name);
+    const char *const *allowed = NULL;
+    const char *direct[2] = {f->type_str, NULL};
+    for (size_t c = 0; c < sch->n_constraints; c++)
+      if (strcmp(sch->constraints[c].name, f->type_str) == 0) allowed = sch->constraints[c].allowed;
+    if (!allowed) allowed = direct;
+    bool any_tensor = false, ok = false;
+    for (const char *const *a = allowed; *a; a++) {
+      if (strncmp(*a, "tensor(", 7) == 0) any_tensor = true;
+      if (strcmp(*a, want) == 0) ok = true;
+    }
+    if (any_tensor && !ok) {
+      int pl = (int)strlen(rn->path) - 1;
+      return ox_err_set(e, OX_EUNSUPPORTED, "%.*s, %s opset %lld): no kernel for %s (input %zu)",
+                        pl, rn->path, *domain ? domain : "ai.onnx", (long long)opset, want, i);
+    }
+  }
+  return OX_OK;
+}
+
+/* Runs a Constant node once; its output becomes a constant of the graph. */
+static int fold_constant(ox_session *s, rt_graph *g, rt_node *rn, ox_err *e) {
+  ox_kctx ctx = {s, g, rn, NULL, e};
+  rn->tmp_out[0] = NULL;
+  if (rn->k->run(&ctx, rn->state)) {
+    ox_value_unref(rn->tmp_out[0]);
+    rn->tmp_out[0] = NULL;
+    return e->code ? e->code : OX_EMODEL;
+  }
+  g->slots[rn->out[0]].cst = rn->tmp_out[0];
+  rn->tmp_out[0] = NULL;
+  rn->folded = g->slots[rn->out[0]].cst != NULL;
+  return OX_OK;
+}
+
 static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
   rt_node *rn = &g->nodes[idx];
   const ox_node *n = rn->node;
@@ -277,7 +326,7 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
       ck = cg->slots[ck].import;
       cg = cg->parent;
     }
-    csts[i] = cg->slots[ck].cst;
+    csts[i] = cg->slots[ck].is_input ? NULL : cg->slots[ck].cst;
     if (csts[i] && !in_dt[i] && csts[i]->kind == OX_VAL_TENSOR) in_dt[i] = csts[i]->dtype;
   }
   for (size_t i = 0; i < n->n_output; i++) {
@@ -316,7 +365,10 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
   if (opset < 0)
     return ox_err_set(e, OX_EMODEL, "%s: domain '%s' is not imported by the model", rn->path,
                       domain_label(domain));
-  int64_t since = opset; /* kernel ranges make the imported opset find the same kernel */
+  /* the schema's since_version; without a schema (custom domains) the
+   * imported opset finds the same kernel, by the registry's range rule */
+  const ox_schema *sch = ox_schema_lookup(domain, op, opset);
+  int64_t since = sch ? sch->since_version : opset;
   rn->k = ox_registry_find(domain, op, since);
   if (!rn->k) {
     int pl = (int)strlen(rn->path) - 1; /* the path ends with ')' */
@@ -326,6 +378,7 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
     return ox_err_set(e, OX_EUNSUPPORTED, "%.*s, %s opset %lld): no kernel for operator %s", pl,
                       rn->path, domain_label(domain), (long long)opset, op);
   }
+  if (sch && check_input_types(rn, sch, domain, opset, in_dt, e)) return e->code;
   ox_kinfo *ki = &rn->info;
   ki->node = n;
   ki->domain = domain;
@@ -349,6 +402,9 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
     }
   }
   rn->prepared = true;
+  if (!*domain && strcmp(op, "Constant") == 0 && n->n_input == 0 && n->n_output == 1 &&
+      rn->out[0] >= 0)
+    return fold_constant(s, g, rn, e);
   return OX_OK;
 }
 
@@ -361,7 +417,9 @@ static int prepare_graph(ox_session *s, rt_graph *g, ox_err *e) {
     if (find_slot(g, nm) >= 0)
       return ox_err_set(e, OX_EMODEL, "%s%sgraph input '%s' is declared twice", g->path,
                         *g->path ? ": " : "", nm);
-    if (add_slot(s, g, nm, e) < 0) return e->code;
+    int32_t k = add_slot(s, g, nm, e);
+    if (k < 0) return e->code;
+    g->slots[k].is_input = true;
   }
   for (size_t i = 0; i < src->n_initializer; i++) {
     const ox_tensor *t = &src->initializer[i];

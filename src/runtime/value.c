@@ -239,6 +239,7 @@ void ox_value_unref(ox_value *v) {
   ox_value_unref(v->elem);
   ox_value_unref(v->sp_values);
   ox_value_unref(v->sp_indices);
+  ox_value_unref(v->base);
   free(v);
 }
 

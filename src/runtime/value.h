@@ -41,6 +41,9 @@ struct ox_value {
   void *data; /* numel elements of ox_value_elem_size(dtype) bytes */
   size_t nbytes;
   bool owns_data;
+  /* a tensor whose data is borrowed from another value (a view: Reshape &
+   * co) holds a reference to it here; released with this value */
+  ox_value *base;
   int64_t small_dims[8];
   /* sequence: items (tensors or other values), elem type for an empty one */
   ox_value **items;

@@ -160,6 +160,7 @@ static const ox_formal in12[] = {{"theta", "T1", OX_PARAM_SINGLE, true, false, 1
 static const ox_formal out12[] = {{"grid", "T1", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc12[] = {{"T1", tl3, 4}, {"T2", tl6, 1}};
 static const ox_attr_schema at12[] = {{"align_corners", OX_ATTR_INT, false, "0"}};
+static const ox_function_body fb12[] = {{20, "<\n  domain: \"\",\n  opset_import: [\"\" : 20]\n>\nAffineGrid <align_corners> (theta, size) => (grid)\n{\n   one = Constant <value_int = 1> ()\n   two = Constant <value_int = 2> ()\n   zero = Constant <value_int = 0> ()\n   four = Constant <value_int = 4> ()\n   one_1d = Constant <value_ints = [1]> ()\n   zero_1d = Constant <value_ints = [0]> ()\n   minus_one = Constant <value_int = -1> ()\n   minus_one_f = CastLike (minus_one, theta)\n   zero_f = CastLike (zero, theta)\n   one_f = CastLike (one, theta)\n   two_f = CastLike (two, theta)\n   constant_align_corners = Constant <value_int: int = @align_corners> ()\n   constant_align_corners_equal_zero = Equal (constant_align_corners, zero)\n   size_ndim = Size (size)\n   condition_is_2d = Equal (size_ndim, four)\n   N, C, D, H, W = If <then_branch = g1 () => (N_then, C_then, D_then, H_then, W_then) {\n      N_then, C_then, H_then, W_then = Split <num_outputs = 4> (size)\n      D_then = Identity (one_1d)\n   }, else_branch = g2 () => (N_else, C_else, D_else, H_else, W_else) {\n      N_else, C_else, D_else, H_else, W_else = Split <num_outputs = 5> (size)\n   }> (condition_is_2d)\n   size_NCDHW = Concat <axis = 0> (N, C, D, H, W)\n   theta_3d = If <then_branch = g3 () => (theta_then) {\n      gather_idx_6 = Constant <value_ints = [0, 1, 2, 0, 1, 2]> ()\n      shape_23 = Constant <value_ints = [2, 3]> ()\n      gather_idx_23 = Reshape (gather_idx_6, shape_23)\n      shape_N23 = Concat <axis = 0> (N, shape_23)\n      gather_idx_N23 = Expand (gather_idx_23, shape_N23)\n      thetaN23 = GatherElements <axis = 2> (theta, gather_idx_N23)\n      r1, r2 = Split <axis = 1, num_outputs = 2> (thetaN23)\n      r1_ = Squeeze (r1)\n      r2_ = Squeeze (r2)\n      r11, r12, t1 = Split <axis = 1, num_outputs = 3> (r1_)\n      r21, r22, t2 = Split <axis = 1, num_outputs = 3> (r2_)\n      r11_shape = Shape (r21)\n      float_zero_1d_ = ConstantOfShape (r11_shape)\n      float_zero_1d = CastLike (float_zero_1d_, theta)\n      float_one_1d = Add (float_zero_1d, one_f)\n      R1 = Concat <axis = 1> (r11, r12, float_zero_1d, t1)\n      R2 = Concat <axis = 1> (r21, r22, float_zero_1d, t2)\n      R3 = Concat <axis = 1> (float_zero_1d, float_zero_1d, float_one_1d, float_zero_1d)\n      R1_ = Unsqueeze (R1, one_1d)\n      R2_ = Unsqueeze (R2, one_1d)\n      R3_ = Unsqueeze (R3, one_1d)\n      theta_then = Concat <axis = 1> (R1_, R2_, R3_)\n   }, else_branch = g4 () => (theta_else) {\n      theta_else = Identity (theta)\n   }> (condition_is_2d)\n   two_1d = Constant <value_ints = [2]> ()\n   three_1d = Constant <value_ints = [3]> ()\n   five_1d = Constant <value_ints = [5]> ()\n   constant_D_H_W_shape = Slice (size_NCDHW, two_1d, five_1d)\n   zeros_D_H_W_ = ConstantOfShape (constant_D_H_W_shape)\n   zeros_D_H_W = CastLike (zeros_D_H_W_, theta)\n   ones_D_H_W = Add (zeros_D_H_W, one_f)\n   D_float = CastLike (D, zero_f)\n   H_float = CastLike (H, zero_f)\n   W_float = CastLike (W, zero_f)\n   start_d, step_d, start_h, step_h, start_w, step_w = If <then_branch = h1 () => (start_d_then, step_d_then, start_h_then, step_h_then, start_w_then, step_w_then) {\n      step_d_then = Div (two_f, D_float)\n      step_h_then = Div (two_f, H_float)\n      step_w_then = Div (two_f, W_float)\n      step_d_half = Div (step_d_then, two_f)\n      start_d_then = Add (minus_one_f, step_d_half)\n      step_h_half = Div (step_h_then, two_f)\n      start_h_then = Add (minus_one_f, step_h_half)\n      step_w_half = Div (step_w_then, two_f)\n      start_w_then = Add (minus_one_f, step_w_half)\n   }, else_branch = h2 () => (start_d_else, step_d_else, start_h_else, step_h_else, start_w_else, step_w_else) {\n      D_float_nimus_one = Sub (D_float, one_f)\n      H_float_nimus_one = Sub (H_float, one_f)\n      W_float_nimus_one = Sub (W_float, one_f)\n      D_equals_one = Equal (D, one)\n      step_d_else = If <then_branch = g5 () => (step_d_else_then) {\n         step_d_else_then = Identity (zero_f)\n      }, else_branch = g6 () => (step_d_else_else) {\n         step_d_else_else = Div (two_f, D_float_nimus_one)\n      }> (D_equals_one)\n      step_h_else = Div (two_f, H_float_nimus_one)\n      step_w_else = Div (two_f, W_float_nimus_one)\n      start_d_else = Identity (minus_one_f)\n      start_h_else = Identity (minus_one_f)\n      start_w_else = Identity (minus_one_f)\n   }> (constant_align_corners_equal_zero)\n   grid_w_steps_int = Range (zero, W, one)\n   grid_w_steps_float = CastLike (grid_w_steps_int, step_w)\n   grid_w_steps = Mul (grid_w_steps_float, step_w)\n   grid_w_0 = Add (start_w, grid_w_steps)\n   grid_h_steps_int = Range (zero, H, one)\n   grid_h_steps_float = CastLike (grid_h_steps_int, step_h)\n   grid_h_steps = Mul (grid_h_steps_float, step_h)\n   grid_h_0 = Add (start_h, grid_h_steps)\n   grid_d_steps_int = Range (zero, D, one)\n   grid_d_steps_float = CastLike (grid_d_steps_int, step_d)\n   grid_d_steps = Mul (grid_d_steps_float, step_d)\n   grid_d_0 = Add (start_d, grid_d_steps)\n   zeros_H_W_D = Transpose <perm = [1, 2, 0]> (zeros_D_H_W)\n   grid_d_1 = Add (zeros_H_W_D, grid_d_0)\n   grid_d = Transpose <perm = [2, 0, 1]> (grid_d_1)\n   zeros_D_W_H = Transpose <perm = [0, 2, 1]> (zeros_D_H_W)\n   grid_h_1 = Add (zeros_D_W_H, grid_h_0)\n   grid_h = Transpose <perm = [0, 2, 1]> (grid_h_1)\n   grid_w = Add (grid_w_0, zeros_D_H_W)\n   grid_w_usqzed = Unsqueeze (grid_w, minus_one)\n   grid_h_usqzed = Unsqueeze (grid_h, minus_one)\n   grid_d_usqzed = Unsqueeze (grid_d, minus_one)\n   ones_D_H_W_usqzed = Unsqueeze (ones_D_H_W, minus_one)\n   original_grid = Concat <axis = -1> (grid_w_usqzed, grid_h_usqzed, grid_d_usqzed, ones_D_H_W_usqzed)\n   constant_shape_DHW_4 = Constant <value_ints = [-1, 4]> ()\n   original_grid_DHW_4 = Reshape (original_grid, constant_shape_DHW_4)\n   original_grid_4_DHW_ = Transpose (original_grid_DHW_4)\n   original_grid_4_DHW = CastLike (original_grid_4_DHW_, theta_3d)\n   grid_N_3_DHW = MatMul (theta_3d, original_grid_4_DHW)\n   grid_N_DHW_3 = Transpose <perm = [0, 2, 1]> (grid_N_3_DHW)\n   N_D_H_W_3 = Concat <axis = -1> (N, D, H, W, three_1d)\n   grid_3d_else_ = Reshape (grid_N_DHW_3, N_D_H_W_3)\n   grid_3d = CastLike (grid_3d_else_, theta_3d)\n   grid = If <then_branch = g1 () => (grid_then) {\n      grid_squeezed = Squeeze (grid_3d, one_1d)\n      grid_then = Slice (grid_squeezed, zero_1d, two_1d, three_1d)\n   }, else_branch = g2 () => (grid_else) {\n      grid_else = Identity (grid_3d)\n   }> (condition_is_2d)\n}\n"}};
 static const ox_formal in13[] = {{"A", "T", OX_PARAM_SINGLE, true, false, 1}, {"B", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out13[] = {{"C", "T1", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc13[] = {{"T", tl7, 1}, {"T1", tl7, 1}};
@@ -315,6 +316,7 @@ static const ox_formal in54[] = {{"size", "T1", OX_PARAM_SINGLE, true, false, 1}
 static const ox_formal out54[] = {{"output", "T2", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc54[] = {{"T1", tl14, 2}, {"T2", tl2, 12}};
 static const ox_attr_schema at54[] = {{"output_datatype", OX_ATTR_INT, false, "1"}, {"periodic", OX_ATTR_INT, false, "1"}};
+static const ox_function_body fb54[] = {{17, "<\n  domain: \"\",\n  opset_import: [\"\" : 17]\n>\nBlackmanWindow <output_datatype, periodic> (size) => (output)\n{\n   A0 = Constant <value = float {0.42}> ()\n   A1 = Constant <value = float {0.5}> ()\n   A2 = Constant <value = float {0.08}> ()\n   Zero = Constant <value = float {0.0}> ()\n   One = Constant <value = float {1.0}> ()\n   Two = Constant <value = float {2.0}> ()\n   Tau = Constant <value = float {6.2831855}> ()\n   Periodic_Size_FP = Cast <to = 1> (size)\n   Symmetric_Size_FP = Sub (Periodic_Size_FP, One)\n   IsPeriodic = Constant <value_int: int = @periodic> ()\n   IsPeriodic_FP = Cast <to = 1> (IsPeriodic)\n   IsSymmetric_FP = Sub (One, IsPeriodic_FP)\n   Periodic_Component = Mul (Periodic_Size_FP, IsPeriodic_FP)\n   Symmetric_Component = Mul (Symmetric_Size_FP, IsSymmetric_FP)\n   Size_FP = Add (Periodic_Component, Symmetric_Component)\n   AngularIncrement = Div (Tau, Size_FP)\n   Range = Range (Zero, Periodic_Size_FP, One)\n   RangeAngular = Mul (Range, AngularIncrement)\n   TwoRangeAngular = Mul (RangeAngular, Two)\n   CosTwoRangeAngular = Cos (TwoRangeAngular)\n   A2_Component = Mul (A2, CosTwoRangeAngular)\n   CosRangeAngular = Cos (RangeAngular)\n   A1_Component = Mul (A1, CosRangeAngular)\n   Temp0 = Sub (A0, A1_Component)\n   Temp1 = Add (Temp0, A2_Component)\n   output = Cast <to: int = @output_datatype> (Temp1)\n}\n"}};
 static const ox_formal in55[] = {{"input", "T1", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out55[] = {{"output", "T2", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc55[] = {{"T1", tl15, 12}, {"T2", tl15, 12}};
@@ -396,6 +398,7 @@ static const ox_formal in75[] = {{"X", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out75[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc75[] = {{"T", tl3, 4}};
 static const ox_attr_schema at75[] = {{"alpha", OX_ATTR_FLOAT, false, "1.0"}};
+static const ox_function_body fb75[] = {{28, "<\n  domain: \"\",\n  opset_import: [\"\" : 28]\n>\nCelu <alpha> (X) => (Y)\n{\n   Alpha = Constant <value_float: float = @alpha> ()\n   AlphaCast = CastLike (Alpha, X)\n   XScaled = Div (X, AlphaCast)\n   EluResult = Elu <alpha = 1.0> (XScaled)\n   Y = Mul (AlphaCast, EluResult)\n}\n"}};
 static const ox_formal in76[] = {{"input_data", "T", OX_PARAM_SINGLE, true, true, 1}, {"shape", "Tind", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out76[] = {{"output_data", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc76[] = {{"T", tl26, 16}, {"Tind", tl14, 2}};
@@ -664,6 +667,7 @@ static const ox_attr_schema at147[] = {{"seed", OX_ATTR_INT, false, NULL}};
 static const ox_formal in148[] = {{"x", "T1", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out148[] = {{"y", "T2", OX_PARAM_SINGLE, true, false, 1}, {"y_scale", "tensor(float)", OX_PARAM_SINGLE, true, false, 1}, {"y_zero_point", "T2", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc148[] = {{"T1", tl25, 1}, {"T2", tl49, 1}};
+static const ox_function_body fb148[] = {{11, "<\n  domain: \"\",\n  opset_import: [\"\" : 11]\n>\nDynamicQuantizeLinear (x) => (y, y_scale, y_zero_point)\n{\n   Q_Min = Constant <value = float {0.0}> ()\n   Q_Max = Constant <value = float {255.0}> ()\n   X_Min = ReduceMin <keepdims = 0> (x)\n   X_Min_Adjusted = Min (X_Min, Q_Min)\n   X_Max = ReduceMax <keepdims = 0> (x)\n   X_Max_Adjusted = Max (X_Max, Q_Min)\n   X_Range = Sub (X_Max_Adjusted, X_Min_Adjusted)\n   Scale = Div (X_Range, Q_Max)\n   Min_Scaled = Div (X_Min_Adjusted, Scale)\n   Initial_ZeroPoint_FP = Sub (Q_Min, Min_Scaled)\n   Clipped_ZeroPoint_FP = Clip (Initial_ZeroPoint_FP, Q_Min, Q_Max)\n   Rounded_ZeroPoint_FP = Round (Clipped_ZeroPoint_FP)\n   Zeropoint = Cast <to = 2> (Rounded_ZeroPoint_FP)\n   y_scale = Identity (Scale)\n   y_zero_point = Identity (Zeropoint)\n   y = QuantizeLinear (x, Scale, Zeropoint)\n}\n"}};
 static const ox_formal in149[] = {{"Inputs", "T", OX_PARAM_VARIADIC, true, true, 1}};
 static const ox_formal out149[] = {{"Output", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc149[] = {{"T", tl1, 11}};
@@ -680,6 +684,7 @@ static const ox_formal in152[] = {{"X", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out152[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc152[] = {{"T", tl3, 4}};
 static const ox_attr_schema at152[] = {{"alpha", OX_ATTR_FLOAT, false, "1.0"}};
+static const ox_function_body fb152[] = {{18, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nElu <alpha> (X) => (Y)\n{\n   Alpha = Constant <value_float: float = @alpha> ()\n   AlphaCast = CastLike (Alpha, X)\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, X)\n   One = Constant <value = float {1.0}> ()\n   OneCast = CastLike (One, X)\n   XLessThanZero = Less (X, ZeroCast)\n   ExpX = Exp (X)\n   ExpXSubOne = Sub (ExpX, OneCast)\n   AlphaMulExpXSubOne = Mul (AlphaCast, ExpXSubOne)\n   Y = Where (XLessThanZero, AlphaMulExpXSubOne, X)\n}\n"}};
 static const ox_formal in153[] = {{"A", "T", OX_PARAM_SINGLE, true, false, 1}, {"B", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out153[] = {{"C", "T1", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc153[] = {{"T", tl50, 3}, {"T1", tl7, 1}};
@@ -890,6 +895,7 @@ static const ox_type_constraint tc209[] = {{"T", tl1, 11}, {"T1", tl7, 1}};
 static const ox_formal in210[] = {{"A", "T", OX_PARAM_SINGLE, true, false, 1}, {"B", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out210[] = {{"C", "T1", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc210[] = {{"T", tl2, 12}, {"T1", tl7, 1}};
+static const ox_function_body fb210[] = {{16, "<\n  domain: \"\",\n  opset_import: [\"\" : 16]\n>\nGreaterOrEqual (A, B) => (C)\n{\n   O1 = Greater (A, B)\n   O2 = Equal (A, B)\n   C = Or (O1, O2)\n}\n"}};
 static const ox_formal in211[] = {{"X", "T1", OX_PARAM_SINGLE, true, true, 1}, {"grid", "T2", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out211[] = {{"Y", "T1", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc211[] = {{"T1", tl27, 15}, {"T2", tl0, 3}};
@@ -910,10 +916,12 @@ static const ox_formal in216[] = {{"size", "T1", OX_PARAM_SINGLE, true, false, 1
 static const ox_formal out216[] = {{"output", "T2", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc216[] = {{"T1", tl14, 2}, {"T2", tl2, 12}};
 static const ox_attr_schema at216[] = {{"output_datatype", OX_ATTR_INT, false, "1"}, {"periodic", OX_ATTR_INT, false, "1"}};
+static const ox_function_body fb216[] = {{17, "<\n  domain: \"\",\n  opset_import: [\"\" : 17]\n>\nHammingWindow <output_datatype, periodic> (size) => (output)\n{\n   A0 = Constant <value = float {0.54347825}> ()\n   A1 = Constant <value = float {0.45652175}> ()\n   A2 = Constant <value = float {0.0}> ()\n   Zero = Constant <value = float {0.0}> ()\n   One = Constant <value = float {1.0}> ()\n   Two = Constant <value = float {2.0}> ()\n   Tau = Constant <value = float {6.2831855}> ()\n   Periodic_Size_FP = Cast <to = 1> (size)\n   Symmetric_Size_FP = Sub (Periodic_Size_FP, One)\n   IsPeriodic = Constant <value_int: int = @periodic> ()\n   IsPeriodic_FP = Cast <to = 1> (IsPeriodic)\n   IsSymmetric_FP = Sub (One, IsPeriodic_FP)\n   Periodic_Component = Mul (Periodic_Size_FP, IsPeriodic_FP)\n   Symmetric_Component = Mul (Symmetric_Size_FP, IsSymmetric_FP)\n   Size_FP = Add (Periodic_Component, Symmetric_Component)\n   AngularIncrement = Div (Tau, Size_FP)\n   Range = Range (Zero, Periodic_Size_FP, One)\n   RangeAngular = Mul (Range, AngularIncrement)\n   TwoRangeAngular = Mul (RangeAngular, Two)\n   CosTwoRangeAngular = Cos (TwoRangeAngular)\n   A2_Component = Mul (A2, CosTwoRangeAngular)\n   CosRangeAngular = Cos (RangeAngular)\n   A1_Component = Mul (A1, CosRangeAngular)\n   Temp0 = Sub (A0, A1_Component)\n   Temp1 = Add (Temp0, A2_Component)\n   output = Cast <to: int = @output_datatype> (Temp1)\n}\n"}};
 static const ox_formal in217[] = {{"size", "T1", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out217[] = {{"output", "T2", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc217[] = {{"T1", tl14, 2}, {"T2", tl2, 12}};
 static const ox_attr_schema at217[] = {{"output_datatype", OX_ATTR_INT, false, "1"}, {"periodic", OX_ATTR_INT, false, "1"}};
+static const ox_function_body fb217[] = {{17, "<\n  domain: \"\",\n  opset_import: [\"\" : 17]\n>\nHannWindow <output_datatype, periodic> (size) => (output)\n{\n   A0 = Constant <value = float {0.5}> ()\n   A1 = Constant <value = float {0.5}> ()\n   A2 = Constant <value = float {0.0}> ()\n   Zero = Constant <value = float {0.0}> ()\n   One = Constant <value = float {1.0}> ()\n   Two = Constant <value = float {2.0}> ()\n   Tau = Constant <value = float {6.2831855}> ()\n   Periodic_Size_FP = Cast <to = 1> (size)\n   Symmetric_Size_FP = Sub (Periodic_Size_FP, One)\n   IsPeriodic = Constant <value_int: int = @periodic> ()\n   IsPeriodic_FP = Cast <to = 1> (IsPeriodic)\n   IsSymmetric_FP = Sub (One, IsPeriodic_FP)\n   Periodic_Component = Mul (Periodic_Size_FP, IsPeriodic_FP)\n   Symmetric_Component = Mul (Symmetric_Size_FP, IsSymmetric_FP)\n   Size_FP = Add (Periodic_Component, Symmetric_Component)\n   AngularIncrement = Div (Tau, Size_FP)\n   Range = Range (Zero, Periodic_Size_FP, One)\n   RangeAngular = Mul (Range, AngularIncrement)\n   TwoRangeAngular = Mul (RangeAngular, Two)\n   CosTwoRangeAngular = Cos (TwoRangeAngular)\n   A2_Component = Mul (A2, CosTwoRangeAngular)\n   CosRangeAngular = Cos (RangeAngular)\n   A1_Component = Mul (A1, CosRangeAngular)\n   Temp0 = Sub (A0, A1_Component)\n   Temp1 = Add (Temp0, A2_Component)\n   output = Cast <to: int = @output_datatype> (Temp1)\n}\n"}};
 static const ox_formal in218[] = {{"X", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out218[] = {{"Y", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc218[] = {{"T", tl0, 3}};
@@ -926,12 +934,14 @@ static const ox_formal in220[] = {{"X", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out220[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc220[] = {{"T", tl3, 4}};
 static const ox_attr_schema at220[] = {{"alpha", OX_ATTR_FLOAT, false, "0.2"}, {"beta", OX_ATTR_FLOAT, false, "0.5"}};
+static const ox_function_body fb220[] = {{18, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nHardSigmoid <alpha, beta> (X) => (Y)\n{\n   Alpha = Constant <value_float: float = @alpha> ()\n   AlphaCast = CastLike (Alpha, X)\n   Beta = Constant <value_float: float = @beta> ()\n   BetaCast = CastLike (Beta, X)\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, X)\n   One = Constant <value = float {1.0}> ()\n   OneCast = CastLike (One, X)\n   AlphaMulX = Mul (X, AlphaCast)\n   AlphaMulXAddBeta = Add (AlphaMulX, BetaCast)\n   MinOneOrAlphaMulXAddBeta = Min (AlphaMulXAddBeta, OneCast)\n   Y = Max (MinOneOrAlphaMulXAddBeta, ZeroCast)\n}\n"}};
 static const ox_formal in221[] = {{"X", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out221[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc221[] = {{"T", tl0, 3}};
 static const ox_formal in222[] = {{"X", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out222[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc222[] = {{"T", tl3, 4}};
+static const ox_function_body fb222[] = {{22, "<\n  domain: \"\",\n  opset_import: [\"\" : 22]\n>\nHardSwish (X) => (Y)\n{\n   HS_X = HardSigmoid <alpha = 0.16666667, beta = 0.5> (X)\n   Y = Mul (X, HS_X)\n}\n"}};
 static const ox_formal in223[] = {{"input", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out223[] = {{"output", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc223[] = {{"T", tl0, 3}};
@@ -1080,6 +1090,7 @@ static const ox_formal in262[] = {{"X", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out262[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc262[] = {{"T", tl3, 4}};
 static const ox_attr_schema at262[] = {{"alpha", OX_ATTR_FLOAT, false, "0.01"}};
+static const ox_function_body fb262[] = {{16, "<\n  domain: \"\",\n  opset_import: [\"\" : 16]\n>\nLeakyRelu <alpha> (X) => (Y)\n{\n   Alpha = Constant <value_float: float = @alpha> ()\n   AlphaCast = CastLike (Alpha, X)\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, X)\n   XLessThanZero = Less (X, ZeroCast)\n   AlphaMulX = Mul (AlphaCast, X)\n   Y = Where (XLessThanZero, AlphaMulX, X)\n}\n"}};
 static const ox_formal in263[] = {{"A", "T", OX_PARAM_SINGLE, true, false, 1}, {"B", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out263[] = {{"C", "T1", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc263[] = {{"T", tl0, 3}, {"T1", tl7, 1}};
@@ -1099,6 +1110,7 @@ static const ox_type_constraint tc267[] = {{"T", tl1, 11}, {"T1", tl7, 1}};
 static const ox_formal in268[] = {{"A", "T", OX_PARAM_SINGLE, true, false, 1}, {"B", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out268[] = {{"C", "T1", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc268[] = {{"T", tl2, 12}, {"T1", tl7, 1}};
+static const ox_function_body fb268[] = {{16, "<\n  domain: \"\",\n  opset_import: [\"\" : 16]\n>\nLessOrEqual (A, B) => (C)\n{\n   O1 = Less (A, B)\n   O2 = Equal (A, B)\n   C = Or (O1, O2)\n}\n"}};
 static const ox_formal in269[] = {{"query", "T", OX_PARAM_SINGLE, true, true, 1}, {"key", "T", OX_PARAM_SINGLE, true, true, 1}, {"value", "T", OX_PARAM_SINGLE, true, true, 1}, {"past_state", "S", OX_PARAM_OPTIONAL, true, false, 1}, {"decay", "T", OX_PARAM_OPTIONAL, true, true, 1}, {"beta", "T", OX_PARAM_OPTIONAL, true, true, 1}};
 static const ox_formal out269[] = {{"output", "T", OX_PARAM_SINGLE, true, true, 1}, {"present_state", "S", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc269[] = {{"T", tl72, 3}, {"S", tl72, 3}};
@@ -1282,6 +1294,7 @@ static const ox_formal in317[] = {{"X", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out317[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc317[] = {{"T", tl9, 4}};
 static const ox_attr_schema at317[] = {{"axes", OX_ATTR_INTS, false, "[0, 2, 3]"}};
+static const ox_function_body fb317[] = {{13, "<\n  domain: \"\",\n  opset_import: [\"\" : 13]\n>\nMeanVarianceNormalization <axes> (X) => (Y)\n{\n   Exponent = Constant <value = float {2.0}> ()\n   Epsilon = Constant <value = float {1e-09}> ()\n   X_RM = ReduceMean <axes: ints = @axes> (X)\n   EX_squared = Pow (X_RM, Exponent)\n   X_squared = Pow (X, Exponent)\n   E_Xsquared = ReduceMean <axes: ints = @axes> (X_squared)\n   Variance = Sub (E_Xsquared, EX_squared)\n   STD = Sqrt (Variance)\n   X_variance = Sub (X, X_RM)\n   Processed_STD = Add (STD, Epsilon)\n   Y = Div (X_variance, Processed_STD)\n}\n"}, {18, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nMeanVarianceNormalization <axes> (X) => (Y)\n{\n   Exponent = Constant <value = float {2.0}> ()\n   Epsilon = Constant <value = float {1e-09}> ()\n   axes = Constant <value_ints: ints = @axes> ()\n   X_RM = ReduceMean (X, axes)\n   EX_squared = Pow (X_RM, Exponent)\n   X_squared = Pow (X, Exponent)\n   E_Xsquared = ReduceMean (X_squared, axes)\n   Variance = Sub (E_Xsquared, EX_squared)\n   STD = Sqrt (Variance)\n   X_variance = Sub (X, X_RM)\n   Processed_STD = Add (STD, Epsilon)\n   Y = Div (X_variance, Processed_STD)\n}\n"}};
 static const ox_formal in318[] = {{"num_mel_bins", "T1", OX_PARAM_SINGLE, true, false, 1}, {"dft_length", "T1", OX_PARAM_SINGLE, true, false, 1}, {"sample_rate", "T1", OX_PARAM_SINGLE, true, false, 1}, {"lower_edge_hertz", "T2", OX_PARAM_SINGLE, true, false, 1}, {"upper_edge_hertz", "T2", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out318[] = {{"output", "T3", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc318[] = {{"T1", tl14, 2}, {"T2", tl75, 4}, {"T3", tl2, 12}};
@@ -1308,6 +1321,7 @@ static const ox_type_constraint tc324[] = {{"T", tl0, 3}};
 static const ox_formal in325[] = {{"X", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out325[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc325[] = {{"T", tl3, 4}};
+static const ox_function_body fb325[] = {{22, "<\n  domain: \"\",\n  opset_import: [\"\" : 22]\n>\nMish (X) => (Y)\n{\n   Softplus_X = Softplus (X)\n   TanHSoftplusX = Tanh (Softplus_X)\n   Y = Mul (X, TanHSoftplusX)\n}\n"}};
 static const ox_formal in326[] = {{"A", "T", OX_PARAM_SINGLE, true, false, 1}, {"B", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out326[] = {{"C", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc326[] = {{"T", tl1, 11}};
@@ -1425,6 +1439,7 @@ static const ox_type_constraint tc358[] = {{"T", tl54, 7}};
 static const ox_formal in359[] = {{"X", "T", OX_PARAM_SINGLE, true, true, 1}, {"slope", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out359[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc359[] = {{"T", tl80, 8}};
+static const ox_function_body fb359[] = {{16, "<\n  domain: \"\",\n  opset_import: [\"\" : 16]\n>\nPRelu (X, slope) => (Y)\n{\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, X)\n   XLessThanZero = Less (X, ZeroCast)\n   SlopeMulX = Mul (slope, X)\n   Y = Where (XLessThanZero, SlopeMulX, X)\n}\n"}};
 static const ox_formal in360[] = {{"data", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out360[] = {{"output", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc360[] = {{"T", tl0, 3}};
@@ -1599,6 +1614,7 @@ static const ox_formal in406[] = {{"data", "T", OX_PARAM_SINGLE, true, true, 1},
 static const ox_formal out406[] = {{"reduced", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc406[] = {{"T", tl5, 8}};
 static const ox_attr_schema at406[] = {{"keepdims", OX_ATTR_INT, false, "1"}, {"noop_with_empty_axes", OX_ATTR_INT, false, "0"}};
+static const ox_function_body fb406[] = {{18, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nReduceL1 <keepdims, noop_with_empty_axes> (data, axes) => (reduced)\n{\n   data_abs = Abs (data)\n   reduced = ReduceSum <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (data_abs, axes)\n}\n"}};
 static const ox_formal in407[] = {{"data", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out407[] = {{"reduced", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc407[] = {{"T", tl4, 7}};
@@ -1615,6 +1631,7 @@ static const ox_formal in410[] = {{"data", "T", OX_PARAM_SINGLE, true, true, 1},
 static const ox_formal out410[] = {{"reduced", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc410[] = {{"T", tl5, 8}};
 static const ox_attr_schema at410[] = {{"keepdims", OX_ATTR_INT, false, "1"}, {"noop_with_empty_axes", OX_ATTR_INT, false, "0"}};
+static const ox_function_body fb410[] = {{18, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nReduceL2 <keepdims, noop_with_empty_axes> (data, axes) => (reduced)\n{\n   data_square = Mul (data, data)\n   sum_square = ReduceSum <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (data_square, axes)\n   sum_square_dbl = Cast <to = 1> (sum_square)\n   sqrt = Sqrt (sum_square_dbl)\n   reduced = CastLike (sqrt, data)\n}\n"}};
 static const ox_formal in411[] = {{"data", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out411[] = {{"reduced", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc411[] = {{"T", tl4, 7}};
@@ -1631,6 +1648,7 @@ static const ox_formal in414[] = {{"data", "T", OX_PARAM_SINGLE, true, true, 1},
 static const ox_formal out414[] = {{"reduced", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc414[] = {{"T", tl5, 8}};
 static const ox_attr_schema at414[] = {{"keepdims", OX_ATTR_INT, false, "1"}, {"noop_with_empty_axes", OX_ATTR_INT, false, "0"}};
+static const ox_function_body fb414[] = {{18, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nReduceLogSum <keepdims, noop_with_empty_axes> (data, axes) => (reduced)\n{\n   reduced_sum = ReduceSum <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (data, axes)\n   reduced = Log (reduced_sum)\n}\n"}};
 static const ox_formal in415[] = {{"data", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out415[] = {{"reduced", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc415[] = {{"T", tl4, 7}};
@@ -1647,6 +1665,7 @@ static const ox_formal in418[] = {{"data", "T", OX_PARAM_SINGLE, true, true, 1},
 static const ox_formal out418[] = {{"reduced", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc418[] = {{"T", tl5, 8}};
 static const ox_attr_schema at418[] = {{"keepdims", OX_ATTR_INT, false, "1"}, {"noop_with_empty_axes", OX_ATTR_INT, false, "0"}};
+static const ox_function_body fb418[] = {{18, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nReduceLogSumExp <keepdims, noop_with_empty_axes> (data, axes) => (reduced)\n{\n   data_double = Cast <to = 11> (data)\n   data_exp = Exp (data_double)\n   reduced_sum = ReduceSum <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (data_exp, axes)\n   reduced_double = Log (reduced_sum)\n   reduced = CastLike (reduced_double, data)\n}\n"}};
 static const ox_formal in419[] = {{"data", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out419[] = {{"reduced", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc419[] = {{"T", tl4, 7}};
@@ -1755,6 +1774,7 @@ static const ox_formal in445[] = {{"data", "T", OX_PARAM_SINGLE, true, true, 1},
 static const ox_formal out445[] = {{"reduced", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc445[] = {{"T", tl5, 8}};
 static const ox_attr_schema at445[] = {{"keepdims", OX_ATTR_INT, false, "1"}, {"noop_with_empty_axes", OX_ATTR_INT, false, "0"}};
+static const ox_function_body fb445[] = {{18, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nReduceSumSquare <keepdims, noop_with_empty_axes> (data, axes) => (reduced)\n{\n   data_square = Mul (data, data)\n   reduced = ReduceSum <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (data_square, axes)\n}\n"}};
 static const ox_formal in446[] = {{"X", "T1", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out446[] = {{"Y", "T2", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc446[] = {{"T1", tl95, 1}, {"T2", tl7, 1}};
@@ -1772,6 +1792,7 @@ static const ox_type_constraint tc449[] = {{"T", tl9, 4}};
 static const ox_formal in450[] = {{"X", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out450[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc450[] = {{"T", tl77, 8}};
+static const ox_function_body fb450[] = {{18, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nRelu (X) => (Y)\n{\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, X)\n   Y = Max (X, ZeroCast)\n}\n"}};
 static const ox_formal in451[] = {{"data", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out451[] = {{"reshaped", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc451[] = {{"T", tl0, 3}};
@@ -1938,6 +1959,7 @@ static const ox_formal in494[] = {{"X", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out494[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc494[] = {{"T", tl3, 4}};
 static const ox_attr_schema at494[] = {{"alpha", OX_ATTR_FLOAT, false, "1.67326"}, {"gamma", OX_ATTR_FLOAT, false, "1.0507"}};
+static const ox_function_body fb494[] = {{18, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nSelu <alpha, gamma> (X) => (Y)\n{\n   Alpha = Constant <value_float: float = @alpha> ()\n   AlphaCast = CastLike (Alpha, X)\n   Gamma = Constant <value_float: float = @gamma> ()\n   GammaCast = CastLike (Gamma, X)\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, X)\n   ExpX = Exp (X)\n   AlphaMulExpX = Mul (AlphaCast, ExpX)\n   AlphaMulExpXSubAlpha = Sub (AlphaMulExpX, AlphaCast)\n   Neg = Mul (GammaCast, AlphaMulExpXSubAlpha)\n   Pos = Mul (GammaCast, X)\n   XLessThanZero = Less (X, ZeroCast)\n   Y = Where (XLessThanZero, Neg, Pos)\n}\n"}};
 static const ox_formal in495[] = {{"input_sequence", "S", OX_PARAM_SINGLE, true, false, 1}, {"position", "I", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out495[] = {{"tensor", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc495[] = {{"S", tl28, 15}, {"T", tl27, 15}, {"I", tl14, 2}};
@@ -1994,6 +2016,7 @@ static const ox_formal in510[] = {{"input", "T", OX_PARAM_SINGLE, true, true, 1}
 static const ox_formal out510[] = {{"output", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc510[] = {{"T", tl1, 11}};
 static const ox_attr_schema at510[] = {{"bias", OX_ATTR_FLOAT, false, "0.0"}, {"lambd", OX_ATTR_FLOAT, false, "0.5"}};
+static const ox_function_body fb510[] = {{18, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nShrink <bias, lambd> (input) => (output)\n{\n   Lambd = Constant <value_float: float = @lambd> ()\n   LambdCast = CastLike (Lambd, input)\n   Bias = Constant <value_float: float = @bias> ()\n   BiasCast = CastLike (Bias, input)\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, input)\n   NegLmbda = Neg (LambdCast)\n   InputLessThanNegLambda = Less (input, NegLmbda)\n   InputAddBias = Add (input, BiasCast)\n   InputSubBias = Sub (input, BiasCast)\n   LambdaLessThanInput = Less (LambdCast, input)\n   InputSubBiasOrZero = Where (LambdaLessThanInput, InputSubBias, ZeroCast)\n   output = Where (InputLessThanNegLambda, InputAddBias, InputSubBiasOrZero)\n}\n"}};
 static const ox_formal in511[] = {{"X", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out511[] = {{"Y", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc511[] = {{"T", tl0, 3}};
@@ -2082,12 +2105,14 @@ static const ox_type_constraint tc536[] = {{"T", tl0, 3}};
 static const ox_formal in537[] = {{"X", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out537[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc537[] = {{"T", tl3, 4}};
+static const ox_function_body fb537[] = {{18, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nSoftplus (X) => (Y)\n{\n   exp_x = Exp (X)\n   one = Constant <value = float {1.0}> ()\n   one_cast = CastLike (one, X)\n   exp_x_add_one = Add (exp_x, one_cast)\n   Y = Log (exp_x_add_one)\n}\n"}};
 static const ox_formal in538[] = {{"input", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out538[] = {{"output", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc538[] = {{"T", tl0, 3}};
 static const ox_formal in539[] = {{"input", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out539[] = {{"output", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc539[] = {{"T", tl3, 4}};
+static const ox_function_body fb539[] = {{18, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nSoftsign (input) => (output)\n{\n   One = Constant <value = float {1.0}> ()\n   OneCast = CastLike (One, input)\n   AbsInput = Abs (input)\n   OneAddAbsInput = Add (OneCast, AbsInput)\n   output = Div (input, OneAddAbsInput)\n}\n"}};
 static const ox_formal in540[] = {{"input", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out540[] = {{"output", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc540[] = {{"T", tl27, 15}};
@@ -2201,10 +2226,12 @@ static const ox_formal in571[] = {{"A", "T", OX_PARAM_SINGLE, true, true, 1}, {"
 static const ox_formal out571[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc571[] = {{"T", tl3, 4}};
 static const ox_attr_schema at571[] = {{"alpha", OX_ATTR_FLOAT, false, "1.0"}};
+static const ox_function_body fb571[] = {{28, "<\n  domain: \"\",\n  opset_import: [\"\" : 28]\n>\nSwiGLU <alpha> (A, B) => (Y)\n{\n   SwishGate = Swish <alpha: float = @alpha> (A)\n   Y = Mul (SwishGate, B)\n}\n"}};
 static const ox_formal in572[] = {{"X", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out572[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc572[] = {{"T", tl97, 4}};
 static const ox_attr_schema at572[] = {{"alpha", OX_ATTR_FLOAT, false, "1.0"}};
+static const ox_function_body fb572[] = {{24, "<\n  domain: \"\",\n  opset_import: [\"\" : 24]\n>\nSwish <alpha> (X) => (Y)\n{\n   Alpha = Constant <value_float: float = @alpha> ()\n   AlphaCast = CastLike (Alpha, X)\n   AlphaMulX = Mul (AlphaCast, X)\n   SigmoidAlphaMulX = Sigmoid (AlphaMulX)\n   Y = Mul (X, SigmoidAlphaMulX)\n}\n"}};
 static const ox_formal in573[] = {{"input", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out573[] = {{"output", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc573[] = {{"T", tl0, 3}};
@@ -2237,6 +2264,7 @@ static const ox_formal in581[] = {{"X", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_formal out581[] = {{"Y", "T", OX_PARAM_SINGLE, true, true, 1}};
 static const ox_type_constraint tc581[] = {{"T", tl3, 4}};
 static const ox_attr_schema at581[] = {{"alpha", OX_ATTR_FLOAT, false, "1.0"}};
+static const ox_function_body fb581[] = {{18, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nThresholdedRelu <alpha> (X) => (Y)\n{\n   Alpha = Constant <value_float: float = @alpha> ()\n   AlphaCast = CastLike (Alpha, X)\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, X)\n   AlphaLessThanX = Less (AlphaCast, X)\n   Y = Where (AlphaLessThanX, X, ZeroCast)\n}\n"}};
 static const ox_formal in582[] = {{"input", "T", OX_PARAM_SINGLE, true, false, 1}, {"tiles", "T", OX_PARAM_SINGLE, true, false, 1}, {"axis", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_formal out582[] = {{"output", "T", OX_PARAM_SINGLE, true, false, 1}};
 static const ox_type_constraint tc582[] = {{"T", tl0, 3}, {"T1", tl6, 1}};
@@ -2467,7 +2495,7 @@ const ox_schema ox_schema_table[] = {
     {"", "Add", 7, false, in9, 2, out9, 1, tc9, 1, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "Add", 13, false, in10, 2, out10, 1, tc10, 1, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "Add", 14, false, in11, 2, out11, 1, tc11, 1, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
-    {"", "AffineGrid", 20, false, in12, 2, out12, 1, tc12, 2, at12, 1, NULL, 2, 2, 1, 1, false, NULL, 0},
+    {"", "AffineGrid", 20, false, in12, 2, out12, 1, tc12, 2, at12, 1, "<\n  domain: \"\",\n  opset_import: [\"\" : 20]\n>\nAffineGrid <align_corners> (theta, size) => (grid)\n{\n   one = Constant <value_int = 1> ()\n   two = Constant <value_int = 2> ()\n   zero = Constant <value_int = 0> ()\n   four = Constant <value_int = 4> ()\n   one_1d = Constant <value_ints = [1]> ()\n   zero_1d = Constant <value_ints = [0]> ()\n   minus_one = Constant <value_int = -1> ()\n   minus_one_f = CastLike (minus_one, theta)\n   zero_f = CastLike (zero, theta)\n   one_f = CastLike (one, theta)\n   two_f = CastLike (two, theta)\n   constant_align_corners = Constant <value_int: int = @align_corners> ()\n   constant_align_corners_equal_zero = Equal (constant_align_corners, zero)\n   size_ndim = Size (size)\n   condition_is_2d = Equal (size_ndim, four)\n   N, C, D, H, W = If <then_branch = g1 () => (N_then, C_then, D_then, H_then, W_then) {\n      N_then, C_then, H_then, W_then = Split <num_outputs = 4> (size)\n      D_then = Identity (one_1d)\n   }, else_branch = g2 () => (N_else, C_else, D_else, H_else, W_else) {\n      N_else, C_else, D_else, H_else, W_else = Split <num_outputs = 5> (size)\n   }> (condition_is_2d)\n   size_NCDHW = Concat <axis = 0> (N, C, D, H, W)\n   theta_3d = If <then_branch = g3 () => (theta_then) {\n      gather_idx_6 = Constant <value_ints = [0, 1, 2, 0, 1, 2]> ()\n      shape_23 = Constant <value_ints = [2, 3]> ()\n      gather_idx_23 = Reshape (gather_idx_6, shape_23)\n      shape_N23 = Concat <axis = 0> (N, shape_23)\n      gather_idx_N23 = Expand (gather_idx_23, shape_N23)\n      thetaN23 = GatherElements <axis = 2> (theta, gather_idx_N23)\n      r1, r2 = Split <axis = 1, num_outputs = 2> (thetaN23)\n      r1_ = Squeeze (r1)\n      r2_ = Squeeze (r2)\n      r11, r12, t1 = Split <axis = 1, num_outputs = 3> (r1_)\n      r21, r22, t2 = Split <axis = 1, num_outputs = 3> (r2_)\n      r11_shape = Shape (r21)\n      float_zero_1d_ = ConstantOfShape (r11_shape)\n      float_zero_1d = CastLike (float_zero_1d_, theta)\n      float_one_1d = Add (float_zero_1d, one_f)\n      R1 = Concat <axis = 1> (r11, r12, float_zero_1d, t1)\n      R2 = Concat <axis = 1> (r21, r22, float_zero_1d, t2)\n      R3 = Concat <axis = 1> (float_zero_1d, float_zero_1d, float_one_1d, float_zero_1d)\n      R1_ = Unsqueeze (R1, one_1d)\n      R2_ = Unsqueeze (R2, one_1d)\n      R3_ = Unsqueeze (R3, one_1d)\n      theta_then = Concat <axis = 1> (R1_, R2_, R3_)\n   }, else_branch = g4 () => (theta_else) {\n      theta_else = Identity (theta)\n   }> (condition_is_2d)\n   two_1d = Constant <value_ints = [2]> ()\n   three_1d = Constant <value_ints = [3]> ()\n   five_1d = Constant <value_ints = [5]> ()\n   constant_D_H_W_shape = Slice (size_NCDHW, two_1d, five_1d)\n   zeros_D_H_W_ = ConstantOfShape (constant_D_H_W_shape)\n   zeros_D_H_W = CastLike (zeros_D_H_W_, theta)\n   ones_D_H_W = Add (zeros_D_H_W, one_f)\n   D_float = CastLike (D, zero_f)\n   H_float = CastLike (H, zero_f)\n   W_float = CastLike (W, zero_f)\n   start_d, step_d, start_h, step_h, start_w, step_w = If <then_branch = h1 () => (start_d_then, step_d_then, start_h_then, step_h_then, start_w_then, step_w_then) {\n      step_d_then = Div (two_f, D_float)\n      step_h_then = Div (two_f, H_float)\n      step_w_then = Div (two_f, W_float)\n      step_d_half = Div (step_d_then, two_f)\n      start_d_then = Add (minus_one_f, step_d_half)\n      step_h_half = Div (step_h_then, two_f)\n      start_h_then = Add (minus_one_f, step_h_half)\n      step_w_half = Div (step_w_then, two_f)\n      start_w_then = Add (minus_one_f, step_w_half)\n   }, else_branch = h2 () => (start_d_else, step_d_else, start_h_else, step_h_else, start_w_else, step_w_else) {\n      D_float_nimus_one = Sub (D_float, one_f)\n      H_float_nimus_one = Sub (H_float, one_f)\n      W_float_nimus_one = Sub (W_float, one_f)\n      D_equals_one = Equal (D, one)\n      step_d_else = If <then_branch = g5 () => (step_d_else_then) {\n         step_d_else_then = Identity (zero_f)\n      }, else_branch = g6 () => (step_d_else_else) {\n         step_d_else_else = Div (two_f, D_float_nimus_one)\n      }> (D_equals_one)\n      step_h_else = Div (two_f, H_float_nimus_one)\n      step_w_else = Div (two_f, W_float_nimus_one)\n      start_d_else = Identity (minus_one_f)\n      start_h_else = Identity (minus_one_f)\n      start_w_else = Identity (minus_one_f)\n   }> (constant_align_corners_equal_zero)\n   grid_w_steps_int = Range (zero, W, one)\n   grid_w_steps_float = CastLike (grid_w_steps_int, step_w)\n   grid_w_steps = Mul (grid_w_steps_float, step_w)\n   grid_w_0 = Add (start_w, grid_w_steps)\n   grid_h_steps_int = Range (zero, H, one)\n   grid_h_steps_float = CastLike (grid_h_steps_int, step_h)\n   grid_h_steps = Mul (grid_h_steps_float, step_h)\n   grid_h_0 = Add (start_h, grid_h_steps)\n   grid_d_steps_int = Range (zero, D, one)\n   grid_d_steps_float = CastLike (grid_d_steps_int, step_d)\n   grid_d_steps = Mul (grid_d_steps_float, step_d)\n   grid_d_0 = Add (start_d, grid_d_steps)\n   zeros_H_W_D = Transpose <perm = [1, 2, 0]> (zeros_D_H_W)\n   grid_d_1 = Add (zeros_H_W_D, grid_d_0)\n   grid_d = Transpose <perm = [2, 0, 1]> (grid_d_1)\n   zeros_D_W_H = Transpose <perm = [0, 2, 1]> (zeros_D_H_W)\n   grid_h_1 = Add (zeros_D_W_H, grid_h_0)\n   grid_h = Transpose <perm = [0, 2, 1]> (grid_h_1)\n   grid_w = Add (grid_w_0, zeros_D_H_W)\n   grid_w_usqzed = Unsqueeze (grid_w, minus_one)\n   grid_h_usqzed = Unsqueeze (grid_h, minus_one)\n   grid_d_usqzed = Unsqueeze (grid_d, minus_one)\n   ones_D_H_W_usqzed = Unsqueeze (ones_D_H_W, minus_one)\n   original_grid = Concat <axis = -1> (grid_w_usqzed, grid_h_usqzed, grid_d_usqzed, ones_D_H_W_usqzed)\n   constant_shape_DHW_4 = Constant <value_ints = [-1, 4]> ()\n   original_grid_DHW_4 = Reshape (original_grid, constant_shape_DHW_4)\n   original_grid_4_DHW_ = Transpose (original_grid_DHW_4)\n   original_grid_4_DHW = CastLike (original_grid_4_DHW_, theta_3d)\n   grid_N_3_DHW = MatMul (theta_3d, original_grid_4_DHW)\n   grid_N_DHW_3 = Transpose <perm = [0, 2, 1]> (grid_N_3_DHW)\n   N_D_H_W_3 = Concat <axis = -1> (N, D, H, W, three_1d)\n   grid_3d_else_ = Reshape (grid_N_DHW_3, N_D_H_W_3)\n   grid_3d = CastLike (grid_3d_else_, theta_3d)\n   grid = If <then_branch = g1 () => (grid_then) {\n      grid_squeezed = Squeeze (grid_3d, one_1d)\n      grid_then = Slice (grid_squeezed, zero_1d, two_1d, three_1d)\n   }, else_branch = g2 () => (grid_else) {\n      grid_else = Identity (grid_3d)\n   }> (condition_is_2d)\n}\n", 2, 2, 1, 1, false, fb12, 1},
     {"", "And", 1, false, in13, 2, out13, 1, tc13, 2, at13, 2, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "And", 7, false, in14, 2, out14, 1, tc14, 2, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "ArgMax", 1, false, in15, 1, out15, 1, tc15, 1, at15, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
@@ -2509,7 +2537,7 @@ const ox_schema ox_schema_table[] = {
     {"", "BitwiseNot", 18, false, in51, 1, out51, 1, tc51, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "BitwiseOr", 18, false, in52, 2, out52, 1, tc52, 1, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "BitwiseXor", 18, false, in53, 2, out53, 1, tc53, 1, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
-    {"", "BlackmanWindow", 17, false, in54, 1, out54, 1, tc54, 2, at54, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "BlackmanWindow", 17, false, in54, 1, out54, 1, tc54, 2, at54, 2, "<\n  domain: \"\",\n  opset_import: [\"\" : 17]\n>\nBlackmanWindow <output_datatype, periodic> (size) => (output)\n{\n   A0 = Constant <value = float {0.42}> ()\n   A1 = Constant <value = float {0.5}> ()\n   A2 = Constant <value = float {0.08}> ()\n   Zero = Constant <value = float {0.0}> ()\n   One = Constant <value = float {1.0}> ()\n   Two = Constant <value = float {2.0}> ()\n   Tau = Constant <value = float {6.2831855}> ()\n   Periodic_Size_FP = Cast <to = 1> (size)\n   Symmetric_Size_FP = Sub (Periodic_Size_FP, One)\n   IsPeriodic = Constant <value_int: int = @periodic> ()\n   IsPeriodic_FP = Cast <to = 1> (IsPeriodic)\n   IsSymmetric_FP = Sub (One, IsPeriodic_FP)\n   Periodic_Component = Mul (Periodic_Size_FP, IsPeriodic_FP)\n   Symmetric_Component = Mul (Symmetric_Size_FP, IsSymmetric_FP)\n   Size_FP = Add (Periodic_Component, Symmetric_Component)\n   AngularIncrement = Div (Tau, Size_FP)\n   Range = Range (Zero, Periodic_Size_FP, One)\n   RangeAngular = Mul (Range, AngularIncrement)\n   TwoRangeAngular = Mul (RangeAngular, Two)\n   CosTwoRangeAngular = Cos (TwoRangeAngular)\n   A2_Component = Mul (A2, CosTwoRangeAngular)\n   CosRangeAngular = Cos (RangeAngular)\n   A1_Component = Mul (A1, CosRangeAngular)\n   Temp0 = Sub (A0, A1_Component)\n   Temp1 = Add (Temp0, A2_Component)\n   output = Cast <to: int = @output_datatype> (Temp1)\n}\n", 1, 1, 1, 1, false, fb54, 1},
     {"", "Cast", 1, false, in55, 1, out55, 1, tc55, 2, at55, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Cast", 6, false, in56, 1, out56, 1, tc56, 2, at56, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Cast", 9, false, in57, 1, out57, 1, tc57, 2, at57, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
@@ -2530,7 +2558,7 @@ const ox_schema ox_schema_table[] = {
     {"", "Ceil", 6, false, in72, 1, out72, 1, tc72, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Ceil", 13, false, in73, 1, out73, 1, tc73, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Celu", 12, false, in74, 1, out74, 1, tc74, 1, at74, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "Celu", 28, false, in75, 1, out75, 1, tc75, 1, at75, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "Celu", 28, false, in75, 1, out75, 1, tc75, 1, at75, 1, "<\n  domain: \"\",\n  opset_import: [\"\" : 28]\n>\nCelu <alpha> (X) => (Y)\n{\n   Alpha = Constant <value_float: float = @alpha> ()\n   AlphaCast = CastLike (Alpha, X)\n   XScaled = Div (X, AlphaCast)\n   EluResult = Elu <alpha = 1.0> (XScaled)\n   Y = Mul (AlphaCast, EluResult)\n}\n", 1, 1, 1, 1, false, fb75, 1},
     {"", "CenterCropPad", 18, false, in76, 2, out76, 1, tc76, 2, at76, 1, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "Clip", 1, false, in77, 1, out77, 1, tc77, 1, at77, 3, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Clip", 6, false, in78, 1, out78, 1, tc78, 1, at78, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
@@ -2603,11 +2631,11 @@ const ox_schema ox_schema_table[] = {
     {"", "Dropout", 12, false, in145, 3, out145, 2, tc145, 3, at145, 1, NULL, 1, 3, 1, 2, false, NULL, 0},
     {"", "Dropout", 13, false, in146, 3, out146, 2, tc146, 3, at146, 1, NULL, 1, 3, 1, 2, false, NULL, 0},
     {"", "Dropout", 22, false, in147, 3, out147, 2, tc147, 3, at147, 1, NULL, 1, 3, 1, 2, false, NULL, 0},
-    {"", "DynamicQuantizeLinear", 11, false, in148, 1, out148, 3, tc148, 2, NULL, 0, NULL, 1, 1, 3, 3, false, NULL, 0},
+    {"", "DynamicQuantizeLinear", 11, false, in148, 1, out148, 3, tc148, 2, NULL, 0, "<\n  domain: \"\",\n  opset_import: [\"\" : 11]\n>\nDynamicQuantizeLinear (x) => (y, y_scale, y_zero_point)\n{\n   Q_Min = Constant <value = float {0.0}> ()\n   Q_Max = Constant <value = float {255.0}> ()\n   X_Min = ReduceMin <keepdims = 0> (x)\n   X_Min_Adjusted = Min (X_Min, Q_Min)\n   X_Max = ReduceMax <keepdims = 0> (x)\n   X_Max_Adjusted = Max (X_Max, Q_Min)\n   X_Range = Sub (X_Max_Adjusted, X_Min_Adjusted)\n   Scale = Div (X_Range, Q_Max)\n   Min_Scaled = Div (X_Min_Adjusted, Scale)\n   Initial_ZeroPoint_FP = Sub (Q_Min, Min_Scaled)\n   Clipped_ZeroPoint_FP = Clip (Initial_ZeroPoint_FP, Q_Min, Q_Max)\n   Rounded_ZeroPoint_FP = Round (Clipped_ZeroPoint_FP)\n   Zeropoint = Cast <to = 2> (Rounded_ZeroPoint_FP)\n   y_scale = Identity (Scale)\n   y_zero_point = Identity (Zeropoint)\n   y = QuantizeLinear (x, Scale, Zeropoint)\n}\n", 1, 1, 3, 3, false, fb148, 1},
     {"", "Einsum", 12, false, in149, 1, out149, 1, tc149, 1, at149, 1, NULL, 1, 2147483647, 1, 1, false, NULL, 0},
     {"", "Elu", 1, false, in150, 1, out150, 1, tc150, 1, at150, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Elu", 6, false, in151, 1, out151, 1, tc151, 1, at151, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "Elu", 22, false, in152, 1, out152, 1, tc152, 1, at152, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "Elu", 22, false, in152, 1, out152, 1, tc152, 1, at152, 1, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nElu <alpha> (X) => (Y)\n{\n   Alpha = Constant <value_float: float = @alpha> ()\n   AlphaCast = CastLike (Alpha, X)\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, X)\n   One = Constant <value = float {1.0}> ()\n   OneCast = CastLike (One, X)\n   XLessThanZero = Less (X, ZeroCast)\n   ExpX = Exp (X)\n   ExpXSubOne = Sub (ExpX, OneCast)\n   AlphaMulExpXSubOne = Mul (AlphaCast, ExpXSubOne)\n   Y = Where (XLessThanZero, AlphaMulExpXSubOne, X)\n}\n", 1, 1, 1, 1, false, fb152, 1},
     {"", "Equal", 1, false, in153, 2, out153, 1, tc153, 2, at153, 2, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "Equal", 7, false, in154, 2, out154, 1, tc154, 2, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "Equal", 11, false, in155, 2, out155, 1, tc155, 2, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
@@ -2665,19 +2693,19 @@ const ox_schema ox_schema_table[] = {
     {"", "Greater", 9, false, in207, 2, out207, 1, tc207, 2, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "Greater", 13, false, in208, 2, out208, 1, tc208, 2, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "GreaterOrEqual", 12, false, in209, 2, out209, 1, tc209, 2, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
-    {"", "GreaterOrEqual", 16, false, in210, 2, out210, 1, tc210, 2, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
+    {"", "GreaterOrEqual", 16, false, in210, 2, out210, 1, tc210, 2, NULL, 0, "<\n  domain: \"\",\n  opset_import: [\"\" : 16]\n>\nGreaterOrEqual (A, B) => (C)\n{\n   O1 = Greater (A, B)\n   O2 = Equal (A, B)\n   C = Or (O1, O2)\n}\n", 2, 2, 1, 1, false, fb210, 1},
     {"", "GridSample", 16, false, in211, 2, out211, 1, tc211, 2, at211, 3, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "GridSample", 20, false, in212, 2, out212, 1, tc212, 2, at212, 3, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "GridSample", 22, false, in213, 2, out213, 1, tc213, 2, at213, 3, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "GroupNormalization", 18, true, NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0, 0, 0, false, NULL, 0},
     {"", "GroupNormalization", 21, false, in215, 3, out215, 1, tc215, 1, at215, 3, NULL, 3, 3, 1, 1, false, NULL, 0},
-    {"", "HammingWindow", 17, false, in216, 1, out216, 1, tc216, 2, at216, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "HannWindow", 17, false, in217, 1, out217, 1, tc217, 2, at217, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "HammingWindow", 17, false, in216, 1, out216, 1, tc216, 2, at216, 2, "<\n  domain: \"\",\n  opset_import: [\"\" : 17]\n>\nHammingWindow <output_datatype, periodic> (size) => (output)\n{\n   A0 = Constant <value = float {0.54347825}> ()\n   A1 = Constant <value = float {0.45652175}> ()\n   A2 = Constant <value = float {0.0}> ()\n   Zero = Constant <value = float {0.0}> ()\n   One = Constant <value = float {1.0}> ()\n   Two = Constant <value = float {2.0}> ()\n   Tau = Constant <value = float {6.2831855}> ()\n   Periodic_Size_FP = Cast <to = 1> (size)\n   Symmetric_Size_FP = Sub (Periodic_Size_FP, One)\n   IsPeriodic = Constant <value_int: int = @periodic> ()\n   IsPeriodic_FP = Cast <to = 1> (IsPeriodic)\n   IsSymmetric_FP = Sub (One, IsPeriodic_FP)\n   Periodic_Component = Mul (Periodic_Size_FP, IsPeriodic_FP)\n   Symmetric_Component = Mul (Symmetric_Size_FP, IsSymmetric_FP)\n   Size_FP = Add (Periodic_Component, Symmetric_Component)\n   AngularIncrement = Div (Tau, Size_FP)\n   Range = Range (Zero, Periodic_Size_FP, One)\n   RangeAngular = Mul (Range, AngularIncrement)\n   TwoRangeAngular = Mul (RangeAngular, Two)\n   CosTwoRangeAngular = Cos (TwoRangeAngular)\n   A2_Component = Mul (A2, CosTwoRangeAngular)\n   CosRangeAngular = Cos (RangeAngular)\n   A1_Component = Mul (A1, CosRangeAngular)\n   Temp0 = Sub (A0, A1_Component)\n   Temp1 = Add (Temp0, A2_Component)\n   output = Cast <to: int = @output_datatype> (Temp1)\n}\n", 1, 1, 1, 1, false, fb216, 1},
+    {"", "HannWindow", 17, false, in217, 1, out217, 1, tc217, 2, at217, 2, "<\n  domain: \"\",\n  opset_import: [\"\" : 17]\n>\nHannWindow <output_datatype, periodic> (size) => (output)\n{\n   A0 = Constant <value = float {0.5}> ()\n   A1 = Constant <value = float {0.5}> ()\n   A2 = Constant <value = float {0.0}> ()\n   Zero = Constant <value = float {0.0}> ()\n   One = Constant <value = float {1.0}> ()\n   Two = Constant <value = float {2.0}> ()\n   Tau = Constant <value = float {6.2831855}> ()\n   Periodic_Size_FP = Cast <to = 1> (size)\n   Symmetric_Size_FP = Sub (Periodic_Size_FP, One)\n   IsPeriodic = Constant <value_int: int = @periodic> ()\n   IsPeriodic_FP = Cast <to = 1> (IsPeriodic)\n   IsSymmetric_FP = Sub (One, IsPeriodic_FP)\n   Periodic_Component = Mul (Periodic_Size_FP, IsPeriodic_FP)\n   Symmetric_Component = Mul (Symmetric_Size_FP, IsSymmetric_FP)\n   Size_FP = Add (Periodic_Component, Symmetric_Component)\n   AngularIncrement = Div (Tau, Size_FP)\n   Range = Range (Zero, Periodic_Size_FP, One)\n   RangeAngular = Mul (Range, AngularIncrement)\n   TwoRangeAngular = Mul (RangeAngular, Two)\n   CosTwoRangeAngular = Cos (TwoRangeAngular)\n   A2_Component = Mul (A2, CosTwoRangeAngular)\n   CosRangeAngular = Cos (RangeAngular)\n   A1_Component = Mul (A1, CosRangeAngular)\n   Temp0 = Sub (A0, A1_Component)\n   Temp1 = Add (Temp0, A2_Component)\n   output = Cast <to: int = @output_datatype> (Temp1)\n}\n", 1, 1, 1, 1, false, fb217, 1},
     {"", "HardSigmoid", 1, false, in218, 1, out218, 1, tc218, 1, at218, 3, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "HardSigmoid", 6, false, in219, 1, out219, 1, tc219, 1, at219, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "HardSigmoid", 22, false, in220, 1, out220, 1, tc220, 1, at220, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "HardSigmoid", 22, false, in220, 1, out220, 1, tc220, 1, at220, 2, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nHardSigmoid <alpha, beta> (X) => (Y)\n{\n   Alpha = Constant <value_float: float = @alpha> ()\n   AlphaCast = CastLike (Alpha, X)\n   Beta = Constant <value_float: float = @beta> ()\n   BetaCast = CastLike (Beta, X)\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, X)\n   One = Constant <value = float {1.0}> ()\n   OneCast = CastLike (One, X)\n   AlphaMulX = Mul (X, AlphaCast)\n   AlphaMulXAddBeta = Add (AlphaMulX, BetaCast)\n   MinOneOrAlphaMulXAddBeta = Min (AlphaMulXAddBeta, OneCast)\n   Y = Max (MinOneOrAlphaMulXAddBeta, ZeroCast)\n}\n", 1, 1, 1, 1, false, fb220, 1},
     {"", "HardSwish", 14, false, in221, 1, out221, 1, tc221, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "HardSwish", 22, false, in222, 1, out222, 1, tc222, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "HardSwish", 22, false, in222, 1, out222, 1, tc222, 1, NULL, 0, "<\n  domain: \"\",\n  opset_import: [\"\" : 22]\n>\nHardSwish (X) => (Y)\n{\n   HS_X = HardSigmoid <alpha = 0.16666667, beta = 0.5> (X)\n   Y = Mul (X, HS_X)\n}\n", 1, 1, 1, 1, false, fb222, 1},
     {"", "Hardmax", 1, false, in223, 1, out223, 1, tc223, 1, at223, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Hardmax", 11, false, in224, 1, out224, 1, tc224, 1, at224, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Hardmax", 13, false, in225, 1, out225, 1, tc225, 1, at225, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
@@ -2717,13 +2745,13 @@ const ox_schema ox_schema_table[] = {
     {"", "LayerNormalization", 17, false, in259, 3, out259, 3, tc259, 2, at259, 3, NULL, 2, 3, 1, 3, false, NULL, 0},
     {"", "LeakyRelu", 1, false, in260, 1, out260, 1, tc260, 1, at260, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "LeakyRelu", 6, false, in261, 1, out261, 1, tc261, 1, at261, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "LeakyRelu", 16, false, in262, 1, out262, 1, tc262, 1, at262, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "LeakyRelu", 16, false, in262, 1, out262, 1, tc262, 1, at262, 1, "<\n  domain: \"\",\n  opset_import: [\"\" : 16]\n>\nLeakyRelu <alpha> (X) => (Y)\n{\n   Alpha = Constant <value_float: float = @alpha> ()\n   AlphaCast = CastLike (Alpha, X)\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, X)\n   XLessThanZero = Less (X, ZeroCast)\n   AlphaMulX = Mul (AlphaCast, X)\n   Y = Where (XLessThanZero, AlphaMulX, X)\n}\n", 1, 1, 1, 1, false, fb262, 1},
     {"", "Less", 1, false, in263, 2, out263, 1, tc263, 2, at263, 2, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "Less", 7, false, in264, 2, out264, 1, tc264, 2, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "Less", 9, false, in265, 2, out265, 1, tc265, 2, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "Less", 13, false, in266, 2, out266, 1, tc266, 2, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "LessOrEqual", 12, false, in267, 2, out267, 1, tc267, 2, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
-    {"", "LessOrEqual", 16, false, in268, 2, out268, 1, tc268, 2, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
+    {"", "LessOrEqual", 16, false, in268, 2, out268, 1, tc268, 2, NULL, 0, "<\n  domain: \"\",\n  opset_import: [\"\" : 16]\n>\nLessOrEqual (A, B) => (C)\n{\n   O1 = Less (A, B)\n   O2 = Equal (A, B)\n   C = Or (O1, O2)\n}\n", 2, 2, 1, 1, false, fb268, 1},
     {"", "LinearAttention", 27, false, in269, 6, out269, 2, tc269, 2, at269, 5, NULL, 3, 6, 2, 2, false, NULL, 0},
     {"", "Log", 1, false, in270, 1, out270, 1, tc270, 1, at270, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Log", 6, false, in271, 1, out271, 1, tc271, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
@@ -2772,7 +2800,7 @@ const ox_schema ox_schema_table[] = {
     {"", "Mean", 8, false, in314, 1, out314, 1, tc314, 1, NULL, 0, NULL, 1, 2147483647, 1, 1, false, NULL, 0},
     {"", "Mean", 13, false, in315, 1, out315, 1, tc315, 1, NULL, 0, NULL, 1, 2147483647, 1, 1, false, NULL, 0},
     {"", "MeanVarianceNormalization", 9, false, in316, 1, out316, 1, tc316, 1, at316, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "MeanVarianceNormalization", 13, false, in317, 1, out317, 1, tc317, 1, at317, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "MeanVarianceNormalization", 13, false, in317, 1, out317, 1, tc317, 1, at317, 1, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nMeanVarianceNormalization <axes> (X) => (Y)\n{\n   Exponent = Constant <value = float {2.0}> ()\n   Epsilon = Constant <value = float {1e-09}> ()\n   axes = Constant <value_ints: ints = @axes> ()\n   X_RM = ReduceMean (X, axes)\n   EX_squared = Pow (X_RM, Exponent)\n   X_squared = Pow (X, Exponent)\n   E_Xsquared = ReduceMean (X_squared, axes)\n   Variance = Sub (E_Xsquared, EX_squared)\n   STD = Sqrt (Variance)\n   X_variance = Sub (X, X_RM)\n   Processed_STD = Add (STD, Epsilon)\n   Y = Div (X_variance, Processed_STD)\n}\n", 1, 1, 1, 1, false, fb317, 2},
     {"", "MelWeightMatrix", 17, false, in318, 5, out318, 1, tc318, 3, at318, 1, NULL, 5, 5, 1, 1, false, NULL, 0},
     {"", "Min", 1, false, in319, 1, out319, 1, tc319, 1, at319, 1, NULL, 1, 2147483647, 1, 1, false, NULL, 0},
     {"", "Min", 6, false, in320, 1, out320, 1, tc320, 1, NULL, 0, NULL, 1, 2147483647, 1, 1, false, NULL, 0},
@@ -2780,7 +2808,7 @@ const ox_schema ox_schema_table[] = {
     {"", "Min", 12, false, in322, 1, out322, 1, tc322, 1, NULL, 0, NULL, 1, 2147483647, 1, 1, false, NULL, 0},
     {"", "Min", 13, false, in323, 1, out323, 1, tc323, 1, NULL, 0, NULL, 1, 2147483647, 1, 1, false, NULL, 0},
     {"", "Mish", 18, false, in324, 1, out324, 1, tc324, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "Mish", 22, false, in325, 1, out325, 1, tc325, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "Mish", 22, false, in325, 1, out325, 1, tc325, 1, NULL, 0, "<\n  domain: \"\",\n  opset_import: [\"\" : 22]\n>\nMish (X) => (Y)\n{\n   Softplus_X = Softplus (X)\n   TanHSoftplusX = Tanh (Softplus_X)\n   Y = Mul (X, TanHSoftplusX)\n}\n", 1, 1, 1, 1, false, fb325, 1},
     {"", "Mod", 10, false, in326, 2, out326, 1, tc326, 1, at326, 1, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "Mod", 13, false, in327, 2, out327, 1, tc327, 1, at327, 1, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "Mul", 1, false, in328, 2, out328, 1, tc328, 1, at328, 3, NULL, 2, 2, 1, 1, false, NULL, 0},
@@ -2814,7 +2842,7 @@ const ox_schema ox_schema_table[] = {
     {"", "PRelu", 6, false, in356, 2, out356, 1, tc356, 1, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "PRelu", 7, false, in357, 2, out357, 1, tc357, 1, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "PRelu", 9, false, in358, 2, out358, 1, tc358, 1, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
-    {"", "PRelu", 16, false, in359, 2, out359, 1, tc359, 1, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
+    {"", "PRelu", 16, false, in359, 2, out359, 1, tc359, 1, NULL, 0, "<\n  domain: \"\",\n  opset_import: [\"\" : 16]\n>\nPRelu (X, slope) => (Y)\n{\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, X)\n   XLessThanZero = Less (X, ZeroCast)\n   SlopeMulX = Mul (slope, X)\n   Y = Where (XLessThanZero, SlopeMulX, X)\n}\n", 2, 2, 1, 1, false, fb359, 1},
     {"", "Pad", 1, false, in360, 1, out360, 1, tc360, 1, at360, 3, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Pad", 2, false, in361, 1, out361, 1, tc361, 1, at361, 3, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Pad", 11, false, in362, 3, out362, 1, tc362, 1, at362, 1, NULL, 2, 3, 1, 1, false, NULL, 0},
@@ -2861,19 +2889,19 @@ const ox_schema ox_schema_table[] = {
     {"", "ReduceL1", 1, false, in403, 1, out403, 1, tc403, 1, at403, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "ReduceL1", 11, false, in404, 1, out404, 1, tc404, 1, at404, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "ReduceL1", 13, false, in405, 1, out405, 1, tc405, 1, at405, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "ReduceL1", 18, false, in406, 2, out406, 1, tc406, 1, at406, 2, NULL, 1, 2, 1, 1, false, NULL, 0},
+    {"", "ReduceL1", 18, false, in406, 2, out406, 1, tc406, 1, at406, 2, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nReduceL1 <keepdims, noop_with_empty_axes> (data, axes) => (reduced)\n{\n   data_abs = Abs (data)\n   reduced = ReduceSum <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (data_abs, axes)\n}\n", 1, 2, 1, 1, false, fb406, 1},
     {"", "ReduceL2", 1, false, in407, 1, out407, 1, tc407, 1, at407, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "ReduceL2", 11, false, in408, 1, out408, 1, tc408, 1, at408, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "ReduceL2", 13, false, in409, 1, out409, 1, tc409, 1, at409, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "ReduceL2", 18, false, in410, 2, out410, 1, tc410, 1, at410, 2, NULL, 1, 2, 1, 1, false, NULL, 0},
+    {"", "ReduceL2", 18, false, in410, 2, out410, 1, tc410, 1, at410, 2, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nReduceL2 <keepdims, noop_with_empty_axes> (data, axes) => (reduced)\n{\n   data_square = Mul (data, data)\n   sum_square = ReduceSum <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (data_square, axes)\n   sum_square_dbl = Cast <to = 1> (sum_square)\n   sqrt = Sqrt (sum_square_dbl)\n   reduced = CastLike (sqrt, data)\n}\n", 1, 2, 1, 1, false, fb410, 1},
     {"", "ReduceLogSum", 1, false, in411, 1, out411, 1, tc411, 1, at411, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "ReduceLogSum", 11, false, in412, 1, out412, 1, tc412, 1, at412, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "ReduceLogSum", 13, false, in413, 1, out413, 1, tc413, 1, at413, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "ReduceLogSum", 18, false, in414, 2, out414, 1, tc414, 1, at414, 2, NULL, 1, 2, 1, 1, false, NULL, 0},
+    {"", "ReduceLogSum", 18, false, in414, 2, out414, 1, tc414, 1, at414, 2, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nReduceLogSum <keepdims, noop_with_empty_axes> (data, axes) => (reduced)\n{\n   reduced_sum = ReduceSum <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (data, axes)\n   reduced = Log (reduced_sum)\n}\n", 1, 2, 1, 1, false, fb414, 1},
     {"", "ReduceLogSumExp", 1, false, in415, 1, out415, 1, tc415, 1, at415, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "ReduceLogSumExp", 11, false, in416, 1, out416, 1, tc416, 1, at416, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "ReduceLogSumExp", 13, false, in417, 1, out417, 1, tc417, 1, at417, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "ReduceLogSumExp", 18, false, in418, 2, out418, 1, tc418, 1, at418, 2, NULL, 1, 2, 1, 1, false, NULL, 0},
+    {"", "ReduceLogSumExp", 18, false, in418, 2, out418, 1, tc418, 1, at418, 2, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nReduceLogSumExp <keepdims, noop_with_empty_axes> (data, axes) => (reduced)\n{\n   data_double = Cast <to = 11> (data)\n   data_exp = Exp (data_double)\n   reduced_sum = ReduceSum <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (data_exp, axes)\n   reduced_double = Log (reduced_sum)\n   reduced = CastLike (reduced_double, data)\n}\n", 1, 2, 1, 1, false, fb418, 1},
     {"", "ReduceMax", 1, false, in419, 1, out419, 1, tc419, 1, at419, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "ReduceMax", 11, false, in420, 1, out420, 1, tc420, 1, at420, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "ReduceMax", 12, false, in421, 1, out421, 1, tc421, 1, at421, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
@@ -2900,12 +2928,12 @@ const ox_schema ox_schema_table[] = {
     {"", "ReduceSumSquare", 1, false, in442, 1, out442, 1, tc442, 1, at442, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "ReduceSumSquare", 11, false, in443, 1, out443, 1, tc443, 1, at443, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "ReduceSumSquare", 13, false, in444, 1, out444, 1, tc444, 1, at444, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "ReduceSumSquare", 18, false, in445, 2, out445, 1, tc445, 1, at445, 2, NULL, 1, 2, 1, 1, false, NULL, 0},
+    {"", "ReduceSumSquare", 18, false, in445, 2, out445, 1, tc445, 1, at445, 2, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nReduceSumSquare <keepdims, noop_with_empty_axes> (data, axes) => (reduced)\n{\n   data_square = Mul (data, data)\n   reduced = ReduceSum <keepdims: int = @keepdims, noop_with_empty_axes: int = @noop_with_empty_axes> (data_square, axes)\n}\n", 1, 2, 1, 1, false, fb445, 1},
     {"", "RegexFullMatch", 20, false, in446, 1, out446, 1, tc446, 2, at446, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Relu", 1, false, in447, 1, out447, 1, tc447, 1, at447, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Relu", 6, false, in448, 1, out448, 1, tc448, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Relu", 13, false, in449, 1, out449, 1, tc449, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "Relu", 14, false, in450, 1, out450, 1, tc450, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "Relu", 14, false, in450, 1, out450, 1, tc450, 1, NULL, 0, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nRelu (X) => (Y)\n{\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, X)\n   Y = Max (X, ZeroCast)\n}\n", 1, 1, 1, 1, false, fb450, 1},
     {"", "Reshape", 1, false, in451, 1, out451, 1, tc451, 1, at451, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Reshape", 5, false, in452, 2, out452, 1, tc452, 1, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "Reshape", 13, false, in453, 2, out453, 1, tc453, 1, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
@@ -2949,7 +2977,7 @@ const ox_schema ox_schema_table[] = {
     {"", "ScatterND", 18, false, in491, 3, out491, 1, tc491, 1, at491, 1, NULL, 3, 3, 1, 1, false, NULL, 0},
     {"", "Selu", 1, false, in492, 1, out492, 1, tc492, 1, at492, 3, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Selu", 6, false, in493, 1, out493, 1, tc493, 1, at493, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "Selu", 22, false, in494, 1, out494, 1, tc494, 1, at494, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "Selu", 22, false, in494, 1, out494, 1, tc494, 1, at494, 2, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nSelu <alpha, gamma> (X) => (Y)\n{\n   Alpha = Constant <value_float: float = @alpha> ()\n   AlphaCast = CastLike (Alpha, X)\n   Gamma = Constant <value_float: float = @gamma> ()\n   GammaCast = CastLike (Gamma, X)\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, X)\n   ExpX = Exp (X)\n   AlphaMulExpX = Mul (AlphaCast, ExpX)\n   AlphaMulExpXSubAlpha = Sub (AlphaMulExpX, AlphaCast)\n   Neg = Mul (GammaCast, AlphaMulExpXSubAlpha)\n   Pos = Mul (GammaCast, X)\n   XLessThanZero = Less (X, ZeroCast)\n   Y = Where (XLessThanZero, Neg, Pos)\n}\n", 1, 1, 1, 1, false, fb494, 1},
     {"", "SequenceAt", 11, false, in495, 2, out495, 1, tc495, 3, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "SequenceConstruct", 11, false, in496, 1, out496, 1, tc496, 2, NULL, 0, NULL, 1, 2147483647, 1, 1, false, NULL, 0},
     {"", "SequenceEmpty", 11, false, NULL, 0, out497, 1, tc497, 1, at497, 1, NULL, 0, 0, 1, 1, false, NULL, 0},
@@ -2965,7 +2993,7 @@ const ox_schema ox_schema_table[] = {
     {"", "Shape", 23, false, in507, 1, out507, 1, tc507, 2, at507, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Shape", 24, false, in508, 1, out508, 1, tc508, 2, at508, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Shape", 25, false, in509, 1, out509, 1, tc509, 2, at509, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "Shrink", 9, false, in510, 1, out510, 1, tc510, 1, at510, 2, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "Shrink", 9, false, in510, 1, out510, 1, tc510, 1, at510, 2, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nShrink <bias, lambd> (input) => (output)\n{\n   Lambd = Constant <value_float: float = @lambd> ()\n   LambdCast = CastLike (Lambd, input)\n   Bias = Constant <value_float: float = @bias> ()\n   BiasCast = CastLike (Bias, input)\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, input)\n   NegLmbda = Neg (LambdCast)\n   InputLessThanNegLambda = Less (input, NegLmbda)\n   InputAddBias = Add (input, BiasCast)\n   InputSubBias = Sub (input, BiasCast)\n   LambdaLessThanInput = Less (LambdCast, input)\n   InputSubBiasOrZero = Where (LambdaLessThanInput, InputSubBias, ZeroCast)\n   output = Where (InputLessThanNegLambda, InputAddBias, InputSubBiasOrZero)\n}\n", 1, 1, 1, 1, false, fb510, 1},
     {"", "Sigmoid", 1, false, in511, 1, out511, 1, tc511, 1, at511, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Sigmoid", 6, false, in512, 1, out512, 1, tc512, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Sigmoid", 13, false, in513, 1, out513, 1, tc513, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
@@ -2992,9 +3020,9 @@ const ox_schema ox_schema_table[] = {
     {"", "SoftmaxCrossEntropyLoss", 12, false, in534, 3, out534, 2, tc534, 2, at534, 2, NULL, 2, 3, 1, 2, false, NULL, 0},
     {"", "SoftmaxCrossEntropyLoss", 13, false, in535, 3, out535, 2, tc535, 2, at535, 2, NULL, 2, 3, 1, 2, false, NULL, 0},
     {"", "Softplus", 1, false, in536, 1, out536, 1, tc536, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "Softplus", 22, false, in537, 1, out537, 1, tc537, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "Softplus", 22, false, in537, 1, out537, 1, tc537, 1, NULL, 0, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nSoftplus (X) => (Y)\n{\n   exp_x = Exp (X)\n   one = Constant <value = float {1.0}> ()\n   one_cast = CastLike (one, X)\n   exp_x_add_one = Add (exp_x, one_cast)\n   Y = Log (exp_x_add_one)\n}\n", 1, 1, 1, 1, false, fb537, 1},
     {"", "Softsign", 1, false, in538, 1, out538, 1, tc538, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "Softsign", 22, false, in539, 1, out539, 1, tc539, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "Softsign", 22, false, in539, 1, out539, 1, tc539, 1, NULL, 0, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nSoftsign (input) => (output)\n{\n   One = Constant <value = float {1.0}> ()\n   OneCast = CastLike (One, input)\n   AbsInput = Abs (input)\n   OneAddAbsInput = Add (OneCast, AbsInput)\n   output = Div (input, OneAddAbsInput)\n}\n", 1, 1, 1, 1, false, fb539, 1},
     {"", "SpaceToDepth", 1, false, in540, 1, out540, 1, tc540, 1, at540, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "SpaceToDepth", 13, false, in541, 1, out541, 1, tc541, 1, at541, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Split", 1, false, in542, 2, out542, 1, tc542, 1, at542, 2, NULL, 1, 2, 1, 2147483647, false, NULL, 0},
@@ -3026,8 +3054,8 @@ const ox_schema ox_schema_table[] = {
     {"", "Sum", 6, false, in568, 1, out568, 1, tc568, 1, NULL, 0, NULL, 1, 2147483647, 1, 1, false, NULL, 0},
     {"", "Sum", 8, false, in569, 1, out569, 1, tc569, 1, NULL, 0, NULL, 1, 2147483647, 1, 1, false, NULL, 0},
     {"", "Sum", 13, false, in570, 1, out570, 1, tc570, 1, NULL, 0, NULL, 1, 2147483647, 1, 1, false, NULL, 0},
-    {"", "SwiGLU", 28, false, in571, 2, out571, 1, tc571, 1, at571, 1, NULL, 2, 2, 1, 1, false, NULL, 0},
-    {"", "Swish", 24, false, in572, 1, out572, 1, tc572, 1, at572, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "SwiGLU", 28, false, in571, 2, out571, 1, tc571, 1, at571, 1, "<\n  domain: \"\",\n  opset_import: [\"\" : 28]\n>\nSwiGLU <alpha> (A, B) => (Y)\n{\n   SwishGate = Swish <alpha: float = @alpha> (A)\n   Y = Mul (SwishGate, B)\n}\n", 2, 2, 1, 1, false, fb571, 1},
+    {"", "Swish", 24, false, in572, 1, out572, 1, tc572, 1, at572, 1, "<\n  domain: \"\",\n  opset_import: [\"\" : 24]\n>\nSwish <alpha> (X) => (Y)\n{\n   Alpha = Constant <value_float: float = @alpha> ()\n   AlphaCast = CastLike (Alpha, X)\n   AlphaMulX = Mul (AlphaCast, X)\n   SigmoidAlphaMulX = Sigmoid (AlphaMulX)\n   Y = Mul (X, SigmoidAlphaMulX)\n}\n", 1, 1, 1, 1, false, fb572, 1},
     {"", "Tan", 7, false, in573, 1, out573, 1, tc573, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Tan", 22, false, in574, 1, out574, 1, tc574, 1, NULL, 0, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "Tanh", 1, false, in575, 1, out575, 1, tc575, 1, at575, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
@@ -3036,7 +3064,7 @@ const ox_schema ox_schema_table[] = {
     {"", "TensorScatter", 24, false, in578, 3, out578, 1, tc578, 1, at578, 2, NULL, 2, 3, 1, 1, false, NULL, 0},
     {"", "TfIdfVectorizer", 9, false, in579, 1, out579, 1, tc579, 2, at579, 9, NULL, 1, 1, 1, 1, false, NULL, 0},
     {"", "ThresholdedRelu", 10, false, in580, 1, out580, 1, tc580, 1, at580, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
-    {"", "ThresholdedRelu", 22, false, in581, 1, out581, 1, tc581, 1, at581, 1, NULL, 1, 1, 1, 1, false, NULL, 0},
+    {"", "ThresholdedRelu", 22, false, in581, 1, out581, 1, tc581, 1, at581, 1, "<\n  domain: \"\",\n  opset_import: [\"\" : 18]\n>\nThresholdedRelu <alpha> (X) => (Y)\n{\n   Alpha = Constant <value_float: float = @alpha> ()\n   AlphaCast = CastLike (Alpha, X)\n   Zero = Constant <value = float {0.0}> ()\n   ZeroCast = CastLike (Zero, X)\n   AlphaLessThanX = Less (AlphaCast, X)\n   Y = Where (AlphaLessThanX, X, ZeroCast)\n}\n", 1, 1, 1, 1, false, fb581, 1},
     {"", "Tile", 1, false, in582, 3, out582, 1, tc582, 2, NULL, 0, NULL, 3, 3, 1, 1, false, NULL, 0},
     {"", "Tile", 6, false, in583, 2, out583, 1, tc583, 2, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},
     {"", "Tile", 13, false, in584, 2, out584, 1, tc584, 2, NULL, 0, NULL, 2, 2, 1, 1, false, NULL, 0},

@@ -302,23 +302,25 @@ static bool at_number(P *p) {
   return (d >= '0' && d <= '9') || d == 'i' || d == 'I' || d == 'n' || d == 'N';
 }
 
+#define DIGIT(c) ((c) >= '0' && (c) <= '9')
+
 static lit take_number(P *p, const char *what) {
   ws(p);
   lit l = {p->pos, 0, false};
   size_t i = p->pos;
   if (i < p->n && p->s[i] == '-') i++;
-  if (i < p->n && isdigit((unsigned char)p->s[i])) {
-    while (i < p->n && isdigit((unsigned char)p->s[i])) i++;
+  if (i < p->n && DIGIT(p->s[i])) {
+    while (i < p->n && DIGIT(p->s[i])) i++;
     if (i < p->n && p->s[i] == '.') {
       l.is_float = true;
       i++;
-      while (i < p->n && isdigit((unsigned char)p->s[i])) i++;
+      while (i < p->n && DIGIT(p->s[i])) i++;
     }
     if (i < p->n && (p->s[i] == 'e' || p->s[i] == 'E')) {
       size_t j = i + 1;
       if (j < p->n && (p->s[j] == '+' || p->s[j] == '-')) j++;
-      if (j < p->n && isdigit((unsigned char)p->s[j])) {
-        while (j < p->n && isdigit((unsigned char)p->s[j])) j++;
+      if (j < p->n && DIGIT(p->s[j])) {
+        while (j < p->n && DIGIT(p->s[j])) j++;
         i = j;
         l.is_float = true;
       }
@@ -327,10 +329,19 @@ static lit take_number(P *p, const char *what) {
     size_t j = i;
     while (j < p->n && isalpha((unsigned char)p->s[j])) j++;
     if (j == i || !is_special_float(p->s + i, j - i)) fail_expected(p, what);
+    if (word_ieq(p->s + i, j - i, "nan") && j < p->n && p->s[j] == '(') {
+      /* nan(0x...): a NaN with that payload (significand bits) */
+      size_t k = j + 1;
+      while (k < p->n && (isxdigit((unsigned char)p->s[k]) || p->s[k] == 'x' || p->s[k] == 'X'))
+        k++;
+      if (k >= p->n || p->s[k] != ')') fail_at(p, j, "malformed NaN payload");
+      j = k + 1;
+    }
     i = j;
     l.is_float = true;
   }
-  if (i < p->n && (isalnum((unsigned char)p->s[i]) || p->s[i] == '_' || p->s[i] == '.'))
+  if (i < p->n && (DIGIT(p->s[i]) || p->s[i] == '_' || p->s[i] == '.' ||
+                   ((p->s[i] | 32) >= 'a' && (p->s[i] | 32) <= 'z')))
     fail_at(p, i, "malformed number");
   l.len = i - p->pos;
   p->pos = i;
@@ -374,18 +385,111 @@ static uint64_t lit_u64(P *p, lit l) {
   return v;
 }
 
+static const double exact_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* Fast path for decimal literals (Clinger): when the significand fits in 53
+ * bits and the power of ten is exact, one correctly rounded multiplication
+ * or division gives the correctly rounded double. false: use strtod. */
+static bool fast_decimal(const char *s, size_t n, double *out) {
+  size_t i = 0;
+  bool neg = false;
+  if (i < n && s[i] == '-') neg = true, i++;
+  uint64_t m = 0;
+  int digits = 0, e10 = 0;
+  for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+    if (m || s[i] != '0') digits++;
+    m = m * 10 + (uint64_t)(s[i] - '0');
+    if (digits > 18) return false;
+  }
+  if (i < n && s[i] == '.') {
+    for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+      if (m || s[i] != '0') digits++;
+      if (digits > 18) return false;
+      m = m * 10 + (uint64_t)(s[i] - '0');
+      e10--;
+    }
+  }
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    bool eneg = false;
+    if (i < n && (s[i] == '+' || s[i] == '-')) eneg = s[i] == '-', i++;
+    int x = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+      if (x > 1000) return false;
+      x = x * 10 + (s[i] - '0');
+    }
+    e10 += eneg ? -x : x;
+  }
+  if (i != n) return false; /* inf, nan */
+  if (m > ((uint64_t)1 << 53) || e10 > 22 || e10 < -22) return false;
+  double d = (double)m;
+  d = e10 >= 0 ? d * exact_pow10[e10] : d / exact_pow10[-e10];
+  *out = neg ? -d : d;
+  return true;
+}
+
+/* `nan(0x...)`: true and the sign and payload; false for other literals */
+static bool nan_payload(P *p, lit l, bool *neg, uint64_t *payload) {
+  const char *s = p->s + l.start, *e = s + l.len;
+  *neg = *s == '-';
+  if (*neg) s++;
+  while (*s == ' ' || *s == '\t') s++;
+  if (e - s < 5 || s[3] != '(') return false;
+  char buf[40];
+  size_t n = (size_t)(e - s) - 5;
+  if (n == 0 || n >= sizeof buf) fail_at(p, l.start, "malformed NaN payload");
+  memcpy(buf, s + 4, n);
+  buf[n] = 0;
+  char *end;
+  errno = 0;
+  *payload = strtoull(buf, &end, 0);
+  if (*end || errno) fail_at(p, l.start, "malformed NaN payload");
+  return true;
+}
+
 static double lit_f64(P *p, lit l) {
+  double v;
+  if (fast_decimal(p->s + l.start, l.len, &v)) return v;
+  bool neg;
+  uint64_t pl;
+  if (nan_payload(p, l, &neg, &pl)) {
+    if (pl == 0 || pl >> 52) fail_at(p, l.start, "NaN payload out of range of double");
+    uint64_t bits = ((uint64_t)neg << 63) | ((uint64_t)0x7FF << 52) | pl;
+    memcpy(&v, &bits, 8);
+    return v;
+  }
   char buf[512];
   lit_copy(p, l, buf, sizeof buf);
   errno = 0;
   char *end;
-  double v = strtod(buf, &end);
+  v = strtod(buf, &end);
   if (*end) fail_at(p, l.start, "malformed number");
   if (errno == ERANGE && isinf(v)) fail_at(p, l.start, "number out of range of double");
   return v;
 }
 
 static float lit_f32(P *p, lit l) {
+  double d;
+  if (fast_decimal(p->s + l.start, l.len, &d)) {
+    /* d is the correctly rounded double; rounding it to float is correct
+     * unless d sits exactly on a midpoint between two floats */
+    float f = (float)d;
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    if (d == 0 || (!isinf(f) && fabsf(f) >= 1.2e-38f && (bits & 0x1FFFFFFFu) != 0x10000000u))
+      return f; /* (subnormal floats have fewer bits: left to strtof) */
+  }
+  bool neg;
+  uint64_t pl;
+  if (nan_payload(p, l, &neg, &pl)) {
+    if (pl == 0 || pl >> 23) fail_at(p, l.start, "NaN payload out of range of float");
+    uint32_t bits = ((uint32_t)neg << 31) | 0x7F800000u | (uint32_t)pl;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+  }
   char buf[512];
   lit_copy(p, l, buf, sizeof buf);
   errno = 0;
@@ -561,7 +665,16 @@ static bool at_type(P *p) {
 
 /* ---- headers: <key: value, ...> before a graph, node, value, tensor or
  * attribute, for the fields the reference syntax has no place for. ---- */
-enum { H_DOC = 1, H_META = 2, H_RAW = 4, H_LOC = 8, H_SPARSE = 16, H_NAME = 32 };
+enum {
+  H_DOC = 1,
+  H_META = 2,
+  H_RAW = 4,
+  H_LOC = 8,
+  H_SPARSE = 16,
+  H_QA = 32,
+  H_SEG = 64,
+  H_DEN = 128
+};
 typedef struct hdr {
   unsigned has;
   size_t at;
@@ -572,7 +685,38 @@ typedef struct hdr {
   int32_t location;
   ox_sparse_tensor *sparse;
   size_t n_sparse;
+  ox_tensor_annotation *qa;
+  size_t n_qa;
+  int64_t seg[2];
+  char *denotation;
 } hdr;
+
+/* `[{tensor_name: "t", quant_parameter_tensor_names: ["k": "v"]}, ...]` */
+static void parse_quant_annotations(P *p, ox_tensor_annotation **arr, size_t *n) {
+  expect(p, '[', "to open the quantization annotations");
+  if (accept(p, ']')) return;
+  do {
+    ox_tensor_annotation *q = OX_VEC_PUSH(p->a, *arr, *n);
+    CHK(q);
+    expect(p, '{', "to open a quantization annotation");
+    if (!accept(p, '}')) {
+      do {
+        if (accept_word(p, "tensor_name")) {
+          expect(p, ':', "after tensor_name");
+          q->tensor_name = take_name_str(p);
+        } else if (accept_word(p, "quant_parameter_tensor_names")) {
+          expect(p, ':', "after quant_parameter_tensor_names");
+          parse_str_pairs(p, &q->quant_parameter_tensor_names, &q->n_quant_parameter_tensor_names,
+                          true);
+        } else {
+          fail_expected(p, "tensor_name or quant_parameter_tensor_names");
+        }
+      } while (accept(p, ','));
+      expect(p, '}', "after the quantization annotation");
+    }
+  } while (accept(p, ','));
+  expect(p, ']', "after the quantization annotations");
+}
 
 static ox_sparse_tensor *parse_sparse_body(P *p, ox_sparse_tensor *st);
 
@@ -647,6 +791,19 @@ static void parse_header(P *p, hdr *h) {
         expect(p, ']', "after the sparse initializer list");
       }
       h->has |= H_SPARSE;
+    } else if (word_eq(k, kn, "quantization_annotation")) {
+      parse_quant_annotations(p, &h->qa, &h->n_qa);
+      h->has |= H_QA;
+    } else if (word_eq(k, kn, "segment")) {
+      expect(p, '[', "to open the segment");
+      h->seg[0] = lit_i64(p, take_number(p, "the segment begin"));
+      expect(p, ',', "after the segment begin");
+      h->seg[1] = lit_i64(p, take_number(p, "the segment end"));
+      expect(p, ']', "after the segment");
+      h->has |= H_SEG;
+    } else if (word_eq(k, kn, "denotation")) {
+      h->denotation = take_name_str(p);
+      h->has |= H_DEN;
     } else {
       fail_at(p, kat, "unknown header key '%.*s'", (int)kn, k);
     }
@@ -866,8 +1023,14 @@ static void parse_tensor_data(P *p, ox_tensor *t, int32_t dt, bool raw) {
 }
 
 static void apply_tensor_header(P *p, const hdr *h, ox_tensor *t) {
-  header_allow(p, h, H_DOC | H_META | H_RAW | H_LOC, "a tensor");
+  header_allow(p, h, H_DOC | H_META | H_RAW | H_LOC | H_SEG, "a tensor");
   if (h->has & H_DOC) t->doc_string = h->doc;
+  if (h->has & H_SEG) {
+    t->segment = ox_arena_alloc(p->a, sizeof *t->segment);
+    CHK(t->segment);
+    t->segment->begin = h->seg[0], t->segment->end = h->seg[1];
+    t->segment->has_begin = t->segment->has_end = true;
+  }
   if (h->has & H_META) t->metadata_props = h->meta, t->n_metadata_props = h->n_meta;
   if (h->has & H_LOC) t->data_location = h->location, t->has_data_location = true;
 }
@@ -961,8 +1124,12 @@ static ox_sparse_tensor *parse_sparse_body(P *p, ox_sparse_tensor *st) {
 
 /* ---- value infos ---- */
 static void apply_vi_header(P *p, const hdr *h, ox_value_info *v) {
-  header_allow(p, h, H_DOC | H_META, "a value");
+  header_allow(p, h, H_DOC | H_META | H_DEN, "a value");
   if (h->has & H_DOC) v->doc_string = h->doc;
+  if (h->has & H_DEN) {
+    if (!v->type) fail_at(p, h->at, "a denotation needs a type");
+    v->type->denotation = h->denotation;
+  }
   if (h->has & H_META) v->metadata_props = h->meta, v->n_metadata_props = h->n_meta;
 }
 
@@ -1034,27 +1201,21 @@ static void parse_node(P *p, ox_node *nd) {
   /* [domain '.'] op: segments separated by dots, each an identifier or a
    * quoted string; a leading '.' means the empty domain */
   size_t start = (ws(p), p->pos);
-  char *segs[64];
+  char *dom = NULL, *last = NULL;
   size_t ns = 0;
   bool lead_dot = accept(p, '.');
   do {
-    if (ns == 64) fail_at(p, start, "operator name with too many dots");
-    segs[ns++] = take_qid(p, "an operator name");
-  } while (accept(p, '.'));
-  nd->op_type = segs[ns - 1];
-  if (ns > 1 || lead_dot) {
-    size_t len = 0;
-    for (size_t i = 0; i + 1 < ns; i++) len += strlen(segs[i]) + 1;
-    char *d = ox_arena_alloc(p->a, len + 1);
-    CHK(d);
-    for (size_t i = 0, k = 0; i + 1 < ns; i++) {
-      size_t l = strlen(segs[i]);
-      memcpy(d + k, segs[i], l);
-      k += l;
-      if (i + 2 < ns) d[k++] = '.';
+    if (++ns > 64) fail_at(p, start, "operator name with too many dots");
+    char *seg = take_qid(p, "an operator name");
+    if (last) {
+      dom = dom ? ox_arena_printf(p->a, "%s.%s", dom, last) : last;
+      CHK(dom);
     }
-    nd->domain = d;
-  }
+    last = seg;
+  } while (accept(p, '.'));
+  nd->op_type = last;
+  if (!dom && lead_dot) CHK(dom = ox_arena_strdup(p->a, ""));
+  nd->domain = dom;
   if (accept(p, ':')) nd->overload = take_qid(p, "an overload name");
   bool attrs = false;
   if (peek(p) == '<') {
@@ -1092,10 +1253,12 @@ static void parse_graph_entry(P *p, ox_graph *g, bool is_input) {
     if (!v.type) fail_at(p, at, "an initializer needs a type");
     tensor_from_type(p, t, v.type, at);
     t->name = v.name;
-    apply_tensor_header(p, &h, t);
+    hdr th = h;
+    th.has &= ~(unsigned)H_DEN; /* a denotation belongs to the value's type */
+    apply_tensor_header(p, &th, t);
     if (!parse_tensor_body(p, t, &h)) fail_expected(p, "'{' or '[' for the initializer data");
     if (!is_input) return;
-    h.has &= H_DOC | H_META; /* the rest was for the tensor */
+    h.has &= H_DOC | H_META | H_DEN; /* the rest was for the tensor */
   }
   if (is_input) {
     apply_vi_header(p, &h, &v);
@@ -1115,7 +1278,8 @@ static ox_graph *parse_graph(P *p, ox_graph *g) {
   if (peek(p) == '<') {
     hdr h;
     parse_header(p, &h);
-    header_allow(p, &h, H_DOC | H_META | H_SPARSE, "a graph");
+    header_allow(p, &h, H_DOC | H_META | H_SPARSE | H_QA, "a graph");
+    if (h.has & H_QA) g->quantization_annotation = h.qa, g->n_quantization_annotation = h.n_qa;
     if (h.has & H_DOC) g->doc_string = h.doc;
     if (h.has & H_META) g->metadata_props = h.meta, g->n_metadata_props = h.n_meta;
     if (h.has & H_SPARSE) g->sparse_initializer = h.sparse, g->n_sparse_initializer = h.n_sparse;
@@ -1262,7 +1426,8 @@ static void parse_single_value(P *p, sval *v, int expected) {
   } else if (c >= 0 && (isalpha(c) || c == '_')) {
     const char *w;
     size_t wn = peek_id(p, &w);
-    if (is_special_float(w, wn) && !at_graph_after_name_skip(p, wn)) {
+    bool payload = word_ieq(w, wn, "nan") && peek_at(p, wn) == '(' && DIGIT(peek_at(p, wn + 1));
+    if (is_special_float(w, wn) && (payload || !at_graph_after_name_skip(p, wn))) {
       v->l = take_number(p, "a number");
       v->kind = OX_ATTR_FLOAT;
     } else if (word_eq(w, wn, "sparse_tensor") && (p->pos += wn, peek(p) == '{')) {
@@ -1559,6 +1724,85 @@ static void parse_function(P *p, ox_function *f) {
   parse_node_list(p, &f->node, &f->n_node);
 }
 
+/* `[{name: "n", num_devices: 2, device: ["a", "b"]}, ...]` */
+static void parse_configurations(P *p, ox_model_proto *m) {
+  expect(p, '[', "to open the configurations");
+  if (accept(p, ']')) return;
+  do {
+    ox_device_config *c = OX_VEC_PUSH(p->a, m->configuration, m->n_configuration);
+    CHK(c);
+    expect(p, '{', "to open a configuration");
+    if (!accept(p, '}')) {
+      do {
+        if (accept_word(p, "name")) {
+          expect(p, ':', "after name");
+          c->name = take_name_str(p);
+        } else if (accept_word(p, "num_devices")) {
+          expect(p, ':', "after num_devices");
+          size_t at = (ws(p), p->pos);
+          int64_t v = lit_i64(p, take_number(p, "a number of devices"));
+          if (v < INT32_MIN || v > INT32_MAX) fail_at(p, at, "num_devices out of range");
+          c->num_devices = (int32_t)v, c->has_num_devices = true;
+        } else if (accept_word(p, "device")) {
+          expect(p, ':', "after device");
+          expect(p, '[', "to open the device list");
+          if (!accept(p, ']')) {
+            do push_str(p, &c->device, &c->n_device, take_name_str(p));
+            while (accept(p, ','));
+            expect(p, ']', "after the device list");
+          }
+        } else {
+          fail_expected(p, "name, num_devices or device");
+        }
+      } while (accept(p, ','));
+      expect(p, '}', "after the configuration");
+    }
+  } while (accept(p, ','));
+  expect(p, ']', "after the configurations");
+}
+
+/* `training { initialization: GRAPH, algorithm: GRAPH,
+ *             initialization_binding: [...], update_binding: [...] }` */
+static void parse_training(P *p, ox_training_info *t) {
+  expect(p, '{', "to open the training info");
+  if (accept(p, '}')) return;
+  do {
+    size_t kat = (ws(p), p->pos);
+    const char *k;
+    size_t kn = peek_id(p, &k);
+    if (!kn) fail_expected(p, "a training info key");
+    p->pos += kn;
+    expect(p, ':', "after the key");
+    if (word_eq(k, kn, "initialization") || word_eq(k, kn, "algorithm")) {
+      ox_graph *g = ox_arena_alloc(p->a, sizeof *g);
+      CHK(g);
+      parse_graph(p, g);
+      if (k[0] == 'i')
+        t->initialization = g;
+      else
+        t->algorithm = g;
+    } else if (word_eq(k, kn, "initialization_binding")) {
+      parse_str_pairs(p, &t->initialization_binding, &t->n_initialization_binding, true);
+    } else if (word_eq(k, kn, "update_binding")) {
+      parse_str_pairs(p, &t->update_binding, &t->n_update_binding, true);
+    } else {
+      fail_at(p, kat, "unknown training info key '%.*s'", (int)kn, k);
+    }
+  } while (accept(p, ','));
+  expect(p, '}', "after the training info");
+}
+
+static bool at_training(P *p) {
+  const char *w;
+  size_t wn = peek_id(p, &w);
+  if (!word_eq(w, wn, "training")) return false;
+  size_t save = p->pos;
+  p->pos += wn;
+  bool r = peek(p) == '{';
+  p->pos = save;
+  return r;
+}
+
 static void parse_model_header(P *p, ox_model_proto *m) {
   expect(p, '<', "to open the model header");
   if (accept(p, '>')) return;
@@ -1587,6 +1831,8 @@ static void parse_model_header(P *p, ox_model_proto *m) {
       m->doc_string = take_name_str(p);
     } else if (word_eq(k, kn, "metadata_props")) {
       parse_str_pairs(p, &m->metadata_props, &m->n_metadata_props, true);
+    } else if (word_eq(k, kn, "configuration")) {
+      parse_configurations(p, m);
     } else {
       fail_at(p, kat, "unknown model header key '%.*s'", (int)kn, k);
     }
@@ -1604,6 +1850,7 @@ static int run(const char *text, size_t size, const char *name, ox_arena *a, wha
   if (!p) return ox_err_set(e, OX_ENOMEM, "out of memory");
   p->s = text ? text : "";
   p->n = size;
+  if (size >= 3 && memcmp(p->s, "\xEF\xBB\xBF", 3) == 0) p->pos = 3; /* a UTF-8 byte order mark */
   p->name = name;
   p->a = a;
   p->e = e;
@@ -1623,6 +1870,13 @@ static int run(const char *text, size_t size, const char *name, ox_arena *a, wha
       CHK(m->graph);
       parse_graph(p, m->graph);
       while (peek(p) >= 0) {
+        if (at_training(p)) {
+          p->pos += strlen("training");
+          ox_training_info *t = OX_VEC_PUSH(a, m->training_info, m->n_training_info);
+          CHK(t);
+          parse_training(p, t);
+          continue;
+        }
         ox_function *f = OX_VEC_PUSH(a, m->functions, m->n_functions);
         CHK(f);
         parse_function(p, f);

@@ -123,36 +123,56 @@ static int fmt_digits(char *out, bool neg, uint64_t m, int x) {
 /* shortest decimal (up to 9 digits) that reads back as exactly f; always
  * looks like a float literal (has '.', 'e', or is inf/nan) */
 static int fmt_f32(char *out, float f) {
-  if (isnan(f)) return sprintf(out, signbit(f) ? "-nan" : "nan");
+  if (isnan(f)) {
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    uint32_t pl = bits & 0x7FFFFFu;
+    if (pl == 0x400000u) return sprintf(out, signbit(f) ? "-nan" : "nan");
+    return sprintf(out, "%snan(0x%x)", signbit(f) ? "-" : "", (unsigned)pl);
+  }
   if (isinf(f)) return sprintf(out, f < 0 ? "-inf" : "inf");
   if (f == 0) return sprintf(out, signbit(f) ? "-0.0" : "0.0");
   double v = fabs((double)f);
-  int e10 = (int)floor(log10(v));
-  for (int prec = 1; prec <= 9; prec++) {
+  int e2;
+  frexp(v, &e2);
+  /* decimal exponent of the leading digit: floor(log10(v)), maybe one too low */
+  int e10 = (int)floor((e2 - 1) * 0.30102999566398120);
+  int k = e10 + 1;
+  if (k >= 0 ? k <= 22 && v >= pow10_tab[k] : -k <= 22 && v * pow10_tab[-k] >= 1.0) e10++;
+  /* the n-digit rounding of v reads back as f for all n >= the shortest such
+   * n (a longer rounding is never farther away): search downwards from 9 */
+  uint64_t best = 0;
+  int best_s = 0;
+  for (int prec = 9; prec >= 1; prec--) {
     int s = prec - 1 - e10;
     if (s > 22 || s < -22) break;
-    double m = s >= 0 ? nearbyint(v * pow10_tab[s]) : nearbyint(v / pow10_tab[-s]);
-    if (m >= pow10_tab[prec]) { /* e10 was one too small */
-      e10++;
-      prec--;
-      continue;
-    }
+    double m = s >= 0 ? v * pow10_tab[s] : v / pow10_tab[-s];
+    m = (double)(uint64_t)(m + 0.5);
     double back = s >= 0 ? m / pow10_tab[s] : m * pow10_tab[-s];
     float fb = (float)back;
-    if (fb != (float)v) continue;
-    if ((double)fb != back) {
-      /* reject exact float midpoints: strtof could round them the other way */
-      float other = nextafterf(fb, back > (double)fb ? INFINITY : 0.0f);
-      if (back - (double)fb == (double)other - back) continue;
-    }
-    return fmt_digits(out, f < 0, (uint64_t)m, -s);
+    if (fb != (float)v) break;
+    /* reject exact float midpoints (25 significant bits: the low 29 bits of the
+     * double's significand are 1 followed by zeros): strtof could round them
+     * the other way */
+    uint64_t bits;
+    memcpy(&bits, &back, 8);
+    if ((bits & 0x1FFFFFFFu) == 0x10000000u) break;
+    best = (uint64_t)m;
+    best_s = s;
   }
+  if (best) return fmt_digits(out, f < 0, best, -best_s);
   int n = sprintf(out, "%.9g", (double)f);
   return floatify(out, n);
 }
 
 static int fmt_f64(char *out, double d) {
-  if (isnan(d)) return sprintf(out, signbit(d) ? "-nan" : "nan");
+  if (isnan(d)) {
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    uint64_t pl = bits & 0xFFFFFFFFFFFFFull;
+    if (pl == 0x8000000000000ull) return sprintf(out, signbit(d) ? "-nan" : "nan");
+    return sprintf(out, "%snan(0x%llx)", signbit(d) ? "-" : "", (unsigned long long)pl);
+  }
   if (isinf(d)) return sprintf(out, d < 0 ? "-inf" : "inf");
   int n = sprintf(out, "%.15g", d);
   if (strtod(out, NULL) != d) n = sprintf(out, "%.17g", d);
@@ -342,6 +362,14 @@ static void put_tensor_header(W *w, const ox_tensor *t) {
   if (t->raw_data.data && !is_external(t)) hkey(w, &h, "raw_data"), puts_(w, "true");
   if (t->has_data_location && !(t->data_location == 1 && t->n_external_data))
     hkey(w, &h, "data_location"), put_i64(w, t->data_location);
+  if (t->segment && t->segment->has_begin && t->segment->has_end) {
+    hkey(w, &h, "segment");
+    putc_(w, '[');
+    put_i64(w, t->segment->begin);
+    puts_(w, ", ");
+    put_i64(w, t->segment->end);
+    putc_(w, ']');
+  }
   hend(w, &h);
 }
 
@@ -520,6 +548,7 @@ static void put_sparse(W *w, const ox_sparse_tensor *s) {
 static void put_value_info(W *w, const ox_value_info *v) {
   hdr_out h = {0};
   put_doc_meta(w, &h, v->doc_string, v->metadata_props, v->n_metadata_props);
+  if (v->type && v->type->denotation) hkey(w, &h, "denotation"), put_qstr(w, v->type->denotation);
   hend(w, &h);
   if (v->type) {
     if (!put_type(w, v->type)) return;
@@ -588,7 +617,7 @@ static void put_attr(W *w, const ox_attr *a, int lvl) {
   }
   put_name(w, a->name, false);
   int k = attr_kind(a);
-  if (attr_needs_annotation(a) && ox_text_attr_type_names[a->type]) {
+  if (attr_needs_annotation(a) && a->type > 0 && a->type <= OX_ATTR_TYPE_PROTOS) {
     puts_(w, ": ");
     puts_(w, ox_text_attr_type_names[a->type]);
   }
@@ -771,6 +800,23 @@ static void put_graph(W *w, const ox_graph *g, int lvl, bool in_attr) {
     }
     putc_(w, ']');
   }
+  if (g->n_quantization_annotation) {
+    hkey(w, &h, "quantization_annotation");
+    putc_(w, '[');
+    for (size_t i = 0; i < g->n_quantization_annotation; i++) {
+      const ox_tensor_annotation *q = &g->quantization_annotation[i];
+      sep(w, i);
+      putc_(w, '{');
+      if (q->tensor_name) puts_(w, "tensor_name: "), put_qstr(w, q->tensor_name);
+      if (q->n_quant_parameter_tensor_names) {
+        puts_(w, q->tensor_name ? ", quant_parameter_tensor_names: "
+                                : "quant_parameter_tensor_names: ");
+        put_pairs(w, q->quant_parameter_tensor_names, q->n_quant_parameter_tensor_names);
+      }
+      putc_(w, '}');
+    }
+    putc_(w, ']');
+  }
   hend(w, &h);
   put_name(w, g->name ? g->name : "", in_attr);
   putc_(w, ' ');
@@ -893,6 +939,28 @@ static void put_model_(W *w, const ox_model_proto *m) {
   if (m->doc_string) hline(w, &k, "doc_string"), put_qstr(w, m->doc_string);
   if (m->n_metadata_props)
     hline(w, &k, "metadata_props"), put_pairs(w, m->metadata_props, m->n_metadata_props);
+  if (m->n_configuration) {
+    hline(w, &k, "configuration");
+    putc_(w, '[');
+    for (size_t i = 0; i < m->n_configuration; i++) {
+      const ox_device_config *c = &m->configuration[i];
+      sep(w, i);
+      putc_(w, '{');
+      int f = 0;
+      if (c->name) puts_(w, "name: "), put_qstr(w, c->name), f++;
+      if (c->has_num_devices) {
+        puts_(w, f++ ? ", num_devices: " : "num_devices: ");
+        put_i64(w, c->num_devices);
+      }
+      if (c->n_device) {
+        puts_(w, f++ ? ", device: [" : "device: [");
+        for (size_t j = 0; j < c->n_device; j++) sep(w, j), put_qstr(w, c->device[j]);
+        putc_(w, ']');
+      }
+      putc_(w, '}');
+    }
+    putc_(w, ']');
+  }
   puts_(w, k ? "\n>\n" : "<>\n");
   if (!m->graph) {
     fail(w, OX_EUNSUPPORTED, "a model without a graph has no text form%s", NULL);
@@ -900,6 +968,36 @@ static void put_model_(W *w, const ox_model_proto *m) {
   }
   put_graph(w, m->graph, 0, false);
   putc_(w, '\n');
+  for (size_t i = 0; i < m->n_training_info && w->rc == OX_OK; i++) {
+    const ox_training_info *t = &m->training_info[i];
+    puts_(w, "\ntraining {");
+    int f = 0;
+    if (t->initialization) {
+      nl(w, 1);
+      puts_(w, "initialization: ");
+      put_graph(w, t->initialization, 1, true);
+      f++;
+    }
+    if (t->algorithm) {
+      if (f++) putc_(w, ',');
+      nl(w, 1);
+      puts_(w, "algorithm: ");
+      put_graph(w, t->algorithm, 1, true);
+    }
+    if (t->n_initialization_binding) {
+      if (f++) putc_(w, ',');
+      nl(w, 1);
+      puts_(w, "initialization_binding: ");
+      put_pairs(w, t->initialization_binding, t->n_initialization_binding);
+    }
+    if (t->n_update_binding) {
+      if (f++) putc_(w, ',');
+      nl(w, 1);
+      puts_(w, "update_binding: ");
+      put_pairs(w, t->update_binding, t->n_update_binding);
+    }
+    puts_(w, "\n}\n");
+  }
   for (size_t i = 0; i < m->n_functions && w->rc == OX_OK; i++) {
     putc_(w, '\n');
     put_function_(w, &m->functions[i]);

@@ -78,6 +78,69 @@ int main(void) {
     printf("FAIL im2col/col2im adjoint: %g vs %g\n", s1, s2);
     failures++;
   }
+  /* im2col written straight into GEMM panels == plain im2col + GEMM, with a
+   * depth (30 channels x 12 taps = 360) spanning two depth blocks and
+   * 13 output channels (a partial row panel) */
+  {
+    enum { CH = 30, MO = 13 };
+    static float xin[CH * 210], w[MO * CH * 12], yref[MO * 600], ygot[MO * 600];
+    static float cols[CH * 12 * 600], bp[CH * 12 * 640 + 4096], rowbuf[700];
+    for (int i = 0; i < CH * 210; i++) xin[i] = (float)((i * 13) % 17) - 8.0f;
+    for (int i = 0; i < MO * CH * 12; i++) w[i] = (float)((i * 3) % 7) - 3.0f;
+    int64_t P = g.out_size, K = CH * 12;
+    ox_nn_im2col(&g, CH, xin, 0, ox_nn_outer(&g), cols, P, 0.0f);
+    for (int64_t m = 0; m < MO; m++)
+      for (int64_t p = 0; p < P; p++) {
+        float acc = 0.0f;
+        for (int64_t q = 0; q < K; q++) acc += w[m * K + q] * cols[q * P + p];
+        yref[m * P + p] = acc;
+      }
+    if (ox_sgemm_packed_b_floats(K, P) > sizeof bp / sizeof bp[0]) {
+      printf("FAIL packed buffer too small\n");
+      return 1;
+    }
+    ox_sgemm_packed *pa = ox_sgemm_pack_a(false, MO, K, w, K, NULL);
+    ox_nn_im2col_packed(&g, CH, xin, 0, ox_nn_outer(&g), bp, ox_sgemm_nr(), ox_sgemm_kc(), rowbuf);
+    ox_sgemm_pa_pb(pa, P, bp, 0.0f, ygot, P);
+    ox_sgemm_packed_free(pa);
+    if (ox_sgemm_has_ua()) { /* A in place: compare the two packed-B products */
+      static float yua[MO * 600];
+      ox_sgemm_ua_pb(MO, P, K, w, K, bp, 0.0f, yua, P);
+      if (memcmp(yua, ygot, sizeof(float) * (size_t)(MO * P)) != 0) {
+        printf("FAIL in-place A product differs\n");
+        failures++;
+      }
+    }
+    for (int64_t i = 0; i < MO * P; i++)
+      if (ygot[i] != yref[i]) { /* small integers: exact in float32 */
+        printf("FAIL packed im2col: y[%lld] = %g, want %g\n", (long long)i, ygot[i], yref[i]);
+        failures++;
+        break;
+      }
+  }
+  /* 1x1 kernel: the panels are copies of the input rows (70 columns: two full
+   * panels and a partial one) */
+  {
+    ox_nn_attrs pa1;
+    memset(&pa1, 0, sizeof pa1);
+    int64_t in2[2] = {7, 10}, k2[2] = {1, 1};
+    ox_nn_geom g1;
+    if (ox_nn_geom_make(&pa1, 2, in2, k2, false, &g1, NULL)) return 1;
+    static float xin[5 * 70], bp[5 * 96 + 512], rowbuf[200];
+    for (int i = 0; i < 5 * 70; i++) xin[i] = (float)i;
+    int nr = ox_sgemm_nr();
+    ox_nn_im2col_packed(&g1, 5, xin, 0, ox_nn_outer(&g1), bp, nr, ox_sgemm_kc(), rowbuf);
+    int64_t npad = (70 + nr - 1) / nr * nr;
+    for (int64_t kr = 0; kr < 5 && !failures; kr++)
+      for (int64_t n = 0; n < npad; n++) {
+        float want = n < 70 ? xin[kr * 70 + n] : 0.0f;
+        if (bp[(n / nr) * nr * 5 + kr * nr + n % nr] != want) {
+          printf("FAIL pointwise panels at kr=%lld n=%lld\n", (long long)kr, (long long)n);
+          failures++;
+          break;
+        }
+      }
+  }
   printf("nn: %d failures\n", failures);
   return failures ? 1 : 0;
 }

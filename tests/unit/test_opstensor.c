@@ -148,6 +148,25 @@ done:
   ox_model_free(t->m);
 }
 
+/* Runs the node and expects the run to fail with a message holding `what`
+ * and the node's name. */
+static void finish_err(tcase *t, const char *what) {
+  ox_err e = {0};
+  ox_session *s = NULL;
+  ox_value *outs[4] = {0};
+  int rc = ox_session_create(t->m, NULL, &s, &e);
+  if (!rc) rc = ox_session_run(s, t->in_names, t->in, t->n_in, NULL, outs, t->n_out, &e);
+  if (!rc || !strstr(e.msg, what) || !strstr(e.msg, "'n'")) {
+    printf("FAIL %s: expected an error with '%s', got %s\n", t->name, what, rc ? e.msg : "success");
+    failures++;
+  }
+  for (size_t k = 0; k < t->n_out; k++)
+    if (outs[k]) ox_value_unref(outs[k]);
+  for (size_t i = 0; i < t->n_in; i++) ox_value_unref(t->in[i]);
+  ox_session_free(s);
+  ox_model_free(t->m);
+}
+
 static const float slice_data[] = {1, 2, 3, 4, 5, 6, 7, 8};
 static const int64_t d24[] = {2, 4};
 
@@ -354,7 +373,163 @@ static void sparse_constant(bool linear) {
   finish(&t, &(want){OX_FLOAT, 2, {2, 3}, (float[]){0, 5, 0, 0, 0, 7}});
 }
 
+/* Transposes large enough for the tiled path (source-contiguous dim not
+ * last, both tiled dims >= 8), checked against the definition
+ * y[i0, i1, i2] = x[i_perm^-1...] computed by plain loops. */
+static void big_transpose(const int64_t *perm) {
+  enum { D0 = 3, D1 = 16, D2 = 12, N = D0 * D1 * D2 };
+  static const int64_t dims[3] = {D0, D1, D2};
+  static float x[N], y[N];
+  for (int i = 0; i < N; i++) x[i] = (float)i;
+  int64_t od[3] = {dims[perm[0]], dims[perm[1]], dims[perm[2]]}, idx[3];
+  for (idx[0] = 0; idx[0] < D0; idx[0]++)
+    for (idx[1] = 0; idx[1] < D1; idx[1]++)
+      for (idx[2] = 0; idx[2] < D2; idx[2]++) {
+        int64_t o = (idx[perm[0]] * od[1] + idx[perm[1]]) * od[2] + idx[perm[2]];
+        y[o] = x[(idx[0] * D1 + idx[1]) * D2 + idx[2]];
+      }
+  char name[64];
+  snprintf(name, sizeof name, "Transpose perm %d%d%d", (int)perm[0], (int)perm[1], (int)perm[2]);
+  tcase t;
+  start(&t, name, "Transpose", 13);
+  input(&t, "x", OX_FLOAT, dims, 3, x);
+  attr_ints(&t, "perm", perm, 3);
+  output(&t, "y", OX_FLOAT);
+  finish(&t, &(want){OX_FLOAT, 3, {od[0], od[1], od[2]}, y});
+}
+
+/* Bad inputs give errors that name the node, never a crash. */
+static void errors(void) {
+  tcase t;
+  start(&t, "Gather index out of range", "Gather", 13);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "i", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){2});
+  output(&t, "y", OX_FLOAT);
+  finish_err(&t, "out of range");
+
+  start(&t, "Reshape element count", "Reshape", 14);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "s", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){7});
+  output(&t, "y", OX_FLOAT);
+  finish_err(&t, "cannot reshape");
+
+  start(&t, "Slice step 0", "Slice", 13);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "b", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){0});
+  input(&t, "e", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){2});
+  input(&t, "a", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){1});
+  input(&t, "st", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){0});
+  output(&t, "y", OX_FLOAT);
+  finish_err(&t, "step 0");
+
+  start(&t, "Pad below zero", "Pad", 21);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "p", OX_INT64, (int64_t[]){4}, 1, (int64_t[]){0, -3, 0, -3});
+  output(&t, "y", OX_FLOAT);
+  finish_err(&t, "negative");
+
+  start(&t, "TopK k too large", "TopK", 11);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "k", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){5});
+  output(&t, "v", OX_FLOAT);
+  output(&t, "i", OX_INT64);
+  finish_err(&t, "out of range");
+
+  start(&t, "Split sizes", "Split", 13);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "s", OX_INT64, (int64_t[]){2}, 1, (int64_t[]){1, 2});
+  attr_int(&t, "axis", 1);
+  output(&t, "a", OX_FLOAT);
+  output(&t, "b", OX_FLOAT);
+  finish_err(&t, "sums to 3");
+
+  start(&t, "Expand shapes", "Expand", 13);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "s", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){3});
+  output(&t, "y", OX_FLOAT);
+  finish_err(&t, "broadcast");
+
+  start(&t, "ScatterND index out of range", "ScatterND", 18);
+  input(&t, "x", OX_FLOAT, d24, 2, slice_data);
+  input(&t, "i", OX_INT64, (int64_t[]){1, 1}, 2, (int64_t[]){-3});
+  input(&t, "u", OX_FLOAT, (int64_t[]){1, 4}, 2, slice_data);
+  output(&t, "y", OX_FLOAT);
+  finish_err(&t, "out of range");
+}
+
+/* TopK with k much smaller than the axis (the heap selection): values
+ * i % 10 for i < 40, so ties resolve to the lower indices. */
+static void topk_select(int32_t dt, int64_t largest) {
+  static float xf[40];
+  static int32_t xi[40];
+  for (int i = 0; i < 40; i++) xf[i] = (float)(xi[i] = i % 10);
+  tcase t;
+  start(&t, largest ? "TopK select largest" : "TopK select smallest", "TopK", 11);
+  input(&t, "x", dt, (int64_t[]){40}, 1, dt == OX_FLOAT ? (const void *)xf : (const void *)xi);
+  input(&t, "k", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){4});
+  attr_int(&t, "largest", largest);
+  output(&t, "v", dt);
+  output(&t, "i", OX_INT64);
+  static const float vf[2][4] = {{0, 0, 0, 0}, {9, 9, 9, 9}};
+  static const int32_t vi[2][4] = {{0, 0, 0, 0}, {9, 9, 9, 9}};
+  static const int64_t ix[2][4] = {{0, 10, 20, 30}, {9, 19, 29, 39}};
+  finish(&t, (want[]){{dt, 1, {4}, dt == OX_FLOAT ? (const void *)vf[largest] : vi[largest]},
+                      {OX_INT64, 1, {4}, ix[largest]}});
+}
+
+/* Same on a permutation: x[i] = 7i mod 40, whose inverse is v -> 23v mod 40. */
+static void topk_select_order(int64_t largest) {
+  static float x[40];
+  for (int i = 0; i < 40; i++) x[i] = (float)((7 * i) % 40);
+  tcase t;
+  start(&t, largest ? "TopK select order largest" : "TopK select order smallest", "TopK", 11);
+  input(&t, "x", OX_FLOAT, (int64_t[]){40}, 1, x);
+  input(&t, "k", OX_INT64, (int64_t[]){1}, 1, (int64_t[]){4});
+  attr_int(&t, "largest", largest);
+  output(&t, "v", OX_FLOAT);
+  output(&t, "i", OX_INT64);
+  static const float v[2][4] = {{0, 1, 2, 3}, {39, 38, 37, 36}};
+  static const int64_t ix[2][4] = {{0, 23, 6, 29}, {17, 34, 11, 28}};
+  finish(&t, (want[]){{OX_FLOAT, 1, {4}, v[largest]}, {OX_INT64, 1, {4}, ix[largest]}});
+}
+
+/* A reflect Pad big enough to run on the thread pool, against the
+ * definition: an index outside [0, n) mirrors at the edges (edge not
+ * repeated) until it falls inside. */
+static int64_t mirror(int64_t i, int64_t n) {
+  while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
+  return i;
+}
+
+static void big_reflect_pad(void) {
+  enum { A = 4, B = 64, C = 70, PB = 3, PC = 5, OB = B + PB + 1, OC = C + PC - 7 };
+  static float x[A * B * C], y[A * OB * OC];
+  for (int i = 0; i < A * B * C; i++) x[i] = (float)i;
+  for (int64_t a = 0; a < A; a++)
+    for (int64_t b = 0; b < OB; b++)
+      for (int64_t c = 0; c < OC; c++)
+        y[(a * OB + b) * OC + c] = x[(a * B + mirror(b - PB, B)) * C + mirror(c - PC, C)];
+  tcase t;
+  start(&t, "Pad reflect, large", "Pad", 19);
+  input(&t, "x", OX_FLOAT, (int64_t[]){A, B, C}, 3, x);
+  /* begin (0, 3, 5), end (0, 1, -7): the end of the last axis is cropped */
+  input(&t, "p", OX_INT64, (int64_t[]){6}, 1, (int64_t[]){0, PB, PC, 0, 1, -7});
+  attr_str(&t, "mode", "reflect");
+  output(&t, "y", OX_FLOAT);
+  finish(&t, &(want){OX_FLOAT, 3, {A, OB, OC}, y});
+}
+
 int main(void) {
+  big_reflect_pad();
+  topk_select_order(1);
+  topk_select_order(0);
+  topk_select(OX_FLOAT, 1);
+  topk_select(OX_FLOAT, 0);
+  topk_select(OX_INT32, 1);
+  topk_select(OX_INT32, 0);
+  errors();
+  static const int64_t perms[][3] = {{2, 1, 0}, {2, 0, 1}, {1, 2, 0}, {0, 2, 1}, {1, 0, 2}};
+  for (int i = 0; i < 5; i++) big_transpose(perms[i]);
   sparse_constant(true);
   sparse_constant(false);
   old_versions();

@@ -139,6 +139,22 @@ static void save_load(void) {
   free(a1);
   free(a2);
 
+  /* saved to another folder without options: external data follow the model */
+  CHECK(mkdir(at("moved"), 0700) == 0);
+  CHECK(ox_model_save_file(l, at("moved/m.onnx"), NULL, &e) == OX_OK);
+  ox_model *mv = NULL;
+  CHECK(ox_model_load_file(at("moved/m.onnx"), NULL, &mv, &e) == OX_OK);
+  if (mv) {
+    const ox_tensor *b2 = &mv->proto->graph->initializer[1];
+    CHECK(strcmp(kv(b2, "location"), "m.onnx.data") == 0 && b2->external.size == 400 &&
+          memcmp(b2->external.data, big->external.data, 400) == 0);
+    CHECK(!mv->proto->graph->initializer[0].has_data_location);
+  }
+  ox_model_free(mv);
+  unlink(at("moved/m.onnx"));
+  unlink(at("moved/m.onnx.data"));
+  rmdir(at("moved"));
+
   /* saving over the files the model is mapped from */
   CHECK(ox_model_save_file(l, at("m.onnx"), &so, &e) == OX_OK);
   ox_model *l2 = NULL;

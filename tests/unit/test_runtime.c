@@ -162,6 +162,15 @@ static void test_errors(void) {
   CHECK(strstr(e.msg, "node 'bad1' (NoSuchOp, ai.onnx opset 13): no kernel") != NULL);
   ox_model_free(b.m);
 
+  /* a type the schema does not allow: Abs of strings */
+  b = model_new(13);
+  add_io(&b, true, "x", OX_STRING, d23, 2);
+  add_io(&b, false, "y", OX_STRING, d23, 2);
+  add_node(b.g, b.a, "Abs", "abs1", "x", NULL, "y");
+  CHECK(ox_session_create(b.m, NULL, &s, &e) == OX_EUNSUPPORTED);
+  CHECK(strstr(e.msg, "node 'abs1' (Abs, ai.onnx opset 13): no kernel for tensor(string)") != NULL);
+  ox_model_free(b.m);
+
   /* Identity: wrong type, wrong rank, wrong dims, missing input */
   b = model_new(13);
   add_io(&b, true, "x", OX_FLOAT, d23, 2);
@@ -312,7 +321,112 @@ static void test_cancel_loop(void) {
   ox_model_free(b.m);
 }
 
+/* ---- model-local functions */
+static ox_function *add_function(mb *b, const char *name, const char *in, const char *out) {
+  ox_model_proto *p = b->m->proto;
+  ox_function *f = OX_VEC_PUSH(b->a, p->functions, p->n_functions);
+  f->name = ox_arena_strdup(b->a, name);
+  f->domain = ox_arena_strdup(b->a, "local");
+  f->input = ox_arena_calloc(b->a, 1, sizeof *f->input);
+  f->input[0] = ox_arena_strdup(b->a, in);
+  f->n_input = 1;
+  f->output = ox_arena_calloc(b->a, 1, sizeof *f->output);
+  f->output[0] = ox_arena_strdup(b->a, out);
+  f->n_output = 1;
+  ox_opset *o = OX_VEC_PUSH(b->a, f->opset_import, f->n_opset_import);
+  o->domain = ox_arena_strdup(b->a, "");
+  o->version = 13;
+  o->has_version = true;
+  return f;
+}
+
+static ox_node *fn_node(mb *b, ox_function *f, const char *op, const char *dom, const char *in0,
+                        const char *in1, const char *out) {
+  ox_node *n = OX_VEC_PUSH(b->a, f->node, f->n_node);
+  n->op_type = ox_arena_strdup(b->a, op);
+  n->domain = ox_arena_strdup(b->a, dom);
+  n->name = ox_arena_strdup(b->a, "k");
+  if (in0) ox_node_add_input(b->a, n, in0);
+  if (in1) ox_node_add_input(b->a, n, in1);
+  ox_node_add_output(b->a, n, out);
+  return n;
+}
+
+static void test_functions(void) {
+  ox_err e = {0};
+  ox_session *s = NULL;
+  mb b = model_new(13);
+  ox_opset *lo = OX_VEC_PUSH(b.a, b.m->proto->opset_import, b.m->proto->n_opset_import);
+  lo->domain = ox_arena_strdup(b.a, "local");
+  lo->version = 1;
+  lo->has_version = true;
+  int64_t d2[1] = {2};
+  add_io(&b, true, "x", OX_FLOAT, d2, 1);
+  add_io(&b, false, "y3", OX_FLOAT, d2, 1);
+  add_io(&b, false, "y2", OX_FLOAT, d2, 1);
+  add_io(&b, false, "y4", OX_FLOAT, d2, 1);
+  /* Scale<alpha = 2.0>(x) = x * alpha ; the internal name "k" is also a
+   * name of the main graph, which must not matter */
+  ox_function *sc = add_function(&b, "Scale", "x", "y");
+  ox_attr *def = OX_VEC_PUSH(b.a, sc->attribute_proto, sc->n_attribute_proto);
+  def->name = ox_arena_strdup(b.a, "alpha");
+  def->type = OX_ATTR_FLOAT;
+  def->f = 2.0f;
+  def->has_f = true;
+  ox_node *kn = fn_node(&b, sc, "Constant", "", NULL, NULL, "k");
+  ox_attr *ref = ox_node_add_attr(b.a, kn, "value_float", OX_ATTR_FLOAT);
+  ref->ref_attr_name = ox_arena_strdup(b.a, "alpha");
+  fn_node(&b, sc, "Mul", "", "x", "k", "y");
+  /* Twice(x) = Scale<alpha = 2>(Scale(x)): a nested call */
+  ox_function *tw = add_function(&b, "Twice", "x", "y");
+  ox_node *c1 = fn_node(&b, tw, "Scale", "local", "x", NULL, "t");
+  fn_node(&b, tw, "Scale", "local", "t", NULL, "y");
+  (void)c1;
+  ox_opset *fo = OX_VEC_PUSH(b.a, tw->opset_import, tw->n_opset_import);
+  fo->domain = ox_arena_strdup(b.a, "local");
+  fo->version = 1;
+  fo->has_version = true;
+  ox_node *call3 = ox_graph_add_node(b.a, b.g, "Scale", "local", "call3");
+  ox_node_add_input(b.a, call3, "x");
+  ox_node_add_output(b.a, call3, "y3");
+  ox_attr *a3 = ox_node_add_attr(b.a, call3, "alpha", OX_ATTR_FLOAT);
+  a3->f = 3.0f;
+  ox_node *call2 = ox_graph_add_node(b.a, b.g, "Scale", "local", "call2");
+  ox_node_add_input(b.a, call2, "x");
+  ox_node_add_output(b.a, call2, "k");
+  add_node(b.g, b.a, "Identity", "id", "k", NULL, "y2");
+  ox_node *call4 = ox_graph_add_node(b.a, b.g, "Twice", "local", "call4");
+  ox_node_add_input(b.a, call4, "x");
+  ox_node_add_output(b.a, call4, "y4");
+  CHECK(ox_session_create(b.m, NULL, &s, &e) == OX_OK);
+  if (s) {
+    ox_value *in = ox_tensor_new(OX_FLOAT, d2, 1, &e);
+    ((float *)in->data)[0] = 1.5f;
+    ((float *)in->data)[1] = -2.0f;
+    const char *nm = "x";
+    ox_value *out[3] = {0};
+    CHECK(ox_session_run(s, &nm, &in, 1, NULL, out, 3, &e) == OX_OK);
+    CHECK(out[0] && ((float *)out[0]->data)[0] == 4.5f && ((float *)out[0]->data)[1] == -6.0f);
+    CHECK(out[1] && ((float *)out[1]->data)[0] == 3.0f && ((float *)out[1]->data)[1] == -4.0f);
+    CHECK(out[2] && ((float *)out[2]->data)[0] == 6.0f && ((float *)out[2]->data)[1] == -8.0f);
+    for (int k = 0; k < 3; k++) ox_value_unref(out[k]);
+    ox_value_unref(in);
+    ox_session_free(s);
+    s = NULL;
+  } else {
+    fprintf(stderr, "%s\n", e.msg);
+  }
+  /* recursion: Scale calls Twice which calls Scale */
+  sc = &b.m->proto->functions[0]; /* the array moved when Twice was added */
+  fn_node(&b, sc, "Twice", "local", "y", NULL, "z");
+  CHECK(ox_session_create(b.m, NULL, &s, &e) == OX_EMODEL);
+  CHECK(strstr(e.msg, "recursion") != NULL);
+  ox_session_free(s);
+  ox_model_free(b.m);
+}
+
 int main(void) {
+  test_functions();
   test_values();
   test_int4_proto();
   test_pool();

@@ -121,6 +121,26 @@ int main(void) {
   CHECK(ox_schema_lookup("ai.onnx.ml", "TreeEnsembleRegressor", 5)->deprecated);
   CHECK(!strcmp(ox_schema_attr_type_doc(OX_ATTR_INTS), "list of ints"));
 
+  /* function bodies (notes §4.2): the body for a model's opset is the one
+   * registered for the highest opset <= it */
+  const ox_schema *relu14 = ox_schema_lookup("", "Relu", 17);
+  CHECK(relu14->since_version == 14 && relu14->n_bodies == 1);
+  CHECK(ox_schema_function_body(relu14, 17) == NULL);
+  CHECK(ox_schema_function_body(relu14, 18) != NULL);
+  const ox_schema *mvn = ox_schema_lookup("", "MeanVarianceNormalization", 28);
+  CHECK(mvn->since_version == 13 && mvn->n_bodies == 2);
+  CHECK(ox_schema_function_body(mvn, 13) == mvn->bodies[0].text && mvn->bodies[0].opset == 13);
+  CHECK(ox_schema_function_body(mvn, 20) == mvn->bodies[1].text && mvn->bodies[1].opset == 18);
+  CHECK(mvn->function_body == mvn->bodies[1].text);
+  const ox_schema *elu = ox_schema_lookup("", "Elu", 22);
+  CHECK(elu->n_bodies == 1 && elu->bodies[0].opset == 18 &&
+        strstr(elu->function_body, "Elu <alpha> (X) => (Y)") &&
+        strstr(elu->function_body, "value_float: float = @alpha"));
+  CHECK(ox_schema_lookup("", "Conv", 22)->function_body == NULL);
+  size_t with_body = 0;
+  for (size_t i = 0; i < ox_schema_count(); i++) with_body += ox_schema_at(i)->n_bodies;
+  CHECK(with_body == 29); /* the static bodies of notes §4.2 */
+
   if (fails) fprintf(stderr, "%d checks failed\n", fails);
   return fails ? 1 : 0;
 }

@@ -273,6 +273,10 @@ static void test_attributes(void) {
   CHECK(a && a->type == OX_ATTR_FLOAT && a->has_f && a->f == 2.0f);
   a = parse_attr("alpha = -0.0");
   CHECK(a && a->type == OX_ATTR_FLOAT && a->f == 0 && signbit(a->f));
+  a = parse_attr("alpha = -nan(0x1234)");
+  uint32_t nb = 0;
+  if (a) memcpy(&nb, &a->f, 4);
+  CHECK(a && a->type == OX_ATTR_FLOAT && nb == 0xFF801234u);
   a = parse_attr("alpha = -inf");
   CHECK(a && a->type == OX_ATTR_FLOAT && isinf(a->f) && a->f < 0);
   a = parse_attr("s = \"a\\\\b\"");
@@ -358,6 +362,65 @@ static void test_nodes(void) {
   if (m) reprint(m);
 }
 
+/* the graph and function entry points */
+static void test_graph_function(void) {
+  const char *gt = "g (float[N] x) => (float[N] y) { y = Relu (x) }";
+  ox_graph *g = NULL;
+  ox_err e = {0};
+  CHECK(ox_text_parse_graph(gt, strlen(gt), "g", A, &g, &e) == OX_OK);
+  ox_buf b = {0};
+  CHECK(g && ox_text_print_graph(g, &b, &e) == OX_OK);
+  ox_graph *g2 = NULL;
+  CHECK(ox_text_parse_graph((const char *)b.data, b.size, "g2", A, &g2, &e) == OX_OK);
+  CHECK(g2 && g2->n_node == 1 && strcmp(g2->node[0].op_type, "Relu") == 0 && g2->n_input == 1);
+  ox_buf_free(&b);
+  const char *ft =
+      "<domain: \"d\", opset_import: [\"\" : 18]> f <k: int = 3> (float x) => (y) "
+      "{ y = Mul (x, x) }";
+  ox_function *f = NULL;
+  CHECK(ox_text_parse_function(ft, strlen(ft), "f", A, &f, &e) == OX_OK);
+  CHECK(f && f->n_attribute_proto == 1 && f->n_value_info == 1 && f->n_opset_import == 1);
+  ox_buf fb = {0};
+  CHECK(f && ox_text_print_function(f, &fb, &e) == OX_OK);
+  ox_function *f2 = NULL;
+  CHECK(ox_text_parse_function((const char *)fb.data, fb.size, "f2", A, &f2, &e) == OX_OK);
+  CHECK(f2 && strcmp(f2->domain, "d") == 0 && f2->attribute_proto[0].i == 3 && f2->n_node == 1);
+  ox_buf_free(&fb);
+  CHECK(ox_text_parse_graph("g () => () {} extra", 19, "g", A, &g, &e) == OX_EPARSE);
+  CHECK(strstr(e.msg, "expected end of input, found 'extra'"));
+}
+
+/* the fields the reference syntax has no place for, in headers and blocks */
+static void test_extensions(void) {
+  ox_model_proto *m = parse(
+      "<ir_version: 10, configuration: [{name: \"mesh\", num_devices: 2, device: [\"gpu0\", "
+      "\"gpu1\"]}]>\n"
+      "<quantization_annotation: [{tensor_name: \"x\", quant_parameter_tensor_names: "
+      "[\"SCALE_TENSOR\": \"s\"]}]>\n"
+      "G (<denotation: \"IMAGE\"> float[N,3] x) => (float y)\n"
+      "<<segment: [0, 2], raw_data: true> float[2] s = {1, 2}> { y = Identity (x) }\n"
+      "training {\n"
+      "  initialization: I () => (float[2] w) { w = Constant <value = float[2] {0, 0}> () },\n"
+      "  algorithm: A (float[2] w) => (float[2] w2) { w2 = Add (w, w) },\n"
+      "  initialization_binding: [\"s\": \"w\"], update_binding: [\"s\": \"w2\"]\n"
+      "}\n"
+      "F (a) => (b) { b = Identity (a) }\n");
+  if (!m) return;
+  CHECK(m->n_configuration == 1 && m->configuration[0].num_devices == 2 &&
+        m->configuration[0].n_device == 2 && strcmp(m->configuration[0].device[1], "gpu1") == 0);
+  const ox_graph *g = m->graph;
+  CHECK(g->n_quantization_annotation == 1 &&
+        strcmp(g->quantization_annotation[0].quant_parameter_tensor_names[0].value, "s") == 0);
+  CHECK(strcmp(g->input[0].type->denotation, "IMAGE") == 0);
+  CHECK(g->initializer[0].segment && g->initializer[0].segment->end == 2 &&
+        g->initializer[0].raw_data.size == 8);
+  CHECK(m->n_training_info == 1 && m->training_info[0].initialization &&
+        strcmp(m->training_info[0].algorithm->name, "A") == 0 &&
+        m->training_info[0].n_update_binding == 1);
+  CHECK(m->n_functions == 1 && strcmp(m->functions[0].name, "F") == 0);
+  reprint(m);
+}
+
 static void test_errors(void) {
   const char *msg = parse_error("<ir_version: 7>\nG (float[N] X {\n  Y = Relu(X)\n}");
   const char *want = "model.onnxtxt:2:15: expected ')' after the input list, found '{'\n";
@@ -441,9 +504,11 @@ static void test_print(void) {
     uint32_t b32 = (uint32_t)st;
     memcpy(&fv[i], &b32, 4);
     memcpy(&dv[i], &st, 8);
-    if (isnan(fv[i])) fv[i] = (float)i; /* NaN payloads are not kept (documented) */
-    if (isnan(dv[i])) dv[i] = i;
   }
+  /* NaNs: the default one and payloads (random patterns hit some too) */
+  uint32_t nan1 = 0x7FC00000u, nan2 = 0xFF800001u;
+  memcpy(&fv[0], &nan1, 4);
+  memcpy(&fv[1], &nan2, 4);
   ox_model_proto fm = {0};
   ox_graph fg = {0};
   ox_tensor ft[2] = {{0}};
@@ -465,6 +530,19 @@ static void test_print(void) {
           memcmp(back->graph->initializer[1].double_data, dv, NF * 8) == 0);
   }
   ox_buf_free(&fb);
+
+  /* an attribute type outside the enum prints its value without annotation */
+  const ox_node *n = parse_node("Y = Op <k = 5> (X)");
+  if (n) {
+    ((ox_attr *)n->attribute)->type = 34;
+    ox_graph g1 = {0};
+    g1.name = "g", g1.node = (ox_node *)n, g1.n_node = 1;
+    ox_buf ob = {0};
+    CHECK(ox_text_print_graph(&g1, &ob, &e) == OX_OK);
+    ox_buf_putc(&ob, 0);
+    CHECK(strstr((const char *)ob.data, "Y = Op <k = 5> (X)"));
+    ox_buf_free(&ob);
+  }
 }
 
 /* the external-data perceptron reads its weights.bin */
@@ -510,6 +588,8 @@ int main(void) {
   test_tensors();
   test_attributes();
   test_nodes();
+  test_graph_function();
+  test_extensions();
   test_errors();
   test_print();
   test_external();
