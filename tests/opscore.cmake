@@ -11,7 +11,7 @@ set(OPSCORE_PATTERNS
     cast castlike ceil celu clip cos cosh cumprod cumsum det div einsum elu equal erf exp floor
     gelu gemm greater hardmax hardsigmoid hardswish isinf isnan leakyrelu less log logsoftmax
     matmul max mean min mish mod mul neg not or or2d or3d or4d pow prelu reciprocal reduce relu
-    round selu shrink sigmoid sign sin sinh softmax softplus softsign sqrt sub sum swish tan tanh
+    round selu shrink sigmoid sign sin sinh softmax softplus softsign sqrt sub sum swish swiglu tan tanh
     thresholdedrelu where xor xor2d xor3d xor4d)
 set(OPSCORE_CASES "")
 foreach(p ${OPSCORE_PATTERNS})

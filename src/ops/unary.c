@@ -432,6 +432,31 @@ static int un_run(ox_kctx *ctx, void *state) {
   return OX_OK;
 }
 
+/* SwiGLU-28: Y = Swish_alpha(A) * B, identical shapes, no broadcasting */
+static int swiglu_run(ox_kctx *ctx, void *state) {
+  const un_state *s = state;
+  ox_value *a = ox_kctx_input(ctx, 0), *b = ox_kctx_input(ctx, 1);
+  if (!a || !b || a->kind != OX_VAL_TENSOR || b->kind != OX_VAL_TENSOR)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "A and B must be tensors");
+  int32_t dt = a->dtype;
+  if (dt != OX_FLOAT && dt != OX_DOUBLE && dt != OX_FLOAT16 && dt != OX_BFLOAT16)
+    return ox_kctx_fail(ctx, OX_EUNSUPPORTED, "element type %s not supported", dt_name(dt));
+  if (b->dtype != dt || !ox_shape_equal(a->dims, a->rank, b->dims, b->rank))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "A and B must have the same type and shape");
+  ox_value *y = ox_kctx_output(ctx, 0, dt, a->dims, a->rank);
+  if (!y) return OX_ENOMEM;
+  un_job j = {s, a->data, y->data, dt, 0, 0};
+  ox_parallel_for(ox_kctx_pool(ctx), a->numel, 16384, un_chunk, &j);
+  if (dt == OX_FLOAT) {
+    float *o = y->data;
+    const float *v = b->data;
+    for (int64_t i = 0; i < a->numel; i++) o[i] *= v[i];
+  } else
+    for (int64_t i = 0; i < a->numel; i++)
+      oc_set(y->data, dt, i, oc_get(y->data, dt, i) * oc_get(b->data, dt, i));
+  return OX_OK;
+}
+
 #define PREP(NAME, OP, A, B, G)                                           \
   static int prep_##NAME(const ox_kinfo *info, void **state, ox_err *e) { \
     return un_prepare(info, state, e, OP, A, B, G);                       \
@@ -477,6 +502,7 @@ PREP(threlu, U_THRELU, 1.0, 0, 0)
 PREP(shrink, U_SHRINK, 0, 0, 0)
 PREP(clip, U_CLIP, 0, 0, 0)
 PREP(swish, U_SWISH, 1.0, 0, 0)
+PREP(swiglu, U_SWISH, 1.0, 0, 0)
 
 #define UN(OP, P, LO) \
   { "", OP, LO, 1000, prep_##P, un_run, NULL }
@@ -524,5 +550,6 @@ const ox_kernel_def ox_ops_unary[] = {
     {"", "Clip", 1, 10, prep_clip, un_run, NULL},
     {"", "Clip", 11, 1000, prep_clip, un_run, NULL},
     UN("Swish", swish, 24),
+    {"", "SwiGLU", 28, 1000, prep_swiglu, swiglu_run, NULL},
     {0},
 };
