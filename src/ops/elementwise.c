@@ -212,6 +212,34 @@ static inline double pymod(double x, double y) {
   return r;
 }
 
+/* branch-free forms (every operand evaluated) so that the loops vectorise;
+ * Min/Max propagate NaN like numpy */
+#define DEF_FSEL(T, NAME)                 \
+  static inline T fmin_##NAME(T x, T y) { \
+    T r = x < y ? x : y;                  \
+    r = y != y ? y : r;                   \
+    return x != x ? x : r;                \
+  }                                       \
+  static inline T fmax_##NAME(T x, T y) { \
+    T r = x > y ? x : y;                  \
+    r = y != y ? y : r;                   \
+    return x != x ? x : r;                \
+  }
+DEF_FSEL(float, f32)
+DEF_FSEL(double, f64)
+
+/* x < 0 ? x * y : x, choosing by the sign bit */
+static inline float prelu_f32(float x, float y) {
+  float m = x * y;
+  uint32_t a, b;
+  memcpy(&a, &x, sizeof a);
+  memcpy(&b, &m, sizeof b);
+  uint32_t k = 0u - (a >> 31), r = (b & k) | (a & ~k);
+  memcpy(&m, &r, sizeof m);
+  return m;
+}
+static inline double prelu_f64(double x, double y) { return x < 0 ? x * y : x; }
+
 #define DEF_FLT(T, NAME, POW, FMOD)                                                    \
   static void bin_##NAME(void *arg, const int64_t *off, const int64_t *st, int64_t oo, \
                          int64_t n) {                                                  \
@@ -243,13 +271,13 @@ static inline double pymod(double x, double y) {
         LOOP4(T, T, pymod(x, y));                                                      \
         break;                                                                         \
       case OP_MIN:                                                                     \
-        LOOP4(T, T, isnan(x) || isnan(y) ? (T)NAN : x < y ? x : y);                    \
+        LOOP4(T, T, fmin_##NAME(x, y));                                                \
         break;                                                                         \
       case OP_MAX:                                                                     \
-        LOOP4(T, T, isnan(x) || isnan(y) ? (T)NAN : x > y ? x : y);                    \
+        LOOP4(T, T, fmax_##NAME(x, y));                                                \
         break;                                                                         \
       case OP_PRELU:                                                                   \
-        LOOP4(T, T, x < 0 ? x * y : x);                                                \
+        LOOP4(T, T, prelu_##NAME(x, y));                                               \
         break;                                                                         \
       case OP_SECOND:                                                                  \
         LOOP4(T, T, ((void)x, y));                                                     \

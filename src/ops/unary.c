@@ -139,7 +139,10 @@ typedef struct un_state {
         for (int64_t i = 0; i < n; i++) y[i] = x[i] > zero ? x[i] : zero;                        \
         break;                                                                                   \
       case U_LEAKY:                                                                              \
-        for (int64_t i = 0; i < n; i++) y[i] = x[i] < zero ? al * x[i] : x[i];                   \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+          T v = x[i], m = al * v;                                                                \
+          y[i] = v < zero ? m : v;                                                               \
+        }                                                                                        \
         break;                                                                                   \
       case U_ELU:                                                                                \
         for (int64_t i = 0; i < n; i++) y[i] = x[i] < zero ? al * (exp(x[i]) - one) : x[i];      \
@@ -163,10 +166,18 @@ typedef struct un_state {
         }                                                                                        \
         break;                                                                                   \
       case U_HSIGMOID:                                                                           \
-        for (int64_t i = 0; i < n; i++) y[i] = fmax(zero, fmin(one, al * x[i] + be));            \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+          T v = al * x[i] + be;                                                                  \
+          v = v > one ? one : v;                                                                 \
+          y[i] = v < zero ? zero : v;                                                            \
+        }                                                                                        \
         break;                                                                                   \
       case U_HSWISH:                                                                             \
-        for (int64_t i = 0; i < n; i++) y[i] = x[i] * fmax(zero, fmin(one, x[i] / (T)6 + half)); \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+          T v = x[i] / (T)6 + half;                                                              \
+          v = v > one ? one : v;                                                                 \
+          y[i] = x[i] * (v < zero ? zero : v);                                                   \
+        }                                                                                        \
         break;                                                                                   \
       case U_SOFTPLUS:                                                                           \
         for (int64_t i = 0; i < n; i++)                                                          \
@@ -278,6 +289,18 @@ static void un_f32_fast(const un_state *s, const float *x, float *y, int64_t n, 
                         float hi) {
   if (s->op == U_EXP) {
     oc_exp_f32(x, y, n);
+    return;
+  }
+  if (s->op == U_LEAKY) { /* x < 0 ? alpha * x : x, choosing by the sign bit */
+    float al = (float)s->alpha;
+    for (int64_t k = 0; k < n; k++) {
+      float v = x[k], m = al * v;
+      uint32_t a, b;
+      memcpy(&a, &v, sizeof a);
+      memcpy(&b, &m, sizeof b);
+      uint32_t msk = 0u - (a >> 31), r = (b & msk) | (a & ~msk);
+      memcpy(&y[k], &r, sizeof r);
+    }
     return;
   }
   if (s->op == U_SIGMOID || s->op == U_SWISH) {
