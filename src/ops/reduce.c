@@ -81,7 +81,7 @@ typedef struct red_job {
   const double *mx; /* LogSumExp: max per output */
 } red_job;
 
-static void red_run_fn(void *arg, int64_t i, int64_t o, int64_t n, bool one) {
+OC_CLONES static void red_run_fn(void *arg, int64_t i, int64_t o, int64_t n, bool one) {
   const red_job *j = arg;
   double *acc = j->acc + o;
   const float *xf = j->dt == OX_FLOAT ? (const float *)j->x + i : NULL;

@@ -109,7 +109,7 @@ static float row_max(const float *x, int64_t n) {
   return nan ? NAN : r;
 }
 
-static double row_sum(const float *x, int64_t n) {
+OC_CLONES static double row_sum(const float *x, int64_t n) {
   double s[4] = {0, 0, 0, 0};
   int64_t k = 0;
   for (; k + 4 <= n; k += 4)
@@ -119,7 +119,7 @@ static double row_sum(const float *x, int64_t n) {
 }
 
 /* contiguous float32 row with the vectorisable exponential */
-static void sm_row_f32(int op, const float *x, float *y, int64_t n) {
+OC_CLONES static void sm_row_f32(int op, const float *x, float *y, int64_t n) {
   float m = row_max(x, n);
   for (int64_t k = 0; k < n; k++) y[k] = x[k] - m;
   if (op == SM_SOFT) {

@@ -62,7 +62,7 @@ typedef struct un_state {
 
 /* the same element code for float and double via <tgmath.h> */
 #define DEF_UN(T, NAME)                                                                          \
-  static void un_##NAME(const un_state *s, const T *x, T *y, int64_t n, T lo, T hi) {            \
+  OC_CLONES static void un_##NAME(const un_state *s, const T *x, T *y, int64_t n, T lo, T hi) {  \
     const T al = (T)s->alpha, be = (T)s->beta, ga = (T)s->gamma;                                 \
     const T one = 1, zero = 0, half = (T)0.5;                                                    \
     switch (s->op) {                                                                             \
@@ -265,8 +265,8 @@ typedef struct un_job {
 } un_job;
 
 /* float32 ops built on the vectorisable exponential */
-static void sig_block(const float *x, float *y, int64_t n, float scale, bool times_x) {
-  float z[512], e[512];
+OC_CLONES static void sig_block(const float *x, float *y, int64_t n, float scale, bool times_x) {
+  float z[512] = {0}, e[512];
   for (int64_t k = 0; k < n; k++) { /* z = -|scale*x| (bit operations: vectorisable) */
     float v = scale * x[k];
     uint32_t u;
@@ -285,8 +285,8 @@ static void sig_block(const float *x, float *y, int64_t n, float scale, bool tim
   }
 }
 
-static void un_f32_fast(const un_state *s, const float *x, float *y, int64_t n, float lo,
-                        float hi) {
+OC_CLONES static void un_f32_fast(const un_state *s, const float *x, float *y, int64_t n, float lo,
+                                  float hi) {
   if (s->op == U_EXP) {
     oc_exp_f32(x, y, n);
     return;
