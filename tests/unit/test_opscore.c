@@ -304,7 +304,35 @@ static void test_max_nan(void) {
   onnxc_value_free(in[1]);
 }
 
+/* integer reductions are exact beyond 2^53 */
+static void test_reduce_int64_exact(void) {
+  static int64_t v[2] = {(INT64_C(1) << 60) + 1, (INT64_C(1) << 60) + 3};
+  int64_t d[1] = {2};
+  onnxc_value *in = onnxc_tensor_wrap(7, d, 1, v, NULL);
+  const char *names[1] = {"X"};
+  onnxc_value *y =
+      run("<ir_version: 8, opset_import: [\"\" : 18]>\n"
+          "g (int64[2] X) => (int64[1] Y) { Y = ReduceSum<keepdims=1>(X) }\n",
+          1, names, &in);
+  CHECK(y != NULL);
+  if (y) {
+    CHECK(((const int64_t *)onnxc_tensor_data(y))[0] == (INT64_C(1) << 61) + 4);
+    onnxc_value_free(y);
+  }
+  y =
+      run("<ir_version: 8, opset_import: [\"\" : 18]>\n"
+          "g (int64[2] X) => (int64[1] Y) { Y = ReduceMin<keepdims=1>(X) }\n",
+          1, names, &in);
+  CHECK(y != NULL);
+  if (y) {
+    CHECK(((const int64_t *)onnxc_tensor_data(y))[0] == (INT64_C(1) << 60) + 1);
+    onnxc_value_free(y);
+  }
+  onnxc_value_free(in);
+}
+
 int main(void) {
+  test_reduce_int64_exact();
   test_max_nan();
   test_exp_accuracy();
   test_add_legacy_axis();
