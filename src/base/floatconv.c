@@ -236,7 +236,7 @@ __attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *f, 
 
 void ox_f16_to_f32_n(const uint16_t *h, float *f, size_t n) {
 #if defined(OX_HAVE_F16C_PATH)
-  if (__builtin_cpu_supports("f16c")) {
+  if (__builtin_cpu_supports("avx2") /* every AVX2 CPU has F16C */) {
     f16_to_f32_f16c(h, f, n);
     return;
   }
@@ -246,7 +246,7 @@ void ox_f16_to_f32_n(const uint16_t *h, float *f, size_t n) {
 
 void ox_f32_to_f16_n(const float *f, uint16_t *h, size_t n) {
 #if defined(OX_HAVE_F16C_PATH)
-  if (__builtin_cpu_supports("f16c")) {
+  if (__builtin_cpu_supports("avx2") /* every AVX2 CPU has F16C */) {
     f32_to_f16_f16c(f, h, n);
     return;
   }
