@@ -1,5 +1,6 @@
 # The two commands a new user needs:
-#   make run   - set up, build (release) and run onnxc on a bundled example model
+#   make run   - set up, build (release), then describe, check and run the bundled perceptron
+#                (examples/perceptron.onnxtxt, the ONNX introduction's example) on a 2x3 input
 #   make test  - set up, build, and run every test (release, then ASan+UBSan with fuzzers)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
@@ -8,8 +9,8 @@ CMAKE_FLAGS ?=
 
 run: build
 	./build/onnxc info examples/perceptron.onnxtxt
-	./build/onnxc convert examples/perceptron.onnxtxt build/perceptron.onnx
-	./build/onnxc info build/perceptron.onnx
+	./build/onnxc check examples/perceptron.onnxtxt
+	./build/onnxc run examples/perceptron.onnxtxt -i X=examples/perceptron_input.npy
 
 setup:
 	@bash scripts/setup.sh

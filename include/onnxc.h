@@ -141,6 +141,35 @@ onnxc_status onnxc_session_run(onnxc_session *s, const char *const *input_names,
                                const char *const *output_names, onnxc_value **outputs,
                                size_t n_outputs, onnxc_error *err);
 
+/* ---------------------------------------------------------------- train */
+
+/* Training (TrainingInfoProto, IR.md "Training Related Information"). The
+ * state variables are the initializers named as keys of the bindings; a
+ * training context holds their current values, starting from the
+ * initializers. The model must outlive the context. */
+typedef struct onnxc_training onnxc_training;
+
+/* Checks the binding rules and creates a context. opts may be NULL. */
+onnxc_status onnxc_training_create(const onnxc_model *m, const onnxc_session_options *opts,
+                                   onnxc_training **out, onnxc_error *err);
+void onnxc_training_free(onnxc_training *t);
+/* Initialization step: runs every `initialization` graph, in order, and
+ * assigns its outputs by `initialization_binding`. */
+onnxc_status onnxc_training_init(onnxc_training *t, onnxc_error *err);
+/* One training step with training_info[algorithm]: runs the inference graph
+ * combined with the algorithm graph on the inputs (bound by name), assigns the
+ * state by `update_binding`, and returns outputs[k] for output_names[k] (an
+ * output of either graph; may be none). */
+onnxc_status onnxc_training_step(onnxc_training *t, size_t algorithm,
+                                 const char *const *input_names, onnxc_value *const *inputs,
+                                 size_t n_inputs, const char *const *output_names,
+                                 onnxc_value **outputs, size_t n_outputs, onnxc_error *err);
+/* Writes the current state into the initializers of m (a model with the
+ * training model's structure, typically the same one), e.g. before
+ * onnxc_model_save. */
+onnxc_status onnxc_model_update_initializers(onnxc_model *m, const onnxc_training *t,
+                                             onnxc_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -38,3 +38,11 @@ foreach(m densenet121 inception_v2 resnet50 shufflenet zfnet512)
     set_tests_properties(nna_light_${m} PROPERTIES LABELS release-only)
   endif()
 endforeach()
+
+# Depthwise / grouped Conv against a NumPy oracle (skipped without python3-onnx).
+if(SYSTEM_PYTHON3)
+  add_test(NAME nna_dwconv_oracle
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/nna/dwconv_oracle.py
+                   $<TARGET_FILE:onnxc_cli>)
+  set_tests_properties(nna_dwconv_oracle PROPERTIES SKIP_RETURN_CODE 77)
+endif()

@@ -49,3 +49,11 @@ if(EXISTS "${ONNXC_SHARED}/models/ch_PP-OCRv4_det_infer.onnx")
            COMMAND text_bench ${ONNXC_SHARED}/models/ch_PP-OCRv4_det_infer.onnx 3 50)
   set_tests_properties(text_bench_ppocr PROPERTIES LABELS release-only)
 endif()
+
+# the seed examples pass the checker; FizzBuzz with Limit = 15 gives the 15 strings
+if(PROTOC)
+  add_test(NAME text_examples
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/text/examples.sh $<TARGET_FILE:onnxc_cli>
+                   ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/text_examples
+                   ${ONNXC_SHARED}/spec/onnx/protoc)
+endif()

@@ -10,10 +10,12 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: onnxc infer MODEL [-o OUT] [--strict] [--input NAME=D1,D2,...]... [--quiet]\n"
+          "usage: onnxc infer MODEL... [-o OUT] [--strict] [--input NAME=D1,D2,...]... [--quiet]\n"
           "\n"
           "Infers the type and shape of every value (graph outputs and subgraphs\n"
-          "included) and writes them as value_info.\n"
+          "included) and writes them as value_info. With several models (no -o),\n"
+          "each is inferred in turn and only failures are printed; the exit status\n"
+          "is 1 if any failed.\n"
           "  -o OUT             write the inferred model (binary or text by extension);\n"
           "                     without it, print the inferred value types\n"
           "  --strict           a conflict between declared and inferred types, or an\n"
@@ -114,6 +116,9 @@ static bool parse_binding(char *arg, ox_infer_binding *b, int64_t **store) {
 
 int ox_cmd_infer(int argc, char **argv) {
   const char *model = NULL, *out = NULL;
+  const char **models = calloc((size_t)argc, sizeof(char *));
+  size_t n_models = 0;
+  if (!models) return 2;
   bool strict = false, quiet = false, timing = false;
   ox_infer_binding binds[64];
   int64_t *stores[64];
@@ -138,18 +143,43 @@ int ox_cmd_infer(int argc, char **argv) {
         goto done;
       }
       nb++;
-    } else if (argv[i][0] == '-' || model) {
+    } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "onnxc infer: unexpected argument '%s'\n", argv[i]);
       usage(stderr);
       goto done;
     } else {
-      model = argv[i];
+      models[n_models++] = argv[i];
     }
   }
-  if (!model) {
+  if (n_models == 0 || (n_models > 1 && out)) {
+    if (n_models > 1) fprintf(stderr, "onnxc infer: -o takes a single model\n");
     usage(stderr);
     goto done;
   }
+  if (n_models > 1) {
+    int bad = 0;
+    for (size_t k = 0; k < n_models; k++) {
+      ox_model *mk = ox_cli_load_model(models[k]);
+      if (!mk) {
+        bad++;
+        continue;
+      }
+      ox_infer_opts ok = {strict, binds, nb};
+      ox_err ek = {0};
+      ox_buf wk = {0};
+      if (ox_infer_model(mk, &ok, quiet ? NULL : &wk, &ek) != OX_OK) {
+        fprintf(stderr, "onnxc infer: %s: %s\n", models[k], ek.msg);
+        bad++;
+      }
+      if (wk.size) fprintf(stderr, "%s:\n%.*s", models[k], (int)wk.size, (const char *)wk.data);
+      ox_buf_free(&wk);
+      ox_model_free(mk);
+    }
+    printf("%zu passed, %d failed\n", n_models - (size_t)bad, bad);
+    rc = bad ? 1 : 0;
+    goto done;
+  }
+  model = models[0];
   ox_model *m = ox_cli_load_model(model);
   if (!m) goto done;
   ox_infer_opts o = {strict, binds, nb};
@@ -182,6 +212,7 @@ int ox_cmd_infer(int argc, char **argv) {
   ox_model_free(m);
   rc = 0;
 done:
+  free(models);
   for (size_t i = 0; i < nb; i++) free(stores[i]);
   return rc;
 }

@@ -758,6 +758,14 @@ static int range_op(ox_ictx *c) {
     int64_t a = s->d[0].value, b = l->d[0].value, st = dl->d[0].value;
     int64_t cnt = st > 0 ? (b - a + st - 1) / st : (a - b + (-st) - 1) / (-st);
     n = ox_dim_known(cnt > 0 ? cnt : 0);
+    /* small integer ranges carry their values (shape vectors, axes lists) */
+    if ((el == OX_INT64 || el == OX_INT32) && n.value <= MAXV) {
+      ox_dimv *v = ix_dimv_new(c, (size_t)n.value);
+      if (v) {
+        for (int64_t k = 0; k < n.value; k++) v->d[k] = ox_dim_known(a + k * st);
+        c->out_data[0] = v;
+      }
+    }
   }
   ix_set_tensor(c, 0, el, &n, 1);
   return OX_OK;
@@ -1810,12 +1818,16 @@ static const ox_infer_def defs[] = {
     {NULL, NULL, 0, 0, NULL},
 };
 
+extern const ox_infer_def ox_infer_defs2[];
+
 const ox_infer_def *ox_infer_find(const char *domain, const char *op, int64_t since) {
   bool dflt = ox_is_default_domain(domain);
-  for (const ox_infer_def *d = defs; d->op; d++) {
-    bool dd = ox_is_default_domain(d->domain);
-    if (dd != dflt || (!dd && strcmp(d->domain, domain) != 0)) continue;
-    if (strcmp(d->op, op) == 0 && since >= d->since_min && since <= d->since_max) return d;
-  }
+  const ox_infer_def *tables[2] = {defs, ox_infer_defs2};
+  for (int t = 0; t < 2; t++)
+    for (const ox_infer_def *d = tables[t]; d->op; d++) {
+      bool dd = ox_is_default_domain(d->domain);
+      if (dd != dflt || (!dd && strcmp(d->domain, domain) != 0)) continue;
+      if (strcmp(d->op, op) == 0 && since >= d->since_min && since <= d->since_max) return d;
+    }
   return NULL;
 }

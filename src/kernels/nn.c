@@ -169,8 +169,10 @@ static void im2col_row(const ox_nn_geom *g, const float *xc, const int64_t *kk, 
       const float *src = xc + base * IW + off;
       int64_t w = 0;
       for (; w < lo; w++) dst[w] = padv;
-      if (sw == 1)
+      if (sw == 1 && hi - lo >= 32)
         memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
+      else if (sw == 1)
+        for (w = lo; w < hi; w++) dst[w] = src[w];
       else
         for (w = lo; w < hi; w++) dst[w] = src[w * sw];
       for (w = hi; w < OW; w++) dst[w] = padv;
@@ -224,29 +226,33 @@ void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t
     }
 }
 
-void ox_nn_col2im_add(const ox_nn_geom *g, int64_t C, const float *col, float *y) {
-  size_t nd = g->nd, L = nd - 1;
-  int64_t OW = g->out[L], IW = g->in[L], sw = g->stride[L];
-  int64_t outer = ox_nn_outer(g);
-  int64_t kk[OX_NN_MAXD], oi[OX_NN_MAXD];
-  for (int64_t c = 0; c < C; c++) {
-    float *yc = y + c * g->in_size;
-    for (int64_t kidx = 0; kidx < g->k_size; kidx++) {
-      unravel(kidx, g->k, nd, kk);
-      const float *row = col + (c * g->k_size + kidx) * g->out_size;
-      int64_t off = kk[L] * g->dil[L] - g->pb[L], lo, hi;
-      valid_range(OW, IW, sw, off, &lo, &hi);
-      for (size_t d = 0; d < L; d++) oi[d] = 0;
-      for (int64_t o = 0; o < outer; o++) {
-        const float *src = row + o * OW;
-        int64_t base;
-        bool inside = outer_base(g, oi, kk, &base);
-        if (inside) {
-          float *dst = yc + base * IW + off;
-          for (int64_t w = lo; w < hi; w++) dst[w * sw] += src[w];
-        }
-        next_outer(g, oi);
-      }
-    }
+/* col2im for one element type (float for ConvTranspose, double for Col2Im). */
+#define OX_NN_COL2IM(NAME, T)                                        \
+  void NAME(const ox_nn_geom *g, int64_t C, const T *col, T *y) {    \
+    size_t nd = g->nd, L = nd - 1;                                   \
+    int64_t OW = g->out[L], IW = g->in[L], sw = g->stride[L];        \
+    int64_t outer = ox_nn_outer(g);                                  \
+    int64_t kk[OX_NN_MAXD], oi[OX_NN_MAXD];                          \
+    for (int64_t c = 0; c < C; c++) {                                \
+      T *yc = y + c * g->in_size;                                    \
+      for (int64_t kidx = 0; kidx < g->k_size; kidx++) {             \
+        unravel(kidx, g->k, nd, kk);                                 \
+        const T *row = col + (c * g->k_size + kidx) * g->out_size;   \
+        int64_t off = kk[L] * g->dil[L] - g->pb[L], lo, hi;          \
+        valid_range(OW, IW, sw, off, &lo, &hi);                      \
+        for (size_t d = 0; d < L; d++) oi[d] = 0;                    \
+        for (int64_t o = 0; o < outer; o++) {                        \
+          const T *src = row + o * OW;                               \
+          int64_t base;                                              \
+          if (outer_base(g, oi, kk, &base)) {                        \
+            T *dst = yc + base * IW + off;                           \
+            for (int64_t w = lo; w < hi; w++) dst[w * sw] += src[w]; \
+          }                                                          \
+          next_outer(g, oi);                                         \
+        }                                                            \
+      }                                                              \
+    }                                                                \
   }
-}
+
+OX_NN_COL2IM(ox_nn_col2im_add, float)
+OX_NN_COL2IM(ox_nn_col2im_add_f64, double)

@@ -65,6 +65,11 @@ void ox_nn_store_f32(const float *src, int32_t dtype, int64_t n, void *dst);
  * in *owned (NULL on OOM). */
 const float *ox_nn_as_f32(const void *src, int32_t dtype, int64_t n, float **owned);
 
+/* Double staging of every numeric type (bool as 0/1): exact for all but
+ * 64-bit integers beyond 2^53. load returns false for other types. */
+bool ox_nn_load_f64(const void *src, int32_t dtype, int64_t n, double *dst);
+void ox_nn_store_f64(const double *src, int32_t dtype, int64_t n, void *dst);
+
 /* im2col for one image of C channels (x: C x in_size): rows c*k_size + kidx,
  * columns = output positions whose outer index (all dims but the last) is in
  * [o0, o1); col row stride ldc. Out-of-image taps read `padv`. */
@@ -81,5 +86,6 @@ int64_t ox_nn_outer(const ox_nn_geom *g);
  * Here `out` are the column positions and `in` the image: the col2im of Col2Im
  * and ConvTranspose. */
 void ox_nn_col2im_add(const ox_nn_geom *g, int64_t C, const float *col, float *y);
+void ox_nn_col2im_add_f64(const ox_nn_geom *g, int64_t C, const double *col, double *y);
 
 #endif

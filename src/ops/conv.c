@@ -1,12 +1,14 @@
-/* conv.c - Conv, ConvTranspose, ConvInteger, QLinearConv, Col2Im.
+/* conv.c - Conv, ConvTranspose, ConvInteger, QLinearConv, DeformConv, Col2Im.
  *
  * Floating-point convolutions compute in float32 (bfloat16, float16 and
- * double are staged through float32 buffers). Conv is im2col + packed GEMM
- * over chunks of output rows (weights packed once in prepare when they are
- * constant), with a direct path for 1x1 stride-1 unpadded kernels (the input
- * is the GEMM's B as is) and for 2-D depthwise convolutions. ConvTranspose is
- * GEMM (W^T X) + col2im. The integer convolutions use the same im2col on
- * zero-point-shifted values with exact integer accumulation. */
+ * double are staged through float32 buffers). Conv works on chunks of output
+ * rows (about 1 MiB of columns, in parallel): im2col writes the GEMM's packed
+ * B panels directly (1x1 unpadded kernels copy input rows), and the weights
+ * are either packed once in prepare (constant W) or, with AVX-512, read in
+ * place by the micro-kernel (W computed at run time); 2-D depthwise
+ * convolutions are direct. ConvTranspose is GEMM (W^T X) + col2im. The
+ * integer convolutions use the same im2col on zero-point-shifted values with
+ * exact integer accumulation. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -162,39 +164,119 @@ typedef struct dw_job {
   int64_t C, Mg; /* channels (= groups), outputs per group */
 } dw_job;
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* Interior of a depthwise row for strides 1 and 2 with AVX-512: 16 outputs
+ * per step; returns the first column left undone. */
+__attribute__((target("avx512f"))) static int64_t dw_interior_avx512(const ox_nn_geom *g,
+                                                                     const float *xc,
+                                                                     const float *wm, float b,
+                                                                     int64_t oh, float *yr,
+                                                                     int64_t ow, int64_t in_hi) {
+  int64_t IH = g->in[0], IW = g->in[1], KH = g->k[0], KW = g->k[1], sw = g->stride[1];
+  int64_t dw = g->dil[1];
+  if (sw != 1 && sw != 2) return ow;
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  for (; ow < in_hi; ow += 16) { /* masked loads and store cover a tail of r < 16 */
+    int64_t r = in_hi - ow < 16 ? in_hi - ow : 16, need = (r - 1) * sw + 1;
+    __mmask16 m1 = (__mmask16)((1u << (need < 16 ? need : 16)) - 1u);
+    __mmask16 m2 = (__mmask16)(need > 16 ? (1u << (need - 16)) - 1u : 0u);
+    __m512 acc = _mm512_set1_ps(b);
+    for (int64_t kh = 0; kh < KH; kh++) {
+      int64_t ih = oh * g->stride[0] - g->pb[0] + kh * g->dil[0];
+      if (ih < 0 || ih >= IH) continue;
+      const float *xr = xc + ih * IW + ow * sw - g->pb[1];
+      for (int64_t kw = 0; kw < KW; kw++) {
+        const float *xs = xr + kw * dw;
+        __m512 v = sw == 1 ? _mm512_maskz_loadu_ps(m1, xs)
+                           : _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m1, xs), even,
+                                                    _mm512_maskz_loadu_ps(m2, xs + 16));
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(wm[kh * KW + kw]), v, acc);
+      }
+    }
+    _mm512_mask_storeu_ps(yr + ow, (__mmask16)((1u << r) - 1u), acc);
+  }
+  if (ow > in_hi) ow = in_hi;
+  return ow;
+}
+#endif
+
+/* One output row of a depthwise 2-D convolution: columns where every kernel
+ * column lands inside the input are computed 16 at a time in registers; the
+ * edges tap by tap. */
+static inline void dw_row(const ox_nn_geom *g, const float *xc, const float *wm, float b,
+                          int64_t oh, float *yr) {
+  int64_t IH = g->in[0], IW = g->in[1], OW = g->out[1], KH = g->k[0], KW = g->k[1];
+  int64_t sh = g->stride[0], sw = g->stride[1], dh = g->dil[0], dw = g->dil[1];
+  /* interior [in_lo, in_hi): all kw taps valid */
+  int64_t in_lo = 0, in_hi = OW;
+  for (int64_t kw = 0; kw < KW; kw++) {
+    int64_t off = kw * dw - g->pb[1];
+    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+    int64_t hi = IW - off <= 0 ? 0 : (IW - off + sw - 1) / sw;
+    if (lo > in_lo) in_lo = lo;
+    if (hi < in_hi) in_hi = hi;
+  }
+  if (in_hi < in_lo) in_hi = in_lo;
+  for (int64_t ow = 0; ow < OW; ow++) {
+    if (ow == in_lo) ow = in_hi > ow ? in_hi : ow;
+    if (ow >= OW) break;
+    float acc = b;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      int64_t ih = oh * sh - g->pb[0] + kh * dh;
+      if (ih < 0 || ih >= IH) continue;
+      for (int64_t kw = 0; kw < KW; kw++) {
+        int64_t iw = ow * sw + kw * dw - g->pb[1];
+        if (iw >= 0 && iw < IW) acc += wm[kh * KW + kw] * xc[ih * IW + iw];
+      }
+    }
+    yr[ow] = acc;
+  }
+  int64_t ow = in_lo;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx512f")) ow = dw_interior_avx512(g, xc, wm, b, oh, yr, ow, in_hi);
+#endif
+  for (; ow + 16 <= in_hi; ow += 16) {
+    float acc[16];
+    for (int i = 0; i < 16; i++) acc[i] = b;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      int64_t ih = oh * sh - g->pb[0] + kh * dh;
+      if (ih < 0 || ih >= IH) continue;
+      const float *xr = xc + ih * IW + ow * sw - g->pb[1];
+      for (int64_t kw = 0; kw < KW; kw++) {
+        float wv = wm[kh * KW + kw];
+        const float *xs = xr + kw * dw;
+        if (sw == 1)
+          for (int i = 0; i < 16; i++) acc[i] += wv * xs[i];
+        else
+          for (int i = 0; i < 16; i++) acc[i] += wv * xs[i * sw];
+      }
+    }
+    for (int i = 0; i < 16; i++) yr[ow + i] = acc[i];
+  }
+  for (; ow < in_hi; ow++) {
+    float acc = b;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      int64_t ih = oh * sh - g->pb[0] + kh * dh;
+      if (ih < 0 || ih >= IH) continue;
+      const float *xr = xc + ih * IW + ow * sw - g->pb[1];
+      for (int64_t kw = 0; kw < KW; kw++) acc += wm[kh * KW + kw] * xr[kw * dw];
+    }
+    yr[ow] = acc;
+  }
+}
+
 OX_NN_CLONES static void dw_task(void *arg, int64_t t0, int64_t t1) {
   const dw_job *j = arg;
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];
-  int64_t sh = g->stride[0], sw = g->stride[1], dh = g->dil[0], dw = g->dil[1];
   for (int64_t t = t0; t < t1; t++) { /* t = n * M + m */
     int64_t m = t % (j->C * j->Mg), n = t / (j->C * j->Mg), c = m / j->Mg;
     const float *xc = j->x + (n * j->C + c) * IH * IW;
     const float *wm = j->w + m * KH * KW;
     float *ym = j->y + t * OH * OW;
     float b = j->bias ? j->bias[m] : 0.0f;
-    for (int64_t i = 0; i < OH * OW; i++) ym[i] = b;
-    for (int64_t oh = 0; oh < OH; oh++) {
-      float *yr = ym + oh * OW;
-      for (int64_t kh = 0; kh < KH; kh++) {
-        int64_t ih = oh * sh - g->pb[0] + kh * dh;
-        if (ih < 0 || ih >= IH) continue;
-        const float *xr = xc + ih * IW;
-        for (int64_t kw = 0; kw < KW; kw++) {
-          float wv = wm[kh * KW + kw];
-          int64_t off = kw * dw - g->pb[1];
-          int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-          int64_t hi = IW - off <= 0 ? 0 : (IW - off + sw - 1) / sw;
-          if (hi > OW) hi = OW;
-          if (sw == 1) {
-            const float *xs = xr + off;
-            for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xs[ow];
-          } else {
-            for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * sw + off];
-          }
-        }
-      }
-    }
+    for (int64_t oh = 0; oh < OH; oh++) dw_row(g, xc, wm, b, oh, ym + oh * OW);
   }
 }
 
@@ -504,7 +586,6 @@ static int col2im_run(ox_kctx *ctx, void *st) {
   conv_state *s = st;
   ox_value *x = ox_kctx_input(ctx, 0), *is = ox_kctx_input(ctx, 1), *bs = ox_kctx_input(ctx, 2);
   if (!x || !is || !bs) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing input");
-  if (check_float(ctx, x, "input", 0)) return OX_ERUNTIME;
   if (is->dtype != OX_INT64 || bs->dtype != OX_INT64 || is->numel != bs->numel || is->numel < 1 ||
       is->numel > OX_NN_MAXD)
     return ox_kctx_fail(ctx, OX_ERUNTIME,
@@ -534,19 +615,20 @@ static int col2im_run(ox_kctx *ctx, void *st) {
   ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, nd + 2);
   if (!y) return OX_ERUNTIME;
   if (y->numel == 0) return OX_OK;
-  float *xo = NULL;
-  const float *xf = ox_nn_as_f32(x->data, x->dtype, x->numel, &xo);
-  float *yf = calloc((size_t)y->numel, sizeof(float));
+  double *xd = malloc((size_t)(x->numel > 0 ? x->numel : 1) * sizeof(double));
+  double *yd = calloc((size_t)y->numel, sizeof(double));
   int rc = OX_OK;
-  if (!xf || !yf)
+  if (!xd || !yd)
     rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  else if (!ox_nn_load_f64(x->data, x->dtype, x->numel, xd))
+    rc = ox_kctx_fail(ctx, OX_ERUNTIME, "unsupported element type %d", (int)x->dtype);
   else {
     for (int64_t n = 0; n < x->dims[0]; n++)
-      ox_nn_col2im_add(&g, C, xf + n * x->dims[1] * x->dims[2], yf + n * C * g.in_size);
-    ox_nn_store_f32(yf, y->dtype, y->numel, y->data);
+      ox_nn_col2im_add_f64(&g, C, xd + n * x->dims[1] * x->dims[2], yd + n * C * g.in_size);
+    ox_nn_store_f64(yd, y->dtype, y->numel, y->data);
   }
-  free(xo);
-  free(yf);
+  free(xd);
+  free(yd);
   return rc;
 }
 

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/floatconv.h"
 #include "../kernels/nn.h"
 #include "../runtime/kernel.h"
 
@@ -25,58 +24,6 @@ typedef struct pool_state {
 
 static bool pool_type_ok(int32_t t, bool allow8) {
   return ox_nn_is_float_type(t) || (allow8 && (t == OX_INT8 || t == OX_UINT8));
-}
-
-static void load_f64(const ox_value *v, double *d) {
-  int64_t n = v->numel;
-  switch (v->dtype) {
-    case OX_FLOAT:
-      for (int64_t i = 0; i < n; i++) d[i] = ((const float *)v->data)[i];
-      break;
-    case OX_DOUBLE:
-      memcpy(d, v->data, (size_t)n * sizeof(double));
-      break;
-    case OX_FLOAT16:
-      for (int64_t i = 0; i < n; i++) d[i] = ox_f16_to_f32(((const uint16_t *)v->data)[i]);
-      break;
-    case OX_BFLOAT16:
-      for (int64_t i = 0; i < n; i++) d[i] = ox_bf16_to_f32(((const uint16_t *)v->data)[i]);
-      break;
-    case OX_INT8:
-      for (int64_t i = 0; i < n; i++) d[i] = ((const int8_t *)v->data)[i];
-      break;
-    case OX_UINT8:
-      for (int64_t i = 0; i < n; i++) d[i] = ((const uint8_t *)v->data)[i];
-      break;
-    default:
-      break;
-  }
-}
-
-static void store_f64(const double *d, ox_value *v) {
-  int64_t n = v->numel;
-  switch (v->dtype) {
-    case OX_FLOAT:
-      for (int64_t i = 0; i < n; i++) ((float *)v->data)[i] = (float)d[i];
-      break;
-    case OX_DOUBLE:
-      memcpy(v->data, d, (size_t)n * sizeof(double));
-      break;
-    case OX_FLOAT16:
-      for (int64_t i = 0; i < n; i++) ((uint16_t *)v->data)[i] = ox_f32_to_f16((float)d[i]);
-      break;
-    case OX_BFLOAT16:
-      for (int64_t i = 0; i < n; i++) ((uint16_t *)v->data)[i] = ox_f32_to_bf16((float)d[i]);
-      break;
-    case OX_INT8:
-      for (int64_t i = 0; i < n; i++) ((int8_t *)v->data)[i] = (int8_t)d[i];
-      break;
-    case OX_UINT8:
-      for (int64_t i = 0; i < n; i++) ((uint8_t *)v->data)[i] = (uint8_t)d[i];
-      break;
-    default:
-      break;
-  }
 }
 
 static int pool_prepare_kind(const ox_kinfo *info, void **state, ox_err *e, pool_kind kind,
@@ -293,10 +240,10 @@ static int pool_run(ox_kctx *ctx, void *st) {
     free(yd);
     return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
   }
-  load_f64(x, xd);
+  ox_nn_load_f64(x->data, x->dtype, x->numel, xd);
   pool_job j = {s, &g, xd, yd, iv ? iv->data : NULL};
   ox_parallel_for(ox_kctx_pool(ctx), x->dims[0] * x->dims[1], 1, pool_task, &j);
-  store_f64(yd, y);
+  ox_nn_store_f64(yd, y->dtype, y->numel, y->data);
   free(xd);
   free(yd);
   return OX_OK;

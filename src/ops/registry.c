@@ -30,6 +30,8 @@ extern const ox_kernel_def ox_ops_random[];
 extern const ox_kernel_def ox_ops_string[];
 extern const ox_kernel_def ox_ops_image[];
 extern const ox_kernel_def ox_ops_ml[];
+extern const ox_kernel_def ox_ops_ml_linear[];
+extern const ox_kernel_def ox_ops_ml_tree[];
 extern const ox_kernel_def ox_ops_training[];
 
 static const ox_kernel_def *const tables[] = {
@@ -60,6 +62,8 @@ static const ox_kernel_def *const tables[] = {
     ox_ops_string,
     ox_ops_image,
     ox_ops_ml,
+    ox_ops_ml_linear,
+    ox_ops_ml_tree,
     ox_ops_training,
 };
 

@@ -115,71 +115,6 @@ static int rs11_prepare(const ox_kinfo *i, void **s, ox_err *e) {
   return rs_prepare_ver(i, s, e, V_RS11);
 }
 
-/* ---- staging in double ---- */
-static bool rs_load(const ox_value *v, double *d) {
-  const void *p = v->data;
-  int64_t n = v->numel;
-  switch (v->dtype) {
-#define RS_L(T, code)                                                 \
-  case code:                                                          \
-    for (int64_t i = 0; i < n; i++) d[i] = (double)((const T *)p)[i]; \
-    return true;
-    RS_L(float, OX_FLOAT)
-    RS_L(double, OX_DOUBLE)
-    RS_L(int8_t, OX_INT8)
-    RS_L(uint8_t, OX_UINT8)
-    RS_L(int16_t, OX_INT16)
-    RS_L(uint16_t, OX_UINT16)
-    RS_L(int32_t, OX_INT32)
-    RS_L(uint32_t, OX_UINT32)
-    RS_L(int64_t, OX_INT64)
-    RS_L(uint64_t, OX_UINT64)
-    RS_L(uint8_t, OX_BOOL)
-#undef RS_L
-    case OX_FLOAT16:
-      for (int64_t i = 0; i < n; i++) d[i] = ox_f16_to_f32(((const uint16_t *)p)[i]);
-      return true;
-    case OX_BFLOAT16:
-      for (int64_t i = 0; i < n; i++) d[i] = ox_bf16_to_f32(((const uint16_t *)p)[i]);
-      return true;
-    default:
-      return false;
-  }
-}
-
-static void rs_store(const double *d, ox_value *v) {
-  void *p = v->data;
-  int64_t n = v->numel;
-  switch (v->dtype) {
-#define RS_S(T, code)                                      \
-  case code:                                               \
-    for (int64_t i = 0; i < n; i++) ((T *)p)[i] = (T)d[i]; \
-    break;
-    RS_S(float, OX_FLOAT)
-    RS_S(double, OX_DOUBLE)
-    RS_S(int8_t, OX_INT8)
-    RS_S(uint8_t, OX_UINT8)
-    RS_S(int16_t, OX_INT16)
-    RS_S(uint16_t, OX_UINT16)
-    RS_S(int32_t, OX_INT32)
-    RS_S(uint32_t, OX_UINT32)
-    RS_S(int64_t, OX_INT64)
-    RS_S(uint64_t, OX_UINT64)
-#undef RS_S
-    case OX_BOOL:
-      for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = d[i] != 0.0;
-      break;
-    case OX_FLOAT16:
-      for (int64_t i = 0; i < n; i++) ((uint16_t *)p)[i] = ox_f32_to_f16((float)d[i]);
-      break;
-    case OX_BFLOAT16:
-      for (int64_t i = 0; i < n; i++) ((uint16_t *)p)[i] = ox_f32_to_bf16((float)d[i]);
-      break;
-    default:
-      break;
-  }
-}
-
 /* ---- per-axis taps ---- */
 typedef struct axis_taps {
   int64_t ntaps;
@@ -490,7 +425,7 @@ static int rs_run(ox_kctx *ctx, void *st) {
     rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
     goto done;
   }
-  if (!rs_load(x, a)) {
+  if (!ox_nn_load_f64(x->data, x->dtype, x->numel, a)) {
     rc = ox_kctx_fail(ctx, OX_ERUNTIME, "unsupported element type %d", (int)x->dtype);
     goto done;
   }
@@ -513,7 +448,7 @@ static int rs_run(ox_kctx *ctx, void *st) {
     a = b;
     b = tmp;
   }
-  rs_store(a, y);
+  ox_nn_store_f64(a, y->dtype, y->numel, y->data);
 done:
   free(a);
   free(b);

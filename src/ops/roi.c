@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/floatconv.h"
 #include "../kernels/nn.h"
 #include "../runtime/kernel.h"
 
@@ -12,49 +11,26 @@ static const char *node_name(const ox_kinfo *info) {
   return info->node->name ? info->node->name : "";
 }
 
-/* Loads a float-type tensor into a malloc'd double array (NULL on OOM or an
- * unsupported type; *bad set for the type). */
-static double *load_f64(const ox_value *v, bool *bad) {
-  *bad = !ox_nn_is_float_type(v->dtype);
+/* Loads a tensor into a malloc'd double array: float types, and with
+ * `any_numeric` also integers and bool. NULL on OOM or an unsupported type
+ * (*bad set for the type). */
+static double *load_num(const ox_value *v, bool any_numeric, bool *bad) {
+  *bad = !any_numeric && !ox_nn_is_float_type(v->dtype);
   if (*bad) return NULL;
   double *d = malloc((size_t)(v->numel > 0 ? v->numel : 1) * sizeof(double));
   if (!d) return NULL;
-  for (int64_t i = 0; i < v->numel; i++) {
-    switch (v->dtype) {
-      case OX_FLOAT:
-        d[i] = ((const float *)v->data)[i];
-        break;
-      case OX_DOUBLE:
-        d[i] = ((const double *)v->data)[i];
-        break;
-      case OX_FLOAT16:
-        d[i] = ox_f16_to_f32(((const uint16_t *)v->data)[i]);
-        break;
-      default:
-        d[i] = ox_bf16_to_f32(((const uint16_t *)v->data)[i]);
-        break;
-    }
+  if (!ox_nn_load_f64(v->data, v->dtype, v->numel, d)) {
+    *bad = true;
+    free(d);
+    return NULL;
   }
   return d;
 }
 
+static double *load_f64(const ox_value *v, bool *bad) { return load_num(v, false, bad); }
+
 static void store_f64(const double *d, ox_value *v) {
-  for (int64_t i = 0; i < v->numel; i++) {
-    switch (v->dtype) {
-      case OX_FLOAT:
-        ((float *)v->data)[i] = (float)d[i];
-        break;
-      case OX_DOUBLE:
-        ((double *)v->data)[i] = d[i];
-        break;
-      case OX_FLOAT16:
-        ((uint16_t *)v->data)[i] = ox_f32_to_f16((float)d[i]);
-        break;
-      default:
-        ((uint16_t *)v->data)[i] = ox_f32_to_bf16((float)d[i]);
-        break;
-    }
-  }
+  ox_nn_store_f64(d, v->dtype, v->numel, v->data);
 }
 
 static int load_fail(ox_kctx *ctx, bool bad, const char *what) {
@@ -522,7 +498,7 @@ static int gs_run(ox_kctx *ctx, void *st) {
   ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, x->rank);
   if (!y) return OX_ERUNTIME;
   bool bad = false, bad2 = false;
-  double *xd = load_f64(x, &bad), *gd = load_f64(grid, &bad2);
+  double *xd = load_num(x, !s->only_2d, &bad), *gd = load_f64(grid, &bad2);
   double *yd = malloc((size_t)(y->numel > 0 ? y->numel : 1) * sizeof(double));
   int rc = OX_OK;
   if (!xd || !gd || !yd) {

@@ -498,13 +498,16 @@ static int tile_run(ox_kctx *c, void *state) {
   if (2 * r > MAXR) return ox_kctx_fail(c, OX_EUNSUPPORTED, "rank too large");
   int64_t rep[MAXR];
   if (info->since_version < 6) {
-    /* Tile-1: scalar inputs `tiles` and `axis` */
+    /* Tile-1: scalar inputs `tiles` and `axis`, typed T (the float types of
+     * the data) by the schema; integer tensors are read as well */
     int64_t t[1], a[1];
-    size_t nt, na, ax;
-    if (ox_dm_read_ints(c, ox_kctx_input(c, 1), "tiles", t, 1, &nt) ||
-        ox_dm_read_ints(c, ox_kctx_input(c, 2), "axis", a, 1, &na))
-      return OX_ERUNTIME;
-    if (nt != 1 || na != 1) return ox_kctx_fail(c, OX_ERUNTIME, "tiles and axis must be scalars");
+    size_t ax;
+    for (size_t k = 1; k <= 2; k++) {
+      const ox_value *v = ox_kctx_input(c, k);
+      if (!v || v->kind != OX_VAL_TENSOR || v->numel != 1 || !ox_dm_is_real(v->dtype))
+        return ox_kctx_fail(c, OX_ERUNTIME, "%s must be a numeric scalar", k == 1 ? "tiles" : "axis");
+      (k == 1 ? t : a)[0] = oc_get_i64(v->data, v->dtype, 0);
+    }
     if (oc_axis(c, a[0], r, &ax, "axis")) return OX_ERUNTIME;
     for (size_t k = 0; k < r; k++) rep[k] = k == ax ? t[0] : 1;
   } else {

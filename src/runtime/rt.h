@@ -92,4 +92,8 @@ void ox_rt_pool_clear(ox_session *s);
  * no kernel) into a new main graph. *out is g itself when nothing expands. */
 int ox_rt_expand_functions(ox_session *s, const ox_graph *g, const ox_graph **out, ox_err *e);
 
+/* gradient.c: replaces the Gradient nodes (ai.onnx.preview.training) of g by
+ * backward graphs. *out is g itself when there are none. */
+int ox_rt_expand_gradients(ox_session *s, const ox_graph *g, const ox_graph **out, ox_err *e);
+
 #endif

@@ -237,11 +237,12 @@ static void old_versions(void) {
   finish(&t, (want[]){{OX_FLOAT, 2, {2, 1}, (float[]){1, 5}},
                       {OX_FLOAT, 2, {2, 3}, (float[]){2, 3, 4, 6, 7, 8}}});
 
-  /* Tile-1: scalar inputs tiles and axis */
+  /* Tile-1: scalar inputs tiles and axis; the schema types them T (the
+   * float types of the data), so they are float here */
   start(&t, "Tile-1", "Tile", 1);
   input(&t, "x", OX_FLOAT, d24, 2, slice_data);
-  input(&t, "tiles", OX_INT64, NULL, 0, (int64_t[]){2});
-  input(&t, "axis", OX_INT64, NULL, 0, (int64_t[]){1});
+  input(&t, "tiles", OX_FLOAT, NULL, 0, (float[]){2});
+  input(&t, "axis", OX_FLOAT, NULL, 0, (float[]){1});
   output(&t, "y", OX_FLOAT);
   finish(&t,
          &(want){OX_FLOAT, 2, {2, 8}, (float[]){1, 2, 3, 4, 1, 2, 3, 4, 5, 6, 7, 8, 5, 6, 7, 8}});
