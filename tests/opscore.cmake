@@ -23,3 +23,11 @@ if(OPSCORE_CASES)
   list(REMOVE_DUPLICATES OPSCORE_CASES)
   add_test(NAME opscore_node COMMAND onnxc_cli test ${OPSCORE_CASES})
 endif()
+
+# Einsum (batched-GEMM path and the general loop) against numpy.einsum.
+if(SYSTEM_PYTHON3)
+  add_test(NAME opscore_einsum_oracle
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/opscore/einsum_oracle.py
+                   $<TARGET_FILE:onnxc_cli>)
+  set_tests_properties(opscore_einsum_oracle PROPERTIES SKIP_RETURN_CODE 77)
+endif()
