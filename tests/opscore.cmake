@@ -11,7 +11,7 @@ set(OPSCORE_PATTERNS
     cast castlike ceil celu clip cos cosh cumprod cumsum det div einsum elu equal erf exp floor
     gelu gemm greater hardmax hardsigmoid hardswish isinf isnan leakyrelu less log logsoftmax
     matmul max mean min mish mod mul neg not or or2d or3d or4d pow prelu reciprocal reduce relu
-    round selu shrink sigmoid sign sin sinh softmax softplus softsign sqrt sub sum swish tan tanh
+    round selu shrink sigmoid sign sin sinh softmax softplus softsign sqrt sub sum swish swiglu tan tanh
     thresholdedrelu where xor xor2d xor3d xor4d)
 set(OPSCORE_CASES "")
 foreach(p ${OPSCORE_PATTERNS})
@@ -22,4 +22,12 @@ endforeach()
 if(OPSCORE_CASES)
   list(REMOVE_DUPLICATES OPSCORE_CASES)
   add_test(NAME opscore_node COMMAND onnxc_cli test ${OPSCORE_CASES})
+endif()
+
+# Einsum (batched-GEMM path and the general loop) against numpy.einsum.
+if(SYSTEM_PYTHON3)
+  add_test(NAME opscore_einsum_oracle
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/opscore/einsum_oracle.py
+                   $<TARGET_FILE:onnxc_cli>)
+  set_tests_properties(opscore_einsum_oracle PROPERTIES SKIP_RETURN_CODE 77)
 endif()

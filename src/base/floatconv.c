@@ -209,3 +209,47 @@ uint8_t ox_f32_to_f4(float x) {
   if (isinf(x) || !small_encode_abs(fabsf(x), &fmt_e2m1, &code)) return (uint8_t)(0x7 | sbit);
   return (uint8_t)(code | sbit);
 }
+
+/* ---- arrays, with the F16C instructions when the CPU has them ---- */
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define OX_HAVE_F16C_PATH 1
+
+__attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint16_t *h, float *f,
+                                                                size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(f + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
+  for (; i < n; i++) f[i] = ox_f16_to_f32(h[i]);
+}
+
+__attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *f, uint16_t *h,
+                                                                size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128((__m128i *)(h + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; i++) h[i] = ox_f32_to_f16(f[i]);
+}
+#endif
+
+void ox_f16_to_f32_n(const uint16_t *h, float *f, size_t n) {
+#if defined(OX_HAVE_F16C_PATH)
+  if (__builtin_cpu_supports("avx2") /* every AVX2 CPU has F16C */) {
+    f16_to_f32_f16c(h, f, n);
+    return;
+  }
+#endif
+  for (size_t i = 0; i < n; i++) f[i] = ox_f16_to_f32(h[i]);
+}
+
+void ox_f32_to_f16_n(const float *f, uint16_t *h, size_t n) {
+#if defined(OX_HAVE_F16C_PATH)
+  if (__builtin_cpu_supports("avx2") /* every AVX2 CPU has F16C */) {
+    f32_to_f16_f16c(f, h, n);
+    return;
+  }
+#endif
+  for (size_t i = 0; i < n; i++) h[i] = ox_f32_to_f16(f[i]);
+}

@@ -5,10 +5,14 @@
 #define OX_FLOATCONV_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 float ox_f16_to_f32(uint16_t h);
 uint16_t ox_f32_to_f16(float f); /* round to nearest even */
+/* Arrays (F16C instructions when the CPU has them; same results). */
+void ox_f16_to_f32_n(const uint16_t *h, float *f, size_t n);
+void ox_f32_to_f16_n(const float *f, uint16_t *h, size_t n);
 float ox_bf16_to_f32(uint16_t h);
 uint16_t ox_f32_to_bf16(float f); /* round to nearest even, NaN kept */
 

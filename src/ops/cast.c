@@ -129,18 +129,19 @@ static void parse_into(void *out, int32_t dt, int64_t i, const char *s, bool sat
 
 /* ---- numeric fast paths between C types ---- */
 
-#define CT_LIST(X)                                                                    \
-  X(OX_FLOAT, float)                                                                  \
-  X(OX_DOUBLE, double)                                                                \
-  X(OX_INT8, int8_t)                                                                  \
-  X(OX_INT16, int16_t) X(OX_INT32, int32_t) X(OX_INT64, int64_t) X(OX_UINT8, uint8_t) \
-      X(OX_UINT16, uint16_t) X(OX_UINT32, uint32_t) X(OX_UINT64, uint64_t)
-#define CT_LIST2(X)                                                                   \
-  X(OX_FLOAT, float)                                                                  \
-  X(OX_DOUBLE, double)                                                                \
-  X(OX_INT8, int8_t)                                                                  \
-  X(OX_INT16, int16_t) X(OX_INT32, int32_t) X(OX_INT64, int64_t) X(OX_UINT8, uint8_t) \
-      X(OX_UINT16, uint16_t) X(OX_UINT32, uint32_t) X(OX_UINT64, uint64_t)
+/* clang-format off */
+#define CT_LIST(X)                                                             \
+  X(OX_FLOAT, float) X(OX_DOUBLE, double) X(OX_INT8, int8_t)                    \
+  X(OX_INT16, int16_t) X(OX_INT32, int32_t) X(OX_INT64, int64_t)                \
+  X(OX_UINT8, uint8_t) X(OX_UINT16, uint16_t) X(OX_UINT32, uint32_t)            \
+  X(OX_UINT64, uint64_t)
+/* the same list again: a macro cannot expand itself inside its own expansion */
+#define CT_LIST2(X)                                                            \
+  X(OX_FLOAT, float) X(OX_DOUBLE, double) X(OX_INT8, int8_t)                    \
+  X(OX_INT16, int16_t) X(OX_INT32, int32_t) X(OX_INT64, int64_t)                \
+  X(OX_UINT8, uint8_t) X(OX_UINT16, uint16_t) X(OX_UINT32, uint32_t)            \
+  X(OX_UINT64, uint64_t)
+/* clang-format on */
 
 /* int -> int (wrap), int -> float, float -> float: plain C conversion */
 #define INNER(DT2, T2)                               \
@@ -185,15 +186,11 @@ static int64_t f2i(double v) {
 static void cast_elems(const void *in, int32_t src, void *out, int32_t dst, int64_t n, bool sat,
                        int rm) {
   if (src == OX_FLOAT && dst == OX_FLOAT16) {
-    const float *a = in;
-    uint16_t *o = out;
-    for (int64_t i = 0; i < n; i++) o[i] = ox_f32_to_f16(a[i]);
+    ox_f32_to_f16_n(in, out, (size_t)n);
     return;
   }
   if (src == OX_FLOAT16 && dst == OX_FLOAT) {
-    const uint16_t *a = in;
-    float *o = out;
-    for (int64_t i = 0; i < n; i++) o[i] = ox_f16_to_f32(a[i]);
+    ox_f16_to_f32_n(in, out, (size_t)n);
     return;
   }
   if (cast_fast(in, src, out, dst, n)) return;

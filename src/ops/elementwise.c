@@ -95,106 +95,116 @@ typedef struct bin_job {
     LOOP4(T, uint8_t, x <= y); \
     break;
 
-#define DEF_CMP(T, NAME)                                                               \
-  static void cmp_##NAME(void *arg, const int64_t *off, const int64_t *st, int64_t oo, \
-                         int64_t n) {                                                  \
-    const bin_job *j = arg;                                                            \
-    const T *a = (const T *)j->a + off[0], *b = (const T *)j->b + off[1];              \
-    uint8_t *o = (uint8_t *)j->o + oo;                                                 \
-    int64_t sa = st[0], sb = st[1];                                                    \
-    switch (j->op) { CMP_CASES(T) default : break; }                                   \
+#define DEF_CMP(T, NAME)                                                                         \
+  OC_CLONES static void cmp_##NAME(void *arg, const int64_t *off, const int64_t *st, int64_t oo, \
+                                   int64_t n) {                                                  \
+    const bin_job *j = arg;                                                                      \
+    const T *a = (const T *)j->a + off[0], *b = (const T *)j->b + off[1];                        \
+    uint8_t *o = (uint8_t *)j->o + oo;                                                           \
+    int64_t sa = st[0], sb = st[1];                                                              \
+    switch (j->op) { CMP_CASES(T) default : break; }                                             \
   }
 
 /* integer arithmetic with wrap-around (through the unsigned type) and no
  * trap on division by zero (gives 0) */
+/* The run function of one element type: the cases common to every type,
+ * given as expressions of x and y, plus EXTRA cases. */
+#define BIN_FN(T, NAME, EXTRA, ADD, SUB, MUL, DIV, POW, MOD, FMOD, MIN, MAX, PRELU)              \
+  OC_CLONES static void bin_##NAME(void *arg, const int64_t *off, const int64_t *st, int64_t oo, \
+                                   int64_t n) {                                                  \
+    const bin_job *j = arg;                                                                      \
+    const T *a = (const T *)j->a + off[0], *b = (const T *)j->b + off[1];                        \
+    T *o = (T *)j->o + oo;                                                                       \
+    int64_t sa = st[0], sb = st[1];                                                              \
+    switch (j->op) {                                                                             \
+      case OP_ADD:                                                                               \
+      case OP_SUM:                                                                               \
+        LOOP4(T, T, ADD);                                                                        \
+        break;                                                                                   \
+      case OP_SUB:                                                                               \
+        LOOP4(T, T, SUB);                                                                        \
+        break;                                                                                   \
+      case OP_MUL:                                                                               \
+        LOOP4(T, T, MUL);                                                                        \
+        break;                                                                                   \
+      case OP_DIV:                                                                               \
+        LOOP4(T, T, DIV);                                                                        \
+        break;                                                                                   \
+      case OP_POW:                                                                               \
+        LOOP4(T, T, POW);                                                                        \
+        break;                                                                                   \
+      case OP_MOD:                                                                               \
+        LOOP4(T, T, MOD);                                                                        \
+        break;                                                                                   \
+      case OP_FMOD:                                                                              \
+        LOOP4(T, T, FMOD);                                                                       \
+        break;                                                                                   \
+      case OP_MIN:                                                                               \
+        LOOP4(T, T, MIN);                                                                        \
+        break;                                                                                   \
+      case OP_MAX:                                                                               \
+        LOOP4(T, T, MAX);                                                                        \
+        break;                                                                                   \
+      case OP_PRELU:                                                                             \
+        LOOP4(T, T, PRELU);                                                                      \
+        break;                                                                                   \
+      case OP_SECOND:                                                                            \
+        LOOP4(T, T, ((void)x, y));                                                               \
+        break;                                                                                   \
+        EXTRA                                                                                    \
+      default:                                                                                   \
+        break;                                                                                   \
+    }                                                                                            \
+  }                                                                                              \
+  DEF_CMP(T, NAME)
+
+/* shifts and bitwise operations of the integer types */
+#define INT_EXTRA(T, UT, NEG)                                                \
+  case OP_SHL:                                                               \
+    LOOP4(T, T, (NEG(y) || y >= (T)(sizeof(T) * 8)) ? 0 : (UT)((UT)x << y)); \
+    break;                                                                   \
+  case OP_SHR:                                                               \
+    LOOP4(T, T, (NEG(y) || y >= (T)(sizeof(T) * 8)) ? 0 : (UT)((UT)x >> y)); \
+    break;                                                                   \
+  case OP_BAND:                                                              \
+    LOOP4(T, T, x &y);                                                       \
+    break;                                                                   \
+  case OP_BOR:                                                               \
+    LOOP4(T, T, x | y);                                                      \
+    break;                                                                   \
+  case OP_BXOR:                                                              \
+    LOOP4(T, T, x ^ y);                                                      \
+    break;
+
 #define SNEG(v) ((v) < 0)
 #define UNEG(v) ((void)(v), 0)
-#define DEF_INT(T, UT, NAME, TMIN, NEG)                                                \
-  static inline T idiv_##NAME(T x, T y) {                                              \
-    if (y == 0) return 0;                                                              \
-    if (TMIN != 0 && x == (T)TMIN && y == (T)-1) return x;                             \
-    return (T)(x / y);                                                                 \
-  }                                                                                    \
-  static inline T irem_##NAME(T x, T y) {                                              \
-    if (y == 0 || (TMIN != 0 && y == (T)-1)) return 0;                                 \
-    return (T)(x % y);                                                                 \
-  }                                                                                    \
-  static inline T imod_##NAME(T x, T y) {                                              \
-    T r = irem_##NAME(x, y);                                                           \
-    if (r != 0 && (NEG(r) != NEG(y))) r = (T)(r + y);                                  \
-    return r;                                                                          \
-  }                                                                                    \
-  static inline T ipow_##NAME(T x, T y) {                                              \
-    if (NEG(y)) return (T)(x == 1 ? 1 : x == (T)-1 ? ((y & 1) ? -1 : 1) : 0);          \
-    UT r = 1, bx = (UT)x;                                                              \
-    for (UT e = (UT)y; e; e >>= 1) {                                                   \
-      if (e & 1) r = (UT)(r * bx);                                                     \
-      bx = (UT)(bx * bx);                                                              \
-    }                                                                                  \
-    return (T)r;                                                                       \
-  }                                                                                    \
-  static void bin_##NAME(void *arg, const int64_t *off, const int64_t *st, int64_t oo, \
-                         int64_t n) {                                                  \
-    const bin_job *j = arg;                                                            \
-    const T *a = (const T *)j->a + off[0], *b = (const T *)j->b + off[1];              \
-    T *o = (T *)j->o + oo;                                                             \
-    int64_t sa = st[0], sb = st[1];                                                    \
-    const int bits = (int)(sizeof(T) * 8);                                             \
-    switch (j->op) {                                                                   \
-      case OP_ADD:                                                                     \
-      case OP_SUM:                                                                     \
-        LOOP4(T, T, (UT)x + (UT)y);                                                    \
-        break;                                                                         \
-      case OP_SUB:                                                                     \
-        LOOP4(T, T, (UT)x - (UT)y);                                                    \
-        break;                                                                         \
-      case OP_MUL:                                                                     \
-        LOOP4(T, T, (UT)x *(UT)y);                                                     \
-        break;                                                                         \
-      case OP_DIV:                                                                     \
-        LOOP4(T, T, idiv_##NAME(x, y));                                                \
-        break;                                                                         \
-      case OP_MOD:                                                                     \
-        LOOP4(T, T, imod_##NAME(x, y));                                                \
-        break;                                                                         \
-      case OP_FMOD:                                                                    \
-        LOOP4(T, T, irem_##NAME(x, y));                                                \
-        break;                                                                         \
-      case OP_POW:                                                                     \
-        LOOP4(T, T, ipow_##NAME(x, y));                                                \
-        break;                                                                         \
-      case OP_SHL:                                                                     \
-        LOOP4(T, T, (NEG(y) || y >= bits) ? 0 : (UT)((UT)x << y));                     \
-        break;                                                                         \
-      case OP_SHR:                                                                     \
-        LOOP4(T, T, (NEG(y) || y >= bits) ? 0 : (UT)((UT)x >> y));                     \
-        break;                                                                         \
-      case OP_BAND:                                                                    \
-        LOOP4(T, T, x &y);                                                             \
-        break;                                                                         \
-      case OP_BOR:                                                                     \
-        LOOP4(T, T, x | y);                                                            \
-        break;                                                                         \
-      case OP_BXOR:                                                                    \
-        LOOP4(T, T, x ^ y);                                                            \
-        break;                                                                         \
-      case OP_MIN:                                                                     \
-        LOOP4(T, T, x < y ? x : y);                                                    \
-        break;                                                                         \
-      case OP_MAX:                                                                     \
-        LOOP4(T, T, x > y ? x : y);                                                    \
-        break;                                                                         \
-      case OP_PRELU:                                                                   \
-        LOOP4(T, T, NEG(x) ? (UT)x *(UT)y : (UT)x);                                    \
-        break;                                                                         \
-      case OP_SECOND:                                                                  \
-        LOOP4(T, T, ((void)x, y));                                                     \
-        break;                                                                         \
-      default:                                                                         \
-        break;                                                                         \
-    }                                                                                  \
-  }                                                                                    \
-  DEF_CMP(T, NAME)
+#define DEF_INT(T, UT, NAME, TMIN, NEG)                                               \
+  static inline T idiv_##NAME(T x, T y) {                                             \
+    if (y == 0) return 0;                                                             \
+    if (TMIN != 0 && x == (T)TMIN && y == (T)-1) return x;                            \
+    return (T)(x / y);                                                                \
+  }                                                                                   \
+  static inline T irem_##NAME(T x, T y) {                                             \
+    if (y == 0 || (TMIN != 0 && y == (T)-1)) return 0;                                \
+    return (T)(x % y);                                                                \
+  }                                                                                   \
+  static inline T imod_##NAME(T x, T y) {                                             \
+    T r = irem_##NAME(x, y);                                                          \
+    if (r != 0 && (NEG(r) != NEG(y))) r = (T)(r + y);                                 \
+    return r;                                                                         \
+  }                                                                                   \
+  static inline T ipow_##NAME(T x, T y) {                                             \
+    if (NEG(y)) return (T)(x == 1 ? 1 : x == (T)-1 ? ((y & 1) ? -1 : 1) : 0);         \
+    UT r = 1, bx = (UT)x;                                                             \
+    for (UT e = (UT)y; e; e >>= 1) {                                                  \
+      if (e & 1) r = (UT)(r * bx);                                                    \
+      bx = (UT)(bx * bx);                                                             \
+    }                                                                                 \
+    return (T)r;                                                                      \
+  }                                                                                   \
+  BIN_FN(T, NAME, INT_EXTRA(T, UT, NEG), (UT)x + (UT)y, (UT)x - (UT)y, (UT)x * (UT)y, \
+         idiv_##NAME(x, y), ipow_##NAME(x, y), imod_##NAME(x, y), irem_##NAME(x, y),  \
+         x < y ? x : y, x > y ? x : y, NEG(x) ? (UT)x * (UT)y : (UT)x)
 
 DEF_INT(int8_t, uint8_t, i8, INT8_MIN, SNEG)
 DEF_INT(int16_t, uint16_t, i16, INT16_MIN, SNEG)
@@ -212,53 +222,37 @@ static inline double pymod(double x, double y) {
   return r;
 }
 
-#define DEF_FLT(T, NAME, POW, FMOD)                                                    \
-  static void bin_##NAME(void *arg, const int64_t *off, const int64_t *st, int64_t oo, \
-                         int64_t n) {                                                  \
-    const bin_job *j = arg;                                                            \
-    const T *a = (const T *)j->a + off[0], *b = (const T *)j->b + off[1];              \
-    T *o = (T *)j->o + oo;                                                             \
-    int64_t sa = st[0], sb = st[1];                                                    \
-    switch (j->op) {                                                                   \
-      case OP_ADD:                                                                     \
-      case OP_SUM:                                                                     \
-        LOOP4(T, T, x + y);                                                            \
-        break;                                                                         \
-      case OP_SUB:                                                                     \
-        LOOP4(T, T, x - y);                                                            \
-        break;                                                                         \
-      case OP_MUL:                                                                     \
-        LOOP4(T, T, x *y);                                                             \
-        break;                                                                         \
-      case OP_DIV:                                                                     \
-        LOOP4(T, T, x / y);                                                            \
-        break;                                                                         \
-      case OP_POW:                                                                     \
-        LOOP4(T, T, POW(x, y));                                                        \
-        break;                                                                         \
-      case OP_FMOD:                                                                    \
-        LOOP4(T, T, FMOD(x, y));                                                       \
-        break;                                                                         \
-      case OP_MOD:                                                                     \
-        LOOP4(T, T, pymod(x, y));                                                      \
-        break;                                                                         \
-      case OP_MIN:                                                                     \
-        LOOP4(T, T, isnan(x) || isnan(y) ? (T)NAN : x < y ? x : y);                    \
-        break;                                                                         \
-      case OP_MAX:                                                                     \
-        LOOP4(T, T, isnan(x) || isnan(y) ? (T)NAN : x > y ? x : y);                    \
-        break;                                                                         \
-      case OP_PRELU:                                                                   \
-        LOOP4(T, T, x < 0 ? x * y : x);                                                \
-        break;                                                                         \
-      case OP_SECOND:                                                                  \
-        LOOP4(T, T, ((void)x, y));                                                     \
-        break;                                                                         \
-      default:                                                                         \
-        break;                                                                         \
-    }                                                                                  \
-  }                                                                                    \
-  DEF_CMP(T, NAME)
+/* branch-free forms (every operand evaluated) so that the loops vectorise;
+ * Min/Max propagate NaN like numpy */
+#define DEF_FSEL(T, NAME)                 \
+  static inline T fmin_##NAME(T x, T y) { \
+    T r = x < y ? x : y;                  \
+    r = y != y ? y : r;                   \
+    return x != x ? x : r;                \
+  }                                       \
+  static inline T fmax_##NAME(T x, T y) { \
+    T r = x > y ? x : y;                  \
+    r = y != y ? y : r;                   \
+    return x != x ? x : r;                \
+  }
+DEF_FSEL(float, f32)
+DEF_FSEL(double, f64)
+
+/* x < 0 ? x * y : x, choosing by the sign bit */
+static inline float prelu_f32(float x, float y) {
+  float m = x * y;
+  uint32_t a, b;
+  memcpy(&a, &x, sizeof a);
+  memcpy(&b, &m, sizeof b);
+  uint32_t k = 0u - (a >> 31), r = (b & k) | (a & ~k);
+  memcpy(&m, &r, sizeof m);
+  return m;
+}
+static inline double prelu_f64(double x, double y) { return x < 0 ? x * y : x; }
+
+#define DEF_FLT(T, NAME, POW, FMOD)                                                 \
+  BIN_FN(T, NAME, , x + y, x - y, x * y, x / y, POW(x, y), pymod(x, y), FMOD(x, y), \
+         fmin_##NAME(x, y), fmax_##NAME(x, y), prelu_##NAME(x, y))
 
 DEF_FLT(float, f32, powf, fmodf)
 DEF_FLT(double, f64, pow, fmod)

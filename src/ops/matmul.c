@@ -300,6 +300,92 @@ static int count_letters(const char *t, size_t len, bool *has_ell) {
   return n;
 }
 
+/* Copies src into dst in row-major order over the labels lab[0..nl), reading
+ * with the per-label strides stl (indexed by label). */
+static void ein_gather(const float *src, const int *lab, int nl, const int64_t *size,
+                       const int64_t *stl, float *dst) {
+  int64_t idx[EIN_MAXL] = {0}, total = 1, off = 0;
+  for (int i = 0; i < nl; i++) total *= size[lab[i]];
+  for (int64_t t = 0; t < total; t++) {
+    dst[t] = src[off];
+    for (int i = nl; i-- > 0;) {
+      int l = lab[i];
+      idx[i]++;
+      off += stl[l];
+      if (idx[i] < size[l]) break;
+      off -= stl[l] * size[l];
+      idx[i] = 0;
+    }
+  }
+}
+
+/* float32 with two operands whose labels are each either batch (both inputs
+ * and output), M (A and output), N (B and output) or K (both inputs, summed)
+ * and appear once per term: gather A as [batch,M,K] and B as [batch,K,N],
+ * SGEMM per batch, gather the output. Returns 1 when it does not apply. */
+static int ein_gemm(ox_kctx *ctx, ox_value *const *in, int (*ids)[OC_MAXRANK], const int64_t *size,
+                    int64_t (*st)[EIN_MAXL], const int *out, int nout, ox_value *y) {
+  bool inA[EIN_MAXL] = {false}, inB[EIN_MAXL] = {false}, isO[EIN_MAXL] = {false};
+  for (size_t d = 0; d < in[0]->rank; d++) {
+    if (inA[ids[0][d]]) return 1; /* repeated label: diagonal */
+    inA[ids[0][d]] = true;
+  }
+  for (size_t d = 0; d < in[1]->rank; d++) {
+    if (inB[ids[1][d]]) return 1;
+    inB[ids[1][d]] = true;
+  }
+  for (int i = 0; i < nout; i++) isO[out[i]] = true;
+  int bl[EIN_MAXL], ml[EIN_MAXL], nl[EIN_MAXL], kl[EIN_MAXL], nb = 0, nm = 0, nn = 0, nk = 0;
+  int64_t B = 1, M = 1, N = 1, K = 1;
+  for (int l = 0; l < EIN_MAXL; l++) {
+    if (!inA[l] && !inB[l]) continue;
+    if (inA[l] && inB[l] && isO[l])
+      bl[nb++] = l, B *= size[l];
+    else if (inA[l] && !inB[l] && isO[l])
+      ml[nm++] = l, M *= size[l];
+    else if (!inA[l] && inB[l] && isO[l])
+      nl[nn++] = l, N *= size[l];
+    else if (inA[l] && inB[l] && !isO[l])
+      kl[nk++] = l, K *= size[l];
+    else
+      return 1; /* summed over one input only */
+  }
+  if (y->numel == 0) return OX_OK;
+  size_t na = (size_t)(B * M * K), nbb = (size_t)(B * K * N), nc = (size_t)(B * M * N);
+  float *buf = malloc((na + nbb + nc) * sizeof(float));
+  if (!buf) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  float *a = buf, *b = buf + na, *c = b + nbb;
+  int la[EIN_MAXL], lb[EIN_MAXL], lc[EIN_MAXL], q = 0;
+  for (int i = 0; i < nb; i++) la[q++] = bl[i];
+  for (int i = 0; i < nm; i++) la[q++] = ml[i];
+  for (int i = 0; i < nk; i++) la[q++] = kl[i];
+  ein_gather(in[0]->data, la, q, size, st[0], a);
+  q = 0;
+  for (int i = 0; i < nb; i++) lb[q++] = bl[i];
+  for (int i = 0; i < nk; i++) lb[q++] = kl[i];
+  for (int i = 0; i < nn; i++) lb[q++] = nl[i];
+  ein_gather(in[1]->data, lb, q, size, st[1], b);
+  if (K == 0)
+    memset(c, 0, nc * sizeof(float));
+  else
+    for (int64_t t = 0; t < B; t++)
+      ox_sgemm(false, false, M, N, K, 1.0f, a + t * M * K, K, b + t * K * N, N, 0.0f, c + t * M * N,
+               N, ox_kctx_pool(ctx));
+  /* strides of C per label: [batch..., M..., N...] row-major */
+  int64_t cst[EIN_MAXL] = {0}, stride = 1;
+  q = 0;
+  for (int i = 0; i < nb; i++) lc[q++] = bl[i];
+  for (int i = 0; i < nm; i++) lc[q++] = ml[i];
+  for (int i = 0; i < nn; i++) lc[q++] = nl[i];
+  for (int i = q; i-- > 0;) {
+    cst[lc[i]] = stride;
+    stride *= size[lc[i]];
+  }
+  ein_gather(c, out, nout, size, cst, y->data);
+  free(buf);
+  return OX_OK;
+}
+
 static int ein_run(ox_kctx *ctx, void *state) {
   const ein_state *s = state;
   size_t nin = ox_kctx_n_inputs(ctx);
@@ -399,6 +485,10 @@ static int ein_run(ox_kctx *ctx, void *state) {
   for (int i = 0; i < nout; i++) odims[i] = size[out[i]];
   ox_value *y = ox_kctx_output(ctx, 0, dt, odims, (size_t)nout);
   if (!y) return OX_ENOMEM;
+  if (nin == 2 && dt == OX_FLOAT) {
+    int r = ein_gemm(ctx, in, ids, size, st, out, nout, y);
+    if (r != 1) return r;
+  }
   int64_t nsum_tot = 1;
   for (int i = 0; i < nsum; i++) nsum_tot *= size[sum_l[i]];
   int64_t oidx[EIN_MAXL] = {0};

@@ -353,7 +353,7 @@ int oc_axis(ox_kctx *ctx, int64_t axis, size_t rank, size_t *out, const char *wh
 void oc_to_f32(const void *src, int32_t dt, float *dst, int64_t n) {
   const uint16_t *s = src;
   if (dt == OX_FLOAT16)
-    for (int64_t i = 0; i < n; i++) dst[i] = ox_f16_to_f32(s[i]);
+    ox_f16_to_f32_n(s, dst, (size_t)n);
   else if (dt == OX_BFLOAT16)
     for (int64_t i = 0; i < n; i++) dst[i] = ox_bf16_to_f32(s[i]);
   else if (dt == OX_FLOAT)
@@ -365,7 +365,7 @@ void oc_to_f32(const void *src, int32_t dt, float *dst, int64_t n) {
 void oc_from_f32(const float *src, int32_t dt, void *dst, int64_t n) {
   uint16_t *d = dst;
   if (dt == OX_FLOAT16)
-    for (int64_t i = 0; i < n; i++) d[i] = ox_f32_to_f16(src[i]);
+    ox_f32_to_f16_n(src, d, (size_t)n);
   else if (dt == OX_BFLOAT16)
     for (int64_t i = 0; i < n; i++) d[i] = ox_f32_to_bf16(src[i]);
   else if (dt == OX_FLOAT)

@@ -9,6 +9,14 @@
 
 #define OC_MAXRANK 32
 
+/* Compiles a hot loop function for AVX-512, AVX2 and baseline x86-64, chosen
+ * at load time by the CPU's features (GCC/Clang function multiversioning). */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__)
+#define OC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define OC_CLONES
+#endif
+
 /* Element i of a numeric tensor (any non-string, non-complex type) as double. */
 double oc_get(const void *data, int32_t dt, int64_t i);
 /* Stores v into element i, converting like a C cast (float types rounded,

@@ -81,7 +81,7 @@ typedef struct red_job {
   const double *mx; /* LogSumExp: max per output */
 } red_job;
 
-static void red_run_fn(void *arg, int64_t i, int64_t o, int64_t n, bool one) {
+OC_CLONES static void red_run_fn(void *arg, int64_t i, int64_t o, int64_t n, bool one) {
   const red_job *j = arg;
   double *acc = j->acc + o;
   const float *xf = j->dt == OX_FLOAT ? (const float *)j->x + i : NULL;
@@ -134,6 +134,88 @@ static void red_run_fn(void *arg, int64_t i, int64_t o, int64_t n, bool one) {
         break;
     }
   }
+}
+
+/* integer and bool inputs: exact int64 accumulation (wrap-around like the
+ * element type) */
+typedef struct ired_job {
+  int op;
+  const void *x;
+  int32_t dt;
+  int64_t *acc;
+  bool u64;
+} ired_job;
+
+static void red_int_fn(void *arg, int64_t i, int64_t o, int64_t n, bool one) {
+  const ired_job *j = arg;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t v = oc_get_i64(j->x, j->dt, i + k);
+    int64_t *a = one ? j->acc + o : j->acc + o + k;
+    uint64_t ua = (uint64_t)*a, uv = (uint64_t)v;
+    switch (j->op) {
+      case R_SUM:
+      case R_MEAN:
+        *a = (int64_t)(ua + uv);
+        break;
+      case R_PROD:
+        *a = (int64_t)(ua * uv);
+        break;
+      case R_L1:
+        *a = (int64_t)(ua + (uint64_t)(v < 0 && !j->u64 ? 0 - uv : uv));
+        break;
+      case R_SUMSQ:
+        *a = (int64_t)(ua + uv * uv);
+        break;
+      case R_MAX:
+        *a = (j->u64 ? uv > ua : v > *a) ? v : *a;
+        break;
+      case R_MIN:
+        *a = (j->u64 ? uv < ua : v < *a) ? v : *a;
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+/* smallest and largest value of an integer or bool type, as int64 bits */
+static void int_range(int32_t dt, int64_t *lo, int64_t *hi) {
+  const ox_dtype_info *d = ox_dtype_get(dt);
+  int bits = dt == OX_BOOL ? 1 : d ? d->bits : 64;
+  if (dt == OX_UINT64) {
+    *lo = 0;
+    *hi = -1; /* UINT64_MAX */
+  } else if (oc_is_unsigned(dt) || dt == OX_BOOL) {
+    *lo = 0;
+    *hi = (int64_t)((UINT64_C(1) << bits) - 1);
+  } else if (bits >= 64) {
+    *lo = INT64_MIN;
+    *hi = INT64_MAX;
+  } else {
+    *lo = -(INT64_C(1) << (bits - 1));
+    *hi = (INT64_C(1) << (bits - 1)) - 1;
+  }
+}
+
+static int red_run_int(ox_kctx *ctx, int op, const red_plan *p, const ox_value *x, ox_value *y) {
+  int64_t on = y->numel, lo, hi;
+  int32_t dt = x->dtype;
+  int_range(dt, &lo, &hi);
+  int64_t *acc = malloc((size_t)(on ? on : 1) * sizeof *acc);
+  if (!acc) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  int64_t init = op == R_MAX ? lo : op == R_MIN ? hi : op == R_PROD ? 1 : 0;
+  for (int64_t i = 0; i < on; i++) acc[i] = init;
+  ired_job j = {op, x->data, dt, acc, dt == OX_UINT64};
+  red_walk(p, red_int_fn, &j);
+  for (int64_t i = 0; i < on; i++) {
+    if (op == R_MEAN) {
+      double sum = dt == OX_UINT64 ? (double)(uint64_t)acc[i] : (double)acc[i];
+      oc_set(y->data, dt, i, sum / (double)p->count);
+    } else
+      oc_set_i64(y->data, dt, i, acc[i]);
+  }
+  free(acc);
+  return OX_OK;
 }
 
 static int red_run(ox_kctx *ctx, void *state) {
@@ -202,6 +284,10 @@ static int red_run(ox_kctx *ctx, void *state) {
   ox_value *y = ox_kctx_output(ctx, 0, dt, odims, orank);
   if (!y) return OX_ENOMEM;
   int64_t on = y->numel;
+  if ((oc_is_int(dt) || dt == OX_BOOL) &&
+      (s->op == R_SUM || s->op == R_MEAN || s->op == R_PROD || s->op == R_L1 || s->op == R_SUMSQ ||
+       s->op == R_MAX || s->op == R_MIN))
+    return red_run_int(ctx, s->op, &p, x, y);
   double *acc = malloc((size_t)(on ? on : 1) * 2 * sizeof(double));
   if (!acc) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
   double *mx = acc + (on ? on : 1);
@@ -232,14 +318,6 @@ static int red_run(ox_kctx *ctx, void *state) {
         break;
       default:
         break;
-    }
-    if (oc_is_int(dt) && (s->op == R_MAX || s->op == R_MIN) && p.count == 0) {
-      /* empty set: the type's extreme */
-      if (s->op == R_MAX)
-        oc_set_i64(y->data, dt, i, oc_is_unsigned(dt) ? 0 : INT64_MIN);
-      else
-        oc_set_i64(y->data, dt, i, oc_is_unsigned(dt) ? -1 : INT64_MAX);
-      continue;
     }
     oc_set(y->data, dt, i, v);
   }

@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "opcore.h"
 
 enum { SM_SOFT, SM_LOG, SM_HARD };
@@ -78,15 +82,49 @@ DEF_SM(float, f32, expf, logf)
 DEF_SM(double, f64, exp, log)
 
 /* contiguous float32 row with the vectorisable exponential */
-static void sm_row_f32(int op, const float *x, float *y, int64_t n) {
-  float m = x[0];
-  for (int64_t k = 1; k < n; k++) m = x[k] > m || isnan(x[k]) ? x[k] : m;
+/* maximum of a row; NaN when the row holds a NaN */
+static float row_max(const float *x, int64_t n) {
+  float r = x[0];
+  int64_t k = 0;
+  bool nan = false;
+#if defined(__SSE2__)
+  if (n >= 4) {
+    __m128 m = _mm_loadu_ps(x), bad = _mm_setzero_ps();
+    for (; k + 4 <= n; k += 4) {
+      __m128 v = _mm_loadu_ps(x + k);
+      bad = _mm_or_ps(bad, _mm_cmpunord_ps(v, v));
+      m = _mm_max_ps(m, v);
+    }
+    float t[4];
+    _mm_storeu_ps(t, m);
+    r = t[0];
+    for (int q = 1; q < 4; q++) r = t[q] > r ? t[q] : r;
+    nan = _mm_movemask_ps(bad) != 0;
+  }
+#endif
+  for (; k < n; k++) {
+    if (isnan(x[k])) nan = true;
+    r = x[k] > r ? x[k] : r;
+  }
+  return nan ? NAN : r;
+}
+
+OC_CLONES static double row_sum(const float *x, int64_t n) {
+  double s[4] = {0, 0, 0, 0};
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4)
+    for (int q = 0; q < 4; q++) s[q] += x[k + q];
+  for (; k < n; k++) s[0] += x[k];
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+/* contiguous float32 row with the vectorisable exponential */
+OC_CLONES static void sm_row_f32(int op, const float *x, float *y, int64_t n) {
+  float m = row_max(x, n);
   for (int64_t k = 0; k < n; k++) y[k] = x[k] - m;
   if (op == SM_SOFT) {
     oc_exp_f32(y, y, n);
-    double sum = 0;
-    for (int64_t k = 0; k < n; k++) sum += y[k];
-    float inv = (float)(1.0 / sum);
+    float inv = (float)(1.0 / row_sum(y, n));
     for (int64_t k = 0; k < n; k++) y[k] *= inv;
   } else {
     float e[256];
@@ -94,7 +132,7 @@ static void sm_row_f32(int op, const float *x, float *y, int64_t n) {
     for (int64_t b = 0; b < n; b += 256) {
       int64_t c = n - b < 256 ? n - b : 256;
       oc_exp_f32(y + b, e, c);
-      for (int64_t k = 0; k < c; k++) sum += e[k];
+      sum += row_sum(e, c);
     }
     float lse = (float)log(sum);
     for (int64_t k = 0; k < n; k++) y[k] -= lse;

@@ -62,7 +62,7 @@ typedef struct un_state {
 
 /* the same element code for float and double via <tgmath.h> */
 #define DEF_UN(T, NAME)                                                                          \
-  static void un_##NAME(const un_state *s, const T *x, T *y, int64_t n, T lo, T hi) {            \
+  OC_CLONES static void un_##NAME(const un_state *s, const T *x, T *y, int64_t n, T lo, T hi) {  \
     const T al = (T)s->alpha, be = (T)s->beta, ga = (T)s->gamma;                                 \
     const T one = 1, zero = 0, half = (T)0.5;                                                    \
     switch (s->op) {                                                                             \
@@ -139,7 +139,10 @@ typedef struct un_state {
         for (int64_t i = 0; i < n; i++) y[i] = x[i] > zero ? x[i] : zero;                        \
         break;                                                                                   \
       case U_LEAKY:                                                                              \
-        for (int64_t i = 0; i < n; i++) y[i] = x[i] < zero ? al * x[i] : x[i];                   \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+          T v = x[i], m = al * v;                                                                \
+          y[i] = v < zero ? m : v;                                                               \
+        }                                                                                        \
         break;                                                                                   \
       case U_ELU:                                                                                \
         for (int64_t i = 0; i < n; i++) y[i] = x[i] < zero ? al * (exp(x[i]) - one) : x[i];      \
@@ -163,10 +166,18 @@ typedef struct un_state {
         }                                                                                        \
         break;                                                                                   \
       case U_HSIGMOID:                                                                           \
-        for (int64_t i = 0; i < n; i++) y[i] = fmax(zero, fmin(one, al * x[i] + be));            \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+          T v = al * x[i] + be;                                                                  \
+          v = v > one ? one : v;                                                                 \
+          y[i] = v < zero ? zero : v;                                                            \
+        }                                                                                        \
         break;                                                                                   \
       case U_HSWISH:                                                                             \
-        for (int64_t i = 0; i < n; i++) y[i] = x[i] * fmax(zero, fmin(one, x[i] / (T)6 + half)); \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+          T v = x[i] / (T)6 + half;                                                              \
+          v = v > one ? one : v;                                                                 \
+          y[i] = x[i] * (v < zero ? zero : v);                                                   \
+        }                                                                                        \
         break;                                                                                   \
       case U_SOFTPLUS:                                                                           \
         for (int64_t i = 0; i < n; i++)                                                          \
@@ -254,24 +265,42 @@ typedef struct un_job {
 } un_job;
 
 /* float32 ops built on the vectorisable exponential */
-static void sig_block(const float *x, float *y, int64_t n, float scale, bool times_x) {
-  float z[512], e[512];
-  for (int64_t k = 0; k < n; k++) {
+OC_CLONES static void sig_block(const float *x, float *y, int64_t n, float scale, bool times_x) {
+  float z[512] = {0}, e[512];
+  for (int64_t k = 0; k < n; k++) { /* z = -|scale*x| (bit operations: vectorisable) */
     float v = scale * x[k];
-    z[k] = v < 0 ? v : -v;
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    u |= 0x80000000u;
+    memcpy(&z[k], &u, sizeof u);
   }
   oc_exp_f32(z, e, n);
-  for (int64_t k = 0; k < n; k++) {
+  for (int64_t k = 0; k < n; k++) { /* x >= 0: 1/(1+e), else e/(1+e) */
     float v = scale * x[k];
-    float sg = v >= 0 ? 1.0f / (1.0f + e[k]) : e[k] / (1.0f + e[k]);
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    float neg = (float)(u >> 31);
+    float sg = (1.0f + (e[k] - 1.0f) * neg) / (1.0f + e[k]);
     y[k] = times_x ? x[k] * sg : sg;
   }
 }
 
-static void un_f32_fast(const un_state *s, const float *x, float *y, int64_t n, float lo,
-                        float hi) {
+OC_CLONES static void un_f32_fast(const un_state *s, const float *x, float *y, int64_t n, float lo,
+                                  float hi) {
   if (s->op == U_EXP) {
     oc_exp_f32(x, y, n);
+    return;
+  }
+  if (s->op == U_LEAKY) { /* x < 0 ? alpha * x : x, choosing by the sign bit */
+    float al = (float)s->alpha;
+    for (int64_t k = 0; k < n; k++) {
+      float v = x[k], m = al * v;
+      uint32_t a, b;
+      memcpy(&a, &v, sizeof a);
+      memcpy(&b, &m, sizeof b);
+      uint32_t msk = 0u - (a >> 31), r = (b & msk) | (a & ~msk);
+      memcpy(&y[k], &r, sizeof r);
+    }
     return;
   }
   if (s->op == U_SIGMOID || s->op == U_SWISH) {
@@ -426,6 +455,31 @@ static int un_run(ox_kctx *ctx, void *state) {
   return OX_OK;
 }
 
+/* SwiGLU-28: Y = Swish_alpha(A) * B, identical shapes, no broadcasting */
+static int swiglu_run(ox_kctx *ctx, void *state) {
+  const un_state *s = state;
+  ox_value *a = ox_kctx_input(ctx, 0), *b = ox_kctx_input(ctx, 1);
+  if (!a || !b || a->kind != OX_VAL_TENSOR || b->kind != OX_VAL_TENSOR)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "A and B must be tensors");
+  int32_t dt = a->dtype;
+  if (dt != OX_FLOAT && dt != OX_DOUBLE && dt != OX_FLOAT16 && dt != OX_BFLOAT16)
+    return ox_kctx_fail(ctx, OX_EUNSUPPORTED, "element type %s not supported", dt_name(dt));
+  if (b->dtype != dt || !ox_shape_equal(a->dims, a->rank, b->dims, b->rank))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "A and B must have the same type and shape");
+  ox_value *y = ox_kctx_output(ctx, 0, dt, a->dims, a->rank);
+  if (!y) return OX_ENOMEM;
+  un_job j = {s, a->data, y->data, dt, 0, 0};
+  ox_parallel_for(ox_kctx_pool(ctx), a->numel, 16384, un_chunk, &j);
+  if (dt == OX_FLOAT) {
+    float *o = y->data;
+    const float *v = b->data;
+    for (int64_t i = 0; i < a->numel; i++) o[i] *= v[i];
+  } else
+    for (int64_t i = 0; i < a->numel; i++)
+      oc_set(y->data, dt, i, oc_get(y->data, dt, i) * oc_get(b->data, dt, i));
+  return OX_OK;
+}
+
 #define PREP(NAME, OP, A, B, G)                                           \
   static int prep_##NAME(const ox_kinfo *info, void **state, ox_err *e) { \
     return un_prepare(info, state, e, OP, A, B, G);                       \
@@ -471,6 +525,7 @@ PREP(threlu, U_THRELU, 1.0, 0, 0)
 PREP(shrink, U_SHRINK, 0, 0, 0)
 PREP(clip, U_CLIP, 0, 0, 0)
 PREP(swish, U_SWISH, 1.0, 0, 0)
+PREP(swiglu, U_SWISH, 1.0, 0, 0)
 
 #define UN(OP, P, LO) \
   { "", OP, LO, 1000, prep_##P, un_run, NULL }
@@ -518,5 +573,6 @@ const ox_kernel_def ox_ops_unary[] = {
     {"", "Clip", 1, 10, prep_clip, un_run, NULL},
     {"", "Clip", 11, 1000, prep_clip, un_run, NULL},
     UN("Swish", swish, 24),
+    {"", "SwiGLU", 28, 1000, prep_swiglu, swiglu_run, NULL},
     {0},
 };

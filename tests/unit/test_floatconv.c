@@ -93,7 +93,30 @@ static void test_f16_bf16(void) {
   CHECK(isnan(ox_bf16_to_f32(ox_f32_to_bf16(NAN))));
 }
 
+/* the array forms (F16C when present) give the scalar results bit for bit */
+static void test_f16_arrays(void) {
+  static uint16_t h[65536], h2[65536];
+  static float f[65536];
+  for (uint32_t i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+  ox_f16_to_f32_n(h, f, 65536);
+  for (uint32_t i = 0; i < 65536; i++) {
+    float r = ox_f16_to_f32((uint16_t)i);
+    CHECK(memcmp(&r, &f[i], sizeof r) == 0 || (isnan(r) && isnan(f[i])));
+  }
+  /* exact values, ties (+0x1000), subnormals and overflow: 2^-26 to 2^38 */
+  static float g[65536];
+  uint32_t start = 0x32800000u;
+  for (uint32_t i = 0; i < 65536; i++) {
+    uint32_t u = start + i * 8192u + (i & 1u ? 0x1000u : 0u);
+    memcpy(&g[i], &u, sizeof u);
+    if (i & 2u) g[i] = -g[i];
+  }
+  ox_f32_to_f16_n(g, h2, 65536);
+  for (uint32_t i = 0; i < 65536; i++) CHECK(h2[i] == ox_f32_to_f16(g[i]));
+}
+
 int main(void) {
+  test_f16_arrays();
   test_f8();
   test_f4_e8m0();
   test_f16_bf16();

@@ -271,7 +271,69 @@ static void test_exp_accuracy(void) {
         sy[5] == 0.0f);
 }
 
+/* numpy semantics: maximum/minimum propagate NaN from either side (checked
+ * over more than one vector width) */
+static void test_max_nan(void) {
+  static float a[9] = {NAN, 1, 2, 3, 4, NAN, -1, 0, 5}, b[9] = {0, NAN, 3, 1, 4, 2, NAN, -0.5f, 6};
+  int64_t d[1] = {9};
+  onnxc_value *in[2] = {onnxc_tensor_wrap(1, d, 1, a, NULL), onnxc_tensor_wrap(1, d, 1, b, NULL)};
+  const char *names[2] = {"A", "B"};
+  onnxc_value *y =
+      run("<ir_version: 7, opset_import: [\"\" : 13]>\n"
+          "g (float[9] A, float[9] B) => (float[9] C) { C = Max(A, B) }\n",
+          2, names, in);
+  CHECK(y != NULL);
+  if (y) {
+    const float *c = onnxc_tensor_data(y);
+    CHECK(isnan(c[0]) && isnan(c[1]) && c[2] == 3 && c[3] == 3 && c[4] == 4 && isnan(c[5]) &&
+          isnan(c[6]) && c[7] == 0 && c[8] == 6);
+    onnxc_value_free(y);
+  }
+  y =
+      run("<ir_version: 7, opset_import: [\"\" : 13]>\n"
+          "g (float[9] A, float[9] B) => (float[9] C) { C = Min(A, B) }\n",
+          2, names, in);
+  CHECK(y != NULL);
+  if (y) {
+    const float *c = onnxc_tensor_data(y);
+    CHECK(isnan(c[0]) && isnan(c[1]) && c[2] == 2 && c[3] == 1 && c[4] == 4 && isnan(c[5]) &&
+          isnan(c[6]) && c[7] == -0.5f && c[8] == 5);
+    onnxc_value_free(y);
+  }
+  onnxc_value_free(in[0]);
+  onnxc_value_free(in[1]);
+}
+
+/* integer reductions are exact beyond 2^53 */
+static void test_reduce_int64_exact(void) {
+  static int64_t v[2] = {(INT64_C(1) << 60) + 1, (INT64_C(1) << 60) + 3};
+  int64_t d[1] = {2};
+  onnxc_value *in = onnxc_tensor_wrap(7, d, 1, v, NULL);
+  const char *names[1] = {"X"};
+  onnxc_value *y =
+      run("<ir_version: 8, opset_import: [\"\" : 18]>\n"
+          "g (int64[2] X) => (int64[1] Y) { Y = ReduceSum<keepdims=1>(X) }\n",
+          1, names, &in);
+  CHECK(y != NULL);
+  if (y) {
+    CHECK(((const int64_t *)onnxc_tensor_data(y))[0] == (INT64_C(1) << 61) + 4);
+    onnxc_value_free(y);
+  }
+  y =
+      run("<ir_version: 8, opset_import: [\"\" : 18]>\n"
+          "g (int64[2] X) => (int64[1] Y) { Y = ReduceMin<keepdims=1>(X) }\n",
+          1, names, &in);
+  CHECK(y != NULL);
+  if (y) {
+    CHECK(((const int64_t *)onnxc_tensor_data(y))[0] == (INT64_C(1) << 60) + 1);
+    onnxc_value_free(y);
+  }
+  onnxc_value_free(in);
+}
+
 int main(void) {
+  test_reduce_int64_exact();
+  test_max_nan();
   test_exp_accuracy();
   test_add_legacy_axis();
   test_softmax_coercion();

@@ -1,0 +1,35 @@
+# deps.cmake - optional libraries of the specialised operators, found with
+# pkg-config (Debian -dev packages installed by scripts/setup.sh). Each one
+# found is linked to the onnxc target and announced by a macro
+# ONNXC_HAVE_<NAME>; without it the library still builds and the operator
+# (or image format) reports a clear "not available in this build" error.
+#
+#   PCRE2    libpcre2-8   RegexFullMatch
+#   UTF8PROC libutf8proc  StringNormalizer case mapping (else ASCII only)
+#   JPEG     libjpeg      ImageDecoder JPEG
+#   PNG      libpng       ImageDecoder PNG
+#   TIFF     libtiff-4    ImageDecoder TIFF
+#   WEBP     libwebp      ImageDecoder WebP
+#   OPENJP2  libopenjp2   ImageDecoder JPEG 2000
+option(ONNXC_OPTIONAL_DEPS "link the optional libraries of the specialised operators" ON)
+
+if(ONNXC_OPTIONAL_DEPS)
+  find_package(PkgConfig QUIET)
+endif()
+
+set(ONNXC_OPTIONAL_FOUND "")
+if(PKG_CONFIG_FOUND)
+  foreach(dep PCRE2:libpcre2-8 UTF8PROC:libutf8proc JPEG:libjpeg PNG:libpng TIFF:libtiff-4
+              WEBP:libwebp OPENJP2:libopenjp2)
+    string(REPLACE ":" ";" pair "${dep}")
+    list(GET pair 0 name)
+    list(GET pair 1 module)
+    pkg_check_modules(ONNXC_DEP_${name} QUIET IMPORTED_TARGET ${module})
+    if(ONNXC_DEP_${name}_FOUND)
+      target_link_libraries(onnxc PUBLIC PkgConfig::ONNXC_DEP_${name})
+      target_compile_definitions(onnxc PUBLIC ONNXC_HAVE_${name}=1)
+      list(APPEND ONNXC_OPTIONAL_FOUND ${name})
+    endif()
+  endforeach()
+endif()
+message(STATUS "onnxc: optional libraries: ${ONNXC_OPTIONAL_FOUND}")
