@@ -19,7 +19,11 @@ tmp=$(mktemp)
 {
   echo "# Conformance cases expected to fail: \"suite/case<TAB>reason\", sorted."
   echo "# Regenerate with tools/update_expected_failures.sh (do not edit by hand)."
-  sed -n 's/^FAIL \([^:]*\): \(.*\)$/\1\t\2/p' "$tmp" | cut -c1-300 | LC_ALL=C sort
+  sed -n 's/^FAIL \([^:]*\): \(.*\)$/\1\t\2/p' "$tmp" | cut -c1-300 | LC_ALL=C sort |
+    awk -F'\t' -v reasons="$root/tests/conformance/reasons.txt" '
+      BEGIN { while ((getline l < reasons) > 0) if (l !~ /^#/ && index(l, "\t")) {
+                split(l, f, "\t"); why[f[1]] = f[2] } }
+      { print $1 "\t" (($1 in why) ? why[$1] : $2) }' 
 } > "$out"
 tail -n 1 "$tmp"
 rm -f "$tmp"
