@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../proto/proto.h"
+#include "../schema/schema.h"
 #include "cli.h"
 #include "runio.h"
 
@@ -261,7 +262,7 @@ static int run_light(ox_session *s, const char *out_path, char *why, size_t wn) 
   return rc;
 }
 
-static int run_case(const tcase *c, int threads, char *why, size_t wn) {
+static int run_case(const tcase *c, int threads, bool ctx_bodies, char *why, size_t wn) {
   ox_err e = {0};
   ox_model *m = NULL;
   ox_session *s = NULL;
@@ -269,6 +270,10 @@ static int run_case(const tcase *c, int threads, char *why, size_t wn) {
   if (ox_model_load_file(c->model, NULL, &m, &e)) {
     snprintf(why, wn, "%s", e.msg);
     return 1;
+  }
+  if (ctx_bodies && ox_schema_localize_ctx_bodies(m, NULL, &e)) {
+    snprintf(why, wn, "%s", e.msg);
+    goto done;
   }
   ox_session_opts o = {0};
   o.threads = threads;
@@ -369,7 +374,9 @@ static void usage(FILE *f) {
           "                  the exit status is 0 when exactly those cases fail\n"
           "  --timeout SEC   a case running longer fails (default 300)\n"
           "  --threads N     threads per case (default 1 with several jobs, else all cores)\n"
-          "  --slow SEC      report cases taking SEC seconds or more on standard error\n");
+          "  --slow SEC      report cases taking SEC seconds or more on standard error\n"
+          "  --ctx-bodies    run every node whose op has a context-dependent function body\n"
+          "                  through the body built for it (tests the body builders)\n");
 }
 
 static void finish(tcase *c, int wstatus, const char *msg) {
@@ -410,6 +417,7 @@ static void free_all(tlist *l, expected *x) {
 int ox_cmd_test(int argc, char **argv) {
   int jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), timeout = 300, threads = -1;
   double slow = 0;
+  bool ctx_bodies = false;
   const char *expected_path = NULL;
   tlist l = {0};
   for (int i = 1; i < argc; i++) {
@@ -424,6 +432,8 @@ int ox_cmd_test(int argc, char **argv) {
       timeout = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--ctx-bodies") == 0) {
+      ctx_bodies = true;
     } else if (strcmp(argv[i], "--slow") == 0 && i + 1 < argc) {
       slow = atof(argv[++i]);
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -463,7 +473,7 @@ int ox_cmd_test(int argc, char **argv) {
         close(fds[0]);
         alarm((unsigned)(timeout > 0 ? timeout : 0));
         char why[1100] = {0};
-        int rc = run_case(&l.v[next], threads, why, sizeof why);
+        int rc = run_case(&l.v[next], threads, ctx_bodies, why, sizeof why);
         if (rc) {
           ssize_t w = write(fds[1], why, strlen(why));
           (void)w;

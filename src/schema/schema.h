@@ -90,4 +90,22 @@ const char *ox_schema_attr_type_doc(int32_t type);
 const ox_attr_schema *ox_schema_find_attr(const ox_schema *s, const char *name);
 const ox_type_constraint *ox_schema_find_constraint(const ox_schema *s, const char *name);
 
+/* Context-dependent function bodies (notes §4.2, src/schema/ctx_bodies*.c):
+ * ops whose body the reference builds per node from its attributes, present
+ * inputs/outputs and input element types. */
+bool ox_schema_has_ctx_body(const ox_schema *s);
+/* Appends to text_out the body of s for `node` (NULL: a node with no
+ * attributes and every input/output present) in a model importing `opset`
+ * of s's domain, as a function in the text syntax named after s with s's
+ * formal inputs/outputs. input_dtypes[k] is the element type of input k (0 if
+ * unknown or absent). OX_EUNSUPPORTED if the builder of s is not written yet,
+ * OX_EINVAL if s has no body at that opset or needs an unknown type. */
+int ox_schema_build_body(const ox_schema *s, int64_t opset, const ox_node *node,
+                         const int32_t *input_dtypes, size_t n_inputs, ox_buf *text_out, ox_err *e);
+/* Replaces every main-graph node of m whose op has a context-dependent body
+ * by a call of a model-local function holding the body built for that node
+ * (for testing the bodies through the runtime's inliner). *n_done (may be
+ * NULL) counts the nodes replaced. */
+int ox_schema_localize_ctx_bodies(ox_model *m, size_t *n_done, ox_err *e);
+
 #endif
