@@ -16,11 +16,11 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static bool has_in(const bctx *c, size_t k) {
+bool ox_ctx_has_in(const bctx *c, size_t k) {
   return k < c->node->n_input && c->node->input[k] && c->node->input[k][0];
 }
 
-static bool has_out(const bctx *c, size_t k) {
+bool ox_ctx_has_out(const bctx *c, size_t k) {
   return k < c->node->n_output && c->node->output[k] && c->node->output[k][0];
 }
 
@@ -122,7 +122,7 @@ static int b_castlike(bctx *c) {
 static int b_clip(bctx *c) {
   if (c->opset < 13) return OX_CTX_NONE;
   ox_ctx_header(c, 13);
-  bool lo = has_in(c, 1), hi = has_in(c, 2);
+  bool lo = ox_ctx_has_in(c, 1), hi = ox_ctx_has_in(c, 2);
   const char *cur = "input";
   if (lo) {
     ox_ctx_line(c, "input_less_than_min = Less (input, min)");
@@ -247,16 +247,16 @@ static int b_layernorm(bctx *c) {
   ox_ctx_line(c, "NormalizedT = Cast <to = %d> (Normalized)", (int)t);
   ox_ctx_line(c, "Scale2D = Flatten <axis = 0> (Scale)");
   ox_ctx_line(c, "Scaled = Mul (NormalizedT, Scale2D)");
-  if (has_in(c, 2)) {
+  if (ox_ctx_has_in(c, 2)) {
     ox_ctx_line(c, "B2D = Flatten <axis = 0> (B)");
     ox_ctx_line(c, "Biased = Add (Scaled, B2D)");
     ox_ctx_line(c, "Y = Reshape (Biased, XShape)");
   } else {
     ox_ctx_line(c, "Y = Reshape (Scaled, XShape)");
   }
-  if (has_out(c, 2)) ox_ctx_line(c, "InvStdDev2D = Reciprocal (StdDev)");
-  if (has_out(c, 1)) ox_ctx_line(c, "Mean = Reshape (Mean2D, ReducedShape)");
-  if (has_out(c, 2)) ox_ctx_line(c, "InvStdDev = Reshape (InvStdDev2D, ReducedShape)");
+  if (ox_ctx_has_out(c, 2)) ox_ctx_line(c, "InvStdDev2D = Reciprocal (StdDev)");
+  if (ox_ctx_has_out(c, 1)) ox_ctx_line(c, "Mean = Reshape (Mean2D, ReducedShape)");
+  if (ox_ctx_has_out(c, 2)) ox_ctx_line(c, "InvStdDev = Reshape (InvStdDev2D, ReducedShape)");
   return OX_CTX_OK;
 }
 
@@ -348,23 +348,23 @@ typedef struct builder {
 
 static const builder builders[] = {
     {"", "Attention", NULL},
-    {"", "Bernoulli", NULL},
+    {"", "Bernoulli", ox_ctx_bernoulli},
     {"", "CastLike", b_castlike},
     {"", "CausalConvWithState", NULL},
-    {"", "CenterCropPad", NULL},
+    {"", "CenterCropPad", ox_ctx_centercroppad},
     {"", "Clip", b_clip},
     {"", "Gelu", b_gelu},
     {"", "GroupNormalization", b_groupnorm},
     {"", "LayerNormalization", b_layernorm},
     {"", "LinearAttention", NULL},
     {"", "LogSoftmax", b_softmax},
-    {"", "NegativeLogLikelihoodLoss", NULL},
+    {"", "NegativeLogLikelihoodLoss", ox_ctx_nllloss},
     {"", "RMSNormalization", b_rmsnorm},
     {"", "Range", b_range},
-    {"", "RotaryEmbedding", NULL},
+    {"", "RotaryEmbedding", ox_ctx_rotary},
     {"", "SequenceMap", NULL},
     {"", "Softmax", b_softmax},
-    {"", "SoftmaxCrossEntropyLoss", NULL},
+    {"", "SoftmaxCrossEntropyLoss", ox_ctx_sceloss},
     {"ai.onnx.preview", "FlexAttention", NULL},
 };
 

@@ -3,6 +3,7 @@
 #define OX_CTX_BODIES_H
 
 #include <stdarg.h>
+#include <stdio.h>
 
 #include "schema.h"
 
@@ -27,5 +28,14 @@ void ox_ctx_line(bctx *c, const char *fmt, ...)
 #endif
     ;
 const char *ox_ctx_f(char *buf, size_t n, float v);
+bool ox_ctx_has_in(const bctx *c, size_t k);
+bool ox_ctx_has_out(const bctx *c, size_t k);
+
+/* builders in ctx_bodies_more.c */
+int ox_ctx_nllloss(bctx *c);
+int ox_ctx_sceloss(bctx *c);
+int ox_ctx_bernoulli(bctx *c);
+int ox_ctx_centercroppad(bctx *c);
+int ox_ctx_rotary(bctx *c);
 
 #endif
