@@ -11,12 +11,15 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: onnxc schema OP [--opset N] [--domain D] [--all-versions]\n"
+          "usage: onnxc schema OP [--opset N] [--domain D] [--all-versions] [--ctx-body]\n"
           "       onnxc schema --list        one line per schema: domain op since_version\n"
           "       onnxc schema --dump        every schema, as in Changelog.md\n"
           "\n"
           "Prints the schema of OP that a model importing opset N of domain D binds\n"
-          "to (default: the latest version; D defaults to ai.onnx).\n");
+          "to (default: the latest version; D defaults to ai.onnx).\n"
+          "  --ctx-body   for an op whose function body is context-dependent, print the\n"
+          "               body built for a node with no attributes, every input present\n"
+          "               and of element type float\n");
 }
 
 static const char *domain_label(const char *d) { return d[0] ? d : "ai.onnx"; }
@@ -145,10 +148,41 @@ static void print_schema(const ox_schema *s) {
     printf("#### Function (opset %d)\n\n```\n%s```\n\n", s->bodies[i].opset, s->bodies[i].text);
 }
 
+static int print_ctx_body(const ox_schema *s, int64_t opset) {
+  if (!ox_schema_has_ctx_body(s)) {
+    fprintf(stderr, "onnxc: schema: %s has no context-dependent function body\n", s->name);
+    return 1;
+  }
+  int32_t dt[32];
+  size_t n = s->max_inputs < 32 ? (size_t)s->max_inputs : 32;
+  if (n < s->n_inputs) n = s->n_inputs;
+  if (n > 32) n = 32;
+  for (size_t k = 0; k < n; k++) dt[k] = 1; /* float */
+  /* a node with every input and output present */
+  char *names[32];
+  static const char present[] = "x";
+  for (size_t k = 0; k < 32; k++) names[k] = (char *)present;
+  ox_node node = {0};
+  node.input = names;
+  node.n_input = n;
+  node.output = names;
+  node.n_output = s->n_outputs < 32 ? s->n_outputs : 32;
+  ox_buf b = {0};
+  ox_err e = {0};
+  if (ox_schema_build_body(s, opset, &node, dt, n, &b, &e)) {
+    fprintf(stderr, "onnxc: schema: %s\n", e.msg);
+    ox_buf_free(&b);
+    return 1;
+  }
+  fwrite(b.data, 1, b.size, stdout);
+  ox_buf_free(&b);
+  return 0;
+}
+
 int ox_cmd_schema(int argc, char **argv) {
   const char *op = NULL, *domain = "";
   int64_t opset = -1;
-  bool list = false, dump = false, all = false;
+  bool list = false, dump = false, all = false, ctx_body = false;
   for (int i = 1; i < argc; i++) {
     if (ox_cli_is_help(argv[i])) {
       usage(stdout);
@@ -168,6 +202,8 @@ int ox_cmd_schema(int argc, char **argv) {
       list = true;
     } else if (strcmp(argv[i], "--dump") == 0) {
       dump = true;
+    } else if (strcmp(argv[i], "--ctx-body") == 0) {
+      ctx_body = true;
     } else if (strcmp(argv[i], "--all-versions") == 0) {
       all = true;
     } else if (argv[i][0] == '-') {
@@ -225,6 +261,13 @@ int ox_cmd_schema(int argc, char **argv) {
             vs[0]->since_version, domain_label(domain));
     return 1;
   }
+  if (ctx_body) return print_ctx_body(s, opset < 0 ? ox_schema_max_opset(domain) : opset);
   print_schema(s);
+  if (ox_schema_has_ctx_body(s))
+    printf(
+        "#### Function\n\nThe function body of %s is context-dependent: it is built per node "
+        "from the node's attributes, present inputs and input types (`onnxc schema %s "
+        "--ctx-body` prints the one of a default node).\n\n",
+        s->name, s->name);
   return 0;
 }

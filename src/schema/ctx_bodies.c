@@ -205,6 +205,16 @@ static int b_gelu(bctx *c) {
 
 /* ------------------------------------------------------------ LayerNormalization */
 
+/* StdDev = sqrt(E[x^2] - E[x]^2 + epsilon) and Deviation = x - E[x], given
+ * mean = E[x] and MeanOfSquare = E[x^2] */
+static void std_dev(bctx *c, const char *x, const char *mean) {
+  ox_ctx_line(c, "SquareOfMean = Mul (%s, %s)", mean, mean);
+  ox_ctx_line(c, "Var = Sub (MeanOfSquare, SquareOfMean)");
+  ox_ctx_line(c, "VarPlusEpsilon = Add (Var, Epsilon)");
+  ox_ctx_line(c, "StdDev = Sqrt (VarPlusEpsilon)");
+  ox_ctx_line(c, "Deviation = Sub (%s, %s)", x, mean);
+}
+
 static int b_layernorm(bctx *c) {
   int32_t t = ox_ctx_in_dtype(c, 0);
   if (!t) return OX_CTX_NEED_TYPES;
@@ -238,11 +248,7 @@ static int b_layernorm(bctx *c) {
     ox_ctx_line(c, "Square = Mul (XU, XU)");
     ox_ctx_line(c, "MeanOfSquare = ReduceMean <axes = [1]> (Square)");
   }
-  ox_ctx_line(c, "SquareOfMean = Mul (Mean2D, Mean2D)");
-  ox_ctx_line(c, "Var = Sub (MeanOfSquare, SquareOfMean)");
-  ox_ctx_line(c, "VarPlusEpsilon = Add (Var, Epsilon)");
-  ox_ctx_line(c, "StdDev = Sqrt (VarPlusEpsilon)");
-  ox_ctx_line(c, "Deviation = Sub (XU, Mean2D)");
+  std_dev(c, "XU", "Mean2D");
   ox_ctx_line(c, "Normalized = Div (Deviation, StdDev)");
   ox_ctx_line(c, "NormalizedT = Cast <to = %d> (Normalized)", (int)t);
   ox_ctx_line(c, "Scale2D = Flatten <axis = 0> (Scale)");
@@ -287,11 +293,7 @@ static int b_groupnorm(bctx *c) {
   ox_ctx_line(c, "Mean = ReduceMean (X3D, Axes2)");
   ox_ctx_line(c, "Square = Mul (X3D, X3D)");
   ox_ctx_line(c, "MeanOfSquare = ReduceMean (Square, Axes2)");
-  ox_ctx_line(c, "SquareOfMean = Mul (Mean, Mean)");
-  ox_ctx_line(c, "Var = Sub (MeanOfSquare, SquareOfMean)");
-  ox_ctx_line(c, "VarPlusEpsilon = Add (Var, Epsilon)");
-  ox_ctx_line(c, "StdDev = Sqrt (VarPlusEpsilon)");
-  ox_ctx_line(c, "Deviation = Sub (X3D, Mean)");
+  std_dev(c, "X3D", "Mean");
   ox_ctx_line(c, "NormalizedU = Div (Deviation, StdDev)");
   ox_ctx_line(c, "NormalizedOriginalShape = Reshape (NormalizedU, XShape)");
   ox_ctx_line(c, "NormalizedNC = Reshape (NormalizedOriginalShape, Shape3D)");
@@ -341,31 +343,33 @@ static int b_rmsnorm(bctx *c) {
 
 /* ------------------------------------------------------------ table */
 
+/* min_since: the first schema version with a body (earlier versions have none) */
 typedef struct builder {
   const char *domain, *name;
+  int min_since;
   int (*fn)(bctx *c);
 } builder;
 
 static const builder builders[] = {
-    {"", "Attention", NULL},
-    {"", "Bernoulli", ox_ctx_bernoulli},
-    {"", "CastLike", b_castlike},
-    {"", "CausalConvWithState", NULL},
-    {"", "CenterCropPad", ox_ctx_centercroppad},
-    {"", "Clip", b_clip},
-    {"", "Gelu", b_gelu},
-    {"", "GroupNormalization", b_groupnorm},
-    {"", "LayerNormalization", b_layernorm},
-    {"", "LinearAttention", NULL},
-    {"", "LogSoftmax", b_softmax},
-    {"", "NegativeLogLikelihoodLoss", ox_ctx_nllloss},
-    {"", "RMSNormalization", b_rmsnorm},
-    {"", "Range", b_range},
-    {"", "RotaryEmbedding", ox_ctx_rotary},
-    {"", "SequenceMap", NULL},
-    {"", "Softmax", b_softmax},
-    {"", "SoftmaxCrossEntropyLoss", ox_ctx_sceloss},
-    {"ai.onnx.preview", "FlexAttention", NULL},
+    {"", "Attention", 23, NULL},
+    {"", "Bernoulli", 15, ox_ctx_bernoulli},
+    {"", "CastLike", 15, b_castlike},
+    {"", "CausalConvWithState", 27, NULL},
+    {"", "CenterCropPad", 18, ox_ctx_centercroppad},
+    {"", "Clip", 13, b_clip},
+    {"", "Gelu", 20, b_gelu},
+    {"", "GroupNormalization", 21, b_groupnorm},
+    {"", "LayerNormalization", 17, b_layernorm},
+    {"", "LinearAttention", 27, NULL},
+    {"", "LogSoftmax", 13, b_softmax},
+    {"", "NegativeLogLikelihoodLoss", 13, ox_ctx_nllloss},
+    {"", "RMSNormalization", 23, b_rmsnorm},
+    {"", "Range", 27, b_range},
+    {"", "RotaryEmbedding", 23, ox_ctx_rotary},
+    {"", "SequenceMap", 17, ox_ctx_sequencemap},
+    {"", "Softmax", 13, b_softmax},
+    {"", "SoftmaxCrossEntropyLoss", 13, ox_ctx_sceloss},
+    {"ai.onnx.preview", "FlexAttention", 1, NULL},
 };
 
 static const builder *find_builder(const ox_schema *s) {
@@ -373,7 +377,7 @@ static const builder *find_builder(const ox_schema *s) {
   const char *d = s->domain && strcmp(s->domain, "ai.onnx") ? s->domain : "";
   for (size_t i = 0; i < sizeof builders / sizeof builders[0]; i++)
     if (strcmp(builders[i].domain, d) == 0 && strcmp(builders[i].name, s->name) == 0)
-      return &builders[i];
+      return s->since_version >= builders[i].min_since ? &builders[i] : NULL;
   return NULL;
 }
 
@@ -382,6 +386,12 @@ bool ox_schema_has_ctx_body(const ox_schema *s) { return find_builder(s) != NULL
 int ox_schema_build_body(const ox_schema *s, int64_t opset, const ox_node *node,
                          const int32_t *input_dtypes, size_t n_inputs, ox_buf *text_out,
                          ox_err *e) {
+  return ox_schema_build_body_typed(s, opset, node, input_dtypes, NULL, n_inputs, text_out, e);
+}
+
+int ox_schema_build_body_typed(const ox_schema *s, int64_t opset, const ox_node *node,
+                               const int32_t *input_dtypes, const ox_type *const *input_types,
+                               size_t n_inputs, ox_buf *text_out, ox_err *e) {
   const builder *b = find_builder(s);
   if (!b)
     return ox_err_set(e, OX_EINVAL, "%s has no context-dependent function body",
@@ -390,7 +400,7 @@ int ox_schema_build_body(const ox_schema *s, int64_t opset, const ox_node *node,
     return ox_err_set(e, OX_EUNSUPPORTED,
                       "the context-dependent function body of %s is not implemented", s->name);
   ox_node empty = {0};
-  bctx c = {s, opset, node ? node : &empty, input_dtypes, n_inputs, text_out};
+  bctx c = {s, opset, node ? node : &empty, input_dtypes, input_types, n_inputs, text_out};
   size_t start = text_out->size;
   int rc = b->fn(&c);
   if (rc == OX_CTX_OK) ox_buf_puts(text_out, "}\n");
@@ -399,7 +409,11 @@ int ox_schema_build_body(const ox_schema *s, int64_t opset, const ox_node *node,
     return ox_err_set(e, OX_EINVAL, "%s has no function body at opset %" PRId64, s->name, opset);
   if (rc == OX_CTX_NEED_TYPES)
     return ox_err_set(e, OX_EINVAL,
-                      "the function body of %s depends on input element types that are not known",
+                      "the function body of %s depends on input types that are not known", s->name);
+  if (rc == OX_CTX_BAD_NODE)
+    return ox_err_set(e, OX_EMODEL,
+                      "%s: the node cannot be expanded (a required attribute is "
+                      "missing or malformed)",
                       s->name);
   if (text_out->failed) return ox_err_set(e, OX_ENOMEM, "out of memory building %s", s->name);
   return OX_OK;

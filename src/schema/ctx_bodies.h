@@ -7,13 +7,14 @@
 
 #include "schema.h"
 
-enum { OX_CTX_OK = 0, OX_CTX_NONE = 1, OX_CTX_NEED_TYPES = 2 };
+enum { OX_CTX_OK = 0, OX_CTX_NONE = 1, OX_CTX_NEED_TYPES = 2, OX_CTX_BAD_NODE = 3 };
 
 typedef struct bctx {
   const ox_schema *s;
   int64_t opset;
   const ox_node *node;
   const int32_t *dtypes;
+  const ox_type *const *types; /* may be NULL */
   size_t n_inputs;
   ox_buf *out;
 } bctx;
@@ -37,5 +38,6 @@ int ox_ctx_sceloss(bctx *c);
 int ox_ctx_bernoulli(bctx *c);
 int ox_ctx_centercroppad(bctx *c);
 int ox_ctx_rotary(bctx *c);
+int ox_ctx_sequencemap(bctx *c);
 
 #endif

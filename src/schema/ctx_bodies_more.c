@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "../text/text.h"
 #include "ctx_bodies.h"
 
 /* ------------------------------------------------------------ NegativeLogLikelihoodLoss */
@@ -227,5 +228,80 @@ int ox_ctx_rotary(bctx *c) {
     ox_ctx_line(c, "YTransposed = Transpose <perm = [0, 2, 1, 3]> (XConcat)");
   ox_ctx_line(c, "XShape = Shape (X)");
   ox_ctx_line(c, "Y = Reshape (YTransposed, XShape)");
+  return OX_CTX_OK;
+}
+
+/* ------------------------------------------------------------ SequenceMap */
+
+/* The body graph runs in a Loop over the positions of input_sequence: each
+ * sequence input gives its element at the position (SequenceAt), each tensor
+ * input is passed whole, and every body output is appended to its output
+ * sequence (SequenceInsert into a loop-carried sequence, first empty). The
+ * formal inputs are input_sequence, additional_inputs_1.. and the outputs
+ * out_sequence_0.. (the op's variadic formals, one per actual). */
+int ox_ctx_sequencemap(bctx *c) {
+  const ox_attr *ba = ox_node_attr(c->node, "body");
+  const ox_graph *g = ba ? ba->g : NULL;
+  size_t nin = c->node->n_input, nout = c->node->n_output;
+  if (!g || g->n_input != nin || g->n_output != nout || nin == 0 || g->n_initializer)
+    return OX_CTX_BAD_NODE;
+  for (size_t k = 1; k < nin; k++)
+    if (!c->types || k >= c->n_inputs || !c->types[k]) return OX_CTX_NEED_TYPES;
+  for (size_t k = 0; k < nout; k++) {
+    const ox_type *t = g->output[k].type;
+    if (!t || !t->has_elem_type) return OX_CTX_NEED_TYPES;
+  }
+  ox_buf body = {0};
+  ox_err e = {0};
+  if (ox_text_print_graph(g, &body, &e)) {
+    ox_buf_free(&body);
+    return OX_CTX_BAD_NODE;
+  }
+  /* the node list of the printed body: between its first "{" line and the last "}" */
+  ox_buf_putc(&body, '\0');
+  const char *txt = (const char *)body.data, *open = body.failed ? NULL : strstr(txt, "\n{\n");
+  const char *close = open ? strrchr(txt, '}') : NULL;
+  if (!open || !close || close < open + 3) {
+    ox_buf_free(&body);
+    return OX_CTX_BAD_NODE;
+  }
+  ox_buf_printf(c->out, "<\n  domain: \"\",\n  opset_import: [\"\" : %" PRId64 "]\n>\n", c->opset);
+  ox_buf_puts(c->out, "SequenceMap (input_sequence");
+  for (size_t k = 1; k < nin; k++) ox_buf_printf(c->out, ", additional_inputs_%zu", k);
+  ox_buf_puts(c->out, ") => (");
+  for (size_t k = 0; k < nout; k++) ox_buf_printf(c->out, "%sout_sequence_%zu", k ? ", " : "", k);
+  ox_buf_puts(c->out, ")\n{\n");
+  ox_ctx_line(c, "seqlen = SequenceLength (input_sequence)");
+  ox_ctx_line(c, "cond = Constant <value = bool {1}> ()");
+  for (size_t k = 0; k < nout; k++)
+    ox_ctx_line(c, "out_sequence_%zu_seqempty = SequenceEmpty <dtype = %d> ()", k,
+                (int)g->output[k].type->elem_type);
+  ox_buf_puts(c->out, "   ");
+  for (size_t k = 0; k < nout; k++) ox_buf_printf(c->out, "%sout_sequence_%zu", k ? ", " : "", k);
+  ox_buf_puts(c->out, " = Loop (seqlen, cond");
+  for (size_t k = 0; k < nout; k++) ox_buf_printf(c->out, ", out_sequence_%zu_seqempty", k);
+  ox_buf_puts(c->out, ") <body = loop_body (int64 loop_iter, bool loop_cond_in");
+  for (size_t k = 0; k < nout; k++) ox_buf_printf(c->out, ", loop_out_%zu_in", k);
+  ox_buf_puts(c->out, ") => (loop_cond_out");
+  for (size_t k = 0; k < nout; k++) ox_buf_printf(c->out, ", loop_out_%zu_out", k);
+  ox_buf_puts(c->out, ") {\n");
+  ox_ctx_line(c, "   loop_cond_out = Identity (loop_cond_in)");
+  for (size_t k = 0; k < nin; k++) {
+    char formal[48];
+    if (k == 0)
+      snprintf(formal, sizeof formal, "input_sequence");
+    else
+      snprintf(formal, sizeof formal, "additional_inputs_%zu", k);
+    if (k == 0 || c->types[k]->kind == OX_TYPE_SEQUENCE)
+      ox_ctx_line(c, "   %s = SequenceAt (%s, loop_iter)", g->input[k].name, formal);
+    else
+      ox_ctx_line(c, "   %s = Identity (%s)", g->input[k].name, formal);
+  }
+  ox_buf_append(c->out, open + 3, (size_t)(close - (open + 3)));
+  for (size_t k = 0; k < nout; k++)
+    ox_ctx_line(c, "   loop_out_%zu_out = SequenceInsert (loop_out_%zu_in, %s)", k, k,
+                g->output[k].name);
+  ox_ctx_line(c, "}>");
+  ox_buf_free(&body);
   return OX_CTX_OK;
 }

@@ -9,25 +9,26 @@
 
 #define OX_CTX_DOMAIN "onnxc.ctxbody"
 
-static int32_t elem_of(const ox_value_info *v, size_t n, const char *name) {
+static const ox_type *type_in(const ox_value_info *v, size_t n, const char *name) {
   for (size_t i = 0; i < n; i++)
-    if (v[i].name && strcmp(v[i].name, name) == 0 && v[i].type) {
-      const ox_type *t = v[i].type;
-      /* sequence inputs: the element type of the tensors held */
-      while (t && !t->has_elem_type && t->elem) t = t->elem;
-      return t && t->has_elem_type ? t->elem_type : 0;
-    }
-  return 0;
+    if (v[i].name && strcmp(v[i].name, name) == 0 && v[i].type) return v[i].type;
+  return NULL;
 }
 
-static int32_t dtype_of(const ox_graph *g, const char *name) {
+/* the declared type of a main-graph name, and its element type (of the
+ * tensors held, for a sequence) */
+static int32_t dtype_of(const ox_graph *g, const char *name, const ox_type **type) {
+  *type = NULL;
   if (!name || !*name) return 0;
-  int32_t t = elem_of(g->input, g->n_input, name);
-  if (!t) t = elem_of(g->value_info, g->n_value_info, name);
-  for (size_t i = 0; !t && i < g->n_initializer; i++)
+  const ox_type *t = type_in(g->input, g->n_input, name);
+  if (!t) t = type_in(g->value_info, g->n_value_info, name);
+  *type = t;
+  while (t && !t->has_elem_type && t->elem) t = t->elem;
+  if (t && t->has_elem_type) return t->elem_type;
+  for (size_t i = 0; i < g->n_initializer; i++)
     if (g->initializer[i].name && strcmp(g->initializer[i].name, name) == 0)
-      t = g->initializer[i].data_type;
-  return t;
+      return g->initializer[i].data_type;
+  return 0;
 }
 
 int ox_schema_localize_ctx_bodies(ox_model *m, size_t *n_done, ox_err *e) {
@@ -42,11 +43,12 @@ int ox_schema_localize_ctx_bodies(ox_model *m, size_t *n_done, ox_err *e) {
     int64_t opset = ox_opset_version(mp->opset_import, mp->n_opset_import, dom);
     const ox_schema *s = opset < 0 ? NULL : ox_schema_lookup(dom, n->op_type, opset);
     if (!ox_schema_has_ctx_body(s)) continue;
-    int32_t dt[16] = {0};
-    size_t nin = n->n_input < 16 ? n->n_input : 16;
-    for (size_t k = 0; k < nin; k++) dt[k] = dtype_of(g, n->input[k]);
+    int32_t dt[32] = {0};
+    const ox_type *ty[32] = {0};
+    size_t nin = n->n_input < 32 ? n->n_input : 32;
+    for (size_t k = 0; k < nin; k++) dt[k] = dtype_of(g, n->input[k], &ty[k]);
     ox_buf text = {0};
-    int rc = ox_schema_build_body(s, opset, n, dt, nin, &text, e);
+    int rc = ox_schema_build_body_typed(s, opset, n, dt, ty, nin, &text, e);
     ox_function *f = NULL;
     char name[160];
     snprintf(name, sizeof name, "%s body for node %zu", s->name, i);

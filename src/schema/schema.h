@@ -102,6 +102,11 @@ bool ox_schema_has_ctx_body(const ox_schema *s);
  * OX_EINVAL if s has no body at that opset or needs an unknown type. */
 int ox_schema_build_body(const ox_schema *s, int64_t opset, const ox_node *node,
                          const int32_t *input_dtypes, size_t n_inputs, ox_buf *text_out, ox_err *e);
+/* The same with the full input types (input_types[k] NULL if unknown), which
+ * SequenceMap needs (a sequence or a tensor per additional input). */
+int ox_schema_build_body_typed(const ox_schema *s, int64_t opset, const ox_node *node,
+                               const int32_t *input_dtypes, const ox_type *const *input_types,
+                               size_t n_inputs, ox_buf *text_out, ox_err *e);
 /* Replaces every main-graph node of m whose op has a context-dependent body
  * by a call of a model-local function holding the body built for that node
  * (for testing the bodies through the runtime's inliner). *n_done (may be

@@ -1,0 +1,14 @@
+# Context-dependent function bodies (src/schema/ctx_bodies*.c): every node
+# case of those ops that the backend tests also give in an `_expanded` form is
+# run with its node replaced by the body built for it (onnxc test
+# --ctx-bodies), against the case's expected outputs. The expected-failures
+# list names the builders not written yet and the random Bernoulli outputs.
+set(_ctx_data "${ONNXC_SHARED}/testdata/node")
+if(EXISTS "${_ctx_data}")
+  file(STRINGS "${PROJECT_SOURCE_DIR}/tests/ctxbodies/cases.txt" _ctx_cases)
+  list(TRANSFORM _ctx_cases PREPEND "${_ctx_data}/")
+  add_test(NAME schema_ctx_bodies
+           COMMAND onnxc_cli test --jobs 2 --ctx-bodies
+                   --expected ${PROJECT_SOURCE_DIR}/tests/ctxbodies/expected_failures.txt
+                   ${_ctx_cases})
+endif()
