@@ -351,7 +351,7 @@ typedef struct builder {
 } builder;
 
 static const builder builders[] = {
-    {"", "Attention", 23, NULL},
+    {"", "Attention", 23, ox_ctx_attention},
     {"", "Bernoulli", 15, ox_ctx_bernoulli},
     {"", "CastLike", 15, b_castlike},
     {"", "CausalConvWithState", 27, NULL},

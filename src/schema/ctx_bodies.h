@@ -39,5 +39,6 @@ int ox_ctx_bernoulli(bctx *c);
 int ox_ctx_centercroppad(bctx *c);
 int ox_ctx_rotary(bctx *c);
 int ox_ctx_sequencemap(bctx *c);
+int ox_ctx_attention(bctx *c); /* ctx_bodies_attn.c */
 
 #endif

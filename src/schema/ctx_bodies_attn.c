@@ -1,0 +1,224 @@
+/* ctx_bodies_attn.c - the context-dependent body of Attention (see
+ * ctx_bodies.c): scaled dot-product attention over 4D (batch, heads, seq,
+ * head) tensors, with 3D inputs reshaped from (batch, seq, heads*head) by the
+ * q_num_heads / kv_num_heads attributes; the key/value caches are
+ * concatenated in front; grouped-query attention repeats each KV head; the
+ * bias is the mask (boolean: 0 / -inf; from opset 24 padded with -inf to the
+ * total KV length), plus the causal triangle, plus (opset 24) the padding of
+ * nonpad_kv_seqlen; softcap, softmax in softmax_precision, rows masked
+ * everywhere give zeros; qk_matmul_output takes the stage that
+ * qk_matmul_output_mode names. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "ctx_bodies.h"
+
+int ox_ctx_attention(bctx *c) {
+  int32_t t = ox_ctx_in_dtype(c, 0);
+  if (!t) return OX_CTX_NEED_TYPES;
+  bool v24 = c->opset >= 24;
+  bool mask = ox_ctx_has_in(c, 3), past = ox_ctx_has_in(c, 4) && ox_ctx_has_in(c, 5);
+  bool nonpad = v24 && ox_ctx_has_in(c, 6);
+  bool mask_bool = mask && ox_ctx_in_dtype(c, 3) == OX_BOOL;
+  if (mask && !ox_ctx_in_dtype(c, 3)) return OX_CTX_NEED_TYPES;
+  int64_t qh = ox_ctx_int(c, "q_num_heads", 0), kvh = ox_ctx_int(c, "kv_num_heads", 0);
+  bool in3d = qh > 0 && kvh > 0;
+  bool causal = ox_ctx_int(c, "is_causal", 0) != 0;
+  int64_t mode = ox_ctx_int(c, "qk_matmul_output_mode", 0);
+  int64_t sp = ox_ctx_int(c, "softmax_precision", t);
+  const ox_attr *scale = ox_node_attr(c->node, "scale"),
+                *softcap = ox_node_attr(c->node, "softcap");
+  bool capped = softcap && softcap->f != 0.0f;
+  if (ox_ctx_int(c, "left_window_size", -1) >= 0 || ox_ctx_int(c, "right_window_size", -1) >= 0)
+    return OX_CTX_BAD_NODE; /* sliding windows: not built */
+  char fb[40];
+  ox_ctx_header(c, c->opset >= 24 ? 24 : 23);
+  ox_ctx_line(c, "BatchSize = Shape <start = 0, end = 1> (Q)");
+  ox_ctx_line(c, "QSeqLen = Shape <start = -2, end = -1> (Q)");
+  ox_ctx_line(c, "KVSeqLen = Shape <start = -2, end = -1> (K)");
+  ox_ctx_line(c, "Zero1D = Constant <value = int64[1] {0}> ()");
+  ox_ctx_line(c, "One1D = Constant <value = int64[1] {1}> ()");
+  ox_ctx_line(c, "NegOne = Constant <value = int64[1] {-1}> ()");
+  if (in3d) {
+    ox_ctx_line(c, "QNumHeadsAttr = Constant <value = int64[1] {%" PRId64 "}> ()", qh);
+    ox_ctx_line(c, "KVNumHeadsAttr = Constant <value = int64[1] {%" PRId64 "}> ()", kvh);
+    ox_ctx_line(c,
+                "QIntermediateShape = Concat <axis = 0> (BatchSize, QSeqLen, QNumHeadsAttr, "
+                "NegOne)");
+    ox_ctx_line(c,
+                "KVIntermediateShape = Concat <axis = 0> (BatchSize, KVSeqLen, "
+                "KVNumHeadsAttr, NegOne)");
+    ox_ctx_line(c, "QIntermediate = Reshape (Q, QIntermediateShape)");
+    ox_ctx_line(c, "KIntermediate = Reshape (K, KVIntermediateShape)");
+    ox_ctx_line(c, "VIntermediate = Reshape (V, KVIntermediateShape)");
+    ox_ctx_line(c, "QReshaped = Transpose <perm = [0, 2, 1, 3]> (QIntermediate)");
+    ox_ctx_line(c, "KReshaped = Transpose <perm = [0, 2, 1, 3]> (KIntermediate)");
+    ox_ctx_line(c, "VReshaped = Transpose <perm = [0, 2, 1, 3]> (VIntermediate)");
+  } else {
+    ox_ctx_line(c, "QReshaped = Identity (Q)");
+    ox_ctx_line(c, "KReshaped = Identity (K)");
+    ox_ctx_line(c, "VReshaped = Identity (V)");
+  }
+  ox_ctx_line(c, "QNumHeads = Shape <start = 1, end = 2> (QReshaped)");
+  ox_ctx_line(c, "KVNumHeads = Shape <start = 1, end = 2> (KReshaped)");
+  ox_ctx_line(c, "QKHeadSize = Shape <start = 3, end = 4> (QReshaped)");
+  ox_ctx_line(c, "QKHeadSizeF = Cast <to = 1> (QKHeadSize)");
+  ox_ctx_line(c, "VHeadSize = Shape <start = 3, end = 4> (VReshaped)");
+  /* the scale, applied as its square root to both Q and K */
+  if (scale) {
+    ox_ctx_line(c, "ScaleFactor = Constant <value = float {%s}> ()",
+                ox_ctx_f(fb, sizeof fb, scale->f));
+  } else {
+    ox_ctx_line(c, "SqrtHeadSize = Sqrt (QKHeadSizeF)");
+    ox_ctx_line(c, "One1DF = Constant <value = float[1] {1.0}> ()");
+    ox_ctx_line(c, "ScaleFactor = Div (One1DF, SqrtHeadSize)");
+  }
+  ox_ctx_line(c, "ScaleFactorSqrt = Sqrt (ScaleFactor)");
+  ox_ctx_line(c, "ScaleFactorF = Cast <to = %d> (ScaleFactorSqrt)", (int)t);
+  /* caches */
+  if (past) {
+    ox_ctx_line(c, "PresentKey = Concat <axis = 2> (past_key, KReshaped)");
+    ox_ctx_line(c, "PastKVSeqLen = Shape <start = -2, end = -1> (past_key)");
+    ox_ctx_line(c, "PresentValue = Concat <axis = 2> (past_value, VReshaped)");
+  } else {
+    ox_ctx_line(c, "PresentKey = Identity (KReshaped)");
+    ox_ctx_line(c, "PastKVSeqLen = Constant <value = int64[1] {0}> ()");
+    ox_ctx_line(c, "PresentValue = Identity (VReshaped)");
+  }
+  if (ox_ctx_has_out(c, 1)) ox_ctx_line(c, "present_key = Identity (PresentKey)");
+  if (ox_ctx_has_out(c, 2)) ox_ctx_line(c, "present_value = Identity (PresentValue)");
+  /* the additive bias */
+  ox_ctx_line(c, "NewKVSeqLen = Shape <start = -2, end = -1> (PresentKey)");
+  ox_ctx_line(c, "AttnBiasShape = Concat <axis = 0> (QSeqLen, NewKVSeqLen)");
+  ox_ctx_line(c, "FloatNegInf = Constant <value = float[1] {-inf}> ()");
+  ox_ctx_line(c, "ScalarZero = Constant <value = float[1] {0.0}> ()");
+  if (mask) {
+    if (mask_bool)
+      ox_ctx_line(c, "AttnBiasShort = Where (attn_mask, ScalarZero, FloatNegInf)");
+    else
+      ox_ctx_line(c, "AttnBiasShort = Identity (attn_mask)");
+    if (v24) {
+      ox_ctx_line(c, "MaskKVSeqLen = Shape <start = -1> (attn_mask)");
+      ox_ctx_line(c, "PaddingKVSeqLen = Sub (NewKVSeqLen, MaskKVSeqLen)");
+      ox_ctx_line(c, "Pads = Concat <axis = 0> (Zero1D, PaddingKVSeqLen)");
+      ox_ctx_line(c, "FloatNegInfCast = CastLike (FloatNegInf, AttnBiasShort)");
+      ox_ctx_line(c, "AttnBias = Pad (AttnBiasShort, Pads, FloatNegInfCast, NegOne)");
+    } else {
+      ox_ctx_line(c, "AttnBias = Identity (AttnBiasShort)");
+    }
+  } else {
+    ox_ctx_line(c, "AttnBias = ConstantOfShape (AttnBiasShape)");
+  }
+  if (causal) {
+    ox_ctx_line(c, "ZeroNoDim = Squeeze (Zero1D, Zero1D)");
+    ox_ctx_line(c, "OneNoDim = Squeeze (One1D, Zero1D)");
+    ox_ctx_line(c, "SequenceLength = Gather (AttnBiasShape, ZeroNoDim)");
+    ox_ctx_line(c, "TotalSequenceLength = Gather (AttnBiasShape, OneNoDim)");
+    ox_ctx_line(c, "RangeRow = Range (ZeroNoDim, SequenceLength, OneNoDim)");
+    ox_ctx_line(c, "RangeRow2D = Unsqueeze (RangeRow, One1D)");
+    ox_ctx_line(c, "RangeCol = Range (ZeroNoDim, TotalSequenceLength, OneNoDim)");
+    ox_ctx_line(c, "RangeCol2D = Unsqueeze (RangeCol, Zero1D)");
+    if (nonpad) {
+      /* the query rows sit at the end of each batch's valid keys */
+      ox_ctx_line(c, "CausalOffsetPerBatch = Sub (nonpad_kv_seqlen, QSeqLen)");
+      ox_ctx_line(c, "Axes01 = Constant <value = int64[2] {0, 1}> ()");
+      ox_ctx_line(c, "Axes123 = Constant <value = int64[3] {1, 2, 3}> ()");
+      ox_ctx_line(c, "RangeRow4D = Unsqueeze (RangeRow2D, Axes01)");
+      ox_ctx_line(c, "RangeCol4D = Unsqueeze (RangeCol2D, Axes01)");
+      ox_ctx_line(c, "OffsetB4D = Unsqueeze (CausalOffsetPerBatch, Axes123)");
+      ox_ctx_line(c, "RowPlusOff = Add (RangeRow4D, OffsetB4D)");
+      ox_ctx_line(c, "BoolMaskTri = Less (RowPlusOff, RangeCol4D)");
+    } else {
+      ox_ctx_line(c, "RangeRow2DPast = Add (RangeRow2D, PastKVSeqLen)");
+      ox_ctx_line(c, "BoolMaskTri = Less (RangeRow2DPast, RangeCol2D)");
+    }
+    ox_ctx_line(c, "MaskTri = Where (BoolMaskTri, FloatNegInf, ScalarZero)");
+    ox_ctx_line(c, "AttnBiasCausalOrNot = Add (AttnBias, MaskTri)");
+  } else {
+    ox_ctx_line(c, "AttnBiasCausalOrNot = Identity (AttnBias)");
+  }
+  if (nonpad) {
+    ox_ctx_line(c, "KVSeqLenExpanded = Unsqueeze (nonpad_kv_seqlen, One1D)");
+    ox_ctx_line(c, "KVSeqLen0D = Squeeze (KVSeqLen)");
+    ox_ctx_line(c, "Zero0D = Constant <value = int64 {0}> ()");
+    ox_ctx_line(c, "One0D = Constant <value = int64 {1}> ()");
+    ox_ctx_line(c, "Range = Range (Zero0D, KVSeqLen0D, One0D)");
+    ox_ctx_line(c, "PaddingMaskBool = Less (Range, KVSeqLenExpanded)");
+    ox_ctx_line(c, "PaddingMaskFloat = Where (PaddingMaskBool, ScalarZero, FloatNegInf)");
+    ox_ctx_line(c, "PaddingMask3D = Unsqueeze (PaddingMaskFloat, One1D)");
+    ox_ctx_line(c, "PaddingMask4D = Unsqueeze (PaddingMask3D, One1D)");
+    ox_ctx_line(c, "AttnBiasCausalPad = Add (AttnBiasCausalOrNot, PaddingMask4D)");
+  } else {
+    ox_ctx_line(c, "AttnBiasCausalPad = Identity (AttnBiasCausalOrNot)");
+  }
+  ox_ctx_line(c, "AttnBiasT = Cast <to = %d> (AttnBiasCausalPad)", (int)t);
+  /* grouped-query attention: each KV head serves QNumHeads / KVNumHeads query heads */
+  ox_ctx_line(c, "NGQACond1 = Equal (QNumHeads, KVNumHeads)");
+  ox_ctx_line(c, "GQACond1 = Not (NGQACond1)");
+  ox_ctx_line(c, "DivNumHeads = Div (QNumHeads, KVNumHeads)");
+  ox_ctx_line(c, "IDivNumHeads = Cast <to = 7> (DivNumHeads)");
+  ox_ctx_line(c, "RemainderNumHeads = Mod (QNumHeads, KVNumHeads)");
+  ox_ctx_line(c, "GQACond2 = Equal (RemainderNumHeads, Zero1D)");
+  ox_ctx_line(c, "GQACond = And (GQACond1, GQACond2)");
+  ox_ctx_line(c, "InterleaveDim = Where (GQACond, IDivNumHeads, One1D)");
+  ox_ctx_line(c, "Two1D = Constant <value = int64[1] {2}> ()");
+  ox_ctx_line(c, "KUnsqueezed = Unsqueeze (PresentKey, Two1D)");
+  ox_ctx_line(c, "VUnsqueezed = Unsqueeze (PresentValue, Two1D)");
+  ox_ctx_line(c,
+              "KExpandShape = Concat <axis = 0> (BatchSize, KVNumHeads, InterleaveDim, "
+              "NewKVSeqLen, QKHeadSize)");
+  ox_ctx_line(c, "KExpanded = Expand (KUnsqueezed, KExpandShape)");
+  ox_ctx_line(c,
+              "VExpandShape = Concat <axis = 0> (BatchSize, KVNumHeads, InterleaveDim, "
+              "NewKVSeqLen, VHeadSize)");
+  ox_ctx_line(c, "VExpanded = Expand (VUnsqueezed, VExpandShape)");
+  ox_ctx_line(c,
+              "KAttentionShape = Concat <axis = 0> (BatchSize, QNumHeads, NewKVSeqLen, "
+              "QKHeadSize)");
+  ox_ctx_line(c,
+              "VAttentionShape = Concat <axis = 0> (BatchSize, QNumHeads, NewKVSeqLen, "
+              "VHeadSize)");
+  ox_ctx_line(c, "KAttentionInput = Reshape (KExpanded, KAttentionShape)");
+  ox_ctx_line(c, "VAttentionInput = Reshape (VExpanded, VAttentionShape)");
+  /* scores */
+  ox_ctx_line(c, "KTranspose = Transpose <perm = [0, 1, 3, 2]> (KAttentionInput)");
+  ox_ctx_line(c, "QScaled = Mul (QReshaped, ScaleFactorF)");
+  ox_ctx_line(c, "KScaled = Mul (KTranspose, ScaleFactorF)");
+  ox_ctx_line(c, "QKAttnWeight = MatMul (QScaled, KScaled)");
+  ox_ctx_line(c, "QKAttnCast = Cast <to = %d> (QKAttnWeight)", (int)t);
+  const char *capped_scores = "QKAttnCast";
+  if (capped) {
+    ox_ctx_line(c, "Softcap = Constant <value = float[1] {%s}> ()",
+                ox_ctx_f(fb, sizeof fb, softcap->f));
+    ox_ctx_line(c, "SoftcapF = Cast <to = %d> (Softcap)", (int)t);
+    ox_ctx_line(c, "SoftcapDiv = Div (QKAttnCast, SoftcapF)");
+    ox_ctx_line(c, "SoftcapTanh = Tanh (SoftcapDiv)");
+    ox_ctx_line(c, "QKAttnSoftcapped = Mul (SoftcapTanh, SoftcapF)");
+    capped_scores = "QKAttnSoftcapped";
+  }
+  ox_ctx_line(c, "QKAttnWeightSoftcap = Add (%s, AttnBiasT)", capped_scores);
+  ox_ctx_line(c, "SoftmaxCast = Cast <to = %" PRId64 "> (QKAttnWeightSoftcap)", sp);
+  ox_ctx_line(c, "AttnWeightSoftmax = Softmax (SoftmaxCast)");
+  ox_ctx_line(c, "SoftmaxOut = Cast <to = %d> (AttnWeightSoftmax)", (int)t);
+  /* rows whose keys are all masked: zero weights instead of NaN */
+  ox_ctx_line(c, "BiasRowMax = ReduceMax (AttnBiasT, NegOne)");
+  ox_ctx_line(c, "FloatNegInfT = CastLike (FloatNegInf, AttnBiasT)");
+  ox_ctx_line(c, "RowAllMasked = Equal (BiasRowMax, FloatNegInfT)");
+  ox_ctx_line(c, "ZeroProbT = CastLike (ScalarZero, SoftmaxOut)");
+  ox_ctx_line(c, "SoftmaxOutSafe = Where (RowAllMasked, ZeroProbT, SoftmaxOut)");
+  ox_ctx_line(c, "YPreReshape = MatMul (SoftmaxOutSafe, VAttentionInput)");
+  if (in3d) {
+    ox_ctx_line(c, "YTranspose = Transpose <perm = [0, 2, 1, 3]> (YPreReshape)");
+    ox_ctx_line(c, "YNewShape = Concat <axis = 0> (Zero1D, Zero1D, NegOne)");
+    ox_ctx_line(c, "Y = Reshape (YTranspose, YNewShape)");
+  } else {
+    ox_ctx_line(c, "Y = Identity (YPreReshape)");
+  }
+  if (ox_ctx_has_out(c, 3)) {
+    static const char *const stage[] = {"QKAttnWeight", NULL, "QKAttnWeightSoftcap",
+                                        "SoftmaxOutSafe"};
+    if (mode < 0 || mode > 3) return OX_CTX_BAD_NODE;
+    ox_ctx_line(c, "qk_matmul_output = Identity (%s)", mode == 1 ? capped_scores : stage[mode]);
+  }
+  return OX_CTX_OK;
+}
