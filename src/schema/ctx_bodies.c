@@ -354,7 +354,7 @@ static const builder builders[] = {
     {"", "Attention", 23, ox_ctx_attention},
     {"", "Bernoulli", 15, ox_ctx_bernoulli},
     {"", "CastLike", 15, b_castlike},
-    {"", "CausalConvWithState", 27, NULL},
+    {"", "CausalConvWithState", 27, ox_ctx_causalconv},
     {"", "CenterCropPad", 18, ox_ctx_centercroppad},
     {"", "Clip", 13, b_clip},
     {"", "Gelu", 20, b_gelu},

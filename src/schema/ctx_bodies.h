@@ -39,6 +39,7 @@ int ox_ctx_bernoulli(bctx *c);
 int ox_ctx_centercroppad(bctx *c);
 int ox_ctx_rotary(bctx *c);
 int ox_ctx_sequencemap(bctx *c);
+int ox_ctx_causalconv(bctx *c);
 int ox_ctx_attention(bctx *c); /* ctx_bodies_attn.c */
 
 #endif

@@ -305,3 +305,47 @@ int ox_ctx_sequencemap(bctx *c) {
   ox_buf_free(&body);
   return OX_CTX_OK;
 }
+
+/* ------------------------------------------------------------ CausalConvWithState */
+
+/* A depthwise convolution (group = channels, from the input's type) over the
+ * input preceded by the carried state (zeros without one); the new state is
+ * the last kernel_size - 1 positions of that padded input. */
+int ox_ctx_causalconv(bctx *c) {
+  const ox_type *t = c->types && c->n_inputs > 0 ? c->types[0] : NULL;
+  if (!t || !t->shape || t->shape->n_dim < 2 || !t->shape->dim[1].has_value)
+    return OX_CTX_NEED_TYPES;
+  int64_t channels = t->shape->dim[1].value;
+  const char *act = ox_node_attr_str(c->node, "activation", "none");
+  bool silu = strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0;
+  if (!silu && strcmp(act, "none") != 0) return OX_CTX_BAD_NODE;
+  ox_ctx_header(c, 27);
+  ox_ctx_line(c, "One1D = Constant <value = int64[1] {1}> ()");
+  ox_ctx_line(c, "KernelSize = Shape <start = 2, end = 3> (weight)");
+  ox_ctx_line(c, "Km1 = Sub (KernelSize, One1D)");
+  if (ox_ctx_has_in(c, 3)) {
+    ox_ctx_line(c, "PaddedInput = Concat <axis = 2> (past_state, input)");
+  } else {
+    ox_ctx_line(c, "BatchDim = Shape <start = 0, end = 1> (input)");
+    ox_ctx_line(c, "ChannelDim = Shape <start = 1, end = 2> (input)");
+    ox_ctx_line(c, "ZeroPadShape = Concat <axis = 0> (BatchDim, ChannelDim, Km1)");
+    ox_ctx_line(c, "ZeroPad = ConstantOfShape (ZeroPadShape)");
+    ox_ctx_line(c, "ZeroPadCast = CastLike (ZeroPad, input)");
+    ox_ctx_line(c, "PaddedInput = Concat <axis = 2> (ZeroPadCast, input)");
+  }
+  ox_ctx_line(c, "ConvOut = Conv <group = %" PRId64 "> (PaddedInput, weight%s)", channels,
+              ox_ctx_has_in(c, 2) ? ", bias" : "");
+  if (silu) {
+    ox_ctx_line(c, "ConvOutFloat = Cast <to = 1> (ConvOut)");
+    ox_ctx_line(c, "ConvSigmoid = Sigmoid (ConvOutFloat)");
+    ox_ctx_line(c, "MulOutFloat = Mul (ConvOutFloat, ConvSigmoid)");
+    ox_ctx_line(c, "output = CastLike (MulOutFloat, ConvOut)");
+  } else {
+    ox_ctx_line(c, "output = Identity (ConvOut)");
+  }
+  ox_ctx_line(c, "PadLen = Shape <start = 2, end = 3> (PaddedInput)");
+  ox_ctx_line(c, "StartIdx = Sub (PadLen, Km1)");
+  ox_ctx_line(c, "SliceAxes = Constant <value = int64[1] {2}> ()");
+  ox_ctx_line(c, "present_state = Slice (PaddedInput, StartIdx, PadLen, SliceAxes)");
+  return OX_CTX_OK;
+}
