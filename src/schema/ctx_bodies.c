@@ -360,7 +360,7 @@ static const builder builders[] = {
     {"", "Gelu", 20, b_gelu},
     {"", "GroupNormalization", 21, b_groupnorm},
     {"", "LayerNormalization", 17, b_layernorm},
-    {"", "LinearAttention", 27, NULL},
+    {"", "LinearAttention", 27, ox_ctx_linearattention},
     {"", "LogSoftmax", 13, b_softmax},
     {"", "NegativeLogLikelihoodLoss", 13, ox_ctx_nllloss},
     {"", "RMSNormalization", 23, b_rmsnorm},

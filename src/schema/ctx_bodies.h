@@ -41,5 +41,6 @@ int ox_ctx_rotary(bctx *c);
 int ox_ctx_sequencemap(bctx *c);
 int ox_ctx_causalconv(bctx *c);
 int ox_ctx_attention(bctx *c); /* ctx_bodies_attn.c */
+int ox_ctx_linearattention(bctx *c);
 
 #endif

@@ -222,3 +222,121 @@ int ox_ctx_attention(bctx *c) {
   }
   return OX_CTX_OK;
 }
+
+/* ------------------------------------------------------------ LinearAttention */
+
+/* A Scan over time steps of the per-head state (batch, kv_heads, dk, dv),
+ * computed in float: "gated" rules first decay the state by exp(decay_t),
+ * "delta" rules write beta_t * (v_t - state^T k_t) instead of v_t; the read
+ * is scale * q_t state, each KV head's state serving q_heads / kv_heads query
+ * heads. */
+int ox_ctx_linearattention(bctx *c) {
+  int64_t qh = ox_ctx_int(c, "q_num_heads", 0), kvh = ox_ctx_int(c, "kv_num_heads", 0);
+  if (qh <= 0 || kvh <= 0 || qh % kvh) return OX_CTX_BAD_NODE;
+  const char *rule = ox_node_attr_str(c->node, "update_rule", "gated_delta");
+  bool gated = strcmp(rule, "gated") == 0 || strcmp(rule, "gated_delta") == 0;
+  bool delta = strcmp(rule, "delta") == 0 || strcmp(rule, "gated_delta") == 0;
+  if (!gated && !delta && strcmp(rule, "linear") != 0) return OX_CTX_BAD_NODE;
+  const ox_attr *scale = ox_node_attr(c->node, "scale");
+  bool past = ox_ctx_has_in(c, 3), gqa = qh != kvh;
+  char fb[40];
+  ox_ctx_header(c, 27);
+  ox_ctx_line(c, "NegOne1D = Constant <value = int64[1] {-1}> ()");
+  ox_ctx_line(c, "One1D = Constant <value = int64[1] {1}> ()");
+  ox_ctx_line(c, "HqConst = Constant <value = int64[1] {%" PRId64 "}> ()", qh);
+  ox_ctx_line(c, "HkvConst = Constant <value = int64[1] {%" PRId64 "}> ()", kvh);
+  ox_ctx_line(c, "BatchDim = Shape <start = 0, end = 1> (query)");
+  ox_ctx_line(c, "SeqLenDim = Shape <start = 1, end = 2> (query)");
+  ox_ctx_line(c, "QShape4D = Concat <axis = 0> (BatchDim, SeqLenDim, HqConst, NegOne1D)");
+  ox_ctx_line(c, "QReshaped = Reshape (query, QShape4D)");
+  ox_ctx_line(c, "Q4D = Transpose <perm = [1, 0, 2, 3]> (QReshaped)");
+  ox_ctx_line(c, "KVShape4D = Concat <axis = 0> (BatchDim, SeqLenDim, HkvConst, NegOne1D)");
+  ox_ctx_line(c, "KReshaped = Reshape (key, KVShape4D)");
+  ox_ctx_line(c, "K4D = Transpose <perm = [1, 0, 2, 3]> (KReshaped)");
+  ox_ctx_line(c, "VReshaped = Reshape (value, KVShape4D)");
+  ox_ctx_line(c, "V4D = Transpose <perm = [1, 0, 2, 3]> (VReshaped)");
+  if (gated) {
+    ox_ctx_line(c, "DecayReshaped = Reshape (decay, KVShape4D)");
+    ox_ctx_line(c, "Decay4D = Transpose <perm = [1, 0, 2, 3]> (DecayReshaped)");
+  }
+  if (delta) {
+    ox_ctx_line(c, "BetaShape4D = Concat <axis = 0> (BatchDim, SeqLenDim, NegOne1D, One1D)");
+    ox_ctx_line(c, "BetaReshaped = Reshape (beta, BetaShape4D)");
+    ox_ctx_line(c, "Beta4D = Transpose <perm = [1, 0, 2, 3]> (BetaReshaped)");
+  }
+  ox_ctx_line(c, "QLastDim = Shape <start = 2, end = 3> (query)");
+  ox_ctx_line(c, "VLastDim = Shape <start = 2, end = 3> (value)");
+  ox_ctx_line(c, "DkDim = Div (QLastDim, HqConst)");
+  ox_ctx_line(c, "DvDim = Div (VLastDim, HkvConst)");
+  if (past) {
+    ox_ctx_line(c, "State0 = Cast <to = 1> (past_state)");
+  } else {
+    ox_ctx_line(c, "StateShape = Concat <axis = 0> (BatchDim, HkvConst, DkDim, DvDim)");
+    ox_ctx_line(c, "State0 = ConstantOfShape (StateShape)");
+  }
+  if (scale && scale->f != 0.0f) {
+    ox_ctx_line(c, "ScaleFactor = Constant <value = float {%s}> ()",
+                ox_ctx_f(fb, sizeof fb, scale->f));
+  } else {
+    ox_ctx_line(c, "DkScalar = Squeeze (DkDim)");
+    ox_ctx_line(c, "DkFloat = Cast <to = 1> (DkScalar)");
+    ox_ctx_line(c, "SqrtDk = Sqrt (DkFloat)");
+    ox_ctx_line(c, "ScaleFactor = Reciprocal (SqrtDk)");
+  }
+  ox_ctx_line(c, "NegTwo1D = Constant <value = int64[1] {-2}> ()");
+  if (gqa) {
+    ox_ctx_line(c, "GroupSize = Constant <value = int64[1] {%" PRId64 "}> ()", qh / kvh);
+    ox_ctx_line(c, "Two1D = Constant <value = int64[1] {2}> ()");
+    ox_ctx_line(c,
+                "StateExpandShape = Concat <axis = 0> (BatchDim, HkvConst, GroupSize, DkDim, "
+                "DvDim)");
+    ox_ctx_line(c, "StateReadShape = Concat <axis = 0> (BatchDim, HqConst, DkDim, DvDim)");
+  }
+  ox_ctx_line(c,
+              "FinalState, OutputAccum = Scan (State0, Q4D, K4D, V4D%s%s) <num_scan_inputs = "
+              "%d, body = linear_attn_step (state_in, q_t, k_t, v_t%s%s) => (state_out, "
+              "output_t) {",
+              gated ? ", Decay4D" : "", delta ? ", Beta4D" : "", 3 + gated + delta,
+              gated ? ", decay_t" : "", delta ? ", beta_t" : "");
+  ox_ctx_line(c, "   q_t_f = Cast <to = 1> (q_t)");
+  ox_ctx_line(c, "   k_t_f = Cast <to = 1> (k_t)");
+  ox_ctx_line(c, "   v_t_f = Cast <to = 1> (v_t)");
+  const char *st = "state_in";
+  if (gated) {
+    ox_ctx_line(c, "   decay_t_f = Cast <to = 1> (decay_t)");
+    ox_ctx_line(c, "   DecayExp = Exp (decay_t_f)");
+    ox_ctx_line(c, "   DecayExpUnsq = Unsqueeze (DecayExp, NegOne1D)");
+    ox_ctx_line(c, "   DecayedState = Mul (state_in, DecayExpUnsq)");
+    st = "DecayedState";
+  }
+  ox_ctx_line(c, "   KtCol = Unsqueeze (k_t_f, NegOne1D)");
+  if (delta) {
+    ox_ctx_line(c, "   beta_t_f = Cast <to = 1> (beta_t)");
+    ox_ctx_line(c, "   StateT = Transpose <perm = [0, 1, 3, 2]> (%s)", st);
+    ox_ctx_line(c, "   Retrieved = MatMul (StateT, KtCol)");
+    ox_ctx_line(c, "   RetrievedSq = Squeeze (Retrieved, NegOne1D)");
+    ox_ctx_line(c, "   Diff = Sub (v_t_f, RetrievedSq)");
+    ox_ctx_line(c, "   Delta = Mul (beta_t_f, Diff)");
+    ox_ctx_line(c, "   WriteRow = Unsqueeze (Delta, NegTwo1D)");
+  } else {
+    ox_ctx_line(c, "   WriteRow = Unsqueeze (v_t_f, NegTwo1D)");
+  }
+  ox_ctx_line(c, "   Outer = MatMul (KtCol, WriteRow)");
+  ox_ctx_line(c, "   state_out = Add (%s, Outer)", st);
+  if (gqa) {
+    ox_ctx_line(c, "   StateUnsq = Unsqueeze (state_out, Two1D)");
+    ox_ctx_line(c, "   StateExpanded = Expand (StateUnsq, StateExpandShape)");
+    ox_ctx_line(c, "   StateForRead = Reshape (StateExpanded, StateReadShape)");
+  }
+  ox_ctx_line(c, "   QtRow = Unsqueeze (q_t_f, NegTwo1D)");
+  ox_ctx_line(c, "   ReadOut = MatMul (QtRow, %s)", gqa ? "StateForRead" : "state_out");
+  ox_ctx_line(c, "   ReadSq = Squeeze (ReadOut, NegTwo1D)");
+  ox_ctx_line(c, "   output_t_f = Mul (ScaleFactor, ReadSq)");
+  ox_ctx_line(c, "   output_t = CastLike (output_t_f, q_t)");
+  ox_ctx_line(c, "}>");
+  ox_ctx_line(c, "OutputTransposed = Transpose <perm = [1, 0, 2, 3]> (OutputAccum)");
+  ox_ctx_line(c, "OutputShape3D = Concat <axis = 0> (BatchDim, SeqLenDim, NegOne1D)");
+  ox_ctx_line(c, "output = Reshape (OutputTransposed, OutputShape3D)");
+  ox_ctx_line(c, "present_state = CastLike (FinalState, %s)", past ? "past_state" : "query");
+  return OX_CTX_OK;
+}
