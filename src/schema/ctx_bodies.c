@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../text/text.h"
+
 /* ------------------------------------------------------------ helpers */
 
 bool ox_ctx_has_in(const bctx *c, size_t k) {
@@ -39,8 +41,10 @@ float ox_ctx_float(const bctx *c, const char *name, float dflt) {
 /* header: `<domain: "...", opset_import: [...]> Name (formal inputs) => (formal outputs) {` */
 void ox_ctx_header(bctx *c, int64_t body_opset) {
   const ox_schema *s = c->s;
-  ox_buf_printf(c->out, "<\n  domain: \"%s\",\n  opset_import: [\"%s\" : %" PRId64 "]\n>\n",
-                s->domain, s->domain, body_opset);
+  ox_buf_printf(c->out, "<\n  domain: \"%s\",\n  opset_import: [\"%s\" : %" PRId64 "%s]\n>\n",
+                s->domain, s->domain, body_opset,
+                /* a preview op's body is made of ai.onnx ops of the opset it was written for */
+                s->domain[0] ? ", \"\" : 26" : "");
   ox_buf_printf(c->out, "%s (", s->name);
   for (size_t k = 0; k < s->n_inputs; k++)
     ox_buf_printf(c->out, "%s%s", k ? ", " : "", s->inputs[k].name);
@@ -73,6 +77,47 @@ const char *ox_ctx_f(char *buf, size_t n, float v) {
     if (l + 2 < n) memcpy(buf + l, ".0", 3);
   }
   return buf;
+}
+
+/* Appends the nodes of graph g (an attribute of the node), its initializers
+ * first as Constant nodes, as lines of the body; the caller defines g's
+ * inputs before and reads g's outputs after. Non-zero if g cannot be printed. */
+int ox_ctx_graph_nodes(bctx *c, const ox_graph *g) {
+  ox_arena *a = ox_arena_new();
+  ox_graph *tmp = a ? ox_arena_alloc(a, sizeof *tmp) : NULL;
+  int rc = tmp ? 0 : -1;
+  if (tmp) {
+    tmp->name = (char *)"g";
+    for (size_t i = 0; i < g->n_initializer && !rc; i++) {
+      ox_node *n = ox_graph_add_node(a, tmp, "Constant", "", NULL);
+      ox_attr *v = n ? ox_node_add_attr(a, n, "value", OX_ATTR_TENSOR) : NULL;
+      if (!v || ox_node_add_output(a, n, g->initializer[i].name)) {
+        rc = -1;
+        break;
+      }
+      v->t = &g->initializer[i];
+    }
+    for (size_t i = 0; i < g->n_node && !rc; i++) {
+      ox_node *n = OX_VEC_PUSH(a, tmp->node, tmp->n_node);
+      if (!n)
+        rc = -1;
+      else
+        *n = g->node[i];
+    }
+  }
+  ox_buf txt = {0};
+  ox_err e = {0};
+  if (!rc && ox_text_print_graph(tmp, &txt, &e)) rc = -1;
+  ox_buf_putc(&txt, '\0');
+  const char *t = txt.failed || rc ? NULL : (const char *)txt.data;
+  const char *open = t ? strstr(t, "\n{\n") : NULL, *close = open ? strrchr(t, '}') : NULL;
+  if (!open || !close || close < open + 3)
+    rc = -1;
+  else
+    ox_buf_append(c->out, open + 3, (size_t)(close - (open + 3)));
+  ox_buf_free(&txt);
+  ox_arena_free(a);
+  return rc;
 }
 
 /* ------------------------------------------------------------ Softmax, LogSoftmax */
@@ -369,7 +414,7 @@ static const builder builders[] = {
     {"", "SequenceMap", 17, ox_ctx_sequencemap},
     {"", "Softmax", 13, b_softmax},
     {"", "SoftmaxCrossEntropyLoss", 13, ox_ctx_sceloss},
-    {"ai.onnx.preview", "FlexAttention", 1, NULL},
+    {"ai.onnx.preview", "FlexAttention", 1, ox_ctx_flexattention},
 };
 
 static const builder *find_builder(const ox_schema *s) {

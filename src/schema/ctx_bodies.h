@@ -42,5 +42,7 @@ int ox_ctx_sequencemap(bctx *c);
 int ox_ctx_causalconv(bctx *c);
 int ox_ctx_attention(bctx *c); /* ctx_bodies_attn.c */
 int ox_ctx_linearattention(bctx *c);
+int ox_ctx_flexattention(bctx *c);
+int ox_ctx_graph_nodes(bctx *c, const ox_graph *g);
 
 #endif

@@ -340,3 +340,86 @@ int ox_ctx_linearattention(bctx *c) {
   ox_ctx_line(c, "present_state = CastLike (FinalState, %s)", past ? "past_state" : "query");
   return OX_CTX_OK;
 }
+
+/* ------------------------------------------------------------ FlexAttention */
+
+/* Attention over 4D inputs with KV heads repeated to the query heads; the
+ * scores (in softmax_precision: float for 16-bit types unless given) go
+ * through the score_mod graph before the softmax over the keys, the
+ * probabilities through prob_mod; the mods' nodes are inlined, their input
+ * bound to the stage and their output read back. */
+static int flex_mod(bctx *c, const char *attr, const char *in, const char *out) {
+  const ox_attr *a = ox_node_attr(c->node, attr);
+  if (!a || !a->g) {
+    ox_ctx_line(c, "%s = Identity (%s)", out, in);
+    return 0;
+  }
+  const ox_graph *g = a->g;
+  if (g->n_input != 1 || g->n_output != 1) return -1;
+  ox_ctx_line(c, "%s = Identity (%s)", g->input[0].name, in);
+  if (ox_ctx_graph_nodes(c, g)) return -1;
+  ox_ctx_line(c, "%s = Identity (%s)", out, g->output[0].name);
+  return 0;
+}
+
+int ox_ctx_flexattention(bctx *c) {
+  int32_t t = ox_ctx_in_dtype(c, 0);
+  if (!t) return OX_CTX_NEED_TYPES;
+  int64_t sp =
+      ox_ctx_int(c, "softmax_precision", t == OX_FLOAT16 || t == OX_BFLOAT16 ? OX_FLOAT : t);
+  const ox_attr *scale = ox_node_attr(c->node, "scale");
+  char fb[40];
+  ox_ctx_header(c, 1);
+  ox_ctx_line(c, "BatchSize = Shape <start = 0, end = 1> (Q)");
+  ox_ctx_line(c, "KVSeqLen = Shape <start = -2, end = -1> (K)");
+  ox_ctx_line(c, "QNumHeads = Shape <start = 1, end = 2> (Q)");
+  ox_ctx_line(c, "KVNumHeads = Shape <start = 1, end = 2> (K)");
+  ox_ctx_line(c, "KVRepeat = Div (QNumHeads, KVNumHeads)");
+  ox_ctx_line(c, "Axis2 = Constant <value = int64[1] {2}> ()");
+  static const char *const kv[] = {"K", "V"};
+  for (int i = 0; i < 2; i++) {
+    const char *x = kv[i];
+    ox_ctx_line(c, "%sUnsqueezed = Unsqueeze (%s, Axis2)", x, x);
+    ox_ctx_line(c, "%sHeadSize1D = Shape <start = 3, end = 4> (%s)", x, x);
+    ox_ctx_line(c,
+                "%sExpandShape = Concat <axis = 0> (BatchSize, KVNumHeads, KVRepeat, "
+                "KVSeqLen, %sHeadSize1D)",
+                x, x);
+    ox_ctx_line(c, "%sExpanded = Expand (%sUnsqueezed, %sExpandShape)", x, x, x);
+    ox_ctx_line(c,
+                "%sAlignedShape = Concat <axis = 0> (BatchSize, QNumHeads, KVSeqLen, "
+                "%sHeadSize1D)",
+                x, x);
+    ox_ctx_line(c, "%sAligned = Reshape (%sExpanded, %sAlignedShape)", x, x, x);
+  }
+  if (scale) {
+    ox_ctx_line(c, "ScaleFactorF32 = Constant <value = float {%s}> ()",
+                ox_ctx_f(fb, sizeof fb, scale->f));
+  } else {
+    ox_ctx_line(c, "QShapeAll = Shape (Q)");
+    ox_ctx_line(c, "Idx3Head = Constant <value = int64 {3}> ()");
+    ox_ctx_line(c, "QKHeadSize = Gather <axis = 0> (QShapeAll, Idx3Head)");
+    ox_ctx_line(c, "QKHeadSizeF = Cast <to = 1> (QKHeadSize)");
+    ox_ctx_line(c, "SqrtHeadSize = Sqrt (QKHeadSizeF)");
+    ox_ctx_line(c, "OneF = Constant <value = float {1.0}> ()");
+    ox_ctx_line(c, "ScaleFactorF32 = Div (OneF, SqrtHeadSize)");
+  }
+  ox_ctx_line(c, "ScaleFactorSqrtF32 = Sqrt (ScaleFactorF32)");
+  ox_ctx_line(c, "ScaleFactorSqrt = Cast <to = %d> (ScaleFactorSqrtF32)", (int)t);
+  ox_ctx_line(c, "QScaled = Mul (Q, ScaleFactorSqrt)");
+  ox_ctx_line(c, "KScaled = Mul (KAligned, ScaleFactorSqrt)");
+  ox_ctx_line(c, "KTranspose = Transpose <perm = [0, 1, 3, 2]> (KScaled)");
+  ox_ctx_line(c, "Score = MatMul (QScaled, KTranspose)");
+  ox_ctx_line(c, "SoftmaxCast = Cast <to = %" PRId64 "> (Score)", sp);
+  if (flex_mod(c, "score_mod", "SoftmaxCast", "ScoreAfterScoreMod")) return OX_CTX_BAD_NODE;
+  ox_ctx_line(c, "Prob = Softmax <axis = 3> (ScoreAfterScoreMod)");
+  if (flex_mod(c, "prob_mod", "Prob", "ProbAfterProbMod")) return OX_CTX_BAD_NODE;
+  if (sp == t) {
+    ox_ctx_line(c, "Y = MatMul (ProbAfterProbMod, VAligned)");
+  } else {
+    ox_ctx_line(c, "VSp = Cast <to = %" PRId64 "> (VAligned)", sp);
+    ox_ctx_line(c, "YSp = MatMul (ProbAfterProbMod, VSp)");
+    ox_ctx_line(c, "Y = Cast <to = %d> (YSp)", (int)t);
+  }
+  return OX_CTX_OK;
+}

@@ -243,27 +243,12 @@ int ox_ctx_sequencemap(bctx *c) {
   const ox_attr *ba = ox_node_attr(c->node, "body");
   const ox_graph *g = ba ? ba->g : NULL;
   size_t nin = c->node->n_input, nout = c->node->n_output;
-  if (!g || g->n_input != nin || g->n_output != nout || nin == 0 || g->n_initializer)
-    return OX_CTX_BAD_NODE;
+  if (!g || g->n_input != nin || g->n_output != nout || nin == 0) return OX_CTX_BAD_NODE;
   for (size_t k = 1; k < nin; k++)
     if (!c->types || k >= c->n_inputs || !c->types[k]) return OX_CTX_NEED_TYPES;
   for (size_t k = 0; k < nout; k++) {
     const ox_type *t = g->output[k].type;
     if (!t || !t->has_elem_type) return OX_CTX_NEED_TYPES;
-  }
-  ox_buf body = {0};
-  ox_err e = {0};
-  if (ox_text_print_graph(g, &body, &e)) {
-    ox_buf_free(&body);
-    return OX_CTX_BAD_NODE;
-  }
-  /* the node list of the printed body: between its first "{" line and the last "}" */
-  ox_buf_putc(&body, '\0');
-  const char *txt = (const char *)body.data, *open = body.failed ? NULL : strstr(txt, "\n{\n");
-  const char *close = open ? strrchr(txt, '}') : NULL;
-  if (!open || !close || close < open + 3) {
-    ox_buf_free(&body);
-    return OX_CTX_BAD_NODE;
   }
   ox_buf_printf(c->out, "<\n  domain: \"\",\n  opset_import: [\"\" : %" PRId64 "]\n>\n", c->opset);
   ox_buf_puts(c->out, "SequenceMap (input_sequence");
@@ -297,12 +282,11 @@ int ox_ctx_sequencemap(bctx *c) {
     else
       ox_ctx_line(c, "   %s = Identity (%s)", g->input[k].name, formal);
   }
-  ox_buf_append(c->out, open + 3, (size_t)(close - (open + 3)));
+  if (ox_ctx_graph_nodes(c, g)) return OX_CTX_BAD_NODE;
   for (size_t k = 0; k < nout; k++)
     ox_ctx_line(c, "   loop_out_%zu_out = SequenceInsert (loop_out_%zu_in, %s)", k, k,
                 g->output[k].name);
   ox_ctx_line(c, "}>");
-  ox_buf_free(&body);
   return OX_CTX_OK;
 }
 
