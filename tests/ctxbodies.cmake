@@ -12,3 +12,4 @@ if(EXISTS "${_ctx_data}")
                    --expected ${PROJECT_SOURCE_DIR}/tests/ctxbodies/expected_failures.txt
                    ${_ctx_cases})
 endif()
+onnxc_unit_test(test_ctx_bodies)

@@ -32,7 +32,7 @@ int ox_ctx_attention(bctx *c) {
   if (ox_ctx_int(c, "left_window_size", -1) >= 0 || ox_ctx_int(c, "right_window_size", -1) >= 0)
     return OX_CTX_BAD_NODE; /* sliding windows: not built */
   char fb[40];
-  ox_ctx_header(c, c->opset >= 24 ? 24 : 23);
+  ox_ctx_header(c, c->opset >= 25 ? 25 : c->opset >= 24 ? 24 : 23);
   ox_ctx_line(c, "BatchSize = Shape <start = 0, end = 1> (Q)");
   ox_ctx_line(c, "QSeqLen = Shape <start = -2, end = -1> (Q)");
   ox_ctx_line(c, "KVSeqLen = Shape <start = -2, end = -1> (K)");
