@@ -7,8 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check/check.h"
-#include "schema/schema.h"
+#include "body_check.h"
 #include "text/text.h"
 
 /* ops whose body needs more than a default node: SequenceMap reads its body
@@ -29,55 +28,8 @@ static int check_one(const ox_schema *s, int64_t opset, const char *text, size_t
     ox_model_free(m);
     return 1;
   }
-  bool sig = f->name && !strcmp(f->name, s->name) && f->n_input == s->n_inputs &&
-             f->n_output == s->n_outputs;
-  for (size_t k = 0; sig && k < f->n_input; k++) sig = !strcmp(f->input[k], s->inputs[k].name);
-  for (size_t k = 0; sig && k < f->n_output; k++) sig = !strcmp(f->output[k], s->outputs[k].name);
-  if (!sig) {
-    fprintf(stderr, "%s: the function's signature is not the operator's\n", name);
-    fails++;
-  }
-  ox_model_proto *mp = m->proto;
-  mp->ir_version = 10;
-  mp->has_ir_version = true;
-  ox_opset *o = OX_VEC_PUSH(m->arena, mp->opset_import, mp->n_opset_import);
-  o->domain = ox_arena_strdup(m->arena, s->domain);
-  o->version = opset;
-  o->has_version = true;
-  if (s->domain[0]) {
-    o = OX_VEC_PUSH(m->arena, mp->opset_import, mp->n_opset_import);
-    o->domain = ox_arena_strdup(m->arena, "");
-    o->version = 26;
-    o->has_version = true;
-  }
-  ox_function *slot = OX_VEC_PUSH(m->arena, mp->functions, mp->n_functions);
-  *slot = *f;
-  slot->domain = ox_arena_strdup(m->arena, "local");
-  o = OX_VEC_PUSH(m->arena, mp->opset_import, mp->n_opset_import);
-  o->domain = ox_arena_strdup(m->arena, "local");
-  o->version = 1;
-  o->has_version = true;
-  ox_graph *g = mp->graph = ox_arena_alloc(m->arena, sizeof *g);
-  g->name = ox_arena_strdup(m->arena, "G");
-  ox_node *call = ox_graph_add_node(m->arena, g, s->name, "local", "call");
-  const int64_t dims[4] = {-1, -1, -1, -1};
-  for (size_t k = 0; k < f->n_input; k++) {
-    ox_value_info *v = ox_value_info_push(m->arena, &g->input, &g->n_input, f->input[k]);
-    v->type = ox_type_new_tensor(m->arena, OX_FLOAT, dims, 4); /* rank 4, sizes unknown */
-    ox_node_add_input(m->arena, call, f->input[k]);
-  }
-  for (size_t k = 0; k < f->n_output; k++) {
-    ox_value_info *v = ox_value_info_push(m->arena, &g->output, &g->n_output, f->output[k]);
-    v->type = ox_type_new_tensor(m->arena, OX_FLOAT, dims, 4);
-    ox_node_add_output(m->arena, call, f->output[k]);
-  }
-  ox_buf r = {0};
-  if (ox_check_model(m, NULL, &r, NULL, &e) != OX_OK) {
-    fprintf(stderr, "%s: the body does not pass the checker:\n%.*s%.*s", name, (int)r.size,
-            (char *)r.data, (int)len, text);
-    fails++;
-  }
-  ox_buf_free(&r);
+  const int64_t dims[4] = {-1, -1, -1, -1}; /* rank 4, sizes unknown */
+  fails += body_check(m, s, f, opset, dims, 4, name);
   ox_model_free(m);
   return fails;
 }
