@@ -178,3 +178,70 @@ export function readTensorProto(file) {
   }
   return { dims, type, data };
 }
+
+// --- minimal ModelProto surgery for diagnosis: list the main graph's nodes and
+// expose chosen intermediate values as extra graph outputs (name only: both
+// onnxruntime and onnxc infer their types).
+function fields(b) { // [{field, wt, start, end, vstart, vend, value}]
+  const out = [];
+  let p = 0;
+  const rv = () => {
+    let x = 0, m = 1;
+    for (;;) {
+      if (p >= b.length) throw new Error(`truncated varint at byte ${p}`);
+      const c = b[p++];
+      x += (c & 0x7f) * m;
+      m *= 128;
+      if (!(c & 0x80)) return x;
+    }
+  };
+  while (p < b.length) {
+    const start = p, key = rv(), field = Math.floor(key / 8), wt = key & 7;
+    let vstart = p, value = 0;
+    if (wt === 0) value = rv();
+    else if (wt === 1) p += 8;
+    else if (wt === 5) p += 4;
+    else if (wt === 2) { const n = rv(); vstart = p; p += n; }
+    else throw new Error(`unsupported wire type ${wt} at byte ${start}`);
+    out.push({ field, wt, start, end: p, vstart, vend: p, value });
+  }
+  return out;
+}
+
+function lenField(field, bytes) {
+  const h = [];
+  varint(h, field * 8 + 2);
+  varint(h, bytes.length);
+  return Buffer.concat([Buffer.from(h), bytes]);
+}
+
+// nodes of the main graph in order: [{name, op, outputs: [..]}]
+export function graphNodes(model) {
+  const g = fields(model).find((f) => f.field === 7);
+  if (!g) throw new Error('model has no graph');
+  const gb = model.subarray(g.vstart, g.vend);
+  const str = (b, f) => b.subarray(f.vstart, f.vend).toString('utf8');
+  return fields(gb).filter((f) => f.field === 1).map((f) => {
+    const nb = gb.subarray(f.vstart, f.vend);
+    const nf = fields(nb);
+    return { name: nf.filter((x) => x.field === 3).map((x) => str(nb, x))[0] || '',
+             op: nf.filter((x) => x.field === 4).map((x) => str(nb, x))[0] || '',
+             outputs: nf.filter((x) => x.field === 2).map((x) => str(nb, x)) };
+  });
+}
+
+// names already among the graph outputs are left out
+export function withExtraOutputs(model, names) {
+  return Buffer.concat(fields(model).map((f) => {
+    if (f.field !== 7) return model.subarray(f.start, f.end);
+    const gb = model.subarray(f.vstart, f.vend);
+    const have = new Set(fields(gb).filter((x) => x.field === 12).map((x) => {
+      const vb = gb.subarray(x.vstart, x.vend);
+      const nf = fields(vb).find((y) => y.field === 1);
+      return nf ? vb.subarray(nf.vstart, nf.vend).toString('utf8') : '';
+    }));
+    const extra = names.filter((n) => !have.has(n))
+                       .map((n) => lenField(12, lenField(1, Buffer.from(n))));
+    return lenField(7, Buffer.concat([gb, ...extra]));
+  }));
+}
