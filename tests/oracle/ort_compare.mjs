@@ -2,8 +2,9 @@
 // input sizes, on seeded random inputs: onnxc's outputs against onnxruntime's
 // (npm onnxruntime-node, CPU, one thread), rtol 1e-3 / atol 1e-4.
 //
-//   node tests/oracle/ort_compare.mjs ONNXC_BIN SHARED_DIR [SEED] [--probe MODEL]
+//   node tests/oracle/ort_compare.mjs ONNXC_BIN SHARED_DIR [SEED] [--probe MODEL] [--threads N]
 //
+// onnxc runs with --threads N (default 1); onnxruntime always with one thread.
 // Prints max abs/rel error per output and a closing line `N passed, N failed`.
 // --probe MODEL (a name printed by the normal run) is for diagnosis: every
 // output of every node of that model's main graph becomes a graph output, each
@@ -25,9 +26,12 @@ const argv = process.argv.slice(2);
 let probe = null;
 const pi = argv.indexOf('--probe');
 if (pi >= 0) probe = argv.splice(pi, 2)[1];
+let threads = '1';
+const ti = argv.indexOf('--threads');
+if (ti >= 0) threads = argv.splice(ti, 2)[1];
 const [onnxc, shared, seedArg] = argv;
-if (!onnxc || !shared || (pi >= 0 && !probe)) {
-  console.error('usage: node ort_compare.mjs ONNXC_BIN SHARED_DIR [SEED] [--probe MODEL]');
+if (!onnxc || !shared || (pi >= 0 && !probe) || !/^[1-9]\d*$/.test(threads ?? '')) {
+  console.error('usage: node ort_compare.mjs ONNXC_BIN SHARED_DIR [SEED] [--probe MODEL] [--threads N]');
   process.exit(2);
 }
 const ort = loadOrt();
@@ -111,7 +115,7 @@ try {
     }
     const ref = await sess.run(feeds);
     const out = path.join(dir, 'out');
-    args.push('-o', out, '--threads', '1');
+    args.push('-o', out, '--threads', threads);
     try {
       execFileSync(onnxc, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     } catch (e) {
