@@ -28,7 +28,8 @@ install_ort() {
   mkdir -p "$dir" || return 0
   [ -f "$dir/package.json" ] || echo '{ "private": true }' >"$dir/package.json"
   echo "setup: installing onnxruntime-node@$ort_version into build/ort-oracle (npm --ignore-scripts)"
-  (cd "$dir" && timeout 600 npm install --ignore-scripts --no-audit --no-fund --loglevel=error \
+  (cd "$dir" && timeout 300 npm install --ignore-scripts --no-audit --no-fund --loglevel=error \
+    --fetch-timeout=60000 --fetch-retries=1 \
     "onnxruntime-node@$ort_version" >/dev/null 2>&1) ||
     echo "setup: npm install onnxruntime-node failed; the onnxruntime oracle test will be skipped" >&2
   # keep the folders owned like the checkout, so that a later non-root build can write there
