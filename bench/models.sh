@@ -2,6 +2,8 @@
 # bench/models.sh - single-thread run latency of the real models in
 # ../shared/models and of light_resnet50, beside onnxruntime 1.30's figures
 # (from ../shared/spec/notes/performance-notes.md and ../shared/models/README.md).
+# (bench/ort_latency.mjs measures onnxruntime-node itself beside `onnxc bench`, on the same
+# machine and at the same moment, when scripts/setup.sh could install the package.)
 #
 #   bench/models.sh [BUILD_DIR] [REPS]
 #

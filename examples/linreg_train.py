@@ -4,11 +4,13 @@ squared error loss, and a TrainingInfoProto that trains W and B with
 Gradient + Adagrad (learning rate 0.3, epsilon 1e-7).
 
 The three parts are written in the ONNX text syntax below and assembled with
-python-onnx (the text syntax has no TrainingInfoProto). Usage:
+python-onnx (whose 1.12 parser has no syntax for TrainingInfoProto; onnxc's
+text format has one, and examples/linreg_train.onnxtxt is this model printed
+by `onnxc print`). Usage:
     linreg_train.py OUT.onnx
 
 Train it with onnxc (data: X [N,2], Y [N,1] float32, as .npy or .pb):
-    onnxc train linreg_train.onnx --init --steps 100 -i X=x.npy -i Y=y.npy \
+    onnxc train linreg_train.onnxtxt --init --steps 100 -i X=x.npy -i Y=y.npy \
         --print loss --save trained.onnx
     onnxc run trained.onnx -i X=x.npy -i Y=y.npy
 """

@@ -8,13 +8,49 @@ missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+
+# onnxruntime-node for the oracle test and the benchmark (tests/oracle/ort_compare.mjs,
+# bench/ort_latency.mjs), into the gitignored build/ort-oracle. Best effort: without node,
+# npm or the network the oracle test is skipped and the setup still succeeds.
+# --ignore-scripts: the package's prebuilt CPU binary is in the tarball; no post-install download.
+ort_version=1.30.0
+install_ort() {
+  local root dir
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  dir=$root/build/ort-oracle
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || return 0
+  if [ -f "$dir/node_modules/onnxruntime-node/package.json" ] &&
+    grep -q "\"version\": *\"$ort_version\"" "$dir/node_modules/onnxruntime-node/package.json"; then
+    return 0
+  fi
+  local made_build=0
+  [ -d "$root/build" ] || made_build=1
+  mkdir -p "$dir" || return 0
+  [ -f "$dir/package.json" ] || echo '{ "private": true }' >"$dir/package.json"
+  echo "setup: installing onnxruntime-node@$ort_version into build/ort-oracle (npm --ignore-scripts)"
+  (cd "$dir" && timeout 300 npm install --ignore-scripts --no-audit --no-fund --loglevel=error \
+    --fetch-timeout=60000 --fetch-retries=1 \
+    "onnxruntime-node@$ort_version" >/dev/null 2>&1) ||
+    echo "setup: npm install onnxruntime-node failed; the onnxruntime oracle test will be skipped" >&2
+  # keep the folders owned like the checkout, so that a later non-root build can write there
+  if [ "$made_build" = 1 ]; then chown -R --reference="$root" "$root/build" 2>/dev/null || true
+  else chown -R --reference="$root" "$dir" 2>/dev/null || true; fi
+  return 0
+}
+
 if [ "$(id -u)" -ne 0 ]; then
-  echo "setup: missing packages (install them as root): ${missing[*]}" >&2
+  if [ ${#missing[@]} -ne 0 ]; then
+    echo "setup: missing packages (install them as root): ${missing[*]}" >&2
+  fi
   exit 0
 fi
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null || true
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
-  { echo "setup: apt-get install failed" >&2; exit 1; }
+status=0
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null || true
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+    { echo "setup: apt-get install failed" >&2; status=1; }
+fi
+install_ort
+exit $status

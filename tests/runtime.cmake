@@ -8,6 +8,9 @@ if(NOT EXISTS "${ONNXC_CONFORMANCE_DATA}/node" AND EXISTS "/usr/share/libonnx-te
   set(ONNXC_CONFORMANCE_DATA "/usr/share/libonnx-testdata/data")
 endif()
 set(ONNXC_EXPECTED_FAILURES "${PROJECT_SOURCE_DIR}/tests/conformance/expected_failures.txt")
+if(ONNXC_CONFORMANCE_DATA STREQUAL "/usr/share/libonnx-testdata/data")
+  set(ONNXC_EXPECTED_FAILURES "${PROJECT_SOURCE_DIR}/tests/conformance/expected_failures_libonnx.txt")
+endif()
 
 if(EXISTS "${ONNXC_CONFORMANCE_DATA}/node")
   # Fails when a case outside the list fails, or a listed case passes.

@@ -173,10 +173,6 @@ int ox_cmd_train(int argc, char **argv) {
     fprintf(stderr, "onnxc: %s\n", e.msg);
     goto done;
   }
-  if (ox_path_is_text(save) && m->proto->n_training_info)
-    fprintf(stderr, "onnxc train: note: the text format has no training_info; %s holds the "
-                    "inference model with the trained initializers\n",
-            save);
   status = 0;
 done:
   for (size_t k = 0; vals && k < n_ins; k++) ox_value_unref(vals[k]);

@@ -405,11 +405,28 @@ static int rs_run(ox_kctx *ctx, void *st) {
   ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, r);
   if (!y) return OX_ERUNTIME;
   if (y->numel == 0) return OX_OK;
-  if (s->mode == RS_NEAREST && s->ctm != CT_CROP && x->dtype != OX_STRING) {
+  if (s->mode == RS_NEAREST && s->ctm != CT_CROP) {
     if (nearest_gather(s, x, y, scale, rs, re))
       return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+    if (x->dtype == OX_STRING) {
+      /* the gather copied pointers owned by x: give y its own strings */
+      char **e = y->data;
+      for (int64_t j = 0; j < y->numel; j++) {
+        const char *src = e[j] ? e[j] : "";
+        size_t n = strlen(src) + 1;
+        e[j] = malloc(n);
+        if (!e[j]) {
+          for (int64_t k = j + 1; k < y->numel; k++) e[k] = NULL;
+          return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+        }
+        memcpy(e[j], src, n);
+      }
+    }
     return OX_OK;
   }
+  if (x->dtype == OX_STRING)
+    return ox_kctx_fail(ctx, OX_EUNSUPPORTED,
+                        "string tensors can only be resized in nearest mode without tf_crop_and_resize");
   /* stage and resample axis by axis */
   int64_t cur[RS_MAXR];
   memcpy(cur, x->dims, r * sizeof(int64_t));

@@ -58,9 +58,17 @@ def main():
     xp, yp = os.path.join(work, "x.npy"), os.path.join(work, "y.npy")
     np.save(xp, X)
     np.save(yp, Y)
-    model = os.path.join(work, "linreg_train.onnx")
+    # the committed example is the text form (examples/linreg_train.onnxtxt,
+    # printed by onnxc from what linreg_train.py builds); check it still is
+    built = os.path.join(work, "linreg_train.onnx")
+    subprocess.run([sys.executable, os.path.join(examples, "linreg_train.py"), built], check=True)
+    model = os.path.join(examples, "linreg_train.onnxtxt")
+    printed = subprocess.run([onnxc, "print", built], check=True, capture_output=True, text=True).stdout
+    with open(model) as f:
+        if f.read() != printed:
+            print("examples/linreg_train.onnxtxt differs from what linreg_train.py builds")
+            sys.exit(1)
     trained = os.path.join(work, "trained.onnx")
-    subprocess.run([sys.executable, os.path.join(examples, "linreg_train.py"), model], check=True)
     out = subprocess.run([onnxc, "train", model, "--init", "--steps", str(STEPS), "-i", "X=" + xp,
                           "-i", "Y=" + yp, "--print", "loss", "--save", trained],
                          check=True, capture_output=True, text=True).stdout.splitlines()

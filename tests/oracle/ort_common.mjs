@@ -1,0 +1,247 @@
+// ort_common.mjs - helpers shared by tests/oracle/ort_compare.mjs and
+// bench/ort_latency.mjs: locating onnxruntime-node (installed by
+// scripts/setup.sh into build/ort-oracle with --ignore-scripts), the four real
+// models with their README input sizes, seeded random inputs, and a minimal
+// TensorProto writer/reader (dims, data_type, raw_data and the typed *_data
+// fields), enough for `onnxc run` files.
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const SKIP = 77;
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+// Loads onnxruntime-node from $ONNXC_ORT_DIR or <repo>/build/ort-oracle;
+// returns null when it is absent or does not load.
+export function loadOrt() {
+  const dir = process.env.ONNXC_ORT_DIR || path.join(repoRoot, 'build', 'ort-oracle');
+  try {
+    const req = createRequire(path.join(dir, 'package.json'));
+    return req('onnxruntime-node');
+  } catch (e) {
+    console.log(`onnxruntime-node not available in ${dir}: ${String(e.message).split('\n')[0]}`);
+    return null;
+  }
+}
+
+// mulberry32: small seeded generator, uniform in [0,1)
+export function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// A seeded synthetic "text page" for the detector: white background with rows
+// of dark glyph-like blocks, normalised with PaddleOCR's mean/std, so that the
+// detector's probability map spans 0..1 (uniform noise gives a map near 0,
+// which would make atol 1e-4 a vacuous check).
+function textPage(r, dims) {
+  const [, C, H, W] = dims;
+  const img = new Float32Array(C * H * W).fill(1);
+  for (let line = 0; line < 14; line++) {
+    const y0 = 20 + line * 44 + Math.floor(r() * 8), h = 18 + Math.floor(r() * 10);
+    const xend = 300 + Math.floor(r() * 320);
+    for (let x = 20 + Math.floor(r() * 60); x < xend;) {
+      const w = 4 + Math.floor(r() * 12);
+      for (let y = y0; y < y0 + h; y++)
+        for (let xx = x; xx < Math.min(x + w, W); xx++)
+          if (r() < 0.8) for (let c = 0; c < C; c++) img[(c * H + y) * W + xx] = 0.1 * r();
+      x += w + 2 + Math.floor(r() * 6);
+    }
+  }
+  const mean = [0.485, 0.456, 0.406], std = [0.229, 0.224, 0.225];
+  for (let c = 0; c < C; c++)
+    for (let i = c * H * W; i < (c + 1) * H * W; i++) img[i] = (img[i] - mean[c]) / std[c];
+  return img;
+}
+
+// Input specs: [name, type, dims, fill]; fill(r) gives one value, or with
+// fill.whole set, fill(r, dims) gives the whole array.
+export function models(shared) {
+  const m = path.join(shared, 'models');
+  const u = (lo, hi) => (r) => lo + (hi - lo) * r();
+  return [
+    { name: 'PP-OCRv4-det', file: path.join(m, 'ch_PP-OCRv4_det_infer.onnx'),
+      inputs: [['x', 'float32', [1, 3, 640, 640], Object.assign(textPage, { whole: true })]] },
+    { name: 'openWakeWord-embed', file: path.join(m, 'embedding_model.onnx'),
+      inputs: [['input_1', 'float32', [1, 76, 32, 1], u(-1, 1)]] },
+    { name: 'melspectrogram', file: path.join(m, 'melspectrogram.onnx'),
+      inputs: [['input', 'float32', [1, 1280], u(-1, 1)]] },
+    { name: 'silero-vad', file: path.join(m, 'silero_vad_16k_op15.onnx'),
+      inputs: [['input', 'float32', [1, 512], u(-1, 1)],
+               ['state', 'float32', [2, 1, 128], u(-0.5, 0.5)],
+               ['sr', 'int64', [], () => 16000]] },
+  ];
+}
+
+const ELEM = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9, float64: 11 };
+const ARRAY = { float32: Float32Array, int64: BigInt64Array, int32: Int32Array,
+                float64: Float64Array, uint8: Uint8Array, int8: Int8Array, bool: Uint8Array };
+
+export function makeInput(ort, spec, r) {
+  const [name, type, dims, fill] = spec;
+  const n = dims.reduce((a, b) => a * b, 1);
+  let data;
+  if (fill.whole) {
+    data = fill(r, dims);
+  } else {
+    data = new ARRAY[type](n);
+    for (let i = 0; i < n; i++) data[i] = type === 'int64' ? BigInt(fill(r)) : fill(r);
+  }
+  return { name, type, dims, data, tensor: new ort.Tensor(type, data, dims) };
+}
+
+function varint(out, v) { // v: BigInt >= 0 (two's complement for negatives)
+  let x = BigInt.asUintN(64, BigInt(v));
+  do {
+    let b = Number(x & 0x7fn);
+    x >>= 7n;
+    if (x) b |= 0x80;
+    out.push(b);
+  } while (x);
+}
+
+export function writeTensorProto(file, inp) {
+  const head = [];
+  for (const d of inp.dims) { head.push(0x08); varint(head, d); } // dims = 1
+  head.push(0x10); varint(head, ELEM[inp.type]);                // data_type = 2
+  const raw = Buffer.from(inp.data.buffer, inp.data.byteOffset, inp.data.byteLength);
+  head.push(0x4a); varint(head, raw.length);                    // raw_data = 9
+  fs.writeFileSync(file, Buffer.concat([Buffer.from(head), raw]));
+}
+
+// Returns { dims, type, data } with data a Float64Array (floats/ints as numbers).
+export function readTensorProto(file) {
+  const b = fs.readFileSync(file);
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  let p = 0;
+  const rv = () => {
+    let x = 0n, s = 0n;
+    for (;;) {
+      if (p >= b.length) throw new Error(`${file}: truncated varint at byte ${p}`);
+      const c = b[p++];
+      x |= BigInt(c & 0x7f) << s;
+      s += 7n;
+      if (!(c & 0x80)) return x;
+    }
+  };
+  const dims = [];
+  let type = 0, raw = null;
+  const vals = [];
+  while (p < b.length) {
+    const key = Number(rv()), field = key >> 3, wt = key & 7;
+    if (wt === 0) {
+      const v = rv();
+      if (field === 1) dims.push(Number(BigInt.asIntN(64, v)));
+      else if (field === 2) type = Number(v);
+      else if (field === 5 || field === 7) vals.push(Number(BigInt.asIntN(64, v)));
+    } else if (wt === 2) {
+      const len = Number(rv()), end = p + len;
+      if (field === 9) raw = b.subarray(p, end);
+      else if (field === 1) while (p < end) dims.push(Number(BigInt.asIntN(64, rv())));
+      else if (field === 4) for (; p < end; p += 4) vals.push(dv.getFloat32(p, true));
+      else if (field === 10) for (; p < end; p += 8) vals.push(dv.getFloat64(p, true));
+      else if (field === 5 || field === 7)
+        while (p < end) vals.push(Number(BigInt.asIntN(64, rv())));
+      p = end;
+    } else if (wt === 5) {
+      if (field === 4) vals.push(dv.getFloat32(p, true));
+      p += 4;
+    } else if (wt === 1) {
+      if (field === 10) vals.push(dv.getFloat64(p, true));
+      p += 8;
+    } else {
+      throw new Error(`${file}: unsupported wire type ${wt} at byte ${p}`);
+    }
+  }
+  let data;
+  if (raw) {
+    const rdv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+    const size = { 1: 4, 2: 1, 3: 1, 6: 4, 7: 8, 9: 1, 11: 8 }[type];
+    if (!size) throw new Error(`${file}: data_type ${type} not supported by this reader`);
+    const n = raw.length / size;
+    data = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const o = i * size;
+      data[i] = type === 1 ? rdv.getFloat32(o, true) : type === 11 ? rdv.getFloat64(o, true)
+        : type === 7 ? Number(rdv.getBigInt64(o, true)) : type === 6 ? rdv.getInt32(o, true)
+        : type === 3 ? rdv.getInt8(o) : rdv.getUint8(o);
+    }
+  } else {
+    data = Float64Array.from(vals);
+  }
+  return { dims, type, data };
+}
+
+// --- minimal ModelProto surgery for diagnosis: list the main graph's nodes and
+// expose chosen intermediate values as extra graph outputs (name only: both
+// onnxruntime and onnxc infer their types).
+function fields(b) { // [{field, wt, start, end, vstart, vend, value}]
+  const out = [];
+  let p = 0;
+  const rv = () => {
+    let x = 0, m = 1;
+    for (;;) {
+      if (p >= b.length) throw new Error(`truncated varint at byte ${p}`);
+      const c = b[p++];
+      x += (c & 0x7f) * m;
+      m *= 128;
+      if (!(c & 0x80)) return x;
+    }
+  };
+  while (p < b.length) {
+    const start = p, key = rv(), field = Math.floor(key / 8), wt = key & 7;
+    let vstart = p, value = 0;
+    if (wt === 0) value = rv();
+    else if (wt === 1) p += 8;
+    else if (wt === 5) p += 4;
+    else if (wt === 2) { const n = rv(); vstart = p; p += n; }
+    else throw new Error(`unsupported wire type ${wt} at byte ${start}`);
+    out.push({ field, wt, start, end: p, vstart, vend: p, value });
+  }
+  return out;
+}
+
+function lenField(field, bytes) {
+  const h = [];
+  varint(h, field * 8 + 2);
+  varint(h, bytes.length);
+  return Buffer.concat([Buffer.from(h), bytes]);
+}
+
+// nodes of the main graph in order: [{name, op, outputs: [..]}]
+export function graphNodes(model) {
+  const g = fields(model).find((f) => f.field === 7);
+  if (!g) throw new Error('model has no graph');
+  const gb = model.subarray(g.vstart, g.vend);
+  const str = (b, f) => b.subarray(f.vstart, f.vend).toString('utf8');
+  return fields(gb).filter((f) => f.field === 1).map((f) => {
+    const nb = gb.subarray(f.vstart, f.vend);
+    const nf = fields(nb);
+    return { name: nf.filter((x) => x.field === 3).map((x) => str(nb, x))[0] || '',
+             op: nf.filter((x) => x.field === 4).map((x) => str(nb, x))[0] || '',
+             outputs: nf.filter((x) => x.field === 2).map((x) => str(nb, x)) };
+  });
+}
+
+// names already among the graph outputs are left out
+export function withExtraOutputs(model, names) {
+  return Buffer.concat(fields(model).map((f) => {
+    if (f.field !== 7) return model.subarray(f.start, f.end);
+    const gb = model.subarray(f.vstart, f.vend);
+    const have = new Set(fields(gb).filter((x) => x.field === 12).map((x) => {
+      const vb = gb.subarray(x.vstart, x.vend);
+      const nf = fields(vb).find((y) => y.field === 1);
+      return nf ? vb.subarray(nf.vstart, nf.vend).toString('utf8') : '';
+    }));
+    const extra = names.filter((n) => !have.has(n))
+                       .map((n) => lenField(12, lenField(1, Buffer.from(n))));
+    return lenField(7, Buffer.concat([gb, ...extra]));
+  }));
+}
