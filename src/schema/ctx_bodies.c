@@ -188,9 +188,31 @@ static int b_range(bctx *c) {
   if (c->opset < 27) return OX_CTX_NONE;
   int32_t t = ox_ctx_in_dtype(c, 0);
   if (!t) return OX_CTX_NEED_TYPES;
+  ox_ctx_header(c, 27);
+  if (t == OX_FLOAT16 || t == OX_BFLOAT16) {
+    /* 16-bit floats: everything in stash_type, the output cast back */
+    int64_t st = ox_ctx_int(c, "stash_type", OX_FLOAT);
+    ox_ctx_line(c, "start_s = Cast <to = %" PRId64 "> (start)", st);
+    ox_ctx_line(c, "limit_s = Cast <to = %" PRId64 "> (limit)", st);
+    ox_ctx_line(c, "delta_s = Cast <to = %" PRId64 "> (delta)", st);
+    ox_ctx_line(c, "sub_result = Sub (limit_s, start_s)");
+    ox_ctx_line(c, "div_result = Div (sub_result, delta_s)");
+    ox_ctx_line(c, "ceil_result = Ceil (div_result)");
+    ox_ctx_line(c, "ceil_relu = Relu (ceil_result)");
+    ox_ctx_line(c, "n = Cast <to = 7> (ceil_relu)");
+    ox_ctx_line(c, "loop_cond = Cast <to = 9> (ceil_relu)");
+    ox_ctx_line(c,
+                "variadic_output, output_s = Loop (n, loop_cond, start_s) <body = loop_body "
+                "(int64 i, bool cond_in, prev) => (cond_out, current, range) {");
+    ox_ctx_line(c, "   cond_out = Identity (cond_in)");
+    ox_ctx_line(c, "   current = Add (prev, delta_s)");
+    ox_ctx_line(c, "   range = Identity (prev)");
+    ox_ctx_line(c, "}>");
+    ox_ctx_line(c, "output = Cast <to = %d> (output_s)", (int)t);
+    return OX_CTX_OK;
+  }
   /* the trip count is computed in float, or in double for double and int64 */
   int wide = t == OX_DOUBLE || t == OX_INT64 ? OX_DOUBLE : OX_FLOAT;
-  ox_ctx_header(c, 27);
   ox_ctx_line(c, "sub_result = Sub (limit, start)");
   ox_ctx_line(c, "sub_result_casted = Cast <to = %d> (sub_result)", wide);
   ox_ctx_line(c, "delta_casted = Cast <to = %d> (delta)", wide);
