@@ -13,3 +13,9 @@ if(EXISTS "${_ctx_data}")
                    ${_ctx_cases})
 endif()
 onnxc_unit_test(test_ctx_bodies)
+if(EXISTS "${_ctx_data}")
+  add_test(NAME schema_ctx_bodies_attention_windows
+           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/ctxbodies/windows.sh $<TARGET_FILE:onnxc_cli>
+                   ${_ctx_data})
+  set_tests_properties(schema_ctx_bodies_attention_windows PROPERTIES SKIP_RETURN_CODE 77)
+endif()

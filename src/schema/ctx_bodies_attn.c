@@ -4,7 +4,8 @@
  * q_num_heads / kv_num_heads attributes; the key/value caches are
  * concatenated in front; grouped-query attention repeats each KV head; the
  * bias is the mask (boolean: 0 / -inf; from opset 24 padded with -inf to the
- * total KV length), plus the causal triangle, plus (opset 24) the padding of
+ * total KV length), plus the causal triangle and (opset 25) the sliding
+ * window around each query's absolute position, plus (opset 24) the padding of
  * nonpad_kv_seqlen; softcap, softmax in softmax_precision, rows masked
  * everywhere give zeros; qk_matmul_output takes the stage that
  * qk_matmul_output_mode names. */
@@ -29,8 +30,8 @@ int ox_ctx_attention(bctx *c) {
   const ox_attr *scale = ox_node_attr(c->node, "scale"),
                 *softcap = ox_node_attr(c->node, "softcap");
   bool capped = softcap && softcap->f != 0.0f;
-  if (ox_ctx_int(c, "left_window_size", -1) >= 0 || ox_ctx_int(c, "right_window_size", -1) >= 0)
-    return OX_CTX_BAD_NODE; /* sliding windows: not built */
+  int64_t lwin = ox_ctx_int(c, "left_window_size", -1),
+          rwin = ox_ctx_int(c, "right_window_size", -1);
   char fb[40];
   ox_ctx_header(c, c->opset >= 25 ? 25 : c->opset >= 24 ? 24 : 23);
   ox_ctx_line(c, "BatchSize = Shape <start = 0, end = 1> (Q)");
@@ -109,7 +110,8 @@ int ox_ctx_attention(bctx *c) {
   } else {
     ox_ctx_line(c, "AttnBias = ConstantOfShape (AttnBiasShape)");
   }
-  if (causal) {
+  if (causal || lwin >= 0 || rwin >= 0) {
+    /* the absolute position of each query row against each key column */
     ox_ctx_line(c, "ZeroNoDim = Squeeze (Zero1D, Zero1D)");
     ox_ctx_line(c, "OneNoDim = Squeeze (One1D, Zero1D)");
     ox_ctx_line(c, "SequenceLength = Gather (AttnBiasShape, ZeroNoDim)");
@@ -118,6 +120,7 @@ int ox_ctx_attention(bctx *c) {
     ox_ctx_line(c, "RangeRow2D = Unsqueeze (RangeRow, One1D)");
     ox_ctx_line(c, "RangeCol = Range (ZeroNoDim, TotalSequenceLength, OneNoDim)");
     ox_ctx_line(c, "RangeCol2D = Unsqueeze (RangeCol, Zero1D)");
+    const char *row = "RangeRow2DPast", *col = "RangeCol2D";
     if (nonpad) {
       /* the query rows sit at the end of each batch's valid keys */
       ox_ctx_line(c, "CausalOffsetPerBatch = Sub (nonpad_kv_seqlen, QSeqLen)");
@@ -127,12 +130,32 @@ int ox_ctx_attention(bctx *c) {
       ox_ctx_line(c, "RangeCol4D = Unsqueeze (RangeCol2D, Axes01)");
       ox_ctx_line(c, "OffsetB4D = Unsqueeze (CausalOffsetPerBatch, Axes123)");
       ox_ctx_line(c, "RowPlusOff = Add (RangeRow4D, OffsetB4D)");
-      ox_ctx_line(c, "BoolMaskTri = Less (RowPlusOff, RangeCol4D)");
+      row = "RowPlusOff";
+      col = "RangeCol4D";
     } else {
       ox_ctx_line(c, "RangeRow2DPast = Add (RangeRow2D, PastKVSeqLen)");
-      ox_ctx_line(c, "BoolMaskTri = Less (RangeRow2DPast, RangeCol2D)");
     }
-    ox_ctx_line(c, "MaskTri = Where (BoolMaskTri, FloatNegInf, ScalarZero)");
+    /* masked: future keys (causal), keys beyond the left / right window */
+    const char *bad = NULL;
+    if (causal) {
+      ox_ctx_line(c, "BoolMaskTri = Less (%s, %s)", row, col);
+      bad = "BoolMaskTri";
+    }
+    if (lwin >= 0) {
+      ox_ctx_line(c, "LeftWindow = Constant <value = int64[1] {%" PRId64 "}> ()", lwin);
+      ox_ctx_line(c, "LeftBound = Sub (%s, LeftWindow)", row);
+      ox_ctx_line(c, "LeftOut = Less (%s, LeftBound)", col);
+      if (bad) ox_ctx_line(c, "LeftOrMask = Or (%s, LeftOut)", bad);
+      bad = bad ? "LeftOrMask" : "LeftOut";
+    }
+    if (rwin >= 0) {
+      ox_ctx_line(c, "RightWindow = Constant <value = int64[1] {%" PRId64 "}> ()", rwin);
+      ox_ctx_line(c, "RightBound = Add (%s, RightWindow)", row);
+      ox_ctx_line(c, "RightOut = Greater (%s, RightBound)", col);
+      if (bad) ox_ctx_line(c, "RightOrMask = Or (%s, RightOut)", bad);
+      bad = bad ? "RightOrMask" : "RightOut";
+    }
+    ox_ctx_line(c, "MaskTri = Where (%s, FloatNegInf, ScalarZero)", bad);
     ox_ctx_line(c, "AttnBiasCausalOrNot = Add (AttnBias, MaskTri)");
   } else {
     ox_ctx_line(c, "AttnBiasCausalOrNot = Identity (AttnBias)");
