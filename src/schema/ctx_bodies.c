@@ -55,18 +55,25 @@ void ox_ctx_header(bctx *c, int64_t body_opset) {
 }
 
 void ox_ctx_line(bctx *c, const char *fmt, ...) {
-  char tmp[2048];
-  va_list ap;
+  va_list ap, ap2;
   va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (n < 0 || (size_t)n >= sizeof tmp) {
-    c->out->failed = true;
-    return;
-  }
   ox_buf_puts(c->out, "   ");
-  ox_buf_puts(c->out, tmp);
-  ox_buf_putc(c->out, '\n');
+  /* the line, formatted in place, plus its newline */
+  if (n < 0 || !ox_buf_reserve(c->out, (size_t)n + 2)) {
+    c->out->failed = true;
+  } else {
+    vsnprintf((char *)c->out->data + c->out->size, (size_t)n + 1, fmt, ap2);
+    c->out->size += (size_t)n;
+    ox_buf_putc(c->out, '\n');
+  }
+  va_end(ap2);
+}
+ox_buf_puts(c->out, "   ");
+ox_buf_puts(c->out, tmp);
+ox_buf_putc(c->out, '\n');
 }
 
 /* a float literal the text parser reads back to the same float */
