@@ -71,10 +71,6 @@ void ox_ctx_line(bctx *c, const char *fmt, ...) {
   }
   va_end(ap2);
 }
-ox_buf_puts(c->out, "   ");
-ox_buf_puts(c->out, tmp);
-ox_buf_putc(c->out, '\n');
-}
 
 /* a float literal the text parser reads back to the same float */
 const char *ox_ctx_f(char *buf, size_t n, float v) {
