@@ -19,3 +19,5 @@ if(EXISTS "${_ctx_data}")
                    ${_ctx_data})
   set_tests_properties(schema_ctx_bodies_attention_windows PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+add_test(NAME schema_ctx_bodies_bernoulli_statistics
+         COMMAND sh ${PROJECT_SOURCE_DIR}/tests/ctxbodies/bernoulli.sh $<TARGET_FILE:onnxc_cli>)

@@ -112,8 +112,11 @@ int ox_ctx_bernoulli(bctx *c) {
   ox_ctx_header(c, c->s->since_version);
   ox_ctx_line(c, "X_random = RandomUniformLike <low = 0.0, high = 1.0%s, dtype = %d> (input)", ss,
               (int)t);
-  ox_ctx_line(c, "X_greater = Greater (X_random, input)");
-  ox_ctx_line(c, "output = Cast <to = %" PRId64 "> (X_greater)", to);
+  /* 1 with probability p (Operators.md): u < p for u uniform in [0, 1). The
+   * reference's body compares Greater (X_random, input), which gives 1 with
+   * probability 1 - p; this follows the spec instead. */
+  ox_ctx_line(c, "X_less = Less (X_random, input)");
+  ox_ctx_line(c, "output = Cast <to = %" PRId64 "> (X_less)", to);
   return OX_CTX_OK;
 }
 
