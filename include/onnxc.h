@@ -106,12 +106,15 @@ typedef struct onnxc_value onnxc_value;
 
 typedef struct onnxc_session_options {
   int threads;            /* 0: number of cores */
-  int optimization_level; /* 0 none, 1 basic (folding), 2 all (fusion, layout) */
+  int optimization_level; /* 0 none; 1 and up: nodes whose inputs are all constants are
+                             computed once at creation (fusion and layout: not yet) */
   /* Called between nodes and loop iterations; non-zero return cancels. */
   int (*cancel)(void *user);
   void *cancel_user;
 } onnxc_session_options;
 
+/* Prepares a model for running. The model must outlive the session: its
+ * weights and graph are used in place, not copied. opts may be NULL. */
 onnxc_status onnxc_session_create(const onnxc_model *m, const onnxc_session_options *opts,
                                   onnxc_session **out, onnxc_error *err);
 void onnxc_session_free(onnxc_session *s);

@@ -77,6 +77,7 @@ int ox_cmd_bench(int argc, char **argv) {
   if (!m) goto done;
   double t1 = now_ms();
   ox_session_opts o = {0};
+  o.optimization_level = 1; /* constant folding */
   o.threads = threads;
   if (ox_session_create(m, &o, &s, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);

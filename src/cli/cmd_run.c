@@ -61,6 +61,7 @@ int ox_cmd_run(int argc, char **argv) {
   ox_model *m = ox_cli_load_model(model_path);
   if (!m) goto done;
   ox_session_opts o = {0};
+  o.optimization_level = 1; /* constant folding */
   o.threads = threads;
   if (ox_session_create(m, &o, &s, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);

@@ -276,6 +276,7 @@ static int run_case(const tcase *c, int threads, bool ctx_bodies, char *why, siz
     goto done;
   }
   ox_session_opts o = {0};
+  o.optimization_level = 1; /* constant folding */
   o.threads = threads;
   if (ox_session_create(m, &o, &s, &e)) {
     snprintf(why, wn, "%s", e.msg);

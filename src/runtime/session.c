@@ -269,18 +269,55 @@ static int check_input_types(const rt_node *rn, const ox_schema *sch, const char
   return OX_OK;
 }
 
-/* Runs a Constant node once; its output becomes a constant of the graph. */
-static int fold_constant(ox_session *s, rt_graph *g, rt_node *rn, ox_err *e) {
-  ox_kctx ctx = {s, g, rn, NULL, e};
-  rn->tmp_out[0] = NULL;
-  if (rn->k->run(&ctx, rn->state)) {
-    ox_value_unref(rn->tmp_out[0]);
-    rn->tmp_out[0] = NULL;
-    return e->code ? e->code : OX_EMODEL;
+/* Ops whose outputs are not a function of their inputs: never folded. */
+static bool is_random_op(const char *op) {
+  static const char *const ops[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                    "RandomUniformLike", "Bernoulli", "Multinomial", "Dropout"};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (strcmp(op, ops[i]) == 0) return true;
+  return false;
+}
+
+/* A node of the default domain whose inputs are all constants (initializers
+ * that no caller can override, or outputs of folded nodes), with no subgraph
+ * and no randomness: it gives the same outputs on every run, so it runs once
+ * here and its outputs become constants of the graph. Constant nodes (no
+ * inputs) are folded the same way. Consumers then see these values as
+ * constant inputs at prepare time (weights get packed once). */
+static bool foldable(const rt_node *rn, const char *domain, const char *op, ox_value *const *csts) {
+  const ox_node *n = rn->node;
+  if (*domain || rn->n_subs || is_random_op(op)) return false;
+  if (strcmp(op, "Constant") == 0) return n->n_input == 0;
+  size_t present = 0;
+  for (size_t i = 0; i < n->n_input; i++) {
+    if (rn->in[i] < 0) continue;
+    if (!csts[i]) return false;
+    present++;
   }
-  g->slots[rn->out[0]].cst = rn->tmp_out[0];
-  rn->tmp_out[0] = NULL;
-  rn->folded = g->slots[rn->out[0]].cst != NULL;
+  return present > 0;
+}
+
+/* Runs a foldable node once. If the kernel fails or leaves an output unset,
+ * nothing is folded and the node runs (and reports) at run time as usual. */
+static int fold_node(ox_session *s, rt_graph *g, rt_node *rn, ox_value *const *csts) {
+  const ox_node *n = rn->node;
+  ox_err fe = {0};
+  ox_kctx ctx = {s, g, rn, NULL, &fe};
+  for (size_t j = 0; j < n->n_input; j++) rn->tmp_in[j] = rn->in[j] >= 0 ? csts[j] : NULL;
+  for (size_t j = 0; j < n->n_output; j++) {
+    rn->tmp_out[j] = NULL;
+    rn->wanted[j] = rn->out[j] >= 0; /* the real use is known later; make every output */
+  }
+  bool ok = rn->k->run(&ctx, rn->state) == OX_OK;
+  for (size_t j = 0; ok && j < n->n_output; j++)
+    if (rn->out[j] >= 0 && !rn->tmp_out[j]) ok = false;
+  for (size_t j = 0; j < n->n_input; j++) rn->tmp_in[j] = NULL;
+  for (size_t j = 0; j < n->n_output; j++) {
+    if (ok && rn->out[j] >= 0) g->slots[rn->out[j]].cst = rn->tmp_out[j];
+    else ox_value_unref(rn->tmp_out[j]);
+    rn->tmp_out[j] = NULL;
+  }
+  rn->folded = ok;
   return OX_OK;
 }
 
@@ -402,9 +439,10 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
     }
   }
   rn->prepared = true;
-  if (!*domain && strcmp(op, "Constant") == 0 && n->n_input == 0 && n->n_output == 1 &&
-      rn->out[0] >= 0)
-    return fold_constant(s, g, rn, e);
+  /* Constant nodes always; every other constant computation from level 1 */
+  if (foldable(rn, domain, op, csts) &&
+      (s->opts.optimization_level > 0 || strcmp(op, "Constant") == 0))
+    return fold_node(s, g, rn, csts);
   return OX_OK;
 }
 

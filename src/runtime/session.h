@@ -17,7 +17,7 @@ typedef struct ox_session ox_session;
 
 typedef struct ox_session_opts {
   int threads;            /* 0: number of cores; 1: no worker threads */
-  int optimization_level; /* reserved */
+  int optimization_level; /* 0: none; >= 1: fold nodes whose inputs are all constants */
   int (*cancel)(void *user);
   void *cancel_user;
 } ox_session_opts;
