@@ -23,33 +23,15 @@ struct ox_iglobal {
 struct ox_igraph {
   ox_igraph *parent;
   ox_iglobal *gl;
-  ox_graph *graph;           /* the graph whose value_info is written; NULL for functions */
+  ox_graph *graph;            /* the graph whose value_info is written; NULL for functions */
   ox_map types, consts, data; /* name -> ox_type*, ox_tensor*, ox_dimv* */
   ox_map outs, vis;           /* name -> index+1 in graph->output / graph->value_info */
   const ox_opset *imports;
   size_t n_imports;
-  const ox_node *caller;     /* for function bodies: the calling node (attribute refs) */
-  const ox_function *fn;     /* for function bodies: the function (defaults) */
+  const ox_node *caller; /* for function bodies: the calling node (attribute refs) */
+  const ox_function *fn; /* for function bodies: the function (defaults) */
   ox_igraph *caller_scope;
 };
-
-/* ------------------------------------------------------------ types */
-
-ox_type *ix_type_clone(ox_arena *a, const ox_type *t) {
-  if (!t) return NULL;
-  ox_type *c = ox_arena_memdup(a, t, sizeof *t);
-  if (!c) return NULL;
-  if (t->shape) {
-    c->shape = ox_arena_memdup(a, t->shape, sizeof *t->shape);
-    if (!c->shape) return NULL;
-    if (t->shape->n_dim) {
-      c->shape->dim = ox_arena_memdup(a, t->shape->dim, t->shape->n_dim * sizeof(ox_dim));
-      if (!c->shape->dim) return NULL;
-    }
-  }
-  if (t->elem && !(c->elem = ix_type_clone(a, t->elem))) return NULL;
-  return c;
-}
 
 /* ------------------------------------------------------------ symbols */
 
@@ -174,12 +156,13 @@ static void *scope_get(const ox_igraph *s, size_t which, const char *name) {
 static bool type_merge(ox_iglobal *gl, ox_type *dst, const ox_type *src, const char *what) {
   if (!src) return true;
   if (dst->kind == OX_TYPE_NONE) {
-    ox_type *c = ix_type_clone(gl->a, src);
+    ox_type *c = ox_type_clone(gl->a, src);
     if (c) *dst = *c;
     return true;
   }
   if (dst->kind != src->kind) {
-    warnf(gl, "%s: inferred type kind %d differs from declared kind %d", what, src->kind, dst->kind);
+    warnf(gl, "%s: inferred type kind %d differs from declared kind %d", what, src->kind,
+          dst->kind);
     return false;
   }
   switch (dst->kind) {
@@ -197,7 +180,7 @@ static bool type_merge(ox_iglobal *gl, ox_type *dst, const ox_type *src, const c
       }
       if (!src->shape) return true;
       if (!dst->shape) {
-        ox_type *c = ix_type_clone(gl->a, src);
+        ox_type *c = ox_type_clone(gl->a, src);
         if (c) dst->shape = c->shape;
         return true;
       }
@@ -227,12 +210,12 @@ static bool type_merge(ox_iglobal *gl, ox_type *dst, const ox_type *src, const c
     case OX_TYPE_OPTIONAL:
       if (!src->elem) return true;
       if (!dst->elem) {
-        dst->elem = ix_type_clone(gl->a, src->elem);
+        dst->elem = ox_type_clone(gl->a, src->elem);
         return true;
       }
       return type_merge(gl, dst->elem, src->elem, what);
     case OX_TYPE_MAP:
-      if (!dst->elem && src->elem) dst->elem = ix_type_clone(gl->a, src->elem);
+      if (!dst->elem && src->elem) dst->elem = ox_type_clone(gl->a, src->elem);
       return true;
     default:
       return true;
@@ -255,7 +238,8 @@ bool ix_shape(ox_ictx *c, size_t i, const ox_dim **dims, size_t *rank) {
 int32_t ix_elem(ox_ictx *c, size_t i) {
   if (i >= c->n_in || !c->in[i]) return OX_UNDEFINED;
   const ox_type *t = c->in[i];
-  return t->kind == OX_TYPE_TENSOR || t->kind == OX_TYPE_SPARSE_TENSOR ? t->elem_type : OX_UNDEFINED;
+  return t->kind == OX_TYPE_TENSOR || t->kind == OX_TYPE_SPARSE_TENSOR ? t->elem_type
+                                                                       : OX_UNDEFINED;
 }
 
 ox_type *ix_set_tensor(ox_ictx *c, size_t i, int32_t elem, const ox_dim *dims, int64_t rank) {
@@ -282,7 +266,7 @@ ox_type *ix_set_tensor(ox_ictx *c, size_t i, int32_t elem, const ox_dim *dims, i
 
 ox_type *ix_copy_type(ox_ictx *c, size_t out, size_t in) {
   if (out >= c->n_out || in >= c->n_in || !c->in[in]) return NULL;
-  c->out[out] = ix_type_clone(c->a, c->in[in]);
+  c->out[out] = ox_type_clone(c->a, c->in[in]);
   return c->out[out];
 }
 
@@ -448,6 +432,17 @@ static const ox_function *find_function(const ox_iglobal *gl, const ox_node *n) 
   return NULL;
 }
 
+/* "tensor(float16)" -> OX_FLOAT16; OX_UNDEFINED for anything else. */
+static int32_t tensor_type_elem(const char *ts) {
+  size_t L = strlen(ts);
+  char nm[32];
+  if (strncmp(ts, "tensor(", 7) != 0 || L < 9 || L - 8 >= sizeof nm || ts[L - 1] != ')')
+    return OX_UNDEFINED;
+  memcpy(nm, ts + 7, L - 8);
+  nm[L - 8] = 0;
+  return ox_dtype_from_name(nm);
+}
+
 /* Generic element-type rule from the schema's type constraints. */
 static void infer_from_schema(ox_ictx *c) {
   const ox_schema *sc = c->schema;
@@ -459,13 +454,7 @@ static void infer_from_schema(ox_ictx *c) {
     int32_t elem = OX_UNDEFINED;
     const char *ts = f->type_str;
     if (strncmp(ts, "tensor(", 7) == 0) {
-      char nm[32];
-      size_t L = strlen(ts);
-      if (L - 8 < sizeof nm) {
-        memcpy(nm, ts + 7, L - 8);
-        nm[L - 8] = 0;
-        elem = ox_dtype_from_name(nm);
-      }
+      elem = tensor_type_elem(ts);
     } else {
       /* bound by an input with the same constraint? */
       for (size_t i = 0; i < c->n_in && elem == OX_UNDEFINED; i++) {
@@ -478,16 +467,8 @@ static void infer_from_schema(ox_ictx *c) {
       }
       if (elem == OX_UNDEFINED)
         for (size_t k = 0; k < sc->n_constraints; k++)
-          if (strcmp(sc->constraints[k].name, ts) == 0 && sc->constraints[k].n_allowed == 1) {
-            const char *al = sc->constraints[k].allowed[0];
-            size_t L = strlen(al);
-            if (strncmp(al, "tensor(", 7) == 0 && L > 8 && L - 8 < 32) {
-              char nm[32];
-              memcpy(nm, al + 7, L - 8);
-              nm[L - 8] = 0;
-              elem = ox_dtype_from_name(nm);
-            }
-          }
+          if (strcmp(sc->constraints[k].name, ts) == 0 && sc->constraints[k].n_allowed == 1)
+            elem = tensor_type_elem(sc->constraints[k].allowed[0]);
     }
     if (elem != OX_UNDEFINED) ix_set_tensor(c, o, elem, NULL, -1);
   }
@@ -513,7 +494,7 @@ static int infer_call(ox_igraph *s, ox_ictx *c, const ox_function *f) {
   gl->depth--;
   for (size_t o = 0; o < f->n_output && o < c->n_out; o++) {
     ox_type *t = scope_get(&fs, 0, f->output[o]);
-    if (t) c->out[o] = ix_type_clone(c->a, t);
+    if (t) c->out[o] = ox_type_clone(c->a, t);
     c->out_data[o] = scope_get(&fs, 2, f->output[o]);
   }
   scope_free(&fs);
@@ -530,7 +511,7 @@ ox_type **ix_subgraph(ox_ictx *c, const ox_graph *g, const ox_type *const *in_ty
     ox_value_info *vi = &mg->input[i];
     if (!in_types[i]) continue;
     if (!vi->type) {
-      vi->type = ix_type_clone(gl->a, in_types[i]);
+      vi->type = ox_type_clone(gl->a, in_types[i]);
     } else {
       char what[300];
       snprintf(what, sizeof what, "subgraph '%s' input '%s'", mg->name ? mg->name : "", vi->name);
@@ -548,7 +529,8 @@ ox_type **ix_subgraph(ox_ictx *c, const ox_graph *g, const ox_type *const *in_ty
   return res;
 }
 
-static const ox_type *declared_type(ox_igraph *s, ox_graph *g, const char *name, ox_type **slot_out) {
+static const ox_type *declared_type(ox_igraph *s, ox_graph *g, const char *name,
+                                    ox_type **slot_out) {
   if (!g) return NULL;
   uintptr_t ix;
   if (ox_map_get(&s->outs, name, &ix)) {
@@ -715,7 +697,8 @@ static int infer_graph(ox_igraph *s, ox_graph *g, const ox_node *nodes, size_t n
       ox_value_info *vi = &g->output[i];
       ox_type *t = scope_get(s, 0, vi->name);
       if (!t) continue;
-      if (!vi->type) vi->type = ix_type_clone(gl->a, t);
+      if (!vi->type)
+        vi->type = ox_type_clone(gl->a, t);
       else if (vi->type != t) {
         char what[300];
         snprintf(what, sizeof what, "graph output '%s'", vi->name);

@@ -93,7 +93,5 @@ bool ix_axis(int64_t axis, size_t rank, size_t *out);
 ox_type **ix_subgraph(ox_ictx *c, const ox_graph *g, const ox_type *const *in_types, size_t n_in,
                       size_t *n_out);
 ox_dimv *ix_dimv_new(ox_ictx *c, size_t n);
-/* Deep copy of a type (shape and element types). */
-ox_type *ix_type_clone(ox_arena *a, const ox_type *t);
 
 #endif

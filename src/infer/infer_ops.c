@@ -1242,7 +1242,7 @@ static int if_op(ox_ictx *c) {
     ox_type **taken = cond->d[0].value ? tt : et;
     size_t nk = cond->d[0].value ? nt : ne;
     for (size_t o = 0; o < c->n_out && o < nk; o++)
-      if (taken[o]) c->out[o] = ix_type_clone(c->a, taken[o]);
+      if (taken[o]) c->out[o] = ox_type_clone(c->a, taken[o]);
     return OX_OK;
   }
   if (nt != c->n_out || ne != c->n_out)
@@ -1250,7 +1250,7 @@ static int if_op(ox_ictx *c) {
   for (size_t o = 0; o < c->n_out; o++) {
     const ox_type *a = tt[o], *b = et[o];
     if (!a || !b) continue;
-    ox_type *u = ix_type_clone(c->a, a);
+    ox_type *u = ox_type_clone(c->a, a);
     if (!u) return OX_ENOMEM;
     if (u->kind == OX_TYPE_TENSOR && b->kind == OX_TYPE_TENSOR) {
       if (a->elem_type != b->elem_type) return ix_fail(c, "branches give different element types for output %zu", o);
@@ -1278,7 +1278,7 @@ static int loop_op(ox_ictx *c) {
     const ox_type *t = c->in[2 + k];
     if (t && t->kind == OX_TYPE_TENSOR && t->shape) {
       /* carried shapes may change between iterations: keep the rank only */
-      ox_type *u = ix_type_clone(c->a, t);
+      ox_type *u = ox_type_clone(c->a, t);
       if (u)
         for (size_t d = 0; d < u->shape->n_dim; d++)
           if (!u->shape->dim[d].has_value) u->shape->dim[d] = ox_dim_unknown();
@@ -1293,7 +1293,7 @@ static int loop_op(ox_ictx *c) {
   for (size_t o = 0; o < c->n_out; o++) {
     if (o < nc) {
       if (1 + o < no && ot[1 + o]) {
-        ox_type *u = ix_type_clone(c->a, ot[1 + o]);
+        ox_type *u = ox_type_clone(c->a, ot[1 + o]);
         const ox_type *init = c->in[2 + o];
         if (u && u->kind == OX_TYPE_TENSOR && u->shape && init && init->shape &&
             init->shape->n_dim == u->shape->n_dim) {
@@ -1511,7 +1511,7 @@ static int scan_op(ox_ictx *c) {
   for (size_t o = 0; o < c->n_out && o < no; o++) {
     if (!ot[o]) continue;
     if (o < nstate) {
-      c->out[o] = ix_type_clone(c->a, ot[o]);
+      c->out[o] = ox_type_clone(c->a, ot[o]);
       continue;
     }
     const ox_type *s = ot[o];
@@ -1534,7 +1534,7 @@ static ox_type *wrap_type(ox_ictx *c, ox_type_kind kind, const ox_type *elem) {
   ox_type *t = ox_arena_alloc(c->a, sizeof *t);
   if (!t) return NULL;
   t->kind = kind;
-  t->elem = elem ? ix_type_clone(c->a, elem) : NULL;
+  t->elem = elem ? ox_type_clone(c->a, elem) : NULL;
   return t;
 }
 
@@ -1542,7 +1542,7 @@ static ox_type *wrap_type(ox_ictx *c, ox_type_kind kind, const ox_type *elem) {
  * they differ (sequence elements may differ in shape) */
 static ox_type *union_tensor(ox_ictx *c, ox_type *acc, const ox_type *t) {
   if (!t) return acc;
-  if (!acc) return ix_type_clone(c->a, t);
+  if (!acc) return ox_type_clone(c->a, t);
   if (acc->kind != OX_TYPE_TENSOR || t->kind != OX_TYPE_TENSOR) return acc;
   if (!acc->shape || !t->shape || acc->shape->n_dim != t->shape->n_dim) {
     acc->shape = NULL;
@@ -1570,7 +1570,7 @@ static int seq_empty(ox_ictx *c) {
 static int seq_same(ox_ictx *c) {
   const ox_type *s = c->in[0];
   if (!s || s->kind != OX_TYPE_SEQUENCE) return OX_OK;
-  ox_type *u = s->elem ? ix_type_clone(c->a, s->elem) : NULL;
+  ox_type *u = s->elem ? ox_type_clone(c->a, s->elem) : NULL;
   if (strcmp(c->node->op_type, "SequenceInsert") == 0) u = union_tensor(c, u, c->in[1]);
   c->out[0] = wrap_type(c, OX_TYPE_SEQUENCE, u);
   return OX_OK;
@@ -1578,7 +1578,7 @@ static int seq_same(ox_ictx *c) {
 
 static int seq_at(ox_ictx *c) {
   const ox_type *s = c->in[0];
-  if (s && s->kind == OX_TYPE_SEQUENCE && s->elem) c->out[0] = ix_type_clone(c->a, s->elem);
+  if (s && s->kind == OX_TYPE_SEQUENCE && s->elem) c->out[0] = ox_type_clone(c->a, s->elem);
   return OX_OK;
 }
 
@@ -1654,9 +1654,9 @@ static int optional_get(ox_ictx *c) {
   const ox_type *t = c->in[0];
   if (!t) return OX_OK;
   if (t->kind == OX_TYPE_OPTIONAL) {
-    if (t->elem) c->out[0] = ix_type_clone(c->a, t->elem);
+    if (t->elem) c->out[0] = ox_type_clone(c->a, t->elem);
   } else {
-    c->out[0] = ix_type_clone(c->a, t);
+    c->out[0] = ox_type_clone(c->a, t);
   }
   return OX_OK;
 }
@@ -1679,7 +1679,7 @@ static int sequence_map(ox_ictx *c) {
   ox_type **ot = ix_subgraph(c, ba->g, it, c->n_in, &no);
   if (!ot) return OX_OK;
   for (size_t o = 0; o < c->n_out && o < no; o++) {
-    ox_type *e = ot[o] ? ix_type_clone(c->a, ot[o]) : NULL;
+    ox_type *e = ot[o] ? ox_type_clone(c->a, ot[o]) : NULL;
     if (e && e->shape)
       for (size_t k = 0; k < e->shape->n_dim; k++)
         if (!e->shape->dim[k].has_value) e->shape->dim[k] = ox_dim_unknown();
