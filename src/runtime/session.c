@@ -433,8 +433,12 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
     ox_err pe = {0};
     if (rn->k->prepare(ki, &rn->state, &pe)) {
       if (!pe.code) pe.code = OX_EMODEL;
-      ox_err_set(e, pe.code, "%s", pe.msg);
-      if (strncmp(pe.msg, "node", 4) != 0) ox_err_prefix(e, "%s", rn->path);
+      /* kernels name the node as "node 'NAME' (OP): ..."; the session's
+       * label adds the index (for unnamed nodes) and the subgraph path */
+      const char *msg = pe.msg, *cut = strstr(msg, "): ");
+      if (!strncmp(msg, "node '", 6) && cut) msg = cut + 3;
+      ox_err_set(e, pe.code, "%s", msg);
+      if (msg != pe.msg || strncmp(msg, "node", 4) != 0) ox_err_prefix(e, "%s", rn->path);
       return e->code;
     }
   }

@@ -839,6 +839,115 @@ static void test_zipmap(void) {
   run_fails(m3, ft(d13, 2, (float[]){1, 2, 3}), "ZipMap");
 }
 
+/* ================= bad input, one or more per operator ================= */
+/* Each case fails with a message that names the node and says what is
+ * wrong (the word given). Together with the error cases above, every
+ * ai.onnx.ml operator is covered. */
+static void fails_with(const char *text, size_t n_in, const char *const *names, ox_value **ins,
+                       const char *node, const char *word) {
+  ox_value *out = NULL;
+  int rc = run(text, n_in, names, ins, 1, &out);
+  CHECK(rc != 0);
+  bool named = strstr(last_err, node) != NULL, says = strstr(last_err, word) != NULL;
+  CHECK(named);
+  CHECK(says);
+  if (rc == 0 || !named || !says)
+    fprintf(stderr, "  %s (want '%s'): %s\n", node, word, rc ? last_err : "no error");
+  if (getenv("SHOWERR")) fprintf(stderr, "%s\n", last_err);
+  ox_value_unref(out);
+}
+
+static void test_bad_inputs(void) {
+  int64_t d2[1] = {2}, d12[2] = {1, 2}, d22[2] = {2, 2};
+  const char *k2[] = {"a", "b"};
+  /* Binarizer: a string tensor is outside T */
+  {
+    const char *m = HDR(1) "g (string[2] X) => (string[2] Y) {\n"
+                           "  Y = ai.onnx.ml.Binarizer (X)\n}\n";
+    ox_value *in[1] = {st(d2, 1, k2)};
+    fails_with(m, 1, X1, in, "Binarizer", "string");
+  }
+  /* CastMap: a map with string keys (keys must be int64) */
+  {
+    const char *m = HDR(1) "g (map(string, float) X) => (float[1,2] Y) {\n"
+                           "  Y = ai.onnx.ml.CastMap (X)\n}\n";
+    ox_value *in[1] = {mp(st(d2, 1, k2), ft(d2, 1, (float[]){1, 2}))};
+    fails_with(m, 1, X1, in, "CastMap", "keys must be int64");
+  }
+  /* CategoryMapper: the two category lists differ in length */
+  {
+    const char *m = HDR(1) "g (string[2] X) => (int64[2] Y) {\n"
+                           "  Y = ai.onnx.ml.CategoryMapper <cats_strings = [\"a\", \"b\"], "
+                           "cats_int64s = [1]> (X)\n}\n";
+    ox_value *in[1] = {st(d2, 1, k2)};
+    fails_with(m, 1, X1, in, "CategoryMapper", "length");
+  }
+  /* DictVectorizer: int64 keys against a string vocabulary, as a runtime map */
+  {
+    const char *m = HDR(1) "g (map(int64, float) X) => (float[1,2] Y) {\n"
+                           "  Y = ai.onnx.ml.DictVectorizer <string_vocabulary = [\"a\", \"b\"]> "
+                           "(X)\n}\n";
+    ox_value *in[1] = {mp(it64(d2, 1, (int64_t[]){1, 2}), ft(d2, 1, (float[]){1, 2}))};
+    fails_with(m, 1, X1, in, "DictVectorizer", "key");
+  }
+  /* FeatureVectorizer: two inputs, one declared dimension */
+  {
+    const char *m = HDR(1) "g (float[1,2] A, float[1,2] B) => (float[1,4] Y) {\n"
+                           "  Y = ai.onnx.ml.FeatureVectorizer <inputdimensions = [2]> (A, B)\n}\n";
+    const char *const nm[] = {"A", "B"};
+    ox_value *in[2] = {ft(d12, 2, (float[]){1, 2}), ft(d12, 2, (float[]){3, 4})};
+    fails_with(m, 2, nm, in, "FeatureVectorizer", "inputdimensions");
+  }
+  /* LabelEncoder: int64 input for string keys */
+  {
+    const char *m = HDR(2) "g (int64[2] X) => (int64[2] Y) {\n"
+                           "  Y = ai.onnx.ml.LabelEncoder <keys_strings = [\"a\", \"b\"], "
+                           "values_int64s = [1, 2]> (X)\n}\n";
+    ox_value *in[1] = {it64(d2, 1, (int64_t[]){1, 2})};
+    fails_with(m, 1, X1, in, "LabelEncoder", "key");
+  }
+  /* LinearRegressor: 3 coefficients for 2 features and 1 target */
+  {
+    const char *m = HDR(1) "g (float[1,2] X) => (float[1,1] Y) {\n"
+                           "  Y = ai.onnx.ml.LinearRegressor <coefficients = [1.0, 2.0, 3.0]> "
+                           "(X)\n}\n";
+    ox_value *in[1] = {ft(d12, 2, (float[]){1, 2})};
+    fails_with(m, 1, X1, in, "LinearRegressor", "coefficients");
+  }
+  /* Normalizer: an unknown norm */
+  {
+    const char *m = HDR(1) "g (float[1,2] X) => (float[1,2] Y) {\n"
+                           "  Y = ai.onnx.ml.Normalizer <norm = \"L3\"> (X)\n}\n";
+    ox_value *in[1] = {ft(d12, 2, (float[]){1, 2})};
+    fails_with(m, 1, X1, in, "Normalizer", "L3");
+  }
+  /* Scaler: 3 scales for 2 features */
+  {
+    const char *m = HDR(1) "g (float[2,2] X) => (float[2,2] Y) {\n"
+                           "  Y = ai.onnx.ml.Scaler <offset = [0.0], scale = [1.0, 2.0, 3.0]> "
+                           "(X)\n}\n";
+    ox_value *in[1] = {ft(d22, 2, (float[]){1, 2, 3, 4})};
+    fails_with(m, 1, X1, in, "Scaler", "scale");
+  }
+  /* SVMRegressor: 2 support vectors of 2 features, 3 coefficients */
+  {
+    const char *m = HDR(1) "g (float[1,2] X) => (float[1,1] Y) {\n"
+                           "  Y = ai.onnx.ml.SVMRegressor <n_supports = 2, support_vectors = "
+                           "[1.0, 0.0, 0.0, 1.0], coefficients = [1.0, 1.0, 1.0], rho = [0.0]> "
+                           "(X)\n}\n";
+    ox_value *in[1] = {ft(d12, 2, (float[]){1, 2})};
+    fails_with(m, 1, X1, in, "SVMRegressor", "coefficients");
+  }
+  /* ZipMap: a double tensor (T is float only) */
+  {
+    const char *m = HDR(1) "g (double[1,2] X) => (seq(map(string, float)) Y) {\n"
+                           "  Y = ai.onnx.ml.ZipMap <classlabels_strings = [\"a\", \"b\"]> "
+                           "(X)\n}\n";
+    ox_value *in[1] = {dt(d12, 2, (double[]){1, 2})};
+    fails_with(m, 1, X1, in, "ZipMap", "double");
+  }
+}
+
 int main(void) {
   test_afe();
   test_binarizer();
@@ -855,6 +964,7 @@ int main(void) {
   test_tree5();
   test_norm_ohe_scaler();
   test_zipmap();
+  test_bad_inputs();
   printf("test_ml: %d checks, %d failures\n", checks, failures);
   return failures ? 1 : 0;
 }

@@ -517,6 +517,47 @@ static void dft_lengths(void) {
   }
 }
 
+/* Complex float32 data take the single-precision engine (src/ops/fft32.c):
+ * every pass (2, 3, 4, 5, 7, 8, 11, a generic prime, Bluestein) against a
+ * long-double DFT of the same float inputs. Bit-exact agreement with
+ * numpy is checked by the conformance cases node/test_dft_inverse*. */
+static void dft_float32(void) {
+  static const size_t lens[] = {1,  2,  3,  4,  5,  7,  8,  10,  11,  13,  16,   26,  48,
+                                60, 64, 77, 97, 101, 128, 243, 512, 1000, 1009, 2039, 4096};
+  char text[512], err[1024];
+  for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+    size_t n = lens[li];
+    double *x = malloc(2 * n * sizeof *x), *want = malloc(2 * n * sizeof *want);
+    for (size_t k = 0; k < 2 * n; k++) x[k] = (float)rnd();
+    for (int inv = 0; inv < 2; inv++) {
+      snprintf(text, sizeof text,
+               "<ir_version: 8, opset_import: [\"\" : 20]> g (float[1,%zu,2] x) => (float[1,%zu,2] "
+               "y) { y = DFT <inverse = %d> (x) }",
+               n, n, inv);
+      int64_t d[3] = {1, (int64_t)n, 2};
+      ox_value *xv = tensor(OX_FLOAT, d, 3, NULL);
+      for (size_t k = 0; k < 2 * n; k++) ((float *)xv->data)[k] = (float)x[k];
+      ox_value *y = run1(text, &xv, 1, err, sizeof err);
+      CHECK(y, "float DFT n=%zu: %s", n, err);
+      if (y) {
+        naive_dft(x, n, inv ? 1 : -1, want);
+        double worst = 0, big = 0, scale = inv ? 1.0 / (double)n : 1.0;
+        for (size_t k = 0; k < 2 * n; k++) {
+          worst = fmax(worst, fabs(((float *)y->data)[k] - want[k] * scale));
+          big = fmax(big, fabs(want[k] * scale));
+        }
+        /* single precision: a few ulps of the largest bin per pass */
+        CHECK(worst <= 2e-6 * big * (1 + log2((double)n)),
+              "float DFT n=%zu inverse=%d: error %g (largest bin %g)", n, inv, worst, big);
+        ox_value_unref(y);
+      }
+      ox_value_unref(xv);
+    }
+    free(x);
+    free(want);
+  }
+}
+
 /* RFFT with dft_length padding, IRFFT with an odd length, DFT-17's axis
  * attribute, and the shape errors. */
 static void dft_modes(void) {
@@ -673,6 +714,38 @@ static void strings(void) {
   CHECK(!y && strstr(err, "UTF-8") && strstr(err, "StringConcat"), "invalid UTF-8: %s", err);
   if (y) ox_value_unref(y);
   ox_value_unref(x);
+  /* every string operator rejects invalid UTF-8 input (a truncated
+   * sequence, an overlong form, a surrogate, a code point > U+10FFFF) */
+  static const char *const bad_utf8[] = {"\xc3\x28", "\xc0\xaf", "\xed\xa0\x80",
+                                         "\xf4\x90\x80\x80"};
+  static const struct {
+    const char *op, *text;
+  } str_ops[] = {
+      {"StringNormalizer", "<ir_version: 8, opset_import: [\"\" : 10]> g (string[2] x) => "
+                           "(string[N] y) { y = StringNormalizer <case_change_action = \"UPPER\"> "
+                           "(x) }"},
+      {"StringConcat", "<ir_version: 8, opset_import: [\"\" : 20]> g (string[2] x) => "
+                       "(string[2] y) { y = StringConcat (x, x) }"},
+      {"StringSplit", "<ir_version: 8, opset_import: [\"\" : 20]> g (string[2] x) => "
+                      "(string[2,N] y) { y, z = StringSplit (x) }"},
+      {"RegexFullMatch", "<ir_version: 8, opset_import: [\"\" : 20]> g (string[2] x) => "
+                         "(bool[2] y) { y = RegexFullMatch <pattern = \"o.*\"> (x) }"},
+      {"TfIdfVectorizer",
+       "<ir_version: 8, opset_import: [\"\" : 9]> g (string[2] x) => (float[1] y) "
+       "{ y = TfIdfVectorizer <mode = \"TF\", min_gram_length = 1, max_gram_length = 1, "
+       "max_skip_count = 0, ngram_counts = [0], ngram_indexes = [0], pool_strings = [\"ok\"]> "
+       "(x) }"},
+  };
+  for (size_t o = 0; o < sizeof str_ops / sizeof *str_ops; o++)
+    for (size_t b = 0; b < sizeof bad_utf8 / sizeof *bad_utf8; b++) {
+      const char *pair[2] = {"ok", bad_utf8[b]};
+      x = tensor(OX_STRING, d14 + 1, 1, pair);
+      y = run1(str_ops[o].text, &x, 1, err, sizeof err);
+      CHECK(!y && strstr(err, str_ops[o].op) && strstr(err, "UTF-8") && strstr(err, "element 1"),
+            "%s with invalid UTF-8 #%zu: %s", str_ops[o].op, b, y ? "no error" : err);
+      if (y) ox_value_unref(y);
+      ox_value_unref(x);
+    }
   /* a regex that does not compile is a clear error */
   prog p;
   CHECK(!prog_open(&p,
@@ -953,6 +1026,7 @@ int main(void) {
   random_repeat();
   dropout();
   dft_lengths();
+  dft_float32();
   dft_modes();
   stft_complex();
   strings();
