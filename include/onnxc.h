@@ -99,6 +99,19 @@ typedef struct onnxc_infer_options {
 onnxc_status onnxc_infer_shapes(onnxc_model *m, const onnxc_infer_options *opts, char **warnings,
                                 onnxc_error *err);
 
+/* ---------------------------------------------------------------- opset conversion */
+
+/* Converts the model in place so that it imports the default domain
+ * (ai.onnx) at target_opset, one opset step at a time, adapting every node
+ * whose operator changed between the versions (attributes that became
+ * inputs and back, legacy broadcasting, Softmax's axis, ...); subgraphs and
+ * model-local functions included, other domains untouched. A step that
+ * cannot keep the model's meaning (an op that does not exist at the target
+ * opset, a type the older version lacks, a non-constant input that must
+ * become an attribute) fails with ONNXC_ERR_UNSUPPORTED and a message naming
+ * the node; the model should then be discarded. */
+onnxc_status onnxc_convert_opset(onnxc_model *m, int64_t target_opset, onnxc_error *err);
+
 /* ---------------------------------------------------------------- run */
 
 typedef struct onnxc_session onnxc_session;

@@ -1,11 +1,12 @@
-/* cmd_convert.c - `onnxc convert IN OUT`: binary <-> text, and tensor data
- * to or from an external file. */
+/* cmd_convert.c - `onnxc convert IN OUT`: binary <-> text, tensor data
+ * to or from an external file, and opset conversion. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../proto/proto.h"
+#include "../version/version.h"
 #include "cli.h"
 
 static void help(FILE *f) {
@@ -16,6 +17,9 @@ static void help(FILE *f) {
           ".onnxtxt, .onnxtext or .txt, binary otherwise.\n"
           "\n"
           "options:\n"
+          "  --opset N               convert the model to import the default domain (ai.onnx)\n"
+          "                          at opset N, adapting every node whose operator changed;\n"
+          "                          fails naming the node when that cannot keep its meaning\n"
           "  --external-data FILE    write tensor data of at least --size-threshold bytes\n"
           "                          to FILE (relative to OUT's folder)\n"
           "  --size-threshold BYTES  smallest tensor moved to the external file (default 1024)\n"
@@ -38,6 +42,7 @@ int ox_cmd_convert(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
   ox_save_opts so = {.size_threshold = 1024, .align = 4096};
   ox_load_opts lo = {0};
+  long long opset = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (ox_cli_is_help(a)) {
@@ -45,14 +50,22 @@ int ox_cmd_convert(int argc, char **argv) {
       return 0;
     }
     bool needs = strcmp(a, "--external-data") == 0 || strcmp(a, "--size-threshold") == 0 ||
-                 strcmp(a, "--align") == 0;
+                 strcmp(a, "--align") == 0 || strcmp(a, "--opset") == 0;
     if (needs && i + 1 >= argc) {
       fprintf(stderr, "onnxc convert: %s needs a value\n", a);
       return 2;
     }
     if (strcmp(a, "--external-data") == 0)
       so.external_data = argv[++i];
-    else if (strcmp(a, "--size-threshold") == 0 || strcmp(a, "--align") == 0) {
+    else if (strcmp(a, "--opset") == 0) {
+      char *end;
+      errno = 0;
+      opset = strtoll(argv[++i], &end, 10);
+      if (errno || end == argv[i] || *end || opset < 1) {
+        fprintf(stderr, "onnxc convert: bad value for --opset: '%s'\n", argv[i]);
+        return 2;
+      }
+    } else if (strcmp(a, "--size-threshold") == 0 || strcmp(a, "--align") == 0) {
       size_t *dst = a[2] == 's' ? &so.size_threshold : &so.align;
       if (!parse_size(argv[++i], dst) || (dst == &so.align && *dst == 0)) {
         fprintf(stderr, "onnxc convert: bad value for %s: '%s'\n", a, argv[i]);
@@ -87,6 +100,11 @@ int ox_cmd_convert(int argc, char **argv) {
   ox_model *m = NULL;
   if (ox_model_load_file(in, &lo, &m, &e) != OX_OK) {
     fprintf(stderr, "onnxc: %s\n", e.msg);
+    return 1;
+  }
+  if (opset && ox_convert_opset(m, opset, &e) != OX_OK) {
+    fprintf(stderr, "onnxc: %s\n", e.msg);
+    ox_model_free(m);
     return 1;
   }
   int rc = ox_model_save_file(m, out, &so, &e);

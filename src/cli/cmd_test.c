@@ -14,8 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../check/check.h"
 #include "../proto/proto.h"
 #include "../schema/schema.h"
+#include "../version/version.h"
 #include "cli.h"
 #include "runio.h"
 
@@ -262,7 +264,26 @@ static int run_light(ox_session *s, const char *out_path, char *why, size_t wn) 
   return rc;
 }
 
-static int run_case(const tcase *c, int threads, bool ctx_bodies, char *why, size_t wn) {
+/* --opset: converts m to opset (0: the lowest at which its ops exist) and
+ * checks the result. */
+static int convert_case(ox_model *m, long long opset, char *why, size_t wn) {
+  ox_err e = {0};
+  int64_t target = opset > 0 ? opset : ox_version_min_opset(m);
+  if (ox_convert_opset(m, target, &e)) {
+    snprintf(why, wn, "opset conversion refused: %s", e.msg);
+    return 1;
+  }
+  ox_check_opts co = {0};
+  if (ox_check_model(m, &co, NULL, NULL, &e)) {
+    snprintf(why, wn, "converted model (opset %lld) fails the checker: %s", (long long)target,
+             e.msg);
+    return 1;
+  }
+  return 0;
+}
+
+static int run_case(const tcase *c, int threads, bool ctx_bodies, long long opset, char *why,
+                    size_t wn) {
   ox_err e = {0};
   ox_model *m = NULL;
   ox_session *s = NULL;
@@ -271,6 +292,7 @@ static int run_case(const tcase *c, int threads, bool ctx_bodies, char *why, siz
     snprintf(why, wn, "%s", e.msg);
     return 1;
   }
+  if (opset >= 0 && convert_case(m, opset, why, wn)) goto done;
   if (ctx_bodies && ox_schema_localize_ctx_bodies(m, NULL, &e)) {
     snprintf(why, wn, "%s", e.msg);
     goto done;
@@ -376,6 +398,8 @@ static void usage(FILE *f) {
           "  --timeout SEC   a case running longer fails (default 300)\n"
           "  --threads N     threads per case (default 1 with several jobs, else all cores)\n"
           "  --slow SEC      report cases taking SEC seconds or more on standard error\n"
+          "  --opset N|min   convert each model to opset N (min: the lowest at which its\n"
+          "                  ops exist) and check it before running it\n"
           "  --ctx-bodies    run every node whose op has a context-dependent function body\n"
           "                  through the body built for it (tests the body builders)\n");
 }
@@ -419,6 +443,7 @@ int ox_cmd_test(int argc, char **argv) {
   int jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), timeout = 300, threads = -1;
   double slow = 0;
   bool ctx_bodies = false;
+  long long opset = -1;
   const char *expected_path = NULL;
   tlist l = {0};
   for (int i = 1; i < argc; i++) {
@@ -433,6 +458,13 @@ int ox_cmd_test(int argc, char **argv) {
       timeout = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--opset") == 0 && i + 1 < argc) {
+      i++;
+      opset = strcmp(argv[i], "min") == 0 ? 0 : atoll(argv[i]);
+      if (opset < 0 || (opset == 0 && strcmp(argv[i], "min") != 0)) {
+        fprintf(stderr, "onnxc test: bad value for --opset: '%s'\n", argv[i]);
+        return 2;
+      }
     } else if (strcmp(argv[i], "--ctx-bodies") == 0) {
       ctx_bodies = true;
     } else if (strcmp(argv[i], "--slow") == 0 && i + 1 < argc) {
@@ -474,7 +506,7 @@ int ox_cmd_test(int argc, char **argv) {
         close(fds[0]);
         alarm((unsigned)(timeout > 0 ? timeout : 0));
         char why[1100] = {0};
-        int rc = run_case(&l.v[next], threads, ctx_bodies, why, sizeof why);
+        int rc = run_case(&l.v[next], threads, ctx_bodies, opset, why, sizeof why);
         if (rc) {
           ssize_t w = write(fds[1], why, strlen(why));
           (void)w;
