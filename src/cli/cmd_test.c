@@ -264,14 +264,23 @@ static int run_light(ox_session *s, const char *out_path, char *why, size_t wn) 
   return rc;
 }
 
-/* --opset: converts m to opset (0: the lowest at which its ops exist) and
- * checks the result. */
-static int convert_case(ox_model *m, long long opset, char *why, size_t wn) {
+/* --opset: converts m to each opset of the list in turn (0: the lowest at
+ * which its ops exist) and checks the result. */
+#define MAX_OPSETS 4
+typedef struct opset_list {
+  long long v[MAX_OPSETS];
+  size_t n;
+} opset_list;
+
+static int convert_case(ox_model *m, const opset_list *ol, char *why, size_t wn) {
   ox_err e = {0};
-  int64_t target = opset > 0 ? opset : ox_version_min_opset(m);
-  if (ox_convert_opset(m, target, &e)) {
-    snprintf(why, wn, "opset conversion refused: %s", e.msg);
-    return 1;
+  int64_t target = 0;
+  for (size_t i = 0; i < ol->n; i++) {
+    target = ol->v[i] > 0 ? ol->v[i] : ox_version_min_opset(m);
+    if (ox_convert_opset(m, target, &e)) {
+      snprintf(why, wn, "opset conversion refused: %s", e.msg);
+      return 1;
+    }
   }
   ox_check_opts co = {0};
   if (ox_check_model(m, &co, NULL, NULL, &e)) {
@@ -282,8 +291,31 @@ static int convert_case(ox_model *m, long long opset, char *why, size_t wn) {
   return 0;
 }
 
-static int run_case(const tcase *c, int threads, bool ctx_bodies, long long opset, char *why,
-                    size_t wn) {
+static bool parse_opsets(const char *s, opset_list *ol) {
+  ol->n = 0;
+  while (*s) {
+    if (ol->n == MAX_OPSETS) return false;
+    char *end;
+    long long v;
+    if (strncmp(s, "min", 3) == 0) {
+      v = 0;
+      end = (char *)s + 3;
+    } else {
+      v = strtoll(s, &end, 10);
+      if (end == s || v < 1) return false;
+    }
+    ol->v[ol->n++] = v;
+    if (*end == ',')
+      end++;
+    else if (*end)
+      return false;
+    s = end;
+  }
+  return ol->n > 0;
+}
+
+static int run_case(const tcase *c, int threads, bool ctx_bodies, const opset_list *opsets,
+                    char *why, size_t wn) {
   ox_err e = {0};
   ox_model *m = NULL;
   ox_session *s = NULL;
@@ -292,7 +324,7 @@ static int run_case(const tcase *c, int threads, bool ctx_bodies, long long opse
     snprintf(why, wn, "%s", e.msg);
     return 1;
   }
-  if (opset >= 0 && convert_case(m, opset, why, wn)) goto done;
+  if (opsets->n && convert_case(m, opsets, why, wn)) goto done;
   if (ctx_bodies && ox_schema_localize_ctx_bodies(m, NULL, &e)) {
     snprintf(why, wn, "%s", e.msg);
     goto done;
@@ -398,8 +430,8 @@ static void usage(FILE *f) {
           "  --timeout SEC   a case running longer fails (default 300)\n"
           "  --threads N     threads per case (default 1 with several jobs, else all cores)\n"
           "  --slow SEC      report cases taking SEC seconds or more on standard error\n"
-          "  --opset N|min   convert each model to opset N (min: the lowest at which its\n"
-          "                  ops exist) and check it before running it\n"
+          "  --opset N[,M..]  convert each model to opset N (then M, ...; min: the lowest\n"
+          "                  at which its ops exist) and check it before running it\n"
           "  --ctx-bodies    run every node whose op has a context-dependent function body\n"
           "                  through the body built for it (tests the body builders)\n");
 }
@@ -443,7 +475,7 @@ int ox_cmd_test(int argc, char **argv) {
   int jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), timeout = 300, threads = -1;
   double slow = 0;
   bool ctx_bodies = false;
-  long long opset = -1;
+  opset_list opsets = {0};
   const char *expected_path = NULL;
   tlist l = {0};
   for (int i = 1; i < argc; i++) {
@@ -459,9 +491,7 @@ int ox_cmd_test(int argc, char **argv) {
     } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--opset") == 0 && i + 1 < argc) {
-      i++;
-      opset = strcmp(argv[i], "min") == 0 ? 0 : atoll(argv[i]);
-      if (opset < 0 || (opset == 0 && strcmp(argv[i], "min") != 0)) {
+      if (!parse_opsets(argv[++i], &opsets)) {
         fprintf(stderr, "onnxc test: bad value for --opset: '%s'\n", argv[i]);
         return 2;
       }
@@ -506,7 +536,7 @@ int ox_cmd_test(int argc, char **argv) {
         close(fds[0]);
         alarm((unsigned)(timeout > 0 ? timeout : 0));
         char why[1100] = {0};
-        int rc = run_case(&l.v[next], threads, ctx_bodies, opset, why, sizeof why);
+        int rc = run_case(&l.v[next], threads, ctx_bodies, &opsets, why, sizeof why);
         if (rc) {
           ssize_t w = write(fds[1], why, strlen(why));
           (void)w;

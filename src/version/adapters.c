@@ -56,6 +56,15 @@ static int float_type_of(ox_vctx *c, const ox_node *n, size_t k, int32_t *dt) {
   return OX_OK;
 }
 
+/* ------------------------------------------------------------ 3 -> 4 */
+
+/* Concat-1's axis is optional with the value 1 when absent ("Default value
+ * is 1" in its text); Concat-4 requires it. */
+static int concat_3_4(ox_vctx *c, ox_node *n) {
+  if (ox_node_attr(n, "axis")) return OX_OK;
+  return ox_v_attr_set_int(c, n, "axis", 1);
+}
+
 /* ------------------------------------------------------------ 5 -> 6 */
 
 /* Cast-1's `to` is a string ("FLOAT"), Cast-6's the data type number. */
@@ -267,6 +276,64 @@ static int broadcast_7_6(ox_vctx *c, ox_node *n) {
                   "the broadcasting of '%s' and '%s' cannot be written with opset 6's "
                   "legacy broadcast (B must match a suffix of A's shape)",
                   n->input[0], n->input[1]);
+}
+
+/* PRelu-6 applies a slope of shape (C) per channel (axis 1); PRelu-7
+ * broadcasts slope to X numpy-style (trailing dims). */
+static int prelu_6_7(ox_vctx *c, ox_node *n) {
+  const ox_type *st = n->n_input > 1 ? shaped(c, n->input[1]) : NULL;
+  int64_t rx = ox_v_rank(c, n->input[0]);
+  if (!st || rx < 0)
+    return ox_vfail(c, n,
+                    "the shapes of X and slope must be known to write PRelu-6's "
+                    "per-channel slope with numpy broadcasting");
+  if (st->shape->n_dim != 1 || rx <= 2) return OX_OK;
+  int64_t cnt = ox_v_dim(c, n->input[1], 0);
+  if (cnt == 1) return OX_OK;
+  int64_t axes[64];
+  if (rx > 64) return ox_vfail(c, n, "rank too large");
+  for (int64_t i = 0; i < rx - 2; i++) axes[i] = i + 1;
+  const char *out = ox_v_fresh(c, n->input[1]);
+  ox_node *u = out ? ox_v_add_pre(c, "Unsqueeze") : NULL;
+  if (!u || ox_node_add_input(c->a, u, n->input[1]) || ox_node_add_output(c->a, u, out) ||
+      ox_v_attr_set_ints(c, u, "axes", axes, (size_t)(rx - 2)))
+    return ox_v_oom(c);
+  u->name = (char *)out;
+  return ox_v_set_input(c, n, 1, out);
+}
+
+static int prelu_7_6(ox_vctx *c, ox_node *n) {
+  const ox_type *x = shaped(c, n->input[0]), *s = n->n_input > 1 ? shaped(c, n->input[1]) : NULL;
+  if (x && s) {
+    if (all_ones(s)) return OX_OK;
+    bool eq = x->shape->n_dim == s->shape->n_dim;
+    for (size_t i = 0; eq && i < x->shape->n_dim; i++) eq = same_dim(x, i, s, i);
+    if (eq) return OX_OK;
+  }
+  return ox_vfail(c, n,
+                  "slope must be known to have X's shape or one element to keep its "
+                  "meaning in PRelu-6");
+}
+
+/* Pad-1 names the pads 'paddings'. */
+static int pad_1_2(ox_vctx *c, ox_node *n) {
+  const ox_attr *p = ox_node_attr(n, "paddings");
+  if (!p) return OX_OK;
+  if (ox_v_attr_plain(c, n, p)) return c->e->code;
+  int64_t *v = p->ints;
+  size_t k = p->n_ints;
+  ox_v_attr_del(n, "paddings");
+  return ox_v_attr_set_ints(c, n, "pads", v, k);
+}
+
+static int pad_2_1(ox_vctx *c, ox_node *n) {
+  const ox_attr *p = ox_node_attr(n, "pads");
+  if (!p) return OX_OK;
+  if (ox_v_attr_plain(c, n, p)) return c->e->code;
+  int64_t *v = p->ints;
+  size_t k = p->n_ints;
+  ox_v_attr_del(n, "pads");
+  return ox_v_attr_set_ints(c, n, "paddings", v, k);
 }
 
 /* Gemm-7 broadcasts C unidirectionally; Gemm-6 only with broadcast=1. */
@@ -800,6 +867,7 @@ typedef struct {
 } entry;
 
 static const entry table[] = {
+    {"Concat", 3, 4, concat_3_4},
     {"Cast", 5, 6, cast_5_6},
     {"Cast", 6, 5, cast_6_5},
     {"LpPool", 1, 2, lppool_1_2},
@@ -832,7 +900,10 @@ static const entry table[] = {
     {"Equal", 7, 6, broadcast_7_6},
     {"Greater", 7, 6, broadcast_7_6},
     {"Less", 7, 6, broadcast_7_6},
-    {"PRelu", 7, 6, broadcast_7_6},
+    {"PRelu", 6, 7, prelu_6_7},
+    {"PRelu", 7, 6, prelu_7_6},
+    {"Pad", 1, 2, pad_1_2},
+    {"Pad", 2, 1, pad_2_1},
     {"Gemm", 6, 7, gemm_6_7},
     {"Gemm", 7, 6, gemm_7_6},
     {"Sum", 8, 7, variadic_8_7},

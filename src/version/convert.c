@@ -100,8 +100,7 @@ static ox_node *add_to(ox_vctx *c, ox_node **arr, size_t *n, const char *op) {
   ox_node *nd = OX_VEC_PUSH(c->a, *arr, *n);
   if (!nd) return NULL;
   nd->op_type = ox_arena_strdup(c->a, op);
-  nd->domain = ox_arena_strdup(c->a, "");
-  return nd->op_type && nd->domain ? nd : NULL;
+  return nd->op_type ? nd : NULL;
 }
 
 ox_node *ox_v_add_pre(ox_vctx *c, const char *op) { return add_to(c, &c->pre, &c->n_pre, op); }
@@ -591,6 +590,13 @@ static int check_types(ox_vctx *c, const ox_node *n, const ox_schema *s) {
   return OX_OK;
 }
 
+static bool is_unit_list(const ox_attr *at, const char *name) {
+  if (strcmp(at->name, name) != 0 || at->type != OX_ATTR_INTS || at->ref_attr_name) return false;
+  for (size_t i = 0; i < at->n_ints; i++)
+    if (at->ints[i] != 1) return false;
+  return true;
+}
+
 /* Makes a node that is valid for s_from valid for s_to where the schemas
  * tell how: attributes that disappear must hold their old default, defaults
  * that change are written out, optional inputs and outputs that disappear
@@ -612,6 +618,10 @@ static int generic(ox_vctx *c, ox_node *n, const ox_schema *s_from, const ox_sch
       }
       /* Legacy attributes without meaning for the result. */
       if (up && (strcmp(at->name, "consumed_inputs") == 0 || strcmp(at->name, "is_test") == 0)) {
+        ox_v_attr_del(n, at->name);
+        continue;
+      }
+      if (is_unit_list(at, "dilations")) { /* no dilation, as before the attribute */
         ox_v_attr_del(n, at->name);
         continue;
       }
@@ -651,6 +661,11 @@ static int generic(ox_vctx *c, ox_node *n, const ox_schema *s_from, const ox_sch
         char *nm = at->name;
         *at = dv;
         at->name = nm;
+      } else if (as_to->required && strcmp(as_to->name, "consumed_inputs") == 0) {
+        /* legacy in-place hint of opset 1: nothing consumed */
+        int64_t zeros[64] = {0};
+        if (ox_v_attr_set_ints(c, n, as_to->name, zeros, n->n_input < 64 ? n->n_input : 64))
+          return c->e->code;
       } else if (as_to->required)
         return ox_vfail(c, n, "%s-%d needs attribute '%s', which the node does not have",
                         s_to->name, s_to->since_version, as_to->name);

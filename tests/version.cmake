@@ -1,0 +1,26 @@
+# Opset conversion (src/version/): one unit case per adapter (before/after in
+# the text syntax), then every conformance case converted, checked and run
+# against its expected outputs: up to the newest opset (--opset 28), down to
+# the lowest opset at which the model's ops exist (--opset min), and down then
+# back up (--opset min,28). The lists name the cases expected to fail, mostly clear
+# refusals (tools/update_version_expected.sh regenerates them).
+onnxc_unit_test(test_version)
+
+set(_v_data "${ONNXC_SHARED}/testdata")
+if(EXISTS "${_v_data}/node")
+  set(_v_suites "${_v_data}/node")
+  foreach(suite pytorch-converted pytorch-operator simple)
+    if(EXISTS "${_v_data}/${suite}")
+      list(APPEND _v_suites "${_v_data}/${suite}")
+    endif()
+  endforeach()
+  add_test(NAME version_conformance_up
+           COMMAND onnxc_cli test --jobs 2 --opset 28
+                   --expected ${PROJECT_SOURCE_DIR}/tests/version/expected_up.txt ${_v_suites})
+  add_test(NAME version_conformance_down
+           COMMAND onnxc_cli test --jobs 2 --opset min
+                   --expected ${PROJECT_SOURCE_DIR}/tests/version/expected_min.txt ${_v_suites})
+  add_test(NAME version_conformance_down_up
+           COMMAND onnxc_cli test --jobs 2 --opset min,28
+                   --expected ${PROJECT_SOURCE_DIR}/tests/version/expected_down.txt ${_v_suites})
+endif()
