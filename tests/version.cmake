@@ -24,3 +24,12 @@ if(EXISTS "${_v_data}/node")
            COMMAND onnxc_cli test --jobs 2 --opset min,28
                    --expected ${PROJECT_SOURCE_DIR}/tests/version/expected_down.txt ${_v_suites})
 endif()
+
+# onnx 1.12's version converter as an oracle (opsets <= 17): both convert,
+# both converted models run, outputs agree (skipped without python3-onnx).
+if(SYSTEM_PYTHON3 AND EXISTS "${_v_data}/node")
+  add_test(NAME version_vs_onnx112
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/version/oracle_onnx112.py
+                   $<TARGET_FILE:onnxc_cli> ${_v_data})
+  set_tests_properties(version_vs_onnx112 PROPERTIES SKIP_RETURN_CODE 77 LABELS release-only)
+endif()
