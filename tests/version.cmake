@@ -33,3 +33,11 @@ if(SYSTEM_PYTHON3 AND EXISTS "${_v_data}/node")
                    $<TARGET_FILE:onnxc_cli> ${_v_data})
   set_tests_properties(version_vs_onnx112 PROPERTIES SKIP_RETURN_CODE 77 LABELS release-only)
 endif()
+
+# Full-size CNNs of the light suite (opset 9): down to the lowest opset of
+# their ops, then up to 28, and run.
+if(EXISTS "${_v_data}/light")
+  add_test(NAME version_light_down_up
+           COMMAND onnxc_cli test --jobs 2 --timeout 1200 --opset min,28 ${_v_data}/light)
+  set_tests_properties(version_light_down_up PROPERTIES LABELS release-only)
+endif()

@@ -532,6 +532,25 @@ static int topk_10_9(ox_vctx *c, ox_node *n) {
   return OX_OK;
 }
 
+/* Dropout-7's mask has the data's type, Dropout-10's is bool: an unused
+ * mask is dropped, a used one refused. */
+static int dropout_9_10(ox_vctx *c, ox_node *n) {
+  if (n->n_output < 2 || !n->output[1][0]) return OX_OK;
+  if (ox_v_is_used(c, n->output[1]))
+    return ox_vfail(c, n, "mask '%s' changes type to bool at opset 10 and is used", n->output[1]);
+  n->n_output = 1;
+  return OX_OK;
+}
+
+static int dropout_10_9(ox_vctx *c, ox_node *n) {
+  if (n->n_output < 2 || !n->output[1][0]) return OX_OK;
+  if (ox_v_is_used(c, n->output[1]))
+    return ox_vfail(c, n, "mask '%s' is bool at opset 10, of the data's type before, and is used",
+                    n->output[1]);
+  n->n_output = 1;
+  return OX_OK;
+}
+
 /* ------------------------------------------------------------ 10 <-> 11 */
 
 static int clip_10_11(ox_vctx *c, ox_node *n) {
@@ -852,6 +871,87 @@ static int groupnorm_20_21(ox_vctx *c, ox_node *n) {
   return OX_OK;
 }
 
+/* Scan-8 has a batch axis 0 on every input and output (and an optional
+ * sequence_lens first input); Scan-9 has none. With a batch of 1 the two
+ * are the same up to Squeeze/Unsqueeze of that axis. */
+static int wrap_axis0(ox_vctx *c, ox_node *n, size_t first_in, const char *in_op,
+                      const char *out_op) {
+  int64_t zero = 0;
+  for (size_t k = first_in; k < n->n_input; k++) {
+    const char *t = ox_v_fresh(c, n->input[k]);
+    ox_node *q = t ? ox_v_add_pre(c, in_op) : NULL;
+    if (!q || ox_node_add_input(c->a, q, n->input[k]) || ox_node_add_output(c->a, q, t) ||
+        ox_v_attr_set_ints(c, q, "axes", &zero, 1))
+      return ox_v_oom(c);
+    n->input[k] = (char *)t;
+  }
+  for (size_t k = 0; k < n->n_output; k++) {
+    if (!n->output[k][0]) continue;
+    const char *t = ox_v_fresh(c, n->output[k]);
+    ox_node *q = t ? ox_v_add_post(c, out_op) : NULL;
+    if (!q || ox_node_add_input(c->a, q, t) || ox_node_add_output(c->a, q, n->output[k]) ||
+        ox_v_attr_set_ints(c, q, "axes", &zero, 1))
+      return ox_v_oom(c);
+    n->output[k] = (char *)t;
+  }
+  return OX_OK;
+}
+
+static int scan_8_9(ox_vctx *c, ox_node *n) {
+  if (ox_v_has_input(n, 0)) return ox_vfail(c, n, "sequence_lens has no equivalent in Scan-9");
+  for (size_t k = 1; k < n->n_input; k++)
+    if (ox_v_dim(c, n->input[k], 0) != 1)
+      return ox_vfail(c, n, "the batch axis of '%s' must be known to be 1 to drop it for Scan-9",
+                      n->input[k]);
+  const ox_attr *d = ox_node_attr(n, "directions");
+  if (ox_v_attr_plain(c, n, d)) return c->e->code;
+  if (d) {
+    int64_t *v = d->ints;
+    size_t k = d->n_ints;
+    ox_v_attr_del(n, "directions");
+    if (ox_v_attr_set_ints(c, n, "scan_input_directions", v, k)) return c->e->code;
+  }
+  if (wrap_axis0(c, n, 1, "Squeeze", "Unsqueeze")) return c->e->code;
+  /* drop the sequence_lens slot */
+  memmove(n->input, n->input + 1, (n->n_input - 1) * sizeof *n->input);
+  n->n_input--;
+  return OX_OK;
+}
+
+static bool zeros_or_absent(const ox_node *n, const char *name) {
+  const ox_attr *a = ox_node_attr(n, name);
+  if (!a) return true;
+  for (size_t i = 0; i < a->n_ints; i++)
+    if (a->ints[i] != 0) return false;
+  return !a->ref_attr_name;
+}
+
+static int scan_9_8(ox_vctx *c, ox_node *n) {
+  if (!zeros_or_absent(n, "scan_input_axes") || !zeros_or_absent(n, "scan_output_axes") ||
+      !zeros_or_absent(n, "scan_output_directions"))
+    return ox_vfail(c, n,
+                    "scan axes other than 0 and reversed scan outputs have no equivalent "
+                    "in Scan-8");
+  const ox_attr *d = ox_node_attr(n, "scan_input_directions");
+  if (ox_v_attr_plain(c, n, d)) return c->e->code;
+  ox_v_attr_del(n, "scan_input_axes");
+  ox_v_attr_del(n, "scan_output_axes");
+  ox_v_attr_del(n, "scan_output_directions");
+  if (d) {
+    int64_t *v = d->ints;
+    size_t k = d->n_ints;
+    ox_v_attr_del(n, "scan_input_directions");
+    if (ox_v_attr_set_ints(c, n, "directions", v, k)) return c->e->code;
+  }
+  if (wrap_axis0(c, n, 0, "Unsqueeze", "Squeeze")) return c->e->code;
+  /* an empty sequence_lens first */
+  size_t cnt = n->n_input;
+  if (ox_v_set_input(c, n, cnt, "")) return c->e->code;
+  memmove(n->input + 1, n->input, cnt * sizeof *n->input);
+  n->input[0] = "";
+  return OX_OK;
+}
+
 static int refuse(ox_vctx *c, ox_node *n) {
   return ox_vfail(c, n, "no adapter: %s changed meaning between opsets %lld and %lld", n->op_type,
                   (long long)(c->from < c->to ? c->from : c->to),
@@ -920,12 +1020,14 @@ static const entry table[] = {
     {"Resize", 10, 9, resize_10_9},
     {"Resize", 10, 11, resize_10_11},
     {"Resize", 11, 10, resize_11_10},
-    {"Scan", 8, 9, refuse},
-    {"Scan", 9, 8, refuse},
+    {"Scan", 8, 9, scan_8_9},
+    {"Scan", 9, 8, scan_9_8},
     {"Slice", 9, 10, slice_9_10},
     {"Slice", 10, 9, slice_10_9},
     {"TopK", 9, 10, topk_9_10},
     {"TopK", 10, 9, topk_10_9},
+    {"Dropout", 9, 10, dropout_9_10},
+    {"Dropout", 10, 9, dropout_10_9},
     {"Clip", 10, 11, clip_10_11},
     {"Clip", 11, 10, clip_11_10},
     {"Pad", 10, 11, pad_10_11},

@@ -773,11 +773,17 @@ static int step_graph(ox_vctx *c, ox_graph *g, const ox_vscope *up, const char *
 
 static int note_names_graph(ox_vctx *c, const ox_graph *g);
 
+bool ox_v_is_used(const ox_vctx *c, const char *name) {
+  uintptr_t v;
+  return name && *name && ox_map_get(&c->used, name, &v);
+}
+
 static int note_node_names(ox_vctx *c, const ox_node *nodes, size_t cnt) {
   for (size_t i = 0; i < cnt; i++) {
     const ox_node *n = &nodes[i];
     for (size_t k = 0; k < n->n_input; k++)
-      if (ox_map_put(&c->names, n->input[k], 1)) return ox_v_oom(c);
+      if (ox_map_put(&c->names, n->input[k], 1) || ox_map_put(&c->used, n->input[k], 1))
+        return ox_v_oom(c);
     for (size_t k = 0; k < n->n_output; k++)
       if (ox_map_put(&c->names, n->output[k], 1)) return ox_v_oom(c);
     if (n->name && ox_map_put(&c->names, n->name, 1)) return ox_v_oom(c);
@@ -792,6 +798,8 @@ static int note_node_names(ox_vctx *c, const ox_node *nodes, size_t cnt) {
 }
 
 static int note_names_graph(ox_vctx *c, const ox_graph *g) {
+  for (size_t i = 0; i < g->n_output; i++)
+    if (g->output[i].name && ox_map_put(&c->used, g->output[i].name, 1)) return ox_v_oom(c);
   for (size_t i = 0; i < g->n_input; i++)
     if (g->input[i].name && ox_map_put(&c->names, g->input[i].name, 1)) return ox_v_oom(c);
   for (size_t i = 0; i < g->n_initializer; i++)
@@ -899,12 +907,22 @@ int ox_convert_opset(ox_model *m, int64_t target, ox_err *e) {
   c.e = e;
   ox_map_init(&c.types);
   ox_map_init(&c.names);
+  ox_map_init(&c.used);
   ox_model *tmp = NULL;
   int rc = OX_OK;
   if (from == target) goto update;
   rc = note_names_graph(&c, p->graph);
-  for (size_t i = 0; !rc && i < p->n_functions; i++)
-    rc = note_node_names(&c, p->functions[i].node, p->functions[i].n_node);
+  for (size_t i = 0; !rc && i < p->n_functions; i++) {
+    ox_function *f = &p->functions[i];
+    rc = note_node_names(&c, f->node, f->n_node);
+    for (size_t k = 0; !rc && k < f->n_output; k++)
+      if (ox_map_put(&c.used, f->output[k], 1)) rc = ox_v_oom(&c);
+  }
+  for (size_t i = 0; !rc && i < p->n_training_info; i++) {
+    const ox_training_info *ti = &p->training_info[i];
+    if (ti->initialization) rc = note_names_graph(&c, ti->initialization);
+    if (!rc && ti->algorithm) rc = note_names_graph(&c, ti->algorithm);
+  }
   if (rc) goto done;
   tmp = infer_types(&c);
   if (!tmp) {
@@ -942,6 +960,7 @@ done:
   ox_model_free(tmp);
   ox_map_free(&c.types);
   ox_map_free(&c.names);
+  ox_map_free(&c.used);
   return rc;
 }
 

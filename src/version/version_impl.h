@@ -20,6 +20,7 @@ typedef struct ox_vctx {
   int64_t from, to; /* the step being made */
   ox_map types;     /* value name -> const ox_type * (inferred before converting) */
   ox_map names;     /* every value name in use (for fresh names) */
+  ox_map used;      /* every value read by a node or returned by a graph */
   size_t counter;   /* for fresh names */
   ox_node *pre;     /* nodes to place before the node being adapted */
   size_t n_pre;
@@ -44,6 +45,8 @@ int64_t ox_v_rank(const ox_vctx *c, const char *name);
 int64_t ox_v_dim(const ox_vctx *c, const char *name, int64_t k);
 int32_t ox_v_elem(const ox_vctx *c, const char *name); /* 0 if unknown */
 
+/* true when some node reads the value or a graph returns it. */
+bool ox_v_is_used(const ox_vctx *c, const char *name);
 /* A name not used anywhere in the model, made from base. */
 const char *ox_v_fresh(ox_vctx *c, const char *base);
 /* Adds a node to c->pre (post: to c->post) and returns it. */

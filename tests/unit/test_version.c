@@ -217,6 +217,30 @@ static const vcase cases[] = {
      "  b_v21_8 = Reshape (b_v21_7, channels_v21_2)\n"
      "  y = GroupNormalization <num_groups = 2> (x, s_v21_5, b_v21_8)\n}",
      NULL},
+    {"Scan 8->9: batch of 1 squeezed", 3, 8, 9,
+     "g (float[1,2] initial, float[1,3,2] x) => (float[1,2] y, float[1,3,2] z) {\n"
+     "  y, z = Scan (\"\", initial, x) <num_scan_inputs = 1, directions = [1], body = b "
+     "(float[2] si, float[2] nx) => (float[2] so, float[2] sc) {\n"
+     "    so = Add (si, nx)\n    sc = Identity (so)\n  }>\n}",
+     "g (float[1,2] initial, float[1,3,2] x) => (float[1,2] y, float[1,3,2] z) {\n"
+     "  initial_v9_0 = Squeeze <axes = [0]> (initial)\n  x_v9_1 = Squeeze <axes = [0]> (x)\n"
+     "  y_v9_2, z_v9_3 = Scan (initial_v9_0, x_v9_1) <num_scan_inputs = 1, body = b "
+     "(float[2] si, float[2] nx) => (float[2] so, float[2] sc) {\n"
+     "    so = Add (si, nx)\n    sc = Identity (so)\n  }, scan_input_directions = [1]>\n"
+     "  y = Unsqueeze <axes = [0]> (y_v9_2)\n  z = Unsqueeze <axes = [0]> (z_v9_3)\n}",
+     NULL},
+    {"Scan 8->9: unknown batch refused", 3, 8, 9,
+     "g (float[N,2] initial, float[N,3,2] x) => (float[N,2] y) {\n"
+     "  y, z = Scan (\"\", initial, x) <num_scan_inputs = 1, body = b "
+     "(float[2] si, float[2] nx) => (float[2] so, float[2] sc) {\n"
+     "    so = Add (si, nx)\n    sc = Identity (so)\n  }>\n}",
+     NULL, "(Scan) in graph 'g': the batch axis of 'initial' must be known to be 1"},
+    {"Dropout 9->10: an unused mask is dropped", 4, 9, 10,
+     "g (float[2] x) => (float[2] y) {\n  y, mask = Dropout (x)\n}",
+     "g (float[2] x) => (float[2] y) {\n  y = Dropout (x)\n}", NULL},
+    {"Dropout 9->10: a used mask is refused", 4, 9, 10,
+     "g (float[2] x) => (float[2] y, float[2] m) {\n  y, m = Dropout (x)\n}", NULL,
+     "mask 'm' changes type to bool at opset 10 and is used"},
     {"an op newer than the target", 9, 20, 19,
      "g (float[3] x) => (float[3] y) {\n  y = Gelu (x)\n}", NULL,
      "(Gelu) in graph 'g': Gelu does not exist before opset 20"},
