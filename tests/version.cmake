@@ -23,6 +23,8 @@ if(EXISTS "${_v_data}/node")
   add_test(NAME version_conformance_down_up
            COMMAND onnxc_cli test --jobs 2 --opset min,28
                    --expected ${PROJECT_SOURCE_DIR}/tests/version/expected_down.txt ${_v_suites})
+  # mostly the same refusals as version_conformance_down: once is enough under the sanitizers
+  set_tests_properties(version_conformance_down_up PROPERTIES LABELS release-only)
 endif()
 
 # onnx 1.12's version converter as an oracle (opsets <= 17): both convert,

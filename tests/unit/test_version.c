@@ -4,9 +4,11 @@
  * compared through the printer) or the expected refusal. Every converted
  * model must pass the checker; an error must name the node's op. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check/check.h"
+#include "onnxc.h"
 #include "text/text.h"
 #include "version/version.h"
 
@@ -340,11 +342,49 @@ static int edges(void) {
   return fails;
 }
 
+/* The public entry point: a NULL model, a conversion, a refusal. */
+static int api(void) {
+  int fails = 0;
+  onnxc_error err = {0};
+  if (onnxc_convert_opset(NULL, 13, &err) != ONNXC_ERR_INVALID_ARG) fails++;
+  const char *text =
+      "<ir_version: 7, opset_import: [\"\" : 12]>\n"
+      "g (float[2,3] x) => (float[2] y) {\n  y = ReduceSum <axes = [1], keepdims = 0> (x)\n}";
+  onnxc_model *m = NULL;
+  if (onnxc_model_parse_text(text, strlen(text), "api", &m, &err) != ONNXC_OK) return fails + 1;
+  if (onnxc_convert_opset(m, 13, &err) != ONNXC_OK) {
+    fprintf(stderr, "api: %s\n", err.msg);
+    fails++;
+  }
+  char *out = NULL;
+  if (onnxc_model_print(m, &out, &err) == ONNXC_OK) {
+    if (!strstr(out, "ReduceSum <keepdims = 0> (x, axes_v13_0)")) {
+      fprintf(stderr, "api: unexpected result\n%s\n", out);
+      fails++;
+    }
+    free(out);
+  }
+  if (onnxc_convert_opset(m, 20, &err) != ONNXC_OK) fails++;
+  /* Gelu does not exist before 20; going down from 20 to 19 must name it */
+  onnxc_model_free(m);
+  const char *gelu =
+      "<ir_version: 9, opset_import: [\"\" : 20]>\n"
+      "g (float[3] x) => (float[3] y) {\n  y = Gelu (x)\n}";
+  if (onnxc_model_parse_text(gelu, strlen(gelu), "api", &m, &err) != ONNXC_OK) return fails + 1;
+  if (onnxc_convert_opset(m, 19, &err) != ONNXC_ERR_UNSUPPORTED || !strstr(err.msg, "Gelu")) {
+    fprintf(stderr, "api: Gelu 20->19 not refused as expected: %s\n", err.msg);
+    fails++;
+  }
+  onnxc_model_free(m);
+  return fails;
+}
+
 int main(void) {
   int fails = 0;
   size_t n = sizeof cases / sizeof *cases;
   for (size_t i = 0; i < n; i++) fails += run(&cases[i]);
   fails += edges();
+  fails += api();
   printf("test_version: %zu cases, %d failures\n", n, fails);
   return fails ? 1 : 0;
 }
