@@ -422,7 +422,8 @@ static double now_s(void) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: onnxc test [--jobs N] [--expected FILE] [--timeout SEC] [--threads N] DIR...\n"
+          "usage: onnxc test [--jobs N] [--expected FILE] [--timeout SEC] [--threads N]\n"
+          "                  [--opset N[,M..]] [--exclude PREFIX] DIR...\n"
           "  DIR             a case folder (model.onnx + test_data_set_*), or a folder of them\n"
           "  --jobs N        cases run in N processes at once (default: all cores)\n"
           "  --expected FILE list of cases expected to fail (\"suite/case reason\" per line);\n"
@@ -430,6 +431,8 @@ static void usage(FILE *f) {
           "  --timeout SEC   a case running longer fails (default 300)\n"
           "  --threads N     threads per case (default 1 with several jobs, else all cores)\n"
           "  --slow SEC      report cases taking SEC seconds or more on standard error\n"
+          "  --exclude PREFIX  do not run the cases whose name (\"node/test_x\") starts\n"
+          "                  with PREFIX (repeatable)\n"
           "  --opset N[,M..]  convert each model to opset N (then M, ...; min: the lowest\n"
           "                  at which its ops exist) and check it before running it\n"
           "  --ctx-bodies    run every node whose op has a context-dependent function body\n"
@@ -476,6 +479,8 @@ int ox_cmd_test(int argc, char **argv) {
   double slow = 0;
   bool ctx_bodies = false;
   opset_list opsets = {0};
+  const char *excl[16];
+  size_t n_excl = 0;
   const char *expected_path = NULL;
   tlist l = {0};
   for (int i = 1; i < argc; i++) {
@@ -490,6 +495,12 @@ int ox_cmd_test(int argc, char **argv) {
       timeout = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--exclude") == 0 && i + 1 < argc) {
+      if (n_excl == sizeof excl / sizeof *excl) {
+        fprintf(stderr, "onnxc test: too many --exclude\n");
+        return 2;
+      }
+      excl[n_excl++] = argv[++i];
     } else if (strcmp(argv[i], "--opset") == 0 && i + 1 < argc) {
       if (!parse_opsets(argv[++i], &opsets)) {
         fprintf(stderr, "onnxc test: bad value for --opset: '%s'\n", argv[i]);
@@ -510,6 +521,21 @@ int ox_cmd_test(int argc, char **argv) {
       }
       collect(&l, argv[i], 0);
     }
+  }
+  size_t skipped = 0;
+  for (size_t i = 0, keep = 0; i < l.n; i++) {
+    bool drop = false;
+    for (size_t k = 0; k < n_excl && !drop; k++)
+      drop = strncmp(l.v[i].name, excl[k], strlen(excl[k])) == 0;
+    if (drop) {
+      free(l.v[i].dir);
+      free(l.v[i].model);
+      free(l.v[i].name);
+      free(l.v[i].light_out);
+      skipped++;
+    } else
+      l.v[keep++] = l.v[i];
+    if (i + 1 == l.n) l.n = keep;
   }
   if (jobs < 1) jobs = 1;
   if (threads < 0) threads = jobs > 1 ? 1 : 0;
@@ -607,7 +633,10 @@ int ox_cmd_test(int argc, char **argv) {
   if (expected_path)
     printf("%zu expected failures, %zu unexpected failures, %zu unexpected passes\n", expected_fail,
            unexpected_fail, unexpected_pass);
-  printf("%zu passed, %zu failed\n", passed, failed);
+  if (skipped)
+    printf("%zu passed, %zu failed, %zu skipped\n", passed, failed, skipped);
+  else
+    printf("%zu passed, %zu failed\n", passed, failed);
   free_all(&l, &x);
   if (expected_path) return unexpected_fail || unexpected_pass ? 1 : 0;
   return failed ? 1 : 0;

@@ -597,6 +597,42 @@ static bool is_unit_list(const ox_attr *at, const char *name) {
   return true;
 }
 
+/* Opset 11 allowed negative axes on most ops: going down to 10, a negative
+ * `axis`/`axes` is made positive with the rank (of the first input; of the
+ * output for Unsqueeze and OneHot), or refused when the rank is not known. */
+static int positive_axes_11_10(ox_vctx *c, ox_node *n) {
+  for (size_t i = 0; i < n->n_attribute; i++) {
+    ox_attr *at = &n->attribute[i];
+    bool one = at->type == OX_ATTR_INT && strcmp(at->name, "axis") == 0;
+    bool many = at->type == OX_ATTR_INTS && strcmp(at->name, "axes") == 0;
+    if (!one && !many) continue;
+    bool neg = one ? at->i < 0 : false;
+    for (size_t k = 0; many && k < at->n_ints; k++) neg |= at->ints[k] < 0;
+    if (!neg) continue;
+    if (ox_v_attr_plain(c, n, at)) return c->e->code;
+    bool unsq = strcmp(n->op_type, "Unsqueeze") == 0 || strcmp(n->op_type, "OneHot") == 0;
+    int64_t r = unsq ? ox_v_rank(c, n->output[0]) : n->n_input ? ox_v_rank(c, n->input[0]) : -1;
+    if (r < 0)
+      return ox_vfail(c, n,
+                      "negative %s needs the rank of '%s', which is not known (opset 10 "
+                      "takes non-negative axes)",
+                      at->name,
+                      unsq         ? n->output[0]
+                      : n->n_input ? n->input[0]
+                                   : "");
+    if (one) {
+      at->i += r;
+    } else {
+      int64_t *v = ox_arena_memdup(c->a, at->ints, at->n_ints * sizeof *at->ints);
+      if (!v) return ox_v_oom(c);
+      for (size_t k = 0; k < at->n_ints; k++)
+        if (v[k] < 0) v[k] += r;
+      at->ints = v;
+    }
+  }
+  return OX_OK;
+}
+
 /* Makes a node that is valid for s_from valid for s_to where the schemas
  * tell how: attributes that disappear must hold their old default, defaults
  * that change are written out, optional inputs and outputs that disappear
@@ -605,6 +641,7 @@ static bool is_unit_list(const ox_attr *at, const char *name) {
 static int generic(ox_vctx *c, ox_node *n, const ox_schema *s_from, const ox_schema *s_to,
                    bool same_op) {
   bool up = c->to > c->from;
+  if (!up && c->from == 11 && positive_axes_11_10(c, n)) return c->e->code;
   if (same_op) {
     for (size_t i = 0; i < n->n_attribute;) {
       const ox_attr *at = &n->attribute[i];

@@ -243,6 +243,18 @@ static const vcase cases[] = {
     {"Dropout 9->10: a used mask is refused", 4, 9, 10,
      "g (float[2] x) => (float[2] y, float[2] m) {\n  y, m = Dropout (x)\n}", NULL,
      "mask 'm' changes type to bool at opset 10 and is used"},
+    {"negative axes made positive going below 11", 6, 11, 10,
+     "g (float[2,3,4] x) => (float[2,12] y, float[2,3,1,4] z, float[2,3] w) {\n"
+     "  y = Flatten <axis = -2> (x)\n  z = Unsqueeze <axes = [-2]> (x)\n"
+     "  w = ReduceSum <axes = [-1], keepdims = 0> (x)\n}",
+     "g (float[2,3,4] x) => (float[2,12] y, float[2,3,1,4] z, float[2,3] w) {\n"
+     "  y = Flatten <axis = 1> (x)\n  z = Unsqueeze <axes = [2]> (x)\n"
+     "  w = ReduceSum <axes = [2], keepdims = 0> (x)\n}",
+     NULL},
+    {"negative axis with an unknown rank is refused", 6, 11, 10,
+     "g (float[6] x, int64[N] s) => (float y) {\n  r = Reshape (x, s)\n"
+     "  y = Softmax <axis = -1> (r)\n}",
+     NULL, "negative axis needs the rank of 'r'"},
     {"an op newer than the target", 9, 20, 19,
      "g (float[3] x) => (float[3] y) {\n  y = Gelu (x)\n}", NULL,
      "(Gelu) in graph 'g': Gelu does not exist before opset 20"},
