@@ -3,6 +3,7 @@
 # test), and the linear-regression example trained with `onnxc train` and
 # checked against NumPy (skipped without python3-onnx/NumPy).
 onnxc_unit_test(test_training)
+onnxc_unit_test(test_gradient)
 
 if(EXISTS "${ONNXC_TESTDATA}/node")
   file(GLOB training_cases LIST_DIRECTORIES true
