@@ -23,7 +23,10 @@
  *    count as zeros), Max and Min (variadic, broadcasting; tied inputs share
  *    the gradient equally), Clip (min/max as inputs or attributes; the
  *    gradient of x passes where min <= x <= max, that of min/max where x is
- *    below/above them), Dropout (inference mode only: identity);
+ *    below/above them), Dropout (inference mode only: identity), Einsum
+ *    (explicit output; each letter of a differentiated operand must appear
+ *    once in it and also in the output or another operand), Pad (constant
+ *    mode: a Pad by the negated pads; other modes as below);
  *  - moving elements: Slice, Gather, GatherElements, GatherND, Tile,
  *    DepthToSpace, SpaceToDepth: the node is applied again to the flat
  *    positions 0..n-1 of its input, and g is added up at the positions it
@@ -49,6 +52,7 @@
  * Only the outputs a rule names can be differentiated (the first one, or any
  * output of Split). Any other operator on the path gives an error naming
  * it. */
+#include <stdio.h>
 #include <string.h>
 
 #include "rt.h"
@@ -265,6 +269,15 @@ static const char *unbroadcast(gb *b, const char *g, const char *a, const char *
   at_int(b, rs, "keepdims", 1);
   at_int(b, rs, "noop_with_empty_axes", 1);
   return op2(b, "Reshape", o0(rs), sa);
+}
+
+static const char *einsum_n(gb *b, const char *eq, size_t k, const char *const *in) {
+  ox_node *m = emit(b, "Einsum", NULL, k, in);
+  if (!m) return NULL;
+  ox_attr *at = ox_node_add_attr(b->a, m, "equation", OX_ATTR_STRING);
+  if (!at) return gb_oom(b), NULL;
+  at->s = (ox_bytes){(const uint8_t *)eq, strlen(eq)};
+  return o0(m);
 }
 
 static const char *einsum(gb *b, const char *eq, const char *x, const char *y) {
@@ -715,6 +728,82 @@ static const char *activation(gb *b, const ox_node *n, int64_t opset, const char
   return op2(b, "Mul", g, d);
 }
 
+/* Einsum with an explicit output: the gradient of operand i is the Einsum
+ * of g and the other operands giving operand i's subscripts, summed back to
+ * its shape when its ellipsis broadcast. Needs every letter of operand i to
+ * appear in the output or another operand, and no letter repeated in it. */
+static int einsum_rule(gb *b, const ox_node *n, const char *g, const bool *need, const char **gx) {
+  const ox_attr *at = ox_node_attr(n, "equation");
+  char eq[512], *terms[64];
+  size_t len = 0, nt = 0;
+  for (size_t k = 0; at && k < at->s.size && len + 1 < sizeof eq; k++)
+    if (at->s.data[k] != ' ') eq[len++] = (char)at->s.data[k];
+  eq[len] = 0;
+  char *arrow = strstr(eq, "->");
+  if (!at || !arrow || len + 1 >= sizeof eq)
+    return no_rule(b, n, "only an equation with an explicit output ('->') is supported");
+  *arrow = 0;
+  const char *out = arrow + 2;
+  for (char *p = eq; nt < 64; p++) {
+    terms[nt++] = p;
+    if (!(p = strchr(p, ','))) break;
+    *p = 0;
+  }
+  if (nt != n->n_input) return no_rule(b, n, "the equation does not match the inputs");
+  const char **in = ox_arena_calloc(b->a, nt + 1, sizeof *in);
+  if (!in) return gb_oom(b), OX_ENOMEM;
+  for (size_t i = 0; i < nt; i++) {
+    if (!need[i]) continue;
+    char *e2 = ox_arena_calloc(b->a, len + 8, 1);
+    if (!e2) return gb_oom(b), OX_ENOMEM;
+    size_t k = (size_t)snprintf(e2, len + 8, "%s", out), m = 0;
+    in[m++] = g;
+    for (size_t j = 0; j < nt; j++)
+      if (j != i) {
+        k += (size_t)snprintf(e2 + k, len + 8 - k, ",%s", terms[j]);
+        in[m++] = n->input[j];
+      }
+    snprintf(e2 + k, len + 8 - k, "->%s", terms[i]);
+    for (const char *c = terms[i]; *c; c++) {
+      if (*c == '.') continue;
+      bool seen = strchr(out, *c) != NULL;
+      for (size_t j = 0; j < nt && !seen; j++) seen = j != i && strchr(terms[j], *c);
+      if (!seen || strchr(c + 1, *c))
+        return no_rule(b, n,
+                       "a subscript appears only in the differentiated operand, or twice in it");
+    }
+    if (strstr(terms[i], "...") && !strstr(out, "..."))
+      return no_rule(b, n, "an ellipsis summed away is not supported");
+    gx[i] = unbroadcast(b, einsum_n(b, e2, m, in), n->input[i], NULL);
+  }
+  return b->failed ? b->e->code : OX_OK;
+}
+
+/* Pad: constant mode crops g with the negated pads; other modes go through
+ * index_rule (with no constant value). */
+static int pad_rule(gb *b, const ox_node *n, int64_t opset, const char *g, const char **gx) {
+  const char *mode = ox_node_attr_str(n, "mode", "constant");
+  if (strcmp(mode, "constant")) {
+    const char *x = n->input[0];
+    ox_node *c = clone_node(b, n, opset, iota_like(b, x), 1, "value");
+    if (c && c->n_input > 2) c->input[2] = ox_arena_strdup(b->a, "");
+    if (c && c->n_input > 2 && !c->input[2]) return gb_oom(b), OX_ENOMEM;
+    gx[0] = scatter_add(b, g, o0(c), x);
+  } else if (opset < 11) {
+    const ox_attr *p = ox_node_attr(n, opset < 2 ? "paddings" : "pads");
+    int64_t neg[2 * MAXSP + 2 * 8];
+    if (!p || p->n_ints > sizeof neg / sizeof *neg) return no_rule(b, n, "bad pads");
+    for (size_t k = 0; k < p->n_ints; k++) neg[k] = -p->ints[k];
+    gx[0] = op2(b, "Pad", g, cst_ints(b, neg, p->n_ints));
+  } else {
+    const char *axes = n->n_input > 3 && n->input[3][0] ? n->input[3] : NULL;
+    ox_node *pn = emit(b, "Pad", NULL, axes ? 4 : 2,
+                       (const char *[]){g, op1(b, "Neg", n->input[1]), "", axes});
+    gx[0] = o0(pn);
+  }
+  return b->failed ? b->e->code : OX_OK;
+}
+
 /* Rules added for MLPs and CNNs (see the header). 1 when op has none. */
 static int backward_more(gb *b, const ox_node *n, int64_t opset, const char *g, const bool *need,
                          const char **gx) {
@@ -823,6 +912,10 @@ static int backward_more(gb *b, const ox_node *n, int64_t opset, const char *g, 
     return batchnorm_rule(b, n, opset, g, need, gx);
   } else if (!strcmp(op, "LayerNormalization")) {
     return layernorm_rule(b, n, g, need, gx);
+  } else if (!strcmp(op, "Einsum")) {
+    return einsum_rule(b, n, g, need, gx);
+  } else if (!strcmp(op, "Pad")) {
+    return pad_rule(b, n, opset, g, gx);
   } else {
     return 1;
   }

@@ -274,6 +274,21 @@ static const gcase cases[] = {
     {"DepthToSpace CRD", 0, "double[1,8,2,3] x",
      "  t = DepthToSpace<blocksize = 2, mode = \"CRD\">(x)", 0, 0},
     {"SpaceToDepth", 0, "double[1,2,4,2] x", "  t = SpaceToDepth<blocksize = 2>(x)", 0, 0},
+    {"Pad constant, pads input with negative (crop) entries", 0, "double[3,4] x",
+     I64("p", "[4] {1, -1, 2, 0}") "  v = Constant<value = double {0.5}>()\n  t = Pad(x, p, v)", 0,
+     0},
+    {"Pad constant with axes (opset 18)", 0, "double[2,3,2] x",
+     I64("p", "[4] {1, 0, 2, 1}") I64("a", "[2] {2, 0}") "  t = Pad(x, p, \"\", a)", 0, 0},
+    {"Pad reflect", 0, "double[3,4] x",
+     I64("p", "[4] {2, 1, 1, 3}") "  t = Pad<mode = \"reflect\">(x, p)", 0, 0},
+    {"Pad edge attributes (opset 2)", 2, "double[3,2] x",
+     "  t = Pad<mode = \"edge\", pads = [0, 2, 3, 1]>(x)", 0, 0},
+    {"Einsum matrix product", 0, "double[2,3] a|double[3,4] b",
+     "  t = Einsum<equation = \"ij,jk->ik\">(a, b)", 0, 0},
+    {"Einsum batched, transposed output, ellipsis broadcast", 0, "double[2,3,4] a|double[1,4,5] b",
+     "  t = Einsum<equation = \"...ij, ...jk -> ...ki\">(a, b)", 0, 0},
+    {"Einsum three operands with an outer product", 0, "double[2,3] a|double[3] b|double[4] c",
+     "  t = Einsum<equation = \"ij,j,k->ik\">(a, b, c)", 0, 0},
     /* ---- elementwise */
     {"Max of three, broadcast", 0, "double[2,3] a|double[3] b|double[2,1] c", "  t = Max(a, b, c)",
      0, 0},
@@ -374,9 +389,55 @@ static const gcase cases[] = {
      1e-3, 1e-2},
 };
 
+/* Configurations without a rule: session creation fails with a message
+ * naming the operator and the reason. */
+static const struct {
+  const char *inputs, *body, *op, *why;
+  int opset;
+} unsupported[] = {
+    {"double[2,3,2,2] x|double[3] s|double[3] b|double[3] m|double[3] v",
+     "  t, rm, rv = BatchNormalization<training_mode = 1>(x, s, b, m, v)", "BatchNormalization",
+     "inference mode", 15},
+    {"double[2,3] x",
+     "  r = Constant<value = float {0.5}>()\n  tm = Constant<value = bool {1}>()\n"
+     "  t = Dropout(x, r, tm)",
+     "Dropout", "inference mode", 18},
+    {"double[1,1,4,4] x|double[1,1,3,3] w", "  t = Conv<auto_pad = \"SAME_UPPER\">(x, w)", "Conv",
+     "auto_pad", 18},
+    {"double[2,3] a|double[3,4] b", "  t = Einsum<equation = \"ij,jk\">(a, b)", "Einsum",
+     "explicit output", 18},
+    {"double[2,3] a", "  t = Einsum<equation = \"ij->i\">(a)", "Einsum",
+     "only in the differentiated", 18},
+    {"double[2,3] x|double[3] s", "  n, t, r = LayerNormalization(x, s)", "LayerNormalization",
+     "first output", 18},
+    {"double[2,3] x", "  t = Pow(x, x)", "Pow", "exponent", 18},
+};
+
+static void check_unsupported(void) {
+  for (size_t k = 0; k < sizeof unsupported / sizeof *unsupported; k++) {
+    gcase c = {
+        unsupported[k].op, unsupported[k].opset, unsupported[k].inputs, unsupported[k].body, 0, 0};
+    input in[MAXIN];
+    size_t n = split_inputs(c.inputs, in);
+    char *text = model_text(&c, in, n, true);
+    ox_model *m = parse(text, c.label);
+    ox_session *s = NULL;
+    ox_err e = {0};
+    if (m && (ox_session_create(m, NULL, &s, &e) != OX_EUNSUPPORTED ||
+              !strstr(e.msg, unsupported[k].op) || !strstr(e.msg, unsupported[k].why))) {
+      fprintf(stderr, "unsupported %s: got '%s'\n", unsupported[k].op, e.msg);
+      failures++;
+    }
+    ox_session_free(s);
+    if (m) ox_model_free(m);
+    free(text);
+  }
+}
+
 int main(void) {
   clock_t t0 = clock();
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) check_case(&cases[i]);
+  check_unsupported();
   printf(
       "test_gradient: %d of %zu cases, %d gradient values checked; worst error %.3g (%s) in "
       "double, %.3g (%s) with float32 kernels; %.2f s\n",
