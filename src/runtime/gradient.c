@@ -39,7 +39,7 @@
  *    the gradient equally), ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum,
  *    ReduceLogSumExp (not noop_with_empty_axes);
  *  - CNN: Conv (any number of spatial axes, group, strides, pads,
- *    dilations, auto_pad NOTSET or VALID): dX is a ConvTranspose with the same
+ *    dilations, any auto_pad: SAME pads computed at run time): dX is a ConvTranspose with the same
  *    weights followed by a Pad that crops or extends it to X's shape, dW a
  *    Conv of X (channels as the batch, per group) with g (batch and channels
  *    swapped), strides and dilations exchanged, cropped to W's shape, dB a
@@ -434,6 +434,8 @@ static void ints_or(const ox_node *n, const char *name, int64_t *v, size_t k, in
 typedef struct conv_geom {
   size_t nd;
   int64_t strides[MAXSP], dils[MAXSP], pads[2 * MAXSP];
+  int same;            /* auto_pad SAME_UPPER 1, SAME_LOWER 2 */
+  const char *pb, *pe; /* then: begin and end pads computed at run time */
 } conv_geom;
 
 static int conv_geom_read(gb *b, const ox_node *n, conv_geom *c) {
@@ -441,14 +443,39 @@ static int conv_geom_read(gb *b, const ox_node *n, conv_geom *c) {
   if (!c->nd || c->nd > MAXSP)
     return no_rule(b, n, "the number of spatial axes is unknown (give kernel_shape)");
   const char *ap = ox_node_attr_str(n, "auto_pad", "NOTSET");
-  if (*ap && strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
-    return no_rule(b, n, "auto_pad SAME_UPPER/SAME_LOWER is not supported (give pads)");
+  c->same = !strcmp(ap, "SAME_UPPER") ? 1 : !strcmp(ap, "SAME_LOWER") ? 2 : 0;
+  c->pb = c->pe = NULL;
+  if (*ap && !c->same && strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
+    return no_rule(b, n, "unknown auto_pad");
   if (ox_node_attr_int(n, "ceil_mode", 0)) return no_rule(b, n, "ceil_mode is not supported");
   ints_or(n, "strides", c->strides, c->nd, 1);
   ints_or(n, "dilations", c->dils, c->nd, 1);
   ints_or(n, "pads", c->pads, 2 * c->nd, 0);
   if (!strcmp(ap, "VALID")) memset(c->pads, 0, sizeof c->pads);
   return OX_OK;
+}
+
+/* auto_pad SAME_*: the pads from the spatial shapes of x and y and the
+ * kernel's k: total = max(0, (y - 1) s + (k - 1) d + 1 - x), the begin half
+ * rounded down (UPPER) or up (LOWER). */
+static void same_pads(gb *b, conv_geom *c, const char *x, const char *y, const char *k) {
+  const char *s = cst_ints(b, c->strides, c->nd), *d = cst_ints(b, c->dils, c->nd);
+  const char *one = cst_int(b, 1), *zero = cst_int(b, 0), *two = cst_int(b, 2);
+  const char *ym1 = op2(b, "Sub", shape_part(b, y, 2, 0), one);
+  const char *eff = op2(b, "Add", op2(b, "Mul", op2(b, "Sub", k, one), d), one);
+  const char *tot =
+      op2(b, "Sub", op2(b, "Add", op2(b, "Mul", ym1, s), eff), shape_part(b, x, 2, 0));
+  tot = op2(b, "Max", tot, zero);
+  const char *half = op2(b, "Div", tot, two);
+  c->pb = c->same == 1 ? half : op2(b, "Sub", tot, half);
+  c->pe = op2(b, "Sub", tot, c->pb);
+}
+
+/* x padded by c's run-time pads (spatial axes; zeros). */
+static const char *pad_same(gb *b, const conv_geom *c, const char *x) {
+  int64_t z2[2] = {0, 0};
+  const char *z = cst_ints(b, z2, 2);
+  return op2(b, "Pad", x, concat(b, 0, 4, (const char *[]){z, c->pb, z, c->pe}));
 }
 
 /* The gradient of the input (shape xshape, an int64 1-D value) of a
@@ -464,7 +491,8 @@ static const char *conv_data_grad(gb *b, const conv_geom *c, const char *g, cons
   at_int(b, t, "group", group);
   int64_t beg[MAXSP + 2] = {0};
   for (size_t k = 0; k < c->nd; k++) beg[k + 2] = -c->pads[k];
-  const char *begin = cst_ints(b, beg, c->nd + 2);
+  const char *begin = cst_ints(b, beg, c->pb ? 2 : c->nd + 2);
+  if (c->pb) begin = concat(b, 0, 2, (const char *[]){begin, op1(b, "Neg", c->pb)});
   const char *end = op2(b, "Sub", op2(b, "Sub", xshape, op1(b, "Shape", o0(t))), begin);
   return op2(b, "Pad", o0(t), concat(b, 0, 2, (const char *[]){begin, end}));
 }
@@ -494,8 +522,10 @@ static int conv_rule(gb *b, const ox_node *n, const char *g, const bool *need, c
   if (conv_geom_read(b, n, &c)) return b->e->code;
   int64_t group = ox_node_attr_int(n, "group", 1);
   const char *x = n->input[0], *w = n->input[1];
+  if (c.same) same_pads(b, &c, x, g, shape_part(b, w, 2, 0));
   if (need[0]) gx[0] = conv_data_grad(b, &c, g, w, op1(b, "Shape", x), group);
   if (need[1]) {
+    if (c.pb) x = pad_same(b, &c, x);
     const char *sp = shape_part(b, x, 2, 0), *in = x;
     if (group == 1) {
       in = transpose01(b, x, c.nd);
@@ -512,7 +542,7 @@ static int conv_rule(gb *b, const ox_node *n, const char *g, const bool *need, c
     ox_node *cv = emit(b, "Conv", NULL, 2, (const char *[]){in, transpose01(b, g, c.nd)});
     at_ints(b, cv, "strides", c.dils, c.nd);
     at_ints(b, cv, "dilations", c.strides, c.nd);
-    at_ints(b, cv, "pads", c.pads, 2 * c.nd);
+    if (!c.pb) at_ints(b, cv, "pads", c.pads, 2 * c.nd);
     at_int(b, cv, "group", group);
     int64_t zero[MAXSP + 2] = {0};
     gx[1] = op3(b, "Slice", transpose01(b, o0(cv), c.nd), cst_ints(b, zero, c.nd + 2),
@@ -536,6 +566,10 @@ static int avgpool_rule(gb *b, const ox_node *n, const char *g, const char **gx)
   bool padded = false;
   for (size_t k = 0; k < c.nd; k++) kd[k + 2] = ks->ints[k], size *= ks->ints[k];
   for (size_t k = 0; k < 2 * c.nd; k++) padded |= c.pads[k] != 0;
+  if (c.same) {
+    same_pads(b, &c, x, g, cst_ints(b, ks->ints, c.nd));
+    padded = true;
+  }
   ox_node *wn = emit(b, "ConstantOfShape", NULL, 1, (const char *[]){cst_ints(b, kd, c.nd + 2)});
   at_value(b, wn, OX_FLOAT, 1, NULL, 0, true);
   const char *w = op2(b, "CastLike", o0(wn), g), *sp = shape_part(b, x, 2, 0);
@@ -551,10 +585,12 @@ static int avgpool_rule(gb *b, const ox_node *n, const char *g, const char **gx)
         emit(b, "ConstantOfShape", NULL, 1,
              (const char *[]){concat(b, 0, 2, (const char *[]){cst_ints(b, one2, 2), sp})});
     at_value(b, on, OX_FLOAT, 1, NULL, 0, true);
-    ox_node *cv = emit(b, "Conv", NULL, 2, (const char *[]){op2(b, "CastLike", o0(on), g), w});
+    const char *ones = op2(b, "CastLike", o0(on), g);
+    ox_node *cv =
+        emit(b, "Conv", NULL, 2, (const char *[]){c.pb ? pad_same(b, &c, ones) : ones, w});
     at_ints(b, cv, "strides", c.strides, c.nd);
     at_ints(b, cv, "dilations", c.dils, c.nd);
-    at_ints(b, cv, "pads", c.pads, 2 * c.nd);
+    if (!c.pb) at_ints(b, cv, "pads", c.pads, 2 * c.nd);
     div = o0(cv);
   }
   const char *xs2 = concat(b, 0, 2, (const char *[]){shape_part(b, g2, 0, 2), sp});
