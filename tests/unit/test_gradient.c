@@ -184,7 +184,7 @@ static void check_case(const gcase *c) {
     failures++;
     goto done;
   }
-  double eps = c->eps ? c->eps : 1e-6, tol = c->tol ? c->tol : 1e-6;
+  double eps = c->eps != 0 ? c->eps : 1e-6, tol = c->tol != 0 ? c->tol : 1e-6;
   for (size_t i = 0; i < n; i++) {
     ox_value *v = vals[i];
     if (grads[i]->numel != v->numel) {
