@@ -6,10 +6,15 @@
  * gradient flowing into the rule under test varies from element to element.
  * The Gradient node's outputs for every input are compared with central
  * finite differences of y, computed by running the forward graph alone
- * (operators conformance-tested elsewhere) in double precision; operators
- * whose kernels compute in float32 (Conv, ConvTranspose) get a wider step and
- * tolerance. The error of one element is |grad - fd| / max(|fd|, 0.01 m),
- * m the largest |fd| of that input. */
+ * (operators conformance-tested elsewhere) in double precision. Operators
+ * whose kernels compute in float32 (Conv, ConvTranspose, the pools' Conv
+ * formulation, BatchNormalization, LayerNormalization) get a wider step (0.1
+ * for the linear ones, where the quadratic loss makes central differences
+ * exact) and a wider tolerance. The error of one element is
+ * |grad - fd| / max(|fd|, 0.01 m), m the largest |fd| of that input. Every
+ * rule of gradient.c is covered, several attribute settings each, plus a
+ * small CNN; a last table checks that configurations without a rule fail
+ * with a message naming the operator and the reason. */
 #include <math.h>
 #include <onnxc.h>
 #include <stdint.h>
@@ -239,6 +244,32 @@ done:
 #define I64(name, ...) "  " name " = Constant<value = int64" __VA_ARGS__ ">()\n"
 
 static const gcase cases[] = {
+    /* ---- the first rules, checked the same way */
+    {"Sub, Div with broadcasting", 0, "double[2,3] a|double[3] b@0.5:2",
+     "  s = Sub(a, b)\n  t = Div(s, b)", 0, 0},
+    {"Sqrt, Log, Exp, Reciprocal, Abs, Neg", 0, "double[2,3] x@0.5:2",
+     "  a = Sqrt(x)\n  l = Log(x)\n  e = Exp(x)\n  r = Reciprocal(x)\n  n = Neg(x)\n"
+     "  b = Abs(n)\n  t = Sum(a, l, e, r, b)",
+     0, 0},
+    {"Relu, LeakyRelu, Sigmoid, Tanh, Pow", 0, "double[2,4] x",
+     "  r = Relu(x)\n  l = LeakyRelu<alpha = 0.2>(x)\n  s = Sigmoid(x)\n  h = Tanh(x)\n"
+     "  p3 = Constant<value = double {3.0}>()\n  c = Pow(x, p3)\n  t = Sum(r, l, s, h, c)",
+     0, 0},
+    {"Softmax axis 0, LogSoftmax axis 1", 0, "double[3,4] x",
+     "  s = Softmax<axis = 0>(x)\n  l = LogSoftmax<axis = 1>(x)\n  t = Add(s, l)", 0, 0},
+    {"ReduceMean axes [1] keepdims 0, ReduceSum keepdims 1", 0, "double[2,3,2] x",
+     I64("a", "[1] {1}") "  m = ReduceMean<keepdims = 0>(x, a)\n  s = ReduceSum(x, a)\n"
+                         "  q = Squeeze(s, a)\n  t = Mul(m, q)",
+     0, 0},
+    {"MatMul with batch broadcast", 0, "double[2,2,3] a|double[3,4] b", "  t = MatMul(a, b)", 0, 0},
+    {"Gemm transA, alpha, beta, row bias", 0, "double[3,2] a|double[3,4] b|double[4] c",
+     "  t = Gemm<transA = 1, alpha = 0.5, beta = 2.0>(a, b, c)", 0, 0},
+    {"Where, Expand, Transpose, Unsqueeze, Reshape", 0, "double[2,3] x|double[1,3] e",
+     I64("sh", "[2] {2, 3}") "  z = Constant<value = double {0.0}>()\n  c = Greater(x, z)\n"
+                             "  ex = Expand(e, sh)\n  w = Where(c, x, ex)\n  tr = Transpose<perm = "
+                             "[1, 0]>(w)\n" I64("ax", "[1] {0}") "  u = Unsqueeze(tr, ax)\n" I64(
+                                 "rs", "[2] {2, 3}") "  t = Reshape(u, rs)",
+     0, 0},
     /* ---- moving elements */
     {"Concat axis 1", 0, "double[2,3] a|double[2,2] b", "  t = Concat<axis = 1>(a, b)", 0, 0},
     {"Concat axis -1, three inputs with one repeated", 0, "double[2,1,3] a|double[2,1,2] b",
