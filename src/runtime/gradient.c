@@ -43,15 +43,15 @@
  *    weights followed by a Pad that crops or extends it to X's shape, dW a
  *    Conv of X (channels as the batch, per group) with g (batch and channels
  *    swapped), strides and dilations exchanged, cropped to W's shape, dB a
- *    ReduceSum; MaxPool (g scattered to the Indices of a MaxPool with the same
- *    attributes, or of the node's own Indices output); AveragePool (as a
- *    convolution with a kernel of ones, count_include_pad 0 or 1, not
- *    ceil_mode); GlobalAveragePool; GlobalMaxPool (ties share);
- *    BatchNormalization in inference mode (all five inputs);
- *    LayerNormalization (any axis; X, Scale, B).
- * Only the outputs a rule names can be differentiated (the first one, or any
- * output of Split). Any other operator on the path gives an error naming
- * it. */
+ *    ReduceSum; ConvTranspose (explicit pads and output_padding; group,
+ *    strides, dilations): g padded to the full extent, then a Conv with the
+ *    same weights for dX and the dW above with X and g exchanged; MaxPool (g scattered to the
+ * Indices of a MaxPool with the same attributes, or of the node's own Indices output); AveragePool
+ * (as a convolution with a kernel of ones, count_include_pad 0 or 1, not ceil_mode);
+ * GlobalAveragePool; GlobalMaxPool (ties share); BatchNormalization in inference mode (all five
+ * inputs); LayerNormalization (any axis; X, Scale, B). Only the outputs a rule names can be
+ * differentiated (the first one, or any output of Split). Any other operator on the path gives an
+ * error naming it. */
 #include <stdio.h>
 #include <string.h>
 
@@ -512,11 +512,38 @@ static const char *transpose01(gb *b, const char *x, size_t nd) {
   return o0(t);
 }
 
-/* Conv: Y = X * W + B. dX by conv_data_grad; dW[m, c, k] = sum over n and
- * output positions of g[n, m, o] X[n, c, o s + k d - p], computed as a Conv
- * whose batch is the input channel c (per group), whose weights are g with
- * batch and channel swapped, with strides and dilations exchanged, cropped
- * to W's shape; dB sums g over all axes but the channel. */
+/* dW[m, c, k] = sum over n and o of g[n, m, o] x[n, c', o s + k d - p] (c'
+ * the channel c of m's group): a Conv whose batch is the input channel (per
+ * group) and whose weights are g with batch and channel swapped, strides and
+ * dilations exchanged, cropped to W's shape. pads: use c's pads (else x is
+ * already padded). */
+static const char *weight_grad(gb *b, const conv_geom *c, const char *x, const char *g,
+                               const char *w, int64_t group, bool pads) {
+  const char *sp = shape_part(b, x, 2, 0), *in = x;
+  if (group == 1) {
+    in = transpose01(b, x, c->nd);
+  } else {
+    const int64_t gm[2] = {group, -1}, zm[2] = {0, -1};
+    const char *s5 =
+        concat(b, 0, 3, (const char *[]){shape_part(b, x, 0, 1), cst_ints(b, gm, 2), sp});
+    ox_node *t = emit(b, "Transpose", NULL, 1, (const char *[]){op2(b, "Reshape", x, s5)});
+    int64_t p[MAXSP + 3] = {2, 1, 0};
+    for (size_t k = 0; k < c->nd; k++) p[k + 3] = (int64_t)k + 3;
+    at_ints(b, t, "perm", p, c->nd + 3);
+    in = op2(b, "Reshape", o0(t), concat(b, 0, 2, (const char *[]){cst_ints(b, zm, 2), sp}));
+  }
+  ox_node *cv = emit(b, "Conv", NULL, 2, (const char *[]){in, transpose01(b, g, c->nd)});
+  at_ints(b, cv, "strides", c->dils, c->nd);
+  at_ints(b, cv, "dilations", c->strides, c->nd);
+  if (pads) at_ints(b, cv, "pads", c->pads, 2 * c->nd);
+  at_int(b, cv, "group", group);
+  int64_t zero[MAXSP + 2] = {0};
+  return op3(b, "Slice", transpose01(b, o0(cv), c->nd), cst_ints(b, zero, c->nd + 2),
+             op1(b, "Shape", w));
+}
+
+/* Conv: Y = X * W + B. dX by conv_data_grad, dW by weight_grad, dB sums g
+ * over all axes but the channel. */
 static int conv_rule(gb *b, const ox_node *n, const char *g, const bool *need, const char **gx) {
   conv_geom c;
   if (conv_geom_read(b, n, &c)) return b->e->code;
@@ -524,30 +551,36 @@ static int conv_rule(gb *b, const ox_node *n, const char *g, const bool *need, c
   const char *x = n->input[0], *w = n->input[1];
   if (c.same) same_pads(b, &c, x, g, shape_part(b, w, 2, 0));
   if (need[0]) gx[0] = conv_data_grad(b, &c, g, w, op1(b, "Shape", x), group);
-  if (need[1]) {
-    if (c.pb) x = pad_same(b, &c, x);
-    const char *sp = shape_part(b, x, 2, 0), *in = x;
-    if (group == 1) {
-      in = transpose01(b, x, c.nd);
-    } else {
-      const int64_t gm[2] = {group, -1}, zm[2] = {0, -1};
-      const char *s5 =
-          concat(b, 0, 3, (const char *[]){shape_part(b, x, 0, 1), cst_ints(b, gm, 2), sp});
-      ox_node *t = emit(b, "Transpose", NULL, 1, (const char *[]){op2(b, "Reshape", x, s5)});
-      int64_t p[MAXSP + 3] = {2, 1, 0};
-      for (size_t k = 0; k < c.nd; k++) p[k + 3] = (int64_t)k + 3;
-      at_ints(b, t, "perm", p, c.nd + 3);
-      in = op2(b, "Reshape", o0(t), concat(b, 0, 2, (const char *[]){cst_ints(b, zm, 2), sp}));
-    }
-    ox_node *cv = emit(b, "Conv", NULL, 2, (const char *[]){in, transpose01(b, g, c.nd)});
-    at_ints(b, cv, "strides", c.dils, c.nd);
-    at_ints(b, cv, "dilations", c.strides, c.nd);
-    if (!c.pb) at_ints(b, cv, "pads", c.pads, 2 * c.nd);
-    at_int(b, cv, "group", group);
-    int64_t zero[MAXSP + 2] = {0};
-    gx[1] = op3(b, "Slice", transpose01(b, o0(cv), c.nd), cst_ints(b, zero, c.nd + 2),
-                op1(b, "Shape", w));
+  if (need[1]) gx[1] = weight_grad(b, &c, c.pb ? pad_same(b, &c, x) : x, g, w, group, !c.pb);
+  if (n->n_input > 2 && need[2]) gx[2] = sum_but_channel(b, g);
+  return b->failed ? b->e->code : OX_OK;
+}
+
+/* ConvTranspose (explicit pads and output_padding): the adjoint of a Conv.
+ * g padded back to the full col2im extent (pads at the begin, pads minus
+ * output_padding at the end; negative crops) gives dX as a Conv with the same
+ * weights and dW as weight_grad with the roles of x and g exchanged. */
+static int convt_rule(gb *b, const ox_node *n, const char *g, const bool *need, const char **gx) {
+  conv_geom c;
+  if (conv_geom_read(b, n, &c)) return b->e->code;
+  if (c.same || ox_node_attr(n, "output_shape"))
+    return no_rule(b, n, "only explicit pads are supported (no output_shape or SAME)");
+  int64_t group = ox_node_attr_int(n, "group", 1), op[MAXSP], pp[2 * MAXSP + 4] = {0};
+  ints_or(n, "output_padding", op, c.nd, 0);
+  for (size_t k = 0; k < c.nd; k++) {
+    pp[k + 2] = c.pads[k];
+    pp[c.nd + 4 + k] = c.pads[c.nd + k] - op[k];
   }
+  const char *x = n->input[0], *w = n->input[1];
+  const char *gp = op2(b, "Pad", g, cst_ints(b, pp, 2 * c.nd + 4));
+  if (need[0]) {
+    ox_node *cv = emit(b, "Conv", NULL, 2, (const char *[]){gp, w});
+    at_ints(b, cv, "strides", c.strides, c.nd);
+    at_ints(b, cv, "dilations", c.dils, c.nd);
+    at_int(b, cv, "group", group);
+    gx[0] = o0(cv);
+  }
+  if (need[1]) gx[1] = weight_grad(b, &c, gp, x, w, group, false);
   if (n->n_input > 2 && need[2]) gx[2] = sum_but_channel(b, g);
   return b->failed ? b->e->code : OX_OK;
 }
@@ -925,6 +958,8 @@ static int backward_more(gb *b, const ox_node *n, int64_t opset, const char *g, 
     gx[0] = g;
   } else if (!strcmp(op, "Conv")) {
     return conv_rule(b, n, g, need, gx);
+  } else if (!strcmp(op, "ConvTranspose")) {
+    return convt_rule(b, n, g, need, gx);
   } else if (!strcmp(op, "MaxPool")) {
     const char *idx = n->n_output > 1 && n->output[1][0] && !ox_node_attr_int(n, "storage_order", 0)
                           ? n->output[1]
