@@ -107,10 +107,14 @@ typedef struct onnxc_value onnxc_value;
 typedef struct onnxc_session_options {
   int threads;            /* 0: number of cores */
   int optimization_level; /* 0 none; 1 and up: nodes whose inputs are all constants are
-                             computed once at creation (fusion and layout: not yet) */
+                             computed once at creation and constant weights are packed
+                             once. Graph inputs that have an initializer count as
+                             constants while no run overrides them; the first run that
+                             does prepares a second plan without that assumption. */
   /* Called between nodes and loop iterations; non-zero return cancels. */
   int (*cancel)(void *user);
   void *cancel_user;
+  int profile; /* non-zero: time every node (see onnxc_session_profile) */
 } onnxc_session_options;
 
 /* Prepares a model for running. The model must outlive the session: its
@@ -118,6 +122,10 @@ typedef struct onnxc_session_options {
 onnxc_status onnxc_session_create(const onnxc_model *m, const onnxc_session_options *opts,
                                   onnxc_session **out, onnxc_error *err);
 void onnxc_session_free(onnxc_session *s);
+
+/* For a session created with `profile`: the time per operator type and of
+ * the slowest nodes, per run, as text (free with free()); NULL on OOM. */
+char *onnxc_session_profile(const onnxc_session *s);
 
 size_t onnxc_session_input_count(const onnxc_session *s);
 size_t onnxc_session_output_count(const onnxc_session *s);

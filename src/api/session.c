@@ -17,6 +17,7 @@ onnxc_status onnxc_session_create(const onnxc_model *m, const onnxc_session_opti
     o.optimization_level = opts->optimization_level;
     o.cancel = opts->cancel;
     o.cancel_user = opts->cancel_user;
+    o.profile = opts->profile != 0;
   }
   ox_session *s = NULL;
   int rc = ox_session_create((const ox_model *)m, &o, &s, (ox_err *)err);
@@ -25,6 +26,10 @@ onnxc_status onnxc_session_create(const onnxc_model *m, const onnxc_session_opti
 }
 
 void onnxc_session_free(onnxc_session *s) { ox_session_free((ox_session *)s); }
+
+char *onnxc_session_profile(const onnxc_session *s) {
+  return ox_session_profile((const ox_session *)s, 20);
+}
 
 /* Public inputs are the graph inputs without an initializer. */
 static size_t public_input(const ox_session *s, size_t i) {

@@ -20,29 +20,78 @@ static int cmp_d(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static ox_value *synth_input(const ox_type *t, ox_err *e) {
+/* --input NAME=D1,D2,...: the dims of a made-up input */
+typedef struct bench_dims {
+  const char *name;
+  size_t name_len, rank;
+  int64_t dims[16];
+} bench_dims;
+
+static bool parse_dims(const char *arg, bench_dims *b) {
+  const char *eq = strchr(arg, '=');
+  if (!eq || eq == arg) return false;
+  b->name = arg;
+  b->name_len = (size_t)(eq - arg);
+  b->rank = 0;
+  const char *p = eq + 1;
+  if (!*p) return true; /* a scalar */
+  for (;;) {
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || v < 0 || b->rank == 16) return false;
+    b->dims[b->rank++] = v;
+    if (*end == 0) return true;
+    if (*end != ',') return false;
+    p = end + 1;
+  }
+}
+
+/* A made-up input: the given dims, else the declared ones with unknown
+ * dims taken as 1; floats count up from 0 to 1, other types are zeros. */
+static ox_value *synth_input(const char *name, const ox_type *t, const bench_dims *bd, size_t n_bd,
+                             ox_err *e) {
   if (!t || t->kind != OX_TYPE_TENSOR)
     return ox_err_set(e, OX_EUNSUPPORTED, "cannot make up a non-tensor input; pass -i"), NULL;
-  if (t->elem_type == OX_FLOAT) return ox_cli_light_input(t, e);
   int64_t dims[16];
   size_t rank = t->shape ? t->shape->n_dim : 0;
   if (rank > 16) return ox_err_set(e, OX_EUNSUPPORTED, "input of rank %zu", rank), NULL;
   for (size_t i = 0; i < rank; i++)
     dims[i] = t->shape->dim[i].has_value ? t->shape->dim[i].value : 1;
-  return ox_tensor_new(t->elem_type, dims, rank, e);
+  for (size_t k = 0; k < n_bd; k++)
+    if (strlen(name) == bd[k].name_len && !strncmp(name, bd[k].name, bd[k].name_len)) {
+      rank = bd[k].rank;
+      memcpy(dims, bd[k].dims, rank * sizeof *dims);
+    }
+  ox_value *v = ox_tensor_new(t->elem_type, dims, rank, e);
+  if (v && t->elem_type == OX_FLOAT) {
+    float *x = v->data;
+    for (int64_t i = 0; i < v->numel; i++) x[i] = (float)i / (float)v->numel;
+  }
+  return v;
 }
 
 int ox_cmd_bench(int argc, char **argv) {
   const char *model_path = NULL;
   int threads = 0, runs = 10, warmup = 2;
+  bool profile = false;
   char **ins = calloc((size_t)argc + 1, sizeof *ins);
-  size_t n_ins = 0;
-  if (!ins) return 1;
+  bench_dims *bd = calloc((size_t)argc + 1, sizeof *bd);
+  size_t n_ins = 0, n_bd = 0;
+  if (!ins || !bd) {
+    free(ins);
+    free(bd);
+    return 1;
+  }
   for (int i = 1; i < argc; i++) {
     if (ox_cli_is_help(argv[i])) {
       printf(
-          "usage: onnxc bench MODEL [--threads N] [--runs N] [--warmup N] [-i [NAME=]FILE]...\n");
+          "usage: onnxc bench MODEL [--threads N] [--runs N] [--warmup N] [--profile] "
+          "[-i [NAME=]FILE]... [--input NAME=D1,D2,...]...\n"
+          "  --profile  time every node; print the time per operator type and the\n"
+          "             slowest nodes, per run (the timing itself adds a little)\n"
+          "  --input    dims of a made-up input (default: declared dims, unknown = 1)\n");
       free(ins);
+      free(bd);
       return 0;
     } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = atoi(argv[++i]);
@@ -50,11 +99,22 @@ int ox_cmd_bench(int argc, char **argv) {
       runs = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc) {
       warmup = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) {
+      if (!parse_dims(argv[++i], &bd[n_bd])) {
+        fprintf(stderr, "onnxc bench: bad --input '%s' (expected NAME=D1,D2,...)\n", argv[i]);
+        free(ins);
+        free(bd);
+        return 2;
+      }
+      n_bd++;
+    } else if (strcmp(argv[i], "--profile") == 0) {
+      profile = true;
     } else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc) {
       ins[n_ins++] = argv[++i];
     } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "onnxc bench: unknown option '%s'\n", argv[i]);
       free(ins);
+      free(bd);
       return 2;
     } else {
       model_path = argv[i];
@@ -63,6 +123,7 @@ int ox_cmd_bench(int argc, char **argv) {
   if (!model_path || runs < 1) {
     fprintf(stderr, "usage: onnxc bench MODEL [--threads N] [--runs N] [--warmup N]\n");
     free(ins);
+    free(bd);
     return 2;
   }
   int status = 1;
@@ -79,6 +140,7 @@ int ox_cmd_bench(int argc, char **argv) {
   ox_session_opts o = {0};
   o.optimization_level = 1; /* constant folding */
   o.threads = threads;
+  o.profile = profile;
   if (ox_session_create(m, &o, &s, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);
     goto done;
@@ -104,7 +166,7 @@ int ox_cmd_bench(int argc, char **argv) {
     }
     if (!file && next < n_ins && !strchr(ins[next], '=')) file = ins[next++];
     vals[i] = file ? ox_cli_read_value(file, ox_session_input_type(s, i), NULL, &e)
-                   : synth_input(ox_session_input_type(s, i), &e);
+                   : synth_input(names[i], ox_session_input_type(s, i), bd, n_bd, &e);
     if (!vals[i]) {
       fprintf(stderr, "onnxc: input '%s': %s\n", names[i], e.msg);
       goto done;
@@ -129,6 +191,11 @@ int ox_cmd_bench(int argc, char **argv) {
   printf("load %.2f ms, session %.2f ms\n", t1 - t0, t2 - t1);
   printf("run: mean %.3f ms, median %.3f ms, min %.3f ms, max %.3f ms (%d runs, %d threads)\n",
          sum / runs, times[runs / 2], times[0], times[runs - 1], runs, ox_session_threads(s));
+  if (profile) {
+    char *rep = ox_session_profile(s, 15);
+    if (rep) fputs(rep, stdout);
+    free(rep);
+  }
   status = 0;
 done:
   if (vals)
@@ -138,6 +205,7 @@ done:
   free(outs);
   free(times);
   free(ins);
+  free(bd);
   ox_session_free(s);
   ox_model_free(m);
   return status;

@@ -40,14 +40,16 @@ int ox_dm_fill(void *dst, int64_t n, const void *elem, int32_t dt) {
     memset(d, *(const uint8_t *)elem, (size_t)n);
     return OX_OK;
   }
-  /* one element, then double the filled prefix */
-  size_t total = (size_t)n * es, done = es;
+  /* one element, then double the filled prefix up to a block that stays in
+   * the L1 cache, then copies of that block (write-only traffic) */
+  size_t total = (size_t)n * es, done = es, block = 4096 / es * es;
   memcpy(d, elem, es);
-  while (done < total) {
+  while (done < total && done < block) {
     size_t k = done < total - done ? done : total - done;
     memcpy(d + done, d, k);
     done += k;
   }
+  for (; done < total; done += block) memcpy(d + done, d, total - done < block ? total - done : block);
   return OX_OK;
 }
 

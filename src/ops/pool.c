@@ -155,44 +155,125 @@ static void tap_range(int64_t start, int64_t k, int64_t dil, int64_t len, int64_
 }
 
 /* float32, 2-D, max or average, no indices: direct loops over valid taps. */
+/* The valid taps of every output column, computed once per call (integer
+ * divisions per output would cost more than the pooling itself). */
+typedef struct pool_cols {
+  int64_t lo, hi, pad;
+} pool_cols;
+
 typedef struct pool2d_job {
   const pool_state *s;
   const ox_nn_geom *g;
   const float *x;
   float *y;
+  const pool_cols *cols; /* g->out[1] entries */
 } pool2d_job;
 
 OX_NN_CLONES static void pool2d_task(void *arg, int64_t p0, int64_t p1) {
   const pool2d_job *j = arg;
   const ox_nn_geom *g = j->g;
-  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1];
+  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], K1 = g->k[1];
+  int64_t dh = g->dil[0], dw = g->dil[1], sw = g->stride[1];
   bool is_max = j->s->kind == POOL_MAX;
+  const pool_cols *cols = j->cols;
+  /* columns whose window lies wholly inside the row: [c0, c1) */
+  int64_t c0 = 0, c1 = OW;
+  while (c0 < OW && (cols[c0].lo != 0 || cols[c0].hi != K1)) c0++;
+  while (c1 > c0 && (cols[c1 - 1].lo != 0 || cols[c1 - 1].hi != K1)) c1--;
+  if (c1 - c0 < 8) c0 = c1 = OW; /* too narrow to gain from the row-wise loop */
   for (int64_t plane = p0; plane < p1; plane++) {
     const float *xp = j->x + plane * IH * IW;
     float *yp = j->y + plane * OH * OW;
     for (int64_t oh = 0; oh < OH; oh++) {
       int64_t hs = oh * g->stride[0] - g->pb[0], hlo, hhi, hpad;
-      tap_range(hs, g->k[0], g->dil[0], IH, g->pb[0], g->pe[0], &hlo, &hhi, &hpad);
+      tap_range(hs, g->k[0], dh, IH, g->pb[0], g->pe[0], &hlo, &hhi, &hpad);
+      float *yr = yp + oh * OW;
+      /* border columns: the valid taps of each window */
       for (int64_t ow = 0; ow < OW; ow++) {
-        int64_t ws = ow * g->stride[1] - g->pb[1], wlo, whi, wpad;
-        tap_range(ws, g->k[1], g->dil[1], IW, g->pb[1], g->pe[1], &wlo, &whi, &wpad);
+        if (ow == c0 && c1 > c0) ow = c1;
+        if (ow >= OW) break;
+        int64_t ws = ow * sw - g->pb[1], wlo = cols[ow].lo, whi = cols[ow].hi;
         float acc = is_max ? -INFINITY : 0.0f;
         for (int64_t kh = hlo; kh < hhi; kh++) {
-          const float *xr = xp + (hs + kh * g->dil[0]) * IW + ws;
+          const float *xr = xp + (hs + kh * dh) * IW + ws;
           if (is_max)
             for (int64_t kw = wlo; kw < whi; kw++) {
-              float v = xr[kw * g->dil[1]];
+              float v = xr[kw * dw];
               acc = v > acc ? v : acc;
             }
           else
-            for (int64_t kw = wlo; kw < whi; kw++) acc += xr[kw * g->dil[1]];
+            for (int64_t kw = wlo; kw < whi; kw++) acc += xr[kw * dw];
         }
         if (!is_max) {
-          int64_t div = j->s->count_include_pad ? hpad * wpad : (hhi - hlo) * (whi - wlo);
+          int64_t div =
+              j->s->count_include_pad ? hpad * cols[ow].pad : (hhi - hlo) * (whi - wlo);
           acc = div > 0 ? acc / (float)div : NAN;
         }
-        yp[oh * OW + ow] = acc;
+        yr[ow] = acc;
       }
+      if (c1 <= c0) continue;
+      /* interior columns: one tap at a time across the row (vectorises) */
+      float *yi = yr + c0;
+      int64_t n = c1 - c0;
+      for (int64_t o = 0; o < n; o++) yi[o] = is_max ? -INFINITY : 0.0f;
+      for (int64_t kh = hlo; kh < hhi; kh++)
+        for (int64_t kw = 0; kw < K1; kw++) {
+          const float *xk = xp + (hs + kh * dh) * IW + c0 * sw - g->pb[1] + kw * dw;
+          if (is_max && sw == 1)
+            for (int64_t o = 0; o < n; o++) {
+              float v = xk[o];
+              yi[o] = v > yi[o] ? v : yi[o];
+            }
+          else if (is_max)
+            for (int64_t o = 0; o < n; o++) {
+              float v = xk[o * sw];
+              yi[o] = v > yi[o] ? v : yi[o];
+            }
+          else if (sw == 1)
+            for (int64_t o = 0; o < n; o++) yi[o] += xk[o];
+          else
+            for (int64_t o = 0; o < n; o++) yi[o] += xk[o * sw];
+        }
+      if (!is_max) {
+        int64_t div = j->s->count_include_pad ? hpad * cols[c0].pad : (hhi - hlo) * K1;
+        for (int64_t o = 0; o < n; o++) yi[o] = div > 0 ? yi[o] / (float)div : NAN;
+      }
+    }
+  }
+}
+
+/* Global max or average of float planes: 16 partial results per plane,
+ * combined at the end (vectorises; the order of additions differs from a
+ * left-to-right sum by rounding only). */
+typedef struct gpool_job {
+  const float *x;
+  float *y;
+  int64_t size;
+  bool is_max;
+} gpool_job;
+
+OX_NN_CLONES static void gpool_task(void *arg, int64_t p0, int64_t p1) {
+  const gpool_job *j = arg;
+  int64_t n = j->size, n16 = n / 16 * 16;
+  for (int64_t p = p0; p < p1; p++) {
+    const float *x = j->x + p * n;
+    float part[16];
+    if (j->is_max) {
+      for (int k = 0; k < 16; k++) part[k] = -INFINITY;
+      for (int64_t i = 0; i < n16; i += 16)
+        for (int k = 0; k < 16; k++) part[k] = x[i + k] > part[k] ? x[i + k] : part[k];
+      float m = -INFINITY;
+      for (int k = 0; k < 16; k++) m = part[k] > m ? part[k] : m;
+      for (int64_t i = n16; i < n; i++) m = x[i] > m ? x[i] : m;
+      j->y[p] = m;
+    } else {
+      for (int k = 0; k < 16; k++) part[k] = 0.0f;
+      for (int64_t i = 0; i < n16; i += 16)
+        for (int k = 0; k < 16; k++) part[k] += x[i + k];
+      double sum = 0;
+      for (int k = 0; k < 16; k++) sum += part[k];
+      for (int64_t i = n16; i < n; i++) sum += x[i];
+      j->y[p] = n > 0 ? (float)(sum / (double)n) : NAN;
     }
   }
 }
@@ -228,9 +309,24 @@ static int pool_run(ox_kctx *ctx, void *st) {
     if (!iv) return OX_ERUNTIME;
   }
   if (y->numel == 0) return OX_OK;
+  if (x->dtype == OX_FLOAT && s->global && s->kind != POOL_LP) {
+    int64_t planes = x->dims[0] * x->dims[1], size = x->numel / (planes ? planes : 1);
+    gpool_job gj = {x->data, y->data, size, s->kind == POOL_MAX};
+    ox_parallel_for(ox_kctx_pool(ctx), planes, 65536 / (size + 1) + 1, gpool_task, &gj);
+    return OX_OK;
+  }
   if (x->dtype == OX_FLOAT && nd == 2 && !iv && s->kind != POOL_LP) {
-    pool2d_job pj = {s, &g, x->data, y->data};
-    ox_parallel_for(ox_kctx_pool(ctx), x->dims[0] * x->dims[1], 1, pool2d_task, &pj);
+    int64_t OW = g.out[1];
+    pool_cols stackc[256], *cols = OW <= 256 ? stackc : malloc((size_t)OW * sizeof *cols);
+    if (!cols) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+    for (int64_t ow = 0; ow < OW; ow++)
+      tap_range(ow * g.stride[1] - g.pb[1], g.k[1], g.dil[1], g.in[1], g.pb[1], g.pe[1],
+                &cols[ow].lo, &cols[ow].hi, &cols[ow].pad);
+    pool2d_job pj = {s, &g, x->data, y->data, cols};
+    int64_t planes = x->dims[0] * x->dims[1];
+    ox_parallel_for(ox_kctx_pool(ctx), planes, (32768 + y->numel / planes) / (y->numel / planes + 1),
+                    pool2d_task, &pj);
+    if (cols != stackc) free(cols);
     return OX_OK;
   }
   double *xd = malloc((size_t)x->numel * sizeof(double));

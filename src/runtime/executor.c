@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rt.h"
 
@@ -211,7 +212,16 @@ int ox_rt_run_graph(ox_session *s, rt_graph *g, ox_value **parent_vals, ox_value
     }
     for (size_t j = 0; j < n->n_input; j++) rn->tmp_in[j] = rn->in[j] >= 0 ? vals[rn->in[j]] : NULL;
     for (size_t j = 0; j < n->n_output; j++) rn->tmp_out[j] = NULL;
-    rc = rn->k->run(&ctx, rn->state);
+    if (s->opts.profile) {
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      rc = rn->k->run(&ctx, rn->state);
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      rn->prof_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+      rn->prof_runs++;
+    } else {
+      rc = rn->k->run(&ctx, rn->state);
+    }
     if (rc) {
       if (e && (e->code == OX_OK || !e->msg[0])) ox_err_set(e, rc, "%s: failed", rn->path);
       if (e && !e->code) e->code = rc;

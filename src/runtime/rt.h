@@ -34,6 +34,7 @@ typedef struct rt_node {
   const ox_graph **sub_src;
   size_t n_subs;
   ox_value **tmp_in, **tmp_out; /* scratch for one execution */
+  uint64_t prof_ns, prof_runs;  /* with opts.profile */
 } rt_node;
 
 struct rt_graph {
@@ -72,6 +73,14 @@ struct ox_session {
   size_t n_notes;
   ox_value **vpool; /* released tensors kept for reuse */
   size_t n_vpool;
+  uint64_t prof_runs; /* with opts.profile: calls of ox_session_run */
+  /* Graph inputs of the main graph that have an initializer (IR < 4 lists
+   * every initializer as an input) are taken as constants while no caller
+   * overrides them: folded, and seen as constant weights. A run that does
+   * override one uses `plain`, a session prepared without that assumption
+   * (made on first need). */
+  bool defaults_const;
+  struct ox_session *plain;
 };
 
 struct ox_kctx {

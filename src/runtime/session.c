@@ -363,7 +363,8 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
       ck = cg->slots[ck].import;
       cg = cg->parent;
     }
-    csts[i] = cg->slots[ck].is_input ? NULL : cg->slots[ck].cst;
+    bool fixed = !cg->slots[ck].is_input || (s->defaults_const && cg == s->main);
+    csts[i] = fixed ? cg->slots[ck].cst : NULL;
     if (csts[i] && !in_dt[i] && csts[i]->kind == OX_VAL_TENSOR) in_dt[i] = csts[i]->dtype;
   }
   for (size_t i = 0; i < n->n_output; i++) {
@@ -571,6 +572,7 @@ int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session
   }
   s->model = m;
   if (opts) s->opts = *opts;
+  s->defaults_const = s->opts.optimization_level > 0 && !s->opts.inputs_overridable;
   int threads = s->opts.threads;
   if (threads <= 0) {
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
@@ -606,6 +608,7 @@ void ox_session_free(ox_session *s) {
     free(g);
   }
   free(s->graphs);
+  ox_session_free(s->plain);
   ox_rt_pool_clear(s);
   free(s->vpool);
   ox_thread_pool_free(s->pool);
@@ -638,6 +641,7 @@ int ox_session_run(ox_session *s, const char *const *in_names, ox_value *const *
                    const char *const *out_names, ox_value **outputs, size_t n_out, ox_err *e) {
   rt_graph *g = s->main;
   for (size_t k = 0; k < n_out; k++) outputs[k] = NULL;
+  if (s->opts.profile) s->prof_runs++;
   ox_value *stack_in[16];
   ox_value **bound = g->n_in <= 16 ? stack_in : calloc(g->n_in, sizeof *bound);
   if (!bound) return ox_err_set(e, OX_ENOMEM, "out of memory");
@@ -671,6 +675,24 @@ int ox_session_run(ox_session *s, const char *const *in_names, ox_value *const *
     char why[512];
     if (!ox_value_matches_type(bound[i], vi->type, why, sizeof why)) {
       rc = ox_err_set(e, OX_EINVAL, "input '%s': %s", vi->name, why);
+      goto done;
+    }
+  }
+  if (s->defaults_const) {
+    bool overrides = false;
+    for (size_t i = 0; i < g->n_in && !overrides; i++)
+      overrides = bound[i] && g->slots[g->in[i]].cst;
+    if (overrides) {
+      /* this run replaces a value the plan took as constant */
+      if (!s->plain) {
+        ox_session_opts o = s->opts;
+        o.inputs_overridable = true;
+        if (ox_session_create(s->model, &o, &s->plain, e)) {
+          rc = ox_err_prefix(e, "preparing the session for overridden initializers");
+          goto done;
+        }
+      }
+      rc = ox_session_run(s->plain, in_names, inputs, n_in, out_names, outputs, n_out, e);
       goto done;
     }
   }

@@ -20,10 +20,19 @@ typedef struct ox_session_opts {
   int optimization_level; /* 0: none; >= 1: fold nodes whose inputs are all constants */
   int (*cancel)(void *user);
   void *cancel_user;
+  bool profile; /* time every node; see ox_session_profile */
+  /* With optimization_level >= 1, graph inputs that have an initializer are
+   * treated as constants until a run overrides one (that run then uses a
+   * second plan, prepared on first need). Set to never assume it. */
+  bool inputs_overridable;
 } ox_session_opts;
 
 int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session **out, ox_err *e);
 void ox_session_free(ox_session *s);
+
+/* With opts.profile: the time spent per operator type and in the slowest
+ * nodes, summed over the runs so far, as text (malloc'd; NULL on OOM). */
+char *ox_session_profile(const ox_session *s, size_t top_nodes);
 
 /* Graph inputs (all, in order, including those with an initializer). */
 size_t ox_session_n_inputs(const ox_session *s);

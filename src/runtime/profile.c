@@ -1,0 +1,82 @@
+/* profile.c - the report of a profiling session (opts.profile): time per
+ * operator type and the slowest nodes, per run of the session, over every
+ * prepared graph (subgraph nodes count once per execution). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+typedef struct {
+  const char *op;
+  uint64_t ns, calls;
+  size_t nodes;
+} prof_op;
+
+typedef struct {
+  const rt_node *n;
+  uint64_t ns;
+} prof_node;
+
+static int by_ns_op(const void *a, const void *b) {
+  uint64_t x = ((const prof_op *)a)->ns, y = ((const prof_op *)b)->ns;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int by_ns_node(const void *a, const void *b) {
+  uint64_t x = ((const prof_node *)a)->ns, y = ((const prof_node *)b)->ns;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+char *ox_session_profile(const ox_session *s, size_t top_nodes) {
+  size_t total_nodes = 0;
+  for (size_t gi = 0; gi < s->n_graphs; gi++) total_nodes += s->graphs[gi]->n_nodes;
+  prof_op *ops = calloc(total_nodes + 1, sizeof *ops);
+  prof_node *nodes = calloc(total_nodes + 1, sizeof *nodes);
+  ox_buf out = {0};
+  if (!ops || !nodes) goto fail;
+  size_t n_ops = 0, n_nodes = 0;
+  uint64_t all = 0;
+  for (size_t gi = 0; gi < s->n_graphs; gi++) {
+    const rt_graph *g = s->graphs[gi];
+    for (size_t i = 0; i < g->n_nodes; i++) {
+      const rt_node *rn = &g->nodes[i];
+      if (!rn->prof_runs) continue;
+      const char *op = rn->node->op_type ? rn->node->op_type : "?";
+      size_t k = 0;
+      while (k < n_ops && strcmp(ops[k].op, op) != 0) k++;
+      if (k == n_ops) ops[n_ops++].op = op;
+      ops[k].ns += rn->prof_ns;
+      ops[k].calls += rn->prof_runs;
+      ops[k].nodes++;
+      nodes[n_nodes++] = (prof_node){rn, rn->prof_ns};
+      all += rn->prof_ns;
+    }
+  }
+  qsort(ops, n_ops, sizeof *ops, by_ns_op);
+  qsort(nodes, n_nodes, sizeof *nodes, by_ns_node);
+  double runs = s->prof_runs ? (double)s->prof_runs : 1.0;
+  ox_buf_printf(&out, "profile over %llu runs: %.3f ms per run in %zu nodes\n", (unsigned long long)s->prof_runs,
+       (double)all / 1e6 / runs, n_nodes);
+  ox_buf_printf(&out, "%-28s %6s %8s %12s %7s\n", "operator", "nodes", "calls", "ms per run", "share");
+  for (size_t k = 0; k < n_ops; k++)
+    ox_buf_printf(&out, "%-28s %6zu %8llu %12.4f %6.1f%%\n", ops[k].op, ops[k].nodes,
+         (unsigned long long)ops[k].calls, (double)ops[k].ns / 1e6 / runs,
+         all ? 100.0 * (double)ops[k].ns / (double)all : 0.0);
+  if (top_nodes > n_nodes) top_nodes = n_nodes;
+  if (top_nodes) ox_buf_printf(&out, "slowest nodes (ms per run):\n");
+  for (size_t k = 0; k < top_nodes; k++)
+    ox_buf_printf(&out, "  %10.4f  %s\n", (double)nodes[k].ns / 1e6 / runs, nodes[k].n->path);
+  ox_buf_putc(&out, 0);
+  free(ops);
+  free(nodes);
+  if (out.failed) {
+    free(out.data);
+    return NULL;
+  }
+  return (char *)out.data;
+fail:
+  free(ops);
+  free(nodes);
+  return NULL;
+}
