@@ -8,10 +8,10 @@
  * brought back to the shape of a broadcast input by ReduceSum over the
  * broadcast axes and a Reshape (computed at run time from the shapes). The
  * generated nodes use ai.onnx opset 18 whatever the model imports (copies of
- * a node that a rule makes keep the node's opset). Values
- * that do not depend on `xs` (such as the `zs`) are constants for the
- * derivative. No gradient flows through integer, boolean or piecewise-constant
- * operators (Shape, Size, comparisons, Floor, ...).
+ * a node that a rule makes keep the node's opset). Values that do not depend
+ * on `xs` (such as the `zs`) are constants for the derivative. No gradient
+ * flows through integer, boolean or piecewise-constant operators (Shape,
+ * Size, comparisons, Floor, ...).
  *
  * Rules (compared with central finite differences of the forward graph in
  * tests/unit/test_gradient.c, and with derivatives worked out by hand in
@@ -39,19 +39,22 @@
  *    the gradient equally), ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum,
  *    ReduceLogSumExp (not noop_with_empty_axes);
  *  - CNN: Conv (any number of spatial axes, group, strides, pads,
- *    dilations, any auto_pad: SAME pads computed at run time): dX is a ConvTranspose with the same
- *    weights followed by a Pad that crops or extends it to X's shape, dW a
- *    Conv of X (channels as the batch, per group) with g (batch and channels
- *    swapped), strides and dilations exchanged, cropped to W's shape, dB a
- *    ReduceSum; ConvTranspose (explicit pads and output_padding; group,
- *    strides, dilations): g padded to the full extent, then a Conv with the
- *    same weights for dX and the dW above with X and g exchanged; MaxPool (g scattered to the
- * Indices of a MaxPool with the same attributes, or of the node's own Indices output); AveragePool
- * (as a convolution with a kernel of ones, count_include_pad 0 or 1, not ceil_mode);
- * GlobalAveragePool; GlobalMaxPool (ties share); BatchNormalization in inference mode (all five
- * inputs); LayerNormalization (any axis; X, Scale, B). Only the outputs a rule names can be
- * differentiated (the first one, or any output of Split). Any other operator on the path gives an
- * error naming it. */
+ *    dilations, any auto_pad: SAME pads computed at run time): dX is a
+ *    ConvTranspose with the same weights followed by a Pad that crops or
+ *    extends it to X's shape, dW a Conv of X (channels as the batch, per
+ *    group) with g (batch and channels swapped), strides and dilations
+ *    exchanged, cropped to W's shape, dB a ReduceSum; ConvTranspose
+ *    (explicit pads and output_padding; group, strides, dilations): g padded
+ *    to the full extent, then a Conv with the same weights for dX and the dW
+ *    above with X and g exchanged; MaxPool (g scattered to the Indices of a
+ *    MaxPool with the same attributes, or to the node's own Indices output);
+ *    AveragePool (as a convolution with a kernel of ones, count_include_pad
+ *    0 or 1, any auto_pad, not ceil_mode); GlobalAveragePool; GlobalMaxPool
+ *    (ties share); BatchNormalization in inference mode (all five inputs);
+ *    LayerNormalization (any axis; X, Scale, B); InstanceNormalization.
+ * Only the outputs a rule names can be differentiated (the first one, or any
+ * output of Split). Any other operator on the path gives an error naming
+ * it. */
 #include <stdio.h>
 #include <string.h>
 
@@ -691,6 +694,32 @@ static int layernorm_rule(gb *b, const ox_node *n, const char *g, const bool *ne
   return b->failed ? b->e->code : OX_OK;
 }
 
+/* InstanceNormalization: per sample and channel over the spatial axes, on x
+ * reshaped to [N, C, S]; with h the normalized x and d = g scale[c],
+ * dx = r (d - mean(d) - h mean(d h)). */
+static int instnorm_rule(gb *b, const ox_node *n, const char *g, const bool *need,
+                         const char **gx) {
+  const int64_t s3[3] = {0, 0, -1}, c3[3] = {1, -1, 1}, two = 2, ax[2] = {0, 2};
+  float eps = ox_node_attr_float(n, "epsilon", 1e-5f);
+  const char *x = n->input[0], *scale = n->input[1], *shp = cst_ints(b, s3, 3);
+  const char *x3 = op2(b, "Reshape", x, shp), *g3 = op2(b, "Reshape", g, shp);
+  const char *a2 = cst_ints(b, &two, 1);
+  const char *xc = op2(b, "Sub", x3, op2(b, "ReduceMean", x3, a2));
+  const char *var = op2(b, "ReduceMean", op2(b, "Mul", xc, xc), a2);
+  const char *r = op1(b, "Reciprocal", op1(b, "Sqrt", op2(b, "Add", var, cst_like(b, eps, x))));
+  const char *h3 = op2(b, "Mul", xc, r);
+  if (need[0]) {
+    const char *d = op2(b, "Mul", g3, op2(b, "Reshape", scale, cst_ints(b, c3, 3)));
+    const char *md = op2(b, "ReduceMean", d, a2);
+    const char *mdh = op2(b, "ReduceMean", op2(b, "Mul", d, h3), a2);
+    const char *in = op2(b, "Sub", op2(b, "Sub", d, md), op2(b, "Mul", h3, mdh));
+    gx[0] = op2(b, "Reshape", op2(b, "Mul", r, in), op1(b, "Shape", x));
+  }
+  if (need[1]) gx[1] = reduce_sum(b, op2(b, "Mul", g3, h3), ax, 2, false);
+  if (n->n_input > 2 && need[2]) gx[2] = sum_but_channel(b, g);
+  return b->failed ? b->e->code : OX_OK;
+}
+
 /* Gradient of the first input of a node that only moves or repeats elements
  * (Slice, Gather, Tile, ...): the same node applied to the flat positions of
  * x tells where each output element comes from; g is added up there. */
@@ -983,6 +1012,8 @@ static int backward_more(gb *b, const ox_node *n, int64_t opset, const char *g, 
     return batchnorm_rule(b, n, opset, g, need, gx);
   } else if (!strcmp(op, "LayerNormalization")) {
     return layernorm_rule(b, n, g, need, gx);
+  } else if (!strcmp(op, "InstanceNormalization")) {
+    return instnorm_rule(b, n, g, need, gx);
   } else if (!strcmp(op, "Einsum")) {
     return einsum_rule(b, n, g, need, gx);
   } else if (!strcmp(op, "Pad")) {

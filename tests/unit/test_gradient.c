@@ -431,6 +431,8 @@ static const gcase cases[] = {
      "  t = LayerNormalization(x, s, b)", 1e-2, 3e-3},
     {"LayerNormalization axis 1 of 3, no bias", 17, "double[2,3,4] x|double[3,4] s",
      "  t = LayerNormalization<axis = 1, epsilon = 0.1>(x, s)", 1e-2, 3e-3},
+    {"InstanceNormalization", 0, "double[2,3,2,3] x|double[3] s|double[3] b",
+     "  t = InstanceNormalization<epsilon = 0.05>(x, s, b)", 1e-2, 3e-3},
     /* ---- a small CNN */
     {"Conv-Relu-MaxPool-Flatten-Gemm-LogSoftmax", 0,
      "double[2,1,6,6] x|double[2,1,3,3] w|double[2] c|double[3,8] f|double[3] fb",
