@@ -391,6 +391,10 @@ static int upsample_6_7(ox_vctx *c, ox_node *n) {
   double s[4] = {1, 1, h->f, w->f};
   ox_v_attr_del(n, "height_scale");
   ox_v_attr_del(n, "width_scale");
+  /* Upsample-1 says "bilinear", -7 "linear" */
+  if (strcmp(ox_node_attr_str(n, "mode", "nearest"), "bilinear") == 0 &&
+      ox_v_attr_set_str(c, n, "mode", "linear"))
+    return c->e->code;
   return ox_v_attr_set_floats(c, n, "scales", s, 4);
 }
 
@@ -401,6 +405,9 @@ static int upsample_7_6(ox_vctx *c, ox_node *n) {
     return ox_vfail(c, n, "Upsample-1 scales only the last two dims of a 4-D input");
   float hs = s->floats[2], ws = s->floats[3];
   ox_v_attr_del(n, "scales");
+  if (strcmp(ox_node_attr_str(n, "mode", "nearest"), "linear") == 0 &&
+      ox_v_attr_set_str(c, n, "mode", "bilinear"))
+    return c->e->code;
   if (ox_v_attr_set_float(c, n, "height_scale", hs) || ox_v_attr_set_float(c, n, "width_scale", ws))
     return c->e->code;
   return OX_OK;
@@ -952,6 +959,27 @@ static int scan_9_8(ox_vctx *c, ox_node *n) {
   return OX_OK;
 }
 
+/* Attribute values added or removed at a version (string enums). */
+static int refuse_value(ox_vctx *c, ox_node *n, const char *attr, const char *dflt,
+                        const char *value) {
+  const char *v = ox_node_attr_str(n, attr, dflt);
+  if (strcmp(v, value) == 0)
+    return ox_vfail(c, n, "%s '%s' has no equivalent at opset %lld", attr, value, (long long)c->to);
+  return OX_OK;
+}
+
+static int resize_12_13(ox_vctx *c, ox_node *n) {
+  return refuse_value(c, n, "coordinate_transformation_mode", "half_pixel", "tf_half_pixel_for_nn");
+}
+
+static int resize_19_18(ox_vctx *c, ox_node *n) {
+  return refuse_value(c, n, "coordinate_transformation_mode", "half_pixel", "half_pixel_symmetric");
+}
+
+static int pad_19_18(ox_vctx *c, ox_node *n) {
+  return refuse_value(c, n, "mode", "constant", "wrap");
+}
+
 static int refuse(ox_vctx *c, ox_node *n) {
   return ox_vfail(c, n, "no adapter: %s changed meaning between opsets %lld and %lld", n->op_type,
                   (long long)(c->from < c->to ? c->from : c->to),
@@ -978,6 +1006,9 @@ static const entry table[] = {
     {"QuantizeLinear", 13, 12, qdq_13_12},
     {"DequantizeLinear", 13, 12, qdq_13_12},
     {"Resize", 13, 12, resize_13_12},
+    {"Resize", 12, 13, resize_12_13},
+    {"Resize", 19, 18, resize_19_18},
+    {"Pad", 19, 18, pad_19_18},
     {"Add", 6, 7, broadcast_6_7},
     {"Sub", 6, 7, broadcast_6_7},
     {"Mul", 6, 7, broadcast_6_7},

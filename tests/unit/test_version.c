@@ -255,6 +255,26 @@ static const vcase cases[] = {
      "g (float[6] x, int64[N] s) => (float y) {\n  r = Reshape (x, s)\n"
      "  y = Softmax <axis = -1> (r)\n}",
      NULL, "negative axis needs the rank of 'r'"},
+    {"Upsample 6->7: bilinear is linear", 3, 6, 7,
+     "g (float[1,1,2,2] x) => (float[1,1,4,6] y) {\n"
+     "  y = Upsample <mode = \"bilinear\", height_scale = 2.0, width_scale = 3.0> (x)\n}",
+     "g (float[1,1,2,2] x) => (float[1,1,4,6] y) {\n"
+     "  y = Upsample <mode = \"linear\", scales = [1.0, 1.0, 2.0, 3.0]> (x)\n}",
+     NULL},
+    {"Pad 19->18: mode wrap is refused", 9, 19, 18,
+     "g (float[2,3] x) => (float[2,5] y) <int64[4] p = {0, 1, 0, 1}> {\n"
+     "  y = Pad <mode = \"wrap\"> (x, p)\n}",
+     NULL, "(Pad) in graph 'g': mode 'wrap' has no equivalent at opset 18"},
+    {"a model-local function from its own import", 8, 12, 13,
+     "g (float[2,3] x) => (float[2] y) {\n  y = local.SumRows (x)\n}\n"
+     "<domain: \"local\", opset_import: [\"\" : 12]>\n"
+     "SumRows (a) => (b) {\n  b = ReduceSum <axes = [1], keepdims = 0> (a)\n}",
+     "g (float[2,3] x) => (float[2] y) {\n  y = local.SumRows (x)\n}\n"
+     "<domain: \"local\", opset_import: [\"\" : 13]>\n"
+     "SumRows (a) => (b) {\n"
+     "  [axes_v13_0] axes_v13_0 = Constant <value = int64[1] axes_v13_0 {1}> ()\n"
+     "  b = ReduceSum <keepdims = 0> (a, axes_v13_0)\n}",
+     NULL},
     {"an op newer than the target", 9, 20, 19,
      "g (float[3] x) => (float[3] y) {\n  y = Gelu (x)\n}", NULL,
      "(Gelu) in graph 'g': Gelu does not exist before opset 20"},
@@ -271,7 +291,9 @@ static const vcase cases[] = {
 
 static ox_model *parse(const char *graph, int ir, int opset, ox_err *e) {
   char text[6000];
-  snprintf(text, sizeof text, "<ir_version: %d, opset_import: [\"\" : %d]>\n%s", ir, opset, graph);
+  /* a model-local function (domain "local") may follow the graph */
+  snprintf(text, sizeof text, "<ir_version: %d, opset_import: [\"\" : %d%s]>\n%s", ir, opset,
+           strstr(graph, "local.") ? ", \"local\" : 1" : "", graph);
   ox_model *m = ox_model_new();
   if (!m) return NULL;
   if (ox_text_parse_model(text, strlen(text), "case", m->arena, &m->proto, e) != OX_OK) {
