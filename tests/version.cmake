@@ -45,3 +45,12 @@ if(EXISTS "${_v_data}/light")
            COMMAND onnxc_cli test --jobs 2 --timeout 1200 --opset min,28 ${_v_data}/light)
   set_tests_properties(version_light_down_up PROPERTIES LABELS release-only)
 endif()
+
+# Every case converted to one opset after another (odd ones, and 6): refusals
+# are allowed, wrong outputs are not.
+if(EXISTS "${_v_data}/node")
+  add_test(NAME version_sweep
+           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/version/sweep.sh $<TARGET_FILE:onnxc_cli>
+                   ${_v_data} 6 9 11 13 15 17 19 21 23 25 27)
+  set_tests_properties(version_sweep PROPERTIES LABELS release-only)
+endif()

@@ -26,7 +26,7 @@ typedef struct tcase {
   char *model; /* model path */
   char *name;  /* "node/test_abs" */
   char *light_out;
-  int status; /* 0 pass, 1 fail */
+  int status; /* 0 pass, 1 fail, 2 opset conversion refused */
   char *reason;
 } tcase;
 
@@ -265,7 +265,8 @@ static int run_light(ox_session *s, const char *out_path, char *why, size_t wn) 
 }
 
 /* --opset: converts m to each opset of the list in turn (0: the lowest at
- * which its ops exist) and checks the result. */
+ * which its ops exist) and checks the result. 2 when the conversion is
+ * refused (a clear error, not a wrong model). */
 #define MAX_OPSETS 4
 typedef struct opset_list {
   long long v[MAX_OPSETS];
@@ -279,7 +280,7 @@ static int convert_case(ox_model *m, const opset_list *ol, char *why, size_t wn)
     target = ol->v[i] > 0 ? ol->v[i] : ox_version_min_opset(m);
     if (ox_convert_opset(m, target, &e)) {
       snprintf(why, wn, "opset conversion refused: %s", e.msg);
-      return 1;
+      return e.code == OX_EUNSUPPORTED ? 2 : 1;
     }
   }
   ox_check_opts co = {0};
@@ -324,7 +325,8 @@ static int run_case(const tcase *c, int threads, bool ctx_bodies, const opset_li
     snprintf(why, wn, "%s", e.msg);
     return 1;
   }
-  if (opsets->n && convert_case(m, opsets, why, wn)) goto done;
+  if (opsets->n && (rc = convert_case(m, opsets, why, wn)) != 0) goto done;
+  rc = 1;
   if (ctx_bodies && ox_schema_localize_ctx_bodies(m, NULL, &e)) {
     snprintf(why, wn, "%s", e.msg);
     goto done;
@@ -423,7 +425,7 @@ static double now_s(void) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: onnxc test [--jobs N] [--expected FILE] [--timeout SEC] [--threads N]\n"
-          "                  [--opset N[,M..]] [--exclude PREFIX] DIR...\n"
+          "                  [--opset N[,M..] [--allow-refusal]] [--exclude PREFIX] DIR...\n"
           "  DIR             a case folder (model.onnx + test_data_set_*), or a folder of them\n"
           "  --jobs N        cases run in N processes at once (default: all cores)\n"
           "  --expected FILE list of cases expected to fail (\"suite/case reason\" per line);\n"
@@ -435,6 +437,8 @@ static void usage(FILE *f) {
           "                  with PREFIX (repeatable)\n"
           "  --opset N[,M..]  convert each model to opset N (then M, ...; min: the lowest\n"
           "                  at which its ops exist) and check it before running it\n"
+          "  --allow-refusal  with --opset: a case whose conversion is refused (a clear\n"
+          "                  error naming the node) is counted apart, not as a failure\n"
           "  --ctx-bodies    run every node whose op has a context-dependent function body\n"
           "                  through the body built for it (tests the body builders)\n");
 }
@@ -444,7 +448,7 @@ static void finish(tcase *c, int wstatus, const char *msg) {
     c->status = 0;
     return;
   }
-  c->status = 1;
+  c->status = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 3 ? 2 : 1;
   char buf[1200];
   if (WIFSIGNALED(wstatus))
     snprintf(buf, sizeof buf, "%s",
@@ -479,6 +483,7 @@ int ox_cmd_test(int argc, char **argv) {
   double slow = 0;
   bool ctx_bodies = false;
   opset_list opsets = {0};
+  bool allow_refusal = false;
   const char *excl[16];
   size_t n_excl = 0;
   const char *expected_path = NULL;
@@ -495,6 +500,8 @@ int ox_cmd_test(int argc, char **argv) {
       timeout = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--allow-refusal") == 0) {
+      allow_refusal = true;
     } else if (strcmp(argv[i], "--exclude") == 0 && i + 1 < argc) {
       if (n_excl == sizeof excl / sizeof *excl) {
         fprintf(stderr, "onnxc test: too many --exclude\n");
@@ -570,7 +577,7 @@ int ox_cmd_test(int argc, char **argv) {
         close(fds[1]);
         free(kids);
         free_all(&l, &x);
-        exit(rc ? 1 : 0);
+        exit(rc == 2 ? 3 : rc ? 1 : 0);
       }
       close(fds[1]);
       for (int j = 0; j < jobs; j++)
@@ -611,11 +618,18 @@ int ox_cmd_test(int argc, char **argv) {
   free(kids);
 
   size_t passed = 0, failed = 0, unexpected_fail = 0, unexpected_pass = 0, expected_fail = 0;
+  size_t refused = 0;
   for (size_t i = 0; i < l.n; i++) {
     tcase *c = &l.v[i];
     long xi = find_expected(&x, c->name);
     if (xi >= 0) x.seen[xi] = true;
-    if (c->status == 0) {
+    if (c->status == 2 && allow_refusal) {
+      refused++;
+      if (xi >= 0) {
+        unexpected_pass++;
+        printf("unexpected refusal %s (listed in %s)\n", c->name, expected_path);
+      }
+    } else if (c->status == 0) {
       passed++;
       if (xi >= 0) {
         unexpected_pass++;
@@ -633,10 +647,10 @@ int ox_cmd_test(int argc, char **argv) {
   if (expected_path)
     printf("%zu expected failures, %zu unexpected failures, %zu unexpected passes\n", expected_fail,
            unexpected_fail, unexpected_pass);
-  if (skipped)
-    printf("%zu passed, %zu failed, %zu skipped\n", passed, failed, skipped);
-  else
-    printf("%zu passed, %zu failed\n", passed, failed);
+  printf("%zu passed, %zu failed", passed, failed);
+  if (allow_refusal) printf(", %zu refused", refused);
+  if (skipped) printf(", %zu skipped", skipped);
+  printf("\n");
   free_all(&l, &x);
   if (expected_path) return unexpected_fail || unexpected_pass ? 1 : 0;
   return failed ? 1 : 0;

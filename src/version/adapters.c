@@ -980,6 +980,12 @@ static int pad_19_18(ox_vctx *c, ox_node *n) {
   return refuse_value(c, n, "mode", "constant", "wrap");
 }
 
+/* ScatterElements/ScatterND-18 add the reductions max and min. */
+static int scatter_18_17(ox_vctx *c, ox_node *n) {
+  if (refuse_value(c, n, "reduction", "none", "max")) return c->e->code;
+  return refuse_value(c, n, "reduction", "none", "min");
+}
+
 static int refuse(ox_vctx *c, ox_node *n) {
   return ox_vfail(c, n, "no adapter: %s changed meaning between opsets %lld and %lld", n->op_type,
                   (long long)(c->from < c->to ? c->from : c->to),
@@ -1009,6 +1015,8 @@ static const entry table[] = {
     {"Resize", 12, 13, resize_12_13},
     {"Resize", 19, 18, resize_19_18},
     {"Pad", 19, 18, pad_19_18},
+    {"ScatterElements", 18, 17, scatter_18_17},
+    {"ScatterND", 18, 17, scatter_18_17},
     {"Add", 6, 7, broadcast_6_7},
     {"Sub", 6, 7, broadcast_6_7},
     {"Mul", 6, 7, broadcast_6_7},

@@ -25,7 +25,7 @@ except ImportError:
 
 ONNXC, DATA = sys.argv[1], sys.argv[2]
 TARGETS = [9, 13, 17]
-SAMPLE = int(os.environ.get("ONNXC_ORACLE_SAMPLE", "8"))  # every 8th node case
+SAMPLE = int(os.environ.get("ONNXC_ORACLE_SAMPLE", "12"))  # every 12th node case
 
 
 def cases():
