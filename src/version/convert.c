@@ -324,6 +324,7 @@ bool ox_v_read_f64(ox_vctx *c, const ox_tensor *t, double **v, size_t *n) {
 
 static const ox_tensor *input_const(ox_vctx *c, const ox_node *n, size_t k, const char *what) {
   const ox_tensor *t = ox_v_find_const(c, n->input[k]);
+  if (t) (void)ox_map_put(&c->detached, n->input[k], 1); /* best effort: only for clean-up */
   if (!t)
     ox_vfail(c, n,
              "input '%s' (%s) must be a constant (an initializer or a Constant node) to "
@@ -924,6 +925,101 @@ static int set_version(ox_vctx *c, ox_opset *imports, size_t n, int64_t target) 
   return OX_OK;
 }
 
+/* ------------------------------------------------------------ clean-up */
+
+/* Constants whose values went into attributes are removed when nothing
+ * reads them any more (Constant nodes, and initializers that are not graph
+ * inputs). */
+static int note_reads(ox_map *used, const ox_graph *g, int depth);
+
+static int note_reads_nodes(ox_map *used, const ox_node *nodes, size_t cnt, int depth) {
+  for (size_t i = 0; i < cnt; i++) {
+    for (size_t k = 0; k < nodes[i].n_input; k++)
+      if (ox_map_put(used, nodes[i].input[k], 1)) return OX_ENOMEM;
+    for (size_t k = 0; k < nodes[i].n_attribute; k++) {
+      const ox_attr *at = &nodes[i].attribute[k];
+      if (at->g && note_reads(used, at->g, depth + 1)) return OX_ENOMEM;
+      for (size_t j = 0; j < at->n_graphs; j++)
+        if (note_reads(used, &at->graphs[j], depth + 1)) return OX_ENOMEM;
+    }
+  }
+  return OX_OK;
+}
+
+static int note_reads(ox_map *used, const ox_graph *g, int depth) {
+  if (depth > 64) return OX_OK;
+  for (size_t i = 0; i < g->n_output; i++)
+    if (g->output[i].name && ox_map_put(used, g->output[i].name, 1)) return OX_ENOMEM;
+  return note_reads_nodes(used, g->node, g->n_node, depth);
+}
+
+static bool dead(const ox_vctx *c, const ox_map *used, const char *name) {
+  uintptr_t v;
+  return name && ox_map_get(&c->detached, name, &v) && !ox_map_get(used, name, &v);
+}
+
+static void drop_dead_nodes(const ox_vctx *c, const ox_map *used, ox_node *nodes, size_t *cnt) {
+  size_t keep = 0;
+  for (size_t i = 0; i < *cnt; i++) {
+    const ox_node *n = &nodes[i];
+    bool drop = n->n_output == 1 && strcmp(n->op_type, "Constant") == 0 &&
+                ox_is_default_domain(n->domain) && dead(c, used, n->output[0]);
+    if (!drop) nodes[keep++] = nodes[i];
+  }
+  *cnt = keep;
+}
+
+static void drop_dead(const ox_vctx *c, const ox_map *used, ox_graph *g, int depth) {
+  if (depth > 64) return;
+  drop_dead_nodes(c, used, g->node, &g->n_node);
+  size_t keep = 0;
+  for (size_t i = 0; i < g->n_initializer; i++) {
+    const char *nm = g->initializer[i].name;
+    if (!(dead(c, used, nm) && !is_graph_input(g, nm))) g->initializer[keep++] = g->initializer[i];
+  }
+  g->n_initializer = keep;
+  for (size_t i = 0; i < g->n_node; i++)
+    for (size_t k = 0; k < g->node[i].n_attribute; k++) {
+      ox_attr *at = &g->node[i].attribute[k];
+      if (at->g) drop_dead(c, used, at->g, depth + 1);
+      for (size_t j = 0; j < at->n_graphs; j++) drop_dead(c, used, &at->graphs[j], depth + 1);
+    }
+}
+
+static int clean_up(ox_vctx *c) {
+  if (!c->detached.count) return OX_OK;
+  ox_model_proto *p = c->m->proto;
+  ox_map used;
+  ox_map_init(&used);
+  int rc = note_reads(&used, p->graph, 0);
+  for (size_t i = 0; !rc && i < p->n_training_info; i++) {
+    const ox_training_info *ti = &p->training_info[i];
+    if (ti->initialization) rc = note_reads(&used, ti->initialization, 0);
+    if (!rc && ti->algorithm) rc = note_reads(&used, ti->algorithm, 0);
+    for (size_t k = 0; !rc && k < ti->n_update_binding; k++)
+      if (ox_map_put(&used, ti->update_binding[k].value, 1) ||
+          ox_map_put(&used, ti->update_binding[k].key, 1))
+        rc = OX_ENOMEM;
+    for (size_t k = 0; !rc && k < ti->n_initialization_binding; k++)
+      if (ox_map_put(&used, ti->initialization_binding[k].key, 1)) rc = OX_ENOMEM;
+  }
+  for (size_t i = 0; !rc && i < p->n_functions; i++) {
+    const ox_function *f = &p->functions[i];
+    rc = note_reads_nodes(&used, f->node, f->n_node, 0);
+    for (size_t k = 0; !rc && k < f->n_output; k++)
+      if (ox_map_put(&used, f->output[k], 1)) rc = OX_ENOMEM;
+  }
+  if (rc) {
+    ox_map_free(&used);
+    return ox_v_oom(c);
+  }
+  drop_dead(c, &used, p->graph, 0);
+  for (size_t i = 0; i < p->n_functions; i++)
+    drop_dead_nodes(c, &used, p->functions[i].node, &p->functions[i].n_node);
+  ox_map_free(&used);
+  return OX_OK;
+}
+
 int ox_convert_opset(ox_model *m, int64_t target, ox_err *e) {
   if (!m || !m->proto || !m->proto->graph)
     return ox_err_set(e, OX_EINVAL, "opset conversion: the model has no graph");
@@ -945,6 +1041,7 @@ int ox_convert_opset(ox_model *m, int64_t target, ox_err *e) {
   ox_map_init(&c.types);
   ox_map_init(&c.names);
   ox_map_init(&c.used);
+  ox_map_init(&c.detached);
   ox_model *tmp = NULL;
   int rc = OX_OK;
   if (from == target) goto update;
@@ -991,6 +1088,7 @@ int ox_convert_opset(ox_model *m, int64_t target, ox_err *e) {
     if ((rc = convert_nodes(&c, &f->node, &f->n_node, NULL, fv, target, nm))) goto done;
     set_version(&c, f->opset_import, f->n_opset_import, target);
   }
+  if ((rc = clean_up(&c))) goto done;
 update:
   set_version(&c, p->opset_import, p->n_opset_import, target);
 done:
@@ -998,6 +1096,7 @@ done:
   ox_map_free(&c.types);
   ox_map_free(&c.names);
   ox_map_free(&c.used);
+  ox_map_free(&c.detached);
   return rc;
 }
 

@@ -21,6 +21,7 @@ typedef struct ox_vctx {
   ox_map types;     /* value name -> const ox_type * (inferred before converting) */
   ox_map names;     /* every value name in use (for fresh names) */
   ox_map used;      /* every value read by a node or returned by a graph */
+  ox_map detached;  /* constants an adapter moved into an attribute */
   size_t counter;   /* for fresh names */
   ox_node *pre;     /* nodes to place before the node being adapted */
   size_t n_pre;

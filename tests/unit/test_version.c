@@ -68,10 +68,14 @@ static const vcase cases[] = {
      "  [shape_v5_0] shape_v5_0 = Constant <value = int64[2] shape_v5_0 {3, 2}> ()\n"
      "  y = Reshape (x, shape_v5_0)\n}",
      NULL},
-    {"Reshape 5->4 from an initializer", 4, 5, 4,
+    {"Reshape 5->4 from an initializer (then unused, removed)", 4, 5, 4,
      "g (float[2,3] x) => (float[3,2] y) <int64[2] s = {3, 2}> {\n  y = Reshape (x, s)\n}",
-     "g (float[2,3] x) => (float[3,2] y) <int64[2] s = {3, 2}> {\n"
-     "  y = Reshape <shape = [3, 2]> (x)\n}",
+     "g (float[2,3] x) => (float[3,2] y) {\n  y = Reshape <shape = [3, 2]> (x)\n}", NULL},
+    {"Reshape 5->4: a constant still read elsewhere stays", 4, 5, 4,
+     "g (float[2,3] x) => (float[3,2] y, int64[2] t) <int64[2] s = {3, 2}> {\n"
+     "  y = Reshape (x, s)\n  t = Identity (s)\n}",
+     "g (float[2,3] x) => (float[3,2] y, int64[2] t) <int64[2] s = {3, 2}> {\n"
+     "  y = Reshape <shape = [3, 2]> (x)\n  t = Identity (s)\n}",
      NULL},
     {"Reshape 5->4 needs a constant shape", 3, 5, 4,
      "g (float[2,3] x, int64[2] s) => (float[3,2] y) {\n  y = Reshape (x, s)\n}", NULL,
@@ -113,13 +117,12 @@ static const vcase cases[] = {
      "  [value_v11_3] value_v11_3 = Constant <value = float value_v11_3 {2}> ()\n"
      "  z = Pad (x, pads_v11_2, value_v11_3)\n}",
      NULL},
-    {"Clip and Pad 11->10 from Constant nodes", 5, 11, 10,
+    {"Clip and Pad 11->10 from Constant nodes (then unused, removed)", 5, 11, 10,
      "g (float[4,5] x) => (float[4,5] y, float[6,5] z) {\n"
      "  lo = Constant <value = float {-1}> ()\n  y = Clip (x, lo)\n"
      "  p = Constant <value = int64[4] {1, 0, 1, 0}> ()\n  z = Pad (x, p)\n}",
      "g (float[4,5] x) => (float[4,5] y, float[6,5] z) {\n"
-     "  lo = Constant <value = float {-1}> ()\n  y = Clip <min = -1.0> (x)\n"
-     "  p = Constant <value = int64[4] {1, 0, 1, 0}> ()\n  z = Pad <pads = [1, 0, 1, 0]> (x)\n}",
+     "  y = Clip <min = -1.0> (x)\n  z = Pad <pads = [1, 0, 1, 0]> (x)\n}",
      NULL},
     {"Scatter 10->11 becomes ScatterElements", 5, 10, 11,
      "g (float[3,3] x, int64[1,2] i, float[1,2] u) => (float[3,3] y) {\n"
