@@ -54,3 +54,12 @@ if(EXISTS "${_v_data}/node")
                    ${_v_data} 6 9 11 13 15 17 19 21 23 25 27)
   set_tests_properties(version_sweep PROPERTIES LABELS release-only)
 endif()
+
+# The real models of ../shared/models converted to opsets 28 and 11 give the
+# originals' outputs (skipped without python3-onnx).
+if(SYSTEM_PYTHON3 AND EXISTS "${ONNXC_SHARED}/models")
+  add_test(NAME version_real_models
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/version/real_models.py
+                   $<TARGET_FILE:onnxc_cli> ${ONNXC_SHARED}/models)
+  set_tests_properties(version_real_models PROPERTIES SKIP_RETURN_CODE 77 LABELS release-only)
+endif()
