@@ -209,11 +209,16 @@ static const ox_tensor *constant_value(ox_vctx *c, const ox_node *nd) {
 
 const ox_tensor *ox_v_find_const(ox_vctx *c, const char *name) {
   if (!name || !*name) return NULL;
+  /* Before IR 4 every initializer is also a graph input (the models of
+   * that time use them as weights); from IR 4 on, an initializer that is
+   * also an input is a default the caller may override. */
+  const ox_model_proto *mp = c->m->proto;
+  bool old_ir = mp->has_ir_version && mp->ir_version < 4;
   for (const ox_vscope *s = c->scope; s; s = s->up) {
     const ox_graph *g = s->g;
     for (size_t i = 0; i < g->n_initializer; i++)
       if (g->initializer[i].name && strcmp(g->initializer[i].name, name) == 0)
-        return is_graph_input(g, name) ? NULL : &g->initializer[i];
+        return !old_ir && is_graph_input(g, name) ? NULL : &g->initializer[i];
     for (size_t i = 0; i < g->n_node; i++) {
       const ox_node *nd = &g->node[i];
       for (size_t k = 0; k < nd->n_output; k++)

@@ -77,6 +77,16 @@ static const vcase cases[] = {
      "g (float[2,3] x) => (float[3,2] y, int64[2] t) <int64[2] s = {3, 2}> {\n"
      "  y = Reshape <shape = [3, 2]> (x)\n  t = Identity (s)\n}",
      NULL},
+    {"Reshape 5->4: before IR 4 an initializer listed as input is a constant", 3, 5, 4,
+     "g (float[2,3] x, int64[2] s) => (float[3,2] y) <int64[2] s = {3, 2}> {\n"
+     "  y = Reshape (x, s)\n}",
+     "g (float[2,3] x, int64[2] s) => (float[3,2] y) <int64[2] s = {3, 2}> {\n"
+     "  y = Reshape <shape = [3, 2]> (x)\n}",
+     NULL},
+    {"Reshape 5->4: from IR 4 an initializer listed as input can be overridden", 4, 5, 4,
+     "g (float[2,3] x, int64[2] s) => (float[3,2] y) <int64[2] s = {3, 2}> {\n"
+     "  y = Reshape (x, s)\n}",
+     NULL, "input 's' (shape) must be a constant"},
     {"Reshape 5->4 needs a constant shape", 3, 5, 4,
      "g (float[2,3] x, int64[2] s) => (float[3,2] y) {\n  y = Reshape (x, s)\n}", NULL,
      "(Reshape) in graph 'g': input 's' (shape) must be a constant"},
