@@ -328,6 +328,10 @@ bool ox_v_read_f64(ox_vctx *c, const ox_tensor *t, double **v, size_t *n) {
 }
 
 static const ox_tensor *input_const(ox_vctx *c, const ox_node *n, size_t k, const char *what) {
+  if (!ox_v_has_input(n, k)) {
+    ox_vfail(c, n, "input %zu (%s) is missing", k, what);
+    return NULL;
+  }
   const ox_tensor *t = ox_v_find_const(c, n->input[k]);
   if (t) (void)ox_map_put(&c->detached, n->input[k], 1); /* best effort: only for clean-up */
   if (!t)
@@ -750,6 +754,15 @@ static int step_node(ox_vctx *c, ox_node *n) {
   if (!s_from) return OX_OK; /* unknown op: the checker reports it */
   /* does the op have a version exactly at the step's upper opset? */
   if (up ? !(s_to && s_to->since_version == c->to) : s_from->since_version != c->from) return OX_OK;
+  /* adapters rely on the node matching its own schema's arity */
+  if ((int64_t)n->n_input < s_from->min_inputs || (int64_t)n->n_output < s_from->min_outputs ||
+      (s_from->min_outputs > 0 && !n->output[0][0]))
+    return ox_vfail(c, n, "the node does not match %s-%d (%zu inputs, %zu outputs)", s_from->name,
+                    s_from->since_version, n->n_input, n->n_output);
+  for (size_t k = 0; k < n->n_input && k < s_from->n_inputs; k++)
+    if (!n->input[k][0] && s_from->inputs[k].option == OX_PARAM_SINGLE)
+      return ox_vfail(c, n, "input %zu of %s-%d is not optional", k, s_from->name,
+                      s_from->since_version);
   ox_vadapter fn = ox_v_find_adapter(n->op_type, c->from, c->to);
   if (!up && !s_to && !fn)
     return ox_vfail(c, n, "%s does not exist before opset %lld", n->op_type, (long long)c->from);
