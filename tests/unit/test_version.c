@@ -288,6 +288,9 @@ static const vcase cases[] = {
      "  [axes_v13_0] axes_v13_0 = Constant <value = int64[1] axes_v13_0 {1}> ()\n"
      "  b = ReduceSum <keepdims = 0> (a, axes_v13_0)\n}",
      NULL},
+    {"a node that does not match its own schema", 7, 10, 9,
+     "g (float[2,3] x) => (float[2,3] y, int64[2,3] i) {\n  y, i = TopK (x)\n}", NULL,
+     "(TopK) in graph 'g': the node does not match TopK-10 (1 inputs, 2 outputs)"},
     {"an op newer than the target", 9, 20, 19,
      "g (float[3] x) => (float[3] y) {\n  y = Gelu (x)\n}", NULL,
      "(Gelu) in graph 'g': Gelu does not exist before opset 20"},
