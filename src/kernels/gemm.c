@@ -183,6 +183,61 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_ua(int64_t kc, con
   }
 }
 #undef OX_ROWUA
+
+/* The 12 x 32 tile for any B row stride (packed panels: ldb = 32; a matrix
+ * read in place: its row stride) and partial tiles: rows past m and columns
+ * past n are neither loaded (B) nor stored (C); A rows past m must be zero
+ * or are ignored. C = acc + beta * C (beta == 0: C ignored). */
+#define OX_ROWG(i, r)                         \
+  av = _mm512_set1_ps(a[r]);                  \
+  c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
+  c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1);
+
+__attribute__((target("avx512f"))) static void ukernel_avx512_g(int64_t kc, const float *a,
+                                                                const float *b, int64_t ldb,
+                                                                float *c, int64_t ldc, float beta,
+                                                                int m, int n) {
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+  __mmask16 k1 = (__mmask16)(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
+  __m512 z = _mm512_setzero_ps();
+  __m512 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z,
+         c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z, c80 = z, c81 = z, c90 = z, c91 = z;
+  __m512 cA0 = z, cA1 = z, cB0 = z, cB1 = z;
+  const int64_t pf = 8 * ldb;
+  for (int64_t k = 0; k < kc; k++) {
+    __m512 b0 = _mm512_maskz_loadu_ps(k0, b), b1 = _mm512_maskz_loadu_ps(k1, b + 16), av;
+    _mm_prefetch((const char *)(b + pf), _MM_HINT_T0);
+    _mm_prefetch((const char *)(b + pf + 16), _MM_HINT_T0);
+    OX_ROWG(0, 0)
+    OX_ROWG(1, 1)
+    OX_ROWG(2, 2)
+    OX_ROWG(3, 3)
+    OX_ROWG(4, 4)
+    OX_ROWG(5, 5)
+    OX_ROWG(6, 6)
+    OX_ROWG(7, 7)
+    OX_ROWG(8, 8)
+    OX_ROWG(9, 9)
+    OX_ROWG(A, 10)
+    OX_ROWG(B, 11)
+    a += 12;
+    b += ldb;
+  }
+  __m512 acc[24] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
+                    c60, c61, c70, c71, c80, c81, c90, c91, cA0, cA1, cB0, cB1};
+  __m512 vb = _mm512_set1_ps(beta);
+  for (int i = 0; i < m; i++) {
+    float *ci = c + i * ldc;
+    __m512 r0 = acc[2 * i], r1 = acc[2 * i + 1];
+    if (beta != 0.0f) {
+      r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k0, ci), r0);
+      r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k1, ci + 16), r1);
+    }
+    _mm512_mask_storeu_ps(ci, k0, r0);
+    _mm512_mask_storeu_ps(ci + 16, k1, r1);
+  }
+}
+#undef OX_ROWG
 #endif
 
 static ukernel select_kernel(void) {
@@ -196,6 +251,14 @@ static ukernel select_kernel(void) {
 }
 
 const char *ox_sgemm_isa(void) { return select_kernel().name; }
+
+bool ox_sgemm_has_ua(void) {
+#ifdef OX_GEMM_X86
+  return select_kernel().fn == ukernel_avx512;
+#else
+  return false;
+#endif
+}
 
 /* ---- packing ---- */
 /* Rows [i0, i0+mc) x depth [k0, k0+kc) of op(A) into MR-row panels: panel p
@@ -639,6 +702,7 @@ void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float 
   }
   ukernel uk = select_kernel();
   const int mr = uk.mr, nr = uk.nr;
+  bool avx512 = ox_sgemm_has_ua();
   int64_t npad = (N + nr - 1) / nr * nr;
   float tile[12 * 32];
   for (int64_t pc = 0; pc < A->K; pc += KC_BLOCK) {
@@ -656,6 +720,10 @@ void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float 
           float *c = C + (ic + ir) * ldc + jr;
           if (m == mr && n == nr) {
             uk.fn(kc, apan + ir * kc, bpan, c, ldc, 1.0f, bt);
+          } else if (avx512) {
+#ifdef OX_GEMM_X86
+            ukernel_avx512_g(kc, apan + ir * kc, bpan, nr, c, ldc, bt, (int)m, (int)n);
+#endif
           } else {
             uk.fn(kc, apan + ir * kc, bpan, tile, nr, 1.0f, 0.0f);
             for (int64_t i = 0; i < m; i++)
@@ -668,14 +736,6 @@ void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float 
       }
     }
   }
-}
-
-bool ox_sgemm_has_ua(void) {
-#ifdef OX_GEMM_X86
-  return select_kernel().fn == ukernel_avx512;
-#else
-  return false;
-#endif
 }
 
 void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bp,
@@ -721,4 +781,33 @@ void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda
 #else
   (void)M, (void)N, (void)K, (void)A, (void)lda, (void)Bp, (void)beta, (void)C, (void)ldc;
 #endif
+}
+
+void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb, float beta,
+                    float *C, int64_t ldc) {
+#ifdef OX_GEMM_X86
+  if (A->M <= 0 || N <= 0) return;
+  if (A->K <= 0) {
+    scale_c(A->M, N, beta, C, ldc);
+    return;
+  }
+  if (A->mr == 12 && ox_sgemm_has_ua()) {
+    /* per depth block: a 32-column strip of B stays in cache for every row panel */
+    for (int64_t pc = 0; pc < A->K; pc += KC_BLOCK) {
+      int64_t kc = A->K - pc < KC_BLOCK ? A->K - pc : KC_BLOCK;
+      float bt = pc == 0 ? beta : 1.0f;
+      const float *ablock = A->data + pc * A->Mpad, *bblock = B + pc * ldb;
+      for (int64_t jr = 0; jr < N; jr += 32) {
+        int n = N - jr < 32 ? (int)(N - jr) : 32;
+        for (int64_t ir = 0; ir < A->M; ir += 12) {
+          int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
+          ukernel_avx512_g(kc, ablock + ir * kc, bblock + jr, ldb, C + ir * ldc + jr, ldc, bt, m,
+                           n);
+        }
+      }
+    }
+    return;
+  }
+#endif
+  ox_sgemm_pa(A, false, N, 1.0f, B, ldb, beta, C, ldc, NULL);
 }

@@ -55,6 +55,12 @@ bool ox_sgemm_has_ua(void);
 void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bp,
                     float beta, float *C, int64_t ldc);
 
+/* C (M x N) = A * B + beta * C with A packed and B (K x N, row stride ldb)
+ * read in place, without a packing copy (e.g. the input planes of a 1x1
+ * convolution); calling thread only. */
+void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb, float beta,
+                    float *C, int64_t ldc);
+
 /* Name of the micro-kernel in use ("avx512", "avx2", "portable"). */
 const char *ox_sgemm_isa(void);
 

@@ -191,6 +191,58 @@ void ox_nn_im2col(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, in
     }
 }
 
+/* 1-D or 2-D, stride 1 and as many output as input columns (e.g. a 3x3
+ * kernel with pads of 1, or a 3x1 kernel without padding): the im2col row of
+ * one (channel, kernel offset) over whole output rows is the input plane
+ * shifted by a constant, with the taps that fall left or right of the image
+ * (wrapped into a neighbouring row) or above or below it set to zero. */
+static bool shifted_plane(const ox_nn_geom *g) {
+  if (g->nd > 2) return false;
+  for (size_t d = 0; d < g->nd; d++)
+    if (g->stride[d] != 1) return false;
+  return g->out[g->nd - 1] == g->in[g->nd - 1];
+}
+
+static void im2col_packed_shifted(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0,
+                                  int64_t o1, float *bp, int nr, int64_t kcb) {
+  size_t L = g->nd - 1;
+  int64_t OW = g->out[L], IW = g->in[L], S = g->in_size;
+  int64_t ncols = (o1 - o0) * OW, npad = (ncols + nr - 1) / nr * nr, K = C * g->k_size;
+  int64_t KW = g->k[L], KH = L ? g->k[0] : 1;
+  for (int64_t c = 0; c < C; c++) {
+    const float *xc = x + c * S;
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++) {
+        int64_t k = (c * KH + kh) * KW + kw, pc = k / kcb * kcb, kc = K - pc < kcb ? K - pc : kcb;
+        int64_t off = kw * g->dil[L] - g->pb[L], lo, hi;
+        valid_range(OW, IW, 1, off, &lo, &hi);
+        int64_t shift = off + (L ? (kh * g->dil[0] - g->pb[0]) * IW : 0);
+        /* source index of column j: s0 + j, valid in [0, S) and for j < ncols */
+        int64_t s0 = o0 * OW + shift, vlo = -s0, vhi = S - s0;
+        if (vlo < 0) vlo = 0;
+        if (vhi > ncols) vhi = ncols;
+        float *row = bp + pc * npad + (k - pc) * nr;
+        float *d = row;
+        for (int64_t j = 0; j < npad; j += nr, d += nr * kc) {
+          if (j >= vlo && j + nr <= vhi) {
+            memcpy(d, xc + s0 + j, (size_t)nr * sizeof(float));
+            continue;
+          }
+          for (int64_t q = 0; q < nr; q++)
+            d[q] = j + q >= vlo && j + q < vhi ? xc[s0 + j + q] : 0.0f;
+        }
+        if (lo == 0 && hi == OW) continue;
+        for (int64_t r = 0; r < o1 - o0; r++)
+          for (int64_t w = 0; w < OW; w++) {
+            if (w == lo) w = hi > lo ? hi : lo;
+            if (w >= OW) break;
+            int64_t jj = r * OW + w;
+            row[jj / nr * nr * kc + jj % nr] = 0.0f;
+          }
+      }
+  }
+}
+
 void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
                          float *bp, int nr, int64_t kcb, float *rowbuf) {
   int64_t kk[OX_NN_MAXD];
@@ -213,6 +265,10 @@ void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t
         memset(d + (ncols - j), 0, (size_t)(nr - (ncols - j)) * sizeof(float));
       }
     }
+    return;
+  }
+  if (shifted_plane(g)) {
+    im2col_packed_shifted(g, C, x, o0, o1, bp, nr, kcb);
     return;
   }
   for (int64_t c = 0; c < C; c++)

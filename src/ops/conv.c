@@ -145,7 +145,9 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
       B = col;
       ldb = ncols;
     }
-    if (j->packed)
+    if (j->packed && j->pointwise && !j->inner_pool)
+      ox_sgemm_pa_sb(j->packed[gi], ncols, B, ldb, beta, yc, j->P);
+    else if (j->packed)
       ox_sgemm_pa(j->packed[gi], false, ncols, 1.0f, B, ldb, beta, yc, j->P, j->inner_pool);
     else
       ox_sgemm(false, false, j->Mg, ncols, j->Kg, 1.0f, j->w + gi * j->Mg * j->Kg, j->Kg, B, ldb,
@@ -409,7 +411,7 @@ static int conv_run(ox_kctx *ctx, void *st) {
   j.chunk_rows = rows;
   j.n_chunks = (j.outer + rows - 1) / rows;
   int64_t ntasks = N * G * j.n_chunks;
-  j.inner_pool = ntasks == 1 ? pool : NULL;
+  j.inner_pool = ntasks == 1 && nt > 1 ? pool : NULL;
   atomic_init(&j.oom, 0);
   if (ntasks == 1)
     conv_task(&j, 0, 1);
