@@ -16,6 +16,8 @@
 #endif
 
 enum { KC_BLOCK = 256, MC_BLOCK = 96, NC_BLOCK = 768 };
+/* ox_sgemm_pa_sb copies each 32-column strip of B when A has more rows */
+enum { STRIP_MIN_ROWS = 48 };
 
 /* Full tile: C[MR x NR] (ldc) = alpha * sum + beta * C (beta == 0: C ignored). */
 typedef void (*ukernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
@@ -792,6 +794,8 @@ void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t
     return;
   }
   if (A->mr == 12 && ox_sgemm_has_ua()) {
+    float strip_buf[KC_BLOCK * 32] __attribute__((aligned(64)));
+    float *strip = A->M > STRIP_MIN_ROWS ? strip_buf : NULL;
     /* per depth block: a 32-column strip of B stays in cache for every row panel */
     for (int64_t pc = 0; pc < A->K; pc += KC_BLOCK) {
       int64_t kc = A->K - pc < KC_BLOCK ? A->K - pc : KC_BLOCK;
@@ -799,10 +803,17 @@ void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t
       const float *ablock = A->data + pc * A->Mpad, *bblock = B + pc * ldb;
       for (int64_t jr = 0; jr < N; jr += 32) {
         int n = N - jr < 32 ? (int)(N - jr) : 32;
+        const float *bs = bblock + jr;
+        int64_t bstride = ldb;
+        if (strip) { /* many row panels: copy the strip once into a contiguous panel */
+          for (int64_t k = 0; k < kc; k++)
+            memcpy(strip + k * 32, bblock + k * ldb + jr, (size_t)n * sizeof(float));
+          bs = strip;
+          bstride = 32;
+        }
         for (int64_t ir = 0; ir < A->M; ir += 12) {
           int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
-          ukernel_avx512_g(kc, ablock + ir * kc, bblock + jr, ldb, C + ir * ldc + jr, ldc, bt, m,
-                           n);
+          ukernel_avx512_g(kc, ablock + ir * kc, bs, bstride, C + ir * ldc + jr, ldc, bt, m, n);
         }
       }
     }

@@ -228,17 +228,19 @@ static void im2col_packed_shifted(const ox_nn_geom *g, int64_t C, const float *x
             memcpy(d, xc + s0 + j, (size_t)nr * sizeof(float));
             continue;
           }
-          for (int64_t q = 0; q < nr; q++)
-            d[q] = j + q >= vlo && j + q < vhi ? xc[s0 + j + q] : 0.0f;
+          int64_t a = vlo > j ? vlo : j, b = vhi < j + nr ? vhi : j + nr;
+          memset(d, 0, (size_t)nr * sizeof(float));
+          if (a < b) memcpy(d + (a - j), xc + s0 + a, (size_t)(b - a) * sizeof(float));
         }
         if (lo == 0 && hi == OW) continue;
-        for (int64_t r = 0; r < o1 - o0; r++)
-          for (int64_t w = 0; w < OW; w++) {
-            if (w == lo) w = hi > lo ? hi : lo;
-            if (w >= OW) break;
-            int64_t jj = r * OW + w;
-            row[jj / nr * nr * kc + jj % nr] = 0.0f;
-          }
+        int64_t stride = nr * kc, mask = nr - 1, jj = 0;
+        int lg = 0;
+        while ((1 << lg) < nr) lg++;
+        for (int64_t r = 0; r < o1 - o0; r++, jj += OW) {
+          for (int64_t w = 0; w < lo; w++) row[((jj + w) >> lg) * stride + ((jj + w) & mask)] = 0;
+          for (int64_t w = hi > lo ? hi : lo; w < OW; w++)
+            row[((jj + w) >> lg) * stride + ((jj + w) & mask)] = 0;
+        }
       }
   }
 }
@@ -267,7 +269,7 @@ void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t
     }
     return;
   }
-  if (shifted_plane(g)) {
+  if (shifted_plane(g) && (nr & (nr - 1)) == 0) {
     im2col_packed_shifted(g, C, x, o0, o1, bp, nr, kcb);
     return;
   }
