@@ -284,33 +284,43 @@ void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t
     }
 }
 
-/* col2im for one element type (float for ConvTranspose, double for Col2Im). */
-#define OX_NN_COL2IM(NAME, T)                                        \
-  void NAME(const ox_nn_geom *g, int64_t C, const T *col, T *y) {    \
-    size_t nd = g->nd, L = nd - 1;                                   \
-    int64_t OW = g->out[L], IW = g->in[L], sw = g->stride[L];        \
-    int64_t outer = ox_nn_outer(g);                                  \
-    int64_t kk[OX_NN_MAXD], oi[OX_NN_MAXD];                          \
-    for (int64_t c = 0; c < C; c++) {                                \
-      T *yc = y + c * g->in_size;                                    \
-      for (int64_t kidx = 0; kidx < g->k_size; kidx++) {             \
-        unravel(kidx, g->k, nd, kk);                                 \
-        const T *row = col + (c * g->k_size + kidx) * g->out_size;   \
-        int64_t off = kk[L] * g->dil[L] - g->pb[L], lo, hi;          \
-        valid_range(OW, IW, sw, off, &lo, &hi);                      \
-        for (size_t d = 0; d < L; d++) oi[d] = 0;                    \
-        for (int64_t o = 0; o < outer; o++) {                        \
-          const T *src = row + o * OW;                               \
-          int64_t base;                                              \
-          if (outer_base(g, oi, kk, &base)) {                        \
-            T *dst = yc + base * IW + off;                           \
-            for (int64_t w = lo; w < hi; w++) dst[w * sw] += src[w]; \
-          }                                                          \
-          next_outer(g, oi);                                         \
-        }                                                            \
-      }                                                              \
-    }                                                                \
+/* col2im for one element type (float for ConvTranspose, double for Col2Im)
+ * over the column positions of outer rows [o0, o1) (column row stride ldcol,
+ * column 0 = first position of row o0). */
+#define OX_NN_COL2IM(NAME, T)                                                                    \
+  void NAME(const ox_nn_geom *g, int64_t C, const T *col, int64_t ldcol, int64_t o0, int64_t o1, \
+            T *y) {                                                                              \
+    size_t nd = g->nd, L = nd - 1;                                                               \
+    int64_t OW = g->out[L], IW = g->in[L], sw = g->stride[L];                                    \
+    int64_t kk[OX_NN_MAXD], oi[OX_NN_MAXD];                                                      \
+    for (int64_t c = 0; c < C; c++) {                                                            \
+      T *yc = y + c * g->in_size;                                                                \
+      for (int64_t kidx = 0; kidx < g->k_size; kidx++) {                                         \
+        unravel(kidx, g->k, nd, kk);                                                             \
+        const T *row = col + (c * g->k_size + kidx) * ldcol;                                     \
+        int64_t off = kk[L] * g->dil[L] - g->pb[L], lo, hi;                                      \
+        valid_range(OW, IW, sw, off, &lo, &hi);                                                  \
+        unravel(o0, g->out, L, oi);                                                              \
+        for (int64_t o = o0; o < o1; o++) {                                                      \
+          const T *src = row + (o - o0) * OW;                                                    \
+          int64_t base;                                                                          \
+          if (outer_base(g, oi, kk, &base)) {                                                    \
+            T *dst = yc + base * IW + off;                                                       \
+            for (int64_t w = lo; w < hi; w++) dst[w * sw] += src[w];                             \
+          }                                                                                      \
+          next_outer(g, oi);                                                                     \
+        }                                                                                        \
+      }                                                                                          \
+    }                                                                                            \
   }
 
-OX_NN_COL2IM(ox_nn_col2im_add, float)
-OX_NN_COL2IM(ox_nn_col2im_add_f64, double)
+OX_NN_COL2IM(ox_nn_col2im_add_rows, float)
+OX_NN_COL2IM(ox_nn_col2im_add_rows_f64, double)
+
+void ox_nn_col2im_add(const ox_nn_geom *g, int64_t C, const float *col, float *y) {
+  ox_nn_col2im_add_rows(g, C, col, g->out_size, 0, ox_nn_outer(g), y);
+}
+
+void ox_nn_col2im_add_f64(const ox_nn_geom *g, int64_t C, const double *col, double *y) {
+  ox_nn_col2im_add_rows_f64(g, C, col, g->out_size, 0, ox_nn_outer(g), y);
+}

@@ -87,5 +87,11 @@ int64_t ox_nn_outer(const ox_nn_geom *g);
  * and ConvTranspose. */
 void ox_nn_col2im_add(const ox_nn_geom *g, int64_t C, const float *col, float *y);
 void ox_nn_col2im_add_f64(const ox_nn_geom *g, int64_t C, const double *col, double *y);
+/* The same for the column positions of outer rows [o0, o1) only (col row
+ * stride ldcol; its column 0 is the first position of row o0). */
+void ox_nn_col2im_add_rows(const ox_nn_geom *g, int64_t C, const float *col, int64_t ldcol,
+                           int64_t o0, int64_t o1, float *y);
+void ox_nn_col2im_add_rows_f64(const ox_nn_geom *g, int64_t C, const double *col, int64_t ldcol,
+                               int64_t o0, int64_t o1, double *y);
 
 #endif

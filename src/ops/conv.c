@@ -55,25 +55,33 @@ static conv_state *state_new(const ox_kinfo *info, ox_err *e) {
   return s;
 }
 
+/* Packs constant weights per group: Conv's W (M x C/group x k...) as M/group
+ * rows of C/group * k values; ConvTranspose's (C x M/group x k...)
+ * transposed, as M/group * k rows of C/group values. */
+static int pack_groups(const ox_kinfo *info, conv_state *s, const ox_value *w, bool transposed,
+                       ox_err *e) {
+  int64_t G = s->a.group, per = w->dims[0] / G, inner = w->numel / w->dims[0];
+  s->packed = calloc((size_t)G, sizeof *s->packed);
+  if (!s->packed) return ox_err_set(e, OX_ENOMEM, "out of memory"), prep_err(info, e);
+  s->n_packed = G;
+  for (int64_t g = 0; g < G; g++) {
+    const float *wg = (const float *)w->data + g * per * inner;
+    s->packed[g] = transposed ? ox_sgemm_pack_a(true, inner, per, wg, inner, e)
+                              : ox_sgemm_pack_a(false, per, inner, wg, inner, e);
+    if (!s->packed[g]) return prep_err(info, e);
+  }
+  s->packed_w = w;
+  return OX_OK;
+}
+
 static int conv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   conv_state *s = state_new(info, e);
   if (!s) return e ? e->code : OX_ENOMEM;
   *state = s;
   const ox_value *w = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
   if (w && w->kind == OX_VAL_TENSOR && w->dtype == OX_FLOAT && w->rank >= 3 &&
-      w->dims[0] % s->a.group == 0) {
-    int64_t G = s->a.group, Mg = w->dims[0] / G, Kg = w->numel / (w->dims[0] ? w->dims[0] : 1);
-    if (Mg > 0 && Kg > 0) {
-      s->packed = calloc((size_t)G, sizeof *s->packed);
-      if (!s->packed) return ox_err_set(e, OX_ENOMEM, "out of memory"), prep_err(info, e);
-      s->n_packed = G;
-      for (int64_t g = 0; g < G; g++) {
-        s->packed[g] = ox_sgemm_pack_a(false, Mg, Kg, (const float *)w->data + g * Mg * Kg, Kg, e);
-        if (!s->packed[g]) return prep_err(info, e);
-      }
-      s->packed_w = w;
-    }
-  }
+      w->dims[0] % s->a.group == 0 && w->dims[0] > 0 && w->numel > 0)
+    return pack_groups(info, s, w, false, e);
   return OX_OK;
 }
 
@@ -444,6 +452,11 @@ static int convt_prepare(const ox_kinfo *info, void **state, ox_err *e) {
     s->n_out_shape = os->n_ints;
     memcpy(s->out_shape, os->ints, os->n_ints * sizeof(int64_t));
   }
+  /* constant float W (C x M/group x k...): W^T of each group packed once */
+  const ox_value *w = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
+  if (w && w->kind == OX_VAL_TENSOR && w->dtype == OX_FLOAT && w->rank >= 3 &&
+      w->dims[0] % s->a.group == 0 && w->dims[0] > 0 && w->numel > 0)
+    return pack_groups(info, s, w, true, e);
   return OX_OK;
 }
 
@@ -452,15 +465,53 @@ typedef struct convt_job {
   const float *x, *w, *bias;
   float *y;
   int64_t G, Cg, Mg, Pin;
+  ox_sgemm_packed *const *packed; /* W^T per group when W is constant */
   ox_thread_pool *inner_pool;
   atomic_int oom;
 } convt_job;
 
+/* 2-D kernels equal to the strides, no dilation or padding: every output
+ * pixel receives exactly one column value, so Y is written (bias + column)
+ * row by row instead of accumulated. */
+OX_NN_CLONES static void convt_tiles(const ox_nn_geom *g, int64_t M, const float *col,
+                                     int64_t ldcol, int64_t o0, int64_t o1, const float *bias,
+                                     float *y) {
+  int64_t KH = g->k[0], KW = g->k[1], XW = g->out[1], YW = g->in[1];
+  for (int64_t m = 0; m < M; m++) {
+    float b = bias ? bias[m] : 0.0f;
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t oh = o0; oh < o1; oh++) {
+        float *yr = y + m * g->in_size + (oh * KH + kh) * YW;
+        const float *src = col + (m * KH + kh) * KW * ldcol + (oh - o0) * XW;
+        if (KW == 2) {
+          const float *s1 = src + ldcol;
+          for (int64_t w = 0; w < XW; w++) {
+            yr[2 * w] = b + src[w];
+            yr[2 * w + 1] = b + s1[w];
+          }
+        } else {
+          for (int64_t kw = 0; kw < KW; kw++)
+            for (int64_t w = 0; w < XW; w++) yr[w * KW + kw] = b + src[kw * ldcol + w];
+        }
+      }
+  }
+}
+
+/* One image and group: Y = bias, then for chunks of X rows (columns of about
+ * 1 MiB, kept in cache) W^T X into columns and col2im into Y. */
 static void convt_task(void *arg, int64_t t0, int64_t t1) {
   convt_job *j = arg;
   const ox_nn_geom *g = j->g;
-  int64_t rows = j->Mg * g->k_size;
-  float *col = malloc((size_t)(rows * j->Pin) * sizeof(float));
+  int64_t rows = j->Mg * g->k_size, XW = g->out[g->nd - 1], outer = ox_nn_outer(g);
+  int64_t chunk = 262144 / (rows > 0 ? rows : 1) / XW;
+  if (chunk < 1) chunk = 1;
+  if (chunk > outer) chunk = outer;
+  bool tiled = g->nd == 2;
+  for (size_t d = 0; d < g->nd; d++)
+    if (g->k[d] != g->stride[d] || g->dil[d] != 1 || g->pb[d] != 0 || g->pe[d] != 0 ||
+        g->in[d] != g->out[d] * g->stride[d])
+      tiled = false;
+  float *col = malloc((size_t)(rows * chunk * XW) * sizeof(float));
   if (!col) {
     atomic_store(&j->oom, 1);
     return;
@@ -470,14 +521,24 @@ static void convt_task(void *arg, int64_t t0, int64_t t1) {
     const float *xg = j->x + t * j->Cg * j->Pin;
     const float *wg = j->w + gi * j->Cg * rows;
     float *yg = j->y + t * j->Mg * g->in_size;
-    ox_sgemm(true, false, rows, j->Pin, j->Cg, 1.0f, wg, rows, xg, j->Pin, 0.0f, col, j->Pin,
-             j->inner_pool);
-    for (int64_t m = 0; m < j->Mg; m++) {
+    for (int64_t m = 0; m < j->Mg && !tiled; m++) {
       float b = j->bias ? j->bias[gi * j->Mg + m] : 0.0f;
       float *ym = yg + m * g->in_size;
       for (int64_t i = 0; i < g->in_size; i++) ym[i] = b;
     }
-    ox_nn_col2im_add(g, j->Mg, col, yg);
+    for (int64_t o0 = 0; o0 < outer; o0 += chunk) {
+      int64_t o1 = o0 + chunk < outer ? o0 + chunk : outer, ncols = (o1 - o0) * XW;
+      if (j->packed)
+        ox_sgemm_pa(j->packed[gi], false, ncols, 1.0f, xg + o0 * XW, j->Pin, 0.0f, col, ncols,
+                    j->inner_pool);
+      else
+        ox_sgemm(true, false, rows, ncols, j->Cg, 1.0f, wg, rows, xg + o0 * XW, j->Pin, 0.0f, col,
+                 ncols, j->inner_pool);
+      if (tiled)
+        convt_tiles(g, j->Mg, col, ncols, o0, o1, j->bias ? j->bias + gi * j->Mg : NULL, yg);
+      else
+        ox_nn_col2im_add_rows(g, j->Mg, col, ncols, o0, o1, yg);
+    }
   }
   free(col);
 }
@@ -562,7 +623,8 @@ static int convt_run(ox_kctx *ctx, void *st) {
   float *yf = fs.yf;
   if (rc) {
   } else {
-    convt_job j = {&g, xf, wf, bf, yf, G, Cg, Mg, g.out_size, NULL, 0};
+    convt_job j = {&g, xf, wf, bf, yf, G, Cg, Mg, g.out_size, NULL, NULL, 0};
+    if (s->packed && s->packed_w == w && s->n_packed == G) j.packed = s->packed;
     int64_t ntasks = x->dims[0] * G;
     j.inner_pool = ntasks == 1 ? ox_kctx_pool(ctx) : NULL;
     atomic_init(&j.oom, 0);

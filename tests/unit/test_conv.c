@@ -2,7 +2,8 @@
  * double-precision convolution on random inputs: 1-D, 2-D and 3-D, odd
  * sizes, strides, pads, dilations, groups (depthwise too), batch > 1, 1x1
  * kernels (B read in place), stride-1 "same width" kernels (shifted-plane
- * im2col), depth over several GEMM blocks, with constant weights (packed
+ * im2col), depth over several GEMM blocks, ConvTranspose (kernel = stride
+ * written directly, general col2im in row chunks), with constant weights (packed
  * once, optimization level 1) and weights given at run time (level 0), on 1
  * and 2 threads. */
 #include <math.h>
@@ -24,11 +25,14 @@ static float rnd(uint32_t *s) {
 
 typedef struct conv_case {
   int nd;
+  bool transpose; /* ConvTranspose: W is C x M/group x k..., no output_padding */
   int64_t N, C, M, G;
   int64_t in[3], k[3], s[3], d[3], pb[3], pe[3];
 } conv_case;
 
 static int64_t out_dim(const conv_case *c, int i) {
+  if (c->transpose)
+    return c->s[i] * (c->in[i] - 1) + (c->k[i] - 1) * c->d[i] + 1 - c->pb[i] - c->pe[i];
   return (c->in[i] + c->pb[i] + c->pe[i] - ((c->k[i] - 1) * c->d[i] + 1)) / c->s[i] + 1;
 }
 
@@ -80,6 +84,35 @@ static void reference(const conv_case *c, const float *x, const float *w, const 
     p[off + i] = c->pb[i];
   }
   int64_t isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2];
+  if (c->transpose) { /* scatter every input pixel through the kernel */
+    int64_t osz = o[0] * o[1] * o[2];
+    for (int64_t n = 0; n < c->N; n++)
+      for (int64_t m = 0; m < c->M; m++)
+        for (int64_t q = 0; q < osz; q++) y[(n * c->M + m) * osz + q] = bias ? bias[m] : 0.0;
+    for (int64_t n = 0; n < c->N; n++)
+      for (int64_t ch = 0; ch < c->C; ch++) {
+        int64_t gi = ch / Cg;
+        const float *xc = x + (n * c->C + ch) * isz;
+        for (int64_t mm = 0; mm < Mg; mm++) {
+          const float *wc = w + (ch * Mg + mm) * ksz;
+          double *yc = y + (n * c->M + gi * Mg + mm) * osz;
+          for (int64_t a = 0; a < in[0]; a++)
+            for (int64_t b = 0; b < in[1]; b++)
+              for (int64_t e = 0; e < in[2]; e++)
+                for (int64_t ka = 0; ka < k[0]; ka++)
+                  for (int64_t kb = 0; kb < k[1]; kb++)
+                    for (int64_t ke = 0; ke < k[2]; ke++) {
+                      int64_t ya = a * s[0] - p[0] + ka * d[0], yb = b * s[1] - p[1] + kb * d[1],
+                              ye = e * s[2] - p[2] + ke * d[2];
+                      if (ya < 0 || ya >= o[0] || yb < 0 || yb >= o[1] || ye < 0 || ye >= o[2])
+                        continue;
+                      yc[(ya * o[1] + yb) * o[2] + ye] += (double)xc[(a * in[1] + b) * in[2] + e] *
+                                                          (double)wc[(ka * k[1] + kb) * k[2] + ke];
+                    }
+        }
+      }
+    return;
+  }
   for (int64_t n = 0; n < c->N; n++)
     for (int64_t m = 0; m < c->M; m++) {
       int64_t gi = m / Mg;
@@ -109,6 +142,7 @@ static void reference(const conv_case *c, const float *x, const float *w, const 
 static void run_case(const char *name, const conv_case *c, bool with_bias) {
   uint32_t seed = (uint32_t)(c->C * 977 + c->M * 31 + c->in[0] * 7 + c->k[0]);
   int64_t Cg = c->C / c->G, xn = c->N * c->C, wn = c->M * Cg, od[3] = {1, 1, 1}, osz = 1;
+  int64_t wd0 = c->transpose ? c->C : c->M, wd1 = c->transpose ? c->M / c->G : Cg;
   for (int i = 0; i < c->nd; i++) {
     xn *= c->in[i];
     wn *= c->k[i];
@@ -126,7 +160,7 @@ static void run_case(const char *name, const conv_case *c, bool with_bias) {
 
   /* the model: W (and B) as initializers */
   sbuf t = {0};
-  int64_t xd[5] = {c->N, c->C}, wd[5] = {c->M, Cg}, yd[5] = {c->N, c->M};
+  int64_t xd[5] = {c->N, c->C}, wd[5] = {wd0, wd1}, yd[5] = {c->N, c->M};
   for (int i = 0; i < c->nd; i++) {
     xd[2 + i] = c->in[i];
     wd[2 + i] = c->k[i];
@@ -143,7 +177,7 @@ static void run_case(const char *name, const conv_case *c, bool with_bias) {
   for (int64_t i = 0; i < wn; i++) put(&t, "%s%.9g", i ? "," : "", (double)w[i]);
   put(&t, "}, float[%lld] b = {", (long long)c->M);
   for (int64_t i = 0; i < c->M; i++) put(&t, "%s%.9g", i ? "," : "", (double)bias[i]);
-  put(&t, "}> {\n  y = Conv <kernel_shape = ");
+  put(&t, "}> {\n  y = %s <kernel_shape = ", c->transpose ? "ConvTranspose" : "Conv");
   put_ints(&t, c->k, c->nd, NULL);
   put(&t, ", strides = ");
   put_ints(&t, c->s, c->nd, NULL);
@@ -180,7 +214,7 @@ static void run_case(const char *name, const conv_case *c, bool with_bias) {
         failures++;
       } else {
         const float *y = onnxc_tensor_data(yv);
-        int64_t Kg = Cg;
+        int64_t Kg = c->transpose ? Cg * 4 : Cg;
         for (int i = 0; i < c->nd; i++) Kg *= c->k[i];
         double tol = 1e-5 * (double)(Kg + 1), worst = 0.0;
         int64_t at = -1;
@@ -211,36 +245,65 @@ out:
 }
 
 int main(void) {
-  /* nd, N, C, M, G, in, k, strides, dilations, pads begin, pads end */
+  /* nd, transpose, N, C, M, G, in, k, strides, dilations, pads begin, pads end */
   static const struct {
     const char *name;
     conv_case c;
     bool bias;
   } cases[] = {
-      {"1x1 pointwise", {2, 1, 37, 29, 1, {13, 11}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}}, true},
-      {"1x1 pointwise batch", {2, 3, 20, 64, 1, {7, 9}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}}, false},
-      {"1x1 deep", {2, 1, 300, 13, 1, {5, 7}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}}, true},
-      {"1x1 stride 2", {2, 2, 9, 17, 1, {9, 11}, {1, 1}, {2, 2}, {1, 1}, {0}, {0}}, true},
-      {"1x1 padded", {2, 1, 5, 7, 1, {6, 5}, {1, 1}, {1, 1}, {1, 1}, {1, 0}, {0, 2}}, true},
-      {"3x3 same", {2, 2, 11, 25, 1, {13, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, true},
-      {"3x3 same deep", {2, 1, 40, 14, 1, {9, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, false},
-      {"1x3 same width", {2, 1, 24, 24, 1, {21, 16}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}}, true},
-      {"3x1 valid", {2, 2, 19, 24, 1, {20, 8}, {3, 1}, {1, 1}, {1, 1}, {0}, {0}}, true},
-      {"5x5 dilated same",
-       {2, 1, 6, 10, 1, {15, 14}, {5, 3}, {1, 1}, {2, 3}, {4, 3}, {4, 3}},
+      {"1x1 pointwise", {2, false, 1, 37, 29, 1, {13, 11}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}}, true},
+      {"1x1 pointwise batch",
+       {2, false, 3, 20, 64, 1, {7, 9}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}},
+       false},
+      {"1x1 deep", {2, false, 1, 300, 13, 1, {5, 7}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}}, true},
+      {"1x1 stride 2", {2, false, 2, 9, 17, 1, {9, 11}, {1, 1}, {2, 2}, {1, 1}, {0}, {0}}, true},
+      {"1x1 padded", {2, false, 1, 5, 7, 1, {6, 5}, {1, 1}, {1, 1}, {1, 1}, {1, 0}, {0, 2}}, true},
+      {"3x3 same",
+       {2, false, 2, 11, 25, 1, {13, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
        true},
-      {"3x3 asym same", {2, 1, 7, 9, 1, {10, 12}, {3, 3}, {1, 1}, {1, 1}, {2, 2}, {0, 0}}, true},
-      {"3x3 stride 2", {2, 2, 8, 13, 1, {15, 16}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 0}}, true},
-      {"7x7 stride 2", {2, 1, 3, 16, 1, {29, 31}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}}, true},
-      {"3x3 valid", {2, 1, 5, 6, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {0}, {0}}, true},
-      {"grouped", {2, 2, 12, 18, 3, {11, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, true},
-      {"grouped 1x1", {2, 1, 8, 12, 4, {6, 7}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}}, true},
-      {"depthwise", {2, 2, 16, 16, 16, {19, 23}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, true},
-      {"depthwise s2", {2, 1, 10, 20, 10, {17, 20}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}}, true},
-      {"1-D same", {1, 2, 6, 14, 1, {50}, {5}, {1}, {1}, {2}, {2}}, true},
-      {"1-D strided", {1, 1, 5, 7, 1, {41}, {4}, {3}, {2}, {1}, {2}}, true},
+      {"3x3 same deep",
+       {2, false, 1, 40, 14, 1, {9, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       false},
+      {"1x3 same width",
+       {2, false, 1, 24, 24, 1, {21, 16}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}},
+       true},
+      {"3x1 valid", {2, false, 2, 19, 24, 1, {20, 8}, {3, 1}, {1, 1}, {1, 1}, {0}, {0}}, true},
+      {"5x5 dilated same",
+       {2, false, 1, 6, 10, 1, {15, 14}, {5, 3}, {1, 1}, {2, 3}, {4, 3}, {4, 3}},
+       true},
+      {"3x3 asym same",
+       {2, false, 1, 7, 9, 1, {10, 12}, {3, 3}, {1, 1}, {1, 1}, {2, 2}, {0, 0}},
+       true},
+      {"3x3 stride 2",
+       {2, false, 2, 8, 13, 1, {15, 16}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 0}},
+       true},
+      {"7x7 stride 2",
+       {2, false, 1, 3, 16, 1, {29, 31}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}},
+       true},
+      {"3x3 valid", {2, false, 1, 5, 6, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {0}, {0}}, true},
+      {"grouped", {2, false, 2, 12, 18, 3, {11, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, true},
+      {"grouped 1x1", {2, false, 1, 8, 12, 4, {6, 7}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}}, true},
+      {"depthwise",
+       {2, false, 2, 16, 16, 16, {19, 23}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"depthwise s2",
+       {2, false, 1, 10, 20, 10, {17, 20}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"1-D same", {1, false, 2, 6, 14, 1, {50}, {5}, {1}, {1}, {2}, {2}}, true},
+      {"1-D strided", {1, false, 1, 5, 7, 1, {41}, {4}, {3}, {2}, {1}, {2}}, true},
+      {"transpose k=s", {2, true, 1, 24, 20, 1, {9, 11}, {2, 2}, {2, 2}, {1, 1}, {0}, {0}}, true},
+      {"transpose k=s batch",
+       {2, true, 2, 5, 3, 1, {7, 6}, {3, 2}, {3, 2}, {1, 1}, {0}, {0}},
+       false},
+      {"transpose grouped",
+       {2, true, 2, 6, 9, 3, {5, 7}, {3, 3}, {2, 1}, {1, 2}, {1, 0}, {0, 2}},
+       true},
+      {"transpose wide",
+       {2, true, 1, 7, 5, 1, {40, 90}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"transpose 1-D", {1, true, 1, 4, 6, 2, {33}, {5}, {3}, {1}, {2}, {1}}, true},
       {"3-D",
-       {3, 1, 3, 5, 1, {5, 6, 7}, {3, 2, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 2}, {1, 1, 2}},
+       {3, false, 1, 3, 5, 1, {5, 6, 7}, {3, 2, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 2}, {1, 1, 2}},
        true},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
