@@ -822,3 +822,33 @@ void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t
 #endif
   ox_sgemm_pa(A, false, N, 1.0f, B, ldb, beta, C, ldc, NULL);
 }
+
+bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
+                        float beta, float *C, int64_t ldc) {
+#ifdef OX_GEMM_X86
+  if (A->mr != 12 || !ox_sgemm_has_ua()) return false;
+  if (A->M <= 0 || N <= 0) return true;
+  if (A->K <= 0) {
+    scale_c(A->M, N, beta, C, ldc);
+    return true;
+  }
+  float buf[KC_BLOCK * 32] __attribute__((aligned(64)));
+  for (int64_t pc = 0; pc < A->K; pc += KC_BLOCK) {
+    int64_t kc = A->K - pc < KC_BLOCK ? A->K - pc : KC_BLOCK;
+    float bt = pc == 0 ? beta : 1.0f;
+    const float *ablock = A->data + pc * A->Mpad;
+    for (int64_t jr = 0; jr < N; jr += 32) {
+      int n = N - jr < 32 ? (int)(N - jr) : 32;
+      strip(ctx, pc, kc, jr, n, buf);
+      for (int64_t ir = 0; ir < A->M; ir += 12) {
+        int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
+        ukernel_avx512_g(kc, ablock + ir * kc, buf, 32, C + ir * ldc + jr, ldc, bt, m, n);
+      }
+    }
+  }
+  return true;
+#else
+  (void)A, (void)N, (void)strip, (void)ctx, (void)beta, (void)C, (void)ldc;
+  return false;
+#endif
+}

@@ -61,6 +61,17 @@ void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda
 void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb, float beta,
                     float *C, int64_t ldc);
 
+/* C (M x N) = A * B + beta * C with A packed and B produced on the fly, 32
+ * columns by at most ox_sgemm_kc() rows at a time: strip(ctx, k0, kc, j0, n,
+ * buf) writes rows [k0, k0+kc) of columns [j0, j0+n) (n <= 32) to buf, row
+ * stride 32, zeros in columns n..31. Each strip is used for every row panel
+ * while it is in L1 (implicit GEMM, e.g. convolution taps read straight from
+ * the image). Calling thread only. Returns false, doing nothing, when the
+ * micro-kernel in use does not support it (then pack B instead). */
+typedef void (*ox_sgemm_strip_fn)(void *ctx, int64_t k0, int64_t kc, int64_t j0, int n, float *buf);
+bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
+                        float beta, float *C, int64_t ldc);
+
 /* Name of the micro-kernel in use ("avx512", "avx2", "portable"). */
 const char *ox_sgemm_isa(void);
 

@@ -196,7 +196,7 @@ void ox_nn_im2col(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, in
  * one (channel, kernel offset) over whole output rows is the input plane
  * shifted by a constant, with the taps that fall left or right of the image
  * (wrapped into a neighbouring row) or above or below it set to zero. */
-static bool shifted_plane(const ox_nn_geom *g) {
+bool ox_nn_shifted_plane(const ox_nn_geom *g) {
   if (g->nd > 2) return false;
   for (size_t d = 0; d < g->nd; d++)
     if (g->stride[d] != 1) return false;
@@ -269,7 +269,7 @@ void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t
     }
     return;
   }
-  if (shifted_plane(g) && (nr & (nr - 1)) == 0) {
+  if (ox_nn_shifted_plane(g) && (nr & (nr - 1)) == 0) {
     im2col_packed_shifted(g, C, x, o0, o1, bp, nr, kcb);
     return;
   }
@@ -323,4 +323,66 @@ void ox_nn_col2im_add(const ox_nn_geom *g, int64_t C, const float *col, float *y
 
 void ox_nn_col2im_add_f64(const ox_nn_geom *g, int64_t C, const double *col, double *y) {
   ox_nn_col2im_add_rows_f64(g, C, col, g->out_size, 0, ox_nn_outer(g), y);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* Rows [k0, k0+kc) x columns [j0, j0+n) of the shifted-plane im2col as one
+ * strip: per row, two masked loads of the input plane (lanes outside the
+ * image or left/right of it are zero, never read). */
+__attribute__((target("avx512f"))) static void shift_strip_avx512(void *vctx, int64_t k0,
+                                                                  int64_t kc, int64_t j0, int n,
+                                                                  float *buf) {
+  const ox_nn_shift *sc = vctx;
+  const ox_nn_geom *g = sc->g;
+  size_t L = g->nd - 1;
+  int64_t OW = g->out[L], IW = g->in[L], S = g->in_size, KW = g->k[L], ksz = g->k_size;
+  int64_t p0 = sc->o0 * OW + j0; /* output position of column j0 */
+  /* per kernel offset: source index of column j0 and the lanes inside the image */
+  uint32_t kmask[OX_NN_SHIFT_MAXK];
+  int64_t kshift[OX_NN_SHIFT_MAXK];
+  for (int64_t kw = 0; kw < KW; kw++) {
+    int64_t off = kw * g->dil[L] - g->pb[L], ow = p0 % OW;
+    uint32_t cm = 0;
+    for (int q = 0; q < n; q++) {
+      if (ow + off >= 0 && ow + off < IW) cm |= 1u << q;
+      if (++ow == OW) ow = 0;
+    }
+    for (int64_t kh = 0; kh < ksz / KW; kh++) {
+      int64_t s0 = p0 + off + (L ? (kh * g->dil[0] - g->pb[0]) * IW : 0);
+      int64_t qlo = s0 < 0 ? -s0 : 0, qhi = S - s0;
+      uint32_t m = 0;
+      if (qlo < 32 && qhi > qlo) {
+        m = qhi >= 32 ? 0xffffffffu : (1u << qhi) - 1u;
+        m &= ~((1u << qlo) - 1u);
+      }
+      kmask[kh * KW + kw] = m & cm;
+      kshift[kh * KW + kw] = s0;
+    }
+  }
+  int64_t c = k0 / ksz, kidx = k0 % ksz;
+  const float *xc = sc->x + c * S;
+  for (int64_t k = 0; k < kc; k++) {
+    uint32_t m = kmask[kidx];
+    const float *src = xc + kshift[kidx];
+    _mm_prefetch((const char *)(src + 96), _MM_HINT_T0);
+    _mm512_store_ps(buf + k * 32, _mm512_maskz_loadu_ps((__mmask16)m, src));
+    _mm512_store_ps(buf + k * 32 + 16, _mm512_maskz_loadu_ps((__mmask16)(m >> 16), src + 16));
+    if (++kidx == ksz) {
+      kidx = 0;
+      xc += S;
+    }
+  }
+}
+#endif
+
+ox_sgemm_strip_fn ox_nn_shift_strip_fn(const ox_nn_geom *g) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (ox_nn_shifted_plane(g) && g->k_size <= OX_NN_SHIFT_MAXK && __builtin_cpu_supports("avx512f"))
+    return shift_strip_avx512;
+#else
+  (void)g;
+#endif
+  return NULL;
 }

@@ -97,6 +97,7 @@ typedef struct conv_job {
   bool ua;        /* W used in place by the GEMM (not constant, AVX-512) */
   ox_sgemm_packed *const *packed;
   ox_thread_pool *inner_pool; /* for the GEMM when there is a single task */
+  ox_sgemm_strip_fn strip;    /* implicit GEMM (packed W, shifted-plane geometry) */
   atomic_int oom;
 } conv_job;
 
@@ -134,6 +135,10 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
         for (int64_t c = 0; c < ncols; c++) row[c] = b;
       }
       beta = 1.0f;
+    }
+    if (j->strip && !j->pointwise) {
+      ox_nn_shift sc = {g, xg, o0};
+      if (ox_sgemm_pa_strips(j->packed[gi], ncols, j->strip, &sc, beta, yc, j->P)) continue;
     }
     if (direct) {
       ox_nn_im2col_packed(g, j->Cg, xg, o0, o1, col, nr, ox_sgemm_kc(), rowbuf);
@@ -420,6 +425,7 @@ static int conv_run(ox_kctx *ctx, void *st) {
   j.n_chunks = (j.outer + rows - 1) / rows;
   int64_t ntasks = N * G * j.n_chunks;
   j.inner_pool = ntasks == 1 && nt > 1 ? pool : NULL;
+  if (j.packed && !j.inner_pool) j.strip = ox_nn_shift_strip_fn(&g);
   atomic_init(&j.oom, 0);
   if (ntasks == 1)
     conv_task(&j, 0, 1);
