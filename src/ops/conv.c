@@ -177,6 +177,7 @@ typedef struct dw_job {
   const float *x, *w, *bias;
   float *y;
   int64_t C, Mg; /* channels (= groups), outputs per group */
+  bool plane;    /* dw_plane_avx512 applies */
 } dw_job;
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -213,6 +214,79 @@ __attribute__((target("avx512f"))) static int64_t dw_interior_avx512(const ox_nn
   }
   if (ow > in_hi) ow = in_hi;
   return ow;
+}
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+enum { DW_MAXBLK = 64, DW_MAXKW = 8 };
+
+/* A whole depthwise plane (strides 1 or 2, output width up to 16 *
+ * DW_MAXBLK, kernel width up to DW_MAXKW) with AVX-512: 16 outputs per step;
+ * every tap is one masked load (stride 2: two and a permute) whose mask
+ * drops the lanes left or right of the image, so the borders need no scalar
+ * code. Masks depend only on the column block and kw: computed once. */
+/* nb (1 or 4) consecutive blocks of 16 outputs of row oh, one accumulator
+ * each (independent FMA chains). */
+__attribute__((target("avx512f"), always_inline)) static inline void dw_blocks(
+    const ox_nn_geom *g, const float *xc, const float *wm, float b, int64_t oh,
+    const uint32_t *mask, int64_t blk0, int nb, __mmask16 tail, int64_t nblk, float *yr) {
+  int64_t IH = g->in[0], IW = g->in[1], KH = g->k[0], KW = g->k[1];
+  int64_t sw = g->stride[1], dh = g->dil[0], dw = g->dil[1];
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  __m512 acc[4];
+  for (int u = 0; u < nb; u++) acc[u] = _mm512_set1_ps(b);
+  for (int64_t kh = 0; kh < KH; kh++) {
+    int64_t ih = oh * g->stride[0] - g->pb[0] + kh * dh;
+    if (ih < 0 || ih >= IH) continue;
+    const float *xr = xc + ih * IW + blk0 * 16 * sw - g->pb[1];
+    for (int64_t kw = 0; kw < KW; kw++) {
+      __m512 wv = _mm512_set1_ps(wm[kh * KW + kw]);
+      for (int u = 0; u < nb; u++) {
+        uint32_t m = mask[(blk0 + u) * DW_MAXKW + kw];
+        const float *xs = xr + u * 16 * sw + kw * dw;
+        __m512 v =
+            sw == 1 ? _mm512_maskz_loadu_ps((__mmask16)m, xs)
+                    : _mm512_permutex2var_ps(_mm512_maskz_loadu_ps((__mmask16)m, xs), even,
+                                             _mm512_maskz_loadu_ps((__mmask16)(m >> 16), xs + 16));
+        acc[u] = _mm512_fmadd_ps(wv, v, acc[u]);
+      }
+    }
+  }
+  for (int u = 0; u < nb; u++) {
+    if (blk0 + u + 1 < nblk)
+      _mm512_storeu_ps(yr + (blk0 + u) * 16, acc[u]);
+    else
+      _mm512_mask_storeu_ps(yr + (blk0 + u) * 16, tail, acc[u]);
+  }
+}
+
+__attribute__((target("avx512f"))) static void dw_plane_avx512(const ox_nn_geom *g, const float *xc,
+                                                               const float *wm, float b, float *y) {
+  int64_t IW = g->in[1], OH = g->out[0], OW = g->out[1], KW = g->k[1];
+  int64_t sw = g->stride[1], dw = g->dil[1];
+  int64_t nblk = (OW + 15) / 16;
+  uint32_t mask[DW_MAXBLK][DW_MAXKW];
+  for (int64_t blk = 0; blk < nblk; blk++)
+    for (int64_t kw = 0; kw < KW; kw++) {
+      /* source element e of the span starting at (16 blk) sw + kw dw - pb */
+      int64_t base = blk * 16 * sw + kw * dw - g->pb[1], lanes = OW - blk * 16;
+      if (lanes > 16) lanes = 16;
+      uint32_t m = 0;
+      for (int64_t q = 0; q < lanes; q++) {
+        int64_t e = q * sw, iw = base + e;
+        if (iw >= 0 && iw < IW) m |= 1u << e;
+      }
+      mask[blk][kw] = m;
+    }
+  __mmask16 tail = (__mmask16)((1u << (OW - (nblk - 1) * 16)) - 1u);
+  for (int64_t oh = 0; oh < OH; oh++) {
+    float *yr = y + oh * OW;
+    int64_t blk = 0;
+    for (; blk + 4 <= nblk; blk += 4)
+      dw_blocks(g, xc, wm, b, oh, (const uint32_t *)mask, blk, 4, tail, nblk, yr);
+    for (; blk < nblk; blk++)
+      dw_blocks(g, xc, wm, b, oh, (const uint32_t *)mask, blk, 1, tail, nblk, yr);
+  }
 }
 #endif
 
@@ -291,6 +365,12 @@ OX_NN_CLONES static void dw_task(void *arg, int64_t t0, int64_t t1) {
     const float *wm = j->w + m * KH * KW;
     float *ym = j->y + t * OH * OW;
     float b = j->bias ? j->bias[m] : 0.0f;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (j->plane) {
+      dw_plane_avx512(g, xc, wm, b, ym);
+      continue;
+    }
+#endif
     for (int64_t oh = 0; oh < OH; oh++) dw_row(g, xc, wm, b, oh, ym + oh * OW);
   }
 }
@@ -377,7 +457,11 @@ static int conv_run(ox_kctx *ctx, void *st) {
   ox_thread_pool *pool = ox_kctx_pool(ctx);
   int nt = ox_thread_pool_size(pool);
   if (g.nd == 2 && Cg == 1 && G > 1) {
-    dw_job dj = {&g, xf, wf, bf, yf, G, Mg};
+    dw_job dj = {&g, xf, wf, bf, yf, G, Mg, false};
+#if defined(__x86_64__) && defined(__GNUC__)
+    dj.plane = (g.stride[1] == 1 || g.stride[1] == 2) && g.out[1] <= 16 * DW_MAXBLK &&
+               g.k[1] <= DW_MAXKW && g.out[1] > 0 && __builtin_cpu_supports("avx512f");
+#endif
     ox_parallel_for(pool, N * G * Mg, 1, dw_task, &dj);
     goto done;
   }
