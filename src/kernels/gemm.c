@@ -195,10 +195,10 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_ua(int64_t kc, con
   c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
   c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1);
 
-__attribute__((target("avx512f"))) static void ukernel_avx512_g(int64_t kc, const float *a,
-                                                                const float *b, int64_t ldb,
-                                                                float *c, int64_t ldc, float beta,
-                                                                int m, int n) {
+__attribute__((target("avx512f"))) static void ukernel_avx512_g12(int64_t kc, const float *a,
+                                                                  const float *b, int64_t ldb,
+                                                                  float *c, int64_t ldc, float beta,
+                                                                  int m, int n) {
   __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
   __mmask16 k1 = (__mmask16)(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
   __m512 z = _mm512_setzero_ps();
@@ -240,6 +240,52 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_g(int64_t kc, cons
   }
 }
 #undef OX_ROWG
+
+/* The first R (4 or 8) rows of a 12-row panel: the last row panel of an M
+ * that is not a multiple of 12 costs R / 12 of a full tile. */
+__attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx512_short(
+    int R, int64_t kc, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc,
+    float beta, int m, int n) {
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+  __mmask16 k1 = (__mmask16)(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
+  __m512 acc0[8], acc1[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < R; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; k++) {
+    __m512 b0 = _mm512_maskz_loadu_ps(k0, b), b1 = _mm512_maskz_loadu_ps(k1, b + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; i++) {
+      __m512 av = _mm512_set1_ps(a[i]);
+      acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+    }
+    a += 12;
+    b += ldb;
+  }
+  __m512 vb = _mm512_set1_ps(beta);
+  for (int i = 0; i < m; i++) {
+    float *ci = c + i * ldc;
+    __m512 r0 = acc0[i], r1 = acc1[i];
+    if (beta != 0.0f) {
+      r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k0, ci), r0);
+      r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k1, ci + 16), r1);
+    }
+    _mm512_mask_storeu_ps(ci, k0, r0);
+    _mm512_mask_storeu_ps(ci + 16, k1, r1);
+  }
+}
+
+__attribute__((target("avx512f"))) static void ukernel_avx512_g(int64_t kc, const float *a,
+                                                                const float *b, int64_t ldb,
+                                                                float *c, int64_t ldc, float beta,
+                                                                int m, int n) {
+  if (m <= 4)
+    ukernel_avx512_short(4, kc, a, b, ldb, c, ldc, beta, m, n);
+  else if (m <= 8)
+    ukernel_avx512_short(8, kc, a, b, ldb, c, ldc, beta, m, n);
+  else
+    ukernel_avx512_g12(kc, a, b, ldb, c, ldc, beta, m, n);
+}
 #endif
 
 static ukernel select_kernel(void) {

@@ -505,6 +505,14 @@ static int conv_run(ox_kctx *ctx, void *st) {
   if (rows > j.outer) rows = j.outer;
   if (rows < 1) rows = 1;
   if (N * G * ((j.outer + rows - 1) / rows) < nt && j.outer >= nt) rows = (j.outer + nt - 1) / nt;
+  /* with few tasks, a count that the threads divide (3 tasks on 2 threads
+   * would leave one idle a third of the time): shrink the chunks a little */
+  if (nt > 1 && N * G * ((j.outer + rows - 1) / rows) < 16 * nt)
+    for (int64_t r = rows; r >= 1 && 2 * r >= rows; r--)
+      if ((N * G * ((j.outer + r - 1) / r)) % nt == 0) {
+        rows = r;
+        break;
+      }
   j.chunk_rows = rows;
   j.n_chunks = (j.outer + rows - 1) / rows;
   int64_t ntasks = N * G * j.n_chunks;
