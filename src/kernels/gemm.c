@@ -18,6 +18,8 @@
 enum { KC_BLOCK = 256, MC_BLOCK = 96, NC_BLOCK = 768 };
 /* ox_sgemm_pa_sb copies each 32-column strip of B when A has more rows */
 enum { STRIP_MIN_ROWS = 48 };
+/* ... and walks A once per depth block, B in place, when N is at most this */
+enum { SMALL_N = 128 };
 
 /* Full tile: C[MR x NR] (ldc) = alpha * sum + beta * C (beta == 0: C ignored). */
 typedef void (*ukernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
@@ -847,6 +849,15 @@ void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t
       int64_t kc = A->K - pc < KC_BLOCK ? A->K - pc : KC_BLOCK;
       float bt = pc == 0 ? beta : 1.0f;
       const float *ablock = A->data + pc * A->Mpad, *bblock = B + pc * ldb;
+      if (N <= SMALL_N) { /* the whole B block stays in cache: A panels read once */
+        for (int64_t ir = 0; ir < A->M; ir += 12) {
+          int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
+          for (int64_t jr = 0; jr < N; jr += 32)
+            ukernel_avx512_g(kc, ablock + ir * kc, bblock + jr, ldb, C + ir * ldc + jr, ldc, bt, m,
+                             N - jr < 32 ? (int)(N - jr) : 32);
+        }
+        continue;
+      }
       for (int64_t jr = 0; jr < N; jr += 32) {
         int n = N - jr < 32 ? (int)(N - jr) : 32;
         const float *bs = bblock + jr;
