@@ -375,12 +375,85 @@ __attribute__((target("avx512f"))) static void shift_strip_avx512(void *vctx, in
     }
   }
 }
+enum { GS_MAXSEG = 8, GS_MAXKW = 16 };
+
+/* Any 2-D geometry with column stride 1 or 2: the 32 columns of a strip are
+ * cut into segments, one per output row (at most GS_MAXSEG); each segment
+ * of each tap row is two (stride 1) or four masked loads (stride 2, even
+ * elements picked by a permute) from a virtual start such that strip lane q
+ * reads element q * sw; lanes outside the segment or the image are masked. */
+__attribute__((target("avx512f"))) static void gen_strip_avx512(void *vctx, int64_t k0, int64_t kc,
+                                                                int64_t j0, int n, float *buf) {
+  const ox_nn_shift *sc = vctx;
+  const ox_nn_geom *g = sc->g;
+  int64_t IH = g->in[0], IW = g->in[1], OW = g->out[1], KH = g->k[0], KW = g->k[1];
+  int64_t sh = g->stride[0], sw = g->stride[1], S = g->in_size, ksz = g->k_size;
+  int64_t p0 = sc->o0 * OW + j0;
+  int64_t seg_oh[GS_MAXSEG], seg_base[GS_MAXSEG];
+  uint64_t seg_mask[GS_MAXSEG][GS_MAXKW];
+  uint32_t seg_lanes[GS_MAXSEG]; /* strip lanes of the segment */
+  int nseg = 0;
+  for (int q0 = 0; q0 < n && nseg < GS_MAXSEG;) {
+    int64_t p = p0 + q0, oh = p / OW, ow = p % OW;
+    int q1 = q0 + (int)(OW - ow < n - q0 ? OW - ow : n - q0);
+    seg_oh[nseg] = oh;
+    seg_lanes[nseg] = (q1 >= 32 ? 0xffffffffu : (1u << q1) - 1u) & ~((1u << q0) - 1u);
+    seg_base[nseg] = (ow - q0) * sw - g->pb[1]; /* input column of lane 0 at kw = 0 */
+    for (int64_t kw = 0; kw < KW; kw++) {
+      uint64_t m = 0;
+      for (int q = q0; q < q1; q++) {
+        int64_t iw = seg_base[nseg] + q * sw + kw * g->dil[1];
+        if (iw >= 0 && iw < IW) m |= 1ull << (q * sw);
+      }
+      seg_mask[nseg][kw] = m;
+    }
+    nseg++;
+    q0 = q1;
+  }
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  int64_t c = k0 / ksz, kidx = k0 % ksz, kh = kidx / KW, kw = kidx % KW;
+  const float *xc = sc->x + c * S;
+  for (int64_t k = 0; k < kc; k++) {
+    __m512 lo = _mm512_setzero_ps(), hi = lo;
+    for (int sgi = 0; sgi < nseg; sgi++) {
+      int64_t ih = seg_oh[sgi] * sh - g->pb[0] + kh * g->dil[0];
+      if (ih < 0 || ih >= IH) continue;
+      uint64_t m = seg_mask[sgi][kw];
+      const float *src = xc + ih * IW + seg_base[sgi] + kw * g->dil[1];
+      if (sw == 1) {
+        lo = _mm512_mask_loadu_ps(lo, (__mmask16)m, src);
+        hi = _mm512_mask_loadu_ps(hi, (__mmask16)(m >> 16), src + 16);
+      } else {
+        __m512 a = _mm512_maskz_loadu_ps((__mmask16)m, src);
+        __m512 b = _mm512_maskz_loadu_ps((__mmask16)(m >> 16), src + 16);
+        __m512 c2 = _mm512_maskz_loadu_ps((__mmask16)(m >> 32), src + 32);
+        __m512 d = _mm512_maskz_loadu_ps((__mmask16)(m >> 48), src + 48);
+        lo = _mm512_mask_mov_ps(lo, (__mmask16)seg_lanes[sgi], _mm512_permutex2var_ps(a, even, b));
+        hi = _mm512_mask_mov_ps(hi, (__mmask16)(seg_lanes[sgi] >> 16),
+                                _mm512_permutex2var_ps(c2, even, d));
+      }
+    }
+    _mm512_store_ps(buf + k * 32, lo);
+    _mm512_store_ps(buf + k * 32 + 16, hi);
+    if (++kw == KW) {
+      kw = 0;
+      if (++kh == KH) {
+        kh = 0;
+        xc += S;
+      }
+    }
+  }
+}
 #endif
 
 ox_sgemm_strip_fn ox_nn_shift_strip_fn(const ox_nn_geom *g) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (ox_nn_shifted_plane(g) && g->k_size <= OX_NN_SHIFT_MAXK && __builtin_cpu_supports("avx512f"))
-    return shift_strip_avx512;
+  if (!__builtin_cpu_supports("avx512f")) return NULL;
+  if (ox_nn_shifted_plane(g) && g->k_size <= OX_NN_SHIFT_MAXK) return shift_strip_avx512;
+  /* segments of at least 5 columns: at most GS_MAXSEG per strip of 32 */
+  if (g->nd == 2 && (g->stride[1] == 1 || g->stride[1] == 2) && g->out[1] >= 5 &&
+      g->k[1] <= GS_MAXKW)
+    return gen_strip_avx512;
 #else
   (void)g;
 #endif

@@ -3,9 +3,8 @@
  * sizes, strides, pads, dilations, groups (depthwise too), batch > 1, 1x1
  * kernels (B read in place), stride-1 "same width" kernels (shifted-plane
  * im2col), depth over several GEMM blocks, ConvTranspose (kernel = stride
- * written directly, general col2im in row chunks), with constant weights (packed
- * once, optimization level 1) and weights given at run time (level 0), on 1
- * and 2 threads. */
+ * written directly, general col2im in row chunks), with constant weights
+ * (packed once) and weights given at run time, on 1 and 2 threads. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -158,7 +157,8 @@ static void run_case(const char *name, const conv_case *c, bool with_bias) {
   for (int64_t i = 0; i < c->M; i++) bias[i] = rnd(&seed);
   reference(c, x, w, with_bias ? bias : NULL, od, want);
 
-  /* the model: W (and B) as initializers */
+  /* the model: W (and B) as initializers, W also a graph input that a run
+   * may override (then W is no longer a constant: not packed in advance) */
   sbuf t = {0};
   int64_t xd[5] = {c->N, c->C}, wd[5] = {wd0, wd1}, yd[5] = {c->N, c->M};
   for (int i = 0; i < c->nd; i++) {
@@ -169,7 +169,9 @@ static void run_case(const char *name, const conv_case *c, bool with_bias) {
   int r = c->nd + 2;
   put(&t, "<ir_version: 8, opset_import: [\"\" : 13]>\ng (float");
   put_ints(&t, xd, r, NULL);
-  put(&t, " x) => (float");
+  put(&t, " x, float");
+  put_ints(&t, wd, r, NULL);
+  put(&t, " w) => (float");
   put_ints(&t, yd, r, NULL);
   put(&t, " y) <float");
   put_ints(&t, wd, r, NULL);
@@ -194,23 +196,24 @@ static void run_case(const char *name, const conv_case *c, bool with_bias) {
     failures++;
     goto out;
   }
-  for (int opt = 0; opt <= 1; opt++)
+  for (int wrun = 0; wrun <= 1; wrun++) /* 1: W given at run time */
     for (int threads = 1; threads <= 2; threads++) {
       onnxc_session_options so = {0};
       so.threads = threads;
-      so.optimization_level = opt;
+      so.optimization_level = 1;
       onnxc_session *sess = NULL;
-      onnxc_value *xv = NULL, *yv = NULL;
+      onnxc_value *in[2] = {NULL, NULL}, *yv = NULL;
       if (onnxc_session_create(model, &so, &sess, &err) != ONNXC_OK ||
-          !(xv = onnxc_tensor_wrap(1, xd, (size_t)r, x, &err))) {
+          !(in[0] = onnxc_tensor_wrap(1, xd, (size_t)r, x, &err)) ||
+          !(in[1] = onnxc_tensor_wrap(1, wd, (size_t)r, w, &err))) {
         printf("FAIL %s: session (%s)\n", name, err.msg);
         failures++;
         onnxc_session_free(sess);
         continue;
       }
-      const char *in_name = "x";
-      if (onnxc_session_run(sess, &in_name, &xv, 1, NULL, &yv, 1, &err) != ONNXC_OK) {
-        printf("FAIL %s opt=%d threads=%d: run (%s)\n", name, opt, threads, err.msg);
+      const char *in_names[2] = {"x", "w"};
+      if (onnxc_session_run(sess, in_names, in, wrun ? 2 : 1, NULL, &yv, 1, &err) != ONNXC_OK) {
+        printf("FAIL %s wrun=%d threads=%d: run (%s)\n", name, wrun, threads, err.msg);
         failures++;
       } else {
         const float *y = onnxc_tensor_data(yv);
@@ -226,13 +229,14 @@ static void run_case(const char *name, const conv_case *c, bool with_bias) {
           }
         }
         if (worst > tol) {
-          printf("FAIL %s opt=%d threads=%d: y[%lld] = %g, want %g\n", name, opt, threads,
+          printf("FAIL %s wrun=%d threads=%d: y[%lld] = %g, want %g\n", name, wrun, threads,
                  (long long)at, (double)y[at], want[at]);
           failures++;
         }
       }
       onnxc_value_free(yv);
-      onnxc_value_free(xv);
+      onnxc_value_free(in[0]);
+      onnxc_value_free(in[1]);
       onnxc_session_free(sess);
     }
 out:
