@@ -564,6 +564,8 @@ typedef struct convt_job {
   float *y;
   int64_t G, Cg, Mg, Pin;
   ox_sgemm_packed *const *packed; /* W^T per group when W is constant */
+  bool tiled;                     /* convt_tiles applies */
+  int64_t chunk, n_chunks;        /* rows of X per chunk, chunks per image */
   ox_thread_pool *inner_pool;
   atomic_int oom;
 } convt_job;
@@ -601,38 +603,34 @@ static void convt_task(void *arg, int64_t t0, int64_t t1) {
   convt_job *j = arg;
   const ox_nn_geom *g = j->g;
   int64_t rows = j->Mg * g->k_size, XW = g->out[g->nd - 1], outer = ox_nn_outer(g);
-  int64_t chunk = 262144 / (rows > 0 ? rows : 1) / XW;
-  if (chunk < 1) chunk = 1;
-  if (chunk > outer) chunk = outer;
-  bool tiled = g->nd == 2;
-  for (size_t d = 0; d < g->nd; d++)
-    if (g->k[d] != g->stride[d] || g->dil[d] != 1 || g->pb[d] != 0 || g->pe[d] != 0 ||
-        g->in[d] != g->out[d] * g->stride[d])
-      tiled = false;
-  float *col = malloc((size_t)(rows * chunk * XW) * sizeof(float));
+  float *col = malloc((size_t)(rows * j->chunk * XW + 1) * sizeof(float));
   if (!col) {
     atomic_store(&j->oom, 1);
     return;
   }
-  for (int64_t t = t0; t < t1; t++) { /* t = n * G + gi */
-    int64_t gi = t % j->G;
-    const float *xg = j->x + t * j->Cg * j->Pin;
+  /* tiled: t = (n * G + gi) * n_chunks + chunk (chunks write disjoint rows of
+   * Y); else t = n * G + gi, all chunks in turn */
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t img = j->tiled ? t / j->n_chunks : t, gi = img % j->G;
+    int64_t c0 = j->tiled ? t % j->n_chunks : 0, c1 = j->tiled ? c0 + 1 : j->n_chunks;
+    const float *xg = j->x + img * j->Cg * j->Pin;
     const float *wg = j->w + gi * j->Cg * rows;
-    float *yg = j->y + t * j->Mg * g->in_size;
-    for (int64_t m = 0; m < j->Mg && !tiled; m++) {
+    float *yg = j->y + img * j->Mg * g->in_size;
+    for (int64_t m = 0; m < j->Mg && !j->tiled; m++) {
       float b = j->bias ? j->bias[gi * j->Mg + m] : 0.0f;
       float *ym = yg + m * g->in_size;
       for (int64_t i = 0; i < g->in_size; i++) ym[i] = b;
     }
-    for (int64_t o0 = 0; o0 < outer; o0 += chunk) {
-      int64_t o1 = o0 + chunk < outer ? o0 + chunk : outer, ncols = (o1 - o0) * XW;
+    for (int64_t ch = c0; ch < c1; ch++) {
+      int64_t o0 = ch * j->chunk, o1 = o0 + j->chunk < outer ? o0 + j->chunk : outer;
+      int64_t ncols = (o1 - o0) * XW;
       if (j->packed)
         ox_sgemm_pa(j->packed[gi], false, ncols, 1.0f, xg + o0 * XW, j->Pin, 0.0f, col, ncols,
                     j->inner_pool);
       else
         ox_sgemm(true, false, rows, ncols, j->Cg, 1.0f, wg, rows, xg + o0 * XW, j->Pin, 0.0f, col,
                  ncols, j->inner_pool);
-      if (tiled)
+      if (j->tiled)
         convt_tiles(g, j->Mg, col, ncols, o0, o1, j->bias ? j->bias + gi * j->Mg : NULL, yg);
       else
         ox_nn_col2im_add_rows(g, j->Mg, col, ncols, o0, o1, yg);
@@ -721,14 +719,24 @@ static int convt_run(ox_kctx *ctx, void *st) {
   float *yf = fs.yf;
   if (rc) {
   } else {
-    convt_job j = {&g, xf, wf, bf, yf, G, Cg, Mg, g.out_size, NULL, NULL, 0};
+    convt_job j = {&g, xf, wf, bf, yf, G, Cg, Mg, g.out_size, NULL, false, 0, 0, NULL, 0};
     if (s->packed && s->packed_w == w && s->n_packed == G) j.packed = s->packed;
-    int64_t ntasks = x->dims[0] * G;
+    int64_t rows = Mg * g.k_size, XW = g.out[nd - 1], outer = ox_nn_outer(&g);
+    j.chunk = 262144 / (rows > 0 ? rows : 1) / (XW > 0 ? XW : 1);
+    if (j.chunk > outer) j.chunk = outer;
+    if (j.chunk < 1) j.chunk = 1;
+    j.n_chunks = (outer + j.chunk - 1) / j.chunk;
+    j.tiled = nd == 2;
+    for (size_t d = 0; d < nd; d++)
+      if (g.k[d] != g.stride[d] || g.dil[d] != 1 || g.pb[d] != 0 || g.pe[d] != 0 ||
+          g.in[d] != g.out[d] * g.stride[d])
+        j.tiled = false;
+    int64_t ntasks = x->dims[0] * G * (j.tiled ? j.n_chunks : 1);
     j.inner_pool = ntasks == 1 ? ox_kctx_pool(ctx) : NULL;
     atomic_init(&j.oom, 0);
     if (ntasks == 1)
       convt_task(&j, 0, 1);
-    else
+    else if (ntasks > 1)
       ox_parallel_for(ox_kctx_pool(ctx), ntasks, 1, convt_task, &j);
     if (atomic_load(&j.oom)) rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory for columns");
   }
