@@ -101,25 +101,34 @@ typedef struct conv_job {
   atomic_int oom;
 } conv_job;
 
+/* Column buffers of a task: packed panels (+ one padded row) when direct,
+ * else a plain im2col matrix. false (OOM flagged) on failure. */
+static bool alloc_cols(conv_job *j, bool direct, float **col, float **rowbuf) {
+  int64_t maxcols = j->chunk_rows * j->g->out[j->g->nd - 1];
+  size_t n = direct ? ox_sgemm_packed_b_floats(j->Kg, maxcols) : (size_t)(j->Kg * maxcols);
+  *col = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
+  *rowbuf = direct ? malloc((size_t)(maxcols + ox_sgemm_nr()) * sizeof(float)) : NULL;
+  if (!*col || (direct && !*rowbuf)) {
+    free(*col);
+    free(*rowbuf);
+    *col = *rowbuf = NULL;
+    atomic_store(&j->oom, 1);
+    return false;
+  }
+  return true;
+}
+
 static void conv_task(void *arg, int64_t t0, int64_t t1) {
   conv_job *j = arg;
   const ox_nn_geom *g = j->g;
-  int64_t OW = g->out[g->nd - 1], maxcols = j->chunk_rows * OW;
+  int64_t OW = g->out[g->nd - 1];
   /* with packed weights the columns go straight into GEMM panels */
   bool direct = j->ua || (j->packed && !j->pointwise);
   int nr = ox_sgemm_nr();
   float *col = NULL, *rowbuf = NULL;
-  if (direct || !j->pointwise) {
-    size_t n = direct ? ox_sgemm_packed_b_floats(j->Kg, maxcols) : (size_t)(j->Kg * maxcols);
-    col = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
-    rowbuf = direct ? malloc((size_t)(maxcols + nr) * sizeof(float)) : NULL;
-    if (!col || (direct && !rowbuf)) {
-      free(col);
-      free(rowbuf);
-      atomic_store(&j->oom, 1);
-      return;
-    }
-  }
+  /* the implicit GEMM needs no columns */
+  bool implicit = j->strip && !j->pointwise && ox_sgemm_has_ua();
+  if ((direct || !j->pointwise) && !implicit && !alloc_cols(j, direct, &col, &rowbuf)) return;
   for (int64_t t = t0; t < t1; t++) {
     int64_t ch = t % j->n_chunks, ng = t / j->n_chunks, gi = ng % j->G, n = ng / j->G;
     int64_t o0 = ch * j->chunk_rows,
@@ -139,6 +148,7 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
     if (j->strip && !j->pointwise) {
       ox_nn_shift sc = {g, xg, o0};
       if (ox_sgemm_pa_strips(j->packed[gi], ncols, j->strip, &sc, beta, yc, j->P)) continue;
+      if (!col && !alloc_cols(j, direct, &col, &rowbuf)) return;
     }
     if (direct) {
       ox_nn_im2col_packed(g, j->Cg, xg, o0, o1, col, nr, ox_sgemm_kc(), rowbuf);
