@@ -208,25 +208,32 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_g12(int64_t kc, co
          c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z, c80 = z, c81 = z, c90 = z, c91 = z;
   __m512 cA0 = z, cA1 = z, cB0 = z, cB1 = z;
   const int64_t pf = 8 * ldb;
-  for (int64_t k = 0; k < kc; k++) {
-    __m512 b0 = _mm512_maskz_loadu_ps(k0, b), b1 = _mm512_maskz_loadu_ps(k1, b + 16), av;
-    _mm_prefetch((const char *)(b + pf), _MM_HINT_T0);
-    _mm_prefetch((const char *)(b + pf + 16), _MM_HINT_T0);
-    OX_ROWG(0, 0)
-    OX_ROWG(1, 1)
-    OX_ROWG(2, 2)
-    OX_ROWG(3, 3)
-    OX_ROWG(4, 4)
-    OX_ROWG(5, 5)
-    OX_ROWG(6, 6)
-    OX_ROWG(7, 7)
-    OX_ROWG(8, 8)
-    OX_ROWG(9, 9)
-    OX_ROWG(A, 10)
-    OX_ROWG(B, 11)
-    a += 12;
-    b += ldb;
+  /* full strips load B unmasked (no mask moves competing with the FMAs) */
+#define OX_G12_LOOP(LOAD0, LOAD1)                           \
+  for (int64_t k = 0; k < kc; k++) {                        \
+    __m512 b0 = LOAD0, b1 = LOAD1, av;                      \
+    _mm_prefetch((const char *)(b + pf), _MM_HINT_T0);      \
+    _mm_prefetch((const char *)(b + pf + 16), _MM_HINT_T0); \
+    OX_ROWG(0, 0)                                           \
+    OX_ROWG(1, 1)                                           \
+    OX_ROWG(2, 2)                                           \
+    OX_ROWG(3, 3)                                           \
+    OX_ROWG(4, 4)                                           \
+    OX_ROWG(5, 5)                                           \
+    OX_ROWG(6, 6)                                           \
+    OX_ROWG(7, 7)                                           \
+    OX_ROWG(8, 8)                                           \
+    OX_ROWG(9, 9)                                           \
+    OX_ROWG(A, 10)                                          \
+    OX_ROWG(B, 11)                                          \
+    a += 12;                                                \
+    b += ldb;                                               \
   }
+  if (n == 32)
+    OX_G12_LOOP(_mm512_loadu_ps(b), _mm512_loadu_ps(b + 16))
+  else
+    OX_G12_LOOP(_mm512_maskz_loadu_ps(k0, b), _mm512_maskz_loadu_ps(k1, b + 16))
+#undef OX_G12_LOOP
   __m512 acc[24] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
                     c60, c61, c70, c71, c80, c81, c90, c91, cA0, cA1, cB0, cB1};
   __m512 vb = _mm512_set1_ps(beta);
@@ -253,17 +260,22 @@ __attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx
   __m512 acc0[8], acc1[8];
 #pragma GCC unroll 8
   for (int i = 0; i < R; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < kc; k++) {
-    __m512 b0 = _mm512_maskz_loadu_ps(k0, b), b1 = _mm512_maskz_loadu_ps(k1, b + 16);
-#pragma GCC unroll 8
-    for (int i = 0; i < R; i++) {
-      __m512 av = _mm512_set1_ps(a[i]);
-      acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
-      acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
-    }
-    a += 12;
-    b += ldb;
+#define OX_SHORT_LOOP(LOAD0, LOAD1)                       \
+  for (int64_t k = 0; k < kc; k++) {                      \
+    __m512 b0 = LOAD0, b1 = LOAD1;                        \
+    _Pragma("GCC unroll 8") for (int i = 0; i < R; i++) { \
+      __m512 av = _mm512_set1_ps(a[i]);                   \
+      acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);         \
+      acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);         \
+    }                                                     \
+    a += 12;                                              \
+    b += ldb;                                             \
   }
+  if (n == 32)
+    OX_SHORT_LOOP(_mm512_loadu_ps(b), _mm512_loadu_ps(b + 16))
+  else
+    OX_SHORT_LOOP(_mm512_maskz_loadu_ps(k0, b), _mm512_maskz_loadu_ps(k1, b + 16))
+#undef OX_SHORT_LOOP
   __m512 vb = _mm512_set1_ps(beta);
   for (int i = 0; i < m; i++) {
     float *ci = c + i * ldc;
