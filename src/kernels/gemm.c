@@ -197,6 +197,31 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_ua(int64_t kc, con
   c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
   c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1);
 
+/* Rows [0, m) of a tile (row i: acc[2i] columns 0..15, acc[2i+1] 16..31),
+ * columns masked by k0 / k1: C = acc + beta * C (beta == 0: C ignored). */
+__attribute__((target("avx512f"), always_inline)) static inline void store_rows(
+    float *c, int64_t ldc, int m, const __m512 *acc, float beta, __mmask16 k0, __mmask16 k1) {
+  __m512 vb = _mm512_set1_ps(beta);
+  for (int i = 0; i < m; i++) {
+    float *ci = c + i * ldc;
+    __m512 r0 = acc[2 * i], r1 = acc[2 * i + 1];
+    if (beta != 0.0f) {
+      r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k0, ci), r0);
+      r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k1, ci + 16), r1);
+    }
+    _mm512_mask_storeu_ps(ci, k0, r0);
+    _mm512_mask_storeu_ps(ci + 16, k1, r1);
+  }
+}
+
+/* The k loop of a tile, for full strips (B loaded unmasked: no mask moves
+ * competing with the FMAs) or partial ones. */
+#define OX_BY_WIDTH(LOOP)                             \
+  if (n == 32)                                        \
+    LOOP(_mm512_loadu_ps(b), _mm512_loadu_ps(b + 16)) \
+  else                                                \
+    LOOP(_mm512_maskz_loadu_ps(k0, b), _mm512_maskz_loadu_ps(k1, b + 16))
+
 __attribute__((target("avx512f"))) static void ukernel_avx512_g12(int64_t kc, const float *a,
                                                                   const float *b, int64_t ldb,
                                                                   float *c, int64_t ldc, float beta,
@@ -208,7 +233,6 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_g12(int64_t kc, co
          c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z, c80 = z, c81 = z, c90 = z, c91 = z;
   __m512 cA0 = z, cA1 = z, cB0 = z, cB1 = z;
   const int64_t pf = 8 * ldb;
-  /* full strips load B unmasked (no mask moves competing with the FMAs) */
 #define OX_G12_LOOP(LOAD0, LOAD1)                           \
   for (int64_t k = 0; k < kc; k++) {                        \
     __m512 b0 = LOAD0, b1 = LOAD1, av;                      \
@@ -229,24 +253,11 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_g12(int64_t kc, co
     a += 12;                                                \
     b += ldb;                                               \
   }
-  if (n == 32)
-    OX_G12_LOOP(_mm512_loadu_ps(b), _mm512_loadu_ps(b + 16))
-  else
-    OX_G12_LOOP(_mm512_maskz_loadu_ps(k0, b), _mm512_maskz_loadu_ps(k1, b + 16))
+  OX_BY_WIDTH(OX_G12_LOOP)
 #undef OX_G12_LOOP
   __m512 acc[24] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
                     c60, c61, c70, c71, c80, c81, c90, c91, cA0, cA1, cB0, cB1};
-  __m512 vb = _mm512_set1_ps(beta);
-  for (int i = 0; i < m; i++) {
-    float *ci = c + i * ldc;
-    __m512 r0 = acc[2 * i], r1 = acc[2 * i + 1];
-    if (beta != 0.0f) {
-      r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k0, ci), r0);
-      r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k1, ci + 16), r1);
-    }
-    _mm512_mask_storeu_ps(ci, k0, r0);
-    _mm512_mask_storeu_ps(ci + 16, k1, r1);
-  }
+  store_rows(c, ldc, m, acc, beta, k0, k1);
 }
 #undef OX_ROWG
 
@@ -271,22 +282,14 @@ __attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx
     a += 12;                                              \
     b += ldb;                                             \
   }
-  if (n == 32)
-    OX_SHORT_LOOP(_mm512_loadu_ps(b), _mm512_loadu_ps(b + 16))
-  else
-    OX_SHORT_LOOP(_mm512_maskz_loadu_ps(k0, b), _mm512_maskz_loadu_ps(k1, b + 16))
+  OX_BY_WIDTH(OX_SHORT_LOOP)
 #undef OX_SHORT_LOOP
-  __m512 vb = _mm512_set1_ps(beta);
-  for (int i = 0; i < m; i++) {
-    float *ci = c + i * ldc;
-    __m512 r0 = acc0[i], r1 = acc1[i];
-    if (beta != 0.0f) {
-      r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k0, ci), r0);
-      r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k1, ci + 16), r1);
-    }
-    _mm512_mask_storeu_ps(ci, k0, r0);
-    _mm512_mask_storeu_ps(ci + 16, k1, r1);
+  __m512 acc[16];
+  for (int i = 0; i < R; i++) {
+    acc[2 * i] = acc0[i];
+    acc[2 * i + 1] = acc1[i];
   }
+  store_rows(c, ldc, m, acc, beta, k0, k1);
 }
 
 __attribute__((target("avx512f"))) static void ukernel_avx512_g(int64_t kc, const float *a,
