@@ -198,13 +198,19 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_ua(int64_t kc, con
   c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1);
 
 /* Rows [0, m) of a tile (row i: acc[2i] columns 0..15, acc[2i+1] 16..31),
- * columns masked by k0 / k1: C = acc + beta * C (beta == 0: C ignored). */
+ * columns masked by k0 / k1: C = acc + bias[i] (bias may be NULL) + beta * C
+ * (beta == 0: C ignored). */
 __attribute__((target("avx512f"), always_inline)) static inline void store_rows(
-    float *c, int64_t ldc, int m, const __m512 *acc, float beta, __mmask16 k0, __mmask16 k1) {
+    float *c, int64_t ldc, int m, const __m512 *acc, float beta, const float *bias, __mmask16 k0,
+    __mmask16 k1) {
   __m512 vb = _mm512_set1_ps(beta);
   for (int i = 0; i < m; i++) {
     float *ci = c + i * ldc;
     __m512 r0 = acc[2 * i], r1 = acc[2 * i + 1];
+    if (bias) {
+      r0 = _mm512_add_ps(r0, _mm512_set1_ps(bias[i]));
+      r1 = _mm512_add_ps(r1, _mm512_set1_ps(bias[i]));
+    }
     if (beta != 0.0f) {
       r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k0, ci), r0);
       r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k1, ci + 16), r1);
@@ -225,7 +231,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void store_rows(
 __attribute__((target("avx512f"))) static void ukernel_avx512_g12(int64_t kc, const float *a,
                                                                   const float *b, int64_t ldb,
                                                                   float *c, int64_t ldc, float beta,
-                                                                  int m, int n) {
+                                                                  const float *bias, int m, int n) {
   __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
   __mmask16 k1 = (__mmask16)(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
   __m512 z = _mm512_setzero_ps();
@@ -257,7 +263,7 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_g12(int64_t kc, co
 #undef OX_G12_LOOP
   __m512 acc[24] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
                     c60, c61, c70, c71, c80, c81, c90, c91, cA0, cA1, cB0, cB1};
-  store_rows(c, ldc, m, acc, beta, k0, k1);
+  store_rows(c, ldc, m, acc, beta, bias, k0, k1);
 }
 #undef OX_ROWG
 
@@ -265,7 +271,7 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_g12(int64_t kc, co
  * that is not a multiple of 12 costs R / 12 of a full tile. */
 __attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx512_short(
     int R, int64_t kc, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc,
-    float beta, int m, int n) {
+    float beta, const float *bias, int m, int n) {
   __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
   __mmask16 k1 = (__mmask16)(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
   __m512 acc0[8], acc1[8];
@@ -289,19 +295,20 @@ __attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx
     acc[2 * i] = acc0[i];
     acc[2 * i + 1] = acc1[i];
   }
-  store_rows(c, ldc, m, acc, beta, k0, k1);
+  store_rows(c, ldc, m, acc, beta, bias, k0, k1);
 }
 
+/* Any tile of the 12-row panel layout; bias: NULL or the m row biases. */
 __attribute__((target("avx512f"))) static void ukernel_avx512_g(int64_t kc, const float *a,
                                                                 const float *b, int64_t ldb,
                                                                 float *c, int64_t ldc, float beta,
-                                                                int m, int n) {
+                                                                const float *bias, int m, int n) {
   if (m <= 4)
-    ukernel_avx512_short(4, kc, a, b, ldb, c, ldc, beta, m, n);
+    ukernel_avx512_short(4, kc, a, b, ldb, c, ldc, beta, bias, m, n);
   else if (m <= 8)
-    ukernel_avx512_short(8, kc, a, b, ldb, c, ldc, beta, m, n);
+    ukernel_avx512_short(8, kc, a, b, ldb, c, ldc, beta, bias, m, n);
   else
-    ukernel_avx512_g12(kc, a, b, ldb, c, ldc, beta, m, n);
+    ukernel_avx512_g12(kc, a, b, ldb, c, ldc, beta, bias, m, n);
 }
 #endif
 
@@ -510,6 +517,13 @@ static void scale_c(int64_t M, int64_t N, float beta, float *C, int64_t ldc) {
     else
       for (int64_t j = 0; j < N; j++) c[j] *= beta;
   }
+}
+
+/* C[i, :] += bias[i] (bias may be NULL). */
+static void add_row_bias(int64_t M, int64_t N, const float *bias, float *C, int64_t ldc) {
+  if (!bias) return;
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) C[i * ldc + j] += bias[i];
 }
 
 /* Row vector times matrix (M == 1, B not transposed): c = alpha * a B + beta c,
@@ -787,7 +801,7 @@ void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float 
             uk.fn(kc, apan + ir * kc, bpan, c, ldc, 1.0f, bt);
           } else if (avx512) {
 #ifdef OX_GEMM_X86
-            ukernel_avx512_g(kc, apan + ir * kc, bpan, nr, c, ldc, bt, (int)m, (int)n);
+            ukernel_avx512_g(kc, apan + ir * kc, bpan, nr, c, ldc, bt, NULL, (int)m, (int)n);
 #endif
           } else {
             uk.fn(kc, apan + ir * kc, bpan, tile, nr, 1.0f, 0.0f);
@@ -848,28 +862,25 @@ void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda
 #endif
 }
 
-void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb, float beta,
-                    float *C, int64_t ldc) {
+void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb,
+                    const float *bias, float *C, int64_t ldc) {
 #ifdef OX_GEMM_X86
   if (A->M <= 0 || N <= 0) return;
-  if (A->K <= 0) {
-    scale_c(A->M, N, beta, C, ldc);
-    return;
-  }
-  if (A->mr == 12 && ox_sgemm_has_ua()) {
+  if (A->K > 0 && A->mr == 12 && ox_sgemm_has_ua()) {
     float strip_buf[KC_BLOCK * 32] __attribute__((aligned(64)));
     float *strip = A->M > STRIP_MIN_ROWS ? strip_buf : NULL;
     /* per depth block: a 32-column strip of B stays in cache for every row panel */
     for (int64_t pc = 0; pc < A->K; pc += KC_BLOCK) {
       int64_t kc = A->K - pc < KC_BLOCK ? A->K - pc : KC_BLOCK;
-      float bt = pc == 0 ? beta : 1.0f;
+      float bt = pc == 0 ? 0.0f : 1.0f;
+      const float *bb = pc == 0 ? bias : NULL;
       const float *ablock = A->data + pc * A->Mpad, *bblock = B + pc * ldb;
       if (N <= SMALL_N) { /* the whole B block stays in cache: A panels read once */
         for (int64_t ir = 0; ir < A->M; ir += 12) {
           int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
           for (int64_t jr = 0; jr < N; jr += 32)
-            ukernel_avx512_g(kc, ablock + ir * kc, bblock + jr, ldb, C + ir * ldc + jr, ldc, bt, m,
-                             N - jr < 32 ? (int)(N - jr) : 32);
+            ukernel_avx512_g(kc, ablock + ir * kc, bblock + jr, ldb, C + ir * ldc + jr, ldc, bt,
+                             bb ? bb + ir : NULL, m, N - jr < 32 ? (int)(N - jr) : 32);
         }
         continue;
       }
@@ -885,42 +896,47 @@ void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t
         }
         for (int64_t ir = 0; ir < A->M; ir += 12) {
           int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
-          ukernel_avx512_g(kc, ablock + ir * kc, bs, bstride, C + ir * ldc + jr, ldc, bt, m, n);
+          ukernel_avx512_g(kc, ablock + ir * kc, bs, bstride, C + ir * ldc + jr, ldc, bt,
+                           bb ? bb + ir : NULL, m, n);
         }
       }
     }
     return;
   }
 #endif
-  ox_sgemm_pa(A, false, N, 1.0f, B, ldb, beta, C, ldc, NULL);
+  ox_sgemm_pa(A, false, N, 1.0f, B, ldb, 0.0f, C, ldc, NULL);
+  add_row_bias(A->M, N, bias, C, ldc);
 }
 
 bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
-                        float beta, float *C, int64_t ldc) {
+                        const float *bias, float *C, int64_t ldc) {
 #ifdef OX_GEMM_X86
   if (A->mr != 12 || !ox_sgemm_has_ua()) return false;
   if (A->M <= 0 || N <= 0) return true;
   if (A->K <= 0) {
-    scale_c(A->M, N, beta, C, ldc);
+    scale_c(A->M, N, 0.0f, C, ldc);
+    add_row_bias(A->M, N, bias, C, ldc);
     return true;
   }
   float buf[KC_BLOCK * 32] __attribute__((aligned(64)));
   for (int64_t pc = 0; pc < A->K; pc += KC_BLOCK) {
     int64_t kc = A->K - pc < KC_BLOCK ? A->K - pc : KC_BLOCK;
-    float bt = pc == 0 ? beta : 1.0f;
+    float bt = pc == 0 ? 0.0f : 1.0f;
+    const float *bb = pc == 0 ? bias : NULL;
     const float *ablock = A->data + pc * A->Mpad;
     for (int64_t jr = 0; jr < N; jr += 32) {
       int n = N - jr < 32 ? (int)(N - jr) : 32;
       strip(ctx, pc, kc, jr, n, buf);
       for (int64_t ir = 0; ir < A->M; ir += 12) {
         int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
-        ukernel_avx512_g(kc, ablock + ir * kc, buf, 32, C + ir * ldc + jr, ldc, bt, m, n);
+        ukernel_avx512_g(kc, ablock + ir * kc, buf, 32, C + ir * ldc + jr, ldc, bt,
+                         bb ? bb + ir : NULL, m, n);
       }
     }
   }
   return true;
 #else
-  (void)A, (void)N, (void)strip, (void)ctx, (void)beta, (void)C, (void)ldc;
+  (void)A, (void)N, (void)strip, (void)ctx, (void)bias, (void)C, (void)ldc;
   return false;
 #endif
 }

@@ -137,18 +137,23 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
     int64_t ncols = (o1 - o0) * OW;
     const float *xg = j->x + (n * j->G + gi) * j->Cg * g->in_size;
     float *yc = j->y + (n * j->G + gi) * j->Mg * j->P + o0 * OW;
+    const float *bias = j->bias ? j->bias + gi * j->Mg : NULL;
+    if (j->strip && !j->pointwise) { /* bias added by the GEMM's stores */
+      ox_nn_shift sc = {g, xg, o0};
+      if (ox_sgemm_pa_strips(j->packed[gi], ncols, j->strip, &sc, bias, yc, j->P)) continue;
+      if (!col && !alloc_cols(j, direct, &col, &rowbuf)) return;
+    }
+    if (j->packed && j->pointwise && !j->inner_pool) {
+      ox_sgemm_pa_sb(j->packed[gi], ncols, xg + o0 * OW, j->P, bias, yc, j->P);
+      continue;
+    }
     float beta = 0.0f;
-    if (j->bias) {
+    if (bias) {
       for (int64_t m = 0; m < j->Mg; m++) {
-        float b = j->bias[gi * j->Mg + m], *row = yc + m * j->P;
-        for (int64_t c = 0; c < ncols; c++) row[c] = b;
+        float *row = yc + m * j->P;
+        for (int64_t c = 0; c < ncols; c++) row[c] = bias[m];
       }
       beta = 1.0f;
-    }
-    if (j->strip && !j->pointwise) {
-      ox_nn_shift sc = {g, xg, o0};
-      if (ox_sgemm_pa_strips(j->packed[gi], ncols, j->strip, &sc, beta, yc, j->P)) continue;
-      if (!col && !alloc_cols(j, direct, &col, &rowbuf)) return;
     }
     if (direct) {
       ox_nn_im2col_packed(g, j->Cg, xg, o0, o1, col, nr, ox_sgemm_kc(), rowbuf);
@@ -168,9 +173,7 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
       B = col;
       ldb = ncols;
     }
-    if (j->packed && j->pointwise && !j->inner_pool)
-      ox_sgemm_pa_sb(j->packed[gi], ncols, B, ldb, beta, yc, j->P);
-    else if (j->packed)
+    if (j->packed)
       ox_sgemm_pa(j->packed[gi], false, ncols, 1.0f, B, ldb, beta, yc, j->P, j->inner_pool);
     else
       ox_sgemm(false, false, j->Mg, ncols, j->Kg, 1.0f, j->w + gi * j->Mg * j->Kg, j->Kg, B, ldb,

@@ -25,7 +25,9 @@ static void check(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
   float *C0 = malloc(sizeof(float) * (size_t)(M * ldc));
   for (int64_t i = 0; i < (ta ? K : M) * lda; i++) A[i] = rnd(&seed);
   for (int64_t i = 0; i < (tb ? N : K) * ldb; i++) B[i] = rnd(&seed);
-  for (int64_t i = 0; i < M * ldc; i++) C[i] = C0[i] = beta == 0.0f ? NAN : rnd(&seed);
+  for (int64_t i = 0; i < M * ldc; i++) C[i] = C0[i] = beta == 0.0f || sb ? NAN : rnd(&seed);
+  float *bias = sb && beta != 0.0f ? malloc(sizeof(float) * (size_t)(M > 0 ? M : 1)) : NULL;
+  for (int64_t i = 0; bias && i < M; i++) bias[i] = rnd(&seed);
   if (packed) {
     ox_err e = {0};
     ox_sgemm_packed *p = ox_sgemm_pack_a(ta, M, K, A, lda, &e);
@@ -34,8 +36,8 @@ static void check(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
       failures++;
       return;
     }
-    if (!tb && alpha == 1.0f && sb) /* B read in place */
-      ox_sgemm_pa_sb(p, N, B, ldb, beta, C, ldc);
+    if (!tb && alpha == 1.0f && sb) /* B read in place; beta != 0 here means a row bias */
+      ox_sgemm_pa_sb(p, N, B, ldb, bias, C, ldc);
     else
       ox_sgemm_pa(p, tb, N, alpha, B, ldb, beta, C, ldc, NULL);
     ox_sgemm_packed_free(p);
@@ -49,7 +51,9 @@ static void check(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
       for (int64_t k = 0; k < K; k++)
         s += (double)(ta ? A[k * lda + i] : A[i * lda + k]) *
              (double)(tb ? B[j * ldb + k] : B[k * ldb + j]);
-      double want = alpha * s + (beta == 0.0f ? 0.0 : beta * (double)C0[i * ldc + j]);
+      double want = alpha * s + (bias                 ? (double)bias[i]
+                                 : beta == 0.0f || sb ? 0.0
+                                                      : beta * (double)C0[i * ldc + j]);
       double err = fabs(want - (double)C[i * ldc + j]) / (1.0 + fabs(want));
       if (!(err <= maxerr)) maxerr = isnan(err) ? INFINITY : err;
     }
@@ -66,6 +70,7 @@ static void check(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
   free(B);
   free(C);
   free(C0);
+  free(bias);
 }
 
 int main(void) {
