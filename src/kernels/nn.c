@@ -420,6 +420,7 @@ __attribute__((target("avx512f"))) static void gen_strip_avx512(void *vctx, int6
       if (ih < 0 || ih >= IH) continue;
       uint64_t m = seg_mask[sgi][kw];
       const float *src = xc + ih * IW + seg_base[sgi] + kw * g->dil[1];
+      _mm_prefetch((const char *)(src + 64 * sw), _MM_HINT_T0); /* two strips ahead */
       if (sw == 1) {
         lo = _mm512_mask_loadu_ps(lo, (__mmask16)m, src);
         hi = _mm512_mask_loadu_ps(hi, (__mmask16)(m >> 16), src + 16);
