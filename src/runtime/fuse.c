@@ -161,8 +161,155 @@ static int collect(fctx *x) {
 
 static bool is_default(const ox_node *n) { return !n->domain || ox_is_default_domain(n->domain); }
 
-static inline bool op_is(const ox_node *n, const char *op) {
+static bool op_is(const ox_node *n, const char *op) {
   return n->op_type && strcmp(n->op_type, op) == 0 && is_default(n);
+}
+
+/* ------------------------------------------------------------ Conv folding */
+
+/* The only node reading `name` (index), or -1 when there are several, none,
+ * or the value is a graph output or read inside a subgraph. */
+static int64_t sole_reader(const fctx *x, const char *name) {
+  if (!name || !*name || map_count(&x->uses, name) != 1 || map_count(&x->pinned, name)) return -1;
+  size_t at = map_count(&x->lastuse, name);
+  return at && !x->drop[at - 1] ? (int64_t)at - 1 : -1;
+}
+
+/* A float32 constant with M elements per output channel of a Conv whose
+ * output has rank r, or with one element: *per set to its length (1 or M). */
+static const ox_value *channel_const(const fctx *x, const char *name, int64_t m, size_t r,
+                                     int64_t *per) {
+  const ox_value *c = cst_of(x, name);
+  if (!c || c->kind != OX_VAL_TENSOR || c->dtype != OX_FLOAT || c->rank > r) return NULL;
+  if (c->numel == 1) {
+    *per = 1;
+    return c;
+  }
+  for (size_t d = 0; d < c->rank; d++) {
+    size_t axis = r - c->rank + d;
+    if (c->dims[d] != (axis == 1 ? m : 1)) return NULL;
+  }
+  *per = m;
+  return c;
+}
+
+/* BatchNormalization in inference mode with per-channel constants. */
+static bool bn_foldable(const fctx *x, size_t j, int64_t m, const ox_value **p) {
+  const ox_node *n = &x->nodes[j];
+  int64_t ver = x->opsets[j];
+  if (!op_is(n, "BatchNormalization") || n->n_input != 5 || ver < 7) return false;
+  for (size_t o = 1; o < n->n_output; o++)
+    if (n->output[o] && *n->output[o]) return false;
+  if (ver >= 14 && ox_node_attr_int(n, "training_mode", 0) != 0) return false;
+  if (ver < 9 && ox_node_attr_int(n, "spatial", 1) != 1) return false;
+  for (size_t k = 1; k < 5; k++) {
+    p[k - 1] = cst_of(x, n->input[k]);
+    if (!p[k - 1] || p[k - 1]->dtype != OX_FLOAT || p[k - 1]->rank != 1 || p[k - 1]->numel != m)
+      return false;
+  }
+  return true;
+}
+
+static int new_init(fctx *x, const char *base, const int64_t *dims, size_t rank,
+                    const double *v, int64_t n, const char **name) {
+  ox_tensor *t = OX_VEC_PUSH(x->a, x->inits, x->n_inits);
+  float *f = ox_arena_calloc(x->a, (size_t)n + 1, sizeof *f);
+  int64_t *d = ox_arena_calloc(x->a, rank + 1, sizeof *d);
+  char *nm = ox_arena_printf(x->a, "%s#folded%lu", base, ++x->counter);
+  if (!t || !f || !d || !nm) return oom(x);
+  for (int64_t i = 0; i < n; i++) f[i] = (float)v[i];
+  memcpy(d, dims, rank * sizeof *d);
+  t->name = nm;
+  t->dims = d;
+  t->n_dims = rank;
+  t->data_type = OX_FLOAT;
+  t->has_data_type = true;
+  t->float_data = f;
+  t->n_float_data = (size_t)n;
+  *name = nm;
+  return OX_OK;
+}
+
+/* Folds the BatchNormalization / Mul / Add nodes that follow Conv node i. */
+static int fold_conv(fctx *x, size_t i) {
+  ox_node *c = &x->nodes[i];
+  if (!op_is(c, "Conv") || c->n_input < 2 || c->n_input > 3 || c->n_output != 1) return OX_OK;
+  const ox_value *w = cst_of(x, c->input[1]);
+  const ox_value *b = c->n_input == 3 && *c->input[2] ? cst_of(x, c->input[2]) : NULL;
+  if (!w || w->dtype != OX_FLOAT || w->rank < 3 || w->dims[0] < 1) return OX_OK;
+  int64_t m = w->dims[0], per_m = w->numel / m;
+  if (c->n_input == 3 && *c->input[2] && (!b || b->rank != 1 || b->numel != m)) return OX_OK;
+  double *wd = NULL, *bd = NULL;
+  const char *out = c->output[0];
+  size_t folded = 0;
+  int64_t j;
+  while ((j = sole_reader(x, out)) > (int64_t)i) {
+    const ox_node *n = &x->nodes[j];
+    const ox_value *p[4];
+    const ox_value *k = NULL;
+    int64_t per = 0;
+    int kind = 0; /* 1 BN, 2 Mul, 3 Add */
+    if (bn_foldable(x, (size_t)j, m, p) && strcmp(n->input[0], out) == 0) {
+      kind = 1;
+    } else if ((op_is(n, "Mul") || op_is(n, "Add")) && n->n_input == 2 && x->opsets[j] >= 7 &&
+               n->n_output == 1) {
+      const char *other = strcmp(n->input[0], out) == 0 ? n->input[1] : n->input[0];
+      if (strcmp(other, out) != 0) k = channel_const(x, other, m, w->rank, &per);
+      if (k) kind = op_is(n, "Mul") ? 2 : 3;
+    }
+    if (!kind) break;
+    if (!wd) {
+      wd = malloc((size_t)w->numel * sizeof *wd);
+      bd = malloc((size_t)m * sizeof *bd);
+      if (!wd || !bd) {
+        free(wd);
+        free(bd);
+        return oom(x);
+      }
+      const float *wf = w->data;
+      for (int64_t q = 0; q < w->numel; q++) wd[q] = wf[q];
+      for (int64_t q = 0; q < m; q++) bd[q] = b ? ((const float *)b->data)[q] : 0.0;
+    }
+    for (int64_t q = 0; q < m; q++) {
+      double sc = 1, sh = 0;
+      if (kind == 1) {
+        double eps = ox_node_attr_float(n, "epsilon", 1e-5f);
+        const float *scale = p[0]->data, *bias = p[1]->data, *mean = p[2]->data,
+                    *var = p[3]->data;
+        sc = (double)scale[q] / sqrt((double)var[q] + eps);
+        sh = (double)bias[q] - (double)mean[q] * sc;
+      } else {
+        double kv = ((const float *)k->data)[per == 1 ? 0 : q];
+        if (kind == 2)
+          sc = kv;
+        else
+          sh = kv;
+      }
+      for (int64_t r = 0; r < per_m; r++) wd[q * per_m + r] *= sc;
+      bd[q] = bd[q] * sc + sh;
+    }
+    x->drop[j] = true;
+    out = n->output[0];
+    folded++;
+  }
+  if (!folded) return OX_OK;
+  const char *wn, *bn;
+  int rc = new_init(x, c->input[1], w->dims, w->rank, wd, w->numel, &wn);
+  if (!rc) rc = new_init(x, out, &m, 1, bd, m, &bn);
+  free(wd);
+  free(bd);
+  if (rc) return rc;
+  char **in = ox_arena_calloc(x->a, 4, sizeof *in);
+  char **o = ox_arena_calloc(x->a, 2, sizeof *o);
+  if (!in || !o) return oom(x);
+  in[0] = c->input[0];
+  in[1] = (char *)wn;
+  in[2] = (char *)bn;
+  o[0] = (char *)out;
+  c->input = in;
+  c->n_input = 3;
+  c->output = o;
+  return OX_OK;
 }
 
 /* ------------------------------------------------------------ elementwise chains */
@@ -514,7 +661,8 @@ int ox_rt_fuse(ox_session *s, const ox_graph *g, const ox_graph **out, ox_err *e
   }
   x.opsets = opsets;
   if ((rc = collect(&x))) goto done;
-  if ((rc = fuse_chains(&x, repl))) goto done;
+  for (size_t i = 0; i < g->n_node && !rc; i++) rc = fold_conv(&x, i);
+  if (rc || (rc = fuse_chains(&x, repl))) goto done;
   size_t kept = 0;
   bool changed = x.n_inits > 0;
   for (size_t i = 0; i < g->n_node; i++) {

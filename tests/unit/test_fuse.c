@@ -220,7 +220,6 @@ int main(void) {
 
   const int64_t d_all[4] = {2, 3, 8, 8};
   compare("all ops", all_ops, d_all, 4, -1, &n0, &n1);
-  fprintf(stderr, "all ops %zu %zu\n", n0, n1);
   CHECK(n0 == 22 && n1 == 1);
 
   const int64_t d_pc[4] = {2, 3, 5, 7};
