@@ -111,6 +111,54 @@ static void note_float(fctx *x, const ox_value_info *vi) {
     (void)ox_map_put(&x->floatval, vi->name, 1);
 }
 
+static bool is_default(const ox_node *n) { return !n->domain || ox_is_default_domain(n->domain); }
+
+static bool op_is(const ox_node *n, const char *op) {
+  return n->op_type && strcmp(n->op_type, op) == 0 && is_default(n);
+}
+
+/* An initializer the session takes as a constant. */
+static const ox_tensor *const_init(const fctx *x, const char *name) {
+  const ox_graph *g = x->g;
+  if (!name || !*name) return NULL;
+  for (size_t k = 0; k < g->n_input; k++)
+    if (g->input[k].name && strcmp(g->input[k].name, name) == 0 && !x->s->defaults_const)
+      return NULL;
+  for (size_t i = 0; i < g->n_initializer; i++)
+    if (g->initializer[i].name && strcmp(g->initializer[i].name, name) == 0)
+      return &g->initializer[i];
+  return NULL;
+}
+
+/* The float32 output of a ConstantOfShape over a constant shape (models
+ * that build their weights this way), within a total element budget. */
+static ox_value *const_of_shape(fctx *x, const ox_node *n, int64_t *budget) {
+  const ox_attr *va = ox_node_attr(n, "value");
+  if (va && (!va->t || va->t->data_type != OX_FLOAT)) return NULL;
+  const ox_tensor *st = const_init(x, n->input[0]);
+  if (!st || st->data_type != OX_INT64) return NULL;
+  ox_err ce = {0};
+  ox_value *shape = ox_value_from_tensor_proto(st, true, &ce), *fill = NULL, *v = NULL;
+  if (va && !(fill = ox_value_from_tensor_proto(va->t, true, &ce))) goto out;
+  if (!shape || shape->rank != 1 || shape->numel > 8 || (fill && fill->numel != 1)) goto out;
+  const int64_t *d = shape->data;
+  int64_t numel = 1;
+  for (int64_t k = 0; k < shape->numel; k++) {
+    if (d[k] < 0 || d[k] > *budget) goto out;
+    numel *= d[k];
+    if (numel > *budget) goto out;
+  }
+  v = ox_tensor_new_uninit(OX_FLOAT, d, (size_t)shape->numel, &ce);
+  if (!v) goto out;
+  *budget -= numel;
+  float f = fill ? *(const float *)fill->data : 0.0f, *o = v->data;
+  for (int64_t k = 0; k < numel; k++) o[k] = f;
+out:
+  ox_value_unref(shape);
+  ox_value_unref(fill);
+  return v;
+}
+
 static int collect(fctx *x) {
   const ox_graph *g = x->g;
   for (size_t i = 0; i < g->n_initializer; i++) {
@@ -125,8 +173,14 @@ static int collect(fctx *x) {
     if (add_cst(x, t->name, v)) return x->e->code;
     (void)ox_map_put(&x->floatval, t->name, 1);
   }
+  int64_t budget = (int64_t)1 << 27; /* elements made from ConstantOfShape */
   for (size_t i = 0; i < g->n_node; i++) {
     const ox_node *n = &g->node[i];
+    if (op_is(n, "ConstantOfShape") && n->n_input == 1 && n->n_output == 1 && n->output[0] &&
+        *n->output[0]) {
+      ox_value *v = const_of_shape(x, n, &budget);
+      if (v && add_cst(x, n->output[0], v)) return x->e->code;
+    }
     if (n->op_type && strcmp(n->op_type, "Constant") == 0 && !(n->domain && *n->domain) &&
         n->n_output == 1 && n->output[0] && *n->output[0]) {
       const ox_attr *a = ox_node_attr(n, "value");
@@ -157,12 +211,6 @@ static int collect(fctx *x) {
   for (size_t i = 0; i < g->n_value_info; i++) note_float(x, &g->value_info[i]);
   for (size_t i = 0; i < g->n_output; i++) note_float(x, &g->output[i]);
   return OX_OK;
-}
-
-static bool is_default(const ox_node *n) { return !n->domain || ox_is_default_domain(n->domain); }
-
-static bool op_is(const ox_node *n, const char *op) {
-  return n->op_type && strcmp(n->op_type, op) == 0 && is_default(n);
 }
 
 /* ------------------------------------------------------------ Conv folding */
@@ -210,14 +258,17 @@ static bool bn_foldable(const fctx *x, size_t j, int64_t m, const ox_value **p) 
   return true;
 }
 
-static int new_init(fctx *x, const char *base, const int64_t *dims, size_t rank,
-                    const double *v, int64_t n, const char **name) {
+/* A new float32 initializer of the given shape; its data is filled by the
+ * caller through *data. */
+static int new_init(fctx *x, const char *base, const int64_t *dims, size_t rank, float **data,
+                    const char **name) {
+  int64_t n = 1;
+  for (size_t k = 0; k < rank; k++) n *= dims[k];
   ox_tensor *t = OX_VEC_PUSH(x->a, x->inits, x->n_inits);
-  float *f = ox_arena_calloc(x->a, (size_t)n + 1, sizeof *f);
+  float *f = ox_arena_alloc(x->a, ((size_t)n + 1) * sizeof *f);
   int64_t *d = ox_arena_calloc(x->a, rank + 1, sizeof *d);
   char *nm = ox_arena_printf(x->a, "%s#folded%lu", base, ++x->counter);
   if (!t || !f || !d || !nm) return oom(x);
-  for (int64_t i = 0; i < n; i++) f[i] = (float)v[i];
   memcpy(d, dims, rank * sizeof *d);
   t->name = nm;
   t->dims = d;
@@ -227,6 +278,7 @@ static int new_init(fctx *x, const char *base, const int64_t *dims, size_t rank,
   t->float_data = f;
   t->n_float_data = (size_t)n;
   *name = nm;
+  *data = f;
   return OX_OK;
 }
 
@@ -239,7 +291,7 @@ static int fold_conv(fctx *x, size_t i) {
   if (!w || w->dtype != OX_FLOAT || w->rank < 3 || w->dims[0] < 1) return OX_OK;
   int64_t m = w->dims[0], per_m = w->numel / m;
   if (c->n_input == 3 && *c->input[2] && (!b || b->rank != 1 || b->numel != m)) return OX_OK;
-  double *wd = NULL, *bd = NULL;
+  double *sd = NULL, *bd = NULL; /* per channel: weight scale, bias */
   const char *out = c->output[0];
   size_t folded = 0;
   int64_t j;
@@ -258,24 +310,24 @@ static int fold_conv(fctx *x, size_t i) {
       if (k) kind = op_is(n, "Mul") ? 2 : 3;
     }
     if (!kind) break;
-    if (!wd) {
-      wd = malloc((size_t)w->numel * sizeof *wd);
+    if (!sd) {
+      sd = malloc((size_t)m * sizeof *sd);
       bd = malloc((size_t)m * sizeof *bd);
-      if (!wd || !bd) {
-        free(wd);
+      if (!sd || !bd) {
+        free(sd);
         free(bd);
         return oom(x);
       }
-      const float *wf = w->data;
-      for (int64_t q = 0; q < w->numel; q++) wd[q] = wf[q];
-      for (int64_t q = 0; q < m; q++) bd[q] = b ? ((const float *)b->data)[q] : 0.0;
+      for (int64_t q = 0; q < m; q++) {
+        sd[q] = 1;
+        bd[q] = b ? ((const float *)b->data)[q] : 0.0;
+      }
     }
     for (int64_t q = 0; q < m; q++) {
       double sc = 1, sh = 0;
       if (kind == 1) {
         double eps = ox_node_attr_float(n, "epsilon", 1e-5f);
-        const float *scale = p[0]->data, *bias = p[1]->data, *mean = p[2]->data,
-                    *var = p[3]->data;
+        const float *scale = p[0]->data, *bias = p[1]->data, *mean = p[2]->data, *var = p[3]->data;
         sc = (double)scale[q] / sqrt((double)var[q] + eps);
         sh = (double)bias[q] - (double)mean[q] * sc;
       } else {
@@ -285,7 +337,7 @@ static int fold_conv(fctx *x, size_t i) {
         else
           sh = kv;
       }
-      for (int64_t r = 0; r < per_m; r++) wd[q * per_m + r] *= sc;
+      sd[q] *= sc;
       bd[q] = bd[q] * sc + sh;
     }
     x->drop[j] = true;
@@ -293,10 +345,19 @@ static int fold_conv(fctx *x, size_t i) {
     folded++;
   }
   if (!folded) return OX_OK;
-  const char *wn, *bn;
-  int rc = new_init(x, c->input[1], w->dims, w->rank, wd, w->numel, &wn);
-  if (!rc) rc = new_init(x, out, &m, 1, bd, m, &bn);
-  free(wd);
+  const char *wn = NULL, *bn = NULL;
+  float *wf = NULL, *bf = NULL;
+  int rc = new_init(x, c->input[1], w->dims, w->rank, &wf, &wn);
+  if (!rc) rc = new_init(x, out, &m, 1, &bf, &bn);
+  if (!rc) {
+    const float *w0 = w->data;
+    for (int64_t q = 0; q < m; q++) {
+      for (int64_t r = 0; r < per_m; r++)
+        wf[q * per_m + r] = (float)((double)w0[q * per_m + r] * sd[q]);
+      bf[q] = (float)bd[q];
+    }
+  }
+  free(sd);
   free(bd);
   if (rc) return rc;
   char **in = ox_arena_calloc(x->a, 4, sizeof *in);
@@ -620,6 +681,29 @@ static int fuse_chains(fctx *x, ox_node **repl) {
   return OX_OK;
 }
 
+/* Constant and ConstantOfShape nodes whose every reader was folded away. */
+static void drop_dead_constants(fctx *x, ox_node *const *repl) {
+  ox_map live;
+  ox_map_init(&live);
+  for (size_t i = 0; i < x->g->n_node; i++) {
+    if (x->drop[i]) continue;
+    const ox_node *n = repl[i] ? repl[i] : &x->nodes[i];
+    for (size_t k = 0; k < n->n_input; k++)
+      if (n->input[k] && *n->input[k] && ox_map_put(&live, n->input[k], 1)) goto out;
+    for (size_t k = 0; k < n->n_attribute; k++)
+      if (n->attribute[k].g || n->attribute[k].n_graphs) goto out; /* keep it simple */
+  }
+  for (size_t i = 0; i < x->g->n_node; i++) {
+    const ox_node *n = &x->nodes[i];
+    if (x->drop[i] || repl[i] || !(op_is(n, "Constant") || op_is(n, "ConstantOfShape")) ||
+        n->n_output != 1 || !n->output[0])
+      continue;
+    if (!map_count(&live, n->output[0]) && !map_count(&x->pinned, n->output[0])) x->drop[i] = true;
+  }
+out:
+  ox_map_free(&live);
+}
+
 /* ------------------------------------------------------------ pass */
 
 static int64_t model_opset(const ox_session *s, const ox_node *n) {
@@ -663,6 +747,7 @@ int ox_rt_fuse(ox_session *s, const ox_graph *g, const ox_graph **out, ox_err *e
   if ((rc = collect(&x))) goto done;
   for (size_t i = 0; i < g->n_node && !rc; i++) rc = fold_conv(&x, i);
   if (rc || (rc = fuse_chains(&x, repl))) goto done;
+  drop_dead_constants(&x, repl);
   size_t kept = 0;
   bool changed = x.n_inits > 0;
   for (size_t i = 0; i < g->n_node; i++) {
