@@ -212,7 +212,47 @@ static const char *conv_scalar = HEAD
     "{ C = Conv (X, W)\n A = Mul(s, C)\n B = Add(A, b)\n H = Add(B, three)\n"
     "  D = Clip(H, zero, six)\n E = Mul(B, D)\n Y = Div(E, six) }\n";
 
+/* an initializer that backs a graph input is a constant only while no run
+ * overrides it: an overriding run must see the given value */
+static const char *overridable =
+    "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+    "G (float[2,8] X, float s) => (float[2,8] Y)\n<float s = {2}, float one = {1}>\n"
+    "{ A = Mul(X, s)\n B = Add(A, one)\n Y = Relu(B) }\n";
+
+static void test_overridable(void) {
+  float got[2][3][16];
+  for (int level = 0; level <= 1; level++) {
+    onnxc_error e;
+    onnxc_model *m = NULL;
+    CHECK(onnxc_model_parse_text(overridable, strlen(overridable), "t", &m, &e) == ONNXC_OK);
+    onnxc_session_options o = {1, level, NULL, NULL, 0};
+    onnxc_session *s = NULL;
+    CHECK(m && onnxc_session_create(m, &o, &s, &e) == ONNXC_OK);
+    float x[16], sv = -3;
+    fill(x, 16);
+    int64_t xd[2] = {2, 8};
+    onnxc_value *in[2] = {onnxc_tensor_wrap(1, xd, 2, x, &e),
+                          onnxc_tensor_wrap(1, NULL, 0, &sv, &e)};
+    const char *names[2] = {"X", "s"};
+    /* default s, overridden s, default s again */
+    for (int r = 0; r < 3 && s; r++) {
+      onnxc_value *out = NULL;
+      CHECK(onnxc_session_run(s, names, in, r == 1 ? 2 : 1, NULL, &out, 1, &e) == ONNXC_OK);
+      if (out) memcpy(got[level][r], onnxc_tensor_data(out), sizeof got[level][r]);
+      onnxc_value_free(out);
+    }
+    onnxc_value_free(in[0]);
+    onnxc_value_free(in[1]);
+    onnxc_session_free(s);
+    onnxc_model_free(m);
+  }
+  CHECK(memcmp(got[0], got[1], sizeof got[0]) == 0);
+  /* X[6] = -3: Relu(-3 * 2 + 1) = 0 by default, Relu(-3 * -3 + 1) = 10 overridden */
+  CHECK(got[1][0][6] == 0.0f && got[1][1][6] == 10.0f && got[1][2][6] == 0.0f);
+}
+
 int main(void) {
+  test_overridable();
   size_t n0 = 0, n1 = 0;
   const int64_t d4[4] = {1, 4, 16, 16};
   compare("hardswish chain", hardswish_chain, d4, 4, -1, &n0, &n1);
