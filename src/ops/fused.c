@@ -79,11 +79,11 @@ static int fz_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   size_t off = 0, doff = 0;
   for (size_t i = 0; i < s->n_const; i++) {
     int64_t r = cr->ints[i];
-    if (r < 0 || r > OC_MAXRANK || !cdm || doff + (size_t)r > cdm->n_ints)
+    if (r < 0 || r > OC_MAXRANK || (r > 0 && (!cdm || doff + (size_t)r > cdm->n_ints)))
       return oc_prep_fail(info, e, "malformed constant %zu", i);
     fz_const *c = &s->c[i];
     c->rank = (size_t)r;
-    c->dims = cdm->ints + doff;
+    c->dims = r > 0 ? cdm->ints + doff : NULL;
     c->numel = 1;
     for (size_t d = 0; d < c->rank; d++) {
       if (c->dims[d] < 1 || c->dims[d] > (int64_t)1 << 40)
