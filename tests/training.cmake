@@ -1,8 +1,11 @@
 # training: the optimizer kernels and Gradient (conformance cases through
 # `onnxc test`), the Gradient rewrite and the TrainingInfoProto API (unit
-# test), and the linear-regression example trained with `onnxc train` and
-# checked against NumPy (skipped without python3-onnx/NumPy).
+# test), every Gradient derivative rule against finite differences of the
+# forward graph (test_gradient), and the linear-regression example trained
+# with `onnxc train` and checked against NumPy (skipped without
+# python3-onnx/NumPy).
 onnxc_unit_test(test_training)
+onnxc_unit_test(test_gradient)
 
 if(EXISTS "${ONNXC_TESTDATA}/node")
   file(GLOB training_cases LIST_DIRECTORIES true

@@ -47,6 +47,7 @@ typedef struct img {
   int c;       /* 1 (gray) or 3 (RGB) */
   uint8_t *px; /* h * w * c, row-major, malloc'd */
   char err[200];
+  bool unavailable; /* the format's library is not in this build */
 } img;
 
 static int img_fail(img *im, const char *msg) {
@@ -749,6 +750,7 @@ static int imgdec_prepare(const ox_kinfo *info, void **state, ox_err *e) {
     !defined(ONNXC_HAVE_WEBP) || !defined(ONNXC_HAVE_OPENJP2)
 static int missing(img *im, const char *fmt) {
   snprintf(im->err, sizeof im->err, "%s decoding is not available in this build", fmt);
+  im->unavailable = true;
   return -1;
 }
 #endif
@@ -805,11 +807,17 @@ static int imgdec_run(ox_kctx *ctx, void *state) {
   if (!x || x->kind != OX_VAL_TENSOR || x->dtype != OX_UINT8 || x->rank != 1)
     return ox_kctx_fail(ctx, OX_ERUNTIME, "encoded_stream must be a 1-D uint8 tensor");
   img im = {0};
+  int oc = s->pf == PF_GRAY ? 1 : 3;
   if (decode_any(x->data, (size_t)x->numel, &im)) {
     free(im.px);
-    return ox_kctx_fail(ctx, OX_ERUNTIME, "cannot decode the image: %s", im.err);
+    if (im.unavailable || !strcmp(im.err, "out of memory"))
+      return ox_kctx_fail(ctx, im.unavailable ? OX_EUNSUPPORTED : OX_ENOMEM,
+                          "cannot decode the image: %s", im.err);
+    /* Operators.md: a stream that cannot be decoded (corrupt, truncated,
+     * unknown format) gives an empty [0, 0, C] tensor, not an error */
+    int64_t ed[3] = {0, 0, oc};
+    return ox_kctx_output(ctx, 0, OX_UINT8, ed, 3) ? OX_OK : OX_ENOMEM;
   }
-  int oc = s->pf == PF_GRAY ? 1 : 3;
   int64_t od[3] = {im.h, im.w, oc};
   ox_value *y = ox_kctx_output(ctx, 0, OX_UINT8, od, 3);
   if (!y) {
