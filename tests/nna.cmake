@@ -1,6 +1,7 @@
 # Tests of the neural-network kernels (GEMM, conv, pool, resize, roi).
 onnxc_unit_test(test_gemm)
 onnxc_unit_test(test_nn)
+onnxc_unit_test(test_conv)
 
 # Conformance: every node case of these operators, and the pytorch-converted /
 # pytorch-operator cases of conv, pooling and upsampling (well under a second).

@@ -16,6 +16,10 @@
 #endif
 
 enum { KC_BLOCK = 256, MC_BLOCK = 96, NC_BLOCK = 768 };
+/* ox_sgemm_pa_sb copies each 32-column strip of B when A has more rows */
+enum { STRIP_MIN_ROWS = 48 };
+/* ... and walks A once per depth block, B in place, when N is at most this */
+enum { SMALL_N = 128 };
 
 /* Full tile: C[MR x NR] (ldc) = alpha * sum + beta * C (beta == 0: C ignored). */
 typedef void (*ukernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
@@ -183,6 +187,129 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_ua(int64_t kc, con
   }
 }
 #undef OX_ROWUA
+
+/* The 12 x 32 tile for any B row stride (packed panels: ldb = 32; a matrix
+ * read in place: its row stride) and partial tiles: rows past m and columns
+ * past n are neither loaded (B) nor stored (C); A rows past m must be zero
+ * or are ignored. C = acc + beta * C (beta == 0: C ignored). */
+#define OX_ROWG(i, r)                         \
+  av = _mm512_set1_ps(a[r]);                  \
+  c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
+  c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1);
+
+/* Rows [0, m) of a tile (row i: acc[2i] columns 0..15, acc[2i+1] 16..31),
+ * columns masked by k0 / k1: C = acc + bias[i] (bias may be NULL) + beta * C
+ * (beta == 0: C ignored). */
+__attribute__((target("avx512f"), always_inline)) static inline void store_rows(
+    float *c, int64_t ldc, int m, const __m512 *acc, float beta, const float *bias, __mmask16 k0,
+    __mmask16 k1) {
+  __m512 vb = _mm512_set1_ps(beta);
+  for (int i = 0; i < m; i++) {
+    float *ci = c + i * ldc;
+    __m512 r0 = acc[2 * i], r1 = acc[2 * i + 1];
+    if (bias) {
+      r0 = _mm512_add_ps(r0, _mm512_set1_ps(bias[i]));
+      r1 = _mm512_add_ps(r1, _mm512_set1_ps(bias[i]));
+    }
+    if (beta != 0.0f) {
+      r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k0, ci), r0);
+      r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k1, ci + 16), r1);
+    }
+    _mm512_mask_storeu_ps(ci, k0, r0);
+    _mm512_mask_storeu_ps(ci + 16, k1, r1);
+  }
+}
+
+/* The k loop of a tile, for full strips (B loaded unmasked: no mask moves
+ * competing with the FMAs) or partial ones. */
+#define OX_BY_WIDTH(LOOP)                             \
+  if (n == 32)                                        \
+    LOOP(_mm512_loadu_ps(b), _mm512_loadu_ps(b + 16)) \
+  else                                                \
+    LOOP(_mm512_maskz_loadu_ps(k0, b), _mm512_maskz_loadu_ps(k1, b + 16))
+
+__attribute__((target("avx512f"))) static void ukernel_avx512_g12(int64_t kc, const float *a,
+                                                                  const float *b, int64_t ldb,
+                                                                  float *c, int64_t ldc, float beta,
+                                                                  const float *bias, int m, int n) {
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+  __mmask16 k1 = (__mmask16)(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
+  __m512 z = _mm512_setzero_ps();
+  __m512 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z,
+         c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z, c80 = z, c81 = z, c90 = z, c91 = z;
+  __m512 cA0 = z, cA1 = z, cB0 = z, cB1 = z;
+  const int64_t pf = 8 * ldb;
+#define OX_G12_LOOP(LOAD0, LOAD1)                           \
+  for (int64_t k = 0; k < kc; k++) {                        \
+    __m512 b0 = LOAD0, b1 = LOAD1, av;                      \
+    _mm_prefetch((const char *)(b + pf), _MM_HINT_T0);      \
+    _mm_prefetch((const char *)(b + pf + 16), _MM_HINT_T0); \
+    OX_ROWG(0, 0)                                           \
+    OX_ROWG(1, 1)                                           \
+    OX_ROWG(2, 2)                                           \
+    OX_ROWG(3, 3)                                           \
+    OX_ROWG(4, 4)                                           \
+    OX_ROWG(5, 5)                                           \
+    OX_ROWG(6, 6)                                           \
+    OX_ROWG(7, 7)                                           \
+    OX_ROWG(8, 8)                                           \
+    OX_ROWG(9, 9)                                           \
+    OX_ROWG(A, 10)                                          \
+    OX_ROWG(B, 11)                                          \
+    a += 12;                                                \
+    b += ldb;                                               \
+  }
+  OX_BY_WIDTH(OX_G12_LOOP)
+#undef OX_G12_LOOP
+  __m512 acc[24] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
+                    c60, c61, c70, c71, c80, c81, c90, c91, cA0, cA1, cB0, cB1};
+  store_rows(c, ldc, m, acc, beta, bias, k0, k1);
+}
+#undef OX_ROWG
+
+/* The first R (4 or 8) rows of a 12-row panel: the last row panel of an M
+ * that is not a multiple of 12 costs R / 12 of a full tile. */
+__attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx512_short(
+    int R, int64_t kc, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc,
+    float beta, const float *bias, int m, int n) {
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+  __mmask16 k1 = (__mmask16)(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
+  __m512 acc0[8], acc1[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < R; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
+#define OX_SHORT_LOOP(LOAD0, LOAD1)                       \
+  for (int64_t k = 0; k < kc; k++) {                      \
+    __m512 b0 = LOAD0, b1 = LOAD1;                        \
+    _Pragma("GCC unroll 8") for (int i = 0; i < R; i++) { \
+      __m512 av = _mm512_set1_ps(a[i]);                   \
+      acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);         \
+      acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);         \
+    }                                                     \
+    a += 12;                                              \
+    b += ldb;                                             \
+  }
+  OX_BY_WIDTH(OX_SHORT_LOOP)
+#undef OX_SHORT_LOOP
+  __m512 acc[16];
+  for (int i = 0; i < R; i++) {
+    acc[2 * i] = acc0[i];
+    acc[2 * i + 1] = acc1[i];
+  }
+  store_rows(c, ldc, m, acc, beta, bias, k0, k1);
+}
+
+/* Any tile of the 12-row panel layout; bias: NULL or the m row biases. */
+__attribute__((target("avx512f"))) static void ukernel_avx512_g(int64_t kc, const float *a,
+                                                                const float *b, int64_t ldb,
+                                                                float *c, int64_t ldc, float beta,
+                                                                const float *bias, int m, int n) {
+  if (m <= 4)
+    ukernel_avx512_short(4, kc, a, b, ldb, c, ldc, beta, bias, m, n);
+  else if (m <= 8)
+    ukernel_avx512_short(8, kc, a, b, ldb, c, ldc, beta, bias, m, n);
+  else
+    ukernel_avx512_g12(kc, a, b, ldb, c, ldc, beta, bias, m, n);
+}
 #endif
 
 static ukernel select_kernel(void) {
@@ -196,6 +323,14 @@ static ukernel select_kernel(void) {
 }
 
 const char *ox_sgemm_isa(void) { return select_kernel().name; }
+
+bool ox_sgemm_has_ua(void) {
+#ifdef OX_GEMM_X86
+  return select_kernel().fn == ukernel_avx512;
+#else
+  return false;
+#endif
+}
 
 /* ---- packing ---- */
 /* Rows [i0, i0+mc) x depth [k0, k0+kc) of op(A) into MR-row panels: panel p
@@ -382,6 +517,13 @@ static void scale_c(int64_t M, int64_t N, float beta, float *C, int64_t ldc) {
     else
       for (int64_t j = 0; j < N; j++) c[j] *= beta;
   }
+}
+
+/* C[i, :] += bias[i] (bias may be NULL). */
+static void add_row_bias(int64_t M, int64_t N, const float *bias, float *C, int64_t ldc) {
+  if (!bias) return;
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) C[i * ldc + j] += bias[i];
 }
 
 /* Row vector times matrix (M == 1, B not transposed): c = alpha * a B + beta c,
@@ -639,6 +781,7 @@ void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float 
   }
   ukernel uk = select_kernel();
   const int mr = uk.mr, nr = uk.nr;
+  bool avx512 = ox_sgemm_has_ua();
   int64_t npad = (N + nr - 1) / nr * nr;
   float tile[12 * 32];
   for (int64_t pc = 0; pc < A->K; pc += KC_BLOCK) {
@@ -656,6 +799,10 @@ void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float 
           float *c = C + (ic + ir) * ldc + jr;
           if (m == mr && n == nr) {
             uk.fn(kc, apan + ir * kc, bpan, c, ldc, 1.0f, bt);
+          } else if (avx512) {
+#ifdef OX_GEMM_X86
+            ukernel_avx512_g(kc, apan + ir * kc, bpan, nr, c, ldc, bt, NULL, (int)m, (int)n);
+#endif
           } else {
             uk.fn(kc, apan + ir * kc, bpan, tile, nr, 1.0f, 0.0f);
             for (int64_t i = 0; i < m; i++)
@@ -668,14 +815,6 @@ void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float 
       }
     }
   }
-}
-
-bool ox_sgemm_has_ua(void) {
-#ifdef OX_GEMM_X86
-  return select_kernel().fn == ukernel_avx512;
-#else
-  return false;
-#endif
 }
 
 void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bp,
@@ -720,5 +859,84 @@ void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda
   }
 #else
   (void)M, (void)N, (void)K, (void)A, (void)lda, (void)Bp, (void)beta, (void)C, (void)ldc;
+#endif
+}
+
+void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb,
+                    const float *bias, float *C, int64_t ldc) {
+#ifdef OX_GEMM_X86
+  if (A->M <= 0 || N <= 0) return;
+  if (A->K > 0 && A->mr == 12 && ox_sgemm_has_ua()) {
+    float strip_buf[KC_BLOCK * 32] __attribute__((aligned(64)));
+    float *strip = A->M > STRIP_MIN_ROWS ? strip_buf : NULL;
+    /* per depth block: a 32-column strip of B stays in cache for every row panel */
+    for (int64_t pc = 0; pc < A->K; pc += KC_BLOCK) {
+      int64_t kc = A->K - pc < KC_BLOCK ? A->K - pc : KC_BLOCK;
+      float bt = pc == 0 ? 0.0f : 1.0f;
+      const float *bb = pc == 0 ? bias : NULL;
+      const float *ablock = A->data + pc * A->Mpad, *bblock = B + pc * ldb;
+      if (N <= SMALL_N) { /* the whole B block stays in cache: A panels read once */
+        for (int64_t ir = 0; ir < A->M; ir += 12) {
+          int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
+          for (int64_t jr = 0; jr < N; jr += 32)
+            ukernel_avx512_g(kc, ablock + ir * kc, bblock + jr, ldb, C + ir * ldc + jr, ldc, bt,
+                             bb ? bb + ir : NULL, m, N - jr < 32 ? (int)(N - jr) : 32);
+        }
+        continue;
+      }
+      for (int64_t jr = 0; jr < N; jr += 32) {
+        int n = N - jr < 32 ? (int)(N - jr) : 32;
+        const float *bs = bblock + jr;
+        int64_t bstride = ldb;
+        if (strip) { /* many row panels: copy the strip once into a contiguous panel */
+          for (int64_t k = 0; k < kc; k++)
+            memcpy(strip + k * 32, bblock + k * ldb + jr, (size_t)n * sizeof(float));
+          bs = strip;
+          bstride = 32;
+        }
+        for (int64_t ir = 0; ir < A->M; ir += 12) {
+          int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
+          ukernel_avx512_g(kc, ablock + ir * kc, bs, bstride, C + ir * ldc + jr, ldc, bt,
+                           bb ? bb + ir : NULL, m, n);
+        }
+      }
+    }
+    return;
+  }
+#endif
+  ox_sgemm_pa(A, false, N, 1.0f, B, ldb, 0.0f, C, ldc, NULL);
+  add_row_bias(A->M, N, bias, C, ldc);
+}
+
+bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
+                        const float *bias, float *C, int64_t ldc) {
+#ifdef OX_GEMM_X86
+  if (A->mr != 12 || !ox_sgemm_has_ua()) return false;
+  if (A->M <= 0 || N <= 0) return true;
+  if (A->K <= 0) {
+    scale_c(A->M, N, 0.0f, C, ldc);
+    add_row_bias(A->M, N, bias, C, ldc);
+    return true;
+  }
+  float buf[KC_BLOCK * 32] __attribute__((aligned(64)));
+  for (int64_t pc = 0; pc < A->K; pc += KC_BLOCK) {
+    int64_t kc = A->K - pc < KC_BLOCK ? A->K - pc : KC_BLOCK;
+    float bt = pc == 0 ? 0.0f : 1.0f;
+    const float *bb = pc == 0 ? bias : NULL;
+    const float *ablock = A->data + pc * A->Mpad;
+    for (int64_t jr = 0; jr < N; jr += 32) {
+      int n = N - jr < 32 ? (int)(N - jr) : 32;
+      strip(ctx, pc, kc, jr, n, buf);
+      for (int64_t ir = 0; ir < A->M; ir += 12) {
+        int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
+        ukernel_avx512_g(kc, ablock + ir * kc, buf, 32, C + ir * ldc + jr, ldc, bt,
+                         bb ? bb + ir : NULL, m, n);
+      }
+    }
+  }
+  return true;
+#else
+  (void)A, (void)N, (void)strip, (void)ctx, (void)bias, (void)C, (void)ldc;
+  return false;
 #endif
 }

@@ -55,6 +55,23 @@ bool ox_sgemm_has_ua(void);
 void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bp,
                     float beta, float *C, int64_t ldc);
 
+/* C (M x N) = A * B + bias (bias[i] added to row i; NULL: none) with A
+ * packed and B (K x N, row stride ldb) read in place, without a packing copy
+ * (e.g. the input planes of a 1x1 convolution); calling thread only. */
+void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb,
+                    const float *bias, float *C, int64_t ldc);
+
+/* C (M x N) = A * B + bias (as above) with A packed and B produced on the fly, 32
+ * columns by at most ox_sgemm_kc() rows at a time: strip(ctx, k0, kc, j0, n,
+ * buf) writes rows [k0, k0+kc) of columns [j0, j0+n) (n <= 32) to buf, row
+ * stride 32, zeros in columns n..31. Each strip is used for every row panel
+ * while it is in L1 (implicit GEMM, e.g. convolution taps read straight from
+ * the image). Calling thread only. Returns false, doing nothing, when the
+ * micro-kernel in use does not support it (then pack B instead). */
+typedef void (*ox_sgemm_strip_fn)(void *ctx, int64_t k0, int64_t kc, int64_t j0, int n, float *buf);
+bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
+                        const float *bias, float *C, int64_t ldc);
+
 /* Name of the micro-kernel in use ("avx512", "avx2", "portable"). */
 const char *ox_sgemm_isa(void);
 

@@ -191,6 +191,60 @@ void ox_nn_im2col(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, in
     }
 }
 
+/* 1-D or 2-D, stride 1 and as many output as input columns (e.g. a 3x3
+ * kernel with pads of 1, or a 3x1 kernel without padding): the im2col row of
+ * one (channel, kernel offset) over whole output rows is the input plane
+ * shifted by a constant, with the taps that fall left or right of the image
+ * (wrapped into a neighbouring row) or above or below it set to zero. */
+bool ox_nn_shifted_plane(const ox_nn_geom *g) {
+  if (g->nd > 2) return false;
+  for (size_t d = 0; d < g->nd; d++)
+    if (g->stride[d] != 1) return false;
+  return g->out[g->nd - 1] == g->in[g->nd - 1];
+}
+
+static void im2col_packed_shifted(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0,
+                                  int64_t o1, float *bp, int nr, int64_t kcb) {
+  size_t L = g->nd - 1;
+  int64_t OW = g->out[L], IW = g->in[L], S = g->in_size;
+  int64_t ncols = (o1 - o0) * OW, npad = (ncols + nr - 1) / nr * nr, K = C * g->k_size;
+  int64_t KW = g->k[L], KH = L ? g->k[0] : 1;
+  for (int64_t c = 0; c < C; c++) {
+    const float *xc = x + c * S;
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++) {
+        int64_t k = (c * KH + kh) * KW + kw, pc = k / kcb * kcb, kc = K - pc < kcb ? K - pc : kcb;
+        int64_t off = kw * g->dil[L] - g->pb[L], lo, hi;
+        valid_range(OW, IW, 1, off, &lo, &hi);
+        int64_t shift = off + (L ? (kh * g->dil[0] - g->pb[0]) * IW : 0);
+        /* source index of column j: s0 + j, valid in [0, S) and for j < ncols */
+        int64_t s0 = o0 * OW + shift, vlo = -s0, vhi = S - s0;
+        if (vlo < 0) vlo = 0;
+        if (vhi > ncols) vhi = ncols;
+        float *row = bp + pc * npad + (k - pc) * nr;
+        float *d = row;
+        for (int64_t j = 0; j < npad; j += nr, d += nr * kc) {
+          if (j >= vlo && j + nr <= vhi) {
+            memcpy(d, xc + s0 + j, (size_t)nr * sizeof(float));
+            continue;
+          }
+          int64_t a = vlo > j ? vlo : j, b = vhi < j + nr ? vhi : j + nr;
+          memset(d, 0, (size_t)nr * sizeof(float));
+          if (a < b) memcpy(d + (a - j), xc + s0 + a, (size_t)(b - a) * sizeof(float));
+        }
+        if (lo == 0 && hi == OW) continue;
+        int64_t stride = nr * kc, mask = nr - 1, jj = 0;
+        int lg = 0;
+        while ((1 << lg) < nr) lg++;
+        for (int64_t r = 0; r < o1 - o0; r++, jj += OW) {
+          for (int64_t w = 0; w < lo; w++) row[((jj + w) >> lg) * stride + ((jj + w) & mask)] = 0;
+          for (int64_t w = hi > lo ? hi : lo; w < OW; w++)
+            row[((jj + w) >> lg) * stride + ((jj + w) & mask)] = 0;
+        }
+      }
+  }
+}
+
 void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
                          float *bp, int nr, int64_t kcb, float *rowbuf) {
   int64_t kk[OX_NN_MAXD];
@@ -215,6 +269,10 @@ void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t
     }
     return;
   }
+  if (ox_nn_shifted_plane(g) && (nr & (nr - 1)) == 0) {
+    im2col_packed_shifted(g, C, x, o0, o1, bp, nr, kcb);
+    return;
+  }
   for (int64_t c = 0; c < C; c++)
     for (int64_t kidx = 0; kidx < g->k_size; kidx++) {
       unravel(kidx, g->k, g->nd, kk);
@@ -226,33 +284,179 @@ void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t
     }
 }
 
-/* col2im for one element type (float for ConvTranspose, double for Col2Im). */
-#define OX_NN_COL2IM(NAME, T)                                        \
-  void NAME(const ox_nn_geom *g, int64_t C, const T *col, T *y) {    \
-    size_t nd = g->nd, L = nd - 1;                                   \
-    int64_t OW = g->out[L], IW = g->in[L], sw = g->stride[L];        \
-    int64_t outer = ox_nn_outer(g);                                  \
-    int64_t kk[OX_NN_MAXD], oi[OX_NN_MAXD];                          \
-    for (int64_t c = 0; c < C; c++) {                                \
-      T *yc = y + c * g->in_size;                                    \
-      for (int64_t kidx = 0; kidx < g->k_size; kidx++) {             \
-        unravel(kidx, g->k, nd, kk);                                 \
-        const T *row = col + (c * g->k_size + kidx) * g->out_size;   \
-        int64_t off = kk[L] * g->dil[L] - g->pb[L], lo, hi;          \
-        valid_range(OW, IW, sw, off, &lo, &hi);                      \
-        for (size_t d = 0; d < L; d++) oi[d] = 0;                    \
-        for (int64_t o = 0; o < outer; o++) {                        \
-          const T *src = row + o * OW;                               \
-          int64_t base;                                              \
-          if (outer_base(g, oi, kk, &base)) {                        \
-            T *dst = yc + base * IW + off;                           \
-            for (int64_t w = lo; w < hi; w++) dst[w * sw] += src[w]; \
-          }                                                          \
-          next_outer(g, oi);                                         \
-        }                                                            \
-      }                                                              \
-    }                                                                \
+/* col2im for one element type (float for ConvTranspose, double for Col2Im)
+ * over the column positions of outer rows [o0, o1) (column row stride ldcol,
+ * column 0 = first position of row o0). */
+#define OX_NN_COL2IM(NAME, T)                                                                    \
+  void NAME(const ox_nn_geom *g, int64_t C, const T *col, int64_t ldcol, int64_t o0, int64_t o1, \
+            T *y) {                                                                              \
+    size_t nd = g->nd, L = nd - 1;                                                               \
+    int64_t OW = g->out[L], IW = g->in[L], sw = g->stride[L];                                    \
+    int64_t kk[OX_NN_MAXD], oi[OX_NN_MAXD];                                                      \
+    for (int64_t c = 0; c < C; c++) {                                                            \
+      T *yc = y + c * g->in_size;                                                                \
+      for (int64_t kidx = 0; kidx < g->k_size; kidx++) {                                         \
+        unravel(kidx, g->k, nd, kk);                                                             \
+        const T *row = col + (c * g->k_size + kidx) * ldcol;                                     \
+        int64_t off = kk[L] * g->dil[L] - g->pb[L], lo, hi;                                      \
+        valid_range(OW, IW, sw, off, &lo, &hi);                                                  \
+        unravel(o0, g->out, L, oi);                                                              \
+        for (int64_t o = o0; o < o1; o++) {                                                      \
+          const T *src = row + (o - o0) * OW;                                                    \
+          int64_t base;                                                                          \
+          if (outer_base(g, oi, kk, &base)) {                                                    \
+            T *dst = yc + base * IW + off;                                                       \
+            for (int64_t w = lo; w < hi; w++) dst[w * sw] += src[w];                             \
+          }                                                                                      \
+          next_outer(g, oi);                                                                     \
+        }                                                                                        \
+      }                                                                                          \
+    }                                                                                            \
   }
 
-OX_NN_COL2IM(ox_nn_col2im_add, float)
-OX_NN_COL2IM(ox_nn_col2im_add_f64, double)
+OX_NN_COL2IM(ox_nn_col2im_add_rows, float)
+OX_NN_COL2IM(ox_nn_col2im_add_rows_f64, double)
+
+void ox_nn_col2im_add(const ox_nn_geom *g, int64_t C, const float *col, float *y) {
+  ox_nn_col2im_add_rows(g, C, col, g->out_size, 0, ox_nn_outer(g), y);
+}
+
+void ox_nn_col2im_add_f64(const ox_nn_geom *g, int64_t C, const double *col, double *y) {
+  ox_nn_col2im_add_rows_f64(g, C, col, g->out_size, 0, ox_nn_outer(g), y);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* Rows [k0, k0+kc) x columns [j0, j0+n) of the shifted-plane im2col as one
+ * strip: per row, two masked loads of the input plane (lanes outside the
+ * image or left/right of it are zero, never read). */
+__attribute__((target("avx512f"))) static void shift_strip_avx512(void *vctx, int64_t k0,
+                                                                  int64_t kc, int64_t j0, int n,
+                                                                  float *buf) {
+  const ox_nn_shift *sc = vctx;
+  const ox_nn_geom *g = sc->g;
+  size_t L = g->nd - 1;
+  int64_t OW = g->out[L], IW = g->in[L], S = g->in_size, KW = g->k[L], ksz = g->k_size;
+  int64_t p0 = sc->o0 * OW + j0; /* output position of column j0 */
+  /* per kernel offset: source index of column j0 and the lanes inside the image */
+  uint32_t kmask[OX_NN_SHIFT_MAXK];
+  int64_t kshift[OX_NN_SHIFT_MAXK];
+  for (int64_t kw = 0; kw < KW; kw++) {
+    int64_t off = kw * g->dil[L] - g->pb[L], ow = p0 % OW;
+    uint32_t cm = 0;
+    for (int q = 0; q < n; q++) {
+      if (ow + off >= 0 && ow + off < IW) cm |= 1u << q;
+      if (++ow == OW) ow = 0;
+    }
+    for (int64_t kh = 0; kh < ksz / KW; kh++) {
+      int64_t s0 = p0 + off + (L ? (kh * g->dil[0] - g->pb[0]) * IW : 0);
+      int64_t qlo = s0 < 0 ? -s0 : 0, qhi = S - s0;
+      uint32_t m = 0;
+      if (qlo < 32 && qhi > qlo) {
+        m = qhi >= 32 ? 0xffffffffu : (1u << qhi) - 1u;
+        m &= ~((1u << qlo) - 1u);
+      }
+      kmask[kh * KW + kw] = m & cm;
+      kshift[kh * KW + kw] = s0;
+    }
+  }
+  int64_t c = k0 / ksz, kidx = k0 % ksz;
+  const float *xc = sc->x + c * S;
+  for (int64_t k = 0; k < kc; k++) {
+    uint32_t m = kmask[kidx];
+    const float *src = xc + kshift[kidx];
+    _mm_prefetch((const char *)(src + 96), _MM_HINT_T0);
+    _mm512_store_ps(buf + k * 32, _mm512_maskz_loadu_ps((__mmask16)m, src));
+    _mm512_store_ps(buf + k * 32 + 16, _mm512_maskz_loadu_ps((__mmask16)(m >> 16), src + 16));
+    if (++kidx == ksz) {
+      kidx = 0;
+      xc += S;
+    }
+  }
+}
+enum { GS_MAXSEG = 8, GS_MAXKW = 16 };
+
+/* Any 2-D geometry with column stride 1 or 2: the 32 columns of a strip are
+ * cut into segments, one per output row (at most GS_MAXSEG); each segment
+ * of each tap row is two (stride 1) or four masked loads (stride 2, even
+ * elements picked by a permute) from a virtual start such that strip lane q
+ * reads element q * sw; lanes outside the segment or the image are masked. */
+__attribute__((target("avx512f"))) static void gen_strip_avx512(void *vctx, int64_t k0, int64_t kc,
+                                                                int64_t j0, int n, float *buf) {
+  const ox_nn_shift *sc = vctx;
+  const ox_nn_geom *g = sc->g;
+  int64_t IH = g->in[0], IW = g->in[1], OW = g->out[1], KH = g->k[0], KW = g->k[1];
+  int64_t sh = g->stride[0], sw = g->stride[1], S = g->in_size, ksz = g->k_size;
+  int64_t p0 = sc->o0 * OW + j0;
+  int64_t seg_oh[GS_MAXSEG], seg_base[GS_MAXSEG];
+  uint64_t seg_mask[GS_MAXSEG][GS_MAXKW];
+  uint32_t seg_lanes[GS_MAXSEG]; /* strip lanes of the segment */
+  int nseg = 0;
+  for (int q0 = 0; q0 < n && nseg < GS_MAXSEG;) {
+    int64_t p = p0 + q0, oh = p / OW, ow = p % OW;
+    int q1 = q0 + (int)(OW - ow < n - q0 ? OW - ow : n - q0);
+    seg_oh[nseg] = oh;
+    seg_lanes[nseg] = (q1 >= 32 ? 0xffffffffu : (1u << q1) - 1u) & ~((1u << q0) - 1u);
+    seg_base[nseg] = (ow - q0) * sw - g->pb[1]; /* input column of lane 0 at kw = 0 */
+    for (int64_t kw = 0; kw < KW; kw++) {
+      uint64_t m = 0;
+      for (int q = q0; q < q1; q++) {
+        int64_t iw = seg_base[nseg] + q * sw + kw * g->dil[1];
+        if (iw >= 0 && iw < IW) m |= 1ull << (q * sw);
+      }
+      seg_mask[nseg][kw] = m;
+    }
+    nseg++;
+    q0 = q1;
+  }
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  int64_t c = k0 / ksz, kidx = k0 % ksz, kh = kidx / KW, kw = kidx % KW;
+  const float *xc = sc->x + c * S;
+  for (int64_t k = 0; k < kc; k++) {
+    __m512 lo = _mm512_setzero_ps(), hi = lo;
+    for (int sgi = 0; sgi < nseg; sgi++) {
+      int64_t ih = seg_oh[sgi] * sh - g->pb[0] + kh * g->dil[0];
+      if (ih < 0 || ih >= IH) continue;
+      uint64_t m = seg_mask[sgi][kw];
+      const float *src = xc + ih * IW + seg_base[sgi] + kw * g->dil[1];
+      _mm_prefetch((const char *)(src + 64 * sw), _MM_HINT_T0); /* two strips ahead */
+      if (sw == 1) {
+        lo = _mm512_mask_loadu_ps(lo, (__mmask16)m, src);
+        hi = _mm512_mask_loadu_ps(hi, (__mmask16)(m >> 16), src + 16);
+      } else {
+        __m512 a = _mm512_maskz_loadu_ps((__mmask16)m, src);
+        __m512 b = _mm512_maskz_loadu_ps((__mmask16)(m >> 16), src + 16);
+        __m512 c2 = _mm512_maskz_loadu_ps((__mmask16)(m >> 32), src + 32);
+        __m512 d = _mm512_maskz_loadu_ps((__mmask16)(m >> 48), src + 48);
+        lo = _mm512_mask_mov_ps(lo, (__mmask16)seg_lanes[sgi], _mm512_permutex2var_ps(a, even, b));
+        hi = _mm512_mask_mov_ps(hi, (__mmask16)(seg_lanes[sgi] >> 16),
+                                _mm512_permutex2var_ps(c2, even, d));
+      }
+    }
+    _mm512_store_ps(buf + k * 32, lo);
+    _mm512_store_ps(buf + k * 32 + 16, hi);
+    if (++kw == KW) {
+      kw = 0;
+      if (++kh == KH) {
+        kh = 0;
+        xc += S;
+      }
+    }
+  }
+}
+#endif
+
+ox_sgemm_strip_fn ox_nn_shift_strip_fn(const ox_nn_geom *g) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (!__builtin_cpu_supports("avx512f")) return NULL;
+  if (ox_nn_shifted_plane(g) && g->k_size <= OX_NN_SHIFT_MAXK) return shift_strip_avx512;
+  /* segments of at least 5 columns: at most GS_MAXSEG per strip of 32 */
+  if (g->nd == 2 && (g->stride[1] == 1 || g->stride[1] == 2) && g->out[1] >= 5 &&
+      g->k[1] <= GS_MAXKW)
+    return gen_strip_avx512;
+#else
+  (void)g;
+#endif
+  return NULL;
+}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../ir/ir.h"
+#include "gemm.h"
 
 #define OX_NN_MAXD 8
 
@@ -80,6 +81,21 @@ void ox_nn_im2col(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, in
  * (ncols rounded up to nr). */
 void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
                          float *bp, int nr, int64_t kcb, float *rowbuf);
+/* Stride 1 on every axis, 1-D or 2-D, as many output as input columns: an
+ * im2col row over whole output rows is a shifted copy of the input plane. */
+bool ox_nn_shifted_plane(const ox_nn_geom *g);
+/* For such geometries (kernels of up to OX_NN_SHIFT_MAXK taps) on a CPU with
+ * AVX-512: a strip producer for ox_sgemm_pa_strips over the im2col of x (C
+ * channels) restricted to outer output rows from o0 (ctx: ox_nn_shift);
+ * NULL otherwise. */
+#define OX_NN_SHIFT_MAXK 64
+typedef struct ox_nn_shift {
+  const ox_nn_geom *g;
+  const float *x;
+  int64_t o0;
+} ox_nn_shift;
+ox_sgemm_strip_fn ox_nn_shift_strip_fn(const ox_nn_geom *g);
+
 /* Number of outer output rows (product of out dims except the last; 1 for 1-D). */
 int64_t ox_nn_outer(const ox_nn_geom *g);
 /* Adds the columns (C*k_size rows x out_size) back into the image y (C x in_size).
@@ -87,5 +103,11 @@ int64_t ox_nn_outer(const ox_nn_geom *g);
  * and ConvTranspose. */
 void ox_nn_col2im_add(const ox_nn_geom *g, int64_t C, const float *col, float *y);
 void ox_nn_col2im_add_f64(const ox_nn_geom *g, int64_t C, const double *col, double *y);
+/* The same for the column positions of outer rows [o0, o1) only (col row
+ * stride ldcol; its column 0 is the first position of row o0). */
+void ox_nn_col2im_add_rows(const ox_nn_geom *g, int64_t C, const float *col, int64_t ldcol,
+                           int64_t o0, int64_t o1, float *y);
+void ox_nn_col2im_add_rows_f64(const ox_nn_geom *g, int64_t C, const double *col, int64_t ldcol,
+                               int64_t o0, int64_t o1, double *y);
 
 #endif

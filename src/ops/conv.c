@@ -55,25 +55,33 @@ static conv_state *state_new(const ox_kinfo *info, ox_err *e) {
   return s;
 }
 
+/* Packs constant weights per group: Conv's W (M x C/group x k...) as M/group
+ * rows of C/group * k values; ConvTranspose's (C x M/group x k...)
+ * transposed, as M/group * k rows of C/group values. */
+static int pack_groups(const ox_kinfo *info, conv_state *s, const ox_value *w, bool transposed,
+                       ox_err *e) {
+  int64_t G = s->a.group, per = w->dims[0] / G, inner = w->numel / w->dims[0];
+  s->packed = calloc((size_t)G, sizeof *s->packed);
+  if (!s->packed) return ox_err_set(e, OX_ENOMEM, "out of memory"), prep_err(info, e);
+  s->n_packed = G;
+  for (int64_t g = 0; g < G; g++) {
+    const float *wg = (const float *)w->data + g * per * inner;
+    s->packed[g] = transposed ? ox_sgemm_pack_a(true, inner, per, wg, inner, e)
+                              : ox_sgemm_pack_a(false, per, inner, wg, inner, e);
+    if (!s->packed[g]) return prep_err(info, e);
+  }
+  s->packed_w = w;
+  return OX_OK;
+}
+
 static int conv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   conv_state *s = state_new(info, e);
   if (!s) return e ? e->code : OX_ENOMEM;
   *state = s;
   const ox_value *w = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
   if (w && w->kind == OX_VAL_TENSOR && w->dtype == OX_FLOAT && w->rank >= 3 &&
-      w->dims[0] % s->a.group == 0) {
-    int64_t G = s->a.group, Mg = w->dims[0] / G, Kg = w->numel / (w->dims[0] ? w->dims[0] : 1);
-    if (Mg > 0 && Kg > 0) {
-      s->packed = calloc((size_t)G, sizeof *s->packed);
-      if (!s->packed) return ox_err_set(e, OX_ENOMEM, "out of memory"), prep_err(info, e);
-      s->n_packed = G;
-      for (int64_t g = 0; g < G; g++) {
-        s->packed[g] = ox_sgemm_pack_a(false, Mg, Kg, (const float *)w->data + g * Mg * Kg, Kg, e);
-        if (!s->packed[g]) return prep_err(info, e);
-      }
-      s->packed_w = w;
-    }
-  }
+      w->dims[0] % s->a.group == 0 && w->dims[0] > 0 && w->numel > 0)
+    return pack_groups(info, s, w, false, e);
   return OX_OK;
 }
 
@@ -89,28 +97,38 @@ typedef struct conv_job {
   bool ua;        /* W used in place by the GEMM (not constant, AVX-512) */
   ox_sgemm_packed *const *packed;
   ox_thread_pool *inner_pool; /* for the GEMM when there is a single task */
+  ox_sgemm_strip_fn strip;    /* implicit GEMM (packed W, shifted-plane geometry) */
   atomic_int oom;
 } conv_job;
+
+/* Column buffers of a task: packed panels (+ one padded row) when direct,
+ * else a plain im2col matrix. false (OOM flagged) on failure. */
+static bool alloc_cols(conv_job *j, bool direct, float **col, float **rowbuf) {
+  int64_t maxcols = j->chunk_rows * j->g->out[j->g->nd - 1];
+  size_t n = direct ? ox_sgemm_packed_b_floats(j->Kg, maxcols) : (size_t)(j->Kg * maxcols);
+  *col = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
+  *rowbuf = direct ? malloc((size_t)(maxcols + ox_sgemm_nr()) * sizeof(float)) : NULL;
+  if (!*col || (direct && !*rowbuf)) {
+    free(*col);
+    free(*rowbuf);
+    *col = *rowbuf = NULL;
+    atomic_store(&j->oom, 1);
+    return false;
+  }
+  return true;
+}
 
 static void conv_task(void *arg, int64_t t0, int64_t t1) {
   conv_job *j = arg;
   const ox_nn_geom *g = j->g;
-  int64_t OW = g->out[g->nd - 1], maxcols = j->chunk_rows * OW;
+  int64_t OW = g->out[g->nd - 1];
   /* with packed weights the columns go straight into GEMM panels */
   bool direct = j->ua || (j->packed && !j->pointwise);
   int nr = ox_sgemm_nr();
   float *col = NULL, *rowbuf = NULL;
-  if (direct || !j->pointwise) {
-    size_t n = direct ? ox_sgemm_packed_b_floats(j->Kg, maxcols) : (size_t)(j->Kg * maxcols);
-    col = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
-    rowbuf = direct ? malloc((size_t)(maxcols + nr) * sizeof(float)) : NULL;
-    if (!col || (direct && !rowbuf)) {
-      free(col);
-      free(rowbuf);
-      atomic_store(&j->oom, 1);
-      return;
-    }
-  }
+  /* the implicit GEMM needs no columns */
+  bool implicit = j->strip && !j->pointwise && ox_sgemm_has_ua();
+  if ((direct || !j->pointwise) && !implicit && !alloc_cols(j, direct, &col, &rowbuf)) return;
   for (int64_t t = t0; t < t1; t++) {
     int64_t ch = t % j->n_chunks, ng = t / j->n_chunks, gi = ng % j->G, n = ng / j->G;
     int64_t o0 = ch * j->chunk_rows,
@@ -119,11 +137,21 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
     int64_t ncols = (o1 - o0) * OW;
     const float *xg = j->x + (n * j->G + gi) * j->Cg * g->in_size;
     float *yc = j->y + (n * j->G + gi) * j->Mg * j->P + o0 * OW;
+    const float *bias = j->bias ? j->bias + gi * j->Mg : NULL;
+    if (j->strip && !j->pointwise) { /* bias added by the GEMM's stores */
+      ox_nn_shift sc = {g, xg, o0};
+      if (ox_sgemm_pa_strips(j->packed[gi], ncols, j->strip, &sc, bias, yc, j->P)) continue;
+      if (!col && !alloc_cols(j, direct, &col, &rowbuf)) return;
+    }
+    if (j->packed && j->pointwise && !j->inner_pool) {
+      ox_sgemm_pa_sb(j->packed[gi], ncols, xg + o0 * OW, j->P, bias, yc, j->P);
+      continue;
+    }
     float beta = 0.0f;
-    if (j->bias) {
+    if (bias) {
       for (int64_t m = 0; m < j->Mg; m++) {
-        float b = j->bias[gi * j->Mg + m], *row = yc + m * j->P;
-        for (int64_t c = 0; c < ncols; c++) row[c] = b;
+        float *row = yc + m * j->P;
+        for (int64_t c = 0; c < ncols; c++) row[c] = bias[m];
       }
       beta = 1.0f;
     }
@@ -162,6 +190,7 @@ typedef struct dw_job {
   const float *x, *w, *bias;
   float *y;
   int64_t C, Mg; /* channels (= groups), outputs per group */
+  bool plane;    /* dw_plane_avx512 applies */
 } dw_job;
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -198,6 +227,79 @@ __attribute__((target("avx512f"))) static int64_t dw_interior_avx512(const ox_nn
   }
   if (ow > in_hi) ow = in_hi;
   return ow;
+}
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+enum { DW_MAXBLK = 64, DW_MAXKW = 8 };
+
+/* A whole depthwise plane (strides 1 or 2, output width up to 16 *
+ * DW_MAXBLK, kernel width up to DW_MAXKW) with AVX-512: 16 outputs per step;
+ * every tap is one masked load (stride 2: two and a permute) whose mask
+ * drops the lanes left or right of the image, so the borders need no scalar
+ * code. Masks depend only on the column block and kw: computed once. */
+/* nb (1 or 4) consecutive blocks of 16 outputs of row oh, one accumulator
+ * each (independent FMA chains). */
+__attribute__((target("avx512f"), always_inline)) static inline void dw_blocks(
+    const ox_nn_geom *g, const float *xc, const float *wm, float b, int64_t oh,
+    const uint32_t *mask, int64_t blk0, int nb, __mmask16 tail, int64_t nblk, float *yr) {
+  int64_t IH = g->in[0], IW = g->in[1], KH = g->k[0], KW = g->k[1];
+  int64_t sw = g->stride[1], dh = g->dil[0], dw = g->dil[1];
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  __m512 acc[4];
+  for (int u = 0; u < nb; u++) acc[u] = _mm512_set1_ps(b);
+  for (int64_t kh = 0; kh < KH; kh++) {
+    int64_t ih = oh * g->stride[0] - g->pb[0] + kh * dh;
+    if (ih < 0 || ih >= IH) continue;
+    const float *xr = xc + ih * IW + blk0 * 16 * sw - g->pb[1];
+    for (int64_t kw = 0; kw < KW; kw++) {
+      __m512 wv = _mm512_set1_ps(wm[kh * KW + kw]);
+      for (int u = 0; u < nb; u++) {
+        uint32_t m = mask[(blk0 + u) * DW_MAXKW + kw];
+        const float *xs = xr + u * 16 * sw + kw * dw;
+        __m512 v =
+            sw == 1 ? _mm512_maskz_loadu_ps((__mmask16)m, xs)
+                    : _mm512_permutex2var_ps(_mm512_maskz_loadu_ps((__mmask16)m, xs), even,
+                                             _mm512_maskz_loadu_ps((__mmask16)(m >> 16), xs + 16));
+        acc[u] = _mm512_fmadd_ps(wv, v, acc[u]);
+      }
+    }
+  }
+  for (int u = 0; u < nb; u++) {
+    if (blk0 + u + 1 < nblk)
+      _mm512_storeu_ps(yr + (blk0 + u) * 16, acc[u]);
+    else
+      _mm512_mask_storeu_ps(yr + (blk0 + u) * 16, tail, acc[u]);
+  }
+}
+
+__attribute__((target("avx512f"))) static void dw_plane_avx512(const ox_nn_geom *g, const float *xc,
+                                                               const float *wm, float b, float *y) {
+  int64_t IW = g->in[1], OH = g->out[0], OW = g->out[1], KW = g->k[1];
+  int64_t sw = g->stride[1], dw = g->dil[1];
+  int64_t nblk = (OW + 15) / 16;
+  uint32_t mask[DW_MAXBLK][DW_MAXKW];
+  for (int64_t blk = 0; blk < nblk; blk++)
+    for (int64_t kw = 0; kw < KW; kw++) {
+      /* source element e of the span starting at (16 blk) sw + kw dw - pb */
+      int64_t base = blk * 16 * sw + kw * dw - g->pb[1], lanes = OW - blk * 16;
+      if (lanes > 16) lanes = 16;
+      uint32_t m = 0;
+      for (int64_t q = 0; q < lanes; q++) {
+        int64_t e = q * sw, iw = base + e;
+        if (iw >= 0 && iw < IW) m |= 1u << e;
+      }
+      mask[blk][kw] = m;
+    }
+  __mmask16 tail = (__mmask16)((1u << (OW - (nblk - 1) * 16)) - 1u);
+  for (int64_t oh = 0; oh < OH; oh++) {
+    float *yr = y + oh * OW;
+    int64_t blk = 0;
+    for (; blk + 4 <= nblk; blk += 4)
+      dw_blocks(g, xc, wm, b, oh, (const uint32_t *)mask, blk, 4, tail, nblk, yr);
+    for (; blk < nblk; blk++)
+      dw_blocks(g, xc, wm, b, oh, (const uint32_t *)mask, blk, 1, tail, nblk, yr);
+  }
 }
 #endif
 
@@ -276,6 +378,12 @@ OX_NN_CLONES static void dw_task(void *arg, int64_t t0, int64_t t1) {
     const float *wm = j->w + m * KH * KW;
     float *ym = j->y + t * OH * OW;
     float b = j->bias ? j->bias[m] : 0.0f;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (j->plane) {
+      dw_plane_avx512(g, xc, wm, b, ym);
+      continue;
+    }
+#endif
     for (int64_t oh = 0; oh < OH; oh++) dw_row(g, xc, wm, b, oh, ym + oh * OW);
   }
 }
@@ -362,7 +470,11 @@ static int conv_run(ox_kctx *ctx, void *st) {
   ox_thread_pool *pool = ox_kctx_pool(ctx);
   int nt = ox_thread_pool_size(pool);
   if (g.nd == 2 && Cg == 1 && G > 1) {
-    dw_job dj = {&g, xf, wf, bf, yf, G, Mg};
+    dw_job dj = {&g, xf, wf, bf, yf, G, Mg, false};
+#if defined(__x86_64__) && defined(__GNUC__)
+    dj.plane = (g.stride[1] == 1 || g.stride[1] == 2) && g.out[1] <= 16 * DW_MAXBLK &&
+               g.k[1] <= DW_MAXKW && g.out[1] > 0 && __builtin_cpu_supports("avx512f");
+#endif
     ox_parallel_for(pool, N * G * Mg, 1, dw_task, &dj);
     goto done;
   }
@@ -406,10 +518,19 @@ static int conv_run(ox_kctx *ctx, void *st) {
   if (rows > j.outer) rows = j.outer;
   if (rows < 1) rows = 1;
   if (N * G * ((j.outer + rows - 1) / rows) < nt && j.outer >= nt) rows = (j.outer + nt - 1) / nt;
+  /* with few tasks, a count that the threads divide (3 tasks on 2 threads
+   * would leave one idle a third of the time): shrink the chunks a little */
+  if (nt > 1 && N * G * ((j.outer + rows - 1) / rows) < 16 * nt)
+    for (int64_t r = rows; r >= 1 && 2 * r >= rows; r--)
+      if ((N * G * ((j.outer + r - 1) / r)) % nt == 0) {
+        rows = r;
+        break;
+      }
   j.chunk_rows = rows;
   j.n_chunks = (j.outer + rows - 1) / rows;
   int64_t ntasks = N * G * j.n_chunks;
-  j.inner_pool = ntasks == 1 ? pool : NULL;
+  j.inner_pool = ntasks == 1 && nt > 1 ? pool : NULL;
+  if (j.packed && !j.inner_pool) j.strip = ox_nn_shift_strip_fn(&g);
   atomic_init(&j.oom, 0);
   if (ntasks == 1)
     conv_task(&j, 0, 1);
@@ -442,6 +563,11 @@ static int convt_prepare(const ox_kinfo *info, void **state, ox_err *e) {
     s->n_out_shape = os->n_ints;
     memcpy(s->out_shape, os->ints, os->n_ints * sizeof(int64_t));
   }
+  /* constant float W (C x M/group x k...): W^T of each group packed once */
+  const ox_value *w = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
+  if (w && w->kind == OX_VAL_TENSOR && w->dtype == OX_FLOAT && w->rank >= 3 &&
+      w->dims[0] % s->a.group == 0 && w->dims[0] > 0 && w->numel > 0)
+    return pack_groups(info, s, w, true, e);
   return OX_OK;
 }
 
@@ -450,32 +576,78 @@ typedef struct convt_job {
   const float *x, *w, *bias;
   float *y;
   int64_t G, Cg, Mg, Pin;
+  ox_sgemm_packed *const *packed; /* W^T per group when W is constant */
+  bool tiled;                     /* convt_tiles applies */
+  int64_t chunk, n_chunks;        /* rows of X per chunk, chunks per image */
   ox_thread_pool *inner_pool;
   atomic_int oom;
 } convt_job;
 
+/* 2-D kernels equal to the strides, no dilation or padding: every output
+ * pixel receives exactly one column value, so Y is written (bias + column)
+ * row by row instead of accumulated. */
+OX_NN_CLONES static void convt_tiles(const ox_nn_geom *g, int64_t M, const float *col,
+                                     int64_t ldcol, int64_t o0, int64_t o1, const float *bias,
+                                     float *y) {
+  int64_t KH = g->k[0], KW = g->k[1], XW = g->out[1], YW = g->in[1];
+  for (int64_t m = 0; m < M; m++) {
+    float b = bias ? bias[m] : 0.0f;
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t oh = o0; oh < o1; oh++) {
+        float *yr = y + m * g->in_size + (oh * KH + kh) * YW;
+        const float *src = col + (m * KH + kh) * KW * ldcol + (oh - o0) * XW;
+        if (KW == 2) {
+          const float *s1 = src + ldcol;
+          for (int64_t w = 0; w < XW; w++) {
+            yr[2 * w] = b + src[w];
+            yr[2 * w + 1] = b + s1[w];
+          }
+        } else {
+          for (int64_t kw = 0; kw < KW; kw++)
+            for (int64_t w = 0; w < XW; w++) yr[w * KW + kw] = b + src[kw * ldcol + w];
+        }
+      }
+  }
+}
+
+/* One image and group: Y = bias, then for chunks of X rows (columns of about
+ * 1 MiB, kept in cache) W^T X into columns and col2im into Y. */
 static void convt_task(void *arg, int64_t t0, int64_t t1) {
   convt_job *j = arg;
   const ox_nn_geom *g = j->g;
-  int64_t rows = j->Mg * g->k_size;
-  float *col = malloc((size_t)(rows * j->Pin) * sizeof(float));
+  int64_t rows = j->Mg * g->k_size, XW = g->out[g->nd - 1], outer = ox_nn_outer(g);
+  float *col = malloc((size_t)(rows * j->chunk * XW + 1) * sizeof(float));
   if (!col) {
     atomic_store(&j->oom, 1);
     return;
   }
-  for (int64_t t = t0; t < t1; t++) { /* t = n * G + gi */
-    int64_t gi = t % j->G;
-    const float *xg = j->x + t * j->Cg * j->Pin;
+  /* tiled: t = (n * G + gi) * n_chunks + chunk (chunks write disjoint rows of
+   * Y); else t = n * G + gi, all chunks in turn */
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t img = j->tiled ? t / j->n_chunks : t, gi = img % j->G;
+    int64_t c0 = j->tiled ? t % j->n_chunks : 0, c1 = j->tiled ? c0 + 1 : j->n_chunks;
+    const float *xg = j->x + img * j->Cg * j->Pin;
     const float *wg = j->w + gi * j->Cg * rows;
-    float *yg = j->y + t * j->Mg * g->in_size;
-    ox_sgemm(true, false, rows, j->Pin, j->Cg, 1.0f, wg, rows, xg, j->Pin, 0.0f, col, j->Pin,
-             j->inner_pool);
-    for (int64_t m = 0; m < j->Mg; m++) {
+    float *yg = j->y + img * j->Mg * g->in_size;
+    for (int64_t m = 0; m < j->Mg && !j->tiled; m++) {
       float b = j->bias ? j->bias[gi * j->Mg + m] : 0.0f;
       float *ym = yg + m * g->in_size;
       for (int64_t i = 0; i < g->in_size; i++) ym[i] = b;
     }
-    ox_nn_col2im_add(g, j->Mg, col, yg);
+    for (int64_t ch = c0; ch < c1; ch++) {
+      int64_t o0 = ch * j->chunk, o1 = o0 + j->chunk < outer ? o0 + j->chunk : outer;
+      int64_t ncols = (o1 - o0) * XW;
+      if (j->packed)
+        ox_sgemm_pa(j->packed[gi], false, ncols, 1.0f, xg + o0 * XW, j->Pin, 0.0f, col, ncols,
+                    j->inner_pool);
+      else
+        ox_sgemm(true, false, rows, ncols, j->Cg, 1.0f, wg, rows, xg + o0 * XW, j->Pin, 0.0f, col,
+                 ncols, j->inner_pool);
+      if (j->tiled)
+        convt_tiles(g, j->Mg, col, ncols, o0, o1, j->bias ? j->bias + gi * j->Mg : NULL, yg);
+      else
+        ox_nn_col2im_add_rows(g, j->Mg, col, ncols, o0, o1, yg);
+    }
   }
   free(col);
 }
@@ -560,13 +732,24 @@ static int convt_run(ox_kctx *ctx, void *st) {
   float *yf = fs.yf;
   if (rc) {
   } else {
-    convt_job j = {&g, xf, wf, bf, yf, G, Cg, Mg, g.out_size, NULL, 0};
-    int64_t ntasks = x->dims[0] * G;
+    convt_job j = {&g, xf, wf, bf, yf, G, Cg, Mg, g.out_size, NULL, false, 0, 0, NULL, 0};
+    if (s->packed && s->packed_w == w && s->n_packed == G) j.packed = s->packed;
+    int64_t rows = Mg * g.k_size, XW = g.out[nd - 1], outer = ox_nn_outer(&g);
+    j.chunk = 262144 / (rows > 0 ? rows : 1) / (XW > 0 ? XW : 1);
+    if (j.chunk > outer) j.chunk = outer;
+    if (j.chunk < 1) j.chunk = 1;
+    j.n_chunks = (outer + j.chunk - 1) / j.chunk;
+    j.tiled = nd == 2;
+    for (size_t d = 0; d < nd; d++)
+      if (g.k[d] != g.stride[d] || g.dil[d] != 1 || g.pb[d] != 0 || g.pe[d] != 0 ||
+          g.in[d] != g.out[d] * g.stride[d])
+        j.tiled = false;
+    int64_t ntasks = x->dims[0] * G * (j.tiled ? j.n_chunks : 1);
     j.inner_pool = ntasks == 1 ? ox_kctx_pool(ctx) : NULL;
     atomic_init(&j.oom, 0);
     if (ntasks == 1)
       convt_task(&j, 0, 1);
-    else
+    else if (ntasks > 1)
       ox_parallel_for(ox_kctx_pool(ctx), ntasks, 1, convt_task, &j);
     if (atomic_load(&j.oom)) rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory for columns");
   }

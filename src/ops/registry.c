@@ -33,6 +33,7 @@ extern const ox_kernel_def ox_ops_ml[];
 extern const ox_kernel_def ox_ops_ml_linear[];
 extern const ox_kernel_def ox_ops_ml_tree[];
 extern const ox_kernel_def ox_ops_training[];
+extern const ox_kernel_def ox_ops_fused[];
 
 static const ox_kernel_def *const tables[] = {
     ox_ops_elementwise,
@@ -65,6 +66,7 @@ static const ox_kernel_def *const tables[] = {
     ox_ops_ml_linear,
     ox_ops_ml_tree,
     ox_ops_training,
+    ox_ops_fused,
 };
 
 static bool same_domain(const char *a, const char *b) {

@@ -105,4 +105,10 @@ int ox_rt_expand_functions(ox_session *s, const ox_graph *g, const ox_graph **ou
  * backward graphs. *out is g itself when there are none. */
 int ox_rt_expand_gradients(ox_session *s, const ox_graph *g, const ox_graph **out, ox_err *e);
 
+/* fuse.c: with optimization_level >= 1, folds BatchNormalization and
+ * per-channel Mul/Add into Conv weights and replaces chains of float32
+ * elementwise nodes by ai.onnxc ElementwiseChain nodes, in a new graph.
+ * *out is g itself when nothing changes. */
+int ox_rt_fuse(ox_session *s, const ox_graph *g, const ox_graph **out, ox_err *e);
+
 #endif

@@ -584,6 +584,7 @@ int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session
   }
   if (ox_rt_expand_functions(s, m->proto->graph, &s->graph, e)) goto fail;
   if (ox_rt_expand_gradients(s, s->graph, &s->graph, e)) goto fail;
+  if (ox_rt_fuse(s, s->graph, &s->graph, e)) goto fail;
   s->main = new_graph(s, s->graph, NULL, NULL, "", e);
   if (!s->main || prepare_graph(s, s->main, e)) goto fail;
   *out = s;

@@ -16,7 +16,7 @@ static float rnd(uint32_t *s) {
 }
 
 static void check(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, float beta,
-                  bool packed) {
+                  bool packed, bool sb) {
   uint32_t seed = (uint32_t)(M * 131 + N * 7 + K);
   int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 1, ldc = N + 5;
   float *A = malloc(sizeof(float) * (size_t)((ta ? K : M) * lda));
@@ -25,7 +25,9 @@ static void check(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
   float *C0 = malloc(sizeof(float) * (size_t)(M * ldc));
   for (int64_t i = 0; i < (ta ? K : M) * lda; i++) A[i] = rnd(&seed);
   for (int64_t i = 0; i < (tb ? N : K) * ldb; i++) B[i] = rnd(&seed);
-  for (int64_t i = 0; i < M * ldc; i++) C[i] = C0[i] = beta == 0.0f ? NAN : rnd(&seed);
+  for (int64_t i = 0; i < M * ldc; i++) C[i] = C0[i] = beta == 0.0f || sb ? NAN : rnd(&seed);
+  float *bias = sb && beta != 0.0f ? malloc(sizeof(float) * (size_t)(M > 0 ? M : 1)) : NULL;
+  for (int64_t i = 0; bias && i < M; i++) bias[i] = rnd(&seed);
   if (packed) {
     ox_err e = {0};
     ox_sgemm_packed *p = ox_sgemm_pack_a(ta, M, K, A, lda, &e);
@@ -34,7 +36,10 @@ static void check(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
       failures++;
       return;
     }
-    ox_sgemm_pa(p, tb, N, alpha, B, ldb, beta, C, ldc, NULL);
+    if (!tb && alpha == 1.0f && sb) /* B read in place; beta != 0 here means a row bias */
+      ox_sgemm_pa_sb(p, N, B, ldb, bias, C, ldc);
+    else
+      ox_sgemm_pa(p, tb, N, alpha, B, ldb, beta, C, ldc, NULL);
     ox_sgemm_packed_free(p);
   } else {
     ox_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
@@ -46,7 +51,9 @@ static void check(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
       for (int64_t k = 0; k < K; k++)
         s += (double)(ta ? A[k * lda + i] : A[i * lda + k]) *
              (double)(tb ? B[j * ldb + k] : B[k * ldb + j]);
-      double want = alpha * s + (beta == 0.0f ? 0.0 : beta * (double)C0[i * ldc + j]);
+      double want = alpha * s + (bias                 ? (double)bias[i]
+                                 : beta == 0.0f || sb ? 0.0
+                                                      : beta * (double)C0[i * ldc + j]);
       double err = fabs(want - (double)C[i * ldc + j]) / (1.0 + fabs(want));
       if (!(err <= maxerr)) maxerr = isnan(err) ? INFINITY : err;
     }
@@ -55,14 +62,15 @@ static void check(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
     for (int64_t j = N; j < ldc; j++)
       if (memcmp(&C[i * ldc + j], &C0[i * ldc + j], sizeof(float)) != 0) maxerr = INFINITY;
   if (maxerr > 1e-4 * (1.0 + (double)K / 64.0)) {
-    printf("FAIL ta=%d tb=%d M=%lld N=%lld K=%lld alpha=%g beta=%g packed=%d: err %g\n", ta, tb,
-           (long long)M, (long long)N, (long long)K, alpha, beta, packed, maxerr);
+    printf("FAIL ta=%d tb=%d M=%lld N=%lld K=%lld alpha=%g beta=%g packed=%d sb=%d: err %g\n", ta,
+           tb, (long long)M, (long long)N, (long long)K, alpha, beta, packed, sb, maxerr);
     failures++;
   }
   free(A);
   free(B);
   free(C);
   free(C0);
+  free(bias);
 }
 
 int main(void) {
@@ -71,12 +79,15 @@ int main(void) {
                                       {64, 49, 576}, {150, 200, 40}, {7, 3100, 5},  {300, 17, 520}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     for (int t = 0; t < 4; t++) {
-      check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.0f, false);
-      check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 0.5f, 2.0f, false);
-      check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.0f, true);
-      check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], -1.5f, 1.0f, true);
+      check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.0f, false, false);
+      check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 0.5f, 2.0f, false, false);
+      check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.0f, true, false);
+      check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], -1.5f, 1.0f, true, false);
+      check(t & 1, false, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.0f, true, true);
+      check(t & 1, false, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.5f, true, true);
     }
-  check(false, false, 4, 5, 0, 1.0f, 0.5f, false);
+  check(false, false, 4, 5, 0, 1.0f, 0.5f, false, false);
+  check(false, false, 4, 5, 0, 1.0f, 0.5f, true, true);
   printf("gemm (%s): %d failures\n", ox_sgemm_isa(), failures);
   return failures ? 1 : 0;
 }

@@ -1,0 +1,798 @@
+/* fuse.c - graph fusion at session creation (optimization_level >= 1).
+ *
+ * Rewrites the session's main graph into a new graph in the session arena
+ * (the caller's model is never modified):
+ *
+ *  1. Conv folding: a Conv with constant weights (and bias) whose output
+ *     feeds only an inference-mode BatchNormalization with constant
+ *     parameters, or only a Mul/Add by a constant that is a scalar or one
+ *     value per output channel, gets new weights and bias (computed in
+ *     double, stored as float) and the following node is dropped; repeated
+ *     while the Conv's only consumer is such a node.
+ *  2. Elementwise chains: maximal groups of float32 elementwise nodes rooted
+ *     at one tensor, whose other operands are constants of one element or
+ *     of one element per channel, become one ai.onnxc ElementwiseChain node
+ *     (src/ops/fused.c). A value computed inside a group may be read several
+ *     times inside it; one read outside the group (or a graph output, or a
+ *     use inside a subgraph) ends the group at that value.
+ *
+ * Constants are initializers (an initializer that backs a graph input only
+ * while the session takes such inputs as constants, s->defaults_const) and
+ * the `value` of Constant nodes. Subgraphs are left as they are. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/fused.h"
+#include "rt.h"
+
+#define FZ_MAX_GROUP 64
+
+typedef struct fcst {
+  ox_value *v; /* float32 tensor */
+} fcst;
+
+typedef struct fctx {
+  ox_session *s;
+  ox_arena *a;
+  const ox_graph *g;
+  ox_err *e;
+  ox_map csts;   /* name -> index + 1 into cv */
+  ox_value **cv; /* owned references */
+  size_t n_cv;
+  ox_map uses;     /* name -> number of reads by main-graph nodes */
+  ox_map pinned;   /* graph outputs and names read inside subgraphs */
+  ox_map lastuse;  /* name -> index + 1 of the last node reading it */
+  ox_map floatval; /* names known to hold float32 tensors */
+  const int64_t *opsets;
+  ox_node *nodes; /* working copy of the node list */
+  bool *drop;
+  /* new initializers (folded Conv weights) */
+  ox_tensor *inits;
+  size_t n_inits;
+  unsigned long counter;
+} fctx;
+
+static int oom(fctx *x) { return ox_err_set(x->e, OX_ENOMEM, "out of memory fusing the graph"); }
+
+static size_t map_count(const ox_map *m, const char *k) {
+  uintptr_t v;
+  return k && ox_map_get(m, k, &v) ? (size_t)v : 0;
+}
+
+static int map_add(ox_map *m, const char *k, size_t d) {
+  return ox_map_put(m, k, (uintptr_t)(map_count(m, k) + d));
+}
+
+static const ox_value *cst_of(const fctx *x, const char *name) {
+  uintptr_t v;
+  if (!name || !*name || !ox_map_get(&x->csts, name, &v)) return NULL;
+  return x->cv[v - 1];
+}
+
+static int add_cst(fctx *x, const char *name, ox_value *v) {
+  if (!v) return OX_OK;
+  ox_value **slot = OX_VEC_PUSH(x->a, x->cv, x->n_cv);
+  if (!slot || ox_map_put(&x->csts, name, x->n_cv)) {
+    ox_value_unref(v);
+    return oom(x);
+  }
+  *slot = v;
+  return OX_OK;
+}
+
+/* names read anywhere inside a subgraph (outer-scope uses among them) */
+static int pin_subgraph(fctx *x, const ox_graph *sg) {
+  for (size_t i = 0; i < sg->n_node; i++) {
+    const ox_node *n = &sg->node[i];
+    for (size_t k = 0; k < n->n_input; k++)
+      if (n->input[k] && *n->input[k] && ox_map_put(&x->pinned, n->input[k], 1)) return oom(x);
+    for (size_t k = 0; k < n->n_attribute; k++) {
+      const ox_attr *at = &n->attribute[k];
+      if (at->g && pin_subgraph(x, at->g)) return x->e->code;
+      for (size_t j = 0; j < at->n_graphs; j++)
+        if (pin_subgraph(x, &at->graphs[j])) return x->e->code;
+    }
+  }
+  for (size_t i = 0; i < sg->n_output; i++)
+    if (sg->output[i].name && ox_map_put(&x->pinned, sg->output[i].name, 1)) return oom(x);
+  return OX_OK;
+}
+
+static bool has_subgraph(const ox_node *n) {
+  for (size_t k = 0; k < n->n_attribute; k++)
+    if (n->attribute[k].g || n->attribute[k].n_graphs) return true;
+  return false;
+}
+
+static void note_float(fctx *x, const ox_value_info *vi) {
+  if (vi->name && vi->type && vi->type->kind == OX_TYPE_TENSOR && vi->type->has_elem_type &&
+      vi->type->elem_type == OX_FLOAT)
+    (void)ox_map_put(&x->floatval, vi->name, 1);
+}
+
+static bool is_default(const ox_node *n) { return !n->domain || ox_is_default_domain(n->domain); }
+
+static bool op_is(const ox_node *n, const char *op) {
+  return n->op_type && strcmp(n->op_type, op) == 0 && is_default(n);
+}
+
+/* An initializer the session takes as a constant. */
+static const ox_tensor *const_init(const fctx *x, const char *name) {
+  const ox_graph *g = x->g;
+  if (!name || !*name) return NULL;
+  for (size_t k = 0; k < g->n_input; k++)
+    if (g->input[k].name && strcmp(g->input[k].name, name) == 0 && !x->s->defaults_const)
+      return NULL;
+  for (size_t i = 0; i < g->n_initializer; i++)
+    if (g->initializer[i].name && strcmp(g->initializer[i].name, name) == 0)
+      return &g->initializer[i];
+  return NULL;
+}
+
+/* The float32 output of a ConstantOfShape over a constant shape (models
+ * that build their weights this way), within a total element budget. */
+static ox_value *const_of_shape(fctx *x, const ox_node *n, int64_t *budget) {
+  const ox_attr *va = ox_node_attr(n, "value");
+  if (va && (!va->t || va->t->data_type != OX_FLOAT)) return NULL;
+  const ox_tensor *st = const_init(x, n->input[0]);
+  if (!st || st->data_type != OX_INT64) return NULL;
+  ox_err ce = {0};
+  ox_value *shape = ox_value_from_tensor_proto(st, true, &ce), *fill = NULL, *v = NULL;
+  if (va && !(fill = ox_value_from_tensor_proto(va->t, true, &ce))) goto out;
+  if (!shape || shape->rank != 1 || shape->numel > 8 || (fill && fill->numel != 1)) goto out;
+  const int64_t *d = shape->data;
+  int64_t numel = 1;
+  for (int64_t k = 0; k < shape->numel; k++) {
+    if (d[k] < 0 || d[k] > *budget) goto out;
+    numel *= d[k];
+    if (numel > *budget) goto out;
+  }
+  v = ox_tensor_new_uninit(OX_FLOAT, d, (size_t)shape->numel, &ce);
+  if (!v) goto out;
+  *budget -= numel;
+  float f = fill ? *(const float *)fill->data : 0.0f, *o = v->data;
+  for (int64_t k = 0; k < numel; k++) o[k] = f;
+out:
+  ox_value_unref(shape);
+  ox_value_unref(fill);
+  return v;
+}
+
+static int collect(fctx *x) {
+  const ox_graph *g = x->g;
+  for (size_t i = 0; i < g->n_initializer; i++) {
+    const ox_tensor *t = &g->initializer[i];
+    if (!t->name || t->data_type != OX_FLOAT) continue;
+    bool is_input = false;
+    for (size_t k = 0; k < g->n_input && !is_input; k++)
+      is_input = g->input[k].name && strcmp(g->input[k].name, t->name) == 0;
+    if (is_input && !x->s->defaults_const) continue;
+    ox_err ce = {0};
+    ox_value *v = ox_value_from_tensor_proto(t, true, &ce);
+    if (add_cst(x, t->name, v)) return x->e->code;
+    (void)ox_map_put(&x->floatval, t->name, 1);
+  }
+  int64_t budget = (int64_t)1 << 27; /* elements made from ConstantOfShape */
+  for (size_t i = 0; i < g->n_node; i++) {
+    const ox_node *n = &g->node[i];
+    if (op_is(n, "ConstantOfShape") && n->n_input == 1 && n->n_output == 1 && n->output[0] &&
+        *n->output[0]) {
+      ox_value *v = const_of_shape(x, n, &budget);
+      if (v && add_cst(x, n->output[0], v)) return x->e->code;
+    }
+    if (n->op_type && strcmp(n->op_type, "Constant") == 0 && !(n->domain && *n->domain) &&
+        n->n_output == 1 && n->output[0] && *n->output[0]) {
+      const ox_attr *a = ox_node_attr(n, "value");
+      const ox_attr *af = ox_node_attr(n, "value_float");
+      ox_err ce = {0};
+      ox_value *v = NULL;
+      if (a && a->t && a->t->data_type == OX_FLOAT)
+        v = ox_value_from_tensor_proto(a->t, true, &ce);
+      else if (af && af->has_f)
+        v = ox_tensor_scalar_f32(af->f, &ce);
+      if (v && add_cst(x, n->output[0], v)) return x->e->code;
+    }
+    for (size_t k = 0; k < n->n_input; k++) {
+      const char *nm = n->input[k];
+      if (!nm || !*nm) continue;
+      if (map_add(&x->uses, nm, 1) || ox_map_put(&x->lastuse, nm, i + 1)) return oom(x);
+    }
+    for (size_t k = 0; k < n->n_attribute; k++) {
+      const ox_attr *at = &n->attribute[k];
+      if (at->g && pin_subgraph(x, at->g)) return x->e->code;
+      for (size_t j = 0; j < at->n_graphs; j++)
+        if (pin_subgraph(x, &at->graphs[j])) return x->e->code;
+    }
+  }
+  for (size_t i = 0; i < g->n_output; i++)
+    if (g->output[i].name && ox_map_put(&x->pinned, g->output[i].name, 1)) return oom(x);
+  for (size_t i = 0; i < g->n_input; i++) note_float(x, &g->input[i]);
+  for (size_t i = 0; i < g->n_value_info; i++) note_float(x, &g->value_info[i]);
+  for (size_t i = 0; i < g->n_output; i++) note_float(x, &g->output[i]);
+  return OX_OK;
+}
+
+/* ------------------------------------------------------------ Conv folding */
+
+/* The only node reading `name` (index), or -1 when there are several, none,
+ * or the value is a graph output or read inside a subgraph. */
+static int64_t sole_reader(const fctx *x, const char *name) {
+  if (!name || !*name || map_count(&x->uses, name) != 1 || map_count(&x->pinned, name)) return -1;
+  size_t at = map_count(&x->lastuse, name);
+  return at && !x->drop[at - 1] ? (int64_t)at - 1 : -1;
+}
+
+/* A float32 constant with M elements per output channel of a Conv whose
+ * output has rank r, or with one element: *per set to its length (1 or M). */
+static const ox_value *channel_const(const fctx *x, const char *name, int64_t m, size_t r,
+                                     int64_t *per) {
+  const ox_value *c = cst_of(x, name);
+  if (!c || c->kind != OX_VAL_TENSOR || c->dtype != OX_FLOAT || c->rank > r) return NULL;
+  if (c->numel == 1) {
+    *per = 1;
+    return c;
+  }
+  for (size_t d = 0; d < c->rank; d++) {
+    size_t axis = r - c->rank + d;
+    if (c->dims[d] != (axis == 1 ? m : 1)) return NULL;
+  }
+  *per = m;
+  return c;
+}
+
+/* BatchNormalization in inference mode with per-channel constants. */
+static bool bn_foldable(const fctx *x, size_t j, int64_t m, const ox_value **p) {
+  const ox_node *n = &x->nodes[j];
+  int64_t ver = x->opsets[j];
+  if (!op_is(n, "BatchNormalization") || n->n_input != 5 || ver < 7) return false;
+  for (size_t o = 1; o < n->n_output; o++)
+    if (n->output[o] && *n->output[o]) return false;
+  if (ver >= 14 && ox_node_attr_int(n, "training_mode", 0) != 0) return false;
+  if (ver < 9 && ox_node_attr_int(n, "spatial", 1) != 1) return false;
+  for (size_t k = 1; k < 5; k++) {
+    p[k - 1] = cst_of(x, n->input[k]);
+    if (!p[k - 1] || p[k - 1]->dtype != OX_FLOAT || p[k - 1]->rank != 1 || p[k - 1]->numel != m)
+      return false;
+  }
+  return true;
+}
+
+/* A new float32 initializer of the given shape; its data is filled by the
+ * caller through *data. */
+static int new_init(fctx *x, const char *base, const int64_t *dims, size_t rank, float **data,
+                    const char **name) {
+  int64_t n = 1;
+  for (size_t k = 0; k < rank; k++) n *= dims[k];
+  ox_tensor *t = OX_VEC_PUSH(x->a, x->inits, x->n_inits);
+  float *f = ox_arena_alloc(x->a, ((size_t)n + 1) * sizeof *f);
+  int64_t *d = ox_arena_calloc(x->a, rank + 1, sizeof *d);
+  char *nm = ox_arena_printf(x->a, "%s#folded%lu", base, ++x->counter);
+  if (!t || !f || !d || !nm) return oom(x);
+  memcpy(d, dims, rank * sizeof *d);
+  t->name = nm;
+  t->dims = d;
+  t->n_dims = rank;
+  t->data_type = OX_FLOAT;
+  t->has_data_type = true;
+  t->float_data = f;
+  t->n_float_data = (size_t)n;
+  *name = nm;
+  *data = f;
+  return OX_OK;
+}
+
+/* Folds the BatchNormalization / Mul / Add nodes that follow Conv node i. */
+static int fold_conv(fctx *x, size_t i) {
+  ox_node *c = &x->nodes[i];
+  if (!op_is(c, "Conv") || c->n_input < 2 || c->n_input > 3 || c->n_output != 1) return OX_OK;
+  const ox_value *w = cst_of(x, c->input[1]);
+  const ox_value *b = c->n_input == 3 && *c->input[2] ? cst_of(x, c->input[2]) : NULL;
+  if (!w || w->dtype != OX_FLOAT || w->rank < 3 || w->dims[0] < 1) return OX_OK;
+  int64_t m = w->dims[0], per_m = w->numel / m;
+  if (c->n_input == 3 && *c->input[2] && (!b || b->rank != 1 || b->numel != m)) return OX_OK;
+  double *sd = NULL, *bd = NULL; /* per channel: weight scale, bias */
+  const char *out = c->output[0];
+  size_t folded = 0;
+  int64_t j;
+  while ((j = sole_reader(x, out)) > (int64_t)i) {
+    const ox_node *n = &x->nodes[j];
+    const ox_value *p[4];
+    const ox_value *k = NULL;
+    int64_t per = 0;
+    int kind = 0; /* 1 BN, 2 Mul, 3 Add */
+    if (bn_foldable(x, (size_t)j, m, p) && strcmp(n->input[0], out) == 0) {
+      kind = 1;
+    } else if ((op_is(n, "Mul") || op_is(n, "Add")) && n->n_input == 2 && x->opsets[j] >= 7 &&
+               n->n_output == 1) {
+      const char *other = strcmp(n->input[0], out) == 0 ? n->input[1] : n->input[0];
+      if (strcmp(other, out) != 0) k = channel_const(x, other, m, w->rank, &per);
+      if (k) kind = op_is(n, "Mul") ? 2 : 3;
+    }
+    if (!kind) break;
+    if (!sd) {
+      sd = malloc((size_t)m * sizeof *sd);
+      bd = malloc((size_t)m * sizeof *bd);
+      if (!sd || !bd) {
+        free(sd);
+        free(bd);
+        return oom(x);
+      }
+      for (int64_t q = 0; q < m; q++) {
+        sd[q] = 1;
+        bd[q] = b ? ((const float *)b->data)[q] : 0.0;
+      }
+    }
+    for (int64_t q = 0; q < m; q++) {
+      double sc = 1, sh = 0;
+      if (kind == 1) {
+        double eps = ox_node_attr_float(n, "epsilon", 1e-5f);
+        const float *scale = p[0]->data, *bias = p[1]->data, *mean = p[2]->data, *var = p[3]->data;
+        sc = (double)scale[q] / sqrt((double)var[q] + eps);
+        sh = (double)bias[q] - (double)mean[q] * sc;
+      } else {
+        double kv = ((const float *)k->data)[per == 1 ? 0 : q];
+        if (kind == 2)
+          sc = kv;
+        else
+          sh = kv;
+      }
+      sd[q] *= sc;
+      bd[q] = bd[q] * sc + sh;
+    }
+    x->drop[j] = true;
+    out = n->output[0];
+    folded++;
+  }
+  if (!folded) return OX_OK;
+  const char *wn = NULL, *bn = NULL;
+  float *wf = NULL, *bf = NULL;
+  int rc = new_init(x, c->input[1], w->dims, w->rank, &wf, &wn);
+  if (!rc) rc = new_init(x, out, &m, 1, &bf, &bn);
+  if (!rc) {
+    const float *w0 = w->data;
+    for (int64_t q = 0; q < m; q++) {
+      for (int64_t r = 0; r < per_m; r++)
+        wf[q * per_m + r] = (float)((double)w0[q * per_m + r] * sd[q]);
+      bf[q] = (float)bd[q];
+    }
+  }
+  free(sd);
+  free(bd);
+  if (rc) return rc;
+  char **in = ox_arena_calloc(x->a, 4, sizeof *in);
+  char **o = ox_arena_calloc(x->a, 2, sizeof *o);
+  if (!in || !o) return oom(x);
+  in[0] = c->input[0];
+  in[1] = (char *)wn;
+  in[2] = (char *)bn;
+  o[0] = (char *)out;
+  c->input = in;
+  c->n_input = 3;
+  c->output = o;
+  return OX_OK;
+}
+
+/* ------------------------------------------------------------ elementwise chains */
+
+/* The fused opcode of a node (checking arity and opset), or -1. */
+static int chain_op(const fctx *x, size_t i) {
+  const ox_node *n = &x->nodes[i];
+  int64_t ver = x->opsets[i];
+  if (!is_default(n) || !n->op_type || n->n_output != 1 || !n->output[0] || !*n->output[0] ||
+      has_subgraph(n))
+    return -1;
+  static const struct {
+    const char *op;
+    int code, min_ver, n_in;
+  } t[] = {
+      {"Add", FZ_ADD, 7, 2},           {"Sub", FZ_SUB, 7, 2},
+      {"Mul", FZ_MUL, 7, 2},           {"Div", FZ_DIV, 7, 2},
+      {"Max", FZ_MAX, 8, 2},           {"Min", FZ_MIN, 8, 2},
+      {"Clip", FZ_CLIP, 6, -1},        {"Relu", FZ_RELU, 6, 1},
+      {"LeakyRelu", FZ_LEAKY, 6, 1},   {"HardSigmoid", FZ_HSIGMOID, 6, 1},
+      {"HardSwish", FZ_HSWISH, 14, 1}, {"Neg", FZ_NEG, 6, 1},
+      {"Abs", FZ_ABS, 6, 1},           {"Sqrt", FZ_SQRT, 6, 1},
+      {"Tanh", FZ_TANH, 6, 1},         {"Erf", FZ_ERF, 9, 1},
+  };
+  for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
+    if (strcmp(n->op_type, t[k].op) != 0) continue;
+    if (ver < t[k].min_ver) return -1;
+    if (t[k].n_in >= 0 && n->n_input != (size_t)t[k].n_in) return -1;
+    if (t[k].code == FZ_CLIP && (n->n_input < 1 || n->n_input > (ver >= 11 ? 3u : 1u))) return -1;
+    return t[k].code;
+  }
+  return -1;
+}
+
+/* A constant usable as an operand: float32, one element, or varying along
+ * one axis only (axis counted from the right: *from_right, length *len). */
+static bool operand_const(const ox_value *c, int64_t *from_right, int64_t *len) {
+  if (!c || c->kind != OX_VAL_TENSOR || c->dtype != OX_FLOAT || c->numel < 1) return false;
+  *from_right = 0;
+  *len = 1;
+  if (c->numel == 1) return true;
+  int varying = 0;
+  for (size_t d = 0; d < c->rank; d++)
+    if (c->dims[d] != 1) {
+      varying++;
+      *from_right = (int64_t)(c->rank - d);
+      *len = c->dims[d];
+    }
+  return varying == 1;
+}
+
+typedef struct grp {
+  size_t idx[FZ_MAX_GROUP];
+  size_t n;
+  const char *names[FZ_MAX_GROUP + 1]; /* value names: root, then each node's output */
+  int64_t axis_from_right, axis_len;   /* of the per-channel constants; 0: none */
+} grp;
+
+static int value_of(const grp *gr, size_t n_vals, const char *name) {
+  for (size_t v = 0; v < n_vals; v++)
+    if (strcmp(gr->names[v], name) == 0) return (int)v;
+  return -1;
+}
+
+/* Whether node i can join the group (its operands are group values or
+ * usable constants); updates the per-channel axis when it does. */
+static bool can_join(const fctx *x, grp *gr, size_t n_vals, size_t i) {
+  const ox_node *n = &x->nodes[i];
+  int op = chain_op(x, i);
+  if (op < 0) return false;
+  int64_t fr = gr->axis_from_right, ln = gr->axis_len;
+  for (size_t k = 0; k < n->n_input; k++) {
+    const char *nm = n->input[k];
+    if (op == FZ_CLIP && k > 0) {
+      if (!nm || !*nm) continue;
+      const ox_value *c = cst_of(x, nm);
+      if (!c || c->kind != OX_VAL_TENSOR || c->dtype != OX_FLOAT || c->numel != 1) return false;
+      continue;
+    }
+    if (!nm || !*nm) return false;
+    int v = value_of(gr, n_vals, nm);
+    if (v >= 0) continue;
+    if (op >= FZ_CLIP) return false; /* unary: the operand must be a value */
+    int64_t cfr, cln;
+    if (!operand_const(cst_of(x, nm), &cfr, &cln)) return false;
+    if (cln > 1) {
+      if (fr && (fr != cfr || ln != cln)) return false;
+      fr = cfr;
+      ln = cln;
+    }
+  }
+  /* a binary node needs a value operand */
+  if (op < FZ_CLIP) {
+    bool val = false;
+    for (size_t k = 0; k < n->n_input; k++) val = val || value_of(gr, n_vals, n->input[k]) >= 0;
+    if (!val) return false;
+  }
+  gr->axis_from_right = fr;
+  gr->axis_len = ln;
+  return true;
+}
+
+/* The root of a group started at node i: its one non-constant input. */
+static const char *root_of(const fctx *x, size_t i) {
+  const ox_node *n = &x->nodes[i];
+  int op = chain_op(x, i);
+  const char *root = NULL;
+  size_t n_in = op == FZ_CLIP ? 1 : n->n_input;
+  for (size_t k = 0; k < n_in; k++) {
+    const char *nm = n->input[k];
+    if (!nm || !*nm) return NULL;
+    if (cst_of(x, nm) && op < FZ_CLIP) continue;
+    if (root && strcmp(root, nm) != 0) return NULL;
+    root = nm;
+  }
+  return root;
+}
+
+static size_t uses_within(const fctx *x, const grp *gr, const char *name) {
+  size_t c = 0;
+  for (size_t m = 0; m < gr->n; m++) {
+    const ox_node *n = &x->nodes[gr->idx[m]];
+    for (size_t q = 0; q < n->n_input; q++) c += n->input[q] && strcmp(n->input[q], name) == 0;
+  }
+  return c;
+}
+
+/* The part of the group that computes its k-th node: that node and the
+ * nodes of the first k whose values it reads, directly or not. Fills sub
+ * and tells whether it is closed: no value but the last one is read
+ * outside it (nor is a graph output, nor read in a subgraph). */
+static bool closed_part(const fctx *x, const grp *gr, size_t k, grp *sub) {
+  bool mark[FZ_MAX_GROUP] = {false};
+  mark[k - 1] = true;
+  for (size_t m = k - 1; m-- > 0;)
+    for (size_t l = m + 1; l < k && !mark[m]; l++) {
+      if (!mark[l]) continue;
+      const ox_node *n = &x->nodes[gr->idx[l]];
+      for (size_t q = 0; q < n->n_input; q++)
+        if (n->input[q] && strcmp(n->input[q], gr->names[m + 1]) == 0) mark[m] = true;
+    }
+  *sub = *gr;
+  sub->n = 0;
+  for (size_t m = 0; m < k; m++)
+    if (mark[m]) {
+      sub->idx[sub->n++] = gr->idx[m];
+      sub->names[sub->n] = gr->names[m + 1];
+    }
+  for (size_t m = 0; m + 1 < sub->n; m++) {
+    const char *nm = sub->names[m + 1];
+    if (map_count(&x->pinned, nm)) return false;
+    if (uses_within(x, sub, nm) != map_count(&x->uses, nm)) return false;
+  }
+  return sub->n >= 2;
+}
+
+static bool has_const(const fctx *x, const grp *gr) {
+  for (size_t m = 0; m < gr->n; m++) {
+    const ox_node *n = &x->nodes[gr->idx[m]];
+    for (size_t q = 0; q < n->n_input; q++)
+      if (cst_of(x, n->input[q])) return true;
+  }
+  return false;
+}
+
+typedef struct prog {
+  int64_t *ops, *args, *crank, *cdims;
+  float *params, *cdata;
+  size_t n_ops, n_args, n_crank, n_cdims, n_params, n_cdata;
+} prog;
+
+static int push_i(fctx *x, int64_t **arr, size_t *n, int64_t v) {
+  int64_t *p = OX_VEC_PUSH(x->a, *arr, *n);
+  if (!p) return oom(x);
+  *p = v;
+  return OX_OK;
+}
+
+static int push_f(fctx *x, float **arr, size_t *n, float v) {
+  float *p = OX_VEC_PUSH(x->a, *arr, *n);
+  if (!p) return oom(x);
+  *p = v;
+  return OX_OK;
+}
+
+static int operand(fctx *x, prog *p, const grp *gr, size_t n_vals, const char *nm, int64_t *out) {
+  int v = value_of(gr, n_vals, nm);
+  if (v >= 0) {
+    *out = v;
+    return OX_OK;
+  }
+  const ox_value *c = cst_of(x, nm);
+  *out = -(int64_t)p->n_crank - 1;
+  if (push_i(x, &p->crank, &p->n_crank, (int64_t)c->rank)) return x->e->code;
+  for (size_t d = 0; d < c->rank; d++)
+    if (push_i(x, &p->cdims, &p->n_cdims, c->dims[d])) return x->e->code;
+  const float *f = c->data;
+  for (int64_t q = 0; q < c->numel; q++)
+    if (push_f(x, &p->cdata, &p->n_cdata, f[q])) return x->e->code;
+  return OX_OK;
+}
+
+static ox_attr *new_attr(fctx *x, ox_node *n, const char *name, int type) {
+  ox_attr *a = OX_VEC_PUSH(x->a, n->attribute, n->n_attribute);
+  if (!a) return NULL;
+  a->name = (char *)name;
+  a->type = type;
+  a->has_type = true;
+  return a;
+}
+
+/* Builds the ElementwiseChain node of the first k nodes of the group. */
+static int emit_chain(fctx *x, const grp *gr, size_t k, ox_node **out) {
+  prog p = {0};
+  for (size_t m = 0; m < k; m++) {
+    const ox_node *n = &x->nodes[gr->idx[m]];
+    int op = chain_op(x, gr->idx[m]);
+    size_t n_vals = m + 1;
+    int64_t a = 0, b = 0;
+    float p0 = 0, p1 = 0;
+    if (operand(x, &p, gr, n_vals, n->input[0], &a)) return x->e->code;
+    if (op < FZ_CLIP && operand(x, &p, gr, n_vals, n->input[1], &b)) return x->e->code;
+    if (op == FZ_CLIP) {
+      if (x->opsets[gr->idx[m]] >= 11) {
+        p0 = -INFINITY;
+        p1 = INFINITY;
+        if (n->n_input > 1 && *n->input[1]) p0 = *(const float *)cst_of(x, n->input[1])->data;
+        if (n->n_input > 2 && *n->input[2]) p1 = *(const float *)cst_of(x, n->input[2])->data;
+      } else {
+        p0 = ox_node_attr_float(n, "min", -3.402823466e+38f);
+        p1 = ox_node_attr_float(n, "max", 3.402823466e+38f);
+      }
+    } else if (op == FZ_LEAKY) {
+      p0 = ox_node_attr_float(n, "alpha", 0.01f);
+    } else if (op == FZ_HSIGMOID) {
+      p0 = ox_node_attr_float(n, "alpha", 0.2f);
+      p1 = ox_node_attr_float(n, "beta", 0.5f);
+    }
+    if (push_i(x, &p.ops, &p.n_ops, op) || push_i(x, &p.args, &p.n_args, a) ||
+        push_i(x, &p.args, &p.n_args, b) || push_f(x, &p.params, &p.n_params, p0) ||
+        push_f(x, &p.params, &p.n_params, p1))
+      return x->e->code;
+  }
+  ox_node *fn = ox_arena_calloc(x->a, 1, sizeof *fn);
+  if (!fn) return oom(x);
+  const ox_node *first = &x->nodes[gr->idx[0]];
+  fn->op_type = "ElementwiseChain";
+  fn->domain = OX_FUSED_DOMAIN;
+  fn->name =
+      ox_arena_printf(x->a, "%s+%zu", first->name && *first->name ? first->name : "chain", k - 1);
+  fn->input = ox_arena_calloc(x->a, 2, sizeof *fn->input);
+  fn->output = ox_arena_calloc(x->a, 2, sizeof *fn->output);
+  if (!fn->name || !fn->input || !fn->output) return oom(x);
+  fn->input[0] = (char *)gr->names[0];
+  fn->output[0] = (char *)gr->names[k];
+  fn->n_input = fn->n_output = 1;
+  ox_attr *a;
+  if (!(a = new_attr(x, fn, "ops", OX_ATTR_INTS))) return oom(x);
+  a->ints = p.ops, a->n_ints = p.n_ops;
+  if (!(a = new_attr(x, fn, "args", OX_ATTR_INTS))) return oom(x);
+  a->ints = p.args, a->n_ints = p.n_args;
+  if (!(a = new_attr(x, fn, "params", OX_ATTR_FLOATS))) return oom(x);
+  a->floats = p.params, a->n_floats = p.n_params;
+  if (!(a = new_attr(x, fn, "crank", OX_ATTR_INTS))) return oom(x);
+  a->ints = p.crank, a->n_ints = p.n_crank;
+  if (!(a = new_attr(x, fn, "cdims", OX_ATTR_INTS))) return oom(x);
+  a->ints = p.cdims, a->n_ints = p.n_cdims;
+  if (!(a = new_attr(x, fn, "cdata", OX_ATTR_FLOATS))) return oom(x);
+  a->floats = p.cdata, a->n_floats = p.n_cdata;
+  *out = fn;
+  return OX_OK;
+}
+
+/* Finds the groups; repl[i] is the fused node that replaces node i (the
+ * group's last node), drop[i] marks the group's other nodes. */
+static int fuse_chains(fctx *x, ox_node **repl) {
+  size_t nn = x->g->n_node;
+  for (size_t i = 0; i < nn; i++) {
+    if (x->drop[i] || repl[i] || chain_op(x, i) < 0) continue;
+    const char *root = root_of(x, i);
+    if (!root || cst_of(x, root)) continue; /* constant roots are folded in prepare */
+    grp gr = {0};
+    gr.names[0] = root;
+    gr.n = 0;
+    if (!can_join(x, &gr, 1, i)) continue;
+    gr.idx[gr.n++] = i;
+    gr.names[gr.n] = x->nodes[i].output[0];
+    size_t end = map_count(&x->lastuse, gr.names[1]);
+    for (size_t j = i + 1; j < nn && j < end && gr.n < FZ_MAX_GROUP; j++) {
+      if (x->drop[j] || repl[j]) continue;
+      grp trial = gr;
+      if (!can_join(x, &trial, gr.n + 1, j)) continue;
+      gr = trial;
+      gr.idx[gr.n++] = j;
+      gr.names[gr.n] = x->nodes[j].output[0];
+      size_t lu = map_count(&x->lastuse, gr.names[gr.n]);
+      if (lu > end) end = lu;
+    }
+    grp sub;
+    size_t k = gr.n;
+    while (k >= 2 && !closed_part(x, &gr, k, &sub)) k--;
+    if (k < 2 || !(has_const(x, &sub) || map_count(&x->floatval, root))) continue;
+    ox_node *fn = NULL;
+    if (emit_chain(x, &sub, sub.n, &fn)) return x->e->code;
+    for (size_t m = 0; m + 1 < sub.n; m++) x->drop[sub.idx[m]] = true;
+    repl[sub.idx[sub.n - 1]] = fn;
+  }
+  return OX_OK;
+}
+
+/* Constant and ConstantOfShape nodes whose every reader was folded away. */
+static void drop_dead_constants(fctx *x, ox_node *const *repl) {
+  ox_map live;
+  ox_map_init(&live);
+  for (size_t i = 0; i < x->g->n_node; i++) {
+    if (x->drop[i]) continue;
+    const ox_node *n = repl[i] ? repl[i] : &x->nodes[i];
+    for (size_t k = 0; k < n->n_input; k++)
+      if (n->input[k] && *n->input[k] && ox_map_put(&live, n->input[k], 1)) goto out;
+    for (size_t k = 0; k < n->n_attribute; k++)
+      if (n->attribute[k].g || n->attribute[k].n_graphs) goto out; /* keep it simple */
+  }
+  for (size_t i = 0; i < x->g->n_node; i++) {
+    const ox_node *n = &x->nodes[i];
+    if (x->drop[i] || repl[i] || !(op_is(n, "Constant") || op_is(n, "ConstantOfShape")) ||
+        n->n_output != 1 || !n->output[0])
+      continue;
+    if (!map_count(&live, n->output[0]) && !map_count(&x->pinned, n->output[0])) x->drop[i] = true;
+  }
+out:
+  ox_map_free(&live);
+}
+
+/* ------------------------------------------------------------ pass */
+
+static int64_t model_opset(const ox_session *s, const ox_node *n) {
+  const ox_model_proto *mp = s->model->proto;
+  const char *dom = n->domain ? n->domain : "";
+  int64_t v = ox_opset_version(mp->opset_import, mp->n_opset_import, dom);
+  if (v < 0 && ox_is_default_domain(dom) && mp->n_opset_import == 0) v = 1;
+  return v;
+}
+
+int ox_rt_fuse(ox_session *s, const ox_graph *g, const ox_graph **out, ox_err *e) {
+  *out = g;
+  if (s->opts.optimization_level < 1 || g->n_node < 2) return OX_OK;
+  fctx x = {0};
+  x.s = s;
+  x.a = s->arena;
+  x.g = g;
+  x.e = e;
+  ox_map_init(&x.csts);
+  ox_map_init(&x.uses);
+  ox_map_init(&x.pinned);
+  ox_map_init(&x.lastuse);
+  ox_map_init(&x.floatval);
+  int rc = OX_OK;
+  const int64_t *noted = NULL;
+  for (size_t i = 0; i < s->n_notes; i++)
+    if (s->notes[i].g == g) noted = s->notes[i].opsets;
+  int64_t *opsets = ox_arena_calloc(x.a, g->n_node, sizeof *opsets);
+  x.nodes = ox_arena_calloc(x.a, g->n_node, sizeof *x.nodes);
+  x.drop = ox_arena_calloc(x.a, g->n_node, sizeof *x.drop);
+  ox_node **repl = calloc(g->n_node, sizeof *repl);
+  if (!opsets || !x.nodes || !x.drop || !repl) {
+    rc = oom(&x);
+    goto done;
+  }
+  for (size_t i = 0; i < g->n_node; i++) {
+    opsets[i] = noted ? noted[i] : model_opset(s, &g->node[i]);
+    x.nodes[i] = g->node[i];
+  }
+  x.opsets = opsets;
+  if ((rc = collect(&x))) goto done;
+  for (size_t i = 0; i < g->n_node && !rc; i++) rc = fold_conv(&x, i);
+  if (rc || (rc = fuse_chains(&x, repl))) goto done;
+  drop_dead_constants(&x, repl);
+  size_t kept = 0;
+  bool changed = x.n_inits > 0;
+  for (size_t i = 0; i < g->n_node; i++) {
+    kept += !x.drop[i];
+    changed = changed || x.drop[i] || repl[i];
+  }
+  if (!changed) goto done;
+  ox_graph *ng = ox_arena_calloc(x.a, 1, sizeof *ng);
+  ox_node *nodes = ox_arena_calloc(x.a, kept + 1, sizeof *nodes);
+  int64_t *nops = ox_arena_calloc(x.a, kept + 1, sizeof *nops);
+  rt_opset_note *note = ng && nodes && nops ? OX_VEC_PUSH(x.a, s->notes, s->n_notes) : NULL;
+  if (!note) {
+    rc = oom(&x);
+    goto done;
+  }
+  *ng = *g;
+  size_t k = 0;
+  for (size_t i = 0; i < g->n_node; i++) {
+    if (x.drop[i]) continue;
+    nodes[k] = repl[i] ? *repl[i] : x.nodes[i];
+    nops[k++] = repl[i] ? 1 : opsets[i];
+  }
+  ng->node = nodes;
+  ng->n_node = kept;
+  if (x.n_inits) {
+    ox_tensor *ini = ox_arena_calloc(x.a, g->n_initializer + x.n_inits, sizeof *ini);
+    if (!ini) {
+      rc = oom(&x);
+      goto done;
+    }
+    if (g->n_initializer) memcpy(ini, g->initializer, g->n_initializer * sizeof *ini);
+    memcpy(ini + g->n_initializer, x.inits, x.n_inits * sizeof *ini);
+    ng->initializer = ini;
+    ng->n_initializer = g->n_initializer + x.n_inits;
+  }
+  note->g = ng;
+  note->opsets = nops;
+  *out = ng;
+done:
+  for (size_t i = 0; i < x.n_cv; i++) ox_value_unref(x.cv[i]);
+  free(repl);
+  ox_map_free(&x.csts);
+  ox_map_free(&x.uses);
+  ox_map_free(&x.pinned);
+  ox_map_free(&x.lastuse);
+  ox_map_free(&x.floatval);
+  return rc;
+}

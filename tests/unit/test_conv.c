@@ -1,0 +1,327 @@
+/* test_conv.c - the float Conv kernel through the public API against a plain
+ * double-precision convolution on random inputs: 1-D, 2-D and 3-D, odd
+ * sizes, strides, pads, dilations, groups (depthwise too), batch > 1, 1x1
+ * kernels (B read in place), stride-1 "same width" kernels (shifted-plane
+ * im2col), depth over several GEMM blocks, ConvTranspose (kernel = stride
+ * written directly, general col2im in row chunks), with constant weights
+ * (packed once) and weights given at run time, on 1 and 2 threads. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnxc.h"
+
+static int failures;
+
+static float rnd(uint32_t *s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+typedef struct conv_case {
+  int nd;
+  bool transpose; /* ConvTranspose: W is C x M/group x k..., no output_padding */
+  int64_t N, C, M, G;
+  int64_t in[3], k[3], s[3], d[3], pb[3], pe[3];
+} conv_case;
+
+static int64_t out_dim(const conv_case *c, int i) {
+  if (c->transpose)
+    return c->s[i] * (c->in[i] - 1) + (c->k[i] - 1) * c->d[i] + 1 - c->pb[i] - c->pe[i];
+  return (c->in[i] + c->pb[i] + c->pe[i] - ((c->k[i] - 1) * c->d[i] + 1)) / c->s[i] + 1;
+}
+
+/* Appends printf-style text to a growing buffer. */
+typedef struct sbuf {
+  char *p;
+  size_t n, cap;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sbuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if (b->n + (size_t)n + 1 > b->cap) {
+    size_t cap = (b->cap + (size_t)n + 1) * 2;
+    char *p = realloc(b->p, cap);
+    if (!p) return;
+    b->p = p;
+    b->cap = cap;
+  }
+  va_start(ap, fmt);
+  vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+  va_end(ap);
+  b->n += (size_t)n;
+}
+
+static void put_ints(sbuf *b, const int64_t *v, int n, const int64_t *v2) {
+  put(b, "[");
+  for (int i = 0; i < n; i++) put(b, "%s%lld", i ? ", " : "", (long long)v[i]);
+  for (int i = 0; v2 && i < n; i++) put(b, ", %lld", (long long)v2[i]);
+  put(b, "]");
+}
+
+/* Naive convolution in double. */
+static void reference(const conv_case *c, const float *x, const float *w, const float *bias,
+                      int64_t *od, double *y) {
+  int64_t Cg = c->C / c->G, Mg = c->M / c->G, in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, o[3] = {1, 1, 1},
+          s[3] = {1, 1, 1}, d[3] = {1, 1, 1}, p[3] = {0, 0, 0};
+  int off = 3 - c->nd;
+  for (int i = 0; i < c->nd; i++) {
+    in[off + i] = c->in[i];
+    k[off + i] = c->k[i];
+    o[off + i] = od[i];
+    s[off + i] = c->s[i];
+    d[off + i] = c->d[i];
+    p[off + i] = c->pb[i];
+  }
+  int64_t isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2];
+  if (c->transpose) { /* scatter every input pixel through the kernel */
+    int64_t osz = o[0] * o[1] * o[2];
+    for (int64_t n = 0; n < c->N; n++)
+      for (int64_t m = 0; m < c->M; m++)
+        for (int64_t q = 0; q < osz; q++) y[(n * c->M + m) * osz + q] = bias ? bias[m] : 0.0;
+    for (int64_t n = 0; n < c->N; n++)
+      for (int64_t ch = 0; ch < c->C; ch++) {
+        int64_t gi = ch / Cg;
+        const float *xc = x + (n * c->C + ch) * isz;
+        for (int64_t mm = 0; mm < Mg; mm++) {
+          const float *wc = w + (ch * Mg + mm) * ksz;
+          double *yc = y + (n * c->M + gi * Mg + mm) * osz;
+          for (int64_t a = 0; a < in[0]; a++)
+            for (int64_t b = 0; b < in[1]; b++)
+              for (int64_t e = 0; e < in[2]; e++)
+                for (int64_t ka = 0; ka < k[0]; ka++)
+                  for (int64_t kb = 0; kb < k[1]; kb++)
+                    for (int64_t ke = 0; ke < k[2]; ke++) {
+                      int64_t ya = a * s[0] - p[0] + ka * d[0], yb = b * s[1] - p[1] + kb * d[1],
+                              ye = e * s[2] - p[2] + ke * d[2];
+                      if (ya < 0 || ya >= o[0] || yb < 0 || yb >= o[1] || ye < 0 || ye >= o[2])
+                        continue;
+                      yc[(ya * o[1] + yb) * o[2] + ye] += (double)xc[(a * in[1] + b) * in[2] + e] *
+                                                          (double)wc[(ka * k[1] + kb) * k[2] + ke];
+                    }
+        }
+      }
+    return;
+  }
+  for (int64_t n = 0; n < c->N; n++)
+    for (int64_t m = 0; m < c->M; m++) {
+      int64_t gi = m / Mg;
+      for (int64_t a = 0; a < o[0]; a++)
+        for (int64_t b = 0; b < o[1]; b++)
+          for (int64_t e = 0; e < o[2]; e++) {
+            double acc = bias ? bias[m] : 0.0;
+            for (int64_t ci = 0; ci < Cg; ci++) {
+              const float *xc = x + (n * c->C + gi * Cg + ci) * isz;
+              const float *wc = w + (m * Cg + ci) * ksz;
+              for (int64_t ka = 0; ka < k[0]; ka++)
+                for (int64_t kb = 0; kb < k[1]; kb++)
+                  for (int64_t ke = 0; ke < k[2]; ke++) {
+                    int64_t ia = a * s[0] - p[0] + ka * d[0], ib = b * s[1] - p[1] + kb * d[1],
+                            ie = e * s[2] - p[2] + ke * d[2];
+                    if (ia < 0 || ia >= in[0] || ib < 0 || ib >= in[1] || ie < 0 || ie >= in[2])
+                      continue;
+                    acc += (double)xc[(ia * in[1] + ib) * in[2] + ie] *
+                           (double)wc[(ka * k[1] + kb) * k[2] + ke];
+                  }
+            }
+            y[((n * c->M + m) * o[0] + a) * o[1] * o[2] + b * o[2] + e] = acc;
+          }
+    }
+}
+
+static void run_case(const char *name, const conv_case *c, bool with_bias) {
+  uint32_t seed = (uint32_t)(c->C * 977 + c->M * 31 + c->in[0] * 7 + c->k[0]);
+  int64_t Cg = c->C / c->G, xn = c->N * c->C, wn = c->M * Cg, od[3] = {1, 1, 1}, osz = 1;
+  int64_t wd0 = c->transpose ? c->C : c->M, wd1 = c->transpose ? c->M / c->G : Cg;
+  for (int i = 0; i < c->nd; i++) {
+    xn *= c->in[i];
+    wn *= c->k[i];
+    od[i] = out_dim(c, i);
+    osz *= od[i];
+  }
+  int64_t yn = c->N * c->M * osz;
+  float *x = malloc(sizeof(float) * (size_t)xn), *w = malloc(sizeof(float) * (size_t)wn);
+  float *bias = malloc(sizeof(float) * (size_t)c->M);
+  double *want = malloc(sizeof(double) * (size_t)yn);
+  for (int64_t i = 0; i < xn; i++) x[i] = rnd(&seed);
+  for (int64_t i = 0; i < wn; i++) w[i] = rnd(&seed);
+  for (int64_t i = 0; i < c->M; i++) bias[i] = rnd(&seed);
+  reference(c, x, w, with_bias ? bias : NULL, od, want);
+
+  /* the model: W (and B) as initializers, W also a graph input that a run
+   * may override (then W is no longer a constant: not packed in advance) */
+  sbuf t = {0};
+  int64_t xd[5] = {c->N, c->C}, wd[5] = {wd0, wd1}, yd[5] = {c->N, c->M};
+  for (int i = 0; i < c->nd; i++) {
+    xd[2 + i] = c->in[i];
+    wd[2 + i] = c->k[i];
+    yd[2 + i] = od[i];
+  }
+  int r = c->nd + 2;
+  put(&t, "<ir_version: 8, opset_import: [\"\" : 13]>\ng (float");
+  put_ints(&t, xd, r, NULL);
+  put(&t, " x, float");
+  put_ints(&t, wd, r, NULL);
+  put(&t, " w) => (float");
+  put_ints(&t, yd, r, NULL);
+  put(&t, " y) <float");
+  put_ints(&t, wd, r, NULL);
+  put(&t, " w = {");
+  for (int64_t i = 0; i < wn; i++) put(&t, "%s%.9g", i ? "," : "", (double)w[i]);
+  put(&t, "}, float[%lld] b = {", (long long)c->M);
+  for (int64_t i = 0; i < c->M; i++) put(&t, "%s%.9g", i ? "," : "", (double)bias[i]);
+  put(&t, "}> {\n  y = %s <kernel_shape = ", c->transpose ? "ConvTranspose" : "Conv");
+  put_ints(&t, c->k, c->nd, NULL);
+  put(&t, ", strides = ");
+  put_ints(&t, c->s, c->nd, NULL);
+  put(&t, ", dilations = ");
+  put_ints(&t, c->d, c->nd, NULL);
+  put(&t, ", pads = ");
+  put_ints(&t, c->pb, c->nd, c->pe);
+  put(&t, ", group = %lld> (x, w%s)\n}\n", (long long)c->G, with_bias ? ", b" : "");
+
+  onnxc_model *model = NULL;
+  onnxc_error err;
+  if (!t.p || onnxc_model_parse_text(t.p, t.n, name, &model, &err) != ONNXC_OK) {
+    printf("FAIL %s: model text does not parse (%s)\n", name, t.p ? err.msg : "oom");
+    failures++;
+    goto out;
+  }
+  for (int wrun = 0; wrun <= 1; wrun++) /* 1: W given at run time */
+    for (int threads = 1; threads <= 2; threads++) {
+      onnxc_session_options so = {0};
+      so.threads = threads;
+      so.optimization_level = 1;
+      onnxc_session *sess = NULL;
+      onnxc_value *in[2] = {NULL, NULL}, *yv = NULL;
+      if (onnxc_session_create(model, &so, &sess, &err) != ONNXC_OK ||
+          !(in[0] = onnxc_tensor_wrap(1, xd, (size_t)r, x, &err)) ||
+          !(in[1] = onnxc_tensor_wrap(1, wd, (size_t)r, w, &err))) {
+        printf("FAIL %s: session (%s)\n", name, err.msg);
+        failures++;
+        onnxc_session_free(sess);
+        continue;
+      }
+      const char *in_names[2] = {"x", "w"};
+      if (onnxc_session_run(sess, in_names, in, wrun ? 2 : 1, NULL, &yv, 1, &err) != ONNXC_OK) {
+        printf("FAIL %s wrun=%d threads=%d: run (%s)\n", name, wrun, threads, err.msg);
+        failures++;
+      } else {
+        const float *y = onnxc_tensor_data(yv);
+        int64_t Kg = c->transpose ? Cg * 4 : Cg;
+        for (int i = 0; i < c->nd; i++) Kg *= c->k[i];
+        double tol = 1e-5 * (double)(Kg + 1), worst = 0.0;
+        int64_t at = -1;
+        for (int64_t i = 0; i < yn; i++) {
+          double e = fabs((double)y[i] - want[i]) / (1.0 + fabs(want[i]));
+          if (!(e <= worst)) {
+            worst = isnan(e) ? INFINITY : e;
+            at = i;
+          }
+        }
+        if (worst > tol) {
+          printf("FAIL %s wrun=%d threads=%d: y[%lld] = %g, want %g\n", name, wrun, threads,
+                 (long long)at, (double)y[at], want[at]);
+          failures++;
+        }
+      }
+      onnxc_value_free(yv);
+      onnxc_value_free(in[0]);
+      onnxc_value_free(in[1]);
+      onnxc_session_free(sess);
+    }
+out:
+  onnxc_model_free(model);
+  free(t.p);
+  free(x);
+  free(w);
+  free(bias);
+  free(want);
+}
+
+int main(void) {
+  /* nd, transpose, N, C, M, G, in, k, strides, dilations, pads begin, pads end */
+  static const struct {
+    const char *name;
+    conv_case c;
+    bool bias;
+  } cases[] = {
+      {"1x1 pointwise", {2, false, 1, 37, 29, 1, {13, 11}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}}, true},
+      {"1x1 pointwise batch",
+       {2, false, 3, 20, 64, 1, {7, 9}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}},
+       false},
+      {"1x1 deep", {2, false, 1, 300, 13, 1, {5, 7}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}}, true},
+      {"1x1 stride 2", {2, false, 2, 9, 17, 1, {9, 11}, {1, 1}, {2, 2}, {1, 1}, {0}, {0}}, true},
+      {"1x1 padded", {2, false, 1, 5, 7, 1, {6, 5}, {1, 1}, {1, 1}, {1, 1}, {1, 0}, {0, 2}}, true},
+      {"3x3 same",
+       {2, false, 2, 11, 25, 1, {13, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"3x3 same deep",
+       {2, false, 1, 40, 14, 1, {9, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       false},
+      {"1x3 same width",
+       {2, false, 1, 24, 24, 1, {21, 16}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}},
+       true},
+      {"3x1 valid", {2, false, 2, 19, 24, 1, {20, 8}, {3, 1}, {1, 1}, {1, 1}, {0}, {0}}, true},
+      {"5x5 dilated same",
+       {2, false, 1, 6, 10, 1, {15, 14}, {5, 3}, {1, 1}, {2, 3}, {4, 3}, {4, 3}},
+       true},
+      {"3x3 asym same",
+       {2, false, 1, 7, 9, 1, {10, 12}, {3, 3}, {1, 1}, {1, 1}, {2, 2}, {0, 0}},
+       true},
+      {"3x3 stride 2",
+       {2, false, 2, 8, 13, 1, {15, 16}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 0}},
+       true},
+      {"7x7 stride 2",
+       {2, false, 1, 3, 16, 1, {29, 31}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}},
+       true},
+      {"3x3 valid", {2, false, 1, 5, 6, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {0}, {0}}, true},
+      {"grouped", {2, false, 2, 12, 18, 3, {11, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, true},
+      {"grouped 1x1", {2, false, 1, 8, 12, 4, {6, 7}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}}, true},
+      {"depthwise",
+       {2, false, 2, 16, 16, 16, {19, 23}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"depthwise s2",
+       {2, false, 1, 10, 20, 10, {17, 20}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"depthwise 5x5 dilated x2",
+       {2, false, 2, 6, 12, 6, {21, 37}, {5, 5}, {1, 2}, {2, 1}, {4, 2}, {3, 1}},
+       true},
+      {"depthwise wide",
+       {2, false, 1, 3, 3, 3, {5, 70}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       false},
+      {"1-D same", {1, false, 2, 6, 14, 1, {50}, {5}, {1}, {1}, {2}, {2}}, true},
+      {"1-D strided", {1, false, 1, 5, 7, 1, {41}, {4}, {3}, {2}, {1}, {2}}, true},
+      {"transpose k=s", {2, true, 1, 24, 20, 1, {9, 11}, {2, 2}, {2, 2}, {1, 1}, {0}, {0}}, true},
+      {"transpose k=s batch",
+       {2, true, 2, 5, 3, 1, {7, 6}, {3, 2}, {3, 2}, {1, 1}, {0}, {0}},
+       false},
+      {"transpose grouped",
+       {2, true, 2, 6, 9, 3, {5, 7}, {3, 3}, {2, 1}, {1, 2}, {1, 0}, {0, 2}},
+       true},
+      {"transpose wide",
+       {2, true, 1, 7, 5, 1, {40, 90}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"transpose 1-D", {1, true, 1, 4, 6, 2, {33}, {5}, {3}, {1}, {2}, {1}}, true},
+      {"3-D",
+       {3, false, 1, 3, 5, 1, {5, 6, 7}, {3, 2, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 2}, {1, 1, 2}},
+       true},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    conv_case c = cases[i].c;
+    for (int d = 0; d < c.nd; d++) /* zero-initialised entries mean 0 */
+      if (c.s[d] == 0) c.s[d] = 1;
+    run_case(cases[i].name, &c, cases[i].bias);
+  }
+  printf("conv: %d failures\n", failures);
+  return failures ? 1 : 0;
+}

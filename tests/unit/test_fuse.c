@@ -1,0 +1,299 @@
+/* test_fuse.c - graph fusion at session creation (src/runtime/fuse.c,
+ * src/ops/fused.c). Every model runs with optimization_level 0 (no fusion)
+ * and 1 (fusion), with one and two threads, on inputs that include NaN,
+ * infinities, signed zeros and the hardswish break points. Elementwise
+ * chains must give bit-identical outputs (the same float32 operations in
+ * the same order); Conv folding changes rounding and is compared with a
+ * tolerance. The profiler's node count shows what was fused. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnxc.h"
+
+static int fails;
+#define CHECK(c)                                                            \
+  do {                                                                      \
+    if (!(c)) {                                                             \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
+      fails++;                                                              \
+    }                                                                       \
+  } while (0)
+
+typedef struct result {
+  float *y;
+  int64_t numel;
+  size_t rank;
+  int64_t dims[8];
+  size_t nodes; /* nodes run, from the profile */
+  bool ok;
+} result;
+
+/* deterministic input: special values first, then a spread over [-9, 9] */
+static void fill(float *x, int64_t n) {
+  static const float special[] = {NAN,  -NAN,  INFINITY, -INFINITY, 0.0f, -0.0f, -3.0f, 3.0f,
+                                  6.0f, -6.0f, 1e-40f,   -1e-40f,   0.5f, -0.5f, 1e30f, -1e30f};
+  uint32_t st = 12345;
+  for (int64_t i = 0; i < n; i++) {
+    st = st * 1664525u + 1013904223u;
+    x[i] = i < 16 ? special[i] : ((float)(st >> 8) / 16777216.0f - 0.5f) * 18.0f;
+  }
+}
+
+static result run(const char *text, int level, int threads, const int64_t *xd, size_t xr) {
+  result r = {0};
+  onnxc_error e;
+  onnxc_model *m = NULL;
+  if (onnxc_model_parse_text(text, strlen(text), "test", &m, &e) != ONNXC_OK) {
+    fprintf(stderr, "parse: %s\n", e.msg);
+    return r;
+  }
+  onnxc_session_options o = {threads, level, NULL, NULL, 1};
+  onnxc_session *s = NULL;
+  if (onnxc_session_create(m, &o, &s, &e) != ONNXC_OK) {
+    fprintf(stderr, "session (level %d): %s\n", level, e.msg);
+    onnxc_model_free(m);
+    return r;
+  }
+  int64_t n = 1;
+  for (size_t d = 0; d < xr; d++) n *= xd[d];
+  float *x = malloc((size_t)n * sizeof *x);
+  fill(x, n);
+  onnxc_value *in = onnxc_tensor_wrap(1, xd, xr, x, &e);
+  const char *names[1] = {"X"}, *outs[1] = {"Y"};
+  onnxc_value *out = NULL;
+  if (onnxc_session_run(s, names, &in, 1, outs, &out, 1, &e) != ONNXC_OK) {
+    fprintf(stderr, "run (level %d): %s\n", level, e.msg);
+  } else {
+    r.rank = onnxc_tensor_rank(out);
+    r.numel = 1;
+    for (size_t d = 0; d < r.rank && d < 8; d++) {
+      r.dims[d] = onnxc_tensor_dims(out)[d];
+      r.numel *= r.dims[d];
+    }
+    r.y = malloc((size_t)r.numel * sizeof *r.y + 1);
+    memcpy(r.y, onnxc_tensor_data(out), (size_t)r.numel * sizeof *r.y);
+    char *prof = onnxc_session_profile(s);
+    const char *p = prof ? strstr(prof, " nodes") : NULL;
+    while (p && p > prof && p[-1] >= '0' && p[-1] <= '9') p--;
+    if (p) r.nodes = (size_t)strtoul(p, NULL, 10);
+    free(prof);
+    r.ok = true;
+  }
+  onnxc_value_free(out);
+  onnxc_value_free(in);
+  free(x);
+  onnxc_session_free(s);
+  onnxc_model_free(m);
+  return r;
+}
+
+/* Runs at level 0 and 1 (one and two threads); returns the node counts.
+ * tol < 0: bit for bit; else |a - b| <= tol * (1 + |a|). */
+static void compare(const char *what, const char *text, const int64_t *xd, size_t xr, double tol,
+                    size_t *nodes0, size_t *nodes1) {
+  result a = run(text, 0, 1, xd, xr);
+  CHECK(a.ok);
+  for (int threads = 1; threads <= 2 && a.ok; threads++) {
+    result b = run(text, 1, threads, xd, xr);
+    CHECK(b.ok);
+    if (b.ok) {
+      CHECK(a.rank == b.rank && a.numel == b.numel);
+      for (size_t d = 0; d < a.rank && d < 8; d++) CHECK(a.dims[d] == b.dims[d]);
+      int64_t bad = 0;
+      for (int64_t i = 0; i < a.numel && a.numel == b.numel; i++) {
+        bool same;
+        if (tol < 0)
+          same = memcmp(&a.y[i], &b.y[i], sizeof(float)) == 0;
+        else
+          same = (isnan(a.y[i]) && isnan(b.y[i])) || a.y[i] == b.y[i] ||
+                 fabs((double)a.y[i] - b.y[i]) <= tol * (1 + fabs((double)a.y[i]));
+        if (!same && bad++ < 3)
+          fprintf(stderr, "%s: element %lld: %.9g (unfused) vs %.9g (fused, %d threads)\n", what,
+                  (long long)i, a.y[i], b.y[i], threads);
+      }
+      CHECK(bad == 0);
+      if (nodes1) *nodes1 = b.nodes;
+    }
+    free(b.y);
+  }
+  if (nodes0) *nodes0 = a.nodes;
+  free(a.y);
+}
+
+#define HEAD "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+
+/* the PaddleOCR detector's pattern after each Conv */
+static const char *hardswish_chain = HEAD
+    "G (float[1,4,16,16] X) => (float[1,4,16,16] Y)\n"
+    "<float s = {1.25}, float b = {-0.5}, float three = {3}, float zero = {0}, float six = {6},"
+    " float w = {0.75}, float w1 = {0.125}>\n"
+    "{ A = Mul(s, X)\n B = Add(A, b)\n C = Add(B, three)\n D = Clip(C, zero, six)\n"
+    "  E = Mul(B, D)\n F = Div(E, six)\n H = Mul(w, F)\n Y = Add(H, w1) }\n";
+
+/* every op, constants on either side */
+static const char *all_ops =
+    "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+    "G (float[2,3,8,8] X) => (float[2,3,8,8] Y)\n"
+    "<float two = {2}, float half = {0.5}, float m1 = {-1}, float lo = {-2.5}>\n"
+    "{ A = Relu(X)\n B = Sub(two, A)\n C = LeakyRelu <alpha = 0.1> (B)\n"
+    "  D = HardSigmoid <alpha = 0.3, beta = 0.4> (X)\n E = Add(C, D)\n"
+    "  F = HardSwish(E)\n G1 = Neg(F)\n H = Abs(G1)\n I = Sqrt(H)\n J = Tanh(I)\n"
+    "  K = Erf(J)\n L = Div(half, K)\n M = Max(L, m1)\n N = Min(two, M)\n"
+    "  O = Clip(N, lo)\n P = Mul(O, X)\n Q = Max(P, X)\n R = Min(X, Q)\n S = Sqrt(X)\n"
+    "  T = Add(R, S)\n U = Clip(T)\n Y = Div(U, X) }\n";
+
+/* per-channel constants, [C,1,1] and [1,C,1,1], left and right */
+static const char *per_channel = HEAD
+    "G (float[2,3,5,7] X) => (float[2,3,5,7] Y)\n"
+    "<float[3,1,1] s = {0.5, -2, 3.25}, float[1,3,1,1] b = {1, -1, 0.1},"
+    " float[3,1,1] c = {-1, 0, 1}, float three = {3}>\n"
+    "{ A = Mul(X, s)\n B = Add(b, A)\n C = Sub(B, c)\n D = Div(s, C)\n E = Max(D, c)\n"
+    "  F = Min(b, E)\n H = Sub(c, F)\n Y = Add(H, three) }\n";
+
+/* a graph output in the middle: the group ends there */
+static const char *mid_output = HEAD
+    "G (float[4,8] X) => (float[4,8] Y, float[4,8] B)\n"
+    "<float two = {2}, float one = {1}>\n"
+    "{ A = Relu(X)\n B = Mul(A, two)\n C = Add(B, one)\n Y = Neg(C) }\n";
+
+/* an intermediate also read by a node outside the group */
+static const char *used_outside = HEAD
+    "G (float[4,8] X) => (float[4,8] Y)\n"
+    "<float two = {2}, float one = {1}>\n"
+    "{ A = Mul(X, two)\n B = Add(A, one)\n C = Sigmoid(A)\n D = Relu(B)\n Y = Add(C, D) }\n";
+
+static const char *single = HEAD
+    "G (float[4,8] X) => (float[4,8] Y)\n<float two = {2}>\n{ A = Softmax(X)\n Y = Mul(A, two) }\n";
+
+/* a [1,1,1,1,1] constant raises the rank */
+static const char *rank_raise = HEAD
+    "G (float[4,8] X) => (float[1,1,1,4,8] Y)\n"
+    "<float[1,1,1,1,1] k = {1.5}, float one = {1}>\n"
+    "{ A = Mul(X, k)\n B = Add(A, one)\n Y = Relu(B) }\n";
+
+/* the root is broadcast against a per-channel constant */
+static const char *root_broadcast = HEAD
+    "G (float[1,1,6,6] X) => (float[1,4,6,6] Y)\n"
+    "<float[1,4,1,1] k = {1, 2, 3, 4}, float one = {1}>\n"
+    "{ A = Mul(X, k)\n B = Add(A, one)\n Y = Relu(B) }\n";
+
+/* reuse inside a group: x * x, and a value read three times */
+static const char *reuse = HEAD
+    "G (float[3,40] X) => (float[3,40] Y)\n<float one = {1}>\n"
+    "{ A = Mul(X, X)\n B = Add(A, one)\n C = Mul(B, A)\n D = Sub(C, B)\n Y = Div(D, B) }\n";
+
+/* Clip-6 (attributes) and a Constant node's value as an operand */
+static const char *old_clip =
+    "<ir_version: 7, opset_import: [\"\" : 10]>\n"
+    "G (float[4,8] X) => (float[4,8] Y)\n"
+    "{ k = Constant <value = float {0.25}> ()\n A = Mul(X, k)\n"
+    "  B = Clip <min = -1.0, max = 2.0> (A)\n Y = Relu(B) }\n";
+
+static const char *conv_bn = HEAD
+    "G (float[1,2,6,6] X) => (float[1,3,6,6] Y)\n"
+    "<float[3,2,3,3] W = {0.1,-0.2,0.3,0.4,-0.5,0.6,0.7,-0.8,0.9,1,-1.1,1.2,0.1,0.2,0.3,-0.4,"
+    "0.5,0.6,-0.7,0.8,0.9,-1,1.1,1.2,0.3,0.2,-0.1,0.4,0.5,-0.6,0.7,0.8,-0.9,1,1.1,-1.2,"
+    "0.2,0.1,0.3,-0.4,0.6,0.5,-0.7,0.9,0.8,1,-1.1,0.3,0.2,0.1,-0.3,0.4,0.6,-0.5},"
+    " float[3] Bc = {0.1, -0.2, 0.3}, float[3] sc = {1.5, 0.5, -2}, float[3] bb = {0.2, 0.3, -0.4},"
+    " float[3] mu = {0.05, -0.1, 0.2}, float[3] var = {0.9, 1.5, 0.25},"
+    " float[3,1,1] s2 = {2, -1, 0.5}, float three = {3}>\n"
+    "{ C = Conv <pads = [1, 1, 1, 1]> (X, W, Bc)\n"
+    "  D = BatchNormalization <epsilon = 0.001> (C, sc, bb, mu, var)\n"
+    "  E = Mul(s2, D)\n F = Add(E, three)\n Y = Relu(F) }\n";
+
+static const char *conv_scalar = HEAD
+    "G (float[1,2,5,5] X) => (float[1,1,5,5] Y)\n"
+    "<float[1,2,1,1] W = {0.5, -1.5}, float s = {1.25}, float b = {-0.5}, float three = {3},"
+    " float zero = {0}, float six = {6}>\n"
+    "{ C = Conv (X, W)\n A = Mul(s, C)\n B = Add(A, b)\n H = Add(B, three)\n"
+    "  D = Clip(H, zero, six)\n E = Mul(B, D)\n Y = Div(E, six) }\n";
+
+/* an initializer that backs a graph input is a constant only while no run
+ * overrides it: an overriding run must see the given value */
+static const char *overridable =
+    "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+    "G (float[2,8] X, float s) => (float[2,8] Y)\n<float s = {2}, float one = {1}>\n"
+    "{ A = Mul(X, s)\n B = Add(A, one)\n Y = Relu(B) }\n";
+
+static void test_overridable(void) {
+  float got[2][3][16];
+  for (int level = 0; level <= 1; level++) {
+    onnxc_error e;
+    onnxc_model *m = NULL;
+    CHECK(onnxc_model_parse_text(overridable, strlen(overridable), "t", &m, &e) == ONNXC_OK);
+    onnxc_session_options o = {1, level, NULL, NULL, 0};
+    onnxc_session *s = NULL;
+    CHECK(m && onnxc_session_create(m, &o, &s, &e) == ONNXC_OK);
+    float x[16], sv = -3;
+    fill(x, 16);
+    int64_t xd[2] = {2, 8};
+    onnxc_value *in[2] = {onnxc_tensor_wrap(1, xd, 2, x, &e),
+                          onnxc_tensor_wrap(1, NULL, 0, &sv, &e)};
+    const char *names[2] = {"X", "s"};
+    /* default s, overridden s, default s again */
+    for (int r = 0; r < 3 && s; r++) {
+      onnxc_value *out = NULL;
+      CHECK(onnxc_session_run(s, names, in, r == 1 ? 2 : 1, NULL, &out, 1, &e) == ONNXC_OK);
+      if (out) memcpy(got[level][r], onnxc_tensor_data(out), sizeof got[level][r]);
+      onnxc_value_free(out);
+    }
+    onnxc_value_free(in[0]);
+    onnxc_value_free(in[1]);
+    onnxc_session_free(s);
+    onnxc_model_free(m);
+  }
+  CHECK(memcmp(got[0], got[1], sizeof got[0]) == 0);
+  /* X[6] = -3: Relu(-3 * 2 + 1) = 0 by default, Relu(-3 * -3 + 1) = 10 overridden */
+  CHECK(got[1][0][6] == 0.0f && got[1][1][6] == 10.0f && got[1][2][6] == 0.0f);
+}
+
+int main(void) {
+  test_overridable();
+  size_t n0 = 0, n1 = 0;
+  const int64_t d4[4] = {1, 4, 16, 16};
+  compare("hardswish chain", hardswish_chain, d4, 4, -1, &n0, &n1);
+  CHECK(n0 == 8 && n1 == 1);
+
+  const int64_t d_all[4] = {2, 3, 8, 8};
+  compare("all ops", all_ops, d_all, 4, -1, &n0, &n1);
+  CHECK(n0 == 22 && n1 == 1);
+
+  const int64_t d_pc[4] = {2, 3, 5, 7};
+  compare("per channel", per_channel, d_pc, 4, -1, &n0, &n1);
+  CHECK(n0 == 8 && n1 == 1);
+
+  const int64_t d2[2] = {4, 8};
+  compare("graph output inside", mid_output, d2, 2, -1, &n0, &n1);
+  CHECK(n0 == 4 && n1 == 2);
+  compare("used outside", used_outside, d2, 2, -1, &n0, &n1);
+  CHECK(n0 == 5 && n1 == 4);
+  compare("single node", single, d2, 2, -1, &n0, &n1);
+  CHECK(n0 == 2 && n1 == 2);
+  compare("rank raising", rank_raise, d2, 2, -1, &n0, &n1);
+  CHECK(n0 == 3 && n1 == 1);
+  compare("old clip", old_clip, d2, 2, -1, &n0, &n1);
+  CHECK(n1 == 1);
+
+  const int64_t d_rb[4] = {1, 1, 6, 6};
+  compare("root broadcast", root_broadcast, d_rb, 4, -1, &n0, &n1);
+  CHECK(n0 == 3 && n1 == 1);
+
+  const int64_t d_re[2] = {3, 40};
+  compare("reuse", reuse, d_re, 2, -1, &n0, &n1);
+  CHECK(n0 == 5 && n1 == 1);
+
+  const int64_t d_cb[4] = {1, 2, 6, 6};
+  compare("conv + batchnorm + mul", conv_bn, d_cb, 4, 1e-5, &n0, &n1);
+  CHECK(n0 == 5 && n1 == 2);
+  const int64_t d_cs[4] = {1, 2, 5, 5};
+  compare("conv + scalar mul/add", conv_scalar, d_cs, 4, 1e-5, &n0, &n1);
+  CHECK(n0 == 7 && n1 == 2);
+
+  if (fails) return 1;
+  printf("test_fuse: ok\n");
+  return 0;
+}
