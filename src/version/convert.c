@@ -756,7 +756,8 @@ static int step_node(ox_vctx *c, ox_node *n) {
   if (up ? !(s_to && s_to->since_version == c->to) : s_from->since_version != c->from) return OX_OK;
   /* adapters rely on the node matching its own schema's arity */
   if ((int64_t)n->n_input < s_from->min_inputs || (int64_t)n->n_output < s_from->min_outputs ||
-      (s_from->min_outputs > 0 && !n->output[0][0]))
+      (n->n_output && s_from->n_outputs && s_from->outputs[0].option == OX_PARAM_SINGLE &&
+       !n->output[0][0]))
     return ox_vfail(c, n, "the node does not match %s-%d (%zu inputs, %zu outputs)", s_from->name,
                     s_from->since_version, n->n_input, n->n_output);
   for (size_t k = 0; k < n->n_input && k < s_from->n_inputs; k++)
