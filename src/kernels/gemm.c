@@ -905,30 +905,41 @@ void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda
 #define OX_EPI_CLONES
 #endif
 
-static inline float act1(const ox_sgemm_epi *ep, float v) {
+/* v = act(v) over one row (one loop per activation: vectorised) */
+static inline void act_row(int act, float al, float be, float *c, int64_t n) {
   const float zero = 0.0f, one = 1.0f;
-  switch (ep->act) {
+  switch (act) {
     case OX_ACT_RELU:
-      return v > zero ? v : zero;
-    case OX_ACT_LEAKY: {
-      float m = ep->alpha * v;
-      return v < zero ? m : v;
-    }
+      for (int64_t j = 0; j < n; j++) c[j] = c[j] > zero ? c[j] : zero;
+      break;
+    case OX_ACT_LEAKY:
+      for (int64_t j = 0; j < n; j++) {
+        float v = c[j], m = al * v;
+        c[j] = v < zero ? m : v;
+      }
+      break;
     case OX_ACT_CLIP:
-      v = v < ep->alpha ? ep->alpha : v;
-      return v > ep->beta ? ep->beta : v;
-    case OX_ACT_HSIGMOID: {
-      float t = ep->alpha * v + ep->beta;
-      t = t > one ? one : t;
-      return t < zero ? zero : t;
-    }
-    case OX_ACT_HSWISH: {
-      float t = v / 6.0f + 0.5f;
-      t = t > one ? one : t;
-      return v * (t < zero ? zero : t);
-    }
+      for (int64_t j = 0; j < n; j++) {
+        float v = c[j] < al ? al : c[j];
+        c[j] = v > be ? be : v;
+      }
+      break;
+    case OX_ACT_HSIGMOID:
+      for (int64_t j = 0; j < n; j++) {
+        float t = al * c[j] + be;
+        t = t > one ? one : t;
+        c[j] = t < zero ? zero : t;
+      }
+      break;
+    case OX_ACT_HSWISH:
+      for (int64_t j = 0; j < n; j++) {
+        float v = c[j], t = v / 6.0f + 0.5f;
+        t = t > one ? one : t;
+        c[j] = v * (t < zero ? zero : t);
+      }
+      break;
     default:
-      return v;
+      break;
   }
 }
 
@@ -941,8 +952,7 @@ OX_EPI_CLONES void ox_sgemm_epi_apply(const ox_sgemm_epi *ep, int64_t M, int64_t
       const float *ri = ep->res + i * ep->ldr;
       for (int64_t j = 0; j < N; j++) ci[j] += ri[j];
     }
-    if (ep->act != OX_ACT_NONE)
-      for (int64_t j = 0; j < N; j++) ci[j] = act1(ep, ci[j]);
+    act_row(ep->act, ep->alpha, ep->beta, ci, N);
   }
 }
 
