@@ -943,9 +943,9 @@ static inline void act_row(int act, float al, float be, float *c, int64_t n) {
   }
 }
 
-OX_EPI_CLONES void ox_sgemm_epi_apply(const ox_sgemm_epi *ep, int64_t M, int64_t N, float *C,
-                                      int64_t ldc) {
-  if (!ep || (!ep->res && ep->act == OX_ACT_NONE)) return;
+/* static: clang makes no exported symbol for a cloned external function */
+OX_EPI_CLONES static void epi_apply(const ox_sgemm_epi *ep, int64_t M, int64_t N, float *C,
+                                    int64_t ldc) {
   for (int64_t i = 0; i < M; i++) {
     float *ci = C + i * ldc;
     if (ep->res) {
@@ -954,6 +954,11 @@ OX_EPI_CLONES void ox_sgemm_epi_apply(const ox_sgemm_epi *ep, int64_t M, int64_t
     }
     act_row(ep->act, ep->alpha, ep->beta, ci, N);
   }
+}
+
+void ox_sgemm_epi_apply(const ox_sgemm_epi *ep, int64_t M, int64_t N, float *C, int64_t ldc) {
+  if (!ep || (!ep->res && ep->act == OX_ACT_NONE)) return;
+  epi_apply(ep, M, N, C, ldc);
 }
 
 ox_sgemm_epi ox_sgemm_epi_at(const ox_sgemm_epi *ep, int64_t i, int64_t j) {
