@@ -985,6 +985,11 @@ __attribute__((target("avx512f"))) static void tile_epi(int64_t kc, const float 
     return;
   }
   ox_sgemm_epi te = ox_sgemm_epi_at(ep, ir, jr);
+  if (te.res) /* the residual arrives while the tile computes */
+    for (int i = 0; i < m; i++) {
+      _mm_prefetch((const char *)(te.res + i * te.ldr), _MM_HINT_T0);
+      _mm_prefetch((const char *)(te.res + i * te.ldr + 16), _MM_HINT_T0);
+    }
   ukernel_avx512_g(kc, a, b, ldb, c, ldc, beta, bias, &te, m, n);
 }
 #endif
