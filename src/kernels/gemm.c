@@ -224,6 +224,16 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 act16(con
   }
 }
 
+/* Max(v, bval) / Min(v, bval) as the Max / Min kernels: the comparison,
+ * then a NaN v kept (bval is not NaN: fuse.c checks). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 bound16(
+    const ox_sgemm_epi *ep, __m512 v) {
+  if (!ep->bound) return v;
+  __m512 c = _mm512_set1_ps(ep->bval);
+  __m512 r = ep->bound == 1 ? _mm512_max_ps(v, c) : _mm512_min_ps(v, c); /* v > c ? v : c */
+  return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
+}
+
 /* Rows [0, m) of a tile (row i: acc[2i] columns 0..15, acc[2i+1] 16..31),
  * columns masked by k0 / k1: C = acc + bias[i] (bias may be NULL) + beta * C
  * (beta == 0: C ignored), then the epilogue ep (NULL: none; its residual
@@ -249,8 +259,8 @@ __attribute__((target("avx512f"), always_inline)) static inline void store_rows(
         r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(k0, ri));
         r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(k1, ri + 16));
       }
-      r0 = act16(ep, r0);
-      r1 = act16(ep, r1);
+      r0 = bound16(ep, act16(ep, r0));
+      r1 = bound16(ep, act16(ep, r1));
     }
     _mm512_mask_storeu_ps(ci, k0, r0);
     _mm512_mask_storeu_ps(ci + 16, k1, r1);
@@ -953,11 +963,22 @@ OX_EPI_CLONES static void epi_apply(const ox_sgemm_epi *ep, int64_t M, int64_t N
       for (int64_t j = 0; j < N; j++) ci[j] += ri[j];
     }
     act_row(ep->act, ep->alpha, ep->beta, ci, N);
+    float c = ep->bval;
+    if (ep->bound == 1)
+      for (int64_t j = 0; j < N; j++) {
+        float v = ci[j], r = v > c ? v : c;
+        ci[j] = v != v ? v : r;
+      }
+    else if (ep->bound == 2)
+      for (int64_t j = 0; j < N; j++) {
+        float v = ci[j], r = v < c ? v : c;
+        ci[j] = v != v ? v : r;
+      }
   }
 }
 
 void ox_sgemm_epi_apply(const ox_sgemm_epi *ep, int64_t M, int64_t N, float *C, int64_t ldc) {
-  if (!ep || (!ep->res && ep->act == OX_ACT_NONE)) return;
+  if (!ep || (!ep->res && ep->act == OX_ACT_NONE && !ep->bound)) return;
   epi_apply(ep, M, N, C, ldc);
 }
 
@@ -969,7 +990,7 @@ ox_sgemm_epi ox_sgemm_epi_at(const ox_sgemm_epi *ep, int64_t i, int64_t j) {
 
 /* NULL when the epilogue does nothing. */
 static const ox_sgemm_epi *epi_active(const ox_sgemm_epi *ep) {
-  return ep && (ep->res || ep->act != OX_ACT_NONE) ? ep : NULL;
+  return ep && (ep->res || ep->act != OX_ACT_NONE || ep->bound) ? ep : NULL;
 }
 
 #ifdef OX_GEMM_X86

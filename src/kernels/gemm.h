@@ -74,7 +74,7 @@ bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn s
 
 /* An epilogue applied to each stored value of C (row i, column j) after the
  * product and the row bias: v += res[i * ldr + j] (when res is not NULL),
- * then v = act(v). The activations compute the same float expressions as
+ * then v = act(v), then the bound below. The activations compute the same float expressions as
  * the Relu / LeakyRelu / Clip / HardSigmoid / HardSwish kernels. */
 enum {
   OX_ACT_NONE,
@@ -89,6 +89,10 @@ typedef struct ox_sgemm_epi {
   float alpha, beta;
   const float *res; /* residual laid out like C (row stride ldr), NULL: none */
   int64_t ldr;
+  /* then v = Max(v, bval) (bound 1) or Min(v, bval) (bound 2) with the
+   * Max / Min kernels' rules (a NaN operand is the result); 0: none */
+  int bound;
+  float bval;
 } ox_sgemm_epi;
 
 /* Applies the epilogue to the M x N block C (a pass over a block just

@@ -577,7 +577,8 @@ static int conv_run(ox_kctx *ctx, void *st) { return conv_run_epi(ctx, st, NULL,
 
 /* FusedConv (domain ai.onnxc, made by the session's fusion pass): Conv's
  * inputs and attributes, an optional 4th input R of Y's shape and
- * attributes activation (OX_ACT_*), alpha, beta: Y = act(Conv(X, W, B) + R),
+ * attributes activation (OX_ACT_*), alpha, beta, bound (0 none, 1 Max,
+ * 2 Min) and bound_value: Y = bound(act(Conv(X, W, B) + R)),
  * float32 only. */
 static int fconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   int rc = conv_prepare(info, state, e);
@@ -591,6 +592,13 @@ static int fconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   s->epi.act = (int)act;
   s->epi.alpha = ox_node_attr_float(info->node, "alpha", 0.0f);
   s->epi.beta = ox_node_attr_float(info->node, "beta", 0.0f);
+  int64_t bound = ox_node_attr_int(info->node, "bound", 0);
+  if (bound < 0 || bound > 2) {
+    ox_err_set(e, OX_EINVAL, "unknown bound %lld", (long long)bound);
+    return prep_err(info, e);
+  }
+  s->epi.bound = (int)bound;
+  s->epi.bval = ox_node_attr_float(info->node, "bound_value", 0.0f);
   return OX_OK;
 }
 

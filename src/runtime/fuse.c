@@ -20,7 +20,9 @@
  *     (residual), then optionally (or only) by a Relu, LeakyRelu, Clip with
  *     constant bounds, HardSigmoid or HardSwish, becomes one ai.onnxc
  *     FusedConv node (src/ops/conv.c): Conv's inputs and attributes, the
- *     residual as 4th input, attributes activation (OX_ACT_*), alpha, beta.
+ *     residual as 4th input, attributes activation (OX_ACT_*), alpha, beta;
+ *     a following Max / Min with a scalar constant joins as attributes
+ *     bound (1 Max, 2 Min) and bound_value.
  *
  * Constants are initializers (an initializer that backs a graph input only
  * while the session takes such inputs as constants, s->defaults_const) and
@@ -434,7 +436,8 @@ static bool ready_before(const fctx *x, const char *name, size_t i) {
 }
 
 /* A float32 Conv i whose output feeds only an Add (or a Sum of two) with
- * another tensor (residual, computed before the Conv) and/or only an activation becomes
+ * another tensor (residual, computed before the Conv), then / or only an
+ * activation, then / or only a Max / Min with a scalar constant and/or only an activation becomes
  * one FusedConv (repl[i]); the Add and activation nodes are dropped. */
 static int fuse_conv_epilogue(fctx *x, size_t i, ox_node **repl) {
   const ox_node *c = &x->nodes[i];
@@ -446,7 +449,7 @@ static int fuse_conv_epilogue(fctx *x, size_t i, ox_node **repl) {
     return OX_OK; /* not known to be float32 */
   const char *out = c->output[0], *res = NULL;
   size_t last = i;
-  size_t gone[2];
+  size_t gone[3];
   size_t n_gone = 0;
   int act = OX_ACT_NONE;
   float al = 0, be = 0;
@@ -471,13 +474,33 @@ static int fuse_conv_epilogue(fctx *x, size_t i, ox_node **repl) {
       strcmp(x->nodes[j].input[0], out) == 0) {
     act = k;
     out = x->nodes[j].output[0];
-    gone[n_gone++] = (size_t)j;
+    last = (size_t)j;
+    gone[n_gone++] = last;
+    j = sole_reader(x, out);
+  }
+  /* then Max / Min with a scalar constant (not NaN) that raises no rank */
+  int bound = 0;
+  float bval = 0;
+  const ox_node *mn = j > (int64_t)last ? &x->nodes[j] : NULL;
+  if (mn && (op_is(mn, "Max") || op_is(mn, "Min")) && x->opsets[j] >= 8 && mn->n_input == 2 &&
+      mn->n_output == 1 && mn->output[0] && *mn->output[0]) {
+    const char *other = strcmp(mn->input[0], out) == 0 ? mn->input[1] : mn->input[0];
+    const ox_value *cv = cst_of(x, other);
+    const ox_value *wv = cst_of(x, c->input[1]);
+    size_t max_rank = wv ? wv->rank : 3; /* Y has W's rank (at least 3) */
+    if (cv && cv->kind == OX_VAL_TENSOR && cv->dtype == OX_FLOAT && cv->numel == 1 &&
+        cv->rank <= max_rank && !isnan(*(const float *)cv->data)) {
+      bound = op_is(mn, "Max") ? 1 : 2;
+      bval = *(const float *)cv->data;
+      out = mn->output[0];
+      gone[n_gone++] = (size_t)j;
+    }
   }
   if (!n_gone) return OX_OK;
   ox_node *fn = ox_arena_calloc(x->a, 1, sizeof *fn);
   char **in = ox_arena_calloc(x->a, 5, sizeof *in);
   char **o = ox_arena_calloc(x->a, 2, sizeof *o);
-  ox_attr *at = ox_arena_calloc(x->a, c->n_attribute + 3, sizeof *at);
+  ox_attr *at = ox_arena_calloc(x->a, c->n_attribute + 5, sizeof *at);
   if (!fn || !in || !o || !at) return oom(x);
   *fn = *c;
   fn->op_type = "FusedConv";
@@ -502,8 +525,13 @@ static int fuse_conv_epilogue(fctx *x, size_t i, ox_node **repl) {
   af->f = al, af->has_f = true;
   ab->name = "beta", ab->type = OX_ATTR_FLOAT, ab->has_type = true;
   ab->f = be, ab->has_f = true;
+  ox_attr *ad = aa + 3, *av = aa + 4;
+  ad->name = "bound", ad->type = OX_ATTR_INT, ad->has_type = true;
+  ad->i = bound, ad->has_i = true;
+  av->name = "bound_value", av->type = OX_ATTR_FLOAT, av->has_type = true;
+  av->f = bval, av->has_f = true;
   fn->attribute = at;
-  fn->n_attribute = c->n_attribute + 3;
+  fn->n_attribute = c->n_attribute + 5;
   for (size_t q = 0; q < n_gone; q++) x->drop[gone[q]] = true;
   repl[i] = fn;
   return OX_OK;

@@ -250,6 +250,7 @@ typedef struct conv_case {
   int res;         /* 0: none, 1: a 1x1 shortcut conv before, 2: X itself, 3: Relu(X) after
                       (not fusable), 4: Sum of two, 5: [1,cout,1,1] broadcast before */
   bool runtime_w;  /* W = Wc + 0 * sum(X): computed at run time, not packed */
+  int bound;       /* then 1: Max(., -0.4), 2: Min(0.25, .) (scalar constants) */
 } conv_case;
 
 static char *cat(char *p, const char *end, const char *fmt, double v) {
@@ -287,6 +288,8 @@ static char *conv_model(const conv_case *c, size_t *nodes) {
                 (long long)c->n, (long long)c->cin, (long long)c->h, (long long)c->w,
                 (long long)c->n, (long long)c->cout, (long long)oh, (long long)ow);
   if (c->runtime_w) p += snprintf(p, (size_t)(end - p), "float zero = {0}, ");
+  if (c->bound)
+    p += snprintf(p, (size_t)(end - p), "float[1,1,1,1] bc = {-0.4}, float bd = {0.25}, ");
   int64_t wd[4] = {c->cout, c->cin / c->group, c->k, c->k};
   p = weights(p, end, "Wc", wd, 4, 11);
   if (c->bias) {
@@ -334,7 +337,11 @@ static char *conv_model(const conv_case *c, size_t *nodes) {
     ++*nodes;
   }
   if (c->act) {
-    p += snprintf(p, (size_t)(end - p), "Y = %s(%s)\n ", c->act, last);
+    p += snprintf(p, (size_t)(end - p), "%s = %s(%s)\n ", c->bound ? "V" : "Y", c->act, last);
+    ++*nodes;
+  }
+  if (c->bound) { /* after the activation */
+    p += snprintf(p, (size_t)(end - p), c->bound == 1 ? "Y = Max(V, bc)\n " : "Y = Min(bd, V)\n ");
     ++*nodes;
   }
   if (!c->res && !c->act) p += snprintf(p, (size_t)(end - p), "Y = Identity(C)\n ");
@@ -395,6 +402,9 @@ static void test_conv_epilogues(void) {
       {"runtime W 1x1", 1, 6, 13, 8, 9, 1, 1, 1, 1, true, "HardSwish", 1, true},
       {"sum", 1, 6, 6, 8, 9, 3, 1, 1, 1, true, "Relu", 4, false},
       {"broadcast residual", 1, 6, 7, 8, 9, 3, 1, 1, 1, true, "Relu", 5, false},
+      {"leaky + max", 1, 6, 13, 8, 9, 3, 1, 1, 1, true, "LeakyRelu <alpha = 0.2>", 1, false, 1},
+      {"hardswish + min", 1, 6, 6, 8, 9, 3, 1, 6, 1, true, "HardSwish", 4, false, 2},
+      {"1x1 relu + max", 1, 16, 20, 8, 9, 1, 1, 1, 1, false, "Relu", 1, false, 1},
   };
   for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
     conv_case c = more[i];
@@ -405,10 +415,10 @@ static void test_conv_epilogues(void) {
       if (at) memcpy(at, "Sum(X, C)", 9);
     }
     compare(c.what, text, (int64_t[]){c.n, c.cin, c.h, c.w}, 4, -1, &n0, &n1);
-    if (n0 != want0 || n1 != want0 - 2)
+    if (n0 != want0 || n1 != want0 - 2 - (c.bound ? 1 : 0))
       fprintf(stderr, "%s: %zu -> %zu nodes (expected %zu -> %zu)\n", c.what, n0, n1, want0,
               want0 - 2);
-    CHECK(n0 == want0 && n1 == want0 - 2);
+    CHECK(n0 == want0 && n1 == want0 - 2 - (c.bound ? 1 : 0));
     free(text);
   }
   conv_case late = {"late residual", 1, 6, 6, 8, 9, 3, 1, 1, 1, true, "Relu", 3, false};
