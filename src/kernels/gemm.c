@@ -197,12 +197,50 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_ua(int64_t kc, con
   c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
   c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1);
 
+/* The epilogue's activation on 16 values (the same float operations as
+ * ox_sgemm_epi_apply: max/min as the comparisons x > y ? x : y). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 act16(const ox_sgemm_epi *ep,
+                                                                             __m512 v) {
+  __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
+  switch (ep->act) {
+    case OX_ACT_RELU:
+      return _mm512_max_ps(v, zero); /* v > 0 ? v : 0 */
+    case OX_ACT_LEAKY:
+      return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v,
+                                _mm512_set1_ps(ep->alpha));
+    case OX_ACT_CLIP: /* v < lo ? lo : v, then v > hi ? hi : v */
+      return _mm512_min_ps(_mm512_set1_ps(ep->beta), _mm512_max_ps(_mm512_set1_ps(ep->alpha), v));
+    case OX_ACT_HSIGMOID: { /* alpha * v + beta contracted, as the HardSigmoid kernel's
+                               AVX-512 clone computes it */
+      __m512 t = _mm512_fmadd_ps(_mm512_set1_ps(ep->alpha), v, _mm512_set1_ps(ep->beta));
+      return _mm512_max_ps(zero, _mm512_min_ps(one, t));
+    }
+    case OX_ACT_HSWISH: {
+      __m512 t = _mm512_add_ps(_mm512_div_ps(v, _mm512_set1_ps(6.0f)), _mm512_set1_ps(0.5f));
+      return _mm512_mul_ps(v, _mm512_max_ps(zero, _mm512_min_ps(one, t)));
+    }
+    default:
+      return v;
+  }
+}
+
+/* Max(v, bval) / Min(v, bval) as the Max / Min kernels: the comparison,
+ * then a NaN v kept (bval is not NaN: fuse.c checks). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 bound16(
+    const ox_sgemm_epi *ep, __m512 v) {
+  if (!ep->bound) return v;
+  __m512 c = _mm512_set1_ps(ep->bval);
+  __m512 r = ep->bound == 1 ? _mm512_max_ps(v, c) : _mm512_min_ps(v, c); /* v > c ? v : c */
+  return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
+}
+
 /* Rows [0, m) of a tile (row i: acc[2i] columns 0..15, acc[2i+1] 16..31),
  * columns masked by k0 / k1: C = acc + bias[i] (bias may be NULL) + beta * C
- * (beta == 0: C ignored). */
+ * (beta == 0: C ignored), then the epilogue ep (NULL: none; its residual
+ * starts at the tile's first element). */
 __attribute__((target("avx512f"), always_inline)) static inline void store_rows(
-    float *c, int64_t ldc, int m, const __m512 *acc, float beta, const float *bias, __mmask16 k0,
-    __mmask16 k1) {
+    float *c, int64_t ldc, int m, const __m512 *acc, float beta, const float *bias,
+    const ox_sgemm_epi *ep, __mmask16 k0, __mmask16 k1) {
   __m512 vb = _mm512_set1_ps(beta);
   for (int i = 0; i < m; i++) {
     float *ci = c + i * ldc;
@@ -214,6 +252,15 @@ __attribute__((target("avx512f"), always_inline)) static inline void store_rows(
     if (beta != 0.0f) {
       r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k0, ci), r0);
       r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k1, ci + 16), r1);
+    }
+    if (ep) {
+      if (ep->res) {
+        const float *ri = ep->res + i * ep->ldr;
+        r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(k0, ri));
+        r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(k1, ri + 16));
+      }
+      r0 = bound16(ep, act16(ep, r0));
+      r1 = bound16(ep, act16(ep, r1));
     }
     _mm512_mask_storeu_ps(ci, k0, r0);
     _mm512_mask_storeu_ps(ci + 16, k1, r1);
@@ -228,10 +275,9 @@ __attribute__((target("avx512f"), always_inline)) static inline void store_rows(
   else                                                \
     LOOP(_mm512_maskz_loadu_ps(k0, b), _mm512_maskz_loadu_ps(k1, b + 16))
 
-__attribute__((target("avx512f"))) static void ukernel_avx512_g12(int64_t kc, const float *a,
-                                                                  const float *b, int64_t ldb,
-                                                                  float *c, int64_t ldc, float beta,
-                                                                  const float *bias, int m, int n) {
+__attribute__((target("avx512f"))) static void ukernel_avx512_g12(
+    int64_t kc, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc, float beta,
+    const float *bias, const ox_sgemm_epi *ep, int m, int n) {
   __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
   __mmask16 k1 = (__mmask16)(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
   __m512 z = _mm512_setzero_ps();
@@ -263,7 +309,7 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_g12(int64_t kc, co
 #undef OX_G12_LOOP
   __m512 acc[24] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
                     c60, c61, c70, c71, c80, c81, c90, c91, cA0, cA1, cB0, cB1};
-  store_rows(c, ldc, m, acc, beta, bias, k0, k1);
+  store_rows(c, ldc, m, acc, beta, bias, ep, k0, k1);
 }
 #undef OX_ROWG
 
@@ -271,7 +317,7 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_g12(int64_t kc, co
  * that is not a multiple of 12 costs R / 12 of a full tile. */
 __attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx512_short(
     int R, int64_t kc, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc,
-    float beta, const float *bias, int m, int n) {
+    float beta, const float *bias, const ox_sgemm_epi *ep, int m, int n) {
   __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
   __mmask16 k1 = (__mmask16)(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
   __m512 acc0[8], acc1[8];
@@ -295,20 +341,19 @@ __attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx
     acc[2 * i] = acc0[i];
     acc[2 * i + 1] = acc1[i];
   }
-  store_rows(c, ldc, m, acc, beta, bias, k0, k1);
+  store_rows(c, ldc, m, acc, beta, bias, ep, k0, k1);
 }
 
 /* Any tile of the 12-row panel layout; bias: NULL or the m row biases. */
-__attribute__((target("avx512f"))) static void ukernel_avx512_g(int64_t kc, const float *a,
-                                                                const float *b, int64_t ldb,
-                                                                float *c, int64_t ldc, float beta,
-                                                                const float *bias, int m, int n) {
+__attribute__((target("avx512f"))) static void ukernel_avx512_g(
+    int64_t kc, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc, float beta,
+    const float *bias, const ox_sgemm_epi *ep, int m, int n) {
   if (m <= 4)
-    ukernel_avx512_short(4, kc, a, b, ldb, c, ldc, beta, bias, m, n);
+    ukernel_avx512_short(4, kc, a, b, ldb, c, ldc, beta, bias, ep, m, n);
   else if (m <= 8)
-    ukernel_avx512_short(8, kc, a, b, ldb, c, ldc, beta, bias, m, n);
+    ukernel_avx512_short(8, kc, a, b, ldb, c, ldc, beta, bias, ep, m, n);
   else
-    ukernel_avx512_g12(kc, a, b, ldb, c, ldc, beta, bias, m, n);
+    ukernel_avx512_g12(kc, a, b, ldb, c, ldc, beta, bias, ep, m, n);
 }
 #endif
 
@@ -801,7 +846,7 @@ void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float 
             uk.fn(kc, apan + ir * kc, bpan, c, ldc, 1.0f, bt);
           } else if (avx512) {
 #ifdef OX_GEMM_X86
-            ukernel_avx512_g(kc, apan + ir * kc, bpan, nr, c, ldc, bt, NULL, (int)m, (int)n);
+            ukernel_avx512_g(kc, apan + ir * kc, bpan, nr, c, ldc, bt, NULL, NULL, (int)m, (int)n);
 #endif
           } else {
             uk.fn(kc, apan + ir * kc, bpan, tile, nr, 1.0f, 0.0f);
@@ -862,8 +907,117 @@ void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda
 #endif
 }
 
-void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb,
-                    const float *bias, float *C, int64_t ldc) {
+/* The same instruction-set clones as the activation kernels (src/ops/unary.c),
+ * so that alpha * v + beta is contracted the same way. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define OX_EPI_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define OX_EPI_CLONES
+#endif
+
+/* v = act(v) over one row (one loop per activation: vectorised) */
+static inline void act_row(int act, float al, float be, float *c, int64_t n) {
+  const float zero = 0.0f, one = 1.0f;
+  switch (act) {
+    case OX_ACT_RELU:
+      for (int64_t j = 0; j < n; j++) c[j] = c[j] > zero ? c[j] : zero;
+      break;
+    case OX_ACT_LEAKY:
+      for (int64_t j = 0; j < n; j++) {
+        float v = c[j], m = al * v;
+        c[j] = v < zero ? m : v;
+      }
+      break;
+    case OX_ACT_CLIP:
+      for (int64_t j = 0; j < n; j++) {
+        float v = c[j] < al ? al : c[j];
+        c[j] = v > be ? be : v;
+      }
+      break;
+    case OX_ACT_HSIGMOID:
+      for (int64_t j = 0; j < n; j++) {
+        float t = al * c[j] + be;
+        t = t > one ? one : t;
+        c[j] = t < zero ? zero : t;
+      }
+      break;
+    case OX_ACT_HSWISH:
+      for (int64_t j = 0; j < n; j++) {
+        float v = c[j], t = v / 6.0f + 0.5f;
+        t = t > one ? one : t;
+        c[j] = v * (t < zero ? zero : t);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+/* static: clang makes no exported symbol for a cloned external function */
+OX_EPI_CLONES static void epi_apply(const ox_sgemm_epi *ep, int64_t M, int64_t N, float *C,
+                                    int64_t ldc) {
+  for (int64_t i = 0; i < M; i++) {
+    float *ci = C + i * ldc;
+    if (ep->res) {
+      const float *ri = ep->res + i * ep->ldr;
+      for (int64_t j = 0; j < N; j++) ci[j] += ri[j];
+    }
+    act_row(ep->act, ep->alpha, ep->beta, ci, N);
+    float c = ep->bval;
+    if (ep->bound == 1)
+      for (int64_t j = 0; j < N; j++) {
+        float v = ci[j], r = v > c ? v : c;
+        ci[j] = v != v ? v : r;
+      }
+    else if (ep->bound == 2)
+      for (int64_t j = 0; j < N; j++) {
+        float v = ci[j], r = v < c ? v : c;
+        ci[j] = v != v ? v : r;
+      }
+  }
+}
+
+void ox_sgemm_epi_apply(const ox_sgemm_epi *ep, int64_t M, int64_t N, float *C, int64_t ldc) {
+  if (!ep || (!ep->res && ep->act == OX_ACT_NONE && !ep->bound)) return;
+  epi_apply(ep, M, N, C, ldc);
+}
+
+ox_sgemm_epi ox_sgemm_epi_at(const ox_sgemm_epi *ep, int64_t i, int64_t j) {
+  ox_sgemm_epi r = *ep;
+  if (r.res) r.res += i * r.ldr + j;
+  return r;
+}
+
+/* NULL when the epilogue does nothing. */
+static const ox_sgemm_epi *epi_active(const ox_sgemm_epi *ep) {
+  return ep && (ep->res || ep->act != OX_ACT_NONE || ep->bound) ? ep : NULL;
+}
+
+#ifdef OX_GEMM_X86
+/* One tile through ukernel_avx512_g with the epilogue of its position
+ * (ep NULL: none). */
+__attribute__((target("avx512f"))) static void tile_epi(int64_t kc, const float *a, const float *b,
+                                                        int64_t ldb, float *c, int64_t ldc,
+                                                        float beta, const float *bias,
+                                                        const ox_sgemm_epi *ep, int64_t ir,
+                                                        int64_t jr, int m, int n) {
+  if (!ep) {
+    ukernel_avx512_g(kc, a, b, ldb, c, ldc, beta, bias, NULL, m, n);
+    return;
+  }
+  ox_sgemm_epi te = ox_sgemm_epi_at(ep, ir, jr);
+  if (te.res) /* the residual arrives while the tile computes */
+    for (int i = 0; i < m; i++) {
+      _mm_prefetch((const char *)(te.res + i * te.ldr), _MM_HINT_T0);
+      _mm_prefetch((const char *)(te.res + i * te.ldr + 16), _MM_HINT_T0);
+    }
+  ukernel_avx512_g(kc, a, b, ldb, c, ldc, beta, bias, &te, m, n);
+}
+#endif
+
+void ox_sgemm_pa_sb_epi(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb,
+                        const float *bias, const ox_sgemm_epi *ep, float *C, int64_t ldc) {
+  ep = epi_active(ep);
 #ifdef OX_GEMM_X86
   if (A->M <= 0 || N <= 0) return;
   if (A->K > 0 && A->mr == 12 && ox_sgemm_has_ua()) {
@@ -874,13 +1028,14 @@ void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t
       int64_t kc = A->K - pc < KC_BLOCK ? A->K - pc : KC_BLOCK;
       float bt = pc == 0 ? 0.0f : 1.0f;
       const float *bb = pc == 0 ? bias : NULL;
+      const ox_sgemm_epi *be = pc + kc >= A->K ? ep : NULL; /* last depth block */
       const float *ablock = A->data + pc * A->Mpad, *bblock = B + pc * ldb;
       if (N <= SMALL_N) { /* the whole B block stays in cache: A panels read once */
         for (int64_t ir = 0; ir < A->M; ir += 12) {
           int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
           for (int64_t jr = 0; jr < N; jr += 32)
-            ukernel_avx512_g(kc, ablock + ir * kc, bblock + jr, ldb, C + ir * ldc + jr, ldc, bt,
-                             bb ? bb + ir : NULL, m, N - jr < 32 ? (int)(N - jr) : 32);
+            tile_epi(kc, ablock + ir * kc, bblock + jr, ldb, C + ir * ldc + jr, ldc, bt,
+                     bb ? bb + ir : NULL, be, ir, jr, m, N - jr < 32 ? (int)(N - jr) : 32);
         }
         continue;
       }
@@ -896,8 +1051,8 @@ void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t
         }
         for (int64_t ir = 0; ir < A->M; ir += 12) {
           int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
-          ukernel_avx512_g(kc, ablock + ir * kc, bs, bstride, C + ir * ldc + jr, ldc, bt,
-                           bb ? bb + ir : NULL, m, n);
+          tile_epi(kc, ablock + ir * kc, bs, bstride, C + ir * ldc + jr, ldc, bt,
+                   bb ? bb + ir : NULL, be, ir, jr, m, n);
         }
       }
     }
@@ -906,16 +1061,24 @@ void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t
 #endif
   ox_sgemm_pa(A, false, N, 1.0f, B, ldb, 0.0f, C, ldc, NULL);
   add_row_bias(A->M, N, bias, C, ldc);
+  ox_sgemm_epi_apply(ep, A->M, N, C, ldc);
 }
 
-bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
-                        const float *bias, float *C, int64_t ldc) {
+void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb,
+                    const float *bias, float *C, int64_t ldc) {
+  ox_sgemm_pa_sb_epi(A, N, B, ldb, bias, NULL, C, ldc);
+}
+
+bool ox_sgemm_pa_strips_epi(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
+                            const float *bias, const ox_sgemm_epi *ep, float *C, int64_t ldc) {
+  ep = epi_active(ep);
 #ifdef OX_GEMM_X86
   if (A->mr != 12 || !ox_sgemm_has_ua()) return false;
   if (A->M <= 0 || N <= 0) return true;
   if (A->K <= 0) {
     scale_c(A->M, N, 0.0f, C, ldc);
     add_row_bias(A->M, N, bias, C, ldc);
+    ox_sgemm_epi_apply(ep, A->M, N, C, ldc);
     return true;
   }
   float buf[KC_BLOCK * 32] __attribute__((aligned(64)));
@@ -923,20 +1086,26 @@ bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn s
     int64_t kc = A->K - pc < KC_BLOCK ? A->K - pc : KC_BLOCK;
     float bt = pc == 0 ? 0.0f : 1.0f;
     const float *bb = pc == 0 ? bias : NULL;
+    const ox_sgemm_epi *be = pc + kc >= A->K ? ep : NULL; /* last depth block */
     const float *ablock = A->data + pc * A->Mpad;
     for (int64_t jr = 0; jr < N; jr += 32) {
       int n = N - jr < 32 ? (int)(N - jr) : 32;
       strip(ctx, pc, kc, jr, n, buf);
       for (int64_t ir = 0; ir < A->M; ir += 12) {
         int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
-        ukernel_avx512_g(kc, ablock + ir * kc, buf, 32, C + ir * ldc + jr, ldc, bt,
-                         bb ? bb + ir : NULL, m, n);
+        tile_epi(kc, ablock + ir * kc, buf, 32, C + ir * ldc + jr, ldc, bt, bb ? bb + ir : NULL, be,
+                 ir, jr, m, n);
       }
     }
   }
   return true;
 #else
-  (void)A, (void)N, (void)strip, (void)ctx, (void)bias, (void)C, (void)ldc;
+  (void)A, (void)N, (void)strip, (void)ctx, (void)bias, (void)ep, (void)C, (void)ldc;
   return false;
 #endif
+}
+
+bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
+                        const float *bias, float *C, int64_t ldc) {
+  return ox_sgemm_pa_strips_epi(A, N, strip, ctx, bias, NULL, C, ldc);
 }

@@ -72,6 +72,42 @@ typedef void (*ox_sgemm_strip_fn)(void *ctx, int64_t k0, int64_t kc, int64_t j0,
 bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
                         const float *bias, float *C, int64_t ldc);
 
+/* An epilogue applied to each stored value of C (row i, column j) after the
+ * product and the row bias: v += res[i * ldr + j] (when res is not NULL),
+ * then v = act(v), then the bound below. The activations compute the same float expressions as
+ * the Relu / LeakyRelu / Clip / HardSigmoid / HardSwish kernels. */
+enum {
+  OX_ACT_NONE,
+  OX_ACT_RELU,
+  OX_ACT_LEAKY,    /* alpha */
+  OX_ACT_CLIP,     /* alpha = min, beta = max */
+  OX_ACT_HSIGMOID, /* alpha, beta */
+  OX_ACT_HSWISH
+};
+typedef struct ox_sgemm_epi {
+  int act;
+  float alpha, beta;
+  const float *res; /* residual laid out like C (row stride ldr), NULL: none */
+  int64_t ldr;
+  /* then v = Max(v, bval) (bound 1) or Min(v, bval) (bound 2) with the
+   * Max / Min kernels' rules (a NaN operand is the result); 0: none */
+  int bound;
+  float bval;
+} ox_sgemm_epi;
+
+/* Applies the epilogue to the M x N block C (a pass over a block just
+ * written); ep NULL or without residual and activation: nothing. */
+void ox_sgemm_epi_apply(const ox_sgemm_epi *ep, int64_t M, int64_t N, float *C, int64_t ldc);
+/* The epilogue of the sub-block starting at row i, column j. */
+ox_sgemm_epi ox_sgemm_epi_at(const ox_sgemm_epi *ep, int64_t i, int64_t j);
+
+/* ox_sgemm_pa_sb and ox_sgemm_pa_strips with an epilogue (NULL: none),
+ * applied by the tile stores of the last depth block. */
+void ox_sgemm_pa_sb_epi(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb,
+                        const float *bias, const ox_sgemm_epi *ep, float *C, int64_t ldc);
+bool ox_sgemm_pa_strips_epi(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
+                            const float *bias, const ox_sgemm_epi *ep, float *C, int64_t ldc);
+
 /* Name of the micro-kernel in use ("avx512", "avx2", "portable"). */
 const char *ox_sgemm_isa(void);
 

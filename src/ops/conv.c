@@ -17,6 +17,7 @@
 #include "../kernels/gemm.h"
 #include "../kernels/nn.h"
 #include "../runtime/kernel.h"
+#include "fused.h"
 
 typedef struct conv_state {
   ox_nn_attrs a;
@@ -25,6 +26,7 @@ typedef struct conv_state {
   const ox_value *packed_w; /* the constant W the packs were made from */
   int64_t out_padding[OX_NN_MAXD], out_shape[OX_NN_MAXD];
   size_t n_out_padding, n_out_shape;
+  ox_sgemm_epi epi; /* FusedConv: activation (residual set per run) */
 } conv_state;
 
 static int prep_err(const ox_kinfo *info, ox_err *e) {
@@ -98,6 +100,7 @@ typedef struct conv_job {
   ox_sgemm_packed *const *packed;
   ox_thread_pool *inner_pool; /* for the GEMM when there is a single task */
   ox_sgemm_strip_fn strip;    /* implicit GEMM (packed W, shifted-plane geometry) */
+  const ox_sgemm_epi *epi;    /* FusedConv epilogue (residual laid out like y), or NULL */
   atomic_int oom;
 } conv_job;
 
@@ -138,13 +141,21 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
     const float *xg = j->x + (n * j->G + gi) * j->Cg * g->in_size;
     float *yc = j->y + (n * j->G + gi) * j->Mg * j->P + o0 * OW;
     const float *bias = j->bias ? j->bias + gi * j->Mg : NULL;
-    if (j->strip && !j->pointwise) { /* bias added by the GEMM's stores */
+    /* the epilogue of this block: residual at the same offset as yc */
+    ox_sgemm_epi ep = {0}, *epp = NULL;
+    if (j->epi) {
+      ep = ox_sgemm_epi_at(j->epi, 0, yc - j->y);
+      ep.ldr = j->P; /* the residual's rows are Y's */
+      epp = &ep;
+    }
+    if (j->strip && !j->pointwise) { /* bias and epilogue applied by the GEMM's stores */
       ox_nn_shift sc = {g, xg, o0};
-      if (ox_sgemm_pa_strips(j->packed[gi], ncols, j->strip, &sc, bias, yc, j->P)) continue;
+      if (ox_sgemm_pa_strips_epi(j->packed[gi], ncols, j->strip, &sc, bias, epp, yc, j->P))
+        continue;
       if (!col && !alloc_cols(j, direct, &col, &rowbuf)) return;
     }
     if (j->packed && j->pointwise && !j->inner_pool) {
-      ox_sgemm_pa_sb(j->packed[gi], ncols, xg + o0 * OW, j->P, bias, yc, j->P);
+      ox_sgemm_pa_sb_epi(j->packed[gi], ncols, xg + o0 * OW, j->P, bias, epp, yc, j->P);
       continue;
     }
     float beta = 0.0f;
@@ -161,6 +172,7 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
         ox_sgemm_ua_pb(j->Mg, ncols, j->Kg, j->w + gi * j->Mg * j->Kg, j->Kg, col, beta, yc, j->P);
       else
         ox_sgemm_pa_pb(j->packed[gi], ncols, col, beta, yc, j->P);
+      ox_sgemm_epi_apply(epp, j->Mg, ncols, yc, j->P); /* the block is still in cache */
       continue;
     }
     const float *B;
@@ -178,6 +190,7 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
     else
       ox_sgemm(false, false, j->Mg, ncols, j->Kg, 1.0f, j->w + gi * j->Mg * j->Kg, j->Kg, B, ldb,
                beta, yc, j->P, j->inner_pool);
+    ox_sgemm_epi_apply(epp, j->Mg, ncols, yc, j->P);
   }
   free(col);
   free(rowbuf);
@@ -189,8 +202,9 @@ typedef struct dw_job {
   const ox_nn_geom *g;
   const float *x, *w, *bias;
   float *y;
-  int64_t C, Mg; /* channels (= groups), outputs per group */
-  bool plane;    /* dw_plane_avx512 applies */
+  int64_t C, Mg;           /* channels (= groups), outputs per group */
+  bool plane;              /* dw_plane_avx512 applies */
+  const ox_sgemm_epi *epi; /* FusedConv epilogue (residual laid out like y), or NULL */
 } dw_job;
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -379,12 +393,15 @@ OX_NN_CLONES static void dw_task(void *arg, int64_t t0, int64_t t1) {
     float *ym = j->y + t * OH * OW;
     float b = j->bias ? j->bias[m] : 0.0f;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (j->plane) {
+    if (j->plane)
       dw_plane_avx512(g, xc, wm, b, ym);
-      continue;
-    }
+    else
 #endif
-    for (int64_t oh = 0; oh < OH; oh++) dw_row(g, xc, wm, b, oh, ym + oh * OW);
+      for (int64_t oh = 0; oh < OH; oh++) dw_row(g, xc, wm, b, oh, ym + oh * OW);
+    if (j->epi) { /* over the plane just written */
+      ox_sgemm_epi ep = ox_sgemm_epi_at(j->epi, 0, t * OH * OW);
+      ox_sgemm_epi_apply(&ep, 1, OH * OW, ym, OH * OW);
+    }
   }
 }
 
@@ -444,8 +461,10 @@ static int stage_out(fstage *st, int rc, ox_value *y) {
   return rc;
 }
 
-static int conv_run(ox_kctx *ctx, void *st) {
-  conv_state *s = st;
+/* Conv; FusedConv adds the epilogue epi (NULL: none; its residual has Y's
+ * shape). tmp NULL: Y is output 0; else Y is a new tensor returned in *tmp
+ * (the caller's reference, also on failure). */
+static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox_value **tmp) {
   ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *b = ox_kctx_input(ctx, 2);
   ox_nn_geom g;
   int64_t ydims[OX_NN_MAXD + 2];
@@ -456,8 +475,14 @@ static int conv_run(ox_kctx *ctx, void *st) {
   if (b && b->numel != w->dims[0])
     return ox_kctx_fail(ctx, OX_ERUNTIME, "B has %lld elements, expected %lld", (long long)b->numel,
                         (long long)w->dims[0]);
-  ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, x->rank);
-  if (!y) return OX_ERUNTIME;
+  ox_value *y;
+  if (tmp) {
+    ox_err te = {0};
+    if (!(y = *tmp = ox_tensor_new_uninit(x->dtype, ydims, x->rank, &te)))
+      return ox_kctx_fail(ctx, te.code, "%s", te.msg);
+  } else if (!(y = ox_kctx_output(ctx, 0, x->dtype, ydims, x->rank))) {
+    return OX_ERUNTIME;
+  }
   if (y->numel == 0) return OX_OK;
   fstage fs;
   int rc = stage_in(ctx, &fs, x, w, b, y);
@@ -470,7 +495,7 @@ static int conv_run(ox_kctx *ctx, void *st) {
   ox_thread_pool *pool = ox_kctx_pool(ctx);
   int nt = ox_thread_pool_size(pool);
   if (g.nd == 2 && Cg == 1 && G > 1) {
-    dw_job dj = {&g, xf, wf, bf, yf, G, Mg, false};
+    dw_job dj = {&g, xf, wf, bf, yf, G, Mg, false, epi};
 #if defined(__x86_64__) && defined(__GNUC__)
     dj.plane = (g.stride[1] == 1 || g.stride[1] == 2) && g.out[1] <= 16 * DW_MAXBLK &&
                g.k[1] <= DW_MAXKW && g.out[1] > 0 && __builtin_cpu_supports("avx512f");
@@ -488,7 +513,8 @@ static int conv_run(ox_kctx *ctx, void *st) {
                 .Cg = Cg,
                 .Mg = Mg,
                 .Kg = Cg * g.k_size,
-                .P = g.out_size};
+                .P = g.out_size,
+                .epi = epi};
   j.outer = ox_nn_outer(&g);
   int64_t OW = g.out[g.nd - 1];
   j.pointwise = g.k_size == 1;
@@ -543,6 +569,102 @@ static int conv_run(ox_kctx *ctx, void *st) {
   }
 done:
   return stage_out(&fs, rc, y);
+}
+
+static int conv_run(ox_kctx *ctx, void *st) { return conv_run_epi(ctx, st, NULL, NULL); }
+
+#define OX_MAX_RANK_BC 16
+
+/* FusedConv (domain ai.onnxc, made by the session's fusion pass): Conv's
+ * inputs and attributes, an optional 4th input R of Y's shape and
+ * attributes activation (OX_ACT_*), alpha, beta, bound (0 none, 1 Max,
+ * 2 Min) and bound_value: Y = bound(act(Conv(X, W, B) + R)),
+ * float32 only. */
+static int fconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  int rc = conv_prepare(info, state, e);
+  if (rc) return rc;
+  conv_state *s = *state;
+  int64_t act = ox_node_attr_int(info->node, "activation", OX_ACT_NONE);
+  if (act < OX_ACT_NONE || act > OX_ACT_HSWISH) {
+    ox_err_set(e, OX_EINVAL, "unknown activation %lld", (long long)act);
+    return prep_err(info, e);
+  }
+  s->epi.act = (int)act;
+  s->epi.alpha = ox_node_attr_float(info->node, "alpha", 0.0f);
+  s->epi.beta = ox_node_attr_float(info->node, "beta", 0.0f);
+  int64_t bound = ox_node_attr_int(info->node, "bound", 0);
+  if (bound < 0 || bound > 2) {
+    ox_err_set(e, OX_EINVAL, "unknown bound %lld", (long long)bound);
+    return prep_err(info, e);
+  }
+  s->epi.bound = (int)bound;
+  s->epi.bval = ox_node_attr_float(info->node, "bound_value", 0.0f);
+  return OX_OK;
+}
+
+/* Y = act(C + R) with numpy broadcasting of the conv result C and the
+ * residual R (shapes that differ: the general, unfused order). */
+static int fconv_broadcast(ox_kctx *ctx, const ox_sgemm_epi *act, const ox_value *c,
+                           const ox_value *r) {
+  size_t rank = c->rank > r->rank ? c->rank : r->rank;
+  int64_t od[OX_MAX_RANK_BC], cs[OX_MAX_RANK_BC], rs[OX_MAX_RANK_BC];
+  if (rank > OX_MAX_RANK_BC) return ox_kctx_fail(ctx, OX_ERUNTIME, "rank %zu too large", rank);
+  int64_t cst = 1, rst = 1;
+  for (size_t k = rank; k-- > 0;) {
+    size_t off_c = rank - c->rank, off_r = rank - r->rank;
+    int64_t dc = k >= off_c ? c->dims[k - off_c] : 1, dr = k >= off_r ? r->dims[k - off_r] : 1;
+    if (dc != dr && dc != 1 && dr != 1)
+      return ox_kctx_fail(ctx, OX_ERUNTIME,
+                          "Add: the convolution's dimension %zu (%lld) and the residual's (%lld) "
+                          "do not broadcast",
+                          k, (long long)dc, (long long)dr);
+    od[k] = dc == 1 ? dr : dc;
+    cs[k] = dc == 1 ? 0 : cst;
+    rs[k] = dr == 1 ? 0 : rst;
+    cst *= dc;
+    rst *= dr;
+  }
+  ox_value *y = ox_kctx_output(ctx, 0, OX_FLOAT, od, rank);
+  if (!y) return OX_ERUNTIME;
+  const float *cf = c->data, *rf = r->data;
+  float *yf = y->data;
+  int64_t idx[OX_MAX_RANK_BC] = {0}, ci = 0, ri = 0;
+  for (int64_t i = 0; i < y->numel; i++) {
+    yf[i] = cf[ci] + rf[ri];
+    for (size_t k = rank; k-- > 0;) { /* odometer */
+      ci += cs[k];
+      ri += rs[k];
+      if (++idx[k] < od[k]) break;
+      ci -= cs[k] * od[k];
+      ri -= rs[k] * od[k];
+      idx[k] = 0;
+    }
+  }
+  ox_sgemm_epi_apply(act, 1, y->numel, yf, y->numel);
+  return OX_OK;
+}
+
+static int fconv_run(ox_kctx *ctx, void *st) {
+  conv_state *s = st;
+  ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *r = ox_kctx_input(ctx, 3);
+  if (!x || x->kind != OX_VAL_TENSOR || x->dtype != OX_FLOAT)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "X must be a float32 tensor");
+  ox_sgemm_epi ep = s->epi;
+  if (!r) return conv_run_epi(ctx, s, &ep, NULL);
+  if (r->kind != OX_VAL_TENSOR || r->dtype != OX_FLOAT)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "the residual must be a float32 tensor");
+  ox_nn_geom g;
+  int64_t ydims[OX_NN_MAXD + 2];
+  if (conv_shapes(ctx, s, x, w, &g, ydims)) return OX_ERUNTIME;
+  if (r->rank == x->rank && memcmp(r->dims, ydims, x->rank * sizeof *ydims) == 0) {
+    ep.res = r->data; /* row stride set per block (Y's layout) */
+    return conv_run_epi(ctx, s, &ep, NULL);
+  }
+  ox_value *c = NULL;
+  int rc = conv_run_epi(ctx, s, NULL, &c);
+  if (!rc) rc = fconv_broadcast(ctx, &ep, c, r);
+  ox_value_unref(c);
+  return rc;
 }
 
 /* ---------------- ConvTranspose ---------------- */
@@ -1057,6 +1179,7 @@ static int deform_run(ox_kctx *ctx, void *st) {
 const ox_kernel_def ox_ops_conv[] = {
     {"", "Conv", 1, 1000, conv_prepare, conv_run, conv_release},
     {"", "ConvTranspose", 1, 1000, convt_prepare, convt_run, conv_release},
+    {OX_FUSED_DOMAIN, "FusedConv", 1, 1, fconv_prepare, fconv_run, conv_release},
     {"", "DeformConv", 19, 1000, col2im_prepare, deform_run, conv_release},
     {"", "Col2Im", 18, 1000, col2im_prepare, col2im_run, conv_release},
     {"", "ConvInteger", 10, 1000, col2im_prepare, convint_run, conv_release},

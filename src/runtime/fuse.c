@@ -15,6 +15,14 @@
  *     (src/ops/fused.c). A value computed inside a group may be read several
  *     times inside it; one read outside the group (or a graph output, or a
  *     use inside a subgraph) ends the group at that value.
+ *  3. Conv epilogues (before 2): a float32 Conv whose output is read only by
+ *     an Add / two-input Sum with a tensor computed before the Conv
+ *     (residual), then optionally (or only) by a Relu, LeakyRelu, Clip with
+ *     constant bounds, HardSigmoid or HardSwish, becomes one ai.onnxc
+ *     FusedConv node (src/ops/conv.c): Conv's inputs and attributes, the
+ *     residual as 4th input, attributes activation (OX_ACT_*), alpha, beta;
+ *     a following Max / Min with a scalar constant joins as attributes
+ *     bound (1 Max, 2 Min) and bound_value.
  *
  * Constants are initializers (an initializer that backs a graph input only
  * while the session takes such inputs as constants, s->defaults_const) and
@@ -23,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kernels/gemm.h"
 #include "../ops/fused.h"
 #include "rt.h"
 
@@ -349,6 +358,7 @@ static int fold_conv(fctx *x, size_t i) {
   float *wf = NULL, *bf = NULL;
   int rc = new_init(x, c->input[1], w->dims, w->rank, &wf, &wn);
   if (!rc) rc = new_init(x, out, &m, 1, &bf, &bn);
+  if (!rc && ox_map_put(&x->floatval, wn, 1)) rc = oom(x);
   if (!rc) {
     const float *w0 = w->data;
     for (int64_t q = 0; q < m; q++) {
@@ -370,6 +380,160 @@ static int fold_conv(fctx *x, size_t i) {
   c->input = in;
   c->n_input = 3;
   c->output = o;
+  return OX_OK;
+}
+
+/* ------------------------------------------------------------ Conv epilogues */
+
+/* The FusedConv activation (OX_ACT_*) of node j with its parameters, or -1. */
+static int act_of(const fctx *x, size_t j, float *al, float *be) {
+  const ox_node *n = &x->nodes[j];
+  int64_t ver = x->opsets[j];
+  if (x->drop[j] || n->n_output != 1 || !n->output[0] || !*n->output[0] || n->n_input < 1 ||
+      ver < 6)
+    return -1;
+  *al = *be = 0;
+  if (op_is(n, "Relu") && n->n_input == 1) return OX_ACT_RELU;
+  if (op_is(n, "LeakyRelu") && n->n_input == 1) {
+    *al = ox_node_attr_float(n, "alpha", 0.01f);
+    return OX_ACT_LEAKY;
+  }
+  if (op_is(n, "HardSigmoid") && n->n_input == 1) {
+    *al = ox_node_attr_float(n, "alpha", 0.2f);
+    *be = ox_node_attr_float(n, "beta", 0.5f);
+    return OX_ACT_HSIGMOID;
+  }
+  if (op_is(n, "HardSwish") && n->n_input == 1 && ver >= 14) return OX_ACT_HSWISH;
+  if (!op_is(n, "Clip")) return -1;
+  if (ver < 11) {
+    if (n->n_input != 1) return -1;
+    *al = ox_node_attr_float(n, "min", -3.402823466e+38f);
+    *be = ox_node_attr_float(n, "max", 3.402823466e+38f);
+    return OX_ACT_CLIP;
+  }
+  if (n->n_input > 3) return -1;
+  *al = -INFINITY;
+  *be = INFINITY;
+  for (size_t k = 1; k < n->n_input; k++) {
+    if (!n->input[k] || !*n->input[k]) continue;
+    const ox_value *c = cst_of(x, n->input[k]);
+    if (!c || c->kind != OX_VAL_TENSOR || c->dtype != OX_FLOAT || c->numel != 1) return -1;
+    *(k == 1 ? al : be) = *(const float *)c->data;
+  }
+  return OX_ACT_CLIP;
+}
+
+/* Whether `name` is available before node i: not produced by a node at i
+ * or later (graph inputs, initializers and earlier nodes' outputs). */
+static bool ready_before(const fctx *x, const char *name, size_t i) {
+  for (size_t k = i; k < x->g->n_node; k++) {
+    if (x->drop[k]) continue;
+    const ox_node *n = &x->nodes[k];
+    for (size_t o = 0; o < n->n_output; o++)
+      if (n->output[o] && strcmp(n->output[o], name) == 0) return false;
+  }
+  return true;
+}
+
+/* A float32 Conv i whose output feeds only an Add (or a Sum of two) with
+ * another tensor (residual, computed before the Conv), then / or only an
+ * activation, then / or only a Max / Min with a scalar constant and/or only an activation becomes
+ * one FusedConv (repl[i]); the Add and activation nodes are dropped. */
+static int fuse_conv_epilogue(fctx *x, size_t i, ox_node **repl) {
+  const ox_node *c = &x->nodes[i];
+  if (x->drop[i] || repl[i] || !op_is(c, "Conv") || c->n_input < 2 || c->n_input > 3 ||
+      c->n_output != 1 || !c->output[0] || !*c->output[0] || x->opsets[i] < 1)
+    return OX_OK;
+  if (!cst_of(x, c->input[1]) && !map_count(&x->floatval, c->input[1]) &&
+      !map_count(&x->floatval, c->input[0]))
+    return OX_OK; /* not known to be float32 */
+  const char *out = c->output[0], *res = NULL;
+  size_t last = i;
+  size_t gone[3];
+  size_t n_gone = 0;
+  int act = OX_ACT_NONE;
+  float al = 0, be = 0;
+  int64_t j = sole_reader(x, out);
+  if (j > (int64_t)i &&
+      ((op_is(&x->nodes[j], "Add") && x->opsets[j] >= 7) ||
+       (op_is(&x->nodes[j], "Sum") && x->opsets[j] >= 6)) &&
+      x->nodes[j].n_input == 2 && x->nodes[j].n_output == 1 && x->nodes[j].output[0] &&
+      *x->nodes[j].output[0]) {
+    const ox_node *a = &x->nodes[j];
+    const char *other = strcmp(a->input[0], out) == 0 ? a->input[1] : a->input[0];
+    if (other && *other && strcmp(other, out) != 0 && ready_before(x, other, i)) {
+      res = other;
+      out = a->output[0];
+      last = (size_t)j;
+      gone[n_gone++] = last;
+      j = sole_reader(x, out);
+    }
+  }
+  int k;
+  if (j > (int64_t)last && (k = act_of(x, (size_t)j, &al, &be)) >= 0 &&
+      strcmp(x->nodes[j].input[0], out) == 0) {
+    act = k;
+    out = x->nodes[j].output[0];
+    last = (size_t)j;
+    gone[n_gone++] = last;
+    j = sole_reader(x, out);
+  }
+  /* then Max / Min with a scalar constant (not NaN) that raises no rank */
+  int bound = 0;
+  float bval = 0;
+  const ox_node *mn = j > (int64_t)last ? &x->nodes[j] : NULL;
+  if (mn && (op_is(mn, "Max") || op_is(mn, "Min")) && x->opsets[j] >= 8 && mn->n_input == 2 &&
+      mn->n_output == 1 && mn->output[0] && *mn->output[0]) {
+    const char *other = strcmp(mn->input[0], out) == 0 ? mn->input[1] : mn->input[0];
+    const ox_value *cv = cst_of(x, other);
+    const ox_value *wv = cst_of(x, c->input[1]);
+    size_t max_rank = wv ? wv->rank : 3; /* Y has W's rank (at least 3) */
+    if (cv && cv->kind == OX_VAL_TENSOR && cv->dtype == OX_FLOAT && cv->numel == 1 &&
+        cv->rank <= max_rank && !isnan(*(const float *)cv->data)) {
+      bound = op_is(mn, "Max") ? 1 : 2;
+      bval = *(const float *)cv->data;
+      out = mn->output[0];
+      gone[n_gone++] = (size_t)j;
+    }
+  }
+  if (!n_gone) return OX_OK;
+  ox_node *fn = ox_arena_calloc(x->a, 1, sizeof *fn);
+  char **in = ox_arena_calloc(x->a, 5, sizeof *in);
+  char **o = ox_arena_calloc(x->a, 2, sizeof *o);
+  ox_attr *at = ox_arena_calloc(x->a, c->n_attribute + 5, sizeof *at);
+  if (!fn || !in || !o || !at) return oom(x);
+  *fn = *c;
+  fn->op_type = "FusedConv";
+  fn->domain = OX_FUSED_DOMAIN;
+  fn->name = ox_arena_printf(x->a, "%s+epilogue", c->name && *c->name ? c->name : "conv");
+  if (!fn->name) return oom(x);
+  for (size_t q = 0; q < c->n_input; q++) in[q] = c->input[q];
+  fn->n_input = c->n_input;
+  if (res) {
+    if (c->n_input < 3) in[2] = "";
+    in[3] = (char *)res;
+    fn->n_input = 4;
+  }
+  fn->input = in;
+  o[0] = (char *)out;
+  fn->output = o;
+  if (c->n_attribute) memcpy(at, c->attribute, c->n_attribute * sizeof *at);
+  ox_attr *aa = &at[c->n_attribute], *af = aa + 1, *ab = aa + 2;
+  aa->name = "activation", aa->type = OX_ATTR_INT, aa->has_type = true;
+  aa->i = act, aa->has_i = true;
+  af->name = "alpha", af->type = OX_ATTR_FLOAT, af->has_type = true;
+  af->f = al, af->has_f = true;
+  ab->name = "beta", ab->type = OX_ATTR_FLOAT, ab->has_type = true;
+  ab->f = be, ab->has_f = true;
+  ox_attr *ad = aa + 3, *av = aa + 4;
+  ad->name = "bound", ad->type = OX_ATTR_INT, ad->has_type = true;
+  ad->i = bound, ad->has_i = true;
+  av->name = "bound_value", av->type = OX_ATTR_FLOAT, av->has_type = true;
+  av->f = bval, av->has_f = true;
+  fn->attribute = at;
+  fn->n_attribute = c->n_attribute + 5;
+  for (size_t q = 0; q < n_gone; q++) x->drop[gone[q]] = true;
+  repl[i] = fn;
   return OX_OK;
 }
 
@@ -746,6 +910,7 @@ int ox_rt_fuse(ox_session *s, const ox_graph *g, const ox_graph **out, ox_err *e
   x.opsets = opsets;
   if ((rc = collect(&x))) goto done;
   for (size_t i = 0; i < g->n_node && !rc; i++) rc = fold_conv(&x, i);
+  for (size_t i = 0; i < g->n_node && !rc; i++) rc = fuse_conv_epilogue(&x, i, repl);
   if (rc || (rc = fuse_chains(&x, repl))) goto done;
   drop_dead_constants(&x, repl);
   size_t kept = 0;

@@ -73,6 +73,99 @@ static void check(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
   free(bias);
 }
 
+/* ---- epilogues: act(A * B + bias + R) against the plain product followed by
+ * the activations written from the operator definitions ---- */
+
+typedef struct strip_src {
+  const float *B;
+  int64_t ldb;
+} strip_src;
+
+static void strip_copy(void *ctx, int64_t k0, int64_t kc, int64_t j0, int n, float *buf) {
+  const strip_src *s = ctx;
+  for (int64_t k = 0; k < kc; k++)
+    for (int j = 0; j < 32; j++) buf[k * 32 + j] = j < n ? s->B[(k0 + k) * s->ldb + j0 + j] : 0.0f;
+}
+
+static float act_ref(int act, float al, float be, float v) {
+  switch (act) {
+    case OX_ACT_RELU:
+      return v > 0.0f ? v : 0.0f;
+    case OX_ACT_LEAKY:
+      return v < 0.0f ? al * v : v;
+    case OX_ACT_CLIP:
+      return v < al ? al : v > be ? be : v;
+    case OX_ACT_HSIGMOID: {
+      float t = al * v + be;
+      return t > 1.0f ? 1.0f : t < 0.0f ? 0.0f : t;
+    }
+    case OX_ACT_HSWISH: {
+      float t = v / 6.0f + 0.5f;
+      return v * (t > 1.0f ? 1.0f : t < 0.0f ? 0.0f : t);
+    }
+    default:
+      return v;
+  }
+}
+
+static void check_epi(int64_t M, int64_t N, int64_t K, int act, bool res, bool strips) {
+  uint32_t seed = (uint32_t)(M * 31 + N * 17 + K + act);
+  int64_t ldb = N + 3, ldc = N + 2, ldr = N + 2;
+  float *A = malloc(sizeof(float) * (size_t)(M * K + 1));
+  float *B = malloc(sizeof(float) * (size_t)(K * ldb + 1));
+  float *C = malloc(sizeof(float) * (size_t)(M * ldc));
+  float *C0 = malloc(sizeof(float) * (size_t)(M * ldc));
+  float *R = malloc(sizeof(float) * (size_t)(M * ldr));
+  float *bias = malloc(sizeof(float) * (size_t)M);
+  for (int64_t i = 0; i < M * K; i++) A[i] = rnd(&seed);
+  for (int64_t i = 0; i < K * ldb; i++) B[i] = rnd(&seed);
+  for (int64_t i = 0; i < M * ldr; i++) R[i] = 4.0f * rnd(&seed);
+  for (int64_t i = 0; i < M; i++) bias[i] = 2.0f * rnd(&seed);
+  for (int64_t i = 0; i < M * ldc; i++) C[i] = C0[i] = NAN;
+  ox_err e = {0};
+  ox_sgemm_packed *p = ox_sgemm_pack_a(false, M, K, A, K, &e);
+  if (!p) {
+    printf("pack failed\n");
+    failures++;
+    return;
+  }
+  float al = act == OX_ACT_CLIP ? -0.5f : 0.3f, be = act == OX_ACT_CLIP ? 0.75f : 0.4f;
+  ox_sgemm_epi ep = {act, al, be, res ? R : NULL, ldr};
+  strip_src src = {B, ldb};
+  bool ran = true;
+  if (strips) {
+    ran = ox_sgemm_pa_strips_epi(p, N, strip_copy, &src, bias, &ep, C, ldc);
+    if (ran) ox_sgemm_pa_strips(p, N, strip_copy, &src, bias, C0, ldc);
+  } else {
+    ox_sgemm_pa_sb_epi(p, N, B, ldb, bias, &ep, C, ldc);
+    ox_sgemm_pa_sb(p, N, B, ldb, bias, C0, ldc);
+  }
+  int64_t bad = 0;
+  for (int64_t i = 0; i < M && ran; i++)
+    for (int64_t j = 0; j < ldc; j++) {
+      float got = C[i * ldc + j], want = C0[i * ldc + j];
+      if (j < N) {
+        if (res) want = want + R[i * ldr + j];
+        want = act_ref(act, al, be, want);
+      }
+      bool same = memcmp(&got, &want, sizeof got) == 0 ||
+                  (act == OX_ACT_HSIGMOID && fabsf(got - want) <= 1e-6f * (1.0f + fabsf(want)));
+      if (!same && bad++ < 3)
+        printf(
+            "FAIL epilogue %d res=%d strips=%d M=%lld N=%lld K=%lld at %lld,%lld: %.9g vs %.9g\n",
+            act, res, strips, (long long)M, (long long)N, (long long)K, (long long)i, (long long)j,
+            got, want);
+    }
+  failures += bad > 0;
+  ox_sgemm_packed_free(p);
+  free(A);
+  free(B);
+  free(C);
+  free(C0);
+  free(R);
+  free(bias);
+}
+
 int main(void) {
   static const int64_t shapes[][3] = {{1, 1, 1},     {1, 37, 19},    {5, 1, 7},     {12, 32, 8},
                                       {13, 33, 9},   {6, 16, 300},   {25, 70, 257}, {1, 1000, 600},
@@ -88,6 +181,11 @@ int main(void) {
     }
   check(false, false, 4, 5, 0, 1.0f, 0.5f, false, false);
   check(false, false, 4, 5, 0, 1.0f, 0.5f, true, true);
+  static const int64_t eshapes[][3] = {{5, 7, 9}, {13, 40, 300}, {30, 200, 20}, {64, 33, 520}};
+  for (size_t s = 0; s < sizeof eshapes / sizeof eshapes[0]; s++)
+    for (int act = OX_ACT_NONE; act <= OX_ACT_HSWISH; act++)
+      for (int v = 0; v < 4; v++)
+        check_epi(eshapes[s][0], eshapes[s][1], eshapes[s][2], act, v & 1, v & 2);
   printf("gemm (%s): %d failures\n", ox_sgemm_isa(), failures);
   return failures ? 1 : 0;
 }
