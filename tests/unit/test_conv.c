@@ -3,7 +3,8 @@
  * sizes, strides, pads, dilations, groups (depthwise too), batch > 1, 1x1
  * kernels (B read in place), stride-1 "same width" kernels (shifted-plane
  * im2col), depth over several GEMM blocks, ConvTranspose (kernel = stride
- * written directly, general col2im in row chunks), with constant weights
+ * written directly, general col2im in row chunks), few output positions
+ * (dot products with the rows of W), with constant weights
  * (packed once) and weights given at run time, on 1 and 2 threads. */
 #include <math.h>
 #include <stdarg.h>
@@ -301,6 +302,12 @@ int main(void) {
        false},
       {"1-D same", {1, false, 2, 6, 14, 1, {50}, {5}, {1}, {1}, {2}, {2}}, true},
       {"1-D strided", {1, false, 1, 5, 7, 1, {41}, {4}, {3}, {2}, {1}, {2}}, true},
+      /* few output positions (<= 8) and depth >= 32: dot products with W's rows */
+      {"1-D STFT-like", {1, false, 1, 1, 20, 1, {576}, {256}, {128}, {1}, {0}, {0}}, true},
+      {"1-D few positions batch grouped",
+       {1, false, 2, 24, 18, 2, {9}, {3}, {2}, {1}, {1}, {1}},
+       false},
+      {"2-D 2x3 output", {2, false, 1, 8, 10, 1, {4, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}}, true},
       {"transpose k=s", {2, true, 1, 24, 20, 1, {9, 11}, {2, 2}, {2, 2}, {1, 1}, {0}, {0}}, true},
       {"transpose k=s batch",
        {2, true, 2, 5, 3, 1, {7, 6}, {3, 2}, {3, 2}, {1, 1}, {0}, {0}},
