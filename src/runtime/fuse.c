@@ -28,6 +28,7 @@
  * while the session takes such inputs as constants, s->defaults_const) and
  * the `value` of Constant nodes. Subgraphs are left as they are. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -383,6 +384,22 @@ static int fold_conv(fctx *x, size_t i) {
   return OX_OK;
 }
 
+/* How an error names a fused node: the original nodes' names (or index and
+ * op), first to last, so that the user can find them in the model. */
+static char *fused_name(fctx *x, size_t first, size_t last) {
+  const ox_node *a = &x->nodes[first], *b = &x->nodes[last];
+  char fa[160], fb[160];
+  if (a->name && *a->name)
+    snprintf(fa, sizeof fa, "%s", a->name);
+  else
+    snprintf(fa, sizeof fa, "#%zu %s", first, a->op_type ? a->op_type : "?");
+  if (b->name && *b->name)
+    snprintf(fb, sizeof fb, "%s", b->name);
+  else
+    snprintf(fb, sizeof fb, "#%zu %s", last, b->op_type ? b->op_type : "?");
+  return ox_arena_printf(x->a, "fused %s .. %s", fa, fb);
+}
+
 /* ------------------------------------------------------------ Conv epilogues */
 
 /* The FusedConv activation (OX_ACT_*) of node j with its parameters, or -1. */
@@ -505,7 +522,7 @@ static int fuse_conv_epilogue(fctx *x, size_t i, ox_node **repl) {
   *fn = *c;
   fn->op_type = "FusedConv";
   fn->domain = OX_FUSED_DOMAIN;
-  fn->name = ox_arena_printf(x->a, "%s+epilogue", c->name && *c->name ? c->name : "conv");
+  fn->name = fused_name(x, i, gone[n_gone - 1]);
   if (!fn->name) return oom(x);
   for (size_t q = 0; q < c->n_input; q++) in[q] = c->input[q];
   fn->n_input = c->n_input;
@@ -780,11 +797,9 @@ static int emit_chain(fctx *x, const grp *gr, size_t k, ox_node **out) {
   }
   ox_node *fn = ox_arena_calloc(x->a, 1, sizeof *fn);
   if (!fn) return oom(x);
-  const ox_node *first = &x->nodes[gr->idx[0]];
   fn->op_type = "ElementwiseChain";
   fn->domain = OX_FUSED_DOMAIN;
-  fn->name =
-      ox_arena_printf(x->a, "%s+%zu", first->name && *first->name ? first->name : "chain", k - 1);
+  fn->name = fused_name(x, gr->idx[0], gr->idx[k - 1]);
   fn->input = ox_arena_calloc(x->a, 2, sizeof *fn->input);
   fn->output = ox_arena_calloc(x->a, 2, sizeof *fn->output);
   if (!fn->name || !fn->input || !fn->output) return oom(x);
