@@ -66,8 +66,10 @@ static bool is_f8(int32_t dt) {
          dt == OX_FLOAT8E5M2FNUZ;
 }
 
-/* Stores an integer-valued v (already clamped) in a quantized int type. */
+/* Stores an integer-valued v (already clamped) in a quantized int type. A
+ * NaN (a zero scale: 0/0) stores 0, as converting it is undefined in C. */
 static void set_int(void *d, int32_t dt, int64_t i, double v) {
+  if (v != v) v = 0.0;
   switch (dt) {
     case OX_UINT8:
     case OX_UINT4:
@@ -258,7 +260,7 @@ static int dynq_run(ox_kctx *c, void *st) {
   }
   float scale = (mx - mn) / 255.0f;
   float zpf = scale != 0.0f ? nearbyintf((0.0f - mn) / scale) : 0.0f;
-  zpf = zpf < 0 ? 0 : zpf > 255 ? 255 : zpf;
+  zpf = zpf < 0 ? 0 : zpf > 255 ? 255 : zpf == zpf ? zpf : 0; /* NaN from infinite input: 0 */
   ox_value *y = ox_kctx_output(c, 0, OX_UINT8, x->dims, x->rank);
   ox_value *ys = y ? ox_kctx_output(c, 1, OX_FLOAT, NULL, 0) : NULL;
   ox_value *yz = ys ? ox_kctx_output(c, 2, OX_UINT8, NULL, 0) : NULL;
@@ -266,7 +268,7 @@ static int dynq_run(ox_kctx *c, void *st) {
   uint8_t *yd = y->data;
   for (int64_t i = 0; i < x->numel; i++) {
     float q = scale != 0.0f ? nearbyintf(xd[i] / scale) + zpf : zpf;
-    yd[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+    yd[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q == q ? q : 0);
   }
   *(float *)ys->data = scale;
   *(uint8_t *)yz->data = (uint8_t)zpf;

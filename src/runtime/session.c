@@ -433,6 +433,9 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
   if (rn->k->prepare) {
     ox_err pe = {0};
     if (rn->k->prepare(ki, &rn->state, &pe)) {
+      /* a state made before the failure is the kernel's to release */
+      if (rn->state && rn->k->release) rn->k->release(rn->state);
+      rn->state = NULL;
       if (!pe.code) pe.code = OX_EMODEL;
       /* kernels name the node as "node 'NAME' (OP): ..."; the session's
        * label adds the index (for unnamed nodes) and the subgraph path */
