@@ -62,12 +62,8 @@ static ox_value *synth_input(const char *name, const ox_type *t, const bench_dim
       rank = bd[k].rank;
       memcpy(dims, bd[k].dims, rank * sizeof *dims);
     }
-  ox_value *v = ox_tensor_new(t->elem_type, dims, rank, e);
-  if (v && t->elem_type == OX_FLOAT) {
-    float *x = v->data;
-    for (int64_t i = 0; i < v->numel; i++) x[i] = (float)i / (float)v->numel;
-  }
-  return v;
+  if (t->elem_type == OX_FLOAT) return ox_cli_ramp(dims, rank, e);
+  return ox_tensor_new(t->elem_type, dims, rank, e);
 }
 
 int ox_cmd_bench(int argc, char **argv) {

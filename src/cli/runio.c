@@ -320,6 +320,10 @@ ox_value *ox_cli_light_input(const ox_type *declared, ox_err *e) {
     for (size_t i = 0; i < rank; i++)
       dims[i] = declared->shape->dim[i].has_value ? declared->shape->dim[i].value : 1;
   }
+  return ox_cli_ramp(dims, rank, e);
+}
+
+ox_value *ox_cli_ramp(const int64_t *dims, size_t rank, ox_err *e) {
   ox_value *v = ox_tensor_new_uninit(OX_FLOAT, dims, rank, e);
   if (!v) return NULL;
   float *x = v->data;

@@ -19,5 +19,7 @@ void ox_cli_print_value(FILE *f, const char *name, const ox_value *v);
 /* The input of the `light` models: arange(n)/n in float32 in the shape of
  * the declared input (unknown dims = 1). */
 ox_value *ox_cli_light_input(const ox_type *declared, ox_err *e);
+/* A float32 tensor of the given dims counting up from 0 towards 1. */
+ox_value *ox_cli_ramp(const int64_t *dims, size_t rank, ox_err *e);
 
 #endif

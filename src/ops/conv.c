@@ -561,6 +561,10 @@ static int conv_few_positions(ox_kctx *ctx, const ox_nn_geom *g, const float *xf
   float *col = malloc((size_t)(2 * Kg * P) * sizeof(float));
   if (!col) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory for im2col columns");
   float *colt = col + Kg * P;
+  bool avx512 = false;
+#if defined(__x86_64__) && defined(__GNUC__)
+  avx512 = __builtin_cpu_supports("avx512f");
+#endif
   for (int64_t n = 0; n < N; n++)
     for (int64_t gi = 0; gi < G; gi++) {
       const float *xg = xf + (n * G + gi) * Cg * g->in_size;
@@ -582,10 +586,7 @@ static int conv_few_positions(ox_kctx *ctx, const ox_nn_geom *g, const float *xf
           for (int64_t p = 0; p < P; p++) colt[p * Kg + k] = col[k * P + p];
       }
       float *yb = yf + (n * G + gi) * Mg * P;
-      few_job fj = {colt, wf + gi * Mg * Kg, bf ? bf + gi * Mg : NULL, yb, P, Kg, false};
-#if defined(__x86_64__) && defined(__GNUC__)
-      fj.avx512 = __builtin_cpu_supports("avx512f");
-#endif
+      few_job fj = {colt, wf + gi * Mg * Kg, bf ? bf + gi * Mg : NULL, yb, P, Kg, avx512};
       ox_parallel_for(ox_kctx_pool(ctx), Mg, 1 + 32768 / (P * Kg + 1), few_task, &fj);
       if (epi) {
         ox_sgemm_epi ep = ox_sgemm_epi_at(epi, 0, yb - yf);

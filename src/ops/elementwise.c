@@ -222,32 +222,12 @@ static inline double pymod(double x, double y) {
   return r;
 }
 
-/* branch-free forms (every operand evaluated) so that the loops vectorise;
- * Min/Max propagate NaN like numpy */
-#define DEF_FSEL(T, NAME)                 \
-  static inline T fmin_##NAME(T x, T y) { \
-    T r = x < y ? x : y;                  \
-    r = y != y ? y : r;                   \
-    return x != x ? x : r;                \
-  }                                       \
-  static inline T fmax_##NAME(T x, T y) { \
-    T r = x > y ? x : y;                  \
-    r = y != y ? y : r;                   \
-    return x != x ? x : r;                \
-  }
-DEF_FSEL(float, f32)
-DEF_FSEL(double, f64)
-
-/* x < 0 ? x * y : x, choosing by the sign bit */
-static inline float prelu_f32(float x, float y) {
-  float m = x * y;
-  uint32_t a, b;
-  memcpy(&a, &x, sizeof a);
-  memcpy(&b, &m, sizeof b);
-  uint32_t k = 0u - (a >> 31), r = (b & k) | (a & ~k);
-  memcpy(&m, &r, sizeof m);
-  return m;
-}
+/* Min/Max/PRelu rules shared with the fused kernels (opcore.h) */
+#define fmin_f64 oc_fmin_f64
+#define fmax_f64 oc_fmax_f64
+#define fmin_f32 oc_fmin_f32
+#define fmax_f32 oc_fmax_f32
+#define prelu_f32 oc_neg_scale_f32
 static inline double prelu_f64(double x, double y) { return x < 0 ? x * y : x; }
 
 #define DEF_FLT(T, NAME, POW, FMOD)                                                 \

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datamove.h"
 #include "opcore.h"
 
 #define FZ_MAX_INSTR 256
@@ -139,27 +140,6 @@ static int fz_prepare(const ox_kinfo *info, void **state, ox_err *e) {
 
 /* ---- evaluation of one block ---- */
 
-static inline float fz_min(float x, float y) {
-  float r = x < y ? x : y;
-  r = y != y ? y : r;
-  return x != x ? x : r;
-}
-static inline float fz_max(float x, float y) {
-  float r = x > y ? x : y;
-  r = y != y ? y : r;
-  return x != x ? x : r;
-}
-/* x < 0 ? alpha * x : x, choosing by the sign bit (as LeakyRelu does) */
-static inline float fz_leaky(float v, float al) {
-  float m = al * v;
-  uint32_t a, b;
-  memcpy(&a, &v, sizeof a);
-  memcpy(&b, &m, sizeof b);
-  uint32_t msk = 0u - (a >> 31), r = (b & msk) | (a & ~msk);
-  memcpy(&m, &r, sizeof m);
-  return m;
-}
-
 #define FZ_BIN(EXPR)                    \
   do {                                  \
     if (pa && pb)                       \
@@ -209,10 +189,10 @@ OC_CLONES static void fz_block(const fz_state *s, const float *in, float *out, i
         FZ_BIN(x / y);
         break;
       case FZ_MAX:
-        FZ_BIN(fz_max(x, y));
+        FZ_BIN(oc_fmax_f32(x, y));
         break;
       case FZ_MIN:
-        FZ_BIN(fz_min(x, y));
+        FZ_BIN(oc_fmin_f32(x, y));
         break;
       case FZ_CLIP:
         FZ_UN(float v = x < p0 ? p0 : x; d[i] = v > p1 ? p1 : v);
@@ -221,7 +201,7 @@ OC_CLONES static void fz_block(const fz_state *s, const float *in, float *out, i
         FZ_UN(d[i] = x > zero ? x : zero);
         break;
       case FZ_LEAKY:
-        FZ_UN(d[i] = fz_leaky(x, p0));
+        FZ_UN(d[i] = oc_neg_scale_f32(x, p0));
         break;
       case FZ_HSIGMOID:
         FZ_UN(float v = p0 * x + p1; v = v > one ? one : v; d[i] = v < zero ? zero : v);
@@ -287,27 +267,19 @@ static ox_value *fz_expand(ox_kctx *ctx, const ox_value *x, const int64_t *dims,
     ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
     return NULL;
   }
-  int64_t xst[OC_MAXRANK], idx[OC_MAXRANK];
+  /* zero strides on the broadcast dims: one strided copy */
+  int64_t xst[OC_MAXRANK];
   size_t lead = rank - x->rank;
   int64_t st = 1;
   for (size_t d = rank; d-- > 0;) {
     int64_t xd = d >= lead ? x->dims[d - lead] : 1;
     xst[d] = xd == 1 ? 0 : st;
     st *= xd;
-    idx[d] = 0;
   }
-  const float *src = x->data;
-  float *dst = t->data;
-  int64_t xo = 0;
-  for (int64_t i = 0; i < t->numel; i++) {
-    dst[i] = src[xo];
-    for (size_t d = rank; d-- > 0;) {
-      idx[d]++;
-      xo += xst[d];
-      if (idx[d] < dims[d]) break;
-      xo -= xst[d] * idx[d];
-      idx[d] = 0;
-    }
+  if (ox_dm_strided(t->data, x->data, OX_FLOAT, rank, dims, xst, ox_kctx_pool(ctx))) {
+    ox_value_unref(t);
+    ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+    return NULL;
   }
   return t;
 }

@@ -419,6 +419,17 @@ typedef struct {
   int64_t def_str_len;
 } le_st;
 
+/* out holds n numbers of type dt: both arrays allocated, to be filled */
+static int le_numbers(const ox_kinfo *info, mlc_tarr *out, int32_t dt, size_t n, ox_err *e) {
+  out->present = true;
+  out->dtype = dt;
+  out->n = n;
+  out->i = ox_arena_calloc(info->arena, n ? n : 1, sizeof *out->i);
+  out->d = ox_arena_calloc(info->arena, n ? n : 1, sizeof *out->d);
+  if (!out->i || !out->d) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  return OX_OK;
+}
+
 static int le_list(const ox_kinfo *info, const char *base, mlc_tarr *out, ox_err *e) {
   /* base "keys" or "values": reads base_tensor, base_strings, base_int64s,
    * base_floats into out; error when several are set */
@@ -447,12 +458,7 @@ static int le_list(const ox_kinfo *info, const char *base, mlc_tarr *out, ox_err
   if (mlc_has(info->node, nm)) {
     const int64_t *iv = mlc_ints(info->node, nm, &n);
     set++;
-    out->present = true;
-    out->dtype = OX_INT64;
-    out->n = n;
-    out->i = ox_arena_calloc(info->arena, n ? n : 1, sizeof *out->i);
-    out->d = ox_arena_calloc(info->arena, n ? n : 1, sizeof *out->d);
-    if (!out->i || !out->d) return ox_err_set(e, OX_ENOMEM, "out of memory");
+    if (le_numbers(info, out, OX_INT64, n, e)) return e->code;
     for (size_t k = 0; k < n; k++) {
       out->i[k] = iv[k];
       out->d[k] = (double)iv[k];
@@ -462,12 +468,7 @@ static int le_list(const ox_kinfo *info, const char *base, mlc_tarr *out, ox_err
   if (mlc_has(info->node, nm)) {
     const float *fv = mlc_floats(info->node, nm, &n);
     set++;
-    out->present = true;
-    out->dtype = OX_FLOAT;
-    out->n = n;
-    out->i = ox_arena_calloc(info->arena, n ? n : 1, sizeof *out->i);
-    out->d = ox_arena_calloc(info->arena, n ? n : 1, sizeof *out->d);
-    if (!out->i || !out->d) return ox_err_set(e, OX_ENOMEM, "out of memory");
+    if (le_numbers(info, out, OX_FLOAT, n, e)) return e->code;
     for (size_t k = 0; k < n; k++) {
       out->d[k] = fv[k];
       out->i[k] = mlc_to_i64(fv[k]);

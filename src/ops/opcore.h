@@ -4,6 +4,9 @@
 #ifndef OX_OPCORE_H
 #define OX_OPCORE_H
 
+#include <stdint.h>
+#include <string.h>
+
 #include "../base/floatconv.h"
 #include "../runtime/kernel.h"
 
@@ -16,6 +19,35 @@
 #else
 #define OC_CLONES
 #endif
+
+/* Scalar float32 rules shared by the elementwise, unary and fused
+ * (ElementwiseChain) kernels, so that fused and unfused results are the
+ * same bits. Min/Max are branch-free (the loops vectorise) and propagate a
+ * NaN operand like numpy. */
+#define OC_DEF_FSEL(T, NAME)                 \
+  static inline T oc_fmin_##NAME(T x, T y) { \
+    T r = x < y ? x : y;                     \
+    r = y != y ? y : r;                      \
+    return x != x ? x : r;                   \
+  }                                          \
+  static inline T oc_fmax_##NAME(T x, T y) { \
+    T r = x > y ? x : y;                     \
+    r = y != y ? y : r;                      \
+    return x != x ? x : r;                   \
+  }
+OC_DEF_FSEL(float, f32)
+OC_DEF_FSEL(double, f64)
+#undef OC_DEF_FSEL
+/* x < 0 ? x * a : x, choosing by the sign bit of x (LeakyRelu, PRelu). */
+static inline float oc_neg_scale_f32(float x, float a) {
+  float m = x * a;
+  uint32_t xb, mb;
+  memcpy(&xb, &x, sizeof xb);
+  memcpy(&mb, &m, sizeof mb);
+  uint32_t k = 0u - (xb >> 31), r = (mb & k) | (xb & ~k);
+  memcpy(&m, &r, sizeof m);
+  return m;
+}
 
 /* Element i of a numeric tensor (any non-string, non-complex type) as double. */
 double oc_get(const void *data, int32_t dt, int64_t i);

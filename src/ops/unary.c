@@ -293,14 +293,7 @@ OC_CLONES static void un_f32_fast(const un_state *s, const float *x, float *y, i
   }
   if (s->op == U_LEAKY) { /* x < 0 ? alpha * x : x, choosing by the sign bit */
     float al = (float)s->alpha;
-    for (int64_t k = 0; k < n; k++) {
-      float v = x[k], m = al * v;
-      uint32_t a, b;
-      memcpy(&a, &v, sizeof a);
-      memcpy(&b, &m, sizeof b);
-      uint32_t msk = 0u - (a >> 31), r = (b & msk) | (a & ~msk);
-      memcpy(&y[k], &r, sizeof r);
-    }
+    for (int64_t k = 0; k < n; k++) y[k] = oc_neg_scale_f32(x[k], al);
     return;
   }
   if (s->op == U_SIGMOID || s->op == U_SWISH) {

@@ -386,17 +386,18 @@ static int fold_conv(fctx *x, size_t i) {
 
 /* How an error names a fused node: the original nodes' names (or index and
  * op), first to last, so that the user can find them in the model. */
+static void node_ref(const fctx *x, size_t i, char *buf, size_t size) {
+  const ox_node *n = &x->nodes[i];
+  if (n->name && *n->name)
+    snprintf(buf, size, "%s", n->name);
+  else
+    snprintf(buf, size, "#%zu %s", i, n->op_type ? n->op_type : "?");
+}
+
 static char *fused_name(fctx *x, size_t first, size_t last) {
-  const ox_node *a = &x->nodes[first], *b = &x->nodes[last];
   char fa[160], fb[160];
-  if (a->name && *a->name)
-    snprintf(fa, sizeof fa, "%s", a->name);
-  else
-    snprintf(fa, sizeof fa, "#%zu %s", first, a->op_type ? a->op_type : "?");
-  if (b->name && *b->name)
-    snprintf(fb, sizeof fb, "%s", b->name);
-  else
-    snprintf(fb, sizeof fb, "#%zu %s", last, b->op_type ? b->op_type : "?");
+  node_ref(x, first, fa, sizeof fa);
+  node_ref(x, last, fb, sizeof fb);
   return ox_arena_printf(x->a, "fused %s .. %s", fa, fb);
 }
 
