@@ -48,3 +48,10 @@ set_tests_properties(test_check_data PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME check_rules_listed
          COMMAND sh ${PROJECT_SOURCE_DIR}/tests/check/rules_listed.sh $<TARGET_FILE:onnxc_cli>
                  ${PROJECT_SOURCE_DIR})
+
+# Text models of tests/check/cases, each naming what plain, --full and
+# --strict must find (the "ai.onnx" alias, custom domains, Loop/Scan bodies,
+# graph names, shadowing, ref_attr_name, local function calls).
+add_test(NAME check_text_cases
+         COMMAND sh ${PROJECT_SOURCE_DIR}/tests/check/cases.sh $<TARGET_FILE:onnxc_cli>
+                 ${PROJECT_SOURCE_DIR}/tests/check/cases)

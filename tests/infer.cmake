@@ -22,3 +22,9 @@ if(SYSTEM_PYTHON3 AND EXISTS "${ONNXC_SHARED}/models")
                    $<TARGET_FILE:onnxc_cli> ${ONNXC_SHARED}/models)
   set_tests_properties(infer_vs_runtime_models PROPERTIES SKIP_RETURN_CODE 77 LABELS release-only)
 endif()
+
+# Text models of tests/infer/cases with the types inference must give
+# (If branches merged when the condition is not known).
+add_test(NAME infer_text_cases
+         COMMAND sh ${PROJECT_SOURCE_DIR}/tests/infer/cases.sh $<TARGET_FILE:onnxc_cli>
+                 ${PROJECT_SOURCE_DIR}/tests/infer/cases)

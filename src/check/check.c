@@ -102,15 +102,18 @@ static bool opset_exact(const ox_opset *o, size_t n, const char *domain, int64_t
   return found;
 }
 
-/* Node domain resolution of check_node: "" falls back to "ai.onnx". */
+/* Node domain resolution of check_node. "ai.onnx" is the default domain's
+ * other name (IR.md, Syntax.md): a node written with either spelling takes
+ * the version imported under either spelling, the exact one first. */
 static bool node_opset(const ox_ck *c, const char *domain, int64_t *v) {
   const char *d = domain ? domain : "";
   if (c->implied_default) {
     *v = 1;
-    return !d[0];
+    return is_default(d);
   }
   if (opset_exact(c->opsets, c->n_opsets, d, v)) return true;
-  return !d[0] && opset_exact(c->opsets, c->n_opsets, "ai.onnx", v);
+  if (!is_default(d)) return false;
+  return opset_exact(c->opsets, c->n_opsets, d[0] ? "" : "ai.onnx", v);
 }
 
 static bool is_experimental(const char *domain, const char *op) {
@@ -131,12 +134,10 @@ static bool is_experimental(const char *domain, const char *op) {
   return false;
 }
 
-/* The reference looks schemas up with the literal domain: "ai.onnx" finds
- * nothing. */
+/* "ai.onnx" finds the default domain's schemas. (onnx 1.12's checker looks
+ * the literal domain up and finds nothing; the spec names both spellings.) */
 static const ox_schema *schema_for(const char *domain, const char *op, int64_t version) {
-  const char *d = domain ? domain : "";
-  if (strcmp(d, "ai.onnx") == 0) return NULL;
-  return ox_schema_lookup(d, op, version);
+  return ox_schema_lookup(domain ? domain : "", op, version);
 }
 
 /* --------------------------------------------------------- C90 names */
@@ -151,9 +152,11 @@ static bool c90_ident(const char *s) {
   return true;
 }
 
+/* IR.md says names SHOULD be C90 identifiers: a recommendation, so even
+ * --strict only warns (exporters name values "conv1/weight:0"). */
 static void strict_name(ox_ck *c, const char *what, const char *name) {
   if (c->strict && !c90_ident(name))
-    ox_ck_fail(c, "strict-identifier", "%s name '%s' is not a C90 identifier", what, name);
+    ox_ck_warn(c, "%s name '%s' is not a C90 identifier (IR.md: SHOULD)", what, name);
 }
 
 /* ----------------------------------------------------------- attributes */
@@ -439,6 +442,11 @@ static void check_node(ox_ck *c, const ox_node *n, const ox_ck_scope *scope,
         break;
       }
     size_t errs = c->n_errors;
+    if (c->strict && !c->in_function && a->ref_attr_name && a->ref_attr_name[0])
+      ox_ck_fail(c, "strict-ref-attr",
+                 "attribute '%s' refers to '%s', but only nodes of a function body may refer to "
+                 "the function's attributes",
+                 ox_ck_str(a->name), a->ref_attr_name);
     check_attribute(c, a, scope);
     if (c->n_errors != errs) attrs_ok = false;
   }
@@ -454,12 +462,7 @@ static void check_node(ox_ck *c, const ox_node *n, const ox_ck_scope *scope,
         strcmp(d, "ai.onnx.training") == 0) {
       size_t nv = 0;
       const ox_schema *const *vs = ox_schema_versions(d, n->op_type, &nv);
-      if (strcmp(d, "ai.onnx") == 0 && nv)
-        ox_ck_fail(c, "node-unknown-op",
-                   "no operator %s registered for domain 'ai.onnx' (write the default domain as "
-                   "\"\")",
-                   n->op_type);
-      else if (nv)
+      if (nv)
         ox_ck_fail(c, "node-opset",
                    "operator %s does not exist at opset %lld of domain '%s' (introduced in %d)",
                    n->op_type, (long long)ver, dname(d), vs[0]->since_version);
@@ -533,6 +536,11 @@ static void check_graph(ox_ck *c, const ox_graph *g, const ox_ck_scope *parent, 
     if (!nm || !nm[0]) continue;
     if (scope_has_here(&sc, nm))
       ox_ck_fail(c, "ssa", "graph input '%s' is declared more than once", nm);
+    else if (c->strict && scope_has(parent, nm))
+      ox_ck_fail(c, "strict-shadow",
+                 "subgraph input '%s' has the name of a value of an enclosing graph (IR.md: no "
+                 "shadowing)",
+                 nm);
     scope_add(c, &sc, nm);
   }
   for (size_t i = 0; i < g->n_initializer; i++) {
@@ -547,6 +555,11 @@ static void check_graph(ox_ck *c, const ox_graph *g, const ox_ck_scope *parent, 
     for (size_t j = 0; j < i && !dup; j++)
       dup = g->initializer[j].name && strcmp(g->initializer[j].name, t->name) == 0;
     if (dup) ox_ck_fail(c, "initializer-duplicate", "initializer name '%s' is not unique", t->name);
+    if (c->strict && scope_has(parent, t->name))
+      ox_ck_fail(c, "strict-shadow",
+                 "subgraph initializer '%s' has the name of a value of an enclosing graph "
+                 "(IR.md: no shadowing)",
+                 t->name);
     ox_ck_tensor(c, t);
     if (c->ir <= 3) {
       if (!scope_has_here(&sc, t->name))
@@ -639,7 +652,7 @@ static void strict_dims(ox_ck *c, const ox_type *t, int depth) {
   if (t->shape)
     for (size_t i = 0; i < t->shape->n_dim; i++)
       if (t->shape->dim[i].param && t->shape->dim[i].param[0] && !c90_ident(t->shape->dim[i].param))
-        ox_ck_fail(c, "strict-identifier", "dimension name '%s' is not a C90 identifier",
+        ox_ck_warn(c, "dimension name '%s' is not a C90 identifier (IR.md: SHOULD)",
                    t->shape->dim[i].param);
   strict_dims(c, t->elem, depth + 1);
 }
@@ -1003,9 +1016,17 @@ static void check_training(ox_ck *c, const ox_model_proto *mp) {
         ox_ck_fail(c, "strict-training",
                    "update_binding value '%s' is not an output of the algorithm graph", b->value);
     }
+    ox_map init_keys; /* keys of this initialization_binding */
+    ox_map_init(&init_keys);
     for (size_t i = 0; i < ti->n_initialization_binding; i++) {
       const ox_str_pair *b = &ti->initialization_binding[i];
       if (!b->key || !b->value) continue;
+      uintptr_t v;
+      if (ox_map_get(&init_keys, b->key, &v))
+        ox_ck_fail(c, "strict-training", "initialization_binding key '%s' is bound more than once",
+                   b->key);
+      else if (ox_map_put(&init_keys, b->key, 1) != OX_OK)
+        c->oom = true;
       if (!graph_has_init(mp->graph, b->key) && !graph_has_init(ti->algorithm, b->key))
         ox_ck_fail(c, "strict-training",
                    "initialization_binding key '%s' is not an initializer of the inference or "
@@ -1017,6 +1038,7 @@ static void check_training(ox_ck *c, const ox_model_proto *mp) {
                    "graph",
                    b->value);
     }
+    ox_map_free(&init_keys);
     ox_ck_pop(c, p);
   }
   ox_map_free(&keys);
@@ -1082,6 +1104,7 @@ int ox_check_model(const ox_model *m, const ox_check_opts *opts, ox_buf *report,
   if (c.ir >= 8) check_functions(&c, mp);
   if (c.strict) {
     if (mp->n_training_info) check_training(&c, mp);
+    ox_ck_strict_model(&c, mp);
     ox_ck_ir_features(&c, mp);
   }
   if (opts && opts->full && report)

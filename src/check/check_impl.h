@@ -56,6 +56,9 @@ static inline const char *ox_ck_str(const char *s) { return s && s[0] ? s : "<un
 void ox_ck_tensor(ox_ck *c, const ox_tensor *t);
 void ox_ck_sparse(ox_ck *c, const ox_sparse_tensor *s);
 void ox_ck_value_info(ox_ck *c, const ox_value_info *v);
+/* Strict: graph names, signature types and calls of model-local functions
+ * across the whole model (check_strict.c). */
+void ox_ck_strict_model(ox_ck *c, const ox_model_proto *mp);
 /* Strict: features newer than the declared IR version (check_ir.c). */
 void ox_ck_ir_features(ox_ck *c, const ox_model_proto *mp);
 /* Writes the type string of t ("tensor(float)", "seq(tensor(int64))") into

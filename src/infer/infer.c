@@ -101,6 +101,30 @@ static void warnf(ox_iglobal *gl, const char *fmt, ...) {
   }
 }
 
+/* A warning that is not an error even in strict mode (what could not be
+ * checked, as opposed to what is wrong). */
+static void notef(ox_iglobal *gl, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void notef(ox_iglobal *gl, const char *fmt, ...) {
+  if (!gl->warn) return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ox_buf_puts(gl->warn, msg);
+  ox_buf_putc(gl->warn, '\n');
+}
+
+/* Domains whose operators the schema table is meant to know completely. */
+static bool standard_domain(const char *d) {
+  return ox_is_default_domain(d) || strcmp(d, "ai.onnx.ml") == 0 ||
+         strcmp(d, "ai.onnx.training") == 0 || strcmp(d, "ai.onnx.preview.training") == 0;
+}
+
 static const char *node_label(const ox_node *n) {
   return n->name && *n->name ? n->name : (n->n_output && *n->output[0] ? n->output[0] : "?");
 }
@@ -623,9 +647,14 @@ static int infer_node(ox_igraph *s, ox_graph *g, const ox_node *n) {
     const ox_infer_def *d = ox_infer_find(dom, n->op_type, c.since);
     if (d) d->fn(&c);
     if (!c.failed) infer_from_schema(&c);
-    if (!d && !c.schema && !fn)
-      warnf(gl, "node '%s' (%s, domain '%s' opset %lld): unknown operator", node_label(n),
-            n->op_type, dom, (long long)opset);
+    if (!d && !c.schema && !fn) {
+      if (standard_domain(dom))
+        warnf(gl, "node '%s' (%s, domain '%s' opset %lld): unknown operator", node_label(n),
+              n->op_type, dom, (long long)opset);
+      else /* a custom operator: nothing is known of it, so nothing is wrong */
+        notef(gl, "node '%s' (%s, domain '%s' opset %lld): custom operator, not checked",
+              node_label(n), n->op_type, dom, (long long)opset);
+    }
   }
   if (strcmp(n->op_type, "Constant") == 0 && ox_is_default_domain(dom) && c.n_out == 1) {
     const ox_tensor *t = constant_value(s, n);

@@ -1249,7 +1249,20 @@ static int if_op(ox_ictx *c) {
     return ix_fail(c, "branches have %zu and %zu outputs, the node %zu", nt, ne, c->n_out);
   for (size_t o = 0; o < c->n_out; o++) {
     const ox_type *a = tt[o], *b = et[o];
-    if (!a || !b) continue;
+    if (a && a->kind == OX_TYPE_NONE) a = NULL; /* declared without a type */
+    if (b && b->kind == OX_TYPE_NONE) b = NULL;
+    if (!a && !b) continue;
+    if (!a || !b) {
+      /* one branch's type is unknown (a custom op, say): the output still
+       * has the other's type, but no shape, since that branch may differ */
+      ox_type *u = ox_type_clone(c->a, a ? a : b);
+      if (!u) return OX_ENOMEM;
+      if (u->kind == OX_TYPE_TENSOR || u->kind == OX_TYPE_SPARSE_TENSOR) u->shape = NULL;
+      c->out[o] = u;
+      continue;
+    }
+    if (a->kind != b->kind)
+      return ix_fail(c, "branches give different kinds of value for output %zu", o);
     ox_type *u = ox_type_clone(c->a, a);
     if (!u) return OX_ENOMEM;
     if (u->kind == OX_TYPE_TENSOR && b->kind == OX_TYPE_TENSOR) {
@@ -1270,6 +1283,15 @@ static int loop_op(ox_ictx *c) {
   const ox_graph *body = ba->g;
   size_t nc = c->n_in >= 2 ? c->n_in - 2 : 0; /* loop-carried */
   size_t nin = 2 + nc;
+  /* body: (iteration, cond, carried...) -> (cond, carried..., scan outputs...) */
+  if (body->n_input != nin)
+    return ix_fail(c, "body has %zu inputs; expected %zu (iteration number, condition and %zu "
+                      "loop-carried values)",
+                   body->n_input, nin, nc);
+  if (body->n_output < 1 + nc || body->n_output != 1 + c->n_out)
+    return ix_fail(c, "body has %zu outputs; expected %zu (condition, %zu loop-carried values and "
+                      "one per scan output of the node)",
+                   body->n_output, 1 + (c->n_out > nc ? c->n_out : nc), nc);
   const ox_type **it = ox_arena_calloc(c->a, nin, sizeof(ox_type *));
   if (!it) return OX_ENOMEM;
   it[0] = ox_type_new_tensor(c->a, OX_INT64, NULL, 0);
@@ -1475,7 +1497,17 @@ static int scan_op(ox_ictx *c) {
   const ox_graph *body = ba->g;
   if (c->since < 9) return OX_OK; /* opset 8 has a batch dimension; types only via schema */
   int64_t nsi = ix_attr_int(c, "num_scan_inputs", 0);
-  size_t nstate = c->n_in >= (size_t)nsi ? c->n_in - (size_t)nsi : 0;
+  if (nsi < 1 || (size_t)nsi > c->n_in)
+    return ix_fail(c, "num_scan_inputs is %lld; the node has %zu inputs", (long long)nsi, c->n_in);
+  size_t nstate = c->n_in - (size_t)nsi;
+  /* body: (state..., scan input elements...) -> (state..., scan output elements...) */
+  if (body->n_input != c->n_in)
+    return ix_fail(c, "body has %zu inputs; expected %zu (%zu state variables and %lld scan inputs)",
+                   body->n_input, c->n_in, nstate, (long long)nsi);
+  if (body->n_output != c->n_out || c->n_out < nstate)
+    return ix_fail(c, "body has %zu outputs and the node %zu; both must be %zu state variables "
+                      "plus the scan outputs",
+                   body->n_output, c->n_out, nstate);
   const int64_t *in_axes = NULL, *out_axes = NULL;
   size_t nia = 0, noa = 0;
   ix_attr_ints(c, "scan_input_axes", &in_axes, &nia);
