@@ -15,10 +15,13 @@ int ox_cmd_run(int argc, char **argv);
 int ox_cmd_test(int argc, char **argv);
 int ox_cmd_bench(int argc, char **argv);
 int ox_cmd_train(int argc, char **argv);
+int ox_cmd_dot(int argc, char **argv);
 
 /* Loads a model from a binary or text file (by extension or content) with
  * external data resolved. Prints "onnxc: <message>" and returns NULL on error. */
 ox_model *ox_cli_load_model(const char *path);
+/* "float[1,3,N,?]", "seq(int64[...])", "?" for NULL (typestr.c); returns buf. */
+const char *ox_cli_type_str(const ox_type *t, char *buf, size_t size);
 /* true when argv[i] is -h or --help */
 bool ox_cli_is_help(const char *arg);
 

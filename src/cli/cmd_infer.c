@@ -27,42 +27,8 @@ static void usage(FILE *f) {
 }
 
 static void print_type(const ox_type *t) {
-  if (!t) {
-    printf("?");
-    return;
-  }
-  switch (t->kind) {
-    case OX_TYPE_TENSOR:
-    case OX_TYPE_SPARSE_TENSOR: {
-      const ox_dtype_info *di = ox_dtype_get(t->elem_type);
-      printf("%s%s", t->kind == OX_TYPE_SPARSE_TENSOR ? "sparse_tensor(" : "", di ? di->name : "?");
-      if (t->shape) {
-        printf("[");
-        for (size_t i = 0; i < t->shape->n_dim; i++) {
-          const ox_dim *d = &t->shape->dim[i];
-          if (i) printf(",");
-          if (d->has_value) printf("%lld", (long long)d->value);
-          else if (d->param) printf("%s", d->param);
-          else printf("?");
-        }
-        printf("]");
-      } else {
-        printf("[...]");
-      }
-      if (t->kind == OX_TYPE_SPARSE_TENSOR) printf(")");
-      break;
-    }
-    case OX_TYPE_SEQUENCE: printf("seq("); print_type(t->elem); printf(")"); break;
-    case OX_TYPE_OPTIONAL: printf("optional("); print_type(t->elem); printf(")"); break;
-    case OX_TYPE_MAP: {
-      const ox_dtype_info *di = ox_dtype_get(t->elem_type);
-      printf("map(%s,", di ? di->name : "?");
-      print_type(t->elem);
-      printf(")");
-      break;
-    }
-    default: printf("?"); break;
-  }
+  char buf[1024];
+  fputs(ox_cli_type_str(t, buf, sizeof buf), stdout);
 }
 
 static void print_graph_types(const ox_graph *g, const char *prefix) {
