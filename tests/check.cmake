@@ -55,3 +55,7 @@ add_test(NAME check_rules_listed
 add_test(NAME check_text_cases
          COMMAND sh ${PROJECT_SOURCE_DIR}/tests/check/cases.sh $<TARGET_FILE:onnxc_cli>
                  ${PROJECT_SOURCE_DIR}/tests/check/cases)
+add_test(NAME check_aionnx_run
+         COMMAND sh ${PROJECT_SOURCE_DIR}/tests/check/aionnx_run.sh $<TARGET_FILE:onnxc_cli>
+                 ${PROJECT_SOURCE_DIR}/tests/check/cases/aionnx_run.onnxtxt
+                 ${CMAKE_CURRENT_BINARY_DIR}/aionnx_run)
