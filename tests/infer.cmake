@@ -28,3 +28,8 @@ endif()
 add_test(NAME infer_text_cases
          COMMAND sh ${PROJECT_SOURCE_DIR}/tests/infer/cases.sh $<TARGET_FILE:onnxc_cli>
                  ${PROJECT_SOURCE_DIR}/tests/infer/cases)
+if(EXISTS "${ONNXC_SHARED}/testdata/node/test_affine_grid_2d_expanded")
+  add_test(NAME infer_affine_grid_if
+           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/infer/affine_grid_if.sh $<TARGET_FILE:onnxc_cli>
+                   ${ONNXC_SHARED}/testdata/node)
+endif()
