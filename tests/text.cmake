@@ -22,34 +22,7 @@ $<TARGET_FILE:text_roundtrip> -o '${_d}' '${PROJECT_SOURCE_DIR}/examples' \
   set_tests_properties(text_oracle_onnx112 PROPERTIES SKIP_RETURN_CODE 77 LABELS release-only)
 endif()
 
-# libFuzzer target for the parser (clang, ONNXC_FUZZ=ON): a short run here;
-# long runs by hand: tests/text/fuzz_text.sh build-asan/tests/fuzz_text examples /tmp/ft 600
-if(ONNXC_FUZZ)
-  # the text sources are compiled into the target so that libFuzzer's coverage
-  # instrumentation covers them
-  add_executable(fuzz_text ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_text.c
-                 ${PROJECT_SOURCE_DIR}/src/text/parse.c ${PROJECT_SOURCE_DIR}/src/text/print.c)
-  target_include_directories(fuzz_text PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_compile_options(fuzz_text PRIVATE -fsanitize=fuzzer)
-  target_link_options(fuzz_text PRIVATE -fsanitize=fuzzer)
-  target_link_libraries(fuzz_text PRIVATE onnxc)
-  add_test(NAME fuzz_text_short
-           COMMAND ${PROJECT_SOURCE_DIR}/tests/text/fuzz_text.sh $<TARGET_FILE:fuzz_text>
-                   ${PROJECT_SOURCE_DIR}/examples ${CMAKE_CURRENT_BINARY_DIR}/fuzz_text_work 45)
-  set_tests_properties(fuzz_text_short PROPERTIES LABELS asan-only TIMEOUT 300)
-  # session preparation (inlining, folding, fusion, kernel prepare) and one
-  # run on fuzzed text models; by hand, e.g.
-  #   ASAN_OPTIONS=allocator_may_return_null=1 build-asan/tests/fuzz_session \
-  #     -rss_limit_mb=4096 -timeout=10 -max_total_time=600 CORPUS_DIR
-  add_executable(fuzz_session ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_session.c
-                 ${PROJECT_SOURCE_DIR}/src/runtime/session.c ${PROJECT_SOURCE_DIR}/src/runtime/fuse.c
-                 ${PROJECT_SOURCE_DIR}/src/runtime/function.c
-                 ${PROJECT_SOURCE_DIR}/src/runtime/executor.c)
-  target_include_directories(fuzz_session PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_compile_options(fuzz_session PRIVATE -fsanitize=fuzzer)
-  target_link_options(fuzz_session PRIVATE -fsanitize=fuzzer)
-  target_link_libraries(fuzz_session PRIVATE onnxc)
-endif()
+# the parser and session fuzzers are in tests/fuzz.cmake
 
 # print and parse speed on a real model with its weights inline (>= 50 MB/s;
 # the figure is printed; release build only)

@@ -38,7 +38,12 @@ static ox_value *read_npy(const char *path, const uint8_t *d, size_t n, ox_err *
     ox_err_set(e, OX_EPARSE, "%s: .npy header lacks descr, fortran_order or shape", path);
     goto done;
   }
-  if (strncmp(strchr(fo, ':') + 1 + strspn(strchr(fo, ':') + 1, " "), "True", 4) == 0) {
+  const char *fo_colon = strchr(fo, ':');
+  if (!fo_colon) { /* found by fuzz_tensorio: a key with no value after it */
+    ox_err_set(e, OX_EPARSE, "%s: .npy header: 'fortran_order' has no value", path);
+    goto done;
+  }
+  if (strncmp(fo_colon + 1 + strspn(fo_colon + 1, " "), "True", 4) == 0) {
     ox_err_set(e, OX_EUNSUPPORTED, "%s: Fortran-order .npy arrays are not supported", path);
     goto done;
   }

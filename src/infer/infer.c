@@ -167,6 +167,7 @@ static void scope_free(ox_igraph *s) {
 }
 
 static void *scope_get(const ox_igraph *s, size_t which, const char *name) {
+  if (!name) return NULL;
   for (; s; s = s->parent) {
     const ox_map *m = which == 0 ? &s->types : which == 1 ? &s->consts : &s->data;
     uintptr_t v;
@@ -340,7 +341,7 @@ static bool tensor_ints(ox_arena *ar, const ox_tensor *t, int64_t **v, size_t *n
       memcpy(out, raw.data, raw.size);
     } else {
       if (t->n_int64_data != (size_t)cnt) return false;
-      memcpy(out, t->int64_data, (size_t)cnt * 8);
+      if (cnt) memcpy(out, t->int64_data, (size_t)cnt * 8); /* NULL when empty */
     }
   } else if (t->data_type == OX_INT32) {
     if (raw.data) {
@@ -470,7 +471,7 @@ static int32_t tensor_type_elem(const char *ts) {
 /* Generic element-type rule from the schema's type constraints. */
 static void infer_from_schema(ox_ictx *c) {
   const ox_schema *sc = c->schema;
-  if (!sc) return;
+  if (!sc || !sc->n_outputs) return; /* a node with outputs its op lacks (fuzz_convert) */
   for (size_t o = 0; o < c->n_out && o < sc->n_outputs + 64; o++) {
     if (c->out[o]) continue;
     const ox_formal *f = &sc->outputs[o < sc->n_outputs ? o : sc->n_outputs - 1];
@@ -608,6 +609,18 @@ static const ox_tensor *constant_value(ox_igraph *s, const ox_node *n) {
 static int infer_node(ox_igraph *s, ox_graph *g, const ox_node *n) {
   ox_iglobal *gl = s->gl;
   ox_arena *a = gl->a;
+  /* ill-formed nodes (the checker rejects them) are not inferred: found by
+   * fuzz_infer */
+  if (!n->op_type || !*n->op_type) {
+    warnf(gl, "node '%s': no op_type, not inferred", node_label(n));
+    return OX_OK;
+  }
+  for (size_t i = 0; i < n->n_attribute; i++)
+    if (!n->attribute[i].name || !*n->attribute[i].name) {
+      warnf(gl, "node '%s' (%s): an attribute has no name, not inferred", node_label(n),
+            n->op_type);
+      return OX_OK;
+    }
   ox_ictx c;
   memset(&c, 0, sizeof c);
   c.g = s;
@@ -706,10 +719,12 @@ static int infer_graph(ox_igraph *s, ox_graph *g, const ox_node *nodes, size_t n
       ox_type *ty = ox_type_new_tensor(gl->a, sp->values->data_type, sp->dims, sp->n_dims);
       if (ty) ox_map_put(&s->types, sp->values->name, (uintptr_t)ty);
     }
+    /* nameless entries are the checker's to report (fuzz_infer) */
     for (size_t i = 0; i < g->n_input; i++)
-      if (g->input[i].type) ox_map_put(&s->types, g->input[i].name, (uintptr_t)g->input[i].type);
+      if (g->input[i].type && g->input[i].name)
+        ox_map_put(&s->types, g->input[i].name, (uintptr_t)g->input[i].type);
     for (size_t i = 0; i < g->n_value_info; i++) {
-      if (g->value_info[i].type)
+      if (g->value_info[i].type && g->value_info[i].name)
         ox_map_put(&s->types, g->value_info[i].name, (uintptr_t)g->value_info[i].type);
       if (g->value_info[i].name) ox_map_put(&s->vis, g->value_info[i].name, (uintptr_t)i + 1);
     }
@@ -724,7 +739,7 @@ static int infer_graph(ox_igraph *s, ox_graph *g, const ox_node *nodes, size_t n
   if (g)
     for (size_t i = 0; i < g->n_output; i++) {
       ox_value_info *vi = &g->output[i];
-      ox_type *t = scope_get(s, 0, vi->name);
+      ox_type *t = vi->name ? scope_get(s, 0, vi->name) : NULL;
       if (!t) continue;
       if (!vi->type)
         vi->type = ox_type_clone(gl->a, t);

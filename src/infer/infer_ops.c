@@ -900,7 +900,8 @@ static int conv_pool(ox_ictx *c, bool is_conv, bool is_global) {
     ox_dim in = x[2 + k];
     int64_t kk;
     if (nk) kk = k < nk ? ks[k] : 1;
-    else if (w[2 + k].has_value) kk = w[2 + k].value;
+    else if (w && wr == r && w[2 + k].has_value) kk = w[2 + k].value; /* fuzz_check: an empty
+                                                                         kernel_shape, no W */
     else {
       o[2 + k] = ox_dim_unknown();
       continue;
@@ -955,8 +956,8 @@ static int conv_transpose(ox_ictx *c) {
   const ox_attr *ap = ix_attr(c, "auto_pad");
   const char *auto_pad = ap && ap->s.data ? (const char *)ap->s.data : "NOTSET";
   for (size_t k = 0; k < ns; k++) {
-    if (has_os) {
-      o[2 + k] = ox_dim_known(os[nos - ns + k]);
+    if (has_os) { /* output_shape lists the spatial dims, or all of them */
+      o[2 + k] = nos >= ns ? ox_dim_known(os[nos - ns + k]) : ox_dim_unknown();
       continue;
     }
     int64_t kk = ks && k < nk ? ks[k] : (w[2 + k].has_value ? w[2 + k].value : -1);

@@ -41,6 +41,8 @@ static int if_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   if (!s->g1 || !s->g2) return prep_fail(info, e, "needs then_branch and else_branch graphs");
   if (s->g1->n_output != info->n_outputs || s->g2->n_output != info->n_outputs)
     return prep_fail(info, e, "the branches must have as many outputs as the node");
+  if (s->g1->n_input || s->g2->n_input)
+    return prep_fail(info, e, "the branches must have no inputs");
   return OX_OK;
 }
 
@@ -57,8 +59,10 @@ static int if_run(ox_kctx *c, void *state) {
   if (read_bool(c, ox_kctx_input(c, 0), "cond", &cond)) return OX_ERUNTIME;
   const ox_graph *g = cond ? s->g1 : s->g2;
   size_t n = g->n_output;
-  ox_value *stack[16], **outs = n <= 16 ? stack : calloc(n, sizeof *outs);
+  ox_value *stack[16] = {0}, **outs = n <= 16 ? stack : calloc(n, sizeof *outs);
   if (!outs) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+  /* NULL until the run fills them: a run that fails early leaves them so
+   * (found by fuzz_session) */
   int rc = ox_kctx_run_subgraph(c, g, NULL, 0, outs, n);
   for (size_t i = 0; i < n && !rc; i++) {
     rc = ox_kctx_set_output(c, i, outs[i]);

@@ -1201,7 +1201,8 @@ static int qlinearconv_run(ox_kctx *ctx, void *st) {
         /* the real value is (acc + bias) * sx * sw; requantise to y */
         float real = (float)((double)(acc[i] + bias) * sc);
         double q = nearbyint((double)real / yscale) + yz;
-        int32_t v = q < lo ? lo : q > hi ? hi : (int32_t)q;
+        /* a NaN (0 / 0 with a zero y_scale) quantizes to 0, as in QuantizeLinear */
+        int32_t v = q != q ? 0 : q < lo ? lo : q > hi ? hi : (int32_t)q;
         if (ytype == OX_UINT8)
           ((uint8_t *)y->data)[i] = (uint8_t)v;
         else

@@ -978,7 +978,7 @@ static void parse_tensor_data(P *p, ox_tensor *t, int32_t dt, bool raw) {
         r[i / per] |= (uint8_t)(((unsigned)v & mask) << (di->bits * (i % per)));
       }
     } else if (dt == OX_FLOAT || dt == OX_COMPLEX64 || dt == OX_DOUBLE || dt == OX_COMPLEX128) {
-      memcpy(r, sc, nb); /* little-endian hosts */
+      if (nb) memcpy(r, sc, nb); /* little-endian hosts; sc is NULL for {} (fuzz_text) */
     } else {
       size_t w = di->bits / 8u;
       for (size_t i = 0; i < count; i++) {

@@ -223,7 +223,7 @@ const ox_tensor *ox_v_find_const(ox_vctx *c, const char *name) {
       const ox_node *nd = &g->node[i];
       for (size_t k = 0; k < nd->n_output; k++)
         if (strcmp(nd->output[k], name) == 0) {
-          if (strcmp(nd->op_type, "Constant") == 0 && ox_is_default_domain(nd->domain))
+          if (nd->op_type && strcmp(nd->op_type, "Constant") == 0 && ox_is_default_domain(nd->domain))
             return constant_value(c, nd);
           return NULL;
         }
@@ -754,6 +754,10 @@ static int step_node(ox_vctx *c, ox_node *n) {
   if (!s_from) return OX_OK; /* unknown op: the checker reports it */
   /* does the op have a version exactly at the step's upper opset? */
   if (up ? !(s_to && s_to->since_version == c->to) : s_from->since_version != c->from) return OX_OK;
+  /* adapters read attributes by name (found by fuzz_convert) */
+  for (size_t k = 0; k < n->n_attribute; k++)
+    if (!n->attribute[k].name || !n->attribute[k].name[0])
+      return ox_vfail(c, n, "attribute %zu has no name", k);
   /* adapters rely on the node matching its own schema's arity */
   if ((int64_t)n->n_input < s_from->min_inputs || (int64_t)n->n_output < s_from->min_outputs ||
       (n->n_output && s_from->n_outputs && s_from->outputs[0].option == OX_PARAM_SINGLE &&
@@ -981,7 +985,7 @@ static void drop_dead_nodes(const ox_vctx *c, const ox_map *used, ox_node *nodes
   size_t keep = 0;
   for (size_t i = 0; i < *cnt; i++) {
     const ox_node *n = &nodes[i];
-    bool drop = n->n_output == 1 && strcmp(n->op_type, "Constant") == 0 &&
+    bool drop = n->n_output == 1 && n->op_type && strcmp(n->op_type, "Constant") == 0 &&
                 ox_is_default_domain(n->domain) && dead(c, used, n->output[0]);
     if (!drop) nodes[keep++] = nodes[i];
   }

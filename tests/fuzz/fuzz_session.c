@@ -1,9 +1,15 @@
 /* fuzz_session.c - libFuzzer target for session preparation (function
- * inlining, gradient rewriting, constant folding, the fusion pass, kernel
- * preparation) and one run with made-up inputs, on models given in the
- * text syntax. Any model must give a session and a result or an error:
- * never a crash, a leak or undefined behaviour. Inputs are zero tensors of
- * the declared shape when every dim is known and the whole stays small. */
+ * inlining, gradient rewriting, constant folding, the fusion passes, kernel
+ * preparation) and runs, on models given in the text syntax.
+ *
+ * The input is a text model, optionally followed by a NUL byte and bytes
+ * that choose the inputs: for each graph input, a dim that is not fixed
+ * takes 1 + (byte % 4), and the elements are the following bytes read in
+ * the element's own width, so that NaN, infinities, zeros, huge and
+ * negative values all reach the kernels (a model with no NUL gets zero
+ * inputs). The total stays under 4096 elements per input. Any model must
+ * give a session and results or an error: never a crash, a leak or
+ * undefined behaviour. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,23 +19,47 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static ox_value *zero_input(const ox_type *t) {
+typedef struct bytes {
+  const uint8_t *p;
+  size_t n;
+} bytes;
+
+static uint8_t take_byte(bytes *b) {
+  if (!b->n) return 0;
+  b->n--;
+  return *b->p++;
+}
+
+static ox_value *make_input(const ox_type *t, bytes *b) {
   if (!t || t->kind != OX_TYPE_TENSOR || !t->shape || t->shape->n_dim > 8) return NULL;
   int64_t dims[8], n = 1;
   for (size_t i = 0; i < t->shape->n_dim; i++) {
-    if (!t->shape->dim[i].has_value || t->shape->dim[i].value < 0) return NULL;
-    dims[i] = t->shape->dim[i].value;
-    if (dims[i] > 4096 || (n *= dims[i] ? dims[i] : 1) > 4096) return NULL;
+    const ox_dim *d = &t->shape->dim[i];
+    if (d->has_value && (d->value < 0 || d->value > 4096)) return NULL;
+    dims[i] = d->has_value ? d->value : 1 + take_byte(b) % 4;
+    if ((n *= dims[i] ? dims[i] : 1) > 4096) return NULL;
   }
   ox_err e = {0};
-  return ox_tensor_new(t->elem_type, dims, t->shape->n_dim, &e);
+  ox_value *v = ox_tensor_new(t->elem_type, dims, t->shape->n_dim, &e);
+  if (!v || t->elem_type == OX_STRING || !b->n) return v;
+  /* element bytes from the input (sub-byte types are one element a byte) */
+  size_t k = v->nbytes < b->n ? v->nbytes : b->n;
+  memcpy(v->data, b->p, k);
+  b->p += k;
+  b->n -= k;
+  if (t->elem_type == OX_BOOL) /* a bool byte is 0 or 1 */
+    for (size_t i = 0; i < v->nbytes; i++) ((uint8_t *)v->data)[i] &= 1;
+  return v;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  const uint8_t *nul = memchr(data, 0, size);
+  size_t text_len = nul ? (size_t)(nul - data) : size;
+  bytes rest = {nul ? nul + 1 : NULL, nul ? size - text_len - 1 : 0};
   ox_model *m = ox_model_new();
   if (!m) return 0;
   ox_err e = {0};
-  if (ox_text_parse_model((const char *)data, size, "fuzz", m->arena, &m->proto, &e) == OX_OK) {
+  if (ox_text_parse_model((const char *)data, text_len, "fuzz", m->arena, &m->proto, &e) == OX_OK) {
     ox_session *s = NULL;
     ox_session_opts o = {0};
     o.threads = 1;
@@ -43,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       for (size_t i = 0; ok && i < n_in; i++) {
         if (ox_session_input_has_default(s, i)) continue;
         names[k] = ox_session_input_name(s, i);
-        if (!(in[k] = zero_input(ox_session_input_type(s, i)))) ok = false;
+        if (!(in[k] = make_input(ox_session_input_type(s, i), &rest))) ok = false;
         k++;
       }
       if (ok && ox_session_run(s, names, in, k, NULL, out, n_out, &e) == OX_OK)

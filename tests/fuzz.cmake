@@ -1,0 +1,54 @@
+# libFuzzer targets (clang, ONNXC_FUZZ=ON; the library itself is built with
+# coverage instrumentation then). `make test` runs each for a short time in
+# the sanitizer build and replays tests/fuzz/regressions/<target>/; long runs
+# by hand, e.g.
+#   tests/fuzz/seed.sh models build-asan/tests/fuzz_check build-asan/onnxc \
+#     ../shared/testdata . /tmp/fz_check 3600
+# (kinds and dictionaries: tests/fuzz/seed.sh).
+if(NOT ONNXC_FUZZ)
+  return()
+endif()
+
+function(onnxc_fuzz_target name)
+  add_executable(${name} ${PROJECT_SOURCE_DIR}/tests/fuzz/${name}.c ${ARGN})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+  target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(${name} PRIVATE onnxc)
+  # every input that once found a bug is run again
+  file(GLOB regressions ${PROJECT_SOURCE_DIR}/tests/fuzz/regressions/${name}/*)
+  if(regressions)
+    add_test(NAME ${name}_regressions COMMAND ${name} ${regressions})
+    set_tests_properties(${name}_regressions PROPERTIES LABELS asan-only)
+  endif()
+endfunction()
+
+onnxc_fuzz_target(fuzz_decode)
+onnxc_fuzz_target(fuzz_text)
+onnxc_fuzz_target(fuzz_check)
+onnxc_fuzz_target(fuzz_infer)
+onnxc_fuzz_target(fuzz_convert)
+onnxc_fuzz_target(fuzz_session)
+onnxc_fuzz_target(fuzz_external)
+onnxc_fuzz_target(fuzz_tensorio ${PROJECT_SOURCE_DIR}/src/cli/runio.c)
+
+if(EXISTS "${ONNXC_SHARED}/testdata/node")
+  # target:seed kind:inputs run (deterministic, -seed=1: the same inputs in
+  # every run, so that make test is repeatable; about 10-20 s each here)
+  foreach(spec "fuzz_decode:models:250000" "fuzz_text:text:500000" "fuzz_check:models:300000"
+               "fuzz_infer:models:100000" "fuzz_convert:convert:120000"
+               "fuzz_session:text:300000" "fuzz_external:external:60000"
+               "fuzz_tensorio:tensors:80000")
+    string(REPLACE ":" ";" f "${spec}")
+    list(GET f 0 target)
+    list(GET f 1 kind)
+    list(GET f 2 runs)
+    set(secs 240)
+    add_test(NAME ${target}_short
+             COMMAND ${PROJECT_SOURCE_DIR}/tests/fuzz/seed.sh ${kind} $<TARGET_FILE:${target}>
+                     $<TARGET_FILE:onnxc_cli> ${ONNXC_SHARED}/testdata ${PROJECT_SOURCE_DIR}
+                     ${CMAKE_CURRENT_BINARY_DIR}/${target}_work ${secs})
+    set_tests_properties(${target}_short PROPERTIES LABELS asan-only TIMEOUT 300
+                         ENVIRONMENT "ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1;FUZZ_RUNS=${runs}")
+  endforeach()
+endif()

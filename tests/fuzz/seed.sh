@@ -1,0 +1,66 @@
+#!/bin/bash
+# Builds a fuzz target's seed corpus at test time (seeds are made from the
+# shared test data and the repository's examples, never committed) and runs
+# the target for SECONDS with its dictionary. Exit status is libFuzzer's.
+# usage: seed.sh KIND FUZZER ONNXC TESTDATA SOURCE_DIR WORK_DIR SECONDS
+# With FUZZ_RUNS set, the run is deterministic (-seed=1, that many inputs;
+# SECONDS stays a cap), as `make test` wants: the same inputs on every run.
+#   KIND: models (binary models), convert (an opset byte + a model),
+#         text (text models), external (length + model + data file),
+#         tensors (a selector byte + a .pb or .npy file)
+set -eu
+kind=$1 fuzzer=$2 onnxc=$3 testdata=$4 src=$5 work=$6 secs=$7
+corpus=$work/corpus
+rm -rf "$work"
+mkdir -p "$corpus"
+n=0
+small_models() {
+  find "$testdata" -name model.onnx -size -16k 2>/dev/null | sort | awk 'NR % 4 == 0' | head -400
+}
+le32() { printf "\\x$(printf %02x $(($1 & 255)))\\x$(printf %02x $(($1 >> 8 & 255)))\\x$(printf %02x $(($1 >> 16 & 255)))\\x$(printf %02x $(($1 >> 24 & 255)))"; }
+case $kind in
+  models)
+    while IFS= read -r f; do n=$((n + 1)); cp "$f" "$corpus/seed_$n"; done < <(small_models) ;;
+  convert)
+    while IFS= read -r f; do
+      n=$((n + 1))
+      { printf "\\x$(printf %02x $((n % 28)))"; cat "$f"; } > "$corpus/seed_$n"
+    done < <(small_models) ;;
+  text)
+    for f in "$src"/examples/*.onnxtxt "$src"/tests/check/cases/*.onnxtxt "$src"/tests/fuzz/regressions/fuzz_session/*; do
+      [ -f "$f" ] || continue
+      n=$((n + 1)); cp "$f" "$corpus/seed_$n"
+    done
+    while IFS= read -r f; do
+      n=$((n + 1)); "$onnxc" print "$f" > "$corpus/seed_$n" 2>/dev/null || rm -f "$corpus/seed_$n"
+    done < <(find "$testdata/node" -name model.onnx -size -4k 2>/dev/null | sort | awk 'NR % 6 == 0' | head -250) ;;
+  external)
+    tmp=$work/ext
+    mkdir -p "$tmp"
+    for f in "$src"/examples/perceptron.onnxtxt "$src"/examples/double.onnxtxt; do
+      n=$((n + 1))
+      "$onnxc" convert "$f" "$tmp/m.onnx" --external-data weights.bin --size-threshold 0 >/dev/null
+      size=$(stat -c %s "$tmp/m.onnx")
+      { le32 "$size"; cat "$tmp/m.onnx"; cat "$tmp/weights.bin" 2>/dev/null || true; } > "$corpus/seed_$n"
+      rm -f "$tmp/m.onnx" "$tmp/weights.bin"
+    done ;;
+  tensors)
+    while IFS= read -r f; do
+      n=$((n + 1)); { printf '\x02'; cat "$f"; } > "$corpus/seed_$n"
+    done < <(find "$testdata/node" -name 'input_*.pb' -size -8k 2>/dev/null | sort | awk 'NR % 20 == 0' | head -200)
+    for f in "$src"/examples/*.npy; do
+      n=$((n + 1)); { printf '\x03'; cat "$f"; } > "$corpus/seed_$n"
+    done ;;
+  *) echo "unknown kind $kind"; exit 2 ;;
+esac
+echo "seed corpus: $n files"
+[ "$n" -gt 0 ]
+dict=
+case $kind in text) dict=-dict=$src/tests/fuzz/text.dict ;; models|convert|external) dict=-dict=$src/tests/fuzz/proto.dict ;; esac
+# findings are kept beside the work folder (which the next run empties)
+mkdir -p "$work.findings"
+cd "$work"
+det=
+[ -z "${FUZZ_RUNS:-}" ] || det="-seed=1 -runs=$FUZZ_RUNS"
+exec "$fuzzer" $dict $det -artifact_prefix="$work.findings/" -max_total_time="$secs" -max_len=65536 -timeout=20 -rss_limit_mb=2048 \
+  -print_final_stats=1 corpus
