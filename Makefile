@@ -5,7 +5,7 @@
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: run test setup build build-asan clean
+.PHONY: run test setup build build-asan build-tsan clean
 
 run: build
 	./build/onnxc info examples/perceptron.onnxtxt
@@ -24,10 +24,18 @@ build-asan: setup
 	  -DONNXC_SANITIZE=ON -DONNXC_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 
-test: build build-asan
+# ThreadSanitizer: only what the concurrency tests need (label `concurrency`)
+build-tsan: setup
+	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+	  -DONNXC_TSAN=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build-tsan -j $(JOBS) --target test_concurrent
+
+test: build build-asan build-tsan
 	cd build && ctest --output-on-failure -j $(JOBS) --timeout 1500 -LE asan-only
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 2400 -LE release-only
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ctest --output-on-failure -j $(JOBS) --timeout 2400 -L concurrency
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan

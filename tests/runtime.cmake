@@ -38,3 +38,37 @@ else()
   message(STATUS "onnxc: no conformance data (../shared/testdata or libonnx-testdata)")
 endif()
 onnxc_unit_test(test_fold)
+
+# One session run from many threads at once: outputs equal a serial run's,
+# bit for bit (tests/unit/test_concurrent.c). The ThreadSanitizer build
+# (build-tsan, `make test`) runs the same tests and fails on any data race.
+add_executable(test_concurrent ${PROJECT_SOURCE_DIR}/tests/unit/test_concurrent.c
+                               ${PROJECT_SOURCE_DIR}/src/cli/runio.c)
+target_include_directories(test_concurrent PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+target_link_libraries(test_concurrent PRIVATE onnxc)
+add_test(NAME concurrent_examples
+         COMMAND test_concurrent --threads 4 --runs 50 examples/perceptron.onnxtxt
+                 examples/double.onnxtxt
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+if(EXISTS "${ONNXC_CONFORMANCE_DATA}/node")
+  # every operator's kernel from four threads at once: races in kernel state
+  add_test(NAME concurrent_node
+           COMMAND test_concurrent --threads 4 --runs 10 ${ONNXC_CONFORMANCE_DATA}/node)
+endif()
+if(EXISTS "${ONNXC_SHARED}/models/silero_vad_16k_op15.onnx")
+  # control flow (If, Loop), fused convolutions, STFT, packed weights
+  add_test(NAME concurrent_models
+           COMMAND test_concurrent --threads 4 --runs 8
+                   --dims input=1,512 --dims state=2,1,128 --i64 sr=16000
+                   ${ONNXC_SHARED}/models/silero_vad_16k_op15.onnx --dims input=1,1280
+                   ${ONNXC_SHARED}/models/melspectrogram.onnx
+                   --dims input_1=1,76,32,1 ${ONNXC_SHARED}/models/embedding_model.onnx
+                   ${ONNXC_CONFORMANCE_DATA}/simple)
+endif()
+set_tests_properties(concurrent_examples PROPERTIES LABELS concurrency)
+if(TEST concurrent_node)
+  set_tests_properties(concurrent_node PROPERTIES LABELS concurrency)
+endif()
+if(TEST concurrent_models)
+  set_tests_properties(concurrent_models PROPERTIES LABELS concurrency)
+endif()

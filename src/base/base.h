@@ -3,6 +3,21 @@
 #ifndef OX_BASE_H
 #define OX_BASE_H
 
+/* Function multi-versioning (target_clones) is off under ThreadSanitizer:
+ * clang instruments the ifunc resolvers, which run before TSan is set up. */
+#if defined(__SANITIZE_THREAD__)
+#define OX_NO_CLONES 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define OX_NO_CLONES 1
+#endif
+#endif
+#ifdef OX_NO_CLONES
+#define OX_CLONES(...)
+#else
+#define OX_CLONES(...) __attribute__((target_clones(__VA_ARGS__)))
+#endif
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -120,6 +135,9 @@ void ox_file_map_close(ox_file_map *m);
 /* Reads a whole file into malloc'd memory (for small files and pipes). */
 int ox_file_read_all(const char *path, uint8_t **data, size_t *size, ox_err *e);
 int ox_file_write_all(const char *path, const void *data, size_t size, ox_err *e);
+/* true when path names an existing folder / regular file (after symlinks). */
+bool ox_path_is_dir(const char *path);
+bool ox_path_is_file(const char *path);
 
 /* ---- growable byte buffer (malloc) ---- */
 typedef struct ox_buf {

@@ -84,3 +84,13 @@ int ox_file_write_all(const char *path, const void *data, size_t size, ox_err *e
   if (bad) return ox_err_set(e, OX_EIO, "%s: write error", path);
   return OX_OK;
 }
+
+bool ox_path_is_dir(const char *path) {
+  struct stat st;
+  return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool ox_path_is_file(const char *path) {
+  struct stat st;
+  return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}

@@ -35,15 +35,6 @@ typedef struct tlist {
   size_t n, cap;
 } tlist;
 
-static bool is_dir(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static bool is_file(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
 
 static char *join(const char *a, const char *b) {
   size_t n = strlen(a) + strlen(b) + 2;
@@ -121,7 +112,7 @@ static void free_list(char **v, size_t n) {
 
 static void collect(tlist *l, const char *path, int depth) {
   char *model = join(path, "model.onnx");
-  if (model && is_file(model)) {
+  if (model && ox_path_is_file(model)) {
     size_t n;
     const char *b = base_name(path, &n);
     char leaf[1024];
@@ -143,7 +134,7 @@ static void collect(tlist *l, const char *path, int depth) {
     return;
   }
   free(model);
-  if (depth > 3 || !is_dir(path)) return;
+  if (depth > 3 || !ox_path_is_dir(path)) return;
   size_t n;
   char **ents = list_dir(path, &n);
   for (size_t i = 0; i < n; i++) {
@@ -158,7 +149,7 @@ static void collect(tlist *l, const char *path, int depth) {
       continue;
     }
     char *sub = join(path, en);
-    if (sub && is_dir(sub)) collect(l, sub, depth + 1);
+    if (sub && ox_path_is_dir(sub)) collect(l, sub, depth + 1);
     free(sub);
   }
   free_list(ents, n);
@@ -168,7 +159,7 @@ static void collect(tlist *l, const char *path, int depth) {
 
 static int numbered(const char *dir, const char *prefix, size_t k, char *out, size_t n) {
   snprintf(out, n, "%s/%s_%zu.pb", dir, prefix, k);
-  return is_file(out);
+  return ox_path_is_file(out);
 }
 
 static int run_set(ox_session *s, const char *setdir, char *why, size_t wn) {
@@ -349,7 +340,7 @@ static int run_case(const tcase *c, int threads, bool ctx_bodies, const opset_li
   for (size_t i = 0; i < n && !rc; i++) {
     if (strncmp(ents[i], "test_data_set_", 14) != 0) continue;
     char *sd = join(c->dir, ents[i]);
-    if (sd && is_dir(sd)) {
+    if (sd && ox_path_is_dir(sd)) {
       sets++;
       rc = run_set(s, sd, why, wn);
     }
@@ -522,7 +513,7 @@ int ox_cmd_test(int argc, char **argv) {
       usage(stderr);
       return 2;
     } else {
-      if (!is_dir(argv[i])) {
+      if (!ox_path_is_dir(argv[i])) {
         fprintf(stderr, "onnxc test: %s is not a folder\n", argv[i]);
         return 2;
       }

@@ -910,7 +910,7 @@ void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda
 /* The same instruction-set clones as the activation kernels (src/ops/unary.c),
  * so that alpha * v + beta is contracted the same way. */
 #if defined(__x86_64__) && defined(__GNUC__)
-#define OX_EPI_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define OX_EPI_CLONES OX_CLONES("avx512f", "avx2", "default")
 #else
 #define OX_EPI_CLONES
 #endif

@@ -17,7 +17,7 @@
 /* Hot loops compiled for AVX-512, AVX2 and the baseline, chosen at load
  * time (GCC function multi-versioning; a no-op elsewhere). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define OX_NN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define OX_NN_CLONES OX_CLONES("avx512f", "avx2", "default")
 #else
 #define OX_NN_CLONES
 #endif

@@ -15,7 +15,7 @@
 /* Compiles a hot loop function for AVX-512, AVX2 and baseline x86-64, chosen
  * at load time by the CPU's features (GCC/Clang function multiversioning). */
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__)
-#define OC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define OC_CLONES OX_CLONES("avx512f", "avx2", "default")
 #else
 #define OC_CLONES
 #endif

@@ -12,37 +12,45 @@
 
 /* ------------------------------------------------------------ buffer pool */
 
-void ox_rt_release(ox_session *s, ox_value *v) {
+/* A value's count is read with the same atomics ox_value_ref uses: a tensor
+ * of this run with count 1 is this run's alone. */
+static int refs(const ox_value *v) { return __atomic_load_n(&v->refcount, __ATOMIC_ACQUIRE); }
+
+void ox_rt_release(rt_run *r, ox_value *v) {
   if (!v) return;
-  if (v->refcount == 1 && v->kind == OX_VAL_TENSOR && v->owns_data && v->data &&
+  if (r && refs(v) == 1 && v->kind == OX_VAL_TENSOR && v->owns_data && v->data &&
       v->dtype != OX_STRING && v->dims == v->small_dims && v->nbytes >= 64) {
-    if (!s->vpool) s->vpool = calloc(OX_VPOOL_CAP, sizeof *s->vpool);
-    if (s->vpool) {
-      if (s->n_vpool == OX_VPOOL_CAP) { /* full: drop the oldest */
-        ox_value_unref(s->vpool[0]);
-        memmove(s->vpool, s->vpool + 1, (OX_VPOOL_CAP - 1) * sizeof *s->vpool);
-        s->n_vpool--;
+    if (!r->vpool) r->vpool = calloc(OX_VPOOL_CAP, sizeof *r->vpool);
+    if (r->vpool) {
+      if (r->n_vpool == OX_VPOOL_CAP) { /* full: drop the oldest */
+        ox_value_unref(r->vpool[0]);
+        memmove(r->vpool, r->vpool + 1, (OX_VPOOL_CAP - 1) * sizeof *r->vpool);
+        r->n_vpool--;
       }
-      s->vpool[s->n_vpool++] = v;
+      r->vpool[r->n_vpool++] = v;
       return;
     }
   }
   ox_value_unref(v);
 }
 
-void ox_rt_pool_clear(ox_session *s) {
-  for (size_t i = 0; i < s->n_vpool; i++) ox_value_unref(s->vpool[i]);
-  s->n_vpool = 0;
+void ox_rt_run_free(rt_run *r) {
+  if (!r) return;
+  for (size_t i = 0; i < r->n_vpool; i++) ox_value_unref(r->vpool[i]);
+  free(r->vpool);
+  for (size_t i = 0; i < r->n_frames; i++) free(r->frames[i].vals);
+  free(r->frames);
+  free(r);
 }
 
-/* A tensor from the pool with exactly nbytes of storage, or NULL. */
-static ox_value *pool_take(ox_session *s, int32_t dtype, const int64_t *dims, size_t rank,
+/* A tensor from the run's pool with exactly nbytes of storage, or NULL. */
+static ox_value *pool_take(rt_run *r, int32_t dtype, const int64_t *dims, size_t rank,
                            size_t nbytes, int64_t numel) {
-  if (rank > 8) return NULL;
-  for (size_t i = s->n_vpool; i-- > 0;) {
-    ox_value *v = s->vpool[i];
+  if (!r || rank > 8) return NULL;
+  for (size_t i = r->n_vpool; i-- > 0;) {
+    ox_value *v = r->vpool[i];
     if (v->nbytes != nbytes) continue;
-    s->vpool[i] = s->vpool[--s->n_vpool];
+    r->vpool[i] = r->vpool[--r->n_vpool];
     v->dtype = dtype;
     v->rank = rank;
     if (rank) memcpy(v->small_dims, dims, rank * sizeof *dims);
@@ -52,13 +60,22 @@ static ox_value *pool_take(ox_session *s, int32_t dtype, const int64_t *dims, si
   return NULL;
 }
 
+bool ox_rt_cancelled(const rt_run *r) {
+  const ox_session *s = r->s;
+  if (s->opts.cancel && s->opts.cancel(s->opts.cancel_user)) return true;
+  const ox_run_opts *ro = r->ro;
+  if (!ro) return false;
+  if (ro->terminate && __atomic_load_n(ro->terminate, __ATOMIC_RELAXED)) return true;
+  return ro->cancel && ro->cancel(ro->cancel_user);
+}
+
 /* ------------------------------------------------------------ kctx */
 
 size_t ox_kctx_n_inputs(const ox_kctx *c) { return c->n->node->n_input; }
 size_t ox_kctx_n_outputs(const ox_kctx *c) { return c->n->node->n_output; }
 
 ox_value *ox_kctx_input(ox_kctx *c, size_t i) {
-  return i < c->n->node->n_input ? c->n->tmp_in[i] : NULL;
+  return i < c->n->node->n_input ? c->in[i] : NULL;
 }
 
 static ox_value *alloc_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t *dims, size_t rank,
@@ -79,7 +96,7 @@ static ox_value *alloc_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t
   if (ok && !ox_mul_size((size_t)numel, es, &nbytes)) ok = false;
   ox_value *v = NULL;
   if (ok && dtype != OX_STRING && nbytes >= 64)
-    v = pool_take(c->s, dtype, dims, rank, nbytes, numel);
+    v = pool_take(c->run, dtype, dims, rank, nbytes, numel);
   if (!v) {
     ox_err e2 = {0};
     v = ox_tensor_new_uninit(dtype, dims, rank, &e2);
@@ -96,8 +113,8 @@ static ox_value *alloc_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t
     }
   }
   if (zero && dtype != OX_STRING) memset(v->data, 0, v->nbytes);
-  if (rn->tmp_out[i]) ox_rt_release(c->s, rn->tmp_out[i]);
-  rn->tmp_out[i] = v;
+  if (c->out[i]) ox_rt_release(c->run, c->out[i]);
+  c->out[i] = v;
   return v;
 }
 
@@ -116,8 +133,8 @@ int ox_kctx_set_output(ox_kctx *c, size_t i, ox_value *v) {
     ox_value_unref(v);
     return ox_kctx_fail(c, OX_ERUNTIME, "output %zu does not exist", i);
   }
-  if (rn->tmp_out[i]) ox_rt_release(c->s, rn->tmp_out[i]);
-  rn->tmp_out[i] = v;
+  if (c->out[i]) ox_rt_release(c->run, c->out[i]);
+  c->out[i] = v;
   return OX_OK;
 }
 
@@ -127,7 +144,7 @@ bool ox_kctx_output_wanted(const ox_kctx *c, size_t i) {
 
 const ox_node *ox_kctx_node(const ox_kctx *c) { return c->n->node; }
 const ox_kinfo *ox_kctx_info(const ox_kctx *c) { return &c->n->info; }
-ox_thread_pool *ox_kctx_pool(const ox_kctx *c) { return c->s->pool; }
+ox_thread_pool *ox_kctx_pool(const ox_kctx *c) { return c->run ? c->run->pool : c->s->pool; }
 
 int ox_kctx_fail(ox_kctx *c, int code, const char *fmt, ...) {
   char msg[900];
@@ -139,7 +156,7 @@ int ox_kctx_fail(ox_kctx *c, int code, const char *fmt, ...) {
 }
 
 int ox_kctx_check_cancel(ox_kctx *c) {
-  if (c->s->opts.cancel && c->s->opts.cancel(c->s->opts.cancel_user))
+  if (c->run && ox_rt_cancelled(c->run))
     return ox_err_set(c->e, OX_ECANCELLED, "%s: cancelled by the caller", c->n->path);
   return OX_OK;
 }
@@ -156,31 +173,63 @@ int ox_kctx_run_subgraph(ox_kctx *c, const ox_graph *g, ox_value *const *inputs,
       if (n_outputs != sg->n_out)
         return ox_kctx_fail(c, OX_EMODEL, "subgraph '%s' declares %zu outputs, %zu expected",
                             g->name ? g->name : "", sg->n_out, n_outputs);
-      return ox_rt_run_graph(c->s, sg, c->vals, inputs, n_inputs, outputs, n_outputs, c->e);
+      if (!c->run) return ox_kctx_fail(c, OX_ERUNTIME, "subgraphs do not run at preparation");
+      return ox_rt_run_graph(c->run, sg, c->vals, inputs, n_inputs, outputs, n_outputs, c->e);
     }
   return ox_kctx_fail(c, OX_EINVAL, "the graph given is not an attribute of this node");
 }
 
 /* ------------------------------------------------------------ running */
 
-static void clear_frame(ox_session *s, rt_graph *g, ox_value **vals) {
+static void clear_frame(rt_run *r, rt_graph *g, ox_value **vals) {
   for (size_t k = 0; k < g->n_slots; k++)
     if (vals[k]) {
-      ox_rt_release(s, vals[k]);
+      ox_rt_release(r, vals[k]);
       vals[k] = NULL;
     }
 }
 
-int ox_rt_run_graph(ox_session *s, rt_graph *g, ox_value **parent_vals, ox_value *const *inputs,
-                    size_t n_in, ox_value **outputs, size_t n_out, ox_err *e) {
-  ox_value **vals = g->frame;
-  bool own_frame = false;
-  if (g->busy) { /* re-entered (should not happen): use a fresh frame */
-    vals = calloc(g->n_slots + 1, sizeof *vals);
-    if (!vals) return ox_err_set(e, OX_ENOMEM, "out of memory");
-    own_frame = true;
+/* The run's frame for g (made on first use and kept), or a fresh one when g
+ * is already running in this run (re-entered). NULL on OOM. */
+static ox_value **frame_take(rt_run *r, rt_graph *g, bool *fresh) {
+  size_t n = g->n_slots + g->max_in + g->max_out + 1;
+  *fresh = false;
+  if (g->id < r->n_frames && r->frames[g->id].vals && !r->frames[g->id].busy) {
+    r->frames[g->id].busy = true;
+    return r->frames[g->id].vals;
   }
-  g->busy = !own_frame ? true : g->busy;
+  if (g->id < r->n_frames && r->frames[g->id].busy) {
+    *fresh = true;
+    return calloc(n, sizeof(ox_value *));
+  }
+  if (g->id >= r->n_frames) {
+    size_t cap = r->s->n_graphs > g->id ? r->s->n_graphs : g->id + 1;
+    rt_frame *f = realloc(r->frames, cap * sizeof *f);
+    if (!f) return NULL;
+    memset(f + r->n_frames, 0, (cap - r->n_frames) * sizeof *f);
+    r->frames = f;
+    r->n_frames = cap;
+  }
+  r->frames[g->id].vals = calloc(n, sizeof(ox_value *));
+  if (!r->frames[g->id].vals) return NULL;
+  r->frames[g->id].busy = true;
+  return r->frames[g->id].vals;
+}
+
+static void frame_give(rt_run *r, rt_graph *g, ox_value **vals, bool fresh) {
+  if (fresh)
+    free(vals);
+  else
+    r->frames[g->id].busy = false;
+}
+
+int ox_rt_run_graph(rt_run *r, rt_graph *g, ox_value **parent_vals, ox_value *const *inputs,
+                    size_t n_in, ox_value **outputs, size_t n_out, ox_err *e) {
+  ox_session *s = r->s;
+  bool fresh;
+  ox_value **vals = frame_take(r, g, &fresh);
+  if (!vals) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  ox_value **node_in = vals + g->n_slots, **node_out = node_in + g->max_in;
   int rc = OX_OK;
   for (size_t k = 0; k < n_out; k++) outputs[k] = NULL;
   for (size_t k = 0; k < g->n_slots; k++) {
@@ -196,60 +245,55 @@ int ox_rt_run_graph(ox_session *s, rt_graph *g, ox_value **parent_vals, ox_value
     if (vals[k]) ox_value_unref(vals[k]);
     vals[k] = ox_value_ref(inputs[i]);
   }
-  ox_kctx ctx;
-  ctx.s = s;
-  ctx.g = g;
-  ctx.vals = vals;
-  ctx.e = e;
+  ox_kctx ctx = {.s = s, .run = r, .g = g, .vals = vals, .in = node_in, .out = node_out, .e = e};
   for (size_t i = 0; i < g->n_nodes; i++) {
     rt_node *rn = &g->nodes[i];
     const ox_node *n = rn->node;
     ctx.n = rn;
     if (rn->folded) goto release;
-    if (s->opts.cancel && s->opts.cancel(s->opts.cancel_user)) {
+    if (ox_rt_cancelled(r)) {
       rc = ox_err_set(e, OX_ECANCELLED, "cancelled by the caller before %s", rn->path);
       goto done;
     }
-    for (size_t j = 0; j < n->n_input; j++) rn->tmp_in[j] = rn->in[j] >= 0 ? vals[rn->in[j]] : NULL;
-    for (size_t j = 0; j < n->n_output; j++) rn->tmp_out[j] = NULL;
+    for (size_t j = 0; j < n->n_input; j++) node_in[j] = rn->in[j] >= 0 ? vals[rn->in[j]] : NULL;
+    for (size_t j = 0; j < n->n_output; j++) node_out[j] = NULL;
     if (s->opts.profile) {
       struct timespec t0, t1;
       clock_gettime(CLOCK_MONOTONIC, &t0);
       rc = rn->k->run(&ctx, rn->state);
       clock_gettime(CLOCK_MONOTONIC, &t1);
-      rn->prof_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
-      rn->prof_runs++;
+      uint64_t ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+      __atomic_fetch_add(&rn->prof_ns, ns, __ATOMIC_RELAXED);
+      __atomic_fetch_add(&rn->prof_runs, 1, __ATOMIC_RELAXED);
     } else {
       rc = rn->k->run(&ctx, rn->state);
     }
+    for (size_t j = 0; j < n->n_input; j++) node_in[j] = NULL;
     if (rc) {
       if (e && (e->code == OX_OK || !e->msg[0])) ox_err_set(e, rc, "%s: failed", rn->path);
       if (e && !e->code) e->code = rc;
       for (size_t j = 0; j < n->n_output; j++) {
-        ox_rt_release(s, rn->tmp_out[j]);
-        rn->tmp_out[j] = NULL;
+        ox_rt_release(r, node_out[j]);
+        node_out[j] = NULL;
       }
       goto done;
     }
     for (size_t j = 0; j < n->n_output; j++) {
-      ox_value *v = rn->tmp_out[j];
-      rn->tmp_out[j] = NULL;
+      ox_value *v = node_out[j];
+      node_out[j] = NULL;
       int32_t k = rn->out[j];
       if (k < 0) {
-        ox_rt_release(s, v);
+        ox_rt_release(r, v);
         continue;
       }
-      if (!v && rn->wanted[j] && g->slots[k].last_use == INT64_MAX) {
-        /* a graph output left unset: allowed only for optional outputs */
-      }
-      if (vals[k]) ox_rt_release(s, vals[k]);
+      if (vals[k]) ox_rt_release(r, vals[k]);
       vals[k] = v;
     }
   release:
     for (size_t j = 0; j < rn->n_rel; j++) {
       int32_t k = rn->rel[j];
       if (vals[k]) {
-        ox_rt_release(s, vals[k]);
+        ox_rt_release(r, vals[k]);
         vals[k] = NULL;
       }
     }
@@ -267,10 +311,7 @@ int ox_rt_run_graph(ox_session *s, rt_graph *g, ox_value **parent_vals, ox_value
     }
   }
 done:
-  clear_frame(s, g, vals);
-  if (own_frame)
-    free(vals);
-  else
-    g->busy = false;
+  clear_frame(r, g, vals);
+  frame_give(r, g, vals, fresh);
   return rc;
 }

@@ -41,22 +41,26 @@ char *ox_session_profile(const ox_session *s, size_t top_nodes) {
     const rt_graph *g = s->graphs[gi];
     for (size_t i = 0; i < g->n_nodes; i++) {
       const rt_node *rn = &g->nodes[i];
-      if (!rn->prof_runs) continue;
+      /* atomic reads: runs may be adding while we read */
+      uint64_t calls = __atomic_load_n(&rn->prof_runs, __ATOMIC_RELAXED);
+      uint64_t ns = __atomic_load_n(&rn->prof_ns, __ATOMIC_RELAXED);
+      if (!calls) continue;
       const char *op = rn->node->op_type ? rn->node->op_type : "?";
       size_t k = 0;
       while (k < n_ops && strcmp(ops[k].op, op) != 0) k++;
       if (k == n_ops) ops[n_ops++].op = op;
-      ops[k].ns += rn->prof_ns;
-      ops[k].calls += rn->prof_runs;
+      ops[k].ns += ns;
+      ops[k].calls += calls;
       ops[k].nodes++;
-      nodes[n_nodes++] = (prof_node){rn, rn->prof_ns};
-      all += rn->prof_ns;
+      nodes[n_nodes++] = (prof_node){rn, ns};
+      all += ns;
     }
   }
   qsort(ops, n_ops, sizeof *ops, by_ns_op);
   qsort(nodes, n_nodes, sizeof *nodes, by_ns_node);
-  double runs = s->prof_runs ? (double)s->prof_runs : 1.0;
-  ox_buf_printf(&out, "profile over %llu runs: %.3f ms per run in %zu nodes\n", (unsigned long long)s->prof_runs,
+  uint64_t n_runs = __atomic_load_n(&s->prof_runs, __ATOMIC_RELAXED);
+  double runs = n_runs ? (double)n_runs : 1.0;
+  ox_buf_printf(&out, "profile over %llu runs: %.3f ms per run in %zu nodes\n", (unsigned long long)n_runs,
        (double)all / 1e6 / runs, n_nodes);
   ox_buf_printf(&out, "%-28s %6s %8s %12s %7s\n", "operator", "nodes", "calls", "ms per run", "share");
   for (size_t k = 0; k < n_ops; k++)

@@ -3,6 +3,8 @@
 #ifndef OX_RT_H
 #define OX_RT_H
 
+#include <pthread.h>
+
 #include "session.h"
 
 typedef struct rt_graph rt_graph;
@@ -33,8 +35,7 @@ typedef struct rt_node {
   rt_graph **subs; /* prepared subgraphs of graph attributes */
   const ox_graph **sub_src;
   size_t n_subs;
-  ox_value **tmp_in, **tmp_out; /* scratch for one execution */
-  uint64_t prof_ns, prof_runs;  /* with opts.profile */
+  uint64_t prof_ns, prof_runs; /* with opts.profile; atomic adds (runs may be concurrent) */
 } rt_node;
 
 struct rt_graph {
@@ -51,9 +52,30 @@ struct rt_graph {
   int32_t *in, *out;
   size_t n_in, n_out;
   const int64_t *node_opsets; /* per node, from function inlining; NULL: model imports */
-  ox_value **frame;           /* cached frame (n_slots) */
-  bool busy;
+  size_t id;                  /* index in the session's graphs (a run's frame for it) */
+  size_t max_in, max_out;     /* largest node arity: the scratch a frame carries */
 };
+
+/* The state of one call of ox_session_run: everything a run writes. The
+ * session itself (graphs, slots, kernel states, constants) is read-only
+ * while runs are in flight, so any number of threads may run one session;
+ * each takes a run from the session's free list (or makes one) and gives it
+ * back, so a steady-state caller allocates nothing. */
+typedef struct rt_frame {
+  ox_value **vals;          /* n_slots, then max_in + max_out scratch for node calls */
+  bool busy;                /* in use (a subgraph re-entered gets a fresh frame) */
+} rt_frame;
+
+typedef struct rt_run {
+  ox_session *s;
+  ox_thread_pool *pool; /* kernels' pool for this run (NULL: one thread) */
+  const ox_run_opts *ro;
+  ox_value **vpool; /* released tensors kept for reuse by this run */
+  size_t n_vpool;
+  rt_frame *frames; /* per graph id */
+  size_t n_frames;
+  struct rt_run *next; /* session free list */
+} rt_run;
 
 typedef struct rt_opset_note {
   const ox_graph *g;
@@ -71,9 +93,12 @@ struct ox_session {
   size_t n_graphs, cap_graphs;
   rt_opset_note *notes; /* per-node opsets of graphs built by inlining */
   size_t n_notes;
-  ox_value **vpool; /* released tensors kept for reuse */
-  size_t n_vpool;
-  uint64_t prof_runs; /* with opts.profile: calls of ox_session_run */
+  pthread_mutex_t mu; /* guards free_runs, plain and the run pools below */
+  rt_run *free_runs;  /* finished runs, kept with their frames and buffers */
+  ox_thread_pool **run_pools; /* pools for runs asking for a thread count, by count */
+  size_t n_run_pools;
+  ox_env *env;        /* a shared pool's owner, when the session uses one */
+  uint64_t prof_runs; /* with opts.profile: calls of ox_session_run (atomic adds) */
   /* Graph inputs of the main graph that have an initializer (IR < 4 lists
    * every initializer as an input) are taken as constants while no caller
    * overrides them: folded, and seen as constant weights. A run that does
@@ -85,17 +110,24 @@ struct ox_session {
 
 struct ox_kctx {
   ox_session *s;
+  rt_run *run; /* NULL while folding at preparation */
   rt_graph *g;
   rt_node *n;
   ox_value **vals;
+  ox_value **in, **out; /* the node's inputs and outputs being made */
   ox_err *e;
 };
 
 /* executor.c */
-int ox_rt_run_graph(ox_session *s, rt_graph *g, ox_value **parent_vals, ox_value *const *inputs,
+int ox_rt_run_graph(rt_run *r, rt_graph *g, ox_value **parent_vals, ox_value *const *inputs,
                     size_t n_in, ox_value **outputs, size_t n_out, ox_err *e);
-void ox_rt_release(ox_session *s, ox_value *v);
-void ox_rt_pool_clear(ox_session *s);
+/* Releases a value after its last use: into the run's buffer pool (r may be
+ * NULL: just unreferenced). */
+void ox_rt_release(rt_run *r, ox_value *v);
+/* Frees a finished run (its frames and pooled buffers). */
+void ox_rt_run_free(rt_run *r);
+/* true when the caller's cancel callback or terminate flag says stop. */
+bool ox_rt_cancelled(const rt_run *r);
 
 /* function.c: expands model-local functions (and schema function ops with
  * no kernel) into a new main graph. *out is g itself when nothing expands. */

@@ -217,6 +217,7 @@ static rt_graph *new_graph(ox_session *s, const ox_graph *src, rt_graph *parent,
   }
   rt_graph *g = calloc(1, sizeof *g);
   if (!g) return ox_err_set(e, OX_ENOMEM, "out of memory"), NULL;
+  g->id = s->n_graphs;
   s->graphs[s->n_graphs++] = g;
   ox_map_init(&g->names);
   g->g = src;
@@ -302,21 +303,21 @@ static bool foldable(const rt_node *rn, const char *domain, const char *op, ox_v
 static int fold_node(ox_session *s, rt_graph *g, rt_node *rn, ox_value *const *csts) {
   const ox_node *n = rn->node;
   ox_err fe = {0};
-  ox_kctx ctx = {s, g, rn, NULL, &fe};
-  for (size_t j = 0; j < n->n_input; j++) rn->tmp_in[j] = rn->in[j] >= 0 ? csts[j] : NULL;
-  for (size_t j = 0; j < n->n_output; j++) {
-    rn->tmp_out[j] = NULL;
+  ox_value **in = calloc(n->n_input + n->n_output + 1, sizeof *in);
+  if (!in) return OX_OK; /* not folded: the node runs at run time */
+  ox_value **out = in + n->n_input;
+  ox_kctx ctx = {.s = s, .run = NULL, .g = g, .n = rn, .in = in, .out = out, .e = &fe};
+  for (size_t j = 0; j < n->n_input; j++) in[j] = rn->in[j] >= 0 ? csts[j] : NULL;
+  for (size_t j = 0; j < n->n_output; j++)
     rn->wanted[j] = rn->out[j] >= 0; /* the real use is known later; make every output */
-  }
   bool ok = rn->k->run(&ctx, rn->state) == OX_OK;
   for (size_t j = 0; ok && j < n->n_output; j++)
-    if (rn->out[j] >= 0 && !rn->tmp_out[j]) ok = false;
-  for (size_t j = 0; j < n->n_input; j++) rn->tmp_in[j] = NULL;
+    if (rn->out[j] >= 0 && !out[j]) ok = false;
   for (size_t j = 0; j < n->n_output; j++) {
-    if (ok && rn->out[j] >= 0) g->slots[rn->out[j]].cst = rn->tmp_out[j];
-    else ox_value_unref(rn->tmp_out[j]);
-    rn->tmp_out[j] = NULL;
+    if (ok && rn->out[j] >= 0) g->slots[rn->out[j]].cst = out[j];
+    else ox_value_unref(out[j]);
   }
+  free(in);
   rn->folded = ok;
   return OX_OK;
 }
@@ -334,13 +335,12 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
   rn->in = ox_arena_calloc(a, n->n_input + 1, sizeof *rn->in);
   rn->out = ox_arena_calloc(a, n->n_output + 1, sizeof *rn->out);
   rn->wanted = ox_arena_calloc(a, n->n_output + 1, sizeof *rn->wanted);
-  rn->tmp_in = ox_arena_calloc(a, n->n_input + 1, sizeof *rn->tmp_in);
-  rn->tmp_out = ox_arena_calloc(a, n->n_output + 1, sizeof *rn->tmp_out);
+  if (n->n_input > g->max_in) g->max_in = n->n_input;
+  if (n->n_output > g->max_out) g->max_out = n->n_output;
   int32_t *in_dt = ox_arena_calloc(a, n->n_input + 1, sizeof *in_dt);
   int32_t *out_dt = ox_arena_calloc(a, n->n_output + 1, sizeof *out_dt);
   ox_value **csts = ox_arena_calloc(a, n->n_input + 1, sizeof *csts);
-  if (!rn->in || !rn->out || !rn->wanted || !rn->tmp_in || !rn->tmp_out || !in_dt || !out_dt ||
-      !csts)
+  if (!rn->in || !rn->out || !rn->wanted || !in_dt || !out_dt || !csts)
     return ox_err_set(e, OX_ENOMEM, "out of memory preparing %s", rn->path);
   for (size_t i = 0; i < n->n_input; i++) {
     const char *nm = n->input[i];
@@ -555,8 +555,6 @@ static int prepare_graph(ox_session *s, rt_graph *g, ox_err *e) {
     for (size_t j = 0; j < rn->node->n_output; j++)
       rn->wanted[j] = rn->out[j] >= 0 && g->slots[rn->out[j]].last_use >= 0;
   }
-  g->frame = calloc(g->n_slots + 1, sizeof *g->frame);
-  if (!g->frame) return ox_err_set(e, OX_ENOMEM, "out of memory");
   return OX_OK;
 }
 
@@ -581,7 +579,15 @@ int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
     threads = nc > 0 ? (int)(nc > 256 ? 256 : nc) : 1;
   }
-  if (threads > 1) {
+  if (pthread_mutex_init(&s->mu, NULL)) {
+    ox_arena_free(s->arena);
+    free(s);
+    return ox_err_set(e, OX_ENOMEM, "cannot create the session's lock");
+  }
+  if (s->opts.env) {
+    s->env = s->opts.env;
+    s->pool = ox_env_pool(s->env);
+  } else if (threads > 1) {
     s->pool = ox_thread_pool_new(threads, e);
     if (!s->pool) goto fail;
   }
@@ -607,20 +613,85 @@ void ox_session_free(ox_session *s) {
       if (rn->prepared && rn->k && rn->k->release) rn->k->release(rn->state);
     }
     free(g->nodes);
-    free(g->frame);
     ox_map_free(&g->names);
     free(g);
   }
   free(s->graphs);
   ox_session_free(s->plain);
-  ox_rt_pool_clear(s);
-  free(s->vpool);
-  ox_thread_pool_free(s->pool);
+  while (s->free_runs) {
+    rt_run *r = s->free_runs;
+    s->free_runs = r->next;
+    ox_rt_run_free(r);
+  }
+  for (size_t i = 0; i < s->n_run_pools; i++) ox_thread_pool_free(s->run_pools[i]);
+  free(s->run_pools);
+  if (!s->env) ox_thread_pool_free(s->pool);
+  pthread_mutex_destroy(&s->mu);
   ox_arena_free(s->arena);
   free(s);
 }
 
 int ox_session_threads(const ox_session *s) { return ox_thread_pool_size(s->pool); }
+
+/* The pool for a run asking for `threads` (see ox_run_opts). */
+static int run_pool(ox_session *s, int threads, ox_thread_pool **out, ox_err *e) {
+  *out = s->pool;
+  if (threads <= 0 || threads == ox_thread_pool_size(s->pool)) return OX_OK;
+  *out = NULL;
+  if (threads == 1) return OX_OK;
+  int rc = OX_OK;
+  pthread_mutex_lock(&s->mu);
+  for (size_t i = 0; i < s->n_run_pools && !*out; i++)
+    if (ox_thread_pool_size(s->run_pools[i]) == threads) *out = s->run_pools[i];
+  if (!*out) {
+    ox_thread_pool **np = realloc(s->run_pools, (s->n_run_pools + 1) * sizeof *np);
+    ox_thread_pool *p = np ? ox_thread_pool_new(threads, e) : NULL;
+    if (np) s->run_pools = np;
+    if (p)
+      *out = s->run_pools[s->n_run_pools++] = p;
+    else
+      rc = np ? (e ? e->code : OX_ENOMEM) : ox_err_set(e, OX_ENOMEM, "out of memory");
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+/* A run from the free list, or a new one. */
+static rt_run *run_take(ox_session *s) {
+  pthread_mutex_lock(&s->mu);
+  rt_run *r = s->free_runs;
+  if (r) s->free_runs = r->next;
+  pthread_mutex_unlock(&s->mu);
+  if (!r) r = calloc(1, sizeof *r);
+  if (r) r->s = s;
+  return r;
+}
+
+static void run_give(ox_session *s, rt_run *r) {
+  r->ro = NULL;
+  r->pool = NULL;
+  pthread_mutex_lock(&s->mu);
+  r->next = s->free_runs;
+  s->free_runs = r;
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* The session prepared without taking defaults as constants (made once,
+ * under the lock, by the first run that overrides an initializer). */
+static ox_session *plain_session(ox_session *s, ox_err *e) {
+  pthread_mutex_lock(&s->mu);
+  if (!s->plain) {
+    ox_session_opts o = s->opts;
+    o.inputs_overridable = true;
+    if (ox_session_create(s->model, &o, &s->plain, e)) {
+      ox_err_prefix(e, "preparing the session for overridden initializers");
+      s->plain = NULL;
+    }
+  }
+  ox_session *p = s->plain;
+  pthread_mutex_unlock(&s->mu);
+  return p;
+}
 
 size_t ox_session_n_inputs(const ox_session *s) { return s->graph->n_input; }
 const char *ox_session_input_name(const ox_session *s, size_t i) {
@@ -643,9 +714,18 @@ const ox_type *ox_session_output_type(const ox_session *s, size_t i) {
 
 int ox_session_run(ox_session *s, const char *const *in_names, ox_value *const *inputs, size_t n_in,
                    const char *const *out_names, ox_value **outputs, size_t n_out, ox_err *e) {
+  return ox_session_run_opts(s, NULL, in_names, inputs, n_in, out_names, outputs, n_out, e);
+}
+
+static int run_bound(ox_session *s, const ox_run_opts *ro, ox_value **bound,
+                     const char *const *out_names, ox_value **outputs, size_t n_out, ox_err *e);
+
+int ox_session_run_opts(ox_session *s, const ox_run_opts *ro, const char *const *in_names,
+                        ox_value *const *inputs, size_t n_in, const char *const *out_names,
+                        ox_value **outputs, size_t n_out, ox_err *e) {
   rt_graph *g = s->main;
   for (size_t k = 0; k < n_out; k++) outputs[k] = NULL;
-  if (s->opts.profile) s->prof_runs++;
+  if (s->opts.profile) __atomic_fetch_add(&s->prof_runs, 1, __ATOMIC_RELAXED);
   ox_value *stack_in[16];
   ox_value **bound = g->n_in <= 16 ? stack_in : calloc(g->n_in, sizeof *bound);
   if (!bound) return ox_err_set(e, OX_ENOMEM, "out of memory");
@@ -688,18 +768,29 @@ int ox_session_run(ox_session *s, const char *const *in_names, ox_value *const *
       overrides = bound[i] && g->slots[g->in[i]].cst;
     if (overrides) {
       /* this run replaces a value the plan took as constant */
-      if (!s->plain) {
-        ox_session_opts o = s->opts;
-        o.inputs_overridable = true;
-        if (ox_session_create(s->model, &o, &s->plain, e)) {
-          rc = ox_err_prefix(e, "preparing the session for overridden initializers");
-          goto done;
-        }
-      }
-      rc = ox_session_run(s->plain, in_names, inputs, n_in, out_names, outputs, n_out, e);
+      ox_session *p = plain_session(s, e);
+      rc = p ? ox_session_run_opts(p, ro, in_names, inputs, n_in, out_names, outputs, n_out, e)
+             : (e ? e->code : OX_ERUNTIME);
       goto done;
     }
   }
+  rc = run_bound(s, ro, bound, out_names, outputs, n_out, e);
+done:
+  if (bound != stack_in) free(bound);
+  if (rc && ro && ro->tag && e) ox_err_prefix(e, "run '%s'", ro->tag);
+  return rc;
+}
+
+/* Runs the main graph on inputs bound in graph order. */
+static int run_bound(ox_session *s, const ox_run_opts *ro, ox_value **bound,
+                     const char *const *out_names, ox_value **outputs, size_t n_out, ox_err *e) {
+  rt_graph *g = s->main;
+  int rc = OX_OK;
+  rt_run *r = run_take(s);
+  if (!r) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  r->ro = ro;
+  rc = run_pool(s, ro ? ro->threads : 0, &r->pool, e);
+  if (rc) goto done;
   if (out_names) {
     /* run everything, then pick the requested outputs */
     ox_value *stack_out[16];
@@ -716,7 +807,7 @@ int ox_session_run(ox_session *s, const char *const *in_names, ox_value *const *
         break;
       }
     }
-    if (!rc) rc = ox_rt_run_graph(s, g, NULL, bound, g->n_in, all, g->n_out, e);
+    if (!rc) rc = ox_rt_run_graph(r, g, NULL, bound, g->n_in, all, g->n_out, e);
     if (!rc)
       for (size_t k = 0; k < n_out; k++) {
         size_t i = 0;
@@ -724,16 +815,16 @@ int ox_session_run(ox_session *s, const char *const *in_names, ox_value *const *
         outputs[k] = ox_value_ref(all[i]);
       }
     if (!rc)
-      for (size_t i = 0; i < g->n_out; i++) ox_rt_release(s, all[i]);
+      for (size_t i = 0; i < g->n_out; i++) ox_rt_release(r, all[i]);
     if (all != stack_out) free(all);
   } else {
     if (n_out != g->n_out) {
       rc = ox_err_set(e, OX_EINVAL, "%zu outputs requested, the model has %zu", n_out, g->n_out);
       goto done;
     }
-    rc = ox_rt_run_graph(s, g, NULL, bound, g->n_in, outputs, n_out, e);
+    rc = ox_rt_run_graph(r, g, NULL, bound, g->n_in, outputs, n_out, e);
   }
 done:
-  if (bound != stack_in) free(bound);
+  run_give(s, r);
   return rc;
 }

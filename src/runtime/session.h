@@ -7,13 +7,23 @@
  * pool and are reused by size, so a steady-state run with static shapes
  * allocates no tensor storage.
  *
- * A session runs one call at a time (it owns the run-time buffers). */
+ * Runs may be concurrent: everything a run writes (value frames, buffer
+ * pool, node scratch) belongs to that run (rt_run in rt.h); the prepared
+ * session is read-only while runs are in flight. */
 #ifndef OX_SESSION_H
 #define OX_SESSION_H
 
 #include "kernel.h"
 
 typedef struct ox_session ox_session;
+
+/* An environment: a thread pool shared by the sessions created with it (as
+ * onnxruntime's global pool). It must outlive them. */
+typedef struct ox_env ox_env;
+int ox_env_create(int threads, ox_env **out, ox_err *e);
+void ox_env_free(ox_env *env);
+int ox_env_threads(const ox_env *env);
+ox_thread_pool *ox_env_pool(const ox_env *env); /* NULL: one thread */
 
 typedef struct ox_session_opts {
   int threads;            /* 0: number of cores; 1: no worker threads */
@@ -25,6 +35,7 @@ typedef struct ox_session_opts {
    * treated as constants until a run overrides one (that run then uses a
    * second plan, prepared on first need). Set to never assume it. */
   bool inputs_overridable;
+  ox_env *env; /* non-NULL: use its pool (threads is then ignored) */
 } ox_session_opts;
 
 int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session **out, ox_err *e);
@@ -52,6 +63,21 @@ int ox_session_threads(const ox_session *s);
  * in graph order. */
 int ox_session_run(ox_session *s, const char *const *in_names, ox_value *const *inputs, size_t n_in,
                    const char *const *out_names, ox_value **outputs, size_t n_out, ox_err *e);
+
+/* Options of one run. */
+typedef struct ox_run_opts {
+  int threads; /* 0: the session's pool; 1: this run on the caller's thread only; n > 1: a pool
+                  of n threads kept by the session for such runs */
+  int (*cancel)(void *user); /* polled between nodes and iterations, with the session's */
+  void *cancel_user;
+  const volatile int *terminate; /* another thread sets *terminate != 0 to stop the run */
+  const char *tag;               /* prefixed to the run's error messages */
+} ox_run_opts;
+
+/* ox_session_run with options (ro may be NULL). */
+int ox_session_run_opts(ox_session *s, const ox_run_opts *ro, const char *const *in_names,
+                        ox_value *const *inputs, size_t n_in, const char *const *out_names,
+                        ox_value **outputs, size_t n_out, ox_err *e);
 
 /* Thread pool (threadpool.c). n_threads counts the caller. */
 ox_thread_pool *ox_thread_pool_new(int n_threads, ox_err *e);

@@ -211,8 +211,10 @@ ox_value *ox_map_new(ox_value *keys, ox_value *vals, ox_err *e) {
   return v;
 }
 
+/* Counts are atomic: constants of a session (and views of them) are
+ * referenced by every run, and runs may be concurrent. */
 ox_value *ox_value_ref(ox_value *v) {
-  if (v) v->refcount++;
+  if (v) __atomic_fetch_add(&v->refcount, 1, __ATOMIC_RELAXED);
   return v;
 }
 
@@ -229,7 +231,7 @@ void ox_tensor_free_data(ox_value *v) {
 }
 
 void ox_value_unref(ox_value *v) {
-  if (!v || --v->refcount > 0) return;
+  if (!v || __atomic_sub_fetch(&v->refcount, 1, __ATOMIC_ACQ_REL) > 0) return;
   ox_tensor_free_data(v);
   if (v->dims != v->small_dims) free(v->dims);
   for (size_t i = 0; i < v->n_items; i++) ox_value_unref(v->items[i]);
