@@ -14,6 +14,15 @@
 extern "C" {
 #endif
 
+/* ONNXC_API marks the exported functions: the library is built with
+ * -fvisibility=hidden and ONNXC_BUILDING, so only these are visible in
+ * libonnxc.so; for callers it expands to nothing. */
+#if defined(ONNXC_BUILDING) && (defined(__GNUC__) || defined(__clang__))
+#define ONNXC_API __attribute__((visibility("default")))
+#else
+#define ONNXC_API
+#endif
+
 typedef enum onnxc_status {
   ONNXC_OK = 0,
   ONNXC_ERR_INVALID_ARG = 1,
@@ -44,17 +53,17 @@ typedef struct onnxc_load_options {
 /* Loads a model from a file: binary protobuf, or ONNX text (by extension
  * .onnxtxt/.onnxtext/.txt or by content). The file is mapped, not read;
  * external data are mapped too. opts may be NULL. */
-onnxc_status onnxc_model_load(const char *path, const onnxc_load_options *opts,
-                              onnxc_model **out, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_model_load(const char *path, const onnxc_load_options *opts,
+                                        onnxc_model **out, onnxc_error *err);
 /* Decodes a binary model from a caller buffer that must outlive the model
  * (raw data point into it). base_dir resolves external data (may be NULL). */
-onnxc_status onnxc_model_load_buffer(const void *data, size_t size, const char *base_dir,
-                                     const onnxc_load_options *opts, onnxc_model **out,
-                                     onnxc_error *err);
+ONNXC_API onnxc_status onnxc_model_load_buffer(const void *data, size_t size, const char *base_dir,
+                                               const onnxc_load_options *opts, onnxc_model **out,
+                                               onnxc_error *err);
 /* Parses a model from ONNX text. name is used in error messages. */
-onnxc_status onnxc_model_parse_text(const char *text, size_t size, const char *name,
-                                    onnxc_model **out, onnxc_error *err);
-void onnxc_model_free(onnxc_model *m);
+ONNXC_API onnxc_status onnxc_model_parse_text(const char *text, size_t size, const char *name,
+                                              onnxc_model **out, onnxc_error *err);
+ONNXC_API void onnxc_model_free(onnxc_model *m);
 
 typedef struct onnxc_save_options {
   const char *external_data;  /* file name (relative to the model's folder) or NULL */
@@ -64,12 +73,13 @@ typedef struct onnxc_save_options {
 } onnxc_save_options;
 
 /* Writes binary (or text, by extension) to path. opts may be NULL. */
-onnxc_status onnxc_model_save(const onnxc_model *m, const char *path,
-                              const onnxc_save_options *opts, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_model_save(const onnxc_model *m, const char *path,
+                                        const onnxc_save_options *opts, onnxc_error *err);
 /* Encodes to a malloc'd buffer (free with free()). */
-onnxc_status onnxc_model_encode(const onnxc_model *m, void **data, size_t *size, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_model_encode(const onnxc_model *m, void **data, size_t *size,
+                                          onnxc_error *err);
 /* Prints as ONNX text into a malloc'd NUL-terminated string. */
-onnxc_status onnxc_model_print(const onnxc_model *m, char **text, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_model_print(const onnxc_model *m, char **text, onnxc_error *err);
 
 /* ---------------------------------------------------------------- check */
 
@@ -81,8 +91,8 @@ typedef struct onnxc_check_options {
 /* Checks a model. Returns ONNXC_OK if valid, ONNXC_ERR_INVALID_MODEL if not;
  * *report (if non-NULL) receives a malloc'd text listing every error, one
  * per line. */
-onnxc_status onnxc_check(const onnxc_model *m, const onnxc_check_options *opts, char **report,
-                         onnxc_error *err);
+ONNXC_API onnxc_status onnxc_check(const onnxc_model *m, const onnxc_check_options *opts,
+                                   char **report, onnxc_error *err);
 
 /* ---------------------------------------------------------------- infer */
 
@@ -96,8 +106,8 @@ typedef struct onnxc_infer_options {
 } onnxc_infer_options;
 
 /* Fills value_info of every value in place. */
-onnxc_status onnxc_infer_shapes(onnxc_model *m, const onnxc_infer_options *opts, char **warnings,
-                                onnxc_error *err);
+ONNXC_API onnxc_status onnxc_infer_shapes(onnxc_model *m, const onnxc_infer_options *opts,
+                                          char **warnings, onnxc_error *err);
 
 /* ---------------------------------------------------------------- opset conversion */
 
@@ -110,7 +120,7 @@ onnxc_status onnxc_infer_shapes(onnxc_model *m, const onnxc_infer_options *opts,
  * opset, a type the older version lacks, a non-constant input that must
  * become an attribute) fails with ONNXC_ERR_UNSUPPORTED and a message naming
  * the node; the model should then be discarded. */
-onnxc_status onnxc_convert_opset(onnxc_model *m, int64_t target_opset, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_convert_opset(onnxc_model *m, int64_t target_opset, onnxc_error *err);
 
 /* ---------------------------------------------------------------- run */
 
@@ -132,38 +142,38 @@ typedef struct onnxc_session_options {
 
 /* Prepares a model for running. The model must outlive the session: its
  * weights and graph are used in place, not copied. opts may be NULL. */
-onnxc_status onnxc_session_create(const onnxc_model *m, const onnxc_session_options *opts,
-                                  onnxc_session **out, onnxc_error *err);
-void onnxc_session_free(onnxc_session *s);
+ONNXC_API onnxc_status onnxc_session_create(const onnxc_model *m, const onnxc_session_options *opts,
+                                            onnxc_session **out, onnxc_error *err);
+ONNXC_API void onnxc_session_free(onnxc_session *s);
 
 /* For a session created with `profile`: the time per operator type and of
  * the slowest nodes, per run, as text (free with free()); NULL on OOM. */
-char *onnxc_session_profile(const onnxc_session *s);
+ONNXC_API char *onnxc_session_profile(const onnxc_session *s);
 
-size_t onnxc_session_input_count(const onnxc_session *s);
-size_t onnxc_session_output_count(const onnxc_session *s);
-const char *onnxc_session_input_name(const onnxc_session *s, size_t i);
-const char *onnxc_session_output_name(const onnxc_session *s, size_t i);
+ONNXC_API size_t onnxc_session_input_count(const onnxc_session *s);
+ONNXC_API size_t onnxc_session_output_count(const onnxc_session *s);
+ONNXC_API const char *onnxc_session_input_name(const onnxc_session *s, size_t i);
+ONNXC_API const char *onnxc_session_output_name(const onnxc_session *s, size_t i);
 
 /* Tensors. dtype uses TensorProto.DataType numbers. */
-onnxc_value *onnxc_tensor_create(int32_t dtype, const int64_t *dims, size_t rank,
-                                 onnxc_error *err);
+ONNXC_API onnxc_value *onnxc_tensor_create(int32_t dtype, const int64_t *dims, size_t rank,
+                                           onnxc_error *err);
 /* Wraps caller memory (not copied, not freed). */
-onnxc_value *onnxc_tensor_wrap(int32_t dtype, const int64_t *dims, size_t rank, void *data,
-                               onnxc_error *err);
-void *onnxc_tensor_data(onnxc_value *v);
-int32_t onnxc_tensor_dtype(const onnxc_value *v);
-size_t onnxc_tensor_rank(const onnxc_value *v);
-const int64_t *onnxc_tensor_dims(const onnxc_value *v);
-void onnxc_value_free(onnxc_value *v);
+ONNXC_API onnxc_value *onnxc_tensor_wrap(int32_t dtype, const int64_t *dims, size_t rank,
+                                         void *data, onnxc_error *err);
+ONNXC_API void *onnxc_tensor_data(onnxc_value *v);
+ONNXC_API int32_t onnxc_tensor_dtype(const onnxc_value *v);
+ONNXC_API size_t onnxc_tensor_rank(const onnxc_value *v);
+ONNXC_API const int64_t *onnxc_tensor_dims(const onnxc_value *v);
+ONNXC_API void onnxc_value_free(onnxc_value *v);
 
 /* Runs the model. inputs are bound by name; outputs[k] receives a new value
  * for output_names[k] (all graph outputs, in order, when output_names is
  * NULL and n_outputs equals the output count). */
-onnxc_status onnxc_session_run(onnxc_session *s, const char *const *input_names,
-                               onnxc_value *const *inputs, size_t n_inputs,
-                               const char *const *output_names, onnxc_value **outputs,
-                               size_t n_outputs, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_session_run(onnxc_session *s, const char *const *input_names,
+                                         onnxc_value *const *inputs, size_t n_inputs,
+                                         const char *const *output_names, onnxc_value **outputs,
+                                         size_t n_outputs, onnxc_error *err);
 
 /* ---------------------------------------------------------------- train */
 
@@ -174,25 +184,27 @@ onnxc_status onnxc_session_run(onnxc_session *s, const char *const *input_names,
 typedef struct onnxc_training onnxc_training;
 
 /* Checks the binding rules and creates a context. opts may be NULL. */
-onnxc_status onnxc_training_create(const onnxc_model *m, const onnxc_session_options *opts,
-                                   onnxc_training **out, onnxc_error *err);
-void onnxc_training_free(onnxc_training *t);
+ONNXC_API onnxc_status onnxc_training_create(const onnxc_model *m,
+                                             const onnxc_session_options *opts,
+                                             onnxc_training **out, onnxc_error *err);
+ONNXC_API void onnxc_training_free(onnxc_training *t);
 /* Initialization step: runs every `initialization` graph, in order, and
  * assigns its outputs by `initialization_binding`. */
-onnxc_status onnxc_training_init(onnxc_training *t, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_training_init(onnxc_training *t, onnxc_error *err);
 /* One training step with training_info[algorithm]: runs the inference graph
  * combined with the algorithm graph on the inputs (bound by name), assigns the
  * state by `update_binding`, and returns outputs[k] for output_names[k] (an
  * output of either graph; may be none). */
-onnxc_status onnxc_training_step(onnxc_training *t, size_t algorithm,
-                                 const char *const *input_names, onnxc_value *const *inputs,
-                                 size_t n_inputs, const char *const *output_names,
-                                 onnxc_value **outputs, size_t n_outputs, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_training_step(onnxc_training *t, size_t algorithm,
+                                           const char *const *input_names,
+                                           onnxc_value *const *inputs, size_t n_inputs,
+                                           const char *const *output_names, onnxc_value **outputs,
+                                           size_t n_outputs, onnxc_error *err);
 /* Writes the current state into the initializers of m (a model with the
  * training model's structure, typically the same one), e.g. before
  * onnxc_model_save. */
-onnxc_status onnxc_model_update_initializers(onnxc_model *m, const onnxc_training *t,
-                                             onnxc_error *err);
+ONNXC_API onnxc_status onnxc_model_update_initializers(onnxc_model *m, const onnxc_training *t,
+                                                       onnxc_error *err);
 
 #ifdef __cplusplus
 }
