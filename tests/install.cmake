@@ -3,3 +3,16 @@ add_test(NAME shared_exports
          COMMAND sh ${PROJECT_SOURCE_DIR}/tests/install/exports.sh ${CMAKE_NM}
                  $<TARGET_FILE:onnxc_shared> ${PROJECT_SOURCE_DIR}/include/onnxc.h
                  ${PROJECT_VERSION_MAJOR})
+
+# Install into a temporary prefix and build outside programs against it with
+# pkg-config and with find_package (tests/install/install_tree.sh). Release
+# only: a sanitized library cannot be linked by a plain outside program.
+find_program(PKG_CONFIG_EXECUTABLE NAMES pkg-config pkgconf)
+if(PKG_CONFIG_EXECUTABLE)
+  add_test(NAME install_tree
+           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/install/install_tree.sh ${CMAKE_COMMAND}
+                   ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${CMAKE_C_COMPILER})
+else()
+  add_test(NAME install_tree COMMAND sh -c "echo 'pkg-config not found'; exit 77")
+endif()
+set_tests_properties(install_tree PROPERTIES LABELS release-only SKIP_RETURN_CODE 77)
