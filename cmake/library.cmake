@@ -25,6 +25,9 @@ set_target_properties(onnxc_shared PROPERTIES
   VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
 target_include_directories(onnxc_shared PUBLIC ${ONNXC_INCLUDE_INTERFACE})
 target_link_libraries(onnxc_shared PRIVATE Threads::Threads m ${ONNXC_DEP_TARGETS})
+target_link_options(onnxc_shared PRIVATE
+                    -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/onnxc.map)
+set_property(TARGET onnxc_shared APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/onnxc.map)
 if(NOT ONNXC_SANITIZE AND NOT ONNXC_FUZZ AND NOT ONNXC_TSAN)
   # every symbol resolved at link time (the sanitizer runtimes are not linked
   # into shared libraries, so not in those builds)
