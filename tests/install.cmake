@@ -16,3 +16,11 @@ else()
   add_test(NAME install_tree COMMAND sh -c "echo 'pkg-config not found'; exit 77")
 endif()
 set_tests_properties(install_tree PROPERTIES LABELS release-only SKIP_RETURN_CODE 77)
+
+# examples/c/run_model in the build tree (release and ASan+UBSan): text and
+# binary models, .npy and TensorProto inputs, bad input (tests/install/run_model.sh).
+add_executable(example_run_model ${PROJECT_SOURCE_DIR}/examples/c/run_model.c)
+target_link_libraries(example_run_model PRIVATE onnxc)
+add_test(NAME example_run_model
+         COMMAND sh ${PROJECT_SOURCE_DIR}/tests/install/run_model.sh
+                 $<TARGET_FILE:example_run_model> $<TARGET_FILE:onnxc_cli> ${PROJECT_SOURCE_DIR})

@@ -33,13 +33,11 @@ int main(int argc, char **argv) {
   const float *y = onnxc_tensor_data(output);
   printf("%s [%lld,%lld]", onnxc_session_output_name(session, 0), (long long)odims[0],
          (long long)odims[1]);
-  for (int64_t i = 0; i < odims[0] * odims[1]; i++)
-    printf(" %.6f", (double)y[i]);
+  for (int64_t i = 0; i < odims[0] * odims[1]; i++) printf(" %.6f", (double)y[i]);
   printf("\n");
   rc = 0;
 done:
-  if (rc)
-    fprintf(stderr, "error: %s\n", err.msg);
+  if (rc) fprintf(stderr, "error: %s\n", err.msg);
   onnxc_value_free(output);
   onnxc_value_free(input);
   onnxc_session_free(session);
