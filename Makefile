@@ -2,10 +2,14 @@
 #   make run   - set up, build (release), then describe, check and run the bundled perceptron
 #                (examples/perceptron.onnxtxt, the ONNX introduction's example) on a 2x3 input
 #   make test  - set up, build, and run every test (release, then ASan+UBSan with fuzzers)
+# and to use onnxc as a library:
+#   make install PREFIX=/opt/onnxc - build, then install libonnxc.so/.a, onnxc.h, the onnxc
+#                tool, onnxc.pc and the CMake package under PREFIX (default /usr/local)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+PREFIX ?= /usr/local
 
-.PHONY: run test setup build build-asan build-tsan clean
+.PHONY: run test setup build build-asan build-tsan install clean
 
 run: build
 	./build/onnxc info examples/perceptron.onnxtxt
@@ -36,6 +40,9 @@ test: build build-asan build-tsan
 	  ctest --output-on-failure -j $(JOBS) --timeout 2400 -LE release-only
 	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	  ctest --output-on-failure -j $(JOBS) --timeout 2400 -L concurrency
+
+install: build
+	cmake --install build --prefix "$(PREFIX)"
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -1,8 +1,9 @@
 # deps.cmake - optional libraries of the specialised operators, found with
 # pkg-config (Debian -dev packages installed by scripts/setup.sh). Each one
-# found is linked to the onnxc target and announced by a macro
-# ONNXC_HAVE_<NAME>; without it the library still builds and the operator
-# (or image format) reports a clear "not available in this build" error.
+# found is compiled into the library objects with a macro ONNXC_HAVE_<NAME>
+# and linked to libonnxc.so / libonnxc.a (cmake/library.cmake); without it the
+# library still builds and the operator (or image format) reports a clear
+# "not available in this build" error.
 #
 #   PCRE2    libpcre2-8   RegexFullMatch
 #   UTF8PROC libutf8proc  StringNormalizer case mapping (else ASCII only)
@@ -11,6 +12,10 @@
 #   TIFF     libtiff-4    ImageDecoder TIFF
 #   WEBP     libwebp      ImageDecoder WebP
 #   OPENJP2  libopenjp2   ImageDecoder JPEG 2000
+#
+# Results: ONNXC_OPTIONAL_FOUND (names), ONNXC_DEP_TARGETS (imported targets
+# for the build tree), ONNXC_DEP_DEFINES (the ONNXC_HAVE_ macros),
+# ONNXC_DEP_LIBS (plain library names, for the installed package and onnxc.pc).
 option(ONNXC_OPTIONAL_DEPS "link the optional libraries of the specialised operators" ON)
 
 if(ONNXC_OPTIONAL_DEPS)
@@ -18,6 +23,9 @@ if(ONNXC_OPTIONAL_DEPS)
 endif()
 
 set(ONNXC_OPTIONAL_FOUND "")
+set(ONNXC_DEP_TARGETS "")
+set(ONNXC_DEP_DEFINES "")
+set(ONNXC_DEP_LIBS "")
 if(PKG_CONFIG_FOUND)
   foreach(dep PCRE2:libpcre2-8 UTF8PROC:libutf8proc JPEG:libjpeg PNG:libpng TIFF:libtiff-4
               WEBP:libwebp OPENJP2:libopenjp2)
@@ -26,9 +34,10 @@ if(PKG_CONFIG_FOUND)
     list(GET pair 1 module)
     pkg_check_modules(ONNXC_DEP_${name} QUIET IMPORTED_TARGET ${module})
     if(ONNXC_DEP_${name}_FOUND)
-      target_link_libraries(onnxc PUBLIC PkgConfig::ONNXC_DEP_${name})
-      target_compile_definitions(onnxc PUBLIC ONNXC_HAVE_${name}=1)
       list(APPEND ONNXC_OPTIONAL_FOUND ${name})
+      list(APPEND ONNXC_DEP_TARGETS PkgConfig::ONNXC_DEP_${name})
+      list(APPEND ONNXC_DEP_DEFINES ONNXC_HAVE_${name}=1)
+      list(APPEND ONNXC_DEP_LIBS ${ONNXC_DEP_${name}_LIBRARIES})
     endif()
   endforeach()
 endif()

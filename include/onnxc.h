@@ -14,6 +14,15 @@
 extern "C" {
 #endif
 
+/* ONNXC_API marks the exported functions: the library is built with
+ * -fvisibility=hidden and ONNXC_BUILDING, so only these are visible in
+ * libonnxc.so; for callers it expands to nothing. */
+#if defined(ONNXC_BUILDING) && (defined(__GNUC__) || defined(__clang__))
+#define ONNXC_API __attribute__((visibility("default")))
+#else
+#define ONNXC_API
+#endif
+
 typedef enum onnxc_status {
   ONNXC_OK = 0,
   ONNXC_ERR_INVALID_ARG = 1,
@@ -37,39 +46,40 @@ typedef struct onnxc_error {
 typedef struct onnxc_model onnxc_model;
 
 typedef struct onnxc_load_options {
-  int skip_checksum;         /* 1: do not verify external-data SHA-1 checksums */
-  int no_external_data;      /* 1: leave external data unresolved */
+  int skip_checksum;    /* 1: do not verify external-data SHA-1 checksums */
+  int no_external_data; /* 1: leave external data unresolved */
 } onnxc_load_options;
 
 /* Loads a model from a file: binary protobuf, or ONNX text (by extension
  * .onnxtxt/.onnxtext/.txt or by content). The file is mapped, not read;
  * external data are mapped too. opts may be NULL. */
-onnxc_status onnxc_model_load(const char *path, const onnxc_load_options *opts,
-                              onnxc_model **out, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_model_load(const char *path, const onnxc_load_options *opts,
+                                        onnxc_model **out, onnxc_error *err);
 /* Decodes a binary model from a caller buffer that must outlive the model
  * (raw data point into it). base_dir resolves external data (may be NULL). */
-onnxc_status onnxc_model_load_buffer(const void *data, size_t size, const char *base_dir,
-                                     const onnxc_load_options *opts, onnxc_model **out,
-                                     onnxc_error *err);
+ONNXC_API onnxc_status onnxc_model_load_buffer(const void *data, size_t size, const char *base_dir,
+                                               const onnxc_load_options *opts, onnxc_model **out,
+                                               onnxc_error *err);
 /* Parses a model from ONNX text. name is used in error messages. */
-onnxc_status onnxc_model_parse_text(const char *text, size_t size, const char *name,
-                                    onnxc_model **out, onnxc_error *err);
-void onnxc_model_free(onnxc_model *m);
+ONNXC_API onnxc_status onnxc_model_parse_text(const char *text, size_t size, const char *name,
+                                              onnxc_model **out, onnxc_error *err);
+ONNXC_API void onnxc_model_free(onnxc_model *m);
 
 typedef struct onnxc_save_options {
-  const char *external_data;  /* file name (relative to the model's folder) or NULL */
-  size_t size_threshold;      /* tensors of at least this many bytes go external (default 1024) */
-  size_t align;               /* alignment of each tensor in the external file (default 4096) */
-  int all_inline;             /* 1: bring all external data back inline */
+  const char *external_data; /* file name (relative to the model's folder) or NULL */
+  size_t size_threshold;     /* tensors of at least this many bytes go external (default 1024) */
+  size_t align;              /* alignment of each tensor in the external file (default 4096) */
+  int all_inline;            /* 1: bring all external data back inline */
 } onnxc_save_options;
 
 /* Writes binary (or text, by extension) to path. opts may be NULL. */
-onnxc_status onnxc_model_save(const onnxc_model *m, const char *path,
-                              const onnxc_save_options *opts, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_model_save(const onnxc_model *m, const char *path,
+                                        const onnxc_save_options *opts, onnxc_error *err);
 /* Encodes to a malloc'd buffer (free with free()). */
-onnxc_status onnxc_model_encode(const onnxc_model *m, void **data, size_t *size, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_model_encode(const onnxc_model *m, void **data, size_t *size,
+                                          onnxc_error *err);
 /* Prints as ONNX text into a malloc'd NUL-terminated string. */
-onnxc_status onnxc_model_print(const onnxc_model *m, char **text, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_model_print(const onnxc_model *m, char **text, onnxc_error *err);
 
 /* ---------------------------------------------------------------- check */
 
@@ -84,8 +94,8 @@ typedef struct onnxc_check_options {
 /* Checks a model. Returns ONNXC_OK if valid, ONNXC_ERR_INVALID_MODEL if not;
  * *report (if non-NULL) receives a malloc'd text listing every error, one
  * per line. */
-onnxc_status onnxc_check(const onnxc_model *m, const onnxc_check_options *opts, char **report,
-                         onnxc_error *err);
+ONNXC_API onnxc_status onnxc_check(const onnxc_model *m, const onnxc_check_options *opts,
+                                   char **report, onnxc_error *err);
 
 /* ---------------------------------------------------------------- infer */
 
@@ -100,8 +110,8 @@ typedef struct onnxc_infer_options {
 } onnxc_infer_options;
 
 /* Fills value_info of every value in place. */
-onnxc_status onnxc_infer_shapes(onnxc_model *m, const onnxc_infer_options *opts, char **warnings,
-                                onnxc_error *err);
+ONNXC_API onnxc_status onnxc_infer_shapes(onnxc_model *m, const onnxc_infer_options *opts,
+                                          char **warnings, onnxc_error *err);
 
 /* ---------------------------------------------------------------- opset conversion */
 
@@ -114,7 +124,7 @@ onnxc_status onnxc_infer_shapes(onnxc_model *m, const onnxc_infer_options *opts,
  * opset, a type the older version lacks, a non-constant input that must
  * become an attribute) fails with ONNXC_ERR_UNSUPPORTED and a message naming
  * the node; the model should then be discarded. */
-onnxc_status onnxc_convert_opset(onnxc_model *m, int64_t target_opset, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_convert_opset(onnxc_model *m, int64_t target_opset, onnxc_error *err);
 
 /* ---------------------------------------------------------------- types */
 
@@ -132,55 +142,55 @@ typedef enum onnxc_type_kind {
   ONNXC_TYPE_SPARSE_TENSOR = 5,
 } onnxc_type_kind;
 
-onnxc_type_kind onnxc_type_kind_of(const onnxc_type *t);
+ONNXC_API onnxc_type_kind onnxc_type_kind_of(const onnxc_type *t);
 /* Tensor and sparse tensor: the element type (TensorProto.DataType), 0 if
  * unknown. */
-int32_t onnxc_type_elem_type(const onnxc_type *t);
+ONNXC_API int32_t onnxc_type_elem_type(const onnxc_type *t);
 /* Tensor and sparse tensor: the rank, or -1 when the shape is unknown. */
-int64_t onnxc_type_rank(const onnxc_type *t);
+ONNXC_API int64_t onnxc_type_rank(const onnxc_type *t);
 /* Dim i: its value, or -1 when it is symbolic or unknown. */
-int64_t onnxc_type_dim(const onnxc_type *t, size_t i);
+ONNXC_API int64_t onnxc_type_dim(const onnxc_type *t, size_t i);
 /* Dim i: its symbolic name ("batch"), or NULL. */
-const char *onnxc_type_dim_param(const onnxc_type *t, size_t i);
+ONNXC_API const char *onnxc_type_dim_param(const onnxc_type *t, size_t i);
 /* Sequence and optional: the element type. */
-const onnxc_type *onnxc_type_element(const onnxc_type *t);
+ONNXC_API const onnxc_type *onnxc_type_element(const onnxc_type *t);
 /* Map: the key's element type and the value's type. */
-int32_t onnxc_type_map_key(const onnxc_type *t);
-const onnxc_type *onnxc_type_map_value(const onnxc_type *t);
+ONNXC_API int32_t onnxc_type_map_key(const onnxc_type *t);
+ONNXC_API const onnxc_type *onnxc_type_map_value(const onnxc_type *t);
 /* Writes "tensor(float)", "seq(tensor(int64))", "map(string,tensor(float))",
  * "optional(...)", "sparse_tensor(...)", "unknown" into buf (NUL-terminated,
  * truncated to size); returns the length the full text needs. */
-size_t onnxc_type_describe(const onnxc_type *t, char *buf, size_t size);
+ONNXC_API size_t onnxc_type_describe(const onnxc_type *t, char *buf, size_t size);
 /* The name of an element type: "float", "int64", "bfloat16", ... ("" for an
  * unknown number). */
-const char *onnxc_dtype_name(int32_t dtype);
+ONNXC_API const char *onnxc_dtype_name(int32_t dtype);
 
 /* ---------------------------------------------------------------- model introspection */
 
 /* Inputs are the graph inputs a caller feeds: those without an initializer
  * (an input with an initializer is only a default, see IR.md). Strings are
  * owned by the model; "" where the model leaves a field out. */
-size_t onnxc_model_input_count(const onnxc_model *m);
-const char *onnxc_model_input_name(const onnxc_model *m, size_t i);
-const onnxc_type *onnxc_model_input_type(const onnxc_model *m, size_t i);
-size_t onnxc_model_output_count(const onnxc_model *m);
-const char *onnxc_model_output_name(const onnxc_model *m, size_t i);
-const onnxc_type *onnxc_model_output_type(const onnxc_model *m, size_t i);
-int64_t onnxc_model_ir_version(const onnxc_model *m);
-int64_t onnxc_model_version(const onnxc_model *m);
-const char *onnxc_model_producer_name(const onnxc_model *m);
-const char *onnxc_model_producer_version(const onnxc_model *m);
-const char *onnxc_model_domain(const onnxc_model *m);
-const char *onnxc_model_doc_string(const onnxc_model *m);
-const char *onnxc_model_graph_name(const onnxc_model *m);
+ONNXC_API size_t onnxc_model_input_count(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_input_name(const onnxc_model *m, size_t i);
+ONNXC_API const onnxc_type *onnxc_model_input_type(const onnxc_model *m, size_t i);
+ONNXC_API size_t onnxc_model_output_count(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_output_name(const onnxc_model *m, size_t i);
+ONNXC_API const onnxc_type *onnxc_model_output_type(const onnxc_model *m, size_t i);
+ONNXC_API int64_t onnxc_model_ir_version(const onnxc_model *m);
+ONNXC_API int64_t onnxc_model_version(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_producer_name(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_producer_version(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_domain(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_doc_string(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_graph_name(const onnxc_model *m);
 /* opset_import: domain ("" is ai.onnx) and version. */
-size_t onnxc_model_opset_count(const onnxc_model *m);
-const char *onnxc_model_opset_domain(const onnxc_model *m, size_t i);
-int64_t onnxc_model_opset_version(const onnxc_model *m, size_t i);
+ONNXC_API size_t onnxc_model_opset_count(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_opset_domain(const onnxc_model *m, size_t i);
+ONNXC_API int64_t onnxc_model_opset_version(const onnxc_model *m, size_t i);
 /* metadata_props, in file order. */
-size_t onnxc_model_metadata_count(const onnxc_model *m);
-const char *onnxc_model_metadata_key(const onnxc_model *m, size_t i);
-const char *onnxc_model_metadata_value(const onnxc_model *m, size_t i);
+ONNXC_API size_t onnxc_model_metadata_count(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_metadata_key(const onnxc_model *m, size_t i);
+ONNXC_API const char *onnxc_model_metadata_value(const onnxc_model *m, size_t i);
 
 /* ---------------------------------------------------------------- values */
 
@@ -194,67 +204,68 @@ const char *onnxc_model_metadata_value(const onnxc_model *m, size_t i);
  * sign-extended); strings through onnxc_tensor_string. */
 typedef struct onnxc_value onnxc_value;
 
-onnxc_type_kind onnxc_value_kind(const onnxc_value *v);
+ONNXC_API onnxc_type_kind onnxc_value_kind(const onnxc_value *v);
 
 /* A tensor with zeroed storage it owns. */
-onnxc_value *onnxc_tensor_create(int32_t dtype, const int64_t *dims, size_t rank,
-                                 onnxc_error *err);
+ONNXC_API onnxc_value *onnxc_tensor_create(int32_t dtype, const int64_t *dims, size_t rank,
+                                           onnxc_error *err);
 /* Wraps caller memory (not copied, not freed; it must outlive the value and
  * every run it is given to). Not for strings. */
-onnxc_value *onnxc_tensor_wrap(int32_t dtype, const int64_t *dims, size_t rank, void *data,
-                               onnxc_error *err);
+ONNXC_API onnxc_value *onnxc_tensor_wrap(int32_t dtype, const int64_t *dims, size_t rank,
+                                         void *data, onnxc_error *err);
 /* A string tensor: strs[i] with lens[i] bytes (lens NULL: NUL-terminated),
  * copied. A string may not contain NUL bytes. */
-onnxc_value *onnxc_tensor_create_strings(const int64_t *dims, size_t rank,
-                                         const char *const *strs, const size_t *lens,
-                                         onnxc_error *err);
+ONNXC_API onnxc_value *onnxc_tensor_create_strings(const int64_t *dims, size_t rank,
+                                                   const char *const *strs, const size_t *lens,
+                                                   onnxc_error *err);
 /* Storage of a numeric tensor (NULL for other values and strings). */
-void *onnxc_tensor_data(onnxc_value *v);
-const void *onnxc_tensor_data_const(const onnxc_value *v);
-int32_t onnxc_tensor_dtype(const onnxc_value *v);
-size_t onnxc_tensor_rank(const onnxc_value *v);
-const int64_t *onnxc_tensor_dims(const onnxc_value *v);
-int64_t onnxc_tensor_numel(const onnxc_value *v);
-size_t onnxc_tensor_nbytes(const onnxc_value *v);
+ONNXC_API void *onnxc_tensor_data(onnxc_value *v);
+ONNXC_API const void *onnxc_tensor_data_const(const onnxc_value *v);
+ONNXC_API int32_t onnxc_tensor_dtype(const onnxc_value *v);
+ONNXC_API size_t onnxc_tensor_rank(const onnxc_value *v);
+ONNXC_API const int64_t *onnxc_tensor_dims(const onnxc_value *v);
+ONNXC_API int64_t onnxc_tensor_numel(const onnxc_value *v);
+ONNXC_API size_t onnxc_tensor_nbytes(const onnxc_value *v);
 /* Element i of a string tensor (borrowed; *len its length when len is not
  * NULL); NULL when v is not a string tensor or i is out of range. */
-const char *onnxc_tensor_string(const onnxc_value *v, size_t i, size_t *len);
+ONNXC_API const char *onnxc_tensor_string(const onnxc_value *v, size_t i, size_t *len);
 
 /* A sequence of the given values (each is referenced, not taken: the caller
  * still frees its own). All items must be tensors of one element type, or
  * values of one kind. */
-onnxc_value *onnxc_sequence_create(const onnxc_value *const *items, size_t n, onnxc_error *err);
-size_t onnxc_sequence_length(const onnxc_value *v);
-const onnxc_value *onnxc_sequence_at(const onnxc_value *v, size_t i);
+ONNXC_API onnxc_value *onnxc_sequence_create(const onnxc_value *const *items, size_t n,
+                                             onnxc_error *err);
+ONNXC_API size_t onnxc_sequence_length(const onnxc_value *v);
+ONNXC_API const onnxc_value *onnxc_sequence_at(const onnxc_value *v, size_t i);
 
 /* A map from a 1-D tensor of keys (int64, int32, ..., or string) to a 1-D
  * tensor of values of the same length (referenced, not taken). */
-onnxc_value *onnxc_map_create(const onnxc_value *keys, const onnxc_value *values,
-                              onnxc_error *err);
-const onnxc_value *onnxc_map_keys(const onnxc_value *v);
-const onnxc_value *onnxc_map_values(const onnxc_value *v);
+ONNXC_API onnxc_value *onnxc_map_create(const onnxc_value *keys, const onnxc_value *values,
+                                        onnxc_error *err);
+ONNXC_API const onnxc_value *onnxc_map_keys(const onnxc_value *v);
+ONNXC_API const onnxc_value *onnxc_map_values(const onnxc_value *v);
 
 /* An optional holding `contained` (referenced, not taken), or an empty
  * optional when contained is NULL. */
-onnxc_value *onnxc_optional_create(const onnxc_value *contained, onnxc_error *err);
-int onnxc_optional_has_value(const onnxc_value *v);
-const onnxc_value *onnxc_optional_value(const onnxc_value *v);
+ONNXC_API onnxc_value *onnxc_optional_create(const onnxc_value *contained, onnxc_error *err);
+ONNXC_API int onnxc_optional_has_value(const onnxc_value *v);
+ONNXC_API const onnxc_value *onnxc_optional_value(const onnxc_value *v);
 
 /* Frees a value (NULL is fine). Values are reference counted inside the
  * library: freeing a value that a sequence still holds is safe. */
-void onnxc_value_free(onnxc_value *v);
+ONNXC_API void onnxc_value_free(onnxc_value *v);
 
 /* ---------------------------------------------------------------- environment, logging */
 
 /* The library's version, "MAJOR.MINOR.PATCH". */
-const char *onnxc_version(void);
+ONNXC_API const char *onnxc_version(void);
 
 /* An environment holds a thread pool that the sessions created with it
  * share (as onnxruntime's global pool); it must outlive them. threads 0:
  * the number of cores. */
 typedef struct onnxc_env onnxc_env;
-onnxc_status onnxc_env_create(int threads, onnxc_env **out, onnxc_error *err);
-void onnxc_env_free(onnxc_env *env);
+ONNXC_API onnxc_status onnxc_env_create(int threads, onnxc_env **out, onnxc_error *err);
+ONNXC_API void onnxc_env_free(onnxc_env *env);
 
 typedef enum onnxc_log_level {
   ONNXC_LOG_VERBOSE = 0, /* every run: its tag and time */
@@ -286,7 +297,7 @@ typedef struct onnxc_custom_op {
   const char *domain;  /* e.g. "com.example" (not "" or "ai.onnx": those are the standard's) */
   const char *op_type; /* e.g. "Scale" */
   int64_t since_version_min, since_version_max; /* opsets of `domain` it serves (max 0: no limit) */
-  int min_inputs, max_inputs;   /* arity checked at session creation (max -1: any) */
+  int min_inputs, max_inputs; /* arity checked at session creation (max -1: any) */
   int min_outputs, max_outputs;
   /* Optional. Once per node at session creation: read attributes, check
    * them, make a state (released by `release`). A state must be read-only
@@ -305,45 +316,49 @@ typedef struct onnxc_custom_op {
   void *user; /* passed to every callback */
 } onnxc_custom_op;
 
-onnxc_status onnxc_op_registry_create(onnxc_op_registry **out, onnxc_error *err);
-void onnxc_op_registry_free(onnxc_op_registry *r);
+ONNXC_API onnxc_status onnxc_op_registry_create(onnxc_op_registry **out, onnxc_error *err);
+ONNXC_API void onnxc_op_registry_free(onnxc_op_registry *r);
 /* Copies *op (the strings too). Fails on a missing run, a standard domain,
  * or an overlap with an op already added. */
-onnxc_status onnxc_op_registry_add(onnxc_op_registry *r, const onnxc_custom_op *op,
-                                   onnxc_error *err);
+ONNXC_API onnxc_status onnxc_op_registry_add(onnxc_op_registry *r, const onnxc_custom_op *op,
+                                             onnxc_error *err);
 
 /* At preparation: the node's attributes (default when absent or of another
  * type), its name, its input/output counts, and a constant input (an
  * initializer) or NULL. */
-int64_t onnxc_kernel_attr_int(const onnxc_kernel_info *info, const char *name, int64_t dflt);
-float onnxc_kernel_attr_float(const onnxc_kernel_info *info, const char *name, float dflt);
-const char *onnxc_kernel_attr_string(const onnxc_kernel_info *info, const char *name,
-                                     const char *dflt);
-const char *onnxc_kernel_node_name(const onnxc_kernel_info *info);
-size_t onnxc_kernel_info_input_count(const onnxc_kernel_info *info);
-size_t onnxc_kernel_info_output_count(const onnxc_kernel_info *info);
-const onnxc_value *onnxc_kernel_info_constant_input(const onnxc_kernel_info *info, size_t i);
+ONNXC_API int64_t onnxc_kernel_attr_int(const onnxc_kernel_info *info, const char *name,
+                                        int64_t dflt);
+ONNXC_API float onnxc_kernel_attr_float(const onnxc_kernel_info *info, const char *name,
+                                        float dflt);
+ONNXC_API const char *onnxc_kernel_attr_string(const onnxc_kernel_info *info, const char *name,
+                                               const char *dflt);
+ONNXC_API const char *onnxc_kernel_node_name(const onnxc_kernel_info *info);
+ONNXC_API size_t onnxc_kernel_info_input_count(const onnxc_kernel_info *info);
+ONNXC_API size_t onnxc_kernel_info_output_count(const onnxc_kernel_info *info);
+ONNXC_API const onnxc_value *onnxc_kernel_info_constant_input(const onnxc_kernel_info *info,
+                                                              size_t i);
 
 /* In run: inputs (NULL for a missing optional one), outputs made by the
  * runtime (NULL with the run's error set on a bad shape or OOM), and
  * failure with a message (prefixed with the node's name). */
-size_t onnxc_kernel_input_count(const onnxc_kernel_context *ctx);
-const onnxc_value *onnxc_kernel_input(const onnxc_kernel_context *ctx, size_t i);
-size_t onnxc_kernel_output_count(const onnxc_kernel_context *ctx);
-onnxc_value *onnxc_kernel_output(onnxc_kernel_context *ctx, size_t i, int32_t dtype,
-                                 const int64_t *dims, size_t rank);
-onnxc_status onnxc_kernel_fail(onnxc_kernel_context *ctx, const char *message);
+ONNXC_API size_t onnxc_kernel_input_count(const onnxc_kernel_context *ctx);
+ONNXC_API const onnxc_value *onnxc_kernel_input(const onnxc_kernel_context *ctx, size_t i);
+ONNXC_API size_t onnxc_kernel_output_count(const onnxc_kernel_context *ctx);
+ONNXC_API onnxc_value *onnxc_kernel_output(onnxc_kernel_context *ctx, size_t i, int32_t dtype,
+                                           const int64_t *dims, size_t rank);
+ONNXC_API onnxc_status onnxc_kernel_fail(onnxc_kernel_context *ctx, const char *message);
 
 /* In infer: the node, its inputs' types (NULL when unknown), and the
  * outputs' types to set: a tensor of elem_type with the given dims (dims
  * -1: unknown; rank -1: unknown shape). */
-const char *onnxc_infer_node_name(const onnxc_infer_context *ctx);
-int64_t onnxc_infer_attr_int(const onnxc_infer_context *ctx, const char *name, int64_t dflt);
-size_t onnxc_infer_input_count(const onnxc_infer_context *ctx);
-const onnxc_type *onnxc_infer_input_type(const onnxc_infer_context *ctx, size_t i);
-onnxc_status onnxc_infer_set_output(onnxc_infer_context *ctx, size_t i, int32_t elem_type,
-                                    const int64_t *dims, int64_t rank);
-onnxc_status onnxc_infer_fail(onnxc_infer_context *ctx, const char *message);
+ONNXC_API const char *onnxc_infer_node_name(const onnxc_infer_context *ctx);
+ONNXC_API int64_t onnxc_infer_attr_int(const onnxc_infer_context *ctx, const char *name,
+                                       int64_t dflt);
+ONNXC_API size_t onnxc_infer_input_count(const onnxc_infer_context *ctx);
+ONNXC_API const onnxc_type *onnxc_infer_input_type(const onnxc_infer_context *ctx, size_t i);
+ONNXC_API onnxc_status onnxc_infer_set_output(onnxc_infer_context *ctx, size_t i, int32_t elem_type,
+                                              const int64_t *dims, int64_t rank);
+ONNXC_API onnxc_status onnxc_infer_fail(onnxc_infer_context *ctx, const char *message);
 
 /* ---------------------------------------------------------------- sessions */
 
@@ -360,10 +375,10 @@ typedef struct onnxc_session_options {
    * cancels. May be called from several threads at once. */
   int (*cancel)(void *user);
   void *cancel_user;
-  int profile;                        /* non-zero: time every node (see onnxc_session_profile) */
-  onnxc_env *env;                     /* non-NULL: use the environment's shared pool */
+  int profile;                         /* non-zero: time every node (see onnxc_session_profile) */
+  onnxc_env *env;                      /* non-NULL: use the environment's shared pool */
   const onnxc_op_registry *custom_ops; /* operators of the caller's domains, or NULL */
-  onnxc_log_fn log;                   /* NULL: no logging */
+  onnxc_log_fn log;                    /* NULL: no logging */
   void *log_user;
   onnxc_log_level log_level;
 } onnxc_session_options;
@@ -376,24 +391,24 @@ typedef struct onnxc_session_options {
  * buffers and the prepared session is only read. Creating and freeing a
  * session, and freeing it while a run is in flight, are not concurrent
  * operations: free it after every run returned. */
-onnxc_status onnxc_session_create(const onnxc_model *m, const onnxc_session_options *opts,
-                                  onnxc_session **out, onnxc_error *err);
-void onnxc_session_free(onnxc_session *s);
+ONNXC_API onnxc_status onnxc_session_create(const onnxc_model *m, const onnxc_session_options *opts,
+                                            onnxc_session **out, onnxc_error *err);
+ONNXC_API void onnxc_session_free(onnxc_session *s);
 
 /* For a session created with `profile`: the time per operator type and of
  * the slowest nodes, per run, as text (free with free()); NULL on OOM. */
-char *onnxc_session_profile(const onnxc_session *s);
+ONNXC_API char *onnxc_session_profile(const onnxc_session *s);
 
 /* The model the session runs. */
-const onnxc_model *onnxc_session_model(const onnxc_session *s);
+ONNXC_API const onnxc_model *onnxc_session_model(const onnxc_session *s);
 /* Inputs a caller feeds (graph inputs without an initializer) and outputs,
  * with their declared types (see onnxc_model_input_type). */
-size_t onnxc_session_input_count(const onnxc_session *s);
-size_t onnxc_session_output_count(const onnxc_session *s);
-const char *onnxc_session_input_name(const onnxc_session *s, size_t i);
-const char *onnxc_session_output_name(const onnxc_session *s, size_t i);
-const onnxc_type *onnxc_session_input_type(const onnxc_session *s, size_t i);
-const onnxc_type *onnxc_session_output_type(const onnxc_session *s, size_t i);
+ONNXC_API size_t onnxc_session_input_count(const onnxc_session *s);
+ONNXC_API size_t onnxc_session_output_count(const onnxc_session *s);
+ONNXC_API const char *onnxc_session_input_name(const onnxc_session *s, size_t i);
+ONNXC_API const char *onnxc_session_output_name(const onnxc_session *s, size_t i);
+ONNXC_API const onnxc_type *onnxc_session_input_type(const onnxc_session *s, size_t i);
+ONNXC_API const onnxc_type *onnxc_session_output_type(const onnxc_session *s, size_t i);
 
 /* Runs the model. inputs are bound by name (input_names NULL: to the inputs
  * in order); outputs[k] receives a new value for output_names[k] (all graph
@@ -402,10 +417,10 @@ const onnxc_type *onnxc_session_output_type(const onnxc_session *s, size_t i);
  * optional or NULL. Inputs are checked against the declared types (element
  * type, rank, fixed dims): a mismatch is ONNXC_ERR_INVALID_ARG naming the
  * input. Safe to call from several threads on one session. */
-onnxc_status onnxc_session_run(onnxc_session *s, const char *const *input_names,
-                               onnxc_value *const *inputs, size_t n_inputs,
-                               const char *const *output_names, onnxc_value **outputs,
-                               size_t n_outputs, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_session_run(onnxc_session *s, const char *const *input_names,
+                                         onnxc_value *const *inputs, size_t n_inputs,
+                                         const char *const *output_names, onnxc_value **outputs,
+                                         size_t n_outputs, onnxc_error *err);
 
 /* Options of one run. */
 typedef struct onnxc_run_options {
@@ -420,21 +435,24 @@ typedef struct onnxc_run_options {
 } onnxc_run_options;
 
 /* onnxc_session_run with options (ro may be NULL). */
-onnxc_status onnxc_session_run_with(onnxc_session *s, const onnxc_run_options *ro,
-                                    const char *const *input_names, onnxc_value *const *inputs,
-                                    size_t n_inputs, const char *const *output_names,
-                                    onnxc_value **outputs, size_t n_outputs, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_session_run_with(onnxc_session *s, const onnxc_run_options *ro,
+                                              const char *const *input_names,
+                                              onnxc_value *const *inputs, size_t n_inputs,
+                                              const char *const *output_names,
+                                              onnxc_value **outputs, size_t n_outputs,
+                                              onnxc_error *err);
 
 /* Runs and writes each requested output into outputs[k], a tensor the
  * caller made (onnxc_tensor_create or onnxc_tensor_wrap over its own
  * buffer) with the output's element type and shape: a mismatch is
  * ONNXC_ERR_INVALID_ARG naming the output, and nothing is written to it.
  * output_names as in onnxc_session_run. ro may be NULL. */
-onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_options *ro,
-                                    const char *const *input_names, onnxc_value *const *inputs,
-                                    size_t n_inputs, const char *const *output_names,
-                                    onnxc_value *const *outputs, size_t n_outputs,
-                                    onnxc_error *err);
+ONNXC_API onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_options *ro,
+                                              const char *const *input_names,
+                                              onnxc_value *const *inputs, size_t n_inputs,
+                                              const char *const *output_names,
+                                              onnxc_value *const *outputs, size_t n_outputs,
+                                              onnxc_error *err);
 
 /* ---------------------------------------------------------------- train */
 
@@ -445,25 +463,27 @@ onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_options *r
 typedef struct onnxc_training onnxc_training;
 
 /* Checks the binding rules and creates a context. opts may be NULL. */
-onnxc_status onnxc_training_create(const onnxc_model *m, const onnxc_session_options *opts,
-                                   onnxc_training **out, onnxc_error *err);
-void onnxc_training_free(onnxc_training *t);
+ONNXC_API onnxc_status onnxc_training_create(const onnxc_model *m,
+                                             const onnxc_session_options *opts,
+                                             onnxc_training **out, onnxc_error *err);
+ONNXC_API void onnxc_training_free(onnxc_training *t);
 /* Initialization step: runs every `initialization` graph, in order, and
  * assigns its outputs by `initialization_binding`. */
-onnxc_status onnxc_training_init(onnxc_training *t, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_training_init(onnxc_training *t, onnxc_error *err);
 /* One training step with training_info[algorithm]: runs the inference graph
  * combined with the algorithm graph on the inputs (bound by name), assigns the
  * state by `update_binding`, and returns outputs[k] for output_names[k] (an
  * output of either graph; may be none). */
-onnxc_status onnxc_training_step(onnxc_training *t, size_t algorithm,
-                                 const char *const *input_names, onnxc_value *const *inputs,
-                                 size_t n_inputs, const char *const *output_names,
-                                 onnxc_value **outputs, size_t n_outputs, onnxc_error *err);
+ONNXC_API onnxc_status onnxc_training_step(onnxc_training *t, size_t algorithm,
+                                           const char *const *input_names,
+                                           onnxc_value *const *inputs, size_t n_inputs,
+                                           const char *const *output_names, onnxc_value **outputs,
+                                           size_t n_outputs, onnxc_error *err);
 /* Writes the current state into the initializers of m (a model with the
  * training model's structure, typically the same one), e.g. before
  * onnxc_model_save. */
-onnxc_status onnxc_model_update_initializers(onnxc_model *m, const onnxc_training *t,
-                                             onnxc_error *err);
+ONNXC_API onnxc_status onnxc_model_update_initializers(onnxc_model *m, const onnxc_training *t,
+                                                       onnxc_error *err);
 
 #ifdef __cplusplus
 }
