@@ -38,6 +38,7 @@ else()
   message(STATUS "onnxc: no conformance data (../shared/testdata or libonnx-testdata)")
 endif()
 onnxc_unit_test(test_fold)
+onnxc_unit_test(test_qgemm)
 
 # One session run from many threads at once: outputs equal a serial run's,
 # bit for bit (tests/unit/test_concurrent.c). The ThreadSanitizer build

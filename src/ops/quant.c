@@ -1,6 +1,7 @@
 /* quant.c - linear quantisation: QuantizeLinear, DequantizeLinear (per-tensor,
  * per-axis and blocked; integer, float8 and float4 kinds), DynamicQuantizeLinear,
  * QLinearMatMul and MatMulInteger. */
+#include "../kernels/qgemm.h"
 #include "nn_common.h"
 
 typedef struct quant_attrs {
@@ -412,12 +413,84 @@ static int mm_centered(ox_kctx *c, const ox_value *A, const ox_value *za, const 
 
 static bool is_q8(int32_t dt) { return dt == OX_INT8 || dt == OX_UINT8; }
 
-static int matmulint_run(ox_kctx *c, void *st) {
-  (void)st;
+/* MatMulInteger with a 2-D B: the integer GEMM (src/kernels/qgemm.c), B
+ * packed once when it and its zero point are constants. */
+typedef struct mmi_state {
+  ox_qgemm_b packed; /* K == 0 and N == 0 when B is not constant */
+  bool has_packed;
+} mmi_state;
+
+static bool zp_fits(const ox_value *z, int64_t n) {
+  return !z || (z->rank <= 1 && (z->numel == 1 || z->numel == n));
+}
+
+static int matmulint_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  mmi_state *st = calloc(1, sizeof *st);
+  if (!st) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  *state = st;
+  const ox_value *B = info->n_inputs > 1 && info->const_inputs ? info->const_inputs[1] : NULL;
+  const ox_node *n = info->node;
+  bool zb_given = n->n_input > 3 && n->input[3] && n->input[3][0];
+  const ox_value *zb = zb_given && info->const_inputs ? info->const_inputs[3] : NULL;
+  if (!B || B->kind != OX_VAL_TENSOR || B->rank != 2 || !is_q8(B->dtype) || (zb_given && !zb) ||
+      (zb && (zb->dtype != B->dtype || !zp_fits(zb, B->dims[1]))))
+    return OX_OK; /* packed per run, or the general path */
+  if (ox_qgemm_pack_b(B->data, B->dtype == OX_INT8, B->dims[0], B->dims[1], B->dims[1],
+                      zb ? zb->data : NULL, zb ? zb->numel : 0, &st->packed, e))
+    return e->code;
+  st->has_packed = true;
+  return OX_OK;
+}
+
+static void matmulint_release(void *state) {
+  mmi_state *st = state;
+  if (!st) return;
+  ox_qgemm_free_b(&st->packed);
+  free(st);
+}
+
+/* A (..., M, K) x B (K, N) on the integer GEMM; OX_EUNSUPPORTED when the
+ * operands need the general path (batched B, per-row zero points of an N-d A). */
+static int matmulint_gemm(ox_kctx *c, const mmi_state *st, const ox_value *A, const ox_value *za,
+                          const ox_value *B, const ox_value *zb) {
+  if (B->rank != 2 || A->rank < 1 || A->dims[A->rank - 1] != B->dims[0]) return OX_EUNSUPPORTED;
+  int64_t K = B->dims[0], N = B->dims[1], M = K ? A->numel / K : 0;
+  if (A->rank < 2 && A->numel != K) return OX_EUNSUPPORTED;
+  if (za && !(za->numel == 1 || (A->rank == 2 && za->rank == 1 && za->numel == M)))
+    return OX_EUNSUPPORTED;
+  if (za && za->dtype != A->dtype) return OX_EUNSUPPORTED;
+  if (zb && (zb->dtype != B->dtype || !zp_fits(zb, N))) return OX_EUNSUPPORTED;
+  int64_t dims[16];
+  size_t rank = 0;
+  for (size_t i = 0; i + 1 < A->rank && rank < 15; i++) dims[rank++] = A->dims[i];
+  dims[rank++] = N;
+  if (A->rank > 16) return OX_EUNSUPPORTED;
+  ox_qgemm_b local;
+  const ox_qgemm_b *pb = &st->packed;
+  ox_err pe = {0};
+  if (!st->has_packed) {
+    if (ox_qgemm_pack_b(B->data, B->dtype == OX_INT8, K, N, N, zb ? zb->data : NULL,
+                        zb ? zb->numel : 0, &local, &pe))
+      return ox_kctx_fail(c, pe.code, "%s", pe.msg);
+    pb = &local;
+  }
+  ox_value *y = ox_kctx_output(c, 0, OX_INT32, dims, rank);
+  int rc = y ? ox_qgemm(A->data, A->dtype == OX_INT8, M, K, za ? za->data : NULL,
+                        za ? za->numel : 0, pb, y->data, N, ox_kctx_pool(c), &pe)
+             : OX_ERUNTIME;
+  if (rc && y) rc = ox_kctx_fail(c, pe.code, "%s", pe.msg);
+  if (!st->has_packed) ox_qgemm_free_b(&local);
+  return rc;
+}
+
+static int matmulint_run(ox_kctx *c, void *state) {
+  const mmi_state *st = state;
   ox_value *A = ox_kctx_input(c, 0), *B = ox_kctx_input(c, 1);
   ox_value *za = ox_kctx_input(c, 2), *zb = ox_kctx_input(c, 3);
   if (!A || !B || !is_q8(A->dtype) || !is_q8(B->dtype))
     return ox_kctx_fail(c, OX_ERUNTIME, "A and B must be int8 or uint8 tensors");
+  int frc = matmulint_gemm(c, st, A, za, B, zb);
+  if (frc != OX_EUNSUPPORTED) return frc;
   mm_plan p;
   int rc = mm_plan_make(c, A, B, &p);
   if (rc) return rc;
@@ -500,7 +573,7 @@ const ox_kernel_def ox_ops_quant[] = {
     {"", "QuantizeLinear", 10, 1000, quant_prepare, quantize_run, NULL},
     {"", "DequantizeLinear", 10, 1000, quant_prepare, dequantize_run, NULL},
     {"", "DynamicQuantizeLinear", 11, 1000, quant_prepare, dynq_run, NULL},
-    {"", "MatMulInteger", 10, 1000, quant_prepare, matmulint_run, NULL},
+    {"", "MatMulInteger", 10, 1000, matmulint_prepare, matmulint_run, matmulint_release},
     {"", "QLinearMatMul", 10, 1000, quant_prepare, qlinearmatmul_run, NULL},
     {0},
 };

@@ -1,0 +1,296 @@
+/* qgemm.c - exact 8-bit integer GEMM (see qgemm.h for the algebra).
+ *
+ * Layouts: A' is copied per call into rows of K4 * 4 unsigned bytes (zero
+ * padded, with its row sums); B' is packed once into panels of 16 columns,
+ * each depth group of 4 bytes of a panel being 64 contiguous bytes — one
+ * 512-bit register that vpdpbusd multiplies with 4 bytes of a row of A'
+ * broadcast to every lane. Work is split over (row block, panel pair)
+ * tiles on the thread pool. */
+#include "qgemm.h"
+
+#include <immintrin.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PANEL = 16, ROW_BLOCK = 64 };
+
+/* ------------------------------------------------------------ packing */
+
+static int32_t zp_at(const void *z, bool is_signed, int64_t n, int64_t i) {
+  if (!z) return 0;
+  int64_t j = n == 1 ? 0 : i;
+  return is_signed ? ((const int8_t *)z)[j] : ((const uint8_t *)z)[j];
+}
+
+int ox_qgemm_pack_b(const void *B, bool b_signed, int64_t K, int64_t N, int64_t ldb,
+                    const void *zb, int64_t zb_n, ox_qgemm_b *out, ox_err *e) {
+  memset(out, 0, sizeof *out);
+  if (K < 0 || N < 0 || K > ((int64_t)1 << 31) || N > ((int64_t)1 << 31))
+    return ox_err_set(e, OX_EINVAL, "integer matrix of %lld x %lld is too large", (long long)K,
+                      (long long)N);
+  out->K = K;
+  out->N = N;
+  out->K4 = (K + 3) / 4;
+  out->Np = (N + PANEL - 1) / PANEL * PANEL;
+  size_t bytes = (size_t)out->Np * (size_t)out->K4 * 4;
+  out->data = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+  out->colsum = calloc((size_t)out->Np + 1, sizeof *out->colsum);
+  out->zb = calloc((size_t)out->Np + 1, sizeof *out->zb);
+  if (!out->data || !out->colsum || !out->zb) {
+    ox_qgemm_free_b(out);
+    return ox_err_set(e, OX_ENOMEM, "out of memory packing an integer matrix");
+  }
+  memset(out->data, 0, bytes);
+  const uint8_t *bu = B;
+  for (int64_t n = 0; n < N; n++) {
+    int64_t panel = n / PANEL, col = n % PANEL;
+    int8_t *dst = out->data + panel * out->K4 * PANEL * 4 + col * 4;
+    int32_t sum = 0;
+    for (int64_t k = 0; k < K; k++) {
+      int v = b_signed ? (int)(int8_t)bu[k * ldb + n] : (int)bu[k * ldb + n] - 128;
+      dst[(k / 4) * PANEL * 4 + (k % 4)] = (int8_t)v;
+      sum += v;
+    }
+    out->colsum[n] = sum;
+    out->zb[n] = zp_at(zb, b_signed, zb_n, n) - (b_signed ? 0 : 128);
+  }
+  return OX_OK;
+}
+
+void ox_qgemm_free_b(ox_qgemm_b *b) {
+  free(b->data);
+  free(b->colsum);
+  free(b->zb);
+  memset(b, 0, sizeof *b);
+}
+
+/* ------------------------------------------------------------ micro-kernels */
+
+typedef struct qjob {
+  const uint8_t *a; /* A' rows of K4 * 4 bytes */
+  const int32_t *rowsum, *za;
+  const ox_qgemm_b *b;
+  int64_t M;
+  int32_t *C;
+  int64_t ldc;
+} qjob;
+
+/* The zero-point terms, then the store of one row's columns [n0, n1). */
+static inline void finish(const qjob *j, int64_t m, int64_t n, int32_t dot) {
+  const ox_qgemm_b *b = j->b;
+  int32_t za = j->za[m];
+  j->C[m * j->ldc + n] =
+      (int32_t)((int64_t)dot - (int64_t)za * b->colsum[n] - (int64_t)b->zb[n] * j->rowsum[m] +
+                (int64_t)b->K * za * b->zb[n]);
+}
+
+static void tile_portable(const qjob *j, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+  const ox_qgemm_b *b = j->b;
+  for (int64_t m = m0; m < m1; m++) {
+    const uint8_t *ar = j->a + m * b->K4 * 4;
+    for (int64_t p = p0; p < p1; p++) {
+      const int8_t *bp = b->data + p * b->K4 * PANEL * 4;
+      int32_t acc[PANEL] = {0};
+      for (int64_t k4 = 0; k4 < b->K4; k4++)
+        for (int c = 0; c < PANEL; c++)
+          for (int q = 0; q < 4; q++)
+            acc[c] += (int32_t)ar[k4 * 4 + q] * bp[(k4 * PANEL + c) * 4 + q];
+      for (int c = 0; c < PANEL && p * PANEL + c < b->N; c++) finish(j, m, p * PANEL + c, acc[c]);
+    }
+  }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+
+/* The epilogue for 16 columns of one row: acc - za*colsum - zb*rowsum + K*za*zb. */
+__attribute__((target("avx512f"), always_inline)) static inline void store16(
+    const qjob *j, int64_t m, int64_t p, __m512i acc) {
+  const ox_qgemm_b *b = j->b;
+  int64_t n0 = p * PANEL;
+  __m512i cs = _mm512_loadu_si512(b->colsum + n0), zb = _mm512_loadu_si512(b->zb + n0);
+  __m512i za = _mm512_set1_epi32(j->za[m]), rs = _mm512_set1_epi32(j->rowsum[m]);
+  __m512i kza = _mm512_set1_epi32((int32_t)(b->K * j->za[m]));
+  acc = _mm512_sub_epi32(acc, _mm512_mullo_epi32(za, cs));
+  acc = _mm512_sub_epi32(acc, _mm512_mullo_epi32(zb, rs));
+  acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(kza, zb));
+  int64_t left = b->N - n0;
+  __mmask16 mask = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+  _mm512_mask_storeu_epi32(j->C + m * j->ldc + n0, mask, acc);
+}
+
+/* MR rows x 2 panels (32 columns); MR and the panel count are constants at
+ * each call site so the accumulators stay in registers. */
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inline void
+vnni_tile(const qjob *j, int64_t m, int64_t p, int mr, int np) {
+  const ox_qgemm_b *b = j->b;
+  int64_t K4 = b->K4, row = K4 * 4;
+  const int8_t *b0 = b->data + p * K4 * PANEL * 4, *b1 = b0 + K4 * PANEL * 4;
+  const uint8_t *a = j->a + m * row;
+  __m512i acc[4][2];
+  for (int r = 0; r < 4; r++) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  for (int64_t k4 = 0; k4 < K4; k4++) {
+    __m512i w0 = _mm512_load_si512(b0 + k4 * 64);
+    __m512i w1 = np > 1 ? _mm512_load_si512(b1 + k4 * 64) : w0;
+    for (int r = 0; r < mr; r++) {
+      int32_t v;
+      memcpy(&v, a + r * row + k4 * 4, 4);
+      __m512i x = _mm512_set1_epi32(v);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x, w0);
+      if (np > 1) acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x, w1);
+    }
+  }
+  for (int r = 0; r < mr; r++) {
+    store16(j, m + r, p, acc[r][0]);
+    if (np > 1) store16(j, m + r, p + 1, acc[r][1]);
+  }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void tile_vnni(const qjob *j,
+                                                                               int64_t m0,
+                                                                               int64_t m1,
+                                                                               int64_t p0,
+                                                                               int64_t p1) {
+  for (int64_t p = p0; p < p1; p += 2) {
+    int np = p + 1 < p1 ? 2 : 1;
+    int64_t m = m0;
+    for (; m + 4 <= m1; m += 4) np == 2 ? vnni_tile(j, m, p, 4, 2) : vnni_tile(j, m, p, 4, 1);
+    for (; m < m1; m++) np == 2 ? vnni_tile(j, m, p, 1, 2) : vnni_tile(j, m, p, 1, 1);
+  }
+}
+
+/* AVX2: 4 columns x 4 depth bytes of B widened to 16 bits, times the row's 4
+ * bytes of A widened and repeated, by vpmaddwd: each column gets two partial
+ * sums (k0k1, k2k3), added pairwise at the end. Exact (no saturation). */
+__attribute__((target("avx2"), always_inline)) static inline void avx2_row_panel(
+    const qjob *j, int64_t m, int64_t p, int32_t *out16) {
+  const ox_qgemm_b *b = j->b;
+  int64_t K4 = b->K4;
+  const int8_t *bp = b->data + p * K4 * PANEL * 4;
+  const uint8_t *a = j->a + m * K4 * 4;
+  __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                    _mm256_setzero_si256()};
+  for (int64_t k4 = 0; k4 < K4; k4++) {
+    int64_t four;
+    uint32_t v;
+    memcpy(&v, a + k4 * 4, 4);
+    four = (int64_t)(v & 0xFF) | (int64_t)((v >> 8) & 0xFF) << 16 |
+           (int64_t)((v >> 16) & 0xFF) << 32 | (int64_t)((v >> 24) & 0xFF) << 48;
+    __m256i x = _mm256_set1_epi64x(four);
+    const int8_t *w = bp + k4 * 64;
+    for (int g = 0; g < 4; g++) {
+      __m256i wv = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 16 * g)));
+      acc[g] = _mm256_add_epi32(acc[g], _mm256_madd_epi16(wv, x));
+    }
+  }
+  __m256i c0 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[0], acc[1]), 0xD8);
+  __m256i c1 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[2], acc[3]), 0xD8);
+  _mm256_storeu_si256((__m256i *)out16, c0);
+  _mm256_storeu_si256((__m256i *)(out16 + 8), c1);
+}
+
+__attribute__((target("avx2"))) static void tile_avx2(const qjob *j, int64_t m0, int64_t m1,
+                                                      int64_t p0, int64_t p1) {
+  int32_t dot[PANEL];
+  for (int64_t m = m0; m < m1; m++)
+    for (int64_t p = p0; p < p1; p++) {
+      avx2_row_panel(j, m, p, dot);
+      for (int c = 0; c < PANEL && p * PANEL + c < j->b->N; c++) finish(j, m, p * PANEL + c, dot[c]);
+    }
+}
+
+#endif
+
+typedef void (*tile_fn)(const qjob *, int64_t, int64_t, int64_t, int64_t);
+
+static tile_fn pick(const char **name) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")) {
+    if (name) *name = "avx512vnni";
+    return tile_vnni;
+  }
+  if (__builtin_cpu_supports("avx2")) {
+    if (name) *name = "avx2";
+    return tile_avx2;
+  }
+#endif
+  if (name) *name = "portable";
+  return tile_portable;
+}
+
+const char *ox_qgemm_path(void) {
+  const char *name = "portable";
+  pick(&name);
+  return name;
+}
+
+/* ------------------------------------------------------------ driver */
+
+typedef struct qtask {
+  const qjob *j;
+  tile_fn fn;
+  int64_t row_blocks, pair_blocks;
+} qtask;
+
+static void run_tiles(void *arg, int64_t t0, int64_t t1) {
+  const qtask *t = arg;
+  const qjob *j = t->j;
+  int64_t n_panels = j->b->Np / PANEL;
+  for (int64_t t_ = t0; t_ < t1; t_++) {
+    int64_t rb = t_ / t->pair_blocks, pb = t_ % t->pair_blocks;
+    int64_t m0 = rb * ROW_BLOCK, m1 = m0 + ROW_BLOCK < j->M ? m0 + ROW_BLOCK : j->M;
+    int64_t p0 = pb * 2, p1 = p0 + 2 < n_panels ? p0 + 2 : n_panels;
+    t->fn(j, m0, m1, p0, p1);
+  }
+}
+
+static tile_fn by_name(const char *path) {
+  const char *best = "portable";
+  tile_fn f = pick(&best);
+  if (!path || strcmp(path, best) == 0) return f;
+#if defined(__x86_64__) || defined(__i386__)
+  if (strcmp(path, "avx2") == 0 && __builtin_cpu_supports("avx2")) return tile_avx2;
+#endif
+  if (strcmp(path, "portable") == 0) return tile_portable;
+  return NULL;
+}
+
+int ox_qgemm(const void *A, bool a_signed, int64_t M, int64_t lda, const void *za, int64_t za_n,
+             const ox_qgemm_b *B, int32_t *C, int64_t ldc, ox_thread_pool *pool, ox_err *e) {
+  return ox_qgemm_on(NULL, A, a_signed, M, lda, za, za_n, B, C, ldc, pool, e);
+}
+
+int ox_qgemm_on(const char *path, const void *A, bool a_signed, int64_t M, int64_t lda,
+                const void *za, int64_t za_n, const ox_qgemm_b *B, int32_t *C, int64_t ldc,
+                ox_thread_pool *pool, ox_err *e) {
+  tile_fn fn = by_name(path);
+  if (!fn) return ox_err_set(e, OX_EUNSUPPORTED, "integer GEMM path '%s' is not available here", path);
+  if (M <= 0 || B->N == 0) return OX_OK;
+  int64_t row = B->K4 * 4;
+  uint8_t *ap = aligned_alloc(64, ((size_t)M * (size_t)row + 63) / 64 * 64 + 64);
+  int32_t *sums = malloc(((size_t)M * 2 + 1) * sizeof *sums);
+  if (!ap || !sums) {
+    free(ap);
+    free(sums);
+    return ox_err_set(e, OX_ENOMEM, "out of memory (integer GEMM)");
+  }
+  int32_t *rowsum = sums, *zas = sums + M;
+  const uint8_t *au = A;
+  for (int64_t m = 0; m < M; m++) {
+    uint8_t *dst = ap + m * row;
+    int32_t s = 0;
+    if (a_signed)
+      for (int64_t k = 0; k < B->K; k++) s += dst[k] = (uint8_t)((int)(int8_t)au[m * lda + k] + 128);
+    else
+      for (int64_t k = 0; k < B->K; k++) s += dst[k] = au[m * lda + k];
+    memset(dst + B->K, 0, (size_t)(row - B->K));
+    rowsum[m] = s;
+    zas[m] = zp_at(za, a_signed, za_n, m) + (a_signed ? 128 : 0);
+  }
+  qjob j = {ap, rowsum, zas, B, M, C, ldc};
+  qtask t = {&j, fn, (M + ROW_BLOCK - 1) / ROW_BLOCK, (B->Np / PANEL + 1) / 2};
+  ox_parallel_for(pool, t.row_blocks * t.pair_blocks, 1, run_tiles, &t);
+  free(ap);
+  free(sums);
+  return OX_OK;
+}
