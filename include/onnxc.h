@@ -86,6 +86,9 @@ ONNXC_API onnxc_status onnxc_model_print(const onnxc_model *m, char **text, onnx
 typedef struct onnxc_check_options {
   int full;   /* also run strict shape inference */
   int strict; /* rules the reference leaves out */
+  /* operators of the caller's domains (see onnxc_op_registry): their nodes are
+     checked for arity and, with `full`, typed by their infer callbacks */
+  const struct onnxc_op_registry *custom_ops;
 } onnxc_check_options;
 
 /* Checks a model. Returns ONNXC_OK if valid, ONNXC_ERR_INVALID_MODEL if not;
@@ -103,6 +106,7 @@ typedef struct onnxc_infer_options {
   const char *const *binding_names;
   const int64_t *const *binding_dims;
   const size_t *binding_ranks;
+  const struct onnxc_op_registry *custom_ops; /* their infer callbacks type their nodes */
 } onnxc_infer_options;
 
 /* Fills value_info of every value in place. */
@@ -122,26 +126,271 @@ ONNXC_API onnxc_status onnxc_infer_shapes(onnxc_model *m, const onnxc_infer_opti
  * the node; the model should then be discarded. */
 ONNXC_API onnxc_status onnxc_convert_opset(onnxc_model *m, int64_t target_opset, onnxc_error *err);
 
-/* ---------------------------------------------------------------- run */
+/* ---------------------------------------------------------------- types */
 
-typedef struct onnxc_session onnxc_session;
+/* The type of a graph input or output (TypeProto). An onnxc_type is
+ * borrowed from its model or session and lives as long as it does. Every
+ * accessor accepts NULL (an undeclared type) and then answers "unknown". */
+typedef struct onnxc_type onnxc_type;
+
+typedef enum onnxc_type_kind {
+  ONNXC_TYPE_UNKNOWN = 0,
+  ONNXC_TYPE_TENSOR = 1,
+  ONNXC_TYPE_SEQUENCE = 2,
+  ONNXC_TYPE_MAP = 3,
+  ONNXC_TYPE_OPTIONAL = 4,
+  ONNXC_TYPE_SPARSE_TENSOR = 5,
+} onnxc_type_kind;
+
+ONNXC_API onnxc_type_kind onnxc_type_kind_of(const onnxc_type *t);
+/* Tensor and sparse tensor: the element type (TensorProto.DataType), 0 if
+ * unknown. */
+ONNXC_API int32_t onnxc_type_elem_type(const onnxc_type *t);
+/* Tensor and sparse tensor: the rank, or -1 when the shape is unknown. */
+ONNXC_API int64_t onnxc_type_rank(const onnxc_type *t);
+/* Dim i: its value, or -1 when it is symbolic or unknown. */
+ONNXC_API int64_t onnxc_type_dim(const onnxc_type *t, size_t i);
+/* Dim i: its symbolic name ("batch"), or NULL. */
+ONNXC_API const char *onnxc_type_dim_param(const onnxc_type *t, size_t i);
+/* Sequence and optional: the element type. */
+ONNXC_API const onnxc_type *onnxc_type_element(const onnxc_type *t);
+/* Map: the key's element type and the value's type. */
+ONNXC_API int32_t onnxc_type_map_key(const onnxc_type *t);
+ONNXC_API const onnxc_type *onnxc_type_map_value(const onnxc_type *t);
+/* Writes "tensor(float)", "seq(tensor(int64))", "map(string,tensor(float))",
+ * "optional(...)", "sparse_tensor(...)", "unknown" into buf (NUL-terminated,
+ * truncated to size); returns the length the full text needs. */
+ONNXC_API size_t onnxc_type_describe(const onnxc_type *t, char *buf, size_t size);
+/* The name of an element type: "float", "int64", "bfloat16", ... ("" for an
+ * unknown number). */
+ONNXC_API const char *onnxc_dtype_name(int32_t dtype);
+
+/* ---------------------------------------------------------------- model introspection */
+
+/* Inputs are the graph inputs a caller feeds: those without an initializer
+ * (an input with an initializer is only a default, see IR.md). Strings are
+ * owned by the model; "" where the model leaves a field out. */
+ONNXC_API size_t onnxc_model_input_count(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_input_name(const onnxc_model *m, size_t i);
+ONNXC_API const onnxc_type *onnxc_model_input_type(const onnxc_model *m, size_t i);
+ONNXC_API size_t onnxc_model_output_count(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_output_name(const onnxc_model *m, size_t i);
+ONNXC_API const onnxc_type *onnxc_model_output_type(const onnxc_model *m, size_t i);
+ONNXC_API int64_t onnxc_model_ir_version(const onnxc_model *m);
+ONNXC_API int64_t onnxc_model_version(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_producer_name(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_producer_version(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_domain(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_doc_string(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_graph_name(const onnxc_model *m);
+/* opset_import: domain ("" is ai.onnx) and version. */
+ONNXC_API size_t onnxc_model_opset_count(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_opset_domain(const onnxc_model *m, size_t i);
+ONNXC_API int64_t onnxc_model_opset_version(const onnxc_model *m, size_t i);
+/* metadata_props, in file order. */
+ONNXC_API size_t onnxc_model_metadata_count(const onnxc_model *m);
+ONNXC_API const char *onnxc_model_metadata_key(const onnxc_model *m, size_t i);
+ONNXC_API const char *onnxc_model_metadata_value(const onnxc_model *m, size_t i);
+
+/* ---------------------------------------------------------------- values */
+
+/* A value is a tensor, a sequence, a map, an optional or a sparse tensor.
+ * Values made by the caller or returned by a run are freed with
+ * onnxc_value_free; values reached through another value (a sequence
+ * item, a map's keys) are borrowed from it. dtype numbers are
+ * TensorProto.DataType. Element storage: numeric types in their C layout
+ * (float16/bfloat16 as uint16_t, bool as uint8_t 0/1, float8 kinds as
+ * uint8_t); 4- and 2-bit types one element per byte (signed ones
+ * sign-extended); strings through onnxc_tensor_string. */
 typedef struct onnxc_value onnxc_value;
 
+ONNXC_API onnxc_type_kind onnxc_value_kind(const onnxc_value *v);
+
+/* A tensor with zeroed storage it owns. */
+ONNXC_API onnxc_value *onnxc_tensor_create(int32_t dtype, const int64_t *dims, size_t rank,
+                                           onnxc_error *err);
+/* Wraps caller memory (not copied, not freed; it must outlive the value and
+ * every run it is given to). Not for strings. */
+ONNXC_API onnxc_value *onnxc_tensor_wrap(int32_t dtype, const int64_t *dims, size_t rank,
+                                         void *data, onnxc_error *err);
+/* A string tensor: strs[i] with lens[i] bytes (lens NULL: NUL-terminated),
+ * copied. A string may not contain NUL bytes. */
+ONNXC_API onnxc_value *onnxc_tensor_create_strings(const int64_t *dims, size_t rank,
+                                                   const char *const *strs, const size_t *lens,
+                                                   onnxc_error *err);
+/* Storage of a numeric tensor (NULL for other values and strings). */
+ONNXC_API void *onnxc_tensor_data(onnxc_value *v);
+ONNXC_API const void *onnxc_tensor_data_const(const onnxc_value *v);
+ONNXC_API int32_t onnxc_tensor_dtype(const onnxc_value *v);
+ONNXC_API size_t onnxc_tensor_rank(const onnxc_value *v);
+ONNXC_API const int64_t *onnxc_tensor_dims(const onnxc_value *v);
+ONNXC_API int64_t onnxc_tensor_numel(const onnxc_value *v);
+ONNXC_API size_t onnxc_tensor_nbytes(const onnxc_value *v);
+/* Element i of a string tensor (borrowed; *len its length when len is not
+ * NULL); NULL when v is not a string tensor or i is out of range. */
+ONNXC_API const char *onnxc_tensor_string(const onnxc_value *v, size_t i, size_t *len);
+
+/* A sequence of the given values (each is referenced, not taken: the caller
+ * still frees its own). All items must be tensors of one element type, or
+ * values of one kind. */
+ONNXC_API onnxc_value *onnxc_sequence_create(const onnxc_value *const *items, size_t n,
+                                             onnxc_error *err);
+ONNXC_API size_t onnxc_sequence_length(const onnxc_value *v);
+ONNXC_API const onnxc_value *onnxc_sequence_at(const onnxc_value *v, size_t i);
+
+/* A map from a 1-D tensor of keys (int64, int32, ..., or string) to a 1-D
+ * tensor of values of the same length (referenced, not taken). */
+ONNXC_API onnxc_value *onnxc_map_create(const onnxc_value *keys, const onnxc_value *values,
+                                        onnxc_error *err);
+ONNXC_API const onnxc_value *onnxc_map_keys(const onnxc_value *v);
+ONNXC_API const onnxc_value *onnxc_map_values(const onnxc_value *v);
+
+/* An optional holding `contained` (referenced, not taken), or an empty
+ * optional when contained is NULL. */
+ONNXC_API onnxc_value *onnxc_optional_create(const onnxc_value *contained, onnxc_error *err);
+ONNXC_API int onnxc_optional_has_value(const onnxc_value *v);
+ONNXC_API const onnxc_value *onnxc_optional_value(const onnxc_value *v);
+
+/* Frees a value (NULL is fine). Values are reference counted inside the
+ * library: freeing a value that a sequence still holds is safe. */
+ONNXC_API void onnxc_value_free(onnxc_value *v);
+
+/* ---------------------------------------------------------------- environment, logging */
+
+/* The library's version, "MAJOR.MINOR.PATCH". */
+ONNXC_API const char *onnxc_version(void);
+
+/* An environment holds a thread pool that the sessions created with it
+ * share (as onnxruntime's global pool); it must outlive them. threads 0:
+ * the number of cores. */
+typedef struct onnxc_env onnxc_env;
+ONNXC_API onnxc_status onnxc_env_create(int threads, onnxc_env **out, onnxc_error *err);
+ONNXC_API void onnxc_env_free(onnxc_env *env);
+
+typedef enum onnxc_log_level {
+  ONNXC_LOG_VERBOSE = 0, /* every run: its tag and time */
+  ONNXC_LOG_INFO = 1,    /* session creation: nodes, folded constants, fused nodes, threads */
+  ONNXC_LOG_WARNING = 2, /* e.g. an initializer override that needs a second plan */
+  ONNXC_LOG_ERROR = 3,   /* every failed creation or run, with its message */
+} onnxc_log_level;
+
+/* A log callback gets messages at or above the session's level. It may be
+ * called from any thread that runs the session, concurrently. */
+typedef void (*onnxc_log_fn)(void *user, onnxc_log_level level, const char *message);
+
+/* ---------------------------------------------------------------- custom operators */
+
+/* A caller adds operators of its own domains through a registry given to
+ * onnxc_session_create (and to onnxc_check / onnxc_infer_shapes through
+ * their options, so that those accept the ops): as onnxruntime's custom op
+ * domains. A registry must outlive the sessions made with it; it is
+ * read-only once sessions use it. */
+typedef struct onnxc_op_registry onnxc_op_registry;
+/* What a custom kernel sees at preparation (once per node). */
+typedef struct onnxc_kernel_info onnxc_kernel_info;
+/* What a custom kernel sees when it runs. */
+typedef struct onnxc_kernel_context onnxc_kernel_context;
+/* What a custom inference callback sees. */
+typedef struct onnxc_infer_context onnxc_infer_context;
+
+typedef struct onnxc_custom_op {
+  const char *domain;  /* e.g. "com.example" (not "" or "ai.onnx": those are the standard's) */
+  const char *op_type; /* e.g. "Scale" */
+  int64_t since_version_min, since_version_max; /* opsets of `domain` it serves (max 0: no limit) */
+  int min_inputs, max_inputs;   /* arity checked at session creation (max -1: any) */
+  int min_outputs, max_outputs;
+  /* Optional. Once per node at session creation: read attributes, check
+   * them, make a state (released by `release`). A state must be read-only
+   * in `run`: runs of one session may be concurrent. */
+  onnxc_status (*prepare)(void *user, const onnxc_kernel_info *info, void **state,
+                          onnxc_error *err);
+  /* Required. Reads inputs, makes outputs through the context. A status
+   * other than ONNXC_OK fails the run with the message given to
+   * onnxc_kernel_fail (or a generic one). */
+  onnxc_status (*run)(void *user, onnxc_kernel_context *ctx, void *state);
+  void (*release)(void *user, void *state); /* optional */
+  /* Optional: output types from input types for the checker, shape
+   * inference and the session (onnxc_infer_set_output). Without it the
+   * outputs' types are unknown to inference. */
+  onnxc_status (*infer)(void *user, onnxc_infer_context *ctx);
+  void *user; /* passed to every callback */
+} onnxc_custom_op;
+
+ONNXC_API onnxc_status onnxc_op_registry_create(onnxc_op_registry **out, onnxc_error *err);
+ONNXC_API void onnxc_op_registry_free(onnxc_op_registry *r);
+/* Copies *op (the strings too). Fails on a missing run, a standard domain,
+ * or an overlap with an op already added. */
+ONNXC_API onnxc_status onnxc_op_registry_add(onnxc_op_registry *r, const onnxc_custom_op *op,
+                                             onnxc_error *err);
+
+/* At preparation: the node's attributes (default when absent or of another
+ * type), its name, its input/output counts, and a constant input (an
+ * initializer) or NULL. */
+ONNXC_API int64_t onnxc_kernel_attr_int(const onnxc_kernel_info *info, const char *name,
+                                        int64_t dflt);
+ONNXC_API float onnxc_kernel_attr_float(const onnxc_kernel_info *info, const char *name,
+                                        float dflt);
+ONNXC_API const char *onnxc_kernel_attr_string(const onnxc_kernel_info *info, const char *name,
+                                               const char *dflt);
+ONNXC_API const char *onnxc_kernel_node_name(const onnxc_kernel_info *info);
+ONNXC_API size_t onnxc_kernel_info_input_count(const onnxc_kernel_info *info);
+ONNXC_API size_t onnxc_kernel_info_output_count(const onnxc_kernel_info *info);
+ONNXC_API const onnxc_value *onnxc_kernel_info_constant_input(const onnxc_kernel_info *info,
+                                                              size_t i);
+
+/* In run: inputs (NULL for a missing optional one), outputs made by the
+ * runtime (NULL with the run's error set on a bad shape or OOM), and
+ * failure with a message (prefixed with the node's name). */
+ONNXC_API size_t onnxc_kernel_input_count(const onnxc_kernel_context *ctx);
+ONNXC_API const onnxc_value *onnxc_kernel_input(const onnxc_kernel_context *ctx, size_t i);
+ONNXC_API size_t onnxc_kernel_output_count(const onnxc_kernel_context *ctx);
+ONNXC_API onnxc_value *onnxc_kernel_output(onnxc_kernel_context *ctx, size_t i, int32_t dtype,
+                                           const int64_t *dims, size_t rank);
+ONNXC_API onnxc_status onnxc_kernel_fail(onnxc_kernel_context *ctx, const char *message);
+
+/* In infer: the node, its inputs' types (NULL when unknown), and the
+ * outputs' types to set: a tensor of elem_type with the given dims (dims
+ * -1: unknown; rank -1: unknown shape). */
+ONNXC_API const char *onnxc_infer_node_name(const onnxc_infer_context *ctx);
+ONNXC_API int64_t onnxc_infer_attr_int(const onnxc_infer_context *ctx, const char *name,
+                                       int64_t dflt);
+ONNXC_API size_t onnxc_infer_input_count(const onnxc_infer_context *ctx);
+ONNXC_API const onnxc_type *onnxc_infer_input_type(const onnxc_infer_context *ctx, size_t i);
+ONNXC_API onnxc_status onnxc_infer_set_output(onnxc_infer_context *ctx, size_t i, int32_t elem_type,
+                                              const int64_t *dims, int64_t rank);
+ONNXC_API onnxc_status onnxc_infer_fail(onnxc_infer_context *ctx, const char *message);
+
+/* ---------------------------------------------------------------- sessions */
+
+typedef struct onnxc_session onnxc_session;
+
 typedef struct onnxc_session_options {
-  int threads;            /* 0: number of cores */
+  int threads;            /* 0: number of cores (ignored with env) */
   int optimization_level; /* 0 none; 1 and up: nodes whose inputs are all constants are
                              computed once at creation and constant weights are packed
                              once. Graph inputs that have an initializer count as
                              constants while no run overrides them; the first run that
                              does prepares a second plan without that assumption. */
-  /* Called between nodes and loop iterations; non-zero return cancels. */
+  /* Called between nodes and loop iterations of every run; non-zero return
+   * cancels. May be called from several threads at once. */
   int (*cancel)(void *user);
   void *cancel_user;
-  int profile; /* non-zero: time every node (see onnxc_session_profile) */
+  int profile;                        /* non-zero: time every node (see onnxc_session_profile) */
+  onnxc_env *env;                     /* non-NULL: use the environment's shared pool */
+  const onnxc_op_registry *custom_ops; /* operators of the caller's domains, or NULL */
+  onnxc_log_fn log;                   /* NULL: no logging */
+  void *log_user;
+  onnxc_log_level log_level;
 } onnxc_session_options;
 
 /* Prepares a model for running. The model must outlive the session: its
- * weights and graph are used in place, not copied. opts may be NULL. */
+ * weights and graph are used in place, not copied. opts may be NULL.
+ *
+ * Concurrency: onnxc_session_run and onnxc_session_run_with may be called on
+ * one session from any number of threads at once; each call has its own
+ * buffers and the prepared session is only read. Creating and freeing a
+ * session, and freeing it while a run is in flight, are not concurrent
+ * operations: free it after every run returned. */
 ONNXC_API onnxc_status onnxc_session_create(const onnxc_model *m, const onnxc_session_options *opts,
                                             onnxc_session **out, onnxc_error *err);
 ONNXC_API void onnxc_session_free(onnxc_session *s);
@@ -150,30 +399,60 @@ ONNXC_API void onnxc_session_free(onnxc_session *s);
  * the slowest nodes, per run, as text (free with free()); NULL on OOM. */
 ONNXC_API char *onnxc_session_profile(const onnxc_session *s);
 
+/* The model the session runs. */
+ONNXC_API const onnxc_model *onnxc_session_model(const onnxc_session *s);
+/* Inputs a caller feeds (graph inputs without an initializer) and outputs,
+ * with their declared types (see onnxc_model_input_type). */
 ONNXC_API size_t onnxc_session_input_count(const onnxc_session *s);
 ONNXC_API size_t onnxc_session_output_count(const onnxc_session *s);
 ONNXC_API const char *onnxc_session_input_name(const onnxc_session *s, size_t i);
 ONNXC_API const char *onnxc_session_output_name(const onnxc_session *s, size_t i);
+ONNXC_API const onnxc_type *onnxc_session_input_type(const onnxc_session *s, size_t i);
+ONNXC_API const onnxc_type *onnxc_session_output_type(const onnxc_session *s, size_t i);
 
-/* Tensors. dtype uses TensorProto.DataType numbers. */
-ONNXC_API onnxc_value *onnxc_tensor_create(int32_t dtype, const int64_t *dims, size_t rank,
-                                           onnxc_error *err);
-/* Wraps caller memory (not copied, not freed). */
-ONNXC_API onnxc_value *onnxc_tensor_wrap(int32_t dtype, const int64_t *dims, size_t rank,
-                                         void *data, onnxc_error *err);
-ONNXC_API void *onnxc_tensor_data(onnxc_value *v);
-ONNXC_API int32_t onnxc_tensor_dtype(const onnxc_value *v);
-ONNXC_API size_t onnxc_tensor_rank(const onnxc_value *v);
-ONNXC_API const int64_t *onnxc_tensor_dims(const onnxc_value *v);
-ONNXC_API void onnxc_value_free(onnxc_value *v);
-
-/* Runs the model. inputs are bound by name; outputs[k] receives a new value
- * for output_names[k] (all graph outputs, in order, when output_names is
- * NULL and n_outputs equals the output count). */
+/* Runs the model. inputs are bound by name (input_names NULL: to the inputs
+ * in order); outputs[k] receives a new value for output_names[k] (all graph
+ * outputs, in order, when output_names is NULL and n_outputs equals the
+ * output count). An optional output without a value comes back as an empty
+ * optional or NULL. Inputs are checked against the declared types (element
+ * type, rank, fixed dims): a mismatch is ONNXC_ERR_INVALID_ARG naming the
+ * input. Safe to call from several threads on one session. */
 ONNXC_API onnxc_status onnxc_session_run(onnxc_session *s, const char *const *input_names,
                                          onnxc_value *const *inputs, size_t n_inputs,
                                          const char *const *output_names, onnxc_value **outputs,
                                          size_t n_outputs, onnxc_error *err);
+
+/* Options of one run. */
+typedef struct onnxc_run_options {
+  int threads; /* 0: the session's pool; 1: only the calling thread; n > 1: a pool of n
+                  threads the session keeps for runs that ask for n */
+  /* another thread may set *terminate to non-zero: the run stops between nodes and
+     loop iterations with ONNXC_ERR_CANCELLED */
+  const volatile int *terminate;
+  int (*cancel)(void *user); /* polled as the session's; non-zero cancels this run */
+  void *cancel_user;
+  const char *tag; /* names the run in its error messages and log lines */
+} onnxc_run_options;
+
+/* onnxc_session_run with options (ro may be NULL). */
+ONNXC_API onnxc_status onnxc_session_run_with(onnxc_session *s, const onnxc_run_options *ro,
+                                              const char *const *input_names,
+                                              onnxc_value *const *inputs, size_t n_inputs,
+                                              const char *const *output_names,
+                                              onnxc_value **outputs, size_t n_outputs,
+                                              onnxc_error *err);
+
+/* Runs and writes each requested output into outputs[k], a tensor the
+ * caller made (onnxc_tensor_create or onnxc_tensor_wrap over its own
+ * buffer) with the output's element type and shape: a mismatch is
+ * ONNXC_ERR_INVALID_ARG naming the output, and nothing is written to it.
+ * output_names as in onnxc_session_run. ro may be NULL. */
+ONNXC_API onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_options *ro,
+                                              const char *const *input_names,
+                                              onnxc_value *const *inputs, size_t n_inputs,
+                                              const char *const *output_names,
+                                              onnxc_value *const *outputs, size_t n_outputs,
+                                              onnxc_error *err);
 
 /* ---------------------------------------------------------------- train */
 

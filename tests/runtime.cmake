@@ -72,3 +72,9 @@ endif()
 if(TEST concurrent_models)
   set_tests_properties(concurrent_models PROPERTIES LABELS concurrency)
 endif()
+
+# The public header as a user sees it: introspection, values, run options,
+# environments, logging, custom operators, threads, bad arguments.
+onnxc_unit_test(test_api)
+target_link_libraries(test_api PRIVATE m pthread)
+set_tests_properties(test_api PROPERTIES LABELS concurrency)

@@ -10,11 +10,13 @@
 
 #include "../infer/infer.h"
 #include "../proto/proto.h"
+#include "api_impl.h"
 
 /* Strict inference on a copy (the caller's model is not touched). Adds one
  * error line (and the inference warnings) to report; returns OX_OK, OX_EMODEL
  * or another failure code. */
-static int full_inference(const ox_model *m, ox_buf *report, size_t *n_errors, ox_err *err) {
+static int full_inference(const ox_model *m, const struct onnxc_op_registry *custom, ox_buf *report,
+                          size_t *n_errors, ox_err *err) {
   ox_buf enc = {0};
   ox_err e = {0};
   int rc = ox_pb_encode_model(m->proto, &enc, &e);
@@ -26,7 +28,8 @@ static int full_inference(const ox_model *m, ox_buf *report, size_t *n_errors, o
     ox_buf_free(&enc);
     return ox_err_set(err, rc, "check --full: could not copy the model: %s", e.msg);
   }
-  ox_infer_opts io = {.strict = true};
+  ox_infer_opts io = {.strict = true, .custom = custom ? ox_api_custom_infer : NULL,
+                      .custom_user = custom};
   ox_buf warn = {0};
   rc = ox_infer_model(copy, &io, &warn, &e);
   if (report && warn.size) {
@@ -57,10 +60,16 @@ static int api_check(const ox_model *m, const onnxc_check_options *opts, ox_buf 
   }
   size_t n = 0;
   int rc = ox_check_model(m, &o, report, &n, err);
+  if ((rc == OX_OK || rc == OX_EMODEL) && opts && opts->custom_ops) {
+    size_t bad = ox_api_custom_check(opts->custom_ops, m, report);
+    n += bad;
+    if (bad && rc == OX_OK)
+      rc = ox_err_set(err, OX_EMODEL, "%zu nodes of custom operators have a wrong arity", bad);
+  }
   if (opts && opts->full && (rc == OX_OK || rc == OX_EMODEL)) {
     /* like the reference, inference only runs on a model that passed */
     if (rc == OX_OK) {
-      int r2 = full_inference(m, report, &n, err);
+      int r2 = full_inference(m, opts->custom_ops, report, &n, err);
       if (r2 != OX_OK) rc = r2;
     } else if (report) {
       ox_buf_printf(report, "warning: --full: shape inference skipped, the model has errors\n");

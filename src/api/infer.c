@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../infer/infer.h"
+#include "api_impl.h"
 #include "onnxc.h"
 
 onnxc_status onnxc_infer_shapes(onnxc_model *m, const onnxc_infer_options *opts, char **warnings,
@@ -26,7 +27,11 @@ onnxc_status onnxc_infer_shapes(onnxc_model *m, const onnxc_infer_options *opts,
       b[i].rank = opts->binding_ranks[i];
     }
   }
-  ox_infer_opts o = {opts && opts->strict, b, nb};
+  ox_infer_opts o = {opts && opts->strict, b, nb, NULL, NULL};
+  if (opts && opts->custom_ops) {
+    o.custom = ox_api_custom_infer;
+    o.custom_user = opts->custom_ops;
+  }
   ox_buf w = {0};
   ox_err e = {0};
   int rc = ox_infer_model((ox_model *)m, &o, warnings ? &w : NULL, &e);

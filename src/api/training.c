@@ -4,21 +4,12 @@
 
 #include <onnxc.h>
 
-static ox_session_opts conv_opts(const onnxc_session_options *opts) {
-  ox_session_opts o = {0};
-  if (opts) {
-    o.threads = opts->threads;
-    o.optimization_level = opts->optimization_level;
-    o.cancel = opts->cancel;
-    o.cancel_user = opts->cancel_user;
-  }
-  return o;
-}
+#include "api_impl.h"
 
 onnxc_status onnxc_training_create(const onnxc_model *m, const onnxc_session_options *opts,
                                    onnxc_training **out, onnxc_error *err) {
   if (!out || !m) return (onnxc_status)ox_err_set((ox_err *)err, OX_EINVAL, "bad arguments");
-  ox_session_opts o = conv_opts(opts);
+  ox_session_opts o = ox_api_session_opts(opts);
   ox_training *t = NULL;
   int rc = ox_training_new((const ox_model *)m, &o, &t, (ox_err *)err);
   *out = (onnxc_training *)t;

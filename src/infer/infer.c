@@ -129,6 +129,23 @@ static const char *node_label(const ox_node *n) {
   return n->name && *n->name ? n->name : (n->n_output && *n->output[0] ? n->output[0] : "?");
 }
 
+/* A node of a domain without schemas: the caller's registry types it, or
+ * nothing is known of it (so nothing is wrong). */
+static void infer_custom(ox_iglobal *gl, ox_ictx *c, const ox_node *n, const char *dom,
+                         int64_t opset) {
+  char why[600] = "";
+  int r = gl->o && gl->o->custom
+              ? gl->o->custom(gl->o->custom_user, n, dom, opset, (const ox_type *const *)c->in,
+                              c->n_in, c->out, c->n_out, gl->a, why, sizeof why)
+              : 0;
+  if (r < 0)
+    warnf(gl, "node '%s' (%s, domain '%s' opset %lld): %s", node_label(n), n->op_type, dom,
+          (long long)opset, why[0] ? why : "rejected by its custom operator");
+  else if (r == 0)
+    notef(gl, "node '%s' (%s, domain '%s' opset %lld): custom operator, not checked",
+          node_label(n), n->op_type, dom, (long long)opset);
+}
+
 int ix_fail(ox_ictx *c, const char *fmt, ...) {
   char msg[768];
   va_list ap;
@@ -664,9 +681,8 @@ static int infer_node(ox_igraph *s, ox_graph *g, const ox_node *n) {
       if (standard_domain(dom))
         warnf(gl, "node '%s' (%s, domain '%s' opset %lld): unknown operator", node_label(n),
               n->op_type, dom, (long long)opset);
-      else /* a custom operator: nothing is known of it, so nothing is wrong */
-        notef(gl, "node '%s' (%s, domain '%s' opset %lld): custom operator, not checked",
-              node_label(n), n->op_type, dom, (long long)opset);
+      else
+        infer_custom(gl, &c, n, dom, opset);
     }
   }
   if (strcmp(n->op_type, "Constant") == 0 && ox_is_default_domain(dom) && c.n_out == 1) {

@@ -22,6 +22,14 @@ typedef struct ox_infer_opts {
   bool strict;                      /* conflicts and failures are errors */
   const ox_infer_binding *bindings; /* bind symbolic input dims first */
   size_t n_bindings;
+  /* Operators a caller added (the public op registry). Called for a node of
+   * a domain without schemas: returns 0 when (domain, op, opset) is not one
+   * of them; 1 when it is, with out[i] set to the types it knows (NULL
+   * otherwise); -1 when the node is wrong for it, with a reason in why. */
+  int (*custom)(const void *user, const ox_node *n, const char *domain, int64_t opset,
+                const ox_type *const *in, size_t n_in, ox_type **out, size_t n_out,
+                ox_arena *a, char *why, size_t why_size);
+  const void *custom_user;
 } ox_infer_opts;
 
 /* Infers in place. Warnings (non-strict conflicts, ops it cannot infer) go to

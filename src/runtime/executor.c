@@ -155,6 +155,8 @@ int ox_kctx_fail(ox_kctx *c, int code, const char *fmt, ...) {
   return ox_err_set(c->e, code ? code : OX_ERUNTIME, "%s: %s", c->n->path, msg);
 }
 
+int ox_kctx_error(const ox_kctx *c) { return c->e ? c->e->code : OX_OK; }
+
 int ox_kctx_check_cancel(ox_kctx *c) {
   if (c->run && ox_rt_cancelled(c->run))
     return ox_err_set(c->e, OX_ECANCELLED, "%s: cancelled by the caller", c->n->path);

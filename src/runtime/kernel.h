@@ -34,6 +34,7 @@ typedef struct ox_kinfo {
   ox_arena *arena;      /* session lifetime: put prepared state here */
   ox_thread_pool *pool; /* may be NULL */
   void *session;        /* opaque, for control-flow kernels (subgraphs) */
+  const struct ox_kernel_def *def; /* the kernel being prepared (its `user` field) */
 } ox_kinfo;
 
 /* prepare: validate attributes (error names the node), pack weights, pick
@@ -50,7 +51,19 @@ typedef struct ox_kernel_def {
   ox_prepare_fn prepare;
   ox_run_fn run;
   ox_release_fn release;
+  const void *user; /* for kernels added by a caller (custom operators) */
 } ox_kernel_def;
+
+/* Kernels a caller adds for its own domains (custom operators), looked up
+ * before the built-in tables. Read-only while sessions use it. */
+typedef struct ox_custom_ops {
+  const ox_kernel_def *const *defs; /* each def stays where it is while ops are added */
+  size_t n;
+} ox_custom_ops;
+
+/* The kernel of `ops` for (domain, op) whose range covers since, or NULL. */
+const ox_kernel_def *ox_custom_ops_find(const ox_custom_ops *ops, const char *domain,
+                                        const char *op, int64_t since);
 
 /* ---- used by kernels inside run ---- */
 size_t ox_kctx_n_inputs(const ox_kctx *c);
@@ -81,6 +94,8 @@ int ox_kctx_fail(ox_kctx *c, int code, const char *fmt, ...)
  * resolve to the enclosing graph's values. outputs receive new references. */
 int ox_kctx_run_subgraph(ox_kctx *c, const ox_graph *g, ox_value *const *inputs, size_t n_inputs,
                          ox_value **outputs, size_t n_outputs);
+/* The error code set so far in this run (OX_OK when none). */
+int ox_kctx_error(const ox_kctx *c);
 /* Polls the caller's cancellation callback; OX_ECANCELLED when it says stop. */
 int ox_kctx_check_cancel(ox_kctx *c);
 

@@ -1,6 +1,7 @@
 /* session.c - session creation: function expansion, value slots, binding of
  * every node (and subgraph node) to a kernel, prepare, lifetimes. */
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,7 +408,8 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
    * imported opset finds the same kernel, by the registry's range rule */
   const ox_schema *sch = ox_schema_lookup(domain, op, opset);
   int64_t since = sch ? sch->since_version : opset;
-  rn->k = ox_registry_find(domain, op, since);
+  rn->k = ox_custom_ops_find(s->opts.custom_ops, domain, op, since);
+  if (!rn->k) rn->k = ox_registry_find(domain, op, since);
   if (!rn->k) {
     int pl = (int)strlen(rn->path) - 1; /* the path ends with ')' */
     if (ox_registry_has_op(domain, op))
@@ -430,6 +432,7 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
   ki->arena = a;
   ki->pool = s->pool;
   ki->session = s;
+  ki->def = rn->k;
   if (rn->k->prepare) {
     ox_err pe = {0};
     if (rn->k->prepare(ki, &rn->state, &pe)) {
@@ -596,11 +599,44 @@ int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session
   if (ox_rt_fuse(s, s->graph, &s->graph, e)) goto fail;
   s->main = new_graph(s, s->graph, NULL, NULL, "", e);
   if (!s->main || prepare_graph(s, s->main, e)) goto fail;
+  if (s->opts.log && s->opts.log_level <= 1) {
+    size_t nodes = 0, folded = 0;
+    for (size_t i = 0; i < s->n_graphs; i++) {
+      nodes += s->graphs[i]->n_nodes;
+      for (size_t j = 0; j < s->graphs[i]->n_nodes; j++) folded += s->graphs[i]->nodes[j].folded;
+    }
+    ox_session_log(s, 1,
+                   "session: %zu nodes in the model's main graph, %zu after fusion; %zu graphs, "
+                   "%zu nodes in all, %zu computed at creation; %d threads",
+                   m->proto->graph->n_node, s->graph->n_node, s->n_graphs, nodes, folded,
+                   ox_thread_pool_size(s->pool));
+  }
   *out = s;
   return OX_OK;
 fail:
   ox_session_free(s);
   return e ? e->code : OX_EMODEL;
+}
+
+const ox_kernel_def *ox_custom_ops_find(const ox_custom_ops *ops, const char *domain,
+                                        const char *op, int64_t since) {
+  for (size_t i = 0; ops && i < ops->n; i++) {
+    const ox_kernel_def *d = ops->defs[i];
+    if (strcmp(d->domain, domain) == 0 && strcmp(d->op, op) == 0 && since >= d->since_min &&
+        since <= d->since_max)
+      return d;
+  }
+  return NULL;
+}
+
+void ox_session_log(const ox_session *s, int level, const char *fmt, ...) {
+  if (!s->opts.log || level < s->opts.log_level) return;
+  char msg[1200];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  s->opts.log(s->opts.log_user, level, msg);
 }
 
 void ox_session_free(ox_session *s) {
@@ -632,6 +668,8 @@ void ox_session_free(ox_session *s) {
 }
 
 int ox_session_threads(const ox_session *s) { return ox_thread_pool_size(s->pool); }
+
+const ox_model *ox_session_model(const ox_session *s) { return s->model; }
 
 /* The pool for a run asking for `threads` (see ox_run_opts). */
 static int run_pool(ox_session *s, int threads, ox_thread_pool **out, ox_err *e) {
@@ -681,6 +719,8 @@ static void run_give(ox_session *s, rt_run *r) {
 static ox_session *plain_session(ox_session *s, ox_err *e) {
   pthread_mutex_lock(&s->mu);
   if (!s->plain) {
+    ox_session_log(s, 2, "a run overrides an initializer that the plan took as a constant: "
+                         "preparing a second plan without that assumption");
     ox_session_opts o = s->opts;
     o.inputs_overridable = true;
     if (ox_session_create(s->model, &o, &s->plain, e)) {

@@ -36,7 +36,20 @@ typedef struct ox_session_opts {
    * second plan, prepared on first need). Set to never assume it. */
   bool inputs_overridable;
   ox_env *env; /* non-NULL: use its pool (threads is then ignored) */
+  /* log lines at or above log_level (0 verbose, 1 info, 2 warning, 3 error) */
+  void (*log)(void *user, int level, const char *msg);
+  void *log_user;
+  int log_level;
+  /* kernels of the caller's domains, looked up before the built-in ones */
+  const ox_custom_ops *custom_ops;
 } ox_session_opts;
+
+/* Sends a line to the session's log callback when level is high enough. */
+void ox_session_log(const ox_session *s, int level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session **out, ox_err *e);
 void ox_session_free(ox_session *s);
@@ -44,6 +57,9 @@ void ox_session_free(ox_session *s);
 /* With opts.profile: the time spent per operator type and in the slowest
  * nodes, summed over the runs so far, as text (malloc'd; NULL on OOM). */
 char *ox_session_profile(const ox_session *s, size_t top_nodes);
+
+/* The model the session was made from. */
+const ox_model *ox_session_model(const ox_session *s);
 
 /* Graph inputs (all, in order, including those with an initializer). */
 size_t ox_session_n_inputs(const ox_session *s);
