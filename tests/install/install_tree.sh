@@ -4,17 +4,18 @@
 # against it as a user would, with nothing from the source tree but the
 # programs themselves:
 #   - with pkg-config: tests/install/perceptron.c, shared and static, and
-#     examples/c/run_model.c;
+#     examples/c/run_model.c and custom_op.c;
 #   - with CMake projects using find_package(onnxc): tests/install/consumer
 #     (perceptron.c against onnxc::onnxc and onnxc::onnxc_static) and
-#     examples/c (run_model);
+#     examples/c (run_model, custom_op);
 # then moves the prefix elsewhere and builds with pkg-config again (both
 # package files find the prefix from their own place).
 # Every binary runs: perceptron.c's output is compared with
 # data/perceptron_c.expected, NumPy's sigmoid(relu(X W1 + B1) W2 + B2) for
 # examples/perceptron.onnxtxt on examples/perceptron_input.npy (numbers within
 # a relative 1e-5, tests/install/compare.awk); run_model goes through
-# tests/install/run_model.sh.
+# tests/install/run_model.sh, custom_op's output is compared with
+# data/custom_op.expected (SoftThreshold of the inputs, by hand).
 set -eu
 cmake=$1 build=$2 src=$3 cc=$4
 work=$(mktemp -d)
@@ -57,10 +58,10 @@ pc_build() { # NAME PREFIX
   PKG_CONFIG_PATH=$p/lib/pkgconfig
   export PKG_CONFIG_PATH
   pkg-config --exists onnxc || { echo "FAIL: pkg-config does not find onnxc in $p"; fail=1; return; }
-  for prog in tests/install/perceptron examples/c/run_model; do
+  for prog in tests/install/perceptron examples/c/run_model examples/c/custom_op; do
     # shellcheck disable=SC2046 # word splitting of the flags is intended
     "$cc" -std=c11 -Wall -Wextra -pedantic -Werror -o "$work/$1_${prog##*/}" "$src/$prog.c" \
-      $(pkg-config --cflags --libs onnxc) -Wl,-rpath,"$p/lib"
+      $(pkg-config --cflags --libs onnxc) -lm -Wl,-rpath,"$p/lib"
   done
   # static: the archive by name, then what it needs (Libs.private)
   libs=$(pkg-config --static --libs onnxc | sed 's/-lonnxc/-l:libonnxc.a/')
@@ -72,6 +73,7 @@ pc_build() { # NAME PREFIX
   check "$1_perceptron_static" "$data/perceptron_c.expected" "$work/$1_perceptron_static" "$model"
   linked "$1_perceptron_static" "$work/$1_perceptron_static" no
   run_model_cases "$1_run_model" "$work/$1_run_model" "$p/bin/onnxc"
+  check "$1_custom_op" "$data/custom_op.expected" "$work/$1_custom_op"
 }
 pc_build pkgconfig "$prefix"
 
@@ -94,6 +96,7 @@ fi
 if cmake_build examples "$src/examples/c"; then
   run_model_cases cmake_run_model "$work/examples/run_model" "$prefix/bin/onnxc"
   linked cmake_run_model "$work/examples/run_model" yes
+  check cmake_custom_op "$data/custom_op.expected" "$work/examples/custom_op"
 fi
 
 # relocated tree
