@@ -69,6 +69,12 @@ pc_build() { # NAME PREFIX
   "$cc" -std=c11 -o "$work/$1_perceptron_static" "$src/tests/install/perceptron.c" \
     $(pkg-config --cflags onnxc) $libs
   check "$1_perceptron" "$data/perceptron_c.expected" "$work/$1_perceptron" "$model"
+  # the library says the version its package files say
+  v=$(pkg-config --modversion onnxc)
+  if ! grep -qx "onnxc $v" "$work/$1_perceptron.out"; then
+    echo "FAIL: onnxc_version() is not the package version $v:"; head -1 "$work/$1_perceptron.out"
+    fail=1
+  fi
   linked "$1_perceptron" "$work/$1_perceptron" yes
   check "$1_perceptron_static" "$data/perceptron_c.expected" "$work/$1_perceptron_static" "$model"
   linked "$1_perceptron_static" "$work/$1_perceptron_static" no
