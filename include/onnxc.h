@@ -46,8 +46,8 @@ typedef struct onnxc_error {
 typedef struct onnxc_model onnxc_model;
 
 typedef struct onnxc_load_options {
-  int skip_checksum;         /* 1: do not verify external-data SHA-1 checksums */
-  int no_external_data;      /* 1: leave external data unresolved */
+  int skip_checksum;    /* 1: do not verify external-data SHA-1 checksums */
+  int no_external_data; /* 1: leave external data unresolved */
 } onnxc_load_options;
 
 /* Loads a model from a file: binary protobuf, or ONNX text (by extension
@@ -66,10 +66,10 @@ ONNXC_API onnxc_status onnxc_model_parse_text(const char *text, size_t size, con
 ONNXC_API void onnxc_model_free(onnxc_model *m);
 
 typedef struct onnxc_save_options {
-  const char *external_data;  /* file name (relative to the model's folder) or NULL */
-  size_t size_threshold;      /* tensors of at least this many bytes go external (default 1024) */
-  size_t align;               /* alignment of each tensor in the external file (default 4096) */
-  int all_inline;             /* 1: bring all external data back inline */
+  const char *external_data; /* file name (relative to the model's folder) or NULL */
+  size_t size_threshold;     /* tensors of at least this many bytes go external (default 1024) */
+  size_t align;              /* alignment of each tensor in the external file (default 4096) */
+  int all_inline;            /* 1: bring all external data back inline */
 } onnxc_save_options;
 
 /* Writes binary (or text, by extension) to path. opts may be NULL. */
@@ -297,7 +297,7 @@ typedef struct onnxc_custom_op {
   const char *domain;  /* e.g. "com.example" (not "" or "ai.onnx": those are the standard's) */
   const char *op_type; /* e.g. "Scale" */
   int64_t since_version_min, since_version_max; /* opsets of `domain` it serves (max 0: no limit) */
-  int min_inputs, max_inputs;   /* arity checked at session creation (max -1: any) */
+  int min_inputs, max_inputs; /* arity checked at session creation (max -1: any) */
   int min_outputs, max_outputs;
   /* Optional. Once per node at session creation: read attributes, check
    * them, make a state (released by `release`). A state must be read-only
@@ -375,10 +375,10 @@ typedef struct onnxc_session_options {
    * cancels. May be called from several threads at once. */
   int (*cancel)(void *user);
   void *cancel_user;
-  int profile;                        /* non-zero: time every node (see onnxc_session_profile) */
-  onnxc_env *env;                     /* non-NULL: use the environment's shared pool */
+  int profile;                         /* non-zero: time every node (see onnxc_session_profile) */
+  onnxc_env *env;                      /* non-NULL: use the environment's shared pool */
   const onnxc_op_registry *custom_ops; /* operators of the caller's domains, or NULL */
-  onnxc_log_fn log;                   /* NULL: no logging */
+  onnxc_log_fn log;                    /* NULL: no logging */
   void *log_user;
   onnxc_log_level log_level;
 } onnxc_session_options;

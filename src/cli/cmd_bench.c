@@ -1,6 +1,9 @@
 /* cmd_bench.c - `onnxc bench MODEL [--threads N] [--runs N] [--warmup N]
- * [-i [NAME=]FILE]...`: measures run latency. Inputs not given are filled
- * with arange(n)/n (floats) or zeros, unknown dims taken as 1. */
+ * [--callers N] [-i [NAME=]FILE]...`: measures run latency and, with
+ * --callers, the throughput of N threads running one session at once.
+ * Inputs not given are filled with arange(n)/n (floats) or zeros, unknown
+ * dims taken as 1. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,9 +69,71 @@ static ox_value *synth_input(const char *name, const ox_type *t, const bench_dim
   return ox_tensor_new(t->elem_type, dims, rank, e);
 }
 
+/* One of --callers threads: `runs` runs of the shared session and inputs. */
+typedef struct bench_caller {
+  ox_session *s;
+  const char **names;
+  ox_value **vals;
+  size_t n_in, n_out;
+  int runs, failed;
+  char msg[1100];
+} bench_caller;
+
+static void *caller_main(void *arg) {
+  bench_caller *c = arg;
+  ox_value **outs = calloc(c->n_out + 1, sizeof *outs);
+  for (int r = 0; outs && r < c->runs && !c->failed; r++) {
+    ox_err e = {0};
+    if (ox_session_run(c->s, c->names, c->vals, c->n_in, NULL, outs, c->n_out, &e)) {
+      c->failed = 1;
+      snprintf(c->msg, sizeof c->msg, "%s", e.msg);
+    }
+    for (size_t k = 0; k < c->n_out; k++) {
+      ox_value_unref(outs[k]);
+      outs[k] = NULL;
+    }
+  }
+  if (!outs) c->failed = 1;
+  free(outs);
+  return NULL;
+}
+
+/* Throughput of `callers` threads running the session at once. */
+static int throughput(ox_session *s, const char **names, ox_value **vals, size_t n_in,
+                      size_t n_out, int callers, int runs) {
+  bench_caller *cs = calloc((size_t)callers, sizeof *cs);
+  pthread_t *t = calloc((size_t)callers, sizeof *t);
+  int started = 0, failed = 0;
+  if (!cs || !t) {
+    free(cs);
+    free(t);
+    return 1;
+  }
+  double a = now_ms();
+  for (int i = 0; i < callers; i++) {
+    cs[i] = (bench_caller){s, names, vals, n_in, n_out, runs, 0, ""};
+    if (pthread_create(&t[i], NULL, caller_main, &cs[i]) != 0) break;
+    started++;
+  }
+  for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
+  double b = now_ms();
+  for (int i = 0; i < started; i++)
+    if (cs[i].failed && !failed++) fprintf(stderr, "onnxc: %s\n", cs[i].msg);
+  if (started < callers) {
+    fprintf(stderr, "onnxc: could start only %d of %d callers\n", started, callers);
+    failed++;
+  }
+  if (!failed)
+    printf("throughput: %.1f runs/s with %d concurrent callers (%d runs each, %.1f ms)\n",
+           (double)started * runs / ((b - a) / 1e3), started, runs, b - a);
+  free(cs);
+  free(t);
+  return failed ? 1 : 0;
+}
+
 int ox_cmd_bench(int argc, char **argv) {
   const char *model_path = NULL;
-  int threads = 0, runs = 10, warmup = 2;
+  int threads = 0, runs = 10, warmup = 2, callers = 0;
   bool profile = false;
   char **ins = calloc((size_t)argc + 1, sizeof *ins);
   bench_dims *bd = calloc((size_t)argc + 1, sizeof *bd);
@@ -82,7 +147,9 @@ int ox_cmd_bench(int argc, char **argv) {
     if (ox_cli_is_help(argv[i])) {
       printf(
           "usage: onnxc bench MODEL [--threads N] [--runs N] [--warmup N] [--profile] "
-          "[-i [NAME=]FILE]... [--input NAME=D1,D2,...]...\n"
+          "[--callers N] [-i [NAME=]FILE]... [--input NAME=D1,D2,...]...\n"
+          "  --callers  then N threads run the one session at once, --runs each:\n"
+          "             prints runs per second\n"
           "  --profile  time every node; print the time per operator type and the\n"
           "             slowest nodes, per run (the timing itself adds a little)\n"
           "  --input    dims of a made-up input (default: declared dims, unknown = 1)\n");
@@ -95,6 +162,8 @@ int ox_cmd_bench(int argc, char **argv) {
       runs = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc) {
       warmup = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--callers") == 0 && i + 1 < argc) {
+      callers = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) {
       if (!parse_dims(argv[++i], &bd[n_bd])) {
         fprintf(stderr, "onnxc bench: bad --input '%s' (expected NAME=D1,D2,...)\n", argv[i]);
@@ -192,6 +261,7 @@ int ox_cmd_bench(int argc, char **argv) {
     if (rep) fputs(rep, stdout);
     free(rep);
   }
+  if (callers > 0 && throughput(s, names, vals, n_in, n_out, callers, runs)) goto done;
   status = 0;
 done:
   if (vals)
