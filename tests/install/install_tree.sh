@@ -79,6 +79,17 @@ pc_build() { # NAME PREFIX
   check "$1_perceptron_static" "$data/perceptron_c.expected" "$work/$1_perceptron_static" "$model"
   linked "$1_perceptron_static" "$work/$1_perceptron_static" no
   run_model_cases "$1_run_model" "$work/$1_run_model" "$p/bin/onnxc"
+  # C++ callers: the header's extern "C" gives the exported (unmangled) names
+  if command -v c++ >/dev/null 2>&1; then
+    printf '#include <onnxc.h>\n#include <cstdio>\nint main() { std::puts(onnxc_version()); }\n' \
+      >"$work/version.cpp"
+    # shellcheck disable=SC2046
+    if ! c++ -std=c++11 -Wall -Wextra -pedantic -Werror -o "$work/$1_cxx" "$work/version.cpp" \
+      $(pkg-config --cflags --libs onnxc) -Wl,-rpath,"$p/lib" ||
+      [ "$("$work/$1_cxx")" != "$(pkg-config --modversion onnxc)" ]; then
+      echo "FAIL: a C++ program cannot use onnxc.h"; fail=1
+    fi
+  fi
   check "$1_custom_op" "$data/custom_op.expected" "$work/$1_custom_op"
 }
 pc_build pkgconfig "$prefix"
