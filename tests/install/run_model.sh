@@ -5,7 +5,7 @@
 # compared with tests/install/data/*.expected: the perceptron's values are
 # NumPy's sigmoid(relu(X W1 + B1) W2 + B2) for examples/perceptron.onnxtxt on
 # examples/perceptron_input.npy; identity.expected and kinds.expected list
-# the values that data/*.pb and data/*.npy were made from (see
+# the values that data/make_data.py wrote into data/*.pb and *.npy (see
 # identity.onnxtxt and kinds.onnxtxt); fizzbuzz.expected is FizzBuzz up to
 # 15 (limit.pb). Then bad input: every truncation of every input file, a
 # wrong element type, an unknown name, one file too many, a missing input, a
