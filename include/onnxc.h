@@ -381,6 +381,11 @@ typedef struct onnxc_session_options {
   onnxc_log_fn log;                    /* NULL: no logging */
   void *log_user;
   onnxc_log_level log_level;
+  /* The most tensor storage one run may hold at a time, in bytes (0: no limit); session
+     creation, which computes constant nodes, gets the same limit. A model that asks for
+     more (a huge shape, a Loop growing a sequence without end) fails with
+     ONNXC_ERR_NOMEM and a message naming the node and the limit. */
+  size_t max_memory;
 } onnxc_session_options;
 
 /* Prepares a model for running. The model must outlive the session: its

@@ -24,12 +24,3 @@ target_link_libraries(example_run_model PRIVATE onnxc)
 add_test(NAME example_run_model
          COMMAND sh ${PROJECT_SOURCE_DIR}/tests/install/run_model.sh
                  $<TARGET_FILE:example_run_model> $<TARGET_FILE:onnxc_cli> ${PROJECT_SOURCE_DIR})
-
-# examples/c/custom_op: a custom operator registered, checked, inferred and run
-# beside the standard Shrink it must equal; the errors a caller sees.
-add_executable(example_custom_op ${PROJECT_SOURCE_DIR}/examples/c/custom_op.c)
-target_link_libraries(example_custom_op PRIVATE onnxc)
-add_test(NAME example_custom_op
-         COMMAND sh ${PROJECT_SOURCE_DIR}/tests/install/expect.sh ${PROJECT_SOURCE_DIR}
-                 ${PROJECT_SOURCE_DIR}/tests/install/data/custom_op.expected
-                 $<TARGET_FILE:example_custom_op>)

@@ -41,6 +41,7 @@ ox_session_opts ox_api_session_opts(const onnxc_session_options *opts) {
     o.profile = opts->profile != 0;
     o.env = (ox_env *)opts->env;
     o.custom_ops = ox_api_custom_ops(opts->custom_ops);
+    o.max_memory = opts->max_memory;
   }
   return o;
 }

@@ -24,5 +24,8 @@ ox_model *ox_cli_load_model(const char *path);
 const char *ox_cli_type_str(const ox_type *t, char *buf, size_t size);
 /* true when argv[i] is -h or --help */
 bool ox_cli_is_help(const char *arg);
+/* A byte count: digits with an optional K, M, G or T (powers of 1024).
+ * false when malformed or out of range. */
+bool ox_cli_parse_size(const char *arg, size_t *out);
 
 #endif

@@ -134,6 +134,7 @@ static int throughput(ox_session *s, const char **names, ox_value **vals, size_t
 int ox_cmd_bench(int argc, char **argv) {
   const char *model_path = NULL;
   int threads = 0, runs = 10, warmup = 2, callers = 0;
+  size_t max_memory = 0;
   bool profile = false;
   char **ins = calloc((size_t)argc + 1, sizeof *ins);
   bench_dims *bd = calloc((size_t)argc + 1, sizeof *bd);
@@ -148,6 +149,7 @@ int ox_cmd_bench(int argc, char **argv) {
       printf(
           "usage: onnxc bench MODEL [--threads N] [--runs N] [--warmup N] [--profile] "
           "[--callers N] [-i [NAME=]FILE]... [--input NAME=D1,D2,...]...\n"
+          "  --max-memory SIZE  the most tensor memory a run may hold (K, M, G, T suffixes)\n"
           "  --callers  then N threads run the one session at once, --runs each:\n"
           "             prints runs per second\n"
           "  --profile  time every node; print the time per operator type and the\n"
@@ -158,6 +160,13 @@ int ox_cmd_bench(int argc, char **argv) {
       return 0;
     } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--max-memory") == 0 && i + 1 < argc) {
+      if (!ox_cli_parse_size(argv[++i], &max_memory)) {
+        fprintf(stderr, "onnxc bench: bad --max-memory '%s' (bytes, or with K, M, G, T)\n", argv[i]);
+        free(ins);
+        free(bd);
+        return 2;
+      }
     } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
       runs = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc) {
@@ -205,6 +214,7 @@ int ox_cmd_bench(int argc, char **argv) {
   ox_session_opts o = {0};
   o.optimization_level = 1; /* constant folding */
   o.threads = threads;
+  o.max_memory = max_memory;
   o.profile = profile;
   if (ox_session_create(m, &o, &s, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);

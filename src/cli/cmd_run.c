@@ -1,4 +1,5 @@
-/* cmd_run.c - `onnxc run MODEL [-i [NAME=]FILE]... [-o OUTDIR] [--threads N]`. */
+/* cmd_run.c - `onnxc run MODEL [-i [NAME=]FILE]... [-o OUTDIR] [--threads N]
+ * [--max-memory SIZE]`. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,17 +11,20 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: onnxc run MODEL [-i [NAME=]FILE]... [-o OUTDIR] [--threads N]\n"
+          "usage: onnxc run MODEL [-i [NAME=]FILE]... [-o OUTDIR] [--threads N] [--max-memory SIZE]\n"
           "  -i [NAME=]FILE  an input: TensorProto/SequenceProto/MapProto/OptionalProto .pb\n"
           "                  (by the input's declared type) or .npy; without NAME= the k-th -i\n"
           "                  binds to the k-th graph input that has no initializer\n"
           "  -o OUTDIR       write output k to OUTDIR/output_k.pb (else print a summary)\n"
-          "  --threads N     worker threads (0: all cores)\n");
+          "  --threads N     worker threads (0: all cores)\n"
+          "  --max-memory SIZE  the most tensor memory the run may hold (bytes; K, M, G, T\n"
+          "                  suffixes): a model asking for more fails with a clear error\n");
 }
 
 int ox_cmd_run(int argc, char **argv) {
   const char *model_path = NULL, *outdir = NULL;
   int threads = 0;
+  size_t max_memory = 0;
   char **ins = calloc((size_t)argc + 1, sizeof *ins);
   size_t n_ins = 0;
   if (!ins) return 1;
@@ -35,6 +39,12 @@ int ox_cmd_run(int argc, char **argv) {
       outdir = argv[++i];
     } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--max-memory") == 0 && i + 1 < argc) {
+      if (!ox_cli_parse_size(argv[++i], &max_memory)) {
+        fprintf(stderr, "onnxc run: bad --max-memory '%s' (bytes, or with K, M, G, T)\n", argv[i]);
+        free(ins);
+        return 2;
+      }
     } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "onnxc run: unknown option '%s'\n", argv[i]);
       usage(stderr);
@@ -63,6 +73,7 @@ int ox_cmd_run(int argc, char **argv) {
   ox_session_opts o = {0};
   o.optimization_level = 1; /* constant folding */
   o.threads = threads;
+  o.max_memory = max_memory;
   if (ox_session_create(m, &o, &s, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);
     goto done;

@@ -1,5 +1,8 @@
 /* main.c - onnxc: dispatch to the subcommands. */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -25,6 +28,26 @@ static const cmd cmds[] = {
 };
 
 bool ox_cli_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
+
+bool ox_cli_parse_size(const char *arg, size_t *out) {
+  char *end;
+  if (!arg || *arg < '0' || *arg > '9') return false;
+  errno = 0;
+  unsigned long long v = strtoull(arg, &end, 10);
+  if (errno) return false;
+  int shift = 0;
+  switch (*end) {
+    case 0: break;
+    case 'K': case 'k': shift = 10; end++; break;
+    case 'M': case 'm': shift = 20; end++; break;
+    case 'G': case 'g': shift = 30; end++; break;
+    case 'T': case 't': shift = 40; end++; break;
+    default: return false;
+  }
+  if (*end || (shift && v > (SIZE_MAX >> shift))) return false;
+  *out = (size_t)(v << shift);
+  return true;
+}
 
 static void usage(FILE *f) {
   fprintf(f, "usage: onnxc COMMAND [ARGS]...\n\ncommands:\n");

@@ -42,7 +42,7 @@ static ox_value *seq_copy(ox_kctx *c, const ox_value *src) {
   for (size_t i = 0; i < src->n_items; i++)
     if (ox_sequence_push(s, ox_value_ref(src->items[i]), &e2)) {
       ox_value_unref(s);
-      ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+      ox_kctx_fail(c, OX_ENOMEM, "%s", e2.msg);
       return NULL;
     }
   return s;
@@ -94,7 +94,7 @@ static int construct_run(ox_kctx *c, void *state) {
     }
     if (ox_sequence_push(s, ox_value_ref(x), &e2)) {
       ox_value_unref(s);
-      return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+      return ox_kctx_fail(c, OX_ENOMEM, "%s", e2.msg);
     }
   }
   return ox_kctx_set_output(c, 0, s);
@@ -124,7 +124,7 @@ static int insert_run(ox_kctx *c, void *state) {
   if (!o) return OX_ENOMEM;
   if (ox_sequence_push(o, ox_value_ref(x), &e2)) {
     ox_value_unref(o);
-    return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+    return ox_kctx_fail(c, OX_ENOMEM, "%s", e2.msg);
   }
   memmove(o->items + k + 1, o->items + k, (o->n_items - 1 - k) * sizeof *o->items);
   o->items[k] = x;

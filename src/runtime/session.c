@@ -582,7 +582,11 @@ int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
     threads = nc > 0 ? (int)(nc > 256 ? 256 : nc) : 1;
   }
+  /* folding at creation allocates too: the same limit as a run */
+  ox_mem_budget budget = {.limit = s->opts.max_memory}, *prev_budget = NULL;
+  if (budget.limit) prev_budget = ox_mem_budget_enter(&budget);
   if (pthread_mutex_init(&s->mu, NULL)) {
+    if (budget.limit) ox_mem_budget_leave(prev_budget);
     ox_arena_free(s->arena);
     free(s);
     return ox_err_set(e, OX_ENOMEM, "cannot create the session's lock");
@@ -611,9 +615,11 @@ int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session
                    m->proto->graph->n_node, s->graph->n_node, s->n_graphs, nodes, folded,
                    ox_thread_pool_size(s->pool));
   }
+  if (budget.limit) ox_mem_budget_leave(prev_budget);
   *out = s;
   return OX_OK;
 fail:
+  if (budget.limit) ox_mem_budget_leave(prev_budget);
   ox_session_free(s);
   return e ? e->code : OX_EMODEL;
 }
@@ -829,6 +835,8 @@ static int run_bound(ox_session *s, const ox_run_opts *ro, ox_value **bound,
   rt_run *r = run_take(s);
   if (!r) return ox_err_set(e, OX_ENOMEM, "out of memory");
   r->ro = ro;
+  ox_mem_budget budget = {.limit = s->opts.max_memory}, *prev_budget = NULL;
+  if (budget.limit) prev_budget = ox_mem_budget_enter(&budget);
   rc = run_pool(s, ro ? ro->threads : 0, &r->pool, e);
   if (rc) goto done;
   if (out_names) {
@@ -865,6 +873,15 @@ static int run_bound(ox_session *s, const ox_run_opts *ro, ox_value **bound,
     rc = ox_rt_run_graph(r, g, NULL, bound, g->n_in, outputs, n_out, e);
   }
 done:
+  /* the run keeps its pooled buffers for the next one: drop them when this
+   * run hit the limit, so that a refused run does not keep the memory */
+  if (budget.limit) {
+    if (rc == OX_ENOMEM) {
+      for (size_t i = 0; i < r->n_vpool; i++) ox_value_unref(r->vpool[i]);
+      r->n_vpool = 0;
+    }
+    ox_mem_budget_leave(prev_budget);
+  }
   run_give(s, r);
   return rc;
 }

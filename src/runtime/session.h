@@ -40,6 +40,9 @@ typedef struct ox_session_opts {
   void (*log)(void *user, int level, const char *msg);
   void *log_user;
   int log_level;
+  /* the most tensor storage one run (or the creation) may hold, in bytes;
+   * 0: no limit (see ox_mem_budget) */
+  size_t max_memory;
   /* kernels of the caller's domains, looked up before the built-in ones */
   const ox_custom_ops *custom_ops;
 } ox_session_opts;

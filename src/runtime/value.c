@@ -57,14 +57,54 @@ static const char *dtype_name(int32_t dt) {
  * machine holds them, and sanitizer allocators abort on such sizes). */
 #define OX_MAX_TENSOR_BYTES ((size_t)1 << 40)
 
+/* The memory budget of the run (or session creation) on this thread, if
+ * any: tensor storage allocated here is charged to it and storage freed
+ * here is credited back, so `used` follows the bytes the run holds. */
+static _Thread_local ox_mem_budget *tl_budget;
+
+ox_mem_budget *ox_mem_budget_enter(ox_mem_budget *b) {
+  ox_mem_budget *prev = tl_budget;
+  tl_budget = b;
+  return prev;
+}
+
+void ox_mem_budget_leave(ox_mem_budget *prev) { tl_budget = prev; }
+
+static bool budget_charge(size_t n) {
+  ox_mem_budget *b = tl_budget;
+  if (!b || !b->limit) return true;
+  if (n > b->limit || b->used > b->limit - n) {
+    b->refused = n;
+    return false;
+  }
+  b->used += n;
+  if (b->used > b->peak) b->peak = b->used;
+  return true;
+}
+
+static void budget_credit(size_t n) {
+  ox_mem_budget *b = tl_budget;
+  if (b && b->limit) b->used = n > b->used ? 0 : b->used - n;
+}
+
 void *ox_value_alloc_data(size_t nbytes) {
   void *p = NULL;
   if (nbytes > OX_MAX_TENSOR_BYTES) return NULL;
   if (nbytes == 0) nbytes = 1;
   size_t rounded = (nbytes + OX_DATA_ALIGN - 1) & ~(size_t)(OX_DATA_ALIGN - 1);
   if (rounded < nbytes) return NULL;
-  if (posix_memalign(&p, OX_DATA_ALIGN, rounded) != 0) return NULL;
+  if (!budget_charge(rounded)) return NULL;
+  if (posix_memalign(&p, OX_DATA_ALIGN, rounded) != 0) {
+    budget_credit(rounded);
+    return NULL;
+  }
   return p;
+}
+
+/* The bytes ox_value_alloc_data took for nbytes. */
+static size_t alloc_size(size_t nbytes) {
+  if (nbytes == 0) nbytes = 1;
+  return (nbytes + OX_DATA_ALIGN - 1) & ~(size_t)(OX_DATA_ALIGN - 1);
 }
 
 static ox_value *value_new(ox_value_kind kind, ox_err *e) {
@@ -118,8 +158,16 @@ ox_value *ox_tensor_new_uninit(int32_t dtype, const int64_t *dims, size_t rank, 
   }
   v->data = ox_value_alloc_data(v->nbytes);
   if (!v->data) {
-    ox_err_set(e, OX_ENOMEM, "out of memory allocating a %s tensor of %zu bytes", dtype_name(dtype),
-               v->nbytes);
+    const ox_mem_budget *b = tl_budget;
+    if (b && b->refused)
+      ox_err_set(e, OX_ENOMEM,
+                 "a %s tensor of %zu bytes would exceed the memory limit of %zu bytes "
+                 "(%zu in use)",
+                 dtype_name(dtype), v->nbytes, b->limit, b->used);
+    else
+      ox_err_set(e, OX_ENOMEM, "out of memory allocating a %s tensor of %zu bytes",
+                 dtype_name(dtype), v->nbytes);
+    if (tl_budget) tl_budget->refused = 0;
     ox_value_unref(v);
     return NULL;
   }
@@ -177,8 +225,20 @@ ox_value *ox_sequence_new(ox_err *e) { return value_new(OX_VAL_SEQUENCE, e); }
 int ox_sequence_push(ox_value *seq, ox_value *item, ox_err *e) {
   if (seq->n_items == seq->cap_items) {
     size_t cap = seq->cap_items ? seq->cap_items * 2 : 4;
+    /* the item array counts against the memory budget too: a sequence of
+     * references to one tensor can still grow without end */
+    if (!budget_charge((cap - seq->cap_items) * sizeof(ox_value *))) {
+      const ox_mem_budget *b = tl_budget;
+      size_t limit = b ? b->limit : 0;
+      ox_value_unref(item);
+      if (tl_budget) tl_budget->refused = 0;
+      return ox_err_set(e, OX_ENOMEM,
+                        "a sequence of %zu items would exceed the memory limit of %zu bytes",
+                        cap, limit);
+    }
     ox_value **it = realloc(seq->items, cap * sizeof *it);
     if (!it) {
+      budget_credit((cap - seq->cap_items) * sizeof(ox_value *));
       ox_value_unref(item);
       return ox_err_set(e, OX_ENOMEM, "out of memory growing a sequence");
     }
@@ -220,6 +280,7 @@ ox_value *ox_value_ref(ox_value *v) {
 
 void ox_tensor_free_data(ox_value *v) {
   if (v->owns_data && v->data) {
+    budget_credit(alloc_size(v->nbytes));
     if (v->dtype == OX_STRING) {
       char **s = v->data;
       for (int64_t i = 0; i < v->numel; i++) free(s[i]);
@@ -235,6 +296,7 @@ void ox_value_unref(ox_value *v) {
   ox_tensor_free_data(v);
   if (v->dims != v->small_dims) free(v->dims);
   for (size_t i = 0; i < v->n_items; i++) ox_value_unref(v->items[i]);
+  if (v->items) budget_credit(v->cap_items * sizeof(ox_value *));
   free(v->items);
   ox_value_unref(v->keys);
   ox_value_unref(v->vals);

@@ -100,8 +100,21 @@ int ox_broadcast_shape(const int64_t *a, size_t ra, const int64_t *b, size_t rb,
 /* ---- additions (runtime) ---- */
 /* Like ox_tensor_new but the storage is not zeroed (strings are). */
 ox_value *ox_tensor_new_uninit(int32_t dtype, const int64_t *dims, size_t rank, ox_err *e);
-/* 64-byte aligned storage for tensor data (free with free()); NULL on OOM. */
+/* 64-byte aligned storage for tensor data (free with free()); NULL on OOM
+ * or when the thread's memory budget would be exceeded. */
 void *ox_value_alloc_data(size_t nbytes);
+
+/* A limit on the tensor storage one run (or one session creation) holds:
+ * while a budget is entered on a thread, storage allocated there is charged
+ * to it and storage freed there credited back; an allocation that would
+ * pass `limit` fails (a clear error through ox_tensor_new*). limit 0: none. */
+typedef struct ox_mem_budget {
+  size_t limit, used, peak;
+  size_t refused; /* the size of the last refused allocation */
+} ox_mem_budget;
+/* Enters b on this thread; returns the previous budget for ox_mem_budget_leave. */
+ox_mem_budget *ox_mem_budget_enter(ox_mem_budget *b);
+void ox_mem_budget_leave(ox_mem_budget *prev);
 /* Frees the data of a tensor if owned (strings included) and clears it. */
 void ox_tensor_free_data(ox_value *v);
 /* Copies elements (same dtype and count; strings duplicated). */

@@ -15,7 +15,7 @@
 # examples/perceptron.onnxtxt on examples/perceptron_input.npy (numbers within
 # a relative 1e-5, tests/install/compare.awk); run_model goes through
 # tests/install/run_model.sh, custom_op's output is compared with
-# data/custom_op.expected (SoftThreshold of the inputs, by hand).
+# data/custom_op.expected (NumPy's values, see tests/examples.cmake).
 set -eu
 cmake=$1 build=$2 src=$3 cc=$4
 work=$(mktemp -d)

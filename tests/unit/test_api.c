@@ -632,7 +632,31 @@ static void test_bad_arguments(void) {
   onnxc_model_free(m);
 }
 
+/* max_memory: a shape the caller gives asks for 10 GB */
+static void test_memory_limit(void) {
+  onnxc_model *m = parse(
+      "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+      "g (int64[2] shape) => (float[?, ?] y) { y = ConstantOfShape <value = float[1] {1.0}> (shape) }\n");
+  onnxc_session_options o = {.max_memory = (size_t)1 << 20};
+  onnxc_session *s = m ? session(m, &o) : NULL;
+  if (!s) return;
+  onnxc_error err = {0};
+  int64_t huge[2] = {50000, 50000}, small[2] = {16, 16}, d2 = 2;
+  onnxc_value *in = onnxc_tensor_wrap(7, &d2, 1, huge, &err), *out = NULL;
+  CHECK(onnxc_session_run(s, NULL, &in, 1, NULL, &out, 1, &err) == ONNXC_ERR_NOMEM && !out);
+  CHECK(strstr(err.msg, "memory limit of 1048576") != NULL && strstr(err.msg, "ConstantOfShape"));
+  onnxc_value_free(in);
+  in = onnxc_tensor_wrap(7, &d2, 1, small, &err);
+  CHECK(onnxc_session_run(s, NULL, &in, 1, NULL, &out, 1, &err) == ONNXC_OK);
+  CHECK(onnxc_tensor_numel(out) == 256);
+  onnxc_value_free(out);
+  onnxc_value_free(in);
+  onnxc_session_free(s);
+  onnxc_model_free(m);
+}
+
 int main(void) {
+  test_memory_limit();
   test_introspection();
   test_strings();
   test_sequences();
