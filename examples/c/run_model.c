@@ -4,9 +4,11 @@
  *
  * MODEL is a binary .onnx or ONNX text. Each input comes from a .npy file or
  * a serialized TensorProto (.pb, as in the ONNX test cases), bound by name
- * (NAME=FILE) or, without a name, to the model's inputs in order. Prints the
- * model's inputs and outputs, then every output: element type, shape and the
- * first COUNT values (default 8).
+ * (NAME=FILE) or, without a name, to the model's inputs in order (those not
+ * named). Prints the model's opsets, inputs and outputs with their types and
+ * shapes (symbolic dims by name), then every output: a tensor's element
+ * type, shape and first COUNT values (default 8), strings included; the
+ * items of a sequence, the keys and values of a map, an optional's content.
  *
  * An example of the public API: it uses <onnxc.h> and the C library only.
  * Build against an installed onnxc:
@@ -19,22 +21,12 @@
 
 enum { MAX_RANK = 16 };
 
-/* TensorProto.DataType numbers, names and element sizes (0: not handled here). */
-static const struct {
-  const char *name;
-  size_t size;
-} dtypes[] = {
-    {"undefined", 0},   {"float", 4},    {"uint8", 1},  {"int8", 1},   {"uint16", 2},
-    {"int16", 2},       {"int32", 4},    {"int64", 8},  {"string", 0}, {"bool", 1},
-    {"float16", 2},     {"double", 8},   {"uint32", 4}, {"uint64", 8}, {"complex64", 8},
-    {"complex128", 16}, {"bfloat16", 2},
-};
-enum { N_DTYPES = sizeof dtypes / sizeof dtypes[0] };
+/* Element sizes by TensorProto.DataType (0: not handled here; strings are
+ * read and printed by their own paths). */
+static const size_t dtype_sizes[] = {0, 4, 1, 1, 2, 2, 4, 8, 0, 1, 2, 8, 4, 8, 8, 16, 2};
+enum { N_DTYPES = sizeof dtype_sizes / sizeof dtype_sizes[0], DT_STRING = 8 };
 
-static const char *dtype_name(int32_t dt) {
-  return dt >= 0 && dt < N_DTYPES ? dtypes[dt].name : "unsupported";
-}
-static size_t dtype_size(int32_t dt) { return dt >= 0 && dt < N_DTYPES ? dtypes[dt].size : 0; }
+static size_t dtype_size(int32_t dt) { return dt >= 0 && dt < N_DTYPES ? dtype_sizes[dt] : 0; }
 
 /* Fills msg and returns NULL, so that readers can `return fail(...)`. */
 static void *fail(char *msg, size_t size, const char *path, const char *what) {
@@ -279,6 +271,47 @@ static void store_value(unsigned char *out, size_t esize, size_t k, uint64_t bit
   for (size_t i = 0; i < esize; i++) out[k * esize + i] = (unsigned char)(bits >> (8 * i));
 }
 
+/* A string tensor from the string_data fields of a TensorProto. */
+static onnxc_value *read_strings(const char *path, const unsigned char *data, size_t size,
+                                 const int64_t *dims, size_t rank, char *msg, size_t msg_size) {
+  int64_t n = numel_of(dims, rank);
+  if (n < 0 || (uint64_t)n > size) /* each string takes at least one byte of the file */
+    return fail(msg, msg_size, path, "bad dims");
+  const char **strs = calloc((size_t)n + 1, sizeof *strs);
+  size_t *lens = calloc((size_t)n + 1, sizeof *lens);
+  onnxc_value *v = NULL;
+  if (!strs || !lens) {
+    fail(msg, msg_size, path, "out of memory");
+    goto done;
+  }
+  size_t k = 0;
+  reader r = {data, data + size};
+  while (r.p < r.end) {
+    uint32_t field = 0, wire = 0;
+    uint64_t scalar = 0;
+    const unsigned char *payload;
+    size_t len;
+    if (read_field(&r, &field, &wire, &scalar, &payload, &len) != 0) break;
+    if (field != 6 || wire != 2) continue; /* string_data */
+    if (k < (size_t)n) {
+      strs[k] = (const char *)payload;
+      lens[k] = len;
+    }
+    k++;
+  }
+  if (k != (size_t)n) {
+    fail(msg, msg_size, path, "the number of strings does not match dims");
+    goto done;
+  }
+  onnxc_error err = {0};
+  v = onnxc_tensor_create_strings(dims, rank, strs, lens, &err);
+  if (!v) fail(msg, msg_size, path, err.msg);
+done:
+  free(strs);
+  free(lens);
+  return v;
+}
+
 static onnxc_value *read_tensor_proto(const char *path, const unsigned char *data, size_t size,
                                       char *msg, size_t msg_size) {
   int64_t dims[MAX_RANK];
@@ -316,6 +349,7 @@ static onnxc_value *read_tensor_proto(const char *path, const unsigned char *dat
       return fail(msg, msg_size, path, "tensors with external data are not supported here");
     }
   }
+  if (dt == DT_STRING) return read_strings(path, data, size, dims, rank, msg, msg_size);
   size_t esize = dtype_size(dt);
   if (esize == 0) return fail(msg, msg_size, path, "unsupported or missing data_type");
   int64_t n = numel_of(dims, rank);
@@ -470,37 +504,115 @@ static void print_shape(const int64_t *dims, size_t rank) {
   printf("]");
 }
 
-static void print_value(const char *name, onnxc_value *v, size_t count) {
-  if (!v) { /* an empty optional output */
-    printf("%s: none\n", name);
+/* One line per value: "name: float[2,3] = 1 2 3 ..."; the items of a
+ * sequence, the keys and values of a map and the content of an optional on
+ * indented lines of their own. */
+static void print_value(const char *name, const onnxc_value *v, size_t count, int indent) {
+  printf("%*s%s: ", indent, "", name);
+  if (!v) { /* an optional output without a value */
+    printf("none\n");
     return;
+  }
+  switch (onnxc_value_kind(v)) {
+    case ONNXC_TYPE_TENSOR:
+      break;
+    case ONNXC_TYPE_SEQUENCE: {
+      size_t n = onnxc_sequence_length(v);
+      printf("sequence of %zu\n", n);
+      for (size_t i = 0; i < n && i < count; i++) {
+        char item[32];
+        snprintf(item, sizeof item, "[%zu]", i);
+        print_value(item, onnxc_sequence_at(v, i), count, indent + 2);
+      }
+      if (n > count) printf("%*s...\n", indent + 2, "");
+      return;
+    }
+    case ONNXC_TYPE_MAP:
+      printf("map\n");
+      print_value("keys", onnxc_map_keys(v), count, indent + 2);
+      print_value("values", onnxc_map_values(v), count, indent + 2);
+      return;
+    case ONNXC_TYPE_OPTIONAL:
+      if (!onnxc_optional_has_value(v)) {
+        printf("optional, empty\n");
+      } else {
+        printf("optional\n");
+        print_value("value", onnxc_optional_value(v), count, indent + 2);
+      }
+      return;
+    default:
+      printf("(a value of another kind)\n");
+      return;
   }
   int32_t dt = onnxc_tensor_dtype(v);
   size_t rank = onnxc_tensor_rank(v);
-  const int64_t *dims = onnxc_tensor_dims(v);
-  printf("%s: %s", name, dtype_name(dt));
-  print_shape(dims, rank);
-  int64_t n = numel_of(dims, rank);
+  int64_t n = onnxc_tensor_numel(v);
+  printf("%s", onnxc_dtype_name(dt));
+  print_shape(onnxc_tensor_dims(v), rank);
   size_t esize = dtype_size(dt);
-  if (esize == 0 || n < 0) {
+  if (dt != DT_STRING && (esize == 0 || n < 0)) {
     printf(" (values of this type are not shown)\n");
     return;
   }
-  const unsigned char *data = onnxc_tensor_data(v);
+  const unsigned char *data = onnxc_tensor_data_const(v);
   printf(" =");
   for (size_t i = 0; i < count && i < (size_t)n; i++) {
     printf(" ");
-    print_element(data + i * esize, dt);
+    if (dt == DT_STRING) {
+      size_t len = 0;
+      const char *str = onnxc_tensor_string(v, i, &len);
+      printf("\"%.*s\"", (int)(len < 200 ? len : 200), str ? str : "");
+    } else {
+      print_element(data + i * esize, dt);
+    }
   }
   printf("%s\n", (size_t)n > count ? " ..." : "");
 }
 
+/* "tensor(float)[N,3]": the type, and a tensor's shape with symbolic dims by
+ * name and unknown ones as '?'. */
+static void print_type(const onnxc_type *t) {
+  char text[256];
+  onnxc_type_describe(t, text, sizeof text);
+  printf("%s", text);
+  int64_t rank = onnxc_type_rank(t);
+  if (onnxc_type_kind_of(t) != ONNXC_TYPE_TENSOR || rank < 0) return;
+  printf("[");
+  for (int64_t i = 0; i < rank; i++) {
+    int64_t d = onnxc_type_dim(t, (size_t)i);
+    const char *param = onnxc_type_dim_param(t, (size_t)i);
+    if (i) printf(",");
+    if (d >= 0)
+      printf("%lld", (long long)d);
+    else
+      printf("%s", param ? param : "?");
+  }
+  printf("]");
+}
+
 static void print_signature(const onnxc_session *s) {
+  const onnxc_model *m = onnxc_session_model(s);
+  printf("model: ir_version %lld, opsets", (long long)onnxc_model_ir_version(m));
+  for (size_t i = 0; i < onnxc_model_opset_count(m); i++) {
+    const char *domain = onnxc_model_opset_domain(m, i);
+    printf(" %s %lld", *domain ? domain : "ai.onnx", (long long)onnxc_model_opset_version(m, i));
+  }
+  if (*onnxc_model_producer_name(m))
+    printf(", from %s %s", onnxc_model_producer_name(m), onnxc_model_producer_version(m));
+  printf("\n");
   size_t n_in = onnxc_session_input_count(s), n_out = onnxc_session_output_count(s);
   printf("inputs (%zu):\n", n_in);
-  for (size_t i = 0; i < n_in; i++) printf("  %s\n", onnxc_session_input_name(s, i));
+  for (size_t i = 0; i < n_in; i++) {
+    printf("  %s: ", onnxc_session_input_name(s, i));
+    print_type(onnxc_session_input_type(s, i));
+    printf("\n");
+  }
   printf("outputs (%zu):\n", n_out);
-  for (size_t i = 0; i < n_out; i++) printf("  %s\n", onnxc_session_output_name(s, i));
+  for (size_t i = 0; i < n_out; i++) {
+    printf("  %s: ", onnxc_session_output_name(s, i));
+    print_type(onnxc_session_output_type(s, i));
+    printf("\n");
+  }
 }
 
 /* ------------------------------------------------------------------ main */
@@ -600,7 +712,7 @@ int main(int argc, char **argv) {
       goto done;
     }
   }
-  for (size_t i = 0; i < n_inputs; i++) print_value(names[i], inputs[i], count > 4 ? 4 : count);
+  for (size_t i = 0; i < n_inputs; i++) print_value(names[i], inputs[i], count > 4 ? 4 : count, 0);
 
   n_outputs = onnxc_session_output_count(session);
   outputs = calloc(n_outputs ? n_outputs : 1, sizeof *outputs);
@@ -614,7 +726,7 @@ int main(int argc, char **argv) {
     goto done;
   }
   for (size_t k = 0; k < n_outputs; k++)
-    print_value(onnxc_session_output_name(session, k), outputs[k], count);
+    print_value(onnxc_session_output_name(session, k), outputs[k], count, 0);
   rc = 0;
 done:
   for (size_t k = 0; outputs && k < n_outputs; k++) onnxc_value_free(outputs[k]);

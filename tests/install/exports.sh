@@ -1,9 +1,9 @@
 #!/bin/sh
 # exports.sh NM LIBONNXC_SO HEADER SOVERSION
-# libonnxc.so exports exactly the API: every defined dynamic symbol is an
-# onnxc_* function, every ONNXC_API declaration of onnxc.h is among them (a
-# declaration without the macro would be hidden), and the soname carries the
-# major version.
+# libonnxc.so exports exactly the API: every function declared in onnxc.h
+# carries ONNXC_API (without it the function would be hidden), every
+# defined dynamic symbol is an onnxc_* function declared there and every
+# declared one is exported; the soname carries the major version.
 set -eu
 nm=$1 lib=$2 header=$3 major=$4
 tmp=$(mktemp -d)
@@ -13,6 +13,13 @@ trap 'rm -rf "$tmp"' EXIT
 grep -o 'ONNXC_API [^(]*(' "$header" | grep -o 'onnxc_[a-z0-9_]*($' | tr -d '(' | sort -u \
   >"$tmp/declared"
 fail=0
+# a function declared at the start of a line without the macro would be hidden
+if grep -nE '^(const |unsigned )?[a-z_][a-z0-9_]*[ *]+onnxc_[a-z0-9_]+\(' "$header" \
+  >"$tmp/unmarked"; then
+  echo "FAIL: declared without ONNXC_API in onnxc.h (hidden in libonnxc.so):"
+  cat "$tmp/unmarked"
+  fail=1
+fi
 if grep -v '^onnxc_' "$tmp/exported" >"$tmp/foreign"; then
   echo "FAIL: exported symbols outside the API:"
   cat "$tmp/foreign"

@@ -4,17 +4,18 @@
 # against it as a user would, with nothing from the source tree but the
 # programs themselves:
 #   - with pkg-config: tests/install/perceptron.c, shared and static, and
-#     examples/c/run_model.c;
+#     examples/c/run_model.c and custom_op.c;
 #   - with CMake projects using find_package(onnxc): tests/install/consumer
 #     (perceptron.c against onnxc::onnxc and onnxc::onnxc_static) and
-#     examples/c (run_model);
+#     examples/c (run_model, custom_op);
 # then moves the prefix elsewhere and builds with pkg-config again (both
 # package files find the prefix from their own place).
 # Every binary runs: perceptron.c's output is compared with
 # data/perceptron_c.expected, NumPy's sigmoid(relu(X W1 + B1) W2 + B2) for
 # examples/perceptron.onnxtxt on examples/perceptron_input.npy (numbers within
 # a relative 1e-5, tests/install/compare.awk); run_model goes through
-# tests/install/run_model.sh.
+# tests/install/run_model.sh, custom_op's output is compared with
+# data/custom_op.expected (NumPy's values, see tests/examples.cmake).
 set -eu
 cmake=$1 build=$2 src=$3 cc=$4
 work=$(mktemp -d)
@@ -57,10 +58,10 @@ pc_build() { # NAME PREFIX
   PKG_CONFIG_PATH=$p/lib/pkgconfig
   export PKG_CONFIG_PATH
   pkg-config --exists onnxc || { echo "FAIL: pkg-config does not find onnxc in $p"; fail=1; return; }
-  for prog in tests/install/perceptron examples/c/run_model; do
+  for prog in tests/install/perceptron examples/c/run_model examples/c/custom_op; do
     # shellcheck disable=SC2046 # word splitting of the flags is intended
     "$cc" -std=c11 -Wall -Wextra -pedantic -Werror -o "$work/$1_${prog##*/}" "$src/$prog.c" \
-      $(pkg-config --cflags --libs onnxc) -Wl,-rpath,"$p/lib"
+      $(pkg-config --cflags --libs onnxc) -lm -Wl,-rpath,"$p/lib"
   done
   # static: the archive by name, then what it needs (Libs.private)
   libs=$(pkg-config --static --libs onnxc | sed 's/-lonnxc/-l:libonnxc.a/')
@@ -68,10 +69,28 @@ pc_build() { # NAME PREFIX
   "$cc" -std=c11 -o "$work/$1_perceptron_static" "$src/tests/install/perceptron.c" \
     $(pkg-config --cflags onnxc) $libs
   check "$1_perceptron" "$data/perceptron_c.expected" "$work/$1_perceptron" "$model"
+  # the library says the version its package files say
+  v=$(pkg-config --modversion onnxc)
+  if ! grep -qx "onnxc $v" "$work/$1_perceptron.out"; then
+    echo "FAIL: onnxc_version() is not the package version $v:"; head -1 "$work/$1_perceptron.out"
+    fail=1
+  fi
   linked "$1_perceptron" "$work/$1_perceptron" yes
   check "$1_perceptron_static" "$data/perceptron_c.expected" "$work/$1_perceptron_static" "$model"
   linked "$1_perceptron_static" "$work/$1_perceptron_static" no
   run_model_cases "$1_run_model" "$work/$1_run_model" "$p/bin/onnxc"
+  # C++ callers: the header's extern "C" gives the exported (unmangled) names
+  if command -v c++ >/dev/null 2>&1; then
+    printf '#include <onnxc.h>\n#include <cstdio>\nint main() { std::puts(onnxc_version()); }\n' \
+      >"$work/version.cpp"
+    # shellcheck disable=SC2046
+    if ! c++ -std=c++11 -Wall -Wextra -pedantic -Werror -o "$work/$1_cxx" "$work/version.cpp" \
+      $(pkg-config --cflags --libs onnxc) -Wl,-rpath,"$p/lib" ||
+      [ "$("$work/$1_cxx")" != "$(pkg-config --modversion onnxc)" ]; then
+      echo "FAIL: a C++ program cannot use onnxc.h"; fail=1
+    fi
+  fi
+  check "$1_custom_op" "$data/custom_op.expected" "$work/$1_custom_op"
 }
 pc_build pkgconfig "$prefix"
 
@@ -94,6 +113,7 @@ fi
 if cmake_build examples "$src/examples/c"; then
   run_model_cases cmake_run_model "$work/examples/run_model" "$prefix/bin/onnxc"
   linked cmake_run_model "$work/examples/run_model" yes
+  check cmake_custom_op "$data/custom_op.expected" "$work/examples/custom_op"
 fi
 
 # relocated tree

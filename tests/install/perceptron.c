@@ -2,7 +2,8 @@
  * tests/install/install_tree.sh: only <onnxc.h>, with pkg-config or
  * find_package. Runs the model given as argv[1] (examples/perceptron.onnxtxt)
  * on the rows of examples/perceptron_input.npy, written here as numbers so
- * the program needs nothing else, and prints every output value. */
+ * the program needs nothing else, and prints the library's version and every
+ * output value. */
 #include <onnxc.h>
 #include <stdio.h>
 
@@ -29,6 +30,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "unexpected output type\n");
     goto done;
   }
+  printf("onnxc %s\n", onnxc_version());
   const int64_t *odims = onnxc_tensor_dims(output);
   const float *y = onnxc_tensor_data(output);
   printf("%s [%lld,%lld]", onnxc_session_output_name(session, 0), (long long)odims[0],

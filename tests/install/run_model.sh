@@ -1,14 +1,15 @@
 #!/bin/sh
 # run_model.sh RUN_MODEL ONNXC SOURCE_DIR
 # examples/c/run_model on text and binary models with .npy and TensorProto
-# inputs (raw_data and each typed field), compared with
-# tests/install/data/*.expected: the perceptron's values are NumPy's
-# sigmoid(relu(X W1 + B1) W2 + B2) for examples/perceptron.onnxtxt on
-# examples/perceptron_input.npy; identity.expected lists the values that
-# data/*.pb and data/*.npy were made from (see identity.onnxtxt). Then bad
-# input: every truncation of every input file, a wrong element type, an
-# unknown name, one file too many, a missing input, a missing model: an error
-# message and exit status 1, never a crash.
+# inputs (raw_data, each typed field, strings) and outputs of every kind,
+# compared with tests/install/data/*.expected: the perceptron's values are
+# NumPy's sigmoid(relu(X W1 + B1) W2 + B2) for examples/perceptron.onnxtxt on
+# examples/perceptron_input.npy; identity.expected and kinds.expected list
+# the values that data/make_data.py wrote into data/*.pb and *.npy (see
+# identity.onnxtxt and kinds.onnxtxt); fizzbuzz.expected is FizzBuzz up to
+# 15 (limit.pb). Then bad input: every truncation of every input file, a
+# wrong element type, an unknown name, one file too many, a missing input, a
+# missing model: an error message and exit status 1, never a crash.
 set -eu
 run_model=$1 onnxc=$2 src=$3
 work=$(mktemp -d)
@@ -38,6 +39,11 @@ check typed_named "$data/identity.expected" "$run_model" "$data/identity.onnxtxt
   I="$data/i.pb" D="$data/d.pb" B="$data/b.pb" E="$data/i8.npy" U="$data/u.pb"
 check typed_mixed "$data/identity.expected" "$run_model" "$data/identity.onnxtxt" "$data/h.pb" \
   "$data/i.pb" D="$data/d.pb" "$data/b.pb" E="$data/i8.npy" U="$data/u.pb"
+
+check kinds "$data/kinds.expected" "$run_model" "$data/kinds.onnxtxt" "$data/a.npy" \
+  "$data/b.npy" "$data/s.pb"
+check fizzbuzz "$data/fizzbuzz.expected" "$run_model" "$src/examples/fizzbuzz.onnxtxt" \
+  "$data/limit.pb" -n 20
 
 refused wrong_type "input 'X'" "$model" X="$data/h.pb"
 refused unknown_name "no input named 'Q'" "$model" Q="$data/x_raw.pb"
