@@ -14,7 +14,10 @@
 
 _Static_assert(sizeof(onnxc_error) == sizeof(ox_err), "onnxc_error and ox_err must match");
 
-#define ONNXC_VERSION_TEXT "0.9.0"
+/* from project(VERSION) in CMakeLists.txt */
+#ifndef ONNXC_VERSION_TEXT
+#error "ONNXC_VERSION_TEXT is set by the build"
+#endif
 
 const char *onnxc_version(void) { return ONNXC_VERSION_TEXT; }
 
