@@ -165,14 +165,18 @@ static int fz_prepare(const ox_kinfo *info, void **state, ox_err *e) {
     BODY;                           \
   }
 
+/* cv: each constant's value for this block when it is one number here;
+ * cp: its elements for this block when it varies along the block (a
+ * constant on the last axis), else NULL. */
 OC_CLONES static void fz_block(const fz_state *s, const float *in, float *out, int64_t n,
-                               const float *cv, float *scratch, int64_t stride) {
+                               const float *cv, const float *const *cp, float *scratch,
+                               int64_t stride) {
   const float *val[FZ_MAX_INSTR + 1];
   val[0] = in;
   for (size_t k = 0; k < s->n_instr; k++) {
     float *d = s->buf[k] < 0 ? out : scratch + s->buf[k] * stride;
     int32_t ia = s->a[k], ib = s->b[k];
-    const float *pa = ia >= 0 ? val[ia] : NULL, *pb = ib >= 0 ? val[ib] : NULL;
+    const float *pa = ia >= 0 ? val[ia] : cp[-ia - 1], *pb = ib >= 0 ? val[ib] : cp[-ib - 1];
     float sa = ia < 0 ? cv[-ia - 1] : 0, sb = ib < 0 ? cv[-ib - 1] : 0;
     const float p0 = s->p0[k], p1 = s->p1[k], one = 1, zero = 0, half = 0.5f;
     switch (s->op[k]) {
@@ -223,7 +227,7 @@ OC_CLONES static void fz_block(const fz_state *s, const float *in, float *out, i
         FZ_UN(d[i] = tanhf(x));
         break;
       case FZ_ERF:
-        FZ_UN(d[i] = erff(x));
+        oc_erf_f32(pa, d, n);
         break;
       default:
         break;
@@ -237,6 +241,7 @@ typedef struct fz_job {
   const float *x;
   float *y;
   int64_t inner, chans, nb, blk;
+  bool last_axis; /* constants vary along the last axis (inner == 1) */
 } fz_job;
 
 static void fz_chunk(void *arg, int64_t begin, int64_t end) {
@@ -244,18 +249,32 @@ static void fz_chunk(void *arg, int64_t begin, int64_t end) {
   const fz_state *s = j->s;
   float scratch[FZ_STACK_FLOATS];
   float cv[FZ_MAX_INSTR * 2 + 1];
+  const float *cp[FZ_MAX_INSTR * 2 + 1] = {0};
+  size_t nc = s->n_const < FZ_MAX_INSTR * 2 ? s->n_const : FZ_MAX_INSTR * 2;
   int64_t cur_seg = -1;
   for (int64_t t = begin; t < end; t++) {
     int64_t seg = t / j->nb, b = t % j->nb;
+    if (j->last_axis) {
+      /* a segment is one row of `chans` elements; vector constants are
+       * read along it */
+      int64_t start = b * j->blk, len = j->chans - start < j->blk ? j->chans - start : j->blk;
+      for (size_t c = 0; c < nc; c++) {
+        cv[c] = s->c[c].data[0];
+        cp[c] = s->c[c].numel == 1 ? NULL : s->c[c].data + start;
+      }
+      int64_t off = seg * j->chans + start;
+      fz_block(s, j->x + off, j->y + off, len, cv, cp, scratch, j->blk);
+      continue;
+    }
     if (seg != cur_seg) {
       int64_t ch = seg % j->chans;
-      for (size_t c = 0; c < s->n_const && c < FZ_MAX_INSTR * 2; c++)
+      for (size_t c = 0; c < nc; c++)
         cv[c] = s->c[c].numel == 1 ? s->c[c].data[0] : s->c[c].data[ch];
       cur_seg = seg;
     }
     int64_t start = b * j->blk, len = j->inner - start < j->blk ? j->inner - start : j->blk;
     int64_t off = seg * j->inner + start;
-    fz_block(s, j->x + off, j->y + off, len, cv, scratch, j->blk);
+    fz_block(s, j->x + off, j->y + off, len, cv, cp, scratch, j->blk);
   }
 }
 
@@ -335,8 +354,12 @@ static int fz_run(ox_kctx *ctx, void *state) {
     int64_t blk = FZ_STACK_FLOATS / (int64_t)(s->n_buf ? s->n_buf : 1);
     blk = blk >= 1024 ? 1024 : blk - blk % 16;
     if (blk < 16) blk = 16;
-    fz_job j = {s, src->data, y->data, inner, chans, (inner + blk - 1) / blk, blk};
-    int64_t items = (y->numel / inner) * j.nb;
+    /* constants along the last axis: blocks run along rows instead of
+     * being one element long */
+    bool last_axis = inner == 1 && chans > 1;
+    int64_t run = last_axis ? chans : inner;
+    fz_job j = {s, src->data, y->data, inner, chans, (run + blk - 1) / blk, blk, last_axis};
+    int64_t items = (y->numel / run) * j.nb;
     int64_t grain = 16384 / blk;
     ox_parallel_for(ox_kctx_pool(ctx), items, grain > 0 ? grain : 1, fz_chunk, &j);
   }

@@ -62,5 +62,16 @@ mkdir -p "$work.findings"
 cd "$work"
 det=
 [ -z "${FUZZ_RUNS:-}" ] || det="-seed=1 -runs=$FUZZ_RUNS"
-exec "$fuzzer" $dict $det -artifact_prefix="$work.findings/" -max_total_time="$secs" -max_len=65536 -timeout=20 -rss_limit_mb=2048 \
-  -print_final_stats=1 corpus
+# libFuzzer's progress lines (NEW, REDUCE, pulse) are kept in the log only,
+# so that a failure's report is what the test prints
+log=$work.log
+rc=0
+"$fuzzer" $dict $det -artifact_prefix="$work.findings/" -max_total_time="$secs" -max_len=65536 -timeout=20 -rss_limit_mb=2048 \
+  -print_final_stats=1 corpus > "$log" 2>&1 || rc=$?
+if [ "$rc" -ne 0 ]; then
+  echo "fuzzer exit status $rc; the report (progress lines left out; whole log: $log):"
+  grep -Ev '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse|INITED|RELOAD)' "$log" | tail -150
+else
+  grep -E '^(Done|stat::)' "$log" || true
+fi
+exit "$rc"

@@ -473,8 +473,39 @@ static void test_overridable(void) {
   CHECK(got[1][0][6] == 0.0f && got[1][1][6] == 10.0f && got[1][2][6] == 0.0f);
 }
 
+/* BERT's feed-forward activation: a bias along the last axis, then GELU
+ * written out with Erf; rows of 1100 span two blocks of the fused chain,
+ * and the scale (also along the last axis) is the first operand once */
+static char *last_axis_gelu(void) {
+  enum { W = 1100 };
+  size_t cap = 64 * W + 1024, len = 0;
+  char *t = malloc(cap);
+  if (!t) return NULL;
+  len += (size_t)snprintf(t + len, cap - len,
+                          HEAD "G (float[3,%d] X) => (float[3,%d] Y)\n<float[%d] b = {", W, W, W);
+  for (int i = 0; i < W; i++)
+    len += (size_t)snprintf(t + len, cap - len, "%s%g", i ? "," : "", (i % 13 - 6) * 0.25);
+  len += (size_t)snprintf(t + len, cap - len, "}, float[1,%d] s = {", W);
+  for (int i = 0; i < W; i++)
+    len += (size_t)snprintf(t + len, cap - len, "%s%g", i ? "," : "", 0.5 + (i % 7) * 0.125);
+  snprintf(t + len, cap - len,
+           "}, float r2 = {1.4142135}, float one = {1}, float half = {0.5}>\n"
+           "{ A = Add(X, b)\n S = Mul(s, A)\n D = Div(S, r2)\n E = Erf(D)\n F = Add(E, one)\n"
+           "  M = Mul(S, F)\n Y = Mul(M, half) }\n");
+  return t;
+}
+
 int main(void) {
   test_overridable();
+  char *gelu = last_axis_gelu();
+  CHECK(gelu != NULL);
+  if (gelu) {
+    size_t g0 = 0, g1 = 0;
+    const int64_t d_gelu[2] = {3, 1100};
+    compare("last-axis bias + gelu", gelu, d_gelu, 2, -1, &g0, &g1);
+    CHECK(g0 == 7 && g1 == 1);
+    free(gelu);
+  }
   size_t n0 = 0, n1 = 0;
   const int64_t d4[4] = {1, 4, 16, 16};
   compare("hardswish chain", hardswish_chain, d4, 4, -1, &n0, &n1);
