@@ -73,7 +73,7 @@ static void pass_values(ox_ictx *c) {
   if (!v || c->out_data[0]) return;
   ox_dimv *r = ix_dimv_new(c, v->n);
   if (!r) return;
-  memcpy(r->d, v->d, v->n * sizeof(ox_dim));
+  if (v->n) memcpy(r->d, v->d, v->n * sizeof(ox_dim));
   r->is_scalar = c->out[0] && c->out[0]->shape && c->out[0]->shape->n_dim == 0;
   c->out_data[0] = r;
 }
@@ -1109,7 +1109,7 @@ static bool tensor_floats(const ox_tensor *t, float **v, size_t *n, ox_arena *a)
     memcpy(out, raw.data, raw.size);
   } else {
     if (t->n_float_data != (size_t)cnt) return false;
-    memcpy(out, t->float_data, (size_t)cnt * 4);
+    if (cnt) memcpy(out, t->float_data, (size_t)cnt * 4);
   }
   *v = out;
   *n = (size_t)cnt;

@@ -54,7 +54,7 @@ static int dft(ox_ictx *c) {
   if (!ix_shape(c, 0, &x, &r) || r < 2) return ix_set_tensor(c, 0, el0(c), NULL, -1), OX_OK;
   ox_dim *o = dims_new(c, r);
   if (!o) return OX_ENOMEM;
-  memcpy(o, x, r * sizeof *o);
+  if (r) memcpy(o, x, r * sizeof *o); /* x is NULL for a scalar */
   int64_t axis = 1;
   if (c->since >= 20) {
     if (ix_has_input(c, 2) && !scalar_int(c, 2, &axis)) return ix_set_tensor(c, 0, el0(c), NULL, (int64_t)r), OX_OK;
@@ -115,7 +115,7 @@ static int string_normalizer(ox_ictx *c) {
   if (!ix_shape(c, 0, &x, &r)) return ix_set_tensor(c, 0, OX_STRING, NULL, -1), OX_OK;
   ox_dim *o = dims_new(c, r);
   if (!o) return OX_ENOMEM;
-  memcpy(o, x, r * sizeof *o);
+  if (r) memcpy(o, x, r * sizeof *o); /* x is NULL for a scalar */
   const ox_attr *sw = ix_attr(c, "stopwords");
   if (r >= 1 && sw && sw->n_strings) o[r - 1] = ox_dim_unknown();
   ix_set_tensor(c, 0, OX_STRING, o, (int64_t)r);
@@ -132,7 +132,7 @@ static int string_split(ox_ictx *c) {
   }
   ox_dim *o = dims_new(c, r + 1);
   if (!o) return OX_ENOMEM;
-  memcpy(o, x, r * sizeof *o);
+  if (r) memcpy(o, x, r * sizeof *o); /* x is NULL for a scalar */
   o[r] = ox_dim_unknown();
   ix_set_tensor(c, 0, OX_STRING, o, (int64_t)r + 1);
   ix_set_tensor(c, 1, OX_INT64, x, (int64_t)r);
@@ -344,7 +344,7 @@ static int compress(ox_ictx *c) {
   if (!ix_axis(ax->i, r, &a)) return ix_fail(c, "axis out of range");
   ox_dim *o = dims_new(c, r);
   if (!o) return OX_ENOMEM;
-  memcpy(o, x, r * sizeof *o);
+  if (r) memcpy(o, x, r * sizeof *o); /* x is NULL for a scalar */
   o[a] = ox_dim_unknown();
   ix_set_tensor(c, 0, el0(c), o, (int64_t)r);
   return OX_OK;
@@ -375,7 +375,7 @@ static int center_crop_pad(ox_ictx *c) {
   if (!ix_shape(c, 0, &x, &r)) return ix_set_tensor(c, 0, el0(c), NULL, -1), OX_OK;
   ox_dim *o = dims_new(c, r);
   if (!o) return OX_ENOMEM;
-  memcpy(o, x, r * sizeof *o);
+  if (r) memcpy(o, x, r * sizeof *o); /* x is NULL for a scalar */
   const int64_t *axes = NULL;
   size_t na = 0;
   ix_attr_ints(c, "axes", &axes, &na);
@@ -411,7 +411,7 @@ static int unique(ox_ictx *c) {
     if (!ix_axis(ax->i, r, &a)) return ix_fail(c, "axis out of range");
     ox_dim *o = dims_new(c, r);
     if (!o) return OX_ENOMEM;
-    memcpy(o, x, r * sizeof *o);
+    if (r) memcpy(o, x, r * sizeof *o); /* x is NULL for a scalar */
     o[a] = u;
     ix_set_tensor(c, 0, el0(c), o, (int64_t)r);
   } else {
@@ -443,7 +443,7 @@ static int bitcast(ox_ictx *c) {
   if (a->bits > b->bits) {
     ox_dim *o = dims_new(c, r + 1);
     if (!o) return OX_ENOMEM;
-    memcpy(o, x, r * sizeof *o);
+    if (r) memcpy(o, x, r * sizeof *o); /* x is NULL for a scalar */
     o[r] = ox_dim_known(a->bits / b->bits);
     ix_set_tensor(c, 0, to, o, (int64_t)r + 1);
   } else {
@@ -680,7 +680,7 @@ static int array_feature_extractor(ox_ictx *c) {
     o[1] = n;
     ix_set_tensor(c, 0, el0(c), o, 2);
   } else {
-    memcpy(o, x, r * sizeof *o);
+    if (r) memcpy(o, x, r * sizeof *o); /* x is NULL for a scalar */
     o[r - 1] = n;
     ix_set_tensor(c, 0, el0(c), o, (int64_t)r);
   }
@@ -761,7 +761,7 @@ static int one_hot_encoder(ox_ictx *c) {
   if (!ix_shape(c, 0, &x, &r)) return ix_set_tensor(c, 0, OX_FLOAT, NULL, -1), OX_OK;
   ox_dim *o = dims_new(c, r + 1);
   if (!o) return OX_ENOMEM;
-  memcpy(o, x, r * sizeof *o);
+  if (r) memcpy(o, x, r * sizeof *o); /* x is NULL for a scalar */
   o[r] = n;
   ix_set_tensor(c, 0, OX_FLOAT, o, (int64_t)r + 1);
   return OX_OK;

@@ -271,6 +271,27 @@ static void test_exp_accuracy(void) {
         sy[5] == 0.0f);
 }
 
+/* the vectorised erf against libm's double erf over [-6, 6] (both forms
+ * and the switch between them at |x| = 0.5), relative error near 0 too */
+static void test_erf_accuracy(void) {
+  enum { N = 240001 };
+  static float x[N], y[N];
+  for (int i = 0; i < N; i++) x[i] = -6.0f + 12.0f * (float)i / (float)(N - 1);
+  oc_erf_f32(x, y, N);
+  double worst_abs = 0, worst_rel = 0;
+  for (int i = 0; i < N; i++) {
+    double ref = erf((double)x[i]), d = fabs((double)y[i] - ref);
+    if (d > worst_abs) worst_abs = d;
+    if (ref != 0 && d / fabs(ref) > worst_rel) worst_rel = d / fabs(ref);
+  }
+  CHECK(worst_abs < 4e-7);
+  CHECK(worst_rel < 1e-6);
+  float sp[6] = {NAN, INFINITY, -INFINITY, -0.0f, 1e-30f, 100.0f}, sy[6];
+  oc_erf_f32(sp, sy, 6);
+  CHECK(isnan(sy[0]) && sy[1] == 1.0f && sy[2] == -1.0f && sy[3] == 0.0f && signbit(sy[3]) &&
+        fabs(sy[4] - 1.1283791671e-30) < 1e-36 && sy[5] == 1.0f);
+}
+
 /* numpy semantics: maximum/minimum propagate NaN from either side (checked
  * over more than one vector width) */
 static void test_max_nan(void) {
@@ -335,6 +356,7 @@ int main(void) {
   test_reduce_int64_exact();
   test_max_nan();
   test_exp_accuracy();
+  test_erf_accuracy();
   test_add_legacy_axis();
   test_softmax_coercion();
   test_cast1_clip6_prelu6();
