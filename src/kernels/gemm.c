@@ -15,7 +15,7 @@
 #include <immintrin.h>
 #endif
 
-enum { KC_BLOCK = 256, MC_BLOCK = 96, NC_BLOCK = 768 };
+enum { KC_BLOCK = 384, MC_BLOCK = 96, NC_BLOCK = 768 };
 /* ox_sgemm_pa_sb copies each 32-column strip of B when A has more rows */
 enum { STRIP_MIN_ROWS = 48 };
 /* ... and walks A once per depth block, B in place, when N is at most this */

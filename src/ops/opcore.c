@@ -5,9 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 bool oc_is_float(int32_t dt) {
   switch (dt) {
@@ -378,86 +375,50 @@ void oc_from_f32(const float *src, int32_t dt, void *dst, int64_t n) {
  * (|r| <= ln2/2), a degree-7 Taylor polynomial for e^r (truncation error
  * below 6e-9 relative) and 2^k built in the exponent bits (in two halves so
  * k = 128 stays representable). Results below 2^-126 flush to 0; overflow
- * gives inf; NaN propagates. SSE2 does four at a time. */
+ * gives inf; NaN propagates. Written as one loop the compiler vectorises
+ * (exp_block below, in AVX-512, AVX2 and SSE2 clones). */
 #define EXP_LO (-87.33f)
 #define EXP_HI 88.72f
 #define LOG2E 1.44269504088896341f
 #define LN2_HI 0.693359375f
 #define LN2_LO (-2.12194440e-4f)
 
-static float exp_scalar(float v) {
-  if (v != v) return v;
-  if (v > EXP_HI) return INFINITY;
-  if (v < EXP_LO) return 0.0f;
-  float t = v * LOG2E;
-  int k = (int)(t + (t >= 0 ? 0.5f : -0.5f));
-  float fk = (float)k;
-  float r = (v - fk * LN2_HI) - fk * LN2_LO;
-  float p = 1.0f / 5040.0f;
-  p = p * r + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  int k1 = k / 2, k2 = k - k1;
-  return p * ldexpf(1.0f, k1) * ldexpf(1.0f, k2);
+/* every lane computes the polynomial and the limits are applied by masks */
+OC_CLONES static void exp_block(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    float v = x[i];
+    float c = oc_select_f32(v > EXP_HI, EXP_HI, v);
+    c = oc_select_f32(c < EXP_LO, EXP_LO, c); /* NaN stays NaN here; fixed below */
+    float fk = (c * LOG2E + 12582912.0f) - 12582912.0f;
+    float r = (c - fk * LN2_HI) - fk * LN2_LO;
+    float p = 1.0f / 5040.0f;
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    int32_t k = (int32_t)oc_select_f32(c != c, 0.0f, fk), k1 = k / 2, k2 = k - k1;
+    uint32_t b1 = (uint32_t)(k1 + 127) << 23, b2 = (uint32_t)(k2 + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &b1, sizeof s1);
+    memcpy(&s2, &b2, sizeof s2);
+    float res = p * s1 * s2;
+    res = oc_select_f32(v > EXP_HI, INFINITY, res);
+    res = oc_select_f32(v < EXP_LO, 0.0f, res);
+    y[i] = oc_select_f32(v != v, v, res);
+  }
 }
 
-void oc_exp_f32(const float *x, float *y, int64_t n) {
-  int64_t i = 0;
-#if defined(__SSE2__)
-  const __m128 lo = _mm_set1_ps(EXP_LO), hi = _mm_set1_ps(EXP_HI), l2e = _mm_set1_ps(LOG2E);
-  const __m128 chi = _mm_set1_ps(LN2_HI), clo = _mm_set1_ps(LN2_LO), one = _mm_set1_ps(1.0f);
-  const __m128 inf = _mm_set1_ps(INFINITY);
-  const __m128i bias = _mm_set1_epi32(127);
-  for (; i + 4 <= n; i += 4) {
-    __m128 v = _mm_loadu_ps(x + i);
-    __m128 c = _mm_min_ps(_mm_max_ps(v, lo), hi);    /* NaN becomes lo here */
-    __m128i k = _mm_cvtps_epi32(_mm_mul_ps(c, l2e)); /* nearest */
-    __m128 fk = _mm_cvtepi32_ps(k);
-    __m128 r = _mm_sub_ps(_mm_sub_ps(c, _mm_mul_ps(fk, chi)), _mm_mul_ps(fk, clo));
-    __m128 p = _mm_set1_ps(1.0f / 5040.0f);
-    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(1.0f / 720.0f));
-    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(1.0f / 120.0f));
-    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(1.0f / 24.0f));
-    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(1.0f / 6.0f));
-    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(0.5f));
-    p = _mm_add_ps(_mm_mul_ps(p, r), one);
-    p = _mm_add_ps(_mm_mul_ps(p, r), one);
-    __m128i k1 = _mm_srai_epi32(k, 1), k2 = _mm_sub_epi32(k, k1);
-    __m128 s1 = _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(k1, bias), 23));
-    __m128 s2 = _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(k2, bias), 23));
-    __m128 res = _mm_mul_ps(_mm_mul_ps(p, s1), s2);
-    __m128 over = _mm_cmpgt_ps(v, hi), under = _mm_cmplt_ps(v, lo), nan = _mm_cmpunord_ps(v, v);
-    res = _mm_or_ps(_mm_andnot_ps(over, res), _mm_and_ps(over, inf));
-    res = _mm_andnot_ps(under, res);
-    res = _mm_or_ps(_mm_andnot_ps(nan, res), _mm_and_ps(nan, v));
-    _mm_storeu_ps(y + i, res);
-  }
-#endif
-  for (; i < n; i++) y[i] = exp_scalar(x[i]);
-}
+void oc_exp_f32(const float *x, float *y, int64_t n) { exp_block(x, y, n); }
 
 /* erf over a block, written so that the compiler vectorises it whole
  * (the clones give AVX-512 and AVX2 bodies): e^{-x^2} by the same range
- * reduction as exp_scalar with the power of two built from its bits, then
+ * reduction as exp_block with the power of two built from its bits, then
  * both forms computed without branches and the right one picked. Near 0
  * the Taylor series keeps the relative error small (A&S 7.1.26 alone has
  * an absolute bound only). */
-/* c ? a : b by bit masks: GCC does not if-convert a ?: whose arms may
- * trap (-ftrapping-math), and a branch stops vectorisation */
-static inline float select_f32(int c, float a, float b) {
-  uint32_t m = -(uint32_t)c, ua, ub;
-  memcpy(&ua, &a, sizeof ua);
-  memcpy(&ub, &b, sizeof ub);
-  ua = (ua & m) | (ub & ~m);
-  float r;
-  memcpy(&r, &ua, sizeof r);
-  return r;
-}
-
 OC_CLONES static void erf_block(const float *x, float *y, int64_t n) {
   for (int64_t i = 0; i < n; i++) {
     float v = x[i], a = fabsf(v), v2 = v * v;
@@ -471,7 +432,7 @@ OC_CLONES static void erf_block(const float *x, float *y, int64_t n) {
     small = small * v * 1.12837916709551257f;
     /* e^{-x^2}, the argument kept in [-87, 0] (the result stays normal;
      * past |x| = 4 erf rounds to 1 anyway) */
-    float z = select_f32(v2 < 87.0f, -v2, -87.0f);
+    float z = oc_select_f32(v2 < 87.0f, -v2, -87.0f);
     /* nearest integer by the 1.5 * 2^23 trick (floorf is a call on baseline x86-64) */
     float fk = (z * LOG2E + 12582912.0f) - 12582912.0f;
     float r = (z - fk * LN2_HI) - fk * LN2_LO;
@@ -494,8 +455,8 @@ OC_CLONES static void erf_block(const float *x, float *y, int64_t n) {
     q = q * t + 0.254829592f;
     float big = 1.0f - q * t * ex;
     big = copysignf(big, v);
-    float res = select_f32(a < 0.5f, small, big);
-    y[i] = select_f32(v != v, v, res);
+    float res = oc_select_f32(a < 0.5f, small, big);
+    y[i] = oc_select_f32(v != v, v, res);
   }
 }
 

@@ -38,6 +38,17 @@
 OC_DEF_FSEL(float, f32)
 OC_DEF_FSEL(double, f64)
 #undef OC_DEF_FSEL
+/* c ? a : b by bit masks: GCC does not if-convert a ?: whose arms may
+ * trap (-ftrapping-math), and a branch stops vectorisation. */
+static inline float oc_select_f32(int c, float a, float b) {
+  uint32_t m = 0u - (uint32_t)c, ua, ub;
+  memcpy(&ua, &a, sizeof ua);
+  memcpy(&ub, &b, sizeof ub);
+  ua = (ua & m) | (ub & ~m);
+  float r;
+  memcpy(&r, &ua, sizeof r);
+  return r;
+}
 /* x < 0 ? x * a : x, choosing by the sign bit of x (LeakyRelu, PRelu). */
 static inline float oc_neg_scale_f32(float x, float a) {
   float m = x * a;

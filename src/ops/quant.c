@@ -3,6 +3,7 @@
  * QLinearMatMul and MatMulInteger. */
 #include "../kernels/qgemm.h"
 #include "nn_common.h"
+#include "opcore.h"
 
 typedef struct quant_attrs {
   int64_t axis, block_size, output_dtype, precision;
@@ -249,16 +250,54 @@ static int dequantize_run(ox_kctx *c, void *st) {
   return OX_OK;
 }
 
+/* the range of x with 0 included; NaN is skipped (no comparison holds).
+ * Sixteen running minima and maxima so that the loop vectorises (x < m ?
+ * x : m is exactly minps). */
+OC_CLONES static void dynq_range(const float *x, int64_t n, float *lo, float *hi) {
+  float mn[16] = {0}, mx[16] = {0};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; j++) {
+      float v = x[i + j];
+      mn[j] = v < mn[j] ? v : mn[j];
+      mx[j] = v > mx[j] ? v : mx[j];
+    }
+  for (; i < n; i++) {
+    mn[0] = x[i] < mn[0] ? x[i] : mn[0];
+    mx[0] = x[i] > mx[0] ? x[i] : mx[0];
+  }
+  for (int j = 1; j < 16; j++) {
+    mn[0] = mn[j] < mn[0] ? mn[j] : mn[0];
+    mx[0] = mx[j] > mx[0] ? mx[j] : mx[0];
+  }
+  *lo = mn[0];
+  *hi = mx[0];
+}
+
+/* y = saturate(round_half_even(x / scale) + zp), scale != 0; NaN gives 0.
+ * The quotient is clamped to +-1024 first (the result saturates there
+ * anyway) so that the 1.5 * 2^23 trick rounds it to nearest even. */
+OC_CLONES static void dynq_quantize(const float *x, int64_t n, float scale, float zp,
+                                    uint8_t *y) {
+  for (int64_t i = 0; i < n; i++) {
+    float v = x[i] / scale;
+    v = oc_select_f32(v < -1024.0f, -1024.0f, v);
+    v = oc_select_f32(v > 1024.0f, 1024.0f, v);
+    float r = ((v + 12582912.0f) - 12582912.0f) + zp;
+    r = oc_select_f32(r < 0.0f, 0.0f, r);
+    r = oc_select_f32(r > 255.0f, 255.0f, r);
+    r = oc_select_f32(r != r, 0.0f, r);
+    y[i] = (uint8_t)(int32_t)r;
+  }
+}
+
 static int dynq_run(ox_kctx *c, void *st) {
   (void)st;
   ox_value *x = ox_kctx_input(c, 0);
   if (!x || x->dtype != OX_FLOAT) return ox_kctx_fail(c, OX_ERUNTIME, "x must be float");
   const float *xd = x->data;
-  float mn = 0.0f, mx = 0.0f;
-  for (int64_t i = 0; i < x->numel; i++) {
-    if (xd[i] < mn) mn = xd[i];
-    if (xd[i] > mx) mx = xd[i];
-  }
+  float mn, mx;
+  dynq_range(xd, x->numel, &mn, &mx);
   float scale = (mx - mn) / 255.0f;
   float zpf = scale != 0.0f ? nearbyintf((0.0f - mn) / scale) : 0.0f;
   zpf = zpf < 0 ? 0 : zpf > 255 ? 255 : zpf == zpf ? zpf : 0; /* NaN from infinite input: 0 */
@@ -267,10 +306,10 @@ static int dynq_run(ox_kctx *c, void *st) {
   ox_value *yz = ys ? ox_kctx_output(c, 2, OX_UINT8, NULL, 0) : NULL;
   if (!yz) return OX_ERUNTIME;
   uint8_t *yd = y->data;
-  for (int64_t i = 0; i < x->numel; i++) {
-    float q = scale != 0.0f ? nearbyintf(xd[i] / scale) + zpf : zpf;
-    yd[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q == q ? q : 0);
-  }
+  if (scale != 0.0f && scale == scale)
+    dynq_quantize(xd, x->numel, scale, zpf, yd);
+  else
+    for (int64_t i = 0; i < x->numel; i++) yd[i] = (uint8_t)zpf; /* all zero or no range */
   *(float *)ys->data = scale;
   *(uint8_t *)yz->data = (uint8_t)zpf;
   return OX_OK;
