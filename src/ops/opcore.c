@@ -383,23 +383,34 @@ void oc_from_f32(const float *src, int32_t dt, void *dst, int64_t n) {
 #define LN2_HI 0.693359375f
 #define LN2_LO (-2.12194440e-4f)
 
+/* e^r for |r| <= ln2/2 (degree 7) and the reduction c = k*ln2 + r around
+ * it: returns e^r, sets *k. c must be finite and in [EXP_LO, EXP_HI].
+ * The nearest integer comes from the 1.5 * 2^23 trick (floorf is a call on
+ * baseline x86-64). */
+static inline float exp_reduced(float c, float *k) {
+  float fk = (c * LOG2E + 12582912.0f) - 12582912.0f;
+  float r = (c - fk * LN2_HI) - fk * LN2_LO;
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  *k = fk;
+  return p;
+}
+
 /* every lane computes the polynomial and the limits are applied by masks */
 OC_CLONES static void exp_block(const float *x, float *y, int64_t n) {
   for (int64_t i = 0; i < n; i++) {
     float v = x[i];
     float c = oc_select_f32(v > EXP_HI, EXP_HI, v);
-    c = oc_select_f32(c < EXP_LO, EXP_LO, c); /* NaN stays NaN here; fixed below */
-    float fk = (c * LOG2E + 12582912.0f) - 12582912.0f;
-    float r = (c - fk * LN2_HI) - fk * LN2_LO;
-    float p = 1.0f / 5040.0f;
-    p = p * r + 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    int32_t k = (int32_t)oc_select_f32(c != c, 0.0f, fk), k1 = k / 2, k2 = k - k1;
+    c = oc_select_f32(c < EXP_LO, EXP_LO, c);
+    c = oc_select_f32(c != c, 0.0f, c); /* NaN: the result is replaced below */
+    float fk, p = exp_reduced(c, &fk);
+    int32_t k = (int32_t)fk, k1 = k / 2, k2 = k - k1;
     uint32_t b1 = (uint32_t)(k1 + 127) << 23, b2 = (uint32_t)(k2 + 127) << 23;
     float s1, s2;
     memcpy(&s1, &b1, sizeof s1);
@@ -433,16 +444,8 @@ OC_CLONES static void erf_block(const float *x, float *y, int64_t n) {
     /* e^{-x^2}, the argument kept in [-87, 0] (the result stays normal;
      * past |x| = 4 erf rounds to 1 anyway) */
     float z = oc_select_f32(v2 < 87.0f, -v2, -87.0f);
-    /* nearest integer by the 1.5 * 2^23 trick (floorf is a call on baseline x86-64) */
-    float fk = (z * LOG2E + 12582912.0f) - 12582912.0f;
-    float r = (z - fk * LN2_HI) - fk * LN2_LO;
-    float p = 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
+    z = oc_select_f32(z != z, 0.0f, z); /* NaN: the result is replaced below */
+    float fk, p = exp_reduced(z, &fk);
     uint32_t bits = (uint32_t)((int32_t)fk + 127) << 23;
     float two_k;
     memcpy(&two_k, &bits, sizeof two_k);
