@@ -176,6 +176,83 @@ static int q_layout(ox_kctx *c, const quant_attrs *a, const ox_value *x, const o
     }                                                                   \
   } while (0)
 
+/* ---- fast paths: float32 <-> 8-bit integers with float32 scales ----
+ * y = saturate(round_half_even(x / scale) + zp) with a float32 division
+ * (the generic path's double division rounded to float is the same
+ * number: a quotient of floats rounds once either way). The quotient is
+ * clamped to +-1024 first (the result saturates there anyway) so that the
+ * 1.5 * 2^23 trick rounds it to nearest even; NaN gives 0 (a zero scale). */
+OC_CLONES static void q8_from_f32(const float *x, int64_t n, float scale, float zp, bool to_signed,
+                                  void *y) {
+  float lo = to_signed ? -128.0f : 0.0f, hi = to_signed ? 127.0f : 255.0f;
+  for (int64_t i = 0; i < n; i++) {
+    float v = x[i] / scale;
+    v = oc_select_f32(v < -1024.0f, -1024.0f, v);
+    v = oc_select_f32(v > 1024.0f, 1024.0f, v);
+    float r = ((v + 12582912.0f) - 12582912.0f) + zp;
+    r = oc_select_f32(r < lo, lo, r);
+    r = oc_select_f32(r > hi, hi, r);
+    r = oc_select_f32(r != r, 0.0f, r);
+    if (to_signed)
+      ((int8_t *)y)[i] = (int8_t)(int32_t)r;
+    else
+      ((uint8_t *)y)[i] = (uint8_t)(int32_t)r;
+  }
+}
+
+/* y = (x - zp) * scale: x - zp is exact in float and the product of two
+ * floats rounds once, as in the generic path */
+OC_CLONES static void q8_to_f32(const void *x, int64_t n, float scale, float zp, bool from_signed,
+                                float *y) {
+  if (from_signed)
+    for (int64_t i = 0; i < n; i++) y[i] = ((float)((const int8_t *)x)[i] - zp) * scale;
+  else
+    for (int64_t i = 0; i < n; i++) y[i] = ((float)((const uint8_t *)x)[i] - zp) * scale;
+}
+
+/* a QuantizeLinear or DequantizeLinear whose scale is constant over runs
+ * of `inner` elements (per tensor: one run of everything) */
+typedef struct q8_job {
+  bool quantize, is_signed;
+  const void *x, *s, *zp;
+  void *y;
+  int64_t inner, D, n_runs, chunk; /* runs are cut in chunks of `chunk` */
+  bool per_tensor;
+} q8_job;
+
+static void q8_task(void *arg, int64_t t0, int64_t t1) {
+  const q8_job *j = arg;
+  int64_t per_run = (j->inner + j->chunk - 1) / j->chunk;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t run = t / per_run, part = t % per_run;
+    int64_t si = j->per_tensor ? 0 : run % j->D;
+    int64_t b = part * j->chunk, n = j->inner - b < j->chunk ? j->inner - b : j->chunk;
+    int64_t off = run * j->inner + b;
+    float sc = ((const float *)j->s)[si];
+    float z = !j->zp ? 0.0f
+              : j->is_signed ? (float)((const int8_t *)j->zp)[si]
+                             : (float)((const uint8_t *)j->zp)[si];
+    if (j->quantize)
+      q8_from_f32((const float *)j->x + off, n, sc, z, j->is_signed, (uint8_t *)j->y + off);
+    else
+      q8_to_f32((const uint8_t *)j->x + off, n, sc, z, j->is_signed, (float *)j->y + off);
+  }
+}
+
+/* true when the fast path applies (and ran) */
+static bool q8_fast(ox_kctx *c, bool quantize, const qlayout *L, const ox_value *x,
+                    const ox_value *s, const ox_value *zp, ox_value *y, int32_t int_type) {
+  if (s->dtype != OX_FLOAT || (int_type != OX_UINT8 && int_type != OX_INT8)) return false;
+  if (!L->per_tensor && !(L->per_axis && L->inner >= 16)) return false;
+  q8_job j = {quantize, int_type == OX_INT8, x->data, s->data, zp ? zp->data : NULL, y->data,
+              L->per_tensor ? x->numel : L->inner, L->per_tensor ? 1 : L->D,
+              L->per_tensor ? 1 : L->outer * L->D, 16384, L->per_tensor};
+  if (x->numel == 0) return true;
+  int64_t tasks = j.n_runs * ((j.inner + j.chunk - 1) / j.chunk);
+  ox_parallel_for(ox_kctx_pool(c), tasks, 1, q8_task, &j);
+  return true;
+}
+
 static int quantize_run(ox_kctx *c, void *st) {
   const quant_attrs *a = st;
   ox_value *x = ox_kctx_input(c, 0), *s = ox_kctx_input(c, 1), *zp = ox_kctx_input(c, 2);
@@ -200,6 +277,7 @@ static int quantize_run(ox_kctx *c, void *st) {
   int32_t xt = x->dtype, stt = s->dtype, zt = zp ? zp->dtype : odt;
   void *yd = y->data;
   bool sat = a->saturate;
+  if (xt == OX_FLOAT && prec == OX_FLOAT && q8_fast(c, true, &L, x, s, zp, y, odt)) return OX_OK;
   Q_FOREACH (&L, x->numel, {
     double sc = nn_get(sd, stt, si);
     double q = to_prec(to_prec(nn_get(xd, xt, i), prec) / to_prec(sc, prec), prec);
@@ -241,6 +319,7 @@ static int dequantize_run(ox_kctx *c, void *st) {
   const void *xd = x->data, *sd = s->data, *zd = zp ? zp->data : NULL;
   int32_t xt = x->dtype, stt = s->dtype;
   void *yd = y->data;
+  if (odt == OX_FLOAT && q8_fast(c, false, &L, x, s, zp, y, xt)) return OX_OK;
   Q_FOREACH (&L, x->numel, {
     double z = zd ? nn_get(zd, xt, si) : 0.0;
     double v = to_prec(nn_get(xd, xt, i) - z, odt) * to_prec(nn_get(sd, stt, si), odt);
@@ -274,23 +353,6 @@ OC_CLONES static void dynq_range(const float *x, int64_t n, float *lo, float *hi
   *hi = mx[0];
 }
 
-/* y = saturate(round_half_even(x / scale) + zp), scale != 0; NaN gives 0.
- * The quotient is clamped to +-1024 first (the result saturates there
- * anyway) so that the 1.5 * 2^23 trick rounds it to nearest even. */
-OC_CLONES static void dynq_quantize(const float *x, int64_t n, float scale, float zp,
-                                    uint8_t *y) {
-  for (int64_t i = 0; i < n; i++) {
-    float v = x[i] / scale;
-    v = oc_select_f32(v < -1024.0f, -1024.0f, v);
-    v = oc_select_f32(v > 1024.0f, 1024.0f, v);
-    float r = ((v + 12582912.0f) - 12582912.0f) + zp;
-    r = oc_select_f32(r < 0.0f, 0.0f, r);
-    r = oc_select_f32(r > 255.0f, 255.0f, r);
-    r = oc_select_f32(r != r, 0.0f, r);
-    y[i] = (uint8_t)(int32_t)r;
-  }
-}
-
 static int dynq_run(ox_kctx *c, void *st) {
   (void)st;
   ox_value *x = ox_kctx_input(c, 0);
@@ -307,7 +369,7 @@ static int dynq_run(ox_kctx *c, void *st) {
   if (!yz) return OX_ERUNTIME;
   uint8_t *yd = y->data;
   if (scale != 0.0f && scale == scale)
-    dynq_quantize(xd, x->numel, scale, zpf, yd);
+    q8_from_f32(xd, x->numel, scale, zpf, false, yd);
   else
     for (int64_t i = 0; i < x->numel; i++) yd[i] = (uint8_t)zpf; /* all zero or no range */
   *(float *)ys->data = scale;

@@ -89,6 +89,74 @@ static void test_add_legacy_axis(void) {
   onnxc_value_free(in2[1]);
 }
 
+/* QuantizeLinear and DequantizeLinear on float32 with 8-bit types (the
+ * vectorised paths) against a double-precision reference written here:
+ * ties to even, saturation, NaN and infinities, per tensor and per axis
+ * (inner runs of 20, over two threads' worth of chunks not needed) */
+static double q_ref(float x, float s, int zp, int lo, int hi) {
+  double q = (double)(float)((double)x / (double)s);
+  if (q != q) return 0;
+  double r = nearbyint(q) + zp;
+  return r < lo ? lo : r > hi ? hi : r;
+}
+
+static void test_quantize_8bit(void) {
+  enum { C = 3, IN = 20, N = C * IN };
+  static float x[N];
+  const float sc[C] = {0.5f, 0.1f, 3.0f};
+  for (int i = 0; i < N; i++) x[i] = (float)(i - 30) * 0.25f * sc[i / IN]; /* ties at odd i */
+  x[1] = NAN, x[2] = INFINITY, x[3] = -INFINITY, x[4] = 1e30f, x[5] = -1e30f, x[6] = -0.0f;
+  const char *names[1] = {"X"};
+  int64_t d[2] = {C, IN};
+  onnxc_value *in = onnxc_tensor_wrap(1, d, 2, x, NULL);
+  for (int is_signed = 0; is_signed < 2; is_signed++)
+    for (int per_axis = 0; per_axis < 2; per_axis++) {
+      const char *ty = is_signed ? "int8" : "uint8";
+      int zp[C] = {is_signed ? -3 : 128, is_signed ? 5 : 7, is_signed ? 0 : 250};
+      char text[1024];
+      if (per_axis)
+        snprintf(text, sizeof text,
+                 "<ir_version: 8, opset_import: [\"\" : 19]>\n"
+                 "g (float[3,20] X) => (%s[3,20] Q, float[3,20] D)\n"
+                 "<float[3] s = {0.5, 0.1, 3.0}, %s[3] z = {%d, %d, %d}> {\n"
+                 "  Q = QuantizeLinear<axis=0>(X, s, z)\n D = DequantizeLinear<axis=0>(Q, s, z)\n}\n",
+                 ty, ty, zp[0], zp[1], zp[2]);
+      else
+        snprintf(text, sizeof text,
+                 "<ir_version: 8, opset_import: [\"\" : 19]>\n"
+                 "g (float[3,20] X) => (%s[3,20] Q, float[3,20] D)\n"
+                 "<float s = {0.5}, %s z = {%d}> {\n"
+                 "  Q = QuantizeLinear(X, s, z)\n D = DequantizeLinear(Q, s, z)\n}\n",
+                 ty, ty, zp[0]);
+      onnxc_model *m = NULL;
+      onnxc_session *ss = NULL;
+      onnxc_error e;
+      CHECK(onnxc_model_parse_text(text, strlen(text), "q", &m, &e) == ONNXC_OK);
+      CHECK(m && onnxc_session_create(m, NULL, &ss, &e) == ONNXC_OK);
+      onnxc_value *out[2] = {NULL, NULL};
+      CHECK(ss && onnxc_session_run(ss, names, &in, 1, NULL, out, 2, &e) == ONNXC_OK);
+      if (out[0] && out[1]) {
+        const uint8_t *qu = onnxc_tensor_data(out[0]);
+        const int8_t *qs = onnxc_tensor_data(out[0]);
+        const float *dq = onnxc_tensor_data(out[1]);
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+          int c = per_axis ? i / IN : 0;
+          double want = q_ref(x[i], sc[c], zp[c], is_signed ? -128 : 0, is_signed ? 127 : 255);
+          int got = is_signed ? qs[i] : qu[i];
+          float back = (float)(((double)got - zp[c]) * sc[c]);
+          if (got != (int)want || dq[i] != back) bad++;
+        }
+        CHECK(bad == 0);
+      }
+      onnxc_value_free(out[0]);
+      onnxc_value_free(out[1]);
+      onnxc_session_free(ss);
+      onnxc_model_free(m);
+    }
+  onnxc_value_free(in);
+}
+
 static void test_softmax_coercion(void) {
   /* Softmax-11: the input is coerced to 2-D [a_0, a_1*...*a_k] at axis=1, so
    * a [2,2,2] input of equal values gives 1/4 everywhere; Softmax-13 with
@@ -357,6 +425,7 @@ int main(void) {
   test_max_nan();
   test_exp_accuracy();
   test_erf_accuracy();
+  test_quantize_8bit();
   test_add_legacy_axis();
   test_softmax_coercion();
   test_cast1_clip6_prelu6();
