@@ -885,8 +885,8 @@ static int conv_pool(ox_ictx *c, bool is_conv, bool is_global) {
   if (!ix_attr_ints(c, "kernel_shape", &ks, &nk)) {
     if (is_conv && w && wr == r) nk = 0;
     else {
-      ix_set_tensor(c, 0, el, o, (int64_t)r);
-      for (size_t k = 0; k < ns; k++) c->out[0]->shape->dim[2 + k] = ox_dim_unknown();
+      for (size_t k = 0; k < ns; k++) o[2 + k] = ox_dim_unknown();
+      ix_set_tensor(c, 0, el, o, (int64_t)r); /* (no output slot: nothing is set) */
       return OX_OK;
     }
   }

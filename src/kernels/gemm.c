@@ -581,14 +581,34 @@ typedef struct gemv_job {
   int64_t chunk, N;
 } gemv_job;
 
-static void gemv_rows_generic(const gemv_job *g, int64_t j0, int64_t j1) {
-  float acc[256];
-  for (int64_t jb = j0; jb < j1; jb += 256) {
-    int64_t n = j1 - jb < 256 ? j1 - jb : 256;
+/* Columns in blocks of GEMV_BLOCK (the sums stay in L1) and rows four at a
+ * time: each step reads four row segments of B (streams the prefetcher
+ * follows; the rows ahead are also prefetched by hand, since a segment is
+ * a small part of a page) and loads and stores the sums once per four
+ * rows instead of once per row. */
+enum { GEMV_BLOCK = 4096, GEMV_AHEAD = 4 };
+
+static inline void gemv_rows_generic(const gemv_job *g, int64_t j0, int64_t j1) {
+  float acc[GEMV_BLOCK];
+  const int64_t K = g->K, ldb = g->ldb;
+  for (int64_t jb = j0; jb < j1; jb += GEMV_BLOCK) {
+    int64_t n = j1 - jb < GEMV_BLOCK ? j1 - jb : GEMV_BLOCK;
     memset(acc, 0, (size_t)n * sizeof(float));
-    for (int64_t k = 0; k < g->K; k++) {
+    int64_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+      const float *b0 = g->B + k * ldb + jb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+      float a0 = g->a[k], a1 = g->a[k + 1], a2 = g->a[k + 2], a3 = g->a[k + 3];
+      if (k + GEMV_AHEAD + 4 <= K) {
+        const float *p = b0 + GEMV_AHEAD * ldb;
+        for (int64_t j = 0; j < n; j += 16)
+          for (int r = 0; r < 4; r++) __builtin_prefetch(p + r * ldb + j);
+      }
+      for (int64_t j = 0; j < n; j++)
+        acc[j] += (a0 * b0[j] + a1 * b1[j]) + (a2 * b2[j] + a3 * b3[j]);
+    }
+    for (; k < K; k++) {
       float a = g->a[k];
-      const float *b = g->B + k * g->ldb + jb;
+      const float *b = g->B + k * ldb + jb;
       for (int64_t j = 0; j < n; j++) acc[j] += a * b[j];
     }
     float *c = g->c + jb;

@@ -229,7 +229,7 @@ static void q8_task(void *arg, int64_t t0, int64_t t1) {
     int64_t b = part * j->chunk, n = j->inner - b < j->chunk ? j->inner - b : j->chunk;
     int64_t off = run * j->inner + b;
     float sc = ((const float *)j->s)[si];
-    float z = !j->zp ? 0.0f
+    float z = !j->zp         ? 0.0f
               : j->is_signed ? (float)((const int8_t *)j->zp)[si]
                              : (float)((const uint8_t *)j->zp)[si];
     if (j->quantize)
@@ -244,9 +244,17 @@ static bool q8_fast(ox_kctx *c, bool quantize, const qlayout *L, const ox_value 
                     const ox_value *s, const ox_value *zp, ox_value *y, int32_t int_type) {
   if (s->dtype != OX_FLOAT || (int_type != OX_UINT8 && int_type != OX_INT8)) return false;
   if (!L->per_tensor && !(L->per_axis && L->inner >= 16)) return false;
-  q8_job j = {quantize, int_type == OX_INT8, x->data, s->data, zp ? zp->data : NULL, y->data,
-              L->per_tensor ? x->numel : L->inner, L->per_tensor ? 1 : L->D,
-              L->per_tensor ? 1 : L->outer * L->D, 16384, L->per_tensor};
+  q8_job j = {quantize,
+              int_type == OX_INT8,
+              x->data,
+              s->data,
+              zp ? zp->data : NULL,
+              y->data,
+              L->per_tensor ? x->numel : L->inner,
+              L->per_tensor ? 1 : L->D,
+              L->per_tensor ? 1 : L->outer * L->D,
+              16384,
+              L->per_tensor};
   if (x->numel == 0) return true;
   int64_t tasks = j.n_runs * ((j.inner + j.chunk - 1) / j.chunk);
   ox_parallel_for(ox_kctx_pool(c), tasks, 1, q8_task, &j);

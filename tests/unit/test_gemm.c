@@ -169,7 +169,8 @@ static void check_epi(int64_t M, int64_t N, int64_t K, int act, bool res, bool s
 int main(void) {
   static const int64_t shapes[][3] = {{1, 1, 1},     {1, 37, 19},    {5, 1, 7},     {12, 32, 8},
                                       {13, 33, 9},   {6, 16, 300},   {25, 70, 257}, {1, 1000, 600},
-                                      {64, 49, 576}, {150, 200, 40}, {7, 3100, 5},  {300, 17, 520}};
+                                      {64, 49, 576}, {150, 200, 40}, {7, 3100, 5},  {300, 17, 520},
+                                      {1, 4100, 9},  {3, 8200, 14}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     for (int t = 0; t < 4; t++) {
       check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.0f, false, false);

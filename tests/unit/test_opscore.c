@@ -115,12 +115,13 @@ static void test_quantize_8bit(void) {
       int zp[C] = {is_signed ? -3 : 128, is_signed ? 5 : 7, is_signed ? 0 : 250};
       char text[1024];
       if (per_axis)
-        snprintf(text, sizeof text,
-                 "<ir_version: 8, opset_import: [\"\" : 19]>\n"
-                 "g (float[3,20] X) => (%s[3,20] Q, float[3,20] D)\n"
-                 "<float[3] s = {0.5, 0.1, 3.0}, %s[3] z = {%d, %d, %d}> {\n"
-                 "  Q = QuantizeLinear<axis=0>(X, s, z)\n D = DequantizeLinear<axis=0>(Q, s, z)\n}\n",
-                 ty, ty, zp[0], zp[1], zp[2]);
+        snprintf(
+            text, sizeof text,
+            "<ir_version: 8, opset_import: [\"\" : 19]>\n"
+            "g (float[3,20] X) => (%s[3,20] Q, float[3,20] D)\n"
+            "<float[3] s = {0.5, 0.1, 3.0}, %s[3] z = {%d, %d, %d}> {\n"
+            "  Q = QuantizeLinear<axis=0>(X, s, z)\n D = DequantizeLinear<axis=0>(Q, s, z)\n}\n",
+            ty, ty, zp[0], zp[1], zp[2]);
       else
         snprintf(text, sizeof text,
                  "<ir_version: 8, opset_import: [\"\" : 19]>\n"
