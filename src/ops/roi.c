@@ -90,6 +90,9 @@ static int roialign_run(ox_kctx *ctx, void *st) {
     return ox_kctx_fail(ctx, OX_ERUNTIME,
                         "expected X [N,C,H,W], rois [R,4] and batch_indices [R] (int64)");
   int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], R = rois->dims[0];
+  if (R > 0 && C > 0 && (H == 0 || W == 0))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "X has no pixels to sample (H %lld, W %lld)",
+                        (long long)H, (long long)W);
   int64_t ydims[4] = {R, C, s->oh, s->ow};
   ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, 4);
   if (!y) return OX_ERUNTIME;
