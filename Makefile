@@ -32,7 +32,7 @@ build-asan: setup
 build-tsan: setup
 	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
 	  -DONNXC_TSAN=ON $(CMAKE_FLAGS) >/dev/null
-	@cmake --build build-tsan -j $(JOBS) --target test_concurrent
+	@cmake --build build-tsan -j $(JOBS) --target concurrency_tests
 
 test: build build-asan build-tsan
 	cd build && ctest --output-on-failure -j $(JOBS) --timeout 1500 -LE asan-only

@@ -79,3 +79,7 @@ endif()
 onnxc_unit_test(test_api)
 target_link_libraries(test_api PRIVATE m pthread)
 set_tests_properties(test_api PROPERTIES LABELS concurrency)
+
+# What the ThreadSanitizer build compiles (`make build-tsan`): every program a
+# test labelled `concurrency` runs. Add a target here when labelling a test.
+add_custom_target(concurrency_tests DEPENDS test_concurrent test_api)
