@@ -2,7 +2,7 @@
 onnxc_unit_test(test_proto_pb)
 set_tests_properties(test_proto_pb PROPERTIES ENVIRONMENT "ONNXC_TESTDATA=${ONNXC_TESTDATA}")
 
-if(PROTOC)
+if(PROTOC AND EXISTS "${ONNXC_SHARED}/spec/onnx/protoc")
   add_test(NAME proto_roundtrip
            COMMAND ${PROJECT_SOURCE_DIR}/tests/proto_roundtrip.sh $<TARGET_FILE:onnxc_cli>
                    ${ONNXC_SHARED} ${ONNXC_SHARED}/spec/onnx/protoc)
