@@ -386,6 +386,10 @@ typedef struct onnxc_session_options {
      more (a huge shape, a Loop growing a sequence without end) fails with
      ONNXC_ERR_NOMEM and a message naming the node and the limit. */
   size_t max_memory;
+  /* Non-zero: keep quantized units (DequantizeLinear -> op -> QuantizeLinear) as
+     the float arithmetic the model writes, instead of integer kernels; for
+     comparing the two. */
+  int no_quant_fusion;
 } onnxc_session_options;
 
 /* Prepares a model for running. The model must outlive the session: its

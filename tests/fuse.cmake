@@ -1,1 +1,2 @@
 onnxc_unit_test(test_fuse)
+onnxc_unit_test(test_qdq_fuse)

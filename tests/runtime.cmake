@@ -39,6 +39,7 @@ else()
 endif()
 onnxc_unit_test(test_fold)
 onnxc_unit_test(test_qgemm)
+onnxc_unit_test(test_qconv)
 
 # One session run from many threads at once: outputs equal a serial run's,
 # bit for bit (tests/unit/test_concurrent.c). The ThreadSanitizer build

@@ -45,6 +45,7 @@ ox_session_opts ox_api_session_opts(const onnxc_session_options *opts) {
     o.env = (ox_env *)opts->env;
     o.custom_ops = ox_api_custom_ops(opts->custom_ops);
     o.max_memory = opts->max_memory;
+    o.quant_fusion_off = opts->no_quant_fusion != 0;
   }
   return o;
 }

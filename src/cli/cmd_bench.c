@@ -99,8 +99,8 @@ static void *caller_main(void *arg) {
 }
 
 /* Throughput of `callers` threads running the session at once. */
-static int throughput(ox_session *s, const char **names, ox_value **vals, size_t n_in,
-                      size_t n_out, int callers, int runs) {
+static int throughput(ox_session *s, const char **names, ox_value **vals, size_t n_in, size_t n_out,
+                      int callers, int runs) {
   bench_caller *cs = calloc((size_t)callers, sizeof *cs);
   pthread_t *t = calloc((size_t)callers, sizeof *t);
   int started = 0, failed = 0;
@@ -135,7 +135,7 @@ int ox_cmd_bench(int argc, char **argv) {
   const char *model_path = NULL;
   int threads = 0, runs = 10, warmup = 2, callers = 0;
   size_t max_memory = 0;
-  bool profile = false;
+  bool profile = false, no_quant_fusion = false;
   char **ins = calloc((size_t)argc + 1, sizeof *ins);
   bench_dims *bd = calloc((size_t)argc + 1, sizeof *bd);
   size_t n_ins = 0, n_bd = 0;
@@ -154,7 +154,8 @@ int ox_cmd_bench(int argc, char **argv) {
           "             prints runs per second\n"
           "  --profile  time every node; print the time per operator type and the\n"
           "             slowest nodes, per run (the timing itself adds a little)\n"
-          "  --input    dims of a made-up input (default: declared dims, unknown = 1)\n");
+          "  --input    dims of a made-up input (default: declared dims, unknown = 1)\n"
+          "  --no-quant-fusion  run quantized (QDQ) units in float, as written\n");
       free(ins);
       free(bd);
       return 0;
@@ -162,7 +163,8 @@ int ox_cmd_bench(int argc, char **argv) {
       threads = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--max-memory") == 0 && i + 1 < argc) {
       if (!ox_cli_parse_size(argv[++i], &max_memory)) {
-        fprintf(stderr, "onnxc bench: bad --max-memory '%s' (bytes, or with K, M, G, T)\n", argv[i]);
+        fprintf(stderr, "onnxc bench: bad --max-memory '%s' (bytes, or with K, M, G, T)\n",
+                argv[i]);
         free(ins);
         free(bd);
         return 2;
@@ -183,6 +185,8 @@ int ox_cmd_bench(int argc, char **argv) {
       n_bd++;
     } else if (strcmp(argv[i], "--profile") == 0) {
       profile = true;
+    } else if (strcmp(argv[i], "--no-quant-fusion") == 0) {
+      no_quant_fusion = true;
     } else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc) {
       ins[n_ins++] = argv[++i];
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -216,6 +220,7 @@ int ox_cmd_bench(int argc, char **argv) {
   o.threads = threads;
   o.max_memory = max_memory;
   o.profile = profile;
+  o.quant_fusion_off = no_quant_fusion;
   if (ox_session_create(m, &o, &s, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);
     goto done;

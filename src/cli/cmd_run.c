@@ -1,5 +1,5 @@
 /* cmd_run.c - `onnxc run MODEL [-i [NAME=]FILE]... [-o OUTDIR] [--threads N]
- * [--max-memory SIZE]`. */
+ * [--max-memory SIZE] [--no-quant-fusion]`. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,21 +10,26 @@
 #include "runio.h"
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: onnxc run MODEL [-i [NAME=]FILE]... [-o OUTDIR] [--threads N] [--max-memory SIZE]\n"
-          "  -i [NAME=]FILE  an input: TensorProto/SequenceProto/MapProto/OptionalProto .pb\n"
-          "                  (by the input's declared type) or .npy; without NAME= the k-th -i\n"
-          "                  binds to the k-th graph input that has no initializer\n"
-          "  -o OUTDIR       write output k to OUTDIR/output_k.pb (else print a summary)\n"
-          "  --threads N     worker threads (0: all cores)\n"
-          "  --max-memory SIZE  the most tensor memory the run may hold (bytes; K, M, G, T\n"
-          "                  suffixes): a model asking for more fails with a clear error\n");
+  fprintf(
+      f,
+      "usage: onnxc run MODEL [-i [NAME=]FILE]... [-o OUTDIR] [--threads N] [--max-memory SIZE]\n"
+      "                 [--no-quant-fusion]\n"
+      "  -i [NAME=]FILE  an input: TensorProto/SequenceProto/MapProto/OptionalProto .pb\n"
+      "                  (by the input's declared type) or .npy; without NAME= the k-th -i\n"
+      "                  binds to the k-th graph input that has no initializer\n"
+      "  -o OUTDIR       write output k to OUTDIR/output_k.pb (else print a summary)\n"
+      "  --threads N     worker threads (0: all cores)\n"
+      "  --max-memory SIZE  the most tensor memory the run may hold (bytes; K, M, G, T\n"
+      "                  suffixes): a model asking for more fails with a clear error\n"
+      "  --no-quant-fusion  run quantized (QDQ) units as the float arithmetic the\n"
+      "                  model writes, not as integer kernels\n");
 }
 
 int ox_cmd_run(int argc, char **argv) {
   const char *model_path = NULL, *outdir = NULL;
   int threads = 0;
   size_t max_memory = 0;
+  bool no_quant_fusion = false;
   char **ins = calloc((size_t)argc + 1, sizeof *ins);
   size_t n_ins = 0;
   if (!ins) return 1;
@@ -39,6 +44,8 @@ int ox_cmd_run(int argc, char **argv) {
       outdir = argv[++i];
     } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--no-quant-fusion") == 0) {
+      no_quant_fusion = true;
     } else if (strcmp(argv[i], "--max-memory") == 0 && i + 1 < argc) {
       if (!ox_cli_parse_size(argv[++i], &max_memory)) {
         fprintf(stderr, "onnxc run: bad --max-memory '%s' (bytes, or with K, M, G, T)\n", argv[i]);
@@ -74,6 +81,7 @@ int ox_cmd_run(int argc, char **argv) {
   o.optimization_level = 1; /* constant folding */
   o.threads = threads;
   o.max_memory = max_memory;
+  o.quant_fusion_off = no_quant_fusion;
   if (ox_session_create(m, &o, &s, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);
     goto done;

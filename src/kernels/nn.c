@@ -181,6 +181,32 @@ static void im2col_row(const ox_nn_geom *g, const float *xc, const int64_t *kk, 
   }
 }
 
+void ox_nn_im2col_row_u8(const ox_nn_geom *g, const uint8_t *xc, int64_t kidx, int64_t o0,
+                         int64_t o1, uint8_t *dst, uint8_t padv) {
+  size_t L = g->nd - 1;
+  int64_t OW = g->out[L], IW = g->in[L], sw = g->stride[L];
+  int64_t kk[OX_NN_MAXD], oi[OX_NN_MAXD];
+  unravel(kidx, g->k, g->nd, kk);
+  int64_t off = kk[L] * g->dil[L] - g->pb[L], lo, hi;
+  valid_range(OW, IW, sw, off, &lo, &hi);
+  unravel(o0, g->out, L, oi);
+  for (int64_t o = o0; o < o1; o++, dst += OW) {
+    int64_t base;
+    if (!outer_base(g, oi, kk, &base)) {
+      memset(dst, padv, (size_t)OW);
+    } else {
+      const uint8_t *src = xc + base * IW + off;
+      if (lo > 0) memset(dst, padv, (size_t)lo);
+      if (sw == 1)
+        memcpy(dst + lo, src + lo, (size_t)(hi - lo));
+      else
+        for (int64_t w = lo; w < hi; w++) dst[w] = src[w * sw];
+      if (hi < OW) memset(dst + hi, padv, (size_t)(OW - hi));
+    }
+    next_outer(g, oi);
+  }
+}
+
 void ox_nn_im2col(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
                   float *col, int64_t ldc, float padv) {
   int64_t kk[OX_NN_MAXD];

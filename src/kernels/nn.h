@@ -76,6 +76,11 @@ void ox_nn_store_f64(const double *src, int32_t dtype, int64_t n, void *dst);
  * [o0, o1); col row stride ldc. Out-of-image taps read `padv`. */
 void ox_nn_im2col(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
                   float *col, int64_t ldc, float padv);
+/* One im2col row of bytes: channel plane xc, kernel offset kidx (linear over
+ * the kernel dims), outer output rows [o0, o1) into dst ((o1 - o0) * last
+ * output dim bytes); taps in the padding read padv. */
+void ox_nn_im2col_row_u8(const ox_nn_geom *g, const uint8_t *xc, int64_t kidx, int64_t o0,
+                         int64_t o1, uint8_t *dst, uint8_t padv);
 /* The same columns written as the packed B of ox_sgemm_pa_pb (panels of nr
  * columns, depth blocks of kcb rows). rowbuf holds one padded row
  * (ncols rounded up to nr). */

@@ -522,6 +522,13 @@ static int gs_run(ox_kctx *ctx, void *st) {
         double c = s->align ? (gv + 1.0) / 2.0 * (double)(len - 1)
                             : ((gv + 1.0) * (double)len - 1.0) / 2.0;
         if (s->mode != GS_CUBIC) c = gs_pad_coord(s, c, len);
+        /* far outside the image every mode reads the same taps: bounding the
+         * coordinate keeps the conversions to integers defined (a NaN reads
+         * as far to the left) */
+        if (!(c > -1e15))
+          c = -1e15;
+        else if (c > 1e15)
+          c = 1e15;
         if (s->mode == GS_NEAREST) {
           nt[d] = 1;
           tix[d][0] = (int64_t)nearbyint(c);

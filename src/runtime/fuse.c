@@ -34,6 +34,7 @@
 
 #include "../kernels/gemm.h"
 #include "../ops/fused.h"
+#include "../opt/pass.h"
 #include "rt.h"
 
 #define FZ_MAX_GROUP 64
@@ -884,6 +885,38 @@ out:
   ox_map_free(&live);
 }
 
+/* ------------------------------------------------------------ src/opt/ passes */
+
+static const ox_tensor *view_constant(const ox_pass_view *v, const char *name) {
+  return const_init(v->host, name);
+}
+
+static int64_t view_sole_reader(const ox_pass_view *v, const char *name) {
+  return sole_reader(v->host, name);
+}
+
+static bool view_pinned(const ox_pass_view *v, const char *name) {
+  const fctx *x = v->host;
+  return map_count(&x->pinned, name) > 0;
+}
+
+static int run_opt_passes(fctx *x, ox_node **repl) {
+  ox_pass_view v = {0};
+  v.a = x->a;
+  v.e = x->e;
+  v.nodes = x->nodes;
+  v.n_node = x->g->n_node;
+  v.opsets = x->opsets;
+  v.drop = x->drop;
+  v.repl = repl;
+  v.constant = view_constant;
+  v.sole_reader = view_sole_reader;
+  v.pinned = view_pinned;
+  v.host = x;
+  if (x->s->opts.quant_fusion_off) return OX_OK;
+  return ox_opt_qdq_conv(&v);
+}
+
 /* ------------------------------------------------------------ pass */
 
 static int64_t model_opset(const ox_session *s, const ox_node *n) {
@@ -924,7 +957,7 @@ int ox_rt_fuse(ox_session *s, const ox_graph *g, const ox_graph **out, ox_err *e
     x.nodes[i] = g->node[i];
   }
   x.opsets = opsets;
-  if ((rc = collect(&x))) goto done;
+  if ((rc = collect(&x)) || (rc = run_opt_passes(&x, repl))) goto done;
   for (size_t i = 0; i < g->n_node && !rc; i++) rc = fold_conv(&x, i);
   for (size_t i = 0; i < g->n_node && !rc; i++) rc = fuse_conv_epilogue(&x, i, repl);
   if (rc || (rc = fuse_chains(&x, repl))) goto done;

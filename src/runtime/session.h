@@ -45,6 +45,8 @@ typedef struct ox_session_opts {
   size_t max_memory;
   /* kernels of the caller's domains, looked up before the built-in ones */
   const ox_custom_ops *custom_ops;
+  /* keep QDQ units in float (no integer fusion) */
+  bool quant_fusion_off;
 } ox_session_opts;
 
 /* Sends a line to the session's log callback when level is high enough. */

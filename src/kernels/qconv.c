@@ -1,0 +1,365 @@
+/* qconv.c - 8-bit integer convolution with requantisation (see qconv.h).
+ *
+ * Work is split into tasks of (chunk of output rows, range of output
+ * channels). A task builds its chunk's columns once — im2col rows of bytes,
+ * four at a time interleaved into 16-column panels, with the column sums
+ * when some weight zero point is not 0 — then runs the micro-kernel over
+ * blocks of 8 weight rows x up to 3 panels (24 accumulators of 16 int32)
+ * and requantises in registers into Y's rows. */
+#include "qconv.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define QC_X86 1
+#endif
+
+enum { MR = OX_QCONV_MR, PANEL = 16, MAX_NP = 3 };
+
+/* ------------------------------------------------------------ weights */
+
+int ox_qconv_pack_w(const void *W, bool w_signed, int64_t M, int64_t K, int64_t ldw, const void *zw,
+                    int64_t zw_n, ox_qconv_w *out, ox_err *e) {
+  memset(out, 0, sizeof *out);
+  if (M <= 0 || K <= 0 || M > ((int64_t)1 << 30) || K > ((int64_t)1 << 30))
+    return ox_err_set(e, OX_EINVAL, "integer convolution weights of %lld x %lld", (long long)M,
+                      (long long)K);
+  out->M = M;
+  out->K = K;
+  out->K4 = (K + 3) / 4;
+  out->Mp = (M + MR - 1) / MR * MR;
+  size_t bytes = (size_t)out->Mp * (size_t)out->K4 * 4;
+  out->data = aligned_alloc(64, (bytes + 63) / 64 * 64);
+  out->wsum = calloc((size_t)out->Mp, sizeof *out->wsum);
+  out->zw = calloc((size_t)out->Mp, sizeof *out->zw);
+  if (!out->data || !out->wsum || !out->zw) {
+    ox_qconv_free_w(out);
+    return ox_err_set(e, OX_ENOMEM, "out of memory packing integer convolution weights");
+  }
+  memset(out->data, 0, bytes);
+  const uint8_t *wb = W;
+  for (int64_t m = 0; m < M; m++) {
+    int8_t *blk = out->data + (m / MR) * out->K4 * MR * 4 + (m % MR) * 4;
+    int32_t sum = 0;
+    for (int64_t k = 0; k < K; k++) {
+      int v = w_signed ? (int)(int8_t)wb[m * ldw + k] : (int)wb[m * ldw + k] - 128;
+      blk[(k / 4) * MR * 4 + k % 4] = (int8_t)v;
+      sum += v;
+    }
+    out->wsum[m] = sum;
+    int32_t z = 0;
+    if (zw) {
+      int64_t j = zw_n == 1 ? 0 : m;
+      z = w_signed ? ((const int8_t *)zw)[j] : ((const uint8_t *)zw)[j];
+    }
+    out->zw[m] = z - (w_signed ? 0 : 128);
+    out->any_zw = out->any_zw || out->zw[m] != 0;
+  }
+  return OX_OK;
+}
+
+void ox_qconv_free_w(ox_qconv_w *w) {
+  free(w->data);
+  free(w->wsum);
+  free(w->zw);
+  memset(w, 0, sizeof *w);
+}
+
+/* ------------------------------------------------------------ columns */
+
+/* Four byte rows of 16 columns each into one panel depth group: column c
+ * gets bytes r0[c] r1[c] r2[c] r3[c]. */
+static inline void interleave4(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,
+                               const uint8_t *r3, uint8_t *dst) {
+#ifdef QC_X86
+  __m128i a = _mm_loadu_si128((const __m128i *)r0), b = _mm_loadu_si128((const __m128i *)r1);
+  __m128i c = _mm_loadu_si128((const __m128i *)r2), d = _mm_loadu_si128((const __m128i *)r3);
+  __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+  __m128i cd0 = _mm_unpacklo_epi8(c, d), cd1 = _mm_unpackhi_epi8(c, d);
+  _mm_storeu_si128((__m128i *)dst, _mm_unpacklo_epi16(ab0, cd0));
+  _mm_storeu_si128((__m128i *)(dst + 16), _mm_unpackhi_epi16(ab0, cd0));
+  _mm_storeu_si128((__m128i *)(dst + 32), _mm_unpacklo_epi16(ab1, cd1));
+  _mm_storeu_si128((__m128i *)(dst + 48), _mm_unpackhi_epi16(ab1, cd1));
+#else
+  for (int c = 0; c < PANEL; c++) {
+    dst[c * 4] = r0[c];
+    dst[c * 4 + 1] = r1[c];
+    dst[c * 4 + 2] = r2[c];
+    dst[c * 4 + 3] = r3[c];
+  }
+#endif
+}
+
+struct qc_out;
+typedef struct qc_job {
+  const ox_nn_geom *g;
+  const uint8_t *x;
+  int64_t C, K, K4, OW, outer, chunk_rows, n_chunks, m_parts, blocks_per_part;
+  int32_t zx;
+  const ox_qconv_w *w;
+  const ox_qconv_req *q;
+  const int32_t *rowc; /* [Mp] -zx' wsum[m] + K zx' zw'[m] */
+  uint8_t *y;
+  int64_t P;
+  int fail;
+  void (*block)(const struct qc_job *, const int8_t *, const uint8_t *, int, const struct qc_out *);
+} qc_job;
+
+/* The columns of outer output rows [o0, o1) as panels bp ([npan][K4][64])
+ * and, when wanted, their sums (colsum, npad values). tmp: 4 rows of npad. */
+static void build_cols(const qc_job *j, int64_t o0, int64_t o1, uint8_t *bp, int32_t *colsum,
+                       uint8_t *tmp) {
+  const ox_nn_geom *g = j->g;
+  int64_t ncols = (o1 - o0) * j->OW, npan = (ncols + PANEL - 1) / PANEL, npad = npan * PANEL;
+  int64_t ks = g->k_size;
+  uint8_t zx = (uint8_t)j->zx;
+  if (colsum) memset(colsum, 0, (size_t)npad * sizeof *colsum);
+  for (int64_t k4 = 0; k4 < j->K4; k4++) {
+    uint8_t *rows[4];
+    for (int q = 0; q < 4; q++) {
+      int64_t k = k4 * 4 + q;
+      rows[q] = tmp + q * npad;
+      if (k >= j->K) { /* depth padding: the packed weights are 0 there */
+        memset(rows[q], 0, (size_t)npad);
+        continue;
+      }
+      ox_nn_im2col_row_u8(g, j->x + (k / ks) * g->in_size, k % ks, o0, o1, rows[q], zx);
+      if (npad > ncols) memset(rows[q] + ncols, zx, (size_t)(npad - ncols));
+      if (colsum)
+        for (int64_t c = 0; c < ncols; c++) colsum[c] += rows[q][c];
+    }
+    for (int64_t pn = 0; pn < npan; pn++)
+      interleave4(rows[0] + pn * PANEL, rows[1] + pn * PANEL, rows[2] + pn * PANEL,
+                  rows[3] + pn * PANEL, bp + (pn * j->K4 + k4) * 64);
+  }
+}
+
+/* ------------------------------------------------------------ micro-kernels */
+
+/* Where a block's results go: weight rows m0.., columns col0.. of the chunk
+ * whose first column is Y's column ybase; ncols valid columns in the chunk. */
+typedef struct qc_out {
+  int64_t m0, col0, ncols, ybase;
+  const int32_t *colsum; /* the chunk's column sums, or NULL */
+} qc_out;
+
+/* Requantises one value (portable path and tails). */
+static inline int32_t requant1(const qc_job *j, int64_t m, int32_t acc) {
+  const ox_qconv_req *q = j->q;
+  float f = (float)acc * q->mult[m] + (q->bias ? q->bias[m] : 0.0f) + (float)q->zy;
+  if (f < (float)q->lo) f = (float)q->lo;
+  if (f > (float)q->hi) f = (float)q->hi;
+  return (int32_t)nearbyintf(f);
+}
+
+OX_NN_CLONES static void block_portable(const qc_job *j, const int8_t *wb, const uint8_t *pb,
+                                        int np, const qc_out *o) {
+  int64_t K4 = j->K4;
+  int32_t acc[MR][MAX_NP * PANEL];
+  memset(acc, 0, sizeof acc);
+  for (int64_t k4 = 0; k4 < K4; k4++) {
+    const int8_t *wk = wb + k4 * MR * 4;
+    for (int t = 0; t < np; t++) {
+      const uint8_t *ck = pb + (t * K4 + k4) * 64;
+      for (int r = 0; r < MR; r++)
+        for (int c = 0; c < PANEL; c++)
+          acc[r][t * PANEL + c] += ck[c * 4] * wk[r * 4] + ck[c * 4 + 1] * wk[r * 4 + 1] +
+                                   ck[c * 4 + 2] * wk[r * 4 + 2] + ck[c * 4 + 3] * wk[r * 4 + 3];
+    }
+  }
+  const ox_qconv_w *w = j->w;
+  for (int r = 0; r < MR && o->m0 + r < w->M; r++) {
+    int64_t m = o->m0 + r;
+    uint8_t *yr = j->y + m * j->P + o->ybase;
+    for (int64_t c = 0; c < np * PANEL && o->col0 + c < o->ncols; c++) {
+      int64_t col = o->col0 + c;
+      int32_t v = acc[r][c] + j->rowc[m] - (o->colsum ? w->zw[m] * o->colsum[col] : 0);
+      yr[col] = (uint8_t)requant1(j, m, v);
+    }
+  }
+}
+
+#ifdef QC_X86
+#define QC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+QC_VNNI static inline void vnni_store(const qc_job *j, const qc_out *o, int r, int t, __m512i acc) {
+  int64_t m = o->m0 + r, col = o->col0 + t * PANEL;
+  if (m >= j->w->M || col >= o->ncols) return;
+  const ox_qconv_req *q = j->q;
+  if (o->colsum)
+    acc = _mm512_sub_epi32(acc, _mm512_mullo_epi32(_mm512_set1_epi32(j->w->zw[m]),
+                                                   _mm512_loadu_si512(o->colsum + col)));
+  acc = _mm512_add_epi32(acc, _mm512_set1_epi32(j->rowc[m]));
+  float add = (q->bias ? q->bias[m] : 0.0f) + (float)q->zy;
+  __m512 f =
+      _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), _mm512_set1_ps(q->mult[m]), _mm512_set1_ps(add));
+  f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps((float)q->lo)), _mm512_set1_ps((float)q->hi));
+  __m128i b = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(f));
+  int64_t left = o->ncols - col;
+  __mmask16 mask = left >= PANEL ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+  _mm_mask_storeu_epi8(j->y + m * j->P + o->ybase + col, mask, b);
+}
+
+/* 8 weight rows x NP panels; NP is a constant at each call site so the
+ * accumulators stay in registers. */
+QC_VNNI static inline __attribute__((always_inline)) void vnni_block_np(
+    const qc_job *j, const int8_t *wb, const uint8_t *pb, const qc_out *o, const int NP) {
+  int64_t K4 = j->K4;
+  __m512i acc[MR][MAX_NP];
+  for (int r = 0; r < MR; r++)
+    for (int t = 0; t < NP; t++) acc[r][t] = _mm512_setzero_si512();
+  const uint8_t *p0 = pb, *p1 = pb + K4 * 64, *p2 = pb + 2 * K4 * 64;
+  for (int64_t k4 = 0; k4 < K4; k4++) {
+    __m512i c0 = _mm512_loadu_si512(p0 + k4 * 64);
+    __m512i c1 = NP > 1 ? _mm512_loadu_si512(p1 + k4 * 64) : c0;
+    __m512i c2 = NP > 2 ? _mm512_loadu_si512(p2 + k4 * 64) : c0;
+    const int8_t *wk = wb + k4 * MR * 4;
+    for (int r = 0; r < MR; r++) {
+      int32_t v;
+      memcpy(&v, wk + r * 4, 4);
+      __m512i wv = _mm512_set1_epi32(v);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], c0, wv);
+      if (NP > 1) acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], c1, wv);
+      if (NP > 2) acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], c2, wv);
+    }
+  }
+  for (int r = 0; r < MR; r++)
+    for (int t = 0; t < NP; t++) vnni_store(j, o, r, t, acc[r][t]);
+}
+
+QC_VNNI static void block_vnni(const qc_job *j, const int8_t *wb, const uint8_t *pb, int np,
+                               const qc_out *o) {
+  if (np == 3)
+    vnni_block_np(j, wb, pb, o, 3);
+  else if (np == 2)
+    vnni_block_np(j, wb, pb, o, 2);
+  else
+    vnni_block_np(j, wb, pb, o, 1);
+}
+#endif
+
+typedef void (*block_fn)(const qc_job *, const int8_t *, const uint8_t *, int, const qc_out *);
+
+static block_fn pick(const char **name) {
+#ifdef QC_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl")) {
+    if (name) *name = "avx512vnni";
+    return block_vnni;
+  }
+#endif
+  if (name) *name = "portable";
+  return block_portable;
+}
+
+const char *ox_qconv_path(void) {
+  const char *name = "portable";
+  pick(&name);
+  return name;
+}
+
+/* ------------------------------------------------------------ driver */
+
+static void qc_task(void *arg, int64_t t0, int64_t t1) {
+  qc_job *j = arg;
+  block_fn fn = j->block;
+  int64_t maxcols = j->chunk_rows * j->OW, npan = (maxcols + PANEL - 1) / PANEL;
+  int64_t npad = npan * PANEL;
+  uint8_t *bp = aligned_alloc(64, (size_t)(npan * j->K4 * 64 + 64));
+  uint8_t *tmp = malloc((size_t)(4 * npad));
+  int32_t *colsum = j->w->any_zw ? malloc((size_t)npad * sizeof *colsum) : NULL;
+  if (!bp || !tmp || (j->w->any_zw && !colsum)) {
+    __atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
+    free(bp);
+    free(tmp);
+    free(colsum);
+    return;
+  }
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t ch = t / j->m_parts, part = t % j->m_parts;
+    int64_t o0 = ch * j->chunk_rows,
+            o1 = o0 + j->chunk_rows < j->outer ? o0 + j->chunk_rows : j->outer;
+    int64_t b0 = part * j->blocks_per_part, b1 = b0 + j->blocks_per_part;
+    if (b1 > j->w->Mp / MR) b1 = j->w->Mp / MR;
+    if (o0 >= o1 || b0 >= b1) continue;
+    build_cols(j, o0, o1, bp, colsum, tmp);
+    int64_t ncols = (o1 - o0) * j->OW, cpan = (ncols + PANEL - 1) / PANEL;
+    for (int64_t b = b0; b < b1; b++) {
+      const int8_t *wb = j->w->data + b * j->K4 * MR * 4;
+      for (int64_t pn = 0; pn < cpan; pn += MAX_NP) {
+        int np = (int)(cpan - pn < MAX_NP ? cpan - pn : MAX_NP);
+        qc_out o = {b * MR, pn * PANEL, ncols, o0 * j->OW, colsum};
+        fn(j, wb, bp + pn * j->K4 * 64, np, &o);
+      }
+    }
+  }
+  free(bp);
+  free(tmp);
+  free(colsum);
+}
+
+int ox_qconv_run(const ox_nn_geom *g, const uint8_t *x, int64_t C, int32_t zx, const ox_qconv_w *w,
+                 const ox_qconv_req *q, void *y, ox_thread_pool *pool, ox_err *e) {
+  return ox_qconv_run_on(NULL, g, x, C, zx, w, q, y, pool, e);
+}
+
+int ox_qconv_run_on(const char *path, const ox_nn_geom *g, const uint8_t *x, int64_t C, int32_t zx,
+                    const ox_qconv_w *w, const ox_qconv_req *q, void *y, ox_thread_pool *pool,
+                    ox_err *e) {
+  const char *best = "portable";
+  block_fn fn = pick(&best);
+  if (path && strcmp(path, best) != 0) {
+    if (strcmp(path, "portable") != 0)
+      return ox_err_set(e, OX_EUNSUPPORTED, "integer convolution path '%s' is not available here",
+                        path);
+    fn = block_portable;
+  }
+  if (C * g->k_size != w->K)
+    return ox_err_set(e, OX_ERUNTIME, "weights have depth %lld, columns %lld", (long long)w->K,
+                      (long long)(C * g->k_size));
+  if (g->out_size == 0) return OX_OK;
+  qc_job j = {0};
+  j.g = g;
+  j.x = x;
+  j.C = C;
+  j.K = w->K;
+  j.K4 = w->K4;
+  j.OW = g->out[g->nd - 1];
+  j.outer = ox_nn_outer(g);
+  j.zx = zx;
+  j.w = w;
+  j.q = q;
+  j.y = y;
+  j.P = g->out_size;
+  j.block = fn;
+  int32_t *rowc = malloc((size_t)w->Mp * sizeof *rowc);
+  if (!rowc) return ox_err_set(e, OX_ENOMEM, "out of memory (integer convolution)");
+  for (int64_t m = 0; m < w->Mp; m++)
+    rowc[m] = (int32_t)(-(int64_t)zx * w->wsum[m] + w->K * (int64_t)zx * w->zw[m]);
+  j.rowc = rowc;
+  /* chunks of about 256 KiB of columns (they stay in L2 while every weight
+   * block passes over them), and enough tasks for the pool */
+  int threads = ox_thread_pool_size(pool);
+  int64_t cols = 262144 / (w->K4 * 4);
+  if (cols < 4 * PANEL) cols = 4 * PANEL;
+  j.chunk_rows = cols / j.OW > 0 ? cols / j.OW : 1;
+  if (threads > 1 && j.outer >= 2 * threads && j.chunk_rows > j.outer / (2 * threads))
+    j.chunk_rows = j.outer / (2 * threads);
+  if (j.chunk_rows > j.outer) j.chunk_rows = j.outer;
+  j.n_chunks = (j.outer + j.chunk_rows - 1) / j.chunk_rows;
+  int64_t blocks = w->Mp / MR;
+  j.m_parts = 1;
+  if (threads > 1 && j.n_chunks < 2 * threads) {
+    j.m_parts = (2 * threads + j.n_chunks - 1) / j.n_chunks;
+    if (j.m_parts > blocks) j.m_parts = blocks;
+  }
+  j.blocks_per_part = (blocks + j.m_parts - 1) / j.m_parts;
+  ox_parallel_for(pool, j.n_chunks * j.m_parts, 1, qc_task, &j);
+  free(rowc);
+  if (j.fail) return ox_err_set(e, OX_ENOMEM, "out of memory (integer convolution)");
+  return OX_OK;
+}
