@@ -1,2 +1,3 @@
 onnxc_unit_test(test_fuse)
 onnxc_unit_test(test_qdq_fuse)
+onnxc_unit_test(test_qdq_units)

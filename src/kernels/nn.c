@@ -181,14 +181,33 @@ static void im2col_row(const ox_nn_geom *g, const float *xc, const int64_t *kk, 
   }
 }
 
-void ox_nn_im2col_row_u8(const ox_nn_geom *g, const uint8_t *xc, int64_t kidx, int64_t o0,
-                         int64_t o1, uint8_t *dst, uint8_t padv) {
+OX_NN_CLONES void ox_nn_im2col_row_u8(const ox_nn_geom *g, const uint8_t *xc, int64_t kidx,
+                                      int64_t o0, int64_t o1, uint8_t *dst, uint8_t padv) {
   size_t L = g->nd - 1;
   int64_t OW = g->out[L], IW = g->in[L], sw = g->stride[L];
   int64_t kk[OX_NN_MAXD], oi[OX_NN_MAXD];
   unravel(kidx, g->k, g->nd, kk);
   int64_t off = kk[L] * g->dil[L] - g->pb[L], lo, hi;
   valid_range(OW, IW, sw, off, &lo, &hi);
+  if (ox_nn_shifted_plane(g)) {
+    /* the row over whole output rows is the plane shifted by a constant:
+     * one copy, then the taps left or right of the image (wrapped into a
+     * neighbouring row) and above or below it set to padv */
+    int64_t shift = off + (L ? (kk[0] * g->dil[0] - g->pb[0]) * IW : 0);
+    int64_t ncols = (o1 - o0) * OW, s0 = o0 * OW + shift;
+    int64_t vlo = s0 < 0 ? -s0 : 0, vhi = g->in_size - s0 < ncols ? g->in_size - s0 : ncols;
+    if (vhi < vlo) vhi = vlo = 0;
+    if (vlo > 0) memset(dst, padv, (size_t)vlo);
+    if (vhi > vlo) memcpy(dst + vlo, xc + s0 + vlo, (size_t)(vhi - vlo));
+    if (vhi < ncols) memset(dst + vhi, padv, (size_t)(ncols - vhi));
+    if (lo > 0 || hi < OW)
+      for (int64_t r = 0; r < o1 - o0; r++) {
+        uint8_t *d = dst + r * OW;
+        for (int64_t w = 0; w < lo; w++) d[w] = padv;
+        for (int64_t w = hi > lo ? hi : lo; w < OW; w++) d[w] = padv;
+      }
+    return;
+  }
   unravel(o0, g->out, L, oi);
   for (int64_t o = o0; o < o1; o++, dst += OW) {
     int64_t base;

@@ -203,41 +203,61 @@ QC_VNNI static inline void vnni_store(const qc_job *j, const qc_out *o, int r, i
   _mm_mask_storeu_epi8(j->y + m * j->P + o->ybase + col, mask, b);
 }
 
-/* 8 weight rows x NP panels; NP is a constant at each call site so the
- * accumulators stay in registers. */
-QC_VNNI static inline __attribute__((always_inline)) void vnni_block_np(
-    const qc_job *j, const int8_t *wb, const uint8_t *pb, const qc_out *o, const int NP) {
-  int64_t K4 = j->K4;
-  __m512i acc[MR][MAX_NP];
-  for (int r = 0; r < MR; r++)
-    for (int t = 0; t < NP; t++) acc[r][t] = _mm512_setzero_si512();
-  const uint8_t *p0 = pb, *p1 = pb + K4 * 64, *p2 = pb + 2 * K4 * 64;
-  for (int64_t k4 = 0; k4 < K4; k4++) {
-    __m512i c0 = _mm512_loadu_si512(p0 + k4 * 64);
-    __m512i c1 = NP > 1 ? _mm512_loadu_si512(p1 + k4 * 64) : c0;
-    __m512i c2 = NP > 2 ? _mm512_loadu_si512(p2 + k4 * 64) : c0;
-    const int8_t *wk = wb + k4 * MR * 4;
-    for (int r = 0; r < MR; r++) {
-      int32_t v;
-      memcpy(&v, wk + r * 4, 4);
-      __m512i wv = _mm512_set1_epi32(v);
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], c0, wv);
-      if (NP > 1) acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], c1, wv);
-      if (NP > 2) acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], c2, wv);
-    }
-  }
-  for (int r = 0; r < MR; r++)
-    for (int t = 0; t < NP; t++) vnni_store(j, o, r, t, acc[r][t]);
-}
+/* 8 weight rows x 3 panels in 24 named accumulators (an array of them made
+ * GCC shuffle registers and spill); with fewer panels the missing ones
+ * repeat the first and are not stored. */
+#define QC_ROW(r)                                   \
+  do {                                              \
+    int32_t wv_;                                    \
+    memcpy(&wv_, wk + (r)*4, 4);                    \
+    __m512i w_ = _mm512_set1_epi32(wv_);            \
+    a##r##0 = _mm512_dpbusd_epi32(a##r##0, c0, w_); \
+    a##r##1 = _mm512_dpbusd_epi32(a##r##1, c1, w_); \
+    a##r##2 = _mm512_dpbusd_epi32(a##r##2, c2, w_); \
+  } while (0)
+#define QC_DECL(r) __m512i a##r##0 = z, a##r##1 = z, a##r##2 = z
+#define QC_STORE(r)                              \
+  do {                                           \
+    vnni_store(j, o, r, 0, a##r##0);             \
+    if (np > 1) vnni_store(j, o, r, 1, a##r##1); \
+    if (np > 2) vnni_store(j, o, r, 2, a##r##2); \
+  } while (0)
 
 QC_VNNI static void block_vnni(const qc_job *j, const int8_t *wb, const uint8_t *pb, int np,
                                const qc_out *o) {
-  if (np == 3)
-    vnni_block_np(j, wb, pb, o, 3);
-  else if (np == 2)
-    vnni_block_np(j, wb, pb, o, 2);
-  else
-    vnni_block_np(j, wb, pb, o, 1);
+  int64_t K4 = j->K4;
+  const __m512i z = _mm512_setzero_si512();
+  QC_DECL(0);
+  QC_DECL(1);
+  QC_DECL(2);
+  QC_DECL(3);
+  QC_DECL(4);
+  QC_DECL(5);
+  QC_DECL(6);
+  QC_DECL(7);
+  const uint8_t *p0 = pb, *p1 = np > 1 ? pb + K4 * 64 : pb, *p2 = np > 2 ? pb + 2 * K4 * 64 : pb;
+  for (int64_t k4 = 0; k4 < K4; k4++) {
+    __m512i c0 = _mm512_loadu_si512(p0 + k4 * 64);
+    __m512i c1 = _mm512_loadu_si512(p1 + k4 * 64);
+    __m512i c2 = _mm512_loadu_si512(p2 + k4 * 64);
+    const int8_t *wk = wb + k4 * MR * 4;
+    QC_ROW(0);
+    QC_ROW(1);
+    QC_ROW(2);
+    QC_ROW(3);
+    QC_ROW(4);
+    QC_ROW(5);
+    QC_ROW(6);
+    QC_ROW(7);
+  }
+  QC_STORE(0);
+  QC_STORE(1);
+  QC_STORE(2);
+  QC_STORE(3);
+  QC_STORE(4);
+  QC_STORE(5);
+  QC_STORE(6);
+  QC_STORE(7);
 }
 #endif
 

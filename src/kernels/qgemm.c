@@ -22,8 +22,8 @@ static int32_t zp_at(const void *z, bool is_signed, int64_t n, int64_t i) {
   return is_signed ? ((const int8_t *)z)[j] : ((const uint8_t *)z)[j];
 }
 
-int ox_qgemm_pack_b(const void *B, bool b_signed, int64_t K, int64_t N, int64_t ldb,
-                    const void *zb, int64_t zb_n, ox_qgemm_b *out, ox_err *e) {
+int ox_qgemm_pack_b(const void *B, bool b_signed, int64_t K, int64_t N, int64_t ldb, const void *zb,
+                    int64_t zb_n, ox_qgemm_b *out, ox_err *e) {
   memset(out, 0, sizeof *out);
   if (K < 0 || N < 0 || K > ((int64_t)1 << 31) || N > ((int64_t)1 << 31))
     return ox_err_set(e, OX_EINVAL, "integer matrix of %lld x %lld is too large", (long long)K,
@@ -73,15 +73,23 @@ typedef struct qjob {
   int64_t M;
   int32_t *C;
   int64_t ldc;
+  const ox_qgemm_epi *epi; /* NULL: int32 C; else float C (same storage) */
 } qjob;
 
 /* The zero-point terms, then the store of one row's columns [n0, n1). */
 static inline void finish(const qjob *j, int64_t m, int64_t n, int32_t dot) {
   const ox_qgemm_b *b = j->b;
   int32_t za = j->za[m];
-  j->C[m * j->ldc + n] =
-      (int32_t)((int64_t)dot - (int64_t)za * b->colsum[n] - (int64_t)b->zb[n] * j->rowsum[m] +
-                (int64_t)b->K * za * b->zb[n]);
+  int32_t v = (int32_t)((int64_t)dot - (int64_t)za * b->colsum[n] -
+                        (int64_t)b->zb[n] * j->rowsum[m] + (int64_t)b->K * za * b->zb[n]);
+  if (!j->epi) {
+    j->C[m * j->ldc + n] = v;
+    return;
+  }
+  const ox_qgemm_epi *ep = j->epi;
+  float f = (float)v * ep->scale[ep->n_scale == 1 ? 0 : n];
+  if (ep->bias) f = f + ep->bias[ep->n_bias == 1 ? 0 : n];
+  ((float *)j->C)[m * j->ldc + n] = f;
 }
 
 static void tile_portable(const qjob *j, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
@@ -103,8 +111,9 @@ static void tile_portable(const qjob *j, int64_t m0, int64_t m1, int64_t p0, int
 #if defined(__x86_64__) || defined(__i386__)
 
 /* The epilogue for 16 columns of one row: acc - za*colsum - zb*rowsum + K*za*zb. */
-__attribute__((target("avx512f"), always_inline)) static inline void store16(
-    const qjob *j, int64_t m, int64_t p, __m512i acc) {
+__attribute__((target("avx512f"), always_inline)) static inline void store16(const qjob *j,
+                                                                             int64_t m, int64_t p,
+                                                                             __m512i acc) {
   const ox_qgemm_b *b = j->b;
   int64_t n0 = p * PANEL;
   __m512i cs = _mm512_loadu_si512(b->colsum + n0), zb = _mm512_loadu_si512(b->zb + n0);
@@ -115,54 +124,103 @@ __attribute__((target("avx512f"), always_inline)) static inline void store16(
   acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(kza, zb));
   int64_t left = b->N - n0;
   __mmask16 mask = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
-  _mm512_mask_storeu_epi32(j->C + m * j->ldc + n0, mask, acc);
+  if (!j->epi) {
+    _mm512_mask_storeu_epi32(j->C + m * j->ldc + n0, mask, acc);
+    return;
+  }
+  /* Cast, Mul, Add as the unfused nodes do them: two roundings, no FMA */
+  const ox_qgemm_epi *ep = j->epi;
+  __m512 sc =
+      ep->n_scale == 1 ? _mm512_set1_ps(ep->scale[0]) : _mm512_maskz_loadu_ps(mask, ep->scale + n0);
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), sc);
+  if (ep->bias)
+    f = _mm512_add_ps(f, ep->n_bias == 1 ? _mm512_set1_ps(ep->bias[0])
+                                         : _mm512_maskz_loadu_ps(mask, ep->bias + n0));
+  _mm512_mask_storeu_ps((float *)j->C + m * j->ldc + n0, mask, f);
 }
 
-/* MR rows x 2 panels (32 columns); MR and the panel count are constants at
- * each call site so the accumulators stay in registers. */
-__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inline void
-vnni_tile(const qjob *j, int64_t m, int64_t p, int mr, int np) {
+/* 8 rows x 3 panels (48 columns) in 24 named accumulators (GCC keeps
+ * them in registers; an array of them it spilled). Missing rows repeat the
+ * last valid one and missing panels the first; neither is stored. */
+#define QG_ROW(r)                                   \
+  do {                                              \
+    int32_t v_;                                     \
+    memcpy(&v_, a##r + k4 * 4, 4);                  \
+    __m512i x_ = _mm512_set1_epi32(v_);             \
+    c##r##0 = _mm512_dpbusd_epi32(c##r##0, x_, w0); \
+    c##r##1 = _mm512_dpbusd_epi32(c##r##1, x_, w1); \
+    c##r##2 = _mm512_dpbusd_epi32(c##r##2, x_, w2); \
+  } while (0)
+#define QG_DECL(r) __m512i c##r##0 = zero, c##r##1 = zero, c##r##2 = zero
+#define QG_STORE(r)                                  \
+  do {                                               \
+    if (r < mr) {                                    \
+      store16(j, m + r, p, c##r##0);                 \
+      if (np > 1) store16(j, m + r, p + 1, c##r##1); \
+      if (np > 2) store16(j, m + r, p + 2, c##r##2); \
+    }                                                \
+  } while (0)
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void vnni_tile(const qjob *j,
+                                                                             int64_t m, int64_t p,
+                                                                             int mr, int np) {
   const ox_qgemm_b *b = j->b;
-  int64_t K4 = b->K4, row = K4 * 4;
-  const int8_t *b0 = b->data + p * K4 * PANEL * 4, *b1 = b0 + K4 * PANEL * 4;
-  const uint8_t *a = j->a + m * row;
-  __m512i acc[4][2];
-  for (int r = 0; r < 4; r++) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  int64_t K4 = b->K4, row = K4 * 4, pstride = K4 * PANEL * 4;
+  const int8_t *b0 = b->data + p * pstride;
+  const int8_t *b1 = np > 1 ? b0 + pstride : b0, *b2 = np > 2 ? b0 + 2 * pstride : b0;
+  const uint8_t *a0 = j->a + m * row;
+  const uint8_t *a1 = mr > 1 ? a0 + row : a0, *a2 = mr > 2 ? a0 + 2 * row : a0,
+                *a3 = mr > 3 ? a0 + 3 * row : a0, *a4 = mr > 4 ? a0 + 4 * row : a0,
+                *a5 = mr > 5 ? a0 + 5 * row : a0, *a6 = mr > 6 ? a0 + 6 * row : a0,
+                *a7 = mr > 7 ? a0 + 7 * row : a0;
+  const __m512i zero = _mm512_setzero_si512();
+  QG_DECL(0);
+  QG_DECL(1);
+  QG_DECL(2);
+  QG_DECL(3);
+  QG_DECL(4);
+  QG_DECL(5);
+  QG_DECL(6);
+  QG_DECL(7);
   for (int64_t k4 = 0; k4 < K4; k4++) {
-    __m512i w0 = _mm512_load_si512(b0 + k4 * 64);
-    __m512i w1 = np > 1 ? _mm512_load_si512(b1 + k4 * 64) : w0;
-    for (int r = 0; r < mr; r++) {
-      int32_t v;
-      memcpy(&v, a + r * row + k4 * 4, 4);
-      __m512i x = _mm512_set1_epi32(v);
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x, w0);
-      if (np > 1) acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x, w1);
-    }
+    __m512i w0 = _mm512_load_si512(b0 + k4 * 64), w1 = _mm512_load_si512(b1 + k4 * 64),
+            w2 = _mm512_load_si512(b2 + k4 * 64);
+    QG_ROW(0);
+    QG_ROW(1);
+    QG_ROW(2);
+    QG_ROW(3);
+    QG_ROW(4);
+    QG_ROW(5);
+    QG_ROW(6);
+    QG_ROW(7);
   }
-  for (int r = 0; r < mr; r++) {
-    store16(j, m + r, p, acc[r][0]);
-    if (np > 1) store16(j, m + r, p + 1, acc[r][1]);
-  }
+  QG_STORE(0);
+  QG_STORE(1);
+  QG_STORE(2);
+  QG_STORE(3);
+  QG_STORE(4);
+  QG_STORE(5);
+  QG_STORE(6);
+  QG_STORE(7);
 }
 
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void tile_vnni(const qjob *j,
-                                                                               int64_t m0,
-                                                                               int64_t m1,
-                                                                               int64_t p0,
-                                                                               int64_t p1) {
-  for (int64_t p = p0; p < p1; p += 2) {
-    int np = p + 1 < p1 ? 2 : 1;
-    int64_t m = m0;
-    for (; m + 4 <= m1; m += 4) np == 2 ? vnni_tile(j, m, p, 4, 2) : vnni_tile(j, m, p, 4, 1);
-    for (; m < m1; m++) np == 2 ? vnni_tile(j, m, p, 1, 2) : vnni_tile(j, m, p, 1, 1);
+                                                                             int64_t m0, int64_t m1,
+                                                                             int64_t p0,
+                                                                             int64_t p1) {
+  for (int64_t p = p0; p < p1; p += 3) {
+    int np = (int)(p1 - p < 3 ? p1 - p : 3);
+    for (int64_t m = m0; m < m1; m += 8) vnni_tile(j, m, p, (int)(m1 - m < 8 ? m1 - m : 8), np);
   }
 }
 
 /* AVX2: 4 columns x 4 depth bytes of B widened to 16 bits, times the row's 4
  * bytes of A widened and repeated, by vpmaddwd: each column gets two partial
  * sums (k0k1, k2k3), added pairwise at the end. Exact (no saturation). */
-__attribute__((target("avx2"), always_inline)) static inline void avx2_row_panel(
-    const qjob *j, int64_t m, int64_t p, int32_t *out16) {
+__attribute__((target("avx2"), always_inline)) static inline void avx2_row_panel(const qjob *j,
+                                                                                 int64_t m,
+                                                                                 int64_t p,
+                                                                                 int32_t *out16) {
   const ox_qgemm_b *b = j->b;
   int64_t K4 = b->K4;
   const int8_t *bp = b->data + p * K4 * PANEL * 4;
@@ -194,7 +252,8 @@ __attribute__((target("avx2"))) static void tile_avx2(const qjob *j, int64_t m0,
   for (int64_t m = m0; m < m1; m++)
     for (int64_t p = p0; p < p1; p++) {
       avx2_row_panel(j, m, p, dot);
-      for (int c = 0; c < PANEL && p * PANEL + c < j->b->N; c++) finish(j, m, p * PANEL + c, dot[c]);
+      for (int c = 0; c < PANEL && p * PANEL + c < j->b->N; c++)
+        finish(j, m, p * PANEL + c, dot[c]);
     }
 }
 
@@ -239,7 +298,7 @@ static void run_tiles(void *arg, int64_t t0, int64_t t1) {
   for (int64_t t_ = t0; t_ < t1; t_++) {
     int64_t rb = t_ / t->pair_blocks, pb = t_ % t->pair_blocks;
     int64_t m0 = rb * ROW_BLOCK, m1 = m0 + ROW_BLOCK < j->M ? m0 + ROW_BLOCK : j->M;
-    int64_t p0 = pb * 2, p1 = p0 + 2 < n_panels ? p0 + 2 : n_panels;
+    int64_t p0 = pb * 3, p1 = p0 + 3 < n_panels ? p0 + 3 : n_panels;
     t->fn(j, m0, m1, p0, p1);
   }
 }
@@ -255,16 +314,33 @@ static tile_fn by_name(const char *path) {
   return NULL;
 }
 
+static int qgemm_impl(const char *path, const void *A, bool a_signed, int64_t M, int64_t lda,
+                      const void *za, int64_t za_n, const ox_qgemm_b *B, const ox_qgemm_epi *epi,
+                      void *C, int64_t ldc, ox_thread_pool *pool, ox_err *e);
+
 int ox_qgemm(const void *A, bool a_signed, int64_t M, int64_t lda, const void *za, int64_t za_n,
              const ox_qgemm_b *B, int32_t *C, int64_t ldc, ox_thread_pool *pool, ox_err *e) {
-  return ox_qgemm_on(NULL, A, a_signed, M, lda, za, za_n, B, C, ldc, pool, e);
+  return qgemm_impl(NULL, A, a_signed, M, lda, za, za_n, B, NULL, C, ldc, pool, e);
 }
 
 int ox_qgemm_on(const char *path, const void *A, bool a_signed, int64_t M, int64_t lda,
                 const void *za, int64_t za_n, const ox_qgemm_b *B, int32_t *C, int64_t ldc,
                 ox_thread_pool *pool, ox_err *e) {
+  return qgemm_impl(path, A, a_signed, M, lda, za, za_n, B, NULL, C, ldc, pool, e);
+}
+
+int ox_qgemm_scaled_on(const char *path, const void *A, bool a_signed, int64_t M, int64_t lda,
+                       const void *za, int64_t za_n, const ox_qgemm_b *B, const ox_qgemm_epi *epi,
+                       float *C, int64_t ldc, ox_thread_pool *pool, ox_err *e) {
+  return qgemm_impl(path, A, a_signed, M, lda, za, za_n, B, epi, C, ldc, pool, e);
+}
+
+static int qgemm_impl(const char *path, const void *A, bool a_signed, int64_t M, int64_t lda,
+                      const void *za, int64_t za_n, const ox_qgemm_b *B, const ox_qgemm_epi *epi,
+                      void *C, int64_t ldc, ox_thread_pool *pool, ox_err *e) {
   tile_fn fn = by_name(path);
-  if (!fn) return ox_err_set(e, OX_EUNSUPPORTED, "integer GEMM path '%s' is not available here", path);
+  if (!fn)
+    return ox_err_set(e, OX_EUNSUPPORTED, "integer GEMM path '%s' is not available here", path);
   if (M <= 0 || B->N == 0) return OX_OK;
   int64_t row = B->K4 * 4;
   uint8_t *ap = aligned_alloc(64, ((size_t)M * (size_t)row + 63) / 64 * 64 + 64);
@@ -280,15 +356,16 @@ int ox_qgemm_on(const char *path, const void *A, bool a_signed, int64_t M, int64
     uint8_t *dst = ap + m * row;
     int32_t s = 0;
     if (a_signed)
-      for (int64_t k = 0; k < B->K; k++) s += dst[k] = (uint8_t)((int)(int8_t)au[m * lda + k] + 128);
+      for (int64_t k = 0; k < B->K; k++)
+        s += dst[k] = (uint8_t)((int)(int8_t)au[m * lda + k] + 128);
     else
       for (int64_t k = 0; k < B->K; k++) s += dst[k] = au[m * lda + k];
     memset(dst + B->K, 0, (size_t)(row - B->K));
     rowsum[m] = s;
     zas[m] = zp_at(za, a_signed, za_n, m) + (a_signed ? 128 : 0);
   }
-  qjob j = {ap, rowsum, zas, B, M, C, ldc};
-  qtask t = {&j, fn, (M + ROW_BLOCK - 1) / ROW_BLOCK, (B->Np / PANEL + 1) / 2};
+  qjob j = {ap, rowsum, zas, B, M, C, ldc, epi};
+  qtask t = {&j, fn, (M + ROW_BLOCK - 1) / ROW_BLOCK, (B->Np / PANEL + 2) / 3};
   ox_parallel_for(pool, t.row_blocks * t.pair_blocks, 1, run_tiles, &t);
   free(ap);
   free(sums);

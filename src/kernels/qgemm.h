@@ -31,8 +31,8 @@ typedef struct ox_qgemm_b {
 
 /* Packs B (K x N, row stride ldb; signed or unsigned bytes) with its zero
  * points: zb NULL (0), one value (zb_n == 1) or N values, of B's type. */
-int ox_qgemm_pack_b(const void *B, bool b_signed, int64_t K, int64_t N, int64_t ldb,
-                    const void *zb, int64_t zb_n, ox_qgemm_b *out, ox_err *e);
+int ox_qgemm_pack_b(const void *B, bool b_signed, int64_t K, int64_t N, int64_t ldb, const void *zb,
+                    int64_t zb_n, ox_qgemm_b *out, ox_err *e);
 void ox_qgemm_free_b(ox_qgemm_b *b);
 
 /* C (M x N, row stride ldc) for A (M x K, row stride lda) with zero points
@@ -45,6 +45,19 @@ int ox_qgemm(const void *A, bool a_signed, int64_t M, int64_t lda, const void *z
 int ox_qgemm_on(const char *path, const void *A, bool a_signed, int64_t M, int64_t lda,
                 const void *za, int64_t za_n, const ox_qgemm_b *B, int32_t *C, int64_t ldc,
                 ox_thread_pool *pool, ox_err *e);
+
+/* Float result of an integer product, as MatMulInteger -> Cast -> Mul ->
+ * Add compute it: C = float(acc) * scale[n] (+ bias[n]), n_scale and n_bias
+ * 1 (one value for all columns) or N. */
+typedef struct ox_qgemm_epi {
+  const float *scale, *bias; /* bias may be NULL */
+  int64_t n_scale, n_bias;
+} ox_qgemm_epi;
+
+/* ox_qgemm with that epilogue, on a given path (NULL: the best here). */
+int ox_qgemm_scaled_on(const char *path, const void *A, bool a_signed, int64_t M, int64_t lda,
+                       const void *za, int64_t za_n, const ox_qgemm_b *B, const ox_qgemm_epi *epi,
+                       float *C, int64_t ldc, ox_thread_pool *pool, ox_err *e);
 
 /* Which path runs here: "avx512vnni", "avx2" or "portable". */
 const char *ox_qgemm_path(void);

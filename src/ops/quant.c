@@ -561,7 +561,7 @@ static void matmulint_release(void *state) {
 /* A (..., M, K) x B (K, N) on the integer GEMM; OX_EUNSUPPORTED when the
  * operands need the general path (batched B, per-row zero points of an N-d A). */
 static int matmulint_gemm(ox_kctx *c, const mmi_state *st, const ox_value *A, const ox_value *za,
-                          const ox_value *B, const ox_value *zb) {
+                          const ox_value *B, const ox_value *zb, const ox_qgemm_epi *epi) {
   if (B->rank != 2 || A->rank < 1 || A->dims[A->rank - 1] != B->dims[0]) return OX_EUNSUPPORTED;
   int64_t K = B->dims[0], N = B->dims[1], M = K ? A->numel / K : 0;
   if (A->rank < 2 && A->numel != K) return OX_EUNSUPPORTED;
@@ -583,10 +583,13 @@ static int matmulint_gemm(ox_kctx *c, const mmi_state *st, const ox_value *A, co
       return ox_kctx_fail(c, pe.code, "%s", pe.msg);
     pb = &local;
   }
-  ox_value *y = ox_kctx_output(c, 0, OX_INT32, dims, rank);
-  int rc = y ? ox_qgemm(A->data, A->dtype == OX_INT8, M, K, za ? za->data : NULL,
-                        za ? za->numel : 0, pb, y->data, N, ox_kctx_pool(c), &pe)
-             : OX_ERUNTIME;
+  ox_value *y = ox_kctx_output(c, 0, epi ? OX_FLOAT : OX_INT32, dims, rank);
+  int rc = !y ? OX_ERUNTIME
+           : epi
+               ? ox_qgemm_scaled_on(NULL, A->data, A->dtype == OX_INT8, M, K, za ? za->data : NULL,
+                                    za ? za->numel : 0, pb, epi, y->data, N, ox_kctx_pool(c), &pe)
+               : ox_qgemm(A->data, A->dtype == OX_INT8, M, K, za ? za->data : NULL,
+                          za ? za->numel : 0, pb, y->data, N, ox_kctx_pool(c), &pe);
   if (rc && y) rc = ox_kctx_fail(c, pe.code, "%s", pe.msg);
   if (!st->has_packed) ox_qgemm_free_b(&local);
   return rc;
@@ -598,7 +601,7 @@ static int matmulint_run(ox_kctx *c, void *state) {
   ox_value *za = ox_kctx_input(c, 2), *zb = ox_kctx_input(c, 3);
   if (!A || !B || !is_q8(A->dtype) || !is_q8(B->dtype))
     return ox_kctx_fail(c, OX_ERUNTIME, "A and B must be int8 or uint8 tensors");
-  int frc = matmulint_gemm(c, st, A, za, B, zb);
+  int frc = matmulint_gemm(c, st, A, za, B, zb, NULL);
   if (frc != OX_EUNSUPPORTED) return frc;
   mm_plan p;
   int rc = mm_plan_make(c, A, B, &p);
@@ -618,6 +621,31 @@ static int matmulint_run(ox_kctx *c, void *state) {
   for (int64_t i = 0; !rc && i < y->numel; i++) ((int32_t *)y->data)[i] = (int32_t)C[i];
   free(C);
   mm_plan_free(&p);
+  return rc;
+}
+
+/* QMatMulScaledFused (domain ai.onnxc; src/opt/dyn_matmul.c makes it from
+ * MatMulInteger -> Cast(float) -> Mul(scale) [-> Add(bias)]): inputs A, B,
+ * a_zero_point, b_zero_point (as MatMulInteger), scale and optional bias,
+ * each one value or one per column. The float epilogue runs in the GEMM's
+ * registers with the same two roundings as the nodes it replaces. */
+static int qmm_scaled_run(ox_kctx *c, void *state) {
+  const mmi_state *st = state;
+  ox_value *A = ox_kctx_input(c, 0), *B = ox_kctx_input(c, 1);
+  ox_value *za = ox_kctx_input(c, 2), *zb = ox_kctx_input(c, 3);
+  ox_value *sc = ox_kctx_input(c, 4), *bias = ox_kctx_input(c, 5);
+  if (!A || !B || !is_q8(A->dtype) || !is_q8(B->dtype))
+    return ox_kctx_fail(c, OX_ERUNTIME, "A and B must be int8 or uint8 tensors");
+  int64_t N = B->rank == 2 ? B->dims[1] : -1;
+  if (!sc || sc->dtype != OX_FLOAT || sc->rank > 1 || (sc->numel != 1 && sc->numel != N) ||
+      (bias &&
+       (bias->dtype != OX_FLOAT || bias->rank > 1 || (bias->numel != 1 && bias->numel != N))))
+    return ox_kctx_fail(c, OX_ERUNTIME, "scale and bias must be float, one value or %lld",
+                        (long long)N);
+  ox_qgemm_epi epi = {sc->data, bias ? bias->data : NULL, sc->numel, bias ? bias->numel : 0};
+  int rc = matmulint_gemm(c, st, A, za, B, zb, &epi);
+  if (rc == OX_EUNSUPPORTED)
+    return ox_kctx_fail(c, OX_ERUNTIME, "operands the fused integer GEMM does not take");
   return rc;
 }
 
@@ -683,6 +711,7 @@ const ox_kernel_def ox_ops_quant[] = {
     {"", "DequantizeLinear", 10, 1000, quant_prepare, dequantize_run, NULL},
     {"", "DynamicQuantizeLinear", 11, 1000, quant_prepare, dynq_run, NULL},
     {"", "MatMulInteger", 10, 1000, matmulint_prepare, matmulint_run, matmulint_release},
+    {"ai.onnxc", "QMatMulScaledFused", 1, 1, matmulint_prepare, qmm_scaled_run, matmulint_release},
     {"", "QLinearMatMul", 10, 1000, quant_prepare, qlinearmatmul_run, NULL},
     {0},
 };

@@ -34,6 +34,7 @@ extern const ox_kernel_def ox_ops_ml_linear[];
 extern const ox_kernel_def ox_ops_ml_tree[];
 extern const ox_kernel_def ox_ops_training[];
 extern const ox_kernel_def ox_ops_fused[];
+extern const ox_kernel_def ox_ops_qfused[];
 
 static const ox_kernel_def *const tables[] = {
     ox_ops_elementwise,
@@ -67,6 +68,7 @@ static const ox_kernel_def *const tables[] = {
     ox_ops_ml_tree,
     ox_ops_training,
     ox_ops_fused,
+    ox_ops_qfused,
 };
 
 static bool same_domain(const char *a, const char *b) {

@@ -33,9 +33,42 @@ struct ox_pass_view {
   void *host;
 };
 
+/* ---- pattern helpers (src/opt/match.c) ---- */
+/* op_type is `op` in the default domain */
+bool ox_opt_op_is(const ox_node *n, const char *op);
+/* input i is given (not "" nor beyond the node's inputs) */
+bool ox_opt_given(const ox_node *n, size_t i);
+/* elements of an initializer, -1 for NULL or an overflowing shape */
+int64_t ox_opt_elems(const ox_tensor *t);
+bool ox_opt_is_q8(int32_t dtype);
+/* the live node before `before` whose output 0 is `name`, or -1 */
+int64_t ox_opt_producer(const ox_pass_view *v, const char *name, size_t before);
+/* node `at` is a DequantizeLinear (opset >= 10, no blocks) with a constant
+ * float32 scale and a constant 8-bit zero point of as many elements
+ * (required when need_zp: it gives the input's type) */
+bool ox_opt_dq_unit(const ox_pass_view *v, int64_t at, bool need_zp);
+/* node `at` is a QuantizeLinear of `input` with a constant float32 scalar
+ * scale and a constant 8-bit scalar zero point (or none: uint8) */
+bool ox_opt_q_unit(const ox_pass_view *v, int64_t at, const char *input);
+/* a new ai.onnxc node op with like's name and attributes, n_in inputs and
+ * one output to fill, and room for n_extra_attrs more attributes */
+ox_node *ox_opt_new_node(ox_pass_view *v, const ox_node *like, const char *op, size_t n_in,
+                         size_t n_extra_attrs);
+void ox_opt_add_int_attr(ox_node *n, const char *name, int64_t value);
+
 /* DequantizeLinear -> Conv -> [Relu] -> QuantizeLinear units with constant
  * 8-bit weights become ai.onnxc QLinearConvFused nodes (src/opt/qdq_conv.c). */
 int ox_opt_qdq_conv(ox_pass_view *v);
+
+/* DequantizeLinear -> {Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid,
+ * HardSwish} -> QuantizeLinear becomes an ai.onnxc QLookupFused (a 256-entry
+ * table), and two DequantizeLinear -> Add [-> Relu] -> QuantizeLinear an
+ * ai.onnxc QAddFused (src/opt/qdq_eltwise.c). */
+int ox_opt_qdq_eltwise(ox_pass_view *v);
+
+/* MatMulInteger (constant 8-bit B) -> Cast(float) -> Mul(scale) [-> Add(bias)]
+ * becomes an ai.onnxc QMatMulScaledFused (src/opt/dyn_matmul.c). */
+int ox_opt_dyn_matmul(ox_pass_view *v);
 
 /* Drops the nodes of op `op` (default domain) whose outputs no live node
  * reads and that are no graph outputs (src/opt/dead.c). */

@@ -13,15 +13,7 @@
 #include <string.h>
 
 #include "onnxc.h"
-
-static int fails;
-#define CHECK(c)                                                            \
-  do {                                                                      \
-    if (!(c)) {                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-      fails++;                                                              \
-    }                                                                       \
-  } while (0)
+#include "session_check.h"
 
 typedef struct result {
   float *y;
@@ -91,11 +83,7 @@ static result run(const char *text, int level, int threads, const int64_t *xd, s
     }
     r.y = malloc((size_t)r.numel * sizeof *r.y + 1);
     memcpy(r.y, onnxc_tensor_data(out), (size_t)r.numel * sizeof *r.y);
-    char *prof = onnxc_session_profile(s);
-    const char *p = prof ? strstr(prof, " nodes") : NULL;
-    while (p && p > prof && p[-1] >= '0' && p[-1] <= '9') p--;
-    if (p) r.nodes = (size_t)strtoul(p, NULL, 10);
-    free(prof);
+    r.nodes = profiled_nodes(s);
     r.ok = true;
   }
   onnxc_value_free(out);

@@ -16,15 +16,7 @@
 #include <string.h>
 
 #include "onnxc.h"
-
-static int fails;
-#define CHECK(c)                                                            \
-  do {                                                                      \
-    if (!(c)) {                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-      fails++;                                                              \
-    }                                                                       \
-  } while (0)
+#include "session_check.h"
 
 static uint32_t rng = 99;
 static uint32_t next(void) {
@@ -156,11 +148,7 @@ static outcome run(const spec *s, const char *text, bool fuse, int threads, cons
     for (size_t d = 0; d < onnxc_tensor_rank(out); d++) r.n *= onnxc_tensor_dims(out)[d];
     r.y = malloc((size_t)r.n + 1);
     memcpy(r.y, onnxc_tensor_data(out), (size_t)r.n);
-    char *prof = onnxc_session_profile(ss);
-    const char *p = prof ? strstr(prof, " nodes") : NULL;
-    while (p && p > prof && p[-1] >= '0' && p[-1] <= '9') p--;
-    if (p) r.nodes = (size_t)strtoul(p, NULL, 10);
-    free(prof);
+    r.nodes = profiled_nodes(ss);
     r.ok = true;
   }
   onnxc_value_free(out);

@@ -1,0 +1,92 @@
+/* match.c - small pattern helpers shared by the passes of src/opt/. */
+#include <string.h>
+
+#include "pass.h"
+
+bool ox_opt_op_is(const ox_node *n, const char *op) {
+  return n->op_type && strcmp(n->op_type, op) == 0 &&
+         (!n->domain || ox_is_default_domain(n->domain));
+}
+
+bool ox_opt_given(const ox_node *n, size_t i) {
+  return i < n->n_input && n->input[i] && *n->input[i];
+}
+
+int64_t ox_opt_elems(const ox_tensor *t) {
+  int64_t n;
+  return t && ox_numel(t->dims, t->n_dims, &n) ? n : -1;
+}
+
+bool ox_opt_is_q8(int32_t t) { return t == OX_UINT8 || t == OX_INT8; }
+
+int64_t ox_opt_producer(const ox_pass_view *v, const char *name, size_t before) {
+  if (!name || !*name) return -1;
+  for (size_t i = before; i-- > 0;) {
+    const ox_node *n = &v->nodes[i];
+    if (v->drop[i] || v->repl[i]) continue;
+    for (size_t k = 0; k < n->n_output; k++)
+      if (n->output[k] && strcmp(n->output[k], name) == 0) return k == 0 ? (int64_t)i : -1;
+  }
+  return -1;
+}
+
+bool ox_opt_dq_unit(const ox_pass_view *v, int64_t at, bool need_zp) {
+  if (at < 0) return false;
+  const ox_node *d = &v->nodes[at];
+  if (!ox_opt_op_is(d, "DequantizeLinear") || v->opsets[at] < 10 || d->n_output != 1 ||
+      d->n_input < 2 || d->n_input > 3 || ox_node_attr_int(d, "block_size", 0) != 0)
+    return false;
+  const ox_tensor *s = v->constant(v, d->input[1]);
+  if (!s || s->data_type != OX_FLOAT) return false;
+  if (!ox_opt_given(d, 2)) return !need_zp;
+  const ox_tensor *z = v->constant(v, d->input[2]);
+  return z && ox_opt_is_q8(z->data_type) && ox_opt_elems(z) == ox_opt_elems(s);
+}
+
+bool ox_opt_q_unit(const ox_pass_view *v, int64_t at, const char *input) {
+  if (at < 0) return false;
+  const ox_node *q = &v->nodes[at];
+  if (!ox_opt_op_is(q, "QuantizeLinear") || v->opsets[at] < 10 || q->n_input < 2 ||
+      q->n_output != 1 || !q->output[0] || !*q->output[0] || strcmp(q->input[0], input) != 0)
+    return false;
+  const ox_tensor *ys = v->constant(v, q->input[1]);
+  if (!ys || ys->data_type != OX_FLOAT || ox_opt_elems(ys) != 1) return false;
+  if (ox_opt_given(q, 2)) {
+    const ox_tensor *yz = v->constant(v, q->input[2]);
+    return yz && ox_opt_is_q8(yz->data_type) && ox_opt_elems(yz) == 1;
+  }
+  /* without a zero point the output is uint8, unless an attribute says otherwise */
+  return !(v->opsets[at] >= 21 && ox_node_attr_int(q, "output_dtype", 0) != 0);
+}
+
+ox_node *ox_opt_new_node(ox_pass_view *v, const ox_node *like, const char *op, size_t n_in,
+                         size_t n_extra_attrs) {
+  ox_node *fn = ox_arena_calloc(v->a, 1, sizeof *fn);
+  char **ins = ox_arena_calloc(v->a, n_in + 1, sizeof *ins);
+  char **outs = ox_arena_calloc(v->a, 1, sizeof *outs);
+  ox_attr *at = ox_arena_calloc(v->a, like->n_attribute + n_extra_attrs + 1, sizeof *at);
+  if (!fn || !ins || !outs || !at) {
+    ox_err_set(v->e, OX_ENOMEM, "out of memory fusing the graph");
+    return NULL;
+  }
+  *fn = *like;
+  fn->op_type = (char *)op;
+  fn->domain = (char *)"ai.onnxc";
+  fn->input = ins;
+  fn->n_input = n_in;
+  fn->output = outs;
+  fn->n_output = 1;
+  if (like->n_attribute) memcpy(at, like->attribute, like->n_attribute * sizeof *at);
+  fn->attribute = at;
+  fn->n_attribute = like->n_attribute;
+  return fn;
+}
+
+void ox_opt_add_int_attr(ox_node *n, const char *name, int64_t value) {
+  ox_attr *r = &n->attribute[n->n_attribute++];
+  r->name = (char *)name;
+  r->type = OX_ATTR_INT;
+  r->has_type = true;
+  r->i = value;
+  r->has_i = true;
+}

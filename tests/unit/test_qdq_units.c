@@ -1,0 +1,209 @@
+/* test_qdq_units.c - the other quantized units the session fuses, through
+ * the public API: QDQ activations (a 256-entry table, src/opt/qdq_eltwise.c),
+ * QDQ additions (with broadcasting and a following Relu) and dynamically
+ * quantized matrix products (src/opt/dyn_matmul.c). Each text model runs as
+ * written (no_quant_fusion) and fused, on one and two threads; the node
+ * count from the profile shows the fusion happened. The tables and the
+ * dynamic product compute what the float nodes compute, so they must give
+ * the same bytes; the addition folds its scales and may differ by one
+ * quantum on a few values. Units that do not match (a per-channel scale, a
+ * product read twice) keep their nodes and their bytes. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnxc.h"
+#include "session_check.h"
+
+typedef struct outcome {
+  uint8_t *y;
+  size_t bytes;
+  int32_t dtype;
+  size_t nodes;
+  bool ok;
+} outcome;
+
+/* X: dtype xt (1 float, 2 uint8, 3 int8), dims xd; output Y */
+static outcome run(const char *name, const char *text, int32_t xt, const int64_t *xd, size_t xr,
+                   bool fuse, int threads) {
+  outcome r = {0};
+  onnxc_error e;
+  onnxc_model *m = NULL;
+  if (onnxc_model_parse_text(text, strlen(text), name, &m, &e) != ONNXC_OK) {
+    fprintf(stderr, "%s: parse: %s\n", name, e.msg);
+    return r;
+  }
+  onnxc_session_options o = {0};
+  o.threads = threads;
+  o.optimization_level = 1;
+  o.profile = 1;
+  o.no_quant_fusion = !fuse;
+  onnxc_session *s = NULL;
+  if (onnxc_session_create(m, &o, &s, &e) != ONNXC_OK) {
+    fprintf(stderr, "%s: session: %s\n", name, e.msg);
+    onnxc_model_free(m);
+    return r;
+  }
+  int64_t n = 1;
+  for (size_t d = 0; d < xr; d++) n *= xd[d];
+  size_t esize = xt == 1 ? 4 : 1;
+  uint8_t *x = malloc((size_t)n * esize + 1);
+  uint32_t st = 31;
+  for (int64_t i = 0; i < n; i++) {
+    st = st * 1664525u + 1013904223u;
+    if (xt == 1)
+      ((float *)x)[i] = ((float)(st >> 8) / 16777216.0f - 0.5f) * 6.0f;
+    else
+      x[i] = (uint8_t)(st >> 24);
+  }
+  onnxc_value *in = onnxc_tensor_wrap(xt, xd, xr, x, &e);
+  const char *names[1] = {"X"}, *outs[1] = {"Y"};
+  onnxc_value *out = NULL;
+  if (onnxc_session_run(s, names, &in, 1, outs, &out, 1, &e) != ONNXC_OK) {
+    fprintf(stderr, "%s: run: %s\n", name, e.msg);
+  } else {
+    r.bytes = onnxc_tensor_nbytes(out);
+    r.dtype = onnxc_tensor_dtype(out);
+    r.y = malloc(r.bytes + 1);
+    memcpy(r.y, onnxc_tensor_data(out), r.bytes);
+    r.nodes = profiled_nodes(s);
+    r.ok = true;
+  }
+  onnxc_value_free(out);
+  onnxc_value_free(in);
+  free(x);
+  onnxc_session_free(s);
+  onnxc_model_free(m);
+  return r;
+}
+
+/* exact: same bytes required; else 8-bit outputs within one quantum on at
+ * most 1% of the values. fused_nodes 0: the fusion must not happen. */
+static void check(const char *name, const char *text, int32_t xt, const int64_t *xd, size_t xr,
+                  bool exact, size_t fused_nodes) {
+  outcome a = run(name, text, xt, xd, xr, false, 1);
+  CHECK(a.ok);
+  for (int threads = 1; threads <= 2 && a.ok; threads++) {
+    outcome b = run(name, text, xt, xd, xr, true, threads);
+    CHECK(b.ok && b.bytes == a.bytes && b.dtype == a.dtype);
+    if (b.ok && b.bytes == a.bytes) {
+      size_t off = 0, worse = 0;
+      for (size_t i = 0; i < a.bytes; i++) {
+        if (a.y[i] == b.y[i]) continue;
+        int d = a.dtype == 3 ? (int8_t)a.y[i] - (int8_t)b.y[i] : a.y[i] - b.y[i];
+        if (exact || a.dtype == 1 || (d != 1 && d != -1))
+          worse++;
+        else
+          off++;
+      }
+      if (worse || off > 1 + a.bytes / 100) {
+        fprintf(stderr, "%s (%d threads): %zu values off by one, %zu worse\n", name, threads, off,
+                worse);
+        fails++;
+      }
+      size_t want = fused_nodes ? fused_nodes : a.nodes;
+      if (b.nodes != want)
+        fprintf(stderr, "%s: %zu nodes fused, %zu as written, %zu expected\n", name, b.nodes,
+                a.nodes, want);
+      CHECK(b.nodes == want);
+    }
+    free(b.y);
+  }
+  free(a.y);
+}
+
+#define HEAD "<ir_version: 8, opset_import: [\"\" : 14]>\n"
+
+int main(void) {
+  const int64_t img[4] = {1, 4, 9, 11}, mat[3] = {2, 5, 16};
+  /* activations as tables: DQ -> op -> Q becomes one node */
+  static const char *const acts[][2] = {{"Relu", ""},
+                                        {"Sigmoid", ""},
+                                        {"Tanh", ""},
+                                        {"LeakyRelu", "<alpha = 0.1>"},
+                                        {"HardSigmoid", "<alpha = 0.3, beta = 0.4>"},
+                                        {"HardSwish", ""}};
+  for (size_t k = 0; k < sizeof acts / sizeof *acts; k++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             HEAD
+             "act (uint8[1,4,9,11] X) => (int8[1,4,9,11] Y)\n"
+             "<float xs = {0.04}, uint8 xz = {118}, float ys = {0.021}, int8 yz = {-7}>\n"
+             "{ xd = DequantizeLinear (X, xs, xz)\n  a = %s %s (xd)\n"
+             "  Y = QuantizeLinear (a, ys, yz) }\n",
+             acts[k][0], acts[k][1]);
+    check(acts[k][0], text, 2, img, 4, true, 1);
+  }
+  check("Clip",
+        HEAD
+        "clip (int8[1,4,9,11] X) => (uint8[1,4,9,11] Y)\n"
+        "<float xs = {0.05}, int8 xz = {3}, float lo = {-1.5}, float hi = {2.25},\n"
+        " float ys = {0.017}, uint8 yz = {90}>\n"
+        "{ xd = DequantizeLinear (X, xs, xz)\n  a = Clip (xd, lo, hi)\n"
+        "  Y = QuantizeLinear (a, ys, yz) }\n",
+        3, img, 4, true, 1);
+  /* additions: two dequantized tensors (the second broadcast along H), then
+   * Relu, requantized; and without a Relu */
+  check("Add Relu",
+        HEAD
+        "add (uint8[1,4,9,11] X) => (uint8[1,4,9,11] Y)\n"
+        "<float as = {0.031}, uint8 az = {121}, float bs = {0.047}, uint8 bz = {97},\n"
+        " int64[1] st = {0}, int64[1] en = {1}, int64[1] ax = {2},\n"
+        " float ys = {0.052}, uint8 yz = {16}>\n"
+        "{ b = Slice (X, st, en, ax)\n  ad = DequantizeLinear (X, as, az)\n"
+        "  bd = DequantizeLinear (b, bs, bz)\n  s = Add (ad, bd)\n  r = Relu (s)\n"
+        "  Y = QuantizeLinear (r, ys, yz) }\n",
+        2, img, 4, false, 2);
+  check("Add s8",
+        HEAD
+        "add8 (int8[1,4,9,11] X) => (int8[1,4,9,11] Y)\n"
+        "<float as = {0.031}, int8 az = {-5}, float bs = {0.047}, int8 bz = {9},\n"
+        " float ys = {0.052}, int8 yz = {4}>\n"
+        "{ ad = DequantizeLinear (X, as, az)\n  bd = DequantizeLinear (X, bs, bz)\n"
+        "  s = Add (ad, bd)\n  Y = QuantizeLinear (s, ys, yz) }\n",
+        3, img, 4, false, 1);
+  /* not fused: per-channel scale on an input of the addition */
+  check("Add per channel",
+        HEAD
+        "addc (uint8[1,4,9,11] X) => (uint8[1,4,9,11] Y)\n"
+        "<float[4] as = {0.03, 0.02, 0.05, 0.01}, uint8[4] az = {1, 2, 3, 4},\n"
+        " float bs = {0.047}, uint8 bz = {97}, float ys = {0.052}, uint8 yz = {16}>\n"
+        "{ ad = DequantizeLinear <axis = 1> (X, as, az)\n"
+        "  bd = DequantizeLinear (X, bs, bz)\n  s = Add (ad, bd)\n"
+        "  Y = QuantizeLinear (s, ys, yz) }\n",
+        2, img, 4, true, 0);
+  /* dynamic quantization: DQL -> MatMulInteger -> Cast -> Mul -> Add */
+  char text[8192];
+  size_t at = (size_t)snprintf(
+      text, sizeof text, HEAD "dyn (float[2,5,16] X) => (float[2,5,12] Y)\n<int8[16,12] w = {");
+  uint32_t st = 5;
+  for (int i = 0; i < 16 * 12; i++) {
+    st = st * 1664525u + 1013904223u;
+    at +=
+        (size_t)snprintf(text + at, sizeof text - at, "%s%d", i ? "," : "", (int)(st >> 24) - 128);
+  }
+  snprintf(text + at, sizeof text - at,
+           "}, int8 wz = {0}, float[12] ws = {0.01,0.02,0.03,0.04,0.05,0.06,0.07,0.08,0.09,0.1,"
+           "0.11,0.12},\n float[12] bias = {1,-2,3,-4,5,-6,7,-8,9,-10,11,-12}>\n"
+           "{ q, s, z = DynamicQuantizeLinear (X)\n  mi = MatMulInteger (q, w, z, wz)\n"
+           "  sc = Mul (s, ws)\n  c = Cast <to = 1> (mi)\n  m = Mul (c, sc)\n"
+           "  Y = Add (m, bias) }\n");
+  /* DQL, scale Mul and the fused product */
+  check("dynamic MatMul", text, 1, mat, 3, true, 3);
+  /* not fused: the Cast's result is also a graph output */
+  char twice[8300];
+  const char *sig = strstr(text, "=> (float[2,5,12] Y)");
+  CHECK(sig != NULL);
+  if (sig) {
+    snprintf(twice, sizeof twice, "%.*s=> (float[2,5,12] Y, float[2,5,12] c)%s", (int)(sig - text),
+             text, sig + strlen("=> (float[2,5,12] Y)"));
+    check("dynamic MatMul, Cast read", twice, 1, mat, 3, true, 0);
+  }
+  if (fails)
+    fprintf(stderr, "%d checks failed\n", fails);
+  else
+    printf("QDQ activation, addition and dynamic product units: fused and float paths agree\n");
+  return fails != 0;
+}
