@@ -61,6 +61,7 @@ class BuildExt(build_ext):
             sys.exit(f"onnxc: {lib} not found (build the `onnxc` target there first)")
         for ext in self.extensions:
             ext.extra_objects.append(lib)
+            ext.depends.append(lib)  # relink when the library changes
             ext.libraries.extend(private_libs(build_dir))
         super().run()
 
