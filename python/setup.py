@@ -81,7 +81,9 @@ onnxc_ext = Extension(
     sources=["onnxc/_module.c", "onnxc/_session.c"],
     depends=["onnxc/_onnxc.h", os.path.join(ROOT, "include", "onnxc.h")],
     include_dirs=[os.path.join(ROOT, "include"), numpy.get_include()],
-    extra_compile_args=["-std=gnu11", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],
+    # only PyInit__onnxc is exported
+    extra_compile_args=["-std=gnu11", "-fvisibility=hidden", "-Wall", "-Wextra",
+                        "-Wno-missing-field-initializers"],
     # the library's own onnxc_* symbols stay inside the extension
     extra_link_args=["-Wl,--exclude-libs,ALL"],
 )
