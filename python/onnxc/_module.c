@@ -146,17 +146,9 @@ static void model_dealloc(opy_model *self) {
   PyObject_Free(self);
 }
 
-static int load_options(onnxc_load_options *o, int load_external, int verify) {
-  memset(o, 0, sizeof *o);
-  o->no_external_data = !load_external;
-  o->skip_checksum = !verify;
-  return 0;
-}
-
 /* A model decoded from bytes; the bytes object is kept, since the model's
  * raw data point into it. */
-static PyObject *load_bytes_impl(PyObject *data, PyObject *base_dir, int load_external,
-                                 int verify) {
+static PyObject *load_bytes_impl(PyObject *data, PyObject *base_dir, const onnxc_load_options *o) {
   PyObject *bytes = PyBytes_CheckExact(data) ? Py_NewRef(data) : PyBytes_FromObject(data);
   if (!bytes) return NULL;
   PyObject *dir_enc = NULL;
@@ -164,47 +156,34 @@ static PyObject *load_bytes_impl(PyObject *data, PyObject *base_dir, int load_ex
     Py_DECREF(bytes);
     return NULL;
   }
-  onnxc_load_options o;
-  load_options(&o, load_external, verify);
   onnxc_model *m = NULL;
   onnxc_error err = {0};
   onnxc_status st;
   const char *dir = dir_enc ? PyBytes_AS_STRING(dir_enc) : NULL;
   Py_BEGIN_ALLOW_THREADS;
-  st = onnxc_model_load_buffer(PyBytes_AS_STRING(bytes), (size_t)PyBytes_GET_SIZE(bytes), dir, &o,
+  st = onnxc_model_load_buffer(PyBytes_AS_STRING(bytes), (size_t)PyBytes_GET_SIZE(bytes), dir, o,
                                &m, &err);
   Py_END_ALLOW_THREADS;
   Py_XDECREF(dir_enc);
-  if (st != ONNXC_OK) {
-    Py_DECREF(bytes);
-    return opy_raise(st, &err);
-  }
-  PyObject *r = (PyObject *)model_new(m, bytes, base_dir);
+  PyObject *r = st == ONNXC_OK ? (PyObject *)model_new(m, bytes, base_dir) : opy_raise(st, &err);
   Py_DECREF(bytes);
   return r;
 }
 
-static PyObject *mod_load_bytes(PyObject *mod, PyObject *args, PyObject *kw) {
-  (void)mod;
-  static char *names[] = {"data", "base_dir", "load_external_data", "verify_checksums", NULL};
-  PyObject *data, *base_dir = Py_None;
+/* load(path, ...) and load_bytes(data, ...): the same arguments. */
+static PyObject *load_any(PyObject *args, PyObject *kw, int from_bytes) {
+  static char *names[] = {"source", "base_dir", "load_external_data", "verify_checksums", NULL};
+  PyObject *source, *base_dir = Py_None;
   int load_external = 1, verify = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Opp", names, &data, &base_dir, &load_external,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Opp", names, &source, &base_dir, &load_external,
                                    &verify))
     return NULL;
-  return load_bytes_impl(data, base_dir, load_external, verify);
-}
-
-static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw) {
-  (void)mod;
-  static char *names[] = {"path", "base_dir", "load_external_data", "verify_checksums", NULL};
-  PyObject *path, *base_dir = Py_None;
-  int load_external = 1, verify = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|Opp", names, PyUnicode_FSConverter, &path,
-                                   &base_dir, &load_external, &verify))
-    return NULL;
-  onnxc_load_options o;
-  load_options(&o, load_external, verify);
+  onnxc_load_options o = {0};
+  o.no_external_data = !load_external;
+  o.skip_checksum = !verify;
+  if (from_bytes) return load_bytes_impl(source, base_dir, &o);
+  PyObject *path;
+  if (!PyUnicode_FSConverter(source, &path)) return NULL;
   onnxc_model *m = NULL;
   onnxc_error err = {0};
   onnxc_status st;
@@ -214,6 +193,16 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw) {
   Py_DECREF(path);
   if (st != ONNXC_OK) return opy_raise(st, &err);
   return (PyObject *)model_new(m, NULL, base_dir);
+}
+
+static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw) {
+  (void)mod;
+  return load_any(args, kw, 0);
+}
+
+static PyObject *mod_load_bytes(PyObject *mod, PyObject *args, PyObject *kw) {
+  (void)mod;
+  return load_any(args, kw, 1);
 }
 
 static PyObject *mod_parse_text(PyObject *mod, PyObject *args, PyObject *kw) {
@@ -249,7 +238,8 @@ static PyObject *model_encode(opy_model *self, PyObject *unused) {
 static opy_model *model_copy(opy_model *self) {
   PyObject *bytes = model_encode(self, NULL);
   if (!bytes) return NULL;
-  PyObject *r = load_bytes_impl(bytes, self->base_dir, 1, 1);
+  onnxc_load_options o = {0};
+  PyObject *r = load_bytes_impl(bytes, self->base_dir, &o);
   Py_DECREF(bytes);
   return (opy_model *)r;
 }
@@ -370,9 +360,7 @@ static PyObject *model_convert_opset(opy_model *self, PyObject *args) {
   return (PyObject *)copy;
 }
 
-/* [(name, type string, shape)] of the model's inputs or outputs. */
-static PyObject *model_args(opy_model *self, int outputs) {
-  const onnxc_model *m = self->model;
+PyObject *opy_model_args(const onnxc_model *m, int outputs) {
   size_t n = outputs ? onnxc_model_output_count(m) : onnxc_model_input_count(m);
   PyObject *list = PyList_New((Py_ssize_t)n);
   for (size_t i = 0; list && i < n; i++) {
@@ -392,12 +380,12 @@ static PyObject *model_args(opy_model *self, int outputs) {
 
 static PyObject *model_inputs(opy_model *self, PyObject *unused) {
   (void)unused;
-  return model_args(self, 0);
+  return opy_model_args(self->model, 0);
 }
 
 static PyObject *model_outputs(opy_model *self, PyObject *unused) {
   (void)unused;
-  return model_args(self, 1);
+  return opy_model_args(self->model, 1);
 }
 
 /* Sets d[key] = value and drops the reference to value; -1 on failure. */
@@ -498,9 +486,9 @@ static PyObject *mod_dtype_name(PyObject *mod, PyObject *arg) {
 
 static PyMethodDef module_methods[] = {
     {"load", (PyCFunction)(void (*)(void))mod_load, METH_VARARGS | METH_KEYWORDS,
-     "load(path, base_dir=None, load_external_data=True, verify_checksums=True) -> Model"},
+     "load(source, base_dir=None, load_external_data=True, verify_checksums=True) -> Model"},
     {"load_bytes", (PyCFunction)(void (*)(void))mod_load_bytes, METH_VARARGS | METH_KEYWORDS,
-     "load_bytes(data, base_dir=None, load_external_data=True, verify_checksums=True) -> Model"},
+     "load_bytes(source, base_dir=None, load_external_data=True, verify_checksums=True) -> Model"},
     {"parse_text", (PyCFunction)(void (*)(void))mod_parse_text, METH_VARARGS | METH_KEYWORDS,
      "parse_text(text, name='<text>') -> Model"},
     {"dtype_name", mod_dtype_name, METH_O,

@@ -48,6 +48,10 @@ PyObject *opy_invalid(const char *fmt, ...);
  * [] for sequences, maps and optionals. */
 PyObject *opy_describe_type(const onnxc_type *t);
 
+/* [(name, type string, shape)] of a model's inputs (graph inputs without
+ * an initializer) or outputs. */
+PyObject *opy_model_args(const onnxc_model *m, int outputs);
+
 /* Session functions registered in the module (_session.c). */
 int opy_session_init_type(void);
 

@@ -59,13 +59,13 @@ class Session:
     ) -> List[Any]: ...
 
 def load(
-    path: _Path,
+    source: _Path,
     base_dir: Optional[str] = ...,
     load_external_data: bool = ...,
     verify_checksums: bool = ...,
 ) -> Model: ...
 def load_bytes(
-    data: Union[bytes, bytearray, memoryview],
+    source: Union[bytes, bytearray, memoryview],
     base_dir: Optional[str] = ...,
     load_external_data: bool = ...,
     verify_checksums: bool = ...,

@@ -479,33 +479,15 @@ static void session_dealloc(opy_session *self) {
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *session_args(opy_session *self, int outputs) {
-  const onnxc_session *s = self->session;
-  size_t n = outputs ? onnxc_session_output_count(s) : onnxc_session_input_count(s);
-  PyObject *list = PyList_New((Py_ssize_t)n);
-  for (size_t i = 0; list && i < n; i++) {
-    const char *name = outputs ? onnxc_session_output_name(s, i) : onnxc_session_input_name(s, i);
-    PyObject *ts = opy_describe_type(outputs ? onnxc_session_output_type(s, i)
-                                             : onnxc_session_input_type(s, i));
-    PyObject *item =
-        ts ? Py_BuildValue("(sOO)", name, PyTuple_GET_ITEM(ts, 0), PyTuple_GET_ITEM(ts, 1)) : NULL;
-    Py_XDECREF(ts);
-    if (!item)
-      Py_CLEAR(list);
-    else
-      PyList_SET_ITEM(list, (Py_ssize_t)i, item);
-  }
-  return list;
-}
-
+/* A session's inputs and outputs are its model's (onnxc.h). */
 static PyObject *session_inputs(opy_session *self, PyObject *unused) {
   (void)unused;
-  return session_args(self, 0);
+  return opy_model_args(onnxc_session_model(self->session), 0);
 }
 
 static PyObject *session_outputs(opy_session *self, PyObject *unused) {
   (void)unused;
-  return session_args(self, 1);
+  return opy_model_args(onnxc_session_model(self->session), 1);
 }
 
 static const onnxc_type *declared_input(const onnxc_session *s, const char *name) {
