@@ -114,16 +114,27 @@ class InferenceSession:
         if optimization_level is None:
             level = getattr(sess_options, "graph_optimization_level", 1)
             optimization_level = 1 if int(level) > 0 else 0
-        self._model: Model = as_model(path_or_bytes)
-        self._session = _onnxc.Session(
-            self._model,
-            threads=threads,
-            optimization_level=optimization_level,
-            max_memory=max_memory,
+        self._options = dict(
+            threads=threads, optimization_level=optimization_level, max_memory=max_memory
         )
+        self._sess_options = sess_options
+        self._start(as_model(path_or_bytes))
+
+    def _start(self, model: Model) -> None:
+        self._model = model
+        self._session = _onnxc.Session(model, **self._options)
         self._inputs = [NodeArg(*a) for a in self._session.inputs()]
         self._outputs = [NodeArg(*a) for a in self._session.outputs()]
-        self._sess_options = sess_options
+
+    def __getstate__(self) -> Dict[str, Any]:
+        # pickled as the model and the options, prepared again where it lands
+        # (Ray, Spark or Dask workers)
+        return {"model": self._model, "options": self._options}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self._options = state["options"]
+        self._sess_options = None
+        self._start(state["model"])
 
     def get_inputs(self) -> List[NodeArg]:
         """The inputs a run is fed (graph inputs without an initializer)."""

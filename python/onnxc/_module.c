@@ -429,6 +429,21 @@ fail:
   return NULL;
 }
 
+/* pickle: the encoded model and its folder, decoded again by load_bytes (so
+ * a model, and a session holding one, can be sent to worker processes) */
+static PyObject *model_reduce(opy_model *self, PyObject *unused) {
+  (void)unused;
+  PyObject *mod = PyImport_ImportModule("onnxc._onnxc");
+  PyObject *fn = mod ? PyObject_GetAttrString(mod, "load_bytes") : NULL;
+  Py_XDECREF(mod);
+  PyObject *bytes = fn ? model_encode(self, NULL) : NULL;
+  if (!bytes) {
+    Py_XDECREF(fn);
+    return NULL;
+  }
+  return Py_BuildValue("(N(NO))", fn, bytes, self->base_dir ? self->base_dir : Py_None);
+}
+
 static PyObject *model_get_base_dir(opy_model *self, void *unused) {
   (void)unused;
   return Py_NewRef(self->base_dir ? self->base_dir : Py_None);
@@ -452,6 +467,7 @@ static PyMethodDef model_methods[] = {
      "inputs() -> [(name, type, shape)]: graph inputs without an initializer."},
     {"outputs", (PyCFunction)model_outputs, METH_NOARGS,
      "outputs() -> [(name, type, shape)]: graph outputs."},
+    {"__reduce__", (PyCFunction)model_reduce, METH_NOARGS, "Pickles as the encoded model."},
     {"info", (PyCFunction)model_info, METH_NOARGS,
      "info() -> dict: versions, producer, domain, doc string, graph name, opsets, metadata."},
     {NULL, NULL, 0, NULL},

@@ -94,3 +94,27 @@ if os.path.isdir(os.path.join(SHARED, "node")):
     add_cases("Shared", SHARED, "expected_failures.txt")
 if os.path.isdir(os.path.join(DATA_DIR, "node")):
     add_cases("Onnx112", DATA_DIR, "expected_failures_libonnx.txt")
+
+
+def test_run_node_and_prepare_kinds():
+    import numpy as np
+    from onnx import helper
+
+    a = np.array([[1, 2], [3, 4]], np.float32)
+    b = np.array([10, 20], np.float32)
+    (c,) = onnxc.backend.run_node(helper.make_node("Add", ["a", "b"], ["c"]), [a, b])
+    np.testing.assert_array_equal(c, a + b)
+    node = helper.make_node("TopK", ["x", "k"], ["v", "i"])
+    v, i = onnxc.backend.run_node(node, [a, np.array([1], np.int64)], opset_version=11)
+    np.testing.assert_array_equal(v, [[2], [4]])
+    assert i.dtype == np.int64
+    text = '<ir_version: 8, opset_import: ["" : 17]>\ng (float[2] x) => (float[2] y) { y = Neg(x) }'
+    model = onnxc.parse_model(text)
+    for kind in (model, model.encode(), onnxc.to_onnx(model)):
+        rep = onnxc.backend.prepare(kind)
+        out = rep.run([b])
+        np.testing.assert_array_equal(out[0], -b)
+        np.testing.assert_array_equal(out["y"], -b)
+    assert onnxc.backend.supports_device("CPU") and not onnxc.backend.supports_device("CUDA")
+    with pytest.raises(RuntimeError):
+        onnxc.backend.prepare(model, "CUDA")

@@ -342,3 +342,14 @@ def test_gil_is_released_during_run():
         done.wait(0.001)
     t.join()
     assert len(ticks) > 3
+
+
+def test_pickle_model_and_session():
+    import pickle
+
+    s = onnxc.InferenceSession(PERCEPTRON, threads=1)
+    x = np.ones((2, 3), np.float32)
+    s2 = pickle.loads(pickle.dumps(s))
+    np.testing.assert_array_equal(s2.run(None, {"X": x})[0], s.run(None, {"X": x})[0])
+    m = pickle.loads(pickle.dumps(onnxc.load(PERCEPTRON)))
+    assert m.to_text() == s.model.to_text() and m.base_dir == os.path.dirname(PERCEPTRON)
