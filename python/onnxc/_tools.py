@@ -43,7 +43,9 @@ def load(
     )
 
 
-def load_from_string(data: Union[bytes, bytearray, memoryview], base_dir: Optional[str] = None) -> Model:
+def load_from_string(
+    data: Union[bytes, bytearray, memoryview], base_dir: Optional[str] = None
+) -> Model:
     """Decodes a binary model from bytes. base_dir resolves external data."""
     return _onnxc.load_bytes(data, base_dir=base_dir)
 

@@ -81,7 +81,9 @@ class OnnxcBackend(Backend):
         return OnnxcBackendRep(session, names)
 
     @classmethod
-    def run_model(cls, model: Any, inputs: Any, device: str = "CPU", **kwargs: Any) -> Tuple[Any, ...]:
+    def run_model(
+        cls, model: Any, inputs: Any, device: str = "CPU", **kwargs: Any
+    ) -> Tuple[Any, ...]:
         return cls.prepare(model, device, **kwargs).run(inputs)
 
     @classmethod

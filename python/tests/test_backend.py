@@ -56,7 +56,8 @@ class DataRunner(Runner):
 
     @classmethod
     def assert_similar_outputs(cls, ref_outputs, outputs, rtol, atol):
-        assert len(outputs) == len(ref_outputs), f"{len(outputs)} outputs, expected {len(ref_outputs)}"
+        n, expected = len(outputs), len(ref_outputs)
+        assert n == expected, f"{n} outputs, expected {expected}"
         for ref, out in zip(ref_outputs, outputs):
             assert_similar(ref, out, rtol, atol)
 

@@ -94,7 +94,8 @@ def test_strings_in_and_out():
 def test_bit_patterns_mean_what_they_say():
     s = session(
         '<ir_version: 11, opset_import: ["" : 23]>\n'
-        "g (bfloat16[2] b, float[2] f, int4[2] i) => (float[2] fb, float8e4m3fn[2] f8, int32[2] ii) {\n"
+        "g (bfloat16[2] b, float[2] f, int4[2] i)\n"
+        " => (float[2] fb, float8e4m3fn[2] f8, int32[2] ii) {\n"
         " fb = Cast<to = 1>(b)\n f8 = Cast<to = 17>(f)\n ii = Cast<to = 6>(i) }"
     )
     fb, f8, ii = s.run(
@@ -155,7 +156,8 @@ def test_scalars_and_lists_as_tensors():
 
 
 def test_sequences_maps_optionals():
-    m = onnxc.parse_model(open(os.path.join(ROOT, "tests", "install", "data", "kinds.onnxtxt")).read())
+    with open(os.path.join(ROOT, "tests", "install", "data", "kinds.onnxtxt")) as f:
+        m = onnxc.parse_model(f.read())
     s = onnxc.InferenceSession(m)
     types = {o.name: o.type for o in s.get_outputs()}
     assert types["Seq"] == "seq(tensor(float))"
@@ -163,7 +165,8 @@ def test_sequences_maps_optionals():
     assert types["Map"] == "seq(map(string,tensor(float)))"
     a = np.array([1, 2], np.float32)
     b = np.array([3, 4, 5], np.float32)
-    seq, opt, none, s2, zipmap = s.run(None, {"A": a, "B": b, "S": np.array(["p", "q", "r"], object)})
+    strings = np.array(["p", "q", "r"], object)
+    seq, opt, none, s2, zipmap = s.run(None, {"A": a, "B": b, "S": strings})
     assert isinstance(seq, list) and len(seq) == 2
     np.testing.assert_array_equal(seq[1], b)
     np.testing.assert_array_equal(opt, a)
@@ -234,7 +237,10 @@ def test_bad_models_raise():
     with pytest.raises(onnxc.ParseError):
         onnxc.parse_model("g (float x) => (float y) { y = }")
     with pytest.raises(onnxc.Error) as e:
-        session('<ir_version: 8, opset_import: ["" : 17]>\ng (float x) => (float y) { y = NoSuchOp(x) }')
+        session(
+            '<ir_version: 8, opset_import: ["" : 17]>\n'
+            "g (float x) => (float y) { y = NoSuchOp(x) }"
+        )
     assert "NoSuchOp" in str(e.value)
     with pytest.raises(TypeError):
         onnxc.InferenceSession(3.5)

@@ -96,7 +96,9 @@ def test_external_data(tmp_path):
         np.testing.assert_array_equal(numpy_helper.to_array(a), numpy_helper.to_array(b))
     # and onnxc reads external data onnx wrote
     path2 = tmp_path / "o.onnx"
-    onnx.save_model(proto, str(path2), save_as_external_data=True, location="o.bin", size_threshold=0)
+    onnx.save_model(
+        proto, str(path2), save_as_external_data=True, location="o.bin", size_threshold=0
+    )
     np.testing.assert_allclose(run(str(path2), X), expected, rtol=1e-6)
     # True: a file named after the model; all_inline brings it back
     onnxc.save(str(path), tmp_path / "n.onnx", external_data=True, size_threshold=256)
@@ -169,7 +171,8 @@ def test_convert_version_agrees_with_onnx():
     ours = onnxc.convert_version(proto, 13)
     theirs = onnx.version_converter.convert_version(proto, 13)
     assert ours.opset_import[0].version == theirs.opset_import[0].version == 13
-    assert len(ours.graph.node[-1].input) == len(theirs.graph.node[-1].input) == 2  # axes became an input
+    # axes became an input
+    assert len(ours.graph.node[-1].input) == len(theirs.graph.node[-1].input) == 2
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     np.testing.assert_array_equal(run_x(ours, x), run_x(theirs, x))
     np.testing.assert_array_equal(run_x(ours, x), x.sum(axis=1, keepdims=True))
