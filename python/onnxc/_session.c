@@ -192,6 +192,29 @@ done:
   return v;
 }
 
+/* 4- and 2-bit types take one element per byte: a byte outside the type's
+ * range would break the library's storage contract (onnxc.h, "values"). */
+static int check_subbyte(PyArrayObject *a, int32_t dt, const conv *c) {
+  int bits = dt == 25 || dt == 26 ? 2 : dt >= 21 && dt <= 23 ? 4 : 0;
+  if (!bits) return 0;
+  int lo = 0, hi = (1 << bits) - 1;
+  if (dt == 22 || dt == 26) { /* signed, one int8 each */
+    lo = -(1 << (bits - 1));
+    hi = (1 << (bits - 1)) - 1;
+  }
+  npy_intp n = PyArray_SIZE(a);
+  const uint8_t *u = PyArray_DATA(a);
+  for (npy_intp i = 0; i < n; i++) {
+    int v = lo < 0 ? (int)(int8_t)u[i] : (int)u[i];
+    if (v < lo || v > hi) {
+      opy_invalid("input '%s': element %zd is %d, outside %s's range %d..%d", c->name,
+                  (Py_ssize_t)i, v, onnxc_dtype_name(dt), lo, hi);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 /* A tensor from an array, or from anything numpy makes an array of (scalars,
  * nested lists) in the declared element type when it has a numpy one.
  * The value wraps the array's memory when it is C-contiguous, aligned and
@@ -226,6 +249,7 @@ static onnxc_value *tensor_from(PyObject *obj, int32_t declared, const conv *c) 
       dt = declared;
     PyArrayObject *ca =
         (PyArrayObject *)PyArray_FromArray(a, PyArray_DescrFromType(t), NPY_ARRAY_CARRAY_RO);
+    if (ca && check_subbyte(ca, dt, c) < 0) Py_CLEAR(ca);
     if (ca) {
       onnxc_error err = {0};
       v = onnxc_tensor_wrap(dt, dims, (size_t)rank, PyArray_DATA(ca), &err);

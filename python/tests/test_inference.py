@@ -111,6 +111,16 @@ def test_bit_patterns_mean_what_they_say():
     np.testing.assert_array_equal(ii, np.array([-8, 7], np.int32))
 
 
+def test_sub_byte_values_out_of_range_raise():
+    for elem, dtype, bad in (("int4", np.int8, 8), ("int4", np.int8, -9), ("uint4", np.uint8, 16),
+                             ("float4e2m1", np.uint8, 0x10), ("int2", np.int8, 2),
+                             ("uint2", np.uint8, 4)):
+        x = np.zeros((2, 3), dtype)
+        x[1, 2] = bad
+        with pytest.raises(onnxc.InvalidArgument, match=f"element 5 is {bad}, outside {elem}"):
+            identity(elem).run(None, {"x": x})
+
+
 def test_non_contiguous_and_foreign_layouts():
     s = identity("float")
     base = np.arange(24, dtype=np.float32).reshape(4, 6)
