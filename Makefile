@@ -5,11 +5,15 @@
 # and to use onnxc as a library:
 #   make install PREFIX=/opt/onnxc - build, then install libonnxc.so/.a, onnxc.h, the onnxc
 #                tool, onnxc.pc and the CMake package under PREFIX (default /usr/local)
+# and from Python:
+#   make python  - build, then a wheel of the Python package (python/) in build/dist,
+#                  linked against build/libonnxc.a; install it with pip
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
+PYTHON ?= /usr/bin/python3
 
-.PHONY: run test setup build build-asan build-tsan install clean
+.PHONY: run test setup build build-asan build-tsan install python clean
 
 run: build
 	./build/onnxc info examples/perceptron.onnxtxt
@@ -43,6 +47,11 @@ test: build build-asan build-tsan
 
 install: build
 	cmake --install build --prefix "$(PREFIX)"
+
+python: build
+	ONNXC_BUILD_DIR=$(CURDIR)/build $(PYTHON) -m pip wheel --no-build-isolation --no-deps \
+	  --no-index -w build/dist ./python
+	@echo "install with: $(PYTHON) -m pip install build/dist/onnxc-*.whl (in a venv on Debian 12)"
 
 clean:
 	rm -rf build build-asan build-tsan
