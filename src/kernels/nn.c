@@ -181,6 +181,33 @@ static void im2col_row(const ox_nn_geom *g, const float *xc, const int64_t *kk, 
   }
 }
 
+/* dst[i] = src[2 i], i < n: the taps of a stride-2 convolution row */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+__attribute__((target("avx512f,avx512bw"))) static void gather2_avx512(uint8_t *dst,
+                                                                       const uint8_t *src,
+                                                                       int64_t n) {
+  int64_t i = 0;
+  /* 32 outputs from 64 source bytes read as 16-bit lanes: keep the low bytes */
+  /* the last load ends at src[2 i + 63], inside the n taps while i + 33 <= n */
+  for (; i + 33 <= n; i += 32) {
+    __m512i v = _mm512_loadu_si512(src + 2 * i);
+    _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtepi16_epi8(v));
+  }
+  for (; i < n; i++) dst[i] = src[2 * i];
+}
+#endif
+
+static void gather2_u8(uint8_t *dst, const uint8_t *src, int64_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx512bw")) {
+    gather2_avx512(dst, src, n);
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; i++) dst[i] = src[2 * i];
+}
+
 OX_NN_CLONES void ox_nn_im2col_row_u8(const ox_nn_geom *g, const uint8_t *xc, int64_t kidx,
                                       int64_t o0, int64_t o1, uint8_t *dst, uint8_t padv) {
   size_t L = g->nd - 1;
@@ -218,6 +245,8 @@ OX_NN_CLONES void ox_nn_im2col_row_u8(const ox_nn_geom *g, const uint8_t *xc, in
       if (lo > 0) memset(dst, padv, (size_t)lo);
       if (sw == 1)
         memcpy(dst + lo, src + lo, (size_t)(hi - lo));
+      else if (sw == 2)
+        gather2_u8(dst + lo, src + 2 * lo, hi - lo);
       else
         for (int64_t w = lo; w < hi; w++) dst[w] = src[w * sw];
       if (hi < OW) memset(dst + hi, padv, (size_t)(OW - hi));

@@ -117,23 +117,40 @@ static void build_cols(const qc_job *j, int64_t o0, int64_t o1, uint8_t *bp, int
   int64_t ks = g->k_size;
   uint8_t zx = (uint8_t)j->zx;
   if (colsum) memset(colsum, 0, (size_t)npad * sizeof *colsum);
+  /* 1x1, stride 1, no padding: a column row is a run of x itself */
+  bool direct = ks == 1 && ox_nn_shifted_plane(g);
+  for (size_t d = 0; direct && d < g->nd; d++) direct = g->pb[d] == 0;
+  int64_t full = direct ? ncols / PANEL : npan; /* panels read in place */
   for (int64_t k4 = 0; k4 < j->K4; k4++) {
-    uint8_t *rows[4];
+    const uint8_t *rows[4];
     for (int q = 0; q < 4; q++) {
       int64_t k = k4 * 4 + q;
-      rows[q] = tmp + q * npad;
+      uint8_t *t = tmp + q * npad;
+      rows[q] = t;
       if (k >= j->K) { /* depth padding: the packed weights are 0 there */
-        memset(rows[q], 0, (size_t)npad);
+        memset(t, 0, (size_t)npad);
         continue;
       }
-      ox_nn_im2col_row_u8(g, j->x + (k / ks) * g->in_size, k % ks, o0, o1, rows[q], zx);
-      if (npad > ncols) memset(rows[q] + ncols, zx, (size_t)(npad - ncols));
+      if (direct) {
+        const uint8_t *src = j->x + k * g->in_size + o0 * j->OW;
+        rows[q] = src;
+        if (full < npan) { /* the last, partial panel from a padded copy */
+          memcpy(t + full * PANEL, src + full * PANEL, (size_t)(ncols - full * PANEL));
+          memset(t + ncols, zx, (size_t)(npad - ncols));
+        }
+      } else {
+        ox_nn_im2col_row_u8(g, j->x + (k / ks) * g->in_size, k % ks, o0, o1, t, zx);
+        if (npad > ncols) memset(t + ncols, zx, (size_t)(npad - ncols));
+      }
       if (colsum)
         for (int64_t c = 0; c < ncols; c++) colsum[c] += rows[q][c];
     }
-    for (int64_t pn = 0; pn < npan; pn++)
-      interleave4(rows[0] + pn * PANEL, rows[1] + pn * PANEL, rows[2] + pn * PANEL,
-                  rows[3] + pn * PANEL, bp + (pn * j->K4 + k4) * 64);
+    for (int64_t pn = 0; pn < npan; pn++) {
+      const uint8_t *r[4];
+      for (int q = 0; q < 4; q++)
+        r[q] = (pn < full || k4 * 4 + q >= j->K ? rows[q] : tmp + q * npad) + pn * PANEL;
+      interleave4(r[0], r[1], r[2], r[3], bp + (pn * j->K4 + k4) * 64);
+    }
   }
 }
 
@@ -203,61 +220,79 @@ QC_VNNI static inline void vnni_store(const qc_job *j, const qc_out *o, int r, i
   _mm_mask_storeu_epi8(j->y + m * j->P + o->ybase + col, mask, b);
 }
 
-/* 8 weight rows x 3 panels in 24 named accumulators (an array of them made
- * GCC shuffle registers and spill); with fewer panels the missing ones
- * repeat the first and are not stored. */
-#define QC_ROW(r)                                   \
-  do {                                              \
-    int32_t wv_;                                    \
-    memcpy(&wv_, wk + (r)*4, 4);                    \
-    __m512i w_ = _mm512_set1_epi32(wv_);            \
-    a##r##0 = _mm512_dpbusd_epi32(a##r##0, c0, w_); \
-    a##r##1 = _mm512_dpbusd_epi32(a##r##1, c1, w_); \
-    a##r##2 = _mm512_dpbusd_epi32(a##r##2, c2, w_); \
+/* 8 weight rows x up to 3 panels in 24 named accumulators (an array of
+ * them made GCC shuffle registers and spill). */
+#define QC_ROW(r)                                               \
+  do {                                                          \
+    int32_t wv_;                                                \
+    memcpy(&wv_, wk + (r)*4, 4);                                \
+    __m512i w_ = _mm512_set1_epi32(wv_);                        \
+    a##r##0 = _mm512_dpbusd_epi32(a##r##0, c0, w_);             \
+    if (NP > 1) a##r##1 = _mm512_dpbusd_epi32(a##r##1, c1, w_); \
+    if (NP > 2) a##r##2 = _mm512_dpbusd_epi32(a##r##2, c2, w_); \
   } while (0)
 #define QC_DECL(r) __m512i a##r##0 = z, a##r##1 = z, a##r##2 = z
 #define QC_STORE(r)                              \
   do {                                           \
     vnni_store(j, o, r, 0, a##r##0);             \
-    if (np > 1) vnni_store(j, o, r, 1, a##r##1); \
-    if (np > 2) vnni_store(j, o, r, 2, a##r##2); \
+    if (NP > 1) vnni_store(j, o, r, 1, a##r##1); \
+    if (NP > 2) vnni_store(j, o, r, 2, a##r##2); \
   } while (0)
+
+/* 8 weight rows x NP panels (NP a constant in each of the three copies, so
+ * that a chunk's last one or two panels cost what they are) */
+#define QC_BLOCK_FN(name, np_)                                                   \
+  QC_VNNI static void name(const qc_job *j, const int8_t *wb, const uint8_t *pb, \
+                           const qc_out *o) {                                    \
+    enum { NP = np_ };                                                           \
+    int64_t K4 = j->K4;                                                          \
+    const __m512i z = _mm512_setzero_si512();                                    \
+    QC_DECL(0);                                                                  \
+    QC_DECL(1);                                                                  \
+    QC_DECL(2);                                                                  \
+    QC_DECL(3);                                                                  \
+    QC_DECL(4);                                                                  \
+    QC_DECL(5);                                                                  \
+    QC_DECL(6);                                                                  \
+    QC_DECL(7);                                                                  \
+    const uint8_t *p0 = pb, *p1 = NP > 1 ? pb + K4 * 64 : pb,                    \
+                  *p2 = NP > 2 ? pb + 2 * K4 * 64 : pb;                          \
+    for (int64_t k4 = 0; k4 < K4; k4++) {                                        \
+      __m512i c0 = _mm512_loadu_si512(p0 + k4 * 64);                             \
+      __m512i c1 = NP > 1 ? _mm512_loadu_si512(p1 + k4 * 64) : c0;               \
+      __m512i c2 = NP > 2 ? _mm512_loadu_si512(p2 + k4 * 64) : c0;               \
+      const int8_t *wk = wb + k4 * MR * 4;                                       \
+      QC_ROW(0);                                                                 \
+      QC_ROW(1);                                                                 \
+      QC_ROW(2);                                                                 \
+      QC_ROW(3);                                                                 \
+      QC_ROW(4);                                                                 \
+      QC_ROW(5);                                                                 \
+      QC_ROW(6);                                                                 \
+      QC_ROW(7);                                                                 \
+    }                                                                            \
+    QC_STORE(0);                                                                 \
+    QC_STORE(1);                                                                 \
+    QC_STORE(2);                                                                 \
+    QC_STORE(3);                                                                 \
+    QC_STORE(4);                                                                 \
+    QC_STORE(5);                                                                 \
+    QC_STORE(6);                                                                 \
+    QC_STORE(7);                                                                 \
+  }
+
+QC_BLOCK_FN(vnni_np1, 1)
+QC_BLOCK_FN(vnni_np2, 2)
+QC_BLOCK_FN(vnni_np3, 3)
 
 QC_VNNI static void block_vnni(const qc_job *j, const int8_t *wb, const uint8_t *pb, int np,
                                const qc_out *o) {
-  int64_t K4 = j->K4;
-  const __m512i z = _mm512_setzero_si512();
-  QC_DECL(0);
-  QC_DECL(1);
-  QC_DECL(2);
-  QC_DECL(3);
-  QC_DECL(4);
-  QC_DECL(5);
-  QC_DECL(6);
-  QC_DECL(7);
-  const uint8_t *p0 = pb, *p1 = np > 1 ? pb + K4 * 64 : pb, *p2 = np > 2 ? pb + 2 * K4 * 64 : pb;
-  for (int64_t k4 = 0; k4 < K4; k4++) {
-    __m512i c0 = _mm512_loadu_si512(p0 + k4 * 64);
-    __m512i c1 = _mm512_loadu_si512(p1 + k4 * 64);
-    __m512i c2 = _mm512_loadu_si512(p2 + k4 * 64);
-    const int8_t *wk = wb + k4 * MR * 4;
-    QC_ROW(0);
-    QC_ROW(1);
-    QC_ROW(2);
-    QC_ROW(3);
-    QC_ROW(4);
-    QC_ROW(5);
-    QC_ROW(6);
-    QC_ROW(7);
-  }
-  QC_STORE(0);
-  QC_STORE(1);
-  QC_STORE(2);
-  QC_STORE(3);
-  QC_STORE(4);
-  QC_STORE(5);
-  QC_STORE(6);
-  QC_STORE(7);
+  if (np == 3)
+    vnni_np3(j, wb, pb, o);
+  else if (np == 2)
+    vnni_np2(j, wb, pb, o);
+  else
+    vnni_np1(j, wb, pb, o);
 }
 #endif
 
