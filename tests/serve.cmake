@@ -1,0 +1,17 @@
+# onnxc serve (tests/serve/): the Open Inference Protocol over real HTTP on
+# 127.0.0.1 with Python's http.client (/usr/bin/python3 with numpy and onnx),
+# when the server is built (libmicrohttpd and jansson found). In the ASan+UBSan
+# build the same test runs a longer soak of mixed good and bad requests; the
+# server exits on SIGTERM so that LeakSanitizer checks it.
+if(ONNXC_SERVE_FOUND AND SYSTEM_PYTHON3)
+  if(ONNXC_SANITIZE)
+    set(ONNXC_SERVE_SOAK 20000)
+  else()
+    set(ONNXC_SERVE_SOAK 2000)
+  endif()
+  add_test(NAME serve_http
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve/test_serve.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/serve_http
+                   --soak ${ONNXC_SERVE_SOAK} --shared ${ONNXC_SHARED})
+  set_tests_properties(serve_http PROPERTIES TIMEOUT 300)
+endif()
