@@ -15,3 +15,18 @@ if(ONNXC_SERVE_FOUND AND SYSTEM_PYTHON3)
                    --soak ${ONNXC_SERVE_SOAK} --shared ${ONNXC_SHARED})
   set_tests_properties(serve_http PROPERTIES TIMEOUT 300)
 endif()
+
+# deploy/ (Dockerfile, KServe and Kubernetes YAML) against the server's
+# options, ports and health paths; with the server built, also started with
+# the Deployment's arguments. Needs python3-yaml.
+if(SYSTEM_PYTHON3)
+  if(ONNXC_SERVE_FOUND)
+    set(ONNXC_SERVE_BIN $<TARGET_FILE:onnxc_cli>)
+  else()
+    set(ONNXC_SERVE_BIN "")
+  endif()
+  add_test(NAME serve_deploy
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve/check_deploy.py
+                   ${PROJECT_SOURCE_DIR} ${ONNXC_SERVE_BIN})
+  set_tests_properties(serve_deploy PROPERTIES TIMEOUT 120 LABELS release-only)
+endif()
