@@ -62,7 +62,12 @@ static void write_hist(ox_serve_buf *out, const char *metric, const char *model,
                       (unsigned long long)get(&h->count));
 }
 
-void ox_serve_metrics_write(ox_serve_repo *r, ox_serve_buf *out) {
+void ox_serve_metrics_write(ox_serve_repo *r, int in_flight, ox_serve_buf *out) {
+  ox_serve_buf_printf(out,
+                      "# HELP onnxc_http_requests_in_flight HTTP requests received and not yet "
+                      "answered.\n# TYPE onnxc_http_requests_in_flight gauge\n"
+                      "onnxc_http_requests_in_flight %d\n",
+                      in_flight);
   ox_serve_buf_puts(out,
                     "# HELP onnxc_http_responses_total HTTP responses by status code.\n"
                     "# TYPE onnxc_http_responses_total counter\n");

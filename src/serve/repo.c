@@ -262,7 +262,7 @@ int ox_serve_repo_load(ox_serve_repo *r, const char *name, bool *notfound, char 
   }
   onnxc_session_options o = {0};
   o.env = r->env;
-  o.optimization_level = 1; /* as `onnxc run`: fold constants, pack weights */
+  o.optimization_level = 1;                   /* as `onnxc run`: fold constants, pack weights */
   if (onnxc_model_load(path, NULL, &m, &e)) { /* the message names the file */
     snprintf(err, errsz, "%s", e.msg);
     goto done;

@@ -308,7 +308,9 @@ void ox_serve_infer(ox_serve_server *srv, ox_serve_version *ver, const char *bod
   atomic_fetch_add_explicit(&mt->requests, 1, memory_order_relaxed);
   infer_req q = {0};
   q.job.ver = ver;
+  atomic_fetch_add(&srv->sched.arriving, 1);
   int status = infer_prepare(ver, body, body_len, header_len, &q);
+  if (status) atomic_fetch_sub(&srv->sched.arriving, 1);
   if (status == 0) {
     ox_serve_sched_run(&srv->sched, &q.job);
     ox_serve_hist_add(&mt->queue, q.job.t_start - q.job.t_enqueue);
@@ -420,7 +422,7 @@ void ox_serve_route(ox_serve_server *srv, const char *method, const char *url,
       ox_serve_reply_error(rep, 405, "/metrics takes GET");
       return;
     }
-    ox_serve_metrics_write(&srv->repo, &rep->body);
+    ox_serve_metrics_write(&srv->repo, atomic_load(&srv->in_flight), &rep->body);
     rep->status = 200;
     rep->content_type = "text/plain; version=0.0.4";
     return;

@@ -6,7 +6,9 @@
  * Dynamic batching happens here: a worker that takes a job of a model with
  * batching on also takes the queued jobs of the same version whose inputs
  * can be stacked on the leading dim, and waits for more until the batch has
- * max_batch rows or the first job has waited max_queue_delay. */
+ * max_batch rows or the first job has waited max_queue_delay, or no request
+ * is on its way (being received or parsed): waiting then would only add
+ * latency. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +86,7 @@ static void *worker(void *arg) {
       for (;;) {
         gather(s, jobs, &n, &rows);
         if (rows >= ver->max_batch || n >= MAX_BATCH_JOBS || s->stop ||
-            ox_serve_now_ns() >= deadline)
+            atomic_load(&s->arriving) == 0 || ox_serve_now_ns() >= deadline)
           break;
         wait_until(&s->work, &s->lock, deadline);
       }
@@ -137,6 +139,7 @@ void ox_serve_sched_run(ox_serve_sched *s, ox_serve_job *job) {
   job->next = NULL;
   job->t_enqueue = ox_serve_now_ns();
   pthread_mutex_lock(&s->lock);
+  atomic_fetch_sub(&s->arriving, 1); /* under the lock: a gathering worker sees it queued */
   if (s->tail)
     s->tail->next = job;
   else

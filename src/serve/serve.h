@@ -61,7 +61,7 @@ void ox_serve_metrics_batch(ox_serve_metrics *m, size_t requests);
 void ox_serve_metrics_http(int status);
 struct ox_serve_repo;
 /* the whole /metrics page */
-void ox_serve_metrics_write(struct ox_serve_repo *r, ox_serve_buf *out);
+void ox_serve_metrics_write(struct ox_serve_repo *r, int in_flight, ox_serve_buf *out);
 
 uint64_t ox_serve_now_ns(void);
 
@@ -140,6 +140,10 @@ typedef struct ox_serve_sched {
   pthread_cond_t work; /* a job arrived, or stop */
   ox_serve_job *head, *tail;
   bool stop;
+  /* inference requests received and being parsed, not yet queued: a worker
+     gathering a batch waits (up to the delay) only while some are on the way,
+     so that a lone request is not held back for nothing */
+  _Atomic int arriving;
   pthread_t *threads;
   int n_threads;
 } ox_serve_sched;
@@ -147,7 +151,8 @@ typedef struct ox_serve_sched {
 int ox_serve_sched_start(ox_serve_sched *s, int threads);
 /* finishes the queued jobs, then joins the workers */
 void ox_serve_sched_stop(ox_serve_sched *s);
-/* queues the job and waits until a worker ran it (job->status, job->err) */
+/* queues the job and waits until a worker ran it (job->status, job->err);
+   the caller counted it in `arriving` first */
 void ox_serve_sched_run(ox_serve_sched *s, ox_serve_job *job);
 
 /* batch.c: true when every input has the same dtype, rank and dims after the
