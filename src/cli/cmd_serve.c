@@ -112,8 +112,9 @@ int ox_cmd_serve(int argc, char **argv) {
 #else
   (void)host, (void)access_log;
   fprintf(stderr,
-          "onnxc serve: this onnxc was built without the server (libmicrohttpd and jansson were "
-          "not found at build time; install libmicrohttpd-dev and libjansson-dev and rebuild)\n");
+          "onnxc serve: this onnxc was built without the server (libmicrohttpd or jansson was "
+          "not found at build time, or -DONNXC_SERVE=OFF; install libmicrohttpd-dev and "
+          "libjansson-dev and rebuild)\n");
   return 1;
 #endif
 }

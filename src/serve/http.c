@@ -86,11 +86,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return send_reply(c, srv, x, &rep);
       }
     } else if (declared) {
-      /* one allocation for the whole body */
-      char *p = malloc((size_t)declared + 1);
+      /* one allocation for the whole body, up to a bound: a client that
+         declares a large body and sends nothing should not pin that much */
+      size_t first = declared < ((size_t)4 << 20) ? (size_t)declared : ((size_t)4 << 20);
+      char *p = malloc(first + 1);
       if (p) {
         x->body.data = p;
-        x->body.cap = (size_t)declared + 1;
+        x->body.cap = first + 1;
         p[0] = 0;
       }
     }

@@ -180,14 +180,14 @@ static int infer_prepare(ox_serve_version *ver, const char *body, size_t body_le
     return 400;
   }
   json_t *inputs = json_object_get(q->root, "inputs");
-  if (!json_is_array(inputs) || json_array_size(inputs) == 0 ||
+  size_t n_model = onnxc_session_input_count(s), n_out = onnxc_session_output_count(s);
+  if (!json_is_array(inputs) || (n_model && json_array_size(inputs) == 0) ||
       json_array_size(inputs) > MAX_INPUTS) {
     snprintf(err, errsz, "\"inputs\" must be a non-empty array");
     return 400;
   }
   q->n_ins = json_array_size(inputs);
-  q->ins = calloc(q->n_ins, sizeof *q->ins);
-  size_t n_model = onnxc_session_input_count(s), n_out = onnxc_session_output_count(s);
+  q->ins = calloc(q->n_ins + 1, sizeof *q->ins);
   q->job.inputs = calloc(n_model + 1, sizeof *q->job.inputs);
   q->job.outputs = calloc(n_out + 1, sizeof *q->job.outputs);
   if (!q->ins || !q->job.inputs || !q->job.outputs) {

@@ -18,10 +18,13 @@
 
 #define MAX_BATCH_JOBS 256 /* requests in one run; rows are bounded by max_batch */
 
+/* every input has a leading dim, the same for all of them (the request's rows) */
 static bool stackable(const ox_serve_job *j) {
   size_t n = onnxc_session_input_count(j->ver->session);
   for (size_t i = 0; i < n; i++)
-    if (onnxc_tensor_rank(j->inputs[i]) < 1) return false;
+    if (onnxc_tensor_rank(j->inputs[i]) < 1 ||
+        onnxc_tensor_dims(j->inputs[i])[0] != onnxc_tensor_dims(j->inputs[0])[0])
+      return false;
   return n > 0;
 }
 
