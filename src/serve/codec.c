@@ -471,6 +471,30 @@ static void put_float(ox_serve_buf *b, double v, bool single) {
     PUT_NUM(b, "%.17g", v);
 }
 
+/* element i of an integer tensor widened to 64 bits; *is_unsigned for the
+   unsigned types (UINT64 needs it to print above 2^63) */
+static int64_t int_at(const unsigned char *p, int32_t dt, size_t i, bool *is_unsigned) {
+  uint8_t u8;
+  uint16_t u16;
+  uint32_t u32;
+  int64_t v;
+  *is_unsigned = dt == 2 || dt == 4 || dt == 12 || dt == 13;
+  switch (ox_serve_dtype_size(dt)) {
+    case 1:
+      memcpy(&u8, p + i, 1);
+      return dt == 3 ? (int8_t)u8 : u8;
+    case 2:
+      memcpy(&u16, p + 2 * i, 2);
+      return dt == 5 ? (int16_t)u16 : u16;
+    case 4:
+      memcpy(&u32, p + 4 * i, 4);
+      return dt == 6 ? (int32_t)u32 : (int64_t)u32;
+    default:
+      memcpy(&v, p + 8 * i, 8);
+      return v;
+  }
+}
+
 bool ox_serve_json_data(ox_serve_buf *b, const onnxc_value *v) {
   if (onnxc_value_kind(v) != ONNXC_TYPE_TENSOR) return false;
   int32_t dt = onnxc_tensor_dtype(v);
@@ -480,76 +504,31 @@ bool ox_serve_json_data(ox_serve_buf *b, const onnxc_value *v) {
   ox_serve_buf_put(b, "[", 1);
   for (size_t i = 0; i < n; i++) {
     if (i) ox_serve_buf_put(b, ",", 1);
-    switch (dt) {
-      case 8: {
-        size_t len = 0;
-        const char *s = onnxc_tensor_string(v, i, &len);
-        ox_serve_buf_json_str(b, s ? s : "", s ? len : 0);
-        break;
-      }
-      case 9:
-        ox_serve_buf_puts(b, p[i] ? "true" : "false");
-        break;
-      case 2:
-        PUT_NUM(b, "%u", (unsigned)p[i]);
-        break;
-      case 3:
-        PUT_NUM(b, "%d", (int)(int8_t)p[i]);
-        break;
-      case 4: {
-        uint16_t x;
-        memcpy(&x, p + 2 * i, 2);
-        PUT_NUM(b, "%u", (unsigned)x);
-        break;
-      }
-      case 5: {
-        int16_t x;
-        memcpy(&x, p + 2 * i, 2);
-        PUT_NUM(b, "%d", (int)x);
-        break;
-      }
-      case 12: {
-        uint32_t x;
-        memcpy(&x, p + 4 * i, 4);
-        PUT_NUM(b, "%lu", (unsigned long)x);
-        break;
-      }
-      case 6: {
-        int32_t x;
-        memcpy(&x, p + 4 * i, 4);
-        PUT_NUM(b, "%ld", (long)x);
-        break;
-      }
-      case 13: {
-        uint64_t x;
-        memcpy(&x, p + 8 * i, 8);
+    if (dt == 8) {
+      size_t len = 0;
+      const char *s = onnxc_tensor_string(v, i, &len);
+      ox_serve_buf_json_str(b, s ? s : "", s ? len : 0);
+    } else if (dt == 9) {
+      ox_serve_buf_puts(b, p[i] ? "true" : "false");
+    } else if (dt == 10 || dt == 16) {
+      uint16_t x;
+      memcpy(&x, p + 2 * i, 2);
+      put_float(b, dt == 10 ? f16_to_f32(x) : bf16_to_f32(x), true);
+    } else if (dt == 1) {
+      float x;
+      memcpy(&x, p + 4 * i, 4);
+      put_float(b, x, true);
+    } else if (dt == 11) {
+      double x;
+      memcpy(&x, p + 8 * i, 8);
+      put_float(b, x, false);
+    } else {
+      bool u;
+      int64_t x = int_at(p, dt, i, &u);
+      if (u)
         PUT_NUM(b, "%llu", (unsigned long long)x);
-        break;
-      }
-      case 7: {
-        int64_t x;
-        memcpy(&x, p + 8 * i, 8);
+      else
         PUT_NUM(b, "%lld", (long long)x);
-        break;
-      }
-      case 10:
-      case 16: {
-        uint16_t x;
-        memcpy(&x, p + 2 * i, 2);
-        put_float(b, dt == 10 ? f16_to_f32(x) : bf16_to_f32(x), true);
-        break;
-      }
-      case 1: {
-        float x;
-        memcpy(&x, p + 4 * i, 4);
-        put_float(b, x, true);
-        break;
-      }
-      default: {
-        double x;
-        memcpy(&x, p + 8 * i, 8);
-        put_float(b, x, false);
-      }
     }
   }
   ox_serve_buf_put(b, "]", 1);
