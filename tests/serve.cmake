@@ -13,7 +13,12 @@ if(ONNXC_SERVE_FOUND AND SYSTEM_PYTHON3)
            COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve/test_serve.py
                    $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/serve_http
                    --soak ${ONNXC_SERVE_SOAK} --shared ${ONNXC_SHARED})
-  set_tests_properties(serve_http PROPERTIES TIMEOUT 300)
+  # also under ThreadSanitizer (make test's build-tsan runs the `concurrency` label):
+  # connection threads, workers and batching share queues and sessions
+  set_tests_properties(serve_http PROPERTIES TIMEOUT 300 LABELS concurrency)
+  if(TARGET concurrency_tests)
+    add_dependencies(concurrency_tests onnxc_cli)
+  endif()
 endif()
 
 # deploy/ (Dockerfile, KServe and Kubernetes YAML) against the server's

@@ -676,7 +676,8 @@ def main():
     check(re.search(r'"POST /v2/models/perceptron/infer" 200 \d+ [\d.]+ms', log), 'access log lines')
     check(re.search(r'"POST /v2/models/perceptron/infer" 400 ', log), 'access log: errors too')
     check('model \'broken\' not loaded' in log, 'the broken model is reported at start')
-    for word in ('AddressSanitizer', 'LeakSanitizer', 'runtime error:', 'UndefinedBehaviorSanitizer'):
+    for word in ('AddressSanitizer', 'LeakSanitizer', 'runtime error:', 'UndefinedBehaviorSanitizer',
+                 'ThreadSanitizer'):
         check(word not in log, 'no sanitizer report (%s)' % word)
     if failures:
         tail = [l for l in log.splitlines() if not l.startswith('20')][-40:]
