@@ -16,6 +16,7 @@ int ox_cmd_test(int argc, char **argv);
 int ox_cmd_bench(int argc, char **argv);
 int ox_cmd_train(int argc, char **argv);
 int ox_cmd_dot(int argc, char **argv);
+int ox_cmd_serve(int argc, char **argv); /* cmd_serve.c; the server is src/serve/ */
 
 /* Loads a model from a binary or text file (by extension or content) with
  * external data resolved. Prints "onnxc: <message>" and returns NULL on error. */

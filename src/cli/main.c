@@ -25,6 +25,7 @@ static const cmd cmds[] = {
     {"test", ox_cmd_test, "run ONNX conformance test cases"},
     {"bench", ox_cmd_bench, "measure run latency"},
     {"train", ox_cmd_train, "run training-info steps and save the trained model"},
+    {"serve", ox_cmd_serve, "serve a model repository over HTTP (Open Inference Protocol)"},
 };
 
 bool ox_cli_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }

@@ -1,0 +1,120 @@
+/* cmd_serve.c - `onnxc serve --model-repository DIR [--host H] [--port P]
+ * [--threads N] [--max-body SIZE] [--max-batch-size N] [--max-queue-delay-us U]
+ * [--no-access-log] [--drain-timeout S]`. The server itself is src/serve/;
+ * without libmicrohttpd and jansson at build time only this file is built. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#ifdef ONNXC_HAVE_SERVE
+#include "../serve/serve.h"
+#endif
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: onnxc serve --model-repository DIR [--host ADDR] [--port N] [--threads N]\n"
+          "                   [--max-body SIZE] [--max-batch-size N] [--max-queue-delay-us U]\n"
+          "                   [--no-access-log] [--drain-timeout S]\n"
+          "Serves the models of DIR over HTTP with the Open Inference Protocol (KServe v2\n"
+          "REST, also Triton's HTTP API), binary tensor data and repository extensions.\n"
+          "  --model-repository DIR  DIR/<model>/<version>/model.onnx (the highest version is\n"
+          "                  served); optional DIR/<model>/config.json:\n"
+          "                  {\"max_batch_size\": 8, \"max_queue_delay_microseconds\": 500}\n"
+          "  --host ADDR     address to listen on (default 127.0.0.1; 0.0.0.0 in a container)\n"
+          "  --port N        TCP port (default 8000; 0: any free port, printed at start)\n"
+          "  --threads N     workers running models, and the shared intra-op pool (default:\n"
+          "                  the number of cores)\n"
+          "  --max-body SIZE largest request body (bytes; K, M, G suffixes; default 64M):\n"
+          "                  larger ones get 413\n"
+          "  --max-batch-size N  dynamic batching for models without a config.json: up to N\n"
+          "                  rows per run for models whose inputs and outputs have a dynamic\n"
+          "                  leading dim (default 0: off)\n"
+          "  --max-queue-delay-us U  how long a request may wait for a batch to fill\n"
+          "                  (default 500)\n"
+          "  --no-access-log do not write a line per request to standard error\n"
+          "  --drain-timeout S  on SIGTERM/SIGINT, wait up to S seconds for requests in flight\n"
+          "                  (default 30), then exit 0\n"
+          "Endpoints: GET /v2, /v2/health/live, /v2/health/ready, /v2/models/M[/versions/V],\n"
+          ".../ready, /metrics; POST .../infer, /v2/repository/index,\n"
+          "/v2/repository/models/M/load, /v2/repository/models/M/unload.\n");
+}
+
+static bool parse_int(const char *s, long lo, long hi, long *out) {
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (!*s || *end || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+int ox_cmd_serve(int argc, char **argv) {
+  const char *repo = NULL, *host = "127.0.0.1";
+  long port = 8000, threads = 0, max_batch = 0, delay = 500, drain = 30;
+  size_t max_body = (size_t)64 << 20;
+  bool access_log = true;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    bool ok = true;
+    if (ox_cli_is_help(a)) {
+      usage(stdout);
+      return 0;
+    } else if (strcmp(a, "--no-access-log") == 0) {
+      access_log = false;
+      continue;
+    } else if (!v || a[0] != '-') {
+      fprintf(stderr, "onnxc serve: unexpected argument '%s'\n", a);
+      usage(stderr);
+      return 2;
+    } else if (strcmp(a, "--model-repository") == 0) {
+      repo = v;
+    } else if (strcmp(a, "--host") == 0) {
+      host = v;
+    } else if (strcmp(a, "--port") == 0) {
+      ok = parse_int(v, 0, 65535, &port);
+    } else if (strcmp(a, "--threads") == 0) {
+      ok = parse_int(v, 0, 1024, &threads);
+    } else if (strcmp(a, "--max-body") == 0) {
+      ok = ox_cli_parse_size(v, &max_body) && max_body > 0;
+    } else if (strcmp(a, "--max-batch-size") == 0) {
+      ok = parse_int(v, 0, 1 << 20, &max_batch);
+    } else if (strcmp(a, "--max-queue-delay-us") == 0) {
+      ok = parse_int(v, 0, 60000000, &delay);
+    } else if (strcmp(a, "--drain-timeout") == 0) {
+      ok = parse_int(v, 0, 3600, &drain);
+    } else {
+      fprintf(stderr, "onnxc serve: unknown option '%s'\n", a);
+      usage(stderr);
+      return 2;
+    }
+    if (!ok) {
+      fprintf(stderr, "onnxc serve: bad value '%s' for %s\n", v, a);
+      return 2;
+    }
+    i++;
+  }
+  if (!repo) {
+    fprintf(stderr, "onnxc serve: --model-repository DIR is required\n");
+    usage(stderr);
+    return 2;
+  }
+#ifdef ONNXC_HAVE_SERVE
+  ox_serve_options o = {.repository = repo,
+                        .host = host,
+                        .port = (int)port,
+                        .threads = (int)threads,
+                        .max_body = max_body,
+                        .max_batch = (int)max_batch,
+                        .delay_us = (uint64_t)delay,
+                        .access_log = access_log,
+                        .drain_seconds = (int)drain};
+  return ox_serve_main(&o);
+#else
+  (void)host, (void)access_log;
+  fprintf(stderr,
+          "onnxc serve: this onnxc was built without the server (libmicrohttpd or jansson was "
+          "not found at build time, or -DONNXC_SERVE=OFF; install libmicrohttpd-dev and "
+          "libjansson-dev and rebuild)\n");
+  return 1;
+#endif
+}

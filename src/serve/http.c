@@ -1,0 +1,197 @@
+/* http.c - HTTP/1.1 through libmicrohttpd. One thread per connection: a
+ * connection thread reads the body, routes it and, for an inference, sleeps
+ * while a worker of the pool runs the model (sched.c). Threads are cheap next
+ * to a model run, and blocking threads are what lets many requests wait in
+ * the queue together so that dynamic batching can gather them. */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serve.h"
+
+/* beyond the limit a body is read and dropped (so that the client sees the
+   413 rather than a reset) up to this much more, then the connection closes */
+#define DISCARD_SLACK ((size_t)16 << 20)
+
+typedef struct conn_ctx {
+  ox_serve_buf body;
+  size_t received;
+  bool too_big;
+  uint64_t t0;
+  int status;
+  size_t sent;
+  char method[16];
+  char url[256];
+} conn_ctx;
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, ox_serve_server *srv, conn_ctx *x,
+                                  ox_serve_reply *rep) {
+  if (rep->body.oom) {
+    free(rep->body.data);
+    rep->body = (ox_serve_buf){0};
+    ox_serve_reply_error(rep, 500, "out of memory");
+  }
+  struct MHD_Response *r;
+  if (rep->body.data)
+    r = MHD_create_response_from_buffer(rep->body.len, rep->body.data, MHD_RESPMEM_MUST_FREE);
+  else
+    r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  if (!r) {
+    free(rep->body.data);
+    return MHD_NO;
+  }
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rep->content_type);
+  if (rep->header_length >= 0) {
+    char n[32];
+    snprintf(n, sizeof n, "%lld", rep->header_length);
+    MHD_add_response_header(r, "Inference-Header-Content-Length", n);
+  }
+  /* while draining, clients are told to reconnect (to another replica) */
+  if (atomic_load(&srv->draining)) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+  x->status = rep->status;
+  x->sent = rep->body.len;
+  enum MHD_Result ret = MHD_queue_response(c, (unsigned)rep->status, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+                               const char *method, const char *version, const char *upload,
+                               size_t *upload_size, void **con_cls) {
+  (void)version;
+  ox_serve_server *srv = cls;
+  conn_ctx *x = *con_cls;
+  if (!x) {
+    if (!(x = calloc(1, sizeof *x))) return MHD_NO;
+    x->t0 = ox_serve_now_ns();
+    snprintf(x->method, sizeof x->method, "%s", method);
+    snprintf(x->url, sizeof x->url, "%s", url);
+    *con_cls = x;
+    atomic_fetch_add(&srv->in_flight, 1);
+    const char *cl =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    unsigned long long declared = cl ? strtoull(cl, NULL, 10) : 0;
+    if (declared > srv->max_body) {
+      x->too_big = true;
+      if (declared > srv->max_body + DISCARD_SLACK) { /* not worth reading: answer now */
+        ox_serve_reply rep = {0};
+        ox_serve_reply_error(&rep, 413, "request body of %llu bytes is over the limit (%zu)",
+                             declared, srv->max_body);
+        return send_reply(c, srv, x, &rep);
+      }
+    } else if (declared) {
+      /* one allocation for the whole body, up to a bound: a client that
+         declares a large body and sends nothing should not pin that much */
+      size_t first = declared < ((size_t)4 << 20) ? (size_t)declared : ((size_t)4 << 20);
+      char *p = malloc(first + 1);
+      if (p) {
+        x->body.data = p;
+        x->body.cap = first + 1;
+        p[0] = 0;
+      }
+    }
+    return MHD_YES;
+  }
+  if (*upload_size) {
+    x->received += *upload_size;
+    if (!x->too_big && x->received > srv->max_body) {
+      x->too_big = true;
+      free(x->body.data);
+      x->body = (ox_serve_buf){0};
+    }
+    if (!x->too_big) ox_serve_buf_put(&x->body, upload, *upload_size);
+    *upload_size = 0;
+    return x->received > srv->max_body + DISCARD_SLACK ? MHD_NO : MHD_YES;
+  }
+  if (x->status) return MHD_YES; /* answered early */
+  ox_serve_reply rep = {0};
+  if (x->too_big)
+    ox_serve_reply_error(&rep, 413, "request body of %zu bytes is over the limit (%zu)",
+                         x->received, srv->max_body);
+  else if (x->body.oom)
+    ox_serve_reply_error(&rep, 500, "out of memory reading the body");
+  else
+    ox_serve_route(
+        srv, method, url,
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Inference-Header-Content-Length"),
+        x->body.data ? x->body.data : "", x->body.len, &rep);
+  return send_reply(c, srv, x, &rep);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode toe) {
+  ox_serve_server *srv = cls;
+  conn_ctx *x = *con_cls;
+  if (!x) return;
+  *con_cls = NULL;
+  if (x->status) ox_serve_metrics_http(x->status);
+  if (srv->access_log) {
+    char addr[INET6_ADDRSTRLEN] = "-";
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (ci && ci->client_addr) {
+      const struct sockaddr *sa = ci->client_addr;
+      if (sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, addr,
+                  sizeof addr);
+      else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, addr,
+                  sizeof addr);
+    }
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    /* one fprintf per line: stdio locks the stream, so lines never interleave */
+    fprintf(stderr, "%s %s \"%s %s\" %d %zu %.3fms%s\n", when, addr, x->method, x->url, x->status,
+            x->sent, (double)(ox_serve_now_ns() - x->t0) * 1e-6,
+            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+  }
+  free(x->body.data);
+  free(x);
+  atomic_fetch_sub(&srv->in_flight, 1);
+}
+
+struct MHD_Daemon *ox_serve_http_start(ox_serve_server *srv, const char *host, int port,
+                                       int *bound_port, char *err, size_t errsz) {
+  struct addrinfo hints = {0}, *ai = NULL;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  char portstr[16];
+  snprintf(portstr, sizeof portstr, "%d", port);
+  int rc = getaddrinfo(host, portstr, &hints, &ai);
+  if (rc || !ai) {
+    snprintf(err, errsz, "cannot resolve host '%s': %s", host, gai_strerror(rc));
+    return NULL;
+  }
+  unsigned flags =
+      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC;
+  if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+  struct MHD_Daemon *d = MHD_start_daemon(
+      flags, (uint16_t)port, NULL, NULL, handler, srv, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+      MHD_OPTION_NOTIFY_COMPLETED, completed, srv, MHD_OPTION_CONNECTION_TIMEOUT, 300u,
+      MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
+  freeaddrinfo(ai);
+  if (!d) {
+    snprintf(err, errsz, "cannot listen on %s:%d (in use, or not an address of this machine)", host,
+             port);
+    return NULL;
+  }
+  const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+  *bound_port = di ? di->port : port;
+  return d;
+}
+
+void ox_serve_http_quiesce(struct MHD_Daemon *d) {
+  MHD_socket s = MHD_quiesce_daemon(d);
+  if (s != MHD_INVALID_SOCKET) close(s); /* handed back to us to close */
+}
+
+void ox_serve_http_stop(struct MHD_Daemon *d) { MHD_stop_daemon(d); }

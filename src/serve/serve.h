@@ -1,0 +1,264 @@
+/* serve.h - `onnxc serve`: the Open Inference Protocol (KServe v2 REST) over
+ * HTTP, built on the public API (include/onnxc.h) only.
+ *
+ * Files, one job each:
+ *   cmd_serve.c  options, start, signals, graceful shutdown
+ *   http.c       libmicrohttpd glue: bodies, limits, responses, access log
+ *   router.c     paths and methods -> handlers (health, metadata, repository, infer)
+ *   codec.c      JSON tensors <-> onnxc values, protocol datatypes, the response writer
+ *   binary.c     the binary tensor data extension
+ *   repo.c       the model repository: scan, load, unload, versions, per-model config
+ *   sched.c      the worker pool and dynamic batching
+ *   batch.c      concatenating requests along the batch dim and splitting results back
+ *   metrics.c    counters and histograms, Prometheus text */
+#ifndef OX_SERVE_H
+#define OX_SERVE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onnxc.h"
+
+/* ---------------------------------------------------------------- growable text/bytes */
+
+typedef struct ox_serve_buf {
+  char *data;
+  size_t len, cap;
+  bool oom; /* a failed growth: later appends do nothing, the caller checks once */
+} ox_serve_buf;
+
+void ox_serve_buf_put(ox_serve_buf *b, const void *p, size_t n);
+void ox_serve_buf_puts(ox_serve_buf *b, const char *s);
+void ox_serve_buf_printf(ox_serve_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* s as a JSON string literal, quotes included */
+void ox_serve_buf_json_str(ox_serve_buf *b, const char *s, size_t n);
+
+/* ---------------------------------------------------------------- metrics */
+
+#define OX_SERVE_LAT_BUCKETS 14
+#define OX_SERVE_BATCH_BUCKETS 9
+
+typedef struct ox_serve_hist {
+  _Atomic uint64_t bucket[OX_SERVE_LAT_BUCKETS]; /* cumulative counts are made when printing */
+  _Atomic uint64_t count;
+  _Atomic uint64_t sum_ns;
+} ox_serve_hist;
+
+typedef struct ox_serve_metrics {
+  _Atomic uint64_t requests, failures;
+  ox_serve_hist latency, queue;                   /* seconds */
+  _Atomic uint64_t batch[OX_SERVE_BATCH_BUCKETS]; /* runs by number of requests batched */
+  _Atomic uint64_t batch_count, batch_sum;
+} ox_serve_metrics;
+
+void ox_serve_hist_add(ox_serve_hist *h, uint64_t ns);
+void ox_serve_metrics_batch(ox_serve_metrics *m, size_t requests);
+/* counts a finished HTTP response by status code (process-wide table) */
+void ox_serve_metrics_http(int status);
+struct ox_serve_repo;
+/* the whole /metrics page */
+void ox_serve_metrics_write(struct ox_serve_repo *r, int in_flight, ox_serve_buf *out);
+
+uint64_t ox_serve_now_ns(void);
+
+/* ---------------------------------------------------------------- repository */
+
+/* One loaded version of a model. Requests hold a reference while they use it,
+ * so that an unload or a reload never frees a session that is running. */
+typedef struct ox_serve_version {
+  _Atomic int refs;
+  int64_t version;
+  char *model_name;
+  onnxc_model *model;
+  onnxc_session *session;
+  ox_serve_metrics *metrics; /* the model's, which outlive versions */
+  /* dynamic batching: on when the config asks and every input and output has a
+     dynamic leading dim */
+  int max_batch;         /* rows per run; 0: off */
+  uint64_t max_delay_ns; /* how long the first request of a batch may wait for others */
+} ox_serve_version;
+
+typedef struct ox_serve_model {
+  char *name;
+  ox_serve_version *loaded; /* NULL: not loaded */
+  int64_t versions[64];     /* versions found on disk, ascending */
+  size_t n_versions;
+  char reason[512]; /* why it is not loaded */
+  ox_serve_metrics metrics;
+} ox_serve_model;
+
+typedef struct ox_serve_repo {
+  char *dir;
+  onnxc_env *env;
+  int default_max_batch;
+  uint64_t default_delay_ns;
+  pthread_mutex_t lock;      /* the model list and each model's `loaded` */
+  pthread_mutex_t load_lock; /* one load/unload at a time (loads take long: not under `lock`) */
+  ox_serve_model **models;
+  size_t n_models, cap_models;
+} ox_serve_repo;
+
+int ox_serve_repo_open(ox_serve_repo *r, const char *dir, int threads, int max_batch,
+                       uint64_t delay_ns, char *err, size_t errsz);
+void ox_serve_repo_close(ox_serve_repo *r);
+/* scans the folder and loads every model; failures are kept as reasons */
+void ox_serve_repo_load_all(ox_serve_repo *r);
+/* (re)loads one model from disk: 0, or -1 with a message (404 when *notfound) */
+int ox_serve_repo_load(ox_serve_repo *r, const char *name, bool *notfound, char *err, size_t errsz);
+int ox_serve_repo_unload(ox_serve_repo *r, const char *name, char *err, size_t errsz);
+/* takes a reference to a loaded version (version < 0: the loaded one, whatever
+   it is); NULL with a message otherwise */
+ox_serve_version *ox_serve_repo_acquire(ox_serve_repo *r, const char *name, int64_t version,
+                                        char *err, size_t errsz);
+void ox_serve_version_release(ox_serve_version *v);
+/* rescans the folder so that new models appear in the index */
+void ox_serve_repo_rescan(ox_serve_repo *r);
+
+/* ---------------------------------------------------------------- worker pool and batching */
+
+/* One inference request: its inputs in the session's input order, all
+ * outputs computed (the codec picks the requested ones). */
+typedef struct ox_serve_job {
+  ox_serve_version *ver;
+  onnxc_value **inputs;  /* session_input_count of them */
+  onnxc_value **outputs; /* session_output_count, filled by the run */
+  onnxc_status status;
+  char err[1024];
+  uint64_t t_enqueue, t_start;
+  size_t batched; /* how many requests shared the run */
+  bool done;
+  pthread_cond_t cv;
+  struct ox_serve_job *next;
+} ox_serve_job;
+
+typedef struct ox_serve_sched {
+  pthread_mutex_t lock;
+  pthread_cond_t work; /* a job arrived, or stop */
+  ox_serve_job *head, *tail;
+  bool stop;
+  /* inference requests received and being parsed, not yet queued: a worker
+     gathering a batch waits (up to the delay) only while some are on the way,
+     so that a lone request is not held back for nothing */
+  _Atomic int arriving;
+  pthread_t *threads;
+  int n_threads;
+} ox_serve_sched;
+
+int ox_serve_sched_start(ox_serve_sched *s, int threads);
+/* finishes the queued jobs, then joins the workers */
+void ox_serve_sched_stop(ox_serve_sched *s);
+/* queues the job and waits until a worker ran it (job->status, job->err);
+   the caller counted it in `arriving` first */
+void ox_serve_sched_run(ox_serve_sched *s, ox_serve_job *job);
+
+/* batch.c: true when every input has the same dtype, rank and dims after the
+   first in a and b */
+bool ox_serve_batch_compatible(const ox_serve_job *a, const ox_serve_job *b, size_t n_inputs);
+/* runs jobs[0..n) as one batch; when the outputs cannot be split back by rows,
+   runs them one by one. Fills every job's outputs/status. */
+void ox_serve_batch_run(ox_serve_job **jobs, size_t n);
+/* runs one job alone */
+void ox_serve_job_run_single(ox_serve_job *job);
+/* leading dim of the job's first input (1 for scalars) */
+int64_t ox_serve_job_rows(const ox_serve_job *job);
+
+/* ---------------------------------------------------------------- protocol datatypes and codec */
+
+/* "FP32" -> 1 (TensorProto.DataType); 0 when unknown */
+int32_t ox_serve_dtype_from_name(const char *name);
+/* 1 -> "FP32"; NULL when the protocol has no name for it */
+const char *ox_serve_dtype_name(int32_t dtype);
+/* bytes per element (0 for strings) */
+size_t ox_serve_dtype_size(int32_t dtype);
+
+/* An HTTP answer built by a handler. */
+typedef struct ox_serve_reply {
+  int status;
+  ox_serve_buf body;
+  const char *content_type;
+  long long header_length; /* >= 0: Inference-Header-Content-Length */
+} ox_serve_reply;
+
+/* sets a JSON {"error": msg} reply */
+void ox_serve_reply_error(ox_serve_reply *rep, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+struct json_t;
+/* One parsed request input, before it is matched against the model. */
+typedef struct ox_serve_input {
+  const char *name; /* borrowed from the JSON document */
+  int32_t dtype;
+  int64_t dims[16];
+  size_t rank;
+  int64_t numel;
+  struct json_t *data;         /* JSON data or NULL */
+  long long binary_size;       /* >= 0: binary data of that many bytes */
+  const unsigned char *binary; /* set by the binary extension */
+} ox_serve_input;
+
+/* Fills in (name, datatype, shape, data/binary size) from one element of
+   "inputs": 0, or -1 with a message. */
+int ox_serve_input_parse(struct json_t *j, ox_serve_input *in, char *err, size_t errsz);
+/* Makes the tensor of a parsed input (from JSON data or binary bytes). */
+onnxc_value *ox_serve_input_value(const ox_serve_input *in, char *err, size_t errsz);
+/* Writes the data of tensor v as a flat JSON array; false on a value the
+   protocol cannot hold (non-tensor) */
+bool ox_serve_json_data(ox_serve_buf *b, const onnxc_value *v);
+
+/* binary.c: the bytes of v in the extension's layout (BYTES: 4-byte length +
+   bytes per element) appended to b; returns the number appended */
+size_t ox_serve_binary_put(ox_serve_buf *b, const onnxc_value *v);
+/* tensor from binary bytes */
+onnxc_value *ox_serve_binary_value(const ox_serve_input *in, char *err, size_t errsz);
+/* splits a body: the JSON header length from the Inference-Header-Content-Length
+   value (NULL: the whole body is JSON); -1 with a message when it is bad */
+long long ox_serve_binary_split(const char *header, size_t body_len, char *err, size_t errsz);
+/* gives each input with binary_size its slice of the bytes after the JSON */
+int ox_serve_binary_assign(ox_serve_input *ins, size_t n, const unsigned char *bytes, size_t len,
+                           char *err, size_t errsz);
+
+/* ---------------------------------------------------------------- server and routing */
+
+typedef struct ox_serve_server {
+  ox_serve_repo repo;
+  ox_serve_sched sched;
+  size_t max_body;
+  bool access_log;
+  atomic_bool draining;
+  _Atomic int in_flight; /* requests received and not yet answered */
+} ox_serve_server;
+
+/* Handles one request. header_len: the Inference-Header-Content-Length header
+   value or NULL. Never fails: errors become JSON error replies. */
+void ox_serve_route(ox_serve_server *srv, const char *method, const char *url,
+                    const char *header_len, const char *body, size_t body_len, ox_serve_reply *rep);
+/* POST .../infer on a version (router.c hands it over) */
+void ox_serve_infer(ox_serve_server *srv, ox_serve_version *ver, const char *body, size_t body_len,
+                    const char *header_len, ox_serve_reply *rep);
+
+/* server.c: runs the server until SIGTERM or SIGINT; the exit status */
+typedef struct ox_serve_options {
+  const char *repository, *host;
+  int port;    /* 0: any free port (printed) */
+  int threads; /* workers and the shared intra-op pool; 0: the number of cores */
+  size_t max_body;
+  int max_batch;     /* default for models without a config.json; 0: no batching */
+  uint64_t delay_us; /* default max queue delay */
+  bool access_log;
+  int drain_seconds; /* how long shutdown waits for requests in flight */
+} ox_serve_options;
+int ox_serve_main(const ox_serve_options *o);
+
+/* http.c */
+struct MHD_Daemon;
+struct MHD_Daemon *ox_serve_http_start(ox_serve_server *srv, const char *host, int port,
+                                       int *bound_port, char *err, size_t errsz);
+void ox_serve_http_stop(struct MHD_Daemon *d);
+/* stops accepting new connections (idle keep-alive ones stay until stop) */
+void ox_serve_http_quiesce(struct MHD_Daemon *d);
+
+#endif

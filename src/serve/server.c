@@ -1,0 +1,72 @@
+/* server.c - start the server, wait for SIGTERM or SIGINT, shut down
+ * gracefully: stop accepting, let the requests in flight finish (their
+ * responses carry "Connection: close"), stop the workers, free everything,
+ * exit 0. Kubernetes sends SIGTERM and waits terminationGracePeriodSeconds. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serve.h"
+
+int ox_serve_main(const ox_serve_options *o) {
+  static ox_serve_server srv; /* large; one per process */
+  char err[1024];
+  int threads = o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (threads < 1) threads = 1;
+  /* The signals go to this thread's sigwait only: block them before any thread
+     (pool, workers, connections) exists so that every thread inherits the mask.
+     A client that hangs up mid-response must not kill the process. */
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  memset(&srv, 0, sizeof srv);
+  srv.max_body = o->max_body;
+  srv.access_log = o->access_log;
+  if (ox_serve_repo_open(&srv.repo, o->repository, threads, o->max_batch, o->delay_us * 1000u, err,
+                         sizeof err)) {
+    fprintf(stderr, "onnxc serve: %s\n", err);
+    return 1;
+  }
+  if (ox_serve_sched_start(&srv.sched, threads)) {
+    fprintf(stderr, "onnxc serve: cannot start the worker threads\n");
+    ox_serve_repo_close(&srv.repo);
+    return 1;
+  }
+  ox_serve_repo_load_all(&srv.repo);
+  int port = 0;
+  struct MHD_Daemon *d = ox_serve_http_start(&srv, o->host, o->port, &port, err, sizeof err);
+  if (!d) {
+    fprintf(stderr, "onnxc serve: %s\n", err);
+    ox_serve_sched_stop(&srv.sched);
+    ox_serve_repo_close(&srv.repo);
+    return 1;
+  }
+  fprintf(stderr, "onnxc serve: listening on %s:%d (%d workers, onnxc %s)\n", o->host, port,
+          threads, onnxc_version());
+  int sig = 0;
+  sigwait(&sigs, &sig);
+  fprintf(stderr, "onnxc serve: %s: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  atomic_store(&srv.draining, true);
+  ox_serve_http_quiesce(d);
+  uint64_t until = ox_serve_now_ns() + (uint64_t)o->drain_seconds * 1000000000u;
+  while (atomic_load(&srv.in_flight) > 0 && ox_serve_now_ns() < until) {
+    struct timespec ts = {0, 5000000};
+    nanosleep(&ts, NULL);
+  }
+  int left = atomic_load(&srv.in_flight);
+  ox_serve_http_stop(d);
+  ox_serve_sched_stop(&srv.sched);
+  ox_serve_repo_close(&srv.repo);
+  if (left > 0)
+    fprintf(stderr, "onnxc serve: stopped with %d request(s) cut off after %d s\n", left,
+            o->drain_seconds);
+  else
+    fprintf(stderr, "onnxc serve: stopped\n");
+  return 0;
+}

@@ -1,0 +1,37 @@
+# onnxc serve (tests/serve/): the Open Inference Protocol over real HTTP on
+# 127.0.0.1 with Python's http.client (/usr/bin/python3 with numpy and onnx),
+# when the server is built (libmicrohttpd and jansson found). In the ASan+UBSan
+# build the same test runs a longer soak of mixed good and bad requests; the
+# server exits on SIGTERM so that LeakSanitizer checks it.
+if(ONNXC_SERVE_FOUND AND SYSTEM_PYTHON3)
+  if(ONNXC_SANITIZE)
+    set(ONNXC_SERVE_SOAK 20000)
+  else()
+    set(ONNXC_SERVE_SOAK 2000)
+  endif()
+  add_test(NAME serve_http
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve/test_serve.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/serve_http
+                   --soak ${ONNXC_SERVE_SOAK} --shared ${ONNXC_SHARED})
+  # also under ThreadSanitizer (make test's build-tsan runs the `concurrency` label):
+  # connection threads, workers and batching share queues and sessions
+  set_tests_properties(serve_http PROPERTIES TIMEOUT 300 LABELS concurrency)
+  if(TARGET concurrency_tests)
+    add_dependencies(concurrency_tests onnxc_cli)
+  endif()
+endif()
+
+# deploy/ (Dockerfile, KServe and Kubernetes YAML) against the server's
+# options, ports and health paths; with the server built, also started with
+# the Deployment's arguments. Needs python3-yaml.
+if(SYSTEM_PYTHON3)
+  if(ONNXC_SERVE_FOUND)
+    set(ONNXC_SERVE_BIN $<TARGET_FILE:onnxc_cli>)
+  else()
+    set(ONNXC_SERVE_BIN "")
+  endif()
+  add_test(NAME serve_deploy
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve/check_deploy.py
+                   ${PROJECT_SOURCE_DIR} ${ONNXC_SERVE_BIN})
+  set_tests_properties(serve_deploy PROPERTIES TIMEOUT 120 LABELS release-only)
+endif()
