@@ -1,3 +1,4 @@
 onnxc_unit_test(test_fuse)
 onnxc_unit_test(test_qdq_fuse)
 onnxc_unit_test(test_qdq_units)
+onnxc_unit_test(test_matmul_const)

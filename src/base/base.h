@@ -132,6 +132,11 @@ typedef struct ox_file_map {
 /* Maps a whole file read-only. Errors name the path. */
 int ox_file_map_open(ox_file_map *m, const char *path, ox_err *e);
 void ox_file_map_close(ox_file_map *m);
+/* A hint that the pages wholly inside [p, p + n) will not be read again
+ * soon (a weight copied into a packed layout): clean file-backed pages leave
+ * the process's resident set and come back from the file if read. Harmless
+ * on any memory (anonymous pages are kept without swap, and never lost). */
+void ox_pages_unneeded(const void *p, size_t n);
 /* Reads a whole file into malloc'd memory (for small files and pipes). */
 int ox_file_read_all(const char *path, uint8_t **data, size_t *size, ox_err *e);
 int ox_file_write_all(const char *path, const void *data, size_t size, ox_err *e);

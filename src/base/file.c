@@ -1,5 +1,6 @@
 /* file.c - mapping and reading whole files (POSIX). */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -93,4 +94,17 @@ bool ox_path_is_dir(const char *path) {
 bool ox_path_is_file(const char *path) {
   struct stat st;
   return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+void ox_pages_unneeded(const void *p, size_t n) {
+#if defined(MADV_PAGEOUT)
+  long ps = sysconf(_SC_PAGESIZE);
+  if (ps <= 0 || !p) return;
+  uintptr_t a = ((uintptr_t)p + (uintptr_t)ps - 1) / (uintptr_t)ps * (uintptr_t)ps;
+  uintptr_t b = ((uintptr_t)p + n) / (uintptr_t)ps * (uintptr_t)ps;
+  if (b > a) (void)madvise((void *)a, b - a, MADV_PAGEOUT);
+#else
+  (void)p;
+  (void)n;
+#endif
 }

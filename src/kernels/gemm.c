@@ -448,6 +448,8 @@ typedef struct gemm_job {
   const float *A, *B;
   float *C;
   const ox_sgemm_packed *pa; /* when A is pre-packed */
+  const float *bpre;         /* when B is pre-packed whole (ox_sgemm_bpack): its data */
+  int64_t bpre_npad;         /* and its padded column count */
   int64_t split;             /* 0: tasks split columns, 1: rows */
   int64_t chunk;             /* columns or rows per task */
   int64_t ntasks;
@@ -472,11 +474,25 @@ static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
   int64_t ncb = n1 - n0 < NC_BLOCK ? n1 - n0 : NC_BLOCK;
   int64_t ncb_pad = (ncb + nr - 1) / nr * nr;
   int64_t kcb = g->K < KC_BLOCK ? g->K : KC_BLOCK;
-  float *bp = aligned_alloc(64, (size_t)((ncb_pad * kcb * 4 + 63) / 64 * 64));
+  float *bp = g->bpre ? NULL : aligned_alloc(64, (size_t)((ncb_pad * kcb * 4 + 63) / 64 * 64));
   float *ap = g->pa ? NULL : aligned_alloc(64, (size_t)(MC_BLOCK * kcb * 4));
-  if (!bp || (!g->pa && !ap)) {
+  if ((!g->bpre && !bp) || (!g->pa && !ap)) {
     free(bp);
     free(ap);
+    if (g->bpre) { /* A is plain here (B pre-packed): compute from B's panels */
+      for (int64_t i = m0; i < m1; i++)
+        for (int64_t j = n0; j < n1; j++) {
+          double s = 0.0;
+          for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
+            int64_t kc = g->K - pc < KC_BLOCK ? g->K - pc : KC_BLOCK;
+            const float *pan = g->bpre + pc * g->bpre_npad + (j / nr) * nr * kc + j % nr;
+            for (int64_t k = 0; k < kc; k++)
+              s += (double)g->A[i * g->lda + pc + k] * (double)pan[k * nr];
+          }
+          g->C[i * g->ldc + j] = (float)s;
+        }
+      return;
+    }
     if (g->pa) { /* cannot fall back without the raw A: compute from the panels */
       for (int64_t i = m0; i < m1; i++)
         for (int64_t j = n0; j < n1; j++) {
@@ -503,7 +519,11 @@ static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
     for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
       int64_t kc = g->K - pc < KC_BLOCK ? g->K - pc : KC_BLOCK;
       float beta = pc == 0 ? g->beta : 1.0f;
-      pack_b(nr, g->tb, g->B, g->ldb, pc, kc, jc, nc, bp);
+      const float *bblk = bp;
+      if (g->bpre) /* block pc starts at pc * npad, panel of column jc at jc * kc */
+        bblk = g->bpre + pc * g->bpre_npad + jc * kc;
+      else
+        pack_b(nr, g->tb, g->B, g->ldb, pc, kc, jc, nc, bp);
       for (int64_t ic = m0; ic < m1; ic += MC_BLOCK) {
         int64_t mc = m1 - ic < MC_BLOCK ? m1 - ic : MC_BLOCK;
         const float *apan;
@@ -515,7 +535,7 @@ static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
         }
         for (int64_t jr = 0; jr < nc; jr += nr) {
           int64_t n = nc - jr < nr ? nc - jr : nr;
-          const float *bpan = bp + jr * kc;
+          const float *bpan = bblk + jr * kc;
           for (int64_t ir = 0; ir < mc; ir += mr) {
             int64_t m = mc - ir < mr ? mc - ir : mr;
             float *c = g->C + (ic + ir) * g->ldc + jc + jr;
@@ -666,21 +686,58 @@ typedef struct dot_job {
   float *c;
 } dot_job;
 
+#ifdef OX_GEMM_X86
+/* Four dot products at once: a is loaded once for four rows of B (four
+ * sequential streams), and the four sums are reduced together. */
+__attribute__((target("avx512f"))) static void dot4_avx512(const float *a, const float *b,
+                                                           int64_t ldb, int64_t K, float *out) {
+  const float *b0 = b, *b1 = b + ldb, *b2 = b + 2 * ldb, *b3 = b + 3 * ldb;
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  int64_t k = 0;
+  for (; k + 16 <= K; k += 16) {
+    __m512 x = _mm512_loadu_ps(a + k);
+    s0 = _mm512_fmadd_ps(x, _mm512_loadu_ps(b0 + k), s0);
+    s1 = _mm512_fmadd_ps(x, _mm512_loadu_ps(b1 + k), s1);
+    s2 = _mm512_fmadd_ps(x, _mm512_loadu_ps(b2 + k), s2);
+    s3 = _mm512_fmadd_ps(x, _mm512_loadu_ps(b3 + k), s3);
+  }
+  if (k < K) {
+    __mmask16 m = (__mmask16)((1u << (K - k)) - 1);
+    __m512 x = _mm512_maskz_loadu_ps(m, a + k);
+    s0 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, b0 + k), s0);
+    s1 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, b1 + k), s1);
+    s2 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, b2 + k), s2);
+    s3 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, b3 + k), s3);
+  }
+  out[0] = _mm512_reduce_add_ps(s0);
+  out[1] = _mm512_reduce_add_ps(s1);
+  out[2] = _mm512_reduce_add_ps(s2);
+  out[3] = _mm512_reduce_add_ps(s3);
+}
+#endif
+
 static void dot_task(void *arg, int64_t t0, int64_t t1) {
   const dot_job *g = arg;
   int64_t j0 = t0 * g->chunk, j1 = t1 * g->chunk < g->N ? t1 * g->chunk : g->N;
 #ifdef OX_GEMM_X86
   bool avx512 = __builtin_cpu_supports("avx512f");
 #endif
-  for (int64_t j = j0; j < j1; j++) {
-    const float *b = g->B + j * g->ldb;
-    float d;
+  for (int64_t j = j0; j < j1;) {
+    float d[4];
+    int n = 1;
 #ifdef OX_GEMM_X86
-    d = avx512 ? dot_avx512(g->a, b, g->K) : dot_generic(g->a, b, g->K);
+    if (avx512 && j + 4 <= j1) {
+      dot4_avx512(g->a, g->B + j * g->ldb, g->ldb, g->K, d);
+      n = 4;
+    } else {
+      const float *b = g->B + j * g->ldb;
+      d[0] = avx512 ? dot_avx512(g->a, b, g->K) : dot_generic(g->a, b, g->K);
+    }
 #else
-    d = dot_generic(g->a, b, g->K);
+    d[0] = dot_generic(g->a, g->B + j * g->ldb, g->K);
 #endif
-    g->c[j] = g->beta == 0.0f ? g->alpha * d : g->alpha * d + g->beta * g->c[j];
+    for (int r = 0; r < n; r++, j++)
+      g->c[j] = g->beta == 0.0f ? g->alpha * d[r] : g->alpha * d[r] + g->beta * g->c[j];
   }
 }
 
@@ -772,8 +829,8 @@ void ox_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float
     return;
   }
 blocked:;
-  gemm_job g = {select_kernel(), trans_a, trans_b, M, N, K,    lda, ldb, ldc,
-                alpha,           beta,    A,       B, C, NULL, 0,   0,   0};
+  gemm_job g = {select_kernel(), trans_a, trans_b, M, N, K,   lda, ldb, ldc,
+                alpha,           beta,    A,       B, C, NULL};
   run_job(&g, pool);
 }
 
@@ -823,8 +880,7 @@ void ox_sgemm_pa(const ox_sgemm_packed *A, bool trans_b, int64_t N, float alpha,
     return;
   }
   ukernel uk = select_kernel();
-  gemm_job g = {uk,    false, trans_b, A->M, N, A->K, 0, ldb, ldc,
-                alpha, beta,  NULL,    B,    C, A,    0, 0,   0};
+  gemm_job g = {uk, false, trans_b, A->M, N, A->K, 0, ldb, ldc, alpha, beta, NULL, B, C, A};
   run_job(&g, pool);
 }
 
@@ -1128,4 +1184,142 @@ bool ox_sgemm_pa_strips_epi(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_
 bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
                         const float *bias, float *C, int64_t ldc) {
   return ox_sgemm_pa_strips_epi(A, N, strip, ctx, bias, NULL, C, ldc);
+}
+
+/* ------------------------------------------------------------ B packed once */
+
+struct ox_sgemm_bpack {
+  int64_t K, N, npad;
+  int nr;
+  float *data; /* depth blocks of KC_BLOCK rows at pc * npad, panels of nr columns */
+};
+
+ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const float *B, int64_t ldb,
+                                ox_err *e) {
+  ukernel uk = select_kernel();
+  int64_t npad = (N + uk.nr - 1) / uk.nr * uk.nr;
+  ox_sgemm_bpack *p = calloc(1, sizeof *p);
+  size_t n = (size_t)npad * (size_t)(K > 0 ? K : 1);
+  if (p && K > 0 && N > 0 && (uint64_t)npad * (uint64_t)K < ((uint64_t)1 << 40))
+    p->data = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
+  if (!p || !p->data || K <= 0 || N <= 0) {
+    if (p) free(p->data);
+    free(p);
+    ox_err_set(e, OX_ENOMEM, "out of memory packing a %lld x %lld weight", (long long)K,
+               (long long)N);
+    return NULL;
+  }
+  p->K = K;
+  p->N = N;
+  p->npad = npad;
+  p->nr = uk.nr;
+  for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
+    int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
+    pack_b(uk.nr, trans_b, B, ldb, pc, kc, 0, N, p->data + pc * npad);
+  }
+  return p;
+}
+
+void ox_sgemm_bpack_free(ox_sgemm_bpack *p) {
+  if (!p) return;
+  free(p->data);
+  free(p);
+}
+
+int64_t ox_sgemm_bpack_k(const ox_sgemm_bpack *p) { return p->K; }
+int64_t ox_sgemm_bpack_n(const ox_sgemm_bpack *p) { return p->N; }
+
+/* A few rows against packed B: each task takes whole panels and streams
+ * them block after block (one long sequential read per block), the sums of
+ * a panel's nr columns for up to 4 rows staying in registers. */
+typedef struct pgemv_job {
+  const ox_sgemm_bpack *B;
+  const float *A;
+  int64_t M, lda, ldc, chunk; /* chunk: panels per task */
+  float *C;
+} pgemv_job;
+
+#define OX_PGEMV_BODY(NR)                                                                    \
+  do {                                                                                       \
+    const ox_sgemm_bpack *B = j->B;                                                          \
+    int64_t M = j->M;                                                                        \
+    for (int64_t p = p0; p < p1; p++) {                                                      \
+      int64_t jr = p * (NR);                                                                 \
+      float acc[4][NR];                                                                      \
+      memset(acc, 0, sizeof acc);                                                            \
+      for (int64_t pc = 0; pc < B->K; pc += KC_BLOCK) {                                      \
+        int64_t kc = B->K - pc < KC_BLOCK ? B->K - pc : KC_BLOCK;                            \
+        const float *bp = B->data + pc * B->npad + jr * kc;                                  \
+        for (int64_t k = 0; k < kc; k++, bp += (NR))                                         \
+          for (int64_t m = 0; m < M; m++) {                                                  \
+            float a = j->A[m * j->lda + pc + k];                                             \
+            for (int c = 0; c < (NR); c++) acc[m][c] += a * bp[c];                           \
+          }                                                                                  \
+      }                                                                                      \
+      int64_t n = B->N - jr < (NR) ? B->N - jr : (NR);                                       \
+      for (int64_t m = 0; m < M; m++) memcpy(j->C + m * j->ldc + jr, acc[m], (size_t)n * 4); \
+    }                                                                                        \
+  } while (0)
+
+#ifdef OX_GEMM_X86
+__attribute__((target("avx512f"))) static void pgemv32_avx512(const pgemv_job *j, int64_t p0,
+                                                              int64_t p1) {
+  OX_PGEMV_BODY(32);
+}
+__attribute__((target("avx2,fma"))) static void pgemv16_avx2(const pgemv_job *j, int64_t p0,
+                                                             int64_t p1) {
+  OX_PGEMV_BODY(16);
+}
+#endif
+static void pgemv_generic(const pgemv_job *j, int64_t p0, int64_t p1) {
+  if (j->B->nr == 32)
+    OX_PGEMV_BODY(32);
+  else
+    OX_PGEMV_BODY(16);
+}
+
+static void pgemv_task(void *arg, int64_t t0, int64_t t1) {
+  const pgemv_job *j = arg;
+  int64_t panels = j->B->npad / j->B->nr;
+  int64_t p0 = t0 * j->chunk, p1 = t1 * j->chunk < panels ? t1 * j->chunk : panels;
+  if (p0 >= p1) return;
+#ifdef OX_GEMM_X86
+  if (j->B->nr == 32 && __builtin_cpu_supports("avx512f")) {
+    pgemv32_avx512(j, p0, p1);
+    return;
+  }
+  if (j->B->nr == 16 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    pgemv16_avx2(j, p0, p1);
+    return;
+  }
+#endif
+  pgemv_generic(j, p0, p1);
+}
+
+void ox_sgemm_pb(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
+                 int64_t ldc, ox_thread_pool *pool) {
+  if (M <= 0) return;
+  ukernel uk = select_kernel();
+  if (uk.nr != B->nr) { /* packed for another kernel: cannot happen on one machine */
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t n = 0; n < B->N; n++) C[i * ldc + n] = 0.0f;
+    return;
+  }
+  int nt = pool ? ox_thread_pool_size(pool) : 1;
+  if (nt < 1) nt = 1;
+  if (M <= 4) {
+    int64_t panels = B->npad / B->nr;
+    if ((double)M * (double)B->N * (double)B->K < 1.0e5) nt = 1;
+    pgemv_job j = {B, A, M, lda, ldc, (panels + nt - 1) / nt, C};
+    int64_t ntasks = (panels + j.chunk - 1) / j.chunk;
+    if (ntasks <= 1)
+      pgemv_task(&j, 0, 1);
+    else
+      ox_parallel_for(pool, ntasks, 1, pgemv_task, &j);
+    return;
+  }
+  gemm_job g = {uk, false, false, M, B->N, B->K, lda, 0, ldc, 1.0f, 0.0f, A, NULL, C, NULL};
+  g.bpre = B->data;
+  g.bpre_npad = B->npad;
+  run_job(&g, pool);
 }

@@ -111,4 +111,17 @@ bool ox_sgemm_pa_strips_epi(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_
 /* Name of the micro-kernel in use ("avx512", "avx2", "portable"). */
 const char *ox_sgemm_isa(void);
 
+/* B (K x N after op) packed whole, once, for repeated products by changing
+ * A (a MatMul by a constant weight): C (M x N) = A * B. A few rows stream
+ * the panels straight (decode at memory speed); more rows run the blocked
+ * GEMM without packing B again. NULL with *e set on OOM. */
+typedef struct ox_sgemm_bpack ox_sgemm_bpack;
+ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const float *B, int64_t ldb,
+                                ox_err *e);
+void ox_sgemm_bpack_free(ox_sgemm_bpack *p);
+int64_t ox_sgemm_bpack_k(const ox_sgemm_bpack *p);
+int64_t ox_sgemm_bpack_n(const ox_sgemm_bpack *p);
+void ox_sgemm_pb(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
+                 int64_t ldc, ox_thread_pool *pool);
+
 #endif

@@ -56,10 +56,36 @@ static void gemm_generic(int32_t dt, bool ta, bool tb, int64_t M, int64_t N, int
 
 /* ---- MatMul ---- */
 
+/* A constant float B of rank 2 is packed once (ox_sgemm_pack_b): no
+ * packing per run, and one-row products stream it sequentially. */
+typedef struct mm_state {
+  ox_sgemm_bpack *bp;
+  const ox_value *src; /* the constant it was packed from */
+} mm_state;
+
+static void mm_release(void *state) {
+  mm_state *s = state;
+  if (!s) return;
+  ox_sgemm_bpack_free(s->bp);
+  free(s);
+}
+
 static int mm_prepare(const ox_kinfo *info, void **state, ox_err *e) {
-  (void)info;
-  (void)e;
   *state = NULL;
+  const ox_value *b = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
+  if (!b || b->kind != OX_VAL_TENSOR || b->dtype != OX_FLOAT || b->rank != 2 || b->numel < 1)
+    return OX_OK;
+  mm_state *s = calloc(1, sizeof *s);
+  if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  s->bp = ox_sgemm_pack_b(false, b->dims[0], b->dims[1], b->data, b->dims[1], e);
+  if (!s->bp) {
+    free(s);
+    return e->code;
+  }
+  s->src = b;
+  *state = s;
+  /* runs read the packed copy: the file's pages of B may leave memory */
+  ox_pages_unneeded(b->data, (size_t)b->numel * sizeof(float));
   return OX_OK;
 }
 
@@ -91,7 +117,7 @@ static void mm_batches(void *arg, const int64_t *off, const int64_t *st, int64_t
 }
 
 static int mm_run(ox_kctx *ctx, void *state) {
-  (void)state;
+  const mm_state *st = state;
   ox_value *a = ox_kctx_input(ctx, 0), *b = ox_kctx_input(ctx, 1);
   if (!a || !b || a->kind != OX_VAL_TENSOR || b->kind != OX_VAL_TENSOR)
     return ox_kctx_fail(ctx, OX_ERUNTIME, "inputs must be tensors");
@@ -130,6 +156,10 @@ static int mm_run(ox_kctx *ctx, void *state) {
       for (int64_t i = 0; i < y->numel; i++) oc_set(y->data, dt, i, 0);
     return OX_OK;
   }
+  if (st && st->src == b && dt == OX_FLOAT) { /* B packed at prepare: every row of A at once */
+    ox_sgemm_pb(a->numel / K, a->data, K, st->bp, y->data, N, ox_kctx_pool(ctx));
+    return OX_OK;
+  }
   mm_job j = {dt, M, N, K, a->data, b->data, y->data, NULL, NULL, NULL, ox_kctx_pool(ctx)};
   /* B shared by every batch and A contiguous: one GEMM with the batches as rows */
   int64_t nb_b = 1;
@@ -157,6 +187,29 @@ static int mm_run(ox_kctx *ctx, void *state) {
     oc_from_f32(j.cf, dt, y->data, y->numel);
     free(buf);
   }
+  return OX_OK;
+}
+
+/* MatMulTransBFused (ai.onnxc, src/opt/matmul_transb.c): A (..., K) times
+ * W (N x K) transposed, W read in place; float32. */
+static int mmtb_run(ox_kctx *ctx, void *state) {
+  (void)state;
+  ox_value *a = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1);
+  if (!a || !w || a->kind != OX_VAL_TENSOR || w->kind != OX_VAL_TENSOR || a->dtype != OX_FLOAT ||
+      w->dtype != OX_FLOAT || w->rank != 2 || a->rank < 1 || a->rank > OC_MAXRANK)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "A and W must be float tensors, W of rank 2");
+  int64_t N = w->dims[0], K = w->dims[1];
+  if (a->dims[a->rank - 1] != K)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "inner dimensions differ: A has %lld, B has %lld",
+                        (long long)a->dims[a->rank - 1], (long long)K);
+  int64_t odims[OC_MAXRANK];
+  memcpy(odims, a->dims, (a->rank - 1) * sizeof *odims);
+  odims[a->rank - 1] = N;
+  ox_value *y = ox_kctx_output(ctx, 0, OX_FLOAT, odims, a->rank);
+  if (!y) return OX_ENOMEM;
+  if (y->numel == 0) return OX_OK;
+  int64_t M = K ? a->numel / K : y->numel / N;
+  ox_sgemm(false, true, M, N, K, 1.0f, a->data, K, w->data, K, 0.0f, y->data, N, ox_kctx_pool(ctx));
   return OX_OK;
 }
 
@@ -573,11 +626,15 @@ static int det_run(ox_kctx *ctx, void *state) {
 }
 
 static int none_prepare(const ox_kinfo *info, void **state, ox_err *e) {
-  return mm_prepare(info, state, e);
+  (void)info;
+  (void)e;
+  *state = NULL;
+  return OX_OK;
 }
 
 const ox_kernel_def ox_ops_matmul[] = {
-    {"", "MatMul", 1, 1000, mm_prepare, mm_run, NULL},
+    {"ai.onnxc", "MatMulTransBFused", 1, 1, none_prepare, mmtb_run, NULL},
+    {"", "MatMul", 1, 1000, mm_prepare, mm_run, mm_release},
     {"", "Gemm", 1, 6, gemm_prepare, gemm_run, NULL},
     {"", "Gemm", 7, 1000, gemm_prepare, gemm_run, NULL},
     {"", "Einsum", 12, 1000, ein_prepare, ein_run, NULL},

@@ -70,6 +70,10 @@ int ox_opt_qdq_eltwise(ox_pass_view *v);
  * becomes an ai.onnxc QMatMulScaledFused (src/opt/dyn_matmul.c). */
 int ox_opt_dyn_matmul(ox_pass_view *v);
 
+/* MatMul(A, Transpose(W const 2-D float)) becomes an ai.onnxc
+ * MatMulTransBFused(A, W) (src/opt/matmul_transb.c). */
+int ox_opt_matmul_transb(ox_pass_view *v);
+
 /* Drops the nodes of op `op` (default domain) whose outputs no live node
  * reads and that are no graph outputs (src/opt/dead.c). */
 void ox_opt_drop_unread(ox_pass_view *v, const char *op);

@@ -913,8 +913,9 @@ static int run_opt_passes(fctx *x, ox_node **repl) {
   v.sole_reader = view_sole_reader;
   v.pinned = view_pinned;
   v.host = x;
-  if (x->s->opts.quant_fusion_off) return OX_OK;
-  int rc = ox_opt_qdq_conv(&v);
+  int rc = ox_opt_matmul_transb(&v);
+  if (rc || x->s->opts.quant_fusion_off) return rc;
+  rc = ox_opt_qdq_conv(&v);
   if (!rc) rc = ox_opt_qdq_eltwise(&v);
   return rc ? rc : ox_opt_dyn_matmul(&v);
 }

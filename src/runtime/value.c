@@ -233,8 +233,8 @@ int ox_sequence_push(ox_value *seq, ox_value *item, ox_err *e) {
       ox_value_unref(item);
       if (tl_budget) tl_budget->refused = 0;
       return ox_err_set(e, OX_ENOMEM,
-                        "a sequence of %zu items would exceed the memory limit of %zu bytes",
-                        cap, limit);
+                        "a sequence of %zu items would exceed the memory limit of %zu bytes", cap,
+                        limit);
     }
     ox_value **it = realloc(seq->items, cap * sizeof *it);
     if (!it) {
@@ -494,6 +494,9 @@ ox_value *ox_value_from_tensor_proto(const ox_tensor *t, bool borrow, ox_err *e)
       unpack_bits(pl.data, v->data, n, bits, sub_byte_signed(dt));
     else
       copy_le(v->data, pl.data, (size_t)n, es);
+    /* a large payload copied out of the model file (not aligned for its
+     * type) is read from the copy from now on: its file pages may go */
+    if (pl.size >= ((size_t)1 << 20)) ox_pages_unneeded(pl.data, pl.size);
     return v;
   }
 
