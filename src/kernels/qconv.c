@@ -110,8 +110,8 @@ typedef struct qc_job {
 
 /* The columns of outer output rows [o0, o1) as panels bp ([npan][K4][64])
  * and, when wanted, their sums (colsum, npad values). tmp: 4 rows of npad. */
-static void build_cols(const qc_job *j, int64_t o0, int64_t o1, uint8_t *bp, int32_t *colsum,
-                       uint8_t *tmp) {
+static void build_cols(const qc_job *j, int64_t o0, int64_t o1, int64_t k4_0, int64_t k4_1,
+                       uint8_t *bp, int32_t *colsum, uint8_t *tmp) {
   const ox_nn_geom *g = j->g;
   int64_t ncols = (o1 - o0) * j->OW, npan = (ncols + PANEL - 1) / PANEL, npad = npan * PANEL;
   int64_t ks = g->k_size;
@@ -121,7 +121,7 @@ static void build_cols(const qc_job *j, int64_t o0, int64_t o1, uint8_t *bp, int
   bool direct = ks == 1 && ox_nn_shifted_plane(g);
   for (size_t d = 0; direct && d < g->nd; d++) direct = g->pb[d] == 0;
   int64_t full = direct ? ncols / PANEL : npan; /* panels read in place */
-  for (int64_t k4 = 0; k4 < j->K4; k4++) {
+  for (int64_t k4 = k4_0; k4 < k4_1; k4++) {
     const uint8_t *rows[4];
     for (int q = 0; q < 4; q++) {
       int64_t k = k4 * 4 + q;
@@ -341,7 +341,7 @@ static void qc_task(void *arg, int64_t t0, int64_t t1) {
     int64_t b0 = part * j->blocks_per_part, b1 = b0 + j->blocks_per_part;
     if (b1 > j->w->Mp / MR) b1 = j->w->Mp / MR;
     if (o0 >= o1 || b0 >= b1) continue;
-    build_cols(j, o0, o1, bp, colsum, tmp);
+    build_cols(j, o0, o1, 0, j->K4, bp, colsum, tmp);
     int64_t ncols = (o1 - o0) * j->OW, cpan = (ncols + PANEL - 1) / PANEL;
     for (int64_t b = b0; b < b1; b++) {
       const int8_t *wb = j->w->data + b * j->K4 * MR * 4;
@@ -355,6 +355,51 @@ static void qc_task(void *arg, int64_t t0, int64_t t1) {
   free(bp);
   free(tmp);
   free(colsum);
+}
+
+/* The whole image as one chunk, shared by the pool (small images, where
+ * chunks per task would leave threads idle or build the columns again):
+ * the columns are built by depth ranges, then the weight blocks split. */
+typedef struct qc_shared {
+  qc_job *j;
+  uint8_t *bp;
+  int64_t npad;
+} qc_shared;
+
+static void qc_build_task(void *arg, int64_t k0, int64_t k1) {
+  const qc_shared *sh = arg;
+  uint8_t *tmp = malloc((size_t)(4 * sh->npad));
+  if (!tmp) {
+    __atomic_store_n(&sh->j->fail, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  build_cols(sh->j, 0, sh->j->outer, k0, k1, sh->bp, NULL, tmp);
+  free(tmp);
+}
+
+static void qc_block_task(void *arg, int64_t b0, int64_t b1) {
+  const qc_shared *sh = arg;
+  const qc_job *j = sh->j;
+  int64_t ncols = j->outer * j->OW, cpan = (ncols + PANEL - 1) / PANEL;
+  for (int64_t b = b0; b < b1; b++) {
+    const int8_t *wb = j->w->data + b * j->K4 * MR * 4;
+    for (int64_t pn = 0; pn < cpan; pn += MAX_NP) {
+      int np = (int)(cpan - pn < MAX_NP ? cpan - pn : MAX_NP);
+      qc_out o = {b * MR, pn * PANEL, ncols, 0, NULL};
+      j->block(j, wb, sh->bp + pn * j->K4 * 64, np, &o);
+    }
+  }
+}
+
+/* true when it ran (or failed for memory, flagged in j->fail) */
+static bool qc_run_shared(qc_job *j, ox_thread_pool *pool) {
+  int64_t ncols = j->outer * j->OW, npan = (ncols + PANEL - 1) / PANEL;
+  qc_shared sh = {j, aligned_alloc(64, (size_t)(npan * j->K4 * 64 + 64)), npan * PANEL};
+  if (!sh.bp) return false;
+  ox_parallel_for(pool, j->K4, 16, qc_build_task, &sh);
+  if (!j->fail) ox_parallel_for(pool, j->w->Mp / MR, 1, qc_block_task, &sh);
+  free(sh.bp);
+  return true;
 }
 
 int ox_qconv_run(const ox_nn_geom *g, const uint8_t *x, int64_t C, int32_t zx, const ox_qconv_w *w,
@@ -396,23 +441,43 @@ int ox_qconv_run_on(const char *path, const ox_nn_geom *g, const uint8_t *x, int
   for (int64_t m = 0; m < w->Mp; m++)
     rowc[m] = (int32_t)(-(int64_t)zx * w->wsum[m] + w->K * (int64_t)zx * w->zw[m]);
   j.rowc = rowc;
-  /* chunks of about 256 KiB of columns (they stay in L2 while every weight
-   * block passes over them), and enough tasks for the pool */
+  /* Chunks of at most about 256 KiB of columns (they stay in L2 while every
+   * weight block passes over them) and of at least three panels where the
+   * image allows (a panel of a narrow chunk is mostly padding: a 7-wide row
+   * alone would waste 9 of 16 columns). With a pool, about four tasks per
+   * thread (they are taken dynamically): more chunks while they stay wide
+   * enough, then ranges of output channels (each builds its columns again). */
   int threads = ox_thread_pool_size(pool);
   int64_t cols = 262144 / (w->K4 * 4);
-  if (cols < 4 * PANEL) cols = 4 * PANEL;
+  if (cols < 3 * PANEL) cols = 3 * PANEL;
+  int64_t min_rows = (3 * PANEL + j.OW - 1) / j.OW;
   j.chunk_rows = cols / j.OW > 0 ? cols / j.OW : 1;
-  if (threads > 1 && j.outer >= 2 * threads && j.chunk_rows > j.outer / (2 * threads))
-    j.chunk_rows = j.outer / (2 * threads);
+  int64_t target = threads > 1 ? 4 * (int64_t)threads : 1;
+  if (j.outer / j.chunk_rows < target) {
+    int64_t r = j.outer / target;
+    j.chunk_rows = r > min_rows ? r : min_rows;
+    if (j.chunk_rows > cols / j.OW && cols / j.OW >= 1) j.chunk_rows = cols / j.OW;
+  }
+  if (j.chunk_rows < 1) j.chunk_rows = 1;
   if (j.chunk_rows > j.outer) j.chunk_rows = j.outer;
   j.n_chunks = (j.outer + j.chunk_rows - 1) / j.chunk_rows;
   int64_t blocks = w->Mp / MR;
   j.m_parts = 1;
-  if (threads > 1 && j.n_chunks < 2 * threads) {
-    j.m_parts = (2 * threads + j.n_chunks - 1) / j.n_chunks;
+  if (j.n_chunks < target) {
+    j.m_parts = (target + j.n_chunks - 1) / j.n_chunks;
     if (j.m_parts > blocks) j.m_parts = blocks;
   }
   j.blocks_per_part = (blocks + j.m_parts - 1) / j.m_parts;
+  /* few chunks for the threads, taps to gather (a 1x1 convolution's columns
+   * are cheap to build twice), no zero points needing column sums, and the
+   * whole image's columns within about 1 MiB: one shared chunk */
+  int64_t whole = (j.outer * j.OW + PANEL - 1) / PANEL * w->K4 * 64;
+  if (j.m_parts > 1 && g->k_size > 1 && !w->any_zw && whole <= ((int64_t)1 << 20) &&
+      qc_run_shared(&j, pool)) {
+    free(rowc);
+    if (j.fail) return ox_err_set(e, OX_ENOMEM, "out of memory (integer convolution)");
+    return OX_OK;
+  }
   ox_parallel_for(pool, j.n_chunks * j.m_parts, 1, qc_task, &j);
   free(rowc);
   if (j.fail) return ox_err_set(e, OX_ENOMEM, "out of memory (integer convolution)");

@@ -281,6 +281,11 @@ static void add_run_fn(void *arg, const int64_t *off, const int64_t *step, int64
   }
 }
 
+static void add_range(void *arg, int64_t i0, int64_t i1) {
+  const int64_t off[2] = {i0, i0}, step[2] = {1, 1};
+  add_run_fn(arg, off, step, i0, i1 - i0);
+}
+
 static int add_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   (void)e;
   *state = (void *)(uintptr_t)(ox_node_attr_int(info->node, "relu", 0) != 0);
@@ -330,6 +335,12 @@ static int add_run(ox_kctx *ctx, void *st) {
   j.zb = zb;
   j.zy = zy;
   j.relu = relu;
+  if (a->numel == y->numel && b->numel == y->numel) {
+    /* same shapes: one run, split over the pool here (the broadcast walk
+     * would hand it to one thread) */
+    ox_parallel_for(ox_kctx_pool(ctx), y->numel, 16384, add_range, &j);
+    return OX_OK;
+  }
   oc_bcast_each(&bc, ox_kctx_pool(ctx), add_run_fn, &j);
   return OX_OK;
 }
