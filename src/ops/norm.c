@@ -3,6 +3,7 @@
  * MeanVarianceNormalization, LRN. Arithmetic in float32 with double
  * accumulators for the statistics. */
 #include "nn_common.h"
+#include "opcore.h"
 
 typedef struct norm_attrs {
   float epsilon, momentum, alpha, beta, bias;
@@ -201,10 +202,45 @@ done:
 typedef struct rows_job {
   const float *x;
   float *y, *mean_out, *inv_out;
+  const float *scale, *bias; /* per column, applied in the same pass (NULL: none) */
   int64_t inner;
   double eps;
   bool rms;
 } rows_job;
+
+/* Sums of a row and of its squares about m, in double, with eight
+ * independent partial sums so that they vectorise (one chain of double
+ * additions was the cost of a whole normalisation). */
+OC_CLONES static double row_sum_d(const float *x, int64_t n) {
+  double s[8] = {0};
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int q = 0; q < 8; q++) s[q] += x[k + q];
+  for (; k < n; k++) s[0] += x[k];
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+OC_CLONES static double row_sq_d(const float *x, int64_t n, double m) {
+  double s[8] = {0};
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int q = 0; q < 8; q++) {
+      double d = x[k + q] - m;
+      s[q] += d * d;
+    }
+  for (; k < n; k++) s[0] += (x[k] - m) * (x[k] - m);
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+OC_CLONES static void row_apply(const float *x, float *y, int64_t n, float m, float inv,
+                                const float *scale, const float *bias) {
+  if (scale && bias)
+    for (int64_t k = 0; k < n; k++) y[k] = (x[k] - m) * inv * scale[k] + bias[k];
+  else if (scale)
+    for (int64_t k = 0; k < n; k++) y[k] = (x[k] - m) * inv * scale[k];
+  else
+    for (int64_t k = 0; k < n; k++) y[k] = (x[k] - m) * inv;
+}
 
 static void norm_rows_range(void *arg, int64_t r0, int64_t r1) {
   const rows_job *j = arg;
@@ -212,27 +248,21 @@ static void norm_rows_range(void *arg, int64_t r0, int64_t r1) {
   for (int64_t r = r0; r < r1; r++) {
     const float *xs = j->x + r * inner;
     float *ys = j->y + r * inner;
-    double m = 0.0, v = 0.0;
-    if (!j->rms) {
-      for (int64_t k = 0; k < inner; k++) m += xs[k];
-      m = inner ? m / (double)inner : 0.0;
-    }
-    for (int64_t k = 0; k < inner; k++) {
-      double d = xs[k] - m;
-      v += d * d;
-    }
-    v = inner ? v / (double)inner : 0.0;
+    double m = 0.0;
+    if (!j->rms) m = inner ? row_sum_d(xs, inner) / (double)inner : 0.0;
+    double v = inner ? row_sq_d(xs, inner, m) / (double)inner : 0.0;
     double inv = 1.0 / sqrt(v + j->eps);
     float fm = (float)m, fi = (float)inv;
-    for (int64_t k = 0; k < inner; k++) ys[k] = (xs[k] - fm) * fi;
+    row_apply(xs, ys, inner, fm, fi, j->scale, j->bias);
     if (j->mean_out) j->mean_out[r] = fm;
     if (j->inv_out) j->inv_out[r] = fi;
   }
 }
 
 static void norm_rows(ox_kctx *c, const float *x, float *y, int64_t outer, int64_t inner,
-                      double eps, bool rms, float *mean_out, float *inv_out) {
-  rows_job j = {x, y, mean_out, inv_out, inner, eps, rms};
+                      double eps, bool rms, float *mean_out, float *inv_out, const float *scale,
+                      const float *bias) {
+  rows_job j = {x, y, mean_out, inv_out, scale, bias, inner, eps, rms};
   int64_t grain = inner > 0 ? 1 + 16384 / inner : outer;
   ox_parallel_for(ox_kctx_pool(c), outer, grain, norm_rows_range, &j);
 }
@@ -254,7 +284,7 @@ static int instnorm_run(ox_kctx *c, void *st) {
   nn_fbuf fx, fs = {0}, fb = {0}, fy = {0};
   if ((rc = nn_fload(c, x, &fx))) return rc;
   if (!(rc = nn_fload(c, sc, &fs)) && !(rc = nn_fload(c, b, &fb)) && !(rc = nn_fout(c, y, &fy))) {
-    norm_rows(c, fx.p, fy.p, N * C, S, a->epsilon, false, NULL, NULL);
+    norm_rows(c, fx.p, fy.p, N * C, S, a->epsilon, false, NULL, NULL, NULL, NULL);
     for (int64_t n = 0; n < N; n++)
       for (int64_t ch = 0; ch < C; ch++) {
         float *ys = fy.p + (n * C + ch) * S;
@@ -297,14 +327,7 @@ static int layernorm_common(ox_kctx *c, const norm_attrs *a, bool rms) {
     goto done;
   }
   if ((rc = nn_fout(c, y, &fy))) goto done;
-  norm_rows(c, fx.p, fy.p, outer, inner, a->epsilon, rms, mean, inv);
-  for (int64_t r = 0; r < outer; r++) {
-    float *ys = fy.p + r * inner;
-    if (bias)
-      for (int64_t j = 0; j < inner; j++) ys[j] = ys[j] * scale[j] + bias[j];
-    else
-      for (int64_t j = 0; j < inner; j++) ys[j] *= scale[j];
-  }
+  norm_rows(c, fx.p, fy.p, outer, inner, a->epsilon, rms, mean, inv, scale, bias);
   nn_fstore(y, &fy);
   if (!rms) {
     int64_t sd[16];
@@ -361,7 +384,7 @@ static int groupnorm_run(ox_kctx *c, void *st) {
   nn_fbuf fx, fs = {0}, fb = {0}, fy = {0};
   if ((rc = nn_fload(c, x, &fx))) return rc;
   if (!(rc = nn_fload(c, sc, &fs)) && !(rc = nn_fload(c, b, &fb)) && !(rc = nn_fout(c, y, &fy))) {
-    norm_rows(c, fx.p, fy.p, N * G, C / G * S, a->epsilon, false, NULL, NULL);
+    norm_rows(c, fx.p, fy.p, N * G, C / G * S, a->epsilon, false, NULL, NULL, NULL, NULL);
     for (int64_t n = 0; n < N; n++)
       for (int64_t ch = 0; ch < C; ch++) {
         int64_t k = pn == C ? ch : ch / (C / G);
@@ -512,6 +535,8 @@ const ox_kernel_def ox_ops_norm[] = {
     {"", "BatchNormalization", 1, 1000, norm_prepare, batchnorm_run, NULL},
     {"", "InstanceNormalization", 1, 1000, norm_prepare, instnorm_run, NULL},
     {"", "LayerNormalization", 17, 1000, norm_prepare, layernorm_run, NULL},
+    /* src/opt/layernorm.c: the written-out form, axis -1 */
+    {"ai.onnxc", "LayerNormFused", 1, 1, norm_prepare, layernorm_run, NULL},
     {"", "RMSNormalization", 23, 1000, norm_prepare, rmsnorm_run, NULL},
     {"", "GroupNormalization", 18, 1000, norm_prepare, groupnorm_run, NULL},
     {"", "LpNormalization", 1, 1000, norm_prepare, lpnorm_run, NULL},

@@ -90,3 +90,43 @@ void ox_opt_add_int_attr(ox_node *n, const char *name, int64_t value) {
   r->i = value;
   r->has_i = true;
 }
+
+void ox_opt_add_float_attr(ox_node *n, const char *name, float value) {
+  ox_attr *r = &n->attribute[n->n_attribute++];
+  r->name = (char *)name;
+  r->type = OX_ATTR_FLOAT;
+  r->has_type = true;
+  r->f = value;
+  r->has_f = true;
+}
+
+bool ox_opt_scalar_f32(const ox_tensor *t, float *out) {
+  if (!t || t->data_type != OX_FLOAT || ox_opt_elems(t) != 1) return false;
+  if (t->n_float_data == 1) {
+    *out = t->float_data[0];
+    return true;
+  }
+  ox_bytes pl = ox_tensor_payload(t);
+  if (!pl.data || pl.size != 4) return false;
+  uint32_t u = (uint32_t)pl.data[0] | (uint32_t)pl.data[1] << 8 | (uint32_t)pl.data[2] << 16 |
+               (uint32_t)pl.data[3] << 24;
+  memcpy(out, &u, 4);
+  return true;
+}
+
+bool ox_opt_axes_last(const ox_pass_view *v, const ox_node *n, int64_t opset) {
+  if (ox_node_attr_int(n, "keepdims", 1) != 1) return false;
+  if (opset < 18) {
+    const ox_attr *a = ox_node_attr(n, "axes");
+    return a && a->n_ints == 1 && a->ints[0] == -1;
+  }
+  if (!ox_opt_given(n, 1)) return false;
+  const ox_tensor *t = v->constant(v, n->input[1]);
+  if (!t || t->data_type != OX_INT64 || ox_opt_elems(t) != 1) return false;
+  if (t->n_int64_data == 1) return t->int64_data[0] == -1;
+  ox_bytes pl = ox_tensor_payload(t);
+  if (!pl.data || pl.size != 8) return false;
+  int64_t x = 0;
+  for (int b = 7; b >= 0; b--) x = (int64_t)((uint64_t)x << 8 | pl.data[b]);
+  return x == -1;
+}

@@ -55,6 +55,12 @@ bool ox_opt_q_unit(const ox_pass_view *v, int64_t at, const char *input);
 ox_node *ox_opt_new_node(ox_pass_view *v, const ox_node *like, const char *op, size_t n_in,
                          size_t n_extra_attrs);
 void ox_opt_add_int_attr(ox_node *n, const char *name, int64_t value);
+void ox_opt_add_float_attr(ox_node *n, const char *name, float value);
+/* the value of a float32 constant of one element */
+bool ox_opt_scalar_f32(const ox_tensor *t, float *out);
+/* a ReduceMean (or other reduction) over the last axis only, keeping it:
+ * axes = [-1] as attribute (opset < 18) or constant input */
+bool ox_opt_axes_last(const ox_pass_view *v, const ox_node *n, int64_t opset);
 
 /* DequantizeLinear -> Conv -> [Relu] -> QuantizeLinear units with constant
  * 8-bit weights become ai.onnxc QLinearConvFused nodes (src/opt/qdq_conv.c). */
@@ -73,6 +79,11 @@ int ox_opt_dyn_matmul(ox_pass_view *v);
 /* MatMul(A, Transpose(W const 2-D float)) becomes an ai.onnxc
  * MatMulTransBFused(A, W) (src/opt/matmul_transb.c). */
 int ox_opt_matmul_transb(ox_pass_view *v);
+
+/* Layer normalisation written out (ReduceMean, Sub, Pow 2, ReduceMean, Add
+ * epsilon, Sqrt, Div, Mul gamma, Add beta over the last axis) becomes an
+ * ai.onnxc LayerNormFused (src/opt/layernorm.c). */
+int ox_opt_layernorm(ox_pass_view *v);
 
 /* Drops the nodes of op `op` (default domain) whose outputs no live node
  * reads and that are no graph outputs (src/opt/dead.c). */

@@ -914,6 +914,7 @@ static int run_opt_passes(fctx *x, ox_node **repl) {
   v.pinned = view_pinned;
   v.host = x;
   int rc = ox_opt_matmul_transb(&v);
+  if (!rc) rc = ox_opt_layernorm(&v);
   if (rc || x->s->opts.quant_fusion_off) return rc;
   rc = ox_opt_qdq_conv(&v);
   if (!rc) rc = ox_opt_qdq_eltwise(&v);

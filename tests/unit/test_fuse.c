@@ -483,8 +483,38 @@ static char *last_axis_gelu(void) {
   return t;
 }
 
+/* layer normalisation written out over the last axis (src/opt/layernorm.c) */
+static char *layernorm_text(bool with_beta) {
+  char *t = malloc(8192);
+  size_t at = (size_t)snprintf(t, 8192,
+                               "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+                               "ln (float[3,40] X) => (float[3,40] Y)\n"
+                               "<float two = {2.0}, float eps = {1e-5}, float[40] g = {");
+  for (int i = 0; i < 40; i++)
+    at += (size_t)snprintf(t + at, 8192 - at, "%s%g", i ? "," : "", 0.5 + i * 0.03);
+  at += (size_t)snprintf(t + at, 8192 - at, "}, float[40] b = {");
+  for (int i = 0; i < 40; i++)
+    at += (size_t)snprintf(t + at, 8192 - at, "%s%g", i ? "," : "", i * 0.1 - 2);
+  snprintf(t + at, 8192 - at,
+           "}>\n{ m = ReduceMean <axes = [-1]> (X)\n  d = Sub (X, m)\n  p = Pow (d, two)\n"
+           "  v = ReduceMean <axes = [-1]> (p)\n  ve = Add (v, eps)\n  s = Sqrt (ve)\n"
+           "  n = Div (d, s)\n  %s }\n",
+           with_beta ? "gn = Mul (n, g)\n  Y = Add (gn, b)" : "Y = Mul (g, n)");
+  return t;
+}
+
 int main(void) {
   test_overridable();
+  for (int beta = 0; beta < 2; beta++) {
+    char *ln = layernorm_text(beta);
+    size_t l0 = 0, l1 = 0;
+    const int64_t d_ln[2] = {3, 40};
+    finite_input = true;
+    compare(beta ? "layernorm" : "layernorm without beta", ln, d_ln, 2, 1e-5, &l0, &l1);
+    finite_input = false;
+    CHECK(l0 == (beta ? 9u : 8u) && l1 == 1);
+    free(ln);
+  }
   char *gelu = last_axis_gelu();
   CHECK(gelu != NULL);
   if (gelu) {
