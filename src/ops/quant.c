@@ -361,13 +361,44 @@ OC_CLONES static void dynq_range(const float *x, int64_t n, float *lo, float *hi
   *hi = mx[0];
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* The same reduction with explicit vectors: GCC left the one above scalar.
+ * min/max_ps(v, acc) keep acc when v is NaN, as the comparisons above. */
+__attribute__((target("avx512f"))) static void dynq_range_avx512(const float *x, int64_t n,
+                                                                 float *lo, float *hi) {
+  __m512 mn0 = _mm512_setzero_ps(), mn1 = mn0, mx0 = mn0, mx1 = mn0;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
+    mn0 = _mm512_min_ps(a, mn0);
+    mx0 = _mm512_max_ps(a, mx0);
+    mn1 = _mm512_min_ps(b, mn1);
+    mx1 = _mm512_max_ps(b, mx1);
+  }
+  float l = _mm512_reduce_min_ps(_mm512_min_ps(mn0, mn1));
+  float h = _mm512_reduce_max_ps(_mm512_max_ps(mx0, mx1));
+  for (; i < n; i++) {
+    l = x[i] < l ? x[i] : l;
+    h = x[i] > h ? x[i] : h;
+  }
+  *lo = l;
+  *hi = h;
+}
+#endif
+
 static int dynq_run(ox_kctx *c, void *st) {
   (void)st;
   ox_value *x = ox_kctx_input(c, 0);
   if (!x || x->dtype != OX_FLOAT) return ox_kctx_fail(c, OX_ERUNTIME, "x must be float");
   const float *xd = x->data;
   float mn, mx;
-  dynq_range(xd, x->numel, &mn, &mx);
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx512f"))
+    dynq_range_avx512(xd, x->numel, &mn, &mx);
+  else
+#endif
+    dynq_range(xd, x->numel, &mn, &mx);
   float scale = (mx - mn) / 255.0f;
   float zpf = scale != 0.0f ? nearbyintf((0.0f - mn) / scale) : 0.0f;
   zpf = zpf < 0 ? 0 : zpf > 255 ? 255 : zpf == zpf ? zpf : 0; /* NaN from infinite input: 0 */

@@ -109,13 +109,14 @@ static float row_max(const float *x, int64_t n) {
   return nan ? NAN : r;
 }
 
+/* eight partial sums: one vector of doubles per step */
 OC_CLONES static double row_sum(const float *x, int64_t n) {
-  double s[4] = {0, 0, 0, 0};
+  double s[8] = {0};
   int64_t k = 0;
-  for (; k + 4 <= n; k += 4)
-    for (int q = 0; q < 4; q++) s[q] += x[k + q];
+  for (; k + 8 <= n; k += 8)
+    for (int q = 0; q < 8; q++) s[q] += x[k + q];
   for (; k < n; k++) s[0] += x[k];
-  return (s[0] + s[1]) + (s[2] + s[3]);
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
 /* contiguous float32 row with the vectorisable exponential */
