@@ -30,6 +30,8 @@ struct ox_pass_view {
   int64_t (*sole_reader)(const ox_pass_view *v, const char *name);
   /* true for graph outputs and names read inside subgraphs */
   bool (*pinned)(const ox_pass_view *v, const char *name);
+  /* a pass made the readers of `from` read `to` (the host's counts follow) */
+  void (*renamed)(const ox_pass_view *v, const char *from, const char *to);
   void *host;
 };
 
@@ -84,6 +86,10 @@ int ox_opt_matmul_transb(ox_pass_view *v);
  * epsilon, Sqrt, Div, Mul gamma, Add beta over the last axis) becomes an
  * ai.onnxc LayerNormFused (src/opt/layernorm.c). */
 int ox_opt_layernorm(ox_pass_view *v);
+
+/* Later duplicates of a node (same domain, op, inputs, attributes) go, their
+ * readers reading the first one's outputs (src/opt/cse.c). */
+int ox_opt_cse(ox_pass_view *v);
 
 /* Drops the nodes of op `op` (default domain) whose outputs no live node
  * reads and that are no graph outputs (src/opt/dead.c). */

@@ -62,6 +62,7 @@ typedef struct fctx {
   ox_tensor *inits;
   size_t n_inits;
   unsigned long counter;
+  bool rename_oom;
 } fctx;
 
 static int oom(fctx *x) { return ox_err_set(x->e, OX_ENOMEM, "out of memory fusing the graph"); }
@@ -900,6 +901,14 @@ static bool view_pinned(const ox_pass_view *v, const char *name) {
   return map_count(&x->pinned, name) > 0;
 }
 
+static void view_renamed(const ox_pass_view *v, const char *from, const char *to) {
+  fctx *x = v->host;
+  size_t last = map_count(&x->lastuse, from);
+  if (map_add(&x->uses, to, map_count(&x->uses, from)) ||
+      (last > map_count(&x->lastuse, to) && ox_map_put(&x->lastuse, to, last)))
+    x->rename_oom = true;
+}
+
 static int run_opt_passes(fctx *x, ox_node **repl) {
   ox_pass_view v = {0};
   v.a = x->a;
@@ -912,8 +921,11 @@ static int run_opt_passes(fctx *x, ox_node **repl) {
   v.constant = view_constant;
   v.sole_reader = view_sole_reader;
   v.pinned = view_pinned;
+  v.renamed = view_renamed;
   v.host = x;
-  int rc = ox_opt_matmul_transb(&v);
+  int rc = ox_opt_cse(&v);
+  if (!rc && x->rename_oom) rc = oom(x);
+  if (!rc) rc = ox_opt_matmul_transb(&v);
   if (!rc) rc = ox_opt_layernorm(&v);
   if (rc || x->s->opts.quant_fusion_off) return rc;
   rc = ox_opt_qdq_conv(&v);

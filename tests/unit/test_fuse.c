@@ -503,8 +503,29 @@ static char *layernorm_text(bool with_beta) {
   return t;
 }
 
+/* duplicates (src/opt/cse.c): the second Sigmoid goes; with its output a
+ * graph output it stays */
+static const char *dup_nodes =
+    "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+    "dup (float[4,8] X) => (float[4,8] Y) {\n"
+    "  a = Sigmoid (X)\n  b = Sigmoid (X)\n"
+    "  c = Mul (a, b)\n  d = Cast <to = 1> (c)\n  e = Cast <to = 1> (c)\n"
+    "  Y = Sub (d, e) }\n";
+static const char *dup_exposed =
+    "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+    "dupx (float[4,8] X) => (float[4,8] Y, float[4,8] b) {\n"
+    "  a = Sigmoid (X)\n  b = Sigmoid (X)\n  Y = Mul (a, b) }\n";
+
 int main(void) {
   test_overridable();
+  {
+    size_t c0 = 0, c1 = 0;
+    const int64_t d_dup[2] = {4, 8};
+    compare("duplicate nodes", dup_nodes, d_dup, 2, -1, &c0, &c1);
+    CHECK(c0 == 6 && c1 == 4); /* one Sigmoid, one Cast */
+    compare("duplicate exposed", dup_exposed, d_dup, 2, -1, &c0, &c1);
+    CHECK(c0 == 3 && c1 >= 2);
+  }
   for (int beta = 0; beta < 2; beta++) {
     char *ln = layernorm_text(beta);
     size_t l0 = 0, l1 = 0;
