@@ -31,6 +31,13 @@ onnxc_fuzz_target(fuzz_convert)
 onnxc_fuzz_target(fuzz_session)
 onnxc_fuzz_target(fuzz_external)
 onnxc_fuzz_target(fuzz_tensorio ${PROJECT_SOURCE_DIR}/src/cli/runio.c)
+# the server's request parsing (only when it is built)
+set(serve_spec "")
+if(ONNXC_SERVE_FOUND)
+  onnxc_fuzz_target(fuzz_serve ${ONNXC_SERVE_SOURCES})
+  target_link_libraries(fuzz_serve PRIVATE PkgConfig::ONNXC_SERVE_MHD PkgConfig::ONNXC_SERVE_JANSSON)
+  set(serve_spec "fuzz_serve:serve:150000")
+endif()
 
 if(EXISTS "${ONNXC_SHARED}/testdata/node")
   # target:seed kind:inputs run (deterministic, -seed=1: the same inputs in
@@ -38,7 +45,7 @@ if(EXISTS "${ONNXC_SHARED}/testdata/node")
   foreach(spec "fuzz_decode:models:250000" "fuzz_text:text:500000" "fuzz_check:models:300000"
                "fuzz_infer:models:100000" "fuzz_convert:convert:120000"
                "fuzz_session:text:300000" "fuzz_external:external:60000"
-               "fuzz_tensorio:tensors:80000")
+               "fuzz_tensorio:tensors:80000" ${serve_spec})
     string(REPLACE ":" ";" f "${spec}")
     list(GET f 0 target)
     list(GET f 1 kind)

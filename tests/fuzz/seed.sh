@@ -7,7 +7,8 @@
 # SECONDS stays a cap), as `make test` wants: the same inputs on every run.
 #   KIND: models (binary models), convert (an opset byte + a model),
 #         text (text models), external (length + model + data file),
-#         tensors (a selector byte + a .pb or .npy file)
+#         tensors (a selector byte + a .pb or .npy file), serve (requests,
+#         tests/fuzz/fuzz_serve.c)
 set -eu
 kind=$1 fuzzer=$2 onnxc=$3 testdata=$4 src=$5 work=$6 secs=$7
 corpus=$work/corpus
@@ -51,12 +52,23 @@ case $kind in
     for f in "$src"/examples/*.npy; do
       n=$((n + 1)); { printf '\x03'; cat "$f"; } > "$corpus/seed_$n"
     done ;;
+  serve)
+    # selector, header flag, then a request body (fuzz_serve.c)
+    seed() { n=$((n + 1)); printf "$1" > "$corpus/seed_$n"; }
+    seed '\x00\x00{"inputs":[{"name":"F","datatype":"FP32","shape":[1,3],"data":[1,2,3]},{"name":"I","datatype":"INT64","shape":[1],"data":[7]},{"name":"B","datatype":"BOOL","shape":[1],"data":[true]},{"name":"U","datatype":"UINT8","shape":[1,2],"data":[[1,2]]},{"name":"S","datatype":"BYTES","shape":[1],"data":["hi"]}]}'
+    seed '\x01\x00{"id":"r1","inputs":[{"name":"F","datatype":"FP32","shape":[2,3],"data":[1,2,3,4,5,6]}],"outputs":[{"name":"F2","parameters":{"binary_data":true}}]}'
+    seed '\x02\x00{"inputs":[{"name":"X","datatype":"FP32","shape":[1,3],"data":[0.5,-1,2]}]}'
+    seed '\x02\x01\x5e\x00{"inputs":[{"name":"X","datatype":"FP32","shape":[1,3],"parameters":{"binary_data_size":12}}]}\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40'
+    seed '\x03\x00'
+    seed '\x05\x00{"ready":true}'
+    seed '\x08\x00/v2/models/mlp/versions/1\n'
+    seed '\x18\x00/v2/repository/models/id/unload\n{}' ;;
   *) echo "unknown kind $kind"; exit 2 ;;
 esac
 echo "seed corpus: $n files"
 [ "$n" -gt 0 ]
 dict=
-case $kind in text) dict=-dict=$src/tests/fuzz/text.dict ;; models|convert|external) dict=-dict=$src/tests/fuzz/proto.dict ;; esac
+case $kind in text) dict=-dict=$src/tests/fuzz/text.dict ;; models|convert|external) dict=-dict=$src/tests/fuzz/proto.dict ;; serve) dict=-dict=$src/tests/fuzz/serve.dict ;; esac
 # findings are kept beside the work folder (which the next run empties)
 mkdir -p "$work.findings"
 cd "$work"
