@@ -559,16 +559,60 @@ static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
   free(ap);
 }
 
+/* gemm_block for B packed whole (ox_sgemm_pb): each A panel block is packed
+ * once and used for every column of the task (with B packed per call, the
+ * column loop is outside and A would be packed again per column block). */
+static void gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  const int mr = g->uk.mr, nr = g->uk.nr;
+  int64_t kcb = g->K < KC_BLOCK ? g->K : KC_BLOCK;
+  float *ap = aligned_alloc(64, (size_t)(MC_BLOCK * kcb * 4));
+  if (!ap) {
+    gemm_block(g, m0, m1, n0, n1); /* computes from the panels without buffers */
+    return;
+  }
+  float tile[12 * 32];
+  for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
+    int64_t kc = g->K - pc < KC_BLOCK ? g->K - pc : KC_BLOCK;
+    float beta = pc == 0 ? g->beta : 1.0f;
+    for (int64_t ic = m0; ic < m1; ic += MC_BLOCK) {
+      int64_t mc = m1 - ic < MC_BLOCK ? m1 - ic : MC_BLOCK;
+      pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc, ap);
+      for (int64_t jr = n0; jr < n1; jr += nr) {
+        int64_t n = n1 - jr < nr ? n1 - jr : nr;
+        const float *bpan = g->bpre + pc * g->bpre_npad + jr * kc;
+        for (int64_t ir = 0; ir < mc; ir += mr) {
+          int64_t m = mc - ir < mr ? mc - ir : mr;
+          float *c = g->C + (ic + ir) * g->ldc + jr;
+          if (m == mr && n == nr) {
+            g->uk.fn(kc, ap + ir * kc, bpan, c, g->ldc, g->alpha, beta);
+          } else {
+            g->uk.fn(kc, ap + ir * kc, bpan, tile, nr, 1.0f, 0.0f);
+            for (int64_t i = 0; i < m; i++)
+              for (int64_t jj = 0; jj < n; jj++) {
+                float *cc = c + i * g->ldc + jj;
+                float v = g->alpha * tile[i * nr + jj];
+                *cc = beta == 0.0f ? v : v + beta * *cc;
+              }
+          }
+        }
+      }
+    }
+  }
+  free(ap);
+}
+
 static void gemm_task(void *arg, int64_t t0, int64_t t1) {
   const gemm_job *g = arg;
   for (int64_t t = t0; t < t1; t++) {
     int64_t lo = t * g->chunk;
+    void (*block)(const gemm_job *, int64_t, int64_t, int64_t, int64_t) =
+        g->bpre ? gemm_block_pb : gemm_block;
     if (g->split == 0) {
       int64_t hi = lo + g->chunk < g->N ? lo + g->chunk : g->N;
-      if (lo < hi) gemm_block(g, 0, g->M, lo, hi);
+      if (lo < hi) block(g, 0, g->M, lo, hi);
     } else {
       int64_t hi = lo + g->chunk < g->M ? lo + g->chunk : g->M;
-      if (lo < hi) gemm_block(g, lo, hi, 0, g->N);
+      if (lo < hi) block(g, lo, hi, 0, g->N);
     }
   }
 }

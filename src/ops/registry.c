@@ -35,6 +35,7 @@ extern const ox_kernel_def ox_ops_ml_tree[];
 extern const ox_kernel_def ox_ops_training[];
 extern const ox_kernel_def ox_ops_fused[];
 extern const ox_kernel_def ox_ops_qfused[];
+extern const ox_kernel_def ox_ops_attn_fused[];
 
 static const ox_kernel_def *const tables[] = {
     ox_ops_elementwise,
@@ -69,6 +70,7 @@ static const ox_kernel_def *const tables[] = {
     ox_ops_training,
     ox_ops_fused,
     ox_ops_qfused,
+    ox_ops_attn_fused,
 };
 
 static bool same_domain(const char *a, const char *b) {

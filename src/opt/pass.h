@@ -91,6 +91,11 @@ int ox_opt_layernorm(ox_pass_view *v);
  * readers reading the first one's outputs (src/opt/cse.c). */
 int ox_opt_cse(ox_pass_view *v);
 
+/* Exported multi-head attention (Reshape, Transpose, MatMul, scale, mask,
+ * Softmax, MatMul, Transpose) becomes an ai.onnxc MultiHeadAttentionFused
+ * (src/opt/attention.c). */
+int ox_opt_attention(ox_pass_view *v);
+
 /* Drops the nodes of op `op` (default domain) whose outputs no live node
  * reads and that are no graph outputs (src/opt/dead.c). */
 void ox_opt_drop_unread(ox_pass_view *v, const char *op);

@@ -516,8 +516,30 @@ static const char *dup_exposed =
     "dupx (float[4,8] X) => (float[4,8] Y, float[4,8] b) {\n"
     "  a = Sigmoid (X)\n  b = Sigmoid (X)\n  Y = Mul (a, b) }\n";
 
+/* exported multi-head attention (src/opt/attention.c): 2 heads of 4 */
+static const char *attention_text =
+    "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+    "attn (float[2,5,8] X) => (float[2,5,8] Y)\n"
+    "<int64[4] shp = {0, 0, 2, 4}, int64[3] back = {0, 0, 8}, float c = {2.0}, float half = {0.5},\n"
+    " float one = {1.0}, float[2,1,1,5] mask = {0, 0, -10000, 0, 0, 0, 0, 0, 0, -10000}> {\n"
+    "  xk = Mul (X, half)\n  xv = Add (X, one)\n"
+    "  q0 = Reshape (X, shp)\n  q = Transpose <perm = [0, 2, 1, 3]> (q0)\n"
+    "  k0 = Reshape (xk, shp)\n  k = Transpose <perm = [0, 2, 3, 1]> (k0)\n"
+    "  v0 = Reshape (xv, shp)\n  v = Transpose <perm = [0, 2, 1, 3]> (v0)\n"
+    "  s = MatMul (q, k)\n  sd = Div (s, c)\n  sm = Add (sd, mask)\n"
+    "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, v)\n"
+    "  t = Transpose <perm = [0, 2, 1, 3]> (o)\n  Y = Reshape (t, back) }\n";
+
 int main(void) {
   test_overridable();
+  {
+    size_t a0 = 0, a1 = 0;
+    const int64_t d_at[3] = {2, 5, 8};
+    finite_input = true;
+    compare("attention", attention_text, d_at, 3, 1e-5, &a0, &a1);
+    finite_input = false;
+    CHECK(a0 == 15 && a1 <= 4); /* K and V inputs, the fused attention, the last Reshape */
+  }
   {
     size_t c0 = 0, c1 = 0;
     const int64_t d_dup[2] = {4, 8};
