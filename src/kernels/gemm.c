@@ -469,6 +469,34 @@ static void gemm_naive(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
     }
 }
 
+/* Micro-kernel tiles over mc rows of packed A (apan) and nc columns of
+ * packed B (panels of kc x nr from bblk) into C (row stride ldc); edge tiles
+ * through a scratch tile. */
+static void macro_tile(const gemm_job *g, const float *apan, const float *bblk, int64_t kc,
+                       int64_t mc, float *C, int64_t nc, float beta) {
+  const int mr = g->uk.mr, nr = g->uk.nr;
+  float tile[12 * 32];
+  for (int64_t jr = 0; jr < nc; jr += nr) {
+    int64_t n = nc - jr < nr ? nc - jr : nr;
+    const float *bpan = bblk + jr * kc;
+    for (int64_t ir = 0; ir < mc; ir += mr) {
+      int64_t m = mc - ir < mr ? mc - ir : mr;
+      float *c = C + ir * g->ldc + jr;
+      if (m == mr && n == nr) {
+        g->uk.fn(kc, apan + ir * kc, bpan, c, g->ldc, g->alpha, beta);
+        continue;
+      }
+      g->uk.fn(kc, apan + ir * kc, bpan, tile, nr, 1.0f, 0.0f);
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+          float *cc = c + i * g->ldc + j;
+          float v = g->alpha * tile[i * nr + j];
+          *cc = beta == 0.0f ? v : v + beta * *cc;
+        }
+    }
+  }
+}
+
 static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const int mr = g->uk.mr, nr = g->uk.nr;
   int64_t ncb = n1 - n0 < NC_BLOCK ? n1 - n0 : NC_BLOCK;
@@ -513,7 +541,6 @@ static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
     gemm_naive(g, m0, m1, n0, n1);
     return;
   }
-  float tile[12 * 32];
   for (int64_t jc = n0; jc < n1; jc += NC_BLOCK) {
     int64_t nc = n1 - jc < NC_BLOCK ? n1 - jc : NC_BLOCK;
     for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
@@ -533,25 +560,7 @@ static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
           pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc, ap);
           apan = ap;
         }
-        for (int64_t jr = 0; jr < nc; jr += nr) {
-          int64_t n = nc - jr < nr ? nc - jr : nr;
-          const float *bpan = bblk + jr * kc;
-          for (int64_t ir = 0; ir < mc; ir += mr) {
-            int64_t m = mc - ir < mr ? mc - ir : mr;
-            float *c = g->C + (ic + ir) * g->ldc + jc + jr;
-            if (m == mr && n == nr) {
-              g->uk.fn(kc, apan + ir * kc, bpan, c, g->ldc, g->alpha, beta);
-            } else {
-              g->uk.fn(kc, apan + ir * kc, bpan, tile, nr, 1.0f, 0.0f);
-              for (int64_t i = 0; i < m; i++)
-                for (int64_t j = 0; j < n; j++) {
-                  float *cc = c + i * g->ldc + j;
-                  float v = g->alpha * tile[i * nr + j];
-                  *cc = beta == 0.0f ? v : v + beta * *cc;
-                }
-            }
-          }
-        }
+        macro_tile(g, apan, bblk, kc, mc, g->C + ic * g->ldc + jc, nc, beta);
       }
     }
   }
@@ -563,39 +572,21 @@ static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
  * once and used for every column of the task (with B packed per call, the
  * column loop is outside and A would be packed again per column block). */
 static void gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-  const int mr = g->uk.mr, nr = g->uk.nr;
+  const int mr = g->uk.mr;
   int64_t kcb = g->K < KC_BLOCK ? g->K : KC_BLOCK;
   float *ap = aligned_alloc(64, (size_t)(MC_BLOCK * kcb * 4));
   if (!ap) {
     gemm_block(g, m0, m1, n0, n1); /* computes from the panels without buffers */
     return;
   }
-  float tile[12 * 32];
   for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
     int64_t kc = g->K - pc < KC_BLOCK ? g->K - pc : KC_BLOCK;
     float beta = pc == 0 ? g->beta : 1.0f;
     for (int64_t ic = m0; ic < m1; ic += MC_BLOCK) {
       int64_t mc = m1 - ic < MC_BLOCK ? m1 - ic : MC_BLOCK;
       pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc, ap);
-      for (int64_t jr = n0; jr < n1; jr += nr) {
-        int64_t n = n1 - jr < nr ? n1 - jr : nr;
-        const float *bpan = g->bpre + pc * g->bpre_npad + jr * kc;
-        for (int64_t ir = 0; ir < mc; ir += mr) {
-          int64_t m = mc - ir < mr ? mc - ir : mr;
-          float *c = g->C + (ic + ir) * g->ldc + jr;
-          if (m == mr && n == nr) {
-            g->uk.fn(kc, ap + ir * kc, bpan, c, g->ldc, g->alpha, beta);
-          } else {
-            g->uk.fn(kc, ap + ir * kc, bpan, tile, nr, 1.0f, 0.0f);
-            for (int64_t i = 0; i < m; i++)
-              for (int64_t jj = 0; jj < n; jj++) {
-                float *cc = c + i * g->ldc + jj;
-                float v = g->alpha * tile[i * nr + jj];
-                *cc = beta == 0.0f ? v : v + beta * *cc;
-              }
-          }
-        }
-      }
+      macro_tile(g, ap, g->bpre + pc * g->bpre_npad + n0 * kc, kc, mc, g->C + ic * g->ldc + n0,
+                 n1 - n0, beta);
     }
   }
   free(ap);
