@@ -383,6 +383,9 @@ static int unpool_run(ox_kctx *ctx, void *st) {
   }
   ox_value *y = ox_kctx_output_zero(ctx, 0, x->dtype, ydims, x->rank);
   if (!y) return OX_ERUNTIME;
+  /* an empty output may still have huge dims (the products below would
+   * overflow); a non-empty one bounds every partial product */
+  if (y->numel == 0) return OX_OK;
   size_t es = ox_value_elem_size(x->dtype);
   int64_t itotal = 1;
   for (size_t d = 0; d < x->rank; d++) itotal *= idims[d];
