@@ -2,3 +2,9 @@ onnxc_unit_test(test_fuse)
 onnxc_unit_test(test_qdq_fuse)
 onnxc_unit_test(test_qdq_units)
 onnxc_unit_test(test_matmul_const)
+# onnxc convert --optimize writes the fused graph; it checks and runs the same
+add_test(NAME convert_optimize
+         COMMAND sh ${PROJECT_SOURCE_DIR}/tests/opt/optimize_roundtrip.sh $<TARGET_FILE:onnxc_cli>
+                 ${PROJECT_SOURCE_DIR}/tests/opt/attention.onnxtxt
+                 ${PROJECT_SOURCE_DIR}/tests/opt/attention_input.npy MultiHeadAttentionFused
+                 ${CMAKE_CURRENT_BINARY_DIR}/convert_optimize)

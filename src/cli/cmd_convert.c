@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../proto/proto.h"
+#include "../runtime/session.h"
 #include "../version/version.h"
 #include "cli.h"
 
@@ -26,6 +27,9 @@ static void help(FILE *f) {
           "  --align BYTES           alignment of each tensor in FILE (default 4096)\n"
           "  --no-external-data      bring all external data back into OUT\n"
           "  --skip-checksum         do not verify SHA-1 checksums of external data\n"
+          "  --optimize              write the graph as a session runs it: the optimisation\n"
+          "                          passes applied (fused units are ai.onnxc operators, which\n"
+          "                          onnxc runs; constant folding stays in the runtime)\n"
           "  -h, --help              show this help\n");
 }
 
@@ -38,11 +42,46 @@ static bool parse_size(const char *s, size_t *v) {
   return true;
 }
 
+/* Saves m with the main graph a session (optimization level 1) would run,
+ * importing ai.onnxc for the fused nodes. */
+static int save_optimized(ox_model *m, const char *out, const ox_save_opts *so, ox_err *e) {
+  ox_session_opts o = {0};
+  o.optimization_level = 1;
+  o.threads = 1;
+  ox_session *s = NULL;
+  if (ox_session_create(m, &o, &s, e)) return e->code;
+  ox_model_proto *orig = m->proto, copy = *orig;
+  bool has = false;
+  for (size_t i = 0; i < orig->n_opset_import; i++)
+    has = has ||
+          (orig->opset_import[i].domain && strcmp(orig->opset_import[i].domain, "ai.onnxc") == 0);
+  ox_opset *imp = ox_arena_calloc(m->arena, orig->n_opset_import + 1, sizeof *imp);
+  if (!imp) {
+    ox_session_free(s);
+    return ox_err_set(e, OX_ENOMEM, "out of memory");
+  }
+  if (orig->n_opset_import) memcpy(imp, orig->opset_import, orig->n_opset_import * sizeof *imp);
+  copy.opset_import = imp;
+  if (!has) {
+    imp[copy.n_opset_import].domain = (char *)"ai.onnxc";
+    imp[copy.n_opset_import].version = 1;
+    imp[copy.n_opset_import].has_version = true;
+    copy.n_opset_import++;
+  }
+  copy.graph = (ox_graph *)ox_session_graph(s);
+  m->proto = &copy;
+  int rc = ox_model_save_file(m, out, so, e);
+  m->proto = orig;
+  ox_session_free(s);
+  return rc;
+}
+
 int ox_cmd_convert(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
   ox_save_opts so = {.size_threshold = 1024, .align = 4096};
   ox_load_opts lo = {0};
   long long opset = 0;
+  bool optimize = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (ox_cli_is_help(a)) {
@@ -76,6 +115,8 @@ int ox_cmd_convert(int argc, char **argv) {
       so.all_inline = true;
     else if (strcmp(a, "--skip-checksum") == 0)
       lo.skip_checksum = true;
+    else if (strcmp(a, "--optimize") == 0)
+      optimize = true;
     else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "onnxc convert: unknown option '%s' (see onnxc convert --help)\n", a);
       return 2;
@@ -107,7 +148,7 @@ int ox_cmd_convert(int argc, char **argv) {
     ox_model_free(m);
     return 1;
   }
-  int rc = ox_model_save_file(m, out, &so, &e);
+  int rc = optimize ? save_optimized(m, out, &so, &e) : ox_model_save_file(m, out, &so, &e);
   if (rc) fprintf(stderr, "onnxc: %s\n", e.msg);
   ox_model_free(m);
   return rc ? 1 : 0;

@@ -84,6 +84,7 @@ ox_node *ox_opt_new_node(ox_pass_view *v, const ox_node *like, const char *op, s
 
 void ox_opt_add_int_attr(ox_node *n, const char *name, int64_t value) {
   ox_attr *r = &n->attribute[n->n_attribute++];
+  memset(r, 0, sizeof *r); /* the slot may hold a copied attribute */
   r->name = (char *)name;
   r->type = OX_ATTR_INT;
   r->has_type = true;
@@ -93,6 +94,7 @@ void ox_opt_add_int_attr(ox_node *n, const char *name, int64_t value) {
 
 void ox_opt_add_float_attr(ox_node *n, const char *name, float value) {
   ox_attr *r = &n->attribute[n->n_attribute++];
+  memset(r, 0, sizeof *r); /* the slot may hold a copied attribute */
   r->name = (char *)name;
   r->type = OX_ATTR_FLOAT;
   r->has_type = true;

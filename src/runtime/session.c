@@ -885,3 +885,5 @@ done:
   run_give(s, r);
   return rc;
 }
+
+const ox_graph *ox_session_graph(const ox_session *s) { return s->graph; }

@@ -56,6 +56,11 @@ void ox_session_log(const ox_session *s, int level, const char *fmt, ...)
 #endif
     ;
 
+/* The main graph as the session runs it: functions expanded and the
+ * optimisation passes applied (nodes of domain ai.onnxc where units were
+ * fused). Lives as long as the session. */
+const ox_graph *ox_session_graph(const ox_session *s);
+
 int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session **out, ox_err *e);
 void ox_session_free(ox_session *s);
 
