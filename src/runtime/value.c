@@ -108,8 +108,14 @@ static size_t alloc_size(size_t nbytes) {
 }
 
 static ox_value *value_new(ox_value_kind kind, ox_err *e) {
+  /* the value itself counts too: a Loop can hold millions of small views */
+  if (!budget_charge(sizeof(ox_value))) {
+    ox_err_set(e, OX_ENOMEM, "out of memory allocating a value (memory limit)");
+    return NULL;
+  }
   ox_value *v = calloc(1, sizeof *v);
   if (!v) {
+    budget_credit(sizeof(ox_value));
     ox_err_set(e, OX_ENOMEM, "out of memory allocating a value");
     return NULL;
   }
@@ -305,6 +311,7 @@ void ox_value_unref(ox_value *v) {
   ox_value_unref(v->sp_indices);
   ox_value_unref(v->base);
   free(v);
+  budget_credit(sizeof(ox_value));
 }
 
 int ox_tensor_copy_data(ox_value *dst, const ox_value *src, ox_err *e) {
