@@ -64,7 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ox_session_opts o = {0};
     o.threads = 1;
     o.optimization_level = 1;
-    o.max_memory = (size_t)512 << 20; /* a hostile model gets an error, not the OOM killer */
+    /* a hostile model (a Loop without end, a huge shape) gets an error, soon */
+    o.max_memory = (size_t)16 << 20;
     if (ox_session_create(m, &o, &s, &e) == OX_OK) {
       size_t n_in = ox_session_n_inputs(s), n_out = ox_session_n_outputs(s);
       ox_value **in = calloc(n_in + 1, sizeof *in), **out = calloc(n_out + 1, sizeof *out);
