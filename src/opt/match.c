@@ -132,3 +132,16 @@ bool ox_opt_axes_last(const ox_pass_view *v, const ox_node *n, int64_t opset) {
   for (int b = 7; b >= 0; b--) x = (int64_t)((uint64_t)x << 8 | pl.data[b]);
   return x == -1;
 }
+
+bool ox_opt_scalar_q8(const ox_tensor *t, int32_t *out) {
+  if (!t || !ox_opt_is_q8(t->data_type) || ox_opt_elems(t) != 1) return false;
+  bool sign = t->data_type == OX_INT8;
+  if (t->n_int32_data == 1) {
+    *out = sign ? (int8_t)t->int32_data[0] : (uint8_t)t->int32_data[0];
+    return true;
+  }
+  ox_bytes pl = ox_tensor_payload(t);
+  if (!pl.data || pl.size != 1) return false;
+  *out = sign ? (int8_t)pl.data[0] : pl.data[0];
+  return true;
+}

@@ -58,6 +58,8 @@ ox_node *ox_opt_new_node(ox_pass_view *v, const ox_node *like, const char *op, s
                          size_t n_extra_attrs);
 void ox_opt_add_int_attr(ox_node *n, const char *name, int64_t value);
 void ox_opt_add_float_attr(ox_node *n, const char *name, float value);
+/* the value of an int8/uint8 constant of one element */
+bool ox_opt_scalar_q8(const ox_tensor *t, int32_t *out);
 /* the value of a float32 constant of one element */
 bool ox_opt_scalar_f32(const ox_tensor *t, float *out);
 /* a ReduceMean (or other reduction) over the last axis only, keeping it:
@@ -71,7 +73,9 @@ int ox_opt_qdq_conv(ox_pass_view *v);
 /* DequantizeLinear -> {Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid,
  * HardSwish} -> QuantizeLinear becomes an ai.onnxc QLookupFused (a 256-entry
  * table), and two DequantizeLinear -> Add [-> Relu] -> QuantizeLinear an
- * ai.onnxc QAddFused (src/opt/qdq_eltwise.c). */
+ * ai.onnxc QAddFused; DequantizeLinear -> {Reshape, Transpose, Flatten,
+ * Squeeze, Unsqueeze, Identity} -> QuantizeLinear with the same
+ * scale and zero point runs the op on the bytes (src/opt/qdq_eltwise.c). */
 int ox_opt_qdq_eltwise(ox_pass_view *v);
 
 /* MatMulInteger (constant 8-bit B) -> Cast(float) -> Mul(scale) [-> Add(bias)]

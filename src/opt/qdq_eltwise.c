@@ -13,7 +13,13 @@
  * becomes ai.onnxc QAddFused (aq, as, az, bq, bs, bz, ys, yz), relu = 1 when
  * a Relu followed: y = round(a' as/ys + b' bs/ys) + yz in float. Scales and
  * zero points must be constant scalars; the DequantizeLinear nodes that lose
- * their last reader are dropped. */
+ * their last reader are dropped.
+ *
+ * Between a DequantizeLinear and a QuantizeLinear of the same scale and
+ * zero point, an op that only moves values (Reshape, Transpose, Flatten,
+ * Squeeze, Unsqueeze, Identity) gives the same bytes when run on the
+ * quantized input itself — (q - z) s / s rounds back to q - z — so it is
+ * rewired to the bytes and both conversions go. */
 #include <string.h>
 
 #include "pass.h"
@@ -113,11 +119,57 @@ static int fuse_add(ox_pass_view *v, size_t i) {
   return OX_OK;
 }
 
+/* (MaxPool would qualify too, but its byte path is a plain loop, slower than
+ * the float one with the conversions around it) */
+static const char *const passthrough_ops[] = {"Reshape", "Transpose", "Flatten",
+                                              "Squeeze", "Unsqueeze", "Identity"};
+
+static bool same_q_params(const ox_pass_view *v, const ox_node *d, const ox_node *q,
+                          bool positive) {
+  float sd, sq;
+  int32_t zd = 0, zq = 0;
+  if (!ox_opt_scalar_f32(v->constant(v, d->input[1]), &sd) ||
+      !ox_opt_scalar_f32(v->constant(v, q->input[1]), &sq) || sd != sq || !(sd == sd) ||
+      sd == 0.0f || (positive && !(sd > 0.0f)) || !ox_opt_given(d, 2) || !ox_opt_given(q, 2))
+    return false;
+  const ox_tensor *td = v->constant(v, d->input[2]), *tq = v->constant(v, q->input[2]);
+  return td && tq && td->data_type == tq->data_type && ox_opt_scalar_q8(td, &zd) &&
+         ox_opt_scalar_q8(tq, &zq) && zd == zq;
+}
+
+static int pass_through(ox_pass_view *v, size_t i) {
+  ox_node *u = &v->nodes[i];
+  bool known = false;
+  for (size_t k = 0; k < sizeof passthrough_ops / sizeof *passthrough_ops && !known; k++)
+    known = ox_opt_op_is(u, passthrough_ops[k]);
+  if (!known || u->n_input < 1 || u->n_output != 1 || !u->output[0] || !*u->output[0]) return OX_OK;
+  bool maxpool = ox_opt_op_is(u, "MaxPool");
+  if (maxpool && v->opsets[i] < 12) return OX_OK; /* bytes from opset 12 on */
+  int64_t d = scalar_dq(v, u->input[0], i);
+  int64_t q = v->sole_reader(v, u->output[0]);
+  if (d < 0 || q <= (int64_t)i || !ox_opt_q_unit(v, q, u->output[0]) ||
+      !same_q_params(v, &v->nodes[d], &v->nodes[q], maxpool))
+    return OX_OK;
+  /* the node keeps its op and opset: rewired in place */
+  char **in = ox_arena_calloc(v->a, u->n_input + 1, sizeof *in);
+  char **out = ox_arena_calloc(v->a, 2, sizeof *out);
+  if (!in || !out) return ox_err_set(v->e, OX_ENOMEM, "out of memory fusing the graph");
+  memcpy(in, u->input, u->n_input * sizeof *in);
+  in[0] = v->nodes[d].input[0];
+  out[0] = v->nodes[q].output[0];
+  u->input = in;
+  u->output = out;
+  v->drop[q] = true;
+  drop_if_only(v, d, i);
+  return OX_OK;
+}
+
 int ox_opt_qdq_eltwise(ox_pass_view *v) {
   for (size_t i = 0; i < v->n_node; i++) {
     if (v->drop[i] || v->repl[i]) continue;
     int rc = fuse_add(v, i);
     if (!rc && !v->repl[i]) rc = fuse_lookup(v, i);
+    if (!rc && !v->repl[i]) rc = pass_through(v, i);
     if (rc) return rc;
   }
   ox_opt_drop_unread(v, "DequantizeLinear");

@@ -174,6 +174,21 @@ int main(void) {
         "  bd = DequantizeLinear (X, bs, bz)\n  s = Add (ad, bd)\n"
         "  Y = QuantizeLinear (s, ys, yz) }\n",
         2, img, 4, true, 0);
+  /* layout ops between conversions of the same parameters run on the bytes */
+  check("Transpose on bytes",
+        HEAD
+        "tr (uint8[1,4,9,11] X) => (uint8[1,11,9,4] Y)\n"
+        "<float s = {0.037}, uint8 z = {99}>\n"
+        "{ d = DequantizeLinear (X, s, z)\n  t = Transpose <perm = [0, 3, 2, 1]> (d)\n"
+        "  Y = QuantizeLinear (t, s, z) }\n",
+        2, img, 4, true, 1);
+  check("Transpose, other scale",
+        HEAD
+        "tr2 (uint8[1,4,9,11] X) => (uint8[1,11,9,4] Y)\n"
+        "<float s = {0.037}, float s2 = {0.05}, uint8 z = {99}>\n"
+        "{ d = DequantizeLinear (X, s, z)\n  t = Transpose <perm = [0, 3, 2, 1]> (d)\n"
+        "  Y = QuantizeLinear (t, s2, z) }\n",
+        2, img, 4, true, 0);
   /* dynamic quantization: DQL -> MatMulInteger -> Cast -> Mul -> Add */
   char text[8192];
   size_t at = (size_t)snprintf(
