@@ -205,8 +205,7 @@ OX_NN_CLONES static void pool2d_task(void *arg, int64_t p0, int64_t p1) {
             for (int64_t kw = wlo; kw < whi; kw++) acc += xr[kw * dw];
         }
         if (!is_max) {
-          int64_t div =
-              j->s->count_include_pad ? hpad * cols[ow].pad : (hhi - hlo) * (whi - wlo);
+          int64_t div = j->s->count_include_pad ? hpad * cols[ow].pad : (hhi - hlo) * (whi - wlo);
           acc = div > 0 ? acc / (float)div : NAN;
         }
         yr[ow] = acc;
@@ -315,18 +314,35 @@ static int pool_run(ox_kctx *ctx, void *st) {
     ox_parallel_for(ox_kctx_pool(ctx), planes, 65536 / (size + 1) + 1, gpool_task, &gj);
     return OX_OK;
   }
-  if (x->dtype == OX_FLOAT && nd == 2 && !iv && s->kind != POOL_LP) {
+  /* 8-bit max pooling in 2-D: through the float path (bytes are exact in
+   * float, and a maximum of them is one of them) */
+  bool bytes = (x->dtype == OX_UINT8 || x->dtype == OX_INT8) && s->kind == POOL_MAX;
+  if ((x->dtype == OX_FLOAT || bytes) && nd == 2 && !iv && s->kind != POOL_LP) {
+    float *xf = NULL, *yf = NULL;
+    if (bytes) {
+      xf = malloc((size_t)x->numel * sizeof *xf);
+      yf = malloc((size_t)y->numel * sizeof *yf);
+      if (!xf || !yf) {
+        free(xf);
+        free(yf);
+        return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+      }
+      ox_nn_load_f32_bytes(x->data, x->dtype == OX_INT8, x->numel, xf);
+    }
     int64_t OW = g.out[1];
     pool_cols stackc[256], *cols = OW <= 256 ? stackc : malloc((size_t)OW * sizeof *cols);
     if (!cols) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
     for (int64_t ow = 0; ow < OW; ow++)
       tap_range(ow * g.stride[1] - g.pb[1], g.k[1], g.dil[1], g.in[1], g.pb[1], g.pe[1],
                 &cols[ow].lo, &cols[ow].hi, &cols[ow].pad);
-    pool2d_job pj = {s, &g, x->data, y->data, cols};
+    pool2d_job pj = {s, &g, bytes ? xf : x->data, bytes ? yf : y->data, cols};
     int64_t planes = x->dims[0] * x->dims[1];
-    ox_parallel_for(ox_kctx_pool(ctx), planes, (32768 + y->numel / planes) / (y->numel / planes + 1),
-                    pool2d_task, &pj);
+    ox_parallel_for(ox_kctx_pool(ctx), planes,
+                    (32768 + y->numel / planes) / (y->numel / planes + 1), pool2d_task, &pj);
     if (cols != stackc) free(cols);
+    if (bytes) ox_nn_store_f32_bytes(yf, x->dtype == OX_INT8, y->numel, y->data);
+    free(xf);
+    free(yf);
     return OX_OK;
   }
   double *xd = malloc((size_t)x->numel * sizeof(double));

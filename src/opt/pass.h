@@ -73,8 +73,8 @@ int ox_opt_qdq_conv(ox_pass_view *v);
 /* DequantizeLinear -> {Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid,
  * HardSwish} -> QuantizeLinear becomes an ai.onnxc QLookupFused (a 256-entry
  * table), and two DequantizeLinear -> Add [-> Relu] -> QuantizeLinear an
- * ai.onnxc QAddFused; DequantizeLinear -> {Reshape, Transpose, Flatten,
- * Squeeze, Unsqueeze, Identity} -> QuantizeLinear with the same
+ * ai.onnxc QAddFused; DequantizeLinear -> {MaxPool, Reshape, Transpose,
+ * Flatten, Squeeze, Unsqueeze, Identity} -> QuantizeLinear with the same
  * scale and zero point runs the op on the bytes (src/opt/qdq_eltwise.c). */
 int ox_opt_qdq_eltwise(ox_pass_view *v);
 

@@ -17,7 +17,8 @@
  *
  * Between a DequantizeLinear and a QuantizeLinear of the same scale and
  * zero point, an op that only moves values (Reshape, Transpose, Flatten,
- * Squeeze, Unsqueeze, Identity) gives the same bytes when run on the
+ * Squeeze, Unsqueeze, Identity) or takes maxima (MaxPool, for a positive
+ * scale: dequantizing is increasing) gives the same bytes when run on the
  * quantized input itself — (q - z) s / s rounds back to q - z — so it is
  * rewired to the bytes and both conversions go. */
 #include <string.h>
@@ -119,9 +120,7 @@ static int fuse_add(ox_pass_view *v, size_t i) {
   return OX_OK;
 }
 
-/* (MaxPool would qualify too, but its byte path is a plain loop, slower than
- * the float one with the conversions around it) */
-static const char *const passthrough_ops[] = {"Reshape", "Transpose", "Flatten",
+static const char *const passthrough_ops[] = {"MaxPool", "Reshape",   "Transpose", "Flatten",
                                               "Squeeze", "Unsqueeze", "Identity"};
 
 static bool same_q_params(const ox_pass_view *v, const ox_node *d, const ox_node *q,

@@ -182,6 +182,14 @@ int main(void) {
         "{ d = DequantizeLinear (X, s, z)\n  t = Transpose <perm = [0, 3, 2, 1]> (d)\n"
         "  Y = QuantizeLinear (t, s, z) }\n",
         2, img, 4, true, 1);
+  check("MaxPool on bytes",
+        HEAD
+        "mp (int8[1,4,9,11] X) => (int8[1,4,5,6] Y)\n"
+        "<float s = {0.037}, int8 z = {-3}>\n"
+        "{ d = DequantizeLinear (X, s, z)\n"
+        "  t = MaxPool <kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]> (d)\n"
+        "  Y = QuantizeLinear (t, s, z) }\n",
+        3, img, 4, true, 1);
   check("Transpose, other scale",
         HEAD
         "tr2 (uint8[1,4,9,11] X) => (uint8[1,11,9,4] Y)\n"
