@@ -191,9 +191,29 @@ static int mm_run(ox_kctx *ctx, void *state) {
 }
 
 /* MatMulTransBFused (ai.onnxc, src/opt/matmul_transb.c): A (..., K) times
- * W (N x K) transposed, W read in place; float32. */
+ * W (N x K) transposed; float32. A constant W is packed once (transposed
+ * into the GEMM's panels), else read in place. */
+/* W packed once as B = W^T (the panels stream sequentially: a language
+ * model's head runs at the packed MatMul's bandwidth) */
+static int mmtb_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  *state = NULL;
+  const ox_value *w = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
+  if (!w || w->kind != OX_VAL_TENSOR || w->dtype != OX_FLOAT || w->rank != 2 || w->numel < 1)
+    return OX_OK;
+  mm_state *s = calloc(1, sizeof *s);
+  if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  s->bp = ox_sgemm_pack_b(true, w->dims[1], w->dims[0], w->data, w->dims[1], e);
+  if (!s->bp) {
+    free(s);
+    return e->code;
+  }
+  s->src = w;
+  *state = s;
+  return OX_OK;
+}
+
 static int mmtb_run(ox_kctx *ctx, void *state) {
-  (void)state;
+  const mm_state *st = state;
   ox_value *a = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1);
   if (!a || !w || a->kind != OX_VAL_TENSOR || w->kind != OX_VAL_TENSOR || a->dtype != OX_FLOAT ||
       w->dtype != OX_FLOAT || w->rank != 2 || a->rank < 1 || a->rank > OC_MAXRANK)
@@ -209,6 +229,10 @@ static int mmtb_run(ox_kctx *ctx, void *state) {
   if (!y) return OX_ENOMEM;
   if (y->numel == 0) return OX_OK;
   int64_t M = K ? a->numel / K : y->numel / N;
+  if (st && st->src == w && K > 0) {
+    ox_sgemm_pb(M, a->data, K, st->bp, y->data, N, ox_kctx_pool(ctx));
+    return OX_OK;
+  }
   ox_sgemm(false, true, M, N, K, 1.0f, a->data, K, w->data, K, 0.0f, y->data, N, ox_kctx_pool(ctx));
   return OX_OK;
 }
@@ -633,7 +657,7 @@ static int none_prepare(const ox_kinfo *info, void **state, ox_err *e) {
 }
 
 const ox_kernel_def ox_ops_matmul[] = {
-    {"ai.onnxc", "MatMulTransBFused", 1, 1, none_prepare, mmtb_run, NULL},
+    {"ai.onnxc", "MatMulTransBFused", 1, 1, mmtb_prepare, mmtb_run, mm_release},
     {"", "MatMul", 1, 1000, mm_prepare, mm_run, mm_release},
     {"", "Gemm", 1, 6, gemm_prepare, gemm_run, NULL},
     {"", "Gemm", 7, 1000, gemm_prepare, gemm_run, NULL},
