@@ -17,6 +17,7 @@ extern const ox_kernel_def ox_ops_control[];
 extern const ox_kernel_def ox_ops_sequence[];
 extern const ox_kernel_def ox_ops_optional[];
 extern const ox_kernel_def ox_ops_conv[];
+extern const ox_kernel_def ox_ops_conv_int[];
 extern const ox_kernel_def ox_ops_pool[];
 extern const ox_kernel_def ox_ops_resize[];
 extern const ox_kernel_def ox_ops_roi[];
@@ -52,6 +53,7 @@ static const ox_kernel_def *const tables[] = {
     ox_ops_sequence,
     ox_ops_optional,
     ox_ops_conv,
+    ox_ops_conv_int,
     ox_ops_pool,
     ox_ops_resize,
     ox_ops_roi,

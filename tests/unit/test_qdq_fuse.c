@@ -1,5 +1,5 @@
 /* test_qdq_fuse.c - QDQ convolution units fused into integer kernels
- * (src/opt/qdq_conv.c, QLinearConvFused in src/ops/conv.c), through the
+ * (src/opt/qdq_conv.c, QLinearConvFused in src/ops/conv_int.c), through the
  * public API. Each model is written in the text format as quantization tools
  * lay it out (DequantizeLinear on X and W, Conv with a float bias, optional
  * Relu, QuantizeLinear) and run twice: as written (no_quant_fusion) and

@@ -1,0 +1,37 @@
+/* conv_common.h - what the float (conv.c) and integer (conv_int.c)
+ * convolution kernels share: the per-node state, its creation and release,
+ * and the shape check of X and W. */
+#ifndef OX_OPS_CONV_COMMON_H
+#define OX_OPS_CONV_COMMON_H
+
+#include "../kernels/gemm.h"
+#include "../kernels/nn.h"
+#include "../kernels/qconv.h"
+#include "../runtime/kernel.h"
+
+typedef struct conv_state {
+  ox_nn_attrs a;
+  ox_sgemm_packed **packed; /* one per group when W is a constant float tensor */
+  int64_t n_packed;
+  const ox_value *packed_w; /* the constant W the packs were made from */
+  int64_t out_padding[OX_NN_MAXD], out_shape[OX_NN_MAXD];
+  size_t n_out_padding, n_out_shape;
+  ox_sgemm_epi epi; /* FusedConv: activation (residual set per run) */
+  /* QLinearConv / QLinearConvFused: integer weights packed per group */
+  ox_qconv_w *qw;
+  int64_t n_qw;
+  const ox_value *qw_src; /* the constant W they were packed from */
+  bool relu;              /* QLinearConvFused: a Relu before the requantisation */
+} conv_state;
+
+/* Prefixes the error with the node: "node 'name' (Op): ..." */
+int ox_conv_prep_err(const ox_kinfo *info, ox_err *e);
+/* A state with the node's convolution attributes read (NULL with *e set). */
+conv_state *ox_conv_state_new(const ox_kinfo *info, ox_err *e);
+void ox_conv_release(void *st);
+/* Checks X and W (ranks, channels per group) and fills the geometry and Y's
+ * dims; fails naming the node. */
+int ox_conv_shapes(ox_kctx *ctx, const conv_state *s, const ox_value *x, const ox_value *w,
+                   ox_nn_geom *g, int64_t *ydims);
+
+#endif
