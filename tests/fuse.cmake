@@ -8,3 +8,8 @@ add_test(NAME convert_optimize
                  ${PROJECT_SOURCE_DIR}/tests/opt/attention.onnxtxt
                  ${PROJECT_SOURCE_DIR}/tests/opt/attention_input.npy MultiHeadAttentionFused
                  ${CMAKE_CURRENT_BINARY_DIR}/convert_optimize)
+# --no-quant-fusion keeps QDQ units in float (run and bench)
+add_test(NAME no_quant_fusion
+         COMMAND sh ${PROJECT_SOURCE_DIR}/tests/opt/no_quant_fusion.sh $<TARGET_FILE:onnxc_cli>
+                 ${PROJECT_SOURCE_DIR}/tests/opt/qdq_conv.onnxtxt
+                 ${PROJECT_SOURCE_DIR}/tests/opt/qdq_conv_input.npy)
