@@ -94,9 +94,19 @@ static ox_value *read_npy(const char *path, const uint8_t *d, size_t n, ox_err *
     dims[rank++] = x;
     p = end;
   }
+  /* the data the header promises must be there before anything is
+   * allocated for it (found by fuzz_tensorio: a small file claiming GBs) */
+  size_t body = off + hlen;
+  int64_t count;
+  size_t need;
+  if (!ox_numel(dims, rank, &count) ||
+      !ox_mul_size((size_t)count, ox_value_elem_size(dt), &need) || need != n - body) {
+    ox_err_set(e, OX_EPARSE, "%s: .npy data holds %zu bytes, not what the shape needs", path,
+               n - body);
+    goto done;
+  }
   v = ox_tensor_new_uninit(dt, dims, rank, e);
   if (!v) goto done;
-  size_t body = off + hlen;
   if (n - body != v->nbytes) {
     ox_err_set(e, OX_EPARSE, "%s: .npy data holds %zu bytes, the shape needs %zu", path, n - body,
                v->nbytes);
