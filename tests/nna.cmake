@@ -47,3 +47,8 @@ if(SYSTEM_PYTHON3)
                    $<TARGET_FILE:onnxc_cli>)
   set_tests_properties(nna_dwconv_oracle PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+
+# Memory read bandwidth tool used by bench/lowbit_bench.py (not a test).
+add_executable(onnxc_membw ${PROJECT_SOURCE_DIR}/bench/membw.c)
+find_package(Threads REQUIRED)
+target_link_libraries(onnxc_membw PRIVATE Threads::Threads)

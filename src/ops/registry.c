@@ -37,6 +37,7 @@ extern const ox_kernel_def ox_ops_training[];
 extern const ox_kernel_def ox_ops_fused[];
 extern const ox_kernel_def ox_ops_qfused[];
 extern const ox_kernel_def ox_ops_attn_fused[];
+extern const ox_kernel_def ox_ops_matmul_dq[];
 
 static const ox_kernel_def *const tables[] = {
     ox_ops_elementwise,
@@ -61,6 +62,7 @@ static const ox_kernel_def *const tables[] = {
     ox_ops_rnn,
     ox_ops_attention,
     ox_ops_quant,
+    ox_ops_matmul_dq,
     ox_ops_loss,
     ox_ops_signal,
     ox_ops_random,

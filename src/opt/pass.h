@@ -82,6 +82,11 @@ int ox_opt_qdq_eltwise(ox_pass_view *v);
  * becomes an ai.onnxc QMatMulScaledFused (src/opt/dyn_matmul.c). */
 int ox_opt_dyn_matmul(ox_pass_view *v);
 
+/* MatMul(A, DequantizeLinear(Wq const 8/4/2-bit [K, N], scale [, zp])) with
+ * one scale, one per column or blocks down the columns becomes an ai.onnxc
+ * MatMulDQFused (src/opt/dq_matmul.c). */
+int ox_opt_dq_matmul(ox_pass_view *v);
+
 /* MatMul(A, Transpose(W const 2-D float)) becomes an ai.onnxc
  * MatMulTransBFused(A, W) (src/opt/matmul_transb.c). */
 int ox_opt_matmul_transb(ox_pass_view *v);

@@ -931,7 +931,8 @@ static int run_opt_passes(fctx *x, ox_node **repl) {
   if (rc || x->s->opts.quant_fusion_off) return rc;
   rc = ox_opt_qdq_conv(&v);
   if (!rc) rc = ox_opt_qdq_eltwise(&v);
-  return rc ? rc : ox_opt_dyn_matmul(&v);
+  if (!rc) rc = ox_opt_dyn_matmul(&v);
+  return rc ? rc : ox_opt_dq_matmul(&v);
 }
 
 /* ------------------------------------------------------------ pass */

@@ -245,3 +245,29 @@ export function withExtraOutputs(model, names) {
     return lenField(7, Buffer.concat([gb, ...extra]));
   }));
 }
+
+// The bytes a run reads for the weights of DequantizeLinear nodes: the stored
+// size of every initializer a DequantizeLinear of the main graph reads (the
+// quantized values, scales and zero points, raw_data as written).
+export function dequantizedBytes(model) {
+  const g = fields(model).find((f) => f.field === 7);
+  if (!g) throw new Error('model has no graph');
+  const gb = model.subarray(g.vstart, g.vend);
+  const str = (b, f) => b.subarray(f.vstart, f.vend).toString('utf8');
+  const read = new Set();
+  for (const f of fields(gb).filter((x) => x.field === 1)) {
+    const nb = gb.subarray(f.vstart, f.vend);
+    const nf = fields(nb);
+    if (nf.filter((x) => x.field === 4).map((x) => str(nb, x))[0] !== 'DequantizeLinear') continue;
+    for (const x of nf.filter((y) => y.field === 1)) read.add(str(nb, x));
+  }
+  let bytes = 0;
+  for (const f of fields(gb).filter((x) => x.field === 5)) {
+    const tb = gb.subarray(f.vstart, f.vend);
+    const tf = fields(tb);
+    const name = tf.filter((x) => x.field === 8).map((x) => str(tb, x))[0];
+    const raw = tf.find((x) => x.field === 9);
+    if (read.has(name) && raw) bytes += raw.vend - raw.vstart;
+  }
+  return bytes;
+}

@@ -111,21 +111,8 @@ static outcome run(const spec *s, const char *text, bool fuse, int threads, cons
   outcome r = {0};
   onnxc_error e;
   onnxc_model *m = NULL;
-  if (onnxc_model_parse_text(text, strlen(text), "qdq", &m, &e) != ONNXC_OK) {
-    fprintf(stderr, "%s: parse: %s\n", s->name, e.msg);
-    return r;
-  }
-  onnxc_session_options o = {0};
-  o.threads = threads;
-  o.optimization_level = 1;
-  o.profile = 1;
-  o.no_quant_fusion = !fuse;
-  onnxc_session *ss = NULL;
-  if (onnxc_session_create(m, &o, &ss, &e) != ONNXC_OK) {
-    fprintf(stderr, "%s: session: %s\n", s->name, e.msg);
-    onnxc_model_free(m);
-    return r;
-  }
+  onnxc_session *ss = open_text_session(s->name, text, fuse, threads, &m);
+  if (!ss) return r;
   int64_t xd[4] = {1, s->C, s->H, s->W};
   int64_t nx = s->C * s->H * s->W;
   uint8_t *x = malloc((size_t)nx);

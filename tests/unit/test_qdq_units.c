@@ -31,21 +31,8 @@ static outcome run(const char *name, const char *text, int32_t xt, const int64_t
   outcome r = {0};
   onnxc_error e;
   onnxc_model *m = NULL;
-  if (onnxc_model_parse_text(text, strlen(text), name, &m, &e) != ONNXC_OK) {
-    fprintf(stderr, "%s: parse: %s\n", name, e.msg);
-    return r;
-  }
-  onnxc_session_options o = {0};
-  o.threads = threads;
-  o.optimization_level = 1;
-  o.profile = 1;
-  o.no_quant_fusion = !fuse;
-  onnxc_session *s = NULL;
-  if (onnxc_session_create(m, &o, &s, &e) != ONNXC_OK) {
-    fprintf(stderr, "%s: session: %s\n", name, e.msg);
-    onnxc_model_free(m);
-    return r;
-  }
+  onnxc_session *s = open_text_session(name, text, fuse, threads, &m);
+  if (!s) return r;
   int64_t n = 1;
   for (size_t d = 0; d < xr; d++) n *= xd[d];
   size_t esize = xt == 1 ? 4 : 1;

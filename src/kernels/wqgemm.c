@@ -1,0 +1,444 @@
+/* wqgemm.c - float products with packed low-bit weights (see wqgemm.h).
+ *
+ * Layout: columns in groups of 64; in a group, each unit row holds the
+ * 32-bit units of the 64 columns for R = 32 / bits consecutive rows (one
+ * 512-bit load per 16 columns). In a unit, row r is the field of `bits`
+ * bits at bit bits * r. Weights are unsigned offsets
+ * (a signed q as q + 2^(bits-1), its zero point likewise): q - z is the same
+ * integer. Columns past N (the last group) have weight 0, scale 0 and zero
+ * point 0, and contribute nothing. */
+#include "wqgemm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemm.h"
+
+#define GRP 64 /* columns per group */
+
+static const uint32_t *grp_units(const ox_wq_matrix *W, int64_t g) {
+  return W->q + g * (W->Kp / W->rows_unit) * GRP;
+}
+
+/* bit position of row r of a unit */
+static inline int field_pos(int bits, int r) { return bits * r; }
+
+void ox_wq_free(ox_wq_matrix *w) {
+  if (!w) return;
+  free(w->q);
+  free(w->scale);
+  free(w->zero);
+  memset(w, 0, sizeof *w);
+}
+
+int ox_wq_pack(int bits, bool q_signed, int64_t K, int64_t N, const void *q, const float *scale,
+               int64_t n_scale, const void *zp, int64_t kb, ox_wq_matrix *out, ox_err *e) {
+  memset(out, 0, sizeof *out);
+  if (bits != 8 && bits != 4 && bits != 2)
+    return ox_err_set(e, OX_EUNSUPPORTED, "%d-bit weights are not supported", bits);
+  if (K < 1 || N < 1 || kb < 1) return ox_err_set(e, OX_EINVAL, "empty weight matrix");
+  int64_t R = 32 / bits;
+  int64_t Kp = (K + R - 1) / R * R;
+  if (kb >= K) kb = Kp;
+  if (kb % R)
+    return ox_err_set(e, OX_EUNSUPPORTED,
+                      "a block of %lld rows splits the 32-bit units of %d-bit weights",
+                      (long long)kb, bits);
+  int64_t n_blk = (Kp + kb - 1) / kb, n_grp = (N + GRP - 1) / GRP;
+  if (n_scale != 1 && n_scale != n_blk * N)
+    return ox_err_set(e, OX_EINVAL, "%lld scales for %lld blocks of %lld columns",
+                      (long long)n_scale, (long long)n_blk, (long long)N);
+  size_t nq = 0, ns = 0;
+  if (!ox_mul_size((size_t)n_grp * GRP * sizeof(uint32_t), (size_t)(Kp / R), &nq) ||
+      !ox_mul_size((size_t)n_grp * GRP * sizeof(float), (size_t)n_blk, &ns))
+    return ox_err_set(e, OX_ENOMEM, "weight matrix too large");
+  out->q = ox_alloc_streamed(nq);
+  out->scale = ox_alloc_streamed(ns);
+  out->zero = zp ? aligned_alloc(64, (ns / 4 + 63) / 64 * 64) : NULL;
+  if (!out->q || !out->scale || (zp && !out->zero)) {
+    ox_wq_free(out);
+    return ox_err_set(e, OX_ENOMEM, "out of memory packing a weight matrix");
+  }
+  memset(out->q, 0, nq);
+  memset(out->scale, 0, ns);
+  if (zp) memset(out->zero, 0, ns / 4);
+  out->bits = bits;
+  out->K = K;
+  out->N = N;
+  out->rows_unit = R;
+  out->Kp = Kp;
+  out->kb = kb;
+  out->n_blk = n_blk;
+  out->n_grp = n_grp;
+  out->finite = true;
+  int off = q_signed ? 1 << (bits - 1) : 0, mask = (1 << bits) - 1;
+  out->zero_all = off;
+  for (int64_t g = 0; g < n_grp; g++) {
+    uint32_t *dst = out->q + g * (Kp / R) * GRP;
+    float *sd = out->scale + g * n_blk * GRP;
+    uint8_t *zd = zp ? out->zero + g * n_blk * GRP : NULL;
+    int64_t n0 = g * GRP, nc = N - n0 < GRP ? N - n0 : GRP;
+    for (int64_t k = 0; k < K; k++) {
+      uint32_t *unit = dst + (k / R) * GRP;
+      int pos = field_pos(bits, (int)(k % R));
+      for (int64_t c = 0; c < nc; c++) {
+        int64_t i = k * N + n0 + c;
+        int v = q_signed ? ((const int8_t *)q)[i] + off : ((const uint8_t *)q)[i];
+        unit[c] |= (uint32_t)(v & mask) << pos;
+      }
+    }
+    for (int64_t b = 0; b < n_blk; b++)
+      for (int64_t c = 0; c < nc; c++) {
+        int64_t i = b * N + n0 + c;
+        float s = scale[n_scale == 1 ? 0 : i];
+        sd[b * GRP + c] = s;
+        if (zp) {
+          int64_t zi = n_scale == 1 ? 0 : i;
+          int z = q_signed ? ((const int8_t *)zp)[zi] : ((const uint8_t *)zp)[zi];
+          zd[b * GRP + c] = (uint8_t)(z + off);
+        }
+        if (!isfinite(s)) out->finite = false;
+      }
+  }
+  return OX_OK;
+}
+
+/* ---------------------------------------------------------------- slab */
+
+/* The float weights of group g, rows [0, K), as DequantizeLinear gives
+ * them: (q - z) * s with q - z an exact integer. */
+OX_CLONES("avx512f", "avx2", "default")
+static void dequant_group(const ox_wq_matrix *W, int64_t g, float *slab) {
+  const uint32_t *src = grp_units(W, g);
+  const float *sd = W->scale + g * W->n_blk * GRP;
+  int bits = W->bits;
+  int64_t R = W->rows_unit;
+  uint32_t mask = (1u << bits) - 1;
+  uint8_t zall[GRP];
+  memset(zall, W->zero_all, sizeof zall);
+  for (int64_t k = 0; k < W->K; k++) {
+    const uint32_t *unit = src + (k / R) * GRP;
+    const float *s = sd + (k / W->kb) * GRP;
+    const uint8_t *z = W->zero ? W->zero + (g * W->n_blk + k / W->kb) * GRP : zall;
+    unsigned pos = (unsigned)field_pos(bits, (int)(k % R));
+    float *o = slab + k * GRP;
+    for (int c = 0; c < GRP; c++) o[c] = (float)((int)((unit[c] >> pos) & mask) - (int)z[c]) * s[c];
+  }
+}
+
+typedef struct slab_job {
+  const float *A;
+  int64_t M, lda, ldc;
+  const ox_wq_matrix *W;
+  float *C;
+  int failed;
+} slab_job;
+
+static void slab_groups(void *arg, int64_t g0, int64_t g1) {
+  slab_job *j = arg;
+  const ox_wq_matrix *W = j->W;
+  float *slab = aligned_alloc(64, (size_t)W->K * GRP * sizeof(float));
+  if (!slab) {
+    j->failed = 1;
+    return;
+  }
+  for (int64_t g = g0; g < g1; g++) {
+    dequant_group(W, g, slab);
+    int64_t n0 = g * GRP, nc = W->N - n0 < GRP ? W->N - n0 : GRP;
+    ox_sgemm(false, false, j->M, nc, W->K, 1.0f, j->A, j->lda, slab, GRP, 0.0f, j->C + n0, j->ldc,
+             NULL);
+  }
+  free(slab);
+}
+
+/* ---------------------------------------------------------- block sums */
+
+/* One row against group g: out[64]. `a` is the row (Kp values, zeros past
+ * K), asum[b] its sum over block b. */
+typedef struct bsum_row {
+  const float *a;
+  const float *asum;
+} bsum_row;
+typedef void (*bsum_fn)(const ox_wq_matrix *W, int64_t g, const bsum_row *r, float *out);
+
+/* y += s (2^bits S - (2^bits + z) asum): the block's contribution from
+ * S = sum_k a_k (1 + q_k / 2^bits) */
+static inline float block_term(float S, float s, float z, float asum, float two_b) {
+  return s * (two_b * S - (two_b + z) * asum);
+}
+
+static void bsum_portable(const ox_wq_matrix *W, int64_t g, const bsum_row *r, float *out) {
+  const uint32_t *q = grp_units(W, g);
+  const float *sd = W->scale + g * W->n_blk * GRP;
+  const uint8_t *zd = W->zero ? W->zero + g * W->n_blk * GRP : NULL;
+  int bits = W->bits;
+  int64_t R = W->rows_unit;
+  uint32_t mask = (1u << bits) - 1;
+  float two_b = (float)(1 << bits), inv = 1.0f / two_b;
+  float y[GRP] = {0};
+  for (int64_t b = 0; b < W->n_blk; b++) {
+    int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
+    float S[GRP] = {0};
+    for (int64_t k = k0; k < k1; k++) {
+      const uint32_t *unit = q + (k / R) * GRP;
+      unsigned pos = (unsigned)field_pos(bits, (int)(k % R));
+      float ak = r->a[k];
+      for (int c = 0; c < GRP; c++) S[c] += ak * (1.0f + (float)((unit[c] >> pos) & mask) * inv);
+    }
+    for (int c = 0; c < GRP; c++) {
+      float z = (float)(zd ? zd[b * GRP + c] : W->zero_all);
+      y[c] += block_term(S[c], sd[b * GRP + c], z, r->asum[b], two_b);
+    }
+  }
+  memcpy(out, y, sizeof y);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_X86 1
+
+/* The block's contribution for 16 columns: s (2^bits S - (2^bits + z) asum) */
+#define BLOCK_TERM512(S, s, z, as, tb) \
+  _mm512_mul_ps((s), _mm512_fmsub_ps((tb), (S), _mm512_mul_ps(_mm512_add_ps((tb), (z)), (as))))
+
+__attribute__((target("avx512f"), always_inline)) static inline __m512 zero16(const ox_wq_matrix *W,
+                                                                              const uint8_t *zd) {
+  if (!zd) return _mm512_set1_ps((float)W->zero_all);
+  return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)zd)));
+}
+
+/* Field of row r as the float 1 + q / 2^bits: moved under the exponent of
+ * 1.0 (bits 23 - bits .. 22), masked, 1.0's bits put in (one ternlog). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 field512(__m512i w, int bits,
+                                                                                int r) {
+  int sh = (23 - bits) - field_pos(bits, r);
+  __m512i x = sh >= 0 ? _mm512_slli_epi32(w, (unsigned)sh) : _mm512_srli_epi32(w, (unsigned)-sh);
+  const __m512i m = _mm512_set1_epi32((int)(((1u << bits) - 1) << (23 - bits)));
+  const __m512i one = _mm512_set1_epi32(0x3F800000);
+  return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(x, m, one, 0xEA)); /* (x & m) | one */
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline void bsum512_body(
+    const ox_wq_matrix *W, int64_t g, const bsum_row *rw, float *out, const int bits) {
+  const int R = 32 / bits;
+  const uint32_t *q = grp_units(W, g);
+  const float *sd = W->scale + g * W->n_blk * GRP;
+  const uint8_t *zd = W->zero ? W->zero + g * W->n_blk * GRP : NULL;
+  const __m512 tb = _mm512_set1_ps((float)(1 << bits));
+  __m512 y0 = _mm512_setzero_ps(), y1 = y0, y2 = y0, y3 = y0;
+  for (int64_t b = 0; b < W->n_blk; b++) {
+    int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
+    /* two accumulators per 16 columns (even and odd rows): eight
+     * independent chains of multiply-adds */
+    __m512 d0 = _mm512_setzero_ps(), d1 = d0, d2 = d0, d3 = d0, e0 = d0, e1 = d0, e2 = d0, e3 = d0;
+    for (int64_t k = k0; k < k1; k += R) {
+      const uint32_t *unit = q + (k / R) * GRP;
+      __m512i w0 = _mm512_load_si512(unit), w1 = _mm512_load_si512(unit + 16);
+      __m512i w2 = _mm512_load_si512(unit + 32), w3 = _mm512_load_si512(unit + 48);
+      for (int r = 0; r < R; r++) {
+        __m512 ak = _mm512_set1_ps(rw->a[k + r]);
+        if (r & 1) {
+          e0 = _mm512_fmadd_ps(field512(w0, bits, r), ak, e0);
+          e1 = _mm512_fmadd_ps(field512(w1, bits, r), ak, e1);
+          e2 = _mm512_fmadd_ps(field512(w2, bits, r), ak, e2);
+          e3 = _mm512_fmadd_ps(field512(w3, bits, r), ak, e3);
+        } else {
+          d0 = _mm512_fmadd_ps(field512(w0, bits, r), ak, d0);
+          d1 = _mm512_fmadd_ps(field512(w1, bits, r), ak, d1);
+          d2 = _mm512_fmadd_ps(field512(w2, bits, r), ak, d2);
+          d3 = _mm512_fmadd_ps(field512(w3, bits, r), ak, d3);
+        }
+      }
+    }
+    __m512 as = _mm512_set1_ps(rw->asum[b]);
+    const float *s = sd + b * GRP;
+    const uint8_t *z = zd ? zd + b * GRP : NULL;
+    y0 = _mm512_add_ps(
+        y0, BLOCK_TERM512(_mm512_add_ps(d0, e0), _mm512_load_ps(s), zero16(W, z), as, tb));
+    y1 = _mm512_add_ps(y1, BLOCK_TERM512(_mm512_add_ps(d1, e1), _mm512_load_ps(s + 16),
+                                         zero16(W, z ? z + 16 : NULL), as, tb));
+    y2 = _mm512_add_ps(y2, BLOCK_TERM512(_mm512_add_ps(d2, e2), _mm512_load_ps(s + 32),
+                                         zero16(W, z ? z + 32 : NULL), as, tb));
+    y3 = _mm512_add_ps(y3, BLOCK_TERM512(_mm512_add_ps(d3, e3), _mm512_load_ps(s + 48),
+                                         zero16(W, z ? z + 48 : NULL), as, tb));
+  }
+  _mm512_storeu_ps(out, y0);
+  _mm512_storeu_ps(out + 16, y1);
+  _mm512_storeu_ps(out + 32, y2);
+  _mm512_storeu_ps(out + 48, y3);
+}
+
+__attribute__((target("avx512f"))) static void bsum_avx512(const ox_wq_matrix *W, int64_t g,
+                                                           const bsum_row *r, float *out) {
+  if (W->bits == 4)
+    bsum512_body(W, g, r, out, 4);
+  else if (W->bits == 8)
+    bsum512_body(W, g, r, out, 8);
+  else
+    bsum512_body(W, g, r, out, 2);
+}
+
+/* AVX2: eight columns per register, one accumulator per eight columns
+ * (eight chains); the block results go through `out`. */
+__attribute__((target("avx2"), always_inline)) static inline __m256 field256(__m256i w, int bits,
+                                                                             int r) {
+  int sh = (23 - bits) - field_pos(bits, r);
+  __m256i x = sh >= 0 ? _mm256_slli_epi32(w, sh) : _mm256_srli_epi32(w, -sh);
+  const __m256i m = _mm256_set1_epi32((int)(((1u << bits) - 1) << (23 - bits)));
+  return _mm256_castsi256_ps(
+      _mm256_or_si256(_mm256_and_si256(x, m), _mm256_set1_epi32(0x3F800000)));
+}
+
+__attribute__((target("avx2,fma"), always_inline)) static inline void bsum256_body(
+    const ox_wq_matrix *W, int64_t g, const bsum_row *rw, float *out, const int bits) {
+  const int R = 32 / bits;
+  const uint32_t *q = grp_units(W, g);
+  const float *sd = W->scale + g * W->n_blk * GRP;
+  const uint8_t *zd = W->zero ? W->zero + g * W->n_blk * GRP : NULL;
+  const __m256 tb = _mm256_set1_ps((float)(1 << bits));
+  const __m256 zall = _mm256_set1_ps((float)W->zero_all);
+  for (int c = 0; c < GRP; c += 8) _mm256_storeu_ps(out + c, _mm256_setzero_ps());
+  for (int64_t b = 0; b < W->n_blk; b++) {
+    int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
+    __m256 d[8];
+    for (int c = 0; c < 8; c++) d[c] = _mm256_setzero_ps();
+    for (int64_t k = k0; k < k1; k += R) {
+      const uint32_t *unit = q + (k / R) * GRP;
+      for (int r = 0; r < R; r++) {
+        __m256 ak = _mm256_set1_ps(rw->a[k + r]);
+        for (int c = 0; c < 8; c++)
+          d[c] = _mm256_fmadd_ps(
+              field256(_mm256_load_si256((const __m256i *)(unit + 8 * c)), bits, r), ak, d[c]);
+      }
+    }
+    __m256 as = _mm256_set1_ps(rw->asum[b]);
+    const float *s = sd + b * GRP;
+    for (int c = 0; c < 8; c++) {
+      __m256 z = zd ? _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
+                          _mm_loadl_epi64((const __m128i *)(zd + b * GRP + 8 * c))))
+                    : zall;
+      __m256 t = _mm256_fmsub_ps(tb, d[c], _mm256_mul_ps(_mm256_add_ps(tb, z), as));
+      _mm256_storeu_ps(out + 8 * c, _mm256_add_ps(_mm256_loadu_ps(out + 8 * c),
+                                                  _mm256_mul_ps(_mm256_load_ps(s + 8 * c), t)));
+    }
+  }
+}
+
+__attribute__((target("avx2,fma"))) static void bsum_avx2(const ox_wq_matrix *W, int64_t g,
+                                                          const bsum_row *r, float *out) {
+  if (W->bits == 4)
+    bsum256_body(W, g, r, out, 4);
+  else if (W->bits == 8)
+    bsum256_body(W, g, r, out, 8);
+  else
+    bsum256_body(W, g, r, out, 2);
+}
+#endif
+
+typedef struct bsum_job {
+  bsum_fn fn;
+  const float *a;    /* rows padded to Kp, row stride Kp */
+  const float *asum; /* [M][n_blk] */
+  int64_t M, ldc;
+  const ox_wq_matrix *W;
+  float *C;
+} bsum_job;
+
+static void bsum_groups(void *arg, int64_t g0, int64_t g1) {
+  const bsum_job *j = arg;
+  const ox_wq_matrix *W = j->W;
+  float out[GRP];
+  for (int64_t g = g0; g < g1; g++) {
+    int64_t n0 = g * GRP, nc = W->N - n0 < GRP ? W->N - n0 : GRP;
+    /* every row against the group while its units are in the cache */
+    for (int64_t m = 0; m < j->M; m++) {
+      bsum_row r = {j->a + m * W->Kp, j->asum + m * W->n_blk};
+      j->fn(W, g, &r, out);
+      memcpy(j->C + m * j->ldc + n0, out, (size_t)nc * sizeof(float));
+    }
+  }
+}
+
+static bsum_fn pick_bsum(const char *path) {
+#ifdef HAVE_X86
+  bool any = !path;
+  if ((any || strcmp(path, "avx512") == 0) && __builtin_cpu_supports("avx512f")) return bsum_avx512;
+  if ((any || strcmp(path, "avx2") == 0) && __builtin_cpu_supports("avx2") &&
+      __builtin_cpu_supports("fma"))
+    return bsum_avx2;
+#endif
+  if (!path || strcmp(path, "portable") == 0) return bsum_portable;
+  return NULL;
+}
+
+/* A's rows copied to Kp values (zeros past K) with their block sums;
+ * false when a sum is not finite (an infinite or NaN activation, or an
+ * overflow): then the block-sum form would not give DequantizeLinear ->
+ * MatMul's result. */
+static bool prepare_rows(const ox_wq_matrix *W, const float *A, int64_t M, int64_t lda, float *ap,
+                         float *asum) {
+  for (int64_t m = 0; m < M; m++) {
+    float *row = ap + m * W->Kp;
+    memcpy(row, A + m * lda, (size_t)W->K * sizeof(float));
+    for (int64_t k = W->K; k < W->Kp; k++) row[k] = 0.0f;
+    for (int64_t b = 0; b < W->n_blk; b++) {
+      int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
+      float s = 0.0f;
+      for (int64_t k = k0; k < k1; k++) s += row[k];
+      if (!isfinite(s)) return false;
+      asum[m * W->n_blk + b] = s;
+    }
+  }
+  return true;
+}
+
+/* groups per task so that a task streams at least ~64 KiB of weights */
+static int64_t group_grain(const ox_wq_matrix *W) {
+  int64_t per = W->Kp / W->rows_unit * GRP * 4;
+  int64_t gr = per > 0 ? ((int64_t)1 << 16) / per : 1;
+  return gr < 1 ? 1 : gr;
+}
+
+static int block_sum_form(bsum_fn fn, const float *A, int64_t M, int64_t lda, const ox_wq_matrix *W,
+                          float *C, int64_t ldc, ox_thread_pool *pool, bool *done, ox_err *e) {
+  *done = false;
+  size_t n_a = 0, n_s = 0;
+  if (!ox_mul_size((size_t)M, (size_t)W->Kp * sizeof(float), &n_a) ||
+      !ox_mul_size((size_t)M, (size_t)W->n_blk * sizeof(float), &n_s))
+    return ox_err_set(e, OX_ENOMEM, "activation too large");
+  float *ap = malloc(n_a), *asum = malloc(n_s);
+  int rc = OX_OK;
+  if (!ap || !asum) {
+    rc = ox_err_set(e, OX_ENOMEM, "out of memory");
+  } else if (prepare_rows(W, A, M, lda, ap, asum)) {
+    bsum_job j = {fn, ap, asum, M, ldc, W, C};
+    ox_parallel_for(pool, W->n_grp, group_grain(W), bsum_groups, &j);
+    *done = true;
+  }
+  free(ap);
+  free(asum);
+  return rc;
+}
+
+int ox_wq_gemm_on(const char *path, const char *form, const float *A, int64_t M, int64_t lda,
+                  const ox_wq_matrix *W, float *C, int64_t ldc, ox_thread_pool *pool, ox_err *e) {
+  if (M <= 0) return OX_OK;
+  bsum_fn fn = pick_bsum(path);
+  if (!fn) return ox_err_set(e, OX_EUNSUPPORTED, "path %s is not available here", path);
+  bool bsum = form ? strcmp(form, "blocksum") == 0 : M <= 2;
+  if (bsum && W->finite) {
+    bool done = false;
+    int rc = block_sum_form(fn, A, M, lda, W, C, ldc, pool, &done, e);
+    if (rc || done) return rc;
+  }
+  slab_job j = {A, M, lda, ldc, W, C, 0};
+  ox_parallel_for(pool, W->n_grp, 1, slab_groups, &j);
+  if (j.failed) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  return OX_OK;
+}
+
+int ox_wq_gemm(const float *A, int64_t M, int64_t lda, const ox_wq_matrix *W, float *C, int64_t ldc,
+               ox_thread_pool *pool, ox_err *e) {
+  return ox_wq_gemm_on(NULL, NULL, A, M, lda, W, C, ldc, pool, e);
+}

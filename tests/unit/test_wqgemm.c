@@ -1,0 +1,155 @@
+/* test_wqgemm.c - products with packed low-bit weights (src/kernels/
+ * wqgemm.c) on every path this CPU has and in both forms (block sums, and
+ * dequantized slabs through the float GEMM), against a double-precision
+ * reference of sum_k A[m][k] * w[k][n] with w[k][n] = (q - z) * s computed
+ * as DequantizeLinear does (the integer difference times the float scale,
+ * rounded to float). Widths 8, 4 and 2, signed and unsigned, per-column
+ * and blockwise scales (the last block short), zero points at the type's
+ * extremes or none, odd shapes, a thread pool; a scale of infinity and an
+ * infinite activation follow the reference's non-finite results. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/kernels/wqgemm.h"
+#include "../../src/runtime/session.h"
+
+static int failures, cases;
+
+static uint32_t rng = 2024;
+static uint32_t next_u32(void) {
+  rng = rng * 1664525u + 1013904223u;
+  return rng >> 8;
+}
+static float next_float(void) { return (float)((double)(next_u32() % 20001) / 10000.0 - 1.0); }
+
+typedef struct wcase {
+  int bits;
+  bool sgn;
+  int64_t M, K, N, kb; /* kb 0: one block per column */
+  int zmode;           /* 0 none, 1 extremes, 2 random */
+  bool inf_scale, inf_act;
+} wcase;
+
+static void check_case(const char *path, const char *form, const wcase *c, ox_thread_pool *pool) {
+  int64_t M = c->M, K = c->K, N = c->N;
+  int64_t kb = c->kb ? c->kb : K, n_blk = (K + kb - 1) / kb;
+  int lo = c->sgn ? -(1 << (c->bits - 1)) : 0,
+      hi = c->sgn ? (1 << (c->bits - 1)) - 1 : (1 << c->bits) - 1;
+  uint8_t *q = malloc((size_t)(K * N)), *zp = malloc((size_t)(n_blk * N));
+  float *s = malloc((size_t)(n_blk * N) * sizeof(float)),
+        *A = malloc((size_t)(M * K) * sizeof(float));
+  float *C = malloc((size_t)(M * N) * sizeof(float));
+  for (int64_t i = 0; i < K * N; i++) {
+    int v = lo + (int)(next_u32() % (uint32_t)(hi - lo + 1));
+    q[i] = (uint8_t)(int8_t)v;
+  }
+  for (int64_t i = 0; i < n_blk * N; i++) {
+    int v = c->zmode == 1 ? (i % 2 ? hi : lo) : lo + (int)(next_u32() % (uint32_t)(hi - lo + 1));
+    zp[i] = (uint8_t)(int8_t)v;
+    s[i] = 0.001f + 0.02f * (float)(next_u32() % 1000) / 1000.0f;
+  }
+  if (c->inf_scale) s[n_blk * N / 2] = INFINITY;
+  for (int64_t i = 0; i < M * K; i++) A[i] = next_float();
+  if (c->inf_act) A[M * K / 2] = -INFINITY;
+  ox_wq_matrix W;
+  ox_err e = {0};
+  const void *z = c->zmode ? zp : NULL;
+  cases++;
+  if (ox_wq_pack(c->bits, c->sgn, K, N, q, s, n_blk * N, z, kb, &W, &e) ||
+      ox_wq_gemm_on(path, form, A, M, K, &W, C, N, pool, &e)) {
+    printf("%s/%s: %s\n", path, form ? form : "auto", e.msg);
+    failures++;
+  } else {
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++) {
+        double want = 0, mag = 0;
+        for (int64_t k = 0; k < K; k++) {
+          int64_t b = (k / kb) * N + n;
+          int qv = c->sgn ? (int8_t)q[k * N + n] : q[k * N + n];
+          int zv = !z ? 0 : c->sgn ? (int8_t)zp[b] : zp[b];
+          float w = (float)(qv - zv) * s[b];
+          want += (double)A[m * K + k] * (double)w;
+          mag += fabs((double)A[m * K + k] * (double)w);
+        }
+        float got = C[m * N + n];
+        bool ok = isnan(want)   ? isnan(got)
+                  : isinf(want) ? got == want
+                                : fabs(got - want) <= 1e-5 * mag + 1e-6;
+        if (!ok) {
+          printf(
+              "%s/%s bits %d %s M=%lld K=%lld N=%lld kb=%lld z%d%s%s: C[%lld][%lld] = %.9g, want "
+              "%.9g\n",
+              path, form ? form : "auto", c->bits, c->sgn ? "signed" : "unsigned", (long long)M,
+              (long long)K, (long long)N, (long long)kb, c->zmode, c->inf_scale ? " inf-scale" : "",
+              c->inf_act ? " inf-act" : "", (long long)m, (long long)n, got, want);
+          failures++;
+          m = M;
+          break;
+        }
+      }
+  }
+  ox_wq_free(&W);
+  free(q);
+  free(zp);
+  free(s);
+  free(A);
+  free(C);
+}
+
+int main(void) {
+  const char *paths[] = {"avx512", "avx2", "portable"};
+  const char *forms[] = {"blocksum", NULL};
+  /* M, K, N, kb */
+  const int64_t shapes[][4] = {{1, 1, 1, 0},       {1, 64, 64, 32},    {2, 768, 130, 32},
+                               {1, 300, 77, 16},   {3, 33, 200, 0},    {7, 96, 65, 64},
+                               {1, 4096, 17, 128}, {20, 130, 190, 32}, {1, 8, 1000, 4}};
+  ox_err e = {0};
+  ox_thread_pool *pool = ox_thread_pool_new(2, &e);
+  int ran = 0;
+  for (size_t p = 0; p < 3; p++) {
+    /* a path this CPU lacks says so; the portable one always runs */
+    uint8_t q = 0;
+    float one = 1, a = 1, c = 0;
+    ox_wq_matrix probe;
+    ox_err pe = {0};
+    if (ox_wq_pack(8, false, 1, 1, &q, &one, 1, NULL, 1, &probe, &pe) == OX_OK &&
+        ox_wq_gemm_on(paths[p], NULL, &a, 1, 1, &probe, &c, 1, NULL, &pe) == OX_EUNSUPPORTED) {
+      printf("skip path %s: not on this CPU\n", paths[p]);
+      ox_wq_free(&probe);
+      continue;
+    }
+    ox_wq_free(&probe);
+    ran++;
+    for (size_t f = 0; f < 2; f++)
+      for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int bits = 2; bits <= 8; bits *= 2)
+          for (int t = 0; t < 6; t++) {
+            wcase wc = {bits, t & 1, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], t / 2};
+            /* blocks must not split a 32-bit unit of 32 / bits rows */
+            if (wc.kb && wc.kb < wc.K && wc.kb % (32 / bits)) continue;
+            check_case(paths[p], forms[f], &wc, s % 2 ? pool : NULL);
+          }
+    /* non-finite scales and activations */
+    wcase inf1 = {4, true, 1, 64, 40, 32, 2, true, false};
+    wcase inf2 = {4, false, 2, 64, 40, 32, 2, false, true};
+    check_case(paths[p], "blocksum", &inf1, NULL);
+    check_case(paths[p], "blocksum", &inf2, NULL);
+  }
+  /* a block that splits the bytes of 4-bit weights is refused */
+  {
+    uint8_t q[12] = {0};
+    float s[4] = {1, 1, 1, 1};
+    ox_wq_matrix W;
+    ox_err pe = {0};
+    if (ox_wq_pack(4, false, 6, 2, q, s, 4, NULL, 3, &W, &pe) != OX_EUNSUPPORTED) {
+      printf("a 3-row block of 4-bit weights was accepted\n");
+      failures++;
+      ox_wq_free(&W);
+    }
+  }
+  ox_thread_pool_free(pool);
+  printf("%d cases on %d paths, %d failures\n", cases, ran, failures);
+  return failures != 0 || ran == 0;
+}
