@@ -18,3 +18,14 @@ if(EXISTS "${ONNXC_SHARED}/models")
     set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS release-only)
   endforeach()
 endif()
+
+# Weight-only quantized MatMul (MatMulDQFused) against onnxruntime's float
+# DequantizeLinear + MatMul (issue 14)
+if(NODE_EXECUTABLE)
+  add_test(NAME ort_oracle_lowbit
+           COMMAND ${NODE_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/oracle/ort_lowbit.mjs
+                   $<TARGET_FILE:onnxc_cli>)
+else()
+  add_test(NAME ort_oracle_lowbit COMMAND sh -c "echo 'node not found'; exit 77")
+endif()
+set_tests_properties(ort_oracle_lowbit PROPERTIES SKIP_RETURN_CODE 77 LABELS release-only)
