@@ -224,7 +224,7 @@ OC_CLONES static void fz_block(const fz_state *s, const float *in, float *out, i
         FZ_UN(d[i] = sqrtf(x));
         break;
       case FZ_TANH:
-        FZ_UN(d[i] = tanhf(x));
+        oc_tanh_f32(pa, d, n);
         break;
       case FZ_ERF:
         oc_erf_f32(pa, d, n);

@@ -464,3 +464,36 @@ OC_CLONES static void erf_block(const float *x, float *y, int64_t n) {
 }
 
 void oc_erf_f32(const float *x, float *y, int64_t n) { erf_block(x, y, n); }
+
+/* tanh over a block, vectorised like erf_block: for |x| >= 0.5,
+ * (1 - e^{-2|x|}) / (1 + e^{-2|x|}) with the sign put back (no cancellation
+ * there: e^{-2|x|} <= 0.37); below, the Taylor series to x^15 (the next term
+ * is under 3e-8 of the result at 0.5); within 3 ulp of tanh in double
+ * over [-12, 12]. Past |x| = 9 the result rounds to
+ * +-1; the argument of e is kept there so it never underflows. */
+OC_CLONES static void tanh_block(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    float v = x[i], a = fabsf(v), v2 = v * v;
+    float small = -929569.0f / 638512875.0f;
+    small = small * v2 + 21844.0f / 6081075.0f;
+    small = small * v2 - 1382.0f / 155925.0f;
+    small = small * v2 + 62.0f / 2835.0f;
+    small = small * v2 - 17.0f / 315.0f;
+    small = small * v2 + 2.0f / 15.0f;
+    small = small * v2 - 1.0f / 3.0f;
+    small = small * v2 * v + v;
+    float z = oc_select_f32(a < 9.0f, -2.0f * a, -18.0f);
+    z = oc_select_f32(z != z, 0.0f, z); /* NaN: the result is replaced below */
+    float fk, p = exp_reduced(z, &fk);
+    uint32_t bits = (uint32_t)((int32_t)fk + 127) << 23;
+    float two_k;
+    memcpy(&two_k, &bits, sizeof two_k);
+    float ex = p * two_k;
+    float big = copysignf((1.0f - ex) / (1.0f + ex), v);
+    /* tanh is odd: the sign of v, also for -0 */
+    float res = copysignf(oc_select_f32(a < 0.5f, small, big), v);
+    y[i] = oc_select_f32(v != v, v, res);
+  }
+}
+
+void oc_tanh_f32(const float *x, float *y, int64_t n) { tanh_block(x, y, n); }

@@ -121,6 +121,8 @@ void oc_from_f32(const float *src, int32_t dt, void *dst, int64_t n);
 /* y = e^x over float32 arrays (vectorisable; about 2 ulp, flushes results
  * below 2^-126 to zero). x and y may be the same array. */
 void oc_exp_f32(const float *x, float *y, int64_t n);
+/* tanh for float32 arrays (opcore.c: within 3 ulp, vectorised) */
+void oc_tanh_f32(const float *x, float *y, int64_t n);
 /* y = erf(x) over float32 arrays, vectorised: an odd Taylor polynomial for
  * |x| < 0.5, Abramowitz & Stegun 7.1.26 with oc_exp_f32 above (absolute
  * error below 3e-7). x and y may be the same array. */

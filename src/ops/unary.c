@@ -295,6 +295,10 @@ OC_CLONES static void un_f32_fast(const un_state *s, const float *x, float *y, i
     oc_erf_f32(x, y, n);
     return;
   }
+  if (s->op == U_TANH) { /* likewise */
+    oc_tanh_f32(x, y, n);
+    return;
+  }
   if (s->op == U_LEAKY) { /* x < 0 ? alpha * x : x, choosing by the sign bit */
     float al = (float)s->alpha;
     for (int64_t k = 0; k < n; k++) y[k] = oc_neg_scale_f32(x[k], al);
