@@ -390,6 +390,15 @@ typedef struct onnxc_session_options {
      the float arithmetic the model writes, instead of integer kernels; for
      comparing the two. */
   int no_quant_fusion;
+  /* Non-zero: one- and two-row products by weight-only quantized matrices
+     (DequantizeLinear of constant 8-, 4- or 2-bit weights feeding MatMul:
+     token-by-token decode) quantize the activations to int8 per block of the
+     weights' scales and sum in integers (AVX512-VNNI), as onnxruntime does by
+     default: several times less arithmetic per weight, so that decode reads the
+     weights at memory speed, at an error of up to 1/254 of each block's largest
+     activation. 0 (default): float arithmetic, within float rounding of what the
+     model writes. Without VNNI the float form runs either way. */
+  int low_bit_int8;
 } onnxc_session_options;
 
 /* Prepares a model for running. The model must outlive the session: its

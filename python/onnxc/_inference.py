@@ -89,7 +89,12 @@ class InferenceSession:
     path_or_bytes: a model file (binary or text; mapped, not read), its bytes,
     an onnxc.Model, or an onnx.ModelProto. threads: the session's thread pool
     (0: one per core). optimization_level: 0 runs the graph as it is; 1 (the
-    default) folds constants, packs weights and fuses operators.
+    default) folds constants, packs weights and fuses operators. max_memory:
+    the most tensor storage a run may hold (bytes, 0: no limit).
+    no_quant_fusion: run quantized (QDQ) units as the float arithmetic the
+    model writes. low_bit_int8: one- and two-row products by weight-only
+    quantized (8/4/2-bit) matrices quantize the activations to int8 per block,
+    as onnxruntime does by default (faster decode; float otherwise).
     sess_options/providers/provider_options are accepted as onnxruntime's:
     sess_options.intra_op_num_threads and graph_optimization_level are used,
     providers other than the CPU are ignored.
@@ -107,6 +112,8 @@ class InferenceSession:
         threads: Optional[int] = None,
         optimization_level: Optional[int] = None,
         max_memory: int = 0,
+        no_quant_fusion: bool = False,
+        low_bit_int8: bool = False,
         **kwargs: Any,
     ) -> None:
         if threads is None:
@@ -115,7 +122,11 @@ class InferenceSession:
             level = getattr(sess_options, "graph_optimization_level", 1)
             optimization_level = 1 if int(level) > 0 else 0
         self._options = dict(
-            threads=threads, optimization_level=optimization_level, max_memory=max_memory
+            threads=threads,
+            optimization_level=optimization_level,
+            max_memory=max_memory,
+            no_quant_fusion=bool(no_quant_fusion),
+            low_bit_int8=bool(low_bit_int8),
         )
         self._sess_options = sess_options
         self._start(as_model(path_or_bytes))

@@ -44,7 +44,13 @@ class Model:
 
 class Session:
     def __init__(
-        self, model: Model, threads: int = ..., optimization_level: int = ..., max_memory: int = ...
+        self,
+        model: Model,
+        threads: int = ...,
+        optimization_level: int = ...,
+        max_memory: int = ...,
+        no_quant_fusion: bool = ...,
+        low_bit_int8: bool = ...,
     ) -> None: ...
     @property
     def model(self) -> Model: ...

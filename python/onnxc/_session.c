@@ -468,12 +468,14 @@ static PyObject *value_to_py(const onnxc_value *v) {
 /* ------------------------------------------------------------ Session */
 
 static PyObject *session_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-  static char *names[] = {"model", "threads", "optimization_level", "max_memory", NULL};
+  static char *names[] = {"model",      "threads",         "optimization_level",
+                          "max_memory", "no_quant_fusion", "low_bit_int8",
+                          NULL};
   PyObject *model;
-  int threads = 0, level = 1;
+  int threads = 0, level = 1, no_quant_fusion = 0, low_bit_int8 = 0;
   Py_ssize_t max_memory = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|iin", names, &opy_model_type, &model, &threads,
-                                   &level, &max_memory))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|iinpp", names, &opy_model_type, &model, &threads,
+                                   &level, &max_memory, &no_quant_fusion, &low_bit_int8))
     return NULL;
   if (threads < 0 || level < 0 || max_memory < 0)
     return opy_invalid("threads, optimization_level and max_memory must not be negative");
@@ -484,6 +486,8 @@ static PyObject *session_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   o.threads = threads;
   o.optimization_level = level;
   o.max_memory = (size_t)max_memory;
+  o.no_quant_fusion = no_quant_fusion;
+  o.low_bit_int8 = low_bit_int8;
   onnxc_error err = {0};
   onnxc_status st;
   Py_BEGIN_ALLOW_THREADS;
@@ -638,8 +642,9 @@ PyTypeObject opy_session_type = {
     .tp_dealloc = (destructor)session_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc =
-        "Session(model, threads=0, optimization_level=1, max_memory=0): a model prepared "
-        "for running (use onnxc.InferenceSession).",
+        "Session(model, threads=0, optimization_level=1, max_memory=0, no_quant_fusion=False, "
+        "low_bit_int8=False): a model prepared for running (use onnxc.InferenceSession; the "
+        "options are onnxc_session_options' in onnxc.h).",
     .tp_methods = session_methods,
     .tp_getset = session_getset,
     .tp_new = session_new,

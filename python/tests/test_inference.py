@@ -370,3 +370,29 @@ def test_pickle_model_and_session():
     np.testing.assert_array_equal(s2.run(None, {"X": x})[0], s.run(None, {"X": x})[0])
     m = pickle.loads(pickle.dumps(onnxc.load(PERCEPTRON)))
     assert m.to_text() == s.model.to_text() and m.base_dir == os.path.dirname(PERCEPTRON)
+
+
+def test_low_bit_int8_and_no_quant_fusion_options():
+    # MatMul by an int4 weight with per-block scales: the float path is the
+    # DequantizeLinear + MatMul arithmetic within float rounding; low_bit_int8
+    # quantizes the activations per block (an error of at most 1/254 of the
+    # block's largest activation times the weights' magnitude)
+    rng = np.random.default_rng(3)
+    q = rng.integers(-8, 8, size=(64, 5))
+    s = rng.uniform(0.01, 0.02, size=(2, 5)).astype(np.float32)
+    text = (
+        '<ir_version: 10, opset_import: ["" : 21]>\n'
+        "g (float[1,64] A) => (float[1,5] Y) <int4[64,5] wq = {%s}, float[2,5] ws = {%s}>\n"
+        "{\n  w = DequantizeLinear <axis = 0, block_size = 32> (wq, ws)\n  Y = MatMul (A, w)\n}\n"
+        % (",".join(str(v) for v in q.flatten()), ",".join(repr(float(v)) for v in s.flatten()))
+    )
+    a = rng.standard_normal((1, 64)).astype(np.float32)
+    w = q.astype(np.float32) * np.repeat(s, 32, axis=0)
+    want = a.astype(np.float64) @ w.astype(np.float64)
+    bound = np.abs(a).max() / 254 * np.abs(w).sum(axis=0)
+    for kw in ({}, {"no_quant_fusion": True}, {"low_bit_int8": True}):
+        got = session(text, **kw).run(None, {"A": a})[0]
+        tol = bound + 1e-5 if kw.get("low_bit_int8") else 1e-5 * np.abs(want).max()
+        assert np.all(np.abs(got - want) <= tol), (kw, got, want)
+    with pytest.raises(TypeError):
+        onnxc._onnxc.Session(onnxc.parse_model(text), low_bit_int8="yes please", bogus=1)

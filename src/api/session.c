@@ -46,6 +46,7 @@ ox_session_opts ox_api_session_opts(const onnxc_session_options *opts) {
     o.custom_ops = ox_api_custom_ops(opts->custom_ops);
     o.max_memory = opts->max_memory;
     o.quant_fusion_off = opts->no_quant_fusion != 0;
+    o.low_bit_int8 = opts->low_bit_int8 != 0;
   }
   return o;
 }
@@ -180,8 +181,7 @@ onnxc_status onnxc_session_run_with(onnxc_session *s, const onnxc_run_options *r
     return (onnxc_status)ox_err_set(E(err), OX_EINVAL, "NULL session or value array");
   for (size_t k = 0; k < n_outputs; k++) outputs[k] = NULL;
   for (size_t i = 0; i < n_inputs; i++)
-    if (!inputs[i])
-      return (onnxc_status)ox_err_set(E(err), OX_EINVAL, "input %zu is NULL", i);
+    if (!inputs[i]) return (onnxc_status)ox_err_set(E(err), OX_EINVAL, "input %zu is NULL", i);
   if (n_outputs > 0 && output_names)
     for (size_t k = 0; k < n_outputs; k++)
       if (!output_names[k])
@@ -253,19 +253,21 @@ onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_options *r
   if (!s || (n_outputs && !outputs))
     return (onnxc_status)ox_err_set(E(err), OX_EINVAL, "NULL session or value array");
   for (size_t k = 0; k < n_outputs; k++)
-    if (!outputs[k]) return (onnxc_status)ox_err_set(E(err), OX_EINVAL, "output buffer %zu is NULL", k);
+    if (!outputs[k])
+      return (onnxc_status)ox_err_set(E(err), OX_EINVAL, "output buffer %zu is NULL", k);
   onnxc_value *stack_res[16];
   onnxc_value **res = n_outputs <= 16 ? stack_res : calloc(n_outputs, sizeof *res);
   if (!res) return (onnxc_status)ox_err_set(E(err), OX_ENOMEM, "out of memory");
-  onnxc_status rc = onnxc_session_run_with(s, ro, input_names, inputs, n_inputs, output_names,
-                                           res, n_outputs, err);
+  onnxc_status rc = onnxc_session_run_with(s, ro, input_names, inputs, n_inputs, output_names, res,
+                                           n_outputs, err);
   /* every buffer is checked before any is written */
   for (size_t k = 0; rc == ONNXC_OK && k < n_outputs; k++) {
     const char *name = output_names ? output_names[k] : onnxc_session_output_name(s, k);
     rc = (onnxc_status)fits((const ox_value *)outputs[k], (const ox_value *)res[k], name, E(err));
   }
   for (size_t k = 0; rc == ONNXC_OK && k < n_outputs; k++)
-    rc = (onnxc_status)ox_tensor_copy_data((ox_value *)outputs[k], (const ox_value *)res[k], E(err));
+    rc =
+        (onnxc_status)ox_tensor_copy_data((ox_value *)outputs[k], (const ox_value *)res[k], E(err));
   for (size_t k = 0; k < n_outputs; k++) ox_value_unref((ox_value *)res[k]);
   if (res != stack_res) free(res);
   return rc;

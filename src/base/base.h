@@ -137,12 +137,15 @@ void ox_file_map_close(ox_file_map *m);
  * the process's resident set and come back from the file if read. Harmless
  * on any memory (anonymous pages are kept without swap, and never lost). */
 void ox_pages_unneeded(const void *p, size_t n);
-/* Memory for a packed weight matrix that kernels stream on every run
- * (release with free): 64-byte aligned; from 2 MiB up, 2 MiB aligned and
- * asked to be backed by huge pages where the system allows, since a
- * streaming core otherwise walks the page tables every 4 KiB and reads
- * such a matrix at half the memory's bandwidth. NULL when out of memory. */
+/* Memory for packed weights that kernels stream on every run (release with
+ * ox_free_streamed): 64-byte aligned, carved from 2 MiB-aligned slabs asked
+ * to be backed by huge pages where the system allows (src/base/streamed.c).
+ * A streaming core otherwise walks the page tables every 4 KiB, and reads a
+ * weight matrix at well under the memory's bandwidth; small matrices share
+ * slabs so that they get huge pages too. Thread-safe. NULL when out of
+ * memory. */
 void *ox_alloc_streamed(size_t n);
+void ox_free_streamed(void *p);
 /* Reads a whole file into malloc'd memory (for small files and pipes). */
 int ox_file_read_all(const char *path, uint8_t **data, size_t *size, ox_err *e);
 int ox_file_write_all(const char *path, const void *data, size_t size, ox_err *e);

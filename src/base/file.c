@@ -96,17 +96,6 @@ bool ox_path_is_file(const char *path) {
   return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-void *ox_alloc_streamed(size_t n) {
-  const size_t huge = (size_t)2 << 20;
-  if (n < huge) return aligned_alloc(64, (n + 63) / 64 * 64);
-  if (n > SIZE_MAX - huge) return NULL;
-  void *p = aligned_alloc(huge, (n + huge - 1) / huge * huge);
-#if defined(MADV_HUGEPAGE)
-  if (p) (void)madvise(p, (n + huge - 1) / huge * huge, MADV_HUGEPAGE);
-#endif
-  return p;
-}
-
 void ox_pages_unneeded(const void *p, size_t n) {
 #if defined(MADV_PAGEOUT)
   long ps = sysconf(_SC_PAGESIZE);

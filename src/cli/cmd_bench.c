@@ -135,7 +135,7 @@ int ox_cmd_bench(int argc, char **argv) {
   const char *model_path = NULL;
   int threads = 0, runs = 10, warmup = 2, callers = 0;
   size_t max_memory = 0;
-  bool profile = false, no_quant_fusion = false;
+  bool profile = false, no_quant_fusion = false, low_bit_int8 = false;
   char **ins = calloc((size_t)argc + 1, sizeof *ins);
   bench_dims *bd = calloc((size_t)argc + 1, sizeof *bd);
   size_t n_ins = 0, n_bd = 0;
@@ -155,7 +155,9 @@ int ox_cmd_bench(int argc, char **argv) {
           "  --profile  time every node; print the time per operator type and the\n"
           "             slowest nodes, per run (the timing itself adds a little)\n"
           "  --input    dims of a made-up input (default: declared dims, unknown = 1)\n"
-          "  --no-quant-fusion  run quantized (QDQ) units in float, as written\n");
+          "  --no-quant-fusion  run quantized (QDQ) units in float, as written\n"
+          "  --low-bit-int8  decode products by 8/4/2-bit weights with int8 activations\n"
+          "             (as onnxruntime does by default; see onnxc run --help)\n");
       free(ins);
       free(bd);
       return 0;
@@ -187,6 +189,8 @@ int ox_cmd_bench(int argc, char **argv) {
       profile = true;
     } else if (strcmp(argv[i], "--no-quant-fusion") == 0) {
       no_quant_fusion = true;
+    } else if (strcmp(argv[i], "--low-bit-int8") == 0) {
+      low_bit_int8 = true;
     } else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc) {
       ins[n_ins++] = argv[++i];
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -221,6 +225,7 @@ int ox_cmd_bench(int argc, char **argv) {
   o.max_memory = max_memory;
   o.profile = profile;
   o.quant_fusion_off = no_quant_fusion;
+  o.low_bit_int8 = low_bit_int8;
   if (ox_session_create(m, &o, &s, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);
     goto done;

@@ -3,7 +3,9 @@
  * Layout: columns in groups of 64; in a group, each unit row holds the
  * 32-bit units of the 64 columns for R = 32 / bits consecutive rows (one
  * 512-bit load per 16 columns). In a unit, row r is the field of `bits`
- * bits at bit bits * r. Weights are unsigned offsets
+ * bits at bit 8 (r % 4) + bits (r / 4): each byte holds rows r, r + 4, ...,
+ * so that one shift and mask gives four consecutive rows as the four bytes
+ * vpdpbusd multiplies with four int8 activations. Weights are unsigned offsets
  * (a signed q as q + 2^(bits-1), its zero point likewise): q - z is the same
  * integer. Columns past N (the last group) have weight 0, scale 0 and zero
  * point 0, and contribute nothing. */
@@ -22,13 +24,13 @@ static const uint32_t *grp_units(const ox_wq_matrix *W, int64_t g) {
 }
 
 /* bit position of row r of a unit */
-static inline int field_pos(int bits, int r) { return bits * r; }
+static inline int field_pos(int bits, int r) { return 8 * (r % 4) + bits * (r / 4); }
 
 void ox_wq_free(ox_wq_matrix *w) {
   if (!w) return;
-  free(w->q);
-  free(w->scale);
-  free(w->zero);
+  ox_free_streamed(w->q);
+  ox_free_streamed(w->scale);
+  ox_free_streamed(w->zero);
   memset(w, 0, sizeof *w);
 }
 
@@ -55,7 +57,7 @@ int ox_wq_pack(int bits, bool q_signed, int64_t K, int64_t N, const void *q, con
     return ox_err_set(e, OX_ENOMEM, "weight matrix too large");
   out->q = ox_alloc_streamed(nq);
   out->scale = ox_alloc_streamed(ns);
-  out->zero = zp ? aligned_alloc(64, (ns / 4 + 63) / 64 * 64) : NULL;
+  out->zero = zp ? ox_alloc_streamed(ns / 4) : NULL;
   if (!out->q || !out->scale || (zp && !out->zero)) {
     ox_wq_free(out);
     return ox_err_set(e, OX_ENOMEM, "out of memory packing a weight matrix");
@@ -155,10 +157,14 @@ static void slab_groups(void *arg, int64_t g0, int64_t g1) {
 /* ---------------------------------------------------------- block sums */
 
 /* One row against group g: out[64]. `a` is the row (Kp values, zeros past
- * K), asum[b] its sum over block b. */
+ * K), asum[b] its sum over block b. The int8 form reads instead aq (the
+ * row quantized per block, Kp values), ascale[b] (the block's scale) and
+ * qsum[b] (the sum of its aq). */
 typedef struct bsum_row {
   const float *a;
   const float *asum;
+  const int8_t *aq;
+  const float *ascale, *qsum;
 } bsum_row;
 typedef void (*bsum_fn)(const ox_wq_matrix *W, int64_t g, const bsum_row *r, float *out);
 
@@ -168,7 +174,11 @@ static inline float block_term(float S, float s, float z, float asum, float two_
   return s * (two_b * S - (two_b + z) * asum);
 }
 
-static void bsum_portable(const ox_wq_matrix *W, int64_t g, const bsum_row *r, float *out) {
+/* Both forms in plain C: the float form sums a_k (1 + q_k / 2^bits) in
+ * float, the int8 form aq_k q_k exactly in integers, and applies
+ * y += s ascale (dot - z qsum) per block. */
+static inline void bsum_plain(const ox_wq_matrix *W, int64_t g, const bsum_row *r, float *out,
+                              bool int8) {
   const uint32_t *q = grp_units(W, g);
   const float *sd = W->scale + g * W->n_blk * GRP;
   const uint8_t *zd = W->zero ? W->zero + g * W->n_blk * GRP : NULL;
@@ -180,18 +190,33 @@ static void bsum_portable(const ox_wq_matrix *W, int64_t g, const bsum_row *r, f
   for (int64_t b = 0; b < W->n_blk; b++) {
     int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
     float S[GRP] = {0};
+    int32_t d[GRP] = {0};
     for (int64_t k = k0; k < k1; k++) {
       const uint32_t *unit = q + (k / R) * GRP;
       unsigned pos = (unsigned)field_pos(bits, (int)(k % R));
-      float ak = r->a[k];
-      for (int c = 0; c < GRP; c++) S[c] += ak * (1.0f + (float)((unit[c] >> pos) & mask) * inv);
+      if (int8) {
+        int32_t ak = r->aq[k];
+        for (int c = 0; c < GRP; c++) d[c] += ak * (int32_t)((unit[c] >> pos) & mask);
+      } else {
+        float ak = r->a[k];
+        for (int c = 0; c < GRP; c++) S[c] += ak * (1.0f + (float)((unit[c] >> pos) & mask) * inv);
+      }
     }
     for (int c = 0; c < GRP; c++) {
       float z = (float)(zd ? zd[b * GRP + c] : W->zero_all);
-      y[c] += block_term(S[c], sd[b * GRP + c], z, r->asum[b], two_b);
+      y[c] += int8 ? sd[b * GRP + c] * r->ascale[b] * ((float)d[c] - z * r->qsum[b])
+                   : block_term(S[c], sd[b * GRP + c], z, r->asum[b], two_b);
     }
   }
   memcpy(out, y, sizeof y);
+}
+
+static void bsum_portable(const ox_wq_matrix *W, int64_t g, const bsum_row *r, float *out) {
+  bsum_plain(W, g, r, out, false);
+}
+
+static void bsum_i8_portable(const ox_wq_matrix *W, int64_t g, const bsum_row *r, float *out) {
+  bsum_plain(W, g, r, out, true);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -279,6 +304,88 @@ __attribute__((target("avx512f"))) static void bsum_avx512(const ox_wq_matrix *W
     bsum512_body(W, g, r, out, 2);
 }
 
+/* The int8 form with vpdpbusd: the fields of four consecutive rows are the
+ * four bytes of a lane after one shift and mask (unsigned, at most 255),
+ * multiplied with four int8 activations and summed into 32 bits exactly
+ * (|sum| <= kb * 255 * 127: int8_form_fits keeps the blocks short enough). */
+__attribute__((target("avx512f,avx512vnni"), always_inline)) static inline void bsum_vnni_body(
+    const ox_wq_matrix *W, int64_t g, const bsum_row *rw, float *out, const int bits) {
+  const int R = 32 / bits;
+  const uint32_t *q = grp_units(W, g);
+  const float *sd = W->scale + g * W->n_blk * GRP;
+  const uint8_t *zd = W->zero ? W->zero + g * W->n_blk * GRP : NULL;
+  const __m512i mask = _mm512_set1_epi32((int)(((1u << bits) - 1) * 0x01010101u));
+  __m512 y0 = _mm512_setzero_ps(), y1 = y0, y2 = y0, y3 = y0;
+  for (int64_t b = 0; b < W->n_blk; b++) {
+    int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
+    /* even and odd row quads in separate accumulators: eight chains */
+    __m512i d0 = _mm512_setzero_si512(), d1 = d0, d2 = d0, d3 = d0, e0 = d0, e1 = d0, e2 = d0,
+            e3 = d0;
+    for (int64_t k = k0; k < k1; k += R) {
+      const uint32_t *unit = q + (k / R) * GRP;
+      __m512i w0 = _mm512_load_si512(unit), w1 = _mm512_load_si512(unit + 16);
+      __m512i w2 = _mm512_load_si512(unit + 32), w3 = _mm512_load_si512(unit + 48);
+      for (int j = 0; j < R / 4; j++) {
+        int32_t quad;
+        memcpy(&quad, rw->aq + k + 4 * j, 4);
+        __m512i a4 = _mm512_set1_epi32(quad);
+        __m512i x0 = w0, x1 = w1, x2 = w2, x3 = w3;
+        if (j) {
+          x0 = _mm512_srli_epi32(x0, (unsigned)(bits * j));
+          x1 = _mm512_srli_epi32(x1, (unsigned)(bits * j));
+          x2 = _mm512_srli_epi32(x2, (unsigned)(bits * j));
+          x3 = _mm512_srli_epi32(x3, (unsigned)(bits * j));
+        }
+        if (bits != 8) {
+          x0 = _mm512_and_si512(x0, mask);
+          x1 = _mm512_and_si512(x1, mask);
+          x2 = _mm512_and_si512(x2, mask);
+          x3 = _mm512_and_si512(x3, mask);
+        }
+        if (j & 1) {
+          e0 = _mm512_dpbusd_epi32(e0, x0, a4);
+          e1 = _mm512_dpbusd_epi32(e1, x1, a4);
+          e2 = _mm512_dpbusd_epi32(e2, x2, a4);
+          e3 = _mm512_dpbusd_epi32(e3, x3, a4);
+        } else {
+          d0 = _mm512_dpbusd_epi32(d0, x0, a4);
+          d1 = _mm512_dpbusd_epi32(d1, x1, a4);
+          d2 = _mm512_dpbusd_epi32(d2, x2, a4);
+          d3 = _mm512_dpbusd_epi32(d3, x3, a4);
+        }
+      }
+    }
+    __m512 qs = _mm512_set1_ps(rw->qsum[b]), as = _mm512_set1_ps(rw->ascale[b]);
+    const float *s = sd + b * GRP;
+    const uint8_t *z = zd ? zd + b * GRP : NULL;
+#define I8_TERM(y, d, e, off)                                                           \
+  y = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_load_ps(s + (off)), as),                     \
+                      _mm512_fnmadd_ps(zero16(W, z ? z + (off) : NULL), qs,             \
+                                       _mm512_cvtepi32_ps(_mm512_add_epi32((d), (e)))), \
+                      y)
+    I8_TERM(y0, d0, e0, 0);
+    I8_TERM(y1, d1, e1, 16);
+    I8_TERM(y2, d2, e2, 32);
+    I8_TERM(y3, d3, e3, 48);
+#undef I8_TERM
+  }
+  _mm512_storeu_ps(out, y0);
+  _mm512_storeu_ps(out + 16, y1);
+  _mm512_storeu_ps(out + 32, y2);
+  _mm512_storeu_ps(out + 48, y3);
+}
+
+__attribute__((target("avx512f,avx512vnni"))) static void bsum_i8_vnni(const ox_wq_matrix *W,
+                                                                       int64_t g, const bsum_row *r,
+                                                                       float *out) {
+  if (W->bits == 4)
+    bsum_vnni_body(W, g, r, out, 4);
+  else if (W->bits == 8)
+    bsum_vnni_body(W, g, r, out, 8);
+  else
+    bsum_vnni_body(W, g, r, out, 2);
+}
+
 /* AVX2: eight columns per register, one accumulator per eight columns
  * (eight chains); the block results go through `out`. */
 __attribute__((target("avx2"), always_inline)) static inline __m256 field256(__m256i w, int bits,
@@ -338,8 +445,10 @@ __attribute__((target("avx2,fma"))) static void bsum_avx2(const ox_wq_matrix *W,
 
 typedef struct bsum_job {
   bsum_fn fn;
-  const float *a;    /* rows padded to Kp, row stride Kp */
-  const float *asum; /* [M][n_blk] */
+  const float *a;             /* rows padded to Kp, row stride Kp */
+  const float *asum;          /* [M][n_blk] */
+  const int8_t *aq;           /* int8 form: rows quantized per block, row stride Kp */
+  const float *ascale, *qsum; /* int8 form: [M][n_blk] */
   int64_t M, ldc;
   const ox_wq_matrix *W;
   float *C;
@@ -353,11 +462,33 @@ static void bsum_groups(void *arg, int64_t g0, int64_t g1) {
     int64_t n0 = g * GRP, nc = W->N - n0 < GRP ? W->N - n0 : GRP;
     /* every row against the group while its units are in the cache */
     for (int64_t m = 0; m < j->M; m++) {
-      bsum_row r = {j->a + m * W->Kp, j->asum + m * W->n_blk};
+      bsum_row r = {j->a + m * W->Kp, j->asum + m * W->n_blk, NULL, NULL, NULL};
+      if (j->aq) {
+        r.aq = j->aq + m * W->Kp;
+        r.ascale = j->ascale + m * W->n_blk;
+        r.qsum = j->qsum + m * W->n_blk;
+      }
       j->fn(W, g, &r, out);
       memcpy(j->C + m * j->ldc + n0, out, (size_t)nc * sizeof(float));
     }
   }
+}
+
+/* the int8 form's function on `path` (NULL: VNNI when the CPU has it, else
+ * none: the float form serves) */
+static bsum_fn pick_i8(const char *path) {
+#ifdef HAVE_X86
+  if ((!path || strcmp(path, "avx512vnni") == 0) && __builtin_cpu_supports("avx512f") &&
+      __builtin_cpu_supports("avx512vnni"))
+    return bsum_i8_vnni;
+#endif
+  if (path && strcmp(path, "portable") == 0) return bsum_i8_portable;
+  return NULL;
+}
+
+/* the int8 form's 32-bit sums cannot overflow: kb * (2^bits - 1) * 127 */
+static bool int8_form_fits(const ox_wq_matrix *W) {
+  return (double)W->kb * (double)((1 << W->bits) - 1) * 127.0 < 2147483647.0;
 }
 
 static bsum_fn pick_bsum(const char *path) {
@@ -372,6 +503,19 @@ static bsum_fn pick_bsum(const char *path) {
   return NULL;
 }
 
+/* a + ... in sixteen running sums (vectorised; an Inf or NaN stays) */
+OX_CLONES("avx512f", "avx2", "default")
+static float block_sum(const float *a, int64_t n) {
+  float part[16] = {0};
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16)
+    for (int j = 0; j < 16; j++) part[j] += a[k + j];
+  for (; k < n; k++) part[0] += a[k];
+  float s = 0.0f;
+  for (int j = 0; j < 16; j++) s += part[j];
+  return s;
+}
+
 /* A's rows copied to Kp values (zeros past K) with their block sums;
  * false when a sum is not finite (an infinite or NaN activation, or an
  * overflow): then the block-sum form would not give DequantizeLinear ->
@@ -384,13 +528,49 @@ static bool prepare_rows(const ox_wq_matrix *W, const float *A, int64_t M, int64
     for (int64_t k = W->K; k < W->Kp; k++) row[k] = 0.0f;
     for (int64_t b = 0; b < W->n_blk; b++) {
       int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
-      float s = 0.0f;
-      for (int64_t k = k0; k < k1; k++) s += row[k];
+      float s = block_sum(row + k0, k1 - k0);
       if (!isfinite(s)) return false;
       asum[m * W->n_blk + b] = s;
     }
   }
   return true;
+}
+
+/* One block of a row quantized to int8, symmetrically: scale max|a| / 127,
+ * values rounded to nearest, ties to even (adding and taking away 1.5 * 2^23
+ * rounds so for |x| < 2^22, and vectorises where nearbyintf would not); a
+ * block of zeros has scale 0. Returns the sum of the values. The row is
+ * finite (prepare_rows checked). */
+OX_CLONES("avx512f", "avx2", "default")
+static int32_t quantize_block(const float *a, int64_t n, int8_t *aq, float *scale) {
+  float amax = 0.0f;
+  for (int64_t k = 0; k < n; k++) {
+    float v = fabsf(a[k]);
+    amax = v > amax ? v : amax;
+  }
+  float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+  int32_t sum = 0;
+  for (int64_t k = 0; k < n; k++) {
+    float v = (a[k] * inv + 12582912.0f) - 12582912.0f;
+    v = v > 127.0f ? 127.0f : v;
+    v = v < -127.0f ? -127.0f : v;
+    aq[k] = (int8_t)(int32_t)v;
+    sum += (int32_t)v;
+  }
+  *scale = amax / 127.0f;
+  return sum;
+}
+
+/* The rows quantized per block (quantize_block); run after prepare_rows
+ * (the rows are padded and finite). */
+static void quantize_rows(const ox_wq_matrix *W, const float *ap, int64_t M, int8_t *aq,
+                          float *ascale, float *qsum) {
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t b = 0; b < W->n_blk; b++) {
+      int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
+      qsum[m * W->n_blk + b] = (float)quantize_block(
+          ap + m * W->Kp + k0, k1 - k0, aq + m * W->Kp + k0, &ascale[m * W->n_blk + b]);
+    }
 }
 
 /* groups per task so that a task streams at least ~64 KiB of weights */
@@ -400,36 +580,53 @@ static int64_t group_grain(const ox_wq_matrix *W) {
   return gr < 1 ? 1 : gr;
 }
 
-static int block_sum_form(bsum_fn fn, const float *A, int64_t M, int64_t lda, const ox_wq_matrix *W,
-                          float *C, int64_t ldc, ox_thread_pool *pool, bool *done, ox_err *e) {
+static int block_sum_form(bsum_fn fn, bool int8, const float *A, int64_t M, int64_t lda,
+                          const ox_wq_matrix *W, float *C, int64_t ldc, ox_thread_pool *pool,
+                          bool *done, ox_err *e) {
   *done = false;
   size_t n_a = 0, n_s = 0;
   if (!ox_mul_size((size_t)M, (size_t)W->Kp * sizeof(float), &n_a) ||
       !ox_mul_size((size_t)M, (size_t)W->n_blk * sizeof(float), &n_s))
     return ox_err_set(e, OX_ENOMEM, "activation too large");
   float *ap = malloc(n_a), *asum = malloc(n_s);
+  int8_t *aq = int8 ? malloc(n_a / sizeof(float)) : NULL;
+  float *ascale = int8 ? malloc(n_s) : NULL, *qsum = int8 ? malloc(n_s) : NULL;
   int rc = OX_OK;
-  if (!ap || !asum) {
+  if (!ap || !asum || (int8 && (!aq || !ascale || !qsum))) {
     rc = ox_err_set(e, OX_ENOMEM, "out of memory");
   } else if (prepare_rows(W, A, M, lda, ap, asum)) {
-    bsum_job j = {fn, ap, asum, M, ldc, W, C};
+    if (int8) quantize_rows(W, ap, M, aq, ascale, qsum);
+    bsum_job j = {fn, ap, asum, aq, ascale, qsum, M, ldc, W, C};
     ox_parallel_for(pool, W->n_grp, group_grain(W), bsum_groups, &j);
     *done = true;
   }
   free(ap);
   free(asum);
+  free(aq);
+  free(ascale);
+  free(qsum);
   return rc;
 }
 
 int ox_wq_gemm_on(const char *path, const char *form, const float *A, int64_t M, int64_t lda,
                   const ox_wq_matrix *W, float *C, int64_t ldc, ox_thread_pool *pool, ox_err *e) {
   if (M <= 0) return OX_OK;
-  bsum_fn fn = pick_bsum(path);
+  bool int8 = form && strcmp(form, "int8") == 0;
+  bsum_fn fn = int8 ? pick_i8(path) : pick_bsum(path);
+  if (!fn && int8 && !path) {
+    /* no integer dot product here: the float form, which is exact */
+    int8 = false;
+    fn = pick_bsum(NULL);
+  }
   if (!fn) return ox_err_set(e, OX_EUNSUPPORTED, "path %s is not available here", path);
-  bool bsum = form ? strcmp(form, "blocksum") == 0 : M <= 2;
+  if (int8 && !int8_form_fits(W)) {
+    int8 = false;
+    fn = pick_bsum(path && strcmp(path, "portable") == 0 ? path : NULL);
+  }
+  bool bsum = int8 || (form ? strcmp(form, "blocksum") == 0 : M <= 2);
   if (bsum && W->finite) {
     bool done = false;
-    int rc = block_sum_form(fn, A, M, lda, W, C, ldc, pool, &done, e);
+    int rc = block_sum_form(fn, int8, A, M, lda, W, C, ldc, pool, &done, e);
     if (rc || done) return rc;
   }
   slab_job j = {A, M, lda, ldc, W, C, 0};
@@ -439,6 +636,6 @@ int ox_wq_gemm_on(const char *path, const char *form, const float *A, int64_t M,
 }
 
 int ox_wq_gemm(const float *A, int64_t M, int64_t lda, const ox_wq_matrix *W, float *C, int64_t ldc,
-               ox_thread_pool *pool, ox_err *e) {
-  return ox_wq_gemm_on(NULL, NULL, A, M, lda, W, C, ldc, pool, e);
+               bool int8_decode, ox_thread_pool *pool, ox_err *e) {
+  return ox_wq_gemm_on(NULL, int8_decode && M <= 2 ? "int8" : NULL, A, M, lda, W, C, ldc, pool, e);
 }

@@ -58,13 +58,21 @@ int ox_wq_pack(int bits, bool q_signed, int64_t K, int64_t N, const void *q, con
                int64_t n_scale, const void *zp, int64_t kb, ox_wq_matrix *out, ox_err *e);
 void ox_wq_free(ox_wq_matrix *w);
 
-/* C (M x N, row stride ldc) = A (M x K, row stride lda) times the matrix. */
+/* C (M x N, row stride ldc) = A (M x K, row stride lda) times the matrix.
+ * int8_decode: one and two rows take the "int8" form (below) where the CPU
+ * has AVX512-VNNI. */
 int ox_wq_gemm(const float *A, int64_t M, int64_t lda, const ox_wq_matrix *W, float *C, int64_t ldc,
-               ox_thread_pool *pool, ox_err *e);
+               bool int8_decode, ox_thread_pool *pool, ox_err *e);
 
-/* ox_wq_gemm on a given path ("avx512", "avx2", "portable"; NULL: the best
- * here) and form ("blocksum" for the one- and two-row form at any M, or
- * NULL to choose by M), for tests; OX_EUNSUPPORTED when this CPU lacks it. */
+/* ox_wq_gemm on a given path and form, for tests; OX_EUNSUPPORTED when
+ * this CPU lacks the path. Forms: NULL (by M), "blocksum" (the float
+ * block-sum form at any M), "int8" (each row quantized to int8 per block:
+ * scale max|a| / 127, values rounded to nearest even; then
+ * y += s * scale_a * (sum_k aq_k q_k - z sum_k aq_k) with exact integer
+ * sums: onnxruntime's default for such products, about 1/254 of a block's
+ * largest activation in error). Paths: "avx512", "avx2", "portable" for the
+ * float forms; "avx512vnni", "portable" for "int8"; NULL: the best here
+ * (for "int8" without VNNI: the float form). */
 int ox_wq_gemm_on(const char *path, const char *form, const float *A, int64_t M, int64_t lda,
                   const ox_wq_matrix *W, float *C, int64_t ldc, ox_thread_pool *pool, ox_err *e);
 

@@ -6,7 +6,9 @@
  * uint2), scale (float; one value, one per column [N], or one per block of
  * block_size rows [ceil(K / block_size), N]) and an optional zero point of
  * Wq's type and the scale's shape. Attribute block_size: 0 for one value or
- * one per column. Output: A's shape with K replaced by N.
+ * one per column; int8_decode: 1 for one- and two-row products in int8
+ * (see onnxc_session_options.low_bit_int8). Output: A's shape with K
+ * replaced by N.
  *
  * The weights are packed once at their own width (src/kernels/wqgemm.c);
  * runs never make the float weights. */
@@ -23,11 +25,16 @@ static int wq_bits(int32_t dt, bool *sgn) {
   return 0;
 }
 
+typedef struct dq_state {
+  ox_wq_matrix w;
+  bool int8_decode;
+} dq_state;
+
 static void dq_release(void *state) {
-  ox_wq_matrix *w = state;
-  if (!w) return;
-  ox_wq_free(w);
-  free(w);
+  dq_state *s = state;
+  if (!s) return;
+  ox_wq_free(&s->w);
+  free(s);
 }
 
 static int dq_prepare(const ox_kinfo *info, void **state, ox_err *e) {
@@ -62,20 +69,22 @@ static int dq_prepare(const ox_kinfo *info, void **state, ox_err *e) {
                       "node '%s' (MatMulDQFused): the zero point must have the weights' type and "
                       "the scale's shape",
                       name);
-  ox_wq_matrix *w = calloc(1, sizeof *w);
-  if (!w) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  dq_state *st = calloc(1, sizeof *st);
+  if (!st) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  st->int8_decode = ox_node_attr_int(info->node, "int8_decode", 0) != 0;
   /* a per-column scale is one block of K rows */
   if (ox_wq_pack(bits, sgn, K, N, q->data, s->data, s->numel == 1 ? 1 : n_blk * N,
-                 z ? z->data : NULL, bs > 0 ? bs : K, w, e)) {
-    free(w);
+                 z ? z->data : NULL, bs > 0 ? bs : K, &st->w, e)) {
+    free(st);
     return ox_err_prefix(e, "node '%s' (MatMulDQFused)", name);
   }
-  *state = w;
+  *state = st;
   return OX_OK;
 }
 
 static int dq_run(ox_kctx *c, void *state) {
-  const ox_wq_matrix *w = state;
+  const dq_state *st = state;
+  const ox_wq_matrix *w = st ? &st->w : NULL;
   ox_value *a = ox_kctx_input(c, 0);
   if (!w) return ox_kctx_fail(c, OX_ERUNTIME, "weights were not prepared");
   if (!a || a->kind != OX_VAL_TENSOR || a->dtype != OX_FLOAT || a->rank < 1)
@@ -93,7 +102,7 @@ static int dq_run(ox_kctx *c, void *state) {
   int64_t M = a->numel / w->K;
   if (M == 0) return OX_OK;
   ox_err e = {0};
-  if (ox_wq_gemm(a->data, M, w->K, w, y->data, w->N, ox_kctx_pool(c), &e))
+  if (ox_wq_gemm(a->data, M, w->K, w, y->data, w->N, st->int8_decode, ox_kctx_pool(c), &e))
     return ox_kctx_fail(c, e.code, "%s", e.msg);
   return OX_OK;
 }

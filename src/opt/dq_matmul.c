@@ -8,7 +8,8 @@
  *   Y = MatMul(A, W)
  *
  * Each such MatMul becomes an ai.onnxc MatMulDQFused(A, Wq, scale [, zp])
- * with attribute block_size (0: one scale, or one per column), whose
+ * with attribute block_size (0: one scale, or one per column; and
+ * int8_decode = 1 when the session asks for int8 decode products), whose
  * kernel packs Wq once at its own width and never makes the float W
  * (src/ops/matmul_dq.c). The scale layouts taken are those whose blocks
  * run down the columns: one value; one per column (axis 1, no blocks);
@@ -78,10 +79,11 @@ int ox_opt_dq_matmul(ox_pass_view *v) {
     if (bs < 0) continue;
     const ox_node *dq = &v->nodes[d];
     bool zp = ox_opt_given(dq, 2);
-    ox_node *fn = ox_opt_new_node(v, mm, "MatMulDQFused", zp ? 4 : 3, 1);
+    ox_node *fn = ox_opt_new_node(v, mm, "MatMulDQFused", zp ? 4 : 3, 2);
     if (!fn) return v->e->code;
     fn->n_attribute = 0;
     ox_opt_add_int_attr(fn, "block_size", bs);
+    if (v->low_bit_int8) ox_opt_add_int_attr(fn, "int8_decode", 1);
     fn->input[0] = mm->input[0];
     fn->input[1] = dq->input[0];
     fn->input[2] = dq->input[1];

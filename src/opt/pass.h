@@ -23,6 +23,7 @@ struct ox_pass_view {
   const int64_t *opsets; /* imported opset of each node's domain */
   bool *drop;
   ox_node **repl;
+  bool low_bit_int8; /* the session asks for int8 decode products (dq_matmul.c) */
   /* The initializer the session takes as a constant, or NULL. */
   const ox_tensor *(*constant)(const ox_pass_view *v, const char *name);
   /* The only node reading `name` (index; not dropped), or -1 when several,

@@ -923,6 +923,7 @@ static int run_opt_passes(fctx *x, ox_node **repl) {
   v.pinned = view_pinned;
   v.renamed = view_renamed;
   v.host = x;
+  v.low_bit_int8 = x->s->opts.low_bit_int8;
   int rc = ox_opt_cse(&v);
   if (!rc && x->rename_oom) rc = oom(x);
   if (!rc) rc = ox_opt_matmul_transb(&v);

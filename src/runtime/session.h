@@ -47,6 +47,9 @@ typedef struct ox_session_opts {
   const ox_custom_ops *custom_ops;
   /* keep QDQ units in float (no integer fusion) */
   bool quant_fusion_off;
+  /* weight-only quantized products of one or two rows in int8 (see
+   * onnxc_session_options.low_bit_int8) */
+  bool low_bit_int8;
 } ox_session_opts;
 
 /* Sends a line to the session's log callback when level is high enough. */

@@ -6,7 +6,9 @@
  * rounded to float). Widths 8, 4 and 2, signed and unsigned, per-column
  * and blockwise scales (the last block short), zero points at the type's
  * extremes or none, odd shapes, a thread pool; a scale of infinity and an
- * infinite activation follow the reference's non-finite results. */
+ * infinite activation follow the reference's non-finite results. The int8
+ * form (activations quantized per block) against its own definition,
+ * computed here, and within its quantization error of the float product. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,34 @@ typedef struct wcase {
   int zmode;           /* 0 none, 1 extremes, 2 random */
   bool inf_scale, inf_act;
 } wcase;
+
+/* The int8 form's definition (wqgemm.h), computed here in double: row m's
+ * block b quantized with scale max|a| / 127 and values rounded to nearest
+ * even, the integer sum, then s * scale_a * (dot - z * qsum). */
+static double int8_reference(const float *A, int64_t K, int64_t N, int64_t kb, int64_t m, int64_t n,
+                             const uint8_t *q, bool sgn, const float *s, const uint8_t *zp,
+                             double *bound) {
+  double y = 0;
+  *bound = 0; /* sum over blocks of (max|a| / 254) * sum |w|: the quantization's worst */
+  for (int64_t k0 = 0; k0 < K; k0 += kb) {
+    int64_t k1 = k0 + kb < K ? k0 + kb : K, b = (k0 / kb) * N + n;
+    float amax = 0;
+    for (int64_t k = k0; k < k1; k++) amax = fmaxf(amax, fabsf(A[m * K + k]));
+    float inv = amax > 0 ? 127.0f / amax : 0.0f;
+    int64_t dot = 0, qsum = 0;
+    int zv = !zp ? 0 : sgn ? (int8_t)zp[b] : zp[b];
+    for (int64_t k = k0; k < k1; k++) {
+      float v = nearbyintf(A[m * K + k] * inv);
+      int aq = v > 127 ? 127 : v < -127 ? -127 : (int)v;
+      int qv = sgn ? (int8_t)q[k * N + n] : q[k * N + n];
+      dot += (int64_t)aq * qv;
+      qsum += aq;
+      *bound += (double)amax / 254.0 * fabs((double)(qv - zv) * (double)s[b]);
+    }
+    y += (double)s[b] * (double)(amax / 127.0f) * ((double)dot - (double)zv * (double)qsum);
+  }
+  return y;
+}
 
 static void check_case(const char *path, const char *form, const wcase *c, ox_thread_pool *pool) {
   int64_t M = c->M, K = c->K, N = c->N;
@@ -77,6 +107,14 @@ static void check_case(const char *path, const char *form, const wcase *c, ox_th
         bool ok = isnan(want)   ? isnan(got)
                   : isinf(want) ? got == want
                                 : fabs(got - want) <= 1e-5 * mag + 1e-6;
+        if (form && strcmp(form, "int8") == 0 && !c->inf_act && !c->inf_scale) {
+          /* its own definition within float rounding, and the float
+           * product within the activations' quantization (1/254 of each
+           * block's largest activation on every term) */
+          double bound;
+          double i8 = int8_reference(A, K, N, kb, m, n, q, c->sgn, s, z, &bound);
+          ok = fabs(got - i8) <= 1e-5 * mag + 1e-6 && fabs(got - want) <= bound + 1e-5 * mag + 1e-6;
+        }
         if (!ok) {
           printf(
               "%s/%s bits %d %s M=%lld K=%lld N=%lld kb=%lld z%d%s%s: C[%lld][%lld] = %.9g, want "
@@ -136,6 +174,31 @@ int main(void) {
     wcase inf2 = {4, false, 2, 64, 40, 32, 2, false, true};
     check_case(paths[p], "blocksum", &inf1, NULL);
     check_case(paths[p], "blocksum", &inf2, NULL);
+  }
+  /* the int8 form on its paths (one and two rows, and more) */
+  const char *i8paths[] = {"avx512vnni", "portable"};
+  for (size_t p = 0; p < 2; p++) {
+    uint8_t q = 0;
+    float one = 1, a = 1, c = 0;
+    ox_wq_matrix probe;
+    ox_err pe = {0};
+    if (ox_wq_pack(8, false, 1, 1, &q, &one, 1, NULL, 1, &probe, &pe) == OX_OK &&
+        ox_wq_gemm_on(i8paths[p], "int8", &a, 1, 1, &probe, &c, 1, NULL, &pe) == OX_EUNSUPPORTED) {
+      printf("skip int8 path %s: not on this CPU\n", i8paths[p]);
+      ox_wq_free(&probe);
+      continue;
+    }
+    ox_wq_free(&probe);
+    ran++;
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+      for (int bits = 2; bits <= 8; bits *= 2)
+        for (int t = 0; t < 6; t++) {
+          wcase wc = {bits, t & 1, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], t / 2};
+          if (wc.kb && wc.kb < wc.K && wc.kb % (32 / bits)) continue;
+          check_case(i8paths[p], "int8", &wc, s % 2 ? pool : NULL);
+        }
+    wcase inf2 = {4, false, 2, 64, 40, 32, 2, false, true};
+    check_case(i8paths[p], "int8", &inf2, NULL);
   }
   /* a block that splits the bytes of 4-bit weights is refused */
   {
