@@ -1235,10 +1235,11 @@ ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const float 
   int64_t npad = (N + uk.nr - 1) / uk.nr * uk.nr;
   ox_sgemm_bpack *p = calloc(1, sizeof *p);
   size_t n = (size_t)npad * (size_t)(K > 0 ? K : 1);
+  /* streamed on every run (one-row products read it whole): huge pages */
   if (p && K > 0 && N > 0 && (uint64_t)npad * (uint64_t)K < ((uint64_t)1 << 40))
-    p->data = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
+    p->data = ox_alloc_streamed(n * sizeof(float));
   if (!p || !p->data || K <= 0 || N <= 0) {
-    if (p) free(p->data);
+    if (p) ox_free_streamed(p->data);
     free(p);
     ox_err_set(e, OX_ENOMEM, "out of memory packing a %lld x %lld weight", (long long)K,
                (long long)N);
@@ -1257,7 +1258,7 @@ ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const float 
 
 void ox_sgemm_bpack_free(ox_sgemm_bpack *p) {
   if (!p) return;
-  free(p->data);
+  ox_free_streamed(p->data);
   free(p);
 }
 
