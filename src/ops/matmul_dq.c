@@ -79,6 +79,8 @@ static int dq_prepare(const ox_kinfo *info, void **state, ox_err *e) {
     return ox_err_prefix(e, "node '%s' (MatMulDQFused)", name);
   }
   *state = st;
+  /* runs read only the packed copy: the quantized constants may go */
+  for (size_t i = 1; i < info->n_inputs && i < 4; i++) info->consumed[i] = true;
   return OX_OK;
 }
 

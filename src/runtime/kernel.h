@@ -31,10 +31,15 @@ typedef struct ox_kinfo {
   const int32_t *input_dtypes, *output_dtypes;
   /* Constant inputs (initializers, Constant outputs), else NULL entries. */
   ox_value *const *const_inputs;
-  ox_arena *arena;      /* session lifetime: put prepared state here */
-  ox_thread_pool *pool; /* may be NULL */
-  void *session;        /* opaque, for control-flow kernels (subgraphs) */
+  ox_arena *arena;                 /* session lifetime: put prepared state here */
+  ox_thread_pool *pool;            /* may be NULL */
+  void *session;                   /* opaque, for control-flow kernels (subgraphs) */
   const struct ox_kernel_def *def; /* the kernel being prepared (its `user` field) */
+  /* One flag per input, all false: a kernel that has taken what it needs of
+   * constant input i at prepare (packed weights) and will never read it at
+   * run time sets consumed[i]; a constant that every reader consumed is
+   * freed when the graph is prepared (its inputs are then NULL at run time). */
+  bool *consumed;
 } ox_kinfo;
 
 /* prepare: validate attributes (error names the node), pack weights, pick

@@ -41,6 +41,9 @@ typedef struct rt_node {
 struct rt_graph {
   const ox_graph *g;
   rt_graph *parent;
+  /* per slot, the nodes still to consume a constant at prepare (-1: kept);
+   * NULL when the graph keeps every constant (session.c) */
+  int32_t *cst_readers;
   rt_node *owner; /* the node of the parent graph this is an attribute of */
   const char *path;
   ox_map names; /* name -> slot index + 1 */
@@ -62,8 +65,8 @@ struct rt_graph {
  * each takes a run from the session's free list (or makes one) and gives it
  * back, so a steady-state caller allocates nothing. */
 typedef struct rt_frame {
-  ox_value **vals;          /* n_slots, then max_in + max_out scratch for node calls */
-  bool busy;                /* in use (a subgraph re-entered gets a fresh frame) */
+  ox_value **vals; /* n_slots, then max_in + max_out scratch for node calls */
+  bool busy;       /* in use (a subgraph re-entered gets a fresh frame) */
 } rt_frame;
 
 typedef struct rt_run {
@@ -93,8 +96,8 @@ struct ox_session {
   size_t n_graphs, cap_graphs;
   rt_opset_note *notes; /* per-node opsets of graphs built by inlining */
   size_t n_notes;
-  pthread_mutex_t mu; /* guards free_runs, plain and the run pools below */
-  rt_run *free_runs;  /* finished runs, kept with their frames and buffers */
+  pthread_mutex_t mu;         /* guards free_runs, plain and the run pools below */
+  rt_run *free_runs;          /* finished runs, kept with their frames and buffers */
   ox_thread_pool **run_pools; /* pools for runs asking for a thread count, by count */
   size_t n_run_pools;
   ox_env *env;        /* a shared pool's owner, when the session uses one */

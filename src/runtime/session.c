@@ -273,8 +273,9 @@ static int check_input_types(const rt_node *rn, const ox_schema *sch, const char
 
 /* Ops whose outputs are not a function of their inputs: never folded. */
 static bool is_random_op(const char *op) {
-  static const char *const ops[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                    "RandomUniformLike", "Bernoulli", "Multinomial", "Dropout"};
+  static const char *const ops[] = {
+      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+      "Bernoulli",    "Multinomial",   "Dropout"};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (strcmp(op, ops[i]) == 0) return true;
   return false;
@@ -315,8 +316,10 @@ static int fold_node(ox_session *s, rt_graph *g, rt_node *rn, ox_value *const *c
   for (size_t j = 0; ok && j < n->n_output; j++)
     if (rn->out[j] >= 0 && !out[j]) ok = false;
   for (size_t j = 0; j < n->n_output; j++) {
-    if (ok && rn->out[j] >= 0) g->slots[rn->out[j]].cst = out[j];
-    else ox_value_unref(out[j]);
+    if (ok && rn->out[j] >= 0)
+      g->slots[rn->out[j]].cst = out[j];
+    else
+      ox_value_unref(out[j]);
   }
   free(in);
   rn->folded = ok;
@@ -433,6 +436,8 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
   ki->pool = s->pool;
   ki->session = s;
   ki->def = rn->k;
+  ki->consumed = ox_arena_calloc(a, n->n_input + 1, sizeof *ki->consumed);
+  if (!ki->consumed) return ox_err_set(e, OX_ENOMEM, "out of memory preparing %s", rn->path);
   if (rn->k->prepare) {
     ox_err pe = {0};
     if (rn->k->prepare(ki, &rn->state, &pe)) {
@@ -455,6 +460,57 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
       (s->opts.optimization_level > 0 || strcmp(op, "Constant") == 0))
     return fold_node(s, g, rn, csts);
   return OX_OK;
+}
+
+/* Constants that every node reading them consumed at prepare
+ * (ox_kinfo.consumed: weights packed into the kernel's state) are freed as
+ * soon as their last reader is prepared, so that a packed matrix is not held
+ * twice, not even during creation. g->cst_readers counts, per slot, the
+ * nodes of g still to consume it; graphs with subgraphs (which may import
+ * any constant) keep theirs. Kept too: graph inputs (a run may override
+ * them), graph outputs, constants a folded node reads. */
+static bool has_graph_attr(const ox_node *n) {
+  for (size_t k = 0; k < n->n_attribute; k++)
+    if (n->attribute[k].g || n->attribute[k].n_graphs) return true;
+  return false;
+}
+
+static int count_const_readers(ox_session *s, rt_graph *g, ox_err *e) {
+  const ox_graph *src = g->g;
+  g->cst_readers = NULL;
+  for (size_t i = 0; i < src->n_node; i++)
+    if (has_graph_attr(&src->node[i])) return OX_OK;
+  g->cst_readers = ox_arena_calloc(s->arena, g->n_slots + 1, sizeof *g->cst_readers);
+  if (!g->cst_readers) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  for (size_t i = 0; i < src->n_node; i++)
+    for (size_t j = 0; j < src->node[i].n_input; j++) {
+      const char *nm = src->node[i].input[j];
+      int32_t k = nm && *nm ? find_slot(g, nm) : -1;
+      if (k >= 0) g->cst_readers[k]++;
+    }
+  for (size_t i = 0; i < src->n_output; i++) {
+    int32_t k = src->output[i].name ? find_slot(g, src->output[i].name) : -1;
+    if (k >= 0) g->cst_readers[k] = -1; /* never */
+  }
+  return OX_OK;
+}
+
+static void release_consumed(rt_graph *g, const rt_node *rn) {
+  if (!g->cst_readers) return;
+  for (size_t j = 0; j < rn->node->n_input; j++) {
+    int32_t k = rn->in[j];
+    if (k < 0 || g->cst_readers[k] <= 0) continue;
+    rt_slot *sl = &g->slots[k];
+    bool consumed = rn->prepared && !rn->folded && rn->info.consumed && rn->info.consumed[j];
+    if (!consumed) {
+      g->cst_readers[k] = -1; /* a reader that needs it at run time */
+      continue;
+    }
+    if (--g->cst_readers[k] == 0 && sl->cst && !sl->is_input && sl->import < 0) {
+      ox_value_unref(sl->cst);
+      sl->cst = NULL;
+    }
+  }
 }
 
 static int prepare_graph(ox_session *s, rt_graph *g, ox_err *e) {
@@ -519,8 +575,11 @@ static int prepare_graph(ox_session *s, rt_graph *g, ox_err *e) {
   }
 
   /* 2. nodes, in order */
-  for (size_t i = 0; i < src->n_node; i++)
+  if (count_const_readers(s, g, e)) return e->code;
+  for (size_t i = 0; i < src->n_node; i++) {
     if (prepare_node(s, g, i, e)) return e->code;
+    release_consumed(g, &g->nodes[i]);
+  }
   g->cur_node = (int64_t)src->n_node;
 
   /* 3. graph inputs and outputs */
@@ -725,8 +784,9 @@ static void run_give(ox_session *s, rt_run *r) {
 static ox_session *plain_session(ox_session *s, ox_err *e) {
   pthread_mutex_lock(&s->mu);
   if (!s->plain) {
-    ox_session_log(s, 2, "a run overrides an initializer that the plan took as a constant: "
-                         "preparing a second plan without that assumption");
+    ox_session_log(s, 2,
+                   "a run overrides an initializer that the plan took as a constant: "
+                   "preparing a second plan without that assumption");
     ox_session_opts o = s->opts;
     o.inputs_overridable = true;
     if (ox_session_create(s->model, &o, &s->plain, e)) {

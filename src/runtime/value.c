@@ -503,7 +503,7 @@ ox_value *ox_value_from_tensor_proto(const ox_tensor *t, bool borrow, ox_err *e)
       copy_le(v->data, pl.data, (size_t)n, es);
     /* a large payload copied out of the model file (not aligned for its
      * type) is read from the copy from now on: its file pages may go */
-    if (pl.size >= ((size_t)1 << 20)) ox_pages_unneeded(pl.data, pl.size);
+    if (pl.size >= ((size_t)64 << 10)) ox_pages_unneeded(pl.data, pl.size);
     return v;
   }
 
