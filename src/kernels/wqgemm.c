@@ -537,9 +537,9 @@ static bool prepare_rows(const ox_wq_matrix *W, const float *A, int64_t M, int64
 }
 
 /* One block of a row quantized to int8, symmetrically: scale max|a| / 127,
- * values rounded to nearest, ties to even (adding and taking away 1.5 * 2^23
- * rounds so for |x| < 2^22, and vectorises where nearbyintf would not); a
- * block of zeros has scale 0. Returns the sum of the values. The row is
+ * values rounded to nearest, ties to even (nearbyintf: vroundps in the
+ * vector clones; no add that a compiler could fuse with the product into a
+ * single rounding); a block of zeros has scale 0. Returns the sum of the values. The row is
  * finite (prepare_rows checked). */
 OX_CLONES("avx512f", "avx2", "default")
 static int32_t quantize_block(const float *a, int64_t n, int8_t *aq, float *scale) {
@@ -551,7 +551,7 @@ static int32_t quantize_block(const float *a, int64_t n, int8_t *aq, float *scal
   float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
   int32_t sum = 0;
   for (int64_t k = 0; k < n; k++) {
-    float v = (a[k] * inv + 12582912.0f) - 12582912.0f;
+    float v = nearbyintf(a[k] * inv);
     v = v > 127.0f ? 127.0f : v;
     v = v < -127.0f ? -127.0f : v;
     aq[k] = (int8_t)(int32_t)v;
