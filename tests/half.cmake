@@ -1,8 +1,8 @@
 # float16 / bfloat16 paths. MatMul and Gemm by constant weights: the GEMM of
 # src/kernels/gemm_h.c on every path of this CPU, and in sessions
 onnxc_unit_test(test_gemm_h)
-# the elementwise arithmetic of 16-bit tensors (src/ops/elementwise.c)
-onnxc_unit_test(test_half_elementwise)
+# the elementwise arithmetic and Softmax of 16-bit tensors
+onnxc_unit_test(test_half_ops)
 # the same products against onnxruntime (npm onnxruntime-node in
 # build/ort-oracle, installed by scripts/setup.sh): float16 MatMul and Gemm by
 # constant weights within one float16 unit; skipped (77) without it or node
