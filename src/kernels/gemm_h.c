@@ -43,15 +43,8 @@ struct ox_hgemm_b {
 
 /* ------------------------------------------------------------ conversions */
 
-static float bf16_widen(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
 static float half_widen(ox_hg_type t, uint16_t h) {
-  return t == OX_HG_BF16 ? bf16_widen(h) : ox_f16_to_f32(h);
+  return t == OX_HG_BF16 ? ox_bf16_to_f32(h) : ox_f16_to_f32(h);
 }
 
 /* n values of type t at src (in elements) to float32 */
@@ -60,27 +53,13 @@ static void widen_n(ox_hg_type t, const void *src, int64_t n, float *dst) {
     memcpy(dst, src, (size_t)n * sizeof(float));
   else if (t == OX_HG_F16)
     ox_f16_to_f32_n(src, dst, (size_t)n);
-  else {
-    const uint16_t *h = src;
-    for (int64_t i = 0; i < n; i++) dst[i] = bf16_widen(h[i]);
-  }
+  else
+    ox_bf16_to_f32_n(src, dst, (size_t)n);
 }
 
 static float elem_widen(ox_hg_type t, const void *base, int64_t i) {
   if (t == OX_HG_F32) return ((const float *)base)[i];
   return half_widen(t, ((const uint16_t *)base)[i]);
-}
-
-/* float32 to bfloat16, nearest even, NaN kept quiet (as ox_f32_to_bf16),
- * written without branches so that the loop vectorises */
-static void bf16_narrow_n(const float *src, uint16_t *dst, int64_t n) {
-  for (int64_t i = 0; i < n; i++) {
-    uint32_t u;
-    memcpy(&u, src + i, sizeof u);
-    uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-    uint32_t quiet = (u >> 16) | 0x40u;
-    dst[i] = (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet : rounded);
-  }
 }
 
 /* ------------------------------------------------------------ paths */
@@ -580,7 +559,7 @@ static void store_tile(const hg_job *j, const float *t, int tld, int64_t i0, int
     if (j->ct == OX_HG_F16)
       ox_f32_to_f16_n(row, c, (size_t)n);
     else
-      bf16_narrow_n(row, c, n);
+      ox_f32_to_bf16_n(row, c, (size_t)n);
   }
 }
 
