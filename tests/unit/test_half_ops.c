@@ -4,7 +4,9 @@
  *   bias row, a scalar, a column, either side broadcast), rows longer than
  *   the elementwise kernel's 256-value blocks;
  * - Softmax, LogSoftmax and Hardmax over the last axis (contiguous rows)
- *   and over a middle axis (strided).
+ *   and over a middle axis (strided);
+ * - ReduceSum, ReduceMean, ReduceSumSquare and ReduceL2 over the last axis
+ *   and over the first (rows added element by element).
  * The oracle is the operation in double on the same values decoded by the
  * formats' definitions: a result must be within half a unit of the 16-bit
  * type plus the float32 rounding (and exp's, for Softmax). */
@@ -126,6 +128,21 @@ static void check(ox_hg_type t, const char *op, const shape *sa, const shape *sb
   free(b);
 }
 
+/* runs a one-input model on a random A [2, 3, ROW] of type t (returned in
+ * *a, to free); its output when it has numel values, else NULL (failure
+ * counted) */
+static onnxc_value *run_on_random(ox_hg_type t, const char *text, int64_t numel, uint16_t **a) {
+  const shape sa = {{2, 3, ROW}, 3};
+  *a = malloc(2 * 3 * ROW * 2);
+  for (int64_t i = 0; i < 2 * 3 * ROW; i++) (*a)[i] = rand_half(t);
+  onnxc_value *out = run_graph(text, t == OX_HG_F16 ? 10 : 16, &sa, *a, NULL, NULL);
+  if (out && onnxc_tensor_numel(out) == numel) return out;
+  fprintf(stderr, "the run of %s failed\n", text);
+  fails++;
+  onnxc_value_free(out);
+  return NULL;
+}
+
 /* op over axis of A [2, 3, ROW] */
 static void check_softmax(ox_hg_type t, const char *op, int axis) {
   const char *tn = t == OX_HG_F16 ? "float16" : "bfloat16";
@@ -136,13 +153,9 @@ static void check_softmax(ox_hg_type t, const char *op, int axis) {
            "<ir_version: 8, opset_import: [\"\" : 13]>\n"
            "g (%s[2,3,%d] A) => (%s Y) { Y = %s <axis = %d> (A) }\n",
            tn, ROW, tn, op, axis);
-  uint16_t *a = malloc((size_t)n * 2);
-  for (int64_t i = 0; i < n; i++) a[i] = rand_half(t);
-  onnxc_value *out = run_graph(text, t == OX_HG_F16 ? 10 : 16, &sa, a, NULL, NULL);
-  if (!out || onnxc_tensor_numel(out) != n) {
-    fprintf(stderr, "%s %s axis %d: the run failed\n", op, tn, axis);
-    fails++;
-  } else {
+  uint16_t *a;
+  onnxc_value *out = run_on_random(t, text, n, &a);
+  if (out) {
     const uint16_t *y = onnxc_tensor_data(out);
     int64_t bad = 0;
     for (int64_t g = 0; g < n / len; g++) {
@@ -176,6 +189,50 @@ static void check_softmax(ox_hg_type t, const char *op, int axis) {
   free(a);
 }
 
+/* op over one axis of A [2, 3, ROW], keepdims 0 (opset 13: axes attribute
+ * for every op but ReduceSum, whose axes are an input) */
+static void check_reduce(ox_hg_type t, const char *op, int axis) {
+  const char *tn = t == OX_HG_F16 ? "float16" : "bfloat16";
+  const shape sa = {{2, 3, ROW}, 3};
+  int64_t n = 2 * 3 * ROW;
+  char text[512];
+  if (strcmp(op, "ReduceSum") == 0)
+    snprintf(text, sizeof text,
+             "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+             "g (%s[2,3,%d] A) => (%s Y) <int64[1] ax = {%d}> "
+             "{ Y = ReduceSum <keepdims = 0> (A, ax) }\n",
+             tn, ROW, tn, axis);
+  else
+    snprintf(text, sizeof text,
+             "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+             "g (%s[2,3,%d] A) => (%s Y) { Y = %s <axes = [%d], keepdims = 0> (A) }\n",
+             tn, ROW, tn, op, axis);
+  int64_t len = sa.dims[axis], outs = n / len;
+  uint16_t *a;
+  onnxc_value *out = run_on_random(t, text, outs, &a);
+  if (out) {
+    const uint16_t *y = onnxc_tensor_data(out);
+    int64_t bad = 0, inner = axis == 2 ? 1 : 3 * ROW;
+    for (int64_t g = 0; g < outs; g++) {
+      double sum = 0, sq = 0;
+      for (int64_t k = 0; k < len; k++) {
+        double x = half_value(t, a[g / inner * len * inner + g % inner + k * inner]);
+        sum += x;
+        sq += x * x;
+      }
+      double want = op[6] == 'M'   ? sum / (double)len
+                    : op[6] == 'L' ? sqrt(sq)
+                    : op[9] == 'S' ? sq
+                                   : sum;
+      bad += !(fabs(half_value(t, y[g]) - want) <= 0.5 * ulp_at(t, want) + 1e-6 * sq);
+    }
+    if (bad) fprintf(stderr, "%s %s axis %d: %lld values off\n", op, tn, axis, (long long)bad);
+    CHECK(bad == 0);
+  }
+  onnxc_value_free(out);
+  free(a);
+}
+
 int main(void) {
   const shape full = {{2, 3, ROW}, 3}, row = {{ROW}, 1}, scalar = {{1}, 1}, column = {{2, 3, 1}, 3},
               middle = {{3, 1}, 2};
@@ -190,6 +247,11 @@ int main(void) {
   for (int t = 0; t < 2; t++)
     for (size_t o = 0; o < 3; o++)
       for (int axis = 1; axis <= 2; axis++) check_softmax(t ? OX_HG_BF16 : OX_HG_F16, sm[o], axis);
+  const char *rd[] = {"ReduceSum", "ReduceMean", "ReduceSumSquare", "ReduceL2"};
+  for (int t = 0; t < 2; t++)
+    for (size_t o = 0; o < 4; o++)
+      for (int axis = 0; axis <= 2; axis += 2)
+        check_reduce(t ? OX_HG_BF16 : OX_HG_F16, rd[o], axis);
   if (fails) fprintf(stderr, "%d checks failed\n", fails);
   return fails != 0;
 }
