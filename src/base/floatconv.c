@@ -64,6 +64,20 @@ uint16_t ox_f32_to_bf16(float f) {
   return (uint16_t)(u >> 16);
 }
 
+/* The array forms are written without branches or calls so that the loops
+ * vectorise; they give the same bits as the scalar functions. */
+void ox_bf16_to_f32_n(const uint16_t *h, float *f, size_t n) {
+  for (size_t i = 0; i < n; i++) f[i] = bits_f32((uint32_t)h[i] << 16);
+}
+
+void ox_f32_to_bf16_n(const float *f, uint16_t *h, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    uint32_t u = f32_bits(f[i]);
+    uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16, quiet = (u >> 16) | 0x40u;
+    h[i] = (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet : rounded);
+  }
+}
+
 /* ---- generic small float formats ---- */
 
 typedef struct small_fmt {

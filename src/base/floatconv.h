@@ -15,6 +15,9 @@ void ox_f16_to_f32_n(const uint16_t *h, float *f, size_t n);
 void ox_f32_to_f16_n(const float *f, uint16_t *h, size_t n);
 float ox_bf16_to_f32(uint16_t h);
 uint16_t ox_f32_to_bf16(float f); /* round to nearest even, NaN kept */
+/* Arrays, the same bits as the functions above. */
+void ox_bf16_to_f32_n(const uint16_t *h, float *f, size_t n);
+void ox_f32_to_bf16_n(const float *f, uint16_t *h, size_t n);
 
 /* dtype is one of OX_FLOAT8E4M3FN, OX_FLOAT8E4M3FNUZ, OX_FLOAT8E5M2,
  * OX_FLOAT8E5M2FNUZ. saturate: out-of-range finite values (and inf where the

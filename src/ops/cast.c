@@ -185,12 +185,16 @@ static int64_t f2i(double v) {
 
 static void cast_elems(const void *in, int32_t src, void *out, int32_t dst, int64_t n, bool sat,
                        int rm) {
-  if (src == OX_FLOAT && dst == OX_FLOAT16) {
-    ox_f32_to_f16_n(in, out, (size_t)n);
+  /* float32 <-> float16 / bfloat16 (the boundary Casts of 16-bit models):
+   * the array conversions */
+  bool half_src = src == OX_FLOAT16 || src == OX_BFLOAT16;
+  bool half_dst = dst == OX_FLOAT16 || dst == OX_BFLOAT16;
+  if (src == OX_FLOAT && half_dst) {
+    oc_from_f32(in, dst, out, n);
     return;
   }
-  if (src == OX_FLOAT16 && dst == OX_FLOAT) {
-    ox_f16_to_f32_n(in, out, (size_t)n);
+  if (half_src && dst == OX_FLOAT) {
+    oc_to_f32(in, src, out, n);
     return;
   }
   if (cast_fast(in, src, out, dst, n)) return;

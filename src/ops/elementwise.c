@@ -245,16 +245,32 @@ DEF_FLT(float, f32, pow_f32, fmodf)
 DEF_FLT(double, f64, pow_f64, fmod)
 
 /* float16 / bfloat16 / other small floats: through float32 per run */
+/* m values of a 16-bit float operand from element at with stride st, as
+ * float32: contiguous runs and broadcast values are converted in bulk (F16C
+ * for float16), which matters in float16 models where every bias Add,
+ * scale Mul and normalisation Div runs here */
+static void small_load(const void *base, int32_t dt, int64_t at, int64_t st, int64_t m,
+                       float *dst) {
+  const uint16_t *h = base;
+  bool half = dt == OX_FLOAT16 || dt == OX_BFLOAT16;
+  if (half && st == 1)
+    oc_to_f32(h + at, dt, dst, m);
+  else if (half && st == 0) {
+    float v;
+    oc_to_f32(h + at, dt, &v, 1);
+    for (int64_t i = 0; i < m; i++) dst[i] = v;
+  } else
+    for (int64_t i = 0; i < m; i++) dst[i] = (float)oc_get(base, dt, at + i * st);
+}
+
 static void bin_small(void *arg, const int64_t *off, const int64_t *st, int64_t oo, int64_t n) {
   const bin_job *j = arg;
   float xa[256], xb[256], xo[256];
   uint8_t co[256];
   for (int64_t s = 0; s < n; s += 256) {
     int64_t m = n - s < 256 ? n - s : 256;
-    for (int64_t i = 0; i < m; i++) {
-      xa[i] = (float)oc_get(j->a, j->adt, off[0] + (s + i) * st[0]);
-      xb[i] = (float)oc_get(j->b, j->bdt, off[1] + (s + i) * st[1]);
-    }
+    small_load(j->a, j->adt, off[0] + s * st[0], st[0], m, xa);
+    small_load(j->b, j->bdt, off[1] + s * st[1], st[1], m, xb);
     bin_job sub = {j->op,    xa,       xb,      j->op >= OP_EQ ? (void *)co : (void *)xo,
                    OX_FLOAT, OX_FLOAT, OX_FLOAT};
     int64_t zero[2] = {0, 0}, one[2] = {1, 1};
@@ -263,7 +279,10 @@ static void bin_small(void *arg, const int64_t *off, const int64_t *st, int64_t 
       memcpy((uint8_t *)j->o + oo + s, co, (size_t)m);
     } else {
       bin_f32(&sub, zero, one, 0, m);
-      for (int64_t i = 0; i < m; i++) oc_set(j->o, j->odt, oo + s + i, xo[i]);
+      if (j->odt == OX_FLOAT16 || j->odt == OX_BFLOAT16)
+        oc_from_f32(xo, j->odt, (uint16_t *)j->o + oo + s, m);
+      else
+        for (int64_t i = 0; i < m; i++) oc_set(j->o, j->odt, oo + s + i, xo[i]);
     }
   }
 }

@@ -1,12 +1,15 @@
 /* matmul.c - MatMul (numpy semantics: batched broadcasting, 1-D operands),
  * Gemm (transA/transB, alpha, beta, C broadcast or absent), Einsum, Det.
- * float32 goes through ox_sgemm; float16/bfloat16 are widened to float32;
- * double and integer types use plain loops. */
+ * float32 goes through ox_sgemm; float16/bfloat16 by a constant 2-D B go
+ * through ox_hgemm (B packed once, still 16-bit), other float16/bfloat16
+ * products are widened to float32 per run; double and integer types use
+ * plain loops. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../kernels/gemm.h"
+#include "../kernels/gemm_h.h"
 #include "opcore.h"
 
 static const char *dt_name(int32_t dt) {
@@ -56,36 +59,65 @@ static void gemm_generic(int32_t dt, bool ta, bool tb, int64_t M, int64_t N, int
 
 /* ---- MatMul ---- */
 
-/* A constant float B of rank 2 is packed once (ox_sgemm_pack_b): no
- * packing per run, and one-row products stream it sequentially. */
+/* A constant B of rank 2 is packed once: float32 by ox_sgemm_pack_b,
+ * float16/bfloat16 by ox_hgemm_pack_b in its 16-bit form (no float32 copy
+ * of the weight per run). No packing per run, and one-row products stream
+ * it sequentially. */
 typedef struct mm_state {
   ox_sgemm_bpack *bp;
+  ox_hgemm_b *hb;
   const ox_value *src; /* the constant it was packed from */
 } mm_state;
 
-static void mm_release(void *state) {
-  mm_state *s = state;
-  if (!s) return;
+static void mm_release_packs(mm_state *s) {
   ox_sgemm_bpack_free(s->bp);
-  free(s);
+  ox_hgemm_b_free(s->hb);
+}
+
+static void mm_release(void *state) {
+  if (!state) return;
+  mm_release_packs(state);
+  free(state);
+}
+
+static bool is_half(int32_t dt) { return dt == OX_FLOAT16 || dt == OX_BFLOAT16; }
+
+static ox_hg_type hg_type(int32_t dt) {
+  return dt == OX_FLOAT16 ? OX_HG_F16 : dt == OX_BFLOAT16 ? OX_HG_BF16 : OX_HG_F32;
+}
+
+/* Packs a constant 2-D B (K x N, or N x K when trans_b) into s: float16
+ * and bfloat16 for ox_hgemm, float32 (when f32 and not trans_b) for
+ * ox_sgemm_pb. OX_OK with s->src NULL when B is not such a constant. */
+static int pack_const_b(const ox_value *b, bool trans_b, bool f32, mm_state *s, ox_err *e) {
+  if (!b || b->kind != OX_VAL_TENSOR || b->rank != 2 || b->numel < 1) return OX_OK;
+  int64_t K = trans_b ? b->dims[1] : b->dims[0], N = trans_b ? b->dims[0] : b->dims[1];
+  if (b->dtype == OX_FLOAT && f32 && !trans_b)
+    s->bp = ox_sgemm_pack_b(false, K, N, b->data, b->dims[1], e);
+  else if (is_half(b->dtype))
+    s->hb = ox_hgemm_pack_b(OX_HG_AUTO, hg_type(b->dtype), trans_b, K, N, b->data, b->dims[1], e);
+  else
+    return OX_OK;
+  if (!s->bp && !s->hb) return e->code;
+  s->src = b;
+  /* runs read the packed copy: the file's pages of B may leave memory */
+  ox_pages_unneeded(b->data, (size_t)b->numel * ox_value_elem_size(b->dtype));
+  return OX_OK;
 }
 
 static int mm_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   *state = NULL;
   const ox_value *b = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
-  if (!b || b->kind != OX_VAL_TENSOR || b->dtype != OX_FLOAT || b->rank != 2 || b->numel < 1)
-    return OX_OK;
-  mm_state *s = calloc(1, sizeof *s);
-  if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
-  s->bp = ox_sgemm_pack_b(false, b->dims[0], b->dims[1], b->data, b->dims[1], e);
-  if (!s->bp) {
-    free(s);
-    return e->code;
+  mm_state packed = {0};
+  int rc = pack_const_b(b, false, true, &packed, e);
+  if (rc != OX_OK || !packed.src) return rc;
+  mm_state *s = malloc(sizeof *s);
+  if (!s) {
+    mm_release_packs(&packed);
+    return ox_err_set(e, OX_ENOMEM, "out of memory");
   }
-  s->src = b;
+  *s = packed;
   *state = s;
-  /* runs read the packed copy: the file's pages of B may leave memory */
-  ox_pages_unneeded(b->data, (size_t)b->numel * sizeof(float));
   return OX_OK;
 }
 
@@ -156,8 +188,14 @@ static int mm_run(ox_kctx *ctx, void *state) {
       for (int64_t i = 0; i < y->numel; i++) oc_set(y->data, dt, i, 0);
     return OX_OK;
   }
-  if (st && st->src == b && dt == OX_FLOAT) { /* B packed at prepare: every row of A at once */
+  if (st && st->src == b && st->bp && dt == OX_FLOAT) { /* B packed at prepare: every row of A */
     ox_sgemm_pb(a->numel / K, a->data, K, st->bp, y->data, N, ox_kctx_pool(ctx));
+    return OX_OK;
+  }
+  if (st && st->src == b && st->hb) { /* 16-bit B packed at prepare: every row of A */
+    if (ox_hgemm(a->numel / K, hg_type(dt), false, a->data, K, st->hb, 1.0f, 0.0f, hg_type(dt),
+                 y->data, N, ox_kctx_pool(ctx), NULL))
+      return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
     return OX_OK;
   }
   mm_job j = {dt, M, N, K, a->data, b->data, y->data, NULL, NULL, NULL, ox_kctx_pool(ctx)};
@@ -242,6 +280,7 @@ static int mmtb_run(ox_kctx *ctx, void *state) {
 typedef struct gemm_state {
   bool ta, tb;
   float alpha, beta;
+  mm_state packed; /* a constant float16/bfloat16 B, packed once */
 } gemm_state;
 
 static int gemm_prepare(const ox_kinfo *info, void **state, ox_err *e) {
@@ -252,7 +291,12 @@ static int gemm_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   s->alpha = ox_node_attr_float(info->node, "alpha", 1.0f);
   s->beta = ox_node_attr_float(info->node, "beta", 1.0f);
   *state = s;
-  return OX_OK;
+  const ox_value *b = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
+  return pack_const_b(b, s->tb, false, &s->packed, e);
+}
+
+static void gemm_release(void *state) {
+  if (state) mm_release_packs(&((gemm_state *)state)->packed);
 }
 
 static int gemm_run(ox_kctx *ctx, void *state) {
@@ -297,7 +341,11 @@ static int gemm_run(ox_kctx *ctx, void *state) {
     beta = 0.0f;
   if (y->numel == 0) return OX_OK;
   int64_t lda = a->dims[1], ldb = b->dims[1];
-  if (dt == OX_FLOAT) {
+  if (s->packed.src == b && s->packed.hb) { /* 16-bit B packed at prepare; C is in y */
+    if (ox_hgemm(M, hg_type(dt), s->ta, a->data, lda, s->packed.hb, s->alpha, beta, hg_type(dt),
+                 y->data, N, ox_kctx_pool(ctx), NULL))
+      return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  } else if (dt == OX_FLOAT) {
     ox_sgemm(s->ta, s->tb, M, N, K, s->alpha, a->data, lda, b->data, ldb, beta, y->data, N,
              ox_kctx_pool(ctx));
   } else if (dt == OX_FLOAT16 || dt == OX_BFLOAT16) {
@@ -659,8 +707,8 @@ static int none_prepare(const ox_kinfo *info, void **state, ox_err *e) {
 const ox_kernel_def ox_ops_matmul[] = {
     {"ai.onnxc", "MatMulTransBFused", 1, 1, mmtb_prepare, mmtb_run, mm_release},
     {"", "MatMul", 1, 1000, mm_prepare, mm_run, mm_release},
-    {"", "Gemm", 1, 6, gemm_prepare, gemm_run, NULL},
-    {"", "Gemm", 7, 1000, gemm_prepare, gemm_run, NULL},
+    {"", "Gemm", 1, 6, gemm_prepare, gemm_run, gemm_release},
+    {"", "Gemm", 7, 1000, gemm_prepare, gemm_run, gemm_release},
     {"", "Einsum", 12, 1000, ein_prepare, ein_run, NULL},
     {"", "Det", 11, 1000, none_prepare, det_run, NULL},
     {0},

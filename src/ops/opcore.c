@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 bool oc_is_float(int32_t dt) {
   switch (dt) {
     case OX_FLOAT:
@@ -352,7 +351,7 @@ void oc_to_f32(const void *src, int32_t dt, float *dst, int64_t n) {
   if (dt == OX_FLOAT16)
     ox_f16_to_f32_n(s, dst, (size_t)n);
   else if (dt == OX_BFLOAT16)
-    for (int64_t i = 0; i < n; i++) dst[i] = ox_bf16_to_f32(s[i]);
+    ox_bf16_to_f32_n(s, dst, (size_t)n);
   else if (dt == OX_FLOAT)
     memcpy(dst, src, (size_t)n * sizeof(float));
   else
@@ -364,7 +363,7 @@ void oc_from_f32(const float *src, int32_t dt, void *dst, int64_t n) {
   if (dt == OX_FLOAT16)
     ox_f32_to_f16_n(src, d, (size_t)n);
   else if (dt == OX_BFLOAT16)
-    for (int64_t i = 0; i < n; i++) d[i] = ox_f32_to_bf16(src[i]);
+    ox_f32_to_bf16_n(src, d, (size_t)n);
   else if (dt == OX_FLOAT)
     memcpy(dst, src, (size_t)n * sizeof(float));
   else

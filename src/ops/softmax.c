@@ -160,7 +160,16 @@ static void sm_chunk(void *arg, int64_t b, int64_t e) {
       sm_f32(j->op, (const float *)j->x + base, (float *)j->y + base, n, inner);
     else if (j->dt == OX_DOUBLE)
       sm_f64(j->op, (const double *)j->x + base, (double *)j->y + base, n, inner);
-    else {
+    else if (inner == 1) {
+      /* a contiguous 16-bit row: widened in bulk, then the float32 row
+       * kernel (attention scores of float16 models run here) */
+      oc_to_f32((const uint16_t *)j->x + base, j->dt, buf, n);
+      if (j->op == SM_HARD)
+        sm_f32(j->op, buf, obuf, n, 1);
+      else
+        sm_row_f32(j->op, buf, obuf, n);
+      oc_from_f32(obuf, j->dt, (uint16_t *)j->y + base, n);
+    } else {
       for (int64_t k = 0; k < n; k++) buf[k] = (float)oc_get(j->x, j->dt, base + k * inner);
       sm_f32(j->op, buf, obuf, n, 1);
       for (int64_t k = 0; k < n; k++) oc_set(j->y, j->dt, base + k * inner, obuf[k]);

@@ -115,8 +115,29 @@ static void test_f16_arrays(void) {
   for (uint32_t i = 0; i < 65536; i++) CHECK(h2[i] == ox_f32_to_f16(g[i]));
 }
 
+/* the bfloat16 array forms give the scalar results bit for bit: every
+ * bfloat16, and float32 bit patterns across the whole range (ties, NaNs with
+ * payloads, infinities, subnormals, both signs) */
+static void test_bf16_arrays(void) {
+  static uint16_t h[65536], h2[65536];
+  static float f[65536], g[65536];
+  for (uint32_t i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+  ox_bf16_to_f32_n(h, f, 65536);
+  for (uint32_t i = 0; i < 65536; i++) {
+    float r = ox_bf16_to_f32((uint16_t)i);
+    CHECK(memcmp(&r, &f[i], sizeof r) == 0);
+  }
+  for (uint32_t i = 0; i < 65536; i++) {
+    uint32_t u = i * 65537u + (i & 1u ? 0x8000u : 0u); /* every upper half, ties in odd */
+    memcpy(&g[i], &u, sizeof u);
+  }
+  ox_f32_to_bf16_n(g, h2, 65536);
+  for (uint32_t i = 0; i < 65536; i++) CHECK(h2[i] == ox_f32_to_bf16(g[i]));
+}
+
 int main(void) {
   test_f16_arrays();
+  test_bf16_arrays();
   test_f8();
   test_f4_e8m0();
   test_f16_bf16();
