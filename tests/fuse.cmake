@@ -4,6 +4,7 @@ onnxc_unit_test(test_qdq_units)
 onnxc_unit_test(test_matmul_const)
 onnxc_unit_test(test_wqgemm)
 onnxc_unit_test(test_dq_matmul)
+onnxc_unit_test(test_matmul_transb)
 # onnxc convert --optimize writes the fused graph; it checks and runs the same
 add_test(NAME convert_optimize
          COMMAND sh ${PROJECT_SOURCE_DIR}/tests/opt/optimize_roundtrip.sh $<TARGET_FILE:onnxc_cli>

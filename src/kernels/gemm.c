@@ -722,32 +722,27 @@ typedef struct dot_job {
 } dot_job;
 
 #ifdef OX_GEMM_X86
-/* Four dot products at once: a is loaded once for four rows of B (four
- * sequential streams), and the four sums are reduced together. */
-__attribute__((target("avx512f"))) static void dot4_avx512(const float *a, const float *b,
+#define DOT_ROWS 8
+/* Eight dot products at once: a is loaded once for eight rows of B (eight
+ * sequential streams, enough in flight to keep one core at the memory's
+ * bandwidth), the sums reduced together at the end. */
+__attribute__((target("avx512f"))) static void dotn_avx512(const float *a, const float *b,
                                                            int64_t ldb, int64_t K, float *out) {
-  const float *b0 = b, *b1 = b + ldb, *b2 = b + 2 * ldb, *b3 = b + 3 * ldb;
-  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  __m512 s[DOT_ROWS];
+  for (int r = 0; r < DOT_ROWS; r++) s[r] = _mm512_setzero_ps();
   int64_t k = 0;
   for (; k + 16 <= K; k += 16) {
     __m512 x = _mm512_loadu_ps(a + k);
-    s0 = _mm512_fmadd_ps(x, _mm512_loadu_ps(b0 + k), s0);
-    s1 = _mm512_fmadd_ps(x, _mm512_loadu_ps(b1 + k), s1);
-    s2 = _mm512_fmadd_ps(x, _mm512_loadu_ps(b2 + k), s2);
-    s3 = _mm512_fmadd_ps(x, _mm512_loadu_ps(b3 + k), s3);
+    for (int r = 0; r < DOT_ROWS; r++)
+      s[r] = _mm512_fmadd_ps(x, _mm512_loadu_ps(b + r * ldb + k), s[r]);
   }
   if (k < K) {
     __mmask16 m = (__mmask16)((1u << (K - k)) - 1);
     __m512 x = _mm512_maskz_loadu_ps(m, a + k);
-    s0 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, b0 + k), s0);
-    s1 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, b1 + k), s1);
-    s2 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, b2 + k), s2);
-    s3 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, b3 + k), s3);
+    for (int r = 0; r < DOT_ROWS; r++)
+      s[r] = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, b + r * ldb + k), s[r]);
   }
-  out[0] = _mm512_reduce_add_ps(s0);
-  out[1] = _mm512_reduce_add_ps(s1);
-  out[2] = _mm512_reduce_add_ps(s2);
-  out[3] = _mm512_reduce_add_ps(s3);
+  for (int r = 0; r < DOT_ROWS; r++) out[r] = _mm512_reduce_add_ps(s[r]);
 }
 #endif
 
@@ -758,12 +753,12 @@ static void dot_task(void *arg, int64_t t0, int64_t t1) {
   bool avx512 = __builtin_cpu_supports("avx512f");
 #endif
   for (int64_t j = j0; j < j1;) {
-    float d[4];
+    float d[DOT_ROWS];
     int n = 1;
 #ifdef OX_GEMM_X86
-    if (avx512 && j + 4 <= j1) {
-      dot4_avx512(g->a, g->B + j * g->ldb, g->ldb, g->K, d);
-      n = 4;
+    if (avx512 && j + DOT_ROWS <= j1) {
+      dotn_avx512(g->a, g->B + j * g->ldb, g->ldb, g->K, d);
+      n = DOT_ROWS;
     } else {
       const float *b = g->B + j * g->ldb;
       d[0] = avx512 ? dot_avx512(g->a, b, g->K) : dot_generic(g->a, b, g->K);

@@ -67,6 +67,8 @@ typedef struct mm_state {
   ox_sgemm_bpack *bp;
   ox_hgemm_b *hb;
   const ox_value *src; /* the constant it was packed from */
+  int64_t K, N;        /* its product's shape (B is K x N, or N x K transposed) */
+  int32_t dtype;
 } mm_state;
 
 static void mm_release_packs(mm_state *s) {
@@ -100,6 +102,9 @@ static int pack_const_b(const ox_value *b, bool trans_b, bool f32, mm_state *s, 
     return OX_OK;
   if (!s->bp && !s->hb) return e->code;
   s->src = b;
+  s->K = K;
+  s->N = N;
+  s->dtype = b->dtype;
   /* runs read the packed copy: the file's pages of B may leave memory */
   ox_pages_unneeded(b->data, (size_t)b->numel * ox_value_elem_size(b->dtype));
   return OX_OK;
@@ -118,11 +123,14 @@ static int mm_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   }
   *s = packed;
   *state = s;
+  /* runs read the packed copy only: the constant may be freed */
+  info->consumed[1] = true;
   return OX_OK;
 }
 
 typedef struct mm_job {
   int32_t dt;
+  bool tb; /* B stored transposed: [..., N, K] */
   int64_t M, N, K;
   const void *a, *b;
   void *c;
@@ -137,48 +145,61 @@ static void mm_batches(void *arg, const int64_t *off, const int64_t *st, int64_t
   for (int64_t t = 0; t < n; t++) {
     int64_t ia = (off[0] + t * st[0]) * M * K, ib = (off[1] + t * st[1]) * K * N,
             ic = (oo + t) * M * N;
+    int64_t ldb = j->tb ? K : N;
     if (j->dt == OX_FLOAT)
-      ox_sgemm(false, false, M, N, K, 1.0f, (const float *)j->a + ia, K, (const float *)j->b + ib,
-               N, 0.0f, (float *)j->c + ic, N, j->pool);
+      ox_sgemm(false, j->tb, M, N, K, 1.0f, (const float *)j->a + ia, K, (const float *)j->b + ib,
+               ldb, 0.0f, (float *)j->c + ic, N, j->pool);
     else if (j->af)
-      ox_sgemm(false, false, M, N, K, 1.0f, j->af + ia, K, j->bf + ib, N, 0.0f, j->cf + ic, N,
+      ox_sgemm(false, j->tb, M, N, K, 1.0f, j->af + ia, K, j->bf + ib, ldb, 0.0f, j->cf + ic, N,
                j->pool);
     else
-      gemm_generic(j->dt, false, false, M, N, K, 1, j->a, ia, K, j->b, ib, N, 0, j->c, ic);
+      gemm_generic(j->dt, false, j->tb, M, N, K, 1, j->a, ia, K, j->b, ib, ldb, 0, j->c, ic);
   }
 }
 
-static int mm_run(ox_kctx *ctx, void *state) {
-  const mm_state *st = state;
-  ox_value *a = ox_kctx_input(ctx, 0), *b = ox_kctx_input(ctx, 1);
-  if (!a || !b || a->kind != OX_VAL_TENSOR || b->kind != OX_VAL_TENSOR)
+/* A (numpy MatMul) times B, or times B with its last two axes swapped
+ * when tb (MatMulTransBFused). b is NULL when B was a constant packed into
+ * st and freed (consumed at prepare). */
+static int mm_compute(ox_kctx *ctx, const mm_state *st, ox_value *a, ox_value *b, bool tb) {
+  bool packed = st && st->src && (!b || b == st->src);
+  if (!a || a->kind != OX_VAL_TENSOR || (!b && !packed) || (b && b->kind != OX_VAL_TENSOR))
     return ox_kctx_fail(ctx, OX_ERUNTIME, "inputs must be tensors");
-  if (a->dtype != b->dtype)
-    return ox_kctx_fail(ctx, OX_ERUNTIME, "A is %s and B is %s", dt_name(a->dtype),
-                        dt_name(b->dtype));
+  /* B's element type and dims: a packed constant that was freed keeps them */
+  int32_t bdt = b ? b->dtype : st->dtype;
+  size_t brank = b ? b->rank : 2;
+  int64_t pdims[2] = {0, 0};
+  if (!b) {
+    pdims[0] = tb ? st->N : st->K;
+    pdims[1] = tb ? st->K : st->N;
+  }
+  const int64_t *bdims = b ? b->dims : pdims;
+  if (a->dtype != bdt)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "A is %s and B is %s", dt_name(a->dtype), dt_name(bdt));
   int32_t dt = a->dtype;
   if (!mm_type_ok(dt))
     return ox_kctx_fail(ctx, OX_EUNSUPPORTED, "element type %s not supported", dt_name(dt));
-  if (a->rank == 0 || b->rank == 0) return ox_kctx_fail(ctx, OX_ERUNTIME, "MatMul of a scalar");
-  if (a->rank > OC_MAXRANK || b->rank > OC_MAXRANK)
+  if (a->rank == 0 || brank == 0) return ox_kctx_fail(ctx, OX_ERUNTIME, "MatMul of a scalar");
+  if (tb && brank < 2)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "the transposed B must have rank 2 or more");
+  if (a->rank > OC_MAXRANK || brank > OC_MAXRANK)
     return ox_kctx_fail(ctx, OX_EUNSUPPORTED, "rank too large");
   int64_t M = a->rank == 1 ? 1 : a->dims[a->rank - 2];
   int64_t K = a->dims[a->rank - 1];
-  int64_t Kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
-  int64_t N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+  int64_t Kb = brank == 1 ? bdims[0] : bdims[brank - (tb ? 1 : 2)];
+  int64_t N = brank == 1 ? 1 : bdims[brank - (tb ? 2 : 1)];
   if (K != Kb)
     return ox_kctx_fail(ctx, OX_ERUNTIME, "inner dimensions differ: A has %lld, B has %lld",
                         (long long)K, (long long)Kb);
-  size_t rab = a->rank > 2 ? a->rank - 2 : 0, rbb = b->rank > 2 ? b->rank - 2 : 0;
+  size_t rab = a->rank > 2 ? a->rank - 2 : 0, rbb = brank > 2 ? brank - 2 : 0;
   oc_bcast bc;
-  const int64_t *bd[2] = {a->dims, b->dims};
+  const int64_t *bd[2] = {a->dims, bdims};
   size_t br[2] = {rab, rbb};
   if (oc_bcast_init(&bc, ctx, bd, br, 2)) return OX_ERUNTIME;
   int64_t odims[OC_MAXRANK + 2];
   size_t orank = bc.out_rank;
   memcpy(odims, bc.out_dims, orank * sizeof *odims);
   if (a->rank > 1) odims[orank++] = M;
-  if (b->rank > 1) odims[orank++] = N;
+  if (brank > 1) odims[orank++] = N;
   ox_value *y = ox_kctx_output(ctx, 0, dt, odims, orank);
   if (!y) return OX_ENOMEM;
   if (y->numel == 0) return OX_OK;
@@ -188,17 +209,18 @@ static int mm_run(ox_kctx *ctx, void *state) {
       for (int64_t i = 0; i < y->numel; i++) oc_set(y->data, dt, i, 0);
     return OX_OK;
   }
-  if (st && st->src == b && st->bp && dt == OX_FLOAT) { /* B packed at prepare: every row of A */
+  if (packed && st->bp && dt == OX_FLOAT) { /* B packed at prepare: every row of A */
     ox_sgemm_pb(a->numel / K, a->data, K, st->bp, y->data, N, ox_kctx_pool(ctx));
     return OX_OK;
   }
-  if (st && st->src == b && st->hb) { /* 16-bit B packed at prepare: every row of A */
+  if (packed && st->hb) { /* 16-bit B packed at prepare: every row of A */
     if (ox_hgemm(a->numel / K, hg_type(dt), false, a->data, K, st->hb, 1.0f, 0.0f, hg_type(dt),
                  y->data, N, ox_kctx_pool(ctx), NULL))
       return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
     return OX_OK;
   }
-  mm_job j = {dt, M, N, K, a->data, b->data, y->data, NULL, NULL, NULL, ox_kctx_pool(ctx)};
+  if (!b) return ox_kctx_fail(ctx, OX_ERUNTIME, "the packed B does not fit these operands");
+  mm_job j = {dt, tb, M, N, K, a->data, b->data, y->data, NULL, NULL, NULL, ox_kctx_pool(ctx)};
   /* B shared by every batch and A contiguous: one GEMM with the batches as rows */
   int64_t nb_b = 1;
   for (size_t d = 0; d < rbb; d++) nb_b *= b->dims[d];
@@ -228,11 +250,16 @@ static int mm_run(ox_kctx *ctx, void *state) {
   return OX_OK;
 }
 
-/* MatMulTransBFused (ai.onnxc, src/opt/matmul_transb.c): A (..., K) times
- * W (N x K) transposed; float32. A constant W is packed once (transposed
- * into the GEMM's panels), else read in place. */
-/* W packed once as B = W^T (the panels stream sequentially: a language
- * model's head runs at the packed MatMul's bandwidth) */
+static int mm_run(ox_kctx *ctx, void *state) {
+  return mm_compute(ctx, state, ox_kctx_input(ctx, 0), ox_kctx_input(ctx, 1), false);
+}
+
+/* MatMulTransBFused (ai.onnxc, src/opt/matmul_transb.c): A times B with
+ * B's last two axes swapped (numpy MatMul otherwise: batch axes broadcast),
+ * any MatMul type. A constant 2-D float W (N x K) is packed once as W^T
+ * (the panels stream sequentially: a language model's head runs at the
+ * packed MatMul's bandwidth); anything else is read in place by a GEMM
+ * that takes B transposed (attention's scores q k^T without the copy). */
 static int mmtb_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   *state = NULL;
   const ox_value *w = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
@@ -246,33 +273,17 @@ static int mmtb_prepare(const ox_kinfo *info, void **state, ox_err *e) {
     return e->code;
   }
   s->src = w;
+  s->K = w->dims[1];
+  s->N = w->dims[0];
+  s->dtype = OX_FLOAT;
   *state = s;
+  info->consumed[1] = true;
+  ox_pages_unneeded(w->data, (size_t)w->numel * sizeof(float));
   return OX_OK;
 }
 
 static int mmtb_run(ox_kctx *ctx, void *state) {
-  const mm_state *st = state;
-  ox_value *a = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1);
-  if (!a || !w || a->kind != OX_VAL_TENSOR || w->kind != OX_VAL_TENSOR || a->dtype != OX_FLOAT ||
-      w->dtype != OX_FLOAT || w->rank != 2 || a->rank < 1 || a->rank > OC_MAXRANK)
-    return ox_kctx_fail(ctx, OX_ERUNTIME, "A and W must be float tensors, W of rank 2");
-  int64_t N = w->dims[0], K = w->dims[1];
-  if (a->dims[a->rank - 1] != K)
-    return ox_kctx_fail(ctx, OX_ERUNTIME, "inner dimensions differ: A has %lld, B has %lld",
-                        (long long)a->dims[a->rank - 1], (long long)K);
-  int64_t odims[OC_MAXRANK];
-  memcpy(odims, a->dims, (a->rank - 1) * sizeof *odims);
-  odims[a->rank - 1] = N;
-  ox_value *y = ox_kctx_output(ctx, 0, OX_FLOAT, odims, a->rank);
-  if (!y) return OX_ENOMEM;
-  if (y->numel == 0) return OX_OK;
-  int64_t M = K ? a->numel / K : y->numel / N;
-  if (st && st->src == w && K > 0) {
-    ox_sgemm_pb(M, a->data, K, st->bp, y->data, N, ox_kctx_pool(ctx));
-    return OX_OK;
-  }
-  ox_sgemm(false, true, M, N, K, 1.0f, a->data, K, w->data, K, 0.0f, y->data, N, ox_kctx_pool(ctx));
-  return OX_OK;
+  return mm_compute(ctx, state, ox_kctx_input(ctx, 0), ox_kctx_input(ctx, 1), true);
 }
 
 /* ---- Gemm ---- */

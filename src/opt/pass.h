@@ -88,8 +88,9 @@ int ox_opt_dyn_matmul(ox_pass_view *v);
  * MatMulDQFused (src/opt/dq_matmul.c). */
 int ox_opt_dq_matmul(ox_pass_view *v);
 
-/* MatMul(A, Transpose(W const 2-D float)) becomes an ai.onnxc
- * MatMulTransBFused(A, W) (src/opt/matmul_transb.c). */
+/* MatMul(A, Transpose(B)) with the Transpose swapping B's last two axes (or
+ * B a constant 2-D float) becomes an ai.onnxc MatMulTransBFused(A, B)
+ * (src/opt/matmul_transb.c). */
 int ox_opt_matmul_transb(ox_pass_view *v);
 
 /* Layer normalisation written out (ReduceMean, Sub, Pow 2, ReduceMean, Add
