@@ -263,22 +263,29 @@ static int mm_run(ox_kctx *ctx, void *state) {
 static int mmtb_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   *state = NULL;
   const ox_value *w = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
-  if (!w || w->kind != OX_VAL_TENSOR || w->dtype != OX_FLOAT || w->rank != 2 || w->numel < 1)
-    return OX_OK;
-  mm_state *s = calloc(1, sizeof *s);
-  if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
-  s->bp = ox_sgemm_pack_b(true, w->dims[1], w->dims[0], w->data, w->dims[1], e);
-  if (!s->bp) {
-    free(s);
-    return e->code;
+  if (!w || w->kind != OX_VAL_TENSOR || w->rank != 2 || w->numel < 1) return OX_OK;
+  mm_state packed = {0};
+  if (w->dtype == OX_FLOAT) {
+    packed.bp = ox_sgemm_pack_b(true, w->dims[1], w->dims[0], w->data, w->dims[1], e);
+    if (!packed.bp) return e->code;
+    packed.src = w;
+    packed.K = w->dims[1];
+    packed.N = w->dims[0];
+    packed.dtype = OX_FLOAT;
+    ox_pages_unneeded(w->data, (size_t)w->numel * sizeof(float));
+  } else {
+    /* float16 / bfloat16: packed transposed in their 16-bit form */
+    int rc = pack_const_b(w, true, false, &packed, e);
+    if (rc != OX_OK || !packed.src) return rc;
   }
-  s->src = w;
-  s->K = w->dims[1];
-  s->N = w->dims[0];
-  s->dtype = OX_FLOAT;
+  mm_state *s = malloc(sizeof *s);
+  if (!s) {
+    mm_release_packs(&packed);
+    return ox_err_set(e, OX_ENOMEM, "out of memory");
+  }
+  *s = packed;
   *state = s;
   info->consumed[1] = true;
-  ox_pages_unneeded(w->data, (size_t)w->numel * sizeof(float));
   return OX_OK;
 }
 
