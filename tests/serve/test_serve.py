@@ -82,9 +82,10 @@ def make_repo():
     model('perceptron', perceptron)
     model('perceptron_batched', perceptron,
           config={'max_batch_size': 16, 'max_queue_delay_microseconds': 20000})
-    # a slow batch for the shutdown test: one request waits 1.5 s for others
+    # a slow batch for the shutdown test: one request waits 4 s for others
+    # (time for it to arrive before SIGTERM even on a loaded machine)
     model('perceptron_slow', perceptron,
-          config={'max_batch_size': 64, 'max_queue_delay_microseconds': 1500000})
+          config={'max_batch_size': 64, 'max_queue_delay_microseconds': 4000000})
     model('two_out', head + 'G (float[N] x) => (float[N] a, float[N] b) { a = Identity(x)\n b = Neg(x) }\n')
     model('versions', head + 'G (float[N] x) => (float[N] y) { y = Identity(x) }\n', version=1)
     model('versions', head + 'G (float[N] x) => (float[N] y) { y = Neg(x) }\n', version=3)
@@ -633,7 +634,7 @@ def test_shutdown(server):
                            {'inputs': [{'name': 'X', 'datatype': 'FP32', 'shape': [1, 3], 'data': [1, 2, 3]}]})
     t = threading.Thread(target=slow)
     t.start()
-    time.sleep(0.4)
+    time.sleep(1.5)
     rc = server.stop(signal.SIGTERM)
     t.join(30)
     check(result.get('r', (0,))[0] == 200, 'in-flight request answered during shutdown: %s' % result)
