@@ -176,35 +176,38 @@ typedef struct bin_job {
     LOOP4(T, T, x ^ y);                                                      \
     break;
 
+/* a * b modulo 2^bits of UT: the 1u keeps 8- and 16-bit operands (promoted
+ * to int) from a signed overflow such as 65535 * 65535 */
+#define UMUL(UT, a, b) ((UT)((UT)(a)*1u * (UT)(b)))
 #define SNEG(v) ((v) < 0)
 #define UNEG(v) ((void)(v), 0)
-#define DEF_INT(T, UT, NAME, TMIN, NEG)                                               \
-  static inline T idiv_##NAME(T x, T y) {                                             \
-    if (y == 0) return 0;                                                             \
-    if (TMIN != 0 && x == (T)TMIN && y == (T)-1) return x;                            \
-    return (T)(x / y);                                                                \
-  }                                                                                   \
-  static inline T irem_##NAME(T x, T y) {                                             \
-    if (y == 0 || (TMIN != 0 && y == (T)-1)) return 0;                                \
-    return (T)(x % y);                                                                \
-  }                                                                                   \
-  static inline T imod_##NAME(T x, T y) {                                             \
-    T r = irem_##NAME(x, y);                                                          \
-    if (r != 0 && (NEG(r) != NEG(y))) r = (T)(r + y);                                 \
-    return r;                                                                         \
-  }                                                                                   \
-  static inline T ipow_##NAME(T x, T y) {                                             \
-    if (NEG(y)) return (T)(x == 1 ? 1 : x == (T)-1 ? ((y & 1) ? -1 : 1) : 0);         \
-    UT r = 1, bx = (UT)x;                                                             \
-    for (UT e = (UT)y; e; e >>= 1) {                                                  \
-      if (e & 1) r = (UT)(r * bx);                                                    \
-      bx = (UT)(bx * bx);                                                             \
-    }                                                                                 \
-    return (T)r;                                                                      \
-  }                                                                                   \
-  BIN_FN(T, NAME, INT_EXTRA(T, UT, NEG), (UT)x + (UT)y, (UT)x - (UT)y, (UT)x * (UT)y, \
-         idiv_##NAME(x, y), ipow_##NAME(x, y), imod_##NAME(x, y), irem_##NAME(x, y),  \
-         x < y ? x : y, x > y ? x : y, NEG(x) ? (UT)x * (UT)y : (UT)x)
+#define DEF_INT(T, UT, NAME, TMIN, NEG)                                                \
+  static inline T idiv_##NAME(T x, T y) {                                              \
+    if (y == 0) return 0;                                                              \
+    if (TMIN != 0 && x == (T)TMIN && y == (T)-1) return x;                             \
+    return (T)(x / y);                                                                 \
+  }                                                                                    \
+  static inline T irem_##NAME(T x, T y) {                                              \
+    if (y == 0 || (TMIN != 0 && y == (T)-1)) return 0;                                 \
+    return (T)(x % y);                                                                 \
+  }                                                                                    \
+  static inline T imod_##NAME(T x, T y) {                                              \
+    T r = irem_##NAME(x, y);                                                           \
+    if (r != 0 && (NEG(r) != NEG(y))) r = (T)(r + y);                                  \
+    return r;                                                                          \
+  }                                                                                    \
+  static inline T ipow_##NAME(T x, T y) {                                              \
+    if (NEG(y)) return (T)(x == 1 ? 1 : x == (T)-1 ? ((y & 1) ? -1 : 1) : 0);          \
+    UT r = 1, bx = (UT)x;                                                              \
+    for (UT e = (UT)y; e; e >>= 1) {                                                   \
+      if (e & 1) r = UMUL(UT, r, bx);                                                  \
+      bx = UMUL(UT, bx, bx);                                                           \
+    }                                                                                  \
+    return (T)r;                                                                       \
+  }                                                                                    \
+  BIN_FN(T, NAME, INT_EXTRA(T, UT, NEG), (UT)x + (UT)y, (UT)x - (UT)y, UMUL(UT, x, y), \
+         idiv_##NAME(x, y), ipow_##NAME(x, y), imod_##NAME(x, y), irem_##NAME(x, y),   \
+         x < y ? x : y, x > y ? x : y, NEG(x) ? UMUL(UT, x, y) : (UT)x)
 
 DEF_INT(int8_t, uint8_t, i8, INT8_MIN, SNEG)
 DEF_INT(int16_t, uint16_t, i16, INT16_MIN, SNEG)
