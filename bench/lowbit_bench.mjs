@@ -2,8 +2,10 @@
 // in onnxc beside onnxruntime (npm onnxruntime-node, CPU), and the rate at which
 // onnxc's fused kernels read the weights against this machine's memory bandwidth.
 //
-//   node bench/lowbit_bench.mjs ONNXC_BIN MODEL [--threads N] [--runs N] [--rounds N]
+//   node bench/lowbit_bench.mjs ONNXC_BIN MODEL [--threads N] [--runs N] [--rounds N] [--int8]
 //
+// --int8: onnxc runs with --low-bit-int8 (activations quantized to int8 per block, as
+// onnxruntime's default path does).
 // MODEL: e.g. from `/usr/bin/python3 bench/make_int4_decoder.py /tmp/gpt2_int4_step.onnx`
 // (the GPT-2-small geometry: one token over 127 cached positions). Prints:
 // - latency (min and median over rounds of `runs` runs) of onnxruntime with its
@@ -30,6 +32,7 @@ const opt = (name, dflt) => {
   return i >= 0 ? Number(args.splice(i, 2)[1]) : dflt;
 };
 const threads = opt('--threads', 1), runs = opt('--runs', 20), rounds = opt('--rounds', 2);
+const int8 = args.indexOf('--int8') >= 0 ? args.splice(args.indexOf('--int8'), 1) && ['--low-bit-int8'] : [];
 const [onnxc, model] = args;
 if (!onnxc || !model) {
   console.log('usage: node bench/lowbit_bench.mjs ONNXC_BIN MODEL [--threads N] [--runs N] [--rounds N]');
@@ -63,7 +66,7 @@ async function ortSession(level) {
 const exact = await ortSession('basic'), fast = await ortSession('all');
 const exactOut = (await exact.run(feeds)).logits.data, fastOut = (await fast.run(feeds)).logits.data;
 
-execFileSync(onnxc, ['run', model, ...files, '-o', path.join(work, 'ox'), '--threads', String(threads)]);
+execFileSync(onnxc, ['run', model, ...files, '-o', path.join(work, 'ox'), '--threads', String(threads), ...int8]);
 const ours = readTensorProto(path.join(work, 'ox', 'output_0.pb')).data;
 const maxDiff = (a, b) => { let m = 0, big = 0;
   for (let i = 0; i < a.length; i++) { m = Math.max(m, Math.abs(a[i] - b[i])); big = Math.max(big, Math.abs(b[i])); }
@@ -77,11 +80,11 @@ for (let k = 0; k < rounds; k++) {
   t.splice(0, 2); t.sort((a, b) => a - b);
   ortMin = Math.min(ortMin, t[0]); ortMed = Math.min(ortMed, t[t.length >> 1]);
   const out = execFileSync(onnxc, ['bench', model, ...files, '--threads', String(threads), '--runs', String(runs),
-                                   '--warmup', '2']).toString();
+                                   '--warmup', '2', ...int8]).toString();
   const m = out.match(/median ([\d.]+) ms, min ([\d.]+) ms/);
   if (m) { oxMed = Math.min(oxMed, Number(m[1])); oxMin = Math.min(oxMin, Number(m[2])); }
   const prof = execFileSync(onnxc, ['bench', model, ...files, '--threads', String(threads), '--runs', String(runs),
-                                    '--profile']).toString();
+                                    '--profile', ...int8]).toString();
   const p = prof.match(/^MatMulDQFused\s+\d+\s+\d+\s+([\d.]+)/m);
   if (p) dqMs = Math.min(dqMs, Number(p[1]));
 }
@@ -93,7 +96,7 @@ if (fs.existsSync(membw)) {
   if (o) bw = Number(o[1]);
 }
 const f3 = (x) => x.toFixed(3);
-console.log(`${path.basename(model)}, ${threads} thread(s), ${runs} runs x ${rounds} rounds (onnxruntime-node ${ort.env.versions?.common ?? ''})`);
+console.log(`${path.basename(model)}${int8.length ? ' (onnxc --low-bit-int8)' : ''}, ${threads} thread(s), ${runs} runs x ${rounds} rounds (onnxruntime-node ${ort.env.versions?.common ?? ''})`);
 console.log(`latency ms      onnxruntime min ${f3(ortMin)} median ${f3(ortMed)}   onnxc min ${f3(oxMin)} median ${f3(oxMed)}   onnxc/ort ${(oxMin / ortMin).toFixed(2)}x (min) ${(oxMed / ortMed).toFixed(2)}x (median)`);
 console.log(`logits          onnxc vs onnxruntime basic (float DequantizeLinear + MatMul): max abs ${dExact.toExponential(2)} (largest logit ${bigExact.toFixed(3)}); vs onnxruntime default: ${dFast.toExponential(2)}; onnxruntime default vs basic: ${dOrt.toExponential(2)}`);
 console.log(`weights         ${(bytes / 1e6).toFixed(1)} MB per token; MatMulDQFused ${f3(dqMs)} ms per run = ${(bytes / dqMs / 1e6).toFixed(1)} GB/s; machine read bandwidth (${threads} thread(s)) ${bw.toFixed(1)} GB/s: ${(100 * bytes / dqMs / 1e6 / bw).toFixed(0)}%`);
