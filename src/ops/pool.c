@@ -169,6 +169,70 @@ typedef struct pool2d_job {
   const pool_cols *cols; /* g->out[1] entries */
 } pool2d_job;
 
+/* 8-bit max pooling in 2-D on the bytes themselves: int8 compares as
+ * unsigned once its sign bit is flipped (flip 0x80), which keeps the
+ * order; a window with no tap in the image gives the type's least value
+ * (as the float path's -inf saturated). */
+typedef struct pool2d_u8_job {
+  const ox_nn_geom *g;
+  const uint8_t *x;
+  uint8_t *y;
+  const pool_cols *cols;
+  uint8_t flip;
+} pool2d_u8_job;
+
+OX_NN_CLONES static void pool2d_u8_task(void *arg, int64_t p0, int64_t p1) {
+  const pool2d_u8_job *j = arg;
+  const ox_nn_geom *g = j->g;
+  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1];
+  int64_t dh = g->dil[0], dw = g->dil[1], sw = g->stride[1];
+  uint8_t flip = j->flip;
+  int64_t K1 = g->k[1], span = (K1 - 1) * dw, nfull = IW - span > 0 ? IW - span : 0;
+  uint8_t stack[2048], *row = IW <= 1024 ? stack : malloc((size_t)IW * 2);
+  if (!row) return; /* cannot happen for any image that fit in memory once */
+  uint8_t *hm = row + IW;
+  for (int64_t plane = p0; plane < p1; plane++) {
+    const uint8_t *xp = j->x + plane * IH * IW;
+    uint8_t *yp = j->y + plane * OH * OW;
+    for (int64_t oh = 0; oh < OH; oh++) {
+      int64_t hs = oh * g->stride[0] - g->pb[0], hlo, hhi, hpad;
+      tap_range(hs, g->k[0], dh, IH, g->pb[0], g->pe[0], &hlo, &hhi, &hpad);
+      /* the window's rows reduced first, a whole row at a time (vectorises),
+       * then each output takes the maximum of its columns */
+      for (int64_t w = 0; w < IW; w++) row[w] = 0;
+      for (int64_t kh = hlo; kh < hhi; kh++) {
+        const uint8_t *xr = xp + (hs + kh * dh) * IW;
+        for (int64_t w = 0; w < IW; w++) {
+          uint8_t v = (uint8_t)(xr[w] ^ flip);
+          row[w] = v > row[w] ? v : row[w];
+        }
+      }
+      /* the maxima of whole windows along the row, one tap at a time
+       * (vectorises): hm[w] covers row[w .. w + span] */
+      for (int64_t w = 0; w < nfull; w++) hm[w] = row[w];
+      for (int64_t kw = 1; kw < K1; kw++)
+        for (int64_t w = 0; w < nfull; w++) {
+          uint8_t v = row[w + kw * dw];
+          hm[w] = v > hm[w] ? v : hm[w];
+        }
+      uint8_t *yr = yp + oh * OW;
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t ws = ow * sw - g->pb[1];
+        uint8_t acc = 0;
+        if (j->cols[ow].lo == 0 && j->cols[ow].hi == K1) {
+          acc = hm[ws];
+        } else {
+          for (int64_t kw = j->cols[ow].lo; kw < j->cols[ow].hi; kw++)
+            acc = row[ws + kw * dw] > acc ? row[ws + kw * dw] : acc;
+        }
+        /* no row in the image: the least value */
+        yr[ow] = (uint8_t)((hhi > hlo ? acc : 0) ^ flip);
+      }
+    }
+  }
+  if (row != stack) free(row);
+}
+
 OX_NN_CLONES static void pool2d_task(void *arg, int64_t p0, int64_t p1) {
   const pool2d_job *j = arg;
   const ox_nn_geom *g = j->g;
@@ -314,35 +378,33 @@ static int pool_run(ox_kctx *ctx, void *st) {
     ox_parallel_for(ox_kctx_pool(ctx), planes, 65536 / (size + 1) + 1, gpool_task, &gj);
     return OX_OK;
   }
-  /* 8-bit max pooling in 2-D: through the float path (bytes are exact in
-   * float, and a maximum of them is one of them) */
   bool bytes = (x->dtype == OX_UINT8 || x->dtype == OX_INT8) && s->kind == POOL_MAX;
-  if ((x->dtype == OX_FLOAT || bytes) && nd == 2 && !iv && s->kind != POOL_LP) {
-    float *xf = NULL, *yf = NULL;
-    if (bytes) {
-      xf = malloc((size_t)x->numel * sizeof *xf);
-      yf = malloc((size_t)y->numel * sizeof *yf);
-      if (!xf || !yf) {
-        free(xf);
-        free(yf);
-        return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
-      }
-      ox_nn_load_f32_bytes(x->data, x->dtype == OX_INT8, x->numel, xf);
-    }
+  if (bytes && nd == 2 && !iv) {
     int64_t OW = g.out[1];
     pool_cols stackc[256], *cols = OW <= 256 ? stackc : malloc((size_t)OW * sizeof *cols);
     if (!cols) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
     for (int64_t ow = 0; ow < OW; ow++)
       tap_range(ow * g.stride[1] - g.pb[1], g.k[1], g.dil[1], g.in[1], g.pb[1], g.pe[1],
                 &cols[ow].lo, &cols[ow].hi, &cols[ow].pad);
-    pool2d_job pj = {s, &g, bytes ? xf : x->data, bytes ? yf : y->data, cols};
+    pool2d_u8_job bj = {&g, x->data, y->data, cols, x->dtype == OX_INT8 ? 0x80 : 0};
+    int64_t planes = x->dims[0] * x->dims[1];
+    ox_parallel_for(ox_kctx_pool(ctx), planes,
+                    (32768 + y->numel / planes) / (y->numel / planes + 1), pool2d_u8_task, &bj);
+    if (cols != stackc) free(cols);
+    return OX_OK;
+  }
+  if (x->dtype == OX_FLOAT && nd == 2 && !iv && s->kind != POOL_LP) {
+    int64_t OW = g.out[1];
+    pool_cols stackc[256], *cols = OW <= 256 ? stackc : malloc((size_t)OW * sizeof *cols);
+    if (!cols) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+    for (int64_t ow = 0; ow < OW; ow++)
+      tap_range(ow * g.stride[1] - g.pb[1], g.k[1], g.dil[1], g.in[1], g.pb[1], g.pe[1],
+                &cols[ow].lo, &cols[ow].hi, &cols[ow].pad);
+    pool2d_job pj = {s, &g, x->data, y->data, cols};
     int64_t planes = x->dims[0] * x->dims[1];
     ox_parallel_for(ox_kctx_pool(ctx), planes,
                     (32768 + y->numel / planes) / (y->numel / planes + 1), pool2d_task, &pj);
     if (cols != stackc) free(cols);
-    if (bytes) ox_nn_store_f32_bytes(yf, x->dtype == OX_INT8, y->numel, y->data);
-    free(xf);
-    free(yf);
     return OX_OK;
   }
   double *xd = malloc((size_t)x->numel * sizeof(double));
