@@ -535,16 +535,3 @@ ox_sgemm_strip_fn ox_nn_shift_strip_fn(const ox_nn_geom *g) {
   return NULL;
 }
 
-OX_NN_CLONES void ox_nn_load_f32_bytes(const void *src, bool is_signed, int64_t n, float *dst) {
-  if (is_signed)
-    for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int8_t *)src)[i];
-  else
-    for (int64_t i = 0; i < n; i++) dst[i] = (float)((const uint8_t *)src)[i];
-}
-
-OX_NN_CLONES void ox_nn_store_f32_bytes(const float *src, bool is_signed, int64_t n, void *dst) {
-  if (is_signed)
-    for (int64_t i = 0; i < n; i++) ((int8_t *)dst)[i] = (int8_t)(int32_t)src[i];
-  else
-    for (int64_t i = 0; i < n; i++) ((uint8_t *)dst)[i] = (uint8_t)(int32_t)src[i];
-}

@@ -62,10 +62,6 @@ int ox_nn_geom_make(const ox_nn_attrs *a, size_t nd, const int64_t *in, const in
 bool ox_nn_is_float_type(int32_t dtype);
 void ox_nn_load_f32(const void *src, int32_t dtype, int64_t n, float *dst);
 void ox_nn_store_f32(const float *src, int32_t dtype, int64_t n, void *dst);
-/* 8-bit integers to float32 and back (the values are exact; back assumes
- * float values that are such integers) */
-void ox_nn_load_f32_bytes(const void *src, bool is_signed, int64_t n, float *dst);
-void ox_nn_store_f32_bytes(const float *src, bool is_signed, int64_t n, void *dst);
 /* Returns src as float32: the data itself for float, else a malloc'd copy put
  * in *owned (NULL on OOM). */
 const float *ox_nn_as_f32(const void *src, int32_t dtype, int64_t n, float **owned);
