@@ -151,6 +151,17 @@ int main(void) {
         "{ ad = DequantizeLinear (X, as, az)\n  bd = DequantizeLinear (X, bs, bz)\n"
         "  s = Add (ad, bd)\n  Y = QuantizeLinear (s, ys, yz) }\n",
         3, img, 4, false, 1);
+  /* uint8 operands of one shape (the vectorised path), with a Relu: Max
+   * and the fused addition */
+  check("Add u8 same shape",
+        HEAD
+        "addu (uint8[1,4,9,11] X) => (uint8[1,4,9,11] Y)\n"
+        "<float as = {0.031}, uint8 az = {121}, float bs = {0.047}, uint8 bz = {97},\n"
+        " uint8 m = {200}, float ys = {0.052}, uint8 yz = {16}>\n"
+        "{ b = Max (X, m)\n  ad = DequantizeLinear (X, as, az)\n"
+        "  bd = DequantizeLinear (b, bs, bz)\n"
+        "  s = Add (ad, bd)\n  r = Relu (s)\n  Y = QuantizeLinear (r, ys, yz) }\n",
+        2, img, 4, false, 2);
   /* not fused: per-channel scale on an input of the addition */
   check("Add per channel",
         HEAD
