@@ -233,6 +233,55 @@ OX_NN_CLONES static void pool2d_u8_task(void *arg, int64_t p0, int64_t p1) {
   if (row != stack) free(row);
 }
 
+/* float max pooling in 2-D, separably: each output row first takes the
+ * maximum of its window's input rows (contiguous: vectorises), then the
+ * maxima of whole windows along that row (one contiguous pass per tap),
+ * and each output reads its window's maximum (border windows: their valid
+ * taps). A strided window read per output was the cost before. NaN inputs
+ * are passed over as before (v > acc is false); no tap gives -inf. */
+OX_NN_CLONES static void maxpool2d_task(void *arg, int64_t p0, int64_t p1) {
+  const pool2d_job *j = arg;
+  const ox_nn_geom *g = j->g;
+  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], K1 = g->k[1];
+  int64_t dh = g->dil[0], dw = g->dil[1], sw = g->stride[1];
+  int64_t span = (K1 - 1) * dw, nfull = IW - span > 0 ? IW - span : 0;
+  float stack[2048], *row = IW <= 1024 ? stack : malloc((size_t)IW * 2 * sizeof(float));
+  if (!row) return; /* cannot happen for any image that fit in memory once */
+  float *hm = row + IW;
+  for (int64_t plane = p0; plane < p1; plane++) {
+    const float *xp = j->x + plane * IH * IW;
+    float *yp = j->y + plane * OH * OW;
+    for (int64_t oh = 0; oh < OH; oh++) {
+      int64_t hs = oh * g->stride[0] - g->pb[0], hlo, hhi, hpad;
+      tap_range(hs, g->k[0], dh, IH, g->pb[0], g->pe[0], &hlo, &hhi, &hpad);
+      for (int64_t w = 0; w < IW; w++) row[w] = -INFINITY;
+      for (int64_t kh = hlo; kh < hhi; kh++) {
+        const float *xr = xp + (hs + kh * dh) * IW;
+        for (int64_t w = 0; w < IW; w++) row[w] = xr[w] > row[w] ? xr[w] : row[w];
+      }
+      for (int64_t w = 0; w < nfull; w++) hm[w] = row[w];
+      for (int64_t kw = 1; kw < K1; kw++)
+        for (int64_t w = 0; w < nfull; w++) {
+          float v = row[w + kw * dw];
+          hm[w] = v > hm[w] ? v : hm[w];
+        }
+      float *yr = yp + oh * OW;
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t ws = ow * sw - g->pb[1];
+        if (j->cols[ow].lo == 0 && j->cols[ow].hi == K1) {
+          yr[ow] = hm[ws];
+          continue;
+        }
+        float acc = -INFINITY;
+        for (int64_t kw = j->cols[ow].lo; kw < j->cols[ow].hi; kw++)
+          acc = row[ws + kw * dw] > acc ? row[ws + kw * dw] : acc;
+        yr[ow] = acc;
+      }
+    }
+  }
+  if (row != stack) free(row);
+}
+
 OX_NN_CLONES static void pool2d_task(void *arg, int64_t p0, int64_t p1) {
   const pool2d_job *j = arg;
   const ox_nn_geom *g = j->g;
@@ -403,7 +452,8 @@ static int pool_run(ox_kctx *ctx, void *st) {
     pool2d_job pj = {s, &g, x->data, y->data, cols};
     int64_t planes = x->dims[0] * x->dims[1];
     ox_parallel_for(ox_kctx_pool(ctx), planes,
-                    (32768 + y->numel / planes) / (y->numel / planes + 1), pool2d_task, &pj);
+                    (32768 + y->numel / planes) / (y->numel / planes + 1),
+                    s->kind == POOL_MAX ? maxpool2d_task : pool2d_task, &pj);
     if (cols != stackc) free(cols);
     return OX_OK;
   }
