@@ -169,6 +169,15 @@ typedef struct pool2d_job {
   const pool_cols *cols; /* g->out[1] entries */
 } pool2d_job;
 
+/* Planes per task for a 2-D pool: about 32K outputs each; a pool of under
+ * 256K taps in all stays on one thread, since waking a second costs more
+ * than it saves (oww_embedding's pools ran slower on two threads). */
+static int64_t pool_grain(const ox_nn_geom *g, int64_t out_numel, int64_t planes) {
+  int64_t per = out_numel / (planes ? planes : 1);
+  if ((double)out_numel * (double)(g->k[0] * g->k[1]) < (double)(1 << 18)) return planes;
+  return (32768 + per) / (per + 1);
+}
+
 /* 8-bit max pooling in 2-D on the bytes themselves: int8 compares as
  * unsigned once its sign bit is flipped (flip 0x80), which keeps the
  * order; a window with no tap in the image gives the type's least value
@@ -437,8 +446,8 @@ static int pool_run(ox_kctx *ctx, void *st) {
                 &cols[ow].lo, &cols[ow].hi, &cols[ow].pad);
     pool2d_u8_job bj = {&g, x->data, y->data, cols, x->dtype == OX_INT8 ? 0x80 : 0};
     int64_t planes = x->dims[0] * x->dims[1];
-    ox_parallel_for(ox_kctx_pool(ctx), planes,
-                    (32768 + y->numel / planes) / (y->numel / planes + 1), pool2d_u8_task, &bj);
+    ox_parallel_for(ox_kctx_pool(ctx), planes, pool_grain(&g, y->numel, planes), pool2d_u8_task,
+                    &bj);
     if (cols != stackc) free(cols);
     return OX_OK;
   }
@@ -451,8 +460,7 @@ static int pool_run(ox_kctx *ctx, void *st) {
                 &cols[ow].lo, &cols[ow].hi, &cols[ow].pad);
     pool2d_job pj = {s, &g, x->data, y->data, cols};
     int64_t planes = x->dims[0] * x->dims[1];
-    ox_parallel_for(ox_kctx_pool(ctx), planes,
-                    (32768 + y->numel / planes) / (y->numel / planes + 1),
+    ox_parallel_for(ox_kctx_pool(ctx), planes, pool_grain(&g, y->numel, planes),
                     s->kind == POOL_MAX ? maxpool2d_task : pool2d_task, &pj);
     if (cols != stackc) free(cols);
     return OX_OK;
