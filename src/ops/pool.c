@@ -242,125 +242,71 @@ OX_NN_CLONES static void pool2d_u8_task(void *arg, int64_t p0, int64_t p1) {
   if (row != stack) free(row);
 }
 
-/* float max pooling in 2-D, separably: each output row first takes the
- * maximum of its window's input rows (contiguous: vectorises), then the
- * maxima of whole windows along that row (one contiguous pass per tap),
- * and each output reads its window's maximum (border windows: their valid
- * taps). A strided window read per output was the cost before. NaN inputs
- * are passed over as before (v > acc is false); no tap gives -inf. */
-OX_NN_CLONES static void maxpool2d_task(void *arg, int64_t p0, int64_t p1) {
+/* float max and average pooling in 2-D, separably: each output row first
+ * reduces its window's input rows (contiguous: vectorises), then whole
+ * windows along that row (one contiguous pass per tap), and each output
+ * reads its window's result (border windows: their valid taps). A strided
+ * window read per output was the cost before. Max passes over NaN inputs
+ * as before (v > acc is false) and gives -inf for no tap; average divides
+ * by the valid taps, or by the padded window with count_include_pad (no
+ * tap at all: NaN, as before). */
+OX_NN_CLONES static void sep_pool2d_task(void *arg, int64_t p0, int64_t p1) {
   const pool2d_job *j = arg;
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], K1 = g->k[1];
   int64_t dh = g->dil[0], dw = g->dil[1], sw = g->stride[1];
+  bool is_max = j->s->kind == POOL_MAX, incl = j->s->count_include_pad;
   int64_t span = (K1 - 1) * dw, nfull = IW - span > 0 ? IW - span : 0;
   float stack[2048], *row = IW <= 1024 ? stack : malloc((size_t)IW * 2 * sizeof(float));
   if (!row) return; /* cannot happen for any image that fit in memory once */
   float *hm = row + IW;
+  const float init = is_max ? -INFINITY : 0.0f;
   for (int64_t plane = p0; plane < p1; plane++) {
     const float *xp = j->x + plane * IH * IW;
     float *yp = j->y + plane * OH * OW;
     for (int64_t oh = 0; oh < OH; oh++) {
       int64_t hs = oh * g->stride[0] - g->pb[0], hlo, hhi, hpad;
       tap_range(hs, g->k[0], dh, IH, g->pb[0], g->pe[0], &hlo, &hhi, &hpad);
-      for (int64_t w = 0; w < IW; w++) row[w] = -INFINITY;
+      for (int64_t w = 0; w < IW; w++) row[w] = init;
       for (int64_t kh = hlo; kh < hhi; kh++) {
         const float *xr = xp + (hs + kh * dh) * IW;
-        for (int64_t w = 0; w < IW; w++) row[w] = xr[w] > row[w] ? xr[w] : row[w];
+        if (is_max)
+          for (int64_t w = 0; w < IW; w++) row[w] = xr[w] > row[w] ? xr[w] : row[w];
+        else
+          for (int64_t w = 0; w < IW; w++) row[w] += xr[w];
       }
       for (int64_t w = 0; w < nfull; w++) hm[w] = row[w];
-      for (int64_t kw = 1; kw < K1; kw++)
-        for (int64_t w = 0; w < nfull; w++) {
-          float v = row[w + kw * dw];
-          hm[w] = v > hm[w] ? v : hm[w];
-        }
+      for (int64_t kw = 1; kw < K1; kw++) {
+        if (is_max)
+          for (int64_t w = 0; w < nfull; w++) {
+            float v = row[w + kw * dw];
+            hm[w] = v > hm[w] ? v : hm[w];
+          }
+        else
+          for (int64_t w = 0; w < nfull; w++) hm[w] += row[w + kw * dw];
+      }
       float *yr = yp + oh * OW;
       for (int64_t ow = 0; ow < OW; ow++) {
-        int64_t ws = ow * sw - g->pb[1];
-        if (j->cols[ow].lo == 0 && j->cols[ow].hi == K1) {
-          yr[ow] = hm[ws];
-          continue;
+        int64_t ws = ow * sw - g->pb[1], wlo = j->cols[ow].lo, whi = j->cols[ow].hi;
+        float acc;
+        if (wlo == 0 && whi == K1) {
+          acc = hm[ws];
+        } else {
+          acc = init;
+          for (int64_t kw = wlo; kw < whi; kw++) {
+            float v = row[ws + kw * dw];
+            acc = is_max ? (v > acc ? v : acc) : acc + v;
+          }
         }
-        float acc = -INFINITY;
-        for (int64_t kw = j->cols[ow].lo; kw < j->cols[ow].hi; kw++)
-          acc = row[ws + kw * dw] > acc ? row[ws + kw * dw] : acc;
+        if (!is_max) {
+          int64_t div = incl ? hpad * j->cols[ow].pad : (hhi - hlo) * (whi - wlo);
+          acc = div > 0 ? acc / (float)div : NAN;
+        }
         yr[ow] = acc;
       }
     }
   }
   if (row != stack) free(row);
-}
-
-OX_NN_CLONES static void pool2d_task(void *arg, int64_t p0, int64_t p1) {
-  const pool2d_job *j = arg;
-  const ox_nn_geom *g = j->g;
-  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], K1 = g->k[1];
-  int64_t dh = g->dil[0], dw = g->dil[1], sw = g->stride[1];
-  bool is_max = j->s->kind == POOL_MAX;
-  const pool_cols *cols = j->cols;
-  /* columns whose window lies wholly inside the row: [c0, c1) */
-  int64_t c0 = 0, c1 = OW;
-  while (c0 < OW && (cols[c0].lo != 0 || cols[c0].hi != K1)) c0++;
-  while (c1 > c0 && (cols[c1 - 1].lo != 0 || cols[c1 - 1].hi != K1)) c1--;
-  if (c1 - c0 < 8) c0 = c1 = OW; /* too narrow to gain from the row-wise loop */
-  for (int64_t plane = p0; plane < p1; plane++) {
-    const float *xp = j->x + plane * IH * IW;
-    float *yp = j->y + plane * OH * OW;
-    for (int64_t oh = 0; oh < OH; oh++) {
-      int64_t hs = oh * g->stride[0] - g->pb[0], hlo, hhi, hpad;
-      tap_range(hs, g->k[0], dh, IH, g->pb[0], g->pe[0], &hlo, &hhi, &hpad);
-      float *yr = yp + oh * OW;
-      /* border columns: the valid taps of each window */
-      for (int64_t ow = 0; ow < OW; ow++) {
-        if (ow == c0 && c1 > c0) ow = c1;
-        if (ow >= OW) break;
-        int64_t ws = ow * sw - g->pb[1], wlo = cols[ow].lo, whi = cols[ow].hi;
-        float acc = is_max ? -INFINITY : 0.0f;
-        for (int64_t kh = hlo; kh < hhi; kh++) {
-          const float *xr = xp + (hs + kh * dh) * IW + ws;
-          if (is_max)
-            for (int64_t kw = wlo; kw < whi; kw++) {
-              float v = xr[kw * dw];
-              acc = v > acc ? v : acc;
-            }
-          else
-            for (int64_t kw = wlo; kw < whi; kw++) acc += xr[kw * dw];
-        }
-        if (!is_max) {
-          int64_t div = j->s->count_include_pad ? hpad * cols[ow].pad : (hhi - hlo) * (whi - wlo);
-          acc = div > 0 ? acc / (float)div : NAN;
-        }
-        yr[ow] = acc;
-      }
-      if (c1 <= c0) continue;
-      /* interior columns: one tap at a time across the row (vectorises) */
-      float *yi = yr + c0;
-      int64_t n = c1 - c0;
-      for (int64_t o = 0; o < n; o++) yi[o] = is_max ? -INFINITY : 0.0f;
-      for (int64_t kh = hlo; kh < hhi; kh++)
-        for (int64_t kw = 0; kw < K1; kw++) {
-          const float *xk = xp + (hs + kh * dh) * IW + c0 * sw - g->pb[1] + kw * dw;
-          if (is_max && sw == 1)
-            for (int64_t o = 0; o < n; o++) {
-              float v = xk[o];
-              yi[o] = v > yi[o] ? v : yi[o];
-            }
-          else if (is_max)
-            for (int64_t o = 0; o < n; o++) {
-              float v = xk[o * sw];
-              yi[o] = v > yi[o] ? v : yi[o];
-            }
-          else if (sw == 1)
-            for (int64_t o = 0; o < n; o++) yi[o] += xk[o];
-          else
-            for (int64_t o = 0; o < n; o++) yi[o] += xk[o * sw];
-        }
-      if (!is_max) {
-        int64_t div = j->s->count_include_pad ? hpad * cols[c0].pad : (hhi - hlo) * K1;
-        for (int64_t o = 0; o < n; o++) yi[o] = div > 0 ? yi[o] / (float)div : NAN;
-      }
-    }
-  }
 }
 
 /* Global max or average of float planes: 16 partial results per plane,
@@ -460,8 +406,8 @@ static int pool_run(ox_kctx *ctx, void *st) {
                 &cols[ow].lo, &cols[ow].hi, &cols[ow].pad);
     pool2d_job pj = {s, &g, x->data, y->data, cols};
     int64_t planes = x->dims[0] * x->dims[1];
-    ox_parallel_for(ox_kctx_pool(ctx), planes, pool_grain(&g, y->numel, planes),
-                    s->kind == POOL_MAX ? maxpool2d_task : pool2d_task, &pj);
+    ox_parallel_for(ox_kctx_pool(ctx), planes, pool_grain(&g, y->numel, planes), sep_pool2d_task,
+                    &pj);
     if (cols != stackc) free(cols);
     return OX_OK;
   }
