@@ -405,13 +405,17 @@ static void pack_a(int mr, bool ta, const float *A, int64_t lda, int64_t M, int6
 }
 
 /* Columns [j0, j0+nc) x depth [k0, k0+kc) of op(B) into NR-column panels. */
-static void pack_b(int nr, bool tb, const float *B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0,
-                   int64_t nc, float *dst) {
+/* B may lie unaligned (a weight packed straight out of a model file's
+ * bytes): read through a float of alignment 1 */
+typedef float f32_unaligned __attribute__((aligned(1)));
+
+static void pack_b(int nr, bool tb, const f32_unaligned *B, int64_t ldb, int64_t k0, int64_t kc,
+                   int64_t j0, int64_t nc, float *dst) {
   for (int64_t p = 0; p < nc; p += nr) {
     int64_t cols = nc - p < nr ? nc - p : nr;
     float *d = dst + p * kc;
     if (!tb) {
-      const float *s = B + k0 * ldb + j0 + p;
+      const f32_unaligned *s = B + k0 * ldb + j0 + p;
       if (cols == nr) {
         for (int64_t k = 0; k < kc; k++, s += ldb, d += nr)
           memcpy(d, s, (size_t)nr * sizeof(float));
@@ -424,7 +428,7 @@ static void pack_b(int nr, bool tb, const float *B, int64_t ldb, int64_t k0, int
       }
     } else {
       for (int64_t j = 0; j < cols; j++) {
-        const float *s = B + (j0 + p + j) * ldb + k0;
+        const f32_unaligned *s = B + (j0 + p + j) * ldb + k0;
         for (int64_t k = 0; k < kc; k++) d[k * nr + j] = s[k];
       }
       for (int64_t j = cols; j < nr; j++)
@@ -1224,7 +1228,7 @@ struct ox_sgemm_bpack {
   float *data; /* depth blocks of KC_BLOCK rows at pc * npad, panels of nr columns */
 };
 
-ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const float *B, int64_t ldb,
+ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const void *B, int64_t ldb,
                                 ox_err *e) {
   ukernel uk = select_kernel();
   int64_t npad = (N + uk.nr - 1) / uk.nr * uk.nr;
@@ -1244,9 +1248,26 @@ ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const float 
   p->N = N;
   p->npad = npad;
   p->nr = uk.nr;
-  for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
-    int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
-    pack_b(uk.nr, trans_b, B, ldb, pc, kc, 0, N, p->data + pc * npad);
+  /* B is read once: its pages go back as packing passes them (weights read
+   * out of a model file leave memory as they are packed, not after) */
+  const f32_unaligned *b = B;
+  if (!trans_b) {
+    for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
+      int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
+      pack_b(uk.nr, false, b, ldb, pc, kc, 0, N, p->data + pc * npad);
+      ox_pages_unneeded(b + pc * ldb, (size_t)((kc - 1) * ldb + N) * sizeof(float));
+    }
+    return p;
+  }
+  /* transposed: B's rows are the columns; a group of them at a time */
+  const int64_t group = (int64_t)uk.nr * 64;
+  for (int64_t j0 = 0; j0 < N; j0 += group) {
+    int64_t nc = N - j0 < group ? N - j0 : group;
+    for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
+      int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
+      pack_b(uk.nr, true, b, ldb, pc, kc, j0, nc, p->data + pc * npad + j0 * kc);
+    }
+    ox_pages_unneeded(b + j0 * ldb, (size_t)((nc - 1) * ldb + K) * sizeof(float));
   }
   return p;
 }
@@ -1255,6 +1276,15 @@ void ox_sgemm_bpack_free(ox_sgemm_bpack *p) {
   if (!p) return;
   ox_free_streamed(p->data);
   free(p);
+}
+
+void ox_sgemm_bpack_col(const ox_sgemm_bpack *p, int64_t n, float *out) {
+  int64_t panel = n - n % p->nr, j = n % p->nr;
+  for (int64_t pc = 0; pc < p->K; pc += KC_BLOCK) {
+    int64_t kc = p->K - pc < KC_BLOCK ? p->K - pc : KC_BLOCK;
+    const float *s = p->data + pc * p->npad + panel * kc + j;
+    for (int64_t k = 0; k < kc; k++) out[pc + k] = s[k * p->nr];
+  }
 }
 
 int64_t ox_sgemm_bpack_k(const ox_sgemm_bpack *p) { return p->K; }

@@ -114,11 +114,15 @@ const char *ox_sgemm_isa(void);
 /* B (K x N after op) packed whole, once, for repeated products by changing
  * A (a MatMul by a constant weight): C (M x N) = A * B. A few rows stream
  * the panels straight (decode at memory speed); more rows run the blocked
- * GEMM without packing B again. NULL with *e set on OOM. */
+ * GEMM without packing B again. B holds floats and need not be aligned (a
+ * weight packed straight from a model file's bytes). NULL with *e set on
+ * OOM. */
 typedef struct ox_sgemm_bpack ox_sgemm_bpack;
-ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const float *B, int64_t ldb,
+ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const void *B, int64_t ldb,
                                 ox_err *e);
 void ox_sgemm_bpack_free(ox_sgemm_bpack *p);
+/* Column n of B (its K values, as packed: bit for bit) into out. */
+void ox_sgemm_bpack_col(const ox_sgemm_bpack *p, int64_t n, float *out);
 int64_t ox_sgemm_bpack_k(const ox_sgemm_bpack *p);
 int64_t ox_sgemm_bpack_n(const ox_sgemm_bpack *p);
 void ox_sgemm_pb(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,

@@ -65,14 +65,16 @@ static void gemm_generic(int32_t dt, bool ta, bool tb, int64_t M, int64_t N, int
  * it sequentially. */
 typedef struct mm_state {
   ox_sgemm_bpack *bp;
+  bool bp_shared; /* bp belongs to the session (ox_kinfo_share) */
   ox_hgemm_b *hb;
-  const ox_value *src; /* the constant it was packed from */
+  bool have;           /* B was packed at prepare */
+  const ox_value *src; /* the constant it was packed from (NULL: from its bytes) */
   int64_t K, N;        /* its product's shape (B is K x N, or N x K transposed) */
   int32_t dtype;
 } mm_state;
 
 static void mm_release_packs(mm_state *s) {
-  ox_sgemm_bpack_free(s->bp);
+  if (!s->bp_shared) ox_sgemm_bpack_free(s->bp);
   ox_hgemm_b_free(s->hb);
 }
 
@@ -101,6 +103,7 @@ static int pack_const_b(const ox_value *b, bool trans_b, bool f32, mm_state *s, 
   else
     return OX_OK;
   if (!s->bp && !s->hb) return e->code;
+  s->have = true;
   s->src = b;
   s->K = K;
   s->N = N;
@@ -115,7 +118,7 @@ static int mm_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   const ox_value *b = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
   mm_state packed = {0};
   int rc = pack_const_b(b, false, true, &packed, e);
-  if (rc != OX_OK || !packed.src) return rc;
+  if (rc != OX_OK || !packed.have) return rc;
   mm_state *s = malloc(sizeof *s);
   if (!s) {
     mm_release_packs(&packed);
@@ -161,7 +164,7 @@ static void mm_batches(void *arg, const int64_t *off, const int64_t *st, int64_t
  * when tb (MatMulTransBFused). b is NULL when B was a constant packed into
  * st and freed (consumed at prepare). */
 static int mm_compute(ox_kctx *ctx, const mm_state *st, ox_value *a, ox_value *b, bool tb) {
-  bool packed = st && st->src && (!b || b == st->src);
+  bool packed = st && st->have && (!b || b == st->src);
   if (!a || a->kind != OX_VAL_TENSOR || (!b && !packed) || (b && b->kind != OX_VAL_TENSOR))
     return ox_kctx_fail(ctx, OX_ERUNTIME, "inputs must be tensors");
   /* B's element type and dims: a packed constant that was freed keeps them */
@@ -254,6 +257,43 @@ static int mm_run(ox_kctx *ctx, void *state) {
   return mm_compute(ctx, state, ox_kctx_input(ctx, 0), ox_kctx_input(ctx, 1), false);
 }
 
+/* A constant float W (N x K) packed as B = W^T, made once per session and
+ * shared by every node that asks (the head and GatherTiedFused of a tied
+ * embedding), so that the constant itself can be freed. */
+#define TRANS_PACK "sgemm_pack_b_trans"
+
+static void bpack_release(void *p) { ox_sgemm_bpack_free(p); }
+
+static ox_sgemm_bpack *shared_trans_pack(const ox_kinfo *info, size_t i, int64_t N, int64_t K,
+                                         const void *w, ox_err *e) {
+  ox_sgemm_bpack *bp = ox_kinfo_shared(info, i, TRANS_PACK);
+  if (bp) return bp;
+  /* runs read the packed copy: W's file pages leave memory as it is packed */
+  bp = ox_sgemm_pack_b(true, K, N, w, K, e);
+  if (!bp || ox_kinfo_share(info, i, TRANS_PACK, bp, bpack_release, e)) return NULL;
+  return bp;
+}
+
+/* The bytes of an initializer W not made into a value yet (lazy_consts),
+ * when they are a little-endian float [N, K] to pack as they lie. */
+static const void *f32_2d_payload(const ox_kinfo *info, size_t i, int64_t *N, int64_t *K) {
+  const ox_tensor *t = ox_kinfo_const_proto(info, i);
+  const uint16_t one = 1;
+  if (!t || t->data_type != OX_FLOAT || t->n_dims != 2 || t->segment || *(const uint8_t *)&one != 1)
+    return NULL;
+  int64_t n;
+  ox_bytes pl = ox_tensor_payload(t);
+  if (!ox_numel(t->dims, 2, &n) || n < 1 || !pl.data || pl.size != (size_t)n * sizeof(float))
+    return NULL;
+  *N = t->dims[0];
+  *K = t->dims[1];
+  return pl.data;
+}
+
+static bool const_f32_2d(const ox_value *w) {
+  return w && w->kind == OX_VAL_TENSOR && w->dtype == OX_FLOAT && w->rank == 2 && w->numel > 0;
+}
+
 /* MatMulTransBFused (ai.onnxc, src/opt/matmul_transb.c): A times B with
  * B's last two axes swapped (numpy MatMul otherwise: batch axes broadcast),
  * any MatMul type. A constant 2-D float W (N x K) is packed once as W^T
@@ -263,20 +303,33 @@ static int mm_run(ox_kctx *ctx, void *state) {
 static int mmtb_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   *state = NULL;
   const ox_value *w = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
-  if (!w || w->kind != OX_VAL_TENSOR || w->rank != 2 || w->numel < 1) return OX_OK;
+  int64_t N = 0, K = 0;
+  /* a float W not made yet is packed from the model's bytes: no copy */
+  const void *bytes = w ? NULL : f32_2d_payload(info, 1, &N, &K);
+  if (!w && !bytes) {
+    w = ox_kinfo_const(info, 1, e);
+    if (!w && e->code) return e->code;
+  }
+  if (w && (w->kind != OX_VAL_TENSOR || w->rank != 2 || w->numel < 1)) return OX_OK;
+  if (!w && !bytes) return OX_OK;
   mm_state packed = {0};
-  if (w->dtype == OX_FLOAT) {
-    packed.bp = ox_sgemm_pack_b(true, w->dims[1], w->dims[0], w->data, w->dims[1], e);
+  if (bytes || w->dtype == OX_FLOAT) {
+    if (w) {
+      N = w->dims[0];
+      K = w->dims[1];
+    }
+    packed.bp = shared_trans_pack(info, 1, N, K, bytes ? bytes : w->data, e);
     if (!packed.bp) return e->code;
+    packed.bp_shared = true;
+    packed.have = true;
     packed.src = w;
-    packed.K = w->dims[1];
-    packed.N = w->dims[0];
+    packed.K = K;
+    packed.N = N;
     packed.dtype = OX_FLOAT;
-    ox_pages_unneeded(w->data, (size_t)w->numel * sizeof(float));
   } else {
     /* float16 / bfloat16: packed transposed in their 16-bit form */
     int rc = pack_const_b(w, true, false, &packed, e);
-    if (rc != OX_OK || !packed.src) return rc;
+    if (rc != OX_OK || !packed.have) return rc;
   }
   mm_state *s = malloc(sizeof *s);
   if (!s) {
@@ -291,6 +344,53 @@ static int mmtb_prepare(const ox_kinfo *info, void **state, ox_err *e) {
 
 static int mmtb_run(ox_kctx *ctx, void *state) {
   return mm_compute(ctx, state, ox_kctx_input(ctx, 0), ox_kctx_input(ctx, 1), true);
+}
+
+/* GatherTiedFused (ai.onnxc, src/opt/tied_gather.c): Gather<axis = 0> of
+ * the rows of a float [V, D] W, read out of the W^T the head packed (the
+ * same values, bit for bit), or out of W itself when W is no constant.
+ * The Gather comes first in the graph and the head last: W is never made
+ * for the Gather (lazy_consts), whose prepare only consumes it; the head
+ * packs it, and the Gather finds that pack at run time. */
+static int tied_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  (void)e;
+  *state = NULL;
+  if (info->const_ids && info->const_ids[0] >= 0) info->consumed[0] = true;
+  return OX_OK;
+}
+
+static int tied_run(ox_kctx *c, void *state) {
+  (void)state;
+  bool packed = ox_kctx_info(c)->consumed[0];
+  const ox_sgemm_bpack *bp = packed ? ox_kctx_shared(c, 0, TRANS_PACK) : NULL;
+  ox_value *w = ox_kctx_input(c, 0), *ind = ox_kctx_input(c, 1);
+  if (packed && !bp)
+    return ox_kctx_fail(c, OX_ERUNTIME, "the packed matrix of the head is missing");
+  if (!packed && !const_f32_2d(w))
+    return ox_kctx_fail(c, OX_ERUNTIME, "data must be a non-empty 2-D float tensor");
+  if (!ind || ind->kind != OX_VAL_TENSOR || (ind->dtype != OX_INT64 && ind->dtype != OX_INT32))
+    return ox_kctx_fail(c, OX_ERUNTIME, "indices must be an int32 or int64 tensor");
+  if (ind->rank + 1 > OC_MAXRANK) return ox_kctx_fail(c, OX_EUNSUPPORTED, "rank too large");
+  int64_t V = bp ? ox_sgemm_bpack_n(bp) : w->dims[0], D = bp ? ox_sgemm_bpack_k(bp) : w->dims[1];
+  int64_t dims[OC_MAXRANK];
+  memcpy(dims, ind->dims, ind->rank * sizeof *dims);
+  dims[ind->rank] = D;
+  ox_value *y = ox_kctx_output(c, 0, OX_FLOAT, dims, ind->rank + 1);
+  if (!y) return OX_ENOMEM;
+  float *out = y->data;
+  for (int64_t i = 0; i < ind->numel; i++) {
+    int64_t t =
+        ind->dtype == OX_INT64 ? ((const int64_t *)ind->data)[i] : ((const int32_t *)ind->data)[i];
+    if (t < -V || t >= V)
+      return ox_kctx_fail(c, OX_ERUNTIME, "index %lld out of range [-%lld, %lld)", (long long)t,
+                          (long long)V, (long long)V);
+    if (t < 0) t += V;
+    if (bp)
+      ox_sgemm_bpack_col(bp, t, out + i * D);
+    else
+      memcpy(out + i * D, (const float *)w->data + t * D, (size_t)D * sizeof(float));
+  }
+  return OX_OK;
 }
 
 /* ---- Gemm ---- */
@@ -723,7 +823,8 @@ static int none_prepare(const ox_kinfo *info, void **state, ox_err *e) {
 }
 
 const ox_kernel_def ox_ops_matmul[] = {
-    {"ai.onnxc", "MatMulTransBFused", 1, 1, mmtb_prepare, mmtb_run, mm_release},
+    {"ai.onnxc", "MatMulTransBFused", 1, 1, mmtb_prepare, mmtb_run, mm_release, NULL, 2},
+    {"ai.onnxc", "GatherTiedFused", 1, 1, tied_prepare, tied_run, NULL, NULL, 1},
     {"", "MatMul", 1, 1000, mm_prepare, mm_run, mm_release},
     {"", "Gemm", 1, 6, gemm_prepare, gemm_run, gemm_release},
     {"", "Gemm", 7, 1000, gemm_prepare, gemm_run, gemm_release},

@@ -93,6 +93,12 @@ int ox_opt_dq_matmul(ox_pass_view *v);
  * (src/opt/matmul_transb.c). */
 int ox_opt_matmul_transb(ox_pass_view *v);
 
+/* Gather<axis = 0>(W, ids) of a constant float W that a MatMulTransBFused
+ * also reads (a tied embedding) becomes an ai.onnxc GatherTiedFused(W, ids),
+ * reading the rows out of the head's packed W^T (src/opt/tied_gather.c).
+ * Runs after ox_opt_matmul_transb. */
+int ox_opt_tied_gather(ox_pass_view *v);
+
 /* Layer normalisation written out (ReduceMean, Sub, Pow 2, ReduceMean, Add
  * epsilon, Sqrt, Div, Mul gamma, Add beta over the last axis) becomes an
  * ai.onnxc LayerNormFused (src/opt/layernorm.c). */

@@ -927,6 +927,7 @@ static int run_opt_passes(fctx *x, ox_node **repl) {
   int rc = ox_opt_cse(&v);
   if (!rc && x->rename_oom) rc = oom(x);
   if (!rc) rc = ox_opt_matmul_transb(&v);
+  if (!rc) rc = ox_opt_tied_gather(&v);
   if (!rc) rc = ox_opt_layernorm(&v);
   if (!rc) rc = ox_opt_attention(&v);
   if (rc || x->s->opts.quant_fusion_off) return rc;

@@ -40,6 +40,9 @@ typedef struct ox_kinfo {
    * run time sets consumed[i]; a constant that every reader consumed is
    * freed when the graph is prepared (its inputs are then NULL at run time). */
   bool *consumed;
+  /* per input, an id of the constant it is (its defining graph and slot,
+   * the same for every node reading it), else -1: the key of shared state */
+  const int64_t *const_ids;
 } ox_kinfo;
 
 /* prepare: validate attributes (error names the node), pack weights, pick
@@ -57,6 +60,10 @@ typedef struct ox_kernel_def {
   ox_run_fn run;
   ox_release_fn release;
   const void *user; /* for kernels added by a caller (custom operators) */
+  /* bit i: constant input i is not made into a value for prepare (its
+   * const_inputs entry is NULL, its const_ids entry set): the kernel reads
+   * it only through state another node shares (ox_kinfo_shared) */
+  unsigned lazy_consts;
 } ox_kernel_def;
 
 /* Kernels a caller adds for its own domains (custom operators), looked up
@@ -69,6 +76,29 @@ typedef struct ox_custom_ops {
 /* The kernel of `ops` for (domain, op) whose range covers since, or NULL. */
 const ox_kernel_def *ox_custom_ops_find(const ox_custom_ops *ops, const char *domain,
                                         const char *op, int64_t since);
+
+/* ---- used by kernels inside prepare: state shared between nodes ---- */
+/* Nodes that read one constant may share what they make of it (a tied
+ * embedding: the language model's head packs the [vocabulary, hidden]
+ * matrix, and the Gather of token rows reads the same packed copy, so the
+ * constant itself can go). Shared state is keyed by the constant that is
+ * input i of the node (ox_kinfo.const_ids) and a kind naming the form; it
+ * lives until the session is freed, also after the constant was.
+ * ox_kinfo_shared gives the object made under that key, or NULL;
+ * ox_kinfo_share hands obj (freed by release with the session) to the
+ * session under the key: OX_OK, or OX_ENOMEM with obj already released.
+ * Input i must be a constant of the node. */
+void *ox_kinfo_shared(const ox_kinfo *info, size_t i, const char *kind);
+int ox_kinfo_share(const ox_kinfo *info, size_t i, const char *kind, void *obj,
+                   void (*release)(void *), ox_err *e);
+
+/* A kernel with lazy_consts bit i set sees const_inputs[i] NULL when the
+ * constant has not been made yet: ox_kinfo_const_proto gives its
+ * initializer (its payload may be read as is, little-endian, unaligned),
+ * ox_kinfo_const makes and gives the value (NULL with e set on error).
+ * Both return NULL for inputs that are no constants. */
+const ox_tensor *ox_kinfo_const_proto(const ox_kinfo *info, size_t i);
+ox_value *ox_kinfo_const(const ox_kinfo *info, size_t i, ox_err *e);
 
 /* ---- used by kernels inside run ---- */
 size_t ox_kctx_n_inputs(const ox_kctx *c);
@@ -88,6 +118,9 @@ bool ox_kctx_output_wanted(const ox_kctx *c, size_t i);
 const ox_node *ox_kctx_node(const ox_kctx *c);
 const ox_kinfo *ox_kctx_info(const ox_kctx *c);
 ox_thread_pool *ox_kctx_pool(const ox_kctx *c);
+/* ox_kinfo_shared at run time: a node that consumed its constant at
+ * prepare finds state another node shared later in the preparation. */
+void *ox_kctx_shared(const ox_kctx *c, size_t i, const char *kind);
 /* Sets the error with the node's path as prefix: "node 'conv1' (Conv): ..." */
 int ox_kctx_fail(ox_kctx *c, int code, const char *fmt, ...)
 #if defined(__GNUC__)

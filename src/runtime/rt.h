@@ -11,7 +11,11 @@ typedef struct rt_graph rt_graph;
 
 typedef struct rt_slot {
   const char *name;
-  ox_value *cst;  /* constant (initializer): a reference owned by the session */
+  ox_value *cst; /* constant (initializer): a reference owned by the session */
+  /* a large initializer not made into cst yet: made at its first reader's
+   * preparation, so that creation never holds copies of weights that are
+   * not needed yet beside the packed forms made so far */
+  const ox_tensor *pending;
   int32_t import; /* slot of the parent graph (outer-scope name), or -1 */
   int32_t dtype;  /* element type if known from the model, else 0 */
   const ox_type *type;
@@ -109,6 +113,14 @@ struct ox_session {
    * (made on first need). */
   bool defaults_const;
   struct ox_session *plain;
+  /* state nodes share over one constant (ox_kinfo_share), by its id */
+  struct rt_shared {
+    int64_t id;
+    const char *kind;
+    void *obj;
+    void (*release)(void *);
+  } * shared;
+  size_t n_shared, cap_shared;
 };
 
 struct ox_kctx {

@@ -178,6 +178,18 @@ static int32_t find_slot(const rt_graph *g, const char *name) {
   return ox_map_get(&g->names, name, &v) ? (int32_t)(v - 1) : -1;
 }
 
+/* Initializers of this many payload bytes or more become values when their
+ * first reader is prepared (rt_slot.pending). */
+#define LAZY_CONSTANT_BYTES ((size_t)64 << 10)
+
+static int materialise(rt_slot *sl, ox_err *e) {
+  const ox_tensor *t = sl->pending;
+  if (!t) return OX_OK;
+  sl->pending = NULL;
+  sl->cst = ox_value_from_tensor_proto(t, true, e);
+  return sl->cst ? OX_OK : ox_err_prefix(e, "initializer '%s'", t->name);
+}
+
 /* Resolves a name used in g: local slot, or an import from enclosing graphs
  * (the owning node of the parent records the use). -1 if undefined. */
 static int32_t resolve(ox_session *s, rt_graph *g, const char *name, ox_err *e) {
@@ -344,10 +356,13 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
   int32_t *in_dt = ox_arena_calloc(a, n->n_input + 1, sizeof *in_dt);
   int32_t *out_dt = ox_arena_calloc(a, n->n_output + 1, sizeof *out_dt);
   ox_value **csts = ox_arena_calloc(a, n->n_input + 1, sizeof *csts);
-  if (!rn->in || !rn->out || !rn->wanted || !in_dt || !out_dt || !csts)
+  int64_t *ids = ox_arena_calloc(a, n->n_input + 1, sizeof *ids);
+  rt_graph **cst_graph = ox_arena_calloc(a, n->n_input + 1, sizeof *cst_graph);
+  if (!rn->in || !rn->out || !rn->wanted || !in_dt || !out_dt || !csts || !ids || !cst_graph)
     return ox_err_set(e, OX_ENOMEM, "out of memory preparing %s", rn->path);
   for (size_t i = 0; i < n->n_input; i++) {
     const char *nm = n->input[i];
+    ids[i] = -1;
     if (!nm || !*nm) {
       rn->in[i] = -1;
       continue;
@@ -361,15 +376,17 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
     if (g->slots[k].last_use < (int64_t)idx) g->slots[k].last_use = (int64_t)idx;
     in_dt[i] = g->slots[k].dtype;
     /* constants: follow imports up to the defining graph */
-    const rt_graph *cg = g;
+    rt_graph *cg = g;
     int32_t ck = k;
     while (cg->slots[ck].import >= 0) {
       ck = cg->slots[ck].import;
       cg = cg->parent;
     }
     bool fixed = !cg->slots[ck].is_input || (s->defaults_const && cg == s->main);
-    csts[i] = fixed ? cg->slots[ck].cst : NULL;
-    if (csts[i] && !in_dt[i] && csts[i]->kind == OX_VAL_TENSOR) in_dt[i] = csts[i]->dtype;
+    if (fixed && (cg->slots[ck].cst || cg->slots[ck].pending)) {
+      cst_graph[i] = cg;
+      ids[i] = (int64_t)(cg->id << 32 | (size_t)ck);
+    }
   }
   for (size_t i = 0; i < n->n_output; i++) {
     const char *nm = n->output[i];
@@ -421,6 +438,15 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
     return ox_err_set(e, OX_EUNSUPPORTED, "%.*s, %s opset %lld): no kernel for operator %s", pl,
                       rn->path, domain_label(domain), (long long)opset, op);
   }
+  /* constant inputs, made into values now unless the kernel reads them
+   * only through shared state (ox_kernel_def.lazy_consts) */
+  for (size_t i = 0; i < n->n_input; i++) {
+    if (!cst_graph[i]) continue;
+    rt_slot *sl = &cst_graph[i]->slots[ids[i] & 0xffffffff];
+    if (!(i < 32 && (rn->k->lazy_consts >> i & 1)) && materialise(sl, e)) return e->code;
+    csts[i] = sl->cst;
+    if (csts[i] && !in_dt[i] && csts[i]->kind == OX_VAL_TENSOR) in_dt[i] = csts[i]->dtype;
+  }
   if (sch && check_input_types(rn, sch, domain, opset, in_dt, e)) return e->code;
   ox_kinfo *ki = &rn->info;
   ki->node = n;
@@ -432,6 +458,7 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
   ki->input_dtypes = in_dt;
   ki->output_dtypes = out_dt;
   ki->const_inputs = csts;
+  ki->const_ids = ids;
   ki->arena = a;
   ki->pool = s->pool;
   ki->session = s;
@@ -495,6 +522,64 @@ static int count_const_readers(ox_session *s, rt_graph *g, ox_err *e) {
   return OX_OK;
 }
 
+static void *find_shared(const ox_session *s, const ox_kinfo *info, size_t i, const char *kind) {
+  int64_t id = i < info->n_inputs && info->const_ids ? info->const_ids[i] : -1;
+  for (size_t k = 0; id >= 0 && k < s->n_shared; k++)
+    if (s->shared[k].id == id && strcmp(s->shared[k].kind, kind) == 0) return s->shared[k].obj;
+  return NULL;
+}
+
+static rt_slot *const_slot(const ox_kinfo *info, size_t i) {
+  const ox_session *s = info->session;
+  int64_t id = i < info->n_inputs && info->const_ids ? info->const_ids[i] : -1;
+  if (id < 0 || (size_t)(id >> 32) >= s->n_graphs) return NULL;
+  return &s->graphs[id >> 32]->slots[id & 0xffffffff];
+}
+
+const ox_tensor *ox_kinfo_const_proto(const ox_kinfo *info, size_t i) {
+  const rt_slot *sl = const_slot(info, i);
+  return sl ? sl->pending : NULL;
+}
+
+ox_value *ox_kinfo_const(const ox_kinfo *info, size_t i, ox_err *e) {
+  rt_slot *sl = const_slot(info, i);
+  if (!sl) return NULL;
+  if (materialise(sl, e)) return NULL;
+  /* the node's own view of its constants follows */
+  ((ox_value **)info->const_inputs)[i] = sl->cst;
+  return sl->cst;
+}
+
+void *ox_kinfo_shared(const ox_kinfo *info, size_t i, const char *kind) {
+  return find_shared(info->session, info, i, kind);
+}
+
+void *ox_kctx_shared(const ox_kctx *c, size_t i, const char *kind) {
+  return find_shared(c->s, &c->n->info, i, kind);
+}
+
+int ox_kinfo_share(const ox_kinfo *info, size_t i, const char *kind, void *obj,
+                   void (*release)(void *), ox_err *e) {
+  ox_session *s = info->session;
+  int64_t id = i < info->n_inputs && info->const_ids ? info->const_ids[i] : -1;
+  if (id < 0) {
+    release(obj);
+    return ox_err_set(e, OX_EINVAL, "shared state for an input that is no constant");
+  }
+  if (s->n_shared == s->cap_shared) {
+    size_t cap = s->cap_shared ? 2 * s->cap_shared : 8;
+    struct rt_shared *grown = realloc(s->shared, cap * sizeof *grown);
+    if (!grown) {
+      release(obj);
+      return ox_err_set(e, OX_ENOMEM, "out of memory");
+    }
+    s->shared = grown;
+    s->cap_shared = cap;
+  }
+  s->shared[s->n_shared++] = (struct rt_shared){id, kind, obj, release};
+  return OX_OK;
+}
+
 static void release_consumed(rt_graph *g, const rt_node *rn) {
   if (!g->cst_readers) return;
   for (size_t j = 0; j < rn->node->n_input; j++) {
@@ -506,7 +591,9 @@ static void release_consumed(rt_graph *g, const rt_node *rn) {
       g->cst_readers[k] = -1; /* a reader that needs it at run time */
       continue;
     }
-    if (--g->cst_readers[k] == 0 && sl->cst && !sl->is_input && sl->import < 0) {
+    if (--g->cst_readers[k] == 0 && !sl->is_input && sl->import < 0)
+      sl->pending = NULL; /* read through shared state only: never made */
+    if (g->cst_readers[k] == 0 && sl->cst && !sl->is_input && sl->import < 0) {
       ox_value_unref(sl->cst);
       sl->cst = NULL;
     }
@@ -532,10 +619,15 @@ static int prepare_graph(ox_session *s, rt_graph *g, ox_err *e) {
     int32_t k = find_slot(g, t->name);
     if (k < 0) k = add_slot(s, g, t->name, e);
     if (k < 0) return e->code;
-    if (g->slots[k].cst) return ox_err_set(e, OX_EMODEL, "initializer '%s' is duplicated", t->name);
+    if (g->slots[k].cst || g->slots[k].pending)
+      return ox_err_set(e, OX_EMODEL, "initializer '%s' is duplicated", t->name);
+    g->slots[k].dtype = t->data_type;
+    if (!g->slots[k].is_input && ox_tensor_payload(t).size >= LAZY_CONSTANT_BYTES) {
+      g->slots[k].pending = t;
+      continue;
+    }
     g->slots[k].cst = ox_value_from_tensor_proto(t, true, e);
     if (!g->slots[k].cst) return ox_err_prefix(e, "initializer '%s'", t->name);
-    g->slots[k].dtype = t->data_type;
   }
   for (size_t i = 0; i < src->n_sparse_initializer; i++) {
     const ox_sparse_tensor *sp = &src->sparse_initializer[i];
@@ -580,6 +672,9 @@ static int prepare_graph(ox_session *s, rt_graph *g, ox_err *e) {
     if (prepare_node(s, g, i, e)) return e->code;
     release_consumed(g, &g->nodes[i]);
   }
+  /* constants no node read: graph outputs, or unused */
+  for (size_t k = 0; k < g->n_slots; k++)
+    if (materialise(&g->slots[k], e)) return e->code;
   g->cur_node = (int64_t)src->n_node;
 
   /* 3. graph inputs and outputs */
@@ -718,6 +813,9 @@ void ox_session_free(ox_session *s) {
     free(g);
   }
   free(s->graphs);
+  /* after the kernels: they may read shared state while releasing theirs */
+  for (size_t k = 0; k < s->n_shared; k++) s->shared[k].release(s->shared[k].obj);
+  free(s->shared);
   ox_session_free(s->plain);
   while (s->free_runs) {
     rt_run *r = s->free_runs;
