@@ -113,12 +113,45 @@ static int pack_const_b(const ox_value *b, bool trans_b, bool f32, mm_state *s, 
   return OX_OK;
 }
 
+/* The bytes of an initializer not made into a value yet (lazy_consts),
+ * when they are a little-endian 2-D float to pack as they lie: its dims in
+ * rows and cols. */
+static const void *f32_2d_payload(const ox_kinfo *info, size_t i, int64_t *rows, int64_t *cols) {
+  const ox_tensor *t = ox_kinfo_const_proto(info, i);
+  const uint16_t one = 1;
+  if (!t || t->data_type != OX_FLOAT || t->n_dims != 2 || t->segment || *(const uint8_t *)&one != 1)
+    return NULL;
+  int64_t n;
+  ox_bytes pl = ox_tensor_payload(t);
+  if (!ox_numel(t->dims, 2, &n) || n < 1 || !pl.data || pl.size != (size_t)n * sizeof(float))
+    return NULL;
+  *rows = t->dims[0];
+  *cols = t->dims[1];
+  return pl.data;
+}
+
 static int mm_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   *state = NULL;
   const ox_value *b = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
   mm_state packed = {0};
-  int rc = pack_const_b(b, false, true, &packed, e);
-  if (rc != OX_OK || !packed.have) return rc;
+  int64_t K = 0, N = 0;
+  /* a float B not made yet is packed from the model's bytes: no copy */
+  const void *bytes = b ? NULL : f32_2d_payload(info, 1, &K, &N);
+  if (bytes) {
+    packed.bp = ox_sgemm_pack_b(false, K, N, bytes, N, e);
+    if (!packed.bp) return e->code;
+    packed.have = true;
+    packed.K = K;
+    packed.N = N;
+    packed.dtype = OX_FLOAT;
+  } else {
+    if (!b && info->const_ids && info->const_ids[1] >= 0) {
+      b = ox_kinfo_const(info, 1, e);
+      if (!b) return e->code;
+    }
+    int rc = pack_const_b(b, false, true, &packed, e);
+    if (rc != OX_OK || !packed.have) return rc;
+  }
   mm_state *s = malloc(sizeof *s);
   if (!s) {
     mm_release_packs(&packed);
@@ -272,22 +305,6 @@ static ox_sgemm_bpack *shared_trans_pack(const ox_kinfo *info, size_t i, int64_t
   bp = ox_sgemm_pack_b(true, K, N, w, K, e);
   if (!bp || ox_kinfo_share(info, i, TRANS_PACK, bp, bpack_release, e)) return NULL;
   return bp;
-}
-
-/* The bytes of an initializer W not made into a value yet (lazy_consts),
- * when they are a little-endian float [N, K] to pack as they lie. */
-static const void *f32_2d_payload(const ox_kinfo *info, size_t i, int64_t *N, int64_t *K) {
-  const ox_tensor *t = ox_kinfo_const_proto(info, i);
-  const uint16_t one = 1;
-  if (!t || t->data_type != OX_FLOAT || t->n_dims != 2 || t->segment || *(const uint8_t *)&one != 1)
-    return NULL;
-  int64_t n;
-  ox_bytes pl = ox_tensor_payload(t);
-  if (!ox_numel(t->dims, 2, &n) || n < 1 || !pl.data || pl.size != (size_t)n * sizeof(float))
-    return NULL;
-  *N = t->dims[0];
-  *K = t->dims[1];
-  return pl.data;
 }
 
 static bool const_f32_2d(const ox_value *w) {
@@ -825,7 +842,7 @@ static int none_prepare(const ox_kinfo *info, void **state, ox_err *e) {
 const ox_kernel_def ox_ops_matmul[] = {
     {"ai.onnxc", "MatMulTransBFused", 1, 1, mmtb_prepare, mmtb_run, mm_release, NULL, 2},
     {"ai.onnxc", "GatherTiedFused", 1, 1, tied_prepare, tied_run, NULL, NULL, 1},
-    {"", "MatMul", 1, 1000, mm_prepare, mm_run, mm_release},
+    {"", "MatMul", 1, 1000, mm_prepare, mm_run, mm_release, NULL, 2},
     {"", "Gemm", 1, 6, gemm_prepare, gemm_run, gemm_release},
     {"", "Gemm", 7, 1000, gemm_prepare, gemm_run, gemm_release},
     {"", "Einsum", 12, 1000, ein_prepare, ein_run, NULL},
