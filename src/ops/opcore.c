@@ -59,6 +59,14 @@ double oc_get(const void *data, int32_t dt, int64_t i) {
   }
 }
 
+/* double -> int64 without undefined behaviour (NaN -> 0, saturating) */
+static int64_t d2i64(double v) {
+  if (isnan(v)) return 0;
+  if (v >= 9223372036854775807.0) return INT64_MAX;
+  if (v <= -9223372036854775808.0) return INT64_MIN;
+  return (int64_t)v;
+}
+
 int64_t oc_get_i64(const void *data, int32_t dt, int64_t i) {
   switch (dt) {
     case OX_BOOL:
@@ -82,8 +90,8 @@ int64_t oc_get_i64(const void *data, int32_t dt, int64_t i) {
       return ((const int64_t *)data)[i];
     case OX_UINT64:
       return (int64_t)((const uint64_t *)data)[i];
-    default:
-      return (int64_t)oc_get(data, dt, i);
+    default: /* a float type: truncated, NaN -> 0, saturating */
+      return d2i64(oc_get(data, dt, i));
   }
 }
 
@@ -133,14 +141,6 @@ void oc_set_i64(void *data, int32_t dt, int64_t i, int64_t v) {
       oc_set(data, dt, i, (double)v);
       break;
   }
-}
-
-/* double -> int64 without undefined behaviour (NaN -> 0, saturating) */
-static int64_t d2i64(double v) {
-  if (isnan(v)) return 0;
-  if (v >= 9223372036854775807.0) return INT64_MAX;
-  if (v <= -9223372036854775808.0) return INT64_MIN;
-  return (int64_t)v;
 }
 
 void oc_set(void *data, int32_t dt, int64_t i, double v) {

@@ -420,7 +420,11 @@ static int arg_run(ox_kctx *ctx, void *state) {
       double bv = oc_get(x->data, dt, base);
       for (int64_t k = 1; k < n; k++) {
         double v = oc_get(x->data, dt, base + k * inner);
-        if (isnan(bv)) break;
+        if (isnan(bv)) { /* a NaN wins: the first one, or the last with select_last_index */
+          if (!s->last) break;
+          if (isnan(v)) best = k;
+          continue;
+        }
         bool better =
             isnan(v) || (s->is_max ? (s->last ? v >= bv : v > bv) : (s->last ? v <= bv : v < bv));
         if (better) {

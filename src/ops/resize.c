@@ -190,7 +190,7 @@ static int build_taps(const rs_state *s, int64_t in, int64_t out, double scale, 
     double x = transform(s, o, scale, in, out, rs, re);
     int64_t *ix = t->idx + o * nt;
     double *w = t->w + o * nt;
-    if (s->ctm == CT_CROP && (x < 0.0 || x > (double)(in - 1))) {
+    if (s->ctm == CT_CROP && !(x >= 0.0 && x <= (double)(in - 1))) { /* NaN too */
       t->extrap[o] = true;
       for (int64_t k = 0; k < nt; k++) ix[k] = 0, w[k] = 0.0;
       continue;
@@ -322,6 +322,15 @@ static double scalar_at(const ox_value *v, int64_t i) {
   }
 }
 
+/* floor(v) as an output length: NaN, infinities and lengths beyond 2^62
+ * (a scale of Inf or NaN, a NaN roi) are refused, not converted. */
+static bool out_len(double v, int64_t *len) {
+  v = floor(v);
+  if (!(v > -4.6e18 && v < 4.6e18)) return false;
+  *len = (int64_t)v;
+  return true;
+}
+
 static int rs_run(ox_kctx *ctx, void *st) {
   const rs_state *s = st;
   ox_value *x = ox_kctx_input(ctx, 0);
@@ -363,7 +372,9 @@ static int rs_run(ox_kctx *ctx, void *st) {
     if (s->n_attr_scales != r)
       return ox_kctx_fail(ctx, OX_ERUNTIME, "%zu scales for rank %zu", s->n_attr_scales, r);
     for (size_t d = 0; d < r; d++) scale[d] = s->attr_scales[d];
-    for (size_t d = 0; d < r; d++) ydims[d] = (int64_t)floor((double)x->dims[d] * scale[d]);
+    for (size_t d = 0; d < r; d++)
+      if (!(scale[d] > 0.0) || !out_len((double)x->dims[d] * scale[d], &ydims[d]))
+        return ox_kctx_fail(ctx, OX_ERUNTIME, "scale %g is not a positive finite number", scale[d]);
   } else if (present(scales)) {
     if (present(sizes))
       return ox_kctx_fail(ctx, OX_ERUNTIME, "only one of scales and sizes may be given");
@@ -375,7 +386,9 @@ static int rs_run(ox_kctx *ctx, void *st) {
       scale[d] = scalar_at(scales, (int64_t)i);
       if (!(scale[d] > 0.0)) return ox_kctx_fail(ctx, OX_ERUNTIME, "scales must be positive");
       double len = (double)x->dims[d] * (s->ctm == CT_CROP ? re[d] - rs[d] : 1.0);
-      ydims[d] = (int64_t)floor(len * scale[d]);
+      if (!out_len(len * scale[d], &ydims[d]))
+        return ox_kctx_fail(ctx, OX_ERUNTIME, "scale %g (axis %lld) gives no finite output size",
+                            scale[d], (long long)d);
     }
   } else if (present(sizes)) {
     if (sizes->dtype != OX_INT64 || sizes->numel != (int64_t)na)
@@ -394,14 +407,23 @@ static int rs_run(ox_kctx *ctx, void *st) {
       }
       for (size_t i = 0; i < na; i++) {
         scale[axes[i]] = sc;
-        ydims[axes[i]] = (int64_t)floor(sc * (double)x->dims[axes[i]] + 0.5);
+        if (!out_len(sc * (double)x->dims[axes[i]] + 0.5, &ydims[axes[i]]))
+          return ox_kctx_fail(ctx, OX_ERUNTIME, "sizes give no finite scale for an empty axis");
       }
     }
   } else {
     return ox_kctx_fail(ctx, OX_ERUNTIME, "one of scales and sizes is required");
   }
-  for (size_t d = 0; d < r; d++)
+  bool y_empty = false;
+  for (size_t d = 0; d < r; d++) {
     if (ydims[d] < 0) return ox_kctx_fail(ctx, OX_ERUNTIME, "negative output size");
+    y_empty = y_empty || ydims[d] == 0;
+  }
+  /* a non-empty output has no value to interpolate from an empty input */
+  for (size_t d = 0; d < r && !y_empty; d++)
+    if (x->dims[d] == 0)
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "axis %zu of the input is empty but its output is not",
+                          d);
   ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, r);
   if (!y) return OX_ERUNTIME;
   if (y->numel == 0) return OX_OK;
@@ -425,8 +447,9 @@ static int rs_run(ox_kctx *ctx, void *st) {
     return OX_OK;
   }
   if (x->dtype == OX_STRING)
-    return ox_kctx_fail(ctx, OX_EUNSUPPORTED,
-                        "string tensors can only be resized in nearest mode without tf_crop_and_resize");
+    return ox_kctx_fail(
+        ctx, OX_EUNSUPPORTED,
+        "string tensors can only be resized in nearest mode without tf_crop_and_resize");
   /* stage and resample axis by axis */
   int64_t cur[RS_MAXR];
   memcpy(cur, x->dims, r * sizeof(int64_t));

@@ -40,6 +40,9 @@ static int load_fail(ox_kctx *ctx, bool bad, const char *what) {
 
 /* ---------------- RoiAlign ---------------- */
 
+/* the most samples along one side of a bin with the adaptive grid */
+#define RA_MAX_GRID 65536.0
+
 typedef struct roialign_state {
   bool max_mode, half_pixel;
   int64_t oh, ow, sampling;
@@ -115,14 +118,32 @@ static int roialign_run(ox_kctx *ctx, void *st) {
     const double *box = rd + r * 4;
     double x1 = box[0] * s->spatial_scale - off, y1 = box[1] * s->spatial_scale - off;
     double x2 = box[2] * s->spatial_scale - off, y2 = box[3] * s->spatial_scale - off;
+    if (!(isfinite(x1) && isfinite(y1) && isfinite(x2) && isfinite(y2))) {
+      rc = ox_kctx_fail(ctx, OX_ERUNTIME, "roi %lld has a coordinate that is not finite",
+                        (long long)r);
+      goto done;
+    }
     double rw = x2 - x1, rh = y2 - y1;
     if (!s->half_pixel) {
       rw = fmax(rw, 1.0);
       rh = fmax(rh, 1.0);
     }
     double bh = rh / (double)s->oh, bw = rw / (double)s->ow;
-    int64_t gh = s->sampling > 0 ? s->sampling : (int64_t)ceil(rh / (double)s->oh);
-    int64_t gw = s->sampling > 0 ? s->sampling : (int64_t)ceil(rw / (double)s->ow);
+    int64_t gh = s->sampling, gw = s->sampling;
+    if (s->sampling <= 0) {
+      /* the adaptive grid: ceil(bin size) samples; a negative bin takes none,
+       * an absurd one (rw - rw overflowing, a grid that would never finish)
+       * is an error */
+      double qh = ceil(rh / (double)s->oh), qw = ceil(rw / (double)s->ow);
+      if (!(qh <= RA_MAX_GRID && qw <= RA_MAX_GRID)) {
+        rc = ox_kctx_fail(ctx, OX_ERUNTIME,
+                          "roi %lld needs a sampling grid of %g x %g per bin (at most %g)",
+                          (long long)r, qh, qw, RA_MAX_GRID);
+        goto done;
+      }
+      gh = qh > 0 ? (int64_t)qh : 0;
+      gw = qw > 0 ? (int64_t)qw : 0;
+    }
     double count = (double)(gh * gw > 1 ? gh * gw : 1);
     for (int64_t c = 0; c < C; c++) {
       const double *xc = xd + (b * C + c) * H * W;
@@ -135,7 +156,8 @@ static int roialign_run(ox_kctx *ctx, void *st) {
             for (int64_t ix = 0; ix < gw; ix++) {
               double xx = x1 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
               double v = 0.0;
-              if (!(yy < -1.0 || yy > (double)H || xx < -1.0 || xx > (double)W)) {
+              /* outside the map, or NaN: the sample is 0 */
+              if (yy >= -1.0 && yy <= (double)H && xx >= -1.0 && xx <= (double)W) {
                 double py = fmax(yy, 0.0), px = fmax(xx, 0.0);
                 int64_t y0 = (int64_t)py, x0 = (int64_t)px, y1i, x1i;
                 if (y0 >= H - 1) {
@@ -175,6 +197,13 @@ done:
 }
 
 /* ---------------- MaxRoiPool ---------------- */
+
+/* round(v) as a pixel coordinate; |v| is at most 2^52 (beyond, pixels are
+ * not told apart anyway), so sums of two stay exact */
+static int64_t roi_coord(double v) {
+  v = round(v);
+  return v < -4.5e15 ? (int64_t)-4.5e15 : v > 4.5e15 ? (int64_t)4.5e15 : (int64_t)v;
+}
 
 typedef struct maxroi_state {
   int64_t ph, pw;
@@ -216,13 +245,20 @@ static int maxroi_run(ox_kctx *ctx, void *st) {
   }
   for (int64_t r = 0; r < R; r++) {
     const double *box = rd + r * 5;
-    int64_t b = (int64_t)box[0];
-    if (b < 0 || b >= N) {
-      rc = ox_kctx_fail(ctx, OX_ERUNTIME, "batch index %lld out of range", (long long)b);
+    if (!(box[0] >= 0.0 && box[0] < (double)N)) {
+      rc = ox_kctx_fail(ctx, OX_ERUNTIME, "batch index %g out of range", box[0]);
       goto done;
     }
-    int64_t sw = (int64_t)round(box[1] * s->scale), sh = (int64_t)round(box[2] * s->scale);
-    int64_t ew = (int64_t)round(box[3] * s->scale), eh = (int64_t)round(box[4] * s->scale);
+    int64_t b = (int64_t)box[0];
+    bool finite = true;
+    for (int k = 1; k < 5; k++) finite = finite && isfinite(box[k] * s->scale);
+    if (!finite) {
+      rc = ox_kctx_fail(ctx, OX_ERUNTIME, "roi %lld has a coordinate that is not finite",
+                        (long long)r);
+      goto done;
+    }
+    int64_t sw = roi_coord(box[1] * s->scale), sh = roi_coord(box[2] * s->scale);
+    int64_t ew = roi_coord(box[3] * s->scale), eh = roi_coord(box[4] * s->scale);
     int64_t rw = ew - sw + 1 > 1 ? ew - sw + 1 : 1, rh = eh - sh + 1 > 1 ? eh - sh + 1 : 1;
     double bh = (double)rh / (double)s->ph, bw = (double)rw / (double)s->pw;
     for (int64_t c = 0; c < C; c++) {
@@ -276,9 +312,12 @@ typedef struct nms_cand {
   int64_t idx;
 } nms_cand;
 
+/* descending score, NaN scores last (a total order for qsort), then index */
 static int cand_cmp(const void *a, const void *b) {
   const nms_cand *x = a, *y = b;
-  if (x->score != y->score) return x->score > y->score ? -1 : 1;
+  bool nx = isnan(x->score), ny = isnan(y->score);
+  if (nx != ny) return nx ? 1 : -1;
+  if (!nx && x->score != y->score) return x->score > y->score ? -1 : 1;
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 

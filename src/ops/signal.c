@@ -577,7 +577,7 @@ static int mel_run(ox_kctx *ctx, void *state) {
                         (long long)nmel, (long long)dftlen, (long long)rate);
   float lo = (float)oc_get(v[3]->data, v[3]->dtype, 0);
   float hi = (float)oc_get(v[4]->data, v[4]->dtype, 0);
-  if (!(lo >= 0 && hi > lo))
+  if (!(lo >= 0 && hi > lo && isfinite(hi)))
     return ox_kctx_fail(ctx, OX_ERUNTIME, "need 0 <= lower_edge_hertz (%g) < upper_edge_hertz (%g)",
                         (double)lo, (double)hi);
   int64_t nspec = dftlen / 2 + 1;
@@ -593,21 +593,22 @@ static int mel_run(ox_kctx *ctx, void *state) {
   for (int64_t i = 0; i < nmel + 2; i++) {
     double m = (double)i * (double)mstep + (double)mlo;
     double f = 700.0 * (pow(10.0, m / 2595.0) - 1.0);
-    edge[i] = (int64_t)floor((double)(dftlen + 1) * f / (double)rate);
+    /* an edge far past the spectrum (a huge upper_edge_hertz) is kept at
+     * 2^60: the weights stay those of the formula within double precision */
+    double bin = floor((double)(dftlen + 1) * f / (double)rate);
+    edge[i] = bin < 1.15e18 ? (int64_t)bin : (int64_t)1 << 60;
   }
   for (int64_t i = 0; i < nmel; i++) {
     int64_t l = edge[i], c = edge[i + 1], h = edge[i + 2];
     if (c == l) {
       if (c >= 0 && c < nspec) oc_set(y->data, s->dtype, c * nmel + i, 1.0);
     } else {
-      for (int64_t k = l; k <= c; k++)
-        if (k >= 0 && k < nspec)
-          oc_set(y->data, s->dtype, k * nmel + i, (double)(k - l) / (double)(c - l));
+      for (int64_t k = l > 0 ? l : 0; k <= c && k < nspec; k++)
+        oc_set(y->data, s->dtype, k * nmel + i, (double)(k - l) / (double)(c - l));
     }
     if (h > c)
-      for (int64_t k = c; k < h; k++)
-        if (k >= 0 && k < nspec)
-          oc_set(y->data, s->dtype, k * nmel + i, (double)(h - k) / (double)(h - c));
+      for (int64_t k = c > 0 ? c : 0; k < h && k < nspec; k++)
+        oc_set(y->data, s->dtype, k * nmel + i, (double)(h - k) / (double)(h - c));
   }
   free(edge);
   return OX_OK;

@@ -505,7 +505,8 @@ static int tile_run(ox_kctx *c, void *state) {
     for (size_t k = 1; k <= 2; k++) {
       const ox_value *v = ox_kctx_input(c, k);
       if (!v || v->kind != OX_VAL_TENSOR || v->numel != 1 || !ox_dm_is_real(v->dtype))
-        return ox_kctx_fail(c, OX_ERUNTIME, "%s must be a numeric scalar", k == 1 ? "tiles" : "axis");
+        return ox_kctx_fail(c, OX_ERUNTIME, "%s must be a numeric scalar",
+                            k == 1 ? "tiles" : "axis");
       (k == 1 ? t : a)[0] = oc_get_i64(v->data, v->dtype, 0);
     }
     if (oc_axis(c, a[0], r, &ax, "axis")) return OX_ERUNTIME;
@@ -762,16 +763,21 @@ static int range_run(ox_kctx *c, void *state) {
     int64_t a = oc_get_i64(in[0]->data, dt, 0), l = oc_get_i64(in[1]->data, dt, 0),
             d = oc_get_i64(in[2]->data, dt, 0);
     if (d == 0) return ox_kctx_fail(c, OX_ERUNTIME, "delta is 0");
-    double span = ((double)l - (double)a) / (double)d;
-    if (span > 1e12) return ox_kctx_fail(c, OX_ERUNTIME, "range too large");
-    /* exact ceil division */
-    int64_t diff = l - a, q = diff / d;
-    if (q * d != diff && ((diff > 0) == (d > 0))) q++;
-    n = q > 0 ? q : 0;
+    /* exact ceil division of magnitudes in uint64: limit - start may not fit
+     * int64 (start INT64_MIN, limit INT64_MAX) */
+    n = 0;
+    if (l != a && (l > a) == (d > 0)) {
+      uint64_t span = l > a ? (uint64_t)l - (uint64_t)a : (uint64_t)a - (uint64_t)l;
+      uint64_t step = d > 0 ? (uint64_t)d : 0 - (uint64_t)d;
+      uint64_t q = span / step + (span % step != 0);
+      if (q > (uint64_t)1e12) return ox_kctx_fail(c, OX_ERUNTIME, "range too large");
+      n = (int64_t)q;
+    }
     ox_value *o = ox_kctx_output(c, 0, dt, &n, 1);
     if (!o) return OX_ENOMEM;
     for (int64_t i = 0; i < n; i++) {
-      int64_t v = a + i * d;
+      /* between start and limit, so the wrapped sum is exact */
+      int64_t v = (int64_t)((uint64_t)a + (uint64_t)i * (uint64_t)d);
       if (dt == OX_INT64)
         ((int64_t *)o->data)[i] = v;
       else if (dt == OX_INT32)
@@ -827,10 +833,8 @@ static int eyelike_run(ox_kctx *c, void *state) {
   ox_value *o = ox_kctx_output_zero(c, 0, dt, x->dims, 2);
   if (!o) return OX_ENOMEM;
   int64_t R = x->dims[0], C = x->dims[1];
-  for (int64_t i = 0; i < R; i++) {
-    int64_t j = i + s->k;
-    if (j >= 0 && j < C) oc_set(o->data, dt, i * C + j, 1.0);
-  }
+  for (int64_t i = 0; i < R; i++) /* j = i + k in [0, C), without overflow for any k */
+    if (s->k >= -i && s->k < C - i) oc_set(o->data, dt, i * C + i + s->k, 1.0);
   return OX_OK;
 }
 
@@ -858,6 +862,8 @@ static int trilu_run(ox_kctx *c, void *state) {
   if (!o) return OX_ENOMEM;
   int64_t R = x->dims[x->rank - 2], C = x->dims[x->rank - 1];
   if (R * C == 0) return OX_OK;
+  /* any k beyond [-R, C] keeps all or nothing: clamped, i + k cannot overflow */
+  k = k < -R ? -R : k > C ? C : k;
   int64_t batch = x->numel / (R * C);
   size_t es = ox_value_elem_size(x->dtype);
   for (int64_t b = 0; b < batch; b++)
