@@ -406,8 +406,16 @@ static int tensor_scatter_run(ox_kctx *c, void *state) {
     int64_t b = per_batch ? p / per_batch : 0;
     int64_t w = wi ? ((const int64_t *)wi->data)[b] : 0;
     for (int64_t t = 0; t < seq; t++) {
-      int64_t ci = w + t;
-      if (s->mode == 1) ci = maxs ? ((ci % maxs) + maxs) % maxs : 0;
+      /* w + t without overflow: circular reduces w first; linear checks
+       * w against what is left of the axis */
+      int64_t ci;
+      if (s->mode == 1)
+        ci = maxs ? (((w % maxs) + maxs) % maxs + t) % maxs : 0;
+      else if (w < 0 || w >= maxs || t >= maxs - w)
+        return ox_kctx_fail(c, OX_ERUNTIME, "write index %lld + %lld out of range [0, %lld)",
+                            (long long)w, (long long)t, (long long)maxs);
+      else
+        ci = w + t;
       if (ci < 0 || ci >= maxs)
         return ox_kctx_fail(c, OX_ERUNTIME, "write index %lld out of range", (long long)ci);
       if (ox_dm_copy((uint8_t *)o->data + (size_t)((p * maxs + ci) * inner) * es,
