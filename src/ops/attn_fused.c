@@ -77,17 +77,12 @@ OC_CLONES static void score_row(float *row, int64_t n, float scale, bool div, co
     for (int64_t c = 0; c < n; c++) row[c] = row[c] + m[c];
   else if (m)
     for (int64_t c = 0; c < n; c++) row[c] = row[c] + m[c * mstep];
-  float mx = -INFINITY;
-  int nan = 0;
-  for (int64_t c = 0; c < n; c++) {
-    nan |= row[c] != row[c];
-    mx = row[c] > mx ? row[c] : mx;
-  }
-  if (nan) mx = NAN;
-  for (int64_t c = 0; c < n; c++) row[c] -= mx;
+  float mx = oc_row_max_f32(row, n);
+  int64_t c;
+  for (c = 0; c < n; c++) row[c] -= mx;
   oc_exp_f32(row, row, n);
   double s[8] = {0};
-  int64_t c = 0;
+  c = 0;
   for (; c + 8 <= n; c += 8)
     for (int q = 0; q < 8; q++) s[q] += row[c + q];
   for (; c < n; c++) s[0] += row[c];

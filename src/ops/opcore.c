@@ -4,6 +4,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 bool oc_is_float(int32_t dt) {
   switch (dt) {
@@ -496,3 +499,33 @@ OC_CLONES static void tanh_block(const float *x, float *y, int64_t n) {
 }
 
 void oc_tanh_f32(const float *x, float *y, int64_t n) { tanh_block(x, y, n); }
+
+/* Four vectors of four lanes: the max's latency is hidden (a serial max
+ * with a NaN test per element cost more than the softmax around it). */
+float oc_row_max_f32(const float *x, int64_t n) {
+  float r = x[0];
+  int64_t k = 0;
+  bool nan = false;
+#if defined(__SSE2__)
+  if (n >= 16) {
+    __m128 m[4], bad = _mm_setzero_ps();
+    for (int q = 0; q < 4; q++) m[q] = _mm_loadu_ps(x + 4 * q);
+    for (; k + 16 <= n; k += 16)
+      for (int q = 0; q < 4; q++) {
+        __m128 v = _mm_loadu_ps(x + k + 4 * q);
+        bad = _mm_or_ps(bad, _mm_cmpunord_ps(v, v));
+        m[q] = _mm_max_ps(m[q], v);
+      }
+    float t[4];
+    _mm_storeu_ps(t, _mm_max_ps(_mm_max_ps(m[0], m[1]), _mm_max_ps(m[2], m[3])));
+    r = t[0];
+    for (int q = 1; q < 4; q++) r = t[q] > r ? t[q] : r;
+    nan = _mm_movemask_ps(bad) != 0;
+  }
+#endif
+  for (; k < n; k++) {
+    if (isnan(x[k])) nan = true;
+    r = x[k] > r ? x[k] : r;
+  }
+  return nan ? NAN : r;
+}

@@ -6,10 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include "opcore.h"
 
 enum { SM_SOFT, SM_LOG, SM_HARD };
@@ -82,33 +78,6 @@ DEF_SM(float, f32, expf, logf)
 DEF_SM(double, f64, exp, log)
 
 /* contiguous float32 row with the vectorisable exponential */
-/* maximum of a row; NaN when the row holds a NaN */
-static float row_max(const float *x, int64_t n) {
-  float r = x[0];
-  int64_t k = 0;
-  bool nan = false;
-#if defined(__SSE2__)
-  if (n >= 4) {
-    __m128 m = _mm_loadu_ps(x), bad = _mm_setzero_ps();
-    for (; k + 4 <= n; k += 4) {
-      __m128 v = _mm_loadu_ps(x + k);
-      bad = _mm_or_ps(bad, _mm_cmpunord_ps(v, v));
-      m = _mm_max_ps(m, v);
-    }
-    float t[4];
-    _mm_storeu_ps(t, m);
-    r = t[0];
-    for (int q = 1; q < 4; q++) r = t[q] > r ? t[q] : r;
-    nan = _mm_movemask_ps(bad) != 0;
-  }
-#endif
-  for (; k < n; k++) {
-    if (isnan(x[k])) nan = true;
-    r = x[k] > r ? x[k] : r;
-  }
-  return nan ? NAN : r;
-}
-
 /* eight partial sums: one vector of doubles per step */
 OC_CLONES static double row_sum(const float *x, int64_t n) {
   double s[8] = {0};
@@ -121,7 +90,7 @@ OC_CLONES static double row_sum(const float *x, int64_t n) {
 
 /* contiguous float32 row with the vectorisable exponential */
 OC_CLONES static void sm_row_f32(int op, const float *x, float *y, int64_t n) {
-  float m = row_max(x, n);
+  float m = oc_row_max_f32(x, n);
   for (int64_t k = 0; k < n; k++) y[k] = x[k] - m;
   if (op == SM_SOFT) {
     oc_exp_f32(y, y, n);
