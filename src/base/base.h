@@ -144,6 +144,13 @@ void ox_pages_unneeded(const void *p, size_t n);
  * weight matrix at well under the memory's bandwidth; small matrices share
  * slabs so that they get huge pages too. Thread-safe. NULL when out of
  * memory. */
+/* Scratch memory of the calling thread (src/base/scratch.c): slot's block
+ * of at least `bytes`, 64-byte aligned, contents undefined; NULL when out of
+ * memory. It stays the thread's (no free) and is valid until the thread
+ * asks for the same slot again or ends. For a kernel's leaf tasks: a task
+ * must not call code that asks for the slots it holds. */
+#define OX_SCRATCH_SLOTS 4
+void *ox_scratch(int slot, size_t bytes);
 void *ox_alloc_streamed(size_t n);
 void ox_free_streamed(void *p);
 /* Reads a whole file into malloc'd memory (for small files and pipes). */

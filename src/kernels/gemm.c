@@ -553,11 +553,11 @@ static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
   int64_t ncb = n1 - n0 < NC_BLOCK ? n1 - n0 : NC_BLOCK;
   int64_t ncb_pad = (ncb + nr - 1) / nr * nr;
   int64_t kcb = g->K < KC_BLOCK ? g->K : KC_BLOCK;
-  float *bp = g->bpre ? NULL : aligned_alloc(64, (size_t)((ncb_pad * kcb * 4 + 63) / 64 * 64));
-  float *ap = g->pa ? NULL : aligned_alloc(64, (size_t)(MC_BLOCK * kcb * 4));
+  /* the thread's scratch (slots 0 and 1): buffers allocated per call were
+   * faulted in anew on every run */
+  float *bp = g->bpre ? NULL : ox_scratch(0, (size_t)(ncb_pad * kcb * 4));
+  float *ap = g->pa ? NULL : ox_scratch(1, (size_t)(MC_BLOCK * kcb * 4));
   if ((!g->bpre && !bp) || (!g->pa && !ap)) {
-    free(bp);
-    free(ap);
     if (g->bpre) { /* A is plain here (B pre-packed): compute from B's panels */
       for (int64_t i = m0; i < m1; i++)
         for (int64_t j = n0; j < n1; j++) {
@@ -615,8 +615,6 @@ static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
       }
     }
   }
-  free(bp);
-  free(ap);
 }
 
 /* gemm_block for B packed whole (ox_sgemm_pb): each A panel block is packed
@@ -625,7 +623,7 @@ static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
 static void gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const int mr = g->uk.mr;
   int64_t kcb = g->K < KC_BLOCK ? g->K : KC_BLOCK;
-  float *ap = aligned_alloc(64, (size_t)(MC_BLOCK * kcb * 4));
+  float *ap = ox_scratch(1, (size_t)(MC_BLOCK * kcb * 4));
   if (!ap) {
     gemm_block(g, m0, m1, n0, n1); /* computes from the panels without buffers */
     return;
@@ -640,7 +638,6 @@ static void gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0,
                  n1 - n0, beta);
     }
   }
-  free(ap);
 }
 
 static void gemm_task(void *arg, int64_t t0, int64_t t1) {

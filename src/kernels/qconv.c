@@ -324,14 +324,13 @@ static void qc_task(void *arg, int64_t t0, int64_t t1) {
   block_fn fn = j->block;
   int64_t maxcols = j->chunk_rows * j->OW, npan = (maxcols + PANEL - 1) / PANEL;
   int64_t npad = npan * PANEL;
-  uint8_t *bp = aligned_alloc(64, (size_t)(npan * j->K4 * 64 + 64));
-  uint8_t *tmp = malloc((size_t)(4 * npad));
-  int32_t *colsum = j->w->any_zw ? malloc((size_t)npad * sizeof *colsum) : NULL;
+  /* the thread's scratch: allocated and freed per call, these were faulted
+   * in anew on every run */
+  uint8_t *bp = ox_scratch(0, (size_t)(npan * j->K4 * 64 + 64));
+  uint8_t *tmp = ox_scratch(1, (size_t)(4 * npad));
+  int32_t *colsum = j->w->any_zw ? ox_scratch(2, (size_t)npad * sizeof *colsum) : NULL;
   if (!bp || !tmp || (j->w->any_zw && !colsum)) {
     __atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
-    free(bp);
-    free(tmp);
-    free(colsum);
     return;
   }
   for (int64_t t = t0; t < t1; t++) {
@@ -352,9 +351,6 @@ static void qc_task(void *arg, int64_t t0, int64_t t1) {
       }
     }
   }
-  free(bp);
-  free(tmp);
-  free(colsum);
 }
 
 /* The whole image as one chunk, shared by the pool (small images, where
@@ -368,13 +364,12 @@ typedef struct qc_shared {
 
 static void qc_build_task(void *arg, int64_t k0, int64_t k1) {
   const qc_shared *sh = arg;
-  uint8_t *tmp = malloc((size_t)(4 * sh->npad));
+  uint8_t *tmp = ox_scratch(1, (size_t)(4 * sh->npad));
   if (!tmp) {
     __atomic_store_n(&sh->j->fail, 1, __ATOMIC_RELAXED);
     return;
   }
   build_cols(sh->j, 0, sh->j->outer, k0, k1, sh->bp, NULL, tmp);
-  free(tmp);
 }
 
 static void qc_block_task(void *arg, int64_t b0, int64_t b1) {
@@ -394,11 +389,11 @@ static void qc_block_task(void *arg, int64_t b0, int64_t b1) {
 /* true when it ran (or failed for memory, flagged in j->fail) */
 static bool qc_run_shared(qc_job *j, ox_thread_pool *pool) {
   int64_t ncols = j->outer * j->OW, npan = (ncols + PANEL - 1) / PANEL;
-  qc_shared sh = {j, aligned_alloc(64, (size_t)(npan * j->K4 * 64 + 64)), npan * PANEL};
+  /* the calling thread's slot 3 (the build tasks take slot 1 of theirs) */
+  qc_shared sh = {j, ox_scratch(3, (size_t)(npan * j->K4 * 64 + 64)), npan * PANEL};
   if (!sh.bp) return false;
   ox_parallel_for(pool, j->K4, 16, qc_build_task, &sh);
   if (!j->fail) ox_parallel_for(pool, j->w->Mp / MR, 1, qc_block_task, &sh);
-  free(sh.bp);
   return true;
 }
 
