@@ -99,15 +99,15 @@ typedef struct conv_job {
 } conv_job;
 
 /* Column buffers of a task: packed panels (+ one padded row) when direct,
- * else a plain im2col matrix. false (OOM flagged) on failure. */
+ * else a plain im2col matrix, in the thread's scratch slots 2 and 3 (the
+ * GEMM called on them takes 0 and 1; buffers allocated per call were
+ * faulted in anew on every run). false (OOM flagged) on failure. */
 static bool alloc_cols(conv_job *j, bool direct, float **col, float **rowbuf) {
   int64_t maxcols = j->chunk_rows * j->g->out[j->g->nd - 1];
   size_t n = direct ? ox_sgemm_packed_b_floats(j->Kg, maxcols) : (size_t)(j->Kg * maxcols);
-  *col = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
-  *rowbuf = direct ? malloc((size_t)(maxcols + ox_sgemm_nr()) * sizeof(float)) : NULL;
+  *col = ox_scratch(2, n * sizeof(float));
+  *rowbuf = direct ? ox_scratch(3, (size_t)(maxcols + ox_sgemm_nr()) * sizeof(float)) : NULL;
   if (!*col || (direct && !*rowbuf)) {
-    free(*col);
-    free(*rowbuf);
     *col = *rowbuf = NULL;
     atomic_store(&j->oom, 1);
     return false;
@@ -186,8 +186,6 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
                beta, yc, j->P, j->inner_pool);
     ox_sgemm_epi_apply(epp, j->Mg, ncols, yc, j->P);
   }
-  free(col);
-  free(rowbuf);
 }
 
 /* Depthwise 2-D (one input channel per group): direct loops with the valid
