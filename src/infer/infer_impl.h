@@ -59,6 +59,12 @@ ox_dim ox_dim_sub(ox_arena *a, ox_dim x, ox_dim y);
 ox_dim ox_dim_div(ox_arena *a, ox_dim x, ox_dim y); /* floor division */
 ox_dim ox_dim_ceildiv(ox_arena *a, ox_dim x, ox_dim y);
 ox_dim ox_dim_addc(ox_arena *a, ox_dim x, int64_t c);
+/* Values from the model that may not give a dim (numerics.md, "Shape
+ * inference"): these give an unknown dim instead of undefined behaviour. */
+ox_dim ox_dim_nonneg(int64_t v);   /* v, unknown when negative */
+ox_dim ox_dim_floor_f64(double v); /* floor(v), unknown for NaN, < 0, >= 2^63 */
+/* a - b, false on overflow (ox_add_i64 and ox_mul_i64 of base.h do + and *) */
+bool ix_sub_i64(int64_t a, int64_t b, int64_t *r);
 
 /* ---- helpers for inference functions ---- */
 /* Input i as a tensor type with a shape: returns false if unknown. */

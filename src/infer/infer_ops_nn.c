@@ -104,21 +104,31 @@ static int conv_pool(ox_ictx *c, bool is_conv, bool is_global) {
       continue;
     }
     int64_t s = st && k < nst ? st[k] : 1, di = dl && k < ndl ? dl[k] : 1;
-    int64_t ek = di * (kk - 1) + 1;
     if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) {
       o[2 + k] = ox_dim_ceildiv(c->a, in, ox_dim_known(s));
       continue;
     }
-    int64_t pads = 0;
-    if (strcmp(auto_pad, "VALID") != 0 && pd && npd == 2 * ns) pads = pd[k] + pd[k + ns];
-    ox_dim num = ox_dim_addc(c->a, in, pads - ek);
+    /* in + pads - (di * (kk - 1) + 1), each step checked: huge kernels,
+     * dilations or pads give an unknown dim */
+    int64_t ek, pads = 0, off;
+    bool ok = ix_sub_i64(kk, 1, &ek) && ox_mul_i64(di, ek, &ek) && ox_add_i64(ek, 1, &ek);
+    if (ok && strcmp(auto_pad, "VALID") != 0 && pd && npd == 2 * ns)
+      ok = ox_add_i64(pd[k], pd[k + ns], &pads);
+    if (!ok || !ix_sub_i64(pads, ek, &off)) {
+      o[2 + k] = ox_dim_unknown();
+      continue;
+    }
+    ox_dim num = ox_dim_addc(c->a, in, off);
     ox_dim q = ceil_mode ? ox_dim_ceildiv(c->a, num, ox_dim_known(s))
                          : ox_dim_div(c->a, num, ox_dim_known(s));
     ox_dim res = ox_dim_addc(c->a, q, 1);
     if (ceil_mode && res.has_value && in.has_value) {
       /* the last window must start inside the input or left padding */
-      int64_t pl = pd && npd == 2 * ns ? pd[k] : 0;
-      if ((res.value - 1) * s >= in.value + pl) res.value--;
+      int64_t pl = pd && npd == 2 * ns ? pd[k] : 0, start, end;
+      if (!ox_mul_i64(res.value - 1, s, &start) || !ox_add_i64(in.value, pl, &end))
+        res = ox_dim_unknown();
+      else if (start >= end)
+        res.value--;
     }
     o[2 + k] = res;
   }
@@ -157,7 +167,7 @@ static int conv_transpose(ox_ictx *c) {
   const char *auto_pad = ap && ap->s.data ? (const char *)ap->s.data : "NOTSET";
   for (size_t k = 0; k < ns; k++) {
     if (has_os) { /* output_shape lists the spatial dims, or all of them */
-      o[2 + k] = nos >= ns ? ox_dim_known(os[nos - ns + k]) : ox_dim_unknown();
+      o[2 + k] = nos >= ns ? ox_dim_nonneg(os[nos - ns + k]) : ox_dim_unknown();
       continue;
     }
     int64_t kk = ks && k < nk ? ks[k] : (w[2 + k].has_value ? w[2 + k].value : -1);
@@ -171,9 +181,15 @@ static int conv_transpose(ox_ictx *c) {
       o[2 + k] = ox_dim_mul(c->a, x[2 + k], ox_dim_known(s));
       continue;
     }
-    int64_t pads = pd && npd == 2 * ns && strcmp(auto_pad, "VALID") != 0 ? pd[k] + pd[k + ns] : 0;
+    /* (x - 1) * s + opad + (kk - 1) * di + 1 - pads, each step checked */
+    int64_t pads = 0, ext;
+    bool ok = true;
+    if (pd && npd == 2 * ns && strcmp(auto_pad, "VALID") != 0)
+      ok = ox_add_i64(pd[k], pd[k + ns], &pads);
+    ok = ok && ox_mul_i64(kk - 1, di, &ext) && ox_add_i64(ext, opad, &ext) &&
+         ox_add_i64(ext, 1, &ext) && ix_sub_i64(ext, pads, &ext);
     ox_dim t = ox_dim_mul(c->a, ox_dim_addc(c->a, x[2 + k], -1), ox_dim_known(s));
-    o[2 + k] = ox_dim_addc(c->a, t, opad + (kk - 1) * di + 1 - pads);
+    o[2 + k] = ok ? ox_dim_addc(c->a, t, ext) : ox_dim_unknown();
   }
   ix_set_tensor(c, 0, el, o, (int64_t)r);
   return OX_OK;
@@ -293,6 +309,12 @@ static bool tensor_floats(const ox_tensor *t, float **v, size_t *n, ox_arena *a)
   return true;
 }
 
+/* the axis of the k-th size or scale; false for an axis outside the rank */
+static bool resize_axis(const int64_t *axes, size_t na, size_t k, size_t r, size_t *ax) {
+  if (!na) return (*ax = k) < r;
+  return ix_axis(axes[k], r, ax);
+}
+
 static int resize(ox_ictx *c) {
   const ox_dim *x;
   size_t r;
@@ -324,27 +346,30 @@ static int resize(ox_ictx *c) {
     if (strcmp(pol, "stretch") != 0) {
       double scale = strcmp(pol, "not_larger") == 0 ? 1e300 : 0;
       for (size_t k = 0; k < n; k++) {
-        size_t ax = na ? (size_t)(axes[k] < 0 ? axes[k] + (int64_t)r : axes[k]) : k;
+        size_t ax;
+        if (!resize_axis(axes, na, k, r, &ax)) continue;
         if (!x[ax].has_value) return ix_set_tensor(c, 0, el, o, (int64_t)r), OX_OK;
         double s = (double)sz[k] / (double)x[ax].value;
         scale = strcmp(pol, "not_larger") == 0 ? (s < scale ? s : scale) : (s > scale ? s : scale);
       }
       for (size_t k = 0; k < n; k++) {
-        size_t ax = na ? (size_t)(axes[k] < 0 ? axes[k] + (int64_t)r : axes[k]) : k;
-        o[ax] = ox_dim_known((int64_t)((double)x[ax].value * scale + 0.5));
+        size_t ax;
+        if (resize_axis(axes, na, k, r, &ax))
+          o[ax] = ox_dim_floor_f64((double)x[ax].value * scale + 0.5);
       }
     } else {
       for (size_t k = 0; k < n; k++) {
-        size_t ax = na ? (size_t)(axes[k] < 0 ? axes[k] + (int64_t)r : axes[k]) : k;
-        if (ax < r) o[ax] = ox_dim_known(sz[k]);
+        size_t ax;
+        if (resize_axis(axes, na, k, r, &ax)) o[ax] = ox_dim_nonneg(sz[k]);
       }
     }
   } else if (sc && ns == n) {
     for (size_t k = 0; k < r; k++) o[k] = x[k];
     for (size_t k = 0; k < n; k++) {
-      size_t ax = na ? (size_t)(axes[k] < 0 ? axes[k] + (int64_t)r : axes[k]) : k;
-      if (ax >= r) continue;
-      o[ax] = x[ax].has_value ? ox_dim_known((int64_t)((double)x[ax].value * (double)sc[k]))
+      size_t ax;
+      if (!resize_axis(axes, na, k, r, &ax)) continue;
+      /* a NaN, infinite, negative or huge scale gives no dim */
+      o[ax] = x[ax].has_value ? ox_dim_floor_f64((double)x[ax].value * (double)sc[k])
                               : (sc[k] == 1.0f ? x[ax] : ox_dim_unknown());
     }
   }
@@ -368,9 +393,9 @@ static int topk(ox_ictx *c) {
   int64_t *kv;
   size_t nk;
   if (c->since < 10)
-    o[ax] = ox_dim_known(ix_attr_int(c, "k", 0));
+    o[ax] = ox_dim_nonneg(ix_attr_int(c, "k", 0));
   else if (ix_const_ints(c, 1, &kv, &nk) && nk == 1)
-    o[ax] = ox_dim_known(kv[0]);
+    o[ax] = ox_dim_nonneg(kv[0]);
   else
     o[ax] = ox_dim_unknown();
   ix_set_tensor(c, 0, ix_elem(c, 0), o, (int64_t)r);
@@ -582,10 +607,15 @@ static int max_unpool(ox_ictx *c) {
   o[0] = x[0];
   o[1] = x[1];
   for (size_t k = 0; k < ns; k++) {
-    int64_t s = st && k < nst ? st[k] : 1, p = pd && npd == 2 * ns ? pd[k] + pd[k + ns] : 0;
+    int64_t s = st && k < nst ? st[k] : 1, p = 0, kp;
     int64_t kk = k < nk ? ks[k] : 1;
-    o[2 + k] = ox_dim_addc(c->a, ox_dim_mul(c->a, ox_dim_addc(c->a, x[2 + k], -1), ox_dim_known(s)),
-                           kk - p);
+    bool ok = !(pd && npd == 2 * ns) || ox_add_i64(pd[k], pd[k + ns], &p);
+    if (!ok || !ix_sub_i64(kk, p, &kp)) { /* huge pads or kernel */
+      o[2 + k] = ox_dim_unknown();
+      continue;
+    }
+    o[2 + k] =
+        ox_dim_addc(c->a, ox_dim_mul(c->a, ox_dim_addc(c->a, x[2 + k], -1), ox_dim_known(s)), kp);
   }
   ix_set_tensor(c, 0, el, o, (int64_t)r);
   return OX_OK;
@@ -606,7 +636,8 @@ static int col2im(ox_ictx *c) {
   o[0] = o[1] = ox_dim_unknown();
   if (ix_shape(c, 0, &x, &r) && r == 3) {
     int64_t prod = 1;
-    for (size_t k = 0; k < nb; k++) prod *= blk[k];
+    for (size_t k = 0; k < nb && prod > 0; k++)
+      if (!ox_mul_i64(prod, blk[k], &prod)) prod = 0; /* too large: unknown below */
     o[0] = x[0];
     o[1] = prod > 0 ? ox_dim_div(c->a, x[1], ox_dim_known(prod)) : ox_dim_unknown();
   }

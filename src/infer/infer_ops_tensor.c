@@ -19,7 +19,8 @@ static ox_dim *shape_input(ox_ictx *c, size_t i, size_t *rank, bool *known_rank)
   const ox_dim *dims;
   size_t r;
   *known_rank = false;
-  if (ix_shape(c, i, &dims, &r) && r == 1 && dims[0].has_value && dims[0].value <= IX_MAXV) {
+  if (ix_shape(c, i, &dims, &r) && r == 1 && dims[0].has_value && dims[0].value >= 0 &&
+      dims[0].value <= IX_MAXV) {
     *rank = (size_t)dims[0].value;
     *known_rank = true;
     return ox_arena_calloc(c->a, *rank ? *rank : 1, sizeof(ox_dim));
@@ -429,16 +430,23 @@ static int slice(ox_ictx *c) {
       continue;
     }
     int64_t n = d[ax].value, s = starts[k], e = ends[k];
+    if (n < 0) { /* not a dim: s + n could overflow */
+      o[ax] = ox_dim_unknown();
+      continue;
+    }
     if (s < 0) s += n;
     if (e < 0) e += n;
+    /* ceil(len / |step|) as (len - 1) / |step| + 1: len + |step| - 1 may
+     * overflow (steps near INT64_MAX), and -INT64_MIN does */
     if (step > 0) {
       s = clamp64(s, 0, n);
       e = clamp64(e, 0, n);
-      o[ax] = ox_dim_known(e > s ? (e - s + step - 1) / step : 0);
+      o[ax] = ox_dim_known(e > s ? (e - s - 1) / step + 1 : 0);
     } else {
       s = clamp64(s, 0, n - 1);
       e = clamp64(e, -1, n - 1);
-      o[ax] = ox_dim_known(s > e ? (s - e + (-step) - 1) / (-step) : 0);
+      int64_t mag = step == INT64_MIN ? INT64_MAX : -step;
+      o[ax] = ox_dim_known(s > e ? (s - e - 1) / mag + 1 : 0);
     }
     lo[ax] = s;
   }
@@ -481,7 +489,8 @@ static int constant_of_shape(ox_ictx *c) {
   if (!kr || (el != OX_INT64 && el != OX_INT32)) return OX_OK;
   int64_t n = 1;
   for (size_t k = 0; k < r; k++) {
-    if (!d[k].has_value || !ox_mul_i64(n, d[k].value, &n) || n > IX_MAXV) return OX_OK;
+    if (!d[k].has_value || d[k].value < 0 || !ox_mul_i64(n, d[k].value, &n) || n > IX_MAXV)
+      return OX_OK;
   }
   int64_t val = 0;
   if (v && v->t) {
@@ -561,8 +570,16 @@ static int range_op(ox_ictx *c) {
   if (s && l && dl && s->n == 1 && l->n == 1 && dl->n == 1 && s->d[0].has_value &&
       l->d[0].has_value && dl->d[0].has_value && dl->d[0].value != 0) {
     int64_t a = s->d[0].value, b = l->d[0].value, st = dl->d[0].value;
-    int64_t cnt = st > 0 ? (b - a + st - 1) / st : (a - b + (-st) - 1) / (-st);
-    n = ox_dim_known(cnt > 0 ? cnt : 0);
+    /* max(ceil((b - a) / st), 0); b - a beyond int64 (a count that big is no
+     * dim anyway) leaves the count unknown */
+    int64_t len, cnt = 0;
+    if (!ix_sub_i64(st > 0 ? b : a, st > 0 ? a : b, &len)) {
+      ix_set_tensor(c, 0, el, &n, 1);
+      return OX_OK;
+    }
+    int64_t mag = st > 0 ? st : st == INT64_MIN ? INT64_MAX : -st;
+    if (len > 0) cnt = (len - 1) / mag + 1;
+    n = ox_dim_known(cnt);
     /* small integer ranges carry their values (shape vectors, axes lists) */
     if ((el == OX_INT64 || el == OX_INT32) && n.value <= IX_MAXV) {
       ox_dimv *v = ix_dimv_new(c, (size_t)n.value);
@@ -606,10 +623,11 @@ static int split(ox_ictx *c) {
       od[ax] = o < ns ? ox_dim_known(sp[o]) : ox_dim_unknown();
     } else if (d[ax].has_value) {
       int64_t n = d[ax].value, k = (int64_t)c->n_out;
-      int64_t chunk = (n + k - 1) / k;
+      int64_t chunk = n / k + (n % k > 0), used; /* ceil(n / k) without n + k - 1 */
       if (c->since >= 18 && ix_attr(c, "num_outputs")) {
-        int64_t last = n - chunk * (k - 1);
-        od[ax] = ox_dim_known((int64_t)o == k - 1 ? last : chunk);
+        od[ax] = (int64_t)o != k - 1                            ? ox_dim_known(chunk)
+                 : ox_mul_i64(chunk, k - 1, &used) && used <= n ? ox_dim_known(n - used)
+                                                                : ox_dim_unknown();
       } else {
         od[ax] = n % k == 0 ? ox_dim_known(n / k) : ox_dim_unknown();
       }
@@ -644,7 +662,9 @@ static int pad_op(ox_ictx *c) {
   for (size_t k = 0; k < n; k++) {
     size_t ax = k;
     if (axes && !ix_axis(axes[k], r, &ax)) return ix_fail(c, "axis out of range");
-    o[ax] = ox_dim_addc(c->a, x[ax], pads[k] + pads[k + n]);
+    int64_t both;
+    o[ax] =
+        ox_add_i64(pads[k], pads[k + n], &both) ? ox_dim_addc(c->a, x[ax], both) : ox_dim_unknown();
   }
   ix_set_tensor(c, 0, ix_elem(c, 0), o, (int64_t)r);
   return OX_OK;
@@ -654,15 +674,16 @@ static int depth_space(ox_ictx *c) {
   const ox_dim *x;
   size_t r;
   if (!ix_shape(c, 0, &x, &r) || r != 4) return ix_set_tensor(c, 0, ix_elem(c, 0), NULL, 4), OX_OK;
-  int64_t b = ix_attr_int(c, "blocksize", 1);
+  int64_t b = ix_attr_int(c, "blocksize", 1), bb;
   ox_dim o[4];
+  if (!ox_mul_i64(b, b, &bb)) bb = 0; /* too large a block: ox_dim_div(x, 0) is unknown */
   o[0] = x[0];
   if (strcmp(c->node->op_type, "DepthToSpace") == 0) {
-    o[1] = ox_dim_div(c->a, x[1], ox_dim_known(b * b));
+    o[1] = ox_dim_div(c->a, x[1], ox_dim_known(bb));
     o[2] = ox_dim_mul(c->a, x[2], ox_dim_known(b));
     o[3] = ox_dim_mul(c->a, x[3], ox_dim_known(b));
   } else {
-    o[1] = ox_dim_mul(c->a, x[1], ox_dim_known(b * b));
+    o[1] = bb ? ox_dim_mul(c->a, x[1], ox_dim_known(bb)) : ox_dim_unknown();
     o[2] = ox_dim_div(c->a, x[2], ox_dim_known(b));
     o[3] = ox_dim_div(c->a, x[3], ox_dim_known(b));
   }
@@ -702,7 +723,7 @@ static int onehot(ox_ictx *c) {
   int64_t *dv;
   size_t nd;
   ox_dim depth = ox_dim_unknown();
-  if (ix_const_ints(c, 1, &dv, &nd) && nd == 1) depth = ox_dim_known(dv[0]);
+  if (ix_const_ints(c, 1, &dv, &nd) && nd == 1) depth = ox_dim_nonneg(dv[0]);
   size_t j = 0;
   for (size_t k = 0; k <= r; k++) o[k] = k == ax ? depth : x[j++];
   ix_set_tensor(c, 0, el, o, (int64_t)r + 1);
@@ -745,7 +766,7 @@ static int gather_nd(ox_ictx *c) {
   if (!ix_shape(c, 0, &x, &r) || !ix_shape(c, 1, &ind, &q) || q == 0 || !ind[q - 1].has_value)
     return ix_set_tensor(c, 0, ix_elem(c, 0), NULL, -1), OX_OK;
   int64_t b = ix_attr_int(c, "batch_dims", 0), k = ind[q - 1].value;
-  if (b < 0 || (size_t)(b + k) > r)
+  if (b < 0 || k < 0 || (uint64_t)b > r || (uint64_t)k > r - (size_t)b)
     return ix_fail(c, "indices last dim %lld too large", (long long)k);
   size_t R = q - 1 + r - (size_t)(b + k);
   ox_dim *o = ix_dims_new(c, R);
@@ -783,7 +804,7 @@ static int center_crop_pad(ox_ictx *c) {
     for (size_t k = 0; k < cnt; k++) {
       size_t a = k;
       if (axes && !ix_axis(axes[k], r, &a)) return ix_fail(c, "axis out of range");
-      o[a] = ox_dim_known(sv[k]);
+      o[a] = ox_dim_nonneg(sv[k]);
     }
   }
   ix_set_tensor(c, 0, ix_elem(c, 0), o, (int64_t)r);
