@@ -36,8 +36,10 @@ bool ox_dim_same(const ox_dim *x, const ox_dim *y) {
 static int prec(const char *s) {
   int depth = 0, p = 3;
   for (const char *q = s; *q; q++) {
-    if (*q == '(') depth++;
-    else if (*q == ')') depth--;
+    if (*q == '(')
+      depth++;
+    else if (*q == ')')
+      depth--;
     else if (depth == 0) {
       if ((*q == '+' || *q == '-') && q != s) return 1;
       if (*q == '*' || *q == '/') p = 2;
@@ -139,7 +141,7 @@ ox_dim ox_dim_sub(ox_arena *a, ox_dim x, ox_dim y) {
 
 ox_dim ox_dim_div(ox_arena *a, ox_dim x, ox_dim y) {
   if (known2(&x, &y)) {
-    if (y.value == 0) return ox_dim_unknown();
+    if (y.value == 0 || (x.value == INT64_MIN && y.value == -1)) return ox_dim_unknown();
     int64_t q = x.value / y.value;
     if ((x.value % y.value != 0) && ((x.value < 0) != (y.value < 0))) q--;
     return ox_dim_known(q);
@@ -162,3 +164,16 @@ ox_dim ox_dim_ceildiv(ox_arena *a, ox_dim x, ox_dim y) {
 }
 
 ox_dim ox_dim_addc(ox_arena *a, ox_dim x, int64_t c) { return ox_dim_add(a, x, ox_dim_known(c)); }
+
+/* ---- values that may not give a dim: unknown rather than undefined
+ * behaviour (a float outside int64 converted, int64 arithmetic overflowing) */
+
+bool ix_sub_i64(int64_t a, int64_t b, int64_t *r) { return !__builtin_sub_overflow(a, b, r); }
+
+ox_dim ox_dim_nonneg(int64_t v) { return v >= 0 ? ox_dim_known(v) : ox_dim_unknown(); }
+
+ox_dim ox_dim_floor_f64(double v) {
+  /* !(v >= 0) also refuses NaN; 2^63 is the first double above INT64_MAX */
+  if (!(v >= 0) || !(v < 9223372036854775808.0)) return ox_dim_unknown();
+  return ox_dim_known((int64_t)v);
+}

@@ -25,12 +25,12 @@ typedef struct ox_ictx {
   int64_t opset;           /* imported version of the node's domain */
   int64_t since;           /* since_version of the schema (opset if no schema) */
   size_t n_in, n_out;
-  const ox_type **in;        /* NULL: unknown type or missing input */
-  const ox_dimv **in_data;   /* propagated values, NULL if unknown */
+  const ox_type **in;         /* NULL: unknown type or missing input */
+  const ox_dimv **in_data;    /* propagated values, NULL if unknown */
   const ox_tensor **in_const; /* constant tensors, NULL if not constant */
   bool *in_present;
-  ox_type **out;             /* set by the function (NULL: nothing inferred) */
-  ox_dimv **out_data;        /* set by the function for data propagation */
+  ox_type **out;      /* set by the function (NULL: nothing inferred) */
+  ox_dimv **out_data; /* set by the function for data propagation */
   ox_arena *a;
   ox_err *e;
   bool failed;
@@ -56,9 +56,15 @@ bool ox_dim_same(const ox_dim *x, const ox_dim *y);
 ox_dim ox_dim_mul(ox_arena *a, ox_dim x, ox_dim y);
 ox_dim ox_dim_add(ox_arena *a, ox_dim x, ox_dim y);
 ox_dim ox_dim_sub(ox_arena *a, ox_dim x, ox_dim y);
-ox_dim ox_dim_div(ox_arena *a, ox_dim x, ox_dim y);     /* floor division */
+ox_dim ox_dim_div(ox_arena *a, ox_dim x, ox_dim y); /* floor division */
 ox_dim ox_dim_ceildiv(ox_arena *a, ox_dim x, ox_dim y);
 ox_dim ox_dim_addc(ox_arena *a, ox_dim x, int64_t c);
+/* Values from the model that may not give a dim (numerics.md, "Shape
+ * inference"): these give an unknown dim instead of undefined behaviour. */
+ox_dim ox_dim_nonneg(int64_t v);   /* v, unknown when negative */
+ox_dim ox_dim_floor_f64(double v); /* floor(v), unknown for NaN, < 0, >= 2^63 */
+/* a - b, false on overflow (ox_add_i64 and ox_mul_i64 of base.h do + and *) */
+bool ix_sub_i64(int64_t a, int64_t b, int64_t *r);
 
 /* ---- helpers for inference functions ---- */
 /* Input i as a tensor type with a shape: returns false if unknown. */
@@ -93,5 +99,27 @@ bool ix_axis(int64_t axis, size_t rank, size_t *out);
 ox_type **ix_subgraph(ox_ictx *c, const ox_graph *g, const ox_type *const *in_types, size_t n_in,
                       size_t *n_out);
 ox_dimv *ix_dimv_new(ox_ictx *c, size_t n);
+
+/* ---- for the operator files (infer_ops.c) ---- */
+/* the longest integer vector whose values are propagated (shape values) */
+#define IX_MAXV 1000
+
+/* Output 0 gets input 0's type. */
+int ix_same_as_input0(ox_ictx *c);
+/* Output `out`: a tensor of el with the shape of input `in` (unknown rank if
+ * that is unknown). */
+int ix_same_shape_as(ox_ictx *c, size_t out, size_t in, int32_t el);
+/* The propagated values of input i, or of its constant integer tensor
+ * (recorded as propagated); NULL if neither. */
+const ox_dimv *ix_dimv_of(ox_ictx *c, size_t i);
+/* Output 0 carries input 0's values in the same flat order (Reshape, Flatten,
+ * Squeeze, Unsqueeze, Identity). */
+void ix_pass_values(ox_ictx *c);
+/* n zeroed dims in the arena (at least one, so that n = 0 is not NULL) */
+ox_dim *ix_dims_new(ox_ictx *c, size_t n);
+
+/* the tables of the operator families, ended by an entry with op NULL */
+extern const ox_infer_def ox_infer_defs_elementwise[], ox_infer_defs_tensor[], ox_infer_defs_nn[],
+    ox_infer_defs_control[], ox_infer_defs_signal[], ox_infer_defs_ml[];
 
 #endif
