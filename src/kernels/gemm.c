@@ -59,6 +59,7 @@ __attribute__((target("avx2,fma"))) static void ukernel_avx2(int64_t kc, const f
          c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   for (int64_t k = 0; k < kc; k++) {
     __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), av;
+    _mm_prefetch((const char *)(a + 384), _MM_HINT_T0); /* see OX_BY_WIDTH */
     av = _mm256_broadcast_ss(a + 0);
     c00 = _mm256_fmadd_ps(av, b0, c00);
     c01 = _mm256_fmadd_ps(av, b1, c01);
@@ -108,6 +109,7 @@ __attribute__((target("avx512f"))) static void ukernel_avx512(int64_t kc, const 
   for (int64_t k = 0; k < kc; k++) {
     __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), av;
     _mm_prefetch((const char *)(b + 256), _MM_HINT_T0);
+    _mm_prefetch((const char *)(a + 768), _MM_HINT_T0); /* see OX_BY_WIDTH */
     OX_ROW512(0)
     OX_ROW512(1)
     OX_ROW512(2)
@@ -268,7 +270,11 @@ __attribute__((target("avx512f"), always_inline)) static inline void store_rows(
 }
 
 /* The k loop of a tile, for full strips (B loaded unmasked: no mask moves
- * competing with the FMAs) or partial ones. */
+ * competing with the FMAs) or partial ones. The packed A panels follow one
+ * another in memory: A is prefetched 64 depth steps ahead, into the next
+ * panel at a panel's end (a large layer's weights come from DRAM once per
+ * run, and without it their reads did not overlap the products: 0.8 ms of
+ * a 2 ms 3x3 convolution with 9.4 MB of weights). */
 #define OX_BY_WIDTH(LOOP)                             \
   if (n == 32)                                        \
     LOOP(_mm512_loadu_ps(b), _mm512_loadu_ps(b + 16)) \
@@ -290,6 +296,7 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_g12(
     __m512 b0 = LOAD0, b1 = LOAD1, av;                      \
     _mm_prefetch((const char *)(b + pf), _MM_HINT_T0);      \
     _mm_prefetch((const char *)(b + pf + 16), _MM_HINT_T0); \
+    _mm_prefetch((const char *)(a + 768), _MM_HINT_T0);     \
     OX_ROWG(0, 0)                                           \
     OX_ROWG(1, 1)                                           \
     OX_ROWG(2, 2)                                           \
