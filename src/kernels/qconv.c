@@ -463,12 +463,12 @@ int ox_qconv_run_on(const char *path, const ox_nn_geom *g, const uint8_t *x, int
     if (j.m_parts > blocks) j.m_parts = blocks;
   }
   j.blocks_per_part = (blocks + j.m_parts - 1) / j.m_parts;
-  /* few chunks for the threads, taps to gather (a 1x1 convolution's columns
-   * are cheap to build twice), no zero points needing column sums, and the
-   * whole image's columns within about 1 MiB: one shared chunk */
+  /* few chunks for the threads, no zero points needing column sums, and the
+   * whole image's columns within about 1 MiB: one shared chunk, built once
+   * by all threads (1x1 convolutions too: building a 1024-channel 7x7
+   * chunk in each of eight tasks made two threads no faster than one) */
   int64_t whole = (j.outer * j.OW + PANEL - 1) / PANEL * w->K4 * 64;
-  if (j.m_parts > 1 && g->k_size > 1 && !w->any_zw && whole <= ((int64_t)1 << 20) &&
-      qc_run_shared(&j, pool)) {
+  if (j.m_parts > 1 && !w->any_zw && whole <= ((int64_t)1 << 20) && qc_run_shared(&j, pool)) {
     free(rowc);
     if (j.fail) return ox_err_set(e, OX_ENOMEM, "out of memory (integer convolution)");
     return OX_OK;

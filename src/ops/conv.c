@@ -692,14 +692,19 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
   if (rows > j.outer) rows = j.outer;
   if (rows < 1) rows = 1;
   if (N * G * ((j.outer + rows - 1) / rows) < nt && j.outer >= nt) rows = (j.outer + nt - 1) / nt;
-  /* with few tasks, a count that the threads divide (3 tasks on 2 threads
-   * would leave one idle a third of the time): shrink the chunks a little */
-  if (nt > 1 && N * G * ((j.outer + rows - 1) / rows) < 16 * nt)
-    for (int64_t r = rows; r >= 1 && 2 * r >= rows; r--)
-      if ((N * G * ((j.outer + r - 1) / r)) % nt == 0) {
-        rows = r;
-        break;
-      }
+  /* with few tasks, chunks that the threads share evenly: down to half the
+   * size, the rows giving the least time for the busiest thread (tasks are
+   * taken as threads free up), the largest such. A count the threads divide
+   * is not enough: 28 rows in chunks of 9, 9, 9 and 1 left one thread 18
+   * rows and the other 10 */
+  if (nt > 1 && N * G * ((j.outer + rows - 1) / rows) < 16 * nt) {
+    int64_t best = rows, best_span = INT64_MAX;
+    for (int64_t r = rows; r >= 1 && 2 * r >= rows; r--) {
+      int64_t tasks = N * G * ((j.outer + r - 1) / r), span = (tasks + nt - 1) / nt * r;
+      if (span < best_span) best = r, best_span = span;
+    }
+    rows = best;
+  }
   j.chunk_rows = rows;
   j.n_chunks = (j.outer + rows - 1) / rows;
   int64_t ntasks = N * G * j.n_chunks;
