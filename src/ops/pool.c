@@ -261,6 +261,12 @@ OX_NN_CLONES static void sep_pool2d_task(void *arg, int64_t p0, int64_t p1) {
   if (!row) return; /* cannot happen for any image that fit in memory once */
   float *hm = row + IW;
   const float init = is_max ? -INFINITY : 0.0f;
+  /* [in0, in1): the outputs whose window lies wholly inside the row (a
+   * contiguous range: windows move right with ow) */
+  int64_t in0 = 0, in1 = 0;
+  while (in0 < OW && !(j->cols[in0].lo == 0 && j->cols[in0].hi == K1)) in0++;
+  in1 = in0;
+  while (in1 < OW && j->cols[in1].lo == 0 && j->cols[in1].hi == K1) in1++;
   for (int64_t plane = p0; plane < p1; plane++) {
     const float *xp = j->x + plane * IH * IW;
     float *yp = j->y + plane * OH * OW;
@@ -286,7 +292,21 @@ OX_NN_CLONES static void sep_pool2d_task(void *arg, int64_t p0, int64_t p1) {
           for (int64_t w = 0; w < nfull; w++) hm[w] += row[w + kw * dw];
       }
       float *yr = yp + oh * OW;
+      /* the windows wholly inside the row: a loop that vectorises (the
+       * division stays a division: the average is sum / count) */
+      if (is_max) {
+        for (int64_t ow = in0; ow < in1; ow++) yr[ow] = hm[ow * sw - g->pb[1]];
+      } else {
+        int64_t count = incl ? hpad * K1 : (hhi - hlo) * K1;
+        float div = (float)count;
+        if (count > 0)
+          for (int64_t ow = in0; ow < in1; ow++) yr[ow] = hm[ow * sw - g->pb[1]] / div;
+        else
+          for (int64_t ow = in0; ow < in1; ow++) yr[ow] = NAN;
+      }
       for (int64_t ow = 0; ow < OW; ow++) {
+        if (ow == in0 && in1 > in0) ow = in1;
+        if (ow >= OW) break;
         int64_t ws = ow * sw - g->pb[1], wlo = j->cols[ow].lo, whi = j->cols[ow].hi;
         float acc;
         if (wlo == 0 && whi == K1) {

@@ -48,8 +48,14 @@ typedef struct fctx {
   ox_arena *a;
   const ox_graph *g;
   ox_err *e;
-  ox_map csts;   /* name -> index + 1 into cv */
-  ox_value **cv; /* owned references */
+  ox_map csts; /* name -> index + 1 into cv */
+  /* known constants: v an owned reference, or NULL until first asked for
+   * when t is an initializer (a large weight is not copied unless a rewrite
+   * reads it: most are only passed through) */
+  struct known_cst {
+    ox_value *v;
+    const ox_tensor *t;
+  } * cv;
   size_t n_cv;
   ox_map uses;     /* name -> number of reads by main-graph nodes */
   ox_map pinned;   /* graph outputs and names read inside subgraphs */
@@ -79,18 +85,30 @@ static int map_add(ox_map *m, const char *k, size_t d) {
 static const ox_value *cst_of(const fctx *x, const char *name) {
   uintptr_t v;
   if (!name || !*name || !ox_map_get(&x->csts, name, &v)) return NULL;
-  return x->cv[v - 1];
+  struct known_cst *c = &x->cv[v - 1];
+  if (!c->v && c->t) { /* made on first use; a tensor that cannot be made is no constant */
+    ox_err ce = {0};
+    c->v = ox_value_from_tensor_proto(c->t, true, &ce);
+    c->t = NULL;
+  }
+  return c->v;
 }
 
-static int add_cst(fctx *x, const char *name, ox_value *v) {
-  if (!v) return OX_OK;
-  ox_value **slot = OX_VEC_PUSH(x->a, x->cv, x->n_cv);
+/* v (owned) or, with v NULL, the initializer t as name's constant */
+static int add_cst_from(fctx *x, const char *name, ox_value *v, const ox_tensor *t) {
+  if (!v && !t) return OX_OK;
+  struct known_cst *slot = OX_VEC_PUSH(x->a, x->cv, x->n_cv);
   if (!slot || ox_map_put(&x->csts, name, x->n_cv)) {
     ox_value_unref(v);
     return oom(x);
   }
-  *slot = v;
+  slot->v = v;
+  slot->t = v ? NULL : t;
   return OX_OK;
+}
+
+static int add_cst(fctx *x, const char *name, ox_value *v) {
+  return add_cst_from(x, name, v, NULL);
 }
 
 /* names read anywhere inside a subgraph (outer-scope uses among them) */
@@ -171,6 +189,70 @@ out:
   return v;
 }
 
+/* Unsqueeze, Reshape or Identity of a small float constant: its values under
+ * the new dims. Exporters write a per-channel scale as Unsqueeze(s [C]) ->
+ * [C, 1, 1]; known here, the Mul and Add after a Conv fold into it. */
+static ox_value *reshaped_const(fctx *x, const ox_node *n, int64_t opset) {
+  bool unsq = op_is(n, "Unsqueeze"), resh = op_is(n, "Reshape");
+  if ((!unsq && !resh && !op_is(n, "Identity")) || n->n_output != 1 || n->n_input < 1 ||
+      !n->output[0] || !*n->output[0])
+    return NULL;
+  const ox_value *c = cst_of(x, n->input[0]);
+  if (!c || c->kind != OX_VAL_TENSOR || c->dtype != OX_FLOAT || c->numel > 65536 || c->rank > 8)
+    return NULL;
+  int64_t arg[8], dims[8];
+  size_t na = 0, r = c->rank;
+  memcpy(dims, c->dims, r * sizeof *dims);
+  if (unsq || resh) { /* axes (Unsqueeze before opset 13: an attribute) or shape */
+    const ox_attr *at = unsq && opset < 13 ? ox_node_attr(n, "axes") : NULL;
+    if (at) {
+      if (at->n_ints > 8) return NULL;
+      na = at->n_ints;
+      memcpy(arg, at->ints, na * sizeof *arg);
+    } else {
+      const ox_tensor *t = n->n_input == 2 ? const_init(x, n->input[1]) : NULL;
+      ox_err ce = {0};
+      ox_value *a = t && t->data_type == OX_INT64 ? ox_value_from_tensor_proto(t, true, &ce) : NULL;
+      bool ok = a && a->rank == 1 && a->numel <= 8;
+      if (ok) memcpy(arg, a->data, (size_t)a->numel * sizeof *arg), na = (size_t)a->numel;
+      ox_value_unref(a);
+      if (!ok) return NULL;
+    }
+  }
+  if (unsq) {
+    size_t out_r = r + na;
+    if (out_r > 8) return NULL;
+    bool one[8] = {false};
+    for (size_t k = 0; k < na; k++) {
+      int64_t ax = arg[k] < 0 ? arg[k] + (int64_t)out_r : arg[k];
+      if (ax < 0 || ax >= (int64_t)out_r || one[ax]) return NULL;
+      one[ax] = true;
+    }
+    for (size_t d = 0, src = 0; d < out_r; d++) dims[d] = one[d] ? 1 : c->dims[src++];
+    r = out_r;
+  } else if (resh) {
+    if (opset >= 14 && ox_node_attr_int(n, "allowzero", 0) != 0) return NULL;
+    int64_t known = 1, infer = -1;
+    for (size_t d = 0; d < na; d++) {
+      dims[d] = arg[d] == 0 && d < c->rank ? c->dims[d] : arg[d];
+      if (dims[d] == -1 && infer < 0)
+        infer = (int64_t)d;
+      else if (dims[d] < 1)
+        return NULL;
+      else
+        known *= dims[d];
+    }
+    if (infer >= 0) dims[infer] = known > 0 && c->numel % known == 0 ? c->numel / known : -1;
+    if (infer >= 0 && dims[infer] < 0) return NULL;
+    if ((infer >= 0 ? known * dims[infer] : known) != c->numel) return NULL;
+    r = na;
+  }
+  ox_err ce = {0};
+  ox_value *v = ox_tensor_new_uninit(OX_FLOAT, dims, r, &ce);
+  if (v) memcpy(v->data, c->data, (size_t)c->numel * sizeof(float));
+  return v;
+}
+
 static int collect(fctx *x) {
   const ox_graph *g = x->g;
   for (size_t i = 0; i < g->n_initializer; i++) {
@@ -180,9 +262,7 @@ static int collect(fctx *x) {
     for (size_t k = 0; k < g->n_input && !is_input; k++)
       is_input = g->input[k].name && strcmp(g->input[k].name, t->name) == 0;
     if (is_input && !x->s->defaults_const) continue;
-    ox_err ce = {0};
-    ox_value *v = ox_value_from_tensor_proto(t, true, &ce);
-    if (add_cst(x, t->name, v)) return x->e->code;
+    if (add_cst_from(x, t->name, NULL, t)) return x->e->code;
     (void)ox_map_put(&x->floatval, t->name, 1);
   }
   int64_t budget = (int64_t)1 << 27; /* elements made from ConstantOfShape */
@@ -204,6 +284,11 @@ static int collect(fctx *x) {
       else if (af && af->has_f)
         v = ox_tensor_scalar_f32(af->f, &ce);
       if (v && add_cst(x, n->output[0], v)) return x->e->code;
+    }
+    ox_value *rv = reshaped_const(x, n, x->opsets[i]);
+    if (rv) {
+      if (add_cst(x, n->output[0], rv)) return x->e->code;
+      (void)ox_map_put(&x->floatval, n->output[0], 1);
     }
     for (size_t k = 0; k < n->n_input; k++) {
       const char *nm = n->input[k];
@@ -1021,7 +1106,7 @@ int ox_rt_fuse(ox_session *s, const ox_graph *g, const ox_graph **out, ox_err *e
   note->opsets = nops;
   *out = ng;
 done:
-  for (size_t i = 0; i < x.n_cv; i++) ox_value_unref(x.cv[i]);
+  for (size_t i = 0; i < x.n_cv; i++) ox_value_unref(x.cv[i].v);
   free(repl);
   ox_map_free(&x.csts);
   ox_map_free(&x.uses);

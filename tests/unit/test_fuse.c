@@ -208,6 +208,26 @@ static const char *conv_bn = HEAD
     "  D = BatchNormalization <epsilon = 0.001> (C, sc, bb, mu, var)\n"
     "  E = Mul(s2, D)\n F = Add(E, three)\n Y = Relu(F) }\n";
 
+/* Inception v2 as exported: the scale and shift after BatchNormalization
+ * are [C] constants raised to [C, 1, 1] by Unsqueeze (axes an attribute
+ * before opset 13, an input after) or Reshape: known constants at fusion,
+ * so the Mul and Add fold into the Conv as well */
+static const char *conv_unsq_old =
+    "<ir_version: 7, opset_import: [\"\" : 11]>\n"
+    "G (float[1,2,6,6] X) => (float[1,3,6,6] Y)\n"
+    "<float[3,2,1,1] W = {0.1,-0.2,0.3,0.4,-0.5,0.6}, float[3] sw = {2, -1, 0.5},"
+    " float[3] sb = {0.25, -0.5, 1}>\n"
+    "{ C = Conv (X, W)\n u = Unsqueeze <axes = [1, 2]> (sw)\n A = Mul(C, u)\n"
+    "  v = Unsqueeze <axes = [-1, -2]> (sb)\n B = Add(A, v)\n Y = Relu(B) }\n";
+
+static const char *conv_unsq_new =
+    "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+    "G (float[1,2,6,6] X) => (float[1,3,6,6] Y)\n"
+    "<float[3,2,1,1] W = {0.1,-0.2,0.3,0.4,-0.5,0.6}, float[3] sw = {2, -1, 0.5},"
+    " float[3] sb = {0.25, -0.5, 1}, int64[2] ax = {1, 2}, int64[3] shp = {-1, 1, 1}>\n"
+    "{ C = Conv (X, W)\n u = Unsqueeze (sw, ax)\n A = Mul(u, C)\n"
+    "  v = Reshape (sb, shp)\n B = Add(A, v)\n Y = Relu(B) }\n";
+
 static const char *conv_scalar = HEAD
     "G (float[1,2,5,5] X) => (float[1,1,5,5] Y)\n"
     "<float[1,2,1,1] W = {0.5, -1.5}, float s = {1.25}, float b = {-0.5}, float three = {3},"
@@ -520,7 +540,8 @@ static const char *dup_exposed =
 static const char *attention_text =
     "<ir_version: 8, opset_import: [\"\" : 13]>\n"
     "attn (float[2,5,8] X) => (float[2,5,8] Y)\n"
-    "<int64[4] shp = {0, 0, 2, 4}, int64[3] back = {0, 0, 8}, float c = {2.0}, float half = {0.5},\n"
+    "<int64[4] shp = {0, 0, 2, 4}, int64[3] back = {0, 0, 8}, float c = {2.0}, float half = "
+    "{0.5},\n"
     " float one = {1.0}, float[2,1,1,5] mask = {0, 0, -10000, 0, 0, 0, 0, 0, 0, -10000}> {\n"
     "  xk = Mul (X, half)\n  xv = Add (X, one)\n"
     "  q0 = Reshape (X, shp)\n  q = Transpose <perm = [0, 2, 1, 3]> (q0)\n"
@@ -606,6 +627,12 @@ int main(void) {
   const int64_t d_cs[4] = {1, 2, 5, 5};
   compare("conv + scalar mul/add", conv_scalar, d_cs, 4, 1e-5, &n0, &n1);
   CHECK(n0 == 7 && n1 == 2);
+  const int64_t d_cu[4] = {1, 2, 6, 6};
+  compare("conv + unsqueezed scale (attribute axes)", conv_unsq_old, d_cu, 4, 1e-5, &n0, &n1);
+  CHECK(n1 == 1); /* Mul and Add folded, Relu applied by the conv */
+  compare("conv + unsqueezed / reshaped scale (input axes)", conv_unsq_new, d_cu, 4, 1e-5, &n0,
+          &n1);
+  CHECK(n1 == 1);
 
   test_conv_epilogues();
 
