@@ -1,7 +1,9 @@
 /* norm.c - normalisation kernels: BatchNormalization, InstanceNormalization,
  * LayerNormalization, GroupNormalization, RMSNormalization, LpNormalization,
  * MeanVarianceNormalization, LRN. Arithmetic in float32 with double
- * accumulators for the statistics. */
+ * accumulators for the statistics (LRN's window of squares: float). */
+#include <stdatomic.h>
+
 #include "nn_common.h"
 #include "opcore.h"
 
@@ -499,6 +501,58 @@ static int mvn_run(ox_kctx *c, void *st) {
 }
 
 /* ---- LRN across channels ---- */
+
+/* Planes [p0, p1) of n * C + c: the squares of the window's channels summed
+ * plane-wide (loops that vectorise), then x / (bias + alpha / size * sum)^beta
+ * with beta 0.75 (AlexNet, GoogLeNet) as two square roots, 0.5 and 1
+ * exactly, other betas by powf. The per-element double pow took 13 ns an
+ * element: 6 ms of AlexNet's 20, and on one thread. */
+typedef struct lrn_job {
+  const norm_attrs *a;
+  const float *x;
+  float *y;
+  int64_t C, S;
+  atomic_int oom;
+} lrn_job;
+
+OC_CLONES static void lrn_planes(const lrn_job *j, float *acc, int64_t p0, int64_t p1) {
+  const norm_attrs *a = j->a;
+  int64_t C = j->C, S = j->S, lo = (a->size - 1) / 2, hi = a->size - 1 - lo;
+  float k = a->alpha / (float)a->size, bias = a->bias, beta = a->beta;
+  for (int64_t t = p0; t < p1; t++) {
+    int64_t n = t / C, ch = t % C;
+    int64_t c0 = ch - lo < 0 ? 0 : ch - lo, c1 = ch + hi >= C ? C - 1 : ch + hi;
+    for (int64_t i = 0; i < S; i++) acc[i] = 0.0f;
+    for (int64_t q = c0; q <= c1; q++) {
+      const float *xq = j->x + (n * C + q) * S;
+      for (int64_t i = 0; i < S; i++) acc[i] += xq[i] * xq[i];
+    }
+    const float *xi = j->x + t * S;
+    float *yi = j->y + t * S;
+    if (beta == 0.75f)
+      for (int64_t i = 0; i < S; i++) {
+        float r = sqrtf(bias + k * acc[i]);
+        yi[i] = xi[i] / (r * sqrtf(r));
+      }
+    else if (beta == 0.5f)
+      for (int64_t i = 0; i < S; i++) yi[i] = xi[i] / sqrtf(bias + k * acc[i]);
+    else if (beta == 1.0f)
+      for (int64_t i = 0; i < S; i++) yi[i] = xi[i] / (bias + k * acc[i]);
+    else
+      for (int64_t i = 0; i < S; i++) yi[i] = xi[i] / powf(bias + k * acc[i], beta);
+  }
+}
+
+static void lrn_task(void *arg, int64_t p0, int64_t p1) {
+  lrn_job *j = arg;
+  float *acc = ox_scratch(0, (size_t)j->S * sizeof(float));
+  if (!acc) {
+    atomic_store(&j->oom, 1);
+    return;
+  }
+  lrn_planes(j, acc, p0, p1);
+}
+
 static int lrn_run(ox_kctx *c, void *st) {
   const norm_attrs *a = st;
   ox_value *x = ox_kctx_input(c, 0);
@@ -506,26 +560,20 @@ static int lrn_run(ox_kctx *c, void *st) {
   if (rc) return rc;
   if (x->rank < 2) return ox_kctx_fail(c, OX_ERUNTIME, "X must have rank >= 2");
   int64_t N = x->dims[0], C = x->dims[1], S = nn_prod(x->dims, 2, x->rank);
-  int64_t lo = (a->size - 1) / 2, hi = a->size - 1 - lo;
   ox_value *y = ox_kctx_output(c, 0, x->dtype, x->dims, x->rank);
   if (!y) return OX_ERUNTIME;
+  if (y->numel == 0) return OX_OK;
   nn_fbuf fx, fy = {0};
   if ((rc = nn_fload(c, x, &fx))) return rc;
   if (!(rc = nn_fout(c, y, &fy))) {
-    double k = (double)a->alpha / (double)a->size;
-    for (int64_t n = 0; n < N; n++)
-      for (int64_t ch = 0; ch < C; ch++)
-        for (int64_t j = 0; j < S; j++) {
-          double sq = 0.0;
-          int64_t c0 = ch - lo < 0 ? 0 : ch - lo, c1 = ch + hi >= C ? C - 1 : ch + hi;
-          for (int64_t q = c0; q <= c1; q++) {
-            double v = fx.p[(n * C + q) * S + j];
-            sq += v * v;
-          }
-          int64_t i = (n * C + ch) * S + j;
-          fy.p[i] = (float)(fx.p[i] / pow(a->bias + k * sq, a->beta));
-        }
-    nn_fstore(y, &fy);
+    lrn_job j = {a, fx.p, fy.p, C, S, 0};
+    /* about 64K elements of work per task: small maps stay on one thread */
+    int64_t grain = S * a->size > 0 ? 65536 / (S * a->size) + 1 : N * C;
+    ox_parallel_for(ox_kctx_pool(c), N * C, grain, lrn_task, &j);
+    if (atomic_load(&j.oom))
+      rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+    else
+      nn_fstore(y, &fy);
   }
   nn_ffree(&fx);
   return rc;
