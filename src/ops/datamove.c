@@ -49,7 +49,8 @@ int ox_dm_fill(void *dst, int64_t n, const void *elem, int32_t dt) {
     memcpy(d + done, d, k);
     done += k;
   }
-  for (; done < total; done += block) memcpy(d + done, d, total - done < block ? total - done : block);
+  for (; done < total; done += block)
+    memcpy(d + done, d, total - done < block ? total - done : block);
   return OX_OK;
 }
 
@@ -433,7 +434,19 @@ typedef struct copy2d_job {
   size_t es;
   int32_t dt;
   int err;
+  int64_t piece, pieces; /* elements per piece and pieces per row (copy2d_pieces) */
 } copy2d_job;
+
+/* task t: piece t % pieces of row t / pieces (non-string elements) */
+static void copy2d_pieces(void *arg, int64_t b, int64_t e) {
+  copy2d_job *j = arg;
+  for (int64_t t = b; t < e; t++) {
+    int64_t q = t / j->pieces, c0 = (t % j->pieces) * j->piece;
+    int64_t c1 = c0 + j->piece < j->n ? c0 + j->piece : j->n;
+    memcpy(j->dst + (size_t)(q * j->dpitch + c0) * j->es,
+           j->src + (size_t)(q * j->spitch + c0) * j->es, (size_t)(c1 - c0) * j->es);
+  }
+}
 
 static void copy2d_rows(void *arg, int64_t b, int64_t e) {
   copy2d_job *j = arg;
@@ -445,10 +458,18 @@ static void copy2d_rows(void *arg, int64_t b, int64_t e) {
 
 int ox_dm_copy2d(ox_thread_pool *pool, void *dst, int64_t dpitch, const void *src, int64_t spitch,
                  int64_t rows, int64_t n, int32_t dt) {
-  copy2d_job j = {dst, src, dpitch, spitch, n, ox_value_elem_size(dt), dt, OX_OK};
+  copy2d_job j = {dst, src, dpitch, spitch, n, ox_value_elem_size(dt), dt, OX_OK, 0, 0};
   if (rows <= 0 || n <= 0) return OX_OK;
   if (dpitch == n && spitch == n) return ox_dm_copy(dst, src, rows * n, dt);
   size_t bytes = (size_t)(rows * n) * j.es;
+  /* a few long rows (a channel Concat of one image: one row per input):
+   * pieces of 64 KiB, so that the threads share the copy */
+  if (dt != OX_STRING && bytes >= (1 << 18) && rows < 8 && ox_thread_pool_size(pool) > 1) {
+    j.piece = (int64_t)((1 << 16) / j.es);
+    j.pieces = (n + j.piece - 1) / j.piece;
+    ox_parallel_for(pool, rows * j.pieces, 1, copy2d_pieces, &j);
+    return OX_OK;
+  }
   if (dt != OX_STRING && bytes >= (1 << 16) && rows > 1) {
     int64_t grain = (int64_t)((1 << 15) / ((size_t)n * j.es + 1)) + 1;
     ox_parallel_for(pool, rows, grain, copy2d_rows, &j);

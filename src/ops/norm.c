@@ -103,6 +103,30 @@ static int load_param(ox_kctx *c, const ox_value *v, const int64_t *d, size_t r,
 }
 
 /* ---- BatchNormalization ---- */
+/* (x - mean) * (scale / sqrt(var + eps)) + B over blocks [b0, b1) of
+ * n * pn + k: centring first keeps the cancellation of nearly equal terms
+ * out of the result */
+typedef struct bn_job {
+  const norm_attrs *a;
+  const float *x;
+  float *y;
+  const float *scale, *shift;
+  const double *mean, *var;
+  int64_t pn, per;
+} bn_job;
+
+OC_CLONES static void bn_apply(void *arg, int64_t b0, int64_t b1) {
+  const bn_job *j = arg;
+  for (int64_t b = b0; b < b1; b++) {
+    int64_t k = b % j->pn;
+    double inv = 1.0 / sqrt(j->var[k] + (double)j->a->epsilon);
+    float mk = (float)j->mean[k], sc = (float)(j->scale[k] * inv), sh = j->shift[k];
+    const float *xs = j->x + b * j->per;
+    float *ys = j->y + b * j->per;
+    for (int64_t i = 0; i < j->per; i++) ys[i] = (xs[i] - mk) * sc + sh;
+  }
+}
+
 static int batchnorm_run(ox_kctx *c, void *st) {
   const norm_attrs *a = st;
   ox_value *x = ox_kctx_input(c, 0);
@@ -154,16 +178,11 @@ static int batchnorm_run(ox_kctx *c, void *st) {
   } else {
     for (int64_t k = 0; k < pn; k++) mean[k] = fp[2].p[k], var[k] = fp[3].p[k];
   }
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t k = 0; k < pn; k++) {
-      double inv = 1.0 / sqrt(var[k] + (double)a->epsilon);
-      /* (x - mean) * (scale / sqrt(var + eps)) + B: centring first keeps
-       * the cancellation of nearly equal terms out of the result */
-      float mk = (float)mean[k], sc = (float)(fp[0].p[k] * inv), sh = fp[1].p[k];
-      const float *xs = fx.p + n * C * S + k * per;
-      float *ys = fy.p + n * C * S + k * per;
-      for (int64_t j = 0; j < per; j++) ys[j] = (xs[j] - mk) * sc + sh;
-    }
+  {
+    bn_job bj = {a, fx.p, fy.p, fp[0].p, fp[1].p, mean, var, pn, per};
+    /* about 64K elements per task: small maps stay on one thread */
+    ox_parallel_for(ox_kctx_pool(c), N * pn, 65536 / (per + 1) + 1, bn_apply, &bj);
+  }
   nn_fstore(y, &fy);
   if (training) {
     /* outputs 1, 2: running mean / var; (before opset 14) 3, 4: saved mean / var */
