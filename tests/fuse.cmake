@@ -6,6 +6,7 @@ onnxc_unit_test(test_wqgemm)
 onnxc_unit_test(test_dq_matmul)
 onnxc_unit_test(test_matmul_transb)
 onnxc_unit_test(test_tied_gather)
+onnxc_unit_test(test_pool_same)
 onnxc_unit_test(test_pool_bytes)
 # onnxc convert --optimize writes the fused graph; it checks and runs the same
 add_test(NAME convert_optimize

@@ -329,6 +329,108 @@ OX_NN_CLONES static void sep_pool2d_task(void *arg, int64_t p0, int64_t p1) {
   if (row != stack) free(row);
 }
 
+/* Stride 1 with "same" padding (the 3x3 pools inside Inception modules:
+ * rows of 7 to 28 outputs, where loops along one row are mostly their
+ * remainders): each pass runs over the whole plane at once. The rows of the
+ * window are combined for all interior output rows in one loop, then the
+ * columns over the flattened plane (sums that straddle a row's end land
+ * only on border columns, recomputed after), so the float operations and
+ * their order are those of sep_pool2d_task. */
+OX_NN_CLONES static void same_pool2d_task(void *arg, int64_t p0, int64_t p1) {
+  const pool2d_job *j = arg;
+  const ox_nn_geom *g = j->g;
+  int64_t IH = g->in[0], IW = g->in[1], K0 = g->k[0], K1 = g->k[1], pb0 = g->pb[0];
+  int64_t pb1 = g->pb[1], pe1 = g->pe[1], n = IH * IW;
+  bool is_max = j->s->kind == POOL_MAX, incl = j->s->count_include_pad;
+  const float init = is_max ? -INFINITY : 0.0f;
+  float *V = ox_scratch(0, (size_t)(2 * n) * sizeof(float));
+  if (!V) {
+    sep_pool2d_task(arg, p0, p1);
+    return;
+  }
+  float *hm = V + n;
+  int64_t r0 = pb0, r1 = IH - g->pe[0]; /* output rows whose window is whole */
+  if (r1 < r0) r1 = r0;
+  for (int64_t plane = p0; plane < p1; plane++) {
+    const float *xp = j->x + plane * n;
+    float *yp = j->y + plane * n;
+    /* rows of the window: interior rows in one run, border rows one by one */
+    int64_t m = (r1 - r0) * IW;
+    float *v = V + r0 * IW;
+    for (int64_t i = 0; i < m; i++) v[i] = init;
+    for (int64_t kh = 0; kh < K0; kh++) {
+      const float *xk = xp + (r0 - pb0 + kh) * IW;
+      if (is_max)
+        for (int64_t i = 0; i < m; i++) v[i] = xk[i] > v[i] ? xk[i] : v[i];
+      else
+        for (int64_t i = 0; i < m; i++) v[i] += xk[i];
+    }
+    for (int64_t oh = 0; oh < IH; oh++) {
+      if (oh == r0 && r1 > r0) oh = r1;
+      if (oh >= IH) break;
+      int64_t hs = oh - pb0, hlo, hhi, hpad;
+      tap_range(hs, K0, 1, IH, pb0, g->pe[0], &hlo, &hhi, &hpad);
+      float *vr = V + oh * IW;
+      for (int64_t w = 0; w < IW; w++) vr[w] = init;
+      for (int64_t kh = hlo; kh < hhi; kh++) {
+        const float *xr = xp + (hs + kh) * IW;
+        if (is_max)
+          for (int64_t w = 0; w < IW; w++) vr[w] = xr[w] > vr[w] ? xr[w] : vr[w];
+        else
+          for (int64_t w = 0; w < IW; w++) vr[w] += xr[w];
+      }
+    }
+    /* columns of the window over the flattened plane */
+    int64_t nh = n - (K1 - 1);
+    for (int64_t i = 0; i < nh; i++) hm[i] = V[i];
+    for (int64_t kw = 1; kw < K1; kw++) {
+      if (is_max)
+        for (int64_t i = 0; i < nh; i++) hm[i] = V[i + kw] > hm[i] ? V[i + kw] : hm[i];
+      else
+        for (int64_t i = 0; i < nh; i++) hm[i] += V[i + kw];
+    }
+    /* whole windows: y[i] = hm[i - pb1] along the flattened plane (border
+     * columns are overwritten below); an average divides interior rows
+     * by one count, border rows by theirs */
+    if (is_max) {
+      for (int64_t i = pb1; i < n - pe1; i++) yp[i] = hm[i - pb1];
+    } else {
+      float div = (float)(K0 * K1);
+      for (int64_t i = r0 * IW + pb1; i < r1 * IW - pe1; i++) yp[i] = hm[i - pb1] / div;
+    }
+    for (int64_t oh = 0; oh < IH; oh++) {
+      int64_t hs = oh - pb0, hlo, hhi, hpad;
+      tap_range(hs, K0, 1, IH, pb0, g->pe[0], &hlo, &hhi, &hpad);
+      const float *vr = V + oh * IW;
+      float *yr = yp + oh * IW;
+      bool border_row = oh < r0 || oh >= r1;
+      for (int64_t ow = 0; ow < IW; ow++) {
+        bool border_col = ow < pb1 || ow >= IW - pe1;
+        if (!border_col && !(border_row && !is_max)) continue;
+        if (!border_col && border_row && !is_max && ow == pb1 && IW - pe1 > pb1) {
+          /* a border row's whole windows: its own count */
+          int64_t cnt = incl ? hpad * K1 : (hhi - hlo) * K1;
+          for (int64_t w = pb1; w < IW - pe1; w++)
+            yr[w] = cnt > 0 ? hm[oh * IW + w - pb1] / (float)cnt : NAN;
+          ow = IW - pe1 - 1;
+          continue;
+        }
+        int64_t ws = ow - pb1, wlo = j->cols[ow].lo, whi = j->cols[ow].hi;
+        float acc = init;
+        for (int64_t kw = wlo; kw < whi; kw++) {
+          float t = vr[ws + kw];
+          acc = is_max ? (t > acc ? t : acc) : acc + t;
+        }
+        if (!is_max) {
+          int64_t cnt = incl ? hpad * j->cols[ow].pad : (hhi - hlo) * (whi - wlo);
+          acc = cnt > 0 ? acc / (float)cnt : NAN;
+        }
+        yr[ow] = acc;
+      }
+    }
+  }
+}
+
 /* Global max or average of float planes: 16 partial results per plane,
  * combined at the end (vectorises; the order of additions differs from a
  * left-to-right sum by rounding only). */
@@ -426,8 +528,10 @@ static int pool_run(ox_kctx *ctx, void *st) {
                 &cols[ow].lo, &cols[ow].hi, &cols[ow].pad);
     pool2d_job pj = {s, &g, x->data, y->data, cols};
     int64_t planes = x->dims[0] * x->dims[1];
-    ox_parallel_for(ox_kctx_pool(ctx), planes, pool_grain(&g, y->numel, planes), sep_pool2d_task,
-                    &pj);
+    bool same = g.stride[0] == 1 && g.stride[1] == 1 && g.dil[0] == 1 && g.dil[1] == 1 &&
+                g.out[0] == g.in[0] && g.out[1] == g.in[1] && g.in[1] >= g.k[1];
+    ox_parallel_for(ox_kctx_pool(ctx), planes, pool_grain(&g, y->numel, planes),
+                    same ? same_pool2d_task : sep_pool2d_task, &pj);
     if (cols != stackc) free(cols);
     return OX_OK;
   }
