@@ -69,20 +69,20 @@ typedef struct mha_job {
  * the compiler vectorises (the division stays a division, as Div's). */
 OC_CLONES static void score_row(float *row, int64_t n, float scale, bool div, const float *m,
                                 int64_t mstep) {
-  if (div)
-    for (int64_t c = 0; c < n; c++) row[c] = row[c] / scale;
+  /* the scale and the mask in one pass (the same two roundings as the Div
+   * or Mul and the Add they replace) */
+  if (div && m && mstep == 1)
+    for (int64_t c = 0; c < n; c++) row[c] = row[c] / scale + m[c];
+  else if (!div && m && mstep == 1)
+    for (int64_t c = 0; c < n; c++) row[c] = row[c] * scale + m[c];
+  else if (div)
+    for (int64_t c = 0; c < n; c++) row[c] = row[c] / scale + (m ? m[c * mstep] : 0.0f);
   else
-    for (int64_t c = 0; c < n; c++) row[c] = row[c] * scale;
-  if (m && mstep == 1)
-    for (int64_t c = 0; c < n; c++) row[c] = row[c] + m[c];
-  else if (m)
-    for (int64_t c = 0; c < n; c++) row[c] = row[c] + m[c * mstep];
+    for (int64_t c = 0; c < n; c++) row[c] = row[c] * scale + (m ? m[c * mstep] : 0.0f);
   float mx = oc_row_max_f32(row, n);
-  int64_t c;
-  for (c = 0; c < n; c++) row[c] -= mx;
-  oc_exp_f32(row, row, n);
+  oc_exp_shift_f32(row, mx, row, n);
   double s[8] = {0};
-  c = 0;
+  int64_t c = 0;
   for (; c + 8 <= n; c += 8)
     for (int q = 0; q < 8; q++) s[q] += row[c + q];
   for (; c < n; c++) s[0] += row[c];

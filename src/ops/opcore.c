@@ -405,9 +405,9 @@ static inline float exp_reduced(float c, float *k) {
 }
 
 /* every lane computes the polynomial and the limits are applied by masks */
-OC_CLONES static void exp_block(const float *x, float *y, int64_t n) {
+OC_CLONES static void exp_block(const float *x, float shift, float *y, int64_t n) {
   for (int64_t i = 0; i < n; i++) {
-    float v = x[i];
+    float v = x[i] - shift; /* exact for shift 0 (-0 - 0 = +0: e^0 either way) */
     float c = oc_select_f32(v > EXP_HI, EXP_HI, v);
     c = oc_select_f32(c < EXP_LO, EXP_LO, c);
     c = oc_select_f32(c != c, 0.0f, c); /* NaN: the result is replaced below */
@@ -424,7 +424,11 @@ OC_CLONES static void exp_block(const float *x, float *y, int64_t n) {
   }
 }
 
-void oc_exp_f32(const float *x, float *y, int64_t n) { exp_block(x, y, n); }
+void oc_exp_f32(const float *x, float *y, int64_t n) { exp_block(x, 0.0f, y, n); }
+
+void oc_exp_shift_f32(const float *x, float shift, float *y, int64_t n) {
+  exp_block(x, shift, y, n);
+}
 
 /* erf over a block, written so that the compiler vectorises it whole
  * (the clones give AVX-512 and AVX2 bodies): e^{-x^2} by the same range

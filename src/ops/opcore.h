@@ -121,6 +121,9 @@ void oc_from_f32(const float *src, int32_t dt, void *dst, int64_t n);
 /* y = e^x over float32 arrays (vectorisable; about 2 ulp, flushes results
  * below 2^-126 to zero). x and y may be the same array. */
 void oc_exp_f32(const float *x, float *y, int64_t n);
+/* y = e^(x - shift), the subtraction rounded in float first (softmax's
+ * x - max in the same pass). */
+void oc_exp_shift_f32(const float *x, float shift, float *y, int64_t n);
 /* tanh for float32 arrays (opcore.c: within 3 ulp, vectorised) */
 void oc_tanh_f32(const float *x, float *y, int64_t n);
 /* y = erf(x) over float32 arrays, vectorised: an odd Taylor polynomial for
