@@ -279,6 +279,48 @@ __attribute__((target("avx512f"), always_inline)) static inline void dw_blocks(
   }
 }
 
+/* Planes one block wide (output rows of 16 or fewer, 14x14 and 7x7 maps):
+ * two rows at a time, two independent chains, summed in dw_blocks' order. */
+__attribute__((target("avx512f"))) static void dw_pairs_1blk(const ox_nn_geom *g, const float *xc,
+                                                             const float *wm, float b,
+                                                             const uint32_t *mask, __mmask16 tail,
+                                                             float *y) {
+  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];
+  int64_t sw = g->stride[1], dh = g->dil[0], dw = g->dil[1], sh = g->stride[0];
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  for (int64_t oh = 0; oh < OH; oh += 2) {
+    bool two = oh + 1 < OH;
+    __m512 a0 = _mm512_set1_ps(b), a1 = a0;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      int64_t ih0 = oh * sh - g->pb[0] + kh * dh, ih1 = ih0 + sh;
+      bool v0 = ih0 >= 0 && ih0 < IH, v1 = two && ih1 >= 0 && ih1 < IH;
+      const float *x0 = xc + ih0 * IW - g->pb[1], *x1 = xc + ih1 * IW - g->pb[1];
+      for (int64_t kw = 0; kw < KW; kw++) {
+        __m512 wv = _mm512_set1_ps(wm[kh * KW + kw]);
+        uint32_t m = mask[kw];
+        if (v0) {
+          const float *xs = x0 + kw * dw;
+          __m512 v = sw == 1 ? _mm512_maskz_loadu_ps((__mmask16)m, xs)
+                             : _mm512_permutex2var_ps(
+                                   _mm512_maskz_loadu_ps((__mmask16)m, xs), even,
+                                   _mm512_maskz_loadu_ps((__mmask16)(m >> 16), xs + 16));
+          a0 = _mm512_fmadd_ps(wv, v, a0);
+        }
+        if (v1) {
+          const float *xs = x1 + kw * dw;
+          __m512 v = sw == 1 ? _mm512_maskz_loadu_ps((__mmask16)m, xs)
+                             : _mm512_permutex2var_ps(
+                                   _mm512_maskz_loadu_ps((__mmask16)m, xs), even,
+                                   _mm512_maskz_loadu_ps((__mmask16)(m >> 16), xs + 16));
+          a1 = _mm512_fmadd_ps(wv, v, a1);
+        }
+      }
+    }
+    _mm512_mask_storeu_ps(y + oh * OW, tail, a0);
+    if (two) _mm512_mask_storeu_ps(y + (oh + 1) * OW, tail, a1);
+  }
+}
+
 __attribute__((target("avx512f"))) static void dw_plane_avx512(const ox_nn_geom *g, const float *xc,
                                                                const float *wm, float b, float *y) {
   int64_t IW = g->in[1], OH = g->out[0], OW = g->out[1], KW = g->k[1];
@@ -298,12 +340,22 @@ __attribute__((target("avx512f"))) static void dw_plane_avx512(const ox_nn_geom 
       mask[blk][kw] = m;
     }
   __mmask16 tail = (__mmask16)((1u << (OW - (nblk - 1) * 16)) - 1u);
+  if (nblk == 1) {
+    dw_pairs_1blk(g, xc, wm, b, (const uint32_t *)mask, tail, y);
+    return;
+  }
   for (int64_t oh = 0; oh < OH; oh++) {
     float *yr = y + oh * OW;
     int64_t blk = 0;
     for (; blk + 4 <= nblk; blk += 4)
       dw_blocks(g, xc, wm, b, oh, (const uint32_t *)mask, blk, 4, tail, nblk, yr);
-    for (; blk < nblk; blk++)
+    /* the rest as one call too (independent chains: a 28-wide row is two
+     * blocks, and one chain of multiply-adds at a time waited on latency) */
+    if (nblk - blk == 3)
+      dw_blocks(g, xc, wm, b, oh, (const uint32_t *)mask, blk, 3, tail, nblk, yr);
+    else if (nblk - blk == 2)
+      dw_blocks(g, xc, wm, b, oh, (const uint32_t *)mask, blk, 2, tail, nblk, yr);
+    else if (nblk - blk == 1)
       dw_blocks(g, xc, wm, b, oh, (const uint32_t *)mask, blk, 1, tail, nblk, yr);
   }
 }
