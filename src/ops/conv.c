@@ -885,11 +885,11 @@ static int convt_prepare(const ox_kinfo *info, void **state, ox_err *e) {
            ox_conv_prep_err(info, e);
   if (op) {
     s->n_out_padding = op->n_ints;
-    memcpy(s->out_padding, op->ints, op->n_ints * sizeof(int64_t));
+    if (op->n_ints) memcpy(s->out_padding, op->ints, op->n_ints * sizeof(int64_t));
   }
   if (os) {
     s->n_out_shape = os->n_ints;
-    memcpy(s->out_shape, os->ints, os->n_ints * sizeof(int64_t));
+    if (os->n_ints) memcpy(s->out_shape, os->ints, os->n_ints * sizeof(int64_t));
   }
   /* constant float W (C x M/group x k...): W^T of each group packed once */
   const ox_value *w = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;

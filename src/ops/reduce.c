@@ -34,7 +34,8 @@ static int red_prepare(const ox_kinfo *info, void **state, ox_err *e, int op, in
   const ox_attr *ax = ox_node_attr(info->node, "axes");
   if (ax && !s->axes_input) {
     if (ax->n_ints > OC_MAXRANK) return oc_prep_fail(info, e, "too many axes");
-    memcpy(s->axes, ax->ints, ax->n_ints * sizeof *s->axes);
+    if (ax->n_ints) /* an empty or mistyped list has no array */
+      memcpy(s->axes, ax->ints, ax->n_ints * sizeof *s->axes);
     s->n_axes = ax->n_ints;
     s->has_axes_attr = true;
   }

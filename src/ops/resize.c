@@ -81,7 +81,8 @@ static int rs_prepare_ver(const ox_kinfo *info, void **state, ox_err *e, int ver
       if (ax->n_ints > RS_MAXR)
         return ox_err_set(e, OX_EINVAL, "node '%s' (%s): too many axes", nm, n->op_type);
       s->n_axes = ax->n_ints;
-      memcpy(s->axes, ax->ints, ax->n_ints * sizeof(int64_t));
+      if (ax->n_ints) /* an empty list has no array to copy from */
+        memcpy(s->axes, ax->ints, ax->n_ints * sizeof(int64_t));
     }
   } else if (ver == V_UPS1) {
     s->n_attr_scales = 4;

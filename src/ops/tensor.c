@@ -141,7 +141,7 @@ static int axes_attr_prepare(const ox_kinfo *info, void **state, ox_err *e) {
 static int read_axes(ox_kctx *c, tstate *s, int64_t *axes, size_t *n) {
   if (s->has_ints) {
     if (s->n_ints > MAXR) return ox_kctx_fail(c, OX_EUNSUPPORTED, "too many axes");
-    memcpy(axes, s->ints, s->n_ints * sizeof *axes);
+    if (s->n_ints) memcpy(axes, s->ints, s->n_ints * sizeof *axes);
     *n = s->n_ints;
     return OX_OK;
   }
