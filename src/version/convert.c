@@ -181,6 +181,7 @@ static const ox_tensor *constant_value(ox_vctx *c, const ox_node *nd) {
   for (size_t i = 0; i < nd->n_attribute; i++) {
     const ox_attr *at = &nd->attribute[i];
     if (at->ref_attr_name) return NULL;
+    if (!at->name) continue; /* a decoded attribute may lack its name: not a value */
     if (strcmp(at->name, "value") == 0) return at->t;
     ox_tensor *t = NULL;
     if (strcmp(at->name, "value_int") == 0 || strcmp(at->name, "value_ints") == 0) {
@@ -223,7 +224,8 @@ const ox_tensor *ox_v_find_const(ox_vctx *c, const char *name) {
       const ox_node *nd = &g->node[i];
       for (size_t k = 0; k < nd->n_output; k++)
         if (strcmp(nd->output[k], name) == 0) {
-          if (nd->op_type && strcmp(nd->op_type, "Constant") == 0 && ox_is_default_domain(nd->domain))
+          if (nd->op_type && strcmp(nd->op_type, "Constant") == 0 &&
+              ox_is_default_domain(nd->domain))
             return constant_value(c, nd);
           return NULL;
         }
@@ -601,7 +603,8 @@ static int check_types(ox_vctx *c, const ox_node *n, const ox_schema *s) {
 }
 
 static bool is_unit_list(const ox_attr *at, const char *name) {
-  if (strcmp(at->name, name) != 0 || at->type != OX_ATTR_INTS || at->ref_attr_name) return false;
+  if (!at->name || strcmp(at->name, name) != 0 || at->type != OX_ATTR_INTS || at->ref_attr_name)
+    return false;
   for (size_t i = 0; i < at->n_ints; i++)
     if (at->ints[i] != 1) return false;
   return true;
@@ -613,8 +616,8 @@ static bool is_unit_list(const ox_attr *at, const char *name) {
 static int positive_axes_11_10(ox_vctx *c, ox_node *n) {
   for (size_t i = 0; i < n->n_attribute; i++) {
     ox_attr *at = &n->attribute[i];
-    bool one = at->type == OX_ATTR_INT && strcmp(at->name, "axis") == 0;
-    bool many = at->type == OX_ATTR_INTS && strcmp(at->name, "axes") == 0;
+    bool one = at->type == OX_ATTR_INT && at->name && strcmp(at->name, "axis") == 0;
+    bool many = at->type == OX_ATTR_INTS && at->name && strcmp(at->name, "axes") == 0;
     if (!one && !many) continue;
     bool neg = one ? at->i < 0 : false;
     for (size_t k = 0; many && k < at->n_ints; k++) neg |= at->ints[k] < 0;
@@ -664,7 +667,8 @@ static int generic(ox_vctx *c, ox_node *n, const ox_schema *s_from, const ox_sch
         continue;
       }
       /* Legacy attributes without meaning for the result. */
-      if (up && (strcmp(at->name, "consumed_inputs") == 0 || strcmp(at->name, "is_test") == 0)) {
+      if (up && at->name &&
+          (strcmp(at->name, "consumed_inputs") == 0 || strcmp(at->name, "is_test") == 0)) {
         ox_v_attr_del(n, at->name);
         continue;
       }
