@@ -488,33 +488,54 @@ def metric(text, name, model):
 def test_batching(port, rng):
     inputs = [rng.standard_normal((1 + i % 3, 3)).astype(np.float32) for i in range(64)]
     want = [infer_fp32(port, 'perceptron', {'X': x}) for x in inputs]
-    got = [None] * len(inputs)
 
-    def client(k):
-        for i in range(k, len(inputs), 32):
-            got[i] = infer_fp32(port, 'perceptron_batched', {'X': inputs[i]}, binary=(i % 2 == 1))
-    ts = [threading.Thread(target=client, args=(k,)) for k in range(32)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(60)
-    check(all(g is not None for g in got), 'batched requests answered')
-    # A row's value may differ in the last bit with its place in a run (the runtime's
-    # GEMM handles row blocks and leftover rows with different instruction
-    # sequences), so batched results are checked to within a few ulps; the count of
-    # bit-identical ones is printed.
-    far = [i for i, (g, w) in enumerate(zip(got, want))
-           if g is None or w is None or g.shape != w.shape or not np.allclose(g, w, rtol=1e-6, atol=1e-7)]
-    check(not far, 'batched results equal to unbatched: %s' %
-          [(i, inputs[i].tolist(), got[i], want[i]) for i in far[:3]])
-    print('batching: %d of %d results bit-identical to unbatched' %
-          (sum(1 for g, w in zip(got, want) if g is not None and w is not None and g.tobytes() == w.tobytes()),
-           len(got)))
-    text = request(port, 'GET', '/metrics')[2].decode()
-    runs = metric(text, 'onnxc_inference_batch_size_count', 'perceptron_batched')
-    reqs = metric(text, 'onnxc_inference_batch_size_sum', 'perceptron_batched')
+    def burst():
+        """64 requests from 32 clients released together -> (results, runs, requests) of this burst"""
+        got = [None] * len(inputs)
+        start = threading.Barrier(32)
+
+        def client(k):
+            try:
+                start.wait(30)
+            except threading.BrokenBarrierError:
+                pass
+            for i in range(k, len(inputs), 32):
+                got[i] = infer_fp32(port, 'perceptron_batched', {'X': inputs[i]}, binary=(i % 2 == 1))
+        text = request(port, 'GET', '/metrics')[2].decode()
+        runs0 = metric(text, 'onnxc_inference_batch_size_count', 'perceptron_batched') or 0
+        reqs0 = metric(text, 'onnxc_inference_batch_size_sum', 'perceptron_batched') or 0
+        ts = [threading.Thread(target=client, args=(k,)) for k in range(32)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+        text = request(port, 'GET', '/metrics')[2].decode()
+        runs = metric(text, 'onnxc_inference_batch_size_count', 'perceptron_batched')
+        reqs = metric(text, 'onnxc_inference_batch_size_sum', 'perceptron_batched')
+        return got, (None if runs is None else runs - runs0), (None if reqs is None else reqs - reqs0)
+
+    # The server batches only requests that are queued or being parsed together (a lone
+    # client pays no delay), so on a loaded machine a burst may reach it one request at a
+    # time. Up to three bursts are sent; every burst's results are checked, and at least one
+    # must have been batched.
+    for attempt in range(3):
+        got, runs, reqs = burst()
+        check(all(g is not None for g in got), 'batched requests answered')
+        # A row's value may differ in the last bit with its place in a run (the runtime's
+        # GEMM handles row blocks and leftover rows with different instruction
+        # sequences), so batched results are checked to within a few ulps; the count of
+        # bit-identical ones is printed.
+        far = [i for i, (g, w) in enumerate(zip(got, want))
+               if g is None or w is None or g.shape != w.shape or not np.allclose(g, w, rtol=1e-6, atol=1e-7)]
+        check(not far, 'batched results equal to unbatched: %s' %
+              [(i, inputs[i].tolist(), got[i], want[i]) for i in far[:3]])
+        print('batching: %d of %d results bit-identical to unbatched' %
+              (sum(1 for g, w in zip(got, want) if g is not None and w is not None and g.tobytes() == w.tobytes()),
+               len(got)))
+        print('batching: burst %d: %d requests in %d runs' % (attempt + 1, reqs or 0, runs or 0))
+        if runs is not None and reqs == 64 and runs < reqs:
+            break
     check(runs is not None and reqs == 64 and runs < reqs, 'requests were batched: %s runs for %s requests' % (runs, reqs))
-    print('batching: %d requests in %d runs' % (reqs or 0, runs or 0))
     # a request whose inner dims differ from its neighbours' is not stacked with them
     s, j = jreq(port, 'POST', '/v2/models/perceptron_batched/infer',
                 {'inputs': [{'name': 'X', 'datatype': 'FP32', 'shape': [1, 4], 'data': [1, 2, 3, 4]}]})
