@@ -351,10 +351,122 @@ __attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx
   store_rows(c, ldc, m, acc, beta, bias, ep, k0, k1);
 }
 
+/* The first R rows of a 12-row panel by at most 16 columns: one register
+ * per row. A tile of 16 or fewer columns through the 32-column kernels did
+ * the products of 32 (the masked half still multiplies): a 7 x 7 image (49
+ * columns: 32 + 17) paid for 64. Each C element is summed in the same order
+ * as by the other kernels, so results do not depend on the tile shape. */
+__attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx512_n16(
+    int R, int64_t kc, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc,
+    float beta, const float *bias, const ox_sgemm_epi *ep, int m, int n) {
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+  __m512 acc0[12];
+#pragma GCC unroll 12
+  for (int i = 0; i < R; i++) acc0[i] = _mm512_setzero_ps();
+#define OX_N16_LOOP(LOAD0)                                         \
+  for (int64_t k = 0; k < kc; k++) {                               \
+    __m512 b0 = LOAD0;                                             \
+    _mm_prefetch((const char *)(a + 768), _MM_HINT_T0);            \
+    _Pragma("GCC unroll 12") for (int i = 0; i < R; i++) acc0[i] = \
+        _mm512_fmadd_ps(_mm512_set1_ps(a[i]), b0, acc0[i]);        \
+    a += 12;                                                       \
+    b += ldb;                                                      \
+  }
+  if (n == 16)
+    OX_N16_LOOP(_mm512_loadu_ps(b))
+  else
+    OX_N16_LOOP(_mm512_maskz_loadu_ps(k0, b))
+#undef OX_N16_LOOP
+  __m512 acc[24];
+  for (int i = 0; i < R; i++) {
+    acc[2 * i] = acc0[i];
+    acc[2 * i + 1] = _mm512_setzero_ps();
+  }
+  store_rows(c, ldc, m, acc, beta, bias, ep, k0, 0);
+}
+
+/* A few columns (n <= 8) by the twelve rows of a panel: the panel's twelve
+ * values of a depth step are one register, times each column's B value
+ * broadcast from memory; n products per step instead of 12 (the leftover of
+ * an image width that is not a multiple of 16). Same summation order as
+ * the other kernels. */
+__attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx512_cols(
+    int64_t kc, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc, float beta,
+    const float *bias, const ox_sgemm_epi *ep, int m, int n) {
+  __m512 col[8];
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; j++) col[j] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; k++) {
+    __m512 av = _mm512_maskz_loadu_ps(0x0FFF, a);
+    _mm_prefetch((const char *)(a + 768), _MM_HINT_T0);
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; j++)
+      if (j < n) col[j] = _mm512_fmadd_ps(av, _mm512_set1_ps(b[j]), col[j]);
+    a += 12;
+    b += ldb;
+  }
+  float t[8][16] __attribute__((aligned(64)));
+  for (int j = 0; j < n; j++) _mm512_store_ps(t[j], col[j]);
+  __m512 acc[24];
+  for (int i = 0; i < m; i++) {
+    float row[16] __attribute__((aligned(64))) = {0};
+    for (int j = 0; j < n; j++) row[j] = t[j][i];
+    acc[2 * i] = _mm512_load_ps(row);
+    acc[2 * i + 1] = _mm512_setzero_ps();
+  }
+  store_rows(c, ldc, m, acc, beta, bias, ep, (__mmask16)((1u << n) - 1u), 0);
+}
+
+/* Tiles narrower than 32 columns: 16 at a time, and a leftover of a few
+ * columns by ukernel_avx512_cols when that needs fewer products than a
+ * 16-column register per row (R rows: n <= R - 4). */
+__attribute__((target("avx512f"))) static void ukernel_avx512_narrow(
+    int64_t kc, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc, float beta,
+    const float *bias, const ox_sgemm_epi *ep, int m, int n) {
+  int R = m <= 4 ? 4 : m <= 8 ? 8 : 12;
+  int w = n >= 16 ? 16 : n <= R - 4 ? 0 : n;
+  if (w == 16 && R == 12)
+    ukernel_avx512_n16(12, kc, a, b, ldb, c, ldc, beta, bias, ep, m, 16);
+  else if (w == 16 && R == 8)
+    ukernel_avx512_n16(8, kc, a, b, ldb, c, ldc, beta, bias, ep, m, 16);
+  else if (w == 16)
+    ukernel_avx512_n16(4, kc, a, b, ldb, c, ldc, beta, bias, ep, m, 16);
+  else if (w > 0 && R == 12)
+    ukernel_avx512_n16(12, kc, a, b, ldb, c, ldc, beta, bias, ep, m, w);
+  else if (w > 0 && R == 8)
+    ukernel_avx512_n16(8, kc, a, b, ldb, c, ldc, beta, bias, ep, m, w);
+  else if (w > 0)
+    ukernel_avx512_n16(4, kc, a, b, ldb, c, ldc, beta, bias, ep, m, w);
+  int r = n - w;
+  if (r <= 0) return;
+  ox_sgemm_epi te;
+  if (ep && w) {
+    te = ox_sgemm_epi_at(ep, 0, w);
+    ep = &te;
+  }
+  b += w;
+  c += w;
+  switch (r) { /* the column count fixed at compile time: no tests in the depth loop */
+#define OX_COLS(N)                                                    \
+  case N:                                                             \
+    ukernel_avx512_cols(kc, a, b, ldb, c, ldc, beta, bias, ep, m, N); \
+    break;
+    OX_COLS(1)
+    OX_COLS(2) OX_COLS(3) OX_COLS(4) OX_COLS(5) OX_COLS(6) OX_COLS(7) OX_COLS(8)
+#undef OX_COLS
+        default : break;
+  }
+}
+
 /* Any tile of the 12-row panel layout; bias: NULL or the m row biases. */
 __attribute__((target("avx512f"))) static void ukernel_avx512_g(
     int64_t kc, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc, float beta,
     const float *bias, const ox_sgemm_epi *ep, int m, int n) {
+  int R = m <= 4 ? 4 : m <= 8 ? 8 : 12;
+  if (n <= 16 || (n < 32 && n - 16 <= R - 4)) {
+    ukernel_avx512_narrow(kc, a, b, ldb, c, ldc, beta, bias, ep, m, n);
+    return;
+  }
   if (m <= 4)
     ukernel_avx512_short(4, kc, a, b, ldb, c, ldc, beta, bias, ep, m, n);
   else if (m <= 8)

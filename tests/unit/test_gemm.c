@@ -170,7 +170,8 @@ int main(void) {
   static const int64_t shapes[][3] = {{1, 1, 1},     {1, 37, 19},    {5, 1, 7},     {12, 32, 8},
                                       {13, 33, 9},   {6, 16, 300},   {25, 70, 257}, {1, 1000, 600},
                                       {64, 49, 576}, {150, 200, 40}, {7, 3100, 5},  {300, 17, 520},
-                                      {1, 4100, 9},  {3, 8200, 14}};
+                                      {1, 4100, 9},  {3, 8200, 14},  {20, 36, 50},  {13, 45, 70},
+                                      {6, 9, 33},    {4, 2, 33},     {64, 196, 40}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     for (int t = 0; t < 4; t++) {
       check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.0f, false, false);
@@ -182,7 +183,11 @@ int main(void) {
     }
   check(false, false, 4, 5, 0, 1.0f, 0.5f, false, false);
   check(false, false, 4, 5, 0, 1.0f, 0.5f, true, true);
-  static const int64_t eshapes[][3] = {{5, 7, 9}, {13, 40, 300}, {30, 200, 20}, {64, 33, 520}};
+  /* narrow tiles too: 16 columns and a few left (49 = 32 + 16 + 1, 36 = 32 + 4 with an
+   * 8-row panel), a lone 16-or-fewer strip, short row panels */
+  static const int64_t eshapes[][3] = {{5, 7, 9},     {13, 40, 300}, {30, 200, 20}, {64, 33, 520},
+                                       {64, 49, 576}, {20, 36, 50},  {12, 8, 40},   {6, 9, 33},
+                                       {4, 2, 33},    {40, 20, 70}};
   for (size_t s = 0; s < sizeof eshapes / sizeof eshapes[0]; s++)
     for (int act = OX_ACT_NONE; act <= OX_ACT_HSWISH; act++)
       for (int v = 0; v < 4; v++)
