@@ -148,8 +148,10 @@ void ox_pages_unneeded(const void *p, size_t n);
  * of at least `bytes`, 64-byte aligned, contents undefined; NULL when out of
  * memory. It stays the thread's (no free) and is valid until the thread
  * asks for the same slot again or ends. For a kernel's leaf tasks: a task
- * must not call code that asks for the slots it holds. */
-#define OX_SCRATCH_SLOTS 4
+ * must not call code that asks for the slots it holds. Slots 0-3 are the
+ * leaf tasks'; slot 4 is held by a kernel's calling thread across its
+ * tasks (the phase planes of a stride-2 convolution). */
+#define OX_SCRATCH_SLOTS 5
 void *ox_scratch(int slot, size_t bytes);
 void *ox_alloc_streamed(size_t n);
 void ox_free_streamed(void *p);

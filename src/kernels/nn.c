@@ -255,6 +255,108 @@ OX_NN_CLONES void ox_nn_im2col_row_u8(const ox_nn_geom *g, const uint8_t *xc, in
   }
 }
 
+bool ox_nn_phases_fit(const ox_nn_geom *g, ox_nn_phases *ph) {
+  if (g->nd != 2 || g->stride[0] != 2 || g->stride[1] != 2 || g->dil[0] != 1 || g->dil[1] != 1)
+    return false;
+  /* tap (kh, kw) of output (oh, ow) reads padded (2 oh + kh, 2 ow + kw): row
+   * oh + kh / 2 of the phase plane (kh % 2, kw % 2), column ow + kw / 2 */
+  ph->ph_rows = g->out[0] + (g->k[0] - 1) / 2;
+  ph->ph_cols = g->out[1] + (g->k[1] - 1) / 2;
+  ph->plane = ph->ph_rows * ph->ph_cols;
+  return true;
+}
+
+/* even[q] = p[2 q], odd[q] = p[2 q + 1], q < n (odd NULL: not wanted) */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void deinterleave_avx512(
+    const uint8_t *p, int64_t n, uint8_t *even, uint8_t *odd) {
+  for (int64_t q = 0; q < n; q += 32) {
+    int64_t m = n - q < 32 ? n - q : 32;
+    __mmask64 lm = m == 32 ? ~(__mmask64)0 : (((__mmask64)1 << (2 * m)) - 1);
+    __mmask32 sm = m == 32 ? ~(__mmask32)0 : (((__mmask32)1 << m) - 1);
+    __m512i v = _mm512_maskz_loadu_epi8(lm, p + 2 * q); /* 16-bit lanes: low byte even */
+    _mm256_mask_storeu_epi8(even + q, sm, _mm512_cvtepi16_epi8(v));
+    if (odd) _mm256_mask_storeu_epi8(odd + q, sm, _mm512_cvtepi16_epi8(_mm512_srli_epi16(v, 8)));
+  }
+}
+#endif
+
+static void deinterleave(const uint8_t *p, int64_t n, uint8_t *even, uint8_t *odd) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+    deinterleave_avx512(p, n, even, odd);
+    return;
+  }
+#endif
+  for (int64_t q = 0; q < n; q++) {
+    even[q] = p[2 * q];
+    if (odd) odd[q] = p[2 * q + 1];
+  }
+}
+
+void ox_nn_phases_build_u8(const ox_nn_geom *g, const ox_nn_phases *ph, const uint8_t *x,
+                           int64_t c0, int64_t c1, uint8_t padv, uint8_t *dst) {
+  int64_t IH = g->in[0], IW = g->in[1], QH = ph->ph_rows, QW = ph->ph_cols, pl = g->pb[1];
+  bool odd_cols = g->k[1] >= 2;
+  /* one padded input row: prow[i] is column i - pl, 2 QW bytes (the phase
+   * columns q read 2 q and 2 q + 1) */
+  int64_t plen = 2 * QW;
+  uint8_t stack[4096], *prow = plen <= (int64_t)sizeof stack ? stack : malloc((size_t)plen);
+  if (!prow) return; /* the caller's planes stay unset: cannot happen below 2 GiB rows */
+  /* the input columns that land in the padded row */
+  int64_t vlo = pl, vhi = pl + IW < plen ? pl + IW : plen;
+  if (vlo > plen) vlo = plen;
+  if (vlo > 0) memset(prow, padv, (size_t)vlo);
+  if (vhi < plen) memset(prow + vhi, padv, (size_t)(plen - vhi));
+  for (int64_t c = c0; c < c1; c++) {
+    const uint8_t *xc = x + c * g->in_size;
+    uint8_t *qc = dst + (c - c0) * 4 * ph->plane;
+    for (int pr = 0; pr < 2; pr++) {
+      if (pr && g->k[0] < 2) continue; /* no tap on odd rows */
+      uint8_t *even = qc + 2 * pr * ph->plane, *odd = odd_cols ? even + ph->plane : NULL;
+      for (int64_t r = 0; r < QH; r++) {
+        int64_t ih = 2 * r + pr - g->pb[0];
+        if (ih < 0 || ih >= IH) {
+          memset(even + r * QW, padv, (size_t)QW);
+          if (odd) memset(odd + r * QW, padv, (size_t)QW);
+          continue;
+        }
+        if (vhi > vlo) memcpy(prow + vlo, xc + ih * IW, (size_t)(vhi - vlo));
+        deinterleave(prow, QW, even + r * QW, odd ? odd + r * QW : NULL);
+      }
+    }
+  }
+  if (prow != stack) free(prow);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* rows of n <= 64 bytes, source stride ls, destination stride n */
+__attribute__((target("avx512f,avx512bw"))) static void copy_rows64(uint8_t *dst,
+                                                                    const uint8_t *src, int64_t ls,
+                                                                    int64_t rows, int64_t n) {
+  __mmask64 m = n >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
+  for (int64_t r = 0; r < rows; r++)
+    _mm512_mask_storeu_epi8(dst + r * n, m, _mm512_maskz_loadu_epi8(m, src + r * ls));
+}
+#endif
+
+void ox_nn_phases_row_u8(const ox_nn_geom *g, const ox_nn_phases *ph, const uint8_t *q,
+                         int64_t kidx, int64_t o0, int64_t o1, uint8_t *dst) {
+  int64_t kh = kidx / g->k[1], kw = kidx % g->k[1], OW = g->out[1], QW = ph->ph_cols;
+  const uint8_t *src = q + (2 * (kh & 1) + (kw & 1)) * ph->plane + (o0 + kh / 2) * QW + kw / 2;
+  if (QW == OW) { /* whole rows follow one another */
+    memcpy(dst, src, (size_t)((o1 - o0) * OW));
+    return;
+  }
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (OW <= 64 && __builtin_cpu_supports("avx512bw")) {
+    copy_rows64(dst, src, QW, o1 - o0, OW);
+    return;
+  }
+#endif
+  for (int64_t r = 0; r < o1 - o0; r++) memcpy(dst + r * OW, src + r * QW, (size_t)OW);
+}
+
 void ox_nn_im2col(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
                   float *col, int64_t ldc, float padv) {
   int64_t kk[OX_NN_MAXD];
@@ -534,4 +636,3 @@ ox_sgemm_strip_fn ox_nn_shift_strip_fn(const ox_nn_geom *g) {
 #endif
   return NULL;
 }
-

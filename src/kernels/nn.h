@@ -81,6 +81,23 @@ void ox_nn_im2col(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, in
  * output dim bytes); taps in the padding read padv. */
 void ox_nn_im2col_row_u8(const ox_nn_geom *g, const uint8_t *xc, int64_t kidx, int64_t o0,
                          int64_t o1, uint8_t *dst, uint8_t padv);
+/* Stride 2 on both axes of a 2-D geometry, dilation 1: the input can be
+ * split into its phase planes (even / odd rows x even / odd columns of the
+ * padded image), on which every im2col row is a run of contiguous copies.
+ * A plane holds ph_rows x ph_cols bytes; the four of a channel follow one
+ * another (phase 2 * row parity + column parity). */
+typedef struct ox_nn_phases {
+  int64_t ph_rows, ph_cols, plane; /* plane = ph_rows * ph_cols */
+} ox_nn_phases;
+bool ox_nn_phases_fit(const ox_nn_geom *g, ox_nn_phases *ph);
+/* The phase planes of channels [c0, c1) of x (C planes of g's input) into
+ * dst (4 * plane bytes per channel, from channel c0); taps in the padding
+ * read padv. Phases no kernel tap reads are left unwritten. */
+void ox_nn_phases_build_u8(const ox_nn_geom *g, const ox_nn_phases *ph, const uint8_t *x,
+                           int64_t c0, int64_t c1, uint8_t padv, uint8_t *dst);
+/* ox_nn_im2col_row_u8 of channel c's phase planes (q: the channel's four). */
+void ox_nn_phases_row_u8(const ox_nn_geom *g, const ox_nn_phases *ph, const uint8_t *q,
+                         int64_t kidx, int64_t o0, int64_t o1, uint8_t *dst);
 /* The same columns written as the packed B of ox_sgemm_pa_pb (panels of nr
  * columns, depth blocks of kcb rows). rowbuf holds one padded row
  * (ncols rounded up to nr). */

@@ -104,6 +104,8 @@ typedef struct qc_job {
   const int32_t *rowc; /* [Mp] -zx' wsum[m] + K zx' zw'[m] */
   uint8_t *y;
   int64_t P;
+  const uint8_t *ph; /* stride 2: the input's phase planes (phg), or NULL */
+  ox_nn_phases phg;
   int fail;
   void (*block)(const struct qc_job *, const int8_t *, const uint8_t *, int, const struct qc_out *);
 } qc_job;
@@ -120,6 +122,8 @@ static void build_cols(const qc_job *j, int64_t o0, int64_t o1, int64_t k4_0, in
   /* 1x1, stride 1, no padding: a column row is a run of x itself */
   bool direct = ks == 1 && ox_nn_shifted_plane(g);
   for (size_t d = 0; direct && d < g->nd; d++) direct = g->pb[d] == 0;
+  /* 1 x 1, stride 2: the even-even phase plane is the subsampled image */
+  if (ks == 1 && j->ph) direct = true;
   int64_t full = direct ? ncols / PANEL : npan; /* panels read in place */
   for (int64_t k4 = k4_0; k4 < k4_1; k4++) {
     const uint8_t *rows[4];
@@ -132,14 +136,18 @@ static void build_cols(const qc_job *j, int64_t o0, int64_t o1, int64_t k4_0, in
         continue;
       }
       if (direct) {
-        const uint8_t *src = j->x + k * g->in_size + o0 * j->OW;
+        const uint8_t *src =
+            j->ph ? j->ph + k * 4 * j->phg.plane + o0 * j->OW : j->x + k * g->in_size + o0 * j->OW;
         rows[q] = src;
         if (full < npan) { /* the last, partial panel from a padded copy */
           memcpy(t + full * PANEL, src + full * PANEL, (size_t)(ncols - full * PANEL));
           memset(t + ncols, zx, (size_t)(npad - ncols));
         }
       } else {
-        ox_nn_im2col_row_u8(g, j->x + (k / ks) * g->in_size, k % ks, o0, o1, t, zx);
+        if (j->ph)
+          ox_nn_phases_row_u8(g, &j->phg, j->ph + (k / ks) * 4 * j->phg.plane, k % ks, o0, o1, t);
+        else
+          ox_nn_im2col_row_u8(g, j->x + (k / ks) * g->in_size, k % ks, o0, o1, t, zx);
         if (npad > ncols) memset(t + ncols, zx, (size_t)(npad - ncols));
       }
       if (colsum)
@@ -397,6 +405,17 @@ static bool qc_run_shared(qc_job *j, ox_thread_pool *pool) {
   return true;
 }
 
+typedef struct qc_phase_job {
+  const qc_job *j;
+  uint8_t *ph;
+} qc_phase_job;
+
+static void qc_phase_task(void *arg, int64_t c0, int64_t c1) {
+  const qc_phase_job *p = arg;
+  const qc_job *j = p->j;
+  ox_nn_phases_build_u8(j->g, &j->phg, j->x, c0, c1, (uint8_t)j->zx, p->ph + c0 * 4 * j->phg.plane);
+}
+
 int ox_qconv_run(const ox_nn_geom *g, const uint8_t *x, int64_t C, int32_t zx, const ox_qconv_w *w,
                  const ox_qconv_req *q, void *y, ox_thread_pool *pool, ox_err *e) {
   return ox_qconv_run_on(NULL, g, x, C, zx, w, q, y, pool, e);
@@ -436,6 +455,16 @@ int ox_qconv_run_on(const char *path, const ox_nn_geom *g, const uint8_t *x, int
   for (int64_t m = 0; m < w->Mp; m++)
     rowc[m] = (int32_t)(-(int64_t)zx * w->wsum[m] + w->K * (int64_t)zx * w->zw[m]);
   j.rowc = rowc;
+  /* Stride 2: the phase planes once (a strided gather per kernel tap and
+   * output row was 40% of a 3 x 3 stride-2 layer) */
+  if (ox_nn_phases_fit(g, &j.phg)) {
+    uint8_t *ph = ox_scratch(4, (size_t)(C * 4 * j.phg.plane));
+    if (ph) {
+      qc_phase_job pj = {&j, ph};
+      ox_parallel_for(pool, C, 8, qc_phase_task, &pj);
+      j.ph = ph;
+    }
+  }
   /* Chunks of at most about 256 KiB of columns (they stay in L2 while every
    * weight block passes over them) and of at least three panels where the
    * image allows (a panel of a narrow chunk is mostly padding: a 7-wide row
