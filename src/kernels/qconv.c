@@ -108,6 +108,9 @@ typedef struct qc_job {
   ox_nn_phases phg;
   int fail;
   void (*block)(const struct qc_job *, const int8_t *, const uint8_t *, int, const struct qc_out *);
+  /* leftover columns (cols_vnni), or NULL: whole panels only */
+  void (*cols)(const struct qc_job *, const int8_t *, int, const uint8_t *, int,
+               const struct qc_out *);
 } qc_job;
 
 /* The columns of outer output rows [o0, o1) as panels bp ([npan][K4][64])
@@ -208,7 +211,7 @@ OX_NN_CLONES static void block_portable(const qc_job *j, const int8_t *wb, const
 }
 
 #ifdef QC_X86
-#define QC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+#define QC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 
 QC_VNNI static inline void vnni_store(const qc_job *j, const qc_out *o, int r, int t, __m512i acc) {
   int64_t m = o->m0 + r, col = o->col0 + t * PANEL;
@@ -293,6 +296,82 @@ QC_BLOCK_FN(vnni_np1, 1)
 QC_BLOCK_FN(vnni_np2, 2)
 QC_BLOCK_FN(vnni_np3, 3)
 
+/* Leftover columns (an image width that is not a multiple of 16: a 7 x 7
+ * map has 49 columns, 3 panels and one column) without a mostly empty
+ * panel: each column's four bytes of a depth step broadcast against the
+ * 8 rows of a weight block (256-bit), NB blocks x NC columns at a time.
+ * A padded panel multiplied 16 columns for each real one. The results are
+ * the panel kernel's: the same integer sums, requantised as vnni_store. */
+QC_VNNI static inline void col_store(const qc_job *j, const qc_out *o, int64_t m0, int64_t col,
+                                     __m256i acc) {
+  int64_t M = j->w->M;
+  if (m0 >= M || col >= o->ncols) return;
+  int rows = M - m0 < 8 ? (int)(M - m0) : 8;
+  __mmask8 rm = (__mmask8)((1u << rows) - 1);
+  const ox_qconv_req *q = j->q;
+  if (o->colsum)
+    acc = _mm256_sub_epi32(acc,
+                           _mm256_mullo_epi32(_mm256_loadu_si256((const __m256i *)(j->w->zw + m0)),
+                                              _mm256_set1_epi32(o->colsum[col])));
+  acc = _mm256_add_epi32(acc, _mm256_loadu_si256((const __m256i *)(j->rowc + m0)));
+  __m256 bias = q->bias ? _mm256_maskz_loadu_ps(rm, q->bias + m0) : _mm256_setzero_ps();
+  __m256 add = _mm256_add_ps(bias, _mm256_set1_ps((float)q->zy));
+  __m256 f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), _mm256_maskz_loadu_ps(rm, q->mult + m0), add);
+  f = _mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps((float)q->lo)), _mm256_set1_ps((float)q->hi));
+  uint8_t b[16];
+  _mm_storeu_si128((__m128i *)b, _mm256_cvtepi32_epi8(_mm256_cvtps_epi32(f)));
+  uint8_t *y = j->y + m0 * j->P + o->ybase + col;
+  for (int r = 0; r < rows; r++) y[r * j->P] = b[r];
+}
+
+QC_VNNI __attribute__((always_inline)) static inline void cols_vnni_nb_nc(const qc_job *j,
+                                                                          const int8_t *wb,
+                                                                          const uint8_t *pan,
+                                                                          int c0, const qc_out *o,
+                                                                          int NB, int NC) {
+  int64_t K4 = j->K4;
+  __m256i acc[2][4];
+  for (int b = 0; b < 2; b++)
+    for (int c = 0; c < 4; c++) acc[b][c] = _mm256_setzero_si256();
+  const int8_t *w1 = wb + K4 * MR * 4;
+  for (int64_t k4 = 0; k4 < K4; k4++) {
+    __m256i wv0 = _mm256_loadu_si256((const __m256i *)(wb + k4 * MR * 4));
+    __m256i wv1 = NB > 1 ? _mm256_loadu_si256((const __m256i *)(w1 + k4 * MR * 4)) : wv0;
+    const uint8_t *ck = pan + k4 * 64 + c0 * 4;
+#pragma GCC unroll 4
+    for (int c = 0; c < NC; c++) {
+      int32_t v;
+      memcpy(&v, ck + c * 4, 4);
+      __m256i cb = _mm256_set1_epi32(v);
+      acc[0][c] = _mm256_dpbusd_epi32(acc[0][c], cb, wv0);
+      if (NB > 1) acc[1][c] = _mm256_dpbusd_epi32(acc[1][c], cb, wv1);
+    }
+  }
+  for (int b = 0; b < NB; b++)
+    for (int c = 0; c < NC; c++) col_store(j, o, o->m0 + b * MR, o->col0 + c0 + c, acc[b][c]);
+}
+
+/* Columns [0, ncol) of the panel at pan (ncol <= 8) for weight blocks wb
+ * (nb: 1 or 2 consecutive blocks from o->m0); o->col0 is the panel's first
+ * column. */
+QC_VNNI static void cols_vnni(const qc_job *j, const int8_t *wb, int nb, const uint8_t *pan,
+                              int ncol, const qc_out *o) {
+  for (int c0 = 0; c0 < ncol; c0 += 4) {
+    int nc = ncol - c0 < 4 ? ncol - c0 : 4;
+    switch (nb * 4 + nc) {
+#define QC_COLS(NB_, NC_)                         \
+  case NB_ * 4 + NC_:                             \
+    cols_vnni_nb_nc(j, wb, pan, c0, o, NB_, NC_); \
+    break;
+      QC_COLS(1, 1)
+      QC_COLS(1, 2) QC_COLS(1, 3) QC_COLS(1, 4) QC_COLS(2, 1) QC_COLS(2, 2) QC_COLS(2, 3)
+          QC_COLS(2, 4)
+#undef QC_COLS
+              default : break;
+    }
+  }
+}
+
 QC_VNNI static void block_vnni(const qc_job *j, const int8_t *wb, const uint8_t *pb, int np,
                                const qc_out *o) {
   if (np == 3)
@@ -327,9 +406,32 @@ const char *ox_qconv_path(void) {
 
 /* ------------------------------------------------------------ driver */
 
+/* Weight blocks [b0, b1) over a chunk's columns (ncols, panels at bp, the
+ * first at Y's column ybase): whole panels by the block kernel, and a
+ * leftover of up to 8 columns by the column kernel where there is one. */
+static void run_blocks(const qc_job *j, int64_t b0, int64_t b1, const uint8_t *bp, int64_t ncols,
+                       int64_t ybase, const int32_t *colsum) {
+  int64_t cpan = (ncols + PANEL - 1) / PANEL, rem = ncols % PANEL;
+  int64_t kpan = j->cols && rem > 0 && rem <= 8 ? ncols / PANEL : cpan;
+  for (int64_t b = b0; b < b1; b += 2) {
+    int nb = b + 1 < b1 ? 2 : 1;
+    for (int64_t bb = b; bb < b + nb; bb++) {
+      const int8_t *wb = j->w->data + bb * j->K4 * MR * 4;
+      for (int64_t pn = 0; pn < kpan; pn += MAX_NP) {
+        int np = (int)(kpan - pn < MAX_NP ? kpan - pn : MAX_NP);
+        qc_out o = {bb * MR, pn * PANEL, ncols, ybase, colsum};
+        j->block(j, wb, bp + pn * j->K4 * 64, np, &o);
+      }
+    }
+    if (kpan < cpan) {
+      qc_out o = {b * MR, kpan * PANEL, ncols, ybase, colsum};
+      j->cols(j, j->w->data + b * j->K4 * MR * 4, nb, bp + kpan * j->K4 * 64, (int)rem, &o);
+    }
+  }
+}
+
 static void qc_task(void *arg, int64_t t0, int64_t t1) {
   qc_job *j = arg;
-  block_fn fn = j->block;
   int64_t maxcols = j->chunk_rows * j->OW, npan = (maxcols + PANEL - 1) / PANEL;
   int64_t npad = npan * PANEL;
   /* the thread's scratch: allocated and freed per call, these were faulted
@@ -349,15 +451,7 @@ static void qc_task(void *arg, int64_t t0, int64_t t1) {
     if (b1 > j->w->Mp / MR) b1 = j->w->Mp / MR;
     if (o0 >= o1 || b0 >= b1) continue;
     build_cols(j, o0, o1, 0, j->K4, bp, colsum, tmp);
-    int64_t ncols = (o1 - o0) * j->OW, cpan = (ncols + PANEL - 1) / PANEL;
-    for (int64_t b = b0; b < b1; b++) {
-      const int8_t *wb = j->w->data + b * j->K4 * MR * 4;
-      for (int64_t pn = 0; pn < cpan; pn += MAX_NP) {
-        int np = (int)(cpan - pn < MAX_NP ? cpan - pn : MAX_NP);
-        qc_out o = {b * MR, pn * PANEL, ncols, o0 * j->OW, colsum};
-        fn(j, wb, bp + pn * j->K4 * 64, np, &o);
-      }
-    }
+    run_blocks(j, b0, b1, bp, (o1 - o0) * j->OW, o0 * j->OW, colsum);
   }
 }
 
@@ -383,15 +477,7 @@ static void qc_build_task(void *arg, int64_t k0, int64_t k1) {
 static void qc_block_task(void *arg, int64_t b0, int64_t b1) {
   const qc_shared *sh = arg;
   const qc_job *j = sh->j;
-  int64_t ncols = j->outer * j->OW, cpan = (ncols + PANEL - 1) / PANEL;
-  for (int64_t b = b0; b < b1; b++) {
-    const int8_t *wb = j->w->data + b * j->K4 * MR * 4;
-    for (int64_t pn = 0; pn < cpan; pn += MAX_NP) {
-      int np = (int)(cpan - pn < MAX_NP ? cpan - pn : MAX_NP);
-      qc_out o = {b * MR, pn * PANEL, ncols, 0, NULL};
-      j->block(j, wb, sh->bp + pn * j->K4 * 64, np, &o);
-    }
-  }
+  run_blocks(j, b0, b1, sh->bp, j->outer * j->OW, 0, NULL);
 }
 
 /* true when it ran (or failed for memory, flagged in j->fail) */
@@ -450,6 +536,9 @@ int ox_qconv_run_on(const char *path, const ox_nn_geom *g, const uint8_t *x, int
   j.y = y;
   j.P = g->out_size;
   j.block = fn;
+#ifdef QC_X86
+  if (fn == block_vnni) j.cols = cols_vnni;
+#endif
   int32_t *rowc = malloc((size_t)w->Mp * sizeof *rowc);
   if (!rowc) return ox_err_set(e, OX_ENOMEM, "out of memory (integer convolution)");
   for (int64_t m = 0; m < w->Mp; m++)

@@ -157,6 +157,10 @@ int main(void) {
       {2, {11, 10}, {4, 5}, {2, 2}, {1, 1}, {1, 2}, 3, 8},
       {2, {9, 9}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, 2, 5},
       {2, {2, 3}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 4, 3},
+      /* leftover columns after whole panels (column kernel): 5 and 8, rows
+       * not a multiple of the 8-row block */
+      {2, {7, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 6, 13},
+      {2, {8, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, 10, 21},
   };
   const char *paths[] = {"avx512vnni", "portable"};
   ox_err e = {0};
