@@ -184,9 +184,9 @@ static void im2col_row(const ox_nn_geom *g, const float *xc, const int64_t *kk, 
 /* dst[i] = src[2 i], i < n: the taps of a stride-2 convolution row */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-__attribute__((target("avx512f,avx512bw"))) static void gather2_avx512(uint8_t *dst,
-                                                                       const uint8_t *src,
-                                                                       int64_t n) {
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void gather2_avx512(uint8_t *dst,
+                                                                                const uint8_t *src,
+                                                                                int64_t n) {
   int64_t i = 0;
   /* 32 outputs from 64 source bytes read as 16-bit lanes: keep the low bytes */
   /* the last load ends at src[2 i + 63], inside the n taps while i + 33 <= n */
@@ -194,13 +194,45 @@ __attribute__((target("avx512f,avx512bw"))) static void gather2_avx512(uint8_t *
     __m512i v = _mm512_loadu_si512(src + 2 * i);
     _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtepi16_epi8(v));
   }
-  for (; i < n; i++) dst[i] = src[2 * i];
+  if (i < n) { /* the last m <= 32: 2 m - 1 source bytes, masked */
+    int64_t m = n - i;
+    __mmask64 lm = ((__mmask64)1 << (2 * m - 1)) - 1;
+    __m512i v = _mm512_maskz_loadu_epi8(lm, src + 2 * i);
+    _mm256_mask_storeu_epi8(dst + i, (__mmask32)(((uint64_t)1 << m) - 1), _mm512_cvtepi16_epi8(v));
+  }
+}
+
+__attribute__((target("avx512f"))) static void gather2_f32_avx512(float *dst, const float *src,
+                                                                  int64_t n) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  int64_t i = 0;
+  for (; i + 17 <= n; i += 16) /* the loads end at src[2 i + 31] <= src[2 (n - 1)] */
+    _mm512_storeu_ps(dst + i, _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * i), even,
+                                                     _mm512_loadu_ps(src + 2 * i + 16)));
+  if (i < n) { /* the last m <= 16: 2 m - 1 source values, masked */
+    int64_t m = n - i, k = 2 * m - 1;
+    __mmask16 l0 = (__mmask16)(k >= 16 ? 0xFFFF : (1u << k) - 1);
+    __mmask16 l1 = (__mmask16)(k > 16 ? (1u << (k - 16)) - 1 : 0);
+    __m512 v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(l0, src + 2 * i), even,
+                                      _mm512_maskz_loadu_ps(l1, src + 2 * i + 16));
+    _mm512_mask_storeu_ps(dst + i, (__mmask16)((1u << m) - 1), v);
+  }
 }
 #endif
 
-static void gather2_u8(uint8_t *dst, const uint8_t *src, int64_t n) {
+void ox_nn_gather2_f32(float *dst, const float *src, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512bw")) {
+  if (__builtin_cpu_supports("avx512f")) {
+    gather2_f32_avx512(dst, src, n);
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; i++) dst[i] = src[2 * i];
+}
+
+void ox_nn_gather2_u8(uint8_t *dst, const uint8_t *src, int64_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
     gather2_avx512(dst, src, n);
     return;
   }
@@ -246,7 +278,7 @@ OX_NN_CLONES void ox_nn_im2col_row_u8(const ox_nn_geom *g, const uint8_t *xc, in
       if (sw == 1)
         memcpy(dst + lo, src + lo, (size_t)(hi - lo));
       else if (sw == 2)
-        gather2_u8(dst + lo, src + 2 * lo, hi - lo);
+        ox_nn_gather2_u8(dst + lo, src + 2 * lo, hi - lo);
       else
         for (int64_t w = lo; w < hi; w++) dst[w] = src[w * sw];
       if (hi < OW) memset(dst + hi, padv, (size_t)(OW - hi));

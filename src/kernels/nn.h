@@ -81,6 +81,10 @@ void ox_nn_im2col(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, in
  * output dim bytes); taps in the padding read padv. */
 void ox_nn_im2col_row_u8(const ox_nn_geom *g, const uint8_t *xc, int64_t kidx, int64_t o0,
                          int64_t o1, uint8_t *dst, uint8_t padv);
+/* dst[i] = src[2 i], i < n (the taps of a stride-2 row): vector code on
+ * AVX-512. */
+void ox_nn_gather2_u8(uint8_t *dst, const uint8_t *src, int64_t n);
+void ox_nn_gather2_f32(float *dst, const float *src, int64_t n);
 /* Stride 2 on both axes of a 2-D geometry, dilation 1: the input can be
  * split into its phase planes (even / odd rows x even / odd columns of the
  * padded image), on which every im2col row is a run of contiguous copies.

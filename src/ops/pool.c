@@ -200,6 +200,11 @@ OX_NN_CLONES static void pool2d_u8_task(void *arg, int64_t p0, int64_t p1) {
   uint8_t stack[2048], *row = IW <= 1024 ? stack : malloc((size_t)IW * 2);
   if (!row) return; /* cannot happen for any image that fit in memory once */
   uint8_t *hm = row + IW;
+  /* [in0, in1): the outputs whose window lies wholly inside the row */
+  int64_t in0 = 0, in1 = 0;
+  while (in0 < OW && !(j->cols[in0].lo == 0 && j->cols[in0].hi == K1)) in0++;
+  in1 = in0;
+  while (in1 < OW && j->cols[in1].lo == 0 && j->cols[in1].hi == K1) in1++;
   for (int64_t plane = p0; plane < p1; plane++) {
     const uint8_t *xp = j->x + plane * IH * IW;
     uint8_t *yp = j->y + plane * OH * OW;
@@ -225,18 +230,32 @@ OX_NN_CLONES static void pool2d_u8_task(void *arg, int64_t p0, int64_t p1) {
           hm[w] = v > hm[w] ? v : hm[w];
         }
       uint8_t *yr = yp + oh * OW;
+      if (hhi <= hlo) { /* no row in the image: the least value */
+        memset(yr, flip, (size_t)OW);
+        continue;
+      }
+      /* the windows wholly inside the row read hm at a stride (a loop of
+       * vector copies), the others their valid taps; the flip last */
+      if (in1 > in0) {
+        const uint8_t *h = hm + in0 * sw - g->pb[1];
+        if (sw == 1)
+          memcpy(yr + in0, h, (size_t)(in1 - in0));
+        else if (sw == 2)
+          ox_nn_gather2_u8(yr + in0, h, in1 - in0);
+        else
+          for (int64_t ow = in0; ow < in1; ow++) yr[ow] = h[(ow - in0) * sw];
+      }
       for (int64_t ow = 0; ow < OW; ow++) {
+        if (ow == in0 && in1 > in0) ow = in1;
+        if (ow >= OW) break;
         int64_t ws = ow * sw - g->pb[1];
         uint8_t acc = 0;
-        if (j->cols[ow].lo == 0 && j->cols[ow].hi == K1) {
-          acc = hm[ws];
-        } else {
-          for (int64_t kw = j->cols[ow].lo; kw < j->cols[ow].hi; kw++)
-            acc = row[ws + kw * dw] > acc ? row[ws + kw * dw] : acc;
-        }
-        /* no row in the image: the least value */
-        yr[ow] = (uint8_t)((hhi > hlo ? acc : 0) ^ flip);
+        for (int64_t kw = j->cols[ow].lo; kw < j->cols[ow].hi; kw++)
+          acc = row[ws + kw * dw] > acc ? row[ws + kw * dw] : acc;
+        yr[ow] = acc;
       }
+      if (flip)
+        for (int64_t ow = 0; ow < OW; ow++) yr[ow] ^= flip;
     }
   }
   if (row != stack) free(row);
@@ -294,7 +313,9 @@ OX_NN_CLONES static void sep_pool2d_task(void *arg, int64_t p0, int64_t p1) {
       float *yr = yp + oh * OW;
       /* the windows wholly inside the row: a loop that vectorises (the
        * division stays a division: the average is sum / count) */
-      if (is_max) {
+      if (is_max && sw == 2) {
+        if (in1 > in0) ox_nn_gather2_f32(yr + in0, hm + in0 * 2 - g->pb[1], in1 - in0);
+      } else if (is_max) {
         for (int64_t ow = in0; ow < in1; ow++) yr[ow] = hm[ow * sw - g->pb[1]];
       } else {
         int64_t count = incl ? hpad * K1 : (hhi - hlo) * K1;
