@@ -453,7 +453,8 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_narrow(
     break;
     OX_COLS(1)
     OX_COLS(2)
-    OX_COLS(3) OX_COLS(4) OX_COLS(5) OX_COLS(6) OX_COLS(7) OX_COLS(8)
+    OX_COLS(3)
+    OX_COLS(4) OX_COLS(5) OX_COLS(6) OX_COLS(7) OX_COLS(8)
 #undef OX_COLS
         default : break;
   }
@@ -1313,14 +1314,16 @@ __attribute__((target("avx512f"))) static void copy_strip32(float *strip, const 
 }
 #endif
 
-void ox_sgemm_pa_sb_epi(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb,
-                        const float *bias, const ox_sgemm_epi *ep, float *C, int64_t ldc) {
+bool ox_sgemm_pa_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
+                         const float *B, int64_t ldb, const float *bias, const ox_sgemm_epi *ep,
+                         float *C, int64_t ldc) {
   ep = epi_active(ep);
 #ifdef OX_GEMM_X86
-  if (A->M <= 0 || N <= 0) return;
+  if (m0 < 0 || m1 > A->M || m0 % 12) return false;
+  if (m1 <= m0 || N <= 0) return true;
   if (A->K > 0 && A->mr == 12 && ox_sgemm_has_ua()) {
     float strip_buf[KC_BLOCK * 32] __attribute__((aligned(64)));
-    float *strip = A->M > STRIP_MIN_ROWS ? strip_buf : NULL;
+    float *strip = m1 - m0 > STRIP_MIN_ROWS ? strip_buf : NULL;
     /* per depth block: a 32-column strip of B stays in cache for every row panel */
     for (int64_t pc = 0; pc < A->K; pc += KC_BLOCK) {
       int64_t kc = A->K - pc < KC_BLOCK ? A->K - pc : KC_BLOCK;
@@ -1329,8 +1332,8 @@ void ox_sgemm_pa_sb_epi(const ox_sgemm_packed *A, int64_t N, const float *B, int
       const ox_sgemm_epi *be = pc + kc >= A->K ? ep : NULL; /* last depth block */
       const float *ablock = A->data + pc * A->Mpad, *bblock = B + pc * ldb;
       if (N <= SMALL_N) { /* the whole B block stays in cache: A panels read once */
-        for (int64_t ir = 0; ir < A->M; ir += 12) {
-          int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
+        for (int64_t ir = m0; ir < m1; ir += 12) {
+          int m = m1 - ir < 12 ? (int)(m1 - ir) : 12;
           for (int64_t jr = 0; jr < N; jr += 32)
             tile_epi(kc, ablock + ir * kc, bblock + jr, ldb, C + ir * ldc + jr, ldc, bt,
                      bb ? bb + ir : NULL, be, ir, jr, m, N - jr < 32 ? (int)(N - jr) : 32);
@@ -1346,19 +1349,27 @@ void ox_sgemm_pa_sb_epi(const ox_sgemm_packed *A, int64_t N, const float *B, int
           bs = strip;
           bstride = 32;
         }
-        for (int64_t ir = 0; ir < A->M; ir += 12) {
-          int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
+        for (int64_t ir = m0; ir < m1; ir += 12) {
+          int m = m1 - ir < 12 ? (int)(m1 - ir) : 12;
           tile_epi(kc, ablock + ir * kc, bs, bstride, C + ir * ldc + jr, ldc, bt,
                    bb ? bb + ir : NULL, be, ir, jr, m, n);
         }
       }
     }
-    return;
+    return true;
   }
 #endif
+  if (m0 != 0 || m1 != A->M) return false; /* rows ranges: the x86 tiles only */
+  if (A->M <= 0 || N <= 0) return true;
   ox_sgemm_pa(A, false, N, 1.0f, B, ldb, 0.0f, C, ldc, NULL);
   add_row_bias(A->M, N, bias, C, ldc);
   ox_sgemm_epi_apply(ep, A->M, N, C, ldc);
+  return true;
+}
+
+void ox_sgemm_pa_sb_epi(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb,
+                        const float *bias, const ox_sgemm_epi *ep, float *C, int64_t ldc) {
+  ox_sgemm_pa_sb_rows(A, 0, A->M, N, B, ldb, bias, ep, C, ldc);
 }
 
 void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb,
@@ -1366,16 +1377,18 @@ void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t
   ox_sgemm_pa_sb_epi(A, N, B, ldb, bias, NULL, C, ldc);
 }
 
-bool ox_sgemm_pa_strips_epi(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
-                            const float *bias, const ox_sgemm_epi *ep, float *C, int64_t ldc) {
+bool ox_sgemm_pa_strips_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
+                             ox_sgemm_strip_fn strip, void *ctx, const float *bias,
+                             const ox_sgemm_epi *ep, float *C, int64_t ldc) {
   ep = epi_active(ep);
 #ifdef OX_GEMM_X86
-  if (A->mr != 12 || !ox_sgemm_has_ua()) return false;
-  if (A->M <= 0 || N <= 0) return true;
+  if (A->mr != 12 || !ox_sgemm_has_ua() || m0 < 0 || m1 > A->M || m0 % 12) return false;
+  if (m1 <= m0 || N <= 0) return true;
   if (A->K <= 0) {
-    scale_c(A->M, N, 0.0f, C, ldc);
-    add_row_bias(A->M, N, bias, C, ldc);
-    ox_sgemm_epi_apply(ep, A->M, N, C, ldc);
+    ox_sgemm_epi te = ep ? ox_sgemm_epi_at(ep, m0, 0) : (ox_sgemm_epi){0};
+    scale_c(m1 - m0, N, 0.0f, C + m0 * ldc, ldc);
+    add_row_bias(m1 - m0, N, bias ? bias + m0 : NULL, C + m0 * ldc, ldc);
+    ox_sgemm_epi_apply(ep ? &te : NULL, m1 - m0, N, C + m0 * ldc, ldc);
     return true;
   }
   float buf[KC_BLOCK * 32] __attribute__((aligned(64)));
@@ -1388,8 +1401,8 @@ bool ox_sgemm_pa_strips_epi(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_
     for (int64_t jr = 0; jr < N; jr += 32) {
       int n = N - jr < 32 ? (int)(N - jr) : 32;
       strip(ctx, pc, kc, jr, n, buf);
-      for (int64_t ir = 0; ir < A->M; ir += 12) {
-        int m = A->M - ir < 12 ? (int)(A->M - ir) : 12;
+      for (int64_t ir = m0; ir < m1; ir += 12) {
+        int m = m1 - ir < 12 ? (int)(m1 - ir) : 12;
         tile_epi(kc, ablock + ir * kc, buf, 32, C + ir * ldc + jr, ldc, bt, bb ? bb + ir : NULL, be,
                  ir, jr, m, n);
       }
@@ -1397,9 +1410,15 @@ bool ox_sgemm_pa_strips_epi(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_
   }
   return true;
 #else
-  (void)A, (void)N, (void)strip, (void)ctx, (void)bias, (void)ep, (void)C, (void)ldc;
+  (void)A, (void)m0, (void)m1, (void)N, (void)strip, (void)ctx, (void)bias, (void)ep, (void)C,
+      (void)ldc;
   return false;
 #endif
+}
+
+bool ox_sgemm_pa_strips_epi(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
+                            const float *bias, const ox_sgemm_epi *ep, float *C, int64_t ldc) {
+  return ox_sgemm_pa_strips_rows(A, 0, A->M, N, strip, ctx, bias, ep, C, ldc);
 }
 
 bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,

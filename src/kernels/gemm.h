@@ -108,6 +108,17 @@ void ox_sgemm_pa_sb_epi(const ox_sgemm_packed *A, int64_t N, const float *B, int
 bool ox_sgemm_pa_strips_epi(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
                             const float *bias, const ox_sgemm_epi *ep, float *C, int64_t ldc);
 
+/* The same for rows [m0, m1) of A and C only (C and bias for the whole
+ * matrix; m0 a multiple of 12): the tasks of a small image split its
+ * output channels. The AVX-512 tiles only: false (nothing done) elsewhere
+ * or for a range that is not whole panels. */
+bool ox_sgemm_pa_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
+                         const float *B, int64_t ldb, const float *bias, const ox_sgemm_epi *ep,
+                         float *C, int64_t ldc);
+bool ox_sgemm_pa_strips_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
+                             ox_sgemm_strip_fn strip, void *ctx, const float *bias,
+                             const ox_sgemm_epi *ep, float *C, int64_t ldc);
+
 /* Name of the micro-kernel in use ("avx512", "avx2", "portable"). */
 const char *ox_sgemm_isa(void);
 

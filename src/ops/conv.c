@@ -83,14 +83,19 @@ static int conv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
 
 /* ---------------- float Conv ---------------- */
 
+/* images of at most this many output positions split their output
+ * channels over the threads (conv_run_epi) */
+enum { CONV_SMALL_IMAGE = 100 };
+
 typedef struct conv_job {
   const ox_nn_geom *g;
   const float *x, *w, *bias;
   float *y;
   int64_t N, G, Cg, Mg, Kg, P;
   int64_t outer, chunk_rows, n_chunks;
-  bool pointwise; /* 1x1, stride 1, no pad: B = x */
-  bool ua;        /* W used in place by the GEMM (not constant, AVX-512) */
+  int64_t m_parts, m_chunk; /* output channels split in parts of m_chunk rows (small images) */
+  bool pointwise;           /* 1x1, stride 1, no pad: B = x */
+  bool ua;                  /* W used in place by the GEMM (not constant, AVX-512) */
   ox_sgemm_packed *const *packed;
   ox_thread_pool *inner_pool; /* for the GEMM when there is a single task */
   ox_sgemm_strip_fn strip;    /* implicit GEMM (packed W, shifted-plane geometry) */
@@ -127,7 +132,9 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
   bool implicit = j->strip && !j->pointwise && ox_sgemm_has_ua();
   if ((direct || !j->pointwise) && !implicit && !alloc_cols(j, direct, &col, &rowbuf)) return;
   for (int64_t t = t0; t < t1; t++) {
-    int64_t ch = t % j->n_chunks, ng = t / j->n_chunks, gi = ng % j->G, n = ng / j->G;
+    int64_t mp = t % j->m_parts, ct = t / j->m_parts;
+    int64_t ch = ct % j->n_chunks, ng = ct / j->n_chunks, gi = ng % j->G, n = ng / j->G;
+    int64_t m0 = mp * j->m_chunk, m1 = m0 + j->m_chunk < j->Mg ? m0 + j->m_chunk : j->Mg;
     int64_t o0 = ch * j->chunk_rows,
             o1 = o0 + j->chunk_rows < j->outer ? o0 + j->chunk_rows : j->outer;
     if (o0 >= o1) continue;
@@ -141,6 +148,15 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
       ep = ox_sgemm_epi_at(j->epi, 0, yc - j->y);
       ep.ldr = j->P; /* the residual's rows are Y's */
       epp = &ep;
+    }
+    if (j->m_parts > 1) { /* a part of the output channels (conv_run_epi checked the paths) */
+      ox_nn_shift sc = {g, xg, o0};
+      bool done = j->pointwise ? ox_sgemm_pa_sb_rows(j->packed[gi], m0, m1, ncols, xg + o0 * OW,
+                                                     j->P, bias, epp, yc, j->P)
+                               : ox_sgemm_pa_strips_rows(j->packed[gi], m0, m1, ncols, j->strip,
+                                                         &sc, bias, epp, yc, j->P);
+      if (!done) atomic_store(&j->oom, 2);
+      continue;
     }
     if (j->strip && !j->pointwise) { /* bias and epilogue applied by the GEMM's stores */
       ox_nn_shift sc = {g, xg, o0};
@@ -759,7 +775,27 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
   }
   j.chunk_rows = rows;
   j.n_chunks = (j.outer + rows - 1) / rows;
-  int64_t ntasks = N * G * j.n_chunks;
+  j.m_parts = 1;
+  j.m_chunk = Mg;
+  /* A small image (a 7 x 7 map has 7 rows, cut 4 + 3 for two threads, in
+   * tiles of 28 and 21 columns): whole images, the threads splitting the
+   * output channels in parts of whole 12-row panels, at least two each. */
+  int64_t panels = (Mg + 11) / 12;
+  /* (1 x 1 or stride 1: strips cheap enough to build in every part; a
+   * stride-2 layer's gathered strips built four times cost more than the
+   * balance gained) */
+  bool rows_path = j.packed && j.packed[0] && ox_sgemm_has_ua() &&
+                   (j.pointwise || (ox_nn_shifted_plane(&g) && g.k_size <= OX_NN_SHIFT_MAXK &&
+                                    ox_nn_shift_strip_fn(&g) != NULL));
+  if (nt > 1 && rows_path && j.outer * OW <= CONV_SMALL_IMAGE && N * G < 2 * nt && panels >= 4) {
+    int64_t want = (4 * nt + N * G - 1) / (N * G);
+    if (want > panels / 2) want = panels / 2;
+    j.chunk_rows = j.outer;
+    j.n_chunks = 1;
+    j.m_chunk = (panels + want - 1) / want * 12;
+    j.m_parts = (Mg + j.m_chunk - 1) / j.m_chunk;
+  }
+  int64_t ntasks = N * G * j.n_chunks * j.m_parts;
   j.inner_pool = ntasks == 1 && nt > 1 ? pool : NULL;
   if (j.packed && !j.inner_pool) j.strip = ox_nn_shift_strip_fn(&g);
   atomic_init(&j.oom, 0);
@@ -767,7 +803,10 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
     conv_task(&j, 0, 1);
   else
     ox_parallel_for(pool, ntasks, 1, conv_task, &j);
-  if (atomic_load(&j.oom)) rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory for im2col columns");
+  if (atomic_load(&j.oom) == 2)
+    rc = ox_kctx_fail(ctx, OX_ERUNTIME, "internal: the output channels could not be split");
+  else if (atomic_load(&j.oom))
+    rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory for im2col columns");
   if (run_packs) {
     for (int64_t gi = 0; gi < G; gi++) ox_sgemm_packed_free(run_packs[gi]);
     free(run_packs);
