@@ -425,17 +425,17 @@ OX_NN_CLONES static void same_pool2d_task(void *arg, int64_t p0, int64_t p1) {
       const float *vr = V + oh * IW;
       float *yr = yp + oh * IW;
       bool border_row = oh < r0 || oh >= r1;
+      if (border_row && !is_max && IW - pe1 > pb1) {
+        /* a border row's whole windows: its own count */
+        int64_t cnt = incl ? hpad * K1 : (hhi - hlo) * K1;
+        for (int64_t w = pb1; w < IW - pe1; w++)
+          yr[w] = cnt > 0 ? hm[oh * IW + w - pb1] / (float)cnt : NAN;
+      }
+      /* the border columns only (a test per output of the plane was half
+       * of the pool's time) */
       for (int64_t ow = 0; ow < IW; ow++) {
-        bool border_col = ow < pb1 || ow >= IW - pe1;
-        if (!border_col && !(border_row && !is_max)) continue;
-        if (!border_col && border_row && !is_max && ow == pb1 && IW - pe1 > pb1) {
-          /* a border row's whole windows: its own count */
-          int64_t cnt = incl ? hpad * K1 : (hhi - hlo) * K1;
-          for (int64_t w = pb1; w < IW - pe1; w++)
-            yr[w] = cnt > 0 ? hm[oh * IW + w - pb1] / (float)cnt : NAN;
-          ow = IW - pe1 - 1;
-          continue;
-        }
+        if (ow == pb1 && IW - pe1 > pb1) ow = IW - pe1;
+        if (ow >= IW) break;
         int64_t ws = ow - pb1, wlo = j->cols[ow].lo, whi = j->cols[ow].hi;
         float acc = init;
         for (int64_t kw = wlo; kw < whi; kw++) {
