@@ -14,6 +14,13 @@ add_test(NAME convert_optimize
                  ${PROJECT_SOURCE_DIR}/tests/opt/attention.onnxtxt
                  ${PROJECT_SOURCE_DIR}/tests/opt/attention_input.npy MultiHeadAttentionFused
                  ${CMAKE_CURRENT_BINARY_DIR}/convert_optimize)
+# an IR version 3 model (initializers are inputs) with folded Conv weights and a
+# Conv prologue: the written graph moves to IR version 4 and stays valid
+add_test(NAME convert_optimize_ir3
+         COMMAND sh ${PROJECT_SOURCE_DIR}/tests/opt/optimize_roundtrip.sh $<TARGET_FILE:onnxc_cli>
+                 ${PROJECT_SOURCE_DIR}/tests/opt/dense_ir3.onnxtxt
+                 ${PROJECT_SOURCE_DIR}/tests/opt/dense_ir3_input.npy FusedConv
+                 ${CMAKE_CURRENT_BINARY_DIR}/convert_optimize_ir3)
 # --no-quant-fusion keeps QDQ units in float (run and bench)
 add_test(NAME no_quant_fusion
          COMMAND sh ${PROJECT_SOURCE_DIR}/tests/opt/no_quant_fusion.sh $<TARGET_FILE:onnxc_cli>

@@ -69,6 +69,10 @@ static int save_optimized(ox_model *m, const char *out, const ox_save_opts *so, 
     copy.n_opset_import++;
   }
   copy.graph = (ox_graph *)ox_session_graph(s);
+  /* before IR version 4 every initializer must also be a graph input; the
+   * folded weights are not: the same graph is valid from version 4 on (the
+   * original initializers stay inputs, overridable as before) */
+  if (copy.graph != orig->graph && copy.has_ir_version && copy.ir_version < 4) copy.ir_version = 4;
   m->proto = &copy;
   int rc = ox_model_save_file(m, out, so, e);
   m->proto = orig;

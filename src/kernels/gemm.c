@@ -454,7 +454,8 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_narrow(
     OX_COLS(1)
     OX_COLS(2)
     OX_COLS(3)
-    OX_COLS(4) OX_COLS(5) OX_COLS(6) OX_COLS(7) OX_COLS(8)
+    OX_COLS(4)
+    OX_COLS(5) OX_COLS(6) OX_COLS(7) OX_COLS(8)
 #undef OX_COLS
         default : break;
   }
@@ -1312,18 +1313,42 @@ __attribute__((target("avx512f"))) static void copy_strip32(float *strip, const 
     _mm512_store_ps(strip + k * 32 + 16, _mm512_maskz_loadu_ps(k1, s + 16));
   }
 }
+
+/* copy_strip32 with the prologue: row k times scale[k] plus bias[k] (one
+ * rounding), then the Relu as the Relu kernel (x > 0 ? x : 0) */
+__attribute__((target("avx512f"))) static void copy_strip32_pro(float *strip, const float *src,
+                                                                int64_t ldb, int64_t kc, int n,
+                                                                const float *scale,
+                                                                const float *bias, bool relu) {
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+  __mmask16 k1 = (__mmask16)(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
+  __m512 zero = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; k++) {
+    const float *s = src + k * ldb;
+    __m512 a = _mm512_set1_ps(scale[k]), b = _mm512_set1_ps(bias[k]);
+    __m512 v0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k0, s), a, b);
+    __m512 v1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k1, s + 16), a, b);
+    if (relu) {
+      v0 = _mm512_max_ps(v0, zero); /* v > 0 ? v : 0 */
+      v1 = _mm512_max_ps(v1, zero);
+    }
+    _mm512_store_ps(strip + k * 32, v0);
+    _mm512_store_ps(strip + k * 32 + 16, v1);
+  }
+}
 #endif
 
 bool ox_sgemm_pa_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
                          const float *B, int64_t ldb, const float *bias, const ox_sgemm_epi *ep,
-                         float *C, int64_t ldc) {
+                         const ox_sgemm_pro *pro, float *C, int64_t ldc) {
   ep = epi_active(ep);
 #ifdef OX_GEMM_X86
   if (m0 < 0 || m1 > A->M || m0 % 12) return false;
   if (m1 <= m0 || N <= 0) return true;
   if (A->K > 0 && A->mr == 12 && ox_sgemm_has_ua()) {
     float strip_buf[KC_BLOCK * 32] __attribute__((aligned(64)));
-    float *strip = m1 - m0 > STRIP_MIN_ROWS ? strip_buf : NULL;
+    /* a prologue needs the strips (B is never read in place) */
+    float *strip = m1 - m0 > STRIP_MIN_ROWS || pro ? strip_buf : NULL;
     /* per depth block: a 32-column strip of B stays in cache for every row panel */
     for (int64_t pc = 0; pc < A->K; pc += KC_BLOCK) {
       int64_t kc = A->K - pc < KC_BLOCK ? A->K - pc : KC_BLOCK;
@@ -1331,7 +1356,7 @@ bool ox_sgemm_pa_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64
       const float *bb = pc == 0 ? bias : NULL;
       const ox_sgemm_epi *be = pc + kc >= A->K ? ep : NULL; /* last depth block */
       const float *ablock = A->data + pc * A->Mpad, *bblock = B + pc * ldb;
-      if (N <= SMALL_N) { /* the whole B block stays in cache: A panels read once */
+      if (N <= SMALL_N && !pro) { /* the whole B block stays in cache: A panels read once */
         for (int64_t ir = m0; ir < m1; ir += 12) {
           int m = m1 - ir < 12 ? (int)(m1 - ir) : 12;
           for (int64_t jr = 0; jr < N; jr += 32)
@@ -1345,7 +1370,11 @@ bool ox_sgemm_pa_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64
         const float *bs = bblock + jr;
         int64_t bstride = ldb;
         if (strip) { /* many row panels: copy the strip once into a contiguous panel */
-          copy_strip32(strip, bblock + jr, ldb, kc, n);
+          if (pro)
+            copy_strip32_pro(strip, bblock + jr, ldb, kc, n, pro->scale + pc, pro->bias + pc,
+                             pro->relu);
+          else
+            copy_strip32(strip, bblock + jr, ldb, kc, n);
           bs = strip;
           bstride = 32;
         }
@@ -1359,7 +1388,7 @@ bool ox_sgemm_pa_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64
     return true;
   }
 #endif
-  if (m0 != 0 || m1 != A->M) return false; /* rows ranges: the x86 tiles only */
+  if (m0 != 0 || m1 != A->M || pro) return false; /* row ranges, prologues: x86 tiles only */
   if (A->M <= 0 || N <= 0) return true;
   ox_sgemm_pa(A, false, N, 1.0f, B, ldb, 0.0f, C, ldc, NULL);
   add_row_bias(A->M, N, bias, C, ldc);
@@ -1369,7 +1398,7 @@ bool ox_sgemm_pa_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64
 
 void ox_sgemm_pa_sb_epi(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb,
                         const float *bias, const ox_sgemm_epi *ep, float *C, int64_t ldc) {
-  ox_sgemm_pa_sb_rows(A, 0, A->M, N, B, ldb, bias, ep, C, ldc);
+  ox_sgemm_pa_sb_rows(A, 0, A->M, N, B, ldb, bias, ep, NULL, C, ldc);
 }
 
 void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb,

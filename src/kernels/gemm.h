@@ -112,9 +112,17 @@ bool ox_sgemm_pa_strips_epi(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_
  * matrix; m0 a multiple of 12): the tasks of a small image split its
  * output channels. The AVX-512 tiles only: false (nothing done) elsewhere
  * or for a range that is not whole panels. */
+/* pro (NULL: none) transforms B's rows as they are read: row k becomes
+ * max(fma(B[k][j], scale[k], bias[k]), 0) (the max when relu; as x > 0 ?
+ * x : 0, NaN giving 0): a FusedConv's prologue (a BatchNormalization,
+ * per-channel Mul / Add and Relu before a 1 x 1 convolution). */
+typedef struct ox_sgemm_pro {
+  const float *scale, *bias;
+  bool relu;
+} ox_sgemm_pro;
 bool ox_sgemm_pa_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
                          const float *B, int64_t ldb, const float *bias, const ox_sgemm_epi *ep,
-                         float *C, int64_t ldc);
+                         const ox_sgemm_pro *pro, float *C, int64_t ldc);
 bool ox_sgemm_pa_strips_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
                              ox_sgemm_strip_fn strip, void *ctx, const float *bias,
                              const ox_sgemm_epi *ep, float *C, int64_t ldc);

@@ -33,6 +33,8 @@ void ox_conv_release(void *st) {
   free(s->packed);
   for (int64_t i = 0; i < s->n_qw; i++) ox_qconv_free_w(&s->qw[i]);
   free(s->qw);
+  free(s->pre_scale);
+  free(s->pre_bias);
   free(s);
 }
 
@@ -100,6 +102,7 @@ typedef struct conv_job {
   ox_thread_pool *inner_pool; /* for the GEMM when there is a single task */
   ox_sgemm_strip_fn strip;    /* implicit GEMM (packed W, shifted-plane geometry) */
   const ox_sgemm_epi *epi;    /* FusedConv epilogue (residual laid out like y), or NULL */
+  const ox_sgemm_pro *pro;    /* FusedConv prologue, read with x (1x1 only), or NULL */
   atomic_int oom;
 } conv_job;
 
@@ -152,7 +155,7 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
     if (j->m_parts > 1) { /* a part of the output channels (conv_run_epi checked the paths) */
       ox_nn_shift sc = {g, xg, o0};
       bool done = j->pointwise ? ox_sgemm_pa_sb_rows(j->packed[gi], m0, m1, ncols, xg + o0 * OW,
-                                                     j->P, bias, epp, yc, j->P)
+                                                     j->P, bias, epp, j->pro, yc, j->P)
                                : ox_sgemm_pa_strips_rows(j->packed[gi], m0, m1, ncols, j->strip,
                                                          &sc, bias, epp, yc, j->P);
       if (!done) atomic_store(&j->oom, 2);
@@ -165,7 +168,9 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
       if (!col && !alloc_cols(j, direct, &col, &rowbuf)) return;
     }
     if (j->packed && j->pointwise && !j->inner_pool) {
-      ox_sgemm_pa_sb_epi(j->packed[gi], ncols, xg + o0 * OW, j->P, bias, epp, yc, j->P);
+      if (!ox_sgemm_pa_sb_rows(j->packed[gi], 0, j->Mg, ncols, xg + o0 * OW, j->P, bias, epp,
+                               j->pro, yc, j->P))
+        atomic_store(&j->oom, 2); /* a prologue off the x86 tiles: conv_run_epi checked */
       continue;
     }
     float beta = 0.0f;
@@ -676,6 +681,25 @@ static int conv_few_positions(ox_kctx *ctx, const ox_nn_geom *g, const float *xf
 /* Conv; FusedConv adds the epilogue epi (NULL: none; its residual has Y's
  * shape). tmp NULL: Y is output 0; else Y is a new tensor returned in *tmp
  * (the caller's reference, also on failure). */
+/* The prologue applied to all of x (N images of C planes of P values) into
+ * out: the path for geometries whose GEMM does not read X in strips. */
+OX_NN_CLONES static void pro_apply(const conv_state *s, int64_t N, int64_t C, int64_t P,
+                                   const float *x, float *out) {
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++) {
+      const float *xc = x + (n * C + c) * P;
+      float *oc = out + (n * C + c) * P;
+      float a = s->pre_scale[c], b = s->pre_bias[c];
+      if (s->pre_relu)
+        for (int64_t i = 0; i < P; i++) {
+          float v = fmaf(xc[i], a, b);
+          oc[i] = v > 0.0f ? v : 0.0f;
+        }
+      else
+        for (int64_t i = 0; i < P; i++) oc[i] = fmaf(xc[i], a, b);
+    }
+}
+
 static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox_value **tmp) {
   ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *b = ox_kctx_input(ctx, 2);
   ox_nn_geom g;
@@ -696,6 +720,7 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
     return OX_ERUNTIME;
   }
   if (y->numel == 0) return OX_OK;
+  float *xpro = NULL; /* X with the prologue applied, when not read in strips */
   fstage fs;
   int rc = stage_in(ctx, &fs, x, w, b, y);
   const float *xf = fs.xf, *wf = fs.wf, *bf = fs.bf;
@@ -706,6 +731,30 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
   int64_t N = x->dims[0], G = s->a.group, Cg = w->dims[1], Mg = w->dims[0] / G;
   ox_thread_pool *pool = ox_kctx_pool(ctx);
   int nt = ox_thread_pool_size(pool);
+  /* a prologue: read with X by the 1 x 1 GEMM's strips, else applied first */
+  ox_sgemm_pro pro = {s->pre_scale, s->pre_bias, s->pre_relu};
+  bool pro_strips = false;
+  if (s->n_pre) {
+    if (x->dims[1] != s->n_pre) {
+      rc = ox_kctx_fail(ctx, OX_ERUNTIME, "X has %lld channels, the prologue %lld",
+                        (long long)x->dims[1], (long long)s->n_pre);
+      goto done;
+    }
+    bool pw = g.k_size == 1 && G == 1 && g.out_size > 8 && ox_sgemm_has_ua() && s->packed &&
+              s->packed_w == w && s->n_packed == 1;
+    for (size_t d = 0; d < g.nd; d++)
+      if (g.stride[d] != 1 || g.pb[d] != 0 || g.pe[d] != 0) pw = false;
+    pro_strips = pw;
+    if (!pw) {
+      int64_t P = x->numel / (N * x->dims[1] > 0 ? N * x->dims[1] : 1);
+      if (!(xpro = malloc((size_t)x->numel * sizeof *xpro))) {
+        rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory (convolution prologue)");
+        goto done;
+      }
+      pro_apply(s, N, x->dims[1], P, xf, xpro);
+      xf = xpro;
+    }
+  }
   if (g.nd == 2 && Cg == 1 && G > 1) {
     dw_job dj = {&g, xf, wf, bf, yf, G, Mg, false, epi};
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -796,7 +845,8 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
     j.m_parts = (Mg + j.m_chunk - 1) / j.m_chunk;
   }
   int64_t ntasks = N * G * j.n_chunks * j.m_parts;
-  j.inner_pool = ntasks == 1 && nt > 1 ? pool : NULL;
+  j.inner_pool = ntasks == 1 && nt > 1 && !pro_strips ? pool : NULL;
+  if (pro_strips) j.pro = &pro;
   if (j.packed && !j.inner_pool) j.strip = ox_nn_shift_strip_fn(&g);
   atomic_init(&j.oom, 0);
   if (ntasks == 1)
@@ -812,6 +862,7 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
     free(run_packs);
   }
 done:
+  free(xpro);
   return stage_out(&fs, rc, y);
 }
 
@@ -843,6 +894,25 @@ static int fconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   }
   s->epi.bound = (int)bound;
   s->epi.bval = ox_node_attr_float(info->node, "bound_value", 0.0f);
+  const ox_attr *ps = ox_node_attr(info->node, "pre_scale"),
+                *pb = ox_node_attr(info->node, "pre_bias");
+  if (ps || pb) {
+    if (!ps || !pb || ps->type != OX_ATTR_FLOATS || pb->type != OX_ATTR_FLOATS ||
+        ps->n_floats != pb->n_floats || ps->n_floats == 0) {
+      ox_err_set(e, OX_EINVAL, "pre_scale and pre_bias must be float lists of one length");
+      return ox_conv_prep_err(info, e);
+    }
+    s->n_pre = (int64_t)ps->n_floats;
+    s->pre_scale = malloc(ps->n_floats * sizeof(float));
+    s->pre_bias = malloc(ps->n_floats * sizeof(float));
+    if (!s->pre_scale || !s->pre_bias) {
+      ox_err_set(e, OX_ENOMEM, "out of memory");
+      return ox_conv_prep_err(info, e);
+    }
+    memcpy(s->pre_scale, ps->floats, ps->n_floats * sizeof(float));
+    memcpy(s->pre_bias, pb->floats, pb->n_floats * sizeof(float));
+    s->pre_relu = ox_node_attr_int(info->node, "pre_relu", 0) != 0;
+  }
   return OX_OK;
 }
 

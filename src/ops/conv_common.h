@@ -22,6 +22,11 @@ typedef struct conv_state {
   int64_t n_qw;
   const ox_value *qw_src; /* the constant W they were packed from */
   bool relu;              /* QLinearConvFused: a Relu before the requantisation */
+  /* FusedConv prologue on X's channels (attributes pre_scale, pre_bias,
+   * pre_relu): X[c] -> max(fma(X[c], pre_scale[c], pre_bias[c]), 0) */
+  float *pre_scale, *pre_bias;
+  int64_t n_pre;
+  bool pre_relu;
 } conv_state;
 
 /* Prefixes the error with the node: "node 'name' (Op): ..." */

@@ -15,6 +15,13 @@
 #include "../ir/ir.h"
 
 typedef struct ox_pass_view ox_pass_view;
+/* a float32 constant's elements and shape */
+typedef struct ox_pass_floats {
+  const float *data;
+  const int64_t *dims;
+  size_t rank;
+  int64_t numel;
+} ox_pass_floats;
 struct ox_pass_view {
   ox_arena *a;
   ox_err *e;
@@ -33,6 +40,12 @@ struct ox_pass_view {
   bool (*pinned)(const ox_pass_view *v, const char *name);
   /* a pass made the readers of `from` read `to` (the host's counts follow) */
   void (*renamed)(const ox_pass_view *v, const char *from, const char *to);
+  /* the float32 constant the host knows for `name` (initializers, Constant
+   * and ConstantOfShape nodes, constants raised by Unsqueeze or Reshape):
+   * true with *out filled (valid while the host runs), else false */
+  bool (*float_const)(const ox_pass_view *v, const char *name, ox_pass_floats *out);
+  /* node `at` now reads `name` in place of a reader the pass dropped */
+  void (*reads)(const ox_pass_view *v, const char *name, size_t at);
   void *host;
 };
 
@@ -112,6 +125,12 @@ int ox_opt_cse(ox_pass_view *v);
  * Softmax, MatMul, Transpose) becomes an ai.onnxc MultiHeadAttentionFused
  * (src/opt/attention.c). */
 int ox_opt_attention(ox_pass_view *v);
+
+/* X -> [BatchNormalization] -> [Mul c] -> [Add c] -> [Relu] -> 1 x 1 Conv
+ * (per-channel constants, each value read once) becomes the convolution
+ * with a prologue (attributes pre_scale, pre_bias, pre_relu), read with X
+ * (src/opt/conv_prologue.c). Runs after the host's FusedConv epilogues. */
+int ox_opt_conv_prologue(ox_pass_view *v);
 
 /* Drops the nodes of op `op` (default domain) whose outputs no live node
  * reads and that are no graph outputs (src/opt/dead.c). */

@@ -994,21 +994,64 @@ static void view_renamed(const ox_pass_view *v, const char *from, const char *to
     x->rename_oom = true;
 }
 
+static bool view_float_const(const ox_pass_view *v, const char *name, ox_pass_floats *out) {
+  const fctx *x = v->host;
+  const ox_value *c = cst_of(x, name);
+  if (!c) /* a weight folded by this step (fold_conv) */
+    for (size_t k = 0; name && k < x->n_inits; k++)
+      if (strcmp(x->inits[k].name, name) == 0) {
+        const ox_tensor *t = &x->inits[k];
+        out->data = t->float_data;
+        out->dims = t->dims;
+        out->rank = t->n_dims;
+        out->numel = (int64_t)t->n_float_data;
+        return true;
+      }
+  if (!c || c->kind != OX_VAL_TENSOR || c->dtype != OX_FLOAT) return false;
+  out->data = c->data;
+  out->dims = c->dims;
+  out->rank = c->rank;
+  out->numel = c->numel;
+  return true;
+}
+
+static void view_reads(const ox_pass_view *v, const char *name, size_t at) {
+  fctx *x = v->host;
+  if (map_count(&x->lastuse, name) < at + 1 && ox_map_put(&x->lastuse, name, at + 1))
+    x->rename_oom = true;
+}
+
+static void view_init(fctx *x, ox_node **repl, ox_pass_view *v) {
+  memset(v, 0, sizeof *v);
+  v->a = x->a;
+  v->e = x->e;
+  v->nodes = x->nodes;
+  v->n_node = x->g->n_node;
+  v->opsets = x->opsets;
+  v->drop = x->drop;
+  v->repl = repl;
+  v->constant = view_constant;
+  v->sole_reader = view_sole_reader;
+  v->pinned = view_pinned;
+  v->renamed = view_renamed;
+  v->float_const = view_float_const;
+  v->reads = view_reads;
+  v->host = x;
+  v->low_bit_int8 = x->s->opts.low_bit_int8;
+}
+
+/* passes that read the FusedConv epilogues the host made */
+static int run_late_passes(fctx *x, ox_node **repl) {
+  ox_pass_view v;
+  view_init(x, repl, &v);
+  int rc = ox_opt_conv_prologue(&v);
+  if (!rc && x->rename_oom) rc = oom(x);
+  return rc;
+}
+
 static int run_opt_passes(fctx *x, ox_node **repl) {
-  ox_pass_view v = {0};
-  v.a = x->a;
-  v.e = x->e;
-  v.nodes = x->nodes;
-  v.n_node = x->g->n_node;
-  v.opsets = x->opsets;
-  v.drop = x->drop;
-  v.repl = repl;
-  v.constant = view_constant;
-  v.sole_reader = view_sole_reader;
-  v.pinned = view_pinned;
-  v.renamed = view_renamed;
-  v.host = x;
-  v.low_bit_int8 = x->s->opts.low_bit_int8;
+  ox_pass_view v;
+  view_init(x, repl, &v);
   int rc = ox_opt_cse(&v);
   if (!rc && x->rename_oom) rc = oom(x);
   if (!rc) rc = ox_opt_matmul_transb(&v);
@@ -1065,7 +1108,7 @@ int ox_rt_fuse(ox_session *s, const ox_graph *g, const ox_graph **out, ox_err *e
   if ((rc = collect(&x)) || (rc = run_opt_passes(&x, repl))) goto done;
   for (size_t i = 0; i < g->n_node && !rc; i++) rc = fold_conv(&x, i);
   for (size_t i = 0; i < g->n_node && !rc; i++) rc = fuse_conv_epilogue(&x, i, repl);
-  if (rc || (rc = fuse_chains(&x, repl))) goto done;
+  if (rc || (rc = run_late_passes(&x, repl)) || (rc = fuse_chains(&x, repl))) goto done;
   drop_dead_constants(&x, repl);
   size_t kept = 0;
   bool changed = x.n_inits > 0;

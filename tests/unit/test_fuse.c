@@ -250,6 +250,89 @@ static const char *resnet_block = HEAD
     "  D = BatchNormalization <epsilon = 0.001> (C, sc, bb, mu, var)\n"
     "  A = Add(D, X)\n Y = Relu(A) }\n";
 
+/* ---- Conv prologues (src/opt/conv_prologue.c) ---- */
+
+/* DenseNet as converted from Caffe: BatchNormalization, a per-channel Mul
+ * and Add (raised by Unsqueeze), Relu, then a 1x1 convolution; X is also
+ * concatenated (read twice), as the dense blocks do */
+static const char *dense_layer =
+    "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+    "G (float[1,6,5,7] X) => (float[1,10,5,7] Y)\n"
+    "<float[6] sc = {1.5, 0.5, -2, 1, 0.25, 3}, float[6] bb = {0.2, 0.3, -0.4, 0, 1, -1},"
+    " float[6] mu = {0.05, -0.1, 0.2, 0, 1, -2}, float[6] var = {0.9, 1.5, 0.25, 1, 4, 0.5},"
+    " float[6,1,1] m = {2, -1, 0.5, 1, 3, -0.25}, float[6] ad = {0.25, -0.5, 1, 0, 2, -3},"
+    " int64[2] ax = {1, 2},"
+    " float[4,6,1,1] W = {0.1,-0.2,0.3,0.4,-0.5,0.6,0.7,-0.8,0.9,1,-1.1,1.2,"
+    "0.1,0.2,0.3,-0.4,0.5,0.6,-0.7,0.8,0.9,-1,1.1,1.2}, float[4] B = {0.5, -0.5, 0.25, 0}>\n"
+    "{ n = BatchNormalization <epsilon = 0.001> (X, sc, bb, mu, var)\n"
+    "  s = Mul(n, m)\n u = Unsqueeze(ad, ax)\n a = Add(u, s)\n r = Relu(a)\n"
+    "  c = Conv (r, W, B)\n Y = Concat <axis = 1> (X, c) }\n";
+
+/* torchvision's order: BatchNormalization, Relu, 1x1 Conv (then its own
+ * BatchNormalization and Relu: a prologue and an epilogue) */
+static const char *bn_relu_conv_bn =
+    "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+    "G (float[1,3,4,6] X) => (float[1,2,4,6] Y)\n"
+    "<float[3] sc = {1.5, 0.5, -2}, float[3] bb = {0.2, 0.3, -0.4},"
+    " float[3] mu = {0.05, -0.1, 0.2}, float[3] var = {0.9, 1.5, 0.25},"
+    " float[2,3,1,1] W = {0.1, -0.2, 0.3, 0.4, -0.5, 0.6},"
+    " float[2] s2 = {1, 2}, float[2] b2 = {0.5, -1}, float[2] m2 = {0, 0.5}, float[2] v2 = {1, "
+    "2}>\n"
+    "{ n = BatchNormalization (X, sc, bb, mu, var)\n r = Relu(n)\n c = Conv (r, W)\n"
+    "  d = BatchNormalization (c, s2, b2, m2, v2)\n Y = Relu(d) }\n";
+
+/* the same on a 2x2 image (the prologue applied before the product), and
+ * without Relu; two that stay apart: Relu's output read twice, a 3x3
+ * kernel */
+static const char *small_prologue =
+    "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+    "G (float[2,3,2,2] X) => (float[2,2,2,2] Y)\n"
+    "<float[3,1,1] m = {2, -1, 0.5}, float[1] ad = {0.75},"
+    " float[2,3,1,1] W = {0.1, -0.2, 0.3, 0.4, -0.5, 0.6}>\n"
+    "{ s = Mul(m, X)\n a = Add(s, ad)\n r = Relu(a)\n Y = Conv (r, W) }\n";
+
+static const char *affine_only =
+    "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+    "G (float[1,3,6,6] X) => (float[1,2,6,6] Y)\n"
+    "<float[3,1,1] m = {2, -1, 0.5}, float[1] ad = {0.75},"
+    " float[2,3,1,1] W = {0.1, -0.2, 0.3, 0.4, -0.5, 0.6}>\n"
+    "{ s = Mul(m, X)\n a = Add(s, ad)\n Y = Conv (a, W) }\n";
+
+static const char *relu_shared =
+    "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+    "G (float[1,3,4,4] X) => (float[1,5,4,4] Y)\n"
+    "<float[2,3,1,1] W = {0.1, -0.2, 0.3, 0.4, -0.5, 0.6}>\n"
+    "{ r = Relu(X)\n c = Conv (r, W)\n Y = Concat <axis = 1> (r, c) }\n";
+
+static const char *relu_3x3 =
+    "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+    "G (float[1,2,5,5] X) => (float[1,1,5,5] Y)\n"
+    "<float[1,2,3,3] W = "
+    "{0.1,-0.2,0.3,0.4,-0.5,0.6,0.7,-0.8,0.9,1,-1.1,1.2,0.1,0.2,0.3,-0.4,0.5,0.6}>\n"
+    "{ r = Relu(X)\n Y = Conv <pads = [1, 1, 1, 1]> (r, W) }\n";
+
+static void test_conv_prologues(void) {
+  size_t n0 = 0, n1 = 0;
+  const int64_t d_dl[4] = {1, 6, 5, 7};
+  compare("dense layer prologue", dense_layer, d_dl, 4, 1e-5, &n0, &n1);
+  CHECK(n0 == 7 && n1 == 2); /* FusedConv (BN, Mul, Add, Relu in its prologue) and Concat */
+  const int64_t d_br[4] = {1, 3, 4, 6};
+  compare("bn relu conv bn relu", bn_relu_conv_bn, d_br, 4, 1e-5, &n0, &n1);
+  CHECK(n0 == 5 && n1 == 1);
+  const int64_t d_sm[4] = {2, 3, 2, 2};
+  compare("prologue on a small image", small_prologue, d_sm, 4, 1e-5, &n0, &n1);
+  CHECK(n0 == 4 && n1 == 1);
+  const int64_t d_ao[4] = {1, 3, 6, 6};
+  compare("prologue without relu", affine_only, d_ao, 4, 1e-5, &n0, &n1);
+  CHECK(n0 == 3 && n1 == 1);
+  const int64_t d_rs[4] = {1, 3, 4, 4};
+  compare("relu read twice", relu_shared, d_rs, 4, -1, &n0, &n1);
+  CHECK(n1 == n0);
+  const int64_t d_r3[4] = {1, 2, 5, 5};
+  compare("relu before a 3x3", relu_3x3, d_r3, 4, -1, &n0, &n1);
+  CHECK(n1 == n0);
+}
+
 typedef struct conv_case {
   const char *what;
   int64_t n, cin, cout, h, w, k, stride, group, dil;
@@ -635,6 +718,7 @@ int main(void) {
   CHECK(n1 == 1);
 
   test_conv_epilogues();
+  test_conv_prologues();
 
   if (fails) return 1;
   printf("test_fuse: ok\n");
