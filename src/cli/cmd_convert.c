@@ -29,7 +29,8 @@ static void help(FILE *f) {
           "  --skip-checksum         do not verify SHA-1 checksums of external data\n"
           "  --optimize              write the graph as a session runs it: the optimisation\n"
           "                          passes applied (fused units are ai.onnxc operators, which\n"
-          "                          onnxc runs; constant folding stays in the runtime)\n"
+          "                          onnxc runs; constant folding stays in the runtime; a\n"
+          "                          model below IR version 4 is written as version 4)\n"
           "  -h, --help              show this help\n");
 }
 
