@@ -455,7 +455,8 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_narrow(
     OX_COLS(2)
     OX_COLS(3)
     OX_COLS(4)
-    OX_COLS(5) OX_COLS(6) OX_COLS(7) OX_COLS(8)
+    OX_COLS(5)
+    OX_COLS(6) OX_COLS(7) OX_COLS(8)
 #undef OX_COLS
         default : break;
   }
@@ -1276,7 +1277,16 @@ __attribute__((target("avx512f"))) static void tile_epi(int64_t kc, const float 
                                                         int64_t ldb, float *c, int64_t ldc,
                                                         float beta, const float *bias,
                                                         const ox_sgemm_epi *ep, int64_t ir,
-                                                        int64_t jr, int m, int n) {
+                                                        int64_t jr, int m, int n, int next_n) {
+  /* the same rows of the next strip's tile, written a strip from now: their
+   * lines fetched while this tile computes (a cold output written through
+   * one 128-byte run per row had stalled on every line: a stem convolution
+   * ran at half its in-cache speed inside a model) */
+  if (next_n > 0 && beta == 0.0f)
+    for (int i = 0; i < m; i++) {
+      _mm_prefetch((const char *)(c + i * ldc + 32), _MM_HINT_T1);
+      if (next_n > 16) _mm_prefetch((const char *)(c + i * ldc + 48), _MM_HINT_T1);
+    }
   if (!ep) {
     ukernel_avx512_g(kc, a, b, ldb, c, ldc, beta, bias, NULL, m, n);
     return;
@@ -1361,12 +1371,13 @@ bool ox_sgemm_pa_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64
           int m = m1 - ir < 12 ? (int)(m1 - ir) : 12;
           for (int64_t jr = 0; jr < N; jr += 32)
             tile_epi(kc, ablock + ir * kc, bblock + jr, ldb, C + ir * ldc + jr, ldc, bt,
-                     bb ? bb + ir : NULL, be, ir, jr, m, N - jr < 32 ? (int)(N - jr) : 32);
+                     bb ? bb + ir : NULL, be, ir, jr, m, N - jr < 32 ? (int)(N - jr) : 32, 0);
         }
         continue;
       }
       for (int64_t jr = 0; jr < N; jr += 32) {
         int n = N - jr < 32 ? (int)(N - jr) : 32;
+        int next_n = N - jr - 32 > 32 ? 32 : N - jr - 32 > 0 ? (int)(N - jr - 32) : 0;
         const float *bs = bblock + jr;
         int64_t bstride = ldb;
         if (strip) { /* many row panels: copy the strip once into a contiguous panel */
@@ -1381,7 +1392,7 @@ bool ox_sgemm_pa_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64
         for (int64_t ir = m0; ir < m1; ir += 12) {
           int m = m1 - ir < 12 ? (int)(m1 - ir) : 12;
           tile_epi(kc, ablock + ir * kc, bs, bstride, C + ir * ldc + jr, ldc, bt,
-                   bb ? bb + ir : NULL, be, ir, jr, m, n);
+                   bb ? bb + ir : NULL, be, ir, jr, m, n, next_n);
         }
       }
     }
@@ -1429,11 +1440,12 @@ bool ox_sgemm_pa_strips_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, i
     const float *ablock = A->data + pc * A->Mpad;
     for (int64_t jr = 0; jr < N; jr += 32) {
       int n = N - jr < 32 ? (int)(N - jr) : 32;
+      int next_n = N - jr - 32 > 32 ? 32 : N - jr - 32 > 0 ? (int)(N - jr - 32) : 0;
       strip(ctx, pc, kc, jr, n, buf);
       for (int64_t ir = m0; ir < m1; ir += 12) {
         int m = m1 - ir < 12 ? (int)(m1 - ir) : 12;
         tile_epi(kc, ablock + ir * kc, buf, 32, C + ir * ldc + jr, ldc, bt, bb ? bb + ir : NULL, be,
-                 ir, jr, m, n);
+                 ir, jr, m, n, next_n);
       }
     }
   }
