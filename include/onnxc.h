@@ -416,6 +416,10 @@ ONNXC_API void onnxc_session_free(onnxc_session *s);
 /* For a session created with `profile`: the time per operator type and of
  * the slowest nodes, per run, as text (free with free()); NULL on OOM. */
 ONNXC_API char *onnxc_session_profile(const onnxc_session *s);
+/* Forgets the times profiled so far: call it after warm-up runs (the first
+ * run also prepares kernels lazily, e.g. a convolution's Winograd
+ * weights) so that the profile covers the runs that follow. */
+ONNXC_API void onnxc_session_profile_reset(onnxc_session *s);
 
 /* The model the session runs. */
 ONNXC_API const onnxc_model *onnxc_session_model(const onnxc_session *s);

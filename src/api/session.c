@@ -125,6 +125,10 @@ char *onnxc_session_profile(const onnxc_session *s) {
   return s ? ox_session_profile(S(s), 20) : NULL;
 }
 
+void onnxc_session_profile_reset(onnxc_session *s) {
+  if (s) ox_session_profile_reset(S(s));
+}
+
 const onnxc_model *onnxc_session_model(const onnxc_session *s) {
   return s ? (const onnxc_model *)ox_session_model(S(s)) : NULL;
 }

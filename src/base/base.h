@@ -150,8 +150,9 @@ void ox_pages_unneeded(const void *p, size_t n);
  * asks for the same slot again or ends. For a kernel's leaf tasks: a task
  * must not call code that asks for the slots it holds. Slots 0-3 are the
  * leaf tasks'; slot 4 is held by a kernel's calling thread across its
- * tasks (the phase planes of a stride-2 convolution). */
-#define OX_SCRATCH_SLOTS 5
+ * tasks (the phase planes of a stride-2 convolution); slots 5-7 are a
+ * Winograd convolution task's (transformed input, products, padded rows). */
+#define OX_SCRATCH_SLOTS 8
 void *ox_scratch(int slot, size_t bytes);
 void *ox_alloc_streamed(size_t n);
 void ox_free_streamed(void *p);

@@ -269,6 +269,7 @@ int ox_cmd_bench(int argc, char **argv) {
       outs[k] = NULL;
     }
     if (r >= warmup) times[r - warmup] = b - a;
+    if (profile && r + 1 == warmup) ox_session_profile_reset(s); /* runs measured only */
   }
   qsort(times, (size_t)runs, sizeof *times, cmp_d);
   double sum = 0;

@@ -13,6 +13,8 @@
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define OX_GEMM_X86 1
 #include <immintrin.h>
+
+#include "epi_avx512.h"
 #endif
 
 enum { KC_BLOCK = 384, MC_BLOCK = 96, NC_BLOCK = 768 };
@@ -199,43 +201,6 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_ua(int64_t kc, con
   c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
   c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1);
 
-/* The epilogue's activation on 16 values (the same float operations as
- * ox_sgemm_epi_apply: max/min as the comparisons x > y ? x : y). */
-__attribute__((target("avx512f"), always_inline)) static inline __m512 act16(const ox_sgemm_epi *ep,
-                                                                             __m512 v) {
-  __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
-  switch (ep->act) {
-    case OX_ACT_RELU:
-      return _mm512_max_ps(v, zero); /* v > 0 ? v : 0 */
-    case OX_ACT_LEAKY:
-      return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v,
-                                _mm512_set1_ps(ep->alpha));
-    case OX_ACT_CLIP: /* v < lo ? lo : v, then v > hi ? hi : v */
-      return _mm512_min_ps(_mm512_set1_ps(ep->beta), _mm512_max_ps(_mm512_set1_ps(ep->alpha), v));
-    case OX_ACT_HSIGMOID: { /* alpha * v + beta contracted, as the HardSigmoid kernel's
-                               AVX-512 clone computes it */
-      __m512 t = _mm512_fmadd_ps(_mm512_set1_ps(ep->alpha), v, _mm512_set1_ps(ep->beta));
-      return _mm512_max_ps(zero, _mm512_min_ps(one, t));
-    }
-    case OX_ACT_HSWISH: {
-      __m512 t = _mm512_add_ps(_mm512_div_ps(v, _mm512_set1_ps(6.0f)), _mm512_set1_ps(0.5f));
-      return _mm512_mul_ps(v, _mm512_max_ps(zero, _mm512_min_ps(one, t)));
-    }
-    default:
-      return v;
-  }
-}
-
-/* Max(v, bval) / Min(v, bval) as the Max / Min kernels: the comparison,
- * then a NaN v kept (bval is not NaN: fuse.c checks). */
-__attribute__((target("avx512f"), always_inline)) static inline __m512 bound16(
-    const ox_sgemm_epi *ep, __m512 v) {
-  if (!ep->bound) return v;
-  __m512 c = _mm512_set1_ps(ep->bval);
-  __m512 r = ep->bound == 1 ? _mm512_max_ps(v, c) : _mm512_min_ps(v, c); /* v > c ? v : c */
-  return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
-}
-
 /* Rows [0, m) of a tile (row i: acc[2i] columns 0..15, acc[2i+1] 16..31),
  * columns masked by k0 / k1: C = acc + bias[i] (bias may be NULL) + beta * C
  * (beta == 0: C ignored), then the epilogue ep (NULL: none; its residual
@@ -261,8 +226,8 @@ __attribute__((target("avx512f"), always_inline)) static inline void store_rows(
         r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(k0, ri));
         r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(k1, ri + 16));
       }
-      r0 = bound16(ep, act16(ep, r0));
-      r1 = bound16(ep, act16(ep, r1));
+      r0 = ox_bound16(ep, ox_act16(ep, r0));
+      r1 = ox_bound16(ep, ox_act16(ep, r1));
     }
     _mm512_mask_storeu_ps(ci, k0, r0);
     _mm512_mask_storeu_ps(ci + 16, k1, r1);
@@ -456,7 +421,8 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_narrow(
     OX_COLS(3)
     OX_COLS(4)
     OX_COLS(5)
-    OX_COLS(6) OX_COLS(7) OX_COLS(8)
+    OX_COLS(6)
+    OX_COLS(7) OX_COLS(8)
 #undef OX_COLS
         default : break;
   }

@@ -35,6 +35,8 @@ void ox_conv_release(void *st) {
   free(s->qw);
   free(s->pre_scale);
   free(s->pre_bias);
+  ox_wino_free(atomic_load(&s->wino));
+  pthread_mutex_destroy(&s->wino_mu);
   free(s);
 }
 
@@ -50,6 +52,7 @@ conv_state *ox_conv_state_new(const ox_kinfo *info, ox_err *e) {
     free(s);
     return NULL;
   }
+  pthread_mutex_init(&s->wino_mu, NULL);
   return s;
 }
 
@@ -700,6 +703,25 @@ OX_NN_CLONES static void pro_apply(const conv_state *s, int64_t N, int64_t C, in
     }
 }
 
+/* The Winograd kernels of the constant W (M x C x 3 x 3), made by the first
+ * run that asks (sessions run from several threads: under the state's
+ * lock); NULL when they could not be made. */
+static const ox_wino *conv_wino(conv_state *s, const float *w, int64_t M, int64_t C) {
+  ox_wino *wp = atomic_load_explicit(&s->wino, memory_order_acquire);
+  if (wp || atomic_load(&s->wino_failed)) return wp;
+  pthread_mutex_lock(&s->wino_mu);
+  wp = atomic_load(&s->wino);
+  if (!wp && !atomic_load(&s->wino_failed)) {
+    ox_err e = {0};
+    if ((wp = ox_wino_pack(M, C, w, &e)))
+      atomic_store_explicit(&s->wino, wp, memory_order_release);
+    else
+      atomic_store(&s->wino_failed, true); /* the GEMM path instead */
+  }
+  pthread_mutex_unlock(&s->wino_mu);
+  return wp;
+}
+
 static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox_value **tmp) {
   ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *b = ox_kctx_input(ctx, 2);
   ox_nn_geom g;
@@ -767,6 +789,17 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
   if (g.out_size <= 8 && Cg * g.k_size >= 32) {
     rc = conv_few_positions(ctx, &g, xf, wf, bf, yf, N, G, Cg, Mg, epi);
     goto done;
+  }
+  if (G == 1 && s->packed && s->packed_w == w && ox_wino_fits(&g, Cg, Mg)) {
+    const ox_wino *wp = conv_wino(s, wf, Mg, Cg);
+    if (wp) {
+      rc = ox_wino_conv(wp, &g, N, xf, bf, epi, yf, pool);
+      if (rc == OX_ENOMEM)
+        rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory (Winograd convolution)");
+      else if (rc)
+        rc = ox_kctx_fail(ctx, rc, "internal: the Winograd products were refused");
+      goto done;
+    }
   }
   conv_job j = {.g = &g,
                 .x = xf,

@@ -4,9 +4,13 @@
 #ifndef OX_OPS_CONV_COMMON_H
 #define OX_OPS_CONV_COMMON_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "../kernels/gemm.h"
 #include "../kernels/nn.h"
 #include "../kernels/qconv.h"
+#include "../kernels/winograd.h"
 #include "../runtime/kernel.h"
 
 typedef struct conv_state {
@@ -27,6 +31,12 @@ typedef struct conv_state {
   float *pre_scale, *pre_bias;
   int64_t n_pre;
   bool pre_relu;
+  /* the Winograd kernels of a constant 3 x 3 W, made on the first run whose
+   * image qualifies (a 7 x 7 map never does: no memory spent on it); a
+   * failed attempt is not repeated */
+  _Atomic(ox_wino *) wino;
+  atomic_bool wino_failed;
+  pthread_mutex_t wino_mu;
 } conv_state;
 
 /* Prefixes the error with the node: "node 'name' (Op): ..." */

@@ -28,6 +28,17 @@ static int by_ns_node(const void *a, const void *b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
+void ox_session_profile_reset(ox_session *s) {
+  for (size_t gi = 0; gi < s->n_graphs; gi++) {
+    rt_graph *g = s->graphs[gi];
+    for (size_t i = 0; i < g->n_nodes; i++) {
+      __atomic_store_n(&g->nodes[i].prof_runs, 0, __ATOMIC_RELAXED);
+      __atomic_store_n(&g->nodes[i].prof_ns, 0, __ATOMIC_RELAXED);
+    }
+  }
+  __atomic_store_n(&s->prof_runs, 0, __ATOMIC_RELAXED);
+}
+
 char *ox_session_profile(const ox_session *s, size_t top_nodes) {
   size_t total_nodes = 0;
   for (size_t gi = 0; gi < s->n_graphs; gi++) total_nodes += s->graphs[gi]->n_nodes;
@@ -60,13 +71,14 @@ char *ox_session_profile(const ox_session *s, size_t top_nodes) {
   qsort(nodes, n_nodes, sizeof *nodes, by_ns_node);
   uint64_t n_runs = __atomic_load_n(&s->prof_runs, __ATOMIC_RELAXED);
   double runs = n_runs ? (double)n_runs : 1.0;
-  ox_buf_printf(&out, "profile over %llu runs: %.3f ms per run in %zu nodes\n", (unsigned long long)n_runs,
-       (double)all / 1e6 / runs, n_nodes);
-  ox_buf_printf(&out, "%-28s %6s %8s %12s %7s\n", "operator", "nodes", "calls", "ms per run", "share");
+  ox_buf_printf(&out, "profile over %llu runs: %.3f ms per run in %zu nodes\n",
+                (unsigned long long)n_runs, (double)all / 1e6 / runs, n_nodes);
+  ox_buf_printf(&out, "%-28s %6s %8s %12s %7s\n", "operator", "nodes", "calls", "ms per run",
+                "share");
   for (size_t k = 0; k < n_ops; k++)
     ox_buf_printf(&out, "%-28s %6zu %8llu %12.4f %6.1f%%\n", ops[k].op, ops[k].nodes,
-         (unsigned long long)ops[k].calls, (double)ops[k].ns / 1e6 / runs,
-         all ? 100.0 * (double)ops[k].ns / (double)all : 0.0);
+                  (unsigned long long)ops[k].calls, (double)ops[k].ns / 1e6 / runs,
+                  all ? 100.0 * (double)ops[k].ns / (double)all : 0.0);
   if (top_nodes > n_nodes) top_nodes = n_nodes;
   if (top_nodes) ox_buf_printf(&out, "slowest nodes (ms per run):\n");
   for (size_t k = 0; k < top_nodes; k++)

@@ -70,6 +70,9 @@ void ox_session_free(ox_session *s);
 /* With opts.profile: the time spent per operator type and in the slowest
  * nodes, summed over the runs so far, as text (malloc'd; NULL on OOM). */
 char *ox_session_profile(const ox_session *s, size_t top_nodes);
+/* Forgets the times so far (e.g. of warm-up runs, which also make lazily
+ * prepared kernels); runs still going may leave part of theirs. */
+void ox_session_profile_reset(ox_session *s);
 
 /* The model the session was made from. */
 const ox_model *ox_session_model(const ox_session *s);

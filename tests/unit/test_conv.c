@@ -4,7 +4,9 @@
  * kernels (B read in place), stride-1 "same width" kernels (shifted-plane
  * im2col), depth over several GEMM blocks, ConvTranspose (kernel = stride
  * written directly, general col2im in row chunks), few output positions
- * (dot products with the rows of W), with constant weights
+ * (dot products with the rows of W), 3x3 stride-1 layers large enough for
+ * the Winograd kernel (constant W; the same W given at run time takes the
+ * direct path: both against the reference), with constant weights
  * (packed once) and weights given at run time, on 1 and 2 threads. */
 #include <math.h>
 #include <stdarg.h>
@@ -286,6 +288,25 @@ int main(void) {
        {2, false, 1, 3, 16, 1, {29, 31}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}},
        true},
       {"3x3 valid", {2, false, 1, 5, 6, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {0}, {0}}, true},
+      /* Winograd F(4x4, 3x3): sizes that are not multiples of 4, bands that
+       * cross tile rows (more than 128 tiles), pads 0 to 2 and asymmetric,
+       * batches, channel counts off the 12-row panels, output channels
+       * split for two threads (few tiles) */
+      {"winograd same",
+       {2, false, 2, 20, 30, 1, {17, 22}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"winograd valid",
+       {2, false, 1, 33, 50, 1, {23, 13}, {3, 3}, {1, 1}, {1, 1}, {0}, {0}},
+       false},
+      {"winograd asym pads",
+       {2, false, 1, 16, 16, 1, {11, 14}, {3, 3}, {1, 1}, {1, 1}, {2, 1}, {1, 2}},
+       true},
+      {"winograd bands",
+       {2, false, 1, 24, 40, 1, {70, 66}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"winograd 9x9 channels split",
+       {2, false, 3, 48, 100, 1, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       true},
       /* small images: two threads split the output channels in 12-row panels */
       {"7x7 channels split",
        {2, false, 1, 40, 100, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},

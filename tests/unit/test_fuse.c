@@ -450,6 +450,9 @@ static void test_conv_epilogues(void) {
       {"1x1 deep", 1, 300, 14, 6, 7, 1, 1, 1, 1, false, NULL, 0, false},
       {"3x3", 2, 6, 13, 10, 37, 3, 1, 1, 1, false, NULL, 0, false},
       {"3x3 deep", 1, 40, 16, 8, 9, 3, 1, 1, 1, false, NULL, 0, false},
+      /* large enough for the Winograd kernel: its output transform applies
+       * bias, residual and activation */
+      {"3x3 winograd", 2, 24, 24, 13, 18, 3, 1, 1, 1, false, NULL, 0, false},
       {"3x3 stride 2", 1, 5, 12, 13, 15, 3, 2, 1, 1, false, NULL, 0, false},
       {"1x1 stride 2", 1, 6, 10, 12, 12, 1, 2, 1, 1, false, NULL, 0, false},
       {"depthwise", 2, 6, 6, 9, 10, 3, 1, 6, 1, false, NULL, 0, false},

@@ -1,0 +1,408 @@
+/* winograd.c - F(4 x 4, 3 x 3) convolutions (see winograd.h).
+ *
+ * The matrices are Lavin and Gray's ("Fast Algorithms for Convolutional
+ * Neural Networks", 2016) for the interpolation points 0, 1, -1, 2, -2:
+ *   U = G g G^T (6 x 6 per kernel), V = B^T d B (6 x 6 per input tile),
+ *   Y = A^T (sum over input channels of U . V) A (4 x 4 per output tile).
+ *
+ * A task takes one image, a band of consecutive tiles (row-major, across
+ * tile rows) and a range of output channels:
+ * 1. input transform: each input channel's rows of the band are copied into
+ *    a plane with zero borders (padding and the tiles past the image need
+ *    no tests), then 16 tiles at a time (one per lane) go through B^T d B;
+ *    value xi of tile t lands at V[xi][c][t];
+ * 2. the 36 products M[xi] (outputs x tiles) = U[xi] (outputs x inputs) x
+ *    V[xi] by the GEMM's packed-A kernel reading V in place, a chunk of
+ *    output channels at a time so that the chunk's products stay in cache;
+ * 3. output transform A^T m A of the chunk, 16 tiles at a time, the four
+ *    columns of each tile interleaved back into rows, bias and epilogue
+ *    applied as the rows are stored. */
+#include "winograd.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define OX_WINO_X86 1
+#include <immintrin.h>
+
+#include "epi_avx512.h"
+#endif
+
+enum {
+  WINO_XI = 36,               /* values of a transformed tile */
+  WINO_KCHUNK = 48,           /* output channels per product chunk (whole 12-row panels) */
+  WINO_TILES = 128,           /* tiles per band (the products' columns) ... */
+  WINO_V_BYTES = 2048 * 1024, /* ... unless the band's transformed input gets larger */
+  WINO_MIN_TILES = 32,        /* the least tiles of a band split for the threads */
+  WINO_SCRATCH_V = 5,         /* scratch slots (base.h) */
+  WINO_SCRATCH_M = 6,
+  WINO_SCRATCH_PAD = 7
+};
+
+struct ox_wino {
+  int64_t M, C;
+  ox_sgemm_packed *u[WINO_XI]; /* U[xi] (M x C), packed for the GEMM */
+};
+
+/* G of F(4, 3): the kernel transform. */
+static const double wino_g[6][3] = {{1.0 / 4, 0, 0},
+                                    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                    {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                    {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                    {0, 0, 1}};
+
+bool ox_wino_fits(const ox_nn_geom *g, int64_t C, int64_t M) {
+#ifdef OX_WINO_X86
+  if (g->nd != 2 || g->k[0] != 3 || g->k[1] != 3) return false;
+  for (size_t d = 0; d < 2; d++)
+    if (g->stride[d] != 1 || g->dil[d] != 1 || g->pb[d] > 2 || g->pe[d] > 2 || g->pb[d] < 0 ||
+        g->pe[d] < 0)
+      return false;
+  /* too few channels: the transforms cost more than the products save */
+  if (C < 16 || M < 16) return false;
+  /* the transformed kernels take four times W's memory: not for the
+   * largest layers (at most ~300 MB of them) */
+  if (C * M > ((int64_t)1 << 21)) return false;
+  /* too small an image: 4 x 4 tiles mostly outside it, and too few of them
+   * for the products (an 8 x 8 map, 4 tiles, ran slower than the direct
+   * sum; 10 x 10, 9 tiles, faster) */
+  if (g->out[0] < 9 || g->out[1] < 9) return false;
+  return ox_sgemm_has_ua();
+#else
+  (void)g, (void)C, (void)M;
+  return false;
+#endif
+}
+
+void ox_wino_free(ox_wino *wp) {
+  if (!wp) return;
+  for (int xi = 0; xi < WINO_XI; xi++) ox_sgemm_packed_free(wp->u[xi]);
+  free(wp);
+}
+
+ox_wino *ox_wino_pack(int64_t M, int64_t C, const float *w, ox_err *e) {
+  if (M <= 0 || C <= 0 || M > ((int64_t)1 << 30) / C) {
+    ox_err_set(e, OX_EINVAL, "Winograd: %lld x %lld kernels", (long long)M, (long long)C);
+    return NULL;
+  }
+  /* a NaN or infinity would reach every transformed value of its kernel
+   * (and inf - inf make NaN): such a W keeps the direct sum */
+  for (int64_t i = 0; i < M * C * 9; i++)
+    if (!isfinite(w[i])) {
+      ox_err_set(e, OX_EINVAL, "Winograd: W holds a NaN or infinity");
+      return NULL;
+    }
+  ox_wino *wp = calloc(1, sizeof *wp);
+  float *u = malloc((size_t)(WINO_XI * M * C) * sizeof *u);
+  if (!wp || !u) {
+    free(wp);
+    free(u);
+    ox_err_set(e, OX_ENOMEM, "out of memory (Winograd kernels)");
+    return NULL;
+  }
+  wp->M = M;
+  wp->C = C;
+  /* in double, rounded once: U carries no more error than its float */
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t c = 0; c < C; c++) {
+      const float *k = w + (m * C + c) * 9;
+      double t[6][3]; /* G g */
+      for (int i = 0; i < 6; i++)
+        for (int b = 0; b < 3; b++)
+          t[i][b] = wino_g[i][0] * k[b] + wino_g[i][1] * k[3 + b] + wino_g[i][2] * k[6 + b];
+      for (int i = 0; i < 6; i++)
+        for (int jj = 0; jj < 6; jj++) {
+          double v = t[i][0] * wino_g[jj][0] + t[i][1] * wino_g[jj][1] + t[i][2] * wino_g[jj][2];
+          u[(int64_t)(i * 6 + jj) * M * C + m * C + c] = (float)v;
+        }
+    }
+  for (int xi = 0; xi < WINO_XI; xi++)
+    if (!(wp->u[xi] = ox_sgemm_pack_a(false, M, C, u + (int64_t)xi * M * C, C, e))) {
+      free(u);
+      ox_wino_free(wp);
+      return NULL;
+    }
+  free(u);
+  return wp;
+}
+
+typedef struct wino_job {
+  const ox_wino *wp;
+  const ox_nn_geom *g;
+  const float *x, *bias;
+  float *y;
+  const ox_sgemm_epi *ep;
+  int64_t TH, TW;        /* tile rows and columns */
+  int64_t band, nbands;  /* tiles per band, bands per image */
+  int64_t kpart, kparts; /* output channels per part (whole panels), parts */
+  int64_t PW;            /* row stride of the zero-bordered plane */
+  atomic_int fail;       /* 1: no scratch memory, 2: the GEMM refused */
+} wino_job;
+
+#ifdef OX_WINO_X86
+/* Lanes 0-7: elements j, j + 4, ..., j + 28 of a 32-value pair. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512i deint_idx(int j) {
+  return _mm512_add_epi32(_mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 28, 24, 20, 16, 12, 8, 4, 0),
+                          _mm512_set1_epi32(j));
+}
+
+/* p[4 i + j] for i = 0..15, from the 64 values a0..a3 (p[0..63]). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 deint4(__m512 a0, __m512 a1,
+                                                                              __m512 a2, __m512 a3,
+                                                                              __m512i idx) {
+  __m512 lo = _mm512_permutex2var_ps(a0, idx, a1), hi = _mm512_permutex2var_ps(a2, idx, a3);
+  return _mm512_shuffle_f32x4(lo, hi, 0x44);
+}
+
+/* B^T d for six values (one row or column of a tile, lane by lane). */
+__attribute__((target("avx512f"), always_inline)) static inline void bt6(const __m512 *d,
+                                                                         __m512 *t) {
+  __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f), two = _mm512_set1_ps(2.0f);
+  __m512 a = _mm512_fnmadd_ps(four, d[2], d[4]); /* d4 - 4 d2 */
+  __m512 b = _mm512_fnmadd_ps(four, d[1], d[3]); /* d3 - 4 d1 */
+  __m512 c = _mm512_sub_ps(d[4], d[2]);
+  __m512 e = _mm512_mul_ps(two, _mm512_sub_ps(d[3], d[1]));
+  t[0] = _mm512_fmadd_ps(four, d[0], _mm512_fnmadd_ps(five, d[2], d[4]));
+  t[1] = _mm512_add_ps(a, b);
+  t[2] = _mm512_sub_ps(a, b);
+  t[3] = _mm512_add_ps(c, e);
+  t[4] = _mm512_sub_ps(c, e);
+  t[5] = _mm512_fmadd_ps(four, d[1], _mm512_fnmadd_ps(five, d[3], d[5]));
+}
+
+/* A^T m for six values. */
+__attribute__((target("avx512f"), always_inline)) static inline void at6(const __m512 *m,
+                                                                         __m512 *o) {
+  __m512 s12 = _mm512_add_ps(m[1], m[2]), d12 = _mm512_sub_ps(m[1], m[2]);
+  __m512 s34 = _mm512_add_ps(m[3], m[4]), d34 = _mm512_sub_ps(m[3], m[4]);
+  o[0] = _mm512_add_ps(_mm512_add_ps(m[0], s12), s34);
+  o[1] = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), d34, d12);
+  o[2] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), s34, s12);
+  o[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d34, d12), m[5]);
+}
+
+/* The tiles [t0, t1) of an image by tile row: row ty holds columns
+ * [*tx0, *tx1). */
+static inline void band_row(const wino_job *j, int64_t t0, int64_t t1, int64_t ty, int64_t *tx0,
+                            int64_t *tx1) {
+  int64_t first = ty * j->TW;
+  *tx0 = t0 > first ? t0 - first : 0;
+  *tx1 = t1 < first + j->TW ? t1 - first : j->TW;
+}
+
+/* Input transform of tiles [t0, t1) of image xn into V (row stride t1 -
+ * t0), through the zero-bordered plane pad. */
+__attribute__((target("avx512f"))) static void wino_input(const wino_job *j, const float *xn,
+                                                          int64_t t0, int64_t t1, float *V,
+                                                          float *pad) {
+  const ox_nn_geom *g = j->g;
+  int64_t C = j->wp->C, IH = g->in[0], IW = g->in[1], TW = j->TW, PW = j->PW, nt = t1 - t0;
+  int64_t ty0 = t0 / TW, ty1 = (t1 - 1) / TW + 1;
+  int64_t rows = 4 * (ty1 - ty0) + 2, top = 4 * ty0 - g->pb[0];
+  /* borders and rows outside the image are the same for every channel:
+   * zeroed once, the image rows overwritten per channel */
+  memset(pad, 0, (size_t)(rows * PW) * sizeof *pad);
+  __m512i i0 = deint_idx(0), i1 = deint_idx(1), i2 = deint_idx(2), i3 = deint_idx(3);
+  for (int64_t c = 0; c < C; c++) {
+    const float *xc = xn + c * IH * IW;
+    for (int64_t r = 0; r < rows; r++) {
+      int64_t iy = top + r;
+      if (iy >= 0 && iy < IH) memcpy(pad + r * PW + g->pb[1], xc + iy * IW, (size_t)IW * 4);
+    }
+    float *vc = V + c * nt;
+    for (int64_t ty = ty0; ty < ty1; ty++) {
+      const float *prow = pad + 4 * (ty - ty0) * PW;
+      int64_t txa, txb;
+      band_row(j, t0, t1, ty, &txa, &txb);
+      for (int64_t tx0 = txa; tx0 < txb; tx0 += 16) {
+        int n = txb - tx0 < 16 ? (int)(txb - tx0) : 16;
+        __mmask16 mk = (__mmask16)((1u << n) - 1u);
+        __m512 h[6][6];
+        for (int r = 0; r < 6; r++) {
+          const float *p = prow + r * PW + 4 * tx0;
+          __m512 a0 = _mm512_loadu_ps(p), a1 = _mm512_loadu_ps(p + 16),
+                 a2 = _mm512_loadu_ps(p + 32), a3 = _mm512_loadu_ps(p + 48);
+          __m512 b0 = _mm512_loadu_ps(p + 4), b1 = _mm512_loadu_ps(p + 20),
+                 b2 = _mm512_loadu_ps(p + 36), b3 = _mm512_loadu_ps(p + 52);
+          __m512 d[6] = {deint4(a0, a1, a2, a3, i0), deint4(a0, a1, a2, a3, i1),
+                         deint4(a0, a1, a2, a3, i2), deint4(a0, a1, a2, a3, i3),
+                         deint4(b0, b1, b2, b3, i0), deint4(b0, b1, b2, b3, i1)};
+          bt6(d, h[r]);
+        }
+        int64_t t = ty * TW + tx0 - t0;
+        for (int jj = 0; jj < 6; jj++) {
+          __m512 col[6] = {h[0][jj], h[1][jj], h[2][jj], h[3][jj], h[4][jj], h[5][jj]}, v[6];
+          bt6(col, v);
+          for (int i = 0; i < 6; i++)
+            _mm512_mask_storeu_ps(vc + (int64_t)(i * 6 + jj) * C * nt + t, mk, v[i]);
+        }
+      }
+    }
+  }
+}
+
+/* Output transform of channels [k0, k1) of the products Mb of tiles [t0,
+ * t1) (value xi of channel k, tile t at Mb[(xi M + k) nt + t - t0]) into
+ * image n_img of Y. */
+__attribute__((target("avx512f"))) static void wino_output(const wino_job *j, const float *Mb,
+                                                           int64_t t0, int64_t t1, int64_t k0,
+                                                           int64_t k1, int64_t n_img) {
+  const ox_nn_geom *g = j->g;
+  int64_t M = j->wp->M, OH = g->out[0], OW = g->out[1], P = OH * OW, TW = j->TW, nt = t1 - t0;
+  int64_t ty0 = t0 / TW, ty1 = (t1 - 1) / TW + 1;
+  const ox_sgemm_epi *ep = j->ep;
+  for (int64_t k = k0; k < k1; k++) {
+    int64_t yoff = (n_img * M + k) * P;
+    float *yk = j->y + yoff;
+    const float *rk = ep && ep->res ? ep->res + yoff : NULL;
+    const float *mk = Mb + k * nt;
+    __m512 bias = _mm512_set1_ps(j->bias ? j->bias[k] : 0.0f);
+    for (int64_t ty = ty0; ty < ty1; ty++) {
+      int64_t txa, txb;
+      band_row(j, t0, t1, ty, &txa, &txb);
+      for (int64_t tx0 = txa; tx0 < txb; tx0 += 16) {
+        int n = txb - tx0 < 16 ? (int)(txb - tx0) : 16;
+        __mmask16 mk16 = (__mmask16)((1u << n) - 1u);
+        int64_t t = ty * TW + tx0 - t0;
+        __m512 o[4][6];
+        for (int jj = 0; jj < 6; jj++) {
+          __m512 m[6], oc[4];
+          for (int i = 0; i < 6; i++)
+            m[i] = _mm512_maskz_loadu_ps(mk16, mk + (int64_t)(i * 6 + jj) * M * nt + t);
+          at6(m, oc);
+          for (int r = 0; r < 4; r++) o[r][jj] = oc[r];
+        }
+        int64_t ox = 4 * tx0, nval = OW - ox < 4 * n ? OW - ox : 4 * n;
+        for (int r = 0; r < 4; r++) {
+          int64_t oy = 4 * ty + r;
+          if (oy >= OH) break;
+          __m512 c[4];
+          at6(o[r], c);
+          for (int q = 0; q < 4; q++) c[q] = _mm512_add_ps(c[q], bias);
+          /* c[q] lane i is column q of tile i: interleave to 64 consecutive outputs */
+          __m512 ablo = _mm512_unpacklo_ps(c[0], c[1]), abhi = _mm512_unpackhi_ps(c[0], c[1]);
+          __m512 cdlo = _mm512_unpacklo_ps(c[2], c[3]), cdhi = _mm512_unpackhi_ps(c[2], c[3]);
+          __m512 r0 = _mm512_castpd_ps(
+                     _mm512_unpacklo_pd(_mm512_castps_pd(ablo), _mm512_castps_pd(cdlo))),
+                 r1 = _mm512_castpd_ps(
+                     _mm512_unpackhi_pd(_mm512_castps_pd(ablo), _mm512_castps_pd(cdlo))),
+                 r2 = _mm512_castpd_ps(
+                     _mm512_unpacklo_pd(_mm512_castps_pd(abhi), _mm512_castps_pd(cdhi))),
+                 r3 = _mm512_castpd_ps(
+                     _mm512_unpackhi_pd(_mm512_castps_pd(abhi), _mm512_castps_pd(cdhi)));
+          __m512 s0 = _mm512_shuffle_f32x4(r0, r1, 0x44), s1 = _mm512_shuffle_f32x4(r2, r3, 0x44);
+          __m512 s2 = _mm512_shuffle_f32x4(r0, r1, 0xEE), s3 = _mm512_shuffle_f32x4(r2, r3, 0xEE);
+          __m512 out[4] = {_mm512_shuffle_f32x4(s0, s1, 0x88), _mm512_shuffle_f32x4(s0, s1, 0xDD),
+                           _mm512_shuffle_f32x4(s2, s3, 0x88), _mm512_shuffle_f32x4(s2, s3, 0xDD)};
+          float *yr = yk + oy * OW + ox;
+          const float *rr = rk ? rk + oy * OW + ox : NULL;
+          for (int q = 0; q < 4; q++) {
+            int64_t cnt = nval - 16 * q;
+            if (cnt <= 0) break;
+            __mmask16 sm = cnt >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cnt) - 1u);
+            __m512 v = out[q];
+            if (ep) {
+              if (rr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(sm, rr + 16 * q));
+              v = ox_bound16(ep, ox_act16(ep, v));
+            }
+            _mm512_mask_storeu_ps(yr + 16 * q, sm, v);
+          }
+        }
+      }
+    }
+  }
+}
+
+static void wino_task(void *arg, int64_t task0, int64_t task1) {
+  wino_job *j = arg;
+  const ox_wino *wp = j->wp;
+  const ox_nn_geom *g = j->g;
+  int64_t C = wp->C, M = wp->M, T = j->TH * j->TW;
+  for (int64_t t = task0; t < task1; t++) {
+    int64_t kp = t % j->kparts, rest = t / j->kparts;
+    int64_t band = rest % j->nbands, n = rest / j->nbands;
+    int64_t t0 = band * j->band, t1 = t0 + j->band < T ? t0 + j->band : T;
+    int64_t k0 = kp * j->kpart, k1 = k0 + j->kpart < M ? k0 + j->kpart : M;
+    if (t0 >= t1 || k0 >= k1) continue;
+    int64_t nt = t1 - t0, rows = 4 * ((t1 - 1) / j->TW - t0 / j->TW + 1) + 2;
+    float *V = ox_scratch(WINO_SCRATCH_V, (size_t)(WINO_XI * C * nt) * sizeof(float));
+    float *Mb = ox_scratch(WINO_SCRATCH_M, (size_t)(WINO_XI * M * nt) * sizeof(float));
+    float *pad = ox_scratch(WINO_SCRATCH_PAD, (size_t)(rows * j->PW) * sizeof(float));
+    if (!V || !Mb || !pad) {
+      atomic_store(&j->fail, 1);
+      return;
+    }
+    wino_input(j, j->x + n * C * g->in_size, t0, t1, V, pad);
+    for (int64_t c0 = k0; c0 < k1; c0 += WINO_KCHUNK) {
+      int64_t c1 = c0 + WINO_KCHUNK < k1 ? c0 + WINO_KCHUNK : k1;
+      for (int xi = 0; xi < WINO_XI; xi++)
+        if (!ox_sgemm_pa_sb_rows(wp->u[xi], c0, c1, nt, V + (int64_t)xi * C * nt, nt, NULL, NULL,
+                                 NULL, Mb + (int64_t)xi * M * nt, nt)) {
+          atomic_store(&j->fail, 2);
+          return;
+        }
+      wino_output(j, Mb, t0, t1, c0, c1, n);
+    }
+  }
+}
+#endif
+
+int ox_wino_conv(const ox_wino *wp, const ox_nn_geom *g, int64_t N, const float *x,
+                 const float *bias, const ox_sgemm_epi *ep, float *y, ox_thread_pool *pool) {
+#ifdef OX_WINO_X86
+  wino_job j = {.wp = wp, .g = g, .x = x, .bias = bias, .y = y};
+  if (ep && (ep->res || ep->act != OX_ACT_NONE || ep->bound)) j.ep = ep;
+  j.TH = (g->out[0] + 3) / 4;
+  j.TW = (g->out[1] + 3) / 4;
+  /* the zero-bordered rows: the image after the left pad, and the vector
+   * loads of a 16-tile group starting at any tile (64 values and 4 more) */
+  j.PW = 4 * j.TW + 72;
+  if (j.PW < g->pb[1] + g->in[1]) j.PW = g->pb[1] + g->in[1];
+  /* bands of WINO_TILES tiles (the wider the products, the fewer times U
+   * is read), the transformed input at most WINO_V_BYTES, whole 32-column
+   * tiles of the products */
+  int64_t T = j.TH * j.TW, target = WINO_TILES;
+  int64_t cap = WINO_V_BYTES / (WINO_XI * 4 * wp->C);
+  if (target > cap) target = cap / 32 * 32;
+  if (target < 32) target = 32;
+  j.nbands = (T + target - 1) / target;
+  int nth = ox_thread_pool_size(pool);
+  j.kparts = 1;
+  j.kpart = wp->M;
+  /* few tasks, not shared evenly by the threads: more bands if they keep
+   * WINO_MIN_TILES tiles, else the output channels split too (each part
+   * transforms the input anew) */
+  if (nth > 1 && N * j.nbands < 4 * nth && (N * j.nbands) % nth) {
+    int64_t nb = j.nbands + 1;
+    while ((N * nb) % nth) nb++;
+    if ((T + nb - 1) / nb >= WINO_MIN_TILES) {
+      j.nbands = nb;
+    } else {
+      int64_t panels = (wp->M + 11) / 12;
+      int64_t parts = nth < panels ? nth : panels;
+      j.kpart = (panels + parts - 1) / parts * 12;
+      j.kparts = (wp->M + j.kpart - 1) / j.kpart;
+    }
+  }
+  j.band = (T + j.nbands - 1) / j.nbands;
+  j.nbands = (T + j.band - 1) / j.band;
+  int64_t tasks = N * j.nbands;
+  atomic_init(&j.fail, 0);
+  int64_t ntasks = tasks * j.kparts;
+  if (ntasks == 1 || nth <= 1)
+    wino_task(&j, 0, ntasks);
+  else
+    ox_parallel_for(pool, ntasks, 1, wino_task, &j);
+  int f = atomic_load(&j.fail);
+  return f == 1 ? OX_ENOMEM : f ? OX_ERUNTIME : OX_OK;
+#else
+  (void)wp, (void)g, (void)N, (void)x, (void)bias, (void)ep, (void)y, (void)pool;
+  return OX_ERUNTIME;
+#endif
+}
