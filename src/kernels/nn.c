@@ -218,7 +218,58 @@ __attribute__((target("avx512f"))) static void gather2_f32_avx512(float *dst, co
     _mm512_mask_storeu_ps(dst + i, (__mmask16)((1u << m) - 1), v);
   }
 }
+
+/* The first count lanes (none below 1, all above 15). */
+static inline __mmask16 lanes_upto(int64_t count) {
+  return (__mmask16)(count >= 16 ? 0xFFFFu : count > 0 ? (1u << count) - 1u : 0u);
+}
+
+/* ox_nn_pool2_f32 with AVX-512: even and odd columns split by permutes
+ * (the window's third column is the next even one: a second pair of loads
+ * two floats on). */
+__attribute__((target("avx512f"))) static void pool2_f32_avx512(float *dst, const float *src,
+                                                                int64_t n, int k, bool is_max,
+                                                                float div) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  __m512 vdiv = _mm512_set1_ps(div);
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t m = n - i < 16 ? n - i : 16, last = 2 * (m - 1) + k - 1; /* last source read */
+    const float *p = src + 2 * i;
+    __m512 a = _mm512_maskz_loadu_ps(lanes_upto(last + 1), p),
+           b = _mm512_maskz_loadu_ps(lanes_upto(last + 1 - 16), p + 16);
+    __m512 e = _mm512_permutex2var_ps(a, even, b), o = _mm512_permutex2var_ps(a, odd, b), r;
+    /* the comparisons x > r ? x : r and the sums in the scalar order */
+    if (is_max)
+      r = _mm512_max_ps(o, e);
+    else
+      r = _mm512_add_ps(e, o);
+    if (k == 3) {
+      __m512 e2 =
+          _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(lanes_upto(last + 1 - 2), p + 2), even,
+                                 _mm512_maskz_loadu_ps(lanes_upto(last + 1 - 18), p + 18));
+      r = is_max ? _mm512_max_ps(e2, r) : _mm512_add_ps(r, e2);
+    }
+    if (!is_max) r = _mm512_div_ps(r, vdiv);
+    _mm512_mask_storeu_ps(dst + i, (__mmask16)((1u << m) - 1), r);
+  }
+}
 #endif
+
+void ox_nn_pool2_f32(float *dst, const float *src, int64_t n, int k, bool is_max, float div) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx512f")) {
+    pool2_f32_avx512(dst, src, n, k, is_max, div);
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; i++) {
+    const float *p = src + 2 * i;
+    float r = p[0];
+    for (int j = 1; j < k; j++) r = is_max ? (p[j] > r ? p[j] : r) : r + p[j];
+    dst[i] = is_max ? r : r / div;
+  }
+}
 
 void ox_nn_gather2_f32(float *dst, const float *src, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)

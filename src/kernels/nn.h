@@ -85,6 +85,11 @@ void ox_nn_im2col_row_u8(const ox_nn_geom *g, const uint8_t *xc, int64_t kidx, i
  * AVX-512. */
 void ox_nn_gather2_u8(uint8_t *dst, const uint8_t *src, int64_t n);
 void ox_nn_gather2_f32(float *dst, const float *src, int64_t n);
+/* A stride-2 pooling window of k (2 or 3) columns along a row: dst[i] =
+ * src[2 i] combined with src[2 i + 1] (and src[2 i + 2]) in that order, as
+ * the comparisons x > r ? x : r (is_max) or as a sum divided by div; reads
+ * src[0 .. 2 (n - 1) + k - 1]. Vector code on AVX-512. */
+void ox_nn_pool2_f32(float *dst, const float *src, int64_t n, int k, bool is_max, float div);
 /* Stride 2 on both axes of a 2-D geometry, dilation 1: the input can be
  * split into its phase planes (even / odd rows x even / odd columns of the
  * padded image), on which every im2col row is a run of contiguous copies.

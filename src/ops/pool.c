@@ -292,33 +292,55 @@ OX_NN_CLONES static void sep_pool2d_task(void *arg, int64_t p0, int64_t p1) {
     for (int64_t oh = 0; oh < OH; oh++) {
       int64_t hs = oh * g->stride[0] - g->pb[0], hlo, hhi, hpad;
       tap_range(hs, g->k[0], dh, IH, g->pb[0], g->pe[0], &hlo, &hhi, &hpad);
-      for (int64_t w = 0; w < IW; w++) row[w] = init;
-      for (int64_t kh = hlo; kh < hhi; kh++) {
-        const float *xr = xp + (hs + kh * dh) * IW;
+      if (hhi - hlo == 3) { /* one pass for the common 3-row window, same operations */
+        const float *x0 = xp + (hs + hlo * dh) * IW, *x1 = x0 + dh * IW, *x2 = x1 + dh * IW;
         if (is_max)
-          for (int64_t w = 0; w < IW; w++) row[w] = xr[w] > row[w] ? xr[w] : row[w];
-        else
-          for (int64_t w = 0; w < IW; w++) row[w] += xr[w];
-      }
-      for (int64_t w = 0; w < nfull; w++) hm[w] = row[w];
-      for (int64_t kw = 1; kw < K1; kw++) {
-        if (is_max)
-          for (int64_t w = 0; w < nfull; w++) {
-            float v = row[w + kw * dw];
-            hm[w] = v > hm[w] ? v : hm[w];
+          for (int64_t w = 0; w < IW; w++) {
+            float r = x0[w] > init ? x0[w] : init;
+            r = x1[w] > r ? x1[w] : r;
+            row[w] = x2[w] > r ? x2[w] : r;
           }
         else
-          for (int64_t w = 0; w < nfull; w++) hm[w] += row[w + kw * dw];
+          for (int64_t w = 0; w < IW; w++) row[w] = ((init + x0[w]) + x1[w]) + x2[w];
+      } else {
+        for (int64_t w = 0; w < IW; w++) row[w] = init;
+        for (int64_t kh = hlo; kh < hhi; kh++) {
+          const float *xr = xp + (hs + kh * dh) * IW;
+          if (is_max)
+            for (int64_t w = 0; w < IW; w++) row[w] = xr[w] > row[w] ? xr[w] : row[w];
+          else
+            for (int64_t w = 0; w < IW; w++) row[w] += xr[w];
+        }
       }
       float *yr = yp + oh * OW;
+      int64_t count = incl ? hpad * K1 : (hhi - hlo) * K1;
+      /* stride 2 over 2 or 3 columns: the windows straight from the row */
+      bool pair = sw == 2 && dw == 1 && (K1 == 2 || K1 == 3) && (is_max || count > 0);
+      if (pair) {
+        if (in1 > in0)
+          ox_nn_pool2_f32(yr + in0, row + in0 * 2 - g->pb[1], in1 - in0, (int)K1, is_max,
+                          (float)count);
+      } else {
+        for (int64_t w = 0; w < nfull; w++) hm[w] = row[w];
+        for (int64_t kw = 1; kw < K1; kw++) {
+          if (is_max)
+            for (int64_t w = 0; w < nfull; w++) {
+              float v = row[w + kw * dw];
+              hm[w] = v > hm[w] ? v : hm[w];
+            }
+          else
+            for (int64_t w = 0; w < nfull; w++) hm[w] += row[w + kw * dw];
+        }
+      }
       /* the windows wholly inside the row: a loop that vectorises (the
        * division stays a division: the average is sum / count) */
-      if (is_max && sw == 2) {
+      if (pair) {
+        /* done above */
+      } else if (is_max && sw == 2) {
         if (in1 > in0) ox_nn_gather2_f32(yr + in0, hm + in0 * 2 - g->pb[1], in1 - in0);
       } else if (is_max) {
         for (int64_t ow = in0; ow < in1; ow++) yr[ow] = hm[ow * sw - g->pb[1]];
       } else {
-        int64_t count = incl ? hpad * K1 : (hhi - hlo) * K1;
         float div = (float)count;
         if (count > 0)
           for (int64_t ow = in0; ow < in1; ow++) yr[ow] = hm[ow * sw - g->pb[1]] / div;

@@ -1,6 +1,8 @@
 /* test_pool_same.c - float 2-D MaxPool and AveragePool with stride 1 and
  * "same" padding (src/ops/pool.c, same_pool2d_task: whole-plane passes, the
- * pools inside Inception modules), against a reference written here from
+ * pools inside Inception modules) and with stride 2 over 2- and 3-column
+ * windows (sep_pool2d_task's rows: ox_nn_pool2_f32, tails of a 16-wide
+ * vector, the windows straddling the padding), against a reference written here from
  * Operators.md: max over the window's taps inside the image (a NaN tap never
  * wins, as docs/numerics.md says; no tap: -inf), average = sum of the taps
  * inside / their count, or / the taps inside the padded image with
@@ -19,7 +21,15 @@ typedef struct pcase {
   int is_max, k, incl;
   int64_t pads[4]; /* top, left, bottom, right */
   int64_t n, c, h, w;
+  int stride; /* 0: 1 */
 } pcase;
+
+static int64_t out_h(const pcase *p) {
+  return (p->h + p->pads[0] + p->pads[2] - p->k) / (p->stride ? p->stride : 1) + 1;
+}
+static int64_t out_w(const pcase *p) {
+  return (p->w + p->pads[1] + p->pads[3] - p->k) / (p->stride ? p->stride : 1) + 1;
+}
 
 static float input_value(int64_t i) {
   if (i % 17 == 3) return NAN;
@@ -33,7 +43,8 @@ static double reference(const pcase *p, const float *x, int64_t plane, int64_t o
   int64_t inside = 0, padded = 0;
   for (int64_t kh = 0; kh < p->k; kh++)
     for (int64_t kw = 0; kw < p->k; kw++) {
-      int64_t ih = oh - p->pads[0] + kh, iw = ow - p->pads[1] + kw;
+      int64_t st = p->stride ? p->stride : 1;
+      int64_t ih = oh * st - p->pads[0] + kh, iw = ow * st - p->pads[1] + kw;
       bool in_pad = ih >= -p->pads[0] && ih < p->h + p->pads[2] && iw >= -p->pads[1] &&
                     iw < p->w + p->pads[3];
       padded += in_pad;
@@ -53,15 +64,16 @@ static double reference(const pcase *p, const float *x, int64_t plane, int64_t o
 static void check(const pcase *p, int threads) {
   char text[1024];
   int64_t numel = p->n * p->c * p->h * p->w;
+  int64_t OH = out_h(p), OW = out_w(p);
   snprintf(text, sizeof text,
            "<ir_version: 8, opset_import: [\"\" : 13]>\n"
            "G (float[%lld,%lld,%lld,%lld] X) => (float[%lld,%lld,%lld,%lld] Y) {\n"
-           "  Y = %s <kernel_shape = [%d, %d], pads = [%lld, %lld, %lld, %lld], strides = [1, 1]"
+           "  Y = %s <kernel_shape = [%d, %d], pads = [%lld, %lld, %lld, %lld], strides = [%d, %d]"
            "%s> (X)\n}\n",
            (long long)p->n, (long long)p->c, (long long)p->h, (long long)p->w, (long long)p->n,
-           (long long)p->c, (long long)p->h, (long long)p->w, p->is_max ? "MaxPool" : "AveragePool",
+           (long long)p->c, (long long)OH, (long long)OW, p->is_max ? "MaxPool" : "AveragePool",
            p->k, p->k, (long long)p->pads[0], (long long)p->pads[1], (long long)p->pads[2],
-           (long long)p->pads[3],
+           (long long)p->pads[3], p->stride ? p->stride : 1, p->stride ? p->stride : 1,
            p->is_max ? ""
            : p->incl ? ", count_include_pad = 1"
                      : "");
@@ -82,19 +94,19 @@ static void check(const pcase *p, int threads) {
     const float *y = onnxc_tensor_data(out);
     int bad = 0;
     for (int64_t plane = 0; plane < p->n * p->c; plane++)
-      for (int64_t oh = 0; oh < p->h; oh++)
-        for (int64_t ow = 0; ow < p->w; ow++) {
+      for (int64_t oh = 0; oh < OH; oh++)
+        for (int64_t ow = 0; ow < OW; ow++) {
           double want = reference(p, x, plane, oh, ow);
-          double got = y[(plane * p->h + oh) * p->w + ow];
+          double got = y[(plane * OH + oh) * OW + ow];
           bool ok = (isnan(want) && isnan(got)) || (isinf(want) && got == want) ||
                     (isfinite(want) && fabs(got - want) <= 1e-5 * fabs(want) + 1e-6);
           bad += !ok;
         }
     if (bad)
-      fprintf(stderr, "%s k=%d pads=[%lld,%lld,%lld,%lld] incl=%d %lldx%lld: %d values off\n",
-              p->is_max ? "max" : "avg", p->k, (long long)p->pads[0], (long long)p->pads[1],
-              (long long)p->pads[2], (long long)p->pads[3], p->incl, (long long)p->h,
-              (long long)p->w, bad);
+      fprintf(stderr, "%s k=%d s=%d pads=[%lld,%lld,%lld,%lld] incl=%d %lldx%lld: %d values off\n",
+              p->is_max ? "max" : "avg", p->k, p->stride, (long long)p->pads[0],
+              (long long)p->pads[1], (long long)p->pads[2], (long long)p->pads[3], p->incl,
+              (long long)p->h, (long long)p->w, bad);
     CHECK(bad == 0);
   }
   onnxc_value_free(out);
@@ -106,12 +118,27 @@ static void check(const pcase *p, int threads) {
 
 int main(void) {
   const pcase cases[] = {
-      {1, 3, 0, {1, 1, 1, 1}, 2, 5, 7, 7},    {0, 3, 0, {1, 1, 1, 1}, 2, 5, 14, 14},
-      {0, 3, 1, {1, 1, 1, 1}, 1, 3, 9, 11},   {1, 5, 0, {2, 2, 2, 2}, 1, 4, 6, 8},
-      {0, 5, 0, {1, 2, 3, 2}, 1, 3, 10, 9},   {0, 5, 1, {1, 2, 3, 2}, 1, 3, 10, 9},
-      {1, 3, 0, {0, 2, 2, 0}, 1, 2, 5, 5},    {0, 1, 0, {0, 0, 0, 0}, 1, 2, 4, 4},
-      {0, 3, 0, {1, 1, 1, 1}, 1, 2, 2, 3},    {1, 5, 0, {2, 2, 2, 2}, 1, 2, 3, 5},
-      {1, 3, 0, {1, 1, 1, 1}, 1, 70, 28, 28}, {0, 3, 0, {1, 1, 1, 1}, 1, 64, 28, 28},
+      {1, 3, 0, {1, 1, 1, 1}, 2, 5, 7, 7},
+      {0, 3, 0, {1, 1, 1, 1}, 2, 5, 14, 14},
+      {0, 3, 1, {1, 1, 1, 1}, 1, 3, 9, 11},
+      {1, 5, 0, {2, 2, 2, 2}, 1, 4, 6, 8},
+      {0, 5, 0, {1, 2, 3, 2}, 1, 3, 10, 9},
+      {0, 5, 1, {1, 2, 3, 2}, 1, 3, 10, 9},
+      {1, 3, 0, {0, 2, 2, 0}, 1, 2, 5, 5},
+      {0, 1, 0, {0, 0, 0, 0}, 1, 2, 4, 4},
+      {0, 3, 0, {1, 1, 1, 1}, 1, 2, 2, 3},
+      {1, 5, 0, {2, 2, 2, 2}, 1, 2, 3, 5},
+      {1, 3, 0, {1, 1, 1, 1}, 1, 70, 28, 28},
+      {0, 3, 0, {1, 1, 1, 1}, 1, 64, 28, 28},
+      /* stride 2 (SqueezeNet's and ShuffleNet's pools, VGG's 2 x 2) */
+      {1, 3, 0, {0, 0, 0, 0}, 1, 3, 111, 111, 2},
+      {0, 3, 1, {1, 1, 1, 1}, 2, 3, 56, 57, 2},
+      {0, 3, 0, {1, 1, 1, 1}, 1, 3, 35, 34, 2},
+      {1, 3, 0, {1, 1, 1, 1}, 1, 2, 9, 8, 2},
+      {1, 2, 0, {0, 0, 0, 0}, 1, 3, 20, 66, 2},
+      {0, 2, 0, {0, 1, 1, 0}, 1, 2, 13, 31, 2},
+      {0, 3, 0, {0, 0, 0, 0}, 1, 2, 7, 33, 2},
+      {1, 3, 0, {1, 0, 0, 1}, 1, 2, 7, 5, 2},
   };
   size_t n = sizeof cases / sizeof *cases;
   for (size_t i = 0; i < n; i++)
@@ -119,6 +146,6 @@ int main(void) {
   if (fails)
     fprintf(stderr, "%d checks failed\n", fails);
   else
-    printf("%zu same-padded pools: max and average agree with the definition\n", n);
+    printf("%zu pools (same-padded, stride 2): max and average agree with the definition\n", n);
   return fails != 0;
 }
