@@ -73,7 +73,7 @@ bool ox_wino_fits(const ox_nn_geom *g, int64_t C, int64_t M) {
    * for the products (an 8 x 8 map, 4 tiles, ran slower than the direct
    * sum; 10 x 10, 9 tiles, faster) */
   if (g->out[0] < 9 || g->out[1] < 9) return false;
-  return ox_sgemm_has_ua();
+  return ox_sgemm_has_ua() && __builtin_cpu_supports("avx512vl");
 #else
   (void)g, (void)C, (void)M;
   return false;
@@ -247,9 +247,47 @@ __attribute__((target("avx512f"))) static void wino_input(const wino_job *j, con
   }
 }
 
+/* The 4 x 4 outputs of 16 tiles (lanes; mk16 the valid ones) of one output
+ * channel from its products m (value xi of lane i at m[xi * xs + i]), bias
+ * added: out[r][q] holds output row r of tiles 4q..4q+3, each tile's four
+ * columns consecutive (a 128-bit lane per tile). */
+__attribute__((target("avx512f"), always_inline)) static inline void tiles_out(
+    const float *m, int64_t xs, __mmask16 mk16, __m512 bias, __m512 out[4][4]) {
+  __m512 o[4][6];
+  for (int jj = 0; jj < 6; jj++) {
+    __m512 mv[6], oc[4];
+    for (int i = 0; i < 6; i++) mv[i] = _mm512_maskz_loadu_ps(mk16, m + (int64_t)(i * 6 + jj) * xs);
+    at6(mv, oc);
+    for (int r = 0; r < 4; r++) o[r][jj] = oc[r];
+  }
+  for (int r = 0; r < 4; r++) {
+    __m512 c[4];
+    at6(o[r], c);
+    for (int q = 0; q < 4; q++) c[q] = _mm512_add_ps(c[q], bias);
+    /* c[q] lane i is column q of tile i: interleave to 64 consecutive values */
+    __m512 ablo = _mm512_unpacklo_ps(c[0], c[1]), abhi = _mm512_unpackhi_ps(c[0], c[1]);
+    __m512 cdlo = _mm512_unpacklo_ps(c[2], c[3]), cdhi = _mm512_unpackhi_ps(c[2], c[3]);
+    __m512 r0 =
+               _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(ablo), _mm512_castps_pd(cdlo))),
+           r1 =
+               _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(ablo), _mm512_castps_pd(cdlo))),
+           r2 =
+               _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(abhi), _mm512_castps_pd(cdhi))),
+           r3 =
+               _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(abhi), _mm512_castps_pd(cdhi)));
+    __m512 s0 = _mm512_shuffle_f32x4(r0, r1, 0x44), s1 = _mm512_shuffle_f32x4(r2, r3, 0x44);
+    __m512 s2 = _mm512_shuffle_f32x4(r0, r1, 0xEE), s3 = _mm512_shuffle_f32x4(r2, r3, 0xEE);
+    out[r][0] = _mm512_shuffle_f32x4(s0, s1, 0x88);
+    out[r][1] = _mm512_shuffle_f32x4(s0, s1, 0xDD);
+    out[r][2] = _mm512_shuffle_f32x4(s2, s3, 0x88);
+    out[r][3] = _mm512_shuffle_f32x4(s2, s3, 0xDD);
+  }
+}
+
 /* Output transform of channels [k0, k1) of the products Mb of tiles [t0,
  * t1) (value xi of channel k, tile t at Mb[(xi M + k) nt + t - t0]) into
- * image n_img of Y. */
+ * image n_img of Y: 16 tiles of a tile row at a time, 64 outputs of a row
+ * per store group (images at least 64 wide). */
 __attribute__((target("avx512f"))) static void wino_output(const wino_job *j, const float *Mb,
                                                            int64_t t0, int64_t t1, int64_t k0,
                                                            int64_t k1, int64_t n_img) {
@@ -268,45 +306,19 @@ __attribute__((target("avx512f"))) static void wino_output(const wino_job *j, co
       band_row(j, t0, t1, ty, &txa, &txb);
       for (int64_t tx0 = txa; tx0 < txb; tx0 += 16) {
         int n = txb - tx0 < 16 ? (int)(txb - tx0) : 16;
-        __mmask16 mk16 = (__mmask16)((1u << n) - 1u);
-        int64_t t = ty * TW + tx0 - t0;
-        __m512 o[4][6];
-        for (int jj = 0; jj < 6; jj++) {
-          __m512 m[6], oc[4];
-          for (int i = 0; i < 6; i++)
-            m[i] = _mm512_maskz_loadu_ps(mk16, mk + (int64_t)(i * 6 + jj) * M * nt + t);
-          at6(m, oc);
-          for (int r = 0; r < 4; r++) o[r][jj] = oc[r];
-        }
+        __m512 out[4][4];
+        tiles_out(mk + ty * TW + tx0 - t0, M * nt, (__mmask16)((1u << n) - 1u), bias, out);
         int64_t ox = 4 * tx0, nval = OW - ox < 4 * n ? OW - ox : 4 * n;
         for (int r = 0; r < 4; r++) {
           int64_t oy = 4 * ty + r;
           if (oy >= OH) break;
-          __m512 c[4];
-          at6(o[r], c);
-          for (int q = 0; q < 4; q++) c[q] = _mm512_add_ps(c[q], bias);
-          /* c[q] lane i is column q of tile i: interleave to 64 consecutive outputs */
-          __m512 ablo = _mm512_unpacklo_ps(c[0], c[1]), abhi = _mm512_unpackhi_ps(c[0], c[1]);
-          __m512 cdlo = _mm512_unpacklo_ps(c[2], c[3]), cdhi = _mm512_unpackhi_ps(c[2], c[3]);
-          __m512 r0 = _mm512_castpd_ps(
-                     _mm512_unpacklo_pd(_mm512_castps_pd(ablo), _mm512_castps_pd(cdlo))),
-                 r1 = _mm512_castpd_ps(
-                     _mm512_unpackhi_pd(_mm512_castps_pd(ablo), _mm512_castps_pd(cdlo))),
-                 r2 = _mm512_castpd_ps(
-                     _mm512_unpacklo_pd(_mm512_castps_pd(abhi), _mm512_castps_pd(cdhi))),
-                 r3 = _mm512_castpd_ps(
-                     _mm512_unpackhi_pd(_mm512_castps_pd(abhi), _mm512_castps_pd(cdhi)));
-          __m512 s0 = _mm512_shuffle_f32x4(r0, r1, 0x44), s1 = _mm512_shuffle_f32x4(r2, r3, 0x44);
-          __m512 s2 = _mm512_shuffle_f32x4(r0, r1, 0xEE), s3 = _mm512_shuffle_f32x4(r2, r3, 0xEE);
-          __m512 out[4] = {_mm512_shuffle_f32x4(s0, s1, 0x88), _mm512_shuffle_f32x4(s0, s1, 0xDD),
-                           _mm512_shuffle_f32x4(s2, s3, 0x88), _mm512_shuffle_f32x4(s2, s3, 0xDD)};
           float *yr = yk + oy * OW + ox;
           const float *rr = rk ? rk + oy * OW + ox : NULL;
           for (int q = 0; q < 4; q++) {
             int64_t cnt = nval - 16 * q;
             if (cnt <= 0) break;
             __mmask16 sm = cnt >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cnt) - 1u);
-            __m512 v = out[q];
+            __m512 v = out[r][q];
             if (ep) {
               if (rr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(sm, rr + 16 * q));
               v = ox_bound16(ep, ox_act16(ep, v));
@@ -319,7 +331,68 @@ __attribute__((target("avx512f"))) static void wino_output(const wino_job *j, co
   }
 }
 
-static void wino_task(void *arg, int64_t task0, int64_t task1) {
+/* The same for images narrower than 16 tiles (a 14 x 14 map has rows of 4
+ * tiles: a vector per tile row left 12 of 16 lanes idle): 16 consecutive
+ * tiles of the band at a time, across tile rows, each tile's four columns
+ * stored on their own. */
+__attribute__((target("avx512f,avx512vl"))) static void wino_output_flat(const wino_job *j,
+                                                                         const float *Mb,
+                                                                         int64_t t0, int64_t t1,
+                                                                         int64_t k0, int64_t k1,
+                                                                         int64_t n_img) {
+  const ox_nn_geom *g = j->g;
+  int64_t M = j->wp->M, OH = g->out[0], OW = g->out[1], P = OH * OW, TW = j->TW, nt = t1 - t0;
+  const ox_sgemm_epi *ep = j->ep;
+  for (int64_t k = k0; k < k1; k++) {
+    int64_t yoff = (n_img * M + k) * P;
+    float *yk = j->y + yoff;
+    const float *rk = ep && ep->res ? ep->res + yoff : NULL;
+    __m512 bias = _mm512_set1_ps(j->bias ? j->bias[k] : 0.0f);
+    for (int64_t t = t0; t < t1; t += 16) {
+      int n = t1 - t < 16 ? (int)(t1 - t) : 16;
+      __m512 out[4][4];
+      tiles_out(Mb + k * nt + t - t0, M * nt, (__mmask16)((1u << n) - 1u), bias, out);
+      int64_t offs[16], rows[16]; /* each tile's first output, its rows in the image */
+      __mmask8 cm[16];            /* and its columns */
+      for (int i = 0; i < n; i++) {
+        int64_t ty = (t + i) / TW, tx = (t + i) % TW, cols = OW - 4 * tx;
+        offs[i] = 4 * ty * OW + 4 * tx;
+        rows[i] = OH - 4 * ty;
+        cm[i] = (__mmask8)(cols >= 4 ? 0xF : (1u << cols) - 1u);
+      }
+      for (int r = 0; r < 4; r++)
+        for (int q = 0; q < 4; q++) {
+          __m512 v = out[r][q];
+          if (ep) {
+            if (rk) { /* the residual gathered in the same layout */
+              __m512 rv = _mm512_setzero_ps();
+              for (int l = 0; l < 4 && 4 * q + l < n; l++) {
+                int i = 4 * q + l;
+                if (r >= rows[i]) continue;
+                __m128 piece = _mm_maskz_loadu_ps(cm[i], rk + offs[i] + r * OW);
+                rv = l == 0   ? _mm512_insertf32x4(rv, piece, 0)
+                     : l == 1 ? _mm512_insertf32x4(rv, piece, 1)
+                     : l == 2 ? _mm512_insertf32x4(rv, piece, 2)
+                              : _mm512_insertf32x4(rv, piece, 3);
+              }
+              v = _mm512_add_ps(v, rv);
+            }
+            v = ox_bound16(ep, ox_act16(ep, v));
+          }
+          __m128 lane[4] = {_mm512_extractf32x4_ps(v, 0), _mm512_extractf32x4_ps(v, 1),
+                            _mm512_extractf32x4_ps(v, 2), _mm512_extractf32x4_ps(v, 3)};
+          for (int l = 0; l < 4 && 4 * q + l < n; l++) {
+            int i = 4 * q + l;
+            if (r >= rows[i]) continue;
+            _mm_mask_storeu_ps(yk + offs[i] + r * OW, cm[i], lane[l]);
+          }
+        }
+    }
+  }
+}
+
+__attribute__((target("avx512f,avx512vl"))) static void wino_task(void *arg, int64_t task0,
+                                                                  int64_t task1) {
   wino_job *j = arg;
   const ox_wino *wp = j->wp;
   const ox_nn_geom *g = j->g;
@@ -347,7 +420,10 @@ static void wino_task(void *arg, int64_t task0, int64_t task1) {
           atomic_store(&j->fail, 2);
           return;
         }
-      wino_output(j, Mb, t0, t1, c0, c1, n);
+      if (j->TW < 16)
+        wino_output_flat(j, Mb, t0, t1, c0, c1, n);
+      else
+        wino_output(j, Mb, t0, t1, c0, c1, n);
     }
   }
 }
