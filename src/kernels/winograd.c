@@ -196,8 +196,23 @@ static inline void band_row(const wino_job *j, int64_t t0, int64_t t1, int64_t t
   *tx1 = t1 < first + j->TW ? t1 - first : j->TW;
 }
 
+/* The column transforms of 16 tiles' row transforms h, stored at v
+ * (value xi at v[xi * xs], lanes mk). */
+__attribute__((target("avx512f"), always_inline)) static inline void cols_store(__m512 h[6][6],
+                                                                                float *v,
+                                                                                int64_t xs,
+                                                                                __mmask16 mk) {
+  for (int jj = 0; jj < 6; jj++) {
+    __m512 col[6] = {h[0][jj], h[1][jj], h[2][jj], h[3][jj], h[4][jj], h[5][jj]}, t[6];
+    bt6(col, t);
+    for (int i = 0; i < 6; i++) _mm512_mask_storeu_ps(v + (int64_t)(i * 6 + jj) * xs, mk, t[i]);
+  }
+}
+
 /* Input transform of tiles [t0, t1) of image xn into V (row stride t1 -
- * t0), through the zero-bordered plane pad. */
+ * t0), through the zero-bordered plane pad. Images up to 5 tiles wide
+ * gather 16 consecutive tiles of the band per vector, across tile rows (a
+ * vector per tile row of a 14 x 14 map left 12 of 16 lanes idle). */
 __attribute__((target("avx512f"))) static void wino_input(const wino_job *j, const float *xn,
                                                           int64_t t0, int64_t t1, float *V,
                                                           float *pad) {
@@ -209,6 +224,18 @@ __attribute__((target("avx512f"))) static void wino_input(const wino_job *j, con
    * zeroed once, the image rows overwritten per channel */
   memset(pad, 0, (size_t)(rows * PW) * sizeof *pad);
   __m512i i0 = deint_idx(0), i1 = deint_idx(1), i2 = deint_idx(2), i3 = deint_idx(3);
+  __m512i base[WINO_TILES / 16]; /* flat: each lane's tile's corner in pad */
+  /* (gathers only pay where a row vector would leave most lanes idle: a
+   * 28 x 28 map's 7-tile rows were faster loaded whole) */
+  bool flat = TW <= 5 && nt <= WINO_TILES;
+  for (int64_t q = 0; flat && q * 16 < nt; q++) {
+    int32_t b[16] = {0};
+    for (int i = 0; i < 16 && q * 16 + i < nt; i++) {
+      int64_t tt = t0 + q * 16 + i;
+      b[i] = (int32_t)(4 * (tt / TW - ty0) * PW + 4 * (tt % TW));
+    }
+    base[q] = _mm512_loadu_si512(b);
+  }
   for (int64_t c = 0; c < C; c++) {
     const float *xc = xn + c * IH * IW;
     for (int64_t r = 0; r < rows; r++) {
@@ -216,6 +243,23 @@ __attribute__((target("avx512f"))) static void wino_input(const wino_job *j, con
       if (iy >= 0 && iy < IH) memcpy(pad + r * PW + g->pb[1], xc + iy * IW, (size_t)IW * 4);
     }
     float *vc = V + c * nt;
+    if (flat) { /* 16 consecutive tiles per vector, each tap gathered */
+      for (int64_t q = 0; q * 16 < nt; q++) {
+        int n = nt - q * 16 < 16 ? (int)(nt - q * 16) : 16;
+        __mmask16 mk = (__mmask16)((1u << n) - 1u);
+        __m512 h[6][6];
+        for (int r = 0; r < 6; r++) {
+          __m512 d[6];
+          for (int jj = 0; jj < 6; jj++)
+            d[jj] = _mm512_mask_i32gather_ps(
+                _mm512_setzero_ps(), mk,
+                _mm512_add_epi32(base[q], _mm512_set1_epi32((int)(r * PW + jj))), pad, 4);
+          bt6(d, h[r]);
+        }
+        cols_store(h, vc + q * 16, C * nt, mk);
+      }
+      continue;
+    }
     for (int64_t ty = ty0; ty < ty1; ty++) {
       const float *prow = pad + 4 * (ty - ty0) * PW;
       int64_t txa, txb;
@@ -235,13 +279,7 @@ __attribute__((target("avx512f"))) static void wino_input(const wino_job *j, con
                          deint4(b0, b1, b2, b3, i0), deint4(b0, b1, b2, b3, i1)};
           bt6(d, h[r]);
         }
-        int64_t t = ty * TW + tx0 - t0;
-        for (int jj = 0; jj < 6; jj++) {
-          __m512 col[6] = {h[0][jj], h[1][jj], h[2][jj], h[3][jj], h[4][jj], h[5][jj]}, v[6];
-          bt6(col, v);
-          for (int i = 0; i < 6; i++)
-            _mm512_mask_storeu_ps(vc + (int64_t)(i * 6 + jj) * C * nt + t, mk, v[i]);
-        }
+        cols_store(h, vc + ty * TW + tx0 - t0, C * nt, mk);
       }
     }
   }
