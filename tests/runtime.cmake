@@ -58,7 +58,7 @@ target_include_directories(test_concurrent PRIVATE ${PROJECT_SOURCE_DIR}/src ${P
 target_link_libraries(test_concurrent PRIVATE onnxc)
 add_test(NAME concurrent_examples
          COMMAND test_concurrent --threads 4 --runs 50 examples/perceptron.onnxtxt
-                 examples/double.onnxtxt
+                 examples/double.onnxtxt tests/concurrency/winograd_conv.onnxtxt
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 if(EXISTS "${ONNXC_CONFORMANCE_DATA}/node")
   # every operator's kernel from four threads at once: races in kernel state
