@@ -422,9 +422,11 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_narrow(
     OX_COLS(4)
     OX_COLS(5)
     OX_COLS(6)
-    OX_COLS(7) OX_COLS(8)
+    OX_COLS(7)
+    OX_COLS(8)
 #undef OX_COLS
-        default : break;
+    default:
+      break;
   }
 }
 
@@ -1001,8 +1003,7 @@ blocked:;
   run_job(&g, pool);
 }
 
-ox_sgemm_packed *ox_sgemm_pack_a(bool trans_a, int64_t M, int64_t K, const float *A, int64_t lda,
-                                 ox_err *e) {
+ox_sgemm_packed *ox_sgemm_packed_alloc(int64_t M, int64_t K, ox_err *e) {
   ukernel uk = select_kernel();
   ox_sgemm_packed *p = calloc(1, sizeof *p);
   if (!p) {
@@ -1023,9 +1024,27 @@ ox_sgemm_packed *ox_sgemm_pack_a(bool trans_a, int64_t M, int64_t K, const float
                (long long)K);
     return NULL;
   }
+  return p;
+}
+
+int ox_sgemm_packed_mr(const ox_sgemm_packed *p) { return p->mr; }
+
+void ox_sgemm_packed_fill(ox_sgemm_packed *p, int64_t m0, int64_t m1, const float *A, int64_t lda) {
+  if (m0 < 0 || m1 > p->M || m0 >= m1 || m0 % p->mr) return;
+  int64_t rows = m1 - m0, mc = (rows + p->mr - 1) / p->mr * p->mr;
+  for (int64_t pc = 0; pc < p->K; pc += KC_BLOCK) {
+    int64_t kc = p->K - pc < KC_BLOCK ? p->K - pc : KC_BLOCK;
+    pack_a(p->mr, false, A, lda, rows, 0, mc, pc, kc, p->data + pc * p->Mpad + m0 * kc);
+  }
+}
+
+ox_sgemm_packed *ox_sgemm_pack_a(bool trans_a, int64_t M, int64_t K, const float *A, int64_t lda,
+                                 ox_err *e) {
+  ox_sgemm_packed *p = ox_sgemm_packed_alloc(M, K, e);
+  if (!p) return NULL;
   for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
     int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
-    pack_a(uk.mr, trans_a, A, lda, M, 0, p->Mpad, pc, kc, p->data + pc * p->Mpad);
+    pack_a(p->mr, trans_a, A, lda, M, 0, p->Mpad, pc, kc, p->data + pc * p->Mpad);
   }
   return p;
 }

@@ -30,6 +30,13 @@ typedef struct ox_sgemm_packed ox_sgemm_packed;
 ox_sgemm_packed *ox_sgemm_pack_a(bool trans_a, int64_t M, int64_t K, const float *A, int64_t lda,
                                  ox_err *e);
 void ox_sgemm_packed_free(ox_sgemm_packed *p);
+/* The same made in parts (e.g. transformed kernels made a panel at a
+ * time): room for M x K, then rows [m0, m1) packed from A (row m0 at A, row
+ * stride lda); m0 a multiple of ox_sgemm_packed_mr, m1 one too or M. Every
+ * row must be filled before a product. */
+ox_sgemm_packed *ox_sgemm_packed_alloc(int64_t M, int64_t K, ox_err *e);
+int ox_sgemm_packed_mr(const ox_sgemm_packed *p);
+void ox_sgemm_packed_fill(ox_sgemm_packed *p, int64_t m0, int64_t m1, const float *A, int64_t lda);
 int64_t ox_sgemm_packed_rows(const ox_sgemm_packed *p);
 int64_t ox_sgemm_packed_depth(const ox_sgemm_packed *p);
 /* C (M x N) = alpha * A * op(B) + beta * C with A packed. */

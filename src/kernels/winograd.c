@@ -99,35 +99,46 @@ ox_wino *ox_wino_pack(int64_t M, int64_t C, const float *w, ox_err *e) {
       return NULL;
     }
   ox_wino *wp = calloc(1, sizeof *wp);
-  float *u = malloc((size_t)(WINO_XI * M * C) * sizeof *u);
-  if (!wp || !u) {
-    free(wp);
-    free(u);
+  if (!wp) {
     ox_err_set(e, OX_ENOMEM, "out of memory (Winograd kernels)");
     return NULL;
   }
   wp->M = M;
   wp->C = C;
-  /* in double, rounded once: U carries no more error than its float */
-  for (int64_t m = 0; m < M; m++)
-    for (int64_t c = 0; c < C; c++) {
-      const float *k = w + (m * C + c) * 9;
-      double t[6][3]; /* G g */
-      for (int i = 0; i < 6; i++)
-        for (int b = 0; b < 3; b++)
-          t[i][b] = wino_g[i][0] * k[b] + wino_g[i][1] * k[3 + b] + wino_g[i][2] * k[6 + b];
-      for (int i = 0; i < 6; i++)
-        for (int jj = 0; jj < 6; jj++) {
-          double v = t[i][0] * wino_g[jj][0] + t[i][1] * wino_g[jj][1] + t[i][2] * wino_g[jj][2];
-          u[(int64_t)(i * 6 + jj) * M * C + m * C + c] = (float)v;
-        }
-    }
   for (int xi = 0; xi < WINO_XI; xi++)
-    if (!(wp->u[xi] = ox_sgemm_pack_a(false, M, C, u + (int64_t)xi * M * C, C, e))) {
-      free(u);
+    if (!(wp->u[xi] = ox_sgemm_packed_alloc(M, C, e))) {
       ox_wino_free(wp);
       return NULL;
     }
+  /* a panel of output channels at a time: its 36 transformed blocks (36 x
+   * mr x C floats) stay in cache, and no 36 x M x C copy is faulted in */
+  int64_t mr = ox_sgemm_packed_mr(wp->u[0]);
+  float *u = malloc((size_t)(WINO_XI * mr * C) * sizeof *u);
+  if (!u) {
+    ox_wino_free(wp);
+    ox_err_set(e, OX_ENOMEM, "out of memory (Winograd kernels)");
+    return NULL;
+  }
+  for (int64_t m0 = 0; m0 < M; m0 += mr) {
+    int64_t m1 = m0 + mr < M ? m0 + mr : M;
+    /* in double, rounded once: U carries no more error than its float */
+    for (int64_t m = m0; m < m1; m++)
+      for (int64_t c = 0; c < C; c++) {
+        const float *k = w + (m * C + c) * 9;
+        double t[6][3]; /* G g */
+        for (int i = 0; i < 6; i++)
+          for (int bcol = 0; bcol < 3; bcol++)
+            t[i][bcol] =
+                wino_g[i][0] * k[bcol] + wino_g[i][1] * k[3 + bcol] + wino_g[i][2] * k[6 + bcol];
+        for (int i = 0; i < 6; i++)
+          for (int jj = 0; jj < 6; jj++) {
+            double v = t[i][0] * wino_g[jj][0] + t[i][1] * wino_g[jj][1] + t[i][2] * wino_g[jj][2];
+            u[((int64_t)(i * 6 + jj) * mr + (m - m0)) * C + c] = (float)v;
+          }
+      }
+    for (int xi = 0; xi < WINO_XI; xi++)
+      ox_sgemm_packed_fill(wp->u[xi], m0, m1, u + (int64_t)xi * mr * C, C);
+  }
   free(u);
   return wp;
 }
