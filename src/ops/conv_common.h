@@ -49,4 +49,11 @@ void ox_conv_release(void *st);
 int ox_conv_shapes(ox_kctx *ctx, const conv_state *s, const ox_value *x, const ox_value *w,
                    ox_nn_geom *g, int64_t *ydims);
 
+/* 2-D depthwise convolution (conv_dw.c): Y (N x G*Mg x OH x OW) from X (N
+ * x G x IH x IW) and W (G*Mg x 1 x KH x KW), + bias (NULL: none), then the
+ * epilogue (NULL: none; residual laid out like Y). */
+void ox_conv_depthwise(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t G, int64_t Mg,
+                       const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
+                       float *y);
+
 #endif
