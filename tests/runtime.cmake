@@ -46,6 +46,8 @@ else()
   message(STATUS "onnxc: no conformance data (../shared/testdata or libonnx-testdata)")
 endif()
 onnxc_unit_test(test_fold)
+# Concat in place: outputs and placement counts over repeated runs
+onnxc_unit_test(test_concat_place)
 onnxc_unit_test(test_qgemm)
 onnxc_unit_test(test_qconv)
 
@@ -59,6 +61,7 @@ target_link_libraries(test_concurrent PRIVATE onnxc)
 add_test(NAME concurrent_examples
          COMMAND test_concurrent --threads 4 --runs 50 examples/perceptron.onnxtxt
                  examples/double.onnxtxt tests/concurrency/winograd_conv.onnxtxt
+                 tests/concurrency/concat_inplace.onnxtxt
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 if(EXISTS "${ONNXC_CONFORMANCE_DATA}/node")
   # every operator's kernel from four threads at once: races in kernel state

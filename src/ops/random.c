@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "datamove.h"
 #include "opcore.h"
 #include "rng.h"
 
@@ -459,8 +460,14 @@ static int dropout_run(ox_kctx *ctx, void *state) {
       return ox_kctx_fail(ctx, OX_ERUNTIME, "ratio %g must lie in [0, 1)", ratio);
     if (ratio == 0.0) training = false;
   }
-  ox_value *y = ox_kctx_output(ctx, 0, x->dtype, x->dims, x->rank);
-  if (!y) return OX_ENOMEM;
+  ox_value *y = NULL;
+  if (training) {
+    y = ox_kctx_output(ctx, 0, x->dtype, x->dims, x->rank);
+    if (!y) return OX_ENOMEM;
+  } else { /* inference: the input itself */
+    int rc = ox_dm_view_out(ctx, 0, x, x->dims, x->rank);
+    if (rc) return rc;
+  }
   ox_value *mask = NULL;
   if (ox_kctx_n_outputs(ctx) > 1 && ox_kctx_output_wanted(ctx, 1)) {
     int32_t mdt = s->since < 10 ? x->dtype : OX_BOOL;
@@ -468,7 +475,6 @@ static int dropout_run(ox_kctx *ctx, void *state) {
     if (!mask) return OX_ENOMEM;
   }
   if (!training) {
-    if (x->numel > 0) memcpy(y->data, x->data, (size_t)x->numel * ox_value_elem_size(x->dtype));
     if (mask) {
       if (mask->dtype == OX_BOOL)
         memset(mask->data, 1, (size_t)mask->numel);

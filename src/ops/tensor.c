@@ -280,8 +280,10 @@ static int concat_run(ox_kctx *c, void *state) {
     ox_value *x = ox_kctx_input(c, i);
     if (!x) continue;
     int64_t row = x->dims[axis] * inner;
-    if (ox_dm_copy2d(ox_kctx_pool(c), (uint8_t *)o->data + (size_t)off * es, orow, x->data, row,
-                     outer, row, x->dtype))
+    /* an input its producer wrote in place (src/runtime/concat_place.c) */
+    bool in_place = outer == 1 && x->data == (uint8_t *)o->data + (size_t)off * es;
+    if (!in_place && ox_dm_copy2d(ox_kctx_pool(c), (uint8_t *)o->data + (size_t)off * es, orow,
+                                  x->data, row, outer, row, x->dtype))
       return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
     off += row;
   }

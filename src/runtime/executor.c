@@ -18,6 +18,16 @@ static int refs(const ox_value *v) { return __atomic_load_n(&v->refcount, __ATOM
 
 void ox_rt_release(rt_run *r, ox_value *v) {
   if (!v) return;
+  /* the last view of a buffer (a placed Concat input, a Reshape) hands the
+   * buffer itself to the pool rather than freeing it */
+  if (r && v->kind == OX_VAL_TENSOR && !v->owns_data && v->base && refs(v) == 1 &&
+      refs(v->base) == 1) {
+    ox_value *b = v->base;
+    v->base = NULL;
+    ox_value_unref(v);
+    ox_rt_release(r, b);
+    return;
+  }
   if (r && refs(v) == 1 && v->kind == OX_VAL_TENSOR && v->owns_data && v->data &&
       v->dtype != OX_STRING && v->dims == v->small_dims && v->nbytes >= 64) {
     if (!r->vpool) r->vpool = calloc(OX_VPOOL_CAP, sizeof *r->vpool);
@@ -38,7 +48,10 @@ void ox_rt_run_free(rt_run *r) {
   if (!r) return;
   for (size_t i = 0; i < r->n_vpool; i++) ox_value_unref(r->vpool[i]);
   free(r->vpool);
-  for (size_t i = 0; i < r->n_frames; i++) free(r->frames[i].vals);
+  for (size_t i = 0; i < r->n_frames; i++) {
+    free(r->frames[i].vals);
+    ox_rt_cat_lays_free(r->frames[i].lays, r->frames[i].n_lays);
+  }
   free(r->frames);
   free(r);
 }
@@ -60,6 +73,17 @@ static ox_value *pool_take(rt_run *r, int32_t dtype, const int64_t *dims, size_t
   return NULL;
 }
 
+ox_value *ox_rt_tensor_take(rt_run *r, int32_t dtype, const int64_t *dims, size_t rank, ox_err *e) {
+  size_t es = ox_value_elem_size(dtype), nbytes;
+  int64_t numel;
+  if (dtype != OX_STRING && es && ox_numel(dims, rank, &numel) && numel >= 0 &&
+      ox_mul_size((size_t)numel, es, &nbytes) && nbytes >= 64) {
+    ox_value *v = pool_take(r, dtype, dims, rank, nbytes, numel);
+    if (v) return v;
+  }
+  return ox_tensor_new_uninit(dtype, dims, rank, e);
+}
+
 bool ox_rt_cancelled(const rt_run *r) {
   const ox_session *s = r->s;
   if (s->opts.cancel && s->opts.cancel(s->opts.cancel_user)) return true;
@@ -74,9 +98,7 @@ bool ox_rt_cancelled(const rt_run *r) {
 size_t ox_kctx_n_inputs(const ox_kctx *c) { return c->n->node->n_input; }
 size_t ox_kctx_n_outputs(const ox_kctx *c) { return c->n->node->n_output; }
 
-ox_value *ox_kctx_input(ox_kctx *c, size_t i) {
-  return i < c->n->node->n_input ? c->in[i] : NULL;
-}
+ox_value *ox_kctx_input(ox_kctx *c, size_t i) { return i < c->n->node->n_input ? c->in[i] : NULL; }
 
 static ox_value *alloc_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t *dims, size_t rank,
                               bool zero) {
@@ -95,7 +117,8 @@ static ox_value *alloc_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t
   if (ok && !ox_numel(dims, rank, &numel)) ok = false;
   if (ok && !ox_mul_size((size_t)numel, es, &nbytes)) ok = false;
   ox_value *v = NULL;
-  if (ok && dtype != OX_STRING && nbytes >= 64)
+  if (ok && c->kept_frame) v = ox_rt_cat_take(c, rn->out[i], dtype, dims, rank);
+  if (!v && ok && dtype != OX_STRING && nbytes >= 64)
     v = pool_take(c->run, dtype, dims, rank, nbytes, numel);
   if (!v) {
     ox_err e2 = {0};
@@ -248,6 +271,7 @@ int ox_rt_run_graph(rt_run *r, rt_graph *g, ox_value **parent_vals, ox_value *co
     vals[k] = ox_value_ref(inputs[i]);
   }
   ox_kctx ctx = {.s = s, .run = r, .g = g, .vals = vals, .in = node_in, .out = node_out, .e = e};
+  ctx.kept_frame = !fresh && g->n_cats > 0; /* Concat layouts live in kept frames */
   for (size_t i = 0; i < g->n_nodes; i++) {
     rt_node *rn = &g->nodes[i];
     const ox_node *n = rn->node;
@@ -291,6 +315,7 @@ int ox_rt_run_graph(rt_run *r, rt_graph *g, ox_value **parent_vals, ox_value *co
       if (vals[k]) ox_rt_release(r, vals[k]);
       vals[k] = v;
     }
+    if (rn->cat1 && ctx.kept_frame) ox_rt_cat_learn(r, g, (size_t)rn->cat1 - 1, vals);
   release:
     for (size_t j = 0; j < rn->n_rel; j++) {
       int32_t k = rn->rel[j];

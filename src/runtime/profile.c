@@ -34,6 +34,8 @@ void ox_session_profile_reset(ox_session *s) {
     for (size_t i = 0; i < g->n_nodes; i++) {
       __atomic_store_n(&g->nodes[i].prof_runs, 0, __ATOMIC_RELAXED);
       __atomic_store_n(&g->nodes[i].prof_ns, 0, __ATOMIC_RELAXED);
+      __atomic_store_n(&g->nodes[i].prof_cat_in, 0, __ATOMIC_RELAXED);
+      __atomic_store_n(&g->nodes[i].prof_cat_placed, 0, __ATOMIC_RELAXED);
     }
   }
   __atomic_store_n(&s->prof_runs, 0, __ATOMIC_RELAXED);
@@ -47,11 +49,13 @@ char *ox_session_profile(const ox_session *s, size_t top_nodes) {
   ox_buf out = {0};
   if (!ops || !nodes) goto fail;
   size_t n_ops = 0, n_nodes = 0;
-  uint64_t all = 0;
+  uint64_t all = 0, cat_in = 0, cat_placed = 0;
   for (size_t gi = 0; gi < s->n_graphs; gi++) {
     const rt_graph *g = s->graphs[gi];
     for (size_t i = 0; i < g->n_nodes; i++) {
       const rt_node *rn = &g->nodes[i];
+      cat_in += __atomic_load_n(&rn->prof_cat_in, __ATOMIC_RELAXED);
+      cat_placed += __atomic_load_n(&rn->prof_cat_placed, __ATOMIC_RELAXED);
       /* atomic reads: runs may be adding while we read */
       uint64_t calls = __atomic_load_n(&rn->prof_runs, __ATOMIC_RELAXED);
       uint64_t ns = __atomic_load_n(&rn->prof_ns, __ATOMIC_RELAXED);
@@ -79,6 +83,9 @@ char *ox_session_profile(const ox_session *s, size_t top_nodes) {
     ox_buf_printf(&out, "%-28s %6zu %8llu %12.4f %6.1f%%\n", ops[k].op, ops[k].nodes,
                   (unsigned long long)ops[k].calls, (double)ops[k].ns / 1e6 / runs,
                   all ? 100.0 * (double)ops[k].ns / (double)all : 0.0);
+  if (cat_in)
+    ox_buf_printf(&out, "Concat inputs written in place by their producers: %.1f of %.1f per run\n",
+                  (double)cat_placed / runs, (double)cat_in / runs);
   if (top_nodes > n_nodes) top_nodes = n_nodes;
   if (top_nodes) ox_buf_printf(&out, "slowest nodes (ms per run):\n");
   for (size_t k = 0; k < top_nodes; k++)

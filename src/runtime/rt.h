@@ -22,6 +22,9 @@ typedef struct rt_slot {
   int64_t producer; /* index of the producing node, -1 for inputs/constants/imports */
   int64_t last_use; /* index of the last node reading it; -1 none; INT64_MAX: graph output */
   bool is_input;    /* a graph input (an initializer of it is only a default) */
+  /* the Concat (index in rt_graph.cats, -1 none) whose output may hold this
+   * value in place, and the input position it has there (concat_place.c) */
+  int32_t cat, cat_pos;
 } rt_slot;
 
 typedef struct rt_node {
@@ -40,7 +43,31 @@ typedef struct rt_node {
   const ox_graph **sub_src;
   size_t n_subs;
   uint64_t prof_ns, prof_runs; /* with opts.profile; atomic adds (runs may be concurrent) */
+  int32_t cat1; /* a Concat planned in place: its index in rt_graph.cats + 1; 0 otherwise */
+  /* with opts.profile, a Concat's inputs and those found written in place */
+  uint64_t prof_cat_in, prof_cat_placed;
 } rt_node;
+
+/* A Concat whose inputs' producers may write straight into its output
+ * (concat_place.c). */
+typedef struct rt_cat {
+  size_t node;  /* the Concat's node index */
+  int32_t out;  /* its output slot */
+  int64_t axis; /* as written (may be negative) */
+  size_t n_in;
+} rt_cat;
+
+/* What a run learned of a planned Concat the last time it ran: the output's
+ * type and shape and where each placeable input lay in it. */
+typedef struct rt_cat_lay {
+  bool known;
+  int32_t dtype;
+  size_t rank;
+  int64_t dims[8];
+  size_t *off;      /* per input: byte offset in the output; SIZE_MAX: not placed */
+  size_t *in_rank;  /* per input */
+  int64_t *in_dims; /* per input, 8 entries */
+} rt_cat_lay;
 
 struct rt_graph {
   const ox_graph *g;
@@ -61,6 +88,8 @@ struct rt_graph {
   const int64_t *node_opsets; /* per node, from function inlining; NULL: model imports */
   size_t id;                  /* index in the session's graphs (a run's frame for it) */
   size_t max_in, max_out;     /* largest node arity: the scratch a frame carries */
+  rt_cat *cats;               /* Concats planned in place (arena) */
+  size_t n_cats;
 };
 
 /* The state of one call of ox_session_run: everything a run writes. The
@@ -69,8 +98,10 @@ struct rt_graph {
  * each takes a run from the session's free list (or makes one) and gives it
  * back, so a steady-state caller allocates nothing. */
 typedef struct rt_frame {
-  ox_value **vals; /* n_slots, then max_in + max_out scratch for node calls */
-  bool busy;       /* in use (a subgraph re-entered gets a fresh frame) */
+  ox_value **vals;  /* n_slots, then max_in + max_out scratch for node calls */
+  bool busy;        /* in use (a subgraph re-entered gets a fresh frame) */
+  rt_cat_lay *lays; /* per planned Concat (rt_graph.cats), made when one first runs */
+  size_t n_lays;
 } rt_frame;
 
 typedef struct rt_run {
@@ -131,6 +162,7 @@ struct ox_kctx {
   ox_value **vals;
   ox_value **in, **out; /* the node's inputs and outputs being made */
   ox_err *e;
+  bool kept_frame; /* vals is the run's kept frame for g (its Concat layouts apply) */
 };
 
 /* executor.c */
@@ -139,10 +171,27 @@ int ox_rt_run_graph(rt_run *r, rt_graph *g, ox_value **parent_vals, ox_value *co
 /* Releases a value after its last use: into the run's buffer pool (r may be
  * NULL: just unreferenced). */
 void ox_rt_release(rt_run *r, ox_value *v);
+/* A tensor of the run's pool with exactly that shape's bytes, else a new
+ * one (uninitialised); NULL with *e set on failure. */
+ox_value *ox_rt_tensor_take(rt_run *r, int32_t dtype, const int64_t *dims, size_t rank, ox_err *e);
 /* Frees a finished run (its frames and pooled buffers). */
 void ox_rt_run_free(rt_run *r);
 /* true when the caller's cancel callback or terminate flag says stop. */
 bool ox_rt_cancelled(const rt_run *r);
+
+/* concat_place.c: Concat in place. A producer whose output feeds a Concat
+ * writes it straight into that Concat's output (made ahead, when the run
+ * last saw the same shapes, and the outer dimensions before the axis are 1),
+ * so the Concat copies nothing. */
+/* Plans the graph's Concats (optimization_level >= 1); after releases. */
+int ox_rt_plan_concats(ox_session *s, rt_graph *g, ox_err *e);
+/* Output storage for slot k of the node being run: a buffer made ahead for
+ * it, or a view into the planned Concat's output; NULL: allocate as usual. */
+ox_value *ox_rt_cat_take(ox_kctx *c, int32_t k, int32_t dtype, const int64_t *dims, size_t rank);
+/* After planned Concat ci ran in the run's kept frame: records its layout. */
+void ox_rt_cat_learn(rt_run *r, rt_graph *g, size_t ci, ox_value **vals);
+/* Frees a frame's layouts. */
+void ox_rt_cat_lays_free(rt_cat_lay *lays, size_t n);
 
 /* function.c: expands model-local functions (and schema function ops with
  * no kernel) into a new main graph. *out is g itself when nothing expands. */

@@ -170,6 +170,7 @@ static int32_t add_slot(ox_session *s, rt_graph *g, const char *name, ox_err *e)
   sl->import = -1;
   sl->producer = -1;
   sl->last_use = -1;
+  sl->cat = -1;
   return (int32_t)(g->n_slots - 1);
 }
 
@@ -712,7 +713,7 @@ static int prepare_graph(ox_session *s, rt_graph *g, ox_err *e) {
     for (size_t j = 0; j < rn->node->n_output; j++)
       rn->wanted[j] = rn->out[j] >= 0 && g->slots[rn->out[j]].last_use >= 0;
   }
-  return OX_OK;
+  return ox_rt_plan_concats(s, g, e);
 }
 
 /* ------------------------------------------------------------ session */

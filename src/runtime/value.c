@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OX_DATA_ALIGN 64
-
 size_t ox_value_elem_size(int32_t dtype) {
   switch (dtype) {
     case OX_FLOAT:

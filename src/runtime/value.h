@@ -100,6 +100,8 @@ int ox_broadcast_shape(const int64_t *a, size_t ra, const int64_t *b, size_t rb,
 /* ---- additions (runtime) ---- */
 /* Like ox_tensor_new but the storage is not zeroed (strings are). */
 ox_value *ox_tensor_new_uninit(int32_t dtype, const int64_t *dims, size_t rank, ox_err *e);
+/* Tensor storage is aligned to, and allocated in multiples of, this many bytes. */
+#define OX_DATA_ALIGN 64
 /* 64-byte aligned storage for tensor data (free with free()); NULL on OOM
  * or when the thread's memory budget would be exceeded. */
 void *ox_value_alloc_data(size_t nbytes);
