@@ -1374,6 +1374,15 @@ bool ox_sgemm_pa_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64
           bs = strip;
           bstride = 32;
         }
+        /* the next strip's rows of B, one 128-byte run per row that the
+         * hardware prefetcher does not follow (rows a plane apart), on
+         * their way to L2 while this strip's tiles compute: an input that
+         * came from the layer before (not in L2) had stalled every row */
+        if (next_n > 0)
+          for (int64_t k = 0; k < kc; k++) {
+            _mm_prefetch((const char *)(bblock + jr + k * ldb + 32), _MM_HINT_T1);
+            _mm_prefetch((const char *)(bblock + jr + k * ldb + 48), _MM_HINT_T1);
+          }
         for (int64_t ir = m0; ir < m1; ir += 12) {
           int m = m1 - ir < 12 ? (int)(m1 - ir) : 12;
           tile_epi(kc, ablock + ir * kc, bs, bstride, C + ir * ldc + jr, ldc, bt,
