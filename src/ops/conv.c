@@ -94,6 +94,9 @@ static int conv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
 /* images of at most this many output positions split their output
  * channels over the threads (conv_run_epi) */
 enum { CONV_SMALL_IMAGE = 100 };
+/* the largest input (columns' worth) that every part of a channel split
+ * reads again when rows do not share evenly: about half of L2 */
+enum { CONV_SPLIT_INPUT_BYTES = 512 * 1024 };
 
 typedef struct conv_job {
   const ox_nn_geom *g;
@@ -606,7 +609,14 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
   bool rows_path = j.packed && j.packed[0] && ox_sgemm_has_ua() &&
                    (j.pointwise || (ox_nn_shifted_plane(&g) && g.k_size <= OX_NN_SHIFT_MAXK &&
                                     ox_nn_shift_strip_fn(&g) != NULL));
-  if (nt > 1 && rows_path && j.outer * OW <= CONV_SMALL_IMAGE && N * G < 2 * nt && panels >= 4) {
+  /* (also when whole rows cannot be shared evenly and the input is small
+   * enough to be read by every part from cache: SqueezeNet's 13 x 13 maps
+   * went 7 + 6 rows, one thread idle a thirteenth of the layer) */
+  int64_t row_tasks = N * G * j.n_chunks, busiest = (row_tasks + nt - 1) / nt * j.chunk_rows;
+  bool uneven = N * G == 1 && busiest * nt * 100 > j.outer * 104 &&
+                j.Kg * j.outer * OW * (int64_t)sizeof(float) <= CONV_SPLIT_INPUT_BYTES;
+  if (nt > 1 && rows_path && (j.outer * OW <= CONV_SMALL_IMAGE || uneven) && N * G < 2 * nt &&
+      panels >= 4) {
     int64_t want = (4 * nt + N * G - 1) / (N * G);
     if (want > panels / 2) want = panels / 2;
     j.chunk_rows = j.outer;

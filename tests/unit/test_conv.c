@@ -314,6 +314,13 @@ int main(void) {
       {"1x1 7x7 channels split",
        {2, false, 1, 70, 61, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}},
        true},
+      /* 13 rows, not shared evenly by two threads (7 + 6): channels split too */
+      {"1x1 13x13 uneven rows channels split",
+       {2, false, 1, 64, 100, 1, {13, 13}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}},
+       true},
+      {"3x3 13x11 uneven rows channels split",
+       {2, false, 1, 8, 60, 1, {13, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       true},
       {"grouped", {2, false, 2, 12, 18, 3, {11, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, true},
       {"grouped 1x1", {2, false, 1, 8, 12, 4, {6, 7}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}}, true},
       {"depthwise",
