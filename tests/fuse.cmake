@@ -8,6 +8,7 @@ onnxc_unit_test(test_matmul_transb)
 onnxc_unit_test(test_tied_gather)
 onnxc_unit_test(test_pool_same)
 onnxc_unit_test(test_pool_bytes)
+onnxc_unit_test(test_channel_shuffle)
 # onnxc convert --optimize writes the fused graph; it checks and runs the same
 add_test(NAME convert_optimize
          COMMAND sh ${PROJECT_SOURCE_DIR}/tests/opt/optimize_roundtrip.sh $<TARGET_FILE:onnxc_cli>
@@ -21,6 +22,12 @@ add_test(NAME convert_optimize_ir3
                  ${PROJECT_SOURCE_DIR}/tests/opt/dense_ir3.onnxtxt
                  ${PROJECT_SOURCE_DIR}/tests/opt/dense_ir3_input.npy FusedConv
                  ${CMAKE_CURRENT_BINARY_DIR}/convert_optimize_ir3)
+# a channel shuffle read by a depthwise convolution: one FusedConv (in_shuffle)
+add_test(NAME convert_optimize_shuffle
+         COMMAND sh ${PROJECT_SOURCE_DIR}/tests/opt/optimize_roundtrip.sh $<TARGET_FILE:onnxc_cli>
+                 ${PROJECT_SOURCE_DIR}/tests/opt/channel_shuffle.onnxtxt
+                 ${PROJECT_SOURCE_DIR}/tests/opt/channel_shuffle_input.npy FusedConv
+                 ${CMAKE_CURRENT_BINARY_DIR}/convert_optimize_shuffle)
 # --no-quant-fusion keeps QDQ units in float (run and bench)
 add_test(NAME no_quant_fusion
          COMMAND sh ${PROJECT_SOURCE_DIR}/tests/opt/no_quant_fusion.sh $<TARGET_FILE:onnxc_cli>

@@ -467,8 +467,11 @@ static const ox_wino *conv_wino(conv_state *s, const float *w, int64_t M, int64_
   return wp;
 }
 
-static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox_value **tmp) {
-  ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *b = ox_kctx_input(ctx, 2);
+/* X (given, or input 0), W, B -> Y (output 0, or *tmp when tmp is given) */
+static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox_value **tmp,
+                        const ox_value *xin) {
+  const ox_value *x = xin ? xin : ox_kctx_input(ctx, 0);
+  ox_value *w = ox_kctx_input(ctx, 1), *b = ox_kctx_input(ctx, 2);
   ox_nn_geom g;
   int64_t ydims[OX_NN_MAXD + 2];
   if (ox_conv_shapes(ctx, s, x, w, &g, ydims)) return OX_ERUNTIME;
@@ -522,8 +525,13 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
       xf = xpro;
     }
   }
-  if (g.nd == 2 && Cg == 1 && G > 1) {
-    ox_conv_depthwise(pool, &g, N, G, Mg, xf, wf, bf, epi, yf);
+  if (g.nd == 2 && Cg == 1 && G > 1 && (!s->shuffle || G % s->shuffle == 0)) {
+    ox_conv_depthwise(pool, &g, N, G, Mg, xf, wf, bf, epi, s->shuffle, yf);
+    goto done;
+  }
+  if (s->shuffle) { /* channel_shuffle.c matches depthwise layers only */
+    rc = ox_kctx_fail(ctx, OX_ERUNTIME, "in_shuffle needs a 2-D depthwise layer of %lld groups",
+                      (long long)s->shuffle);
     goto done;
   }
   if (g.out_size <= 8 && Cg * g.k_size >= 32) {
@@ -646,7 +654,7 @@ done:
   return stage_out(&fs, rc, y);
 }
 
-static int conv_run(ox_kctx *ctx, void *st) { return conv_run_epi(ctx, st, NULL, NULL); }
+static int conv_run(ox_kctx *ctx, void *st) { return conv_run_epi(ctx, st, NULL, NULL, NULL); }
 
 #define OX_MAX_RANK_BC 16
 
@@ -692,6 +700,21 @@ static int fconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
     memcpy(s->pre_scale, ps->floats, ps->n_floats * sizeof(float));
     memcpy(s->pre_bias, pb->floats, pb->n_floats * sizeof(float));
     s->pre_relu = ox_node_attr_int(info->node, "pre_relu", 0) != 0;
+  }
+  const ox_attr *sh = ox_node_attr(info->node, "in_shuffle"),
+                *ss = ox_node_attr(info->node, "in_shuffle_shape");
+  if (sh || ss) {
+    bool ok = sh && ss && sh->type == OX_ATTR_INT && ss->type == OX_ATTR_INTS && ss->n_ints == 4 &&
+              sh->i >= 1 && ss->ints[1] % sh->i == 0;
+    for (size_t d = 0; ok && d < 4; d++) ok = ss->ints[d] > 0;
+    if (!ok) {
+      ox_err_set(e, OX_EINVAL,
+                 "in_shuffle must be a group count dividing in_shuffle_shape[1], and "
+                 "in_shuffle_shape 4 positive dims");
+      return ox_conv_prep_err(info, e);
+    }
+    s->shuffle = sh->i;
+    memcpy(s->shuffle_shape, ss->ints, sizeof s->shuffle_shape);
   }
   return OX_OK;
 }
@@ -743,8 +766,25 @@ static int fconv_run(ox_kctx *ctx, void *st) {
   ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *r = ox_kctx_input(ctx, 3);
   if (!x || x->kind != OX_VAL_TENSOR || x->dtype != OX_FLOAT)
     return ox_kctx_fail(ctx, OX_ERUNTIME, "X must be a float32 tensor");
+  ox_value shaped; /* in_shuffle: X's elements as the shuffle's Reshapes gave them */
+  if (s->shuffle) {
+    int64_t want = 1;
+    for (int d = 0; d < 4; d++) want *= s->shuffle_shape[d];
+    if (x->numel != want)
+      return ox_kctx_fail(ctx, OX_ERUNTIME,
+                          "the channel shuffle cannot reshape X of %lld elements to "
+                          "[%lld, %lld, %lld, %lld]",
+                          (long long)x->numel, (long long)s->shuffle_shape[0],
+                          (long long)s->shuffle_shape[1], (long long)s->shuffle_shape[2],
+                          (long long)s->shuffle_shape[3]);
+    shaped = *x;
+    shaped.rank = 4;
+    shaped.dims = shaped.small_dims;
+    memcpy(shaped.small_dims, s->shuffle_shape, sizeof s->shuffle_shape);
+    x = &shaped;
+  }
   ox_sgemm_epi ep = s->epi;
-  if (!r) return conv_run_epi(ctx, s, &ep, NULL);
+  if (!r) return conv_run_epi(ctx, s, &ep, NULL, x);
   if (r->kind != OX_VAL_TENSOR || r->dtype != OX_FLOAT)
     return ox_kctx_fail(ctx, OX_ERUNTIME, "the residual must be a float32 tensor");
   ox_nn_geom g;
@@ -752,10 +792,10 @@ static int fconv_run(ox_kctx *ctx, void *st) {
   if (ox_conv_shapes(ctx, s, x, w, &g, ydims)) return OX_ERUNTIME;
   if (r->rank == x->rank && memcmp(r->dims, ydims, x->rank * sizeof *ydims) == 0) {
     ep.res = r->data; /* row stride set per block (Y's layout) */
-    return conv_run_epi(ctx, s, &ep, NULL);
+    return conv_run_epi(ctx, s, &ep, NULL, x);
   }
   ox_value *c = NULL;
-  int rc = conv_run_epi(ctx, s, NULL, &c);
+  int rc = conv_run_epi(ctx, s, NULL, &c, x);
   if (!rc) rc = fconv_broadcast(ctx, &ep, c, r);
   ox_value_unref(c);
   return rc;

@@ -31,6 +31,10 @@ typedef struct conv_state {
   float *pre_scale, *pre_bias;
   int64_t n_pre;
   bool pre_relu;
+  /* FusedConv reading a channel shuffle's input (src/opt/channel_shuffle.c):
+   * X's elements taken as shape shuffle_shape, channel c read from channel
+   * (c mod shuffle) * C / shuffle + c div shuffle; 0: none */
+  int64_t shuffle, shuffle_shape[4];
   /* the Winograd kernels of a constant 3 x 3 W, made on the first run whose
    * image qualifies (a 7 x 7 map never does: no memory spent on it); a
    * failed attempt is not repeated */
@@ -51,9 +55,11 @@ int ox_conv_shapes(ox_kctx *ctx, const conv_state *s, const ox_value *x, const o
 
 /* 2-D depthwise convolution (conv_dw.c): Y (N x G*Mg x OH x OW) from X (N
  * x G x IH x IW) and W (G*Mg x 1 x KH x KW), + bias (NULL: none), then the
- * epilogue (NULL: none; residual laid out like Y). */
+ * epilogue (NULL: none; residual laid out like Y). shuffle > 0 (dividing
+ * G): group c reads X's channel (c mod shuffle) * G / shuffle + c div
+ * shuffle (a channel shuffle before the layer); 0: channel c. */
 void ox_conv_depthwise(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t G, int64_t Mg,
                        const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
-                       float *y);
+                       int64_t shuffle, float *y);
 
 #endif

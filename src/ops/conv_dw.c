@@ -12,6 +12,7 @@ typedef struct dw_job {
   const float *x, *w, *bias;
   float *y;
   int64_t C, Mg;           /* channels (= groups), outputs per group */
+  int64_t shuffle;         /* a channel shuffle before the layer (groups), or 0 */
   bool plane;              /* dw_plane_avx512 applies */
   const ox_sgemm_epi *epi; /* FusedConv epilogue (residual laid out like y), or NULL */
 } dw_job;
@@ -249,6 +250,7 @@ OX_NN_CLONES static void dw_task(void *arg, int64_t t0, int64_t t1) {
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];
   for (int64_t t = t0; t < t1; t++) { /* t = n * M + m */
     int64_t m = t % (j->C * j->Mg), n = t / (j->C * j->Mg), c = m / j->Mg;
+    if (j->shuffle) c = c % j->shuffle * (j->C / j->shuffle) + c / j->shuffle;
     const float *xc = j->x + (n * j->C + c) * IH * IW;
     const float *wm = j->w + m * KH * KW;
     float *ym = j->y + t * OH * OW;
@@ -268,8 +270,8 @@ OX_NN_CLONES static void dw_task(void *arg, int64_t t0, int64_t t1) {
 
 void ox_conv_depthwise(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t G, int64_t Mg,
                        const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
-                       float *y) {
-  dw_job dj = {g, x, w, bias, y, G, Mg, false, epi};
+                       int64_t shuffle, float *y) {
+  dw_job dj = {g, x, w, bias, y, G, Mg, shuffle, false, epi};
 #if defined(__x86_64__) && defined(__GNUC__)
   dj.plane = (g->stride[1] == 1 || g->stride[1] == 2) && g->out[1] <= 16 * DW_MAXBLK &&
              g->k[1] <= DW_MAXKW && g->out[1] > 0 && __builtin_cpu_supports("avx512f");

@@ -25,24 +25,6 @@ static bool perm_is(const ox_node *t, const int64_t *p) {
   return true;
 }
 
-/* the int64 values of a constant of n elements */
-static bool const_ints(const ox_pass_view *v, const char *name, int64_t *out, int64_t n) {
-  const ox_tensor *t = v->constant(v, name);
-  if (!t || t->data_type != OX_INT64 || ox_opt_elems(t) != n) return false;
-  if ((int64_t)t->n_int64_data == n) {
-    memcpy(out, t->int64_data, (size_t)n * sizeof *out);
-    return true;
-  }
-  ox_bytes pl = ox_tensor_payload(t);
-  if (!pl.data || pl.size != (size_t)n * 8) return false;
-  for (int64_t i = 0; i < n; i++) {
-    uint64_t x = 0;
-    for (int b = 7; b >= 0; b--) x = x << 8 | pl.data[i * 8 + b];
-    out[i] = (int64_t)x;
-  }
-  return true;
-}
-
 /* node `at` is a live single-output op; its output read only by `reader` */
 static bool only_into(const ox_pass_view *v, int64_t at, int64_t reader) {
   if (at < 0) return false;
@@ -62,7 +44,7 @@ static bool head_split(const ox_pass_view *v, const char *name, int64_t reader, 
   if (*rs < 0 || !only_into(v, *rs, *tr)) return false;
   const ox_node *r = &v->nodes[*rs];
   if (!ox_opt_op_is(r, "Reshape") || v->opsets[*rs] < 5 || r->n_input != 2 ||
-      ox_node_attr_int(r, "allowzero", 0) != 0 || !const_ints(v, r->input[1], shape, 4) ||
+      ox_node_attr_int(r, "allowzero", 0) != 0 || !ox_opt_const_ints(v, r->input[1], shape, 4) ||
       shape[2] <= 0 || shape[3] <= 0 || shape[0] < -1 || shape[1] < -1)
     return false;
   *x = r->input[0];

@@ -82,22 +82,52 @@ ox_node *ox_opt_new_node(ox_pass_view *v, const ox_node *like, const char *op, s
   return fn;
 }
 
-void ox_opt_add_int_attr(ox_node *n, const char *name, int64_t value) {
+/* the next attribute slot of n (room made by ox_opt_new_node), cleared */
+static ox_attr *next_attr(ox_node *n, const char *name, int type) {
   ox_attr *r = &n->attribute[n->n_attribute++];
   memset(r, 0, sizeof *r); /* the slot may hold a copied attribute */
   r->name = (char *)name;
-  r->type = OX_ATTR_INT;
+  r->type = type;
   r->has_type = true;
+  return r;
+}
+
+void ox_opt_add_int_attr(ox_node *n, const char *name, int64_t value) {
+  ox_attr *r = next_attr(n, name, OX_ATTR_INT);
   r->i = value;
   r->has_i = true;
 }
 
+bool ox_opt_add_ints_attr(ox_pass_view *v, ox_node *n, const char *name, const int64_t *vals,
+                          size_t count) {
+  int64_t *copy = ox_arena_calloc(v->a, count ? count : 1, sizeof *copy);
+  if (!copy) return false;
+  if (count) memcpy(copy, vals, count * sizeof *copy);
+  ox_attr *r = next_attr(n, name, OX_ATTR_INTS);
+  r->ints = copy;
+  r->n_ints = count;
+  return true;
+}
+
+bool ox_opt_const_ints(const ox_pass_view *v, const char *name, int64_t *out, int64_t n) {
+  const ox_tensor *t = v->constant(v, name);
+  if (!t || t->data_type != OX_INT64 || ox_opt_elems(t) != n) return false;
+  if ((int64_t)t->n_int64_data == n) {
+    memcpy(out, t->int64_data, (size_t)n * sizeof *out);
+    return true;
+  }
+  ox_bytes pl = ox_tensor_payload(t);
+  if (!pl.data || pl.size != (size_t)n * 8) return false;
+  for (int64_t i = 0; i < n; i++) { /* little-endian, as raw_data is */
+    uint64_t x = 0;
+    for (int b = 7; b >= 0; b--) x = x << 8 | pl.data[i * 8 + b];
+    out[i] = (int64_t)x;
+  }
+  return true;
+}
+
 void ox_opt_add_float_attr(ox_node *n, const char *name, float value) {
-  ox_attr *r = &n->attribute[n->n_attribute++];
-  memset(r, 0, sizeof *r); /* the slot may hold a copied attribute */
-  r->name = (char *)name;
-  r->type = OX_ATTR_FLOAT;
-  r->has_type = true;
+  ox_attr *r = next_attr(n, name, OX_ATTR_FLOAT);
   r->f = value;
   r->has_f = true;
 }

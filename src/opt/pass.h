@@ -72,6 +72,11 @@ ox_node *ox_opt_new_node(ox_pass_view *v, const ox_node *like, const char *op, s
                          size_t n_extra_attrs);
 void ox_opt_add_int_attr(ox_node *n, const char *name, int64_t value);
 void ox_opt_add_float_attr(ox_node *n, const char *name, float value);
+/* an ints attribute (values copied into the arena); false on OOM */
+bool ox_opt_add_ints_attr(ox_pass_view *v, ox_node *n, const char *name, const int64_t *vals,
+                          size_t count);
+/* the n values of a constant int64 tensor of n elements (a shape) */
+bool ox_opt_const_ints(const ox_pass_view *v, const char *name, int64_t *out, int64_t n);
 /* the value of an int8/uint8 constant of one element */
 bool ox_opt_scalar_q8(const ox_tensor *t, int32_t *out);
 /* the value of a float32 constant of one element */
@@ -131,6 +136,12 @@ int ox_opt_attention(ox_pass_view *v);
  * with a prologue (attributes pre_scale, pre_bias, pre_relu), read with X
  * (src/opt/conv_prologue.c). Runs after the host's FusedConv epilogues. */
 int ox_opt_conv_prologue(ox_pass_view *v);
+/* channel_shuffle.c: Reshape [N, g, C/g, H, W] -> Transpose(0, 2, 1, 3, 4)
+ * -> Reshape [N, C, H, W] (ShuffleNet's channel shuffle) read only by a
+ * depthwise convolution -> that convolution (FusedConv) reading the
+ * unshuffled X, attributes in_shuffle = g and in_shuffle_shape. Runs after
+ * the host's epilogue fusion. */
+int ox_opt_channel_shuffle(ox_pass_view *v);
 
 /* Drops the nodes of op `op` (default domain) whose outputs no live node
  * reads and that are no graph outputs (src/opt/dead.c). */
