@@ -167,6 +167,7 @@ typedef struct pool2d_job {
   const float *x;
   float *y;
   const pool_cols *cols; /* g->out[1] entries */
+  const pool_cols *rows; /* g->out[0] entries: the taps of each output row */
 } pool2d_job;
 
 /* Planes per task for a 2-D pool: about 32K outputs each; a pool of under
@@ -286,12 +287,22 @@ OX_NN_CLONES static void sep_pool2d_task(void *arg, int64_t p0, int64_t p1) {
   while (in0 < OW && !(j->cols[in0].lo == 0 && j->cols[in0].hi == K1)) in0++;
   in1 = in0;
   while (in1 < OW && j->cols[in1].lo == 0 && j->cols[in1].hi == K1) in1++;
+  /* the common max pool (3 x 3, stride 2) with no window across the left or
+   * right edge: a row of outputs straight from its three input rows */
+  bool fused3 = is_max && K1 == 3 && sw == 2 && dw == 1 && g->k[0] == 3 && in0 == 0 && in1 == OW;
   for (int64_t plane = p0; plane < p1; plane++) {
     const float *xp = j->x + plane * IH * IW;
     float *yp = j->y + plane * OH * OW;
     for (int64_t oh = 0; oh < OH; oh++) {
-      int64_t hs = oh * g->stride[0] - g->pb[0], hlo, hhi, hpad;
-      tap_range(hs, g->k[0], dh, IH, g->pb[0], g->pe[0], &hlo, &hhi, &hpad);
+      int64_t hs = oh * g->stride[0] - g->pb[0];
+      int64_t hlo = j->rows[oh].lo, hhi = j->rows[oh].hi, hpad = j->rows[oh].pad;
+      if (fused3) { /* max, 3 x 3, stride 2, every window inside the row */
+        if (hhi - hlo == 3) {
+          const float *x0 = xp + (hs + hlo * dh) * IW;
+          ox_nn_max3x3s2_f32(yp + oh * OW, x0, x0 + dh * IW, x0 + 2 * dh * IW, OW);
+          continue;
+        }
+      }
       if (hhi - hlo == 3) { /* one pass for the common 3-row window, same operations */
         const float *x0 = xp + (hs + hlo * dh) * IW, *x1 = x0 + dh * IW, *x2 = x1 + dh * IW;
         if (is_max)
@@ -569,13 +580,23 @@ static int pool_run(ox_kctx *ctx, void *st) {
     for (int64_t ow = 0; ow < OW; ow++)
       tap_range(ow * g.stride[1] - g.pb[1], g.k[1], g.dil[1], g.in[1], g.pb[1], g.pe[1],
                 &cols[ow].lo, &cols[ow].hi, &cols[ow].pad);
-    pool2d_job pj = {s, &g, x->data, y->data, cols};
+    int64_t OH = g.out[0];
+    pool_cols stackr[256], *rows = OH <= 256 ? stackr : malloc((size_t)OH * sizeof *rows);
+    if (!rows) {
+      if (cols != stackc) free(cols);
+      return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+    }
+    for (int64_t oh = 0; oh < OH; oh++)
+      tap_range(oh * g.stride[0] - g.pb[0], g.k[0], g.dil[0], g.in[0], g.pb[0], g.pe[0],
+                &rows[oh].lo, &rows[oh].hi, &rows[oh].pad);
+    pool2d_job pj = {s, &g, x->data, y->data, cols, rows};
     int64_t planes = x->dims[0] * x->dims[1];
     bool same = g.stride[0] == 1 && g.stride[1] == 1 && g.dil[0] == 1 && g.dil[1] == 1 &&
                 g.out[0] == g.in[0] && g.out[1] == g.in[1] && g.in[1] >= g.k[1];
     ox_parallel_for(ox_kctx_pool(ctx), planes, pool_grain(&g, y->numel, planes),
                     same ? same_pool2d_task : sep_pool2d_task, &pj);
     if (cols != stackc) free(cols);
+    if (rows != stackr) free(rows);
     return OX_OK;
   }
   double *xd = malloc((size_t)x->numel * sizeof(double));
