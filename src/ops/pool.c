@@ -287,21 +287,31 @@ OX_NN_CLONES static void sep_pool2d_task(void *arg, int64_t p0, int64_t p1) {
   while (in0 < OW && !(j->cols[in0].lo == 0 && j->cols[in0].hi == K1)) in0++;
   in1 = in0;
   while (in1 < OW && j->cols[in1].lo == 0 && j->cols[in1].hi == K1) in1++;
-  /* the common max pool (3 x 3, stride 2) with no window across the left or
-   * right edge: a row of outputs straight from its three input rows */
-  bool fused3 = is_max && K1 == 3 && sw == 2 && dw == 1 && g->k[0] == 3 && in0 == 0 && in1 == OW;
+  /* the common max pool (3 x 3, stride 2) with no window across the left
+   * edge: a row of outputs straight from its three input rows */
+  bool fused3 = is_max && K1 == 3 && sw == 2 && dw == 1 && g->k[0] == 3 && in0 == 0;
   for (int64_t plane = p0; plane < p1; plane++) {
     const float *xp = j->x + plane * IH * IW;
     float *yp = j->y + plane * OH * OW;
     for (int64_t oh = 0; oh < OH; oh++) {
       int64_t hs = oh * g->stride[0] - g->pb[0];
       int64_t hlo = j->rows[oh].lo, hhi = j->rows[oh].hi, hpad = j->rows[oh].pad;
-      if (fused3) { /* max, 3 x 3, stride 2, every window inside the row */
-        if (hhi - hlo == 3) {
-          const float *x0 = xp + (hs + hlo * dh) * IW;
-          ox_nn_max3x3s2_f32(yp + oh * OW, x0, x0 + dh * IW, x0 + 2 * dh * IW, OW);
-          continue;
+      if (fused3 && hhi - hlo == 3) { /* max, 3 x 3, stride 2, no window across the left edge */
+        const float *x0 = xp + (hs + hlo * dh) * IW, *x1 = x0 + dh * IW, *x2 = x1 + dh * IW;
+        float *yr = yp + oh * OW;
+        ox_nn_max3x3s2_f32(yr, x0, x1, x2, in1);
+        for (int64_t ow = in1; ow < OW; ow++) { /* windows across the right edge */
+          int64_t ws = ow * 2;
+          float acc = -INFINITY;
+          for (int64_t kw = j->cols[ow].lo; kw < j->cols[ow].hi; kw++) {
+            float v = x0[ws + kw] > -INFINITY ? x0[ws + kw] : -INFINITY;
+            v = x1[ws + kw] > v ? x1[ws + kw] : v;
+            v = x2[ws + kw] > v ? x2[ws + kw] : v;
+            acc = kw == j->cols[ow].lo ? v : v > acc ? v : acc;
+          }
+          yr[ow] = acc;
         }
+        continue;
       }
       if (hhi - hlo == 3) { /* one pass for the common 3-row window, same operations */
         const float *x0 = xp + (hs + hlo * dh) * IW, *x1 = x0 + dh * IW, *x2 = x1 + dh * IW;
@@ -384,58 +394,54 @@ OX_NN_CLONES static void sep_pool2d_task(void *arg, int64_t p0, int64_t p1) {
 }
 
 /* Stride 1 with "same" padding (the 3x3 pools inside Inception modules:
- * rows of 7 to 28 outputs, where loops along one row are mostly their
- * remainders): each pass runs over the whole plane at once. The rows of the
- * window are combined for all interior output rows in one loop, then the
- * columns over the flattened plane (sums that straddle a row's end land
- * only on border columns, recomputed after), so the float operations and
- * their order are those of sep_pool2d_task. */
+ * planes of 7 x 7 to 28 x 28, where per-row loops are mostly remainders and
+ * border windows): the plane is copied into a bordered one whose border
+ * holds the identity (-inf for max, 0 for average), so every window is
+ * whole and each pass runs over the whole plane at once: the window's rows
+ * combined, then its columns over the flattened rows, then (average) each
+ * output divided by its own count from a plane of counts made per call.
+ * The float operations are those of sep_pool2d_task in the same order; a
+ * border tap adds 0 or compares with -inf, which changes no value (only,
+ * in a sum, the sign of a zero). */
 OX_NN_CLONES static void same_pool2d_task(void *arg, int64_t p0, int64_t p1) {
   const pool2d_job *j = arg;
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], K0 = g->k[0], K1 = g->k[1], pb0 = g->pb[0];
-  int64_t pb1 = g->pb[1], pe1 = g->pe[1], n = IH * IW;
+  int64_t pb1 = g->pb[1], PW = IW + pb1 + g->pe[1], PH = IH + pb0 + g->pe[0];
   bool is_max = j->s->kind == POOL_MAX, incl = j->s->count_include_pad;
   const float init = is_max ? -INFINITY : 0.0f;
-  float *V = ox_scratch(0, (size_t)(2 * n) * sizeof(float));
-  if (!V) {
+  /* bordered plane, rows combined (IH x PW, + K1 so the last window reads
+   * inside), columns combined, counts */
+  size_t np = (size_t)(PH * PW), nv = (size_t)(IH * PW + K1), nc = is_max ? 0 : (size_t)(IH * IW);
+  float *P = ox_scratch(0, (np + 2 * nv + nc) * sizeof(float));
+  if (!P) {
     sep_pool2d_task(arg, p0, p1);
     return;
   }
-  float *hm = V + n;
-  int64_t r0 = pb0, r1 = IH - g->pe[0]; /* output rows whose window is whole */
-  if (r1 < r0) r1 = r0;
+  float *V = P + np, *hm = V + nv, *cnt = hm + nv;
+  for (size_t i = 0; i < np; i++) P[i] = init; /* the border stays: planes fill the inside */
+  for (size_t i = (size_t)(IH * PW); i < nv; i++) V[i] = init;
+  for (int64_t oh = 0; oh < IH && !is_max; oh++) {
+    const pool_cols *r = &j->rows[oh];
+    for (int64_t ow = 0; ow < IW; ow++) {
+      const pool_cols *c = &j->cols[ow];
+      cnt[oh * IW + ow] = (float)(incl ? r->pad * c->pad : (r->hi - r->lo) * (c->hi - c->lo));
+    }
+  }
+  int64_t m = IH * PW, nh = m;
   for (int64_t plane = p0; plane < p1; plane++) {
-    const float *xp = j->x + plane * n;
-    float *yp = j->y + plane * n;
-    /* rows of the window: interior rows in one run, border rows one by one */
-    int64_t m = (r1 - r0) * IW;
-    float *v = V + r0 * IW;
-    for (int64_t i = 0; i < m; i++) v[i] = init;
+    const float *xp = j->x + plane * IH * IW;
+    float *yp = j->y + plane * IH * IW;
+    for (int64_t h = 0; h < IH; h++)
+      memcpy(P + (h + pb0) * PW + pb1, xp + h * IW, (size_t)IW * sizeof(float));
+    for (int64_t i = 0; i < m; i++) V[i] = init;
     for (int64_t kh = 0; kh < K0; kh++) {
-      const float *xk = xp + (r0 - pb0 + kh) * IW;
+      const float *pk = P + kh * PW;
       if (is_max)
-        for (int64_t i = 0; i < m; i++) v[i] = xk[i] > v[i] ? xk[i] : v[i];
+        for (int64_t i = 0; i < m; i++) V[i] = pk[i] > V[i] ? pk[i] : V[i];
       else
-        for (int64_t i = 0; i < m; i++) v[i] += xk[i];
+        for (int64_t i = 0; i < m; i++) V[i] += pk[i];
     }
-    for (int64_t oh = 0; oh < IH; oh++) {
-      if (oh == r0 && r1 > r0) oh = r1;
-      if (oh >= IH) break;
-      int64_t hs = oh - pb0, hlo, hhi, hpad;
-      tap_range(hs, K0, 1, IH, pb0, g->pe[0], &hlo, &hhi, &hpad);
-      float *vr = V + oh * IW;
-      for (int64_t w = 0; w < IW; w++) vr[w] = init;
-      for (int64_t kh = hlo; kh < hhi; kh++) {
-        const float *xr = xp + (hs + kh) * IW;
-        if (is_max)
-          for (int64_t w = 0; w < IW; w++) vr[w] = xr[w] > vr[w] ? xr[w] : vr[w];
-        else
-          for (int64_t w = 0; w < IW; w++) vr[w] += xr[w];
-      }
-    }
-    /* columns of the window over the flattened plane */
-    int64_t nh = n - (K1 - 1);
     for (int64_t i = 0; i < nh; i++) hm[i] = V[i];
     for (int64_t kw = 1; kw < K1; kw++) {
       if (is_max)
@@ -443,45 +449,10 @@ OX_NN_CLONES static void same_pool2d_task(void *arg, int64_t p0, int64_t p1) {
       else
         for (int64_t i = 0; i < nh; i++) hm[i] += V[i + kw];
     }
-    /* whole windows: y[i] = hm[i - pb1] along the flattened plane (border
-     * columns are overwritten below); an average divides interior rows
-     * by one count, border rows by theirs */
-    if (is_max) {
-      for (int64_t i = pb1; i < n - pe1; i++) yp[i] = hm[i - pb1];
-    } else {
-      float div = (float)(K0 * K1);
-      for (int64_t i = r0 * IW + pb1; i < r1 * IW - pe1; i++) yp[i] = hm[i - pb1] / div;
-    }
-    for (int64_t oh = 0; oh < IH; oh++) {
-      int64_t hs = oh - pb0, hlo, hhi, hpad;
-      tap_range(hs, K0, 1, IH, pb0, g->pe[0], &hlo, &hhi, &hpad);
-      const float *vr = V + oh * IW;
-      float *yr = yp + oh * IW;
-      bool border_row = oh < r0 || oh >= r1;
-      if (border_row && !is_max && IW - pe1 > pb1) {
-        /* a border row's whole windows: its own count */
-        int64_t cnt = incl ? hpad * K1 : (hhi - hlo) * K1;
-        for (int64_t w = pb1; w < IW - pe1; w++)
-          yr[w] = cnt > 0 ? hm[oh * IW + w - pb1] / (float)cnt : NAN;
-      }
-      /* the border columns only (a test per output of the plane was half
-       * of the pool's time) */
-      for (int64_t ow = 0; ow < IW; ow++) {
-        if (ow == pb1 && IW - pe1 > pb1) ow = IW - pe1;
-        if (ow >= IW) break;
-        int64_t ws = ow - pb1, wlo = j->cols[ow].lo, whi = j->cols[ow].hi;
-        float acc = init;
-        for (int64_t kw = wlo; kw < whi; kw++) {
-          float t = vr[ws + kw];
-          acc = is_max ? (t > acc ? t : acc) : acc + t;
-        }
-        if (!is_max) {
-          int64_t cnt = incl ? hpad * j->cols[ow].pad : (hhi - hlo) * (whi - wlo);
-          acc = cnt > 0 ? acc / (float)cnt : NAN;
-        }
-        yr[ow] = acc;
-      }
-    }
+    for (int64_t oh = 0; oh < IH; oh++)
+      memcpy(yp + oh * IW, hm + oh * PW, (size_t)IW * sizeof(float));
+    if (!is_max) /* over the whole plane: rows of 7 to 28 would be mostly remainders */
+      for (int64_t i = 0; i < IH * IW; i++) yp[i] /= cnt[i];
   }
 }
 

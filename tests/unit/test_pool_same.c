@@ -139,11 +139,15 @@ int main(void) {
       {0, 2, 0, {0, 1, 1, 0}, 1, 2, 13, 31, 2},
       {0, 3, 0, {0, 0, 0, 0}, 1, 2, 7, 33, 2},
       {1, 3, 0, {1, 0, 0, 1}, 1, 2, 7, 5, 2},
-      /* 3 x 3 max at stride 2 with every window inside its rows: each output
-       * row straight from three input rows (ox_nn_max3x3s2_f32), padded
-       * rows above and below, 16 outputs and 16 + 2 */
+      /* 3 x 3 max at stride 2 with no window across the left edge: each
+       * output row straight from three input rows (ox_nn_max3x3s2_f32),
+       * padded rows above and below, 16 outputs and 16 + 2 */
       {1, 3, 0, {1, 0, 1, 0}, 1, 2, 9, 37, 2},
       {1, 3, 0, {0, 0, 0, 0}, 2, 2, 6, 33, 2},
+      /* and with the last window across the right edge (Inception's pads
+       * [0, 0, 1, 1]) */
+      {1, 3, 0, {0, 0, 1, 1}, 1, 2, 9, 8, 2},
+      {1, 3, 0, {0, 0, 1, 1}, 1, 2, 6, 40, 2},
   };
   size_t n = sizeof cases / sizeof *cases;
   for (size_t i = 0; i < n; i++)
