@@ -321,6 +321,14 @@ int main(void) {
       {"3x3 13x11 uneven rows channels split",
        {2, false, 1, 8, 60, 1, {13, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
        true},
+      /* stride 2 onto a small image with at least 1 MiB of W: one part of
+       * output channels per thread, the strips gathered in each part */
+      {"1x1 stride 2 heavy W channels split",
+       {2, false, 1, 512, 520, 1, {13, 13}, {1, 1}, {2, 2}, {1, 1}, {0}, {0}},
+       true},
+      {"3x3 stride 2 heavy W channels split",
+       {2, false, 1, 128, 260, 1, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+       true},
       {"grouped", {2, false, 2, 12, 18, 3, {11, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, true},
       {"grouped 1x1", {2, false, 1, 8, 12, 4, {6, 7}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}}, true},
       {"depthwise",
