@@ -98,8 +98,10 @@ enum { CONV_SMALL_IMAGE = 100 };
  * reads again when rows do not share evenly: about half of L2 */
 enum { CONV_SPLIT_INPUT_BYTES = 512 * 1024 };
 /* weights large enough that a small stride-2 image splits its output
- * channels rather than its rows (each thread then reads its share of W) */
-enum { CONV_HEAVY_W_BYTES = 1024 * 1024 };
+ * channels rather than its rows (each thread then reads its share of W;
+ * Inception v2's 885 KB 3x3 stride-2 layer at 7x7 ran slower on two
+ * threads than on one, split by rows, inside the model) */
+enum { CONV_HEAVY_W_BYTES = 256 * 1024 };
 
 typedef struct conv_job {
   const ox_nn_geom *g;
@@ -636,11 +638,10 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
     j.m_parts = (Mg + j.m_chunk - 1) / j.m_chunk;
   }
   /* A small image of a layer whose strips are gathered (stride 2) and whose
-   * weights are large (ResNet-50's 7 x 7 downsampling layers, 4 to 8 MB of
-   * W): one part of output channels per thread, each thread streaming only
-   * its half of W. Split by rows (4 + 3), both threads read all of W, and
-   * two threads ran the 1 x 1 stride-2 1024 -> 2048 layer slower than one;
-   * the strips are gathered once per part. */
+   * weights are not small (ResNet-50's 7 x 7 downsampling layers, 4 to 8 MB
+   * of W; Inception v2's, 885 KB): one part of output channels per thread, each thread streaming
+   * only its half of W. Split by rows (4 + 3), both threads read all of W, and two threads ran the
+   * 1 x 1 stride-2 1024 -> 2048 layer slower than one; the strips are gathered once per part. */
   if (nt > 1 && j.m_parts == 1 && !rows_path && j.packed && j.packed[0] && ox_sgemm_has_ua() &&
       ox_nn_shift_strip_fn(&g) != NULL && j.outer * OW <= CONV_SMALL_IMAGE && N * G == 1 &&
       panels >= 2 * nt && Mg * j.Kg * (int64_t)sizeof(float) >= CONV_HEAVY_W_BYTES) {

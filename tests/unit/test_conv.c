@@ -321,7 +321,7 @@ int main(void) {
       {"3x3 13x11 uneven rows channels split",
        {2, false, 1, 8, 60, 1, {13, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
        true},
-      /* stride 2 onto a small image with at least 1 MiB of W: one part of
+      /* stride 2 onto a small image with at least 256 KiB of W: one part of
        * output channels per thread, the strips gathered in each part */
       {"1x1 stride 2 heavy W channels split",
        {2, false, 1, 512, 520, 1, {13, 13}, {1, 1}, {2, 2}, {1, 1}, {0}, {0}},
