@@ -256,48 +256,59 @@ __attribute__((target("avx512f"))) static void pool2_f32_avx512(float *dst, cons
   }
 }
 
-/* ox_nn_max3x3s2_f32 with AVX-512: each load position's three rows
+/* ox_nn_pool3x3s2_f32 with AVX-512: each load position's three rows
  * combined first (what the row buffer held), then the columns as in
  * pool2_f32_avx512, all in registers. */
-__attribute__((target("avx512f"))) static void max3x3s2_avx512(float *dst, const float *x0,
-                                                               const float *x1, const float *x2,
-                                                               int64_t n) {
+__attribute__((target("avx512f"))) static void pool3x3s2_avx512(float *dst, const float *x0,
+                                                                const float *x1, const float *x2,
+                                                                int64_t n, bool is_max) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-  const __m512 lo = _mm512_set1_ps(-INFINITY);
+  const __m512 init = _mm512_set1_ps(is_max ? -INFINITY : 0.0f);
   for (int64_t i = 0; i < n; i += 16) {
     int64_t m = n - i < 16 ? n - i : 16, last = 2 * (m - 1) + 2; /* last column read */
     int64_t off[4] = {2 * i, 2 * i + 16, 2 * i + 2, 2 * i + 18};
     __m512 v[4];
     for (int q = 0; q < 4; q++) {
       __mmask16 mk = lanes_upto(last + 1 - (off[q] - 2 * i));
-      __m512 r = _mm512_max_ps(_mm512_maskz_loadu_ps(mk, x0 + off[q]), lo);
-      r = _mm512_max_ps(_mm512_maskz_loadu_ps(mk, x1 + off[q]), r);
-      v[q] = _mm512_max_ps(_mm512_maskz_loadu_ps(mk, x2 + off[q]), r);
+      __m512 a = _mm512_maskz_loadu_ps(mk, x0 + off[q]), b = _mm512_maskz_loadu_ps(mk, x1 + off[q]),
+             c = _mm512_maskz_loadu_ps(mk, x2 + off[q]);
+      v[q] = is_max ? _mm512_max_ps(c, _mm512_max_ps(b, _mm512_max_ps(a, init)))
+                    : _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(init, a), b), c);
     }
     __m512 e = _mm512_permutex2var_ps(v[0], even, v[1]),
            o = _mm512_permutex2var_ps(v[0], odd, v[1]);
     __m512 e2 = _mm512_permutex2var_ps(v[2], even, v[3]);
-    __m512 r = _mm512_max_ps(e2, _mm512_max_ps(o, e));
+    __m512 r =
+        is_max ? _mm512_max_ps(e2, _mm512_max_ps(o, e)) : _mm512_add_ps(_mm512_add_ps(e, o), e2);
     _mm512_mask_storeu_ps(dst + i, (__mmask16)((1u << m) - 1), r);
   }
 }
 #endif
 
-void ox_nn_max3x3s2_f32(float *dst, const float *x0, const float *x1, const float *x2, int64_t n) {
+void ox_nn_pool3x3s2_f32(float *dst, const float *x0, const float *x1, const float *x2, int64_t n,
+                         bool is_max) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (__builtin_cpu_supports("avx512f")) {
-    max3x3s2_avx512(dst, x0, x1, x2, n);
+    pool3x3s2_avx512(dst, x0, x1, x2, n, is_max);
     return;
   }
 #endif
+  const float init = is_max ? -INFINITY : 0.0f;
   for (int64_t i = 0; i < n; i++) {
-    float r = -INFINITY;
+    float r = init;
     for (int c = 0; c < 3; c++) { /* the rows of each column, then the columns */
-      float v = x0[2 * i + c] > -INFINITY ? x0[2 * i + c] : -INFINITY;
-      v = x1[2 * i + c] > v ? x1[2 * i + c] : v;
-      v = x2[2 * i + c] > v ? x2[2 * i + c] : v;
-      r = c == 0 ? v : v > r ? v : r;
+      const float a = x0[2 * i + c], b = x1[2 * i + c], d = x2[2 * i + c];
+      float v;
+      if (is_max) {
+        v = a > init ? a : init;
+        v = b > v ? b : v;
+        v = d > v ? d : v;
+        r = c == 0 ? v : v > r ? v : r;
+      } else {
+        v = ((init + a) + b) + d;
+        r = c == 0 ? v : r + v;
+      }
     }
     dst[i] = r;
   }

@@ -90,11 +90,13 @@ void ox_nn_gather2_f32(float *dst, const float *src, int64_t n);
  * the comparisons x > r ? x : r (is_max) or as a sum divided by div; reads
  * src[0 .. 2 (n - 1) + k - 1]. Vector code on AVX-512. */
 void ox_nn_pool2_f32(float *dst, const float *src, int64_t n, int k, bool is_max, float div);
-/* Max pooling over 3 x 3 windows at stride 2 of three input rows: dst[i] =
- * the largest of x_r[2 i + c] (r, c < 3), each column's rows combined from
- * -inf in row order, then the columns in order, as the comparisons x > r ?
- * x : r (a NaN never wins); reads columns 0 .. 2 n of each row. */
-void ox_nn_max3x3s2_f32(float *dst, const float *x0, const float *x1, const float *x2, int64_t n);
+/* Pooling over 3 x 3 windows at stride 2 of three input rows: dst[i]
+ * combines x_r[2 i + c] (r, c < 3), each column's rows from the identity
+ * (-inf, or 0 for a sum) in row order, then the columns in order: the
+ * comparisons x > r ? x : r (is_max; a NaN never wins) or the sum (not
+ * divided); reads columns 0 .. 2 n of each row. */
+void ox_nn_pool3x3s2_f32(float *dst, const float *x0, const float *x1, const float *x2, int64_t n,
+                         bool is_max);
 /* Stride 2 on both axes of a 2-D geometry, dilation 1: the input can be
  * split into its phase planes (even / odd rows x even / odd columns of the
  * padded image), on which every im2col row is a run of contiguous copies.

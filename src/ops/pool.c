@@ -299,7 +299,7 @@ OX_NN_CLONES static void sep_pool2d_task(void *arg, int64_t p0, int64_t p1) {
       if (fused3 && hhi - hlo == 3) { /* max, 3 x 3, stride 2, no window across the left edge */
         const float *x0 = xp + (hs + hlo * dh) * IW, *x1 = x0 + dh * IW, *x2 = x1 + dh * IW;
         float *yr = yp + oh * OW;
-        ox_nn_max3x3s2_f32(yr, x0, x1, x2, in1);
+        ox_nn_pool3x3s2_f32(yr, x0, x1, x2, in1, true);
         for (int64_t ow = in1; ow < OW; ow++) { /* windows across the right edge */
           int64_t ws = ow * 2;
           float acc = -INFINITY;
@@ -391,6 +391,54 @@ OX_NN_CLONES static void sep_pool2d_task(void *arg, int64_t p0, int64_t p1) {
     }
   }
   if (row != stack) free(row);
+}
+
+/* 3 x 3 windows at stride 2 with padding (ResNet's and ShuffleNet's pools):
+ * each plane is copied into a bordered one holding the identity (-inf, or 0
+ * for an average) around it, as large as the output's windows reach, so
+ * every window is whole and each output row comes straight from three rows
+ * (ox_nn_pool3x3s2_f32); an average's sums are then divided over the plane
+ * by a plane of per-position counts. A border tap compares with -inf or
+ * adds 0: the values of sep_pool2d_task, in its order (only the sign of a
+ * zero sum can differ). */
+enum { BORDERED_MAX_W = 48 };
+
+OX_NN_CLONES static void bordered3s2_task(void *arg, int64_t p0, int64_t p1) {
+  const pool2d_job *j = arg;
+  const ox_nn_geom *g = j->g;
+  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1];
+  int64_t pb0 = g->pb[0], pb1 = g->pb[1], PH = 2 * OH + 1, PW = 2 * OW + 1;
+  bool is_max = j->s->kind == POOL_MAX, incl = j->s->count_include_pad;
+  const float init = is_max ? -INFINITY : 0.0f;
+  size_t np = (size_t)(PH * PW), nc = is_max ? 0 : (size_t)(OH * OW);
+  float *P = ox_scratch(0, (np + nc) * sizeof(float));
+  if (!P) {
+    sep_pool2d_task(arg, p0, p1);
+    return;
+  }
+  float *cnt = P + np;
+  for (size_t i = 0; i < np; i++) P[i] = init; /* the border stays: planes fill the inside */
+  for (int64_t oh = 0; oh < OH && !is_max; oh++) {
+    const pool_cols *r = &j->rows[oh];
+    for (int64_t ow = 0; ow < OW; ow++) {
+      const pool_cols *c = &j->cols[ow];
+      cnt[oh * OW + ow] = (float)(incl ? r->pad * c->pad : (r->hi - r->lo) * (c->hi - c->lo));
+    }
+  }
+  /* the input rows and columns the windows reach */
+  int64_t h1 = IH < PH - pb0 ? IH : PH - pb0, w1 = IW < PW - pb1 ? IW : PW - pb1;
+  for (int64_t plane = p0; plane < p1; plane++) {
+    const float *xp = j->x + plane * IH * IW;
+    float *yp = j->y + plane * OH * OW;
+    for (int64_t h = 0; h < h1; h++)
+      memcpy(P + (h + pb0) * PW + pb1, xp + h * IW, (size_t)w1 * sizeof(float));
+    for (int64_t oh = 0; oh < OH; oh++) {
+      const float *x0 = P + 2 * oh * PW;
+      ox_nn_pool3x3s2_f32(yp + oh * OW, x0, x0 + PW, x0 + 2 * PW, OW, is_max);
+    }
+    if (!is_max)
+      for (int64_t i = 0; i < OH * OW; i++) yp[i] /= cnt[i];
+  }
 }
 
 /* Stride 1 with "same" padding (the 3x3 pools inside Inception modules:
@@ -564,8 +612,23 @@ static int pool_run(ox_kctx *ctx, void *st) {
     int64_t planes = x->dims[0] * x->dims[1];
     bool same = g.stride[0] == 1 && g.stride[1] == 1 && g.dil[0] == 1 && g.dil[1] == 1 &&
                 g.out[0] == g.in[0] && g.out[1] == g.in[1] && g.in[1] >= g.k[1];
+    /* 3 x 3 at stride 2 reaching padding on the left or top, or an average
+     * (without: sep_pool2d_task reads the rows in place), on planes up to
+     * BORDERED_MAX_W wide (where its per-row work was the cost: a 112 x 112
+     * plane ran slower copied); every window holding a tap (no division by
+     * a count of 0) */
+    bool b3s2 = g.in[1] <= BORDERED_MAX_W && g.k[0] == 3 && g.k[1] == 3 && g.stride[0] == 2 &&
+                g.stride[1] == 2 && g.dil[0] == 1 && g.dil[1] == 1 && g.pb[0] >= 0 &&
+                g.pb[1] >= 0 && (s->kind != POOL_MAX || g.pb[0] > 0 || g.pb[1] > 0);
+    for (int64_t oh = 0; b3s2 && oh < OH; oh++)
+      if (rows[oh].hi <= rows[oh].lo) b3s2 = false;
+    for (int64_t ow = 0; b3s2 && ow < OW; ow++)
+      if (cols[ow].hi <= cols[ow].lo) b3s2 = false;
     ox_parallel_for(ox_kctx_pool(ctx), planes, pool_grain(&g, y->numel, planes),
-                    same ? same_pool2d_task : sep_pool2d_task, &pj);
+                    same   ? same_pool2d_task
+                    : b3s2 ? bordered3s2_task
+                           : sep_pool2d_task,
+                    &pj);
     if (cols != stackc) free(cols);
     if (rows != stackr) free(rows);
     return OX_OK;

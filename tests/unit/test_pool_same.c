@@ -140,7 +140,7 @@ int main(void) {
       {0, 3, 0, {0, 0, 0, 0}, 1, 2, 7, 33, 2},
       {1, 3, 0, {1, 0, 0, 1}, 1, 2, 7, 5, 2},
       /* 3 x 3 max at stride 2 with no window across the left edge: each
-       * output row straight from three input rows (ox_nn_max3x3s2_f32),
+       * output row straight from three input rows (ox_nn_pool3x3s2_f32),
        * padded rows above and below, 16 outputs and 16 + 2 */
       {1, 3, 0, {1, 0, 1, 0}, 1, 2, 9, 37, 2},
       {1, 3, 0, {0, 0, 0, 0}, 2, 2, 6, 33, 2},
@@ -148,6 +148,11 @@ int main(void) {
        * [0, 0, 1, 1]) */
       {1, 3, 0, {0, 0, 1, 1}, 1, 2, 9, 8, 2},
       {1, 3, 0, {0, 0, 1, 1}, 1, 2, 6, 40, 2},
+      /* 3 x 3 stride 2 on planes of up to 48 columns, padded or averaged:
+       * a bordered copy of each plane (bordered3s2_task) */
+      {0, 3, 1, {1, 1, 1, 1}, 2, 3, 20, 27, 2},
+      {1, 3, 0, {1, 1, 1, 1}, 1, 2, 12, 40, 2},
+      {0, 3, 0, {2, 1, 0, 1}, 1, 2, 11, 46, 2},
   };
   size_t n = sizeof cases / sizeof *cases;
   for (size_t i = 0; i < n; i++)
