@@ -80,14 +80,8 @@ OC_CLONES static void score_row(float *row, int64_t n, float scale, bool div, co
   else
     for (int64_t c = 0; c < n; c++) row[c] = row[c] * scale + (m ? m[c * mstep] : 0.0f);
   float mx = oc_row_max_f32(row, n);
-  oc_exp_shift_f32(row, mx, row, n);
-  double s[8] = {0};
-  int64_t c = 0;
-  for (; c + 8 <= n; c += 8)
-    for (int q = 0; q < 8; q++) s[q] += row[c + q];
-  for (; c < n; c++) s[0] += row[c];
-  float inv = (float)(1.0 / (((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))));
-  for (c = 0; c < n; c++) row[c] *= inv;
+  float inv = (float)(1.0 / oc_exp_shift_sum_f32(row, mx, row, n));
+  for (int64_t c = 0; c < n; c++) row[c] *= inv;
 }
 
 static void mha_task(void *arg, int64_t t0, int64_t t1) {

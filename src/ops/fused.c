@@ -45,7 +45,45 @@ typedef struct fz_state {
   int32_t *buf; /* scratch buffer of each instruction's result; -1: output */
   size_t n_buf;
   fz_const *c;
+  /* >= 0: instructions gelu_at.. (the last five) are GELU's erf form on
+   * value gelu_in, run as one loop (oc_gelu_erf_f32, the same operations) */
+  int32_t gelu_at, gelu_in;
+  oc_gelu_erf gelu;
 } fz_state;
+
+/* The scalar constant of operand v (v < 0), or false. */
+static bool fz_scalar(const fz_state *s, int32_t v, float *out) {
+  if (v >= 0 || s->c[-v - 1].numel != 1) return false;
+  *out = s->c[-v - 1].data[0];
+  return true;
+}
+
+/* The operand of binary instruction i that is not value `val`, when the
+ * other one is (either order: IEEE addition and multiplication commute). */
+static bool fz_other(const fz_state *s, size_t i, int32_t val, int32_t *other) {
+  if (s->a[i] == val) return *other = s->b[i], true;
+  if (s->b[i] == val) return *other = s->a[i], true;
+  return false;
+}
+
+/* Finds x / c0 (x * c0) -> Erf -> + c1 -> * x -> * c2 as the program's
+ * last five instructions. */
+static void fz_find_gelu(fz_state *s) {
+  s->gelu_at = -1;
+  if (s->n_instr < 5) return;
+  int32_t k = (int32_t)s->n_instr - 5, x = s->a[k], o;
+  float c0, c1, c2;
+  if ((s->op[k] != FZ_DIV && s->op[k] != FZ_MUL) || x < 0 || !fz_scalar(s, s->b[k], &c0)) return;
+  if (s->op[k + 1] != FZ_ERF || s->a[k + 1] != k + 1) return;
+  if (s->op[k + 2] != FZ_ADD || !fz_other(s, (size_t)k + 2, k + 2, &o) || !fz_scalar(s, o, &c1))
+    return;
+  if (s->op[k + 3] != FZ_MUL || !fz_other(s, (size_t)k + 3, k + 3, &o) || o != x) return;
+  if (s->op[k + 4] != FZ_MUL || !fz_other(s, (size_t)k + 4, k + 4, &o) || !fz_scalar(s, o, &c2))
+    return;
+  s->gelu_at = k;
+  s->gelu_in = x;
+  s->gelu = (oc_gelu_erf){c0, c1, c2, s->op[k] == FZ_MUL};
+}
 
 static bool is_unary(int op) { return op >= FZ_CLIP; }
 
@@ -134,6 +172,7 @@ static int fz_prepare(const ox_kinfo *info, void **state, ox_err *e) {
     s->buf[i] = (int32_t)q;
   }
   s->buf[k - 1] = -1;
+  fz_find_gelu(s);
   *state = s;
   return OX_OK;
 }
@@ -173,7 +212,8 @@ OC_CLONES static void fz_block(const fz_state *s, const float *in, float *out, i
                                int64_t stride) {
   const float *val[FZ_MAX_INSTR + 1];
   val[0] = in;
-  for (size_t k = 0; k < s->n_instr; k++) {
+  size_t n_instr = s->gelu_at >= 0 ? (size_t)s->gelu_at : s->n_instr;
+  for (size_t k = 0; k < n_instr; k++) {
     float *d = s->buf[k] < 0 ? out : scratch + s->buf[k] * stride;
     int32_t ia = s->a[k], ib = s->b[k];
     const float *pa = ia >= 0 ? val[ia] : cp[-ia - 1], *pb = ib >= 0 ? val[ib] : cp[-ib - 1];
@@ -234,6 +274,7 @@ OC_CLONES static void fz_block(const fz_state *s, const float *in, float *out, i
     }
     val[k + 1] = d;
   }
+  if (s->gelu_at >= 0) oc_gelu_erf_f32(val[s->gelu_in], out, n, &s->gelu);
 }
 
 typedef struct fz_job {

@@ -229,18 +229,9 @@ typedef struct rows_job {
   bool rms;
 } rows_job;
 
-/* Sums of a row and of its squares about m, in double, with eight
- * independent partial sums so that they vectorise (one chain of double
- * additions was the cost of a whole normalisation). */
-OC_CLONES static double row_sum_d(const float *x, int64_t n) {
-  double s[8] = {0};
-  int64_t k = 0;
-  for (; k + 8 <= n; k += 8)
-    for (int q = 0; q < 8; q++) s[q] += x[k + q];
-  for (; k < n; k++) s[0] += x[k];
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-
+/* Sums of a row (oc_row_sum_f32) and of its squares about m, in double,
+ * with eight independent partial sums so that they vectorise (one chain of
+ * double additions was the cost of a whole normalisation). */
 OC_CLONES static double row_sq_d(const float *x, int64_t n, double m) {
   double s[8] = {0};
   int64_t k = 0;
@@ -270,7 +261,7 @@ static void norm_rows_range(void *arg, int64_t r0, int64_t r1) {
     const float *xs = j->x + r * inner;
     float *ys = j->y + r * inner;
     double m = 0.0;
-    if (!j->rms) m = inner ? row_sum_d(xs, inner) / (double)inner : 0.0;
+    if (!j->rms) m = inner ? oc_row_sum_f32(xs, inner) / (double)inner : 0.0;
     double v = inner ? row_sq_d(xs, inner, m) / (double)inner : 0.0;
     double inv = 1.0 / sqrt(v + j->eps);
     float fm = (float)m, fi = (float)inv;

@@ -424,10 +424,36 @@ OC_CLONES static void exp_block(const float *x, float shift, float *y, int64_t n
   }
 }
 
-void oc_exp_f32(const float *x, float *y, int64_t n) { exp_block(x, 0.0f, y, n); }
+void oc_exp_f32(const float *x, float *y, int64_t n) {
+  if (oc_vmath_avx512())
+    oc_exp_avx512(x, 0.0f, y, n);
+  else
+    exp_block(x, 0.0f, y, n);
+}
 
 void oc_exp_shift_f32(const float *x, float shift, float *y, int64_t n) {
+  if (oc_vmath_avx512())
+    oc_exp_avx512(x, shift, y, n);
+  else
+    exp_block(x, shift, y, n);
+}
+
+/* eight partial sums: one vector of doubles per step */
+OC_CLONES static double row_sum(const float *x, int64_t n) {
+  double s[8] = {0};
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int q = 0; q < 8; q++) s[q] += x[k + q];
+  for (; k < n; k++) s[0] += x[k];
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+double oc_row_sum_f32(const float *x, int64_t n) { return row_sum(x, n); }
+
+double oc_exp_shift_sum_f32(const float *x, float shift, float *y, int64_t n) {
+  if (oc_vmath_avx512()) return oc_exp_sum_avx512(x, shift, y, n);
   exp_block(x, shift, y, n);
+  return row_sum(y, n);
 }
 
 /* erf over a block, written so that the compiler vectorises it whole
@@ -469,7 +495,12 @@ OC_CLONES static void erf_block(const float *x, float *y, int64_t n) {
   }
 }
 
-void oc_erf_f32(const float *x, float *y, int64_t n) { erf_block(x, y, n); }
+void oc_erf_f32(const float *x, float *y, int64_t n) {
+  if (oc_vmath_avx512())
+    oc_erf_avx512(x, y, n);
+  else
+    erf_block(x, y, n);
+}
 
 /* tanh over a block, vectorised like erf_block: for |x| >= 0.5,
  * (1 - e^{-2|x|}) / (1 + e^{-2|x|}) with the sign put back (no cancellation

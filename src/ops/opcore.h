@@ -132,5 +132,28 @@ void oc_tanh_f32(const float *x, float *y, int64_t n);
 void oc_erf_f32(const float *x, float *y, int64_t n);
 /* The largest of x[0..n) (n >= 1); NaN when one of them is NaN. */
 float oc_row_max_f32(const float *x, int64_t n);
+/* y = e^(x - shift) as oc_exp_shift_f32, and the sum of y in double:
+ * eight partial sums (element i of the first n - n % 8 into sum i % 8, the
+ * rest into sum 0), added as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 +
+ * s7)) — softmax's denominator, the same bits whichever path runs. */
+double oc_exp_shift_sum_f32(const float *x, float shift, float *y, int64_t n);
+/* The same sum of x[0..n) alone. */
+double oc_row_sum_f32(const float *x, int64_t n);
+
+/* GELU as exported: y = (x * (erf(x / c0) + c1)) * c2 (x * c0 when
+ * mul_first), the float operations of the Div (Mul), Erf, Add, Mul, Mul
+ * nodes in their order (src/ops/vmath.c). x and y may be the same array. */
+typedef struct oc_gelu_erf {
+  float c0, c1, c2;
+  bool mul_first;
+} oc_gelu_erf;
+void oc_gelu_erf_f32(const float *x, float *y, int64_t n, const oc_gelu_erf *g);
+
+/* src/ops/vmath.c: the AVX-512 bodies behind the functions above, used
+ * when oc_vmath_avx512() (the CPU has AVX-512F) */
+bool oc_vmath_avx512(void);
+void oc_exp_avx512(const float *x, float shift, float *y, int64_t n);
+double oc_exp_sum_avx512(const float *x, float shift, float *y, int64_t n);
+void oc_erf_avx512(const float *x, float *y, int64_t n);
 
 #endif

@@ -78,31 +78,18 @@ DEF_SM(float, f32, expf, logf)
 DEF_SM(double, f64, exp, log)
 
 /* contiguous float32 row with the vectorisable exponential */
-/* eight partial sums: one vector of doubles per step */
-OC_CLONES static double row_sum(const float *x, int64_t n) {
-  double s[8] = {0};
-  int64_t k = 0;
-  for (; k + 8 <= n; k += 8)
-    for (int q = 0; q < 8; q++) s[q] += x[k + q];
-  for (; k < n; k++) s[0] += x[k];
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-
-/* contiguous float32 row with the vectorisable exponential */
 OC_CLONES static void sm_row_f32(int op, const float *x, float *y, int64_t n) {
   float m = oc_row_max_f32(x, n);
-  for (int64_t k = 0; k < n; k++) y[k] = x[k] - m;
   if (op == SM_SOFT) {
-    oc_exp_f32(y, y, n);
-    float inv = (float)(1.0 / row_sum(y, n));
+    float inv = (float)(1.0 / oc_exp_shift_sum_f32(x, m, y, n));
     for (int64_t k = 0; k < n; k++) y[k] *= inv;
   } else {
+    for (int64_t k = 0; k < n; k++) y[k] = x[k] - m;
     float e[256];
     double sum = 0;
     for (int64_t b = 0; b < n; b += 256) {
       int64_t c = n - b < 256 ? n - b : 256;
-      oc_exp_f32(y + b, e, c);
-      sum += row_sum(e, c);
+      sum += oc_exp_shift_sum_f32(y + b, 0.0f, e, c);
     }
     float lse = (float)log(sum);
     for (int64_t k = 0; k < n; k++) y[k] -= lse;

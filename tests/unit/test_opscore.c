@@ -361,6 +361,67 @@ static void test_erf_accuracy(void) {
         fabs(sy[4] - 1.1283791671e-30) < 1e-36 && sy[5] == 1.0f);
 }
 
+/* softmax's exponential and denominator in one pass: the same values and
+ * the same double sum as oc_exp_shift_f32 then oc_row_sum_f32, for every
+ * length up to 70 (vector tails, the half step of 8) and a long row */
+static void test_exp_sum_pass(void) {
+  static float x[1000], y1[1000], y2[1000];
+  for (int i = 0; i < 1000; i++) x[i] = (float)((i * 37) % 101) * 0.31f - 20.0f;
+  x[3] = -INFINITY;
+  x[17] = -200.0f;
+  int64_t lens[] = {1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 33, 70, 128, 1000};
+  for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) {
+    int64_t n = lens[l];
+    double s = oc_exp_shift_sum_f32(x, 11.5f, y1, n);
+    oc_exp_shift_f32(x, 11.5f, y2, n);
+    CHECK(memcmp(y1, y2, (size_t)n * sizeof *y1) == 0);
+    double ref = oc_row_sum_f32(y2, n);
+    CHECK(memcmp(&s, &ref, sizeof s) == 0);
+    /* and against the sum in long double: a few ulps of a double */
+    long double exact = 0;
+    for (int64_t i = 0; i < n; i++) exact += y2[i];
+    CHECK(fabsl((long double)s - exact) <= 1e-13L * exact);
+  }
+  /* NaN in a row: the sum is NaN */
+  float nx[20];
+  for (int i = 0; i < 20; i++) nx[i] = (float)i;
+  nx[12] = NAN;
+  CHECK(isnan(oc_exp_shift_sum_f32(nx, 0.0f, y1, 20)) && isnan(y1[12]));
+}
+
+/* GELU's fused loop: bit for bit the unfused steps (x / c0 or x * c0, Erf,
+ * + c1, * x, * c2) over values spanning both erf forms, with NaN, inf and
+ * -0, vector tails, in place */
+static void test_gelu_loop(void) {
+  enum { N = 1037 };
+  static float x[N], y[N], t[N], r[N];
+  for (int i = 0; i < N; i++) x[i] = -9.0f + 18.0f * (float)i / (float)(N - 1);
+  x[5] = NAN;
+  x[6] = INFINITY;
+  x[7] = -INFINITY;
+  x[8] = -0.0f;
+  x[9] = 1e-30f;
+  for (int form = 0; form < 2; form++) {
+    oc_gelu_erf g = {form ? 0.70710678f : 1.4142135f, 1.0f, 0.5f, form == 1};
+    for (int64_t n = N; n >= N - 16; n -= 5) {
+      oc_gelu_erf_f32(x, y, n, &g);
+      for (int64_t i = 0; i < n; i++) t[i] = g.mul_first ? x[i] * g.c0 : x[i] / g.c0;
+      oc_erf_f32(t, t, n);
+      for (int64_t i = 0; i < n; i++) r[i] = (x[i] * (t[i] + g.c1)) * g.c2;
+      CHECK(memcmp(y, r, (size_t)n * sizeof *y) == 0);
+    }
+    memcpy(y, x, sizeof y);
+    oc_gelu_erf_f32(y, y, N, &g);
+    CHECK(memcmp(y, r, sizeof y) == 0);
+  }
+  /* the values themselves: GELU(1) = 0.841344746, GELU(-inf) NaN (-inf * 0) */
+  CHECK(fabsf(r[0] - (float)(-9.0 * 0.5 * erfc(9.0 / sqrt(2.0)))) < 1e-6f);
+  oc_gelu_erf g = {1.4142135f, 1.0f, 0.5f, false};
+  float one = 1.0f, g1;
+  oc_gelu_erf_f32(&one, &g1, 1, &g);
+  CHECK(fabsf(g1 - 0.841344746f) < 1e-6f);
+}
+
 /* numpy semantics: maximum/minimum propagate NaN from either side (checked
  * over more than one vector width) */
 static void test_max_nan(void) {
@@ -426,6 +487,8 @@ int main(void) {
   test_max_nan();
   test_exp_accuracy();
   test_erf_accuracy();
+  test_exp_sum_pass();
+  test_gelu_loop();
   test_quantize_8bit();
   test_add_legacy_axis();
   test_softmax_coercion();
