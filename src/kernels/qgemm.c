@@ -335,6 +335,32 @@ int ox_qgemm_scaled_on(const char *path, const void *A, bool a_signed, int64_t M
   return qgemm_impl(path, A, a_signed, M, lda, za, za_n, B, epi, C, ldc, pool, e);
 }
 
+/* A row into A' (int8 moved to unsigned by + 128, the same as flipping
+ * the top bit) and its sum */
+static int32_t copy_row(const uint8_t *a, int64_t K, bool a_signed, uint8_t *dst) {
+  int32_t s = 0;
+  for (int64_t k = 0; k < K; k++) s += dst[k] = a_signed ? (uint8_t)(a[k] ^ 0x80u) : a[k];
+  return s;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* the same 64 bytes at a time, summed by vpsadbw against zero */
+__attribute__((target("avx512f,avx512bw"))) static int32_t copy_row_avx512(const uint8_t *a,
+                                                                           int64_t K, bool a_signed,
+                                                                           uint8_t *dst) {
+  const __m512i flip = _mm512_set1_epi8(a_signed ? (char)0x80 : 0), zero = _mm512_setzero_si512();
+  __m512i acc = zero;
+  for (int64_t k = 0; k < K; k += 64) {
+    __mmask64 m = K - k >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << (K - k)) - 1);
+    __m512i v = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, a + k), flip);
+    v = _mm512_maskz_mov_epi8(m, v);
+    _mm512_mask_storeu_epi8(dst + k, m, v);
+    acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, zero));
+  }
+  return (int32_t)_mm512_reduce_add_epi64(acc);
+}
+#endif
+
 static int qgemm_impl(const char *path, const void *A, bool a_signed, int64_t M, int64_t lda,
                       const void *za, int64_t za_n, const ox_qgemm_b *B, const ox_qgemm_epi *epi,
                       void *C, int64_t ldc, ox_thread_pool *pool, ox_err *e) {
@@ -352,16 +378,18 @@ static int qgemm_impl(const char *path, const void *A, bool a_signed, int64_t M,
   }
   int32_t *rowsum = sums, *zas = sums + M;
   const uint8_t *au = A;
+#if defined(__x86_64__) || defined(__i386__)
+  bool wide = __builtin_cpu_supports("avx512bw");
+#endif
   for (int64_t m = 0; m < M; m++) {
     uint8_t *dst = ap + m * row;
-    int32_t s = 0;
-    if (a_signed)
-      for (int64_t k = 0; k < B->K; k++)
-        s += dst[k] = (uint8_t)((int)(int8_t)au[m * lda + k] + 128);
+#if defined(__x86_64__) || defined(__i386__)
+    if (wide)
+      rowsum[m] = copy_row_avx512(au + m * lda, B->K, a_signed, dst);
     else
-      for (int64_t k = 0; k < B->K; k++) s += dst[k] = au[m * lda + k];
+#endif
+      rowsum[m] = copy_row(au + m * lda, B->K, a_signed, dst);
     memset(dst + B->K, 0, (size_t)(row - B->K));
-    rowsum[m] = s;
     zas[m] = zp_at(za, a_signed, za_n, m) + (a_signed ? 128 : 0);
   }
   qjob j = {ap, rowsum, zas, B, M, C, ldc, epi};

@@ -213,9 +213,27 @@ __attribute__((target("avx512f"))) static int64_t q8_from_f32_avx512(const float
   const __m512 hi = _mm512_set1_ps(to_signed ? 127.0f : 255.0f);
   const __m512 cl = _mm512_set1_ps(-1024.0f), ch = _mm512_set1_ps(1024.0f);
   const __m512 magic = _mm512_set1_ps(12582912.0f), zero = _mm512_setzero_ps();
+  /* x / scale from the rounded reciprocal and one correction by the exact
+   * remainder (an FMA): the correctly rounded quotient whenever no step
+   * under- or overflows (Markstein); test_qdq_units compares whole
+   * binades with the division. Lanes above 2^60 in magnitude, inf and NaN
+   * divide; below 2^-60 the quotient is under 2^-20 either way and rounds
+   * to 0. */
+  const bool recip = fabsf(scale) >= 0x1p-40f && fabsf(scale) <= 0x1p40f;
+  const __m512 vr = _mm512_set1_ps(1.0f / scale), big = _mm512_set1_ps(0x1p60f);
+  const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF);
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    __m512 v = _mm512_div_ps(_mm512_loadu_ps(x + i), vs);
+    __m512 xv = _mm512_loadu_ps(x + i), v;
+    if (recip) {
+      v = _mm512_mul_ps(xv, vr);
+      v = _mm512_fmadd_ps(_mm512_fnmadd_ps(v, vs, xv), vr, v);
+      __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(xv), abs_mask));
+      __mmask16 odd = _mm512_cmp_ps_mask(ax, big, _CMP_NLE_UQ);
+      if (odd) v = _mm512_mask_div_ps(v, odd, xv, vs);
+    } else {
+      v = _mm512_div_ps(xv, vs);
+    }
     v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, cl, _CMP_LT_OQ), v, cl);
     v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, ch, _CMP_GT_OQ), v, ch);
     __m512 r = _mm512_add_ps(_mm512_sub_ps(_mm512_add_ps(v, magic), magic), vz);
@@ -425,18 +443,54 @@ __attribute__((target("avx512f"))) static void dynq_range_avx512(const float *x,
 }
 #endif
 
+/* DynamicQuantizeLinear's two passes over chunks of the input, on the
+ * pool: the range of each chunk (0 included, NaN skipped: the minimum and
+ * maximum of the chunks' are those of the whole, in any order), then the
+ * quantization with the scale and zero point they give. */
+enum { DYNQ_CHUNK = 16384 };
+typedef struct dynq_job {
+  const float *x;
+  int64_t n;
+  float *lo, *hi; /* per chunk */
+  float scale, zp;
+  uint8_t *y;
+} dynq_job;
+
+static void dynq_range_task(void *arg, int64_t t0, int64_t t1) {
+  dynq_job *j = arg;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t b = t * DYNQ_CHUNK, n = j->n - b < DYNQ_CHUNK ? j->n - b : DYNQ_CHUNK;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx512f"))
+      dynq_range_avx512(j->x + b, n, &j->lo[t], &j->hi[t]);
+    else
+#endif
+      dynq_range(j->x + b, n, &j->lo[t], &j->hi[t]);
+  }
+}
+
+static void dynq_quant_task(void *arg, int64_t t0, int64_t t1) {
+  dynq_job *j = arg;
+  int64_t b = t0 * DYNQ_CHUNK, e = t1 * DYNQ_CHUNK < j->n ? t1 * DYNQ_CHUNK : j->n;
+  q8_from_f32(j->x + b, e - b, j->scale, j->zp, false, j->y + b);
+}
+
 static int dynq_run(ox_kctx *c, void *st) {
   (void)st;
   ox_value *x = ox_kctx_input(c, 0);
   if (!x || x->dtype != OX_FLOAT) return ox_kctx_fail(c, OX_ERUNTIME, "x must be float");
   const float *xd = x->data;
-  float mn, mx;
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f"))
-    dynq_range_avx512(xd, x->numel, &mn, &mx);
-  else
-#endif
-    dynq_range(xd, x->numel, &mn, &mx);
+  int64_t chunks = (x->numel + DYNQ_CHUNK - 1) / DYNQ_CHUNK;
+  float part[2 * 64], *parts = chunks <= 64 ? part : malloc((size_t)chunks * 2 * sizeof(float));
+  if (!parts) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+  dynq_job j = {xd, x->numel, parts, parts + (chunks <= 64 ? 64 : chunks), 0, 0, NULL};
+  ox_parallel_for(ox_kctx_pool(c), chunks, 1, dynq_range_task, &j);
+  float mn = 0, mx = 0;
+  for (int64_t t = 0; t < chunks; t++) {
+    mn = j.lo[t] < mn ? j.lo[t] : mn;
+    mx = j.hi[t] > mx ? j.hi[t] : mx;
+  }
+  if (parts != part) free(parts);
   float scale = (mx - mn) / 255.0f;
   float zpf = scale != 0.0f ? nearbyintf((0.0f - mn) / scale) : 0.0f;
   zpf = zpf < 0 ? 0 : zpf > 255 ? 255 : zpf == zpf ? zpf : 0; /* NaN from infinite input: 0 */
@@ -445,9 +499,12 @@ static int dynq_run(ox_kctx *c, void *st) {
   ox_value *yz = ys ? ox_kctx_output(c, 2, OX_UINT8, NULL, 0) : NULL;
   if (!yz) return OX_ERUNTIME;
   uint8_t *yd = y->data;
-  if (scale != 0.0f && scale == scale)
-    q8_from_f32(xd, x->numel, scale, zpf, false, yd);
-  else
+  if (scale != 0.0f && scale == scale) {
+    j.scale = scale;
+    j.zp = zpf;
+    j.y = yd;
+    ox_parallel_for(ox_kctx_pool(c), chunks, 1, dynq_quant_task, &j);
+  } else
     for (int64_t i = 0; i < x->numel; i++) yd[i] = (uint8_t)zpf; /* all zero or no range */
   *(float *)ys->data = scale;
   *(uint8_t *)yz->data = (uint8_t)zpf;

@@ -8,6 +8,7 @@
  * the same bytes; the addition folds its scales and may differ by one
  * quantum on a few values. Units that do not match (a per-channel scale, a
  * product read twice) keep their nodes and their bytes. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -103,7 +104,67 @@ static void check(const char *name, const char *text, int32_t xt, const int64_t 
 
 #define HEAD "<ir_version: 8, opset_import: [\"\" : 14]>\n"
 
+/* QuantizeLinear's fast path divides by the scale through its reciprocal
+ * and one exact correction: every float of the binade [1, 2) (and its
+ * negatives, a zero and an inf among them) against the division, rounded
+ * half to even, for scales that put thousands of rounding boundaries in
+ * it; the reciprocal's bound (a scale of 2^-41) divides outright. */
+static void quantize_binade(void) {
+  enum { N = 1 << 23 };
+  float *x = malloc((size_t)N * sizeof *x);
+  uint8_t *want = malloc(N);
+  CHECK(x && want);
+  if (!x || !want) return;
+  static const float scales[] = {2.0f / 255.0f, 0.0137f, 1.0f / 3.0f, 0.0039215689f, 0x1p-41f};
+  for (size_t k = 0; k < sizeof scales / sizeof *scales; k++) {
+    float sc = scales[k];
+    char text[512];
+    snprintf(text, sizeof text,
+             HEAD
+             "q (float[%d] X) => (int8[%d] Y)\n<float s = {%.9g}, int8 z = {3}>\n"
+             "{ Y = QuantizeLinear (X, s, z) }\n",
+             N, N, (double)sc);
+    for (uint32_t i = 0; i < N; i++) {
+      uint32_t bits = 0x3F800000u + i;
+      memcpy(&x[i], &bits, sizeof bits);
+      if (i % 2) x[i] = -x[i];
+      if (k == 4) x[i] *= 0x1p-36f; /* quotients of about 32 */
+    }
+    x[12] = 0.0f;
+    x[13] = INFINITY;
+    for (uint32_t i = 0; i < N; i++) {
+      float q = x[i] / sc;
+      double r = nearbyint((double)q) + 3;
+      r = r < -128 ? -128 : r > 127 ? 127 : r;
+      want[i] = (uint8_t)(int8_t)r;
+    }
+    onnxc_model *m = NULL;
+    onnxc_session *s = open_text_session("binade", text, true, 2, &m);
+    CHECK(s != NULL);
+    if (!s) continue;
+    onnxc_error e;
+    const int64_t d[1] = {N};
+    onnxc_value *in = onnxc_tensor_wrap(1, d, 1, x, &e), *out = NULL;
+    const char *names[1] = {"X"}, *outs[1] = {"Y"};
+    CHECK(onnxc_session_run(s, names, &in, 1, outs, &out, 1, &e) == ONNXC_OK);
+    if (out) {
+      const uint8_t *got = onnxc_tensor_data(out);
+      size_t bad = 0;
+      for (uint32_t i = 0; i < N; i++) bad += got[i] != want[i];
+      if (bad) fprintf(stderr, "binade, scale %g: %zu values differ\n", (double)sc, bad);
+      CHECK(bad == 0);
+    }
+    onnxc_value_free(out);
+    onnxc_value_free(in);
+    onnxc_session_free(s);
+    onnxc_model_free(m);
+  }
+  free(x);
+  free(want);
+}
+
 int main(void) {
+  quantize_binade();
   const int64_t img[4] = {1, 4, 9, 11}, mat[3] = {2, 5, 16};
   /* activations as tables: DQ -> op -> Q becomes one node */
   static const char *const acts[][2] = {{"Relu", ""},
