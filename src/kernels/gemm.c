@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm_impl.h"
+
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define OX_GEMM_X86 1
 #include <immintrin.h>
@@ -17,21 +19,10 @@
 #include "epi_avx512.h"
 #endif
 
-enum { KC_BLOCK = 384, MC_BLOCK = 96, NC_BLOCK = 768 };
 /* ox_sgemm_pa_sb copies each 32-column strip of B when A has more rows */
 enum { STRIP_MIN_ROWS = 48 };
 /* ... and walks A once per depth block, B in place, when N is at most this */
 enum { SMALL_N = 128 };
-
-/* Full tile: C[MR x NR] (ldc) = alpha * sum + beta * C (beta == 0: C ignored). */
-typedef void (*ukernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                           float alpha, float beta);
-
-typedef struct ukernel {
-  int mr, nr;
-  ukernel_fn fn;
-  const char *name;
-} ukernel;
 
 /* ---- portable micro-kernel: 4 x 16 ---- */
 static void ukernel_portable(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
@@ -448,7 +439,7 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_g(
 }
 #endif
 
-static ukernel select_kernel(void) {
+ukernel ox_gemm_kernel(void) {
 #ifdef OX_GEMM_X86
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return (ukernel){12, 32, ukernel_avx512, "avx512"};
@@ -458,11 +449,11 @@ static ukernel select_kernel(void) {
   return (ukernel){4, 16, ukernel_portable, "portable"};
 }
 
-const char *ox_sgemm_isa(void) { return select_kernel().name; }
+const char *ox_sgemm_isa(void) { return ox_gemm_kernel().name; }
 
 bool ox_sgemm_has_ua(void) {
 #ifdef OX_GEMM_X86
-  return select_kernel().fn == ukernel_avx512;
+  return ox_gemm_kernel().fn == ukernel_avx512;
 #else
   return false;
 #endif
@@ -543,12 +534,9 @@ static void pack_a(int mr, bool ta, const float *A, int64_t lda, int64_t M, int6
 }
 
 /* Columns [j0, j0+nc) x depth [k0, k0+kc) of op(B) into NR-column panels. */
-/* B may lie unaligned (a weight packed straight out of a model file's
- * bytes): read through a float of alignment 1 */
-typedef float f32_unaligned __attribute__((aligned(1)));
 
-static void pack_b(int nr, bool tb, const f32_unaligned *B, int64_t ldb, int64_t k0, int64_t kc,
-                   int64_t j0, int64_t nc, float *dst) {
+void ox_gemm_pack_b_panels(int nr, bool tb, const f32_unaligned *B, int64_t ldb, int64_t k0,
+                           int64_t kc, int64_t j0, int64_t nc, float *dst) {
   for (int64_t p = 0; p < nc; p += nr) {
     int64_t cols = nc - p < nr ? nc - p : nr;
     float *d = dst + p * kc;
@@ -582,20 +570,6 @@ struct ox_sgemm_packed {
 };
 
 /* ---- the blocked product over rows [m0, m1) and columns [n0, n1) ---- */
-typedef struct gemm_job {
-  ukernel uk;
-  bool ta, tb;
-  int64_t M, N, K, lda, ldb, ldc;
-  float alpha, beta;
-  const float *A, *B;
-  float *C;
-  const ox_sgemm_packed *pa; /* when A is pre-packed */
-  const float *bpre;         /* when B is pre-packed whole (ox_sgemm_bpack): its data */
-  int64_t bpre_npad;         /* and its padded column count */
-  int64_t split;             /* 0: tasks split columns, 1: rows */
-  int64_t chunk;             /* columns or rows per task */
-  int64_t ntasks;
-} gemm_job;
 
 static void gemm_naive(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   for (int64_t i = m0; i < m1; i++)
@@ -692,7 +666,7 @@ static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
       if (g->bpre) /* block pc starts at pc * npad, panel of column jc at jc * kc */
         bblk = g->bpre + pc * g->bpre_npad + jc * kc;
       else
-        pack_b(nr, g->tb, g->B, g->ldb, pc, kc, jc, nc, bp);
+        ox_gemm_pack_b_panels(nr, g->tb, g->B, g->ldb, pc, kc, jc, nc, bp);
       for (int64_t ic = m0; ic < m1; ic += MC_BLOCK) {
         int64_t mc = m1 - ic < MC_BLOCK ? m1 - ic : MC_BLOCK;
         const float *apan;
@@ -935,7 +909,7 @@ static int64_t vec_chunks(ox_thread_pool *pool, int64_t N, int64_t K, int64_t *c
   return (N + *chunk - 1) / *chunk;
 }
 
-static void run_job(gemm_job *g, ox_thread_pool *pool) {
+void ox_gemm_run(gemm_job *g, ox_thread_pool *pool) {
   int nt = pool ? ox_thread_pool_size(pool) : 1;
   if (nt < 1) nt = 1;
   double flops = 2.0 * (double)g->M * (double)g->N * (double)g->K;
@@ -998,13 +972,13 @@ void ox_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float
     return;
   }
 blocked:;
-  gemm_job g = {select_kernel(), trans_a, trans_b, M, N, K,   lda, ldb, ldc,
-                alpha,           beta,    A,       B, C, NULL};
-  run_job(&g, pool);
+  gemm_job g = {
+      ox_gemm_kernel(), trans_a, trans_b, M, N, K, lda, ldb, ldc, alpha, beta, A, B, C, NULL};
+  ox_gemm_run(&g, pool);
 }
 
 ox_sgemm_packed *ox_sgemm_packed_alloc(int64_t M, int64_t K, ox_err *e) {
-  ukernel uk = select_kernel();
+  ukernel uk = ox_gemm_kernel();
   ox_sgemm_packed *p = calloc(1, sizeof *p);
   if (!p) {
     ox_err_set(e, OX_ENOMEM, "out of memory packing a %lld x %lld matrix", (long long)M,
@@ -1065,12 +1039,12 @@ void ox_sgemm_pa(const ox_sgemm_packed *A, bool trans_b, int64_t N, float alpha,
     scale_c(A->M, N, beta, C, ldc);
     return;
   }
-  ukernel uk = select_kernel();
+  ukernel uk = ox_gemm_kernel();
   gemm_job g = {uk, false, trans_b, A->M, N, A->K, 0, ldb, ldc, alpha, beta, NULL, B, C, A};
-  run_job(&g, pool);
+  ox_gemm_run(&g, pool);
 }
 
-int ox_sgemm_nr(void) { return select_kernel().nr; }
+int ox_sgemm_nr(void) { return ox_gemm_kernel().nr; }
 int64_t ox_sgemm_kc(void) { return KC_BLOCK; }
 
 size_t ox_sgemm_packed_b_floats(int64_t K, int64_t N) {
@@ -1086,7 +1060,7 @@ void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float 
     scale_c(A->M, N, beta, C, ldc);
     return;
   }
-  ukernel uk = select_kernel();
+  ukernel uk = ox_gemm_kernel();
   const int mr = uk.mr, nr = uk.nr;
   bool avx512 = ox_sgemm_has_ua();
   int64_t npad = (N + nr - 1) / nr * nr;
@@ -1132,7 +1106,7 @@ void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda
     scale_c(M, N, beta, C, ldc);
     return;
   }
-  ukernel uk = select_kernel();
+  ukernel uk = ox_gemm_kernel();
   const int mr = uk.mr, nr = uk.nr;
   int64_t npad = (N + nr - 1) / nr * nr;
   float tile[12 * 32], edge[12 * KC_BLOCK];
@@ -1459,169 +1433,4 @@ bool ox_sgemm_pa_strips_epi(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_
 bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
                         const float *bias, float *C, int64_t ldc) {
   return ox_sgemm_pa_strips_epi(A, N, strip, ctx, bias, NULL, C, ldc);
-}
-
-/* ------------------------------------------------------------ B packed once */
-
-struct ox_sgemm_bpack {
-  int64_t K, N, npad;
-  int nr;
-  float *data; /* depth blocks of KC_BLOCK rows at pc * npad, panels of nr columns */
-};
-
-ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const void *B, int64_t ldb,
-                                ox_err *e) {
-  ukernel uk = select_kernel();
-  int64_t npad = (N + uk.nr - 1) / uk.nr * uk.nr;
-  ox_sgemm_bpack *p = calloc(1, sizeof *p);
-  size_t n = (size_t)npad * (size_t)(K > 0 ? K : 1);
-  /* streamed on every run (one-row products read it whole): huge pages */
-  if (p && K > 0 && N > 0 && (uint64_t)npad * (uint64_t)K < ((uint64_t)1 << 40))
-    p->data = ox_alloc_streamed(n * sizeof(float));
-  if (!p || !p->data || K <= 0 || N <= 0) {
-    if (p) ox_free_streamed(p->data);
-    free(p);
-    ox_err_set(e, OX_ENOMEM, "out of memory packing a %lld x %lld weight", (long long)K,
-               (long long)N);
-    return NULL;
-  }
-  p->K = K;
-  p->N = N;
-  p->npad = npad;
-  p->nr = uk.nr;
-  /* B is read once: its pages go back as packing passes them (weights read
-   * out of a model file leave memory as they are packed, not after) */
-  const f32_unaligned *b = B;
-  if (!trans_b) {
-    for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
-      int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
-      pack_b(uk.nr, false, b, ldb, pc, kc, 0, N, p->data + pc * npad);
-      ox_pages_unneeded(b + pc * ldb, (size_t)((kc - 1) * ldb + N) * sizeof(float));
-    }
-    return p;
-  }
-  /* transposed: B's rows are the columns; a group of them at a time */
-  const int64_t group = (int64_t)uk.nr * 64;
-  for (int64_t j0 = 0; j0 < N; j0 += group) {
-    int64_t nc = N - j0 < group ? N - j0 : group;
-    for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
-      int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
-      pack_b(uk.nr, true, b, ldb, pc, kc, j0, nc, p->data + pc * npad + j0 * kc);
-    }
-    ox_pages_unneeded(b + j0 * ldb, (size_t)((nc - 1) * ldb + K) * sizeof(float));
-  }
-  return p;
-}
-
-void ox_sgemm_bpack_free(ox_sgemm_bpack *p) {
-  if (!p) return;
-  ox_free_streamed(p->data);
-  free(p);
-}
-
-void ox_sgemm_bpack_col(const ox_sgemm_bpack *p, int64_t n, float *out) {
-  int64_t panel = n - n % p->nr, j = n % p->nr;
-  for (int64_t pc = 0; pc < p->K; pc += KC_BLOCK) {
-    int64_t kc = p->K - pc < KC_BLOCK ? p->K - pc : KC_BLOCK;
-    const float *s = p->data + pc * p->npad + panel * kc + j;
-    for (int64_t k = 0; k < kc; k++) out[pc + k] = s[k * p->nr];
-  }
-}
-
-int64_t ox_sgemm_bpack_k(const ox_sgemm_bpack *p) { return p->K; }
-int64_t ox_sgemm_bpack_n(const ox_sgemm_bpack *p) { return p->N; }
-
-/* A few rows against packed B: each task takes whole panels and streams
- * them block after block (one long sequential read per block), the sums of
- * a panel's nr columns for up to 4 rows staying in registers. */
-typedef struct pgemv_job {
-  const ox_sgemm_bpack *B;
-  const float *A;
-  int64_t M, lda, ldc, chunk; /* chunk: panels per task */
-  float *C;
-} pgemv_job;
-
-#define OX_PGEMV_BODY(NR)                                                                    \
-  do {                                                                                       \
-    const ox_sgemm_bpack *B = j->B;                                                          \
-    int64_t M = j->M;                                                                        \
-    for (int64_t p = p0; p < p1; p++) {                                                      \
-      int64_t jr = p * (NR);                                                                 \
-      float acc[4][NR];                                                                      \
-      memset(acc, 0, sizeof acc);                                                            \
-      for (int64_t pc = 0; pc < B->K; pc += KC_BLOCK) {                                      \
-        int64_t kc = B->K - pc < KC_BLOCK ? B->K - pc : KC_BLOCK;                            \
-        const float *bp = B->data + pc * B->npad + jr * kc;                                  \
-        for (int64_t k = 0; k < kc; k++, bp += (NR))                                         \
-          for (int64_t m = 0; m < M; m++) {                                                  \
-            float a = j->A[m * j->lda + pc + k];                                             \
-            for (int c = 0; c < (NR); c++) acc[m][c] += a * bp[c];                           \
-          }                                                                                  \
-      }                                                                                      \
-      int64_t n = B->N - jr < (NR) ? B->N - jr : (NR);                                       \
-      for (int64_t m = 0; m < M; m++) memcpy(j->C + m * j->ldc + jr, acc[m], (size_t)n * 4); \
-    }                                                                                        \
-  } while (0)
-
-#ifdef OX_GEMM_X86
-__attribute__((target("avx512f"))) static void pgemv32_avx512(const pgemv_job *j, int64_t p0,
-                                                              int64_t p1) {
-  OX_PGEMV_BODY(32);
-}
-__attribute__((target("avx2,fma"))) static void pgemv16_avx2(const pgemv_job *j, int64_t p0,
-                                                             int64_t p1) {
-  OX_PGEMV_BODY(16);
-}
-#endif
-static void pgemv_generic(const pgemv_job *j, int64_t p0, int64_t p1) {
-  if (j->B->nr == 32)
-    OX_PGEMV_BODY(32);
-  else
-    OX_PGEMV_BODY(16);
-}
-
-static void pgemv_task(void *arg, int64_t t0, int64_t t1) {
-  const pgemv_job *j = arg;
-  int64_t panels = j->B->npad / j->B->nr;
-  int64_t p0 = t0 * j->chunk, p1 = t1 * j->chunk < panels ? t1 * j->chunk : panels;
-  if (p0 >= p1) return;
-#ifdef OX_GEMM_X86
-  if (j->B->nr == 32 && __builtin_cpu_supports("avx512f")) {
-    pgemv32_avx512(j, p0, p1);
-    return;
-  }
-  if (j->B->nr == 16 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    pgemv16_avx2(j, p0, p1);
-    return;
-  }
-#endif
-  pgemv_generic(j, p0, p1);
-}
-
-void ox_sgemm_pb(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
-                 int64_t ldc, ox_thread_pool *pool) {
-  if (M <= 0) return;
-  ukernel uk = select_kernel();
-  if (uk.nr != B->nr) { /* packed for another kernel: cannot happen on one machine */
-    for (int64_t i = 0; i < M; i++)
-      for (int64_t n = 0; n < B->N; n++) C[i * ldc + n] = 0.0f;
-    return;
-  }
-  int nt = pool ? ox_thread_pool_size(pool) : 1;
-  if (nt < 1) nt = 1;
-  if (M <= 4) {
-    int64_t panels = B->npad / B->nr;
-    if ((double)M * (double)B->N * (double)B->K < 1.0e5) nt = 1;
-    pgemv_job j = {B, A, M, lda, ldc, (panels + nt - 1) / nt, C};
-    int64_t ntasks = (panels + j.chunk - 1) / j.chunk;
-    if (ntasks <= 1)
-      pgemv_task(&j, 0, 1);
-    else
-      ox_parallel_for(pool, ntasks, 1, pgemv_task, &j);
-    return;
-  }
-  gemm_job g = {uk, false, false, M, B->N, B->K, lda, 0, ldc, 1.0f, 0.0f, A, NULL, C, NULL};
-  g.bpre = B->data;
-  g.bpre_npad = B->npad;
-  run_job(&g, pool);
 }

@@ -1,0 +1,176 @@
+/* gemm_pb.c - float products by a B packed whole once (a MatMul by a
+ * constant weight, see gemm.h): the packing, one to four rows streaming the
+ * panels (decode), more rows through the blocked GEMM of gemm.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemm.h"
+#include "gemm_impl.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define OX_GEMM_X86 1
+#include <immintrin.h>
+#endif
+
+struct ox_sgemm_bpack {
+  int64_t K, N, npad;
+  int nr;
+  float *data; /* depth blocks of KC_BLOCK rows at pc * npad, panels of nr columns */
+};
+
+ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const void *B, int64_t ldb,
+                                ox_err *e) {
+  ukernel uk = ox_gemm_kernel();
+  int64_t npad = (N + uk.nr - 1) / uk.nr * uk.nr;
+  ox_sgemm_bpack *p = calloc(1, sizeof *p);
+  size_t n = (size_t)npad * (size_t)(K > 0 ? K : 1);
+  /* streamed on every run (one-row products read it whole): huge pages */
+  if (p && K > 0 && N > 0 && (uint64_t)npad * (uint64_t)K < ((uint64_t)1 << 40))
+    p->data = ox_alloc_streamed(n * sizeof(float));
+  if (!p || !p->data || K <= 0 || N <= 0) {
+    if (p) ox_free_streamed(p->data);
+    free(p);
+    ox_err_set(e, OX_ENOMEM, "out of memory packing a %lld x %lld weight", (long long)K,
+               (long long)N);
+    return NULL;
+  }
+  p->K = K;
+  p->N = N;
+  p->npad = npad;
+  p->nr = uk.nr;
+  /* B is read once: its pages go back as packing passes them (weights read
+   * out of a model file leave memory as they are packed, not after) */
+  const f32_unaligned *b = B;
+  if (!trans_b) {
+    for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
+      int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
+      ox_gemm_pack_b_panels(uk.nr, false, b, ldb, pc, kc, 0, N, p->data + pc * npad);
+      ox_pages_unneeded(b + pc * ldb, (size_t)((kc - 1) * ldb + N) * sizeof(float));
+    }
+    return p;
+  }
+  /* transposed: B's rows are the columns; a group of them at a time */
+  const int64_t group = (int64_t)uk.nr * 64;
+  for (int64_t j0 = 0; j0 < N; j0 += group) {
+    int64_t nc = N - j0 < group ? N - j0 : group;
+    for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
+      int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
+      ox_gemm_pack_b_panels(uk.nr, true, b, ldb, pc, kc, j0, nc, p->data + pc * npad + j0 * kc);
+    }
+    ox_pages_unneeded(b + j0 * ldb, (size_t)((nc - 1) * ldb + K) * sizeof(float));
+  }
+  return p;
+}
+
+void ox_sgemm_bpack_free(ox_sgemm_bpack *p) {
+  if (!p) return;
+  ox_free_streamed(p->data);
+  free(p);
+}
+
+void ox_sgemm_bpack_col(const ox_sgemm_bpack *p, int64_t n, float *out) {
+  int64_t panel = n - n % p->nr, j = n % p->nr;
+  for (int64_t pc = 0; pc < p->K; pc += KC_BLOCK) {
+    int64_t kc = p->K - pc < KC_BLOCK ? p->K - pc : KC_BLOCK;
+    const float *s = p->data + pc * p->npad + panel * kc + j;
+    for (int64_t k = 0; k < kc; k++) out[pc + k] = s[k * p->nr];
+  }
+}
+
+int64_t ox_sgemm_bpack_k(const ox_sgemm_bpack *p) { return p->K; }
+int64_t ox_sgemm_bpack_n(const ox_sgemm_bpack *p) { return p->N; }
+
+/* A few rows against packed B: each task takes whole panels and streams
+ * them block after block (one long sequential read per block), the sums of
+ * a panel's nr columns for up to 4 rows staying in registers. */
+typedef struct pgemv_job {
+  const ox_sgemm_bpack *B;
+  const float *A;
+  int64_t M, lda, ldc, chunk; /* chunk: panels per task */
+  float *C;
+} pgemv_job;
+
+#define OX_PGEMV_BODY(NR)                                                                    \
+  do {                                                                                       \
+    const ox_sgemm_bpack *B = j->B;                                                          \
+    int64_t M = j->M;                                                                        \
+    for (int64_t p = p0; p < p1; p++) {                                                      \
+      int64_t jr = p * (NR);                                                                 \
+      float acc[4][NR];                                                                      \
+      memset(acc, 0, sizeof acc);                                                            \
+      for (int64_t pc = 0; pc < B->K; pc += KC_BLOCK) {                                      \
+        int64_t kc = B->K - pc < KC_BLOCK ? B->K - pc : KC_BLOCK;                            \
+        const float *bp = B->data + pc * B->npad + jr * kc;                                  \
+        for (int64_t k = 0; k < kc; k++, bp += (NR))                                         \
+          for (int64_t m = 0; m < M; m++) {                                                  \
+            float a = j->A[m * j->lda + pc + k];                                             \
+            for (int c = 0; c < (NR); c++) acc[m][c] += a * bp[c];                           \
+          }                                                                                  \
+      }                                                                                      \
+      int64_t n = B->N - jr < (NR) ? B->N - jr : (NR);                                       \
+      for (int64_t m = 0; m < M; m++) memcpy(j->C + m * j->ldc + jr, acc[m], (size_t)n * 4); \
+    }                                                                                        \
+  } while (0)
+
+#ifdef OX_GEMM_X86
+__attribute__((target("avx512f"))) static void pgemv32_avx512(const pgemv_job *j, int64_t p0,
+                                                              int64_t p1) {
+  OX_PGEMV_BODY(32);
+}
+__attribute__((target("avx2,fma"))) static void pgemv16_avx2(const pgemv_job *j, int64_t p0,
+                                                             int64_t p1) {
+  OX_PGEMV_BODY(16);
+}
+#endif
+static void pgemv_generic(const pgemv_job *j, int64_t p0, int64_t p1) {
+  if (j->B->nr == 32)
+    OX_PGEMV_BODY(32);
+  else
+    OX_PGEMV_BODY(16);
+}
+
+static void pgemv_task(void *arg, int64_t t0, int64_t t1) {
+  const pgemv_job *j = arg;
+  int64_t panels = j->B->npad / j->B->nr;
+  int64_t p0 = t0 * j->chunk, p1 = t1 * j->chunk < panels ? t1 * j->chunk : panels;
+  if (p0 >= p1) return;
+#ifdef OX_GEMM_X86
+  if (j->B->nr == 32 && __builtin_cpu_supports("avx512f")) {
+    pgemv32_avx512(j, p0, p1);
+    return;
+  }
+  if (j->B->nr == 16 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    pgemv16_avx2(j, p0, p1);
+    return;
+  }
+#endif
+  pgemv_generic(j, p0, p1);
+}
+
+void ox_sgemm_pb(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
+                 int64_t ldc, ox_thread_pool *pool) {
+  if (M <= 0) return;
+  ukernel uk = ox_gemm_kernel();
+  if (uk.nr != B->nr) { /* packed for another kernel: cannot happen on one machine */
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t n = 0; n < B->N; n++) C[i * ldc + n] = 0.0f;
+    return;
+  }
+  int nt = pool ? ox_thread_pool_size(pool) : 1;
+  if (nt < 1) nt = 1;
+  if (M <= 4) {
+    int64_t panels = B->npad / B->nr;
+    if ((double)M * (double)B->N * (double)B->K < 1.0e5) nt = 1;
+    pgemv_job j = {B, A, M, lda, ldc, (panels + nt - 1) / nt, C};
+    int64_t ntasks = (panels + j.chunk - 1) / j.chunk;
+    if (ntasks <= 1)
+      pgemv_task(&j, 0, 1);
+    else
+      ox_parallel_for(pool, ntasks, 1, pgemv_task, &j);
+    return;
+  }
+  gemm_job g = {uk, false, false, M, B->N, B->K, lda, 0, ldc, 1.0f, 0.0f, A, NULL, C, NULL};
+  g.bpre = B->data;
+  g.bpre_npad = B->npad;
+  ox_gemm_run(&g, pool);
+}
