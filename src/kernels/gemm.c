@@ -691,16 +691,20 @@ static void gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0,
   float *ap = ox_scratch(1, (size_t)(MC_BLOCK * kcb * 4));
   if (!ap) {
     gemm_block(g, m0, m1, n0, n1); /* computes from the panels without buffers */
+    if (g->post) g->post(g->post_ctx, m0, m1, n0, n1);
     return;
   }
   for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
     int64_t kc = g->K - pc < KC_BLOCK ? g->K - pc : KC_BLOCK;
     float beta = pc == 0 ? g->beta : 1.0f;
+    bool last = pc + kc >= g->K;
     for (int64_t ic = m0; ic < m1; ic += MC_BLOCK) {
       int64_t mc = m1 - ic < MC_BLOCK ? m1 - ic : MC_BLOCK;
       pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc, ap);
       macro_tile(g, ap, g->bpre + pc * g->bpre_npad + n0 * kc, kc, mc, g->C + ic * g->ldc + n0,
                  n1 - n0, beta);
+      /* rows [ic, ic + mc) are final after the last depth block */
+      if (last && g->post) g->post(g->post_ctx, ic, ic + mc, n0, n1);
     }
   }
 }

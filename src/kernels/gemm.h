@@ -153,5 +153,12 @@ int64_t ox_sgemm_bpack_k(const ox_sgemm_bpack *p);
 int64_t ox_sgemm_bpack_n(const ox_sgemm_bpack *p);
 void ox_sgemm_pb(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
                  int64_t ldc, ox_thread_pool *pool);
+/* The same, calling post(ctx, m0, m1, n0, n1) on each block of C as soon
+ * as its values are final, on the thread that made it (an epilogue over
+ * data still in cache: a MatMul's bias, residual and activation). Every
+ * element of C is in exactly one block. */
+typedef void (*ox_sgemm_post_fn)(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+void ox_sgemm_pb_post(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
+                      int64_t ldc, ox_thread_pool *pool, ox_sgemm_post_fn post, void *ctx);
 
 #endif

@@ -47,6 +47,10 @@ typedef struct gemm_job {
   int64_t split;             /* 0: tasks split columns, 1: rows */
   int64_t chunk;             /* columns or rows per task */
   int64_t ntasks;
+  /* with B packed whole: called on each finished block of C (rows [m0,
+   * m1), columns [n0, n1) final), NULL: none */
+  ox_sgemm_post_fn post;
+  void *post_ctx;
 } gemm_job;
 
 void ox_gemm_run(gemm_job *g, ox_thread_pool *pool);

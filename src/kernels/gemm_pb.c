@@ -88,6 +88,8 @@ typedef struct pgemv_job {
   const float *A;
   int64_t M, lda, ldc, chunk; /* chunk: panels per task */
   float *C;
+  ox_sgemm_post_fn post;
+  void *post_ctx;
 } pgemv_job;
 
 #define OX_PGEMV_BODY(NR)                                                                    \
@@ -135,25 +137,32 @@ static void pgemv_task(void *arg, int64_t t0, int64_t t1) {
   int64_t p0 = t0 * j->chunk, p1 = t1 * j->chunk < panels ? t1 * j->chunk : panels;
   if (p0 >= p1) return;
 #ifdef OX_GEMM_X86
-  if (j->B->nr == 32 && __builtin_cpu_supports("avx512f")) {
+  if (j->B->nr == 32 && __builtin_cpu_supports("avx512f"))
     pgemv32_avx512(j, p0, p1);
-    return;
-  }
-  if (j->B->nr == 16 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+  else if (j->B->nr == 16 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     pgemv16_avx2(j, p0, p1);
-    return;
-  }
+  else
 #endif
-  pgemv_generic(j, p0, p1);
+    pgemv_generic(j, p0, p1);
+  if (j->post) {
+    int64_t n1 = p1 * j->B->nr < j->B->N ? p1 * j->B->nr : j->B->N;
+    j->post(j->post_ctx, 0, j->M, p0 * j->B->nr, n1);
+  }
 }
 
 void ox_sgemm_pb(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
                  int64_t ldc, ox_thread_pool *pool) {
+  ox_sgemm_pb_post(M, A, lda, B, C, ldc, pool, NULL, NULL);
+}
+
+void ox_sgemm_pb_post(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
+                      int64_t ldc, ox_thread_pool *pool, ox_sgemm_post_fn post, void *ctx) {
   if (M <= 0) return;
   ukernel uk = ox_gemm_kernel();
   if (uk.nr != B->nr) { /* packed for another kernel: cannot happen on one machine */
     for (int64_t i = 0; i < M; i++)
       for (int64_t n = 0; n < B->N; n++) C[i * ldc + n] = 0.0f;
+    if (post) post(ctx, 0, M, 0, B->N);
     return;
   }
   int nt = pool ? ox_thread_pool_size(pool) : 1;
@@ -161,7 +170,7 @@ void ox_sgemm_pb(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B
   if (M <= 4) {
     int64_t panels = B->npad / B->nr;
     if ((double)M * (double)B->N * (double)B->K < 1.0e5) nt = 1;
-    pgemv_job j = {B, A, M, lda, ldc, (panels + nt - 1) / nt, C};
+    pgemv_job j = {B, A, M, lda, ldc, (panels + nt - 1) / nt, C, post, ctx};
     int64_t ntasks = (panels + j.chunk - 1) / j.chunk;
     if (ntasks <= 1)
       pgemv_task(&j, 0, 1);
@@ -172,5 +181,7 @@ void ox_sgemm_pb(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B
   gemm_job g = {uk, false, false, M, B->N, B->K, lda, 0, ldc, 1.0f, 0.0f, A, NULL, C, NULL};
   g.bpre = B->data;
   g.bpre_npad = B->npad;
+  g.post = post;
+  g.post_ctx = ctx;
   ox_gemm_run(&g, pool);
 }

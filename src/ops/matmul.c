@@ -4,6 +4,8 @@
  * through ox_hgemm (B packed once, still 16-bit), other float16/bfloat16
  * products are widened to float32 per run; double and integer types use
  * plain loops. */
+#include "matmul.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,7 +198,8 @@ static void mm_batches(void *arg, const int64_t *off, const int64_t *st, int64_t
 /* A (numpy MatMul) times B, or times B with its last two axes swapped
  * when tb (MatMulTransBFused). b is NULL when B was a constant packed into
  * st and freed (consumed at prepare). */
-static int mm_compute(ox_kctx *ctx, const mm_state *st, ox_value *a, ox_value *b, bool tb) {
+static int mm_compute(ox_kctx *ctx, const mm_state *st, ox_value *a, ox_value *b, bool tb,
+                      ox_mm_post *post) {
   bool packed = st && st->have && (!b || b == st->src);
   if (!a || a->kind != OX_VAL_TENSOR || (!b && !packed) || (b && b->kind != OX_VAL_TENSOR))
     return ox_kctx_fail(ctx, OX_ERUNTIME, "inputs must be tensors");
@@ -236,17 +239,25 @@ static int mm_compute(ox_kctx *ctx, const mm_state *st, ox_value *a, ox_value *b
   memcpy(odims, bc.out_dims, orank * sizeof *odims);
   if (a->rank > 1) odims[orank++] = M;
   if (brank > 1) odims[orank++] = N;
+  if (post && (dt != OX_FLOAT || brank != 2))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "the fused product takes float A and a 2-D B");
   ox_value *y = ox_kctx_output(ctx, 0, dt, odims, orank);
   if (!y) return OX_ENOMEM;
   if (y->numel == 0) return OX_OK;
+  if (post) {
+    post->y = y->data;
+    post->N = N;
+  }
   if (K == 0) {
     memset(y->data, 0, (size_t)y->numel * ox_value_elem_size(dt));
     if (dt == OX_FLOAT16 || dt == OX_BFLOAT16)
       for (int64_t i = 0; i < y->numel; i++) oc_set(y->data, dt, i, 0);
+    if (post) post->fn(post, 0, y->numel / N, 0, N);
     return OX_OK;
   }
   if (packed && st->bp && dt == OX_FLOAT) { /* B packed at prepare: every row of A */
-    ox_sgemm_pb(a->numel / K, a->data, K, st->bp, y->data, N, ox_kctx_pool(ctx));
+    ox_sgemm_pb_post(a->numel / K, a->data, K, st->bp, y->data, N, ox_kctx_pool(ctx),
+                     post ? post->fn : NULL, post);
     return OX_OK;
   }
   if (packed && st->hb) { /* 16-bit B packed at prepare: every row of A */
@@ -283,11 +294,25 @@ static int mm_compute(ox_kctx *ctx, const mm_state *st, ox_value *a, ox_value *b
     oc_from_f32(j.cf, dt, y->data, y->numel);
     free(buf);
   }
+  if (post) post->fn(post, 0, y->numel / N, 0, N);
   return OX_OK;
 }
 
 static int mm_run(ox_kctx *ctx, void *state) {
-  return mm_compute(ctx, state, ox_kctx_input(ctx, 0), ox_kctx_input(ctx, 1), false);
+  return mm_compute(ctx, state, ox_kctx_input(ctx, 0), ox_kctx_input(ctx, 1), false, NULL);
+}
+
+int ox_mm_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  return mm_prepare(info, state, e);
+}
+void ox_mm_release(void *state) { mm_release(state); }
+int ox_mm_compute_post(ox_kctx *ctx, const void *state, ox_value *a, ox_value *b,
+                       ox_mm_post *post) {
+  return mm_compute(ctx, state, a, b, false, post);
+}
+int64_t ox_mm_packed_n(const void *state) {
+  const mm_state *s = state;
+  return s && s->have ? s->N : -1;
 }
 
 /* A constant float W (N x K) packed as B = W^T, made once per session and
@@ -360,7 +385,7 @@ static int mmtb_prepare(const ox_kinfo *info, void **state, ox_err *e) {
 }
 
 static int mmtb_run(ox_kctx *ctx, void *state) {
-  return mm_compute(ctx, state, ox_kctx_input(ctx, 0), ox_kctx_input(ctx, 1), true);
+  return mm_compute(ctx, state, ox_kctx_input(ctx, 0), ox_kctx_input(ctx, 1), true, NULL);
 }
 
 /* GatherTiedFused (ai.onnxc, src/opt/tied_gather.c): Gather<axis = 0> of

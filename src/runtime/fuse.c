@@ -1059,6 +1059,7 @@ static int run_opt_passes(fctx *x, ox_node **repl) {
   if (!rc) rc = ox_opt_tied_gather(&v);
   if (!rc) rc = ox_opt_layernorm(&v);
   if (!rc) rc = ox_opt_attention(&v);
+  if (!rc) rc = ox_opt_matmul_epi(&v);
   if (rc || x->s->opts.quant_fusion_off) return rc;
   rc = ox_opt_qdq_conv(&v);
   if (!rc) rc = ox_opt_qdq_eltwise(&v);

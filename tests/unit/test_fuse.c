@@ -589,6 +589,50 @@ static char *last_axis_gelu(void) {
   return t;
 }
 
+/* MatMul by a constant W [K, N], its bias and an activation
+ * (src/opt/matmul_epi.c): X [rows..., K]; act 0 none, 1 Relu, 2 GELU
+ * (x / sqrt 2), 3 GELU (x * 1/sqrt 2, the bias Add written bias first and a
+ * scalar bias), 4 GELU whose input is also read by a third node (the
+ * activation is not fused) */
+static char *matmul_epi_text(const int64_t *xd, size_t xr, int64_t N, int act) {
+  int64_t K = xd[xr - 1];
+  size_t cap = (size_t)(K * N + N) * 16 + 4096, len = 0;
+  char *t = malloc(cap), dims[128] = "", odims[128] = "";
+  if (!t) return NULL;
+  for (size_t d = 0; d < xr; d++) {
+    snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%lld", d ? "," : "",
+             (long long)xd[d]);
+    snprintf(odims + strlen(odims), sizeof odims - strlen(odims), "%s%lld", d ? "," : "",
+             (long long)(d + 1 == xr ? N : xd[d]));
+  }
+  len += (size_t)snprintf(t + len, cap - len,
+                          HEAD "G (float[%s] X) => (float[%s] Y%s)\n<float[%lld,%lld] W = {", dims,
+                          odims, act == 4 ? ", float[?] H" : "", (long long)K, (long long)N);
+  for (int64_t i = 0; i < K * N; i++)
+    len += (size_t)snprintf(t + len, cap - len, "%s%g", i ? "," : "",
+                            (double)((i * 7 + i / N * 13) % 23 - 11) * 0.0625);
+  if (act == 3) {
+    len += (size_t)snprintf(t + len, cap - len, "}, float b = {0.375");
+  } else {
+    len += (size_t)snprintf(t + len, cap - len, "}, float[%lld] b = {", (long long)N);
+    for (int64_t i = 0; i < N; i++)
+      len += (size_t)snprintf(t + len, cap - len, "%s%g", i ? "," : "", (double)(i % 9 - 4) * 0.25);
+  }
+  len += (size_t)snprintf(t + len, cap - len,
+                          "}, float r2 = {1.4142135}, float ir2 = {0.70710678}, float one = {1}, "
+                          "float half = {0.5}>\n{ P = MatMul(X, W)\n");
+  static const char *const tails[] = {
+      " Y = Add(P, b) }\n", " A = Add(P, b)\n Y = Relu(A) }\n",
+      " A = Add(P, b)\n D = Div(A, r2)\n E = Erf(D)\n F = Add(E, one)\n M = Mul(A, F)\n"
+      " Y = Mul(M, half) }\n",
+      " A = Add(b, P)\n D = Mul(ir2, A)\n E = Erf(D)\n F = Add(one, E)\n M = Mul(F, A)\n"
+      " Y = Mul(half, M) }\n",
+      " A = Add(P, b)\n D = Div(A, r2)\n E = Erf(D)\n F = Add(E, one)\n M = Mul(A, F)\n"
+      " Y = Mul(M, half)\n H = Neg(A) }\n"};
+  snprintf(t + len, cap - len, "%s", tails[act]);
+  return t;
+}
+
 /* layer normalisation written out over the last axis (src/opt/layernorm.c) */
 static char *layernorm_text(bool with_beta) {
   char *t = malloc(8192);
@@ -664,6 +708,34 @@ int main(void) {
     finite_input = false;
     CHECK(l0 == (beta ? 9u : 8u) && l1 == 1);
     free(ln);
+  }
+  /* MatMul epilogues: one row (streamed panels), three, 50 (the blocked
+   * GEMM, two depth blocks of K = 400), batched rows; N = 70 leaves partial
+   * panels */
+  {
+    static const struct {
+      int64_t xd[3];
+      size_t xr;
+      int act;
+      size_t nodes0, nodes1;
+    } cases[] = {{{1, 400}, 2, 2, 7, 1},   {{3, 400}, 2, 2, 7, 1},  {{50, 400}, 2, 2, 7, 1},
+                 {{2, 5, 40}, 3, 1, 3, 1}, {{50, 400}, 2, 0, 2, 1}, {{4, 9, 40}, 3, 3, 7, 1},
+                 {{3, 40}, 2, 3, 7, 1},    {{20, 40}, 2, 4, 8, 3}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+      char *t = matmul_epi_text(cases[k].xd, cases[k].xr, 70, cases[k].act);
+      CHECK(t != NULL);
+      if (!t) continue;
+      size_t m0 = 0, m1 = 0;
+      char what[64];
+      snprintf(what, sizeof what, "matmul epilogue %zu", k);
+      finite_input = k % 2 == 0;
+      compare(what, t, cases[k].xd, cases[k].xr, -1, &m0, &m1);
+      finite_input = false;
+      if (m0 != cases[k].nodes0 || m1 != cases[k].nodes1)
+        fprintf(stderr, "%s: %zu nodes unfused, %zu fused\n", what, m0, m1);
+      CHECK(m0 == cases[k].nodes0 && m1 == cases[k].nodes1);
+      free(t);
+    }
   }
   char *gelu = last_axis_gelu();
   CHECK(gelu != NULL);
