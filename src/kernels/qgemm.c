@@ -300,6 +300,11 @@ static void run_tiles(void *arg, int64_t t0, int64_t t1) {
     int64_t m0 = rb * ROW_BLOCK, m1 = m0 + ROW_BLOCK < j->M ? m0 + ROW_BLOCK : j->M;
     int64_t p0 = pb * 3, p1 = p0 + 3 < n_panels ? p0 + 3 : n_panels;
     t->fn(j, m0, m1, p0, p1);
+    const ox_qgemm_epi *ep = j->epi;
+    if (ep && ep->post) {
+      int64_t n1 = p1 * PANEL < j->b->N ? p1 * PANEL : j->b->N;
+      ep->post(ep->post_ctx, (float *)j->C, j->ldc, m0, m1, p0 * PANEL, n1);
+    }
   }
 }
 

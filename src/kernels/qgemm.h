@@ -52,6 +52,11 @@ int ox_qgemm_on(const char *path, const void *A, bool a_signed, int64_t M, int64
 typedef struct ox_qgemm_epi {
   const float *scale, *bias; /* bias may be NULL */
   int64_t n_scale, n_bias;
+  /* then, when not NULL, post(ctx, C, ldc, m0, m1, n0, n1) on each block of
+   * C as soon as it is final (rows [m0, m1), columns [n0, n1)), on the
+   * thread that made it: an activation over data still in cache */
+  void (*post)(void *ctx, float *C, int64_t ldc, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+  void *post_ctx;
 } ox_qgemm_epi;
 
 /* ox_qgemm with that epilogue, on a given path (NULL: the best here). */

@@ -653,6 +653,10 @@ static bool is_q8(int32_t dt) { return dt == OX_INT8 || dt == OX_UINT8; }
 typedef struct mmi_state {
   ox_qgemm_b packed; /* K == 0 and N == 0 when B is not constant */
   bool has_packed;
+  /* QMatMulScaledFused's activation after the bias (attribute act: 0 none,
+   * 1 Relu, 2 GELU's erf form with gelu_c0..2 and gelu_mul) */
+  int act;
+  oc_gelu_erf gelu;
 } mmi_state;
 
 static bool zp_fits(const ox_value *z, int64_t n) {
@@ -663,6 +667,16 @@ static int matmulint_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   mmi_state *st = calloc(1, sizeof *st);
   if (!st) return ox_err_set(e, OX_ENOMEM, "out of memory");
   *state = st;
+  int64_t act = ox_node_attr_int(info->node, "act", 0);
+  if (act < 0 || act > 2) return oc_prep_fail(info, e, "unknown act %lld", (long long)act);
+  if (act == 2 && (!ox_node_attr(info->node, "gelu_c0") || !ox_node_attr(info->node, "gelu_c1") ||
+                   !ox_node_attr(info->node, "gelu_c2")))
+    return oc_prep_fail(info, e, "act 2 needs gelu_c0, gelu_c1 and gelu_c2");
+  st->act = (int)act;
+  st->gelu = (oc_gelu_erf){ox_node_attr_float(info->node, "gelu_c0", 0),
+                           ox_node_attr_float(info->node, "gelu_c1", 0),
+                           ox_node_attr_float(info->node, "gelu_c2", 0),
+                           ox_node_attr_int(info->node, "gelu_mul", 0) != 0};
   const ox_value *B = info->n_inputs > 1 && info->const_inputs ? info->const_inputs[1] : NULL;
   const ox_node *n = info->node;
   bool zb_given = n->n_input > 3 && n->input[3] && n->input[3][0];
@@ -750,11 +764,26 @@ static int matmulint_run(ox_kctx *c, void *state) {
   return rc;
 }
 
+/* the activation on each finished block of the product, as the Relu kernel
+ * or the GELU nodes compute it */
+static void qmm_act(void *ctx, float *C, int64_t ldc, int64_t m0, int64_t m1, int64_t n0,
+                    int64_t n1) {
+  const mmi_state *st = ctx;
+  for (int64_t m = m0; m < m1; m++) {
+    float *y = C + m * ldc + n0;
+    if (st->act == 2)
+      oc_gelu_erf_f32(y, y, n1 - n0, &st->gelu);
+    else
+      for (int64_t k = 0; k < n1 - n0; k++) y[k] = y[k] > 0.0f ? y[k] : 0.0f;
+  }
+}
+
 /* QMatMulScaledFused (domain ai.onnxc; src/opt/dyn_matmul.c makes it from
- * MatMulInteger -> Cast(float) -> Mul(scale) [-> Add(bias)]): inputs A, B,
- * a_zero_point, b_zero_point (as MatMulInteger), scale and optional bias,
- * each one value or one per column. The float epilogue runs in the GEMM's
- * registers with the same two roundings as the nodes it replaces. */
+ * MatMulInteger -> Cast(float) -> Mul(scale) [-> Add(bias)] [-> Relu or
+ * GELU]): inputs A, B, a_zero_point, b_zero_point (as MatMulInteger),
+ * scale and optional bias, each one value or one per column. The float
+ * epilogue runs in the GEMM's registers with the same two roundings as the
+ * nodes it replaces; the activation on each block as it is finished. */
 static int qmm_scaled_run(ox_kctx *c, void *state) {
   const mmi_state *st = state;
   ox_value *A = ox_kctx_input(c, 0), *B = ox_kctx_input(c, 1);
@@ -768,7 +797,12 @@ static int qmm_scaled_run(ox_kctx *c, void *state) {
        (bias->dtype != OX_FLOAT || bias->rank > 1 || (bias->numel != 1 && bias->numel != N))))
     return ox_kctx_fail(c, OX_ERUNTIME, "scale and bias must be float, one value or %lld",
                         (long long)N);
-  ox_qgemm_epi epi = {sc->data, bias ? bias->data : NULL, sc->numel, bias ? bias->numel : 0};
+  ox_qgemm_epi epi = {sc->data,
+                      bias ? bias->data : NULL,
+                      sc->numel,
+                      bias ? bias->numel : 0,
+                      st->act ? qmm_act : NULL,
+                      (void *)st};
   int rc = matmulint_gemm(c, st, A, za, B, zb, &epi);
   if (rc == OX_EUNSUPPORTED)
     return ox_kctx_fail(c, OX_ERUNTIME, "operands the fused integer GEMM does not take");

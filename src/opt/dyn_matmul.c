@@ -12,7 +12,9 @@
  * QMatMulScaledFused (xq, Wq, xz, wz, scale [, bias]), in the place of
  * the last node it replaces, whose GEMM applies
  * scale and bias in registers: the same float operations in the same order,
- * so the result is bit for bit the same. */
+ * so the result is bit for bit the same. A Relu or GELU's erf form after it
+ * (ox_opt_match_gelu) joins as attribute act (1, 2 with gelu_c0..2 and
+ * gelu_mul), run on each block of the product as it is finished. */
 #include <string.h>
 
 #include "pass.h"
@@ -90,9 +92,31 @@ static int fuse_one(ox_pass_view *v, size_t i) {
   } else {
     a = -1;
   }
-  ox_node *fn = ox_opt_new_node(v, mm, "QMatMulScaledFused", *bias ? 6 : 5, 0);
+  /* a Relu or GELU's erf form after it runs on the product's blocks too */
+  int64_t at = a >= 0 ? a : m, relu = ox_opt_next_op(v, out, at, "Relu", 6), act_last = -1;
+  ox_opt_gelu g = {{0}, false, {0}};
+  int act = 0;
+  if (relu >= 0) {
+    act = 1;
+    act_last = relu;
+  } else if (ox_opt_match_gelu(v, out, at, &g)) {
+    act = 2;
+    act_last = g.nodes[4];
+  }
+  ox_node *fn = ox_opt_new_node(v, mm, "QMatMulScaledFused", *bias ? 6 : 5, act ? 5 : 0);
   if (!fn) return v->e->code;
   fn->n_attribute = 0;
+  if (act) {
+    ox_opt_add_int_attr(fn, "act", act);
+    if (act == 2) {
+      ox_opt_add_float_attr(fn, "gelu_c0", g.c[0]);
+      ox_opt_add_float_attr(fn, "gelu_c1", g.c[1]);
+      ox_opt_add_float_attr(fn, "gelu_c2", g.c[2]);
+      ox_opt_add_int_attr(fn, "gelu_mul", g.mul_first);
+      for (int k = 0; k < 4; k++) v->drop[g.nodes[k]] = true;
+    }
+    out = v->nodes[act_last].output[0];
+  }
   const char *in[6] = {mm->input[0],
                        mm->input[1],
                        ox_opt_given(mm, 2) ? mm->input[2] : "",
@@ -103,11 +127,12 @@ static int fuse_one(ox_pass_view *v, size_t i) {
   fn->output[0] = (char *)out;
   /* in the place of the last node replaced: the scale may be computed
    * between MatMulInteger and its Mul */
-  int64_t last = a >= 0 ? a : m;
+  int64_t last = act ? act_last : a >= 0 ? a : m;
   v->repl[last] = fn;
   v->drop[i] = true;
   v->drop[c] = true;
   if (last != m) v->drop[m] = true;
+  if (a >= 0 && last != a) v->drop[a] = true;
   return OX_OK;
 }
 

@@ -175,3 +175,78 @@ bool ox_opt_scalar_q8(const ox_tensor *t, int32_t *out) {
   *out = sign ? (int8_t)pl.data[0] : pl.data[0];
   return true;
 }
+
+/* the other input of binary node n when one input is `name`, else NULL */
+const char *ox_opt_other_of(const ox_node *n, const char *name) {
+  if (n->n_input != 2) return NULL;
+  if (strcmp(n->input[0], name) == 0) return n->input[1];
+  if (strcmp(n->input[1], name) == 0) return n->input[0];
+  return NULL;
+}
+
+/* node j is `op` (opset >= min) with one named output */
+bool ox_opt_is_node(const ox_pass_view *v, int64_t j, const char *op, int64_t min) {
+  const ox_node *n = &v->nodes[j];
+  return ox_opt_op_is(n, op) && v->opsets[j] >= min && n->n_output == 1 && n->output[0] &&
+         *n->output[0];
+}
+
+/* the sole reader of `name` after node `after` when it is `op`, else -1 */
+int64_t ox_opt_next_op(const ox_pass_view *v, const char *name, int64_t after, const char *op,
+                       int64_t min) {
+  int64_t j = v->sole_reader(v, name);
+  return j > after && ox_opt_is_node(v, j, op, min) ? j : -1;
+}
+
+/* the value of a float scalar constant */
+static bool scalar(const ox_pass_view *v, const char *name, float *out) {
+  return name && ox_opt_scalar_f32(v->constant(v, name), out);
+}
+
+/* d = Div(h, c0) or Mul(h, c0) -> Erf -> Add c1 -> g = Mul(h, .) -> Mul c2 */
+static bool gelu_chain(const ox_pass_view *v, const char *h, int64_t d, int64_t g, ox_opt_gelu *m) {
+  const ox_node *dn = &v->nodes[d];
+  if (ox_opt_is_node(v, d, "Div", 7)) {
+    if (dn->n_input != 2 || strcmp(dn->input[0], h) != 0) return false;
+    m->mul_first = false;
+  } else if (ox_opt_is_node(v, d, "Mul", 7)) {
+    m->mul_first = true;
+  } else {
+    return false;
+  }
+  if (!ox_opt_is_node(v, g, "Mul", 7) || !scalar(v, ox_opt_other_of(dn, h), &m->c[0])) return false;
+  int64_t e = ox_opt_next_op(v, dn->output[0], d, "Erf", 9);
+  if (e < 0 || v->nodes[e].n_input != 1) return false;
+  int64_t f = ox_opt_next_op(v, v->nodes[e].output[0], e, "Add", 7);
+  if (f < 0 || !scalar(v, ox_opt_other_of(&v->nodes[f], v->nodes[e].output[0]), &m->c[1]))
+    return false;
+  if (ox_opt_next_op(v, v->nodes[f].output[0], f, "Mul", 7) != g) return false;
+  const char *x = ox_opt_other_of(&v->nodes[g], v->nodes[f].output[0]);
+  if (!x || strcmp(x, h) != 0) return false;
+  int64_t y = ox_opt_next_op(v, v->nodes[g].output[0], g, "Mul", 7);
+  if (y < 0 || !scalar(v, ox_opt_other_of(&v->nodes[y], v->nodes[g].output[0]), &m->c[2]))
+    return false;
+  int64_t nodes[5] = {d, e, f, g, y};
+  memcpy(m->nodes, nodes, sizeof nodes);
+  return true;
+}
+
+/* GELU's erf form on h (made by node `at`): h read once each by exactly
+ * two nodes, d and g of the chain (either found first) */
+bool ox_opt_match_gelu(const ox_pass_view *v, const char *h, int64_t at, ox_opt_gelu *m) {
+  if (v->pinned(v, h)) return false;
+  int64_t r[2] = {-1, -1};
+  size_t readers = 0, nodes = 0;
+  for (size_t k = (size_t)at + 1; k < v->n_node; k++) {
+    if (v->drop[k]) continue;
+    const ox_node *n = v->repl[k] ? v->repl[k] : &v->nodes[k];
+    bool reads = false;
+    for (size_t q = 0; q < n->n_input; q++)
+      if (n->input[q] && strcmp(n->input[q], h) == 0) readers++, reads = true;
+    if (!reads) continue;
+    if (v->repl[k] || nodes == 2) return false;
+    r[nodes++] = (int64_t)k;
+  }
+  if (readers != 2 || nodes != 2) return false;
+  return gelu_chain(v, h, r[0], r[1], m) || gelu_chain(v, h, r[1], r[0], m);
+}

@@ -85,6 +85,24 @@ bool ox_opt_scalar_f32(const ox_tensor *t, float *out);
  * axes = [-1] as attribute (opset < 18) or constant input */
 bool ox_opt_axes_last(const ox_pass_view *v, const ox_node *n, int64_t opset);
 
+/* the other input of binary node n when one input is `name`, else NULL */
+const char *ox_opt_other_of(const ox_node *n, const char *name);
+/* node j is `op` (opset >= min) with one named output */
+bool ox_opt_is_node(const ox_pass_view *v, int64_t j, const char *op, int64_t min);
+/* the sole reader of `name` after node `after` when it is `op` (opset >=
+ * min, one named output), else -1 */
+int64_t ox_opt_next_op(const ox_pass_view *v, const char *name, int64_t after, const char *op,
+                       int64_t min);
+/* GELU's erf form on h (made by node `at`): d = Div(h, c0) or Mul(h, c0),
+ * Erf, Add c1, g = Mul(h, .), Mul c2 — c0..c2 constant float scalars, h
+ * read by d and g only, each intermediate by the next node only */
+typedef struct ox_opt_gelu {
+  float c[3];
+  bool mul_first;   /* Mul by c0 instead of Div */
+  int64_t nodes[5]; /* d, Erf, Add, g, the last Mul */
+} ox_opt_gelu;
+bool ox_opt_match_gelu(const ox_pass_view *v, const char *h, int64_t at, ox_opt_gelu *m);
+
 /* DequantizeLinear -> Conv -> [Relu] -> QuantizeLinear units with constant
  * 8-bit weights become ai.onnxc QLinearConvFused nodes (src/opt/qdq_conv.c). */
 int ox_opt_qdq_conv(ox_pass_view *v);

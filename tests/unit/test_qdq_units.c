@@ -283,6 +283,40 @@ int main(void) {
              text, sig + strlen("=> (float[2,5,12] Y)"));
     check("dynamic MatMul, Cast read", twice, 1, mat, 3, true, 0);
   }
+  /* with an activation after the bias: GELU's erf form (x / sqrt 2, or
+   * x * 1/sqrt 2 with operands swapped) or Relu joins the fused product (one
+   * node for the six or two it replaces); 70 rows (two row blocks) and 100
+   * columns (a partial panel) */
+  static const char *const dyn_acts[] = {
+      "  h = Add (m, bias)\n  d = Div (h, r2)\n  e = Erf (d)\n  f = Add (e, one)\n"
+      "  g = Mul (h, f)\n  Y = Mul (g, half) }\n",
+      "  h = Add (bias, m)\n  d = Mul (ir2, h)\n  e = Erf (d)\n  f = Add (one, e)\n"
+      "  g = Mul (f, h)\n  Y = Mul (half, g) }\n",
+      "  h = Add (m, bias)\n  Y = Relu (h) }\n"};
+  const int64_t big[3] = {1, 70, 40};
+  for (size_t k = 0; k < sizeof dyn_acts / sizeof *dyn_acts; k++) {
+    size_t cap = 64 * 1024;
+    char *t = malloc(cap);
+    CHECK(t != NULL);
+    if (!t) break;
+    size_t n = (size_t)snprintf(
+        t, cap, HEAD "dynact (float[1,70,40] X) => (float[1,70,100] Y)\n<int8[40,100] w = {");
+    for (int i = 0; i < 40 * 100; i++) {
+      st = st * 1664525u + 1013904223u;
+      n += (size_t)snprintf(t + n, cap - n, "%s%d", i ? "," : "", (int)(st >> 24) - 128);
+    }
+    n += (size_t)snprintf(t + n, cap - n,
+                          "}, int8 wz = {3}, float ws = {0.004}, float[100] bias = {");
+    for (int i = 0; i < 100; i++)
+      n += (size_t)snprintf(t + n, cap - n, "%s%g", i ? "," : "", (i % 11 - 5) * 0.5);
+    snprintf(t + n, cap - n,
+             "}, float r2 = {1.4142135}, float ir2 = {0.70710678}, float one = {1}, float half = "
+             "{0.5}>\n{ q, s, z = DynamicQuantizeLinear (X)\n  mi = MatMulInteger (q, w, z, wz)\n"
+             "  sc = Mul (s, ws)\n  c = Cast <to = 1> (mi)\n  m = Mul (c, sc)\n%s",
+             dyn_acts[k]);
+    check(k == 2 ? "dynamic MatMul + Relu" : "dynamic MatMul + GELU", t, 1, big, 3, true, 3);
+    free(t);
+  }
   if (fails)
     fprintf(stderr, "%d checks failed\n", fails);
   else
