@@ -222,6 +222,7 @@ done:
  * spread over the thread pool. */
 typedef struct rows_job {
   const float *x;
+  const float *skip; /* added to x first, row by row into y (NULL: none) */
   float *y, *mean_out, *inv_out;
   const float *scale, *bias; /* per column, applied in the same pass (NULL: none) */
   int64_t inner;
@@ -254,12 +255,21 @@ OC_CLONES static void row_apply(const float *x, float *y, int64_t n, float m, fl
     for (int64_t k = 0; k < n; k++) y[k] = (x[k] - m) * inv;
 }
 
+/* y = a + b, the Add kernel's float addition */
+OC_CLONES static void add_row(const float *a, const float *b, float *y, int64_t n) {
+  for (int64_t k = 0; k < n; k++) y[k] = a[k] + b[k];
+}
+
 static void norm_rows_range(void *arg, int64_t r0, int64_t r1) {
   const rows_job *j = arg;
   int64_t inner = j->inner;
   for (int64_t r = r0; r < r1; r++) {
     const float *xs = j->x + r * inner;
     float *ys = j->y + r * inner;
+    if (j->skip) { /* the residual Add, its row still in cache for the statistics */
+      add_row(xs, j->skip + r * inner, ys, inner);
+      xs = ys;
+    }
     double m = 0.0;
     if (!j->rms) m = inner ? oc_row_sum_f32(xs, inner) / (double)inner : 0.0;
     double v = inner ? row_sq_d(xs, inner, m) / (double)inner : 0.0;
@@ -271,10 +281,18 @@ static void norm_rows_range(void *arg, int64_t r0, int64_t r1) {
   }
 }
 
+static void norm_rows_skip(ox_kctx *c, const float *x, const float *skip, float *y, int64_t outer,
+                           int64_t inner, double eps, bool rms, float *mean_out, float *inv_out,
+                           const float *scale, const float *bias) {
+  rows_job j = {x, skip, y, mean_out, inv_out, scale, bias, inner, eps, rms};
+  int64_t grain = inner > 0 ? 1 + 16384 / inner : outer;
+  ox_parallel_for(ox_kctx_pool(c), outer, grain, norm_rows_range, &j);
+}
+
 static void norm_rows(ox_kctx *c, const float *x, float *y, int64_t outer, int64_t inner,
                       double eps, bool rms, float *mean_out, float *inv_out, const float *scale,
                       const float *bias) {
-  rows_job j = {x, y, mean_out, inv_out, scale, bias, inner, eps, rms};
+  rows_job j = {x, NULL, y, mean_out, inv_out, scale, bias, inner, eps, rms};
   int64_t grain = inner > 0 ? 1 + 16384 / inner : outer;
   ox_parallel_for(ox_kctx_pool(c), outer, grain, norm_rows_range, &j);
 }
@@ -311,8 +329,72 @@ static int instnorm_run(ox_kctx *c, void *st) {
 }
 
 /* ---- LayerNormalization and RMSNormalization ---- */
+static int layernorm_rows(ox_kctx *c, const norm_attrs *a, bool rms, ox_value *x, ox_value *sc,
+                          ox_value *b, ox_value *skip);
+
+/* x + skip with numpy broadcasting, in x's type, as the Add node computes
+ * it (float16 and bfloat16 through float, rounded once) */
+typedef struct skip_job {
+  const ox_value *a, *b;
+  ox_value *y;
+} skip_job;
+
+static void skip_run(void *arg, const int64_t *off, const int64_t *st, int64_t oo, int64_t n) {
+  const skip_job *j = arg;
+  int32_t dt = j->y->dtype;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t ia = off[0] + i * st[0], ib = off[1] + i * st[1];
+    if (dt == OX_FLOAT)
+      ((float *)j->y->data)[oo + i] =
+          ((const float *)j->a->data)[ia] + ((const float *)j->b->data)[ib];
+    else if (dt == OX_DOUBLE)
+      ((double *)j->y->data)[oo + i] =
+          ((const double *)j->a->data)[ia] + ((const double *)j->b->data)[ib];
+    else
+      oc_set(j->y->data, dt, oo + i,
+             (float)((float)oc_get(j->a->data, dt, ia) + (float)oc_get(j->b->data, dt, ib)));
+  }
+}
+
+static ox_value *skip_sum(ox_kctx *c, ox_value *x, ox_value *skip) {
+  if (skip->dtype != x->dtype) {
+    ox_kctx_fail(c, OX_ERUNTIME, "the residual is %d, X is %d", (int)skip->dtype, (int)x->dtype);
+    return NULL;
+  }
+  oc_bcast bc;
+  ox_value *both[2] = {x, skip};
+  if (oc_bcast_values(&bc, c, both, 2)) return NULL;
+  ox_err e = {0};
+  ox_value *y = ox_tensor_new_uninit(x->dtype, bc.out_dims, bc.out_rank, &e);
+  if (!y) {
+    ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+    return NULL;
+  }
+  skip_job j = {x, skip, y};
+  oc_bcast_each(&bc, ox_kctx_pool(c), skip_run, &j);
+  return y;
+}
+
 static int layernorm_common(ox_kctx *c, const norm_attrs *a, bool rms) {
   ox_value *x = ox_kctx_input(c, 0), *sc = ox_kctx_input(c, 1), *b = ox_kctx_input(c, 2);
+  /* LayerNormFused's input 3: a residual added to X first (skip layer
+   * norm); float tensors of one shape add row by row inside the
+   * normalisation, anything else through a broadcast sum first */
+  ox_value *skip = ox_kctx_n_inputs(c) > 3 ? ox_kctx_input(c, 3) : NULL, *sum = NULL;
+  if (skip && x && skip->kind == OX_VAL_TENSOR && x->kind == OX_VAL_TENSOR &&
+      !(x->dtype == OX_FLOAT && skip->dtype == OX_FLOAT &&
+        ox_shape_equal(x->dims, x->rank, skip->dims, skip->rank))) {
+    if (!(sum = skip_sum(c, x, skip))) return OX_ERUNTIME;
+    x = sum;
+    skip = NULL;
+  }
+  int rc = layernorm_rows(c, a, rms, x, sc, b, skip);
+  ox_value_unref(sum);
+  return rc;
+}
+
+static int layernorm_rows(ox_kctx *c, const norm_attrs *a, bool rms, ox_value *x, ox_value *sc,
+                          ox_value *b, ox_value *skip) {
   int rc = check_real(c, x, "X");
   if (!rc) rc = check_real(c, sc, "Scale");
   if (!rc && b && !rms) rc = check_real(c, b, "B");
@@ -339,7 +421,8 @@ static int layernorm_common(ox_kctx *c, const norm_attrs *a, bool rms) {
     goto done;
   }
   if ((rc = nn_fout(c, y, &fy))) goto done;
-  norm_rows(c, fx.p, fy.p, outer, inner, a->epsilon, rms, mean, inv, scale, bias);
+  norm_rows_skip(c, fx.p, skip ? skip->data : NULL, fy.p, outer, inner, a->epsilon, rms, mean, inv,
+                 scale, bias);
   nn_fstore(y, &fy);
   if (!rms) {
     int64_t sd[16];

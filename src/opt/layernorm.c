@@ -11,7 +11,9 @@
  * beta constants of rank <= 1, the nodes become one ai.onnxc LayerNormFused
  * (x, gamma, beta) with axis -1 and that epsilon, run by the kernel of
  * LayerNormalization (src/ops/norm.c). Mul by gamma and Add of beta are
- * optional (the last node present gives the output). */
+ * optional (the last node present gives the output). When x is an Add
+ * read by nothing else, its operands become inputs 0 and 3 (the residual,
+ * added to X row by row inside the normalisation: skip layer norm). */
 #include <string.h>
 
 #include "pass.h"
@@ -36,6 +38,26 @@ static int64_t next_op(const ox_pass_view *v, const char *name, int64_t after, c
 static bool small_const(const ox_pass_view *v, const char *name) {
   const ox_tensor *t = v->constant(v, name);
   return t && t->data_type == OX_FLOAT && t->n_dims <= 1 && ox_opt_elems(t) >= 1;
+}
+
+/* The Add (opset >= 7, two inputs) making x when x is read by nodes rm
+ * and sub only (the pattern's ReduceMean and Sub), else -1 */
+static int64_t skip_add(const ox_pass_view *v, const char *x, size_t rm, int64_t sub) {
+  int64_t p = ox_opt_producer(v, x, rm);
+  if (p < 0 || v->drop[p] || v->repl[p] || !ox_opt_op_is(&v->nodes[p], "Add") || v->opsets[p] < 7 ||
+      v->nodes[p].n_input != 2 || v->nodes[p].n_output != 1 || v->pinned(v, x))
+    return -1;
+  for (size_t k = (size_t)p + 1; k < v->n_node; k++) {
+    if (v->drop[k] || k == rm || (int64_t)k == sub) continue;
+    const ox_node *n = v->repl[k] ? v->repl[k] : &v->nodes[k];
+    for (size_t q = 0; q < n->n_input; q++)
+      if (n->input[q] && strcmp(n->input[q], x) == 0) return -1;
+  }
+  const ox_node *rn = &v->nodes[rm], *sn = &v->nodes[sub];
+  for (size_t q = 1; q < rn->n_input; q++)
+    if (rn->input[q] && strcmp(rn->input[q], x) == 0) return -1;
+  if (strcmp(sn->input[1], x) == 0) return -1;
+  return p;
 }
 
 static int fuse_at(ox_pass_view *v, size_t i) {
@@ -99,13 +121,24 @@ static int fuse_at(ox_pass_view *v, size_t i) {
     }
   }
   if (!*gamma) return OX_OK; /* LayerNormalization needs a scale */
-  ox_node *fn = ox_opt_new_node(v, &v->nodes[last], "LayerNormFused", *beta ? 3 : 2, 2);
+  /* x = Add(p, q) read only here: the residual Add joins (input 3) */
+  int64_t skip = skip_add(v, x, i, sub);
+  ox_node *fn = ox_opt_new_node(v, &v->nodes[last], "LayerNormFused",
+                                skip >= 0 ? 4
+                                : *beta   ? 3
+                                          : 2,
+                                2);
   if (!fn) return v->e->code;
   fn->n_attribute = 0;
   fn->name = v->nodes[i].name;
   fn->input[0] = (char *)x;
   fn->input[1] = (char *)gamma;
-  if (*beta) fn->input[2] = (char *)beta;
+  if (*beta || skip >= 0) fn->input[2] = (char *)beta;
+  if (skip >= 0) {
+    fn->input[0] = v->nodes[skip].input[0];
+    fn->input[3] = v->nodes[skip].input[1];
+    v->drop[skip] = true;
+  }
   fn->output[0] = (char *)out;
   ox_opt_add_int_attr(fn, "axis", -1);
   ox_opt_add_float_attr(fn, "epsilon", eps);

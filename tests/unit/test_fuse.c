@@ -633,25 +633,35 @@ static char *matmul_epi_text(const int64_t *xd, size_t xr, int64_t N, int act) {
   return t;
 }
 
-/* layer normalisation written out over the last axis (src/opt/layernorm.c) */
-static char *layernorm_text(bool with_beta) {
+/* layer normalisation written out over the last axis (src/opt/layernorm.c);
+ * skip 1: its input is X + 0.37 X (a residual Add of one shape), 2: X + a
+ * constant row (broadcast), 3: as 1 with the sum also read by a Neg (H) */
+static char *layernorm_text_skip(bool with_beta, int skip) {
+  static const char *const pre[] = {"", "  r = Mul (X, k)\n  X1 = Add (X, r)\n",
+                                    "  X1 = Add (g, X)\n", "  r = Mul (X, k)\n  X1 = Add (r, X)\n"};
   char *t = malloc(8192);
-  size_t at = (size_t)snprintf(t, 8192,
-                               "<ir_version: 8, opset_import: [\"\" : 13]>\n"
-                               "ln (float[3,40] X) => (float[3,40] Y)\n"
-                               "<float two = {2.0}, float eps = {1e-5}, float[40] g = {");
+  size_t at =
+      (size_t)snprintf(t, 8192,
+                       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+                       "ln (float[3,40] X) => (float[3,40] Y%s)\n"
+                       "<float k = {0.37}, float two = {2.0}, float eps = {1e-5}, float[40] g = {",
+                       skip == 3 ? ", float[3,40] H" : "");
   for (int i = 0; i < 40; i++)
     at += (size_t)snprintf(t + at, 8192 - at, "%s%g", i ? "," : "", 0.5 + i * 0.03);
   at += (size_t)snprintf(t + at, 8192 - at, "}, float[40] b = {");
   for (int i = 0; i < 40; i++)
     at += (size_t)snprintf(t + at, 8192 - at, "%s%g", i ? "," : "", i * 0.1 - 2);
   snprintf(t + at, 8192 - at,
-           "}>\n{ m = ReduceMean <axes = [-1]> (X)\n  d = Sub (X, m)\n  p = Pow (d, two)\n"
+           "}>\n{ %s  m = ReduceMean <axes = [-1]> (%s)\n  d = Sub (%s, m)\n  p = Pow (d, two)\n"
            "  v = ReduceMean <axes = [-1]> (p)\n  ve = Add (v, eps)\n  s = Sqrt (ve)\n"
-           "  n = Div (d, s)\n  %s }\n",
-           with_beta ? "gn = Mul (n, g)\n  Y = Add (gn, b)" : "Y = Mul (g, n)");
+           "  n = Div (d, s)\n  %s%s }\n",
+           pre[skip], skip ? "X1" : "X", skip ? "X1" : "X",
+           with_beta ? "gn = Mul (n, g)\n  Y = Add (gn, b)" : "Y = Mul (g, n)",
+           skip == 3 ? "\n  H = Neg (X1)" : "");
   return t;
 }
+
+static char *layernorm_text(bool with_beta) { return layernorm_text_skip(with_beta, 0); }
 
 /* duplicates (src/opt/cse.c): the second Sigmoid goes; with its output a
  * graph output it stays */
@@ -736,6 +746,25 @@ int main(void) {
       CHECK(m0 == cases[k].nodes0 && m1 == cases[k].nodes1);
       free(t);
     }
+  }
+  /* skip layer norm: the residual Add joins the normalisation (one shape:
+   * row by row; a broadcast row: summed first), not when the sum is read
+   * elsewhere */
+  for (int skip = 1; skip <= 3; skip++) {
+    char *ln = layernorm_text_skip(true, skip);
+    size_t l0 = 0, l1 = 0;
+    const int64_t d_ln[2] = {3, 40};
+    char what[48];
+    snprintf(what, sizeof what, "skip layernorm %d", skip);
+    finite_input = true;
+    compare(what, ln, d_ln, 2, 1e-5, &l0, &l1);
+    finite_input = false;
+    static const size_t want0[] = {0, 11, 10, 12},
+                        want1[] = {0, 2, 1, 3}; /* 3: Mul and Add as one chain */
+    if (l0 != want0[skip] || l1 != want1[skip])
+      fprintf(stderr, "%s: %zu nodes unfused, %zu fused\n", what, l0, l1);
+    CHECK(l0 == want0[skip] && l1 == want1[skip]);
+    free(ln);
   }
   char *gelu = last_axis_gelu();
   CHECK(gelu != NULL);
