@@ -151,10 +151,44 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   return OX_OK;
 }
 
+/* LayerNormalization (opset 17) over the last axis whose X is such an Add
+ * and whose only output is Y: the same LayerNormFused with the residual */
+static int skip_op_at(ox_pass_view *v, size_t i) {
+  const ox_node *ln = &v->nodes[i];
+  if (!ox_opt_op_is(ln, "LayerNormalization") || v->opsets[i] < 17 || ln->n_input < 2 ||
+      ln->n_output < 1 || !ln->output[0] || !*ln->output[0] ||
+      ox_node_attr_int(ln, "axis", -1) != -1 || ox_node_attr_int(ln, "stash_type", 1) != 1)
+    return OX_OK;
+  for (size_t o = 1; o < ln->n_output; o++)
+    if (ln->output[o] && *ln->output[o]) return OX_OK;
+  const char *x = ln->input[0];
+  int64_t p = ox_opt_producer(v, x, i);
+  if (p < 0 || v->drop[p] || v->repl[p] || !ox_opt_op_is(&v->nodes[p], "Add") || v->opsets[p] < 7 ||
+      v->nodes[p].n_input != 2 || v->nodes[p].n_output != 1 || v->sole_reader(v, x) != (int64_t)i)
+    return OX_OK;
+  for (size_t q = 1; q < ln->n_input; q++)
+    if (ln->input[q] && strcmp(ln->input[q], x) == 0) return OX_OK;
+  ox_node *fn = ox_opt_new_node(v, ln, "LayerNormFused", 4, 2);
+  if (!fn) return v->e->code;
+  fn->n_attribute = 0;
+  fn->input[0] = v->nodes[p].input[0];
+  fn->input[1] = ln->input[1];
+  fn->input[2] = ox_opt_given(ln, 2) ? ln->input[2] : "";
+  fn->input[3] = v->nodes[p].input[1];
+  fn->output[0] = ln->output[0];
+  fn->n_output = 1;
+  ox_opt_add_int_attr(fn, "axis", -1);
+  ox_opt_add_float_attr(fn, "epsilon", ox_node_attr_float(ln, "epsilon", 1e-5f));
+  v->repl[i] = fn;
+  v->drop[p] = true;
+  return OX_OK;
+}
+
 int ox_opt_layernorm(ox_pass_view *v) {
   for (size_t i = 0; i < v->n_node; i++) {
     if (v->drop[i] || v->repl[i]) continue;
     int rc = fuse_at(v, i);
+    if (!rc && !v->drop[i] && !v->repl[i]) rc = skip_op_at(v, i);
     if (rc) return rc;
   }
   return OX_OK;

@@ -766,6 +766,31 @@ int main(void) {
     CHECK(l0 == want0[skip] && l1 == want1[skip]);
     free(ln);
   }
+  /* LayerNormalization (opset 17) after a residual Add: the same kernel
+   * either way, so bit for bit; the Add feeding two normalisations stays */
+  {
+    char ln17[2048];
+    size_t at = (size_t)snprintf(ln17, sizeof ln17,
+                                 "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+                                 "ln (float[3,40] X) => (float[3,40] Y)\n<float k = {0.37}, "
+                                 "float[40] g = {");
+    for (int i = 0; i < 40; i++)
+      at += (size_t)snprintf(ln17 + at, sizeof ln17 - at, "%s%g", i ? "," : "", 0.5 + i * 0.03);
+    snprintf(ln17 + at, sizeof ln17 - at,
+             "}>\n{ r = Mul (X, k)\n  s = Add (X, r)\n"
+             "  Y = LayerNormalization <epsilon = 1e-5> (s, g) }\n");
+    size_t l0 = 0, l1 = 0;
+    const int64_t d_ln[2] = {3, 40};
+    compare("LayerNormalization after Add", ln17, d_ln, 2, -1, &l0, &l1);
+    CHECK(l0 == 3 && l1 == 2);
+    char *two = strstr(ln17, "  Y = LayerNormalization");
+    if (two)
+      snprintf(two, sizeof ln17 - (size_t)(two - ln17),
+               "  a = LayerNormalization <epsilon = 1e-5> (s, g)\n"
+               "  c = LayerNormalization <epsilon = 1e-3> (s, g)\n  Y = Sub (a, c) }\n");
+    compare("Add read by two LayerNormalizations", ln17, d_ln, 2, -1, &l0, &l1);
+    CHECK(l0 == 5 && l1 == 4); /* Mul and Add as one chain, both norms kept */
+  }
   char *gelu = last_axis_gelu();
   CHECK(gelu != NULL);
   if (gelu) {
