@@ -208,11 +208,11 @@ OC_CLONES static void q8_from_f32_any(const float *x, int64_t n, float scale, fl
 __attribute__((target("avx512f"))) static int64_t q8_from_f32_avx512(const float *x, int64_t n,
                                                                      float scale, float zp,
                                                                      bool to_signed, void *y) {
-  const __m512 vs = _mm512_set1_ps(scale), vz = _mm512_set1_ps(zp);
-  const __m512 lo = _mm512_set1_ps(to_signed ? -128.0f : 0.0f);
-  const __m512 hi = _mm512_set1_ps(to_signed ? 127.0f : 255.0f);
+  const __m512 vs = _mm512_set1_ps(scale);
+  const __m512i vzi = _mm512_set1_epi32((int32_t)zp); /* an 8-bit zero point: integral */
+  const __m512i loi = _mm512_set1_epi32(to_signed ? -128 : 0);
+  const __m512i hii = _mm512_set1_epi32(to_signed ? 127 : 255);
   const __m512 cl = _mm512_set1_ps(-1024.0f), ch = _mm512_set1_ps(1024.0f);
-  const __m512 magic = _mm512_set1_ps(12582912.0f), zero = _mm512_setzero_ps();
   /* x / scale from the rounded reciprocal and one correction by the exact
    * remainder (an FMA): the correctly rounded quotient whenever no step
    * under- or overflows (Markstein); test_qdq_units compares whole
@@ -234,13 +234,15 @@ __attribute__((target("avx512f"))) static int64_t q8_from_f32_avx512(const float
     } else {
       v = _mm512_div_ps(xv, vs);
     }
-    v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, cl, _CMP_LT_OQ), v, cl);
-    v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, ch, _CMP_GT_OQ), v, ch);
-    __m512 r = _mm512_add_ps(_mm512_sub_ps(_mm512_add_ps(v, magic), magic), vz);
-    r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, lo, _CMP_LT_OQ), r, lo);
-    r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, hi, _CMP_GT_OQ), r, hi);
-    r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q), r, zero);
-    _mm_storeu_si128((__m128i *)((uint8_t *)y + i), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(r)));
+    /* NaN (0 / 0, NaN input) gives 0; the rest: clamp to +-1024, round to
+     * nearest even (embedded rounding, whatever MXCSR says), add the zero
+     * point and saturate in integers */
+    __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    v = _mm512_min_ps(_mm512_max_ps(v, cl), ch);
+    __m512i r = _mm512_add_epi32(
+        _mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vzi);
+    r = _mm512_maskz_mov_epi32(~nan, _mm512_min_epi32(_mm512_max_epi32(r, loi), hii));
+    _mm_storeu_si128((__m128i *)((uint8_t *)y + i), _mm512_cvtepi32_epi8(r));
   }
   return i;
 }
