@@ -74,6 +74,11 @@ typedef struct qjob {
   int32_t *C;
   int64_t ldc;
   const ox_qgemm_epi *epi; /* NULL: int32 C; else float C (same storage) */
+  /* one zero point for all of A (dynamic quantization): the terms that do
+   * not depend on the row, K za zb[n] - za colsum[n], per column, and
+   * whether every zb is 0 (then the row term vanishes); NULL: per row */
+  const int32_t *cterm;
+  bool zb_zero;
 } qjob;
 
 /* The zero-point terms, then the store of one row's columns [n0, n1). */
@@ -116,12 +121,19 @@ __attribute__((target("avx512f"), always_inline)) static inline void store16(con
                                                                              __m512i acc) {
   const ox_qgemm_b *b = j->b;
   int64_t n0 = p * PANEL;
-  __m512i cs = _mm512_loadu_si512(b->colsum + n0), zb = _mm512_loadu_si512(b->zb + n0);
-  __m512i za = _mm512_set1_epi32(j->za[m]), rs = _mm512_set1_epi32(j->rowsum[m]);
-  __m512i kza = _mm512_set1_epi32((int32_t)(b->K * j->za[m]));
-  acc = _mm512_sub_epi32(acc, _mm512_mullo_epi32(za, cs));
-  acc = _mm512_sub_epi32(acc, _mm512_mullo_epi32(zb, rs));
-  acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(kza, zb));
+  if (j->cterm) { /* the same sum with the column terms made once per call */
+    acc = _mm512_add_epi32(acc, _mm512_loadu_si512(j->cterm + n0));
+    if (!j->zb_zero)
+      acc = _mm512_sub_epi32(
+          acc, _mm512_mullo_epi32(_mm512_loadu_si512(b->zb + n0), _mm512_set1_epi32(j->rowsum[m])));
+  } else {
+    __m512i cs = _mm512_loadu_si512(b->colsum + n0), zb = _mm512_loadu_si512(b->zb + n0);
+    __m512i za = _mm512_set1_epi32(j->za[m]), rs = _mm512_set1_epi32(j->rowsum[m]);
+    __m512i kza = _mm512_set1_epi32((int32_t)(b->K * j->za[m]));
+    acc = _mm512_sub_epi32(acc, _mm512_mullo_epi32(za, cs));
+    acc = _mm512_sub_epi32(acc, _mm512_mullo_epi32(zb, rs));
+    acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(kza, zb));
+  }
   int64_t left = b->N - n0;
   __mmask16 mask = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
   if (!j->epi) {
@@ -375,7 +387,7 @@ static int qgemm_impl(const char *path, const void *A, bool a_signed, int64_t M,
   if (M <= 0 || B->N == 0) return OX_OK;
   int64_t row = B->K4 * 4;
   uint8_t *ap = aligned_alloc(64, ((size_t)M * (size_t)row + 63) / 64 * 64 + 64);
-  int32_t *sums = malloc(((size_t)M * 2 + 1) * sizeof *sums);
+  int32_t *sums = malloc(((size_t)M * 2 + (size_t)B->Np + 1) * sizeof *sums);
   if (!ap || !sums) {
     free(ap);
     free(sums);
@@ -397,7 +409,19 @@ static int qgemm_impl(const char *path, const void *A, bool a_signed, int64_t M,
     memset(dst + B->K, 0, (size_t)(row - B->K));
     zas[m] = zp_at(za, a_signed, za_n, m) + (a_signed ? 128 : 0);
   }
-  qjob j = {ap, rowsum, zas, B, M, C, ldc, epi};
+  qjob j = {ap, rowsum, zas, B, M, C, ldc, epi, NULL, false};
+  if (za_n <= 1) { /* every row has the same zero point */
+    int32_t *ct = sums + 2 * M, z = zas[0];
+    bool zero = true;
+    /* wrapping int32 arithmetic, as the per-element form computes it */
+    for (int64_t n = 0; n < B->Np; n++) {
+      uint32_t kz = (uint32_t)B->K * (uint32_t)z * (uint32_t)B->zb[n];
+      ct[n] = (int32_t)(kz - (uint32_t)z * (uint32_t)B->colsum[n]);
+      zero &= B->zb[n] == 0;
+    }
+    j.cterm = ct;
+    j.zb_zero = zero;
+  }
   qtask t = {&j, fn, (M + ROW_BLOCK - 1) / ROW_BLOCK, (B->Np / PANEL + 2) / 3};
   ox_parallel_for(pool, t.row_blocks * t.pair_blocks, 1, run_tiles, &t);
   free(ap);
