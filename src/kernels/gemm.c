@@ -21,8 +21,6 @@
 
 /* ox_sgemm_pa_sb copies each 32-column strip of B when A has more rows */
 enum { STRIP_MIN_ROWS = 48 };
-/* the most rows of A packed at once with B packed whole (gemm_block_pb) */
-enum { PB_MC_MAX = 144 };
 /* ... and walks A once per depth block, B in place, when N is at most this */
 enum { SMALL_N = 128 };
 
@@ -504,8 +502,8 @@ __attribute__((target("avx512f"))) static void pack_a12_avx512(const float *s, i
 }
 #endif
 
-static void pack_a(int mr, bool ta, const float *A, int64_t lda, int64_t M, int64_t i0, int64_t mc,
-                   int64_t k0, int64_t kc, float *dst) {
+void ox_gemm_pack_a(int mr, bool ta, const float *A, int64_t lda, int64_t M, int64_t i0, int64_t mc,
+                    int64_t k0, int64_t kc, float *dst) {
   for (int64_t p = 0; p < mc; p += mr) {
     int64_t rows = mc - p < mr ? mc - p : mr;
     float *d = dst + p * kc;
@@ -590,8 +588,8 @@ static void gemm_naive(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
 /* Micro-kernel tiles over mc rows of packed A (apan) and nc columns of
  * packed B (panels of kc x nr from bblk) into C (row stride ldc); edge tiles
  * through a scratch tile. */
-static void macro_tile(const gemm_job *g, const float *apan, const float *bblk, int64_t kc,
-                       int64_t mc, float *C, int64_t nc, float beta) {
+void ox_gemm_macro_tile(const gemm_job *g, const float *apan, const float *bblk, int64_t kc,
+                        int64_t mc, float *C, int64_t nc, float beta) {
   const int mr = g->uk.mr, nr = g->uk.nr;
   float tile[12 * 32];
   int64_t tiles = (mc + mr - 1) / mr;
@@ -626,7 +624,7 @@ static void macro_tile(const gemm_job *g, const float *apan, const float *bblk, 
   }
 }
 
-static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+void ox_gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const int mr = g->uk.mr, nr = g->uk.nr;
   int64_t ncb = n1 - n0 < NC_BLOCK ? n1 - n0 : NC_BLOCK;
   int64_t ncb_pad = (ncb + nr - 1) / nr * nr;
@@ -686,45 +684,11 @@ static void gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
         if (g->pa)
           apan = g->pa->data + pc * g->pa->Mpad + ic * kc;
         else {
-          pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc, ap);
+          ox_gemm_pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc, ap);
           apan = ap;
         }
-        macro_tile(g, apan, bblk, kc, mc, g->C + ic * g->ldc + jc, nc, beta);
+        ox_gemm_macro_tile(g, apan, bblk, kc, mc, g->C + ic * g->ldc + jc, nc, beta);
       }
-    }
-  }
-}
-
-/* gemm_block for B packed whole (ox_sgemm_pb): each A panel block is packed
- * once and used for every column of the task (with B packed per call, the
- * column loop is outside and A would be packed again per column block). */
-static void gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-  const int mr = g->uk.mr;
-  int64_t kcb = g->K < KC_BLOCK ? g->K : KC_BLOCK;
-  /* rows in equal blocks of at most PB_MC_MAX: every block streams all of
-   * B's columns again, so 128 rows as 96 + 32 paid a whole pass of B for
-   * 32 rows (a transformer's 128 tokens ran its projections at 76-83% of
-   * the FMA peak, one block of 128 at 87-90%) */
-  int64_t nblk = (m1 - m0 + PB_MC_MAX - 1) / PB_MC_MAX;
-  int64_t mcb = (m1 - m0 + nblk - 1) / nblk;
-  mcb = (mcb + mr - 1) / mr * mr;
-  float *ap = ox_scratch(1, (size_t)(PB_MC_MAX * kcb * 4));
-  if (!ap) {
-    gemm_block(g, m0, m1, n0, n1); /* computes from the panels without buffers */
-    if (g->post) g->post(g->post_ctx, m0, m1, n0, n1);
-    return;
-  }
-  for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
-    int64_t kc = g->K - pc < KC_BLOCK ? g->K - pc : KC_BLOCK;
-    float beta = pc == 0 ? g->beta : 1.0f;
-    bool last = pc + kc >= g->K;
-    for (int64_t ic = m0; ic < m1; ic += mcb) {
-      int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
-      pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc, ap);
-      macro_tile(g, ap, g->bpre + pc * g->bpre_npad + n0 * kc, kc, mc, g->C + ic * g->ldc + n0,
-                 n1 - n0, beta);
-      /* rows [ic, ic + mc) are final after the last depth block */
-      if (last && g->post) g->post(g->post_ctx, ic, ic + mc, n0, n1);
     }
   }
 }
@@ -734,7 +698,7 @@ static void gemm_task(void *arg, int64_t t0, int64_t t1) {
   for (int64_t t = t0; t < t1; t++) {
     int64_t lo = t * g->chunk;
     void (*block)(const gemm_job *, int64_t, int64_t, int64_t, int64_t) =
-        g->bpre ? gemm_block_pb : gemm_block;
+        g->bpre ? ox_gemm_block_pb : ox_gemm_block;
     if (g->split == 0) {
       int64_t hi = lo + g->chunk < g->N ? lo + g->chunk : g->N;
       if (lo < hi) block(g, 0, g->M, lo, hi);
@@ -1032,7 +996,7 @@ void ox_sgemm_packed_fill(ox_sgemm_packed *p, int64_t m0, int64_t m1, const floa
   int64_t rows = m1 - m0, mc = (rows + p->mr - 1) / p->mr * p->mr;
   for (int64_t pc = 0; pc < p->K; pc += KC_BLOCK) {
     int64_t kc = p->K - pc < KC_BLOCK ? p->K - pc : KC_BLOCK;
-    pack_a(p->mr, false, A, lda, rows, 0, mc, pc, kc, p->data + pc * p->Mpad + m0 * kc);
+    ox_gemm_pack_a(p->mr, false, A, lda, rows, 0, mc, pc, kc, p->data + pc * p->Mpad + m0 * kc);
   }
 }
 
@@ -1042,7 +1006,7 @@ ox_sgemm_packed *ox_sgemm_pack_a(bool trans_a, int64_t M, int64_t K, const float
   if (!p) return NULL;
   for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
     int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
-    pack_a(p->mr, trans_a, A, lda, M, 0, p->Mpad, pc, kc, p->data + pc * p->Mpad);
+    ox_gemm_pack_a(p->mr, trans_a, A, lda, M, 0, p->Mpad, pc, kc, p->data + pc * p->Mpad);
   }
   return p;
 }
@@ -1139,7 +1103,7 @@ void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda
     int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
     float bt = pc == 0 ? beta : 1.0f;
     const float *bblock = Bp + pc * npad;
-    if (Mfull < M) pack_a(mr, false, A, lda, M, Mfull, mr, pc, kc, edge);
+    if (Mfull < M) ox_gemm_pack_a(mr, false, A, lda, M, Mfull, mr, pc, kc, edge);
     for (int64_t jr = 0; jr < N; jr += nr) {
       int64_t n = N - jr < nr ? N - jr : nr;
       const float *bpan = bblock + jr * kc;

@@ -55,4 +55,17 @@ typedef struct gemm_job {
 
 void ox_gemm_run(gemm_job *g, ox_thread_pool *pool);
 
+/* Rows [i0, i0 + mc) (mc a multiple of mr) x depth [k0, k0 + kc) of op(A)
+ * into mr-row panels at dst. */
+void ox_gemm_pack_a(int mr, bool ta, const float *A, int64_t lda, int64_t M, int64_t i0, int64_t mc,
+                    int64_t k0, int64_t kc, float *dst);
+/* Micro-kernel tiles over mc rows of packed A and nc columns of packed B
+ * into C (row stride g->ldc); beta as the micro-kernel takes it. */
+void ox_gemm_macro_tile(const gemm_job *g, const float *apan, const float *bblk, int64_t kc,
+                        int64_t mc, float *C, int64_t nc, float beta);
+/* The blocked product over rows [m0, m1) and columns [n0, n1) (gemm.c),
+ * and the same with B packed whole (gemm_pb.c). */
+void ox_gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+void ox_gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+
 #endif

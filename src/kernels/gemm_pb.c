@@ -12,6 +12,88 @@
 #include <immintrin.h>
 #endif
 
+/* the most rows of A packed at once with B packed whole (ox_gemm_block_pb) */
+enum { PB_MC_MAX = 144 };
+
+/* More than one depth block and more columns than keep C in L2: with the
+ * depth blocks outermost, every block after the first read C back from
+ * memory (a language model's head, 128 x 50257 floats, three passes of 26
+ * MB). Here all of A is packed first (when it is small), then columns go
+ * in blocks whose C stays in L2 through every depth block. false: not
+ * taken (C fits anyway, A too large, no memory). */
+enum { PB_C_BYTES = 384 * 1024, PB_A_BYTES = 1536 * 1024 };
+
+static bool gemm_block_pb_cols(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
+                               int64_t nblk, int64_t mcb) {
+  const int mr = g->uk.mr, nr = g->uk.nr;
+  int64_t rows = m1 - m0, ncb = PB_C_BYTES / (rows * 4) / nr * nr;
+  if (ncb < 2 * nr) ncb = 2 * nr;
+  size_t whole = (size_t)(nblk * mcb) * (size_t)g->K;
+  if (n1 - n0 <= ncb || whole * 4 > PB_A_BYTES) return false;
+  float *aw = ox_scratch(1, whole * 4);
+  if (!aw) return false;
+  /* block (pc, b): at pc * nblk * mcb (pc counts A's columns) + b * mcb * kc */
+  for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
+    int64_t kc = g->K - pc < KC_BLOCK ? g->K - pc : KC_BLOCK;
+    for (int64_t ic = m0, b = 0; ic < m1; ic += mcb, b++) {
+      int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
+      ox_gemm_pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc,
+                     aw + pc * nblk * mcb + b * mcb * kc);
+    }
+  }
+  for (int64_t jc = n0; jc < n1; jc += ncb) {
+    int64_t nc = n1 - jc < ncb ? n1 - jc : ncb;
+    for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
+      int64_t kc = g->K - pc < KC_BLOCK ? g->K - pc : KC_BLOCK;
+      float beta = pc == 0 ? g->beta : 1.0f;
+      bool last = pc + kc >= g->K;
+      for (int64_t ic = m0, b = 0; ic < m1; ic += mcb, b++) {
+        int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
+        ox_gemm_macro_tile(g, aw + pc * nblk * mcb + b * mcb * kc,
+                           g->bpre + pc * g->bpre_npad + jc * kc, kc, mc, g->C + ic * g->ldc + jc,
+                           nc, beta);
+        if (last && g->post) g->post(g->post_ctx, ic, ic + mc, jc, jc + nc);
+      }
+    }
+  }
+  return true;
+}
+
+/* gemm_block for B packed whole (ox_sgemm_pb): each A panel block is packed
+ * once and used for every column of the task (with B packed per call, the
+ * column loop is outside and A would be packed again per column block). */
+void ox_gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  const int mr = g->uk.mr;
+  int64_t kcb = g->K < KC_BLOCK ? g->K : KC_BLOCK;
+  /* rows in equal blocks of at most PB_MC_MAX: every block streams all of
+   * B's columns again, so 128 rows as 96 + 32 paid a whole pass of B for
+   * 32 rows (a transformer's 128 tokens ran its projections at 76-83% of
+   * the FMA peak, one block of 128 at 87-90%) */
+  int64_t nblk = (m1 - m0 + PB_MC_MAX - 1) / PB_MC_MAX;
+  int64_t mcb = (m1 - m0 + nblk - 1) / nblk;
+  mcb = (mcb + mr - 1) / mr * mr;
+  if (g->K > KC_BLOCK && gemm_block_pb_cols(g, m0, m1, n0, n1, nblk, mcb)) return;
+  float *ap = ox_scratch(1, (size_t)(PB_MC_MAX * kcb * 4));
+  if (!ap) {
+    ox_gemm_block(g, m0, m1, n0, n1); /* computes from the panels without buffers */
+    if (g->post) g->post(g->post_ctx, m0, m1, n0, n1);
+    return;
+  }
+  for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
+    int64_t kc = g->K - pc < KC_BLOCK ? g->K - pc : KC_BLOCK;
+    float beta = pc == 0 ? g->beta : 1.0f;
+    bool last = pc + kc >= g->K;
+    for (int64_t ic = m0; ic < m1; ic += mcb) {
+      int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
+      ox_gemm_pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc, ap);
+      ox_gemm_macro_tile(g, ap, g->bpre + pc * g->bpre_npad + n0 * kc, kc, mc,
+                         g->C + ic * g->ldc + n0, n1 - n0, beta);
+      /* rows [ic, ic + mc) are final after the last depth block */
+      if (last && g->post) g->post(g->post_ctx, ic, ic + mc, n0, n1);
+    }
+  }
+}
+
 struct ox_sgemm_bpack {
   int64_t K, N, npad;
   int nr;
