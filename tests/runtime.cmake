@@ -50,6 +50,7 @@ onnxc_unit_test(test_fold)
 onnxc_unit_test(test_concat_place)
 onnxc_unit_test(test_qgemm)
 onnxc_unit_test(test_qconv)
+onnxc_unit_test(test_qconv_dw)
 
 # One session run from many threads at once: outputs equal a serial run's,
 # bit for bit (tests/unit/test_concurrent.c). The ThreadSanitizer build

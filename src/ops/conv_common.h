@@ -26,6 +26,8 @@ typedef struct conv_state {
   int64_t n_qw;
   const ox_value *qw_src; /* the constant W they were packed from */
   bool relu;              /* QLinearConvFused: a Relu before the requantisation */
+  bool clip;              /* QLinearConvFused: a Clip to [clip_lo, clip_hi] there */
+  float clip_lo, clip_hi;
   /* FusedConv prologue on X's channels (attributes pre_scale, pre_bias,
    * pre_relu): X[c] -> max(fma(X[c], pre_scale[c], pre_bias[c]), 0) */
   float *pre_scale, *pre_bias;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kernels/qconv_dw.h"
 #include "conv_common.h"
 #include "fused.h"
 
@@ -109,6 +110,11 @@ static int qlinearconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   if (!s) return e ? e->code : OX_ENOMEM;
   *state = s;
   s->relu = ox_node_attr_int(info->node, "relu", 0) != 0;
+  s->clip = ox_node_attr(info->node, "clip_lo") || ox_node_attr(info->node, "clip_hi");
+  s->clip_lo = ox_node_attr_float(info->node, "clip_lo", -INFINITY);
+  s->clip_hi = ox_node_attr_float(info->node, "clip_hi", INFINITY);
+  if (s->clip && !(s->clip_lo <= s->clip_hi))
+    return ox_err_set(e, OX_EINVAL, "clip_lo must not exceed clip_hi"), ox_conv_prep_err(info, e);
   const ox_value *w = info->const_inputs && info->n_inputs > 3 ? info->const_inputs[3] : NULL;
   const ox_value *zw = info->const_inputs && info->n_inputs > 5 ? info->const_inputs[5] : NULL;
   int64_t G = s->a.group;
@@ -192,8 +198,34 @@ static int qlinearconv_fast(ox_kctx *ctx, conv_state *s, ox_value *const *in, bo
   rq.lo = rq.y_signed ? -128 : 0;
   rq.hi = rq.y_signed ? 127 : 255;
   if (s->relu && zyv > rq.lo) rq.lo = zyv;
+  if (s->clip) { /* Q(Clip(v)) = the quantized v clamped to the quantized bounds (sy > 0) */
+    float ys0 = scalar_f32(ys, 0);
+    double ql = (double)nearbyintf(s->clip_lo / ys0) + zyv,
+           qh = (double)nearbyintf(s->clip_hi / ys0) + zyv;
+    if (ql > rq.lo) rq.lo = ql > rq.hi ? rq.hi : (int32_t)ql; /* -inf: no bound */
+    if (qh < rq.hi) rq.hi = qh < rq.lo ? rq.lo : (int32_t)qh;
+  }
   ox_err e = {0};
   int rc = OX_OK;
+  /* depthwise: whole channels per task (qconv_dw.c) instead of one
+   * single-row product per channel */
+  if (Cg == 1 && Mg == 1 && G > 1 && ox_qconv_dw_supported(g)) {
+    rq.mult = mult;
+    rq.bias = bias;
+    ox_value *zw = in[5];
+    for (int64_t n = 0; n < N && !rc; n++)
+      rc = ox_qconv_dw_run(g, xb + n * G * g->in_size, G, zxu, w->data, w->dtype == OX_INT8,
+                           zw ? zw->data : NULL, zw ? zw->numel : 0, &rq,
+                           (uint8_t *)y->data + n * M * P, ox_kctx_pool(ctx), &e);
+    if (rc != OX_EUNSUPPORTED) {
+      free(xu);
+      free(f);
+      if (rc) return ox_kctx_fail(ctx, rc, "%s", e.msg);
+      *yout = y;
+      return OX_OK;
+    }
+    rc = OX_OK;
+  }
   for (int64_t n = 0; n < N && !rc; n++)
     for (int64_t gi = 0; gi < G && !rc; gi++) {
       rq.mult = mult + gi * Mg;
@@ -265,6 +297,7 @@ static int qlinearconv_run(ox_kctx *ctx, void *st) {
         /* the real value is (acc + bias) * sx * sw (+ the float bias); requantise to y */
         float real = (float)((double)(acc[i] + bias) * sc) + fb;
         if (s->relu && real < 0) real = 0;
+        if (s->clip) real = real < s->clip_lo ? s->clip_lo : real > s->clip_hi ? s->clip_hi : real;
         double q = nearbyint((double)real / yscale) + yz;
         /* a NaN (0 / 0 with a zero y_scale) quantizes to 0, as in QuantizeLinear */
         int32_t v = q != q ? 0 : q < lo ? lo : q > hi ? hi : (int32_t)q;

@@ -28,7 +28,9 @@ typedef struct spec {
   const char *name;
   int x_signed, w_signed, y_signed;
   int64_t C, M, H, W, k, stride, dil, pad, group;
-  bool per_channel, w_zero_points, relu, bias;
+  bool per_channel, w_zero_points;
+  int relu; /* 0 none, 1 Relu, 2 Clip to [0, 6] (ReLU6), 3 Clip to [-0.5, 1.5] */
+  bool bias;
   int variant; /* 0 fusable; 1 W from a graph input; 2 Conv output also a graph output; 3 x scale
                   per channel */
 } spec;
@@ -81,7 +83,8 @@ static char *model_text(const spec *s) {
   at = put(t, at, cap, "}, float[%lld] b = {", (long long)s->M);
   for (int64_t i = 0; i < s->M; i++)
     at = put(t, at, cap, "%s%g", i ? "," : "", ((double)(next() % 200) - 100) / 50.0);
-  at = put(t, at, cap, "}, float ys = {0.05}, %s yz = {%d}>\n{\n", yt, s->y_signed ? 5 : 110);
+  at = put(t, at, cap, "}, float ys = {0.05}, %s yz = {%d}, float lo = {%g}, float hi = {%g}>\n{\n",
+           yt, s->y_signed ? 5 : 110, s->relu == 3 ? -0.5 : 0.0, s->relu == 3 ? 1.5 : 6.0);
   at = put(t, at, cap, "  xd = DequantizeLinear%s (X, xs, xz)\n",
            s->variant == 3 ? " <axis = 1>" : "");
   at = put(t, at, cap, "  wd = DequantizeLinear <axis = 0> (wq, ws, wz)\n");
@@ -92,7 +95,10 @@ static char *model_text(const spec *s) {
            (long long)s->stride, (long long)s->dil, (long long)s->dil, (long long)s->pad,
            (long long)s->pad, (long long)s->pad, (long long)s->pad, s->bias ? ", b" : "");
   at = put(t, at, cap, "%s  Y = QuantizeLinear (%s, ys, yz)\n}\n",
-           s->relu ? "  r = Relu (c)\n" : "", s->relu ? "r" : "c");
+           s->relu == 1 ? "  r = Relu (c)\n"
+           : s->relu    ? "  r = Clip (c, lo, hi)\n"
+                        : "",
+           s->relu ? "r" : "c");
   if (at >= cap) {
     free(t);
     return NULL;
@@ -199,6 +205,13 @@ int main(void) {
       {"grouped", 0, 1, 0, 8, 12, 10, 10, 3, 1, 1, 1, 2, true, false, true, true, 0},
       {"depthwise", 0, 1, 0, 8, 8, 10, 10, 3, 1, 1, 1, 8, true, false, true, true, 0},
       {"stem 7x7", 0, 1, 0, 3, 16, 32, 32, 7, 2, 1, 3, 1, true, false, true, true, 0},
+      {"3x3 relu6", 0, 1, 0, 8, 16, 12, 10, 3, 1, 1, 1, 1, true, false, 2, true, 0},
+      {"3x3 clip both", 1, 1, 1, 6, 10, 9, 9, 3, 1, 1, 1, 1, true, false, 3, true, 0},
+      {"depthwise relu6", 0, 1, 0, 16, 16, 20, 70, 3, 1, 1, 1, 16, true, false, 2, true, 0},
+      {"depthwise s2 relu6", 0, 1, 0, 12, 12, 21, 67, 3, 2, 1, 1, 12, true, false, 2, true, 0},
+      {"depthwise s2 s8", 1, 1, 1, 10, 10, 14, 14, 3, 2, 1, 1, 10, true, false, 3, true, 0},
+      {"depthwise u8 w zp", 0, 0, 0, 9, 9, 13, 17, 3, 1, 1, 1, 9, true, true, 2, true, 0},
+      {"depthwise 5x5 s2", 0, 1, 0, 7, 7, 19, 23, 5, 2, 1, 2, 7, false, false, 0, false, 0},
       {"W as input", 0, 1, 0, 4, 8, 8, 8, 3, 1, 1, 1, 1, true, false, true, true, 1},
       {"Conv out read", 0, 1, 0, 4, 8, 8, 8, 3, 1, 1, 1, 1, true, false, false, true, 2},
       {"x per channel", 0, 1, 0, 4, 8, 8, 8, 3, 1, 1, 1, 1, true, false, false, true, 3},
