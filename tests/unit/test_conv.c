@@ -343,6 +343,17 @@ int main(void) {
       {"depthwise wide",
        {2, false, 1, 3, 3, 3, {5, 70}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
        false},
+      /* the bordered-plane 3x3 kernel: stride 2 with 16 and more outputs a
+       * row, odd widths, pads 2 and 0, a channel multiplier of 2 */
+      {"depthwise s2 wide",
+       {2, false, 2, 6, 6, 6, {25, 33}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"depthwise pads 2 and 0",
+       {2, false, 1, 4, 8, 4, {14, 40}, {3, 3}, {1, 1}, {1, 1}, {2, 0}, {0, 2}},
+       true},
+      {"depthwise s2 pads 2",
+       {2, false, 1, 5, 5, 5, {15, 47}, {3, 3}, {2, 2}, {1, 1}, {2, 2}, {2, 2}},
+       false},
       {"1-D same", {1, false, 2, 6, 14, 1, {50}, {5}, {1}, {1}, {2}, {2}}, true},
       {"1-D strided", {1, false, 1, 5, 7, 1, {41}, {4}, {3}, {2}, {1}, {2}}, true},
       /* few output positions (<= 8) and depth >= 32: dot products with W's rows */

@@ -457,6 +457,10 @@ static void test_conv_epilogues(void) {
       {"1x1 stride 2", 1, 6, 10, 12, 12, 1, 2, 1, 1, false, NULL, 0, false},
       {"depthwise", 2, 6, 6, 9, 10, 3, 1, 6, 1, false, NULL, 0, false},
       {"depthwise stride 2", 1, 4, 8, 11, 11, 3, 2, 4, 1, false, NULL, 0, false},
+      /* rows of 12 outputs or more: the bordered-plane kernel, its epilogue
+       * in registers */
+      {"depthwise wide", 1, 5, 5, 7, 30, 3, 1, 5, 1, false, NULL, 0, false},
+      {"depthwise wide stride 2", 2, 3, 6, 9, 35, 3, 2, 3, 1, false, NULL, 0, false},
       {"grouped", 1, 8, 6, 7, 9, 3, 1, 2, 1, false, NULL, 0, false},
       {"dilated", 1, 4, 5, 9, 9, 3, 1, 1, 2, false, NULL, 0, false},
   };
