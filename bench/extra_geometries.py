@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""Side by side on models and geometries that ../shared/bench/bench.json does not have.
+
+usage: bench/extra_geometries.py BUILD/onnxc [--threads=N] [--reps=R] [--rounds=K] [NAMES...]
+
+Builds (once, into the generated-models folder sidebyside.py uses) a MobileNet-v2 in float and
+in static-int8 QDQ form with the builder and quantizer of ../shared/bench/make_cnn.py (ReLU6
+as Clip, 17 depthwise layers), then runs ../shared/bench/sidebyside.py from a temporary copy of
+that folder whose bench.json lists:
+  gpt2_prompt128   gpt2_step.onnx on a 128-token prompt with an empty KV cache
+  minilm_b4s64     minilm_l6.onnx at batch 4, sequence 64 (and minilm8_b4s64, its int8 form)
+  mobilenet_v2     the float MobileNet-v2 (and mobilenet_v2_qdq)
+Needs what sidebyside.py needs (onnxruntime-node: NODE_PATH or build/ort-oracle), no network.
+Figures are the caller's to note; nothing here is a test."""
+import json, os, shutil, subprocess, sys, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.environ.get('ONNXC_SHARED') or os.path.join(HERE, '..', '..', 'shared')
+BENCH = os.path.join(SHARED, 'bench')
+GENERATED = os.environ.get('ONNXC_BENCH_MODELS') or os.path.join(tempfile.gettempdir(), 'onnxc-bench-models')
+
+
+def mobilenet_v2(mc, seed=4):
+    """Inverted residual blocks (t, c, n, s) of MobileNet-v2 at 224 x 224."""
+    from onnx import helper
+    t = mc.Net(seed)
+    x, cin = t.conv('input', 3, 32, 3, 2, 'relu6'), 32
+    for expand, c, n, s in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+                            (6, 160, 3, 2), (6, 320, 1, 1)):
+        for i in range(n):
+            stride, hidden = s if i == 0 else 1, cin * expand
+            y = t.conv(x, cin, hidden, 1, 1, 'relu6') if expand != 1 else x
+            y = t.conv(y, hidden, hidden, 3, stride, 'relu6', group=hidden)
+            y = t.conv(y, hidden, c, 1, 1, None)
+            if stride == 1 and cin == c:
+                a = t.nm('add')
+                t.nodes.append(helper.make_node('Add', [y, x], [a], name=t.nm('Add')))
+                y = a
+            x, cin = y, c
+    return t.model('mobilenet_v2', t.conv(x, 320, 1280, 1, 1, 'relu6'), 1280)
+
+
+def ensure_mobilenet():
+    if all(os.path.exists(os.path.join(GENERATED, n)) for n in ('mobilenet_v2.onnx', 'mobilenet_v2_qdq.onnx')):
+        return
+    import onnx
+    sys.path.insert(0, BENCH)
+    import make_cnn as mc
+    os.makedirs(GENERATED, exist_ok=True)
+    m = mobilenet_v2(mc)
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(GENERATED, 'mobilenet_v2.onnx'))
+    q = mc.qdq(m)
+    onnx.checker.check_model(q)
+    onnx.save(q, os.path.join(GENERATED, 'mobilenet_v2_qdq.onnx'))
+
+
+def spec():
+    base = json.load(open(os.path.join(BENCH, 'bench.json')))
+    out = {}
+    g = json.loads(json.dumps(base['gpt2_step']))
+    for k, v in g['inputs'].items():
+        if k in ('input_ids', 'position_ids', 'attention_mask'):
+            v[1] = [1, 128]
+        if k == 'position_ids':
+            v[2] = 'arange'
+        if k.startswith('past_'):
+            v[1] = [v[1][0], v[1][1], 0, v[1][3]]
+    out['gpt2_prompt128'] = g
+    for src, name in (('minilm_l6', 'minilm_b4s64'), ('minilm_l6_int8', 'minilm8_b4s64')):
+        e = json.loads(json.dumps(base[src]))
+        for v in e['inputs'].values():
+            v[1] = [4, 64]
+        out[name] = e
+    for name in ('mobilenet_v2', 'mobilenet_v2_qdq'):
+        e = json.loads(json.dumps(base['resnet50' if name == 'mobilenet_v2' else 'resnet50_qdq']))
+        e['file'], e['root'] = name + '.onnx', 'generated'
+        out[name] = e
+    return out
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    ensure_mobilenet()
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, 'bench')
+        shutil.copytree(BENCH, copy)
+        json.dump(spec(), open(os.path.join(copy, 'bench.json'), 'w'), indent=1)
+        sys.exit(subprocess.run([sys.executable, os.path.join(copy, 'sidebyside.py')] + sys.argv[1:]).returncode)
+
+
+if __name__ == '__main__':
+    main()
