@@ -269,6 +269,12 @@ OC_CLONES static void fz_block(const fz_state *s, const float *in, float *out, i
       case FZ_ERF:
         oc_erf_f32(pa, d, n);
         break;
+      case FZ_POW2:
+        FZ_UN(d[i] = x * x);
+        break;
+      case FZ_POW3:
+        FZ_UN(d[i] = x * x * x);
+        break;
       default:
         break;
     }

@@ -25,6 +25,8 @@ enum {
   FZ_SQRT,
   FZ_TANH,
   FZ_ERF,
+  FZ_POW2, /* Pow by a float32 constant 2: x * x, as the Pow kernel */
+  FZ_POW3, /* and 3: x * x * x */
   FZ_N_OPS
 };
 

@@ -664,6 +664,15 @@ static int chain_op(const fctx *x, size_t i) {
       {"Abs", FZ_ABS, 6, 1},           {"Sqrt", FZ_SQRT, 6, 1},
       {"Tanh", FZ_TANH, 6, 1},         {"Erf", FZ_ERF, 9, 1},
   };
+  /* Pow by a float32 constant 2 or 3: the Pow kernel's x * x and x * x * x
+   * (GPT-2's tanh GELU cubes its input) */
+  if (strcmp(n->op_type, "Pow") == 0) {
+    const ox_value *e = n->n_input == 2 && n->input[1] ? cst_of(x, n->input[1]) : NULL;
+    if (ver < 7 || !e || e->kind != OX_VAL_TENSOR || e->dtype != OX_FLOAT || e->numel != 1)
+      return -1;
+    float v = *(const float *)e->data;
+    return v == 2.0f ? FZ_POW2 : v == 3.0f ? FZ_POW3 : -1;
+  }
   for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
     if (strcmp(n->op_type, t[k].op) != 0) continue;
     if (ver < t[k].min_ver) return -1;
@@ -713,6 +722,7 @@ static bool can_join(const fctx *x, grp *gr, size_t n_vals, size_t i) {
   int64_t fr = gr->axis_from_right, ln = gr->axis_len;
   for (size_t k = 0; k < n->n_input; k++) {
     const char *nm = n->input[k];
+    if ((op == FZ_POW2 || op == FZ_POW3) && k > 0) continue; /* the exponent: chain_op checked it */
     if (op == FZ_CLIP && k > 0) {
       if (!nm || !*nm) continue;
       const ox_value *c = cst_of(x, nm);
@@ -747,7 +757,7 @@ static const char *root_of(const fctx *x, size_t i) {
   const ox_node *n = &x->nodes[i];
   int op = chain_op(x, i);
   const char *root = NULL;
-  size_t n_in = op == FZ_CLIP ? 1 : n->n_input;
+  size_t n_in = op == FZ_CLIP || op == FZ_POW2 || op == FZ_POW3 ? 1 : n->n_input;
   for (size_t k = 0; k < n_in; k++) {
     const char *nm = n->input[k];
     if (!nm || !*nm) return NULL;

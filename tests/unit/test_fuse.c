@@ -795,6 +795,35 @@ int main(void) {
     compare("Add read by two LayerNormalizations", ln17, d_ln, 2, -1, &l0, &l1);
     CHECK(l0 == 5 && l1 == 4); /* Mul and Add as one chain, both norms kept */
   }
+  /* GPT-2's tanh GELU: Pow by 3 joins the chain (x * x * x, as the Pow
+   * kernel), Pow by 2 too; Pow by 2.5 or by an integer exponent does not */
+  {
+    static const char *const pows[] = {
+        HEAD
+        "g (float[4,37] X) => (float[4,37] Y)\n<float three = {3}, float k = {0.044715}, "
+        "float c = {0.7978846}, float half = {0.5}, float one = {1}>\n"
+        "{ p = Pow (X, three)\n  q = Mul (p, k)\n  r = Add (X, q)\n  s = Mul (r, c)\n"
+        "  t = Tanh (s)\n  h = Mul (X, half)\n  u = Add (t, one)\n  Y = Mul (h, u) }\n",
+        HEAD
+        "g (float[4,37] X) => (float[4,37] Y)\n<float two = {2}, float k = {0.5}>\n"
+        "{ p = Pow (X, two)\n  Y = Mul (p, k) }\n",
+        HEAD
+        "g (float[4,37] X) => (float[4,37] Y)\n<float e = {2.5}, float k = {0.5}>\n"
+        "{ a = Abs (X)\n  p = Pow (a, e)\n  Y = Mul (p, k) }\n",
+        HEAD
+        "g (float[4,37] X) => (float[4,37] Y)\n<int64 e = {3}, float k = {0.5}>\n"
+        "{ p = Pow (X, e)\n  Y = Mul (p, k) }\n"};
+    static const size_t want0[] = {8, 2, 3, 2}, want1[] = {1, 1, 3, 2};
+    const int64_t dp[2] = {4, 37};
+    for (size_t k = 0; k < sizeof pows / sizeof *pows; k++) {
+      size_t p0 = 0, p1 = 0;
+      char what[32];
+      snprintf(what, sizeof what, "pow chain %zu", k);
+      compare(what, pows[k], dp, 2, -1, &p0, &p1);
+      if (p0 != want0[k] || p1 != want1[k]) fprintf(stderr, "%s: %zu -> %zu nodes\n", what, p0, p1);
+      CHECK(p0 == want0[k] && p1 == want1[k]);
+    }
+  }
   char *gelu = last_axis_gelu();
   CHECK(gelu != NULL);
   if (gelu) {
