@@ -275,6 +275,9 @@ OC_CLONES static void fz_block(const fz_state *s, const float *in, float *out, i
       case FZ_POW3:
         FZ_UN(d[i] = x * x * x);
         break;
+      case FZ_SIGMOID:
+        oc_sigmoid_f32(pa, d, n, 1.0f, false);
+        break;
       default:
         break;
     }

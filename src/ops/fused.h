@@ -27,6 +27,7 @@ enum {
   FZ_ERF,
   FZ_POW2, /* Pow by a float32 constant 2: x * x, as the Pow kernel */
   FZ_POW3, /* and 3: x * x * x */
+  FZ_SIGMOID,
   FZ_N_OPS
 };
 

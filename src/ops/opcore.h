@@ -130,6 +130,9 @@ void oc_tanh_f32(const float *x, float *y, int64_t n);
  * |x| < 0.5, Abramowitz & Stegun 7.1.26 with oc_exp_f32 above (absolute
  * error below 3e-7). x and y may be the same array. */
 void oc_erf_f32(const float *x, float *y, int64_t n);
+/* y = sigmoid(scale x) (times x when times_x: Swish), float32, as the
+ * Sigmoid and Swish kernels and the fused chains compute it. */
+void oc_sigmoid_f32(const float *x, float *y, int64_t n, float scale, bool times_x);
 /* The largest of x[0..n) (n >= 1); NaN when one of them is NaN. */
 float oc_row_max_f32(const float *x, int64_t n);
 /* y = e^(x - shift) as oc_exp_shift_f32, and the sum of y in double:

@@ -264,27 +264,6 @@ typedef struct un_job {
   double lo, hi;
 } un_job;
 
-/* float32 ops built on the vectorisable exponential */
-OC_CLONES static void sig_block(const float *x, float *y, int64_t n, float scale, bool times_x) {
-  float z[512] = {0}, e[512];
-  for (int64_t k = 0; k < n; k++) { /* z = -|scale*x| (bit operations: vectorisable) */
-    float v = scale * x[k];
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    u |= 0x80000000u;
-    memcpy(&z[k], &u, sizeof u);
-  }
-  oc_exp_f32(z, e, n);
-  for (int64_t k = 0; k < n; k++) { /* x >= 0: 1/(1+e), else e/(1+e) */
-    float v = scale * x[k];
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    float neg = (float)(u >> 31);
-    float sg = (1.0f + (e[k] - 1.0f) * neg) / (1.0f + e[k]);
-    y[k] = times_x ? x[k] * sg : sg;
-  }
-}
-
 OC_CLONES static void un_f32_fast(const un_state *s, const float *x, float *y, int64_t n, float lo,
                                   float hi) {
   if (s->op == U_EXP) {
@@ -304,10 +283,8 @@ OC_CLONES static void un_f32_fast(const un_state *s, const float *x, float *y, i
     for (int64_t k = 0; k < n; k++) y[k] = oc_neg_scale_f32(x[k], al);
     return;
   }
-  if (s->op == U_SIGMOID || s->op == U_SWISH) {
-    for (int64_t b = 0; b < n; b += 512)
-      sig_block(x + b, y + b, n - b < 512 ? n - b : 512, s->op == U_SWISH ? (float)s->alpha : 1.0f,
-                s->op == U_SWISH);
+  if (s->op == U_SIGMOID || s->op == U_SWISH) { /* the function of fused chains too */
+    oc_sigmoid_f32(x, y, n, s->op == U_SWISH ? (float)s->alpha : 1.0f, s->op == U_SWISH);
     return;
   }
   un_f32(s, x, y, n, lo, hi);

@@ -663,6 +663,7 @@ static int chain_op(const fctx *x, size_t i) {
       {"HardSwish", FZ_HSWISH, 14, 1}, {"Neg", FZ_NEG, 6, 1},
       {"Abs", FZ_ABS, 6, 1},           {"Sqrt", FZ_SQRT, 6, 1},
       {"Tanh", FZ_TANH, 6, 1},         {"Erf", FZ_ERF, 9, 1},
+      {"Sigmoid", FZ_SIGMOID, 6, 1},
   };
   /* Pow by a float32 constant 2 or 3: the Pow kernel's x * x and x * x * x
    * (GPT-2's tanh GELU cubes its input) */
