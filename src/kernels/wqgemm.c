@@ -165,6 +165,9 @@ typedef struct bsum_row {
   const float *asum;
   const int8_t *aq;
   const float *ascale, *qsum;
+  const int8_t *fx;     /* fixed-point form: digit planes d0, d1, d2 (Kp each) */
+  const int32_t *fxsum; /* [n_blk][3]: each digit's sum over the block */
+  const float *fxunit;  /* [n_blk]: the value of 1 in the block's fixed point */
 } bsum_row;
 typedef void (*bsum_fn)(const ox_wq_matrix *W, int64_t g, const bsum_row *r, float *out);
 
@@ -174,11 +177,13 @@ static inline float block_term(float S, float s, float z, float asum, float two_
   return s * (two_b * S - (two_b + z) * asum);
 }
 
-/* Both forms in plain C: the float form sums a_k (1 + q_k / 2^bits) in
- * float, the int8 form aq_k q_k exactly in integers, and applies
- * y += s ascale (dot - z qsum) per block. */
+/* The forms in plain C: the float form sums a_k (1 + q_k / 2^bits) in
+ * float, the int8 form aq_k q_k exactly in integers and applies
+ * y += s ascale (dot - z qsum) per block, the fixed-point form each digit
+ * plane's d_k (q_k - z) exactly and y += s unit (E2 2^16 + E1 2^8 + E0). */
+enum { FORM_FLOAT, FORM_INT8, FORM_FIXED };
 static inline void bsum_plain(const ox_wq_matrix *W, int64_t g, const bsum_row *r, float *out,
-                              bool int8) {
+                              int form) {
   const uint32_t *q = grp_units(W, g);
   const float *sd = W->scale + g * W->n_blk * GRP;
   const uint8_t *zd = W->zero ? W->zero + g * W->n_blk * GRP : NULL;
@@ -190,33 +195,51 @@ static inline void bsum_plain(const ox_wq_matrix *W, int64_t g, const bsum_row *
   for (int64_t b = 0; b < W->n_blk; b++) {
     int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
     float S[GRP] = {0};
-    int32_t d[GRP] = {0};
+    int32_t d[3][GRP] = {{0}};
     for (int64_t k = k0; k < k1; k++) {
       const uint32_t *unit = q + (k / R) * GRP;
       unsigned pos = (unsigned)field_pos(bits, (int)(k % R));
-      if (int8) {
+      if (form == FORM_INT8) {
         int32_t ak = r->aq[k];
-        for (int c = 0; c < GRP; c++) d[c] += ak * (int32_t)((unit[c] >> pos) & mask);
+        for (int c = 0; c < GRP; c++) d[0][c] += ak * (int32_t)((unit[c] >> pos) & mask);
+      } else if (form == FORM_FIXED) {
+        for (int p = 0; p < 3; p++) {
+          int32_t ak = r->fx[p * W->Kp + k];
+          for (int c = 0; c < GRP; c++) d[p][c] += ak * (int32_t)((unit[c] >> pos) & mask);
+        }
       } else {
         float ak = r->a[k];
         for (int c = 0; c < GRP; c++) S[c] += ak * (1.0f + (float)((unit[c] >> pos) & mask) * inv);
       }
     }
     for (int c = 0; c < GRP; c++) {
-      float z = (float)(zd ? zd[b * GRP + c] : W->zero_all);
-      y[c] += int8 ? sd[b * GRP + c] * r->ascale[b] * ((float)d[c] - z * r->qsum[b])
-                   : block_term(S[c], sd[b * GRP + c], z, r->asum[b], two_b);
+      int zi = zd ? zd[b * GRP + c] : W->zero_all;
+      float z = (float)zi;
+      if (form == FORM_INT8) {
+        y[c] += sd[b * GRP + c] * r->ascale[b] * ((float)d[0][c] - z * r->qsum[b]);
+      } else if (form == FORM_FIXED) {
+        const int32_t *ds = r->fxsum + 3 * b;
+        float e0 = (float)(d[0][c] - zi * ds[0]), e1 = (float)(d[1][c] - zi * ds[1]),
+              e2 = (float)(d[2][c] - zi * ds[2]);
+        y[c] = fmaf(fmaf(e2, 65536.0f, fmaf(e1, 256.0f, e0)), sd[b * GRP + c] * r->fxunit[b], y[c]);
+      } else {
+        y[c] += block_term(S[c], sd[b * GRP + c], z, r->asum[b], two_b);
+      }
     }
   }
   memcpy(out, y, sizeof y);
 }
 
 static void bsum_portable(const ox_wq_matrix *W, int64_t g, const bsum_row *r, float *out) {
-  bsum_plain(W, g, r, out, false);
+  bsum_plain(W, g, r, out, FORM_FLOAT);
 }
 
 static void bsum_i8_portable(const ox_wq_matrix *W, int64_t g, const bsum_row *r, float *out) {
-  bsum_plain(W, g, r, out, true);
+  bsum_plain(W, g, r, out, FORM_INT8);
+}
+
+static void bsum_fx_portable(const ox_wq_matrix *W, int64_t g, const bsum_row *r, float *out) {
+  bsum_plain(W, g, r, out, FORM_FIXED);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -390,6 +413,83 @@ __attribute__((target("avx512f,avx512vnni"))) static void bsum_i8_vnni(const ox_
     bsum_vnni_body(W, g, r, out, 2);
 }
 
+/* The fixed-point form with vpdpbusd: each activation is a 22-23-bit integer
+ * in its block's fixed point, written as three signed bytes
+ * A = d2 2^16 + d1 2^8 + d0; each byte plane multiplies the weight fields of
+ * four consecutive rows (as in the int8 form) into its own exact 32-bit
+ * sums, which start at -z sum(d) so that they end as sum d (q - z). Three
+ * vpdpbusd per 64 weights against a shift, a mask and a multiply-add per 16
+ * weights in the float form: the decode step becomes bound by memory rather
+ * than by the vector units. */
+__attribute__((target("avx512f,avx512vnni"), always_inline)) static inline void bsum_fx_body(
+    const ox_wq_matrix *W, int64_t g, const bsum_row *rw, float *out, const int bits) {
+  const int R = 32 / bits;
+  const uint32_t *q = grp_units(W, g);
+  const float *sd = W->scale + g * W->n_blk * GRP;
+  const uint8_t *zd = W->zero ? W->zero + g * W->n_blk * GRP : NULL;
+  const int8_t *p0 = rw->fx, *p1 = rw->fx + W->Kp, *p2 = rw->fx + 2 * W->Kp;
+  const __m512i mask = _mm512_set1_epi32((int)(((1u << bits) - 1) * 0x01010101u));
+  __m512 y[4];
+  for (int v = 0; v < 4; v++) y[v] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < W->n_blk; b++) {
+    int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
+    const int32_t *ds = rw->fxsum + 3 * b;
+    __m512i a0[4], a1[4], a2[4]; /* per digit plane, per 16 columns */
+    for (int v = 0; v < 4; v++) {
+      if (zd) {
+        __m512i z = _mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)(zd + b * GRP + 16 * v)));
+        a0[v] = _mm512_mullo_epi32(z, _mm512_set1_epi32(-ds[0]));
+        a1[v] = _mm512_mullo_epi32(z, _mm512_set1_epi32(-ds[1]));
+        a2[v] = _mm512_mullo_epi32(z, _mm512_set1_epi32(-ds[2]));
+      } else {
+        a0[v] = _mm512_set1_epi32(-W->zero_all * ds[0]);
+        a1[v] = _mm512_set1_epi32(-W->zero_all * ds[1]);
+        a2[v] = _mm512_set1_epi32(-W->zero_all * ds[2]);
+      }
+    }
+    for (int64_t k = k0; k < k1; k += R) {
+      const uint32_t *unit = q + (k / R) * GRP;
+      __m512i w[4];
+      for (int v = 0; v < 4; v++) w[v] = _mm512_load_si512(unit + 16 * v);
+      for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(unit + 512 + 16 * l), _MM_HINT_T0);
+      for (int j = 0; j < R / 4; j++) {
+        int32_t q0, q1, q2;
+        memcpy(&q0, p0 + k + 4 * j, 4);
+        memcpy(&q1, p1 + k + 4 * j, 4);
+        memcpy(&q2, p2 + k + 4 * j, 4);
+        __m512i b0 = _mm512_set1_epi32(q0), b1 = _mm512_set1_epi32(q1), b2 = _mm512_set1_epi32(q2);
+        for (int v = 0; v < 4; v++) {
+          __m512i x = j ? _mm512_srli_epi32(w[v], (unsigned)(bits * j)) : w[v];
+          if (bits != 8) x = _mm512_and_si512(x, mask);
+          a0[v] = _mm512_dpbusd_epi32(a0[v], x, b0);
+          a1[v] = _mm512_dpbusd_epi32(a1[v], x, b1);
+          a2[v] = _mm512_dpbusd_epi32(a2[v], x, b2);
+        }
+      }
+    }
+    __m512 unit_b = _mm512_set1_ps(rw->fxunit[b]);
+    const __m512 s16 = _mm512_set1_ps(65536.0f), s8 = _mm512_set1_ps(256.0f);
+    for (int v = 0; v < 4; v++) {
+      __m512 f = _mm512_fmadd_ps(
+          _mm512_cvtepi32_ps(a2[v]), s16,
+          _mm512_fmadd_ps(_mm512_cvtepi32_ps(a1[v]), s8, _mm512_cvtepi32_ps(a0[v])));
+      y[v] = _mm512_fmadd_ps(f, _mm512_mul_ps(_mm512_load_ps(sd + b * GRP + 16 * v), unit_b), y[v]);
+    }
+  }
+  for (int v = 0; v < 4; v++) _mm512_storeu_ps(out + 16 * v, y[v]);
+}
+
+__attribute__((target("avx512f,avx512vnni"))) static void bsum_fx_vnni(const ox_wq_matrix *W,
+                                                                       int64_t g, const bsum_row *r,
+                                                                       float *out) {
+  if (W->bits == 4)
+    bsum_fx_body(W, g, r, out, 4);
+  else if (W->bits == 8)
+    bsum_fx_body(W, g, r, out, 8);
+  else
+    bsum_fx_body(W, g, r, out, 2);
+}
+
 /* AVX2: eight columns per register, one accumulator per eight columns
  * (eight chains); the block results go through `out`. */
 __attribute__((target("avx2"), always_inline)) static inline __m256 field256(__m256i w, int bits,
@@ -453,6 +553,9 @@ typedef struct bsum_job {
   const float *asum;          /* [M][n_blk] */
   const int8_t *aq;           /* int8 form: rows quantized per block, row stride Kp */
   const float *ascale, *qsum; /* int8 form: [M][n_blk] */
+  const int8_t *fx;           /* fixed-point form: [M][3][Kp] digit planes */
+  const int32_t *fxsum;       /* [M][n_blk][3] */
+  const float *fxunit;        /* [M][n_blk] */
   int64_t M, ldc;
   const ox_wq_matrix *W;
   float *C;
@@ -466,11 +569,16 @@ static void bsum_groups(void *arg, int64_t g0, int64_t g1) {
     int64_t n0 = g * GRP, nc = W->N - n0 < GRP ? W->N - n0 : GRP;
     /* every row against the group while its units are in the cache */
     for (int64_t m = 0; m < j->M; m++) {
-      bsum_row r = {j->a + m * W->Kp, j->asum + m * W->n_blk, NULL, NULL, NULL};
+      bsum_row r = {j->a + m * W->Kp, j->asum + m * W->n_blk, NULL, NULL, NULL, NULL, NULL, NULL};
       if (j->aq) {
         r.aq = j->aq + m * W->Kp;
         r.ascale = j->ascale + m * W->n_blk;
         r.qsum = j->qsum + m * W->n_blk;
+      }
+      if (j->fx) {
+        r.fx = j->fx + m * 3 * W->Kp;
+        r.fxsum = j->fxsum + m * 3 * W->n_blk;
+        r.fxunit = j->fxunit + m * W->n_blk;
       }
       j->fn(W, g, &r, out);
       memcpy(j->C + m * j->ldc + n0, out, (size_t)nc * sizeof(float));
@@ -488,6 +596,24 @@ static bsum_fn pick_i8(const char *path) {
 #endif
   if (path && strcmp(path, "portable") == 0) return bsum_i8_portable;
   return NULL;
+}
+
+/* the fixed-point form's function on `path` (NULL: VNNI when the CPU has
+ * it, else none) */
+static bsum_fn pick_fx(const char *path) {
+#ifdef HAVE_X86
+  if ((!path || strcmp(path, "avx512vnni") == 0) && __builtin_cpu_supports("avx512f") &&
+      __builtin_cpu_supports("avx512vnni"))
+    return bsum_fx_vnni;
+#endif
+  if (path && strcmp(path, "portable") == 0) return bsum_fx_portable;
+  return NULL;
+}
+
+/* the fixed-point form's 32-bit sums cannot overflow: they start at
+ * -z sum(d) and add d q, |d| <= 128, for kb rows */
+static bool fx_form_fits(const ox_wq_matrix *W) {
+  return 2.0 * (double)W->kb * (double)((1 << W->bits) - 1) * 128.0 < 2147483647.0;
 }
 
 /* the int8 form's 32-bit sums cannot overflow: kb * (2^bits - 1) * 127 */
@@ -577,6 +703,62 @@ static void quantize_rows(const ox_wq_matrix *W, const float *ap, int64_t M, int
     }
 }
 
+/* One block of a row in fixed point: A_k = round(a_k 2^sh), ties to even,
+ * with sh the power of two that puts max|a| in [2^21, 2^22) (exact
+ * scaling; every A_k then has |A_k| <= 2^22), written as balanced digits
+ * A = d2 2^16 + d1 2^8 + d0 with d0, d1 in [-128, 127] and |d2| <= 64.
+ * unit = 2^-sh. false when the block's largest value is below 2^-104 (2^sh
+ * would not be a normal float): the caller takes the float form. A zero
+ * block has unit 0. */
+OX_CLONES("avx512f", "avx2", "default")
+static bool fx_block(const float *a, int64_t n, int8_t *d0, int8_t *d1, int8_t *d2, int32_t sum[3],
+                     float *unit) {
+  float amax = 0.0f;
+  for (int64_t k = 0; k < n; k++) {
+    float v = fabsf(a[k]);
+    amax = v > amax ? v : amax;
+  }
+  int ex = 0;
+  if (amax > 0.0f) (void)frexpf(amax, &ex); /* amax = m 2^ex, m in [0.5, 1) */
+  int sh = 22 - ex;
+  if (amax > 0.0f && sh > 126) return false;
+  float c = amax > 0.0f ? ldexpf(1.0f, sh) : 0.0f;
+  *unit = amax > 0.0f ? ldexpf(1.0f, -sh) : 0.0f;
+  int32_t s0 = 0, s1 = 0, s2 = 0;
+  for (int64_t k = 0; k < n; k++) {
+    int32_t A = (int32_t)nearbyintf(a[k] * c);
+    int32_t e0 = ((A + 128) & 255) - 128;
+    int32_t A1 = (A - e0) / 256;
+    int32_t e1 = ((A1 + 128) & 255) - 128;
+    int32_t e2 = (A1 - e1) / 256;
+    d0[k] = (int8_t)e0;
+    d1[k] = (int8_t)e1;
+    d2[k] = (int8_t)e2;
+    s0 += e0;
+    s1 += e1;
+    s2 += e2;
+  }
+  sum[0] = s0;
+  sum[1] = s1;
+  sum[2] = s2;
+  return true;
+}
+
+/* The rows in fixed point per block (fx_block); run after prepare_rows. */
+static bool fx_rows(const ox_wq_matrix *W, const float *ap, int64_t M, int8_t *fx, int32_t *fxsum,
+                    float *fxunit) {
+  for (int64_t m = 0; m < M; m++) {
+    int8_t *p = fx + m * 3 * W->Kp;
+    for (int64_t b = 0; b < W->n_blk; b++) {
+      int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
+      if (!fx_block(ap + m * W->Kp + k0, k1 - k0, p + k0, p + W->Kp + k0, p + 2 * W->Kp + k0,
+                    fxsum + (m * W->n_blk + b) * 3, fxunit + m * W->n_blk + b))
+        return false;
+    }
+  }
+  return true;
+}
+
 /* groups per task so that a task streams at least ~64 KiB of weights */
 static int64_t group_grain(const ox_wq_matrix *W) {
   int64_t per = W->Kp / W->rows_unit * GRP * 4;
@@ -584,10 +766,11 @@ static int64_t group_grain(const ox_wq_matrix *W) {
   return gr < 1 ? 1 : gr;
 }
 
-static int block_sum_form(bsum_fn fn, bool int8, const float *A, int64_t M, int64_t lda,
+static int block_sum_form(bsum_fn fn, int form, const float *A, int64_t M, int64_t lda,
                           const ox_wq_matrix *W, float *C, int64_t ldc, ox_thread_pool *pool,
                           bool *done, ox_err *e) {
   *done = false;
+  bool int8 = form == FORM_INT8, fixed = form == FORM_FIXED;
   size_t n_a = 0, n_s = 0;
   if (!ox_mul_size((size_t)M, (size_t)W->Kp * sizeof(float), &n_a) ||
       !ox_mul_size((size_t)M, (size_t)W->n_blk * sizeof(float), &n_s))
@@ -595,12 +778,22 @@ static int block_sum_form(bsum_fn fn, bool int8, const float *A, int64_t M, int6
   float *ap = malloc(n_a), *asum = malloc(n_s);
   int8_t *aq = int8 ? malloc(n_a / sizeof(float)) : NULL;
   float *ascale = int8 ? malloc(n_s) : NULL, *qsum = int8 ? malloc(n_s) : NULL;
+  int8_t *fx = fixed ? malloc(3 * (n_a / sizeof(float))) : NULL;
+  int32_t *fxsum = fixed ? malloc(3 * n_s) : NULL;
+  float *fxunit = fixed ? malloc(n_s) : NULL;
   int rc = OX_OK;
-  if (!ap || !asum || (int8 && (!aq || !ascale || !qsum))) {
+  if (!ap || !asum || (int8 && (!aq || !ascale || !qsum)) ||
+      (fixed && (!fx || !fxsum || !fxunit))) {
     rc = ox_err_set(e, OX_ENOMEM, "out of memory");
   } else if (prepare_rows(W, A, M, lda, ap, asum)) {
     if (int8) quantize_rows(W, ap, M, aq, ascale, qsum);
-    bsum_job j = {fn, ap, asum, aq, ascale, qsum, M, ldc, W, C};
+    if (fixed && !fx_rows(W, ap, M, fx, fxsum, fxunit)) {
+      /* a block too small for a normal power-of-two scale: the float form */
+      free(fx);
+      fx = NULL;
+      fn = pick_bsum(fn == bsum_fx_portable ? "portable" : NULL);
+    }
+    bsum_job j = {fn, ap, asum, aq, ascale, qsum, fx, fxsum, fxunit, M, ldc, W, C};
     ox_parallel_for(pool, W->n_grp, group_grain(W), bsum_groups, &j);
     *done = true;
   }
@@ -609,28 +802,37 @@ static int block_sum_form(bsum_fn fn, bool int8, const float *A, int64_t M, int6
   free(aq);
   free(ascale);
   free(qsum);
+  free(fx);
+  free(fxsum);
+  free(fxunit);
   return rc;
 }
 
 int ox_wq_gemm_on(const char *path, const char *form, const float *A, int64_t M, int64_t lda,
                   const ox_wq_matrix *W, float *C, int64_t ldc, ox_thread_pool *pool, ox_err *e) {
   if (M <= 0) return OX_OK;
-  bool int8 = form && strcmp(form, "int8") == 0;
-  bsum_fn fn = int8 ? pick_i8(path) : pick_bsum(path);
-  if (!fn && int8 && !path) {
+  int fm = !form                           ? -1
+           : strcmp(form, "int8") == 0     ? FORM_INT8
+           : strcmp(form, "fixed") == 0    ? FORM_FIXED
+           : strcmp(form, "blocksum") == 0 ? FORM_FLOAT
+                                           : -2;
+  if (fm == -2) return ox_err_set(e, OX_EINVAL, "no form %s", form);
+  bool bsum = fm >= 0 || M <= 2;
+  if (fm == -1) fm = path ? FORM_FLOAT : FORM_FIXED; /* a named path is a float form's */
+  bsum_fn fn = fm == FORM_INT8 ? pick_i8(path) : fm == FORM_FIXED ? pick_fx(path) : pick_bsum(path);
+  if (!fn && fm != FORM_FLOAT && !path) {
     /* no integer dot product here: the float form, which is exact */
-    int8 = false;
+    fm = FORM_FLOAT;
     fn = pick_bsum(NULL);
   }
   if (!fn) return ox_err_set(e, OX_EUNSUPPORTED, "path %s is not available here", path);
-  if (int8 && !int8_form_fits(W)) {
-    int8 = false;
+  if ((fm == FORM_INT8 && !int8_form_fits(W)) || (fm == FORM_FIXED && !fx_form_fits(W))) {
+    fm = FORM_FLOAT;
     fn = pick_bsum(path && strcmp(path, "portable") == 0 ? path : NULL);
   }
-  bool bsum = int8 || (form ? strcmp(form, "blocksum") == 0 : M <= 2);
   if (bsum && W->finite) {
     bool done = false;
-    int rc = block_sum_form(fn, int8, A, M, lda, W, C, ldc, pool, &done, e);
+    int rc = block_sum_form(fn, fm, A, M, lda, W, C, ldc, pool, &done, e);
     if (rc || done) return rc;
   }
   slab_job j = {A, M, lda, ldc, W, C, 0};

@@ -10,9 +10,13 @@
  * column share a 32-bit unit, and the units of 64 columns for the same rows
  * lie together, so that a one-row product streams the matrix once.
  *
- * One and two rows (token-by-token decode) take the block-sum form: each
- * weight field is made into the float 1 + q / 2^bits by bit operations
- * alone (placed under the exponent of 1.0), so
+ * One and two rows (token-by-token decode) take a block-sum form. With
+ * AVX512-VNNI, the fixed-point form: each block of activations as 22-bit
+ * integers (a power-of-two scale), three signed bytes each, multiplied with
+ * the weight fields by vpdpbusd into exact sums per byte plane; three
+ * vpdpbusd per 64 weights leave the step bound by memory. Otherwise the float
+ * form: each weight field is made into the float 1 + q / 2^bits by bit
+ * operations alone (placed under the exponent of 1.0), so
  *
  *   sum_k a_k q_k = 2^bits (sum_k a_k (1 + q_k / 2^bits) - sum_k a_k)
  *
@@ -65,8 +69,12 @@ int ox_wq_gemm(const float *A, int64_t M, int64_t lda, const ox_wq_matrix *W, fl
                bool int8_decode, ox_thread_pool *pool, ox_err *e);
 
 /* ox_wq_gemm on a given path and form, for tests; OX_EUNSUPPORTED when
- * this CPU lacks the path. Forms: NULL (by M), "blocksum" (the float
- * block-sum form at any M), "int8" (each row quantized to int8 per block:
+ * this CPU lacks the path. Forms: NULL (by M: one and two rows the
+ * fixed-point form where VNNI is, else the float block-sum form; a named
+ * path means the float form), "blocksum" (the float block-sum form at any
+ * M), "fixed" (the fixed-point form at any M: paths "avx512vnni",
+ * "portable"; blocks of activations too small for a normal power-of-two
+ * scale, or too long for 32-bit sums, take the float form), "int8" (each row quantized to int8 per block:
  * scale max|a| / 127, values rounded to nearest even; then
  * y += s * scale_a * (sum_k aq_k q_k - z sum_k aq_k) with exact integer
  * sums: onnxruntime's default for such products, about 1/254 of a block's

@@ -8,7 +8,9 @@
  * extremes or none, odd shapes, a thread pool; a scale of infinity and an
  * infinite activation follow the reference's non-finite results. The int8
  * form (activations quantized per block) against its own definition,
- * computed here, and within its quantization error of the float product. */
+ * computed here, and within its quantization error of the float product.
+ * The fixed-point form (the default for one and two rows with VNNI) within
+ * float rounding plus its documented rounding of the activations. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,8 @@ typedef struct wcase {
   int64_t M, K, N, kb; /* kb 0: one block per column */
   int zmode;           /* 0 none, 1 extremes, 2 random */
   bool inf_scale, inf_act;
+  float act_scale; /* activations times this (0: 1) */
+  bool outliers;   /* one activation in 16 a thousand times the others */
 } wcase;
 
 /* The int8 form's definition (wqgemm.h), computed here in double: row m's
@@ -81,7 +85,9 @@ static void check_case(const char *path, const char *form, const wcase *c, ox_th
     s[i] = 0.001f + 0.02f * (float)(next_u32() % 1000) / 1000.0f;
   }
   if (c->inf_scale) s[n_blk * N / 2] = INFINITY;
-  for (int64_t i = 0; i < M * K; i++) A[i] = next_float();
+  float as = c->act_scale ? c->act_scale : 1.0f;
+  for (int64_t i = 0; i < M * K; i++)
+    A[i] = next_float() * as * (c->outliers && i % 16 == 5 ? 1000.0f : 1.0f);
   if (c->inf_act) A[M * K / 2] = -INFINITY;
   ox_wq_matrix W;
   ox_err e = {0};
@@ -92,9 +98,12 @@ static void check_case(const char *path, const char *form, const wcase *c, ox_th
     printf("%s/%s: %s\n", path, form ? form : "auto", e.msg);
     failures++;
   } else {
-    for (int64_t m = 0; m < M; m++)
+    double *bmax = calloc((size_t)n_blk, sizeof(double)); /* row m's largest |a| per block */
+    for (int64_t m = 0; m < M && bmax; m++) {
+      for (int64_t k = 0; k < K; k++)
+        bmax[k / kb] = fmax(k % kb ? bmax[k / kb] : 0, fabs((double)A[m * K + k]));
       for (int64_t n = 0; n < N; n++) {
-        double want = 0, mag = 0;
+        double want = 0, mag = 0, fxbound = 0;
         for (int64_t k = 0; k < K; k++) {
           int64_t b = (k / kb) * N + n;
           int qv = c->sgn ? (int8_t)q[k * N + n] : q[k * N + n];
@@ -102,11 +111,16 @@ static void check_case(const char *path, const char *form, const wcase *c, ox_th
           float w = (float)(qv - zv) * s[b];
           want += (double)A[m * K + k] * (double)w;
           mag += fabs((double)A[m * K + k] * (double)w);
+          /* the fixed-point form rounds each activation to 2^-22 of its
+           * block's largest one at worst (half of 2^-21) */
+          fxbound += ldexp(bmax[k / kb], -22) * fabs((double)w);
         }
         float got = C[m * N + n];
-        bool ok = isnan(want)   ? isnan(got)
-                  : isinf(want) ? got == want
-                                : fabs(got - want) <= 1e-5 * mag + 1e-6;
+        bool fixed = form && strcmp(form, "fixed") == 0;
+        bool ok = isnan(want) ? isnan(got)
+                  : isinf(want)
+                      ? got == want
+                      : fabs(got - want) <= 1e-5 * mag + 1e-6 * as + (fixed ? fxbound : 0);
         if (form && strcmp(form, "int8") == 0 && !c->inf_act && !c->inf_scale) {
           /* its own definition within float rounding, and the float
            * product within the activations' quantization (1/254 of each
@@ -127,6 +141,8 @@ static void check_case(const char *path, const char *form, const wcase *c, ox_th
           break;
         }
       }
+    }
+    free(bmax);
   }
   ox_wq_free(&W);
   free(q);
@@ -199,6 +215,46 @@ int main(void) {
         }
     wcase inf2 = {4, false, 2, 64, 40, 32, 2, false, true};
     check_case(i8paths[p], "int8", &inf2, NULL);
+  }
+  /* the fixed-point form (activations as 22-bit integers per block, three
+   * byte planes) on its paths, within float rounding of the reference;
+   * also activations near 1e-36 (a block too small for the fixed point:
+   * the float form takes over), near 1e30, and a thousandfold outlier in
+   * every 16 (within the fixed point's rounding of the others) */
+  const char *fxpaths[] = {"avx512vnni", "portable"};
+  for (size_t p = 0; p < 2; p++) {
+    uint8_t q = 0;
+    float one = 1, a = 1, c = 0;
+    ox_wq_matrix probe;
+    ox_err pe = {0};
+    if (ox_wq_pack(8, false, 1, 1, &q, &one, 1, NULL, 1, &probe, &pe) == OX_OK &&
+        ox_wq_gemm_on(fxpaths[p], "fixed", &a, 1, 1, &probe, &c, 1, NULL, &pe) == OX_EUNSUPPORTED) {
+      printf("skip fixed-point path %s: not on this CPU\n", fxpaths[p]);
+      ox_wq_free(&probe);
+      continue;
+    }
+    ox_wq_free(&probe);
+    ran++;
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+      for (int bits = 2; bits <= 8; bits *= 2)
+        for (int t = 0; t < 6; t++) {
+          wcase wc = {bits, t & 1, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], t / 2};
+          if (wc.kb && wc.kb < wc.K && wc.kb % (32 / bits)) continue;
+          check_case(fxpaths[p], "fixed", &wc, s % 2 ? pool : NULL);
+        }
+    const float scales[] = {1e-36f, 1e30f};
+    for (int i = 0; i < 2; i++) {
+      wcase wc = {4, true, 2, 256, 70, 32, 2, false, false, scales[i], false};
+      check_case(fxpaths[p], "fixed", &wc, pool);
+    }
+    wcase outl = {4, false, 1, 768, 130, 32, 2, false, false, 1, true};
+    check_case(fxpaths[p], "fixed", &outl, NULL);
+    wcase outl8 = {8, true, 2, 300, 64, 0, 1, false, false, 1, true};
+    check_case(fxpaths[p], "fixed", &outl8, pool);
+    wcase inf1 = {4, true, 1, 64, 40, 32, 2, true, false};
+    wcase inf2 = {4, false, 2, 64, 40, 32, 2, false, true};
+    check_case(fxpaths[p], "fixed", &inf1, NULL);
+    check_case(fxpaths[p], "fixed", &inf2, NULL);
   }
   /* a block that splits the bytes of 4-bit weights is refused */
   {
