@@ -152,6 +152,32 @@ static void check_case(const char *path, const char *form, const wcase *c, ox_th
   free(C);
 }
 
+/* whether this CPU has `path` for `form` (a one-element product says) */
+static bool path_here(const char *path, const char *form) {
+  uint8_t q = 0;
+  float one = 1, a = 1, c = 0;
+  ox_wq_matrix probe;
+  ox_err pe = {0};
+  bool here = !(ox_wq_pack(8, false, 1, 1, &q, &one, 1, NULL, 1, &probe, &pe) == OX_OK &&
+                ox_wq_gemm_on(path, form, &a, 1, 1, &probe, &c, 1, NULL, &pe) == OX_EUNSUPPORTED);
+  ox_wq_free(&probe);
+  if (!here) printf("skip path %s (form %s): not on this CPU\n", path, form ? form : "auto");
+  return here;
+}
+
+/* every shape, width, signedness and zero-point mode in `form` on `path` */
+static void sweep(const char *path, const char *form, const int64_t (*shapes)[4], size_t n_shapes,
+                  ox_thread_pool *pool) {
+  for (size_t s = 0; s < n_shapes; s++)
+    for (int bits = 2; bits <= 8; bits *= 2)
+      for (int t = 0; t < 6; t++) {
+        wcase wc = {bits, t & 1, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], t / 2};
+        /* blocks must not split a 32-bit unit of 32 / bits rows */
+        if (wc.kb && wc.kb < wc.K && wc.kb % (32 / bits)) continue;
+        check_case(path, form, &wc, s % 2 ? pool : NULL);
+      }
+}
+
 int main(void) {
   const char *paths[] = {"avx512", "avx2", "portable"};
   const char *forms[] = {"blocksum", NULL};
@@ -162,29 +188,12 @@ int main(void) {
   ox_err e = {0};
   ox_thread_pool *pool = ox_thread_pool_new(2, &e);
   int ran = 0;
+  size_t n_shapes = sizeof shapes / sizeof *shapes;
   for (size_t p = 0; p < 3; p++) {
     /* a path this CPU lacks says so; the portable one always runs */
-    uint8_t q = 0;
-    float one = 1, a = 1, c = 0;
-    ox_wq_matrix probe;
-    ox_err pe = {0};
-    if (ox_wq_pack(8, false, 1, 1, &q, &one, 1, NULL, 1, &probe, &pe) == OX_OK &&
-        ox_wq_gemm_on(paths[p], NULL, &a, 1, 1, &probe, &c, 1, NULL, &pe) == OX_EUNSUPPORTED) {
-      printf("skip path %s: not on this CPU\n", paths[p]);
-      ox_wq_free(&probe);
-      continue;
-    }
-    ox_wq_free(&probe);
+    if (!path_here(paths[p], NULL)) continue;
     ran++;
-    for (size_t f = 0; f < 2; f++)
-      for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
-        for (int bits = 2; bits <= 8; bits *= 2)
-          for (int t = 0; t < 6; t++) {
-            wcase wc = {bits, t & 1, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], t / 2};
-            /* blocks must not split a 32-bit unit of 32 / bits rows */
-            if (wc.kb && wc.kb < wc.K && wc.kb % (32 / bits)) continue;
-            check_case(paths[p], forms[f], &wc, s % 2 ? pool : NULL);
-          }
+    for (size_t f = 0; f < 2; f++) sweep(paths[p], forms[f], shapes, n_shapes, pool);
     /* non-finite scales and activations */
     wcase inf1 = {4, true, 1, 64, 40, 32, 2, true, false};
     wcase inf2 = {4, false, 2, 64, 40, 32, 2, false, true};
@@ -194,67 +203,34 @@ int main(void) {
   /* the int8 form on its paths (one and two rows, and more) */
   const char *i8paths[] = {"avx512vnni", "portable"};
   for (size_t p = 0; p < 2; p++) {
-    uint8_t q = 0;
-    float one = 1, a = 1, c = 0;
-    ox_wq_matrix probe;
-    ox_err pe = {0};
-    if (ox_wq_pack(8, false, 1, 1, &q, &one, 1, NULL, 1, &probe, &pe) == OX_OK &&
-        ox_wq_gemm_on(i8paths[p], "int8", &a, 1, 1, &probe, &c, 1, NULL, &pe) == OX_EUNSUPPORTED) {
-      printf("skip int8 path %s: not on this CPU\n", i8paths[p]);
-      ox_wq_free(&probe);
-      continue;
-    }
-    ox_wq_free(&probe);
+    if (!path_here(i8paths[p], "int8")) continue;
     ran++;
-    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
-      for (int bits = 2; bits <= 8; bits *= 2)
-        for (int t = 0; t < 6; t++) {
-          wcase wc = {bits, t & 1, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], t / 2};
-          if (wc.kb && wc.kb < wc.K && wc.kb % (32 / bits)) continue;
-          check_case(i8paths[p], "int8", &wc, s % 2 ? pool : NULL);
-        }
+    sweep(i8paths[p], "int8", shapes, n_shapes, pool);
     wcase inf2 = {4, false, 2, 64, 40, 32, 2, false, true};
     check_case(i8paths[p], "int8", &inf2, NULL);
   }
   /* the fixed-point form (activations as 22-bit integers per block, three
-   * byte planes) on its paths, within float rounding of the reference;
-   * also activations near 1e-36 (a block too small for the fixed point:
-   * the float form takes over), near 1e30, and a thousandfold outlier in
-   * every 16 (within the fixed point's rounding of the others) */
-  const char *fxpaths[] = {"avx512vnni", "portable"};
+   * byte planes) on the same paths, within float rounding of the
+   * reference; also activations near 1e-36 (a block too small for the
+   * fixed point: the float form takes over), near 1e30, and a thousandfold
+   * outlier in every 16 (within the fixed point's rounding of the others) */
   for (size_t p = 0; p < 2; p++) {
-    uint8_t q = 0;
-    float one = 1, a = 1, c = 0;
-    ox_wq_matrix probe;
-    ox_err pe = {0};
-    if (ox_wq_pack(8, false, 1, 1, &q, &one, 1, NULL, 1, &probe, &pe) == OX_OK &&
-        ox_wq_gemm_on(fxpaths[p], "fixed", &a, 1, 1, &probe, &c, 1, NULL, &pe) == OX_EUNSUPPORTED) {
-      printf("skip fixed-point path %s: not on this CPU\n", fxpaths[p]);
-      ox_wq_free(&probe);
-      continue;
-    }
-    ox_wq_free(&probe);
+    if (!path_here(i8paths[p], "fixed")) continue;
     ran++;
-    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
-      for (int bits = 2; bits <= 8; bits *= 2)
-        for (int t = 0; t < 6; t++) {
-          wcase wc = {bits, t & 1, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], t / 2};
-          if (wc.kb && wc.kb < wc.K && wc.kb % (32 / bits)) continue;
-          check_case(fxpaths[p], "fixed", &wc, s % 2 ? pool : NULL);
-        }
+    sweep(i8paths[p], "fixed", shapes, n_shapes, pool);
     const float scales[] = {1e-36f, 1e30f};
     for (int i = 0; i < 2; i++) {
       wcase wc = {4, true, 2, 256, 70, 32, 2, false, false, scales[i], false};
-      check_case(fxpaths[p], "fixed", &wc, pool);
+      check_case(i8paths[p], "fixed", &wc, pool);
     }
     wcase outl = {4, false, 1, 768, 130, 32, 2, false, false, 1, true};
-    check_case(fxpaths[p], "fixed", &outl, NULL);
+    check_case(i8paths[p], "fixed", &outl, NULL);
     wcase outl8 = {8, true, 2, 300, 64, 0, 1, false, false, 1, true};
-    check_case(fxpaths[p], "fixed", &outl8, pool);
+    check_case(i8paths[p], "fixed", &outl8, pool);
     wcase inf1 = {4, true, 1, 64, 40, 32, 2, true, false};
     wcase inf2 = {4, false, 2, 64, 40, 32, 2, false, true};
-    check_case(fxpaths[p], "fixed", &inf1, NULL);
-    check_case(fxpaths[p], "fixed", &inf2, NULL);
+    check_case(i8paths[p], "fixed", &inf1, NULL);
+    check_case(i8paths[p], "fixed", &inf2, NULL);
   }
   /* a block that splits the bytes of 4-bit weights is refused */
   {
