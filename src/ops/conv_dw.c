@@ -14,7 +14,8 @@ typedef struct dw_job {
   int64_t C, Mg;           /* channels (= groups), outputs per group */
   int64_t shuffle;         /* a channel shuffle before the layer (groups), or 0 */
   bool plane;              /* dw_plane_avx512 applies */
-  bool padded;             /* dw_padded3x3 applies */
+  bool padded;             /* dw_padded_range applies */
+  bool flat;               /* dw_flat_range applies */
   const ox_sgemm_epi *epi; /* FusedConv epilogue (residual laid out like y), or NULL */
 } dw_job;
 
@@ -183,49 +184,153 @@ __attribute__((target("avx512f"))) static void dw_plane_avx512(const ox_nn_geom 
 #endif
 
 #if defined(__x86_64__) && defined(__GNUC__)
+/* R output rows from oy times V vectors of 16 outputs from column 16 v0 of
+ * the bordered plane p (rows of rw floats, 64-byte aligned): R V
+ * independent chains (one chain at a time waited on the FMA latency).
+ * Each bordered row is read once per tile with aligned loads, its shifted
+ * taps made by valignd (the unaligned loads split cache lines); every
+ * output takes its taps in order from the bias. Stride 2: phase e (even
+ * columns) at 0, phase o at rw / 2; column 2 ox + kx is phase kx % 2 at
+ * ox + kx / 2. */
+__attribute__((target("avx512f"), always_inline)) static inline void dwp_tile(
+    const float *p, int64_t rw, const int S, int64_t OW, int64_t oy, int64_t v0, const int R,
+    const int V, const __m512 *w, float b, const ox_sgemm_epi *ep, float *y) {
+  __m512 acc[4][2];
+  for (int i = 0; i < R; i++)
+    for (int v = 0; v < V; v++) acc[i][v] = _mm512_set1_ps(b);
+  /* bordered rows oy S + j, j < (R - 1) S + 3: row i takes j = i S + ky
+   * (all compile-time once unrolled, so the weights stay in registers) */
+  for (int j = 0; j < (R - 1) * S + 3; j++) {
+    const float *row = p + (oy * S + j) * rw;
+    for (int v = 0; v < V; v++) {
+      int64_t ox = (v0 + v) * 16;
+      __m512 lo = _mm512_load_ps(row + ox), hi = _mm512_load_ps(row + ox + 16), t[3];
+      t[0] = lo;
+      if (S == 1) {
+        t[1] = _mm512_castsi512_ps(
+            _mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), 1));
+        t[2] = _mm512_castsi512_ps(
+            _mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), 2));
+      } else {
+        t[1] = _mm512_load_ps(row + rw / 2 + ox);
+        t[2] = _mm512_castsi512_ps(
+            _mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), 1));
+      }
+      for (int i = 0; i < R; i++) {
+        int ky = j - i * S;
+        if (ky < 0 || ky > 2) continue;
+        for (int kx = 0; kx < 3; kx++)
+          acc[i][v] = _mm512_fmadd_ps(w[ky * 3 + kx], t[kx], acc[i][v]);
+      }
+    }
+  }
+  for (int i = 0; i < R; i++)
+    for (int v = 0; v < V; v++) {
+      int64_t ox = (v0 + v) * 16;
+      __m512 r = ep ? ox_bound16(ep, ox_act16(ep, acc[i][v])) : acc[i][v];
+      float *yr = y + (oy + i) * OW + ox;
+      if (ox + 16 <= OW)
+        _mm512_storeu_ps(yr, r);
+      else
+        _mm512_mask_storeu_ps(yr, (__mmask16)((1u << (OW - ox)) - 1u), r);
+    }
+}
+
+/* rows [oy, oy + R) of the plane: vectors two at a time, an odd one alone */
+__attribute__((target("avx512f"), always_inline)) static inline void dwp_rows(
+    const float *p, int64_t rw, const int S, int64_t OW, int64_t nv, int64_t oy, const int R,
+    const __m512 *w, float b, const ox_sgemm_epi *ep, float *y) {
+  int64_t v = 0;
+  for (; v + 2 <= nv; v += 2) dwp_tile(p, rw, S, OW, oy, v, R, 2, w, b, ep, y);
+  if (v < nv) dwp_tile(p, rw, S, OW, oy, v, R, 1, w, b, ep, y);
+}
+
+/* the plane's outputs in tiles of four chains: four rows of one vector
+ * (the nine weights, four sums and one row's taps stay in registers; with
+ * two vectors the weights were spilled and every FMA loaded one) */
+__attribute__((target("avx512f"), always_inline)) static inline void dwp_plane(
+    const float *p, int64_t rw, const int S, int64_t OH, int64_t OW, const __m512 *w, float b,
+    const ox_sgemm_epi *ep, float *y) {
+  int64_t nv = (OW + 15) / 16, oy = 0;
+  for (; oy + 4 <= OH; oy += 4) {
+    for (int64_t v = 0; v < nv; v++) dwp_tile(p, rw, S, OW, oy, v, 4, 1, w, b, ep, y);
+  }
+  for (; oy + 2 <= OH; oy += 2) dwp_rows(p, rw, S, OW, nv, oy, 2, w, b, ep, y);
+  if (oy < OH) dwp_rows(p, rw, S, OW, nv, oy, 1, w, b, ep, y);
+}
+
 /* 3 x 3 planes (strides 1 and 2, no dilation, pads up to 2, rows of 12
  * outputs or more: narrower ones filled a vector half): the plane is
  * first copied into a scratch plane with zero borders (stride 2: its even
- * and odd columns apart), so that every tap of 16 outputs is one unmasked
- * load and one FMA with the weight in a register. The masked path spent
+ * and odd columns apart), so that every tap is an aligned load or a
+ * register shift, and the weights stay in registers. The masked path spent
  * its time on the masks (a load and a kmov per tap), not on the FMAs. The
  * sums are the same: the taps in the same order from the bias, a border
  * tap adding w * 0. The FusedConv activation and bound (no residual) are
  * applied before the store. */
 enum { DWP_MAXW = 1024 };
 
-__attribute__((target("avx512f"))) static bool dw_padded3x3(const ox_nn_geom *g, const float *xc,
-                                                            const float *wm, float b, float *y,
-                                                            const ox_sgemm_epi *ep) {
-  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1];
-  int64_t sh = g->stride[0], sw = g->stride[1], pt = g->pb[0], pl = g->pb[1];
-  int64_t owp = (OW + 15) / 16 * 16;
-  /* floats per plane row: stride 1 the padded columns; stride 2 each phase
-   * (owp + 1 columns) */
-  int64_t rw = sw == 1 ? owp + 2 : 2 * (owp + 1), ph = (OH - 1) * sh + 3;
-  if (IW + pl > (sw == 1 ? rw : 2 * (owp + 1))) return false; /* wider than the outputs read */
-  float *p = ox_scratch(0, (size_t)(rw * ph) * sizeof(float) + 64);
-  if (!p) return false;
+/* channel t's input plane and its place in the job */
+static inline const float *dw_src(const dw_job *j, int64_t t) {
+  const ox_nn_geom *g = j->g;
+  int64_t m = t % (j->C * j->Mg), n = t / (j->C * j->Mg), c = m / j->Mg;
+  if (j->shuffle) c = c % j->shuffle * (j->C / j->shuffle) + c / j->shuffle;
+  return j->x + (n * j->C + c) * g->in[0] * g->in[1];
+}
+
+/* The bordered plane's row length (floats: a multiple of 16, so rows stay
+ * aligned; stride 1 the padded columns and a vector more, stride 2 each
+ * phase so), its rows and its size with a 32-float margin; false when the
+ * input is wider than the plane. */
+static bool dwp_dims(const ox_nn_geom *g, int64_t *L, int64_t *rw, int64_t *ph, int64_t *size) {
+  int64_t owp = (g->out[1] + 15) / 16 * 16, sw = g->stride[1];
+  *L = owp + 16;
+  *rw = sw == 1 ? *L : 2 * *L;
+  *ph = (g->out[0] - 1) * g->stride[0] + 3;
+  *size = *rw * *ph + 32;
+  return sw == 1 ? g->in[1] + g->pb[1] <= *L : (g->in[1] + g->pb[1] + 1) / 2 <= *L;
+}
+
+/* Plane xc into the bordered plane p (dwp_dims), fetching the next plane
+ * (next, or NULL) into L2 as it goes. */
+__attribute__((target("avx512f"))) static void dwp_border(const ox_nn_geom *g, const float *xc,
+                                                          const float *next, float *p) {
+  int64_t IH = g->in[0], IW = g->in[1];
+  int64_t sw = g->stride[1], pt = g->pb[0], pl = g->pb[1], L, rw, ph, size;
+  (void)dwp_dims(g, &L, &rw, &ph, &size);
   const __m512 zero = _mm512_setzero_ps();
   for (int64_t r = 0; r < ph; r++) {
     float *row = p + r * rw;
     int64_t ir = r - pt;
-    for (int64_t i = 0; i < rw; i += 16)
-      _mm512_mask_storeu_ps(
-          row + i, rw - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (rw - i)) - 1u), zero);
-    if (ir < 0 || ir >= IH) continue;
+    if (ir < 0 || ir >= IH || sw != 1) {
+      for (int64_t i = 0; i < rw; i += 16) _mm512_store_ps(row + i, zero);
+      if (ir < 0 || ir >= IH) continue;
+    }
     const float *src = xc + ir * IW;
+    for (int64_t i = 0; next && i < IW; i += 16)
+      _mm_prefetch((const char *)(next + ir * IW + i), _MM_HINT_T1);
     if (sw == 1) {
-      for (int64_t i = 0; i < IW; i += 16) {
-        __mmask16 m = IW - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (IW - i)) - 1u);
-        _mm512_mask_storeu_ps(row + pl + i, m, _mm512_maskz_loadu_ps(m, src + i));
-      }
+      /* the left border, then the row in whole vectors (zeros past its
+       * end), then zeros to the end of the plane row */
+      _mm512_store_ps(row, zero);
+      int64_t i = 0;
+      for (; i + 16 <= IW; i += 16) _mm512_storeu_ps(row + pl + i, _mm512_loadu_ps(src + i));
+      if (i < IW)
+        _mm512_storeu_ps(row + pl + i,
+                         _mm512_maskz_loadu_ps((__mmask16)((1u << (IW - i)) - 1u), src + i));
+      else
+        _mm512_storeu_ps(row + pl + i, zero);
+      /* (a vector may reach into the next row, written after this one, or
+       * the plane's 64-byte margin) */
+      if (pl + i + 16 < rw) _mm512_storeu_ps(row + pl + i + 16, zero);
+      for (int64_t z = (pl + i + 32 + 15) / 16 * 16; z < rw; z += 16)
+        _mm512_store_ps(row + z, zero);
     } else {
       /* padded column c = i + pl: phase c % 2 at c / 2, so x's even
        * columns go to phase pl % 2 from pl / 2 on, its odd ones to phase
        * (pl + 1) % 2 from (pl + 1) / 2 on: 32 columns split per step */
-      float *ev = row + (pl & 1) * (owp + 1) + (pl >> 1);
-      float *od = row + ((pl + 1) & 1) * (owp + 1) + ((pl + 1) >> 1);
+      float *ev = row + (pl & 1) * L + (pl >> 1);
+      float *od = row + ((pl + 1) & 1) * L + ((pl + 1) >> 1);
       const __m512i ie =
           _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
       const __m512i io =
@@ -244,41 +349,130 @@ __attribute__((target("avx512f"))) static bool dw_padded3x3(const ox_nn_geom *g,
       }
     }
   }
+}
+
+/* The outputs of a bordered plane, with the epilogue ep (no residual) */
+__attribute__((target("avx512f"))) static void dwp_compute(const ox_nn_geom *g, const float *p,
+                                                           const float *wm, float b, float *y,
+                                                           const ox_sgemm_epi *ep) {
+  int64_t L, rw, ph, size;
+  (void)dwp_dims(g, &L, &rw, &ph, &size);
   __m512 w[9];
   for (int t = 0; t < 9; t++) w[t] = _mm512_set1_ps(wm[t]);
-  const __m512 bv = _mm512_set1_ps(b);
-  for (int64_t oy = 0; oy < OH; oy++) {
-    const float *r0 = p + oy * sh * rw, *r1 = r0 + rw, *r2 = r1 + rw;
-    float *yr = y + oy * OW;
-    for (int64_t ox = 0; ox < OW; ox += 16) {
-      __m512 acc = bv;
-      if (sw == 1) {
-        acc = _mm512_fmadd_ps(w[0], _mm512_loadu_ps(r0 + ox), acc);
-        acc = _mm512_fmadd_ps(w[1], _mm512_loadu_ps(r0 + ox + 1), acc);
-        acc = _mm512_fmadd_ps(w[2], _mm512_loadu_ps(r0 + ox + 2), acc);
-        acc = _mm512_fmadd_ps(w[3], _mm512_loadu_ps(r1 + ox), acc);
-        acc = _mm512_fmadd_ps(w[4], _mm512_loadu_ps(r1 + ox + 1), acc);
-        acc = _mm512_fmadd_ps(w[5], _mm512_loadu_ps(r1 + ox + 2), acc);
-        acc = _mm512_fmadd_ps(w[6], _mm512_loadu_ps(r2 + ox), acc);
-        acc = _mm512_fmadd_ps(w[7], _mm512_loadu_ps(r2 + ox + 1), acc);
-        acc = _mm512_fmadd_ps(w[8], _mm512_loadu_ps(r2 + ox + 2), acc);
-      } else { /* column 2 ox + kx: phase kx % 2 at ox + kx / 2 */
-        int64_t o1 = owp + 1;
-        acc = _mm512_fmadd_ps(w[0], _mm512_loadu_ps(r0 + ox), acc);
-        acc = _mm512_fmadd_ps(w[1], _mm512_loadu_ps(r0 + o1 + ox), acc);
-        acc = _mm512_fmadd_ps(w[2], _mm512_loadu_ps(r0 + ox + 1), acc);
-        acc = _mm512_fmadd_ps(w[3], _mm512_loadu_ps(r1 + ox), acc);
-        acc = _mm512_fmadd_ps(w[4], _mm512_loadu_ps(r1 + o1 + ox), acc);
-        acc = _mm512_fmadd_ps(w[5], _mm512_loadu_ps(r1 + ox + 1), acc);
-        acc = _mm512_fmadd_ps(w[6], _mm512_loadu_ps(r2 + ox), acc);
-        acc = _mm512_fmadd_ps(w[7], _mm512_loadu_ps(r2 + o1 + ox), acc);
-        acc = _mm512_fmadd_ps(w[8], _mm512_loadu_ps(r2 + ox + 1), acc);
+  if (g->stride[1] == 1)
+    dwp_plane(p, rw, 1, g->out[0], g->out[1], w, b, ep, y);
+  else
+    dwp_plane(p, rw, 2, g->out[0], g->out[1], w, b, ep, y);
+}
+
+/* Planes [t0, t1) of the job: each bordered, then computed; planes of up
+ * to 8 KiB in a pipeline over two buffers (plane t + 1 bordered before
+ * plane t is computed: loads straddling fresh stores wait for them), larger
+ * ones one after the other, the next fetched into L2 while one is
+ * bordered (planes come from the layer before, mostly out of L3). False
+ * (nothing done) without scratch memory or when the input is wider than
+ * the plane. */
+__attribute__((target("avx512f"))) static bool dw_padded_range(const dw_job *j, int64_t t0,
+                                                               int64_t t1) {
+  const ox_nn_geom *g = j->g;
+  int64_t L, rw, ph, size, OH = g->out[0], OW = g->out[1], MC = j->C * j->Mg;
+  if (!dwp_dims(g, &L, &rw, &ph, &size)) return false;
+  size = (size + 15) / 16 * 16;
+  bool pipe = size * (int64_t)sizeof(float) <= 8192 && t1 - t0 > 1;
+  float *buf = ox_scratch(0, (size_t)(pipe ? 2 * size : size) * sizeof(float));
+  if (!buf) return false;
+  const ox_sgemm_epi *ep = j->epi && !j->epi->res ? j->epi : NULL;
+  for (int64_t t = t0 - (pipe ? 1 : 0); t < t1; t++) {
+    if (pipe && t + 1 < t1) dwp_border(g, dw_src(j, t + 1), NULL, buf + ((t + 1) & 1) * size);
+    if (t < t0) continue;
+    float *p = pipe ? buf + (t & 1) * size : buf;
+    if (!pipe) dwp_border(g, dw_src(j, t), t + 1 < t1 ? dw_src(j, t + 1) : NULL, p);
+    float *ym = j->y + t * OH * OW;
+    dwp_compute(g, p, j->w + t % MC * 9, j->bias ? j->bias[t % MC] : 0.0f, ym, ep);
+    if (j->epi && !ep) { /* a residual: over the plane just written */
+      ox_sgemm_epi e = ox_sgemm_epi_at(j->epi, 0, t * OH * OW);
+      ox_sgemm_epi_apply(&e, 1, OH * OW, ym, OH * OW);
+    }
+  }
+  return true;
+}
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Small 3 x 3 stride-1 planes (rows under 12 outputs: 7 x 7 maps): the
+ * zero-bordered plane with rows of OW + 2 floats is one flat run, so output
+ * (oy, ox) is at flat index f = oy (OW + 2) + ox and tap (ky, kx) at
+ * f + ky (OW + 2) + kx: the vectors sweep f over all rows at once (two
+ * columns of garbage per row, dropped when the rows are copied out) instead
+ * of one vector per row of seven. Taps in order from the bias, as the other
+ * paths; the activation before the copy. */
+enum { DWF_MAXF = 1024 };
+
+__attribute__((target("avx512f"), always_inline)) static inline void dwf_vecs(
+    const float *p, int64_t rwf, int64_t f0, const int nb, const __m512 *w, __m512 bv,
+    const ox_sgemm_epi *ep, float *out) {
+  __m512 acc[4];
+  for (int i = 0; i < nb; i++) acc[i] = bv;
+  for (int ky = 0; ky < 3; ky++)
+    for (int kx = 0; kx < 3; kx++)
+      for (int i = 0; i < nb; i++)
+        acc[i] = _mm512_fmadd_ps(w[ky * 3 + kx], _mm512_loadu_ps(p + f0 + 16 * i + ky * rwf + kx),
+                                 acc[i]);
+  for (int i = 0; i < nb; i++)
+    _mm512_storeu_ps(out + f0 + 16 * i, ep ? ox_bound16(ep, ox_act16(ep, acc[i])) : acc[i]);
+}
+
+/* Planes [t0, t1) in a pipeline over two pairs of buffers: plane t + 1 is
+ * bordered while plane t is computed and plane t - 1 copied out, so that no
+ * load reads a store of the moment before (a load straddling fresh stores
+ * waits for them to reach the cache: done in sequence, the plane took four
+ * times its arithmetic). False (nothing done) without scratch memory. */
+__attribute__((target("avx512f"))) static bool dw_flat_range(const dw_job *j, int64_t t0,
+                                                             int64_t t1) {
+  const ox_nn_geom *g = j->g;
+  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1];
+  int64_t pt = g->pb[0], pl = g->pb[1], rwf = OW + 2;
+  int64_t nf = OH * rwf, nvec = (nf + 15) / 16;
+  /* a plane's run, then zeros for every tap of the last vector */
+  int64_t len = (nvec * 16 + 2 * rwf + 2 + 31) / 16 * 16, olen = nvec * 16;
+  float *buf = ox_scratch(0, (size_t)(2 * len + 2 * olen) * sizeof(float));
+  if (!buf) return false;
+  float *pb[2] = {buf, buf + len}, *ob[2] = {buf + 2 * len, buf + 2 * len + olen};
+  const ox_sgemm_epi *ep = j->epi && !j->epi->res ? j->epi : NULL;
+  const __m512 zero = _mm512_setzero_ps();
+  __mmask16 mi = (__mmask16)((1u << IW) - 1u), mo = (__mmask16)((1u << OW) - 1u);
+  for (int64_t t = t0 - 1; t <= t1; t++) {
+    if (t + 1 < t1) { /* border plane t + 1 */
+      float *p = pb[(t + 1) & 1];
+      const float *xc = dw_src(j, t + 1);
+      for (int64_t i = 0; i < len; i += 16) _mm512_store_ps(p + i, zero);
+      for (int64_t r = 0; r < IH && r + pt < OH + 2; r++)
+        _mm512_mask_storeu_ps(p + (r + pt) * rwf + pl, mi, _mm512_maskz_loadu_ps(mi, xc + r * IW));
+    }
+    if (t >= t0 && t < t1) { /* compute plane t */
+      const float *wm = j->w + t % (j->C * j->Mg) * 9, *p = pb[t & 1];
+      float *out = ob[t & 1];
+      __m512 w[9];
+      for (int k = 0; k < 9; k++) w[k] = _mm512_set1_ps(wm[k]);
+      const __m512 bv = _mm512_set1_ps(j->bias ? j->bias[t % (j->C * j->Mg)] : 0.0f);
+      int64_t v = 0;
+      for (; v + 4 <= nvec; v += 4) dwf_vecs(p, rwf, 16 * v, 4, w, bv, ep, out);
+      if (nvec - v == 3)
+        dwf_vecs(p, rwf, 16 * v, 3, w, bv, ep, out);
+      else if (nvec - v == 2)
+        dwf_vecs(p, rwf, 16 * v, 2, w, bv, ep, out);
+      else if (nvec - v == 1)
+        dwf_vecs(p, rwf, 16 * v, 1, w, bv, ep, out);
+    }
+    if (t - 1 >= t0) { /* copy plane t - 1 out, its rows without the garbage columns */
+      const float *out = ob[(t - 1) & 1];
+      float *ym = j->y + (t - 1) * OH * OW;
+      for (int64_t oy = 0; oy < OH; oy++)
+        _mm512_mask_storeu_ps(ym + oy * OW, mo, _mm512_maskz_loadu_ps(mo, out + oy * rwf));
+      if (j->epi && !ep) { /* a residual: over the plane just written */
+        ox_sgemm_epi e = ox_sgemm_epi_at(j->epi, 0, (t - 1) * OH * OW);
+        ox_sgemm_epi_apply(&e, 1, OH * OW, ym, OH * OW);
       }
-      if (ep) acc = ox_bound16(ep, ox_act16(ep, acc));
-      if (ox + 16 <= OW)
-        _mm512_storeu_ps(yr + ox, acc);
-      else
-        _mm512_mask_storeu_ps(yr + ox, (__mmask16)((1u << (OW - ox)) - 1u), acc);
     }
   }
   return true;
@@ -354,6 +548,10 @@ OX_NN_CLONES static void dw_task(void *arg, int64_t t0, int64_t t1) {
   const dw_job *j = arg;
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (j->flat && dw_flat_range(j, t0, t1)) return;
+  if (j->padded && dw_padded_range(j, t0, t1)) return;
+#endif
   for (int64_t t = t0; t < t1; t++) { /* t = n * M + m */
     int64_t m = t % (j->C * j->Mg), n = t / (j->C * j->Mg), c = m / j->Mg;
     if (j->shuffle) c = c % j->shuffle * (j->C / j->shuffle) + c / j->shuffle;
@@ -364,9 +562,7 @@ OX_NN_CLONES static void dw_task(void *arg, int64_t t0, int64_t t1) {
     bool done_epi = false;
 #if defined(__x86_64__) && defined(__GNUC__)
     /* an epilogue without a residual runs on the registers before the store */
-    if (j->padded && dw_padded3x3(g, xc, wm, b, ym, j->epi && !j->epi->res ? j->epi : NULL))
-      done_epi = j->epi && !j->epi->res;
-    else if (j->plane)
+    if (j->plane)
       dw_plane_avx512(g, xc, wm, b, ym);
     else
 #endif
@@ -381,13 +577,18 @@ OX_NN_CLONES static void dw_task(void *arg, int64_t t0, int64_t t1) {
 void ox_conv_depthwise(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t G, int64_t Mg,
                        const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
                        int64_t shuffle, float *y) {
-  dw_job dj = {g, x, w, bias, y, G, Mg, shuffle, false, false, epi};
+  dw_job dj = {g, x, w, bias, y, G, Mg, shuffle, false, false, false, epi};
 #if defined(__x86_64__) && defined(__GNUC__)
   dj.plane = (g->stride[1] == 1 || g->stride[1] == 2) && g->out[1] <= 16 * DW_MAXBLK &&
              g->k[1] <= DW_MAXKW && g->out[1] > 0 && __builtin_cpu_supports("avx512f");
   dj.padded = dj.plane && g->nd == 2 && g->k[0] == 3 && g->k[1] == 3 && g->dil[0] == 1 &&
               g->dil[1] == 1 && g->stride[0] == g->stride[1] && g->pb[0] <= 2 && g->pb[1] <= 2 &&
               g->out[1] >= 12 && g->out[1] <= DWP_MAXW;
+  /* (rows under 12 outputs, stride 1: one flat run) */
+  dj.flat = dj.plane && g->nd == 2 && g->k[0] == 3 && g->k[1] == 3 && g->dil[0] == 1 &&
+            g->dil[1] == 1 && g->stride[0] == 1 && g->stride[1] == 1 && g->pb[0] <= 2 &&
+            g->pb[1] <= 2 && g->pe[0] <= 2 && g->pe[1] <= 2 && g->out[1] < 12 &&
+            g->in[1] + g->pb[1] <= g->out[1] + 2 && g->out[0] * (g->out[1] + 2) <= DWF_MAXF;
 #endif
   ox_parallel_for(pool, N * G * Mg, 1, dw_task, &dj);
 }

@@ -354,6 +354,31 @@ int main(void) {
       {"depthwise s2 pads 2",
        {2, false, 1, 5, 5, 5, {15, 47}, {3, 3}, {2, 2}, {1, 1}, {2, 2}, {2, 2}},
        false},
+      /* its tiles (four rows of one vector; two of two; one row) and the
+       * right border of rows that end one before a vector (right pads 2) */
+      {"depthwise 7 rows of 14",
+       {2, false, 1, 3, 3, 3, {7, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"depthwise width 31 pads 0 and 2",
+       {2, false, 2, 2, 2, 2, {5, 31}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {2, 2}},
+       true},
+      {"depthwise width 15 pads 2",
+       {2, false, 1, 3, 6, 3, {6, 15}, {3, 3}, {1, 1}, {1, 1}, {2, 2}, {2, 2}},
+       false},
+      {"depthwise s2 7 rows of 15",
+       {2, false, 1, 4, 4, 4, {13, 29}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      /* rows under 12 outputs, stride 1: the flat-run kernel, its planes
+       * in a pipeline (many channels, two images, a multiplier of 2) */
+      {"depthwise 7x7 many channels",
+       {2, false, 2, 40, 80, 40, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"depthwise 5x9 pads 2 and 0",
+       {2, false, 1, 9, 9, 9, {5, 9}, {3, 3}, {1, 1}, {1, 1}, {2, 0}, {0, 2}},
+       false},
+      {"depthwise 1x1 map",
+       {2, false, 1, 5, 5, 5, {1, 1}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       true},
       {"1-D same", {1, false, 2, 6, 14, 1, {50}, {5}, {1}, {1}, {2}, {2}}, true},
       {"1-D strided", {1, false, 1, 5, 7, 1, {41}, {4}, {3}, {2}, {1}, {2}}, true},
       /* few output positions (<= 8) and depth >= 32: dot products with W's rows */
