@@ -406,75 +406,131 @@ __attribute__((target("avx512f"))) static bool dw_padded_range(const dw_job *j, 
  * columns of garbage per row, dropped when the rows are copied out) instead
  * of one vector per row of seven. Taps in order from the bias, as the other
  * paths; the activation before the copy. */
-enum { DWF_MAXF = 1024 };
+enum { DWF_MAXF = 1024, DWF_S2W = 32 };
 
+/* nb vectors of 16 flat outputs from f0: stride 1 reads the one bordered
+ * plane (row stride rs) at f + ky rs + kx; stride 2 the phase plane
+ * (ky % 2, kx % 2) (planes plen apart, row stride rs) at
+ * f + (ky / 2) rs + kx / 2 */
 __attribute__((target("avx512f"), always_inline)) static inline void dwf_vecs(
-    const float *p, int64_t rwf, int64_t f0, const int nb, const __m512 *w, __m512 bv,
-    const ox_sgemm_epi *ep, float *out) {
+    const float *p, int64_t rs, int64_t plen, const int S, int64_t f0, const int nb,
+    const __m512 *w, __m512 bv, const ox_sgemm_epi *ep, float *out) {
   __m512 acc[4];
   for (int i = 0; i < nb; i++) acc[i] = bv;
   for (int ky = 0; ky < 3; ky++)
-    for (int kx = 0; kx < 3; kx++)
+    for (int kx = 0; kx < 3; kx++) {
+      const float *q = S == 1 ? p + ky * rs + kx
+                              : p + ((ky & 1) * 2 + (kx & 1)) * plen + (ky >> 1) * rs + (kx >> 1);
       for (int i = 0; i < nb; i++)
-        acc[i] = _mm512_fmadd_ps(w[ky * 3 + kx], _mm512_loadu_ps(p + f0 + 16 * i + ky * rwf + kx),
-                                 acc[i]);
+        acc[i] = _mm512_fmadd_ps(w[ky * 3 + kx], _mm512_loadu_ps(q + f0 + 16 * i), acc[i]);
+    }
   for (int i = 0; i < nb; i++)
     _mm512_storeu_ps(out + f0 + 16 * i, ep ? ox_bound16(ep, ox_act16(ep, acc[i])) : acc[i]);
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline void dwf_plane(
+    const float *p, int64_t rs, int64_t plen, const int S, int64_t nvec, const __m512 *w, __m512 bv,
+    const ox_sgemm_epi *ep, float *out) {
+  int64_t v = 0;
+  for (; v + 4 <= nvec; v += 4) dwf_vecs(p, rs, plen, S, 16 * v, 4, w, bv, ep, out);
+  if (nvec - v == 3)
+    dwf_vecs(p, rs, plen, S, 16 * v, 3, w, bv, ep, out);
+  else if (nvec - v == 2)
+    dwf_vecs(p, rs, plen, S, 16 * v, 2, w, bv, ep, out);
+  else if (nvec - v == 1)
+    dwf_vecs(p, rs, plen, S, 16 * v, 1, w, bv, ep, out);
+}
+
+/* Input row src (IW values) into bordered row(s): stride 1 at dst + pl;
+ * stride 2 its padded columns c = i + pl split, column c going to phase
+ * c % 2 (dst0 or dst1) at c / 2 (32 columns a step). */
+__attribute__((target("avx512f"))) static void dwf_row(const float *src, int64_t IW, int64_t pl,
+                                                       int S, float *dst0, float *dst1) {
+  if (S == 1) {
+    for (int64_t i = 0; i < IW; i += 16) {
+      __mmask16 m = IW - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (IW - i)) - 1u);
+      _mm512_mask_storeu_ps(dst0 + pl + i, m, _mm512_maskz_loadu_ps(m, src + i));
+    }
+    return;
+  }
+  float *ev = ((pl & 1) ? dst1 : dst0) + (pl >> 1);
+  float *od = (((pl + 1) & 1) ? dst1 : dst0) + ((pl + 1) >> 1);
+  const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  for (int64_t i = 0; i < IW; i += 32) {
+    int64_t left = IW - i, ne = (left + 1) / 2, no = left / 2;
+    __mmask16 m0 = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+    __mmask16 m1 = left >= 32  ? (__mmask16)0xFFFF
+                   : left > 16 ? (__mmask16)((1u << (left - 16)) - 1u)
+                               : (__mmask16)0;
+    __m512 x0 = _mm512_maskz_loadu_ps(m0, src + i), x1 = _mm512_maskz_loadu_ps(m1, src + i + 16);
+    __mmask16 me = ne >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << ne) - 1u);
+    __mmask16 mo = no >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << no) - 1u);
+    _mm512_mask_storeu_ps(ev + i / 2, me, _mm512_permutex2var_ps(x0, ie, x1));
+    _mm512_mask_storeu_ps(od + i / 2, mo, _mm512_permutex2var_ps(x0, io, x1));
+  }
 }
 
 /* Planes [t0, t1) in a pipeline over two pairs of buffers: plane t + 1 is
  * bordered while plane t is computed and plane t - 1 copied out, so that no
  * load reads a store of the moment before (a load straddling fresh stores
  * waits for them to reach the cache: done in sequence, the plane took four
- * times its arithmetic). False (nothing done) without scratch memory. */
+ * times its arithmetic). Stride 1: one bordered plane, rows of OW + 2;
+ * stride 2: its four phase planes (even / odd rows x columns), rows of
+ * OW + 1, so that output (y, x) is at y (OW + 1) + x in each. False
+ * (nothing done) without scratch memory. */
 __attribute__((target("avx512f"))) static bool dw_flat_range(const dw_job *j, int64_t t0,
                                                              int64_t t1) {
   const ox_nn_geom *g = j->g;
-  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1];
-  int64_t pt = g->pb[0], pl = g->pb[1], rwf = OW + 2;
-  int64_t nf = OH * rwf, nvec = (nf + 15) / 16;
+  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], S = g->stride[0];
+  int64_t pt = g->pb[0], pl = g->pb[1];
+  int64_t rs = S == 1 ? OW + 2 : OW + 1, prows = S == 1 ? OH + 2 : OH + 1, np = S == 1 ? 1 : 4;
+  int64_t nf = OH * rs, nvec = (nf + 15) / 16;
   /* a plane's run, then zeros for every tap of the last vector */
-  int64_t len = (nvec * 16 + 2 * rwf + 2 + 31) / 16 * 16, olen = nvec * 16;
+  int64_t plen = (nvec * 16 + 2 * rs + 2 + 31) / 16 * 16, len = np * plen, olen = nvec * 16;
   float *buf = ox_scratch(0, (size_t)(2 * len + 2 * olen) * sizeof(float));
   if (!buf) return false;
   float *pb[2] = {buf, buf + len}, *ob[2] = {buf + 2 * len, buf + 2 * len + olen};
   const ox_sgemm_epi *ep = j->epi && !j->epi->res ? j->epi : NULL;
   const __m512 zero = _mm512_setzero_ps();
-  __mmask16 mi = (__mmask16)((1u << IW) - 1u), mo = (__mmask16)((1u << OW) - 1u);
+  __mmask16 mo = (__mmask16)((1u << OW) - 1u);
   for (int64_t t = t0 - 1; t <= t1; t++) {
     if (t + 1 < t1) { /* border plane t + 1 */
       float *p = pb[(t + 1) & 1];
       const float *xc = dw_src(j, t + 1);
       for (int64_t i = 0; i < len; i += 16) _mm512_store_ps(p + i, zero);
-      for (int64_t r = 0; r < IH && r + pt < OH + 2; r++)
-        _mm512_mask_storeu_ps(p + (r + pt) * rwf + pl, mi, _mm512_maskz_loadu_ps(mi, xc + r * IW));
+      for (int64_t r = 0; r < IH; r++) {
+        int64_t pr = r + pt, row = S == 1 ? pr : pr >> 1;
+        if (row >= prows) break;
+        float *d0 = p + (S == 1 ? 0 : (pr & 1) * 2 * plen) + row * rs;
+        dwf_row(xc + r * IW, IW, pl, (int)S, d0, d0 + plen);
+      }
     }
     if (t >= t0 && t < t1) { /* compute plane t */
-      const float *wm = j->w + t % (j->C * j->Mg) * 9, *p = pb[t & 1];
-      float *out = ob[t & 1];
+      const float *wm = j->w + t % (j->C * j->Mg) * 9;
       __m512 w[9];
       for (int k = 0; k < 9; k++) w[k] = _mm512_set1_ps(wm[k]);
       const __m512 bv = _mm512_set1_ps(j->bias ? j->bias[t % (j->C * j->Mg)] : 0.0f);
-      int64_t v = 0;
-      for (; v + 4 <= nvec; v += 4) dwf_vecs(p, rwf, 16 * v, 4, w, bv, ep, out);
-      if (nvec - v == 3)
-        dwf_vecs(p, rwf, 16 * v, 3, w, bv, ep, out);
-      else if (nvec - v == 2)
-        dwf_vecs(p, rwf, 16 * v, 2, w, bv, ep, out);
-      else if (nvec - v == 1)
-        dwf_vecs(p, rwf, 16 * v, 1, w, bv, ep, out);
+      if (S == 1)
+        dwf_plane(pb[t & 1], rs, plen, 1, nvec, w, bv, ep, ob[t & 1]);
+      else
+        dwf_plane(pb[t & 1], rs, plen, 2, nvec, w, bv, ep, ob[t & 1]);
     }
     if (t - 1 >= t0) { /* copy plane t - 1 out, its rows without the garbage columns */
       const float *out = ob[(t - 1) & 1];
       float *ym = j->y + (t - 1) * OH * OW;
       for (int64_t oy = 0; oy < OH; oy++)
-        _mm512_mask_storeu_ps(ym + oy * OW, mo, _mm512_maskz_loadu_ps(mo, out + oy * rwf));
+        for (int64_t x = 0; x < OW; x += 16) {
+          __mmask16 m = OW - x >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (OW - x)) - 1u);
+          _mm512_mask_storeu_ps(ym + oy * OW + x, m, _mm512_maskz_loadu_ps(m, out + oy * rs + x));
+        }
       if (j->epi && !ep) { /* a residual: over the plane just written */
         ox_sgemm_epi e = ox_sgemm_epi_at(j->epi, 0, (t - 1) * OH * OW);
         ox_sgemm_epi_apply(&e, 1, OH * OW, ym, OH * OW);
       }
     }
   }
+  (void)mo;
   return true;
 }
 #endif
@@ -584,11 +640,15 @@ void ox_conv_depthwise(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int
   dj.padded = dj.plane && g->nd == 2 && g->k[0] == 3 && g->k[1] == 3 && g->dil[0] == 1 &&
               g->dil[1] == 1 && g->stride[0] == g->stride[1] && g->pb[0] <= 2 && g->pb[1] <= 2 &&
               g->out[1] >= 12 && g->out[1] <= DWP_MAXW;
-  /* (rows under 12 outputs, stride 1: one flat run) */
+  /* (rows under 12 outputs at stride 1, under DWF_S2W at stride 2: one
+   * flat run) */
+  int64_t fs = g->stride[0];
   dj.flat = dj.plane && g->nd == 2 && g->k[0] == 3 && g->k[1] == 3 && g->dil[0] == 1 &&
-            g->dil[1] == 1 && g->stride[0] == 1 && g->stride[1] == 1 && g->pb[0] <= 2 &&
-            g->pb[1] <= 2 && g->pe[0] <= 2 && g->pe[1] <= 2 && g->out[1] < 12 &&
-            g->in[1] + g->pb[1] <= g->out[1] + 2 && g->out[0] * (g->out[1] + 2) <= DWF_MAXF;
+            g->dil[1] == 1 && fs == g->stride[1] && (fs == 1 || fs == 2) && g->pb[0] <= 2 &&
+            g->pb[1] <= 2 && g->pe[0] <= 2 && g->pe[1] <= 2 &&
+            g->out[1] < (fs == 1 ? 12 : DWF_S2W) &&
+            g->in[1] + g->pb[1] <= (fs == 1 ? g->out[1] + 2 : 2 * g->out[1] + 2) &&
+            g->out[0] * (g->out[1] + 3 - fs) <= DWF_MAXF;
 #endif
   ox_parallel_for(pool, N * G * Mg, 1, dw_task, &dj);
 }

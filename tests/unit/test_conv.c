@@ -376,6 +376,17 @@ int main(void) {
       {"depthwise 5x9 pads 2 and 0",
        {2, false, 1, 9, 9, 9, {5, 9}, {3, 3}, {1, 1}, {1, 1}, {2, 0}, {0, 2}},
        false},
+      /* stride 2 with rows under 32 outputs: four flat phase planes; 35
+       * outputs: the bordered plane again */
+      {"depthwise s2 flat 14x14",
+       {2, false, 2, 12, 12, 12, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"depthwise s2 odd pads 0 and 2",
+       {2, false, 1, 3, 3, 3, {13, 27}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {2, 2}},
+       true},
+      {"depthwise s2 35 wide",
+       {2, false, 1, 3, 6, 3, {9, 70}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+       true},
       {"depthwise 1x1 map",
        {2, false, 1, 5, 5, 5, {1, 1}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
        true},
