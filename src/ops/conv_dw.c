@@ -278,6 +278,36 @@ static inline const float *dw_src(const dw_job *j, int64_t t) {
   return j->x + (n * j->C + c) * g->in[0] * g->in[1];
 }
 
+/* Input row src (IW values) into bordered row(s): stride 1 at dst + pl;
+ * stride 2 its padded columns c = i + pl split, column c going to phase
+ * c % 2 (dst0 or dst1) at c / 2 (32 columns a step). */
+__attribute__((target("avx512f"))) static void dwf_row(const float *src, int64_t IW, int64_t pl,
+                                                       int S, float *dst0, float *dst1) {
+  if (S == 1) {
+    for (int64_t i = 0; i < IW; i += 16) {
+      __mmask16 m = IW - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (IW - i)) - 1u);
+      _mm512_mask_storeu_ps(dst0 + pl + i, m, _mm512_maskz_loadu_ps(m, src + i));
+    }
+    return;
+  }
+  float *ev = ((pl & 1) ? dst1 : dst0) + (pl >> 1);
+  float *od = (((pl + 1) & 1) ? dst1 : dst0) + ((pl + 1) >> 1);
+  const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  for (int64_t i = 0; i < IW; i += 32) {
+    int64_t left = IW - i, ne = (left + 1) / 2, no = left / 2;
+    __mmask16 m0 = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+    __mmask16 m1 = left >= 32  ? (__mmask16)0xFFFF
+                   : left > 16 ? (__mmask16)((1u << (left - 16)) - 1u)
+                               : (__mmask16)0;
+    __m512 x0 = _mm512_maskz_loadu_ps(m0, src + i), x1 = _mm512_maskz_loadu_ps(m1, src + i + 16);
+    __mmask16 me = ne >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << ne) - 1u);
+    __mmask16 mo = no >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << no) - 1u);
+    _mm512_mask_storeu_ps(ev + i / 2, me, _mm512_permutex2var_ps(x0, ie, x1));
+    _mm512_mask_storeu_ps(od + i / 2, mo, _mm512_permutex2var_ps(x0, io, x1));
+  }
+}
+
 /* The bordered plane's row length (floats: a multiple of 16, so rows stay
  * aligned; stride 1 the padded columns and a vector more, stride 2 each
  * phase so), its rows and its size with a 32-float margin; false when the
@@ -326,27 +356,7 @@ __attribute__((target("avx512f"))) static void dwp_border(const ox_nn_geom *g, c
       for (int64_t z = (pl + i + 32 + 15) / 16 * 16; z < rw; z += 16)
         _mm512_store_ps(row + z, zero);
     } else {
-      /* padded column c = i + pl: phase c % 2 at c / 2, so x's even
-       * columns go to phase pl % 2 from pl / 2 on, its odd ones to phase
-       * (pl + 1) % 2 from (pl + 1) / 2 on: 32 columns split per step */
-      float *ev = row + (pl & 1) * L + (pl >> 1);
-      float *od = row + ((pl + 1) & 1) * L + ((pl + 1) >> 1);
-      const __m512i ie =
-          _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-      const __m512i io =
-          _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
-      for (int64_t i = 0; i < IW; i += 32) {
-        int64_t left = IW - i, ne = (left + 1) / 2, no = left / 2;
-        __mmask16 m0 = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
-        __mmask16 m1 = left >= 32  ? (__mmask16)0xFFFF
-                       : left > 16 ? (__mmask16)((1u << (left - 16)) - 1u)
-                                   : (__mmask16)0;
-        __m512 a = _mm512_maskz_loadu_ps(m0, src + i), c = _mm512_maskz_loadu_ps(m1, src + i + 16);
-        __mmask16 me = ne >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << ne) - 1u);
-        __mmask16 mo = no >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << no) - 1u);
-        _mm512_mask_storeu_ps(ev + i / 2, me, _mm512_permutex2var_ps(a, ie, c));
-        _mm512_mask_storeu_ps(od + i / 2, mo, _mm512_permutex2var_ps(a, io, c));
-      }
+      dwf_row(src, IW, pl, 2, row, row + L);
     }
   }
 }
@@ -439,36 +449,6 @@ __attribute__((target("avx512f"), always_inline)) static inline void dwf_plane(
     dwf_vecs(p, rs, plen, S, 16 * v, 2, w, bv, ep, out);
   else if (nvec - v == 1)
     dwf_vecs(p, rs, plen, S, 16 * v, 1, w, bv, ep, out);
-}
-
-/* Input row src (IW values) into bordered row(s): stride 1 at dst + pl;
- * stride 2 its padded columns c = i + pl split, column c going to phase
- * c % 2 (dst0 or dst1) at c / 2 (32 columns a step). */
-__attribute__((target("avx512f"))) static void dwf_row(const float *src, int64_t IW, int64_t pl,
-                                                       int S, float *dst0, float *dst1) {
-  if (S == 1) {
-    for (int64_t i = 0; i < IW; i += 16) {
-      __mmask16 m = IW - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (IW - i)) - 1u);
-      _mm512_mask_storeu_ps(dst0 + pl + i, m, _mm512_maskz_loadu_ps(m, src + i));
-    }
-    return;
-  }
-  float *ev = ((pl & 1) ? dst1 : dst0) + (pl >> 1);
-  float *od = (((pl + 1) & 1) ? dst1 : dst0) + ((pl + 1) >> 1);
-  const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
-  for (int64_t i = 0; i < IW; i += 32) {
-    int64_t left = IW - i, ne = (left + 1) / 2, no = left / 2;
-    __mmask16 m0 = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
-    __mmask16 m1 = left >= 32  ? (__mmask16)0xFFFF
-                   : left > 16 ? (__mmask16)((1u << (left - 16)) - 1u)
-                               : (__mmask16)0;
-    __m512 x0 = _mm512_maskz_loadu_ps(m0, src + i), x1 = _mm512_maskz_loadu_ps(m1, src + i + 16);
-    __mmask16 me = ne >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << ne) - 1u);
-    __mmask16 mo = no >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << no) - 1u);
-    _mm512_mask_storeu_ps(ev + i / 2, me, _mm512_permutex2var_ps(x0, ie, x1));
-    _mm512_mask_storeu_ps(od + i / 2, mo, _mm512_permutex2var_ps(x0, io, x1));
-  }
 }
 
 /* Planes [t0, t1) in a pipeline over two pairs of buffers: plane t + 1 is
