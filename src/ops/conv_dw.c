@@ -416,7 +416,7 @@ __attribute__((target("avx512f"))) static bool dw_padded_range(const dw_job *j, 
  * columns of garbage per row, dropped when the rows are copied out) instead
  * of one vector per row of seven. Taps in order from the bias, as the other
  * paths; the activation before the copy. */
-enum { DWF_MAXF = 1024, DWF_S2W = 32 };
+enum { DWF_MAXF = 4096, DWF_S2W = 64 };
 
 /* nb vectors of 16 flat outputs from f0: stride 1 reads the one bordered
  * plane (row stride rs) at f + ky rs + kx; stride 2 the phase plane
@@ -478,7 +478,9 @@ __attribute__((target("avx512f"))) static bool dw_flat_range(const dw_job *j, in
     if (t + 1 < t1) { /* border plane t + 1 */
       float *p = pb[(t + 1) & 1];
       const float *xc = dw_src(j, t + 1);
-      for (int64_t i = 0; i < len; i += 16) _mm512_store_ps(p + i, zero);
+      /* the borders are zeroed once: every plane writes the same cells */
+      if (t + 1 < t0 + 2)
+        for (int64_t i = 0; i < len; i += 16) _mm512_store_ps(p + i, zero);
       for (int64_t r = 0; r < IH; r++) {
         int64_t pr = r + pt, row = S == 1 ? pr : pr >> 1;
         if (row >= prows) break;
