@@ -418,37 +418,47 @@ __attribute__((target("avx512f"))) static bool dw_padded_range(const dw_job *j, 
  * paths; the activation before the copy. */
 enum { DWF_MAXF = 4096, DWF_S2W = 64 };
 
-/* nb vectors of 16 flat outputs from f0: stride 1 reads the one bordered
- * plane (row stride rs) at f + ky rs + kx; stride 2 the phase plane
- * (ky % 2, kx % 2) (planes plen apart, row stride rs) at
+/* nb vectors of 16 flat outputs from f0 of a K x K kernel: stride 1 reads
+ * the one bordered plane (row stride rs) at f + ky rs + kx; stride 2 the
+ * phase plane (ky % 2, kx % 2) (planes plen apart, row stride rs) at
  * f + (ky / 2) rs + kx / 2 */
 __attribute__((target("avx512f"), always_inline)) static inline void dwf_vecs(
-    const float *p, int64_t rs, int64_t plen, const int S, int64_t f0, const int nb,
-    const __m512 *w, __m512 bv, const ox_sgemm_epi *ep, float *out) {
+    const float *p, int64_t rs, int64_t plen, const int S, const int K, int64_t f0, const int nb,
+    const float *wm, __m512 bv, const ox_sgemm_epi *ep, float *out) {
   __m512 acc[4];
   for (int i = 0; i < nb; i++) acc[i] = bv;
-  for (int ky = 0; ky < 3; ky++)
-    for (int kx = 0; kx < 3; kx++) {
+  for (int ky = 0; ky < K; ky++)
+    for (int kx = 0; kx < K; kx++) {
       const float *q = S == 1 ? p + ky * rs + kx
                               : p + ((ky & 1) * 2 + (kx & 1)) * plen + (ky >> 1) * rs + (kx >> 1);
+      __m512 wv = _mm512_set1_ps(wm[ky * K + kx]);
       for (int i = 0; i < nb; i++)
-        acc[i] = _mm512_fmadd_ps(w[ky * 3 + kx], _mm512_loadu_ps(q + f0 + 16 * i), acc[i]);
+        acc[i] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(q + f0 + 16 * i), acc[i]);
     }
   for (int i = 0; i < nb; i++)
     _mm512_storeu_ps(out + f0 + 16 * i, ep ? ox_bound16(ep, ox_act16(ep, acc[i])) : acc[i]);
 }
 
 __attribute__((target("avx512f"), always_inline)) static inline void dwf_plane(
-    const float *p, int64_t rs, int64_t plen, const int S, int64_t nvec, const __m512 *w, __m512 bv,
-    const ox_sgemm_epi *ep, float *out) {
+    const float *p, int64_t rs, int64_t plen, const int S, const int K, int64_t nvec,
+    const float *wm, __m512 bv, const ox_sgemm_epi *ep, float *out) {
   int64_t v = 0;
-  for (; v + 4 <= nvec; v += 4) dwf_vecs(p, rs, plen, S, 16 * v, 4, w, bv, ep, out);
+  for (; v + 4 <= nvec; v += 4) dwf_vecs(p, rs, plen, S, K, 16 * v, 4, wm, bv, ep, out);
   if (nvec - v == 3)
-    dwf_vecs(p, rs, plen, S, 16 * v, 3, w, bv, ep, out);
+    dwf_vecs(p, rs, plen, S, K, 16 * v, 3, wm, bv, ep, out);
   else if (nvec - v == 2)
-    dwf_vecs(p, rs, plen, S, 16 * v, 2, w, bv, ep, out);
+    dwf_vecs(p, rs, plen, S, K, 16 * v, 2, wm, bv, ep, out);
   else if (nvec - v == 1)
-    dwf_vecs(p, rs, plen, S, 16 * v, 1, w, bv, ep, out);
+    dwf_vecs(p, rs, plen, S, K, 16 * v, 1, wm, bv, ep, out);
+}
+
+/* the flat run's geometry for kernel K and stride S: row stride rs, rows
+ * prows of each of np planes */
+static void dwf_dims(const ox_nn_geom *g, int64_t *rs, int64_t *prows, int64_t *np) {
+  int64_t K = g->k[0], S = g->stride[0], OH = g->out[0], OW = g->out[1];
+  *rs = S == 1 ? OW + K - 1 : OW + (K - 1) / 2;
+  *prows = S == 1 ? OH + K - 1 : OH + (K - 1) / 2;
+  *np = S == 1 ? 1 : 4;
 }
 
 /* Planes [t0, t1) in a pipeline over two pairs of buffers: plane t + 1 is
@@ -463,11 +473,12 @@ __attribute__((target("avx512f"))) static bool dw_flat_range(const dw_job *j, in
                                                              int64_t t1) {
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], S = g->stride[0];
-  int64_t pt = g->pb[0], pl = g->pb[1];
-  int64_t rs = S == 1 ? OW + 2 : OW + 1, prows = S == 1 ? OH + 2 : OH + 1, np = S == 1 ? 1 : 4;
+  int64_t pt = g->pb[0], pl = g->pb[1], K = g->k[0], rs, prows, np;
+  dwf_dims(g, &rs, &prows, &np);
   int64_t nf = OH * rs, nvec = (nf + 15) / 16;
   /* a plane's run, then zeros for every tap of the last vector */
-  int64_t plen = (nvec * 16 + 2 * rs + 2 + 31) / 16 * 16, len = np * plen, olen = nvec * 16;
+  int64_t reach = S == 1 ? (K - 1) * (rs + 1) : (K - 1) / 2 * (rs + 1);
+  int64_t plen = (nvec * 16 + reach + 31) / 16 * 16, len = np * plen, olen = nvec * 16;
   float *buf = ox_scratch(0, (size_t)(2 * len + 2 * olen) * sizeof(float));
   if (!buf) return false;
   float *pb[2] = {buf, buf + len}, *ob[2] = {buf + 2 * len, buf + 2 * len + olen};
@@ -489,14 +500,16 @@ __attribute__((target("avx512f"))) static bool dw_flat_range(const dw_job *j, in
       }
     }
     if (t >= t0 && t < t1) { /* compute plane t */
-      const float *wm = j->w + t % (j->C * j->Mg) * 9;
-      __m512 w[9];
-      for (int k = 0; k < 9; k++) w[k] = _mm512_set1_ps(wm[k]);
+      const float *wm = j->w + t % (j->C * j->Mg) * K * K;
       const __m512 bv = _mm512_set1_ps(j->bias ? j->bias[t % (j->C * j->Mg)] : 0.0f);
-      if (S == 1)
-        dwf_plane(pb[t & 1], rs, plen, 1, nvec, w, bv, ep, ob[t & 1]);
+      if (K == 3 && S == 1)
+        dwf_plane(pb[t & 1], rs, plen, 1, 3, nvec, wm, bv, ep, ob[t & 1]);
+      else if (K == 3)
+        dwf_plane(pb[t & 1], rs, plen, 2, 3, nvec, wm, bv, ep, ob[t & 1]);
+      else if (S == 1)
+        dwf_plane(pb[t & 1], rs, plen, 1, 5, nvec, wm, bv, ep, ob[t & 1]);
       else
-        dwf_plane(pb[t & 1], rs, plen, 2, nvec, w, bv, ep, ob[t & 1]);
+        dwf_plane(pb[t & 1], rs, plen, 2, 5, nvec, wm, bv, ep, ob[t & 1]);
     }
     if (t - 1 >= t0) { /* copy plane t - 1 out, its rows without the garbage columns */
       const float *out = ob[(t - 1) & 1];
@@ -622,15 +635,18 @@ void ox_conv_depthwise(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int
   dj.padded = dj.plane && g->nd == 2 && g->k[0] == 3 && g->k[1] == 3 && g->dil[0] == 1 &&
               g->dil[1] == 1 && g->stride[0] == g->stride[1] && g->pb[0] <= 2 && g->pb[1] <= 2 &&
               g->out[1] >= 12 && g->out[1] <= DWP_MAXW;
-  /* (rows under 12 outputs at stride 1, under DWF_S2W at stride 2: one
-   * flat run) */
-  int64_t fs = g->stride[0];
-  dj.flat = dj.plane && g->nd == 2 && g->k[0] == 3 && g->k[1] == 3 && g->dil[0] == 1 &&
-            g->dil[1] == 1 && fs == g->stride[1] && (fs == 1 || fs == 2) && g->pb[0] <= 2 &&
-            g->pb[1] <= 2 && g->pe[0] <= 2 && g->pe[1] <= 2 &&
-            g->out[1] < (fs == 1 ? 12 : DWF_S2W) &&
-            g->in[1] + g->pb[1] <= (fs == 1 ? g->out[1] + 2 : 2 * g->out[1] + 2) &&
-            g->out[0] * (g->out[1] + 3 - fs) <= DWF_MAXF;
+  /* (3 x 3: rows under 12 outputs at stride 1 (wider ones take the
+   * bordered plane), under DWF_S2W at stride 2; 5 x 5: both strides, rows
+   * under DWF_S2W: one flat run) */
+  int64_t fs = g->stride[0], fk = g->k[0], rs = 0, prows = 0, np = 0;
+  dj.flat = dj.plane && g->nd == 2 && (fk == 3 || fk == 5) && g->k[1] == fk && g->dil[0] == 1 &&
+            g->dil[1] == 1 && fs == g->stride[1] && (fs == 1 || fs == 2) && g->pb[0] <= fk - 1 &&
+            g->pb[1] <= fk - 1 && g->pe[0] <= fk - 1 && g->pe[1] <= fk - 1 &&
+            g->out[1] < (fs == 1 && fk == 3 ? 12 : DWF_S2W);
+  if (dj.flat) {
+    dwf_dims(g, &rs, &prows, &np);
+    dj.flat = g->in[1] + g->pb[1] <= fs * rs && g->out[0] * rs <= DWF_MAXF;
+  }
 #endif
   ox_parallel_for(pool, N * G * Mg, 1, dw_task, &dj);
 }
