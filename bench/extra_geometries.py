@@ -5,11 +5,12 @@ usage: bench/extra_geometries.py BUILD/onnxc [--threads=N] [--reps=R] [--rounds=
 
 Builds (once, into the generated-models folder sidebyside.py uses) a MobileNet-v2 in float and
 in static-int8 QDQ form with the builder and quantizer of ../shared/bench/make_cnn.py (ReLU6
-as Clip, 17 depthwise layers), then runs ../shared/bench/sidebyside.py from a temporary copy of
+as Clip, 17 depthwise layers) and an EfficientNet-B0 with the same builder, then runs ../shared/bench/sidebyside.py from a temporary copy of
 that folder whose bench.json lists:
   gpt2_prompt128   gpt2_step.onnx on a 128-token prompt with an empty KV cache
   minilm_b4s64     minilm_l6.onnx at batch 4, sequence 64 (and minilm8_b4s64, its int8 form)
   mobilenet_v2     the float MobileNet-v2 (and mobilenet_v2_qdq)
+  efficientnet_b0  an EfficientNet-B0 in float (SiLU, squeeze-and-excitation, 5 x 5 depthwise)
 Needs what sidebyside.py needs (onnxruntime-node: NODE_PATH or build/ort-oracle), no network.
 Figures are the caller's to note; nothing here is a test."""
 import json, os, shutil, subprocess, sys, tempfile
@@ -40,8 +41,40 @@ def mobilenet_v2(mc, seed=4):
     return t.model('mobilenet_v2', t.conv(x, 320, 1280, 1, 1, 'relu6'), 1280)
 
 
+def efficientnet_b0(mc, seed=5):
+    """EfficientNet-B0's MBConv blocks (t, k, c, n, s) at 224 x 224: SiLU as Sigmoid and Mul,
+    squeeze-and-excitation (GlobalAveragePool, 1 x 1 reduce to a quarter of the block's input
+    channels, SiLU, 1 x 1 expand, Sigmoid, Mul), 3 x 3 and 5 x 5 depthwise layers."""
+    from onnx import helper
+    t = mc.Net(seed)
+
+    def op(kind, ins, **attrs):
+        y = t.nm(kind.lower())
+        t.nodes.append(helper.make_node(kind, ins, [y], name=t.nm(kind), **attrs))
+        return y
+
+    def silu(x):
+        return op('Mul', [x, op('Sigmoid', [x])])
+
+    x, cin = silu(t.conv('input', 3, 32, 3, 2, None)), 32
+    for expand, k, c, n, s in ((1, 3, 16, 1, 1), (6, 3, 24, 2, 2), (6, 5, 40, 2, 2), (6, 3, 80, 3, 2),
+                               (6, 5, 112, 3, 1), (6, 5, 192, 4, 2), (6, 3, 320, 1, 1)):
+        for i in range(n):
+            stride, hidden = s if i == 0 else 1, cin * expand
+            y = silu(t.conv(x, cin, hidden, 1, 1, None)) if expand != 1 else x
+            y = silu(t.conv(y, hidden, hidden, k, stride, None, group=hidden))
+            se = silu(t.conv(op('GlobalAveragePool', [y]), hidden, max(1, cin // 4), 1, 1, None))
+            y = op('Mul', [y, op('Sigmoid', [t.conv(se, max(1, cin // 4), hidden, 1, 1, None)])])
+            y = t.conv(y, hidden, c, 1, 1, None)
+            if stride == 1 and cin == c:
+                y = op('Add', [y, x])
+            x, cin = y, c
+    return t.model('efficientnet_b0', silu(t.conv(x, 320, 1280, 1, 1, None)), 1280)
+
+
 def ensure_mobilenet():
-    if all(os.path.exists(os.path.join(GENERATED, n)) for n in ('mobilenet_v2.onnx', 'mobilenet_v2_qdq.onnx')):
+    names = ('mobilenet_v2.onnx', 'mobilenet_v2_qdq.onnx', 'efficientnet_b0.onnx')
+    if all(os.path.exists(os.path.join(GENERATED, n)) for n in names):
         return
     import onnx
     sys.path.insert(0, BENCH)
@@ -53,6 +86,9 @@ def ensure_mobilenet():
     q = mc.qdq(m)
     onnx.checker.check_model(q)
     onnx.save(q, os.path.join(GENERATED, 'mobilenet_v2_qdq.onnx'))
+    e = efficientnet_b0(mc)
+    onnx.checker.check_model(e)
+    onnx.save(e, os.path.join(GENERATED, 'efficientnet_b0.onnx'))
 
 
 def spec():
@@ -72,8 +108,8 @@ def spec():
         for v in e['inputs'].values():
             v[1] = [4, 64]
         out[name] = e
-    for name in ('mobilenet_v2', 'mobilenet_v2_qdq'):
-        e = json.loads(json.dumps(base['resnet50' if name == 'mobilenet_v2' else 'resnet50_qdq']))
+    for name in ('mobilenet_v2', 'mobilenet_v2_qdq', 'efficientnet_b0'):
+        e = json.loads(json.dumps(base['resnet50_qdq' if name == 'mobilenet_v2_qdq' else 'resnet50']))
         e['file'], e['root'] = name + '.onnx', 'generated'
         out[name] = e
     return out

@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include "gemm.h"
+#include "vexp.h"
 
 /* The epilogue's activation on 16 values (the same float operations as
  * ox_sgemm_epi_apply: max/min as the comparisons x > y ? x : y). */
@@ -32,6 +33,8 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_act16(
       __m512 t = _mm512_add_ps(_mm512_div_ps(v, _mm512_set1_ps(6.0f)), _mm512_set1_ps(0.5f));
       return _mm512_mul_ps(v, _mm512_max_ps(zero, _mm512_min_ps(one, t)));
     }
+    case OX_ACT_SILU:
+      return ox_silu16(v);
     default:
       return v;
   }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gemm_impl.h"
+#include "vexp.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define OX_GEMM_X86 1
@@ -1139,6 +1140,29 @@ void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda
 #define OX_EPI_CLONES
 #endif
 
+#ifdef OX_GEMM_X86
+__attribute__((target("avx512f"))) static void silu_row_avx512(float *c, int64_t n) {
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) _mm512_storeu_ps(c + j, ox_silu16(_mm512_loadu_ps(c + j)));
+  if (j < n) {
+    __mmask16 m = (__mmask16)((1u << (n - j)) - 1u);
+    _mm512_mask_storeu_ps(c + j, m, ox_silu16(_mm512_maskz_loadu_ps(m, c + j)));
+  }
+}
+#endif
+
+/* x sigmoid(x) over a row: with AVX-512 the operators' vector exponential
+ * (the Sigmoid kernel takes it there), else the portable one, as theirs */
+static void silu_row(float *c, int64_t n) {
+#ifdef OX_GEMM_X86
+  if (__builtin_cpu_supports("avx512f")) {
+    silu_row_avx512(c, n);
+    return;
+  }
+#endif
+  for (int64_t j = 0; j < n; j++) c[j] = ox_silu1(c[j]);
+}
+
 /* v = act(v) over one row (one loop per activation: vectorised) */
 static inline void act_row(int act, float al, float be, float *c, int64_t n) {
   const float zero = 0.0f, one = 1.0f;
@@ -1171,6 +1195,9 @@ static inline void act_row(int act, float al, float be, float *c, int64_t n) {
         t = t > one ? one : t;
         c[j] = v * (t < zero ? zero : t);
       }
+      break;
+    case OX_ACT_SILU:
+      silu_row(c, n);
       break;
     default:
       break;

@@ -82,14 +82,15 @@ bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn s
 /* An epilogue applied to each stored value of C (row i, column j) after the
  * product and the row bias: v += res[i * ldr + j] (when res is not NULL),
  * then v = act(v), then the bound below. The activations compute the same float expressions as
- * the Relu / LeakyRelu / Clip / HardSigmoid / HardSwish kernels. */
+ * the Relu / LeakyRelu / Clip / HardSigmoid / HardSwish kernels, and Sigmoid then Mul. */
 enum {
   OX_ACT_NONE,
   OX_ACT_RELU,
   OX_ACT_LEAKY,    /* alpha */
   OX_ACT_CLIP,     /* alpha = min, beta = max */
   OX_ACT_HSIGMOID, /* alpha, beta */
-  OX_ACT_HSWISH
+  OX_ACT_HSWISH,
+  OX_ACT_SILU /* x sigmoid(x): the Sigmoid and Mul kernels' arithmetic (vexp.h) */
 };
 typedef struct ox_sgemm_epi {
   int act;

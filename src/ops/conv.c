@@ -686,7 +686,7 @@ static int fconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   if (rc) return rc;
   conv_state *s = *state;
   int64_t act = ox_node_attr_int(info->node, "activation", OX_ACT_NONE);
-  if (act < OX_ACT_NONE || act > OX_ACT_HSWISH) {
+  if (act < OX_ACT_NONE || act > OX_ACT_SILU) {
     ox_err_set(e, OX_EINVAL, "unknown activation %lld", (long long)act);
     return ox_conv_prep_err(info, e);
   }

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "../kernels/vexp.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -373,55 +375,11 @@ void oc_from_f32(const float *src, int32_t dt, void *dst, int64_t n) {
     for (int64_t i = 0; i < n; i++) oc_set(dst, dt, i, src[i]);
 }
 
-/* e^x for float32 arrays: Cody-Waite range reduction x = k*ln2 + r
- * (|r| <= ln2/2), a degree-7 Taylor polynomial for e^r (truncation error
- * below 6e-9 relative) and 2^k built in the exponent bits (in two halves so
- * k = 128 stays representable). Results below 2^-126 flush to 0; overflow
- * gives inf; NaN propagates. Written as one loop the compiler vectorises
- * (exp_block below, in AVX-512, AVX2 and SSE2 clones). */
-#define EXP_LO (-87.33f)
-#define EXP_HI 88.72f
-#define LOG2E 1.44269504088896341f
-#define LN2_HI 0.693359375f
-#define LN2_LO (-2.12194440e-4f)
-
-/* e^r for |r| <= ln2/2 (degree 7) and the reduction c = k*ln2 + r around
- * it: returns e^r, sets *k. c must be finite and in [EXP_LO, EXP_HI].
- * The nearest integer comes from the 1.5 * 2^23 trick (floorf is a call on
- * baseline x86-64). */
-static inline float exp_reduced(float c, float *k) {
-  float fk = (c * LOG2E + 12582912.0f) - 12582912.0f;
-  float r = (c - fk * LN2_HI) - fk * LN2_LO;
-  float p = 1.0f / 5040.0f;
-  p = p * r + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  *k = fk;
-  return p;
-}
-
-/* every lane computes the polynomial and the limits are applied by masks */
+/* e^x for float32 arrays by src/kernels/vexp.h's ox_exp1, written as one
+ * loop the compiler vectorises (AVX-512, AVX2 and SSE2 clones). */
 OC_CLONES static void exp_block(const float *x, float shift, float *y, int64_t n) {
-  for (int64_t i = 0; i < n; i++) {
-    float v = x[i] - shift; /* exact for shift 0 (-0 - 0 = +0: e^0 either way) */
-    float c = oc_select_f32(v > EXP_HI, EXP_HI, v);
-    c = oc_select_f32(c < EXP_LO, EXP_LO, c);
-    c = oc_select_f32(c != c, 0.0f, c); /* NaN: the result is replaced below */
-    float fk, p = exp_reduced(c, &fk);
-    int32_t k = (int32_t)fk, k1 = k / 2, k2 = k - k1;
-    uint32_t b1 = (uint32_t)(k1 + 127) << 23, b2 = (uint32_t)(k2 + 127) << 23;
-    float s1, s2;
-    memcpy(&s1, &b1, sizeof s1);
-    memcpy(&s2, &b2, sizeof s2);
-    float res = p * s1 * s2;
-    res = oc_select_f32(v > EXP_HI, INFINITY, res);
-    res = oc_select_f32(v < EXP_LO, 0.0f, res);
-    y[i] = oc_select_f32(v != v, v, res);
-  }
+  /* x - shift is exact for shift 0 (-0 - 0 = +0: e^0 either way) */
+  for (int64_t i = 0; i < n; i++) y[i] = ox_exp1(x[i] - shift);
 }
 
 void oc_exp_f32(const float *x, float *y, int64_t n) {
@@ -477,7 +435,7 @@ OC_CLONES static void erf_block(const float *x, float *y, int64_t n) {
      * past |x| = 4 erf rounds to 1 anyway) */
     float z = oc_select_f32(v2 < 87.0f, -v2, -87.0f);
     z = oc_select_f32(z != z, 0.0f, z); /* NaN: the result is replaced below */
-    float fk, p = exp_reduced(z, &fk);
+    float fk, p = ox_exp_reduced(z, &fk);
     uint32_t bits = (uint32_t)((int32_t)fk + 127) << 23;
     float two_k;
     memcpy(&two_k, &bits, sizeof two_k);
@@ -521,7 +479,7 @@ OC_CLONES static void tanh_block(const float *x, float *y, int64_t n) {
     small = small * v2 * v + v;
     float z = oc_select_f32(a < 9.0f, -2.0f * a, -18.0f);
     z = oc_select_f32(z != z, 0.0f, z); /* NaN: the result is replaced below */
-    float fk, p = exp_reduced(z, &fk);
+    float fk, p = ox_exp_reduced(z, &fk);
     uint32_t bits = (uint32_t)((int32_t)fk + 127) << 23;
     float two_k;
     memcpy(&two_k, &bits, sizeof two_k);

@@ -14,20 +14,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "../kernels/vexp.h"
 #include "opcore.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define VM_X86 1
 #endif
-
-/* the constants of opcore.c's exp_reduced */
-#define VM_EXP_LO (-87.33f)
-#define VM_EXP_HI 88.72f
-#define VM_LOG2E 1.44269504088896341f
-#define VM_LN2_HI 0.693359375f
-#define VM_LN2_LO (-2.12194440e-4f)
-#define VM_ROUND 12582912.0f /* 1.5 * 2^23: adding it rounds to an integer */
 
 bool oc_vmath_avx512(void) {
 #ifdef VM_X86
@@ -42,38 +35,6 @@ bool oc_vmath_avx512(void) {
 #ifdef VM_X86
 #define VM_AVX512 __attribute__((target("avx512f")))
 
-/* e^r on the reduced argument: fk = round(c log2 e), r = c - fk ln2, and
- * the degree-7 Taylor polynomial of e^r; c finite in [EXP_LO, EXP_HI] */
-VM_AVX512 static inline __m512 vm_exp_reduced(__m512 c, __m512 *fk) {
-  const __m512 rnd = _mm512_set1_ps(VM_ROUND);
-  __m512 k = _mm512_sub_ps(_mm512_fmadd_ps(c, _mm512_set1_ps(VM_LOG2E), rnd), rnd);
-  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(VM_LN2_HI), c);
-  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(VM_LN2_LO), r);
-  __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  *fk = k;
-  return p;
-}
-
-/* e^v with opcore.c's limits: above EXP_HI +inf, below EXP_LO 0, NaN kept */
-VM_AVX512 static inline __m512 vm_exp16(__m512 v) {
-  const __m512 hi = _mm512_set1_ps(VM_EXP_HI), lo = _mm512_set1_ps(VM_EXP_LO);
-  /* a NaN lane becomes hi here (min returns its second operand) and is
-   * replaced at the end */
-  __m512 c = _mm512_max_ps(_mm512_min_ps(v, hi), lo), fk;
-  __m512 p = vm_exp_reduced(c, &fk);
-  __m512 res = _mm512_scalef_ps(p, fk);
-  res = _mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), _mm512_set1_ps(INFINITY));
-  res = _mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), _mm512_setzero_ps());
-  return _mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
-}
-
 VM_AVX512 static inline __mmask16 vm_tail(int64_t left) {
   return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
 }
@@ -86,7 +47,7 @@ VM_AVX512 static double vm_exp_run(const float *x, float shift, float *y, int64_
   __m512d s = _mm512_setzero_pd();
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    __m512 e = vm_exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), sh));
+    __m512 e = ox_exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), sh));
     _mm512_storeu_ps(y + i, e);
     if (sum) {
       s = _mm512_add_pd(s, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
@@ -96,7 +57,7 @@ VM_AVX512 static double vm_exp_run(const float *x, float shift, float *y, int64_
   }
   if (i < n) {
     __mmask16 m = vm_tail(n - i);
-    __m512 e = vm_exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh));
+    __m512 e = ox_exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh));
     _mm512_mask_storeu_ps(y + i, m, e);
   }
   if (!sum) return 0;
@@ -127,7 +88,7 @@ VM_AVX512 static inline __m512 vm_erf16(__m512 v) {
   sm = _mm512_mul_ps(_mm512_mul_ps(sm, v), _mm512_set1_ps(1.12837916709551257f));
   /* e^{-x^2}, the argument kept in [-87, 0] (NaN lanes: -87, replaced) */
   __m512 z = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_min_ps(v2, _mm512_set1_ps(87.0f))), fk;
-  __m512 ep = vm_exp_reduced(z, &fk);
+  __m512 ep = ox_exp_reduced16(z, &fk);
   __m512 ex = _mm512_scalef_ps(ep, fk);
   /* a division: Zen 4's divider runs beside the FMA pipes this loop keeps
    * busy (a 14-bit reciprocal and a Newton step measured slower there) */

@@ -18,7 +18,8 @@
  *  3. Conv epilogues (before 2): a float32 Conv whose output is read only by
  *     an Add / two-input Sum with a tensor computed before the Conv
  *     (residual), then optionally (or only) by a Relu, LeakyRelu, Clip with
- *     constant bounds, HardSigmoid or HardSwish, becomes one ai.onnxc
+ *     constant bounds, HardSigmoid, HardSwish or SiLU written as
+ *     Mul(x, Sigmoid(x)) (YOLO, EfficientNet), becomes one ai.onnxc
  *     FusedConv node (src/ops/conv.c): Conv's inputs and attributes, the
  *     residual as 4th input, attributes activation (OX_ACT_*), alpha, beta;
  *     a following Max / Min with a scalar constant joins as attributes
@@ -528,6 +529,32 @@ static int act_of(const fctx *x, size_t j, float *al, float *be) {
   return OX_ACT_CLIP;
 }
 
+/* SiLU written out: `out` (made before node `after`) read only by
+ * s = Sigmoid(out) and m = Mul(out, s) (either order), s only by m, none a
+ * graph output: the Mul's index (the Sigmoid's in *sig), else -1. */
+static int64_t silu_after(const fctx *x, const char *out, size_t after, int64_t *sig) {
+  if (!out || !*out || map_count(&x->uses, out) != 2 || map_count(&x->pinned, out)) return -1;
+  for (size_t k = after + 1; k < x->g->n_node; k++) {
+    const ox_node *n = &x->nodes[k];
+    if (x->drop[k] || !op_is(n, "Sigmoid") || x->opsets[k] < 6 || n->n_input != 1 ||
+        n->n_output != 1 || !n->input[0] || strcmp(n->input[0], out) != 0 || !n->output[0] ||
+        !*n->output[0])
+      continue;
+    int64_t m = sole_reader(x, n->output[0]);
+    if (m <= (int64_t)k) return -1;
+    const ox_node *mn = &x->nodes[m];
+    if (!op_is(mn, "Mul") || x->opsets[m] < 7 || mn->n_input != 2 || mn->n_output != 1 ||
+        !mn->output[0] || !*mn->output[0] || !mn->input[0] || !mn->input[1])
+      return -1;
+    bool order = strcmp(mn->input[0], out) == 0 && strcmp(mn->input[1], n->output[0]) == 0;
+    bool swapped = strcmp(mn->input[1], out) == 0 && strcmp(mn->input[0], n->output[0]) == 0;
+    if (!order && !swapped) return -1;
+    *sig = (int64_t)k;
+    return m;
+  }
+  return -1;
+}
+
 /* Whether `name` is available before node i: not produced by a node at i
  * or later (graph inputs, initializers and earlier nodes' outputs). */
 static bool ready_before(const fctx *x, const char *name, size_t i) {
@@ -554,7 +581,7 @@ static int fuse_conv_epilogue(fctx *x, size_t i, ox_node **repl) {
     return OX_OK; /* not known to be float32 */
   const char *out = c->output[0], *res = NULL;
   size_t last = i;
-  size_t gone[3];
+  size_t gone[4];
   size_t n_gone = 0;
   int act = OX_ACT_NONE;
   float al = 0, be = 0;
@@ -575,12 +602,20 @@ static int fuse_conv_epilogue(fctx *x, size_t i, ox_node **repl) {
     }
   }
   int k;
+  int64_t sm, ss;
   if (j > (int64_t)last && (k = act_of(x, (size_t)j, &al, &be)) >= 0 &&
       strcmp(x->nodes[j].input[0], out) == 0) {
     act = k;
     out = x->nodes[j].output[0];
     last = (size_t)j;
     gone[n_gone++] = last;
+    j = sole_reader(x, out);
+  } else if ((sm = silu_after(x, out, last, &ss)) >= 0) { /* x * Sigmoid(x) */
+    act = OX_ACT_SILU;
+    out = x->nodes[sm].output[0];
+    gone[n_gone++] = (size_t)ss;
+    gone[n_gone++] = (size_t)sm;
+    last = (size_t)sm;
     j = sole_reader(x, out);
   }
   /* then Max / Min with a scalar constant (not NaN) that raises no rank */
