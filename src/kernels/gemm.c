@@ -1151,6 +1151,12 @@ __attribute__((target("avx512f"))) static void silu_row_avx512(float *c, int64_t
 }
 #endif
 
+/* the portable exponential in the clones of the operators' loop (the
+ * same contraction into multiply-adds as theirs) */
+OX_EPI_CLONES static void silu_row_portable(float *c, int64_t n) {
+  for (int64_t j = 0; j < n; j++) c[j] = ox_silu1(c[j]);
+}
+
 /* x sigmoid(x) over a row: with AVX-512 the operators' vector exponential
  * (the Sigmoid kernel takes it there), else the portable one, as theirs */
 static void silu_row(float *c, int64_t n) {
@@ -1160,7 +1166,7 @@ static void silu_row(float *c, int64_t n) {
     return;
   }
 #endif
-  for (int64_t j = 0; j < n; j++) c[j] = ox_silu1(c[j]);
+  silu_row_portable(c, n);
 }
 
 /* v = act(v) over one row (one loop per activation: vectorised) */

@@ -111,11 +111,17 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_exp16(
   return _mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
 }
 
-/* ox_silu1 on 16 lanes */
+/* ox_silu1 on 16 lanes. e^z for z = -|x| <= 0 needs only ox_exp16's lower
+ * limit: the same values; a NaN x (z NaN: max gives the limit) still comes
+ * out as x's NaN from the last product, as the unfused nodes give it. */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_silu16(__m512 x) {
   const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
+  const __m512 lo = _mm512_set1_ps(OX_EXP_LO);
   __m512i u = _mm512_castps_si512(x);
-  __m512 e = ox_exp16(_mm512_castsi512_ps(_mm512_or_si512(u, sign)));
+  __m512 z = _mm512_castsi512_ps(_mm512_or_si512(u, sign)), fk;
+  __m512 p = ox_exp_reduced16(_mm512_max_ps(z, lo), &fk);
+  __m512 e = _mm512_scalef_ps(p, fk);
+  e = _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(z, lo, _CMP_LT_OQ), _mm512_setzero_ps());
   const __m512 one = _mm512_set1_ps(1.0f);
   /* neg = 1 where the sign bit is set: (e - 1) neg + 1 is e there, 1 elsewhere */
   __mmask16 neg = _mm512_test_epi32_mask(u, sign);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/gemm.h"
 #include "onnxc.h"
 #include "ops/opcore.h"
 
@@ -422,6 +423,36 @@ static void test_gelu_loop(void) {
   CHECK(fabsf(g1 - 0.841344746f) < 1e-6f);
 }
 
+/* SiLU as a convolution's epilogue (ox_sgemm_epi_apply, the row path of
+ * every kernel) and as vexp.h's scalar: the bits of Sigmoid then Mul, NaN,
+ * infinities, -0, the exponential's limits and denormals included */
+static void test_silu_epilogue(void) {
+  enum { N = 1043 };
+  static float x[N], y[N], r[N];
+  for (int i = 0; i < N; i++) x[i] = -100.0f + 200.0f * (float)i / (float)(N - 1);
+  const float special[] = {NAN,    -NAN,    INFINITY, -INFINITY, -0.0f,  0.0f,   1e-40f, -1e-40f,
+                           87.33f, -87.33f, -87.34f,  88.72f,    88.73f, -1e30f, 1e30f};
+  memcpy(x + 3, special, sizeof special);
+  for (int64_t n = N; n >= N - 20; n -= 7) {
+    oc_sigmoid_f32(x, r, n, 1.0f, false);
+    for (int64_t i = 0; i < n; i++) r[i] = x[i] * r[i];
+    memcpy(y, x, (size_t)n * sizeof *y);
+    ox_sgemm_epi ep = {.act = OX_ACT_SILU};
+    ox_sgemm_epi_apply(&ep, 1, n, y, n);
+    /* (a NaN's sign follows the operand order a compiler picks for the
+     * product: NaN for NaN) */
+    bool same = true;
+    for (int64_t i = 0; i < n; i++)
+      same = same && (isnan(r[i]) ? isnan(y[i]) : memcmp(&y[i], &r[i], sizeof *y) == 0);
+    CHECK(same);
+  }
+  /* the values: silu(1) = 1 / (1 + e^-1), silu(-inf) NaN (-inf * 0) */
+  float v[3] = {1.0f, -INFINITY, INFINITY};
+  ox_sgemm_epi ep = {.act = OX_ACT_SILU};
+  ox_sgemm_epi_apply(&ep, 1, 3, v, 3);
+  CHECK(fabsf(v[0] - 0.731058579f) < 1e-7f && isnan(v[1]) && v[2] == INFINITY);
+}
+
 /* numpy semantics: maximum/minimum propagate NaN from either side (checked
  * over more than one vector width) */
 static void test_max_nan(void) {
@@ -489,6 +520,7 @@ int main(void) {
   test_erf_accuracy();
   test_exp_sum_pass();
   test_gelu_loop();
+  test_silu_epilogue();
   test_quantize_8bit();
   test_add_legacy_axis();
   test_softmax_coercion();
