@@ -484,7 +484,6 @@ __attribute__((target("avx512f"))) static bool dw_flat_range(const dw_job *j, in
   float *pb[2] = {buf, buf + len}, *ob[2] = {buf + 2 * len, buf + 2 * len + olen};
   const ox_sgemm_epi *ep = j->epi && !j->epi->res ? j->epi : NULL;
   const __m512 zero = _mm512_setzero_ps();
-  __mmask16 mo = (__mmask16)((1u << OW) - 1u);
   for (int64_t t = t0 - 1; t <= t1; t++) {
     if (t + 1 < t1) { /* border plane t + 1 */
       float *p = pb[(t + 1) & 1];
@@ -525,7 +524,6 @@ __attribute__((target("avx512f"))) static bool dw_flat_range(const dw_job *j, in
       }
     }
   }
-  (void)mo;
   return true;
 }
 #endif
