@@ -2,6 +2,7 @@
  * group), direct: each output plane from its input plane and kernel, the
  * interior 16 outputs at a time with AVX-512, the borders tap by tap. */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "conv_common.h"
 
@@ -627,6 +628,19 @@ void ox_conv_depthwise(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int
                        const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
                        int64_t shuffle, float *y) {
   dw_job dj = {g, x, w, bias, y, G, Mg, shuffle, false, false, false, epi};
+  /* small maps: sixteen channels at a time in the vector lanes */
+  int64_t nblk = Mg == 1 && !shuffle && !(epi && epi->res) ? ox_conv_depthwise_blocks(g, G) : 0;
+  uint8_t *done = nblk ? calloc((size_t)(N * nblk), 1) : NULL;
+  if (done) {
+    ox_conv_depthwise_blocked(pool, g, N, G, x, w, bias, epi, y, done);
+    for (int64_t t = 0; t < N * nblk; t++) /* blocks a thread could not take: plane by plane */
+      if (!done[t]) {
+        int64_t c0 = t % nblk * 16, c1 = c0 + 16 < G ? c0 + 16 : G, n = t / nblk;
+        dw_task(&dj, n * G + c0, n * G + c1);
+      }
+    free(done);
+    return;
+  }
 #if defined(__x86_64__) && defined(__GNUC__)
   dj.plane = (g->stride[1] == 1 || g->stride[1] == 2) && g->out[1] <= 16 * DW_MAXBLK &&
              g->k[1] <= DW_MAXKW && g->out[1] > 0 && __builtin_cpu_supports("avx512f");
