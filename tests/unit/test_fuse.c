@@ -472,6 +472,9 @@ static void test_conv_epilogues(void) {
        * in registers */
       {"depthwise wide", 1, 5, 5, 7, 30, 3, 1, 5, 1, false, NULL, 0, false},
       {"depthwise wide stride 2", 2, 3, 6, 9, 35, 3, 2, 3, 1, false, NULL, 0, false},
+      /* 16 channels on a small map: channels in the vector lanes
+       * (conv_dw_blk.c), the activation in registers */
+      {"depthwise blocked", 2, 16, 16, 7, 6, 3, 2, 16, 1, false, NULL, 0, false},
       {"grouped", 1, 8, 6, 7, 9, 3, 1, 2, 1, false, NULL, 0, false},
       {"dilated", 1, 4, 5, 9, 9, 3, 1, 1, 2, false, NULL, 0, false},
   };
