@@ -436,14 +436,14 @@ static int conv_few_positions(ox_kctx *ctx, const ox_nn_geom *g, const float *xf
  * (the caller's reference, also on failure). */
 /* The prologue applied to all of x (N images of C planes of P values) into
  * out: the path for geometries whose GEMM does not read X in strips. */
-OX_NN_CLONES static void pro_apply(const conv_state *s, int64_t N, int64_t C, int64_t P,
+OX_NN_CLONES static void pro_apply(const ox_sgemm_pro *pro, int64_t N, int64_t C, int64_t P,
                                    const float *x, float *out) {
   for (int64_t n = 0; n < N; n++)
     for (int64_t c = 0; c < C; c++) {
       const float *xc = x + (n * C + c) * P;
       float *oc = out + (n * C + c) * P;
-      float a = s->pre_scale[c], b = s->pre_bias[c];
-      if (s->pre_relu)
+      float a = pro->scale[c], b = pro->bias[c];
+      if (pro->relu)
         for (int64_t i = 0; i < P; i++) {
           float v = fmaf(xc[i], a, b);
           oc[i] = v > 0.0f ? v : 0.0f;
@@ -474,7 +474,7 @@ static const ox_wino *conv_wino(conv_state *s, const float *w, int64_t M, int64_
 
 /* X (given, or input 0), W, B -> Y (output 0, or *tmp when tmp is given) */
 static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox_value **tmp,
-                        const ox_value *xin) {
+                        const ox_value *xin, const ox_sgemm_pro *gate) {
   const ox_value *x = xin ? xin : ox_kctx_input(ctx, 0);
   ox_value *w = ox_kctx_input(ctx, 1), *b = ox_kctx_input(ctx, 2);
   ox_nn_geom g;
@@ -507,12 +507,14 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
   ox_thread_pool *pool = ox_kctx_pool(ctx);
   int nt = ox_thread_pool_size(pool);
   /* a prologue: read with X by the 1 x 1 GEMM's strips, else applied first */
-  ox_sgemm_pro pro = {s->pre_scale, s->pre_bias, s->pre_relu};
+  /* (a gate: a prologue of X's channels made for this run) */
+  ox_sgemm_pro pro = gate ? *gate : (ox_sgemm_pro){s->pre_scale, s->pre_bias, s->pre_relu};
+  int64_t n_pre = gate ? x->dims[1] : s->n_pre;
   bool pro_strips = false;
-  if (s->n_pre) {
-    if (x->dims[1] != s->n_pre) {
+  if (n_pre) {
+    if (x->dims[1] != n_pre) {
       rc = ox_kctx_fail(ctx, OX_ERUNTIME, "X has %lld channels, the prologue %lld",
-                        (long long)x->dims[1], (long long)s->n_pre);
+                        (long long)x->dims[1], (long long)n_pre);
       goto done;
     }
     bool pw = g.k_size == 1 && G == 1 && g.out_size > 8 && ox_sgemm_has_ua() && s->packed &&
@@ -526,7 +528,7 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
         rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory (convolution prologue)");
         goto done;
       }
-      pro_apply(s, N, x->dims[1], P, xf, xpro);
+      pro_apply(&pro, N, x->dims[1], P, xf, xpro);
       xf = xpro;
     }
   }
@@ -672,7 +674,9 @@ done:
   return stage_out(&fs, rc, y);
 }
 
-static int conv_run(ox_kctx *ctx, void *st) { return conv_run_epi(ctx, st, NULL, NULL, NULL); }
+static int conv_run(ox_kctx *ctx, void *st) {
+  return conv_run_epi(ctx, st, NULL, NULL, NULL, NULL);
+}
 
 #define OX_MAX_RANK_BC 16
 
@@ -719,6 +723,11 @@ static int fconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
     memcpy(s->pre_bias, pb->floats, pb->n_floats * sizeof(float));
     s->pre_relu = ox_node_attr_int(info->node, "pre_relu", 0) != 0;
   }
+  s->in_scale = ox_node_attr_int(info->node, "in_scale", 0) != 0;
+  if (s->in_scale && s->n_pre) {
+    ox_err_set(e, OX_EINVAL, "in_scale and pre_scale exclude each other");
+    return ox_conv_prep_err(info, e);
+  }
   const ox_attr *sh = ox_node_attr(info->node, "in_shuffle"),
                 *ss = ox_node_attr(info->node, "in_shuffle_shape");
   if (sh || ss) {
@@ -737,46 +746,124 @@ static int fconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   return OX_OK;
 }
 
+/* numpy broadcasting of two float tensors: the result's dims and each
+ * operand's element strides along them (0 where it repeats) */
+typedef struct bc_plan {
+  size_t rank;
+  int64_t od[OX_MAX_RANK_BC], as[OX_MAX_RANK_BC], bs[OX_MAX_RANK_BC];
+} bc_plan;
+
+static int bc_plan_make(ox_kctx *ctx, const ox_value *a, const ox_value *b, const char *op,
+                        const char *na, const char *nb, bc_plan *p) {
+  size_t rank = a->rank > b->rank ? a->rank : b->rank;
+  if (rank > OX_MAX_RANK_BC) return ox_kctx_fail(ctx, OX_ERUNTIME, "rank %zu too large", rank);
+  p->rank = rank;
+  int64_t ast = 1, bst = 1;
+  for (size_t k = rank; k-- > 0;) {
+    size_t off_a = rank - a->rank, off_b = rank - b->rank;
+    int64_t da = k >= off_a ? a->dims[k - off_a] : 1, db = k >= off_b ? b->dims[k - off_b] : 1;
+    if (da != db && da != 1 && db != 1)
+      return ox_kctx_fail(ctx, OX_ERUNTIME,
+                          "%s: %s dimension %zu (%lld) and %s (%lld) do not broadcast", op, na, k,
+                          (long long)da, nb, (long long)db);
+    p->od[k] = da == 1 ? db : da;
+    p->as[k] = da == 1 ? 0 : ast;
+    p->bs[k] = db == 1 ? 0 : bst;
+    ast *= da;
+    bst *= db;
+  }
+  return OX_OK;
+}
+
+/* y = a + b or a * b over the plan's numel elements (an odometer) */
+static void bc_run(const bc_plan *p, const float *a, const float *b, bool mul, float *y,
+                   int64_t numel) {
+  int64_t idx[OX_MAX_RANK_BC] = {0}, ai = 0, bi = 0;
+  for (int64_t i = 0; i < numel; i++) {
+    y[i] = mul ? a[ai] * b[bi] : a[ai] + b[bi];
+    for (size_t k = p->rank; k-- > 0;) {
+      ai += p->as[k];
+      bi += p->bs[k];
+      if (++idx[k] < p->od[k]) break;
+      ai -= p->as[k] * p->od[k];
+      bi -= p->bs[k] * p->od[k];
+      idx[k] = 0;
+    }
+  }
+}
+
 /* Y = act(C + R) with numpy broadcasting of the conv result C and the
  * residual R (shapes that differ: the general, unfused order). */
 static int fconv_broadcast(ox_kctx *ctx, const ox_sgemm_epi *act, const ox_value *c,
                            const ox_value *r) {
-  size_t rank = c->rank > r->rank ? c->rank : r->rank;
-  int64_t od[OX_MAX_RANK_BC], cs[OX_MAX_RANK_BC], rs[OX_MAX_RANK_BC];
-  if (rank > OX_MAX_RANK_BC) return ox_kctx_fail(ctx, OX_ERUNTIME, "rank %zu too large", rank);
-  int64_t cst = 1, rst = 1;
-  for (size_t k = rank; k-- > 0;) {
-    size_t off_c = rank - c->rank, off_r = rank - r->rank;
-    int64_t dc = k >= off_c ? c->dims[k - off_c] : 1, dr = k >= off_r ? r->dims[k - off_r] : 1;
-    if (dc != dr && dc != 1 && dr != 1)
-      return ox_kctx_fail(ctx, OX_ERUNTIME,
-                          "Add: the convolution's dimension %zu (%lld) and the residual's (%lld) "
-                          "do not broadcast",
-                          k, (long long)dc, (long long)dr);
-    od[k] = dc == 1 ? dr : dc;
-    cs[k] = dc == 1 ? 0 : cst;
-    rs[k] = dr == 1 ? 0 : rst;
-    cst *= dc;
-    rst *= dr;
-  }
-  ox_value *y = ox_kctx_output(ctx, 0, OX_FLOAT, od, rank);
+  bc_plan p;
+  if (bc_plan_make(ctx, c, r, "Add", "the convolution's", "the residual's", &p)) return OX_ERUNTIME;
+  ox_value *y = ox_kctx_output(ctx, 0, OX_FLOAT, p.od, p.rank);
   if (!y) return OX_ERUNTIME;
-  const float *cf = c->data, *rf = r->data;
-  float *yf = y->data;
-  int64_t idx[OX_MAX_RANK_BC] = {0}, ci = 0, ri = 0;
-  for (int64_t i = 0; i < y->numel; i++) {
-    yf[i] = cf[ci] + rf[ri];
-    for (size_t k = rank; k-- > 0;) { /* odometer */
-      ci += cs[k];
-      ri += rs[k];
-      if (++idx[k] < od[k]) break;
-      ci -= cs[k] * od[k];
-      ri -= rs[k] * od[k];
-      idx[k] = 0;
-    }
-  }
-  ox_sgemm_epi_apply(act, 1, y->numel, yf, y->numel);
+  bc_run(&p, c->data, r->data, false, y->data, y->numel);
+  ox_sgemm_epi_apply(act, 1, y->numel, y->data, y->numel);
   return OX_OK;
+}
+
+/* FusedConv after X's preparation (shuffle, gate): the residual's cases */
+static int fconv_body(ox_kctx *ctx, conv_state *s, const ox_value *x, ox_value *w, ox_value *r,
+                      const ox_sgemm_pro *gate) {
+  ox_sgemm_epi ep = s->epi;
+  if (!r) return conv_run_epi(ctx, s, &ep, NULL, x, gate);
+  if (r->kind != OX_VAL_TENSOR || r->dtype != OX_FLOAT)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "the residual must be a float32 tensor");
+  ox_nn_geom g;
+  int64_t ydims[OX_NN_MAXD + 2];
+  if (ox_conv_shapes(ctx, s, x, w, &g, ydims)) return OX_ERUNTIME;
+  if (r->rank == x->rank && memcmp(r->dims, ydims, x->rank * sizeof *ydims) == 0) {
+    ep.res = r->data; /* row stride set per block (Y's layout) */
+    return conv_run_epi(ctx, s, &ep, NULL, x, gate);
+  }
+  ox_value *c = NULL;
+  int rc = conv_run_epi(ctx, s, NULL, &c, x, gate);
+  if (!rc) rc = fconv_broadcast(ctx, &ep, c, r);
+  ox_value_unref(c);
+  return rc;
+}
+
+/* X * G with numpy broadcasting, as the Mul a gate replaces computes it */
+static int mul_broadcast(ox_kctx *ctx, const ox_value *x, const ox_value *g, ox_value **out) {
+  bc_plan p;
+  if (bc_plan_make(ctx, x, g, "Mul", "X's", "the gate's", &p)) return OX_ERUNTIME;
+  ox_err e = {0};
+  ox_value *m = ox_tensor_new_uninit(OX_FLOAT, p.od, p.rank, &e);
+  if (!m) return ox_kctx_fail(ctx, e.code, "%s", e.msg);
+  bc_run(&p, x->data, g->data, true, m->data, m->numel);
+  *out = m;
+  return OX_OK;
+}
+
+/* A gated FusedConv: a gate of one value per channel of X becomes a
+ * prologue of this run (fma(x, g, -0) is x * g, -0 included); any other
+ * shape, the product made first. */
+static int fconv_gated(ox_kctx *ctx, conv_state *s, const ox_value *x, ox_value *w, ox_value *r) {
+  ox_value *g = ox_kctx_input(ctx, 4);
+  if (!g || g->kind != OX_VAL_TENSOR || g->dtype != OX_FLOAT)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "the gate (input 4) must be a float32 tensor");
+  int64_t C = x->rank >= 2 ? x->dims[1] : 0;
+  bool per_channel = C > 0 && g->rank <= x->rank && g->numel == C;
+  for (size_t d = 0; per_channel && d < g->rank; d++)
+    if (g->dims[d] != (x->rank - g->rank + d == 1 ? C : 1)) per_channel = false;
+  int rc;
+  if (per_channel) {
+    float *negz = malloc((size_t)C * sizeof *negz);
+    if (!negz) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory (gate)");
+    for (int64_t c = 0; c < C; c++) negz[c] = -0.0f;
+    ox_sgemm_pro pro = {g->data, negz, false};
+    rc = fconv_body(ctx, s, x, w, r, &pro);
+    free(negz);
+    return rc;
+  }
+  ox_value *m = NULL;
+  if ((rc = mul_broadcast(ctx, x, g, &m))) return rc;
+  rc = fconv_body(ctx, s, m, w, r, NULL);
+  ox_value_unref(m);
+  return rc;
 }
 
 static int fconv_run(ox_kctx *ctx, void *st) {
@@ -801,22 +888,8 @@ static int fconv_run(ox_kctx *ctx, void *st) {
     memcpy(shaped.small_dims, s->shuffle_shape, sizeof s->shuffle_shape);
     x = &shaped;
   }
-  ox_sgemm_epi ep = s->epi;
-  if (!r) return conv_run_epi(ctx, s, &ep, NULL, x);
-  if (r->kind != OX_VAL_TENSOR || r->dtype != OX_FLOAT)
-    return ox_kctx_fail(ctx, OX_ERUNTIME, "the residual must be a float32 tensor");
-  ox_nn_geom g;
-  int64_t ydims[OX_NN_MAXD + 2];
-  if (ox_conv_shapes(ctx, s, x, w, &g, ydims)) return OX_ERUNTIME;
-  if (r->rank == x->rank && memcmp(r->dims, ydims, x->rank * sizeof *ydims) == 0) {
-    ep.res = r->data; /* row stride set per block (Y's layout) */
-    return conv_run_epi(ctx, s, &ep, NULL, x);
-  }
-  ox_value *c = NULL;
-  int rc = conv_run_epi(ctx, s, NULL, &c, x);
-  if (!rc) rc = fconv_broadcast(ctx, &ep, c, r);
-  ox_value_unref(c);
-  return rc;
+  if (s->in_scale) return fconv_gated(ctx, s, x, w, r);
+  return fconv_body(ctx, s, x, w, r, NULL);
 }
 
 /* ---------------- ConvTranspose ---------------- */

@@ -33,6 +33,10 @@ typedef struct conv_state {
   float *pre_scale, *pre_bias;
   int64_t n_pre;
   bool pre_relu;
+  /* FusedConv with a gate (attribute in_scale, src/opt/conv_gate.c): X
+   * multiplied by input 4 first, as the Mul it replaces (per channel: in
+   * the GEMM's strips; any other broadcast: a product made first) */
+  bool in_scale;
   /* FusedConv reading a channel shuffle's input (src/opt/channel_shuffle.c):
    * X's elements taken as shape shuffle_shape, channel c read from channel
    * (c mod shuffle) * C / shuffle + c div shuffle; 0: none */

@@ -1092,6 +1092,7 @@ static int run_late_passes(fctx *x, ox_node **repl) {
   view_init(x, repl, &v);
   int rc = ox_opt_conv_prologue(&v);
   if (!rc) rc = ox_opt_channel_shuffle(&v);
+  if (!rc) rc = ox_opt_conv_gate(&v);
   if (!rc && x->rename_oom) rc = oom(x);
   return rc;
 }

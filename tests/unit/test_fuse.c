@@ -548,6 +548,60 @@ static void test_conv_epilogues(void) {
   finite_input = false;
 }
 
+/* Squeeze-and-excitation gates into the next 1 x 1 convolution
+ * (src/opt/conv_gate.c): a per-channel Sigmoid gate (the GEMM reads Y
+ * scaled), a HardSigmoid gate as Mul's first operand, a full-shape gate
+ * (the product made first), each with one image and two (per-image gates:
+ * the product made first); the Mul gone. */
+static void test_conv_gates(void) {
+  for (int kind = 0; kind < 3; kind++)
+    for (int64_t n = 1; n <= 2; n++) {
+      char *buf = malloc(65536), *p = buf, *end = buf + 65536;
+      p += snprintf(p, (size_t)(end - p),
+                    HEAD "G (float[%lld,8,5,6] X) => (float[%lld,12,5,6] Y)\n<", (long long)n,
+                    (long long)n);
+      const int64_t wa[4] = {8, 8, 1, 1}, wr[4] = {2, 8, 1, 1}, we[4] = {8, 2, 1, 1},
+                    wp[4] = {12, 8, 1, 1};
+      p = weights(p, end, "Wa", wa, 4, 5);
+      *p++ = ',';
+      p = weights(p, end, "Ba", wa, 1, 6);
+      *p++ = ',';
+      p = weights(p, end, "Wr", wr, 4, 7);
+      *p++ = ',';
+      p = weights(p, end, "We", we, 4, 8);
+      *p++ = ',';
+      p = weights(p, end, "Wp", wp, 4, 9);
+      *p++ = ',';
+      p = weights(p, end, "Bp", wp, 1, 10);
+      *p++ = ',';
+      p = weights(p, end, "Wg", wa, 4, 11);
+      p += snprintf(p, (size_t)(end - p), ">\n{ A = Conv(X, Wa, Ba)\n ");
+      if (kind == 1)
+        p += snprintf(p, (size_t)(end - p), "H = Conv(X, Wg)\n G = Sigmoid(H)\n M = Mul(A, G)\n ");
+      else
+        p += snprintf(p, (size_t)(end - p),
+                      "P = GlobalAveragePool(A)\n R = Conv(P, Wr)\n E = Conv(R, We)\n %s\n %s\n ",
+                      kind == 0 ? "G = Sigmoid(E)" : "G = HardSigmoid <alpha = 0.25>(E)",
+                      kind == 0 ? "M = Mul(A, G)" : "M = Mul(G, A)");
+      snprintf(p, (size_t)(end - p), "Y = Conv(M, Wp, Bp)\n}\n");
+      size_t n0 = 0, n1 = 0;
+      char what[64];
+      snprintf(what, sizeof what, "gate %d, %lld image(s)", kind, (long long)n);
+      /* bit for bit on finite inputs; with NaN and infinities in X, the same
+       * values (a NaN's sign is the arithmetic's choice) */
+      finite_input = true;
+      compare(what, buf, (int64_t[]){n, 8, 5, 6}, 4, -1, &n0, &n1);
+      finite_input = false;
+      compare(what, buf, (int64_t[]){n, 8, 5, 6}, 4, 0, NULL, NULL);
+      size_t want0 = kind == 1 ? 5 : 7;
+      if (n0 != want0 || n1 != want0 - 1)
+        fprintf(stderr, "%s: %zu -> %zu nodes (expected %zu -> %zu)\n", what, n0, n1, want0,
+                want0 - 1);
+      CHECK(n0 == want0 && n1 == want0 - 1);
+      free(buf);
+    }
+}
+
 /* an initializer that backs a graph input is a constant only while no run
  * overrides it: an overriding run must see the given value */
 static const char *overridable =
@@ -713,6 +767,7 @@ static const char *attention_text =
 
 int main(void) {
   test_overridable();
+  test_conv_gates();
   {
     size_t a0 = 0, a1 = 0;
     const int64_t d_at[3] = {2, 5, 8};
