@@ -10,18 +10,26 @@
  * Matched after the host's epilogue fusion: a Conv or FusedConv with a
  * constant float W [M, C, 1, 1], group 1, strides 1, no padding, no
  * prologue, shuffle or gate, whose X only it reads and is a Mul (opset >= 7)
- * of two values, one made by a Sigmoid or HardSigmoid. */
+ * of two values, one made by a Sigmoid, a HardSigmoid or a FusedConv. */
 #include <string.h>
 
 #include "pass.h"
 
-/* a live node before `before`, not replaced, whose output 0 is `name` and
- * whose op is Sigmoid or HardSigmoid */
+/* a live node before `before` whose output 0 is `name` and that is a
+ * Sigmoid, a HardSigmoid, or a FusedConv (the host folds MobileNet-v3's
+ * HardSigmoid into the gate's convolution). The kernel is exact for any
+ * gate shape; this only picks products likely to be gates. */
 static bool gate_made(const ox_pass_view *v, const char *name, size_t before) {
-  int64_t k = ox_opt_producer(v, name, before);
-  if (k < 0) return false;
-  const ox_node *n = &v->nodes[k];
-  return ox_opt_op_is(n, "Sigmoid") || ox_opt_op_is(n, "HardSigmoid");
+  for (size_t k = before; k-- > 0;) {
+    if (v->drop[k]) continue;
+    const ox_node *n = v->repl[k] ? v->repl[k] : &v->nodes[k];
+    if (n->n_output < 1 || !n->output[0] || strcmp(n->output[0], name) != 0) continue;
+    if (v->repl[k])
+      return n->domain && strcmp(n->domain, "ai.onnxc") == 0 &&
+             strcmp(n->op_type, "FusedConv") == 0;
+    return ox_opt_op_is(n, "Sigmoid") || ox_opt_op_is(n, "HardSigmoid");
+  }
+  return false;
 }
 
 static bool ints_all(const ox_node *n, const char *name, int64_t want) {

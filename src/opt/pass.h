@@ -165,7 +165,7 @@ int ox_opt_conv_prologue(ox_pass_view *v);
  * unshuffled X, attributes in_shuffle = g and in_shuffle_shape. Runs after
  * the host's epilogue fusion. */
 int ox_opt_channel_shuffle(ox_pass_view *v);
-/* conv_gate.c: Mul(Y, G) with G made by a Sigmoid or HardSigmoid, read only
+/* conv_gate.c: Mul(Y, G) with G made by a Sigmoid, HardSigmoid or FusedConv, read only
  * by a 1 x 1 convolution -> that convolution (FusedConv) with in_scale = 1
  * and G as input 4 (squeeze-and-excitation). Runs after the host's
  * epilogue fusion. */
