@@ -5,12 +5,14 @@ usage: bench/extra_geometries.py BUILD/onnxc [--threads=N] [--reps=R] [--rounds=
 
 Builds (once, into the generated-models folder sidebyside.py uses) a MobileNet-v2 in float and
 in static-int8 QDQ form with the builder and quantizer of ../shared/bench/make_cnn.py (ReLU6
-as Clip, 17 depthwise layers) and an EfficientNet-B0 with the same builder, then runs ../shared/bench/sidebyside.py from a temporary copy of
+as Clip, 17 depthwise layers), an EfficientNet-B0 and a MobileNet-v3-small with the same
+builder, then runs ../shared/bench/sidebyside.py from a temporary copy of
 that folder whose bench.json lists:
   gpt2_prompt128   gpt2_step.onnx on a 128-token prompt with an empty KV cache
   minilm_b4s64     minilm_l6.onnx at batch 4, sequence 64 (and minilm8_b4s64, its int8 form)
   mobilenet_v2     the float MobileNet-v2 (and mobilenet_v2_qdq)
   efficientnet_b0  an EfficientNet-B0 in float (SiLU, squeeze-and-excitation, 5 x 5 depthwise)
+  mobilenet_v3_small  a MobileNet-v3-small in float (HardSwish, HardSigmoid gates)
 Needs what sidebyside.py needs (onnxruntime-node: NODE_PATH or build/ort-oracle), no network.
 Figures are the caller's to note; nothing here is a test."""
 import json, os, shutil, subprocess, sys, tempfile
@@ -72,8 +74,46 @@ def efficientnet_b0(mc, seed=5):
     return t.model('efficientnet_b0', silu(t.conv(x, 320, 1280, 1, 1, None)), 1280)
 
 
+def mobilenet_v3_small(mc, seed=7):
+    """MobileNet-v3-small's blocks (k, expansion, c, SE, activation, s) at 224 x 224: HardSwish,
+    squeeze-and-excitation with Relu and HardSigmoid (1/6, 1/2), 3 x 3 and 5 x 5 depthwise."""
+    from onnx import helper
+    t = mc.Net(seed)
+
+    def op(kind, ins, **attrs):
+        y = t.nm(kind.lower())
+        t.nodes.append(helper.make_node(kind, ins, [y], name=t.nm(kind), **attrs))
+        return y
+
+    def act(x, a):
+        return op('HardSwish', [x]) if a == 'hs' else op('Relu', [x])
+
+    x, cin = act(t.conv('input', 3, 16, 3, 2, None), 'hs'), 16
+    for k, e, c, se, a, s in ((3, 16, 16, True, 're', 2), (3, 72, 24, False, 're', 2),
+                              (3, 88, 24, False, 're', 1), (5, 96, 40, True, 'hs', 2),
+                              (5, 240, 40, True, 'hs', 1), (5, 240, 40, True, 'hs', 1),
+                              (5, 120, 48, True, 'hs', 1), (5, 144, 48, True, 'hs', 1),
+                              (5, 288, 96, True, 'hs', 2), (5, 576, 96, True, 'hs', 1),
+                              (5, 576, 96, True, 'hs', 1)):
+        y = act(t.conv(x, cin, e, 1, 1, None), a) if e != cin else x
+        y = act(t.conv(y, e, e, k, s, None, group=e), a)
+        if se:
+            r = max(8, e // 4)
+            g = op('Relu', [t.conv(op('GlobalAveragePool', [y]), e, r, 1, 1, None)])
+            g = op('HardSigmoid', [t.conv(g, r, e, 1, 1, None)], alpha=1.0 / 6, beta=0.5)
+            y = op('Mul', [y, g])
+        y = t.conv(y, e, c, 1, 1, None)
+        if s == 1 and cin == c:
+            y = op('Add', [y, x])
+        x, cin = y, c
+    m = t.model('mobilenet_v3_small', act(t.conv(x, 96, 576, 1, 1, None), 'hs'), 576)
+    m.opset_import[0].version = 14  # HardSwish
+    return m
+
+
 def ensure_mobilenet():
-    names = ('mobilenet_v2.onnx', 'mobilenet_v2_qdq.onnx', 'efficientnet_b0.onnx')
+    names = ('mobilenet_v2.onnx', 'mobilenet_v2_qdq.onnx', 'efficientnet_b0.onnx',
+             'mobilenet_v3_small.onnx')
     if all(os.path.exists(os.path.join(GENERATED, n)) for n in names):
         return
     import onnx
@@ -86,9 +126,10 @@ def ensure_mobilenet():
     q = mc.qdq(m)
     onnx.checker.check_model(q)
     onnx.save(q, os.path.join(GENERATED, 'mobilenet_v2_qdq.onnx'))
-    e = efficientnet_b0(mc)
-    onnx.checker.check_model(e)
-    onnx.save(e, os.path.join(GENERATED, 'efficientnet_b0.onnx'))
+    for name, build in (('efficientnet_b0', efficientnet_b0), ('mobilenet_v3_small', mobilenet_v3_small)):
+        e = build(mc)
+        onnx.checker.check_model(e)
+        onnx.save(e, os.path.join(GENERATED, name + '.onnx'))
 
 
 def spec():
@@ -108,7 +149,7 @@ def spec():
         for v in e['inputs'].values():
             v[1] = [4, 64]
         out[name] = e
-    for name in ('mobilenet_v2', 'mobilenet_v2_qdq', 'efficientnet_b0'):
+    for name in ('mobilenet_v2', 'mobilenet_v2_qdq', 'efficientnet_b0', 'mobilenet_v3_small'):
         e = json.loads(json.dumps(base['resnet50_qdq' if name == 'mobilenet_v2_qdq' else 'resnet50']))
         e['file'], e['root'] = name + '.onnx', 'generated'
         out[name] = e
