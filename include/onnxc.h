@@ -399,6 +399,10 @@ typedef struct onnxc_session_options {
      activation. 0 (default): float arithmetic, within float rounding of what the
      model writes. Without VNNI the float form runs either way. */
   int low_bit_int8;
+  /* Graph passes to leave out, by name (onnxc_pass_name; as onnxruntime's
+     disabled_optimizers). An unknown name is ONNXC_ERR_INVALID_ARG. */
+  const char *const *disabled_passes;
+  size_t n_disabled_passes;
 } onnxc_session_options;
 
 /* Prepares a model for running. The model must outlive the session: its
@@ -475,6 +479,37 @@ ONNXC_API onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_
                                               const char *const *output_names,
                                               onnxc_value *const *outputs, size_t n_outputs,
                                               onnxc_error *err);
+
+/* ---------------------------------------------------------------- graph passes */
+
+/* The graph passes a session runs at optimization_level >= their level, in
+ * the order they run (src/opt/: one rewrite per pass). Each can be switched
+ * off by name (onnxc_session_options.disabled_passes). */
+ONNXC_API size_t onnxc_pass_count(void);
+/* NULL when i >= onnxc_pass_count() */
+ONNXC_API const char *onnxc_pass_name(size_t i);
+ONNXC_API const char *onnxc_pass_description(size_t i);
+/* the lowest optimization_level at which the pass runs */
+ONNXC_API int onnxc_pass_level(size_t i);
+/* non-zero when the pass runs unless disabled (zero: only when asked for) */
+ONNXC_API int onnxc_pass_default_on(size_t i);
+
+/* Options of onnxc_model_optimize. */
+typedef struct onnxc_optimize_options {
+  int optimization_level; /* 0 is taken as 1 */
+  const char *const *disabled_passes;
+  size_t n_disabled_passes;
+  int no_quant_fusion; /* as in onnxc_session_options */
+  int low_bit_int8;    /* as in onnxc_session_options */
+} onnxc_optimize_options;
+
+/* The graph a session would run, as a model: the passes' rewrites (fused
+ * ai.onnxc operators, with the ai.onnxc opset imported) and constants
+ * folded. The result checks with onnxc_check and loads anywhere onnxc runs.
+ * *out is a new model (free with onnxc_model_free); m is not changed.
+ * opts may be NULL. */
+ONNXC_API onnxc_status onnxc_model_optimize(const onnxc_model *m, const onnxc_optimize_options *opts,
+                                            onnxc_model **out, onnxc_error *err);
 
 /* ---------------------------------------------------------------- train */
 

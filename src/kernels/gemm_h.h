@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../runtime/kernel.h"
+#include "../base/threadpool.h"
 
 /* element types of A, B and C */
 typedef enum { OX_HG_F32, OX_HG_F16, OX_HG_BF16 } ox_hg_type;

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../runtime/kernel.h"
+#include "../base/threadpool.h"
 #include "nn.h"
 
 /* Weights of one group, packed: rows in blocks of OX_QCONV_MR, each block

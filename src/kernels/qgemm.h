@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../runtime/kernel.h"
+#include "../base/threadpool.h"
 
 typedef struct ox_qgemm_b {
   int64_t K, N, K4, Np; /* K4 = ceil(K / 4); Np = N rounded up to 16 */

@@ -33,7 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../runtime/kernel.h"
+#include "../base/threadpool.h"
 
 typedef struct ox_wq_matrix {
   int bits;          /* 8, 4 or 2 */

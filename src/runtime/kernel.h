@@ -7,16 +7,16 @@
  * time the node executes. A kernel allocates its outputs through the
  * context (ox_kctx_output), so the runtime can plan and reuse memory.
  *
- * Families live in src/ops/<family>.c, each exporting one table
+ * Families live in src/ops/<folder>/<family>.c, each exporting one table
  * `const ox_kernel_def ox_ops_<family>[]` ended by an entry with op == NULL,
  * listed in src/ops/registry.c. */
 #ifndef OX_KERNEL_H
 #define OX_KERNEL_H
 
+#include "../base/threadpool.h"
 #include "value.h"
 
 typedef struct ox_kctx ox_kctx;
-typedef struct ox_thread_pool ox_thread_pool;
 
 /* What a kernel sees when it is prepared (once per session). */
 typedef struct ox_kinfo {
@@ -137,11 +137,5 @@ int ox_kctx_error(const ox_kctx *c);
 /* Polls the caller's cancellation callback; OX_ECANCELLED when it says stop. */
 int ox_kctx_check_cancel(ox_kctx *c);
 
-/* ---- thread pool: parallel for ---- */
-/* Calls fn(arg, begin, end) over [0, n) split in chunks of at least `grain`.
- * With a NULL pool it runs inline. */
-void ox_parallel_for(ox_thread_pool *p, int64_t n, int64_t grain,
-                     void (*fn)(void *arg, int64_t begin, int64_t end), void *arg);
-int ox_thread_pool_size(const ox_thread_pool *p);
 
 #endif

@@ -111,9 +111,6 @@ int ox_session_run_opts(ox_session *s, const ox_run_opts *ro, const char *const 
                         ox_value *const *inputs, size_t n_in, const char *const *out_names,
                         ox_value **outputs, size_t n_out, ox_err *e);
 
-/* Thread pool (threadpool.c). n_threads counts the caller. */
-ox_thread_pool *ox_thread_pool_new(int n_threads, ox_err *e);
-void ox_thread_pool_free(ox_thread_pool *p);
 
 /* true when the value matches a declared type (kind, element type, rank and
  * fixed dims); otherwise writes a reason into why. */

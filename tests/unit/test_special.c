@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "ops/opcore.h"
-#include "ops/rng.h"
+#include "ops/onnx/rng.h"
 #include "proto/proto.h"
 #include "runtime/session.h"
 #include "text/text.h"

@@ -1,0 +1,188 @@
+/* attn_fused.c - MultiHeadAttentionFused (domain ai.onnxc, made by
+ * src/opt/attention.c from exported attention).
+ *
+ * Inputs Q, K, V hold heads side by side ([.., S, H * D] as the exporter's
+ * Reshape saw them; the Reshape targets come as attributes q_b, q_s, k_b,
+ * k_s), optional additive mask broadcast to [B, H, Sq, Sk]. For each
+ * (batch, head) the scores Q_h K_h^T are one strided product, divided (or
+ * multiplied) by `scale`, the mask added, softmax taken per row (the float
+ * operations of the nodes it replaces, the sum in double), and the product
+ * with V_h is written straight into Y [B, Sq, H, D]. (batch, head) pairs
+ * are spread over the pool. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../kernels/gemm.h"
+#include "../../runtime/kernel.h"
+#include "../fused.h"
+#include "../opcore.h"
+
+typedef struct mha_attrs {
+  int64_t heads, dim, qb, qs, kb, ks;
+  float scale;
+  bool div;
+} mha_attrs;
+
+static int mha_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  const ox_node *n = info->node;
+  mha_attrs *a = ox_arena_calloc(info->arena, 1, sizeof *a);
+  if (!a) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  a->heads = ox_node_attr_int(n, "num_heads", 0);
+  a->dim = ox_node_attr_int(n, "head_dim", 0);
+  a->qb = ox_node_attr_int(n, "q_b", -1);
+  a->qs = ox_node_attr_int(n, "q_s", -1);
+  a->kb = ox_node_attr_int(n, "k_b", -1);
+  a->ks = ox_node_attr_int(n, "k_s", -1);
+  a->scale = ox_node_attr_float(n, "scale", 1.0f);
+  a->div = ox_node_attr_int(n, "scale_div", 1) != 0;
+  if (a->heads <= 0 || a->dim <= 0 || a->heads > ((int64_t)1 << 20) || a->dim > ((int64_t)1 << 20))
+    return oc_prep_fail(info, e, "num_heads and head_dim must be positive");
+  *state = a;
+  return OX_OK;
+}
+
+/* [b, s] of Reshape(x, [b0, s0, H, D]) (0 copies x's dim, -1 is inferred) */
+static bool split_dims(const ox_value *x, int64_t b0, int64_t s0, int64_t hd, int64_t *b,
+                       int64_t *s) {
+  if (x->numel % hd != 0) return false;
+  int64_t rest = x->numel / hd;
+  *b = b0 > 0 ? b0 : b0 == 0 ? (x->rank > 0 ? x->dims[0] : -2) : -1;
+  *s = s0 > 0 ? s0 : s0 == 0 ? (x->rank > 1 ? x->dims[1] : -2) : -1;
+  if (*b == -2 || *s == -2 || (*b == -1 && *s == -1)) return false;
+  if (*b == -1) *b = *s ? rest / *s : 0;
+  if (*s == -1) *s = *b ? rest / *b : 0;
+  return *b * *s == rest;
+}
+
+typedef struct mha_job {
+  const mha_attrs *a;
+  const float *q, *k, *v, *mask;
+  float *y;
+  int64_t B, Sq, Sk, E;
+  int64_t mst[4]; /* mask strides over [B, H, Sq, Sk] (0: broadcast) */
+  atomic_int oom;
+} mha_job;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* The scale, the mask (contiguous or none) and the row's largest value in
+ * one AVX-512 pass: the same roundings as the loops below, the maximum as
+ * oc_row_max_f32 gives it (NaN when any value is NaN). */
+__attribute__((target("avx512f"))) static float scale_mask_max(float *row, int64_t n, float scale,
+                                                               bool div, const float *m) {
+  const __m512 sc = _mm512_set1_ps(scale);
+  __m512 mx = _mm512_set1_ps(-INFINITY);
+  __mmask16 nan = 0;
+  for (int64_t c = 0; c < n; c += 16) {
+    __mmask16 k = n - c >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - c)) - 1);
+    __m512 v = _mm512_maskz_loadu_ps(k, row + c);
+    v = div ? _mm512_div_ps(v, sc) : _mm512_mul_ps(v, sc);
+    v = _mm512_add_ps(v, m ? _mm512_maskz_loadu_ps(k, m + c) : _mm512_setzero_ps());
+    _mm512_mask_storeu_ps(row + c, k, v);
+    nan |= _mm512_mask_cmp_ps_mask(k, v, v, _CMP_UNORD_Q);
+    mx = _mm512_mask_max_ps(mx, k, mx, v);
+  }
+  return nan ? NAN : _mm512_reduce_max_ps(mx);
+}
+#endif
+
+/* One row of scores: / scale (or * scale), + mask, then softmax — loops
+ * the compiler vectorises (the division stays a division, as Div's). */
+OC_CLONES static void score_row(float *row, int64_t n, float scale, bool div, const float *m,
+                                int64_t mstep) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if ((!m || mstep == 1) && __builtin_cpu_supports("avx512f")) {
+    float mx = scale_mask_max(row, n, scale, div, m);
+    float inv = (float)(1.0 / oc_exp_shift_sum_f32(row, mx, row, n));
+    for (int64_t c = 0; c < n; c++) row[c] *= inv;
+    return;
+  }
+#endif
+  /* the scale and the mask in one pass (the same two roundings as the Div
+   * or Mul and the Add they replace) */
+  if (div && m && mstep == 1)
+    for (int64_t c = 0; c < n; c++) row[c] = row[c] / scale + m[c];
+  else if (!div && m && mstep == 1)
+    for (int64_t c = 0; c < n; c++) row[c] = row[c] * scale + m[c];
+  else if (div)
+    for (int64_t c = 0; c < n; c++) row[c] = row[c] / scale + (m ? m[c * mstep] : 0.0f);
+  else
+    for (int64_t c = 0; c < n; c++) row[c] = row[c] * scale + (m ? m[c * mstep] : 0.0f);
+  float mx = oc_row_max_f32(row, n);
+  float inv = (float)(1.0 / oc_exp_shift_sum_f32(row, mx, row, n));
+  for (int64_t c = 0; c < n; c++) row[c] *= inv;
+}
+
+static void mha_task(void *arg, int64_t t0, int64_t t1) {
+  mha_job *j = arg;
+  const mha_attrs *a = j->a;
+  int64_t Sq = j->Sq, Sk = j->Sk, E = j->E, D = a->dim;
+  float *sc = malloc((size_t)(Sq * Sk > 0 ? Sq * Sk : 1) * sizeof *sc);
+  if (!sc) {
+    atomic_store(&j->oom, 1);
+    return;
+  }
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t b = t / a->heads, h = t % a->heads;
+    const float *qh = j->q + b * Sq * E + h * D, *kh = j->k + b * Sk * E + h * D;
+    const float *vh = j->v + b * Sk * E + h * D;
+    ox_sgemm(false, true, Sq, Sk, D, 1.0f, qh, E, kh, E, 0.0f, sc, Sk, NULL);
+    for (int64_t r = 0; r < Sq; r++) {
+      const float *m = j->mask ? j->mask + b * j->mst[0] + h * j->mst[1] + r * j->mst[2] : NULL;
+      score_row(sc + r * Sk, Sk, a->scale, a->div, m, j->mst[3]);
+    }
+    ox_sgemm(false, false, Sq, D, Sk, 1.0f, sc, Sk, vh, E, 0.0f, j->y + b * Sq * E + h * D, E,
+             NULL);
+  }
+  free(sc);
+}
+
+static int mha_run(ox_kctx *ctx, void *state) {
+  const mha_attrs *a = state;
+  ox_value *q = ox_kctx_input(ctx, 0), *k = ox_kctx_input(ctx, 1), *v = ox_kctx_input(ctx, 2);
+  ox_value *mask = ox_kctx_input(ctx, 3);
+  if (!q || !k || !v || q->dtype != OX_FLOAT || k->dtype != OX_FLOAT || v->dtype != OX_FLOAT ||
+      (mask && mask->dtype != OX_FLOAT))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "Q, K, V (and the mask) must be float tensors");
+  int64_t H = a->heads, D = a->dim, E = H * D, B, Sq, Bk, Sk, Bv, Sv;
+  if (!split_dims(q, a->qb, a->qs, E, &B, &Sq) || !split_dims(k, a->kb, a->ks, E, &Bk, &Sk) ||
+      !split_dims(v, a->kb, a->ks, E, &Bv, &Sv) || Bk != B || Bv != B || Sv != Sk)
+    return ox_kctx_fail(ctx, OX_ERUNTIME,
+                        "Q, K and V do not split into %lld heads of %lld with one batch",
+                        (long long)H, (long long)D);
+  mha_job j = {a, q->data, k->data, v->data, NULL, NULL, B, Sq, Sk, E, {0}, 0};
+  if (mask) {
+    /* numpy broadcast of the mask against [B, H, Sq, Sk] */
+    const int64_t full[4] = {B, H, Sq, Sk};
+    if (mask->rank > 4) return ox_kctx_fail(ctx, OX_ERUNTIME, "the mask has rank %zu", mask->rank);
+    int64_t st = 1;
+    for (size_t d = 4; d-- > 0;) {
+      size_t md = mask->rank + d >= 4 ? mask->rank + d - 4 : SIZE_MAX;
+      int64_t n = md == SIZE_MAX ? 1 : mask->dims[md];
+      if (n != 1 && n != full[d])
+        return ox_kctx_fail(ctx, OX_ERUNTIME, "the mask does not broadcast to the scores");
+      j.mst[d] = n == 1 ? 0 : st;
+      st *= n;
+    }
+    j.mask = mask->data;
+  }
+  const int64_t ydims[4] = {B, Sq, H, D};
+  ox_value *y = ox_kctx_output(ctx, 0, OX_FLOAT, ydims, 4);
+  if (!y) return OX_ERUNTIME;
+  if (y->numel == 0) return OX_OK;
+  j.y = y->data;
+  if (Sk == 0) {
+    memset(y->data, 0, (size_t)y->numel * sizeof(float));
+    return OX_OK;
+  }
+  ox_parallel_for(ox_kctx_pool(ctx), B * H, 1, mha_task, &j);
+  if (atomic_load(&j.oom)) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  return OX_OK;
+}
+
+const ox_kernel_def ox_ops_attn_fused[] = {
+    {OX_FUSED_DOMAIN, "MultiHeadAttentionFused", 1, 1, mha_prepare, mha_run, NULL},
+    {0},
+};

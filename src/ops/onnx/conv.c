@@ -1,0 +1,1277 @@
+/* conv.c - Conv, ConvTranspose, ConvInteger, QLinearConv, DeformConv, Col2Im.
+ *
+ * Floating-point convolutions compute in float32 (bfloat16, float16 and
+ * double are staged through float32 buffers; the integer convolutions are in
+ * conv_int.c). Conv works on chunks of output
+ * rows (about 1 MiB of columns, in parallel): im2col writes the GEMM's packed
+ * B panels directly (1x1 unpadded kernels copy input rows), and the weights
+ * are either packed once in prepare (constant W) or, with AVX-512, read in
+ * place by the micro-kernel (W computed at run time); 2-D depthwise
+ * convolutions are direct (conv_dw.c). ConvTranspose is GEMM (W^T X) + col2im. The
+ * integer convolutions use the same im2col on zero-point-shifted values with
+ * exact integer accumulation. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../kernels/gemm.h"
+#include "../../kernels/nn.h"
+#include "../../runtime/kernel.h"
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+#include "conv_common.h"
+#include "../fused.h"
+
+int ox_conv_prep_err(const ox_kinfo *info, ox_err *e) {
+  return ox_err_prefix(e, "node '%s' (%s)", info->node->name ? info->node->name : "",
+                       info->node->op_type ? info->node->op_type : "");
+}
+
+void ox_conv_release(void *st) {
+  conv_state *s = st;
+  if (!s) return;
+  for (int64_t i = 0; i < s->n_packed; i++) ox_sgemm_packed_free(s->packed[i]);
+  free(s->packed);
+  for (int64_t i = 0; i < s->n_qw; i++) ox_qconv_free_w(&s->qw[i]);
+  free(s->qw);
+  free(s->pre_scale);
+  free(s->pre_bias);
+  ox_wino_free(atomic_load(&s->wino));
+  pthread_mutex_destroy(&s->wino_mu);
+  free(s);
+}
+
+conv_state *ox_conv_state_new(const ox_kinfo *info, ox_err *e) {
+  conv_state *s = calloc(1, sizeof *s);
+  if (!s) {
+    ox_err_set(e, OX_ENOMEM, "out of memory");
+    ox_conv_prep_err(info, e);
+    return NULL;
+  }
+  if (ox_nn_attrs_read(info->node, &s->a, e)) {
+    ox_conv_prep_err(info, e);
+    free(s);
+    return NULL;
+  }
+  pthread_mutex_init(&s->wino_mu, NULL);
+  return s;
+}
+
+/* Packs constant weights per group: Conv's W (M x C/group x k...) as M/group
+ * rows of C/group * k values; ConvTranspose's (C x M/group x k...)
+ * transposed, as M/group * k rows of C/group values. */
+static int pack_groups(const ox_kinfo *info, conv_state *s, const ox_value *w, bool transposed,
+                       ox_err *e) {
+  int64_t G = s->a.group, per = w->dims[0] / G, inner = w->numel / w->dims[0];
+  s->packed = calloc((size_t)G, sizeof *s->packed);
+  if (!s->packed) return ox_err_set(e, OX_ENOMEM, "out of memory"), ox_conv_prep_err(info, e);
+  s->n_packed = G;
+  for (int64_t g = 0; g < G; g++) {
+    const float *wg = (const float *)w->data + g * per * inner;
+    s->packed[g] = transposed ? ox_sgemm_pack_a(true, inner, per, wg, inner, e)
+                              : ox_sgemm_pack_a(false, per, inner, wg, inner, e);
+    if (!s->packed[g]) return ox_conv_prep_err(info, e);
+  }
+  s->packed_w = w;
+  return OX_OK;
+}
+
+static int conv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  conv_state *s = ox_conv_state_new(info, e);
+  if (!s) return e ? e->code : OX_ENOMEM;
+  *state = s;
+  const ox_value *w = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
+  if (w && w->kind == OX_VAL_TENSOR && w->dtype == OX_FLOAT && w->rank >= 3 &&
+      w->dims[0] % s->a.group == 0 && w->dims[0] > 0 && w->numel > 0)
+    return pack_groups(info, s, w, false, e);
+  return OX_OK;
+}
+
+/* ---------------- float Conv ---------------- */
+
+/* images of at most this many output positions split their output
+ * channels over the threads (conv_run_epi) */
+enum { CONV_SMALL_IMAGE = 100 };
+/* the largest input (columns' worth) that every part of a channel split
+ * reads again when rows do not share evenly: about half of L2 */
+enum { CONV_SPLIT_INPUT_BYTES = 512 * 1024 };
+/* weights large enough that a small stride-2 image splits its output
+ * channels rather than its rows (each thread then reads its share of W;
+ * Inception v2's 885 KB 3x3 stride-2 layer at 7x7 ran slower on two
+ * threads than on one, split by rows, inside the model) */
+enum { CONV_HEAVY_W_BYTES = 256 * 1024 };
+
+typedef struct conv_job {
+  const ox_nn_geom *g;
+  const float *x, *w, *bias;
+  float *y;
+  int64_t N, G, Cg, Mg, Kg, P;
+  int64_t outer, chunk_rows, n_chunks;
+  int64_t m_parts, m_chunk; /* output channels split in parts of m_chunk rows (small images) */
+  bool pointwise;           /* 1x1, stride 1, no pad: B = x */
+  bool ua;                  /* W used in place by the GEMM (not constant, AVX-512) */
+  ox_sgemm_packed *const *packed;
+  ox_thread_pool *inner_pool; /* for the GEMM when there is a single task */
+  ox_sgemm_strip_fn strip;    /* implicit GEMM (packed W, shifted-plane geometry) */
+  const ox_sgemm_epi *epi;    /* FusedConv epilogue (residual laid out like y), or NULL */
+  const ox_sgemm_pro *pro;    /* FusedConv prologue, read with x (1x1 only), or NULL */
+  atomic_int oom;
+} conv_job;
+
+/* Column buffers of a task: packed panels (+ one padded row) when direct,
+ * else a plain im2col matrix, in the thread's scratch slots 2 and 3 (the
+ * GEMM called on them takes 0 and 1; buffers allocated per call were
+ * faulted in anew on every run). false (OOM flagged) on failure. */
+static bool alloc_cols(conv_job *j, bool direct, float **col, float **rowbuf) {
+  int64_t maxcols = j->chunk_rows * j->g->out[j->g->nd - 1];
+  size_t n = direct ? ox_sgemm_packed_b_floats(j->Kg, maxcols) : (size_t)(j->Kg * maxcols);
+  *col = ox_scratch(2, n * sizeof(float));
+  *rowbuf = direct ? ox_scratch(3, (size_t)(maxcols + ox_sgemm_nr()) * sizeof(float)) : NULL;
+  if (!*col || (direct && !*rowbuf)) {
+    *col = *rowbuf = NULL;
+    atomic_store(&j->oom, 1);
+    return false;
+  }
+  return true;
+}
+
+static void conv_task(void *arg, int64_t t0, int64_t t1) {
+  conv_job *j = arg;
+  const ox_nn_geom *g = j->g;
+  int64_t OW = g->out[g->nd - 1];
+  /* with packed weights the columns go straight into GEMM panels */
+  bool direct = j->ua || (j->packed && !j->pointwise);
+  int nr = ox_sgemm_nr();
+  float *col = NULL, *rowbuf = NULL;
+  /* the implicit GEMM needs no columns */
+  bool implicit = j->strip && !j->pointwise && ox_sgemm_has_ua();
+  if ((direct || !j->pointwise) && !implicit && !alloc_cols(j, direct, &col, &rowbuf)) return;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t mp = t % j->m_parts, ct = t / j->m_parts;
+    int64_t ch = ct % j->n_chunks, ng = ct / j->n_chunks, gi = ng % j->G, n = ng / j->G;
+    int64_t m0 = mp * j->m_chunk, m1 = m0 + j->m_chunk < j->Mg ? m0 + j->m_chunk : j->Mg;
+    int64_t o0 = ch * j->chunk_rows,
+            o1 = o0 + j->chunk_rows < j->outer ? o0 + j->chunk_rows : j->outer;
+    if (o0 >= o1) continue;
+    int64_t ncols = (o1 - o0) * OW;
+    const float *xg = j->x + (n * j->G + gi) * j->Cg * g->in_size;
+    float *yc = j->y + (n * j->G + gi) * j->Mg * j->P + o0 * OW;
+    const float *bias = j->bias ? j->bias + gi * j->Mg : NULL;
+    /* the epilogue of this block: residual at the same offset as yc */
+    ox_sgemm_epi ep = {0}, *epp = NULL;
+    if (j->epi) {
+      ep = ox_sgemm_epi_at(j->epi, 0, yc - j->y);
+      ep.ldr = j->P; /* the residual's rows are Y's */
+      epp = &ep;
+    }
+    if (j->m_parts > 1) { /* a part of the output channels (conv_run_epi checked the paths) */
+      ox_nn_shift sc = {g, xg, o0};
+      bool done = j->pointwise ? ox_sgemm_pa_sb_rows(j->packed[gi], m0, m1, ncols, xg + o0 * OW,
+                                                     j->P, bias, epp, j->pro, yc, j->P)
+                               : ox_sgemm_pa_strips_rows(j->packed[gi], m0, m1, ncols, j->strip,
+                                                         &sc, bias, epp, yc, j->P);
+      if (!done) atomic_store(&j->oom, 2);
+      continue;
+    }
+    if (j->strip && !j->pointwise) { /* bias and epilogue applied by the GEMM's stores */
+      ox_nn_shift sc = {g, xg, o0};
+      if (ox_sgemm_pa_strips_epi(j->packed[gi], ncols, j->strip, &sc, bias, epp, yc, j->P))
+        continue;
+      if (!col && !alloc_cols(j, direct, &col, &rowbuf)) return;
+    }
+    if (j->packed && j->pointwise && !j->inner_pool) {
+      if (!ox_sgemm_pa_sb_rows(j->packed[gi], 0, j->Mg, ncols, xg + o0 * OW, j->P, bias, epp,
+                               j->pro, yc, j->P))
+        atomic_store(&j->oom, 2); /* a prologue off the x86 tiles: conv_run_epi checked */
+      continue;
+    }
+    float beta = 0.0f;
+    if (bias) {
+      for (int64_t m = 0; m < j->Mg; m++) {
+        float *row = yc + m * j->P;
+        for (int64_t c = 0; c < ncols; c++) row[c] = bias[m];
+      }
+      beta = 1.0f;
+    }
+    if (direct) {
+      ox_nn_im2col_packed(g, j->Cg, xg, o0, o1, col, nr, ox_sgemm_kc(), rowbuf);
+      if (j->ua)
+        ox_sgemm_ua_pb(j->Mg, ncols, j->Kg, j->w + gi * j->Mg * j->Kg, j->Kg, col, beta, yc, j->P);
+      else
+        ox_sgemm_pa_pb(j->packed[gi], ncols, col, beta, yc, j->P);
+      ox_sgemm_epi_apply(epp, j->Mg, ncols, yc, j->P); /* the block is still in cache */
+      continue;
+    }
+    const float *B;
+    int64_t ldb;
+    if (j->pointwise) {
+      B = xg + o0 * OW;
+      ldb = j->P;
+    } else {
+      ox_nn_im2col(g, j->Cg, xg, o0, o1, col, ncols, 0.0f);
+      B = col;
+      ldb = ncols;
+    }
+    if (j->packed)
+      ox_sgemm_pa(j->packed[gi], false, ncols, 1.0f, B, ldb, beta, yc, j->P, j->inner_pool);
+    else
+      ox_sgemm(false, false, j->Mg, ncols, j->Kg, 1.0f, j->w + gi * j->Mg * j->Kg, j->Kg, B, ldb,
+               beta, yc, j->P, j->inner_pool);
+    ox_sgemm_epi_apply(epp, j->Mg, ncols, yc, j->P);
+  }
+}
+
+/* Shared checks of X and W; fills the geometry and output dims. */
+int ox_conv_shapes(ox_kctx *ctx, const conv_state *s, const ox_value *x, const ox_value *w,
+                   ox_nn_geom *g, int64_t *ydims) {
+  if (!x || !w) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing input X or W");
+  if (x->rank < 3 || w->rank != x->rank)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "X has rank %zu and W rank %zu (need equal ranks >= 3)",
+                        x->rank, w->rank);
+  int64_t G = s->a.group;
+  if (x->dims[1] != w->dims[1] * G)
+    return ox_kctx_fail(ctx, OX_ERUNTIME,
+                        "X has %lld channels but W expects %lld per group x %lld groups",
+                        (long long)x->dims[1], (long long)w->dims[1], (long long)G);
+  if (w->dims[0] % G != 0)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "W has %lld feature maps, not a multiple of group %lld",
+                        (long long)w->dims[0], (long long)G);
+  ox_err e = {0};
+  if (ox_nn_geom_make(&s->a, x->rank - 2, x->dims + 2, w->dims + 2, false, g, &e))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "%s", e.msg);
+  ydims[0] = x->dims[0];
+  ydims[1] = w->dims[0];
+  for (size_t d = 0; d < g->nd; d++) ydims[2 + d] = g->out[d];
+  return OX_OK;
+}
+
+static int check_float(ox_kctx *ctx, const ox_value *v, const char *what, int32_t want) {
+  if (v->kind != OX_VAL_TENSOR || !ox_nn_is_float_type(v->dtype) || (want && v->dtype != want))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "%s has an unsupported element type %d", what,
+                        (int)v->dtype);
+  return OX_OK;
+}
+
+/* float32 views of X, W, B and the output (copies for the non-float types). */
+typedef struct fstage {
+  const float *xf, *wf, *bf;
+  float *yf;
+  float *own[4];
+} fstage;
+
+static int stage_in(ox_kctx *ctx, fstage *st, const ox_value *x, const ox_value *w,
+                    const ox_value *b, ox_value *y) {
+  memset(st, 0, sizeof *st);
+  st->xf = ox_nn_as_f32(x->data, x->dtype, x->numel, &st->own[0]);
+  st->wf = ox_nn_as_f32(w->data, w->dtype, w->numel, &st->own[1]);
+  st->bf = b ? ox_nn_as_f32(b->data, b->dtype, b->numel, &st->own[2]) : NULL;
+  st->yf = x->dtype == OX_FLOAT ? y->data : (st->own[3] = malloc((size_t)y->numel * sizeof(float)));
+  if (!st->xf || !st->wf || (b && !st->bf) || !st->yf)
+    return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory staging float32 buffers");
+  return OX_OK;
+}
+
+static int stage_out(fstage *st, int rc, ox_value *y) {
+  if (rc == OX_OK && st->own[3]) ox_nn_store_f32(st->own[3], y->dtype, y->numel, y->data);
+  for (int i = 0; i < 4; i++) free(st->own[i]);
+  return rc;
+}
+
+/* Few output positions per image (1-D convolutions over short signals such
+ * as STFT front ends, the last steps of strided encoders): a 12 x 32 GEMM
+ * tile would be mostly padding. Instead, per image and group, the im2col
+ * columns are laid out as rows (P x Kg) and every output is the dot product
+ * of one of them with a row of W (16 partial sums, vectorised), W streamed
+ * once; the bias and the epilogue follow. */
+typedef struct few_job {
+  const float *colt, *w, *bias; /* colt: P x K; w: M x K; bias: M or NULL */
+  float *y;                     /* M x P */
+  int64_t P, K;
+  bool avx512;
+} few_job;
+
+/* y[m, p] for p < P (P <= 8, a constant in each instantiation so that the
+ * accumulators stay in registers): one pass over each row of W */
+static inline __attribute__((always_inline)) void few_rows(const few_job *j, int64_t m0, int64_t m1,
+                                                           int P) {
+  int64_t K = j->K, K16 = K / 16 * 16;
+  for (int64_t m = m0; m < m1; m++) {
+    const float *wr = j->w + m * K;
+    float acc[8][16] = {{0}};
+    for (int64_t i = 0; i < K16; i += 16)
+      for (int p = 0; p < P; p++) {
+        const float *cr = j->colt + p * K + i;
+        for (int k = 0; k < 16; k++) acc[p][k] += wr[i + k] * cr[k];
+      }
+    for (int p = 0; p < P; p++) {
+      float sum = 0.0f;
+      for (int k = 0; k < 16; k++) sum += acc[p][k];
+      const float *cr = j->colt + p * K;
+      for (int64_t i = K16; i < K; i++) sum += wr[i] * cr[i];
+      j->y[m * j->P + p] = j->bias ? sum + j->bias[m] : sum;
+    }
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* AVX-512: columns four at a time with the accumulators in registers (a
+ * missing column repeats the first and its sums are dropped); the W row
+ * stays in L1 between the groups of four. */
+__attribute__((target("avx512f"))) static void few_rows_avx512(const few_job *j, int64_t m0,
+                                                               int64_t m1) {
+  int64_t K = j->K, K16 = K / 16 * 16, P = j->P;
+  __mmask16 tail = (__mmask16)((1u << (K - K16)) - 1u);
+  for (int64_t m = m0; m < m1; m++) {
+    const float *wr = j->w + m * K;
+    for (int64_t p0 = 0; p0 < P; p0 += 4) {
+      const float *c[4];
+      for (int q = 0; q < 4; q++) c[q] = j->colt + (p0 + q < P ? p0 + q : p0) * K;
+      __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+      for (int64_t i = 0; i < K16; i += 16) {
+        __m512 w = _mm512_loadu_ps(wr + i);
+        a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(c[0] + i), a0);
+        a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(c[1] + i), a1);
+        a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(c[2] + i), a2);
+        a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(c[3] + i), a3);
+      }
+      if (tail) {
+        __m512 w = _mm512_maskz_loadu_ps(tail, wr + K16);
+        a0 = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, c[0] + K16), a0);
+        a1 = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, c[1] + K16), a1);
+        a2 = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, c[2] + K16), a2);
+        a3 = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, c[3] + K16), a3);
+      }
+      float sums[4] = {_mm512_reduce_add_ps(a0), _mm512_reduce_add_ps(a1), _mm512_reduce_add_ps(a2),
+                       _mm512_reduce_add_ps(a3)};
+      for (int64_t q = 0; q < 4 && p0 + q < P; q++)
+        j->y[m * P + p0 + q] = j->bias ? sums[q] + j->bias[m] : sums[q];
+    }
+  }
+}
+#endif
+
+OX_NN_CLONES static void few_task(void *arg, int64_t m0, int64_t m1) {
+  const few_job *j = arg;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (j->avx512) {
+    few_rows_avx512(j, m0, m1);
+    return;
+  }
+#endif
+  switch (j->P) {
+    case 1:
+      few_rows(j, m0, m1, 1);
+      break;
+    case 2:
+      few_rows(j, m0, m1, 2);
+      break;
+    case 3:
+      few_rows(j, m0, m1, 3);
+      break;
+    case 4:
+      few_rows(j, m0, m1, 4);
+      break;
+    case 5:
+      few_rows(j, m0, m1, 5);
+      break;
+    case 6:
+      few_rows(j, m0, m1, 6);
+      break;
+    case 7:
+      few_rows(j, m0, m1, 7);
+      break;
+    default:
+      few_rows(j, m0, m1, 8);
+      break;
+  }
+}
+
+static int conv_few_positions(ox_kctx *ctx, const ox_nn_geom *g, const float *xf, const float *wf,
+                              const float *bf, float *yf, int64_t N, int64_t G, int64_t Cg,
+                              int64_t Mg, const ox_sgemm_epi *epi) {
+  int64_t P = g->out_size, Kg = Cg * g->k_size;
+  float *col = malloc((size_t)(2 * Kg * P) * sizeof(float));
+  if (!col) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory for im2col columns");
+  float *colt = col + Kg * P;
+  bool avx512 = false;
+#if defined(__x86_64__) && defined(__GNUC__)
+  avx512 = __builtin_cpu_supports("avx512f");
+#endif
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t gi = 0; gi < G; gi++) {
+      const float *xg = xf + (n * G + gi) * Cg * g->in_size;
+      if (g->nd == 1) { /* each column is a run of the signal: copy it */
+        int64_t L = g->in[0], kk = g->k[0], st = g->stride[0], dl = g->dil[0], pb = g->pb[0];
+        for (int64_t p = 0; p < P; p++)
+          for (int64_t c = 0; c < Cg; c++) {
+            const float *xc = xg + c * L;
+            float *dst = colt + p * Kg + c * kk;
+            int64_t base = p * st - pb;
+            for (int64_t t = 0; t < kk; t++) {
+              int64_t at = base + t * dl;
+              dst[t] = at >= 0 && at < L ? xc[at] : 0.0f;
+            }
+          }
+      } else {
+        ox_nn_im2col(g, Cg, xg, 0, ox_nn_outer(g), col, P, 0.0f);
+        for (int64_t k = 0; k < Kg; k++)
+          for (int64_t p = 0; p < P; p++) colt[p * Kg + k] = col[k * P + p];
+      }
+      float *yb = yf + (n * G + gi) * Mg * P;
+      few_job fj = {colt, wf + gi * Mg * Kg, bf ? bf + gi * Mg : NULL, yb, P, Kg, avx512};
+      ox_parallel_for(ox_kctx_pool(ctx), Mg, 1 + 32768 / (P * Kg + 1), few_task, &fj);
+      if (epi) {
+        ox_sgemm_epi ep = ox_sgemm_epi_at(epi, 0, yb - yf);
+        ox_sgemm_epi_apply(&ep, Mg, P, yb, P);
+      }
+    }
+  free(col);
+  return OX_OK;
+}
+
+/* Conv; FusedConv adds the epilogue epi (NULL: none; its residual has Y's
+ * shape). tmp NULL: Y is output 0; else Y is a new tensor returned in *tmp
+ * (the caller's reference, also on failure). */
+/* The prologue applied to all of x (N images of C planes of P values) into
+ * out: the path for geometries whose GEMM does not read X in strips. */
+OX_NN_CLONES static void pro_apply(const ox_sgemm_pro *pro, int64_t N, int64_t C, int64_t P,
+                                   const float *x, float *out) {
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++) {
+      const float *xc = x + (n * C + c) * P;
+      float *oc = out + (n * C + c) * P;
+      float a = pro->scale[c], b = pro->bias[c];
+      if (pro->relu)
+        for (int64_t i = 0; i < P; i++) {
+          float v = fmaf(xc[i], a, b);
+          oc[i] = v > 0.0f ? v : 0.0f;
+        }
+      else
+        for (int64_t i = 0; i < P; i++) oc[i] = fmaf(xc[i], a, b);
+    }
+}
+
+/* The Winograd kernels of the constant W (M x C x 3 x 3), made by the first
+ * run that asks (sessions run from several threads: under the state's
+ * lock); NULL when they could not be made. */
+static const ox_wino *conv_wino(conv_state *s, const float *w, int64_t M, int64_t C) {
+  ox_wino *wp = atomic_load_explicit(&s->wino, memory_order_acquire);
+  if (wp || atomic_load(&s->wino_failed)) return wp;
+  pthread_mutex_lock(&s->wino_mu);
+  wp = atomic_load(&s->wino);
+  if (!wp && !atomic_load(&s->wino_failed)) {
+    ox_err e = {0};
+    if ((wp = ox_wino_pack(M, C, w, &e)))
+      atomic_store_explicit(&s->wino, wp, memory_order_release);
+    else
+      atomic_store(&s->wino_failed, true); /* the GEMM path instead */
+  }
+  pthread_mutex_unlock(&s->wino_mu);
+  return wp;
+}
+
+/* X (given, or input 0), W, B -> Y (output 0, or *tmp when tmp is given) */
+static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox_value **tmp,
+                        const ox_value *xin, const ox_sgemm_pro *gate) {
+  const ox_value *x = xin ? xin : ox_kctx_input(ctx, 0);
+  ox_value *w = ox_kctx_input(ctx, 1), *b = ox_kctx_input(ctx, 2);
+  ox_nn_geom g;
+  int64_t ydims[OX_NN_MAXD + 2];
+  if (ox_conv_shapes(ctx, s, x, w, &g, ydims)) return OX_ERUNTIME;
+  if (check_float(ctx, x, "X", 0) || check_float(ctx, w, "W", x->dtype) ||
+      (b && check_float(ctx, b, "B", x->dtype)))
+    return OX_ERUNTIME;
+  if (b && b->numel != w->dims[0])
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "B has %lld elements, expected %lld", (long long)b->numel,
+                        (long long)w->dims[0]);
+  ox_value *y;
+  if (tmp) {
+    ox_err te = {0};
+    if (!(y = *tmp = ox_tensor_new_uninit(x->dtype, ydims, x->rank, &te)))
+      return ox_kctx_fail(ctx, te.code, "%s", te.msg);
+  } else if (!(y = ox_kctx_output(ctx, 0, x->dtype, ydims, x->rank))) {
+    return OX_ERUNTIME;
+  }
+  if (y->numel == 0) return OX_OK;
+  float *xpro = NULL; /* X with the prologue applied, when not read in strips */
+  fstage fs;
+  int rc = stage_in(ctx, &fs, x, w, b, y);
+  const float *xf = fs.xf, *wf = fs.wf, *bf = fs.bf;
+  float *yf = fs.yf;
+  if (rc) {
+    goto done;
+  }
+  int64_t N = x->dims[0], G = s->a.group, Cg = w->dims[1], Mg = w->dims[0] / G;
+  ox_thread_pool *pool = ox_kctx_pool(ctx);
+  int nt = ox_thread_pool_size(pool);
+  /* a prologue: read with X by the 1 x 1 GEMM's strips, else applied first */
+  /* (a gate: a prologue of X's channels made for this run) */
+  ox_sgemm_pro pro = gate ? *gate : (ox_sgemm_pro){s->pre_scale, s->pre_bias, s->pre_relu};
+  int64_t n_pre = gate ? x->dims[1] : s->n_pre;
+  bool pro_strips = false;
+  if (n_pre) {
+    if (x->dims[1] != n_pre) {
+      rc = ox_kctx_fail(ctx, OX_ERUNTIME, "X has %lld channels, the prologue %lld",
+                        (long long)x->dims[1], (long long)n_pre);
+      goto done;
+    }
+    bool pw = g.k_size == 1 && G == 1 && g.out_size > 8 && ox_sgemm_has_ua() && s->packed &&
+              s->packed_w == w && s->n_packed == 1;
+    for (size_t d = 0; d < g.nd; d++)
+      if (g.stride[d] != 1 || g.pb[d] != 0 || g.pe[d] != 0) pw = false;
+    pro_strips = pw;
+    if (!pw) {
+      int64_t P = x->numel / (N * x->dims[1] > 0 ? N * x->dims[1] : 1);
+      if (!(xpro = malloc((size_t)x->numel * sizeof *xpro))) {
+        rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory (convolution prologue)");
+        goto done;
+      }
+      pro_apply(&pro, N, x->dims[1], P, xf, xpro);
+      xf = xpro;
+    }
+  }
+  if (g.nd == 2 && Cg == 1 && G > 1 && (!s->shuffle || G % s->shuffle == 0)) {
+    ox_conv_depthwise(pool, &g, N, G, Mg, xf, wf, bf, epi, s->shuffle, yf);
+    goto done;
+  }
+  if (s->shuffle) { /* channel_shuffle.c matches depthwise layers only */
+    rc = ox_kctx_fail(ctx, OX_ERUNTIME, "in_shuffle needs a 2-D depthwise layer of %lld groups",
+                      (long long)s->shuffle);
+    goto done;
+  }
+  if (g.out_size <= 8 && Cg * g.k_size >= 32) {
+    rc = conv_few_positions(ctx, &g, xf, wf, bf, yf, N, G, Cg, Mg, epi);
+    goto done;
+  }
+  if (G == 1 && s->packed && s->packed_w == w && ox_wino_fits(&g, Cg, Mg)) {
+    const ox_wino *wp = conv_wino(s, wf, Mg, Cg);
+    if (wp) {
+      rc = ox_wino_conv(wp, &g, N, xf, bf, epi, yf, pool);
+      if (rc == OX_ENOMEM)
+        rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory (Winograd convolution)");
+      else if (rc)
+        rc = ox_kctx_fail(ctx, rc, "internal: the Winograd products were refused");
+      goto done;
+    }
+  }
+  conv_job j = {.g = &g,
+                .x = xf,
+                .w = wf,
+                .bias = bf,
+                .y = yf,
+                .N = N,
+                .G = G,
+                .Cg = Cg,
+                .Mg = Mg,
+                .Kg = Cg * g.k_size,
+                .P = g.out_size,
+                .epi = epi};
+  j.outer = ox_nn_outer(&g);
+  int64_t OW = g.out[g.nd - 1];
+  j.pointwise = g.k_size == 1;
+  for (size_t d = 0; d < g.nd; d++)
+    if (g.stride[d] != 1 || g.pb[d] != 0 || g.pe[d] != 0) j.pointwise = false;
+  ox_sgemm_packed **run_packs = NULL; /* W packed for this run when it is not constant */
+  if (s->packed && s->packed_w == w && s->n_packed == G) {
+    j.packed = s->packed;
+  } else if (ox_sgemm_has_ua()) {
+    j.ua = true;
+  } else if (N * G * ((j.outer * OW + 255) / 256) > 1) {
+    run_packs = calloc((size_t)G, sizeof *run_packs);
+    ox_err pe = {0};
+    for (int64_t gi = 0; run_packs && gi < G; gi++)
+      if (!(run_packs[gi] = ox_sgemm_pack_a(false, Mg, j.Kg, wf + gi * Mg * j.Kg, j.Kg, &pe))) {
+        for (int64_t q = 0; q < gi; q++) ox_sgemm_packed_free(run_packs[q]);
+        free(run_packs);
+        run_packs = NULL;
+      }
+    j.packed = run_packs;
+  }
+  /* chunk of output rows: ~1 MiB of im2col columns, and enough tasks for the threads */
+  int64_t target = 262144 / (j.Kg > 0 ? j.Kg : 1);
+  if (target < 256) target = 256;
+  if (target > 8192) target = 8192;
+  int64_t rows = (target + OW - 1) / OW;
+  if (rows > j.outer) rows = j.outer;
+  if (rows < 1) rows = 1;
+  if (N * G * ((j.outer + rows - 1) / rows) < nt && j.outer >= nt) rows = (j.outer + nt - 1) / nt;
+  /* with few tasks, chunks that the threads share evenly: down to half the
+   * size, the rows giving the least time for the busiest thread (tasks are
+   * taken as threads free up), the largest such. A count the threads divide
+   * is not enough: 28 rows in chunks of 9, 9, 9 and 1 left one thread 18
+   * rows and the other 10 */
+  if (nt > 1 && N * G * ((j.outer + rows - 1) / rows) < 16 * nt) {
+    int64_t best = rows, best_span = INT64_MAX;
+    for (int64_t r = rows; r >= 1 && 2 * r >= rows; r--) {
+      int64_t tasks = N * G * ((j.outer + r - 1) / r), span = (tasks + nt - 1) / nt * r;
+      if (span < best_span) best = r, best_span = span;
+    }
+    rows = best;
+  }
+  j.chunk_rows = rows;
+  j.n_chunks = (j.outer + rows - 1) / rows;
+  j.m_parts = 1;
+  j.m_chunk = Mg;
+  /* A small image (a 7 x 7 map has 7 rows, cut 4 + 3 for two threads, in
+   * tiles of 28 and 21 columns): whole images, the threads splitting the
+   * output channels in parts of whole 12-row panels, at least two each. */
+  int64_t panels = (Mg + 11) / 12;
+  /* (1 x 1 or stride 1: strips cheap enough to build in every part; a
+   * stride-2 layer's gathered strips built four times cost more than the
+   * balance gained) */
+  bool rows_path = j.packed && j.packed[0] && ox_sgemm_has_ua() &&
+                   (j.pointwise || (ox_nn_shifted_plane(&g) && g.k_size <= OX_NN_SHIFT_MAXK &&
+                                    ox_nn_shift_strip_fn(&g) != NULL));
+  /* (also when whole rows cannot be shared evenly and the input is small
+   * enough to be read by every part from cache: SqueezeNet's 13 x 13 maps
+   * went 7 + 6 rows, one thread idle a thirteenth of the layer) */
+  int64_t row_tasks = N * G * j.n_chunks, busiest = (row_tasks + nt - 1) / nt * j.chunk_rows;
+  bool uneven = N * G == 1 && busiest * nt * 100 > j.outer * 104 &&
+                j.Kg * j.outer * OW * (int64_t)sizeof(float) <= CONV_SPLIT_INPUT_BYTES;
+  if (nt > 1 && rows_path && (j.outer * OW <= CONV_SMALL_IMAGE || uneven) && N * G < 2 * nt &&
+      panels >= 4) {
+    int64_t want = (4 * nt + N * G - 1) / (N * G);
+    if (want > panels / 2) want = panels / 2;
+    j.chunk_rows = j.outer;
+    j.n_chunks = 1;
+    j.m_chunk = (panels + want - 1) / want * 12;
+    j.m_parts = (Mg + j.m_chunk - 1) / j.m_chunk;
+  }
+  /* A small image of a layer whose strips are gathered (stride 2) and whose
+   * weights are not small (ResNet-50's 7 x 7 downsampling layers, 4 to 8 MB
+   * of W; Inception v2's, 885 KB): one part of output channels per thread, each thread streaming
+   * only its half of W. Split by rows (4 + 3), both threads read all of W, and two threads ran the
+   * 1 x 1 stride-2 1024 -> 2048 layer slower than one; the strips are gathered once per part. */
+  if (nt > 1 && j.m_parts == 1 && !rows_path && j.packed && j.packed[0] && ox_sgemm_has_ua() &&
+      ox_nn_shift_strip_fn(&g) != NULL && j.outer * OW <= CONV_SMALL_IMAGE && N * G == 1 &&
+      panels >= 2 * nt && Mg * j.Kg * (int64_t)sizeof(float) >= CONV_HEAVY_W_BYTES) {
+    j.chunk_rows = j.outer;
+    j.n_chunks = 1;
+    j.m_chunk = (panels + nt - 1) / nt * 12;
+    j.m_parts = (Mg + j.m_chunk - 1) / j.m_chunk;
+  }
+  int64_t ntasks = N * G * j.n_chunks * j.m_parts;
+  j.inner_pool = ntasks == 1 && nt > 1 && !pro_strips ? pool : NULL;
+  if (pro_strips) j.pro = &pro;
+  if (j.packed && !j.inner_pool) j.strip = ox_nn_shift_strip_fn(&g);
+  atomic_init(&j.oom, 0);
+  if (ntasks == 1)
+    conv_task(&j, 0, 1);
+  else
+    ox_parallel_for(pool, ntasks, 1, conv_task, &j);
+  if (atomic_load(&j.oom) == 2)
+    rc = ox_kctx_fail(ctx, OX_ERUNTIME, "internal: the output channels could not be split");
+  else if (atomic_load(&j.oom))
+    rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory for im2col columns");
+  if (run_packs) {
+    for (int64_t gi = 0; gi < G; gi++) ox_sgemm_packed_free(run_packs[gi]);
+    free(run_packs);
+  }
+done:
+  free(xpro);
+  return stage_out(&fs, rc, y);
+}
+
+static int conv_run(ox_kctx *ctx, void *st) {
+  return conv_run_epi(ctx, st, NULL, NULL, NULL, NULL);
+}
+
+#define OX_MAX_RANK_BC 16
+
+/* FusedConv (domain ai.onnxc, made by the session's fusion pass): Conv's
+ * inputs and attributes, an optional 4th input R of Y's shape and
+ * attributes activation (OX_ACT_*), alpha, beta, bound (0 none, 1 Max,
+ * 2 Min) and bound_value: Y = bound(act(Conv(X, W, B) + R)),
+ * float32 only. */
+static int fconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  int rc = conv_prepare(info, state, e);
+  if (rc) return rc;
+  conv_state *s = *state;
+  int64_t act = ox_node_attr_int(info->node, "activation", OX_ACT_NONE);
+  if (act < OX_ACT_NONE || act > OX_ACT_SILU) {
+    ox_err_set(e, OX_EINVAL, "unknown activation %lld", (long long)act);
+    return ox_conv_prep_err(info, e);
+  }
+  s->epi.act = (int)act;
+  s->epi.alpha = ox_node_attr_float(info->node, "alpha", 0.0f);
+  s->epi.beta = ox_node_attr_float(info->node, "beta", 0.0f);
+  int64_t bound = ox_node_attr_int(info->node, "bound", 0);
+  if (bound < 0 || bound > 2) {
+    ox_err_set(e, OX_EINVAL, "unknown bound %lld", (long long)bound);
+    return ox_conv_prep_err(info, e);
+  }
+  s->epi.bound = (int)bound;
+  s->epi.bval = ox_node_attr_float(info->node, "bound_value", 0.0f);
+  const ox_attr *ps = ox_node_attr(info->node, "pre_scale"),
+                *pb = ox_node_attr(info->node, "pre_bias");
+  if (ps || pb) {
+    if (!ps || !pb || ps->type != OX_ATTR_FLOATS || pb->type != OX_ATTR_FLOATS ||
+        ps->n_floats != pb->n_floats || ps->n_floats == 0) {
+      ox_err_set(e, OX_EINVAL, "pre_scale and pre_bias must be float lists of one length");
+      return ox_conv_prep_err(info, e);
+    }
+    s->n_pre = (int64_t)ps->n_floats;
+    s->pre_scale = malloc(ps->n_floats * sizeof(float));
+    s->pre_bias = malloc(ps->n_floats * sizeof(float));
+    if (!s->pre_scale || !s->pre_bias) {
+      ox_err_set(e, OX_ENOMEM, "out of memory");
+      return ox_conv_prep_err(info, e);
+    }
+    memcpy(s->pre_scale, ps->floats, ps->n_floats * sizeof(float));
+    memcpy(s->pre_bias, pb->floats, pb->n_floats * sizeof(float));
+    s->pre_relu = ox_node_attr_int(info->node, "pre_relu", 0) != 0;
+  }
+  s->in_scale = ox_node_attr_int(info->node, "in_scale", 0) != 0;
+  if (s->in_scale && s->n_pre) {
+    ox_err_set(e, OX_EINVAL, "in_scale and pre_scale exclude each other");
+    return ox_conv_prep_err(info, e);
+  }
+  const ox_attr *sh = ox_node_attr(info->node, "in_shuffle"),
+                *ss = ox_node_attr(info->node, "in_shuffle_shape");
+  if (sh || ss) {
+    bool ok = sh && ss && sh->type == OX_ATTR_INT && ss->type == OX_ATTR_INTS && ss->n_ints == 4 &&
+              sh->i >= 1 && ss->ints[1] % sh->i == 0;
+    for (size_t d = 0; ok && d < 4; d++) ok = ss->ints[d] > 0;
+    if (!ok) {
+      ox_err_set(e, OX_EINVAL,
+                 "in_shuffle must be a group count dividing in_shuffle_shape[1], and "
+                 "in_shuffle_shape 4 positive dims");
+      return ox_conv_prep_err(info, e);
+    }
+    s->shuffle = sh->i;
+    memcpy(s->shuffle_shape, ss->ints, sizeof s->shuffle_shape);
+  }
+  return OX_OK;
+}
+
+/* numpy broadcasting of two float tensors: the result's dims and each
+ * operand's element strides along them (0 where it repeats) */
+typedef struct bc_plan {
+  size_t rank;
+  int64_t od[OX_MAX_RANK_BC], as[OX_MAX_RANK_BC], bs[OX_MAX_RANK_BC];
+} bc_plan;
+
+static int bc_plan_make(ox_kctx *ctx, const ox_value *a, const ox_value *b, const char *op,
+                        const char *na, const char *nb, bc_plan *p) {
+  size_t rank = a->rank > b->rank ? a->rank : b->rank;
+  if (rank > OX_MAX_RANK_BC) return ox_kctx_fail(ctx, OX_ERUNTIME, "rank %zu too large", rank);
+  p->rank = rank;
+  int64_t ast = 1, bst = 1;
+  for (size_t k = rank; k-- > 0;) {
+    size_t off_a = rank - a->rank, off_b = rank - b->rank;
+    int64_t da = k >= off_a ? a->dims[k - off_a] : 1, db = k >= off_b ? b->dims[k - off_b] : 1;
+    if (da != db && da != 1 && db != 1)
+      return ox_kctx_fail(ctx, OX_ERUNTIME,
+                          "%s: %s dimension %zu (%lld) and %s (%lld) do not broadcast", op, na, k,
+                          (long long)da, nb, (long long)db);
+    p->od[k] = da == 1 ? db : da;
+    p->as[k] = da == 1 ? 0 : ast;
+    p->bs[k] = db == 1 ? 0 : bst;
+    ast *= da;
+    bst *= db;
+  }
+  return OX_OK;
+}
+
+/* y = a + b or a * b over the plan's numel elements (an odometer) */
+static void bc_run(const bc_plan *p, const float *a, const float *b, bool mul, float *y,
+                   int64_t numel) {
+  int64_t idx[OX_MAX_RANK_BC] = {0}, ai = 0, bi = 0;
+  for (int64_t i = 0; i < numel; i++) {
+    y[i] = mul ? a[ai] * b[bi] : a[ai] + b[bi];
+    for (size_t k = p->rank; k-- > 0;) {
+      ai += p->as[k];
+      bi += p->bs[k];
+      if (++idx[k] < p->od[k]) break;
+      ai -= p->as[k] * p->od[k];
+      bi -= p->bs[k] * p->od[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+/* Y = act(C + R) with numpy broadcasting of the conv result C and the
+ * residual R (shapes that differ: the general, unfused order). */
+static int fconv_broadcast(ox_kctx *ctx, const ox_sgemm_epi *act, const ox_value *c,
+                           const ox_value *r) {
+  bc_plan p;
+  if (bc_plan_make(ctx, c, r, "Add", "the convolution's", "the residual's", &p)) return OX_ERUNTIME;
+  ox_value *y = ox_kctx_output(ctx, 0, OX_FLOAT, p.od, p.rank);
+  if (!y) return OX_ERUNTIME;
+  bc_run(&p, c->data, r->data, false, y->data, y->numel);
+  ox_sgemm_epi_apply(act, 1, y->numel, y->data, y->numel);
+  return OX_OK;
+}
+
+/* FusedConv after X's preparation (shuffle, gate): the residual's cases */
+static int fconv_body(ox_kctx *ctx, conv_state *s, const ox_value *x, ox_value *w, ox_value *r,
+                      const ox_sgemm_pro *gate) {
+  ox_sgemm_epi ep = s->epi;
+  if (!r) return conv_run_epi(ctx, s, &ep, NULL, x, gate);
+  if (r->kind != OX_VAL_TENSOR || r->dtype != OX_FLOAT)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "the residual must be a float32 tensor");
+  ox_nn_geom g;
+  int64_t ydims[OX_NN_MAXD + 2];
+  if (ox_conv_shapes(ctx, s, x, w, &g, ydims)) return OX_ERUNTIME;
+  if (r->rank == x->rank && memcmp(r->dims, ydims, x->rank * sizeof *ydims) == 0) {
+    ep.res = r->data; /* row stride set per block (Y's layout) */
+    return conv_run_epi(ctx, s, &ep, NULL, x, gate);
+  }
+  ox_value *c = NULL;
+  int rc = conv_run_epi(ctx, s, NULL, &c, x, gate);
+  if (!rc) rc = fconv_broadcast(ctx, &ep, c, r);
+  ox_value_unref(c);
+  return rc;
+}
+
+/* X * G with numpy broadcasting, as the Mul a gate replaces computes it */
+static int mul_broadcast(ox_kctx *ctx, const ox_value *x, const ox_value *g, ox_value **out) {
+  bc_plan p;
+  if (bc_plan_make(ctx, x, g, "Mul", "X's", "the gate's", &p)) return OX_ERUNTIME;
+  ox_err e = {0};
+  ox_value *m = ox_tensor_new_uninit(OX_FLOAT, p.od, p.rank, &e);
+  if (!m) return ox_kctx_fail(ctx, e.code, "%s", e.msg);
+  bc_run(&p, x->data, g->data, true, m->data, m->numel);
+  *out = m;
+  return OX_OK;
+}
+
+/* A gated FusedConv: a gate of one value per channel of X becomes a
+ * prologue of this run (fma(x, g, -0) is x * g, -0 included); any other
+ * shape, the product made first. */
+static int fconv_gated(ox_kctx *ctx, conv_state *s, const ox_value *x, ox_value *w, ox_value *r) {
+  ox_value *g = ox_kctx_input(ctx, 4);
+  if (!g || g->kind != OX_VAL_TENSOR || g->dtype != OX_FLOAT)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "the gate (input 4) must be a float32 tensor");
+  int64_t C = x->rank >= 2 ? x->dims[1] : 0;
+  bool per_channel = C > 0 && g->rank <= x->rank && g->numel == C;
+  for (size_t d = 0; per_channel && d < g->rank; d++)
+    if (g->dims[d] != (x->rank - g->rank + d == 1 ? C : 1)) per_channel = false;
+  int rc;
+  if (per_channel) {
+    float *negz = malloc((size_t)C * sizeof *negz);
+    if (!negz) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory (gate)");
+    for (int64_t c = 0; c < C; c++) negz[c] = -0.0f;
+    ox_sgemm_pro pro = {g->data, negz, false};
+    rc = fconv_body(ctx, s, x, w, r, &pro);
+    free(negz);
+    return rc;
+  }
+  ox_value *m = NULL;
+  if ((rc = mul_broadcast(ctx, x, g, &m))) return rc;
+  rc = fconv_body(ctx, s, m, w, r, NULL);
+  ox_value_unref(m);
+  return rc;
+}
+
+static int fconv_run(ox_kctx *ctx, void *st) {
+  conv_state *s = st;
+  ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *r = ox_kctx_input(ctx, 3);
+  if (!x || x->kind != OX_VAL_TENSOR || x->dtype != OX_FLOAT)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "X must be a float32 tensor");
+  ox_value shaped; /* in_shuffle: X's elements as the shuffle's Reshapes gave them */
+  if (s->shuffle) {
+    int64_t want = 1;
+    for (int d = 0; d < 4; d++) want *= s->shuffle_shape[d];
+    if (x->numel != want)
+      return ox_kctx_fail(ctx, OX_ERUNTIME,
+                          "the channel shuffle cannot reshape X of %lld elements to "
+                          "[%lld, %lld, %lld, %lld]",
+                          (long long)x->numel, (long long)s->shuffle_shape[0],
+                          (long long)s->shuffle_shape[1], (long long)s->shuffle_shape[2],
+                          (long long)s->shuffle_shape[3]);
+    shaped = *x;
+    shaped.rank = 4;
+    shaped.dims = shaped.small_dims;
+    memcpy(shaped.small_dims, s->shuffle_shape, sizeof s->shuffle_shape);
+    x = &shaped;
+  }
+  if (s->in_scale) return fconv_gated(ctx, s, x, w, r);
+  return fconv_body(ctx, s, x, w, r, NULL);
+}
+
+/* ---------------- ConvTranspose ---------------- */
+
+static int convt_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  conv_state *s = ox_conv_state_new(info, e);
+  if (!s) return e ? e->code : OX_ENOMEM;
+  *state = s;
+  const ox_attr *op = ox_node_attr(info->node, "output_padding");
+  const ox_attr *os = ox_node_attr(info->node, "output_shape");
+  if ((op && op->n_ints > OX_NN_MAXD) || (os && os->n_ints > OX_NN_MAXD + 2))
+    return ox_err_set(e, OX_EINVAL, "output_padding/output_shape too long"),
+           ox_conv_prep_err(info, e);
+  if (op) {
+    s->n_out_padding = op->n_ints;
+    if (op->n_ints) memcpy(s->out_padding, op->ints, op->n_ints * sizeof(int64_t));
+  }
+  if (os) {
+    s->n_out_shape = os->n_ints;
+    if (os->n_ints) memcpy(s->out_shape, os->ints, os->n_ints * sizeof(int64_t));
+  }
+  /* constant float W (C x M/group x k...): W^T of each group packed once */
+  const ox_value *w = info->const_inputs && info->n_inputs > 1 ? info->const_inputs[1] : NULL;
+  if (w && w->kind == OX_VAL_TENSOR && w->dtype == OX_FLOAT && w->rank >= 3 &&
+      w->dims[0] % s->a.group == 0 && w->dims[0] > 0 && w->numel > 0)
+    return pack_groups(info, s, w, true, e);
+  return OX_OK;
+}
+
+typedef struct convt_job {
+  const ox_nn_geom *g; /* in = Y spatial, out = X spatial */
+  const float *x, *w, *bias;
+  float *y;
+  int64_t G, Cg, Mg, Pin;
+  ox_sgemm_packed *const *packed; /* W^T per group when W is constant */
+  bool tiled;                     /* convt_tiles applies */
+  int64_t chunk, n_chunks;        /* rows of X per chunk, chunks per image */
+  ox_thread_pool *inner_pool;
+  atomic_int oom;
+} convt_job;
+
+/* 2-D kernels equal to the strides, no dilation or padding: every output
+ * pixel receives exactly one column value, so Y is written (bias + column)
+ * row by row instead of accumulated. */
+OX_NN_CLONES static void convt_tiles(const ox_nn_geom *g, int64_t M, const float *col,
+                                     int64_t ldcol, int64_t o0, int64_t o1, const float *bias,
+                                     float *y) {
+  int64_t KH = g->k[0], KW = g->k[1], XW = g->out[1], YW = g->in[1];
+  for (int64_t m = 0; m < M; m++) {
+    float b = bias ? bias[m] : 0.0f;
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t oh = o0; oh < o1; oh++) {
+        float *yr = y + m * g->in_size + (oh * KH + kh) * YW;
+        const float *src = col + (m * KH + kh) * KW * ldcol + (oh - o0) * XW;
+        if (KW == 2) {
+          const float *s1 = src + ldcol;
+          for (int64_t w = 0; w < XW; w++) {
+            yr[2 * w] = b + src[w];
+            yr[2 * w + 1] = b + s1[w];
+          }
+        } else {
+          for (int64_t kw = 0; kw < KW; kw++)
+            for (int64_t w = 0; w < XW; w++) yr[w * KW + kw] = b + src[kw * ldcol + w];
+        }
+      }
+  }
+}
+
+/* One image and group: Y = bias, then for chunks of X rows (columns of about
+ * 1 MiB, kept in cache) W^T X into columns and col2im into Y. */
+static void convt_task(void *arg, int64_t t0, int64_t t1) {
+  convt_job *j = arg;
+  const ox_nn_geom *g = j->g;
+  int64_t rows = j->Mg * g->k_size, XW = g->out[g->nd - 1], outer = ox_nn_outer(g);
+  float *col = malloc((size_t)(rows * j->chunk * XW + 1) * sizeof(float));
+  if (!col) {
+    atomic_store(&j->oom, 1);
+    return;
+  }
+  /* tiled: t = (n * G + gi) * n_chunks + chunk (chunks write disjoint rows of
+   * Y); else t = n * G + gi, all chunks in turn */
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t img = j->tiled ? t / j->n_chunks : t, gi = img % j->G;
+    int64_t c0 = j->tiled ? t % j->n_chunks : 0, c1 = j->tiled ? c0 + 1 : j->n_chunks;
+    const float *xg = j->x + img * j->Cg * j->Pin;
+    const float *wg = j->w + gi * j->Cg * rows;
+    float *yg = j->y + img * j->Mg * g->in_size;
+    for (int64_t m = 0; m < j->Mg && !j->tiled; m++) {
+      float b = j->bias ? j->bias[gi * j->Mg + m] : 0.0f;
+      float *ym = yg + m * g->in_size;
+      for (int64_t i = 0; i < g->in_size; i++) ym[i] = b;
+    }
+    for (int64_t ch = c0; ch < c1; ch++) {
+      int64_t o0 = ch * j->chunk, o1 = o0 + j->chunk < outer ? o0 + j->chunk : outer;
+      int64_t ncols = (o1 - o0) * XW;
+      if (j->packed)
+        ox_sgemm_pa(j->packed[gi], false, ncols, 1.0f, xg + o0 * XW, j->Pin, 0.0f, col, ncols,
+                    j->inner_pool);
+      else
+        ox_sgemm(true, false, rows, ncols, j->Cg, 1.0f, wg, rows, xg + o0 * XW, j->Pin, 0.0f, col,
+                 ncols, j->inner_pool);
+      if (j->tiled)
+        convt_tiles(g, j->Mg, col, ncols, o0, o1, j->bias ? j->bias + gi * j->Mg : NULL, yg);
+      else
+        ox_nn_col2im_add_rows(g, j->Mg, col, ncols, o0, o1, yg);
+    }
+  }
+  free(col);
+}
+
+static int convt_run(ox_kctx *ctx, void *st) {
+  conv_state *s = st;
+  ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *b = ox_kctx_input(ctx, 2);
+  if (!x || !w) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing input X or W");
+  if (check_float(ctx, x, "X", 0) || check_float(ctx, w, "W", x->dtype) ||
+      (b && check_float(ctx, b, "B", x->dtype)))
+    return OX_ERUNTIME;
+  if (x->rank < 3 || w->rank != x->rank)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "X has rank %zu and W rank %zu (need equal ranks >= 3)",
+                        x->rank, w->rank);
+  size_t nd = x->rank - 2;
+  if (nd > OX_NN_MAXD) return ox_kctx_fail(ctx, OX_ERUNTIME, "too many spatial dimensions");
+  int64_t G = s->a.group, C = x->dims[1];
+  if (w->dims[0] != C || C % G != 0)
+    return ox_kctx_fail(ctx, OX_ERUNTIME,
+                        "W's first dimension %lld must equal X's channels %lld "
+                        "(a multiple of group %lld)",
+                        (long long)w->dims[0], (long long)C, (long long)G);
+  int64_t Mg = w->dims[1], M = Mg * G, Cg = C / G;
+  const ox_nn_attrs *a = &s->a;
+  if ((a->n_kernel && a->n_kernel != nd) || (a->n_strides && a->n_strides != nd) ||
+      (a->n_dils && a->n_dils != nd) || (a->n_pads && a->n_pads != 2 * nd) ||
+      (s->n_out_padding && s->n_out_padding != nd) ||
+      (s->n_out_shape && s->n_out_shape != nd && s->n_out_shape != nd + 2))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "attribute lengths do not match %zu spatial dimensions",
+                        nd);
+  if (b && b->numel != M)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "B has %lld elements, expected %lld", (long long)b->numel,
+                        (long long)M);
+  ox_nn_geom g;
+  memset(&g, 0, sizeof g);
+  g.nd = nd;
+  g.in_size = g.out_size = g.k_size = 1;
+  int64_t ydims[OX_NN_MAXD + 2];
+  ydims[0] = x->dims[0];
+  ydims[1] = M;
+  for (size_t d = 0; d < nd; d++) {
+    int64_t in = x->dims[2 + d];
+    g.k[d] = a->n_kernel ? a->kernel[d] : w->dims[2 + d];
+    if (g.k[d] != w->dims[2 + d])
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "kernel_shape differs from W's shape");
+    g.stride[d] = a->n_strides ? a->strides[d] : 1;
+    g.dil[d] = a->n_dils ? a->dils[d] : 1;
+    int64_t opad = s->n_out_padding ? s->out_padding[d] : 0;
+    int64_t kext = (g.k[d] - 1) * g.dil[d] + 1, full = g.stride[d] * (in - 1) + opad + kext, out;
+    if (s->n_out_shape || a->auto_pad == OX_PAD_SAME_UPPER || a->auto_pad == OX_PAD_SAME_LOWER) {
+      out = s->n_out_shape ? s->out_shape[s->n_out_shape - nd + d] : in * g.stride[d];
+      int64_t total = full - out;
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor(total / 2) */
+      if (a->auto_pad == OX_PAD_SAME_UPPER) {
+        g.pb[d] = half;
+        g.pe[d] = total - half;
+      } else {
+        g.pb[d] = total - half;
+        g.pe[d] = half;
+      }
+    } else {
+      if (a->auto_pad == OX_PAD_NOTSET && a->n_pads) {
+        g.pb[d] = a->pads[d];
+        g.pe[d] = a->pads[nd + d];
+      }
+      out = full - g.pb[d] - g.pe[d];
+    }
+    if (out < 0) return ox_kctx_fail(ctx, OX_ERUNTIME, "negative output size on axis %zu", d);
+    g.in[d] = out; /* the col2im image */
+    g.out[d] = in; /* the column positions */
+    ydims[2 + d] = out;
+    g.in_size *= out;
+    g.out_size *= in;
+    g.k_size *= g.k[d];
+  }
+  ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, x->rank);
+  if (!y) return OX_ERUNTIME;
+  if (y->numel == 0) return OX_OK;
+  fstage fs;
+  int rc = stage_in(ctx, &fs, x, w, b, y);
+  const float *xf = fs.xf, *wf = fs.wf, *bf = fs.bf;
+  float *yf = fs.yf;
+  if (rc) {
+  } else {
+    convt_job j = {&g, xf, wf, bf, yf, G, Cg, Mg, g.out_size, NULL, false, 0, 0, NULL, 0};
+    if (s->packed && s->packed_w == w && s->n_packed == G) j.packed = s->packed;
+    int64_t rows = Mg * g.k_size, XW = g.out[nd - 1], outer = ox_nn_outer(&g);
+    j.chunk = 262144 / (rows > 0 ? rows : 1) / (XW > 0 ? XW : 1);
+    if (j.chunk > outer) j.chunk = outer;
+    if (j.chunk < 1) j.chunk = 1;
+    j.n_chunks = (outer + j.chunk - 1) / j.chunk;
+    j.tiled = nd == 2;
+    for (size_t d = 0; d < nd; d++)
+      if (g.k[d] != g.stride[d] || g.dil[d] != 1 || g.pb[d] != 0 || g.pe[d] != 0 ||
+          g.in[d] != g.out[d] * g.stride[d])
+        j.tiled = false;
+    int64_t ntasks = x->dims[0] * G * (j.tiled ? j.n_chunks : 1);
+    j.inner_pool = ntasks == 1 ? ox_kctx_pool(ctx) : NULL;
+    atomic_init(&j.oom, 0);
+    if (ntasks == 1)
+      convt_task(&j, 0, 1);
+    else if (ntasks > 1)
+      ox_parallel_for(ox_kctx_pool(ctx), ntasks, 1, convt_task, &j);
+    if (atomic_load(&j.oom)) rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory for columns");
+  }
+  return stage_out(&fs, rc, y);
+}
+
+/* ---------------- Col2Im ---------------- */
+
+static int col2im_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  conv_state *s = ox_conv_state_new(info, e);
+  if (!s) return e ? e->code : OX_ENOMEM;
+  *state = s;
+  return OX_OK;
+}
+
+static int col2im_run(ox_kctx *ctx, void *st) {
+  conv_state *s = st;
+  ox_value *x = ox_kctx_input(ctx, 0), *is = ox_kctx_input(ctx, 1), *bs = ox_kctx_input(ctx, 2);
+  if (!x || !is || !bs) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing input");
+  if (is->dtype != OX_INT64 || bs->dtype != OX_INT64 || is->numel != bs->numel || is->numel < 1 ||
+      is->numel > OX_NN_MAXD)
+    return ox_kctx_fail(ctx, OX_ERUNTIME,
+                        "image_shape and block_shape must be int64 of equal "
+                        "length 1..%d",
+                        OX_NN_MAXD);
+  if (x->rank != 3)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "input must be 3-D [N, C*prod(block), L]");
+  size_t nd = (size_t)is->numel;
+  const int64_t *img = is->data, *blk = bs->data;
+  ox_nn_attrs a = s->a;
+  a.n_kernel = 0;
+  ox_nn_geom g;
+  ox_err e = {0};
+  if (ox_nn_geom_make(&a, nd, img, blk, false, &g, &e))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "%s", e.msg);
+  if (g.k_size <= 0 || x->dims[1] % g.k_size != 0 || x->dims[2] != g.out_size)
+    return ox_kctx_fail(ctx, OX_ERUNTIME,
+                        "input shape [%lld, %lld, %lld] does not match %lld "
+                        "blocks of %lld elements",
+                        (long long)x->dims[0], (long long)x->dims[1], (long long)x->dims[2],
+                        (long long)g.out_size, (long long)g.k_size);
+  int64_t C = x->dims[1] / g.k_size, ydims[OX_NN_MAXD + 2];
+  ydims[0] = x->dims[0];
+  ydims[1] = C;
+  for (size_t d = 0; d < nd; d++) ydims[2 + d] = img[d];
+  ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, nd + 2);
+  if (!y) return OX_ERUNTIME;
+  if (y->numel == 0) return OX_OK;
+  double *xd = malloc((size_t)(x->numel > 0 ? x->numel : 1) * sizeof(double));
+  double *yd = calloc((size_t)y->numel, sizeof(double));
+  int rc = OX_OK;
+  if (!xd || !yd)
+    rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  else if (!ox_nn_load_f64(x->data, x->dtype, x->numel, xd))
+    rc = ox_kctx_fail(ctx, OX_ERUNTIME, "unsupported element type %d", (int)x->dtype);
+  else {
+    for (int64_t n = 0; n < x->dims[0]; n++)
+      ox_nn_col2im_add_f64(&g, C, xd + n * x->dims[1] * x->dims[2], yd + n * C * g.in_size);
+    ox_nn_store_f64(yd, y->dtype, y->numel, y->data);
+  }
+  free(xd);
+  free(yd);
+  return rc;
+}
+
+/* ---------------- DeformConv ---------------- */
+
+/* N-linear sample of one channel plane at fractional position pos; corners
+ * outside the input read zero. */
+static float deform_sample(const ox_nn_geom *g, const float *xc, const double *pos) {
+  size_t nd = g->nd;
+  int64_t base[OX_NN_MAXD];
+  double frac[OX_NN_MAXD];
+  for (size_t d = 0; d < nd; d++) {
+    if (pos[d] <= -1.0 || pos[d] >= (double)g->in[d]) return 0.0f;
+    double f = floor(pos[d]);
+    base[d] = (int64_t)f;
+    frac[d] = pos[d] - f;
+  }
+  double acc = 0.0;
+  for (int64_t corner = 0; corner < ((int64_t)1 << nd); corner++) {
+    double w = 1.0;
+    int64_t lin = 0;
+    bool inside = true;
+    for (size_t d = 0; d < nd; d++) {
+      int64_t bit = (corner >> (nd - 1 - d)) & 1, i = base[d] + bit;
+      w *= bit ? frac[d] : 1.0 - frac[d];
+      if (i < 0 || i >= g->in[d]) inside = false;
+      lin = lin * g->in[d] + i;
+    }
+    if (inside && w != 0.0) acc += w * (double)xc[lin];
+  }
+  return (float)acc;
+}
+
+static int deform_run(ox_kctx *ctx, void *st) {
+  conv_state *s = st;
+  ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *off = ox_kctx_input(ctx, 2);
+  ox_value *b = ox_kctx_input(ctx, 3), *mask = ox_kctx_input(ctx, 4);
+  if (!off) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing input offset");
+  ox_nn_geom g;
+  int64_t ydims[OX_NN_MAXD + 2];
+  if (ox_conv_shapes(ctx, s, x, w, &g, ydims)) return OX_ERUNTIME;
+  if (check_float(ctx, x, "X", 0) || check_float(ctx, w, "W", x->dtype) ||
+      check_float(ctx, off, "offset", x->dtype) || (b && check_float(ctx, b, "B", x->dtype)) ||
+      (mask && check_float(ctx, mask, "mask", x->dtype)))
+    return OX_ERUNTIME;
+  int64_t N = x->dims[0], C = x->dims[1], G = s->a.group, Cg = w->dims[1], M = w->dims[0];
+  int64_t Mg = M / G, ks = g.k_size, P = g.out_size, nd = (int64_t)g.nd;
+  int64_t OG = ox_node_attr_int(ox_kctx_node(ctx), "offset_group", 1);
+  if (OG <= 0 || C % OG != 0)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "offset_group %lld does not divide %lld channels",
+                        (long long)OG, (long long)C);
+  if (off->numel != N * OG * ks * nd * P || (mask && mask->numel != N * OG * ks * P))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "offset or mask has the wrong number of elements");
+  if (b && b->numel != M)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "B must have %lld elements", (long long)M);
+  ox_value *y = ox_kctx_output(ctx, 0, x->dtype, ydims, x->rank);
+  if (!y) return OX_ERUNTIME;
+  if (y->numel == 0) return OX_OK;
+  fstage fs;
+  int rc = stage_in(ctx, &fs, x, w, b, y);
+  float *oo = NULL, *mo = NULL;
+  const float *of = rc ? NULL : ox_nn_as_f32(off->data, off->dtype, off->numel, &oo);
+  const float *mf = rc || !mask ? NULL : ox_nn_as_f32(mask->data, mask->dtype, mask->numel, &mo);
+  float *col = rc ? NULL : malloc((size_t)(Cg * ks * P) * sizeof(float));
+  if (!rc && (!of || (mask && !mf) || !col)) rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  int64_t cpo = C / OG; /* channels per offset group */
+  for (int64_t n = 0; !rc && n < N; n++)
+    for (int64_t gi = 0; gi < G; gi++) {
+      for (int64_t cl = 0; cl < Cg; cl++) {
+        int64_t c = gi * Cg + cl, og = c / cpo;
+        const float *xc = fs.xf + (n * C + c) * g.in_size;
+        for (int64_t kidx = 0; kidx < ks; kidx++) {
+          int64_t kk[OX_NN_MAXD], r = kidx;
+          for (int64_t d = nd; d-- > 0;) {
+            kk[d] = r % g.k[d];
+            r /= g.k[d];
+          }
+          float *row = col + (cl * ks + kidx) * P;
+          const float *offk = of + ((n * OG + og) * ks + kidx) * nd * P;
+          const float *mk = mf ? mf + ((n * OG + og) * ks + kidx) * P : NULL;
+          int64_t oi[OX_NN_MAXD] = {0};
+          for (int64_t p = 0; p < P; p++) {
+            double pos[OX_NN_MAXD];
+            for (int64_t d = 0; d < nd; d++)
+              pos[d] = (double)(oi[d] * g.stride[d] - g.pb[d] + kk[d] * g.dil[d]) +
+                       (double)offk[d * P + p];
+            float v = deform_sample(&g, xc, pos);
+            row[p] = mk ? v * mk[p] : v;
+            for (int64_t d = nd; d-- > 0;) {
+              if (++oi[d] < g.out[d]) break;
+              oi[d] = 0;
+            }
+          }
+        }
+      }
+      float *yg = fs.yf + (n * M + gi * Mg) * P;
+      for (int64_t m = 0; m < Mg; m++)
+        for (int64_t p = 0; p < P; p++) yg[m * P + p] = fs.bf ? fs.bf[gi * Mg + m] : 0.0f;
+      ox_sgemm(false, false, Mg, P, Cg * ks, 1.0f, fs.wf + gi * Mg * Cg * ks, Cg * ks, col, P, 1.0f,
+               yg, P, ox_kctx_pool(ctx));
+    }
+  free(oo);
+  free(mo);
+  free(col);
+  return stage_out(&fs, rc, y);
+}
+
+const ox_kernel_def ox_ops_conv[] = {
+    {"", "Conv", 1, 1000, conv_prepare, conv_run, ox_conv_release},
+    {"", "ConvTranspose", 1, 1000, convt_prepare, convt_run, ox_conv_release},
+    {OX_FUSED_DOMAIN, "FusedConv", 1, 1, fconv_prepare, fconv_run, ox_conv_release},
+    {"", "DeformConv", 19, 1000, col2im_prepare, deform_run, ox_conv_release},
+    {"", "Col2Im", 18, 1000, col2im_prepare, col2im_run, ox_conv_release},
+    {0},
+};

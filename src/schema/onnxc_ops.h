@@ -1,0 +1,62 @@
+/* onnxc_ops.h - the contract of onnxc's own operator domain, ai.onnxc.
+ *
+ * The graph passes (src/opt/) write these operators, the kernels
+ * (src/ops/fused/ and the families that share a kernel) run them, and the
+ * schema table registers them like any other domain, so a model written by
+ * `onnxc convert --optimize` checks, infers and loads anywhere onnxc runs.
+ * Everything both sides must agree on is named here: the domain, the
+ * activation names of FusedConv-like operators and the opcodes of
+ * ElementwiseChain's `ops` attribute. */
+#ifndef OX_SCHEMA_ONNXC_OPS_H
+#define OX_SCHEMA_ONNXC_OPS_H
+
+#define OX_ONNXC_DOMAIN "ai.onnxc"
+#define OX_ONNXC_OPSET 1
+
+/* A fused activation, written as the string attribute `activation` (the
+ * names of the ONNX operators it stands for, as onnxruntime's FusedConv;
+ * "SiLU" is Mul(x, Sigmoid(x))). Parameters in `activation_params`-like
+ * float attributes are named by each operator's schema. */
+typedef enum ox_onnxc_act {
+  OX_ONNXC_ACT_NONE = 0,
+  OX_ONNXC_ACT_RELU,
+  OX_ONNXC_ACT_LEAKY_RELU, /* alpha */
+  OX_ONNXC_ACT_CLIP,       /* alpha = min, beta = max */
+  OX_ONNXC_ACT_HARD_SIGMOID,
+  OX_ONNXC_ACT_HARD_SWISH,
+  OX_ONNXC_ACT_SILU,
+  OX_ONNXC_ACT_COUNT
+} ox_onnxc_act;
+
+/* "" / "none" -> NONE, "Relu", "LeakyRelu", "Clip", "HardSigmoid",
+ * "HardSwish", "SiLU"; -1 for any other name */
+int ox_onnxc_act_from_name(const char *name);
+/* the attribute value for an activation ("none" for NONE) */
+const char *ox_onnxc_act_name(ox_onnxc_act a);
+
+/* ElementwiseChain opcodes: binary ops first, then ops of one value
+ * operand (the `ops` attribute holds these numbers). */
+enum {
+  FZ_ADD,
+  FZ_SUB,
+  FZ_MUL,
+  FZ_DIV,
+  FZ_MAX,
+  FZ_MIN,
+  FZ_CLIP, /* params: lo, hi */
+  FZ_RELU,
+  FZ_LEAKY,    /* params: alpha */
+  FZ_HSIGMOID, /* params: alpha, beta */
+  FZ_HSWISH,
+  FZ_NEG,
+  FZ_ABS,
+  FZ_SQRT,
+  FZ_TANH,
+  FZ_ERF,
+  FZ_POW2, /* Pow by a float32 constant 2: x * x, as the Pow kernel */
+  FZ_POW3, /* and 3: x * x * x */
+  FZ_SIGMOID,
+  FZ_N_OPS
+};
+
+#endif
