@@ -25,7 +25,7 @@ static bool gate_made(const ox_pass_view *v, const char *name, size_t before) {
     const ox_node *n = v->repl[k] ? v->repl[k] : &v->nodes[k];
     if (n->n_output < 1 || !n->output[0] || strcmp(n->output[0], name) != 0) continue;
     if (v->repl[k])
-      return n->domain && strcmp(n->domain, "ai.onnxc") == 0 &&
+      return n->domain && strcmp(n->domain, OX_ONNXC_DOMAIN) == 0 &&
              strcmp(n->op_type, "FusedConv") == 0;
     return ox_opt_op_is(n, "Sigmoid") || ox_opt_op_is(n, "HardSigmoid");
   }
@@ -43,7 +43,7 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   if (v->drop[i]) return OX_OK;
   const ox_node *cv = v->repl[i] ? v->repl[i] : &v->nodes[i];
   bool fused =
-      cv->domain && strcmp(cv->domain, "ai.onnxc") == 0 && strcmp(cv->op_type, "FusedConv") == 0;
+      cv->domain && strcmp(cv->domain, OX_ONNXC_DOMAIN) == 0 && strcmp(cv->op_type, "FusedConv") == 0;
   if (!fused && !(ox_opt_op_is(cv, "Conv") && !v->repl[i])) return OX_OK;
   if (cv->n_input < 2 || cv->n_input > 4 || cv->n_output != 1 || !ox_opt_given(cv, 0) ||
       ox_node_attr(cv, "pre_scale") || ox_node_attr(cv, "in_shuffle") ||
