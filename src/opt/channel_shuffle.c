@@ -7,7 +7,7 @@
  * channel per group) reads each channel's plane on its own, so it can read
  * X's plane directly: the copy the Transpose made (a pass over the whole
  * activation, written and read back) goes. The convolution (a FusedConv
- * after the host's epilogue fusion, or a Conv made one) gets attributes
+ * after the epilogue fusion (conv_epilogue.c), or a Conv made one) gets attributes
  * in_shuffle = g and in_shuffle_shape = the second Reshape's shape; the
  * kernel (src/ops/conv.c) takes X's elements as that shape, as the Reshapes
  * did, and fails as they would when the element counts differ. Only

@@ -7,7 +7,7 @@
  * multiplied first, as the Mul did. Shapes are not known here; the kernel
  * decides per run.
  *
- * Matched after the host's epilogue fusion: a Conv or FusedConv with a
+ * Matched after the epilogue fusion (conv_epilogue.c): a Conv or FusedConv with a
  * constant float W [M, C, 1, 1], group 1, strides 1, no padding, no
  * prologue, shuffle or gate, whose X only it reads and is a Mul (opset >= 7)
  * of two values, one made by a Sigmoid, a HardSigmoid or a FusedConv. */
@@ -16,7 +16,7 @@
 #include "pass.h"
 
 /* a live node before `before` whose output 0 is `name` and that is a
- * Sigmoid, a HardSigmoid, or a FusedConv (the host folds MobileNet-v3's
+ * Sigmoid, a HardSigmoid, or a FusedConv (conv_epilogue.c folds MobileNet-v3's
  * HardSigmoid into the gate's convolution). The kernel is exact for any
  * gate shape; this only picks products likely to be gates. */
 static bool gate_made(const ox_pass_view *v, const char *name, size_t before) {

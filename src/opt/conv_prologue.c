@@ -11,8 +11,8 @@
  * pre_relu: X[c] -> max(fma(X[c], a[c], b[c]), 0), applied as the GEMM
  * reads X (src/ops/conv.c). a and b compose the maps in double: like
  * folding BatchNormalization into the convolution's weights, the result
- * rounds differently from the nodes run one by one. Runs after the host
- * has made FusedConv epilogues. */
+ * rounds differently from the nodes run one by one. Runs after
+ * conv_epilogue.c has made FusedConv epilogues. */
 #include <math.h>
 #include <string.h>
 

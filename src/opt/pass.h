@@ -182,17 +182,17 @@ int ox_opt_attention(ox_pass_view *v);
 /* X -> [BatchNormalization] -> [Mul c] -> [Add c] -> [Relu] -> 1 x 1 Conv
  * (per-channel constants, each value read once) becomes the convolution
  * with a prologue (attributes pre_scale, pre_bias, pre_relu), read with X
- * (src/opt/conv_prologue.c). Runs after the host's FusedConv epilogues. */
+ * (src/opt/conv_prologue.c). Runs after conv_epilogue.c's FusedConv epilogues. */
 int ox_opt_conv_prologue(ox_pass_view *v);
 /* channel_shuffle.c: Reshape [N, g, C/g, H, W] -> Transpose(0, 2, 1, 3, 4)
  * -> Reshape [N, C, H, W] (ShuffleNet's channel shuffle) read only by a
  * depthwise convolution -> that convolution (FusedConv) reading the
  * unshuffled X, attributes in_shuffle = g and in_shuffle_shape. Runs after
- * the host's epilogue fusion. */
+ * the epilogue fusion (conv_epilogue.c). */
 int ox_opt_channel_shuffle(ox_pass_view *v);
 /* conv_gate.c: Mul(Y, G) with G made by a Sigmoid, HardSigmoid or FusedConv, read only
  * by a 1 x 1 convolution -> that convolution (FusedConv) with in_scale = 1
- * and G as input 4 (squeeze-and-excitation). Runs after the host's
+ * and G as input 4 (squeeze-and-excitation). Runs after conv_epilogue.c's
  * epilogue fusion. */
 int ox_opt_conv_gate(ox_pass_view *v);
 
