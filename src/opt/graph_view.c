@@ -155,12 +155,12 @@ static const ox_pass_floats *cst_of(const ox_opt_host *h, const char *name) {
 /* c (decoded, or an initializer to decode later) as name's constant */
 static int add_cst(ox_opt_host *h, const char *name, const known_cst *c) {
   known_cst *slot = OX_VEC_PUSH(h->a, h->cv, h->n_cv);
-  if (!slot || ox_map_put(&h->csts, name, h->n_cv)) {
+  if (!slot) {
     free(c->owned);
     return oom(h);
   }
-  *slot = *c;
-  return OX_OK;
+  *slot = *c; /* the host frees what the slot owns */
+  return ox_map_put(&h->csts, name, h->n_cv) ? oom(h) : OX_OK;
 }
 
 /* An initializer taken as a constant. */
