@@ -17,6 +17,8 @@
 
 #include "../../kernels/gemm.h"
 #include "../../kernels/nn.h"
+#include "../nn_attrs.h"
+#include "../nn_stage.h"
 #include "../../runtime/kernel.h"
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
