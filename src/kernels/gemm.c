@@ -30,14 +30,12 @@
 typedef struct gemm_blocking {
   int64_t kc, mc, nc, strip_min_rows, small_n, pb_mc_max, pb_c_bytes, pb_a_bytes;
 } gemm_blocking;
-#define OX_GEMM_BLOCKING_DEFAULT {384, 96, 768, 48, 128, 144, 384 * 1024, 1536 * 1024}
+#define OX_GEMM_BLOCKING_DEFAULT \
+  { 384, 96, 768, 48, 128, 144, 384 * 1024, 1536 * 1024 }
 static const gemm_blocking k_blocking[] = {
-    [OX_UARCH_GENERIC] = OX_GEMM_BLOCKING_DEFAULT,
-    [OX_UARCH_INTEL] = OX_GEMM_BLOCKING_DEFAULT,
-    [OX_UARCH_INTEL_AVX2] = OX_GEMM_BLOCKING_DEFAULT,
-    [OX_UARCH_ZEN2_3] = OX_GEMM_BLOCKING_DEFAULT,
-    [OX_UARCH_ZEN4] = OX_GEMM_BLOCKING_DEFAULT,
-    [OX_UARCH_ZEN5] = OX_GEMM_BLOCKING_DEFAULT,
+    [OX_UARCH_GENERIC] = OX_GEMM_BLOCKING_DEFAULT,    [OX_UARCH_INTEL] = OX_GEMM_BLOCKING_DEFAULT,
+    [OX_UARCH_INTEL_AVX2] = OX_GEMM_BLOCKING_DEFAULT, [OX_UARCH_ZEN2_3] = OX_GEMM_BLOCKING_DEFAULT,
+    [OX_UARCH_ZEN4] = OX_GEMM_BLOCKING_DEFAULT,       [OX_UARCH_ZEN5] = OX_GEMM_BLOCKING_DEFAULT,
 };
 
 static ox_gemm_table g_table;
@@ -136,7 +134,6 @@ void ox_gemm_pack_b_panels(int nr, bool tb, const f32_unaligned *B, int64_t ldb,
     }
   }
 }
-
 
 /* ---- the blocked product over rows [m0, m1) and columns [n0, n1) ---- */
 
@@ -306,7 +303,6 @@ typedef struct dot_job {
   float *c;
 } dot_job;
 
-
 static void dot_task(void *arg, int64_t t0, int64_t t1) {
   const dot_job *g = arg;
   int64_t j0 = t0 * g->chunk, j1 = t1 * g->chunk < g->N ? t1 * g->chunk : g->N;
@@ -364,9 +360,9 @@ void ox_gemm_run(gemm_job *g, ox_thread_pool *pool) {
     ox_parallel_for(pool, g->ntasks, 1, gemm_task, g);
 }
 
-void ox_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
-              const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
-              int64_t ldc, ox_thread_pool *pool) {
+static void sgemm_plain(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                        const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                        float *C, int64_t ldc, ox_thread_pool *pool) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0 || alpha == 0.0f) {
     scale_c(M, N, beta, C, ldc);
@@ -465,8 +461,8 @@ void ox_sgemm_packed_free(ox_sgemm_packed *p) {
 int64_t ox_sgemm_packed_rows(const ox_sgemm_packed *p) { return p->M; }
 int64_t ox_sgemm_packed_depth(const ox_sgemm_packed *p) { return p->K; }
 
-void ox_sgemm_pa(const ox_sgemm_packed *A, bool trans_b, int64_t N, float alpha, const float *B,
-                 int64_t ldb, float beta, float *C, int64_t ldc, ox_thread_pool *pool) {
+static void sgemm_pa(const ox_sgemm_packed *A, bool trans_b, int64_t N, float alpha, const float *B,
+                     int64_t ldb, float beta, float *C, int64_t ldc, ox_thread_pool *pool) {
   if (A->M <= 0 || N <= 0) return;
   if (A->K <= 0 || alpha == 0.0f) {
     scale_c(A->M, N, beta, C, ldc);
@@ -486,8 +482,8 @@ size_t ox_sgemm_packed_b_floats(int64_t K, int64_t N) {
   return (size_t)(npad * (K > 0 ? K : 1));
 }
 
-void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float beta, float *C,
-                    int64_t ldc) {
+static void sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float beta, float *C,
+                        int64_t ldc) {
   if (A->M <= 0 || N <= 0) return;
   if (A->K <= 0) {
     scale_c(A->M, N, beta, C, ldc);
@@ -530,8 +526,8 @@ void ox_sgemm_pa_pb(const ox_sgemm_packed *A, int64_t N, const float *Bp, float 
   }
 }
 
-void ox_sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bp,
-                    float beta, float *C, int64_t ldc) {
+static void sgemm_ua_pb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                        const float *Bp, float beta, float *C, int64_t ldc) {
   const ox_gemm_table *t = ox_gemm_dispatch();
   if (!t->ua) return; /* only where ox_sgemm_has_ua() */
   if (M <= 0 || N <= 0) return;
@@ -590,9 +586,9 @@ static const ox_sgemm_epi *epi_active(const ox_sgemm_epi *ep) {
   return ep && (ep->res || ep->act != OX_ACT_NONE || ep->bound) ? ep : NULL;
 }
 
-bool ox_sgemm_pa_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
-                         const float *B, int64_t ldb, const float *bias, const ox_sgemm_epi *ep,
-                         const ox_sgemm_pro *pro, float *C, int64_t ldc) {
+static bool sgemm_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
+                          const float *B, int64_t ldb, const float *bias, const ox_sgemm_epi *ep,
+                          const ox_sgemm_pro *pro, float *C, int64_t ldc) {
   ep = epi_active(ep);
   const ox_gemm_table *t = ox_gemm_dispatch();
   if (m0 < 0 || m1 > A->M || m0 % 12) return false;
@@ -603,25 +599,15 @@ bool ox_sgemm_pa_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64
   }
   if (m0 != 0 || m1 != A->M || pro) return false; /* row ranges, prologues: 12-row tiles only */
   if (A->M <= 0 || N <= 0) return true;
-  ox_sgemm_pa(A, false, N, 1.0f, B, ldb, 0.0f, C, ldc, NULL);
+  sgemm_pa(A, false, N, 1.0f, B, ldb, 0.0f, C, ldc, NULL);
   add_row_bias(A->M, N, bias, C, ldc);
   ox_sgemm_epi_apply(ep, A->M, N, C, ldc);
   return true;
 }
 
-void ox_sgemm_pa_sb_epi(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb,
-                        const float *bias, const ox_sgemm_epi *ep, float *C, int64_t ldc) {
-  ox_sgemm_pa_sb_rows(A, 0, A->M, N, B, ldb, bias, ep, NULL, C, ldc);
-}
-
-void ox_sgemm_pa_sb(const ox_sgemm_packed *A, int64_t N, const float *B, int64_t ldb,
-                    const float *bias, float *C, int64_t ldc) {
-  ox_sgemm_pa_sb_epi(A, N, B, ldb, bias, NULL, C, ldc);
-}
-
-bool ox_sgemm_pa_strips_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
-                             ox_sgemm_strip_fn strip, void *ctx, const float *bias,
-                             const ox_sgemm_epi *ep, float *C, int64_t ldc) {
+static bool sgemm_strips_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
+                              ox_sgemm_strip_fn strip, void *ctx, const float *bias,
+                              const ox_sgemm_epi *ep, float *C, int64_t ldc) {
   ep = epi_active(ep);
   const ox_gemm_table *t = ox_gemm_dispatch();
   if (A->mr != 12 || !t->strips_rows || m0 < 0 || m1 > A->M || m0 % 12) return false;
@@ -637,12 +623,30 @@ bool ox_sgemm_pa_strips_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, i
   return true;
 }
 
-bool ox_sgemm_pa_strips_epi(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
-                            const float *bias, const ox_sgemm_epi *ep, float *C, int64_t ldc) {
-  return ox_sgemm_pa_strips_rows(A, 0, A->M, N, strip, ctx, bias, ep, C, ldc);
-}
-
-bool ox_sgemm_pa_strips(const ox_sgemm_packed *A, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
-                        const float *bias, float *C, int64_t ldc) {
-  return ox_sgemm_pa_strips_epi(A, N, strip, ctx, bias, NULL, C, ldc);
+bool ox_gemm(const ox_gemm_desc *d) {
+  switch (d->b) {
+    case OX_GEMM_B_PLAIN:
+      if (d->pa)
+        sgemm_pa(d->pa, d->trans_b, d->N, d->alpha, d->B, d->ldb, d->beta, d->C, d->ldc, d->pool);
+      else
+        sgemm_plain(d->trans_a, d->trans_b, d->M, d->N, d->K, d->alpha, d->A, d->lda, d->B, d->ldb,
+                    d->beta, d->C, d->ldc, d->pool);
+      return true;
+    case OX_GEMM_B_PANELS:
+      if (d->pa)
+        sgemm_pa_pb(d->pa, d->N, d->B, d->beta, d->C, d->ldc);
+      else
+        sgemm_ua_pb(d->M, d->N, d->K, d->A, d->lda, d->B, d->beta, d->C, d->ldc);
+      return true;
+    case OX_GEMM_B_INPLACE:
+      return sgemm_sb_rows(d->pa, d->rows ? d->m0 : 0, d->rows ? d->m1 : d->pa->M, d->N, d->B,
+                           d->ldb, d->bias, d->ep, d->pro, d->C, d->ldc);
+    case OX_GEMM_B_STRIPS:
+      return sgemm_strips_rows(d->pa, d->rows ? d->m0 : 0, d->rows ? d->m1 : d->pa->M, d->N,
+                               d->strip, d->strip_ctx, d->bias, d->ep, d->C, d->ldc);
+    case OX_GEMM_B_WHOLE:
+      ox_gemm_pb_run(d->M, d->A, d->lda, d->bp, d->C, d->ldc, d->pool, d->post, d->post_ctx);
+      return true;
+  }
+  return false;
 }

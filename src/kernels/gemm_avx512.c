@@ -538,7 +538,7 @@ __attribute__((target("avx512f"))) static void copy_strip32_pro(float *strip, co
   }
 }
 
-/* ox_sgemm_pa_sb_rows's tiles (A->mr == 12, A->K > 0, rows [m0, m1) whole
+/* OX_GEMM_B_INPLACE's tiles (A->mr == 12, A->K > 0, rows [m0, m1) whole
  * panels, N > 0): B read in place or copied a strip at a time. */
 __attribute__((target("avx512f"))) static void sb_rows_avx512(
     const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N, const float *B, int64_t ldb,
@@ -589,17 +589,17 @@ __attribute__((target("avx512f"))) static void sb_rows_avx512(
         }
       for (int64_t ir = m0; ir < m1; ir += 12) {
         int m = m1 - ir < 12 ? (int)(m1 - ir) : 12;
-        tile_epi(kc, ablock + ir * kc, bs, bstride, C + ir * ldc + jr, ldc, bt,
-                 bb ? bb + ir : NULL, be, ir, jr, m, n, next_n);
+        tile_epi(kc, ablock + ir * kc, bs, bstride, C + ir * ldc + jr, ldc, bt, bb ? bb + ir : NULL,
+                 be, ir, jr, m, n, next_n);
       }
     }
   }
 }
 
-/* ox_sgemm_pa_strips_rows's tiles (A->mr == 12, A->K > 0, N > 0). */
+/* OX_GEMM_B_STRIPS's tiles (A->mr == 12, A->K > 0, N > 0). */
 __attribute__((target("avx512f"))) static void strips_rows_avx512(
-    const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N, ox_sgemm_strip_fn strip,
-    void *ctx, const float *bias, const ox_sgemm_epi *ep, float *C, int64_t ldc) {
+    const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N, ox_sgemm_strip_fn strip, void *ctx,
+    const float *bias, const ox_sgemm_epi *ep, float *C, int64_t ldc) {
   const int64_t KCB = A->kc;
   float buf[OX_GEMM_KC_MAX * 32] __attribute__((aligned(64)));
   for (int64_t pc = 0; pc < A->K; pc += KCB) {

@@ -511,9 +511,9 @@ typedef struct hg_job {
 static const struct {
   int64_t mc_max, a_block_bytes;
 } k_hg_blocking[] = {
-    [OX_UARCH_GENERIC] = {96, 256 * 1024}, [OX_UARCH_INTEL] = {96, 256 * 1024},
+    [OX_UARCH_GENERIC] = {96, 256 * 1024},    [OX_UARCH_INTEL] = {96, 256 * 1024},
     [OX_UARCH_INTEL_AVX2] = {96, 256 * 1024}, [OX_UARCH_ZEN2_3] = {96, 256 * 1024},
-    [OX_UARCH_ZEN4] = {96, 256 * 1024}, [OX_UARCH_ZEN5] = {96, 256 * 1024},
+    [OX_UARCH_ZEN4] = {96, 256 * 1024},       [OX_UARCH_ZEN5] = {96, 256 * 1024},
 };
 
 static hg_table g_hg;
@@ -535,8 +535,8 @@ static void hg_fill(void) {
   /* AVX512BF16: vdpbf16ps for bf16 x bf16, else the FMA kernels */
   t->k[OX_HG_AVX512] = (hg_kernels){tile512_f16, tile512_bf16, tile512_bf16,
                                     rows512_f16, rows512_bf16, rows512_bf16};
-  t->k[OX_HG_AVX512BF16] = (hg_kernels){tile512_f16, tile512_bf16, tile512_dp,
-                                        rows512_f16, rows512_bf16, rows512_dp};
+  t->k[OX_HG_AVX512BF16] =
+      (hg_kernels){tile512_f16, tile512_bf16, tile512_dp, rows512_f16, rows512_bf16, rows512_dp};
   t->k[OX_HG_AVX2] = (hg_kernels){tile256_f16, tile256_bf16, tile256_bf16,
                                   rows256_f16, rows256_bf16, rows256_bf16};
 #endif

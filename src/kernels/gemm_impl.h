@@ -29,8 +29,8 @@ typedef struct ukernel {
 /* Any tile of the 12-row panel layout (any B row stride ldb, m <= 12 rows,
  * n <= 32 columns): C = acc + bias[i] + beta * C, then the epilogue. */
 typedef void (*ox_gemm_gtile_fn)(int64_t kc, const float *a, const float *b, int64_t ldb, float *c,
-                                 int64_t ldc, float beta, const float *bias,
-                                 const ox_sgemm_epi *ep, int m, int n);
+                                 int64_t ldc, float beta, const float *bias, const ox_sgemm_epi *ep,
+                                 int m, int n);
 /* The full tile with A read in place (row i at a + i * lda): C = acc + beta * C. */
 typedef void (*ox_gemm_ua_fn)(int64_t kc, const float *a, int64_t lda, const float *b, float *c,
                               int64_t ldc, float beta);
@@ -66,8 +66,7 @@ typedef void (*ox_gemm_gemv_fn)(const gemv_job *g, int64_t j0, int64_t j1);
 typedef float (*ox_gemm_dot_fn)(const float *a, const float *b, int64_t K);
 typedef void (*ox_gemm_dotn_fn)(const float *a, const float *b, int64_t ldb, int64_t K, float *out);
 /* The epilogue over an M x N block (ep active). */
-typedef void (*ox_gemm_epi_fn)(const ox_sgemm_epi *ep, int64_t M, int64_t N, float *C,
-                               int64_t ldc);
+typedef void (*ox_gemm_epi_fn)(const ox_sgemm_epi *ep, int64_t M, int64_t N, float *C, int64_t ldc);
 /* A few rows against packed B: each task takes whole panels and streams
  * them block after block (one long sequential read per block), the sums of
  * a panel's nr columns for up to 4 rows staying in registers. */
@@ -82,36 +81,35 @@ typedef struct pgemv_job {
 
 /* Panels [p0, p1) of a pgemv_job. */
 typedef void (*ox_gemm_pgemv_fn)(const pgemv_job *j, int64_t p0, int64_t p1);
-/* ox_sgemm_pa_sb_rows / ox_sgemm_pa_strips_rows on the 12-row tiles (the
+/* ox_gemm's OX_GEMM_B_INPLACE / OX_GEMM_B_STRIPS on the 12-row tiles (the
  * checks of the public functions done) */
-typedef void (*ox_gemm_sb_rows_fn)(const ox_sgemm_packed *A, int64_t m0, int64_t m1,
-                                   int64_t N, const float *B, int64_t ldb, const float *bias,
+typedef void (*ox_gemm_sb_rows_fn)(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
+                                   const float *B, int64_t ldb, const float *bias,
                                    const ox_sgemm_epi *ep, const ox_sgemm_pro *pro, float *C,
                                    int64_t ldc);
-typedef void (*ox_gemm_strips_rows_fn)(const ox_sgemm_packed *A, int64_t m0, int64_t m1,
-                                       int64_t N, ox_sgemm_strip_fn strip, void *ctx,
-                                       const float *bias, const ox_sgemm_epi *ep, float *C,
-                                       int64_t ldc);
+typedef void (*ox_gemm_strips_rows_fn)(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
+                                       ox_sgemm_strip_fn strip, void *ctx, const float *bias,
+                                       const ox_sgemm_epi *ep, float *C, int64_t ldc);
 
 /* The float GEMM family's dispatch table: filled once from the CPU probe
  * (base/cpu.h, ONNXC_ISA included) by ox_gemm_dispatch(); the instruction set
  * picks the functions, the microarchitecture the blocking. NULL entries are
  * what the level lacks (the callers take their portable paths). */
 typedef struct ox_gemm_table {
-  ukernel uk;                  /* full-tile micro-kernel: 12 x 32, 6 x 16 or 4 x 16 */
-  ox_gemm_gtile_fn gtile;      /* AVX-512 only */
-  ox_gemm_ua_fn ua;            /* AVX-512 only */
-  ox_gemm_pack12_fn pack_a12;  /* AVX-512 only */
-  ox_gemm_gemv_fn gemv_rows;   /* every level */
-  ox_gemm_dot_fn dot;          /* every level */
-  ox_gemm_dotn_fn dotn;        /* AVX-512 only */
-  ox_gemm_epi_fn epi;          /* every level */
-  ox_gemm_pgemv_fn pgemv;      /* every level */
-  ox_gemm_sb_rows_fn sb_rows;  /* AVX-512 only */
+  ukernel uk;                         /* full-tile micro-kernel: 12 x 32, 6 x 16 or 4 x 16 */
+  ox_gemm_gtile_fn gtile;             /* AVX-512 only */
+  ox_gemm_ua_fn ua;                   /* AVX-512 only */
+  ox_gemm_pack12_fn pack_a12;         /* AVX-512 only */
+  ox_gemm_gemv_fn gemv_rows;          /* every level */
+  ox_gemm_dot_fn dot;                 /* every level */
+  ox_gemm_dotn_fn dotn;               /* AVX-512 only */
+  ox_gemm_epi_fn epi;                 /* every level */
+  ox_gemm_pgemv_fn pgemv;             /* every level */
+  ox_gemm_sb_rows_fn sb_rows;         /* AVX-512 only */
   ox_gemm_strips_rows_fn strips_rows; /* AVX-512 only */
   /* blocking: depth (<= OX_GEMM_KC_MAX), rows and columns per block */
   int64_t kc, mc, nc;
-  /* ox_sgemm_pa_sb: copy each 32-column strip of B when A has more rows
+  /* OX_GEMM_B_INPLACE: copy each 32-column strip of B when A has more rows
    * than strip_min_rows; walk A once per depth block with B in place when N
    * is at most small_n */
   int64_t strip_min_rows, small_n;
@@ -174,5 +172,9 @@ void ox_gemm_macro_tile(const gemm_job *g, const float *apan, const float *bblk,
  * and the same with B packed whole (gemm_pb.c). */
 void ox_gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 void ox_gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+/* ox_gemm's OX_GEMM_B_WHOLE (gemm_pb.c): C (M x N) = A B, post on each
+ * finished block. */
+void ox_gemm_pb_run(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
+                    int64_t ldc, ox_thread_pool *pool, ox_sgemm_post_fn post, void *ctx);
 
 #endif

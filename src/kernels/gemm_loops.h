@@ -40,7 +40,8 @@ static void silu_row(float *c, int64_t n);
 
 /* v = act(v) over one row (one loop per activation: vectorised; inlined
  * into each level's epilogue, as into the target clones it replaces) */
-__attribute__((always_inline)) static inline void act_row(int act, float al, float be, float *c, int64_t n) {
+__attribute__((always_inline)) static inline void act_row(int act, float al, float be, float *c,
+                                                          int64_t n) {
   const float zero = 0.0f, one = 1.0f;
   switch (act) {
     case OX_ACT_RELU:

@@ -56,7 +56,7 @@ static bool gemm_block_pb_cols(const gemm_job *g, int64_t m0, int64_t m1, int64_
   return true;
 }
 
-/* gemm_block for B packed whole (ox_sgemm_pb): each A panel block is packed
+/* gemm_block for B packed whole (OX_GEMM_B_WHOLE): each A panel block is packed
  * once and used for every column of the task (with B packed per call, the
  * column loop is outside and A would be packed again per column block). */
 void ox_gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
@@ -91,7 +91,6 @@ void ox_gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int
     }
   }
 }
-
 
 ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const void *B, int64_t ldb,
                                 ox_err *e) {
@@ -170,13 +169,8 @@ static void pgemv_task(void *arg, int64_t t0, int64_t t1) {
   }
 }
 
-void ox_sgemm_pb(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
-                 int64_t ldc, ox_thread_pool *pool) {
-  ox_sgemm_pb_post(M, A, lda, B, C, ldc, pool, NULL, NULL);
-}
-
-void ox_sgemm_pb_post(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
-                      int64_t ldc, ox_thread_pool *pool, ox_sgemm_post_fn post, void *ctx) {
+void ox_gemm_pb_run(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
+                    int64_t ldc, ox_thread_pool *pool, ox_sgemm_post_fn post, void *ctx) {
   if (M <= 0) return;
   ukernel uk = ox_gemm_kernel();
   if (uk.nr != B->nr) { /* packed for another kernel: cannot happen on one machine */

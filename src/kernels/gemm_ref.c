@@ -66,7 +66,6 @@ static void gemv_rows_ref(const gemv_job *g, int64_t j0, int64_t j1) {
   }
 }
 
-
 /* Dot products (B transposed): c[j] = alpha * <a, B[j, :]> + beta c[j]. */
 /* Dot products (B transposed): c[j] = alpha * <a, B[j, :]> + beta c[j]. */
 static float dot_generic(const float *a, const float *b, int64_t K) {

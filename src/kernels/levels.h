@@ -15,19 +15,17 @@
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define OX_LEVELS_X86 1
-#define OX_LEVELS(ret, name, params, ...)                                         \
-  static ret name##_ref params { return name##_c(__VA_ARGS__); }                 \
-  __attribute__((target("avx2"))) static ret name##_avx2 params {               \
-    return name##_c(__VA_ARGS__);                                                \
-  }                                                                              \
-  __attribute__((target("avx512f"))) static ret name##_avx512 params {          \
-    return name##_c(__VA_ARGS__);                                                \
+#define OX_LEVELS(ret, name, params, ...)                                                         \
+  static ret name##_ref params { return name##_c(__VA_ARGS__); }                                  \
+  __attribute__((target("avx2"))) static ret name##_avx2 params { return name##_c(__VA_ARGS__); } \
+  __attribute__((target("avx512f"))) static ret name##_avx512 params {                            \
+    return name##_c(__VA_ARGS__);                                                                 \
   }
-#define OX_LEVELS_VOID(name, params, ...)                                         \
-  static void name##_ref params { name##_c(__VA_ARGS__); }                       \
+#define OX_LEVELS_VOID(name, params, ...)                                                   \
+  static void name##_ref params { name##_c(__VA_ARGS__); }                                  \
   __attribute__((target("avx2"))) static void name##_avx2 params { name##_c(__VA_ARGS__); } \
   __attribute__((target("avx512f"))) static void name##_avx512 params { name##_c(__VA_ARGS__); }
-#define OX_LEVEL_PICK(cpu, name)          \
+#define OX_LEVEL_PICK(cpu, name)               \
   ((cpu)->isa >= OX_ISA_AVX512 ? name##_avx512 \
    : (cpu)->isa >= OX_ISA_AVX2 ? name##_avx2   \
                                : name##_ref)

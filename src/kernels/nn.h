@@ -98,7 +98,7 @@ void ox_nn_phases_build_u8(const ox_nn_geom *g, const ox_nn_phases *ph, const ui
 /* ox_nn_im2col_row_u8 of channel c's phase planes (q: the channel's four). */
 void ox_nn_phases_row_u8(const ox_nn_geom *g, const ox_nn_phases *ph, const uint8_t *q,
                          int64_t kidx, int64_t o0, int64_t o1, uint8_t *dst);
-/* The same columns written as the packed B of ox_sgemm_pa_pb (panels of nr
+/* The same columns written as the packed B of OX_GEMM_B_PANELS (panels of nr
  * columns, depth blocks of kcb rows). rowbuf holds one padded row
  * (ncols rounded up to nr). */
 void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
@@ -107,7 +107,7 @@ void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t
  * im2col row over whole output rows is a shifted copy of the input plane. */
 bool ox_nn_shifted_plane(const ox_nn_geom *g);
 /* For such geometries (kernels of up to OX_NN_SHIFT_MAXK taps) on a CPU with
- * AVX-512: a strip producer for ox_sgemm_pa_strips over the im2col of x (C
+ * AVX-512: a strip producer for OX_GEMM_B_STRIPS over the im2col of x (C
  * channels) restricted to outer output rows from o0 (ctx: ox_nn_shift);
  * NULL otherwise. */
 #define OX_NN_SHIFT_MAXK 64

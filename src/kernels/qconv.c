@@ -227,8 +227,8 @@ __attribute__((target("avx2"))) static void block_c_avx2(const qc_job *j, const 
   block_c(j, wb, pb, np, o);
 }
 __attribute__((target("avx512f"))) static void block_c_avx512(const qc_job *j, const int8_t *wb,
-                                                             const uint8_t *pb, int np,
-                                                             const qc_out *o) {
+                                                              const uint8_t *pb, int np,
+                                                              const qc_out *o) {
   block_c(j, wb, pb, np, o);
 }
 #endif

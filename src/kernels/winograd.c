@@ -48,19 +48,20 @@ enum {
  * GEMM's in-place 12-row tiles) is there, and the blocking. */
 typedef struct wino_table {
   bool ok;
-  int64_t kchunk;  /* output channels per product chunk (whole 12-row panels) */
-  int64_t tiles;   /* tiles per band (the products' columns) ... */
-  int64_t v_bytes; /* ... unless the band's transformed input gets larger */
+  int64_t kchunk;    /* output channels per product chunk (whole 12-row panels) */
+  int64_t tiles;     /* tiles per band (the products' columns) ... */
+  int64_t v_bytes;   /* ... unless the band's transformed input gets larger */
   int64_t min_tiles; /* the least tiles of a band split for the threads */
 } wino_table;
 
 /* Blocking per microarchitecture (today's values on every row; a core
  * that wants others gets its row here). */
-#define OX_WINO_BLOCKING {true, 48, 128, 2048 * 1024, 32}
+#define OX_WINO_BLOCKING \
+  { true, 48, 128, 2048 * 1024, 32 }
 static const wino_table k_wino_blocking[] = {
-    [OX_UARCH_GENERIC] = OX_WINO_BLOCKING, [OX_UARCH_INTEL] = OX_WINO_BLOCKING,
+    [OX_UARCH_GENERIC] = OX_WINO_BLOCKING,    [OX_UARCH_INTEL] = OX_WINO_BLOCKING,
     [OX_UARCH_INTEL_AVX2] = OX_WINO_BLOCKING, [OX_UARCH_ZEN2_3] = OX_WINO_BLOCKING,
-    [OX_UARCH_ZEN4] = OX_WINO_BLOCKING, [OX_UARCH_ZEN5] = OX_WINO_BLOCKING,
+    [OX_UARCH_ZEN4] = OX_WINO_BLOCKING,       [OX_UARCH_ZEN5] = OX_WINO_BLOCKING,
 };
 
 static wino_table g_wino;
@@ -68,8 +69,8 @@ static pthread_once_t g_wino_once = PTHREAD_ONCE_INIT;
 
 static void wino_fill(void) {
   const ox_cpu *c = ox_cpu_get();
-  size_t u = (size_t)c->uarch < sizeof k_wino_blocking / sizeof *k_wino_blocking ? (size_t)c->uarch
-                                                                                 : 0;
+  size_t u =
+      (size_t)c->uarch < sizeof k_wino_blocking / sizeof *k_wino_blocking ? (size_t)c->uarch : 0;
   g_wino = k_wino_blocking[u];
 #ifdef OX_WINO_X86
   g_wino.ok = ox_sgemm_has_ua() && c->avx512vl;
@@ -504,8 +505,16 @@ __attribute__((target("avx512f,avx512vl"))) static void wino_task(void *arg, int
     for (int64_t c0 = k0; c0 < k1; c0 += kchunk) {
       int64_t c1 = c0 + kchunk < k1 ? c0 + kchunk : k1;
       for (int xi = 0; xi < WINO_XI; xi++)
-        if (!ox_sgemm_pa_sb_rows(wp->u[xi], c0, c1, nt, V + (int64_t)xi * C * nt, nt, NULL, NULL,
-                                 NULL, Mb + (int64_t)xi * M * nt, nt)) {
+        if (!ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_INPLACE,
+                                     .pa = wp->u[xi],
+                                     .rows = true,
+                                     .m0 = c0,
+                                     .m1 = c1,
+                                     .N = nt,
+                                     .B = V + (int64_t)xi * C * nt,
+                                     .ldb = nt,
+                                     .C = Mb + (int64_t)xi * M * nt,
+                                     .ldc = nt})) {
           atomic_store(&j->fail, 2);
           return;
         }

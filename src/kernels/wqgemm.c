@@ -113,7 +113,7 @@ int ox_wq_pack(int bits, bool q_signed, int64_t K, int64_t N, const void *q, con
 /* The float weights of group g, rows [0, K), as DequantizeLinear gives
  * them: (q - z) * s with q - z an exact integer. */
 __attribute__((always_inline)) static inline void dequant_group_c(const ox_wq_matrix *W, int64_t g,
-                                                                   float *slab) {
+                                                                  float *slab) {
   const uint32_t *src = grp_units(W, g);
   const float *sd = W->scale + g * W->n_blk * GRP;
   int bits = W->bits;
@@ -629,8 +629,8 @@ OX_LEVELS(int32_t, quantize_block, (const float *a, int64_t n, int8_t *aq, float
  * would not be a normal float): the caller takes the float form. A zero
  * block has unit 0. */
 __attribute__((always_inline)) static inline bool fx_block_c(const float *a, int64_t n, int8_t *d0,
-                                                             int8_t *d1, int8_t *d2,
-                                                             int32_t sum[3], float *unit) {
+                                                             int8_t *d1, int8_t *d2, int32_t sum[3],
+                                                             float *unit) {
   float amax = 0.0f;
   for (int64_t k = 0; k < n; k++) {
     float v = fabsf(a[k]);
@@ -672,8 +672,8 @@ OX_LEVELS(bool, fx_block,
  * the level is missing: a named path then is not available), the plain C
  * loops of the level in use, and the blocking. */
 struct wq_table {
-  bsum_fn f_avx512, f_avx2;    /* float form */
-  bsum_fn i8_vnni, fx_vnni;    /* int8 and fixed-point forms, VNNI */
+  bsum_fn f_avx512, f_avx2; /* float form */
+  bsum_fn i8_vnni, fx_vnni; /* int8 and fixed-point forms, VNNI */
   void (*dequant)(const ox_wq_matrix *W, int64_t g, float *slab);
   float (*block_sum)(const float *a, int64_t n);
   int32_t (*quantize_block)(const float *a, int64_t n, int8_t *aq, float *scale);
@@ -762,8 +762,16 @@ static void slab_groups(void *arg, int64_t g0, int64_t g1) {
   for (int64_t g = g0; g < g1; g++) {
     wq_dispatch()->dequant(W, g, slab);
     int64_t n0 = g * GRP, nc = W->N - n0 < GRP ? W->N - n0 : GRP;
-    ox_sgemm(false, false, j->M, nc, W->K, 1.0f, j->A, j->lda, slab, GRP, 0.0f, j->C + n0, j->ldc,
-             NULL);
+    ox_gemm(&(ox_gemm_desc){.M = j->M,
+                            .N = nc,
+                            .K = W->K,
+                            .A = j->A,
+                            .lda = j->lda,
+                            .B = slab,
+                            .ldb = GRP,
+                            .alpha = 1.0f,
+                            .C = j->C + n0,
+                            .ldc = j->ldc});
   }
   free(slab);
 }
@@ -807,8 +815,9 @@ static bool fx_rows(const ox_wq_matrix *W, const float *ap, int64_t M, int8_t *f
     int8_t *p = fx + m * 3 * W->Kp;
     for (int64_t b = 0; b < W->n_blk; b++) {
       int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
-      if (!wq_dispatch()->fx_block(ap + m * W->Kp + k0, k1 - k0, p + k0, p + W->Kp + k0, p + 2 * W->Kp + k0,
-                    fxsum + (m * W->n_blk + b) * 3, fxunit + m * W->n_blk + b))
+      if (!wq_dispatch()->fx_block(ap + m * W->Kp + k0, k1 - k0, p + k0, p + W->Kp + k0,
+                                   p + 2 * W->Kp + k0, fxsum + (m * W->n_blk + b) * 3,
+                                   fxunit + m * W->n_blk + b))
         return false;
     }
   }
