@@ -51,7 +51,7 @@ static void table_fill(void) {
     ox_gemm_fill_avx2(t);
   size_t u = (size_t)c->uarch < sizeof k_blocking / sizeof *k_blocking ? (size_t)c->uarch : 0;
   const gemm_blocking *b = &k_blocking[u];
-  t->kc = b->kc;
+  t->kc = b->kc < OX_GEMM_KC_MAX ? b->kc : OX_GEMM_KC_MAX; /* the stack strips' size */
   t->mc = b->mc;
   t->nc = b->nc;
   t->strip_min_rows = b->strip_min_rows;

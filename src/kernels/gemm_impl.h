@@ -1,7 +1,9 @@
-/* gemm_impl.h - what the float GEMM's files share inside src/kernels/:
- * the blocking, the micro-kernel chosen for this CPU, B's panel packing and
- * the threaded blocked product (gemm.c), used by the products on a B packed
- * once (gemm_pb.c). */
+/* gemm_impl.h - what the float GEMM's files share inside src/kernels/: the
+ * family's dispatch table (functions by instruction-set level, blocking by
+ * microarchitecture; filled in gemm.c from the per-level files
+ * gemm_avx512.c, gemm_avx2.c, gemm_ref.c), the packed operands' layout,
+ * B's panel packing and the threaded blocked product (gemm.c), used by the
+ * products on a B packed whole (gemm_pb.c). */
 #ifndef OX_GEMM_IMPL_H
 #define OX_GEMM_IMPL_H
 
@@ -10,8 +12,8 @@
 
 #include "gemm.h"
 
-/* The most depth any table's blocking may ask for (stack strips are sized
- * by it). */
+/* The most depth any table's blocking may ask for (stack strips and edge
+ * panels are sized by it). */
 enum { OX_GEMM_KC_MAX = 384 };
 /* rows of B a dotn entry takes at once */
 enum { OX_GEMM_DOT_ROWS = 8 };
