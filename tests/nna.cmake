@@ -2,6 +2,14 @@
 onnxc_unit_test(test_gemm)
 onnxc_unit_test(test_nn)
 onnxc_unit_test(test_conv)
+# the kernel families' dispatch tables at the level found and at each level
+# below it (ONNXC_ISA caps the CPU probe)
+onnxc_unit_test(test_kernel_dispatch)
+foreach(level avx2 portable)
+  add_test(NAME test_kernel_dispatch_${level} COMMAND test_kernel_dispatch
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_kernel_dispatch_${level} PROPERTIES ENVIRONMENT "ONNXC_ISA=${level}")
+endforeach()
 
 # Conformance: every node case of these operators, and the pytorch-converted /
 # pytorch-operator cases of conv, pooling and upsampling (well under a second).

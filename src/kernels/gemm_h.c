@@ -18,9 +18,11 @@
  * one depth step costs 12 cycles of FMA against 112 bytes read from L2. */
 #include "gemm_h.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/cpu.h"
 #include "../base/floatconv.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
@@ -28,10 +30,7 @@
 #include <immintrin.h>
 #endif
 
-enum { MC_MAX = 96, NR_MAX = 32, MR_MAX = 12 };
-/* bytes of float32 A rows a block may take (it stays in L2 while the
- * task's B panels pass) */
-enum { A_BLOCK_BYTES = 256 * 1024 };
+enum { NR_MAX = 32, MR_MAX = 12 };
 
 struct ox_hgemm_b {
   int64_t K, N, kp, npad;
@@ -40,6 +39,24 @@ struct ox_hgemm_b {
   ox_hg_path path;
   uint16_t *data;
 };
+
+/* The family's dispatch table, filled once from the CPU probe (ONNXC_ISA
+ * included): which paths this CPU may take, the best one, each path's
+ * kernels (NULL: the portable loops), and the blocking. */
+typedef void (*tile_fn)(int64_t kp, const void *a, const uint16_t *b, float *t);
+typedef void (*rows_fn)(int m, int64_t kp, const void *a, int64_t lda, const uint16_t *b, float *t);
+typedef struct hg_kernels {
+  tile_fn tile_f16, tile_bf16, tile_dp; /* dp: bf16 x bf16 by vdpbf16ps */
+  rows_fn rows_f16, rows_bf16, rows_dp;
+} hg_kernels;
+typedef struct hg_table {
+  bool ok[OX_HG_AVX512BF16 + 1];
+  ox_hg_path best;
+  hg_kernels k[OX_HG_AVX512BF16 + 1];
+  /* the most rows of A per block, and the bytes of float32 A rows a block
+   * may take (it stays in L2 while the task's B panels pass) */
+  int64_t mc_max, a_block_bytes;
+} hg_table;
 
 /* ------------------------------------------------------------ conversions */
 
@@ -64,31 +81,13 @@ static float elem_widen(ox_hg_type t, const void *base, int64_t i) {
 
 /* ------------------------------------------------------------ paths */
 
+static hg_table *hg_dispatch(void);
+
 bool ox_hgemm_path_ok(ox_hg_path path) {
-  switch (path) {
-    case OX_HG_AUTO:
-    case OX_HG_PORTABLE:
-      return true;
-#ifdef OX_HG_X86
-    /* every AVX2 CPU has F16C (as in src/base/floatconv.c) */
-    case OX_HG_AVX2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case OX_HG_AVX512:
-      return __builtin_cpu_supports("avx512f");
-    case OX_HG_AVX512BF16:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
-#endif
-    default:
-      return false;
-  }
+  return path >= OX_HG_AUTO && path <= OX_HG_AVX512BF16 && hg_dispatch()->ok[path];
 }
 
-static ox_hg_path best_path(void) {
-  const ox_hg_path order[] = {OX_HG_AVX512BF16, OX_HG_AVX512, OX_HG_AVX2};
-  for (size_t i = 0; i < sizeof order / sizeof *order; i++)
-    if (ox_hgemm_path_ok(order[i])) return order[i];
-  return OX_HG_PORTABLE;
-}
+static ox_hg_path best_path(void) { return hg_dispatch()->best; }
 
 static int path_nr(ox_hg_path p) { return p == OX_HG_AVX512 || p == OX_HG_AVX512BF16 ? 32 : 16; }
 static int path_mr(ox_hg_path p) {
@@ -173,8 +172,6 @@ size_t ox_hgemm_b_bytes(const ox_hgemm_b *b) { return (size_t)b->npad * (size_t)
  * whole depth kp, written to t (mr x nr float32, row stride nr). Row
  * kernels (decode): m <= 4 rows of A row-major (row stride lda, float32 or
  * bfloat16 pairs) times one panel, written to t (m x nr). */
-
-typedef void (*tile_fn)(int64_t kp, const void *a, const uint16_t *b, float *t);
 
 /* the portable tile: 4 rows, panels of 16 or 32 columns */
 static void tile_portable(int nr, ox_hg_type bt, int64_t kp, const float *a, const uint16_t *b,
@@ -489,8 +486,6 @@ HG_ROWS_BY_M(rows256_bf16, rows256_bf16_m, float, "avx2,fma")
 
 /* ------------------------------------------------------------ the product */
 
-typedef void (*rows_fn)(int m, int64_t kp, const void *a, int64_t lda, const uint16_t *b, float *t);
-
 typedef struct hg_job {
   const ox_hgemm_b *B;
   int64_t M, lda, ldc;
@@ -511,26 +506,58 @@ typedef struct hg_job {
   int64_t mc, split, chunk; /* split 0: tasks take panels; 1: rows */
 } hg_job;
 
-static void pick_kernels(hg_job *j) {
-  j->mr = path_mr(j->B->path);
-  j->tile = NULL;
-  j->rows = NULL;
+/* Blocking per microarchitecture (today's values on every row; a core
+ * that wants others gets its row here). */
+static const struct {
+  int64_t mc_max, a_block_bytes;
+} k_hg_blocking[] = {
+    [OX_UARCH_GENERIC] = {96, 256 * 1024},    [OX_UARCH_INTEL] = {96, 256 * 1024},
+    [OX_UARCH_INTEL_AVX2] = {96, 256 * 1024}, [OX_UARCH_ZEN2_3] = {96, 256 * 1024},
+    [OX_UARCH_ZEN4] = {96, 256 * 1024},       [OX_UARCH_ZEN5] = {96, 256 * 1024},
+};
+
+static hg_table g_hg;
+static pthread_once_t g_hg_once = PTHREAD_ONCE_INIT;
+
+static void hg_fill(void) {
+  const ox_cpu *c = ox_cpu_get();
+  hg_table *t = &g_hg;
+  t->ok[OX_HG_AUTO] = t->ok[OX_HG_PORTABLE] = true;
+  /* every AVX2 CPU has F16C (as in src/base/floatconv.c) */
+  t->ok[OX_HG_AVX2] = c->avx2 && c->fma;
+  t->ok[OX_HG_AVX512] = c->avx512f;
+  t->ok[OX_HG_AVX512BF16] = c->avx512f && c->avx512bf16;
+  t->best = t->ok[OX_HG_AVX512BF16] ? OX_HG_AVX512BF16
+            : t->ok[OX_HG_AVX512]   ? OX_HG_AVX512
+            : t->ok[OX_HG_AVX2]     ? OX_HG_AVX2
+                                    : OX_HG_PORTABLE;
 #ifdef OX_HG_X86
-  bool bf = j->B->bt == OX_HG_BF16;
-  switch (j->B->path) {
-    case OX_HG_AVX512BF16: /* vdpbf16ps for bf16 x bf16, else the FMA kernels */
-    case OX_HG_AVX512:
-      j->tile = j->dp ? tile512_dp : bf ? tile512_bf16 : tile512_f16;
-      j->rows = j->dp ? rows512_dp : bf ? rows512_bf16 : rows512_f16;
-      break;
-    case OX_HG_AVX2:
-      j->tile = bf ? tile256_bf16 : tile256_f16;
-      j->rows = bf ? rows256_bf16 : rows256_f16;
-      break;
-    default:
-      break;
-  }
+  /* AVX512BF16: vdpbf16ps for bf16 x bf16, else the FMA kernels */
+  t->k[OX_HG_AVX512] = (hg_kernels){tile512_f16, tile512_bf16, tile512_bf16,
+                                    rows512_f16, rows512_bf16, rows512_bf16};
+  t->k[OX_HG_AVX512BF16] =
+      (hg_kernels){tile512_f16, tile512_bf16, tile512_dp, rows512_f16, rows512_bf16, rows512_dp};
+  t->k[OX_HG_AVX2] = (hg_kernels){tile256_f16, tile256_bf16, tile256_bf16,
+                                  rows256_f16, rows256_bf16, rows256_bf16};
 #endif
+  size_t u = (size_t)c->uarch < sizeof k_hg_blocking / sizeof *k_hg_blocking ? (size_t)c->uarch : 0;
+  t->mc_max = k_hg_blocking[u].mc_max;
+  t->a_block_bytes = k_hg_blocking[u].a_block_bytes;
+}
+
+static hg_table *hg_dispatch(void) {
+  pthread_once(&g_hg_once, hg_fill);
+  return &g_hg;
+}
+
+/* the kernels of B's path (NULL: portable); a dp job (bf16 x bf16 on the
+ * AVX512BF16 path) takes the pair kernels */
+static void pick_kernels(hg_job *j) {
+  const hg_kernels *k = &hg_dispatch()->k[j->B->path];
+  bool bf = j->B->bt == OX_HG_BF16;
+  j->mr = path_mr(j->B->path);
+  j->tile = j->dp ? k->tile_dp : bf ? k->tile_bf16 : k->tile_f16;
+  j->rows = j->dp ? k->rows_dp : bf ? k->rows_bf16 : k->rows_f16;
 }
 
 /* alpha * tile + beta * C, rounded to C's type, for m rows and n columns
@@ -712,8 +739,9 @@ static int run_rows(hg_job *j, ox_thread_pool *pool, ox_err *e) {
 static int run_blocked(hg_job *j, ox_thread_pool *pool, ox_err *e) {
   const ox_hgemm_b *B = j->B;
   int64_t kp = B->kp, mr = j->mr, panels = B->npad / B->nr;
-  int64_t mc = kp > 0 ? A_BLOCK_BYTES / (kp * 4) / mr * mr : MC_MAX;
-  j->mc = mc < mr ? mr : mc > MC_MAX ? MC_MAX : mc;
+  const hg_table *t = hg_dispatch();
+  int64_t mc = kp > 0 ? t->a_block_bytes / (kp * 4) / mr * mr : t->mc_max;
+  j->mc = mc < mr ? mr : mc > t->mc_max ? t->mc_max : mc;
   int nt = pool_threads(pool, 2.0 * (double)j->M * (double)B->N * (double)B->K, 2.0e6);
   int64_t ntasks;
   if (panels >= 2 * nt || j->M < 2 * mr) {

@@ -1,7 +1,9 @@
-/* gemm_impl.h - what the float GEMM's files share inside src/kernels/:
- * the blocking, the micro-kernel chosen for this CPU, B's panel packing and
- * the threaded blocked product (gemm.c), used by the products on a B packed
- * once (gemm_pb.c). */
+/* gemm_impl.h - what the float GEMM's files share inside src/kernels/: the
+ * family's dispatch table (functions by instruction-set level, blocking by
+ * microarchitecture; filled in gemm.c from the per-level files
+ * gemm_avx512.c, gemm_avx2.c, gemm_ref.c), the packed operands' layout,
+ * B's panel packing and the threaded blocked product (gemm.c), used by the
+ * products on a B packed whole (gemm_pb.c). */
 #ifndef OX_GEMM_IMPL_H
 #define OX_GEMM_IMPL_H
 
@@ -10,7 +12,11 @@
 
 #include "gemm.h"
 
-enum { KC_BLOCK = 384, MC_BLOCK = 96, NC_BLOCK = 768 };
+/* The most depth any table's blocking may ask for (stack strips and edge
+ * panels are sized by it). */
+enum { OX_GEMM_KC_MAX = 384 };
+/* rows of B a dotn entry takes at once */
+enum { OX_GEMM_DOT_ROWS = 8 };
 
 /* Full tile: C[MR x NR] (ldc) = alpha * sum + beta * C (beta == 0: C ignored). */
 typedef void (*ukernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
@@ -21,6 +27,106 @@ typedef struct ukernel {
   ukernel_fn fn;
   const char *name;
 } ukernel;
+
+/* Any tile of the 12-row panel layout (any B row stride ldb, m <= 12 rows,
+ * n <= 32 columns): C = acc + bias[i] + beta * C, then the epilogue. */
+typedef void (*ox_gemm_gtile_fn)(int64_t kc, const float *a, const float *b, int64_t ldb, float *c,
+                                 int64_t ldc, float beta, const float *bias, const ox_sgemm_epi *ep,
+                                 int m, int n);
+/* The full tile with A read in place (row i at a + i * lda): C = acc + beta * C. */
+typedef void (*ox_gemm_ua_fn)(int64_t kc, const float *a, int64_t lda, const float *b, float *c,
+                              int64_t ldc, float beta);
+/* Twelve rows of A (row stride lda), kc deep, into one 12-row panel. */
+typedef void (*ox_gemm_pack12_fn)(const float *s, int64_t lda, int64_t kc, float *d);
+struct ox_sgemm_packed {
+  int64_t M, K, Mpad;
+  int mr, nr;
+  int64_t kc;  /* depth block of the packing (the table's) */
+  float *data; /* for depth block pc: data + pc * Mpad, panel r at + r * kc */
+};
+
+struct ox_sgemm_bpack {
+  int64_t K, N, npad;
+  int nr;
+  int64_t kc;  /* depth block of the packing (the table's) */
+  float *data; /* depth blocks of kc rows at pc * npad, panels of nr columns */
+};
+
+/* Row vector times matrix (M == 1, B not transposed): c = alpha * a B + beta c,
+ * accumulated over rows of B so the inner loop is contiguous. */
+typedef struct gemv_job {
+  int64_t K, ldb;
+  float alpha, beta;
+  const float *a, *B;
+  float *c;
+  int64_t chunk, N;
+} gemv_job;
+
+/* Columns [j0, j1) of a gemv_job. */
+typedef void (*ox_gemm_gemv_fn)(const gemv_job *g, int64_t j0, int64_t j1);
+/* <a, b> over K values; eight rows of B (stride ldb) at once into out. */
+typedef float (*ox_gemm_dot_fn)(const float *a, const float *b, int64_t K);
+typedef void (*ox_gemm_dotn_fn)(const float *a, const float *b, int64_t ldb, int64_t K, float *out);
+/* The epilogue over an M x N block (ep active). */
+typedef void (*ox_gemm_epi_fn)(const ox_sgemm_epi *ep, int64_t M, int64_t N, float *C, int64_t ldc);
+/* A few rows against packed B: each task takes whole panels and streams
+ * them block after block (one long sequential read per block), the sums of
+ * a panel's nr columns for up to 4 rows staying in registers. */
+typedef struct pgemv_job {
+  const ox_sgemm_bpack *B;
+  const float *A;
+  int64_t M, lda, ldc, chunk; /* chunk: panels per task */
+  float *C;
+  ox_sgemm_post_fn post;
+  void *post_ctx;
+} pgemv_job;
+
+/* Panels [p0, p1) of a pgemv_job. */
+typedef void (*ox_gemm_pgemv_fn)(const pgemv_job *j, int64_t p0, int64_t p1);
+/* ox_gemm's OX_GEMM_B_INPLACE / OX_GEMM_B_STRIPS on the 12-row tiles (the
+ * checks of the public functions done) */
+typedef void (*ox_gemm_sb_rows_fn)(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
+                                   const float *B, int64_t ldb, const float *bias,
+                                   const ox_sgemm_epi *ep, const ox_sgemm_pro *pro, float *C,
+                                   int64_t ldc);
+typedef void (*ox_gemm_strips_rows_fn)(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
+                                       ox_sgemm_strip_fn strip, void *ctx, const float *bias,
+                                       const ox_sgemm_epi *ep, float *C, int64_t ldc);
+
+/* The float GEMM family's dispatch table: filled once from the CPU probe
+ * (base/cpu.h, ONNXC_ISA included) by ox_gemm_dispatch(); the instruction set
+ * picks the functions, the microarchitecture the blocking. NULL entries are
+ * what the level lacks (the callers take their portable paths). */
+typedef struct ox_gemm_table {
+  ukernel uk;                         /* full-tile micro-kernel: 12 x 32, 6 x 16 or 4 x 16 */
+  ox_gemm_gtile_fn gtile;             /* AVX-512 only */
+  ox_gemm_ua_fn ua;                   /* AVX-512 only */
+  ox_gemm_pack12_fn pack_a12;         /* AVX-512 only */
+  ox_gemm_gemv_fn gemv_rows;          /* every level */
+  ox_gemm_dot_fn dot;                 /* every level */
+  ox_gemm_dotn_fn dotn;               /* AVX-512 only */
+  ox_gemm_epi_fn epi;                 /* every level */
+  ox_gemm_pgemv_fn pgemv;             /* every level */
+  ox_gemm_sb_rows_fn sb_rows;         /* AVX-512 only */
+  ox_gemm_strips_rows_fn strips_rows; /* AVX-512 only */
+  /* blocking: depth (<= OX_GEMM_KC_MAX), rows and columns per block */
+  int64_t kc, mc, nc;
+  /* OX_GEMM_B_INPLACE: copy each 32-column strip of B when A has more rows
+   * than strip_min_rows; walk A once per depth block with B in place when N
+   * is at most small_n */
+  int64_t strip_min_rows, small_n;
+  /* B packed whole: the most rows of A packed at once; C bytes kept in L2
+   * and A bytes packed whole by the column-blocked order (gemm_pb.c) */
+  int64_t pb_mc_max, pb_c_bytes, pb_a_bytes;
+} ox_gemm_table;
+
+const ox_gemm_table *ox_gemm_dispatch(void);
+
+/* The levels' functions into a table: the portable ones (every entry that
+ * has one), then AVX2 or AVX-512 over them (false where not compiled in). */
+void ox_gemm_fill_ref(ox_gemm_table *t);
+bool ox_gemm_fill_avx2(ox_gemm_table *t);
+bool ox_gemm_fill_avx512(ox_gemm_table *t);
 
 /* The micro-kernel for this CPU (AVX-512 12 x 32, AVX2 6 x 16, portable 4 x 16). */
 ukernel ox_gemm_kernel(void);
@@ -51,6 +157,7 @@ typedef struct gemm_job {
    * m1), columns [n0, n1) final), NULL: none */
   ox_sgemm_post_fn post;
   void *post_ctx;
+  const ox_gemm_table *t; /* the family's table (blocking) */
 } gemm_job;
 
 void ox_gemm_run(gemm_job *g, ox_thread_pool *pool);
@@ -67,5 +174,9 @@ void ox_gemm_macro_tile(const gemm_job *g, const float *apan, const float *bblk,
  * and the same with B packed whole (gemm_pb.c). */
 void ox_gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 void ox_gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+/* ox_gemm's OX_GEMM_B_WHOLE (gemm_pb.c): C (M x N) = A B, post on each
+ * finished block. */
+void ox_gemm_pb_run(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
+                    int64_t ldc, ox_thread_pool *pool, ox_sgemm_post_fn post, void *ctx);
 
 #endif

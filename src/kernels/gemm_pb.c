@@ -7,34 +7,31 @@
 #include "gemm.h"
 #include "gemm_impl.h"
 
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#define OX_GEMM_X86 1
-#include <immintrin.h>
-#endif
-
-/* the most rows of A packed at once with B packed whole (ox_gemm_block_pb) */
-enum { PB_MC_MAX = 144 };
+/* The blocking (the table's, gemm_impl.h): pb_mc_max, the most rows of A
+ * packed at once with B packed whole (ox_gemm_block_pb); pb_c_bytes and
+ * pb_a_bytes, below. */
 
 /* More than one depth block and more columns than keep C in L2: with the
  * depth blocks outermost, every block after the first read C back from
  * memory (a language model's head, 128 x 50257 floats, three passes of 26
  * MB). Here all of A is packed first (when it is small), then columns go
  * in blocks whose C stays in L2 through every depth block. false: not
- * taken (C fits anyway, A too large, no memory). */
-enum { PB_C_BYTES = 384 * 1024, PB_A_BYTES = 1536 * 1024 };
+ * taken (C fits anyway, A too large, no memory): C of at most pb_c_bytes
+ * per column block, A of at most pb_a_bytes packed whole. */
 
 static bool gemm_block_pb_cols(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
                                int64_t nblk, int64_t mcb) {
   const int mr = g->uk.mr, nr = g->uk.nr;
-  int64_t rows = m1 - m0, ncb = PB_C_BYTES / (rows * 4) / nr * nr;
+  const int64_t kc_blk = g->t->kc, pb_c_bytes = g->t->pb_c_bytes, pb_a_bytes = g->t->pb_a_bytes;
+  int64_t rows = m1 - m0, ncb = pb_c_bytes / (rows * 4) / nr * nr;
   if (ncb < 2 * nr) ncb = 2 * nr;
   size_t whole = (size_t)(nblk * mcb) * (size_t)g->K;
-  if (n1 - n0 <= ncb || whole * 4 > PB_A_BYTES) return false;
+  if (n1 - n0 <= ncb || whole * 4 > (size_t)pb_a_bytes) return false;
   float *aw = ox_scratch(1, whole * 4);
   if (!aw) return false;
   /* block (pc, b): at pc * nblk * mcb (pc counts A's columns) + b * mcb * kc */
-  for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
-    int64_t kc = g->K - pc < KC_BLOCK ? g->K - pc : KC_BLOCK;
+  for (int64_t pc = 0; pc < g->K; pc += kc_blk) {
+    int64_t kc = g->K - pc < kc_blk ? g->K - pc : kc_blk;
     for (int64_t ic = m0, b = 0; ic < m1; ic += mcb, b++) {
       int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
       ox_gemm_pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc,
@@ -43,8 +40,8 @@ static bool gemm_block_pb_cols(const gemm_job *g, int64_t m0, int64_t m1, int64_
   }
   for (int64_t jc = n0; jc < n1; jc += ncb) {
     int64_t nc = n1 - jc < ncb ? n1 - jc : ncb;
-    for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
-      int64_t kc = g->K - pc < KC_BLOCK ? g->K - pc : KC_BLOCK;
+    for (int64_t pc = 0; pc < g->K; pc += kc_blk) {
+      int64_t kc = g->K - pc < kc_blk ? g->K - pc : kc_blk;
       float beta = pc == 0 ? g->beta : 1.0f;
       bool last = pc + kc >= g->K;
       for (int64_t ic = m0, b = 0; ic < m1; ic += mcb, b++) {
@@ -59,28 +56,29 @@ static bool gemm_block_pb_cols(const gemm_job *g, int64_t m0, int64_t m1, int64_
   return true;
 }
 
-/* gemm_block for B packed whole (ox_sgemm_pb): each A panel block is packed
+/* gemm_block for B packed whole (OX_GEMM_B_WHOLE): each A panel block is packed
  * once and used for every column of the task (with B packed per call, the
  * column loop is outside and A would be packed again per column block). */
 void ox_gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const int mr = g->uk.mr;
-  int64_t kcb = g->K < KC_BLOCK ? g->K : KC_BLOCK;
-  /* rows in equal blocks of at most PB_MC_MAX: every block streams all of
+  const int64_t kc_blk = g->t->kc, pb_mc_max = g->t->pb_mc_max;
+  int64_t kcb = g->K < kc_blk ? g->K : kc_blk;
+  /* rows in equal blocks of at most pb_mc_max: every block streams all of
    * B's columns again, so 128 rows as 96 + 32 paid a whole pass of B for
    * 32 rows (a transformer's 128 tokens ran its projections at 76-83% of
    * the FMA peak, one block of 128 at 87-90%) */
-  int64_t nblk = (m1 - m0 + PB_MC_MAX - 1) / PB_MC_MAX;
+  int64_t nblk = (m1 - m0 + pb_mc_max - 1) / pb_mc_max;
   int64_t mcb = (m1 - m0 + nblk - 1) / nblk;
   mcb = (mcb + mr - 1) / mr * mr;
-  if (g->K > KC_BLOCK && gemm_block_pb_cols(g, m0, m1, n0, n1, nblk, mcb)) return;
-  float *ap = ox_scratch(1, (size_t)(PB_MC_MAX * kcb * 4));
+  if (g->K > kc_blk && gemm_block_pb_cols(g, m0, m1, n0, n1, nblk, mcb)) return;
+  float *ap = ox_scratch(1, (size_t)(pb_mc_max * kcb * 4));
   if (!ap) {
     ox_gemm_block(g, m0, m1, n0, n1); /* computes from the panels without buffers */
     if (g->post) g->post(g->post_ctx, m0, m1, n0, n1);
     return;
   }
-  for (int64_t pc = 0; pc < g->K; pc += KC_BLOCK) {
-    int64_t kc = g->K - pc < KC_BLOCK ? g->K - pc : KC_BLOCK;
+  for (int64_t pc = 0; pc < g->K; pc += kc_blk) {
+    int64_t kc = g->K - pc < kc_blk ? g->K - pc : kc_blk;
     float beta = pc == 0 ? g->beta : 1.0f;
     bool last = pc + kc >= g->K;
     for (int64_t ic = m0; ic < m1; ic += mcb) {
@@ -94,15 +92,11 @@ void ox_gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int
   }
 }
 
-struct ox_sgemm_bpack {
-  int64_t K, N, npad;
-  int nr;
-  float *data; /* depth blocks of KC_BLOCK rows at pc * npad, panels of nr columns */
-};
-
 ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const void *B, int64_t ldb,
                                 ox_err *e) {
-  ukernel uk = ox_gemm_kernel();
+  const ox_gemm_table *t = ox_gemm_dispatch();
+  ukernel uk = t->uk;
+  const int64_t kc_blk = t->kc;
   int64_t npad = (N + uk.nr - 1) / uk.nr * uk.nr;
   ox_sgemm_bpack *p = calloc(1, sizeof *p);
   size_t n = (size_t)npad * (size_t)(K > 0 ? K : 1);
@@ -120,12 +114,13 @@ ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const void *
   p->N = N;
   p->npad = npad;
   p->nr = uk.nr;
+  p->kc = kc_blk;
   /* B is read once: its pages go back as packing passes them (weights read
    * out of a model file leave memory as they are packed, not after) */
   const f32_unaligned *b = B;
   if (!trans_b) {
-    for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
-      int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
+    for (int64_t pc = 0; pc < K; pc += kc_blk) {
+      int64_t kc = K - pc < kc_blk ? K - pc : kc_blk;
       ox_gemm_pack_b_panels(uk.nr, false, b, ldb, pc, kc, 0, N, p->data + pc * npad);
       ox_pages_unneeded(b + pc * ldb, (size_t)((kc - 1) * ldb + N) * sizeof(float));
     }
@@ -135,8 +130,8 @@ ox_sgemm_bpack *ox_sgemm_pack_b(bool trans_b, int64_t K, int64_t N, const void *
   const int64_t group = (int64_t)uk.nr * 64;
   for (int64_t j0 = 0; j0 < N; j0 += group) {
     int64_t nc = N - j0 < group ? N - j0 : group;
-    for (int64_t pc = 0; pc < K; pc += KC_BLOCK) {
-      int64_t kc = K - pc < KC_BLOCK ? K - pc : KC_BLOCK;
+    for (int64_t pc = 0; pc < K; pc += kc_blk) {
+      int64_t kc = K - pc < kc_blk ? K - pc : kc_blk;
       ox_gemm_pack_b_panels(uk.nr, true, b, ldb, pc, kc, j0, nc, p->data + pc * npad + j0 * kc);
     }
     ox_pages_unneeded(b + j0 * ldb, (size_t)((nc - 1) * ldb + K) * sizeof(float));
@@ -152,8 +147,8 @@ void ox_sgemm_bpack_free(ox_sgemm_bpack *p) {
 
 void ox_sgemm_bpack_col(const ox_sgemm_bpack *p, int64_t n, float *out) {
   int64_t panel = n - n % p->nr, j = n % p->nr;
-  for (int64_t pc = 0; pc < p->K; pc += KC_BLOCK) {
-    int64_t kc = p->K - pc < KC_BLOCK ? p->K - pc : KC_BLOCK;
+  for (int64_t pc = 0; pc < p->K; pc += p->kc) {
+    int64_t kc = p->K - pc < p->kc ? p->K - pc : p->kc;
     const float *s = p->data + pc * p->npad + panel * kc + j;
     for (int64_t k = 0; k < kc; k++) out[pc + k] = s[k * p->nr];
   }
@@ -162,83 +157,20 @@ void ox_sgemm_bpack_col(const ox_sgemm_bpack *p, int64_t n, float *out) {
 int64_t ox_sgemm_bpack_k(const ox_sgemm_bpack *p) { return p->K; }
 int64_t ox_sgemm_bpack_n(const ox_sgemm_bpack *p) { return p->N; }
 
-/* A few rows against packed B: each task takes whole panels and streams
- * them block after block (one long sequential read per block), the sums of
- * a panel's nr columns for up to 4 rows staying in registers. */
-typedef struct pgemv_job {
-  const ox_sgemm_bpack *B;
-  const float *A;
-  int64_t M, lda, ldc, chunk; /* chunk: panels per task */
-  float *C;
-  ox_sgemm_post_fn post;
-  void *post_ctx;
-} pgemv_job;
-
-#define OX_PGEMV_BODY(NR)                                                                    \
-  do {                                                                                       \
-    const ox_sgemm_bpack *B = j->B;                                                          \
-    int64_t M = j->M;                                                                        \
-    for (int64_t p = p0; p < p1; p++) {                                                      \
-      int64_t jr = p * (NR);                                                                 \
-      float acc[4][NR];                                                                      \
-      memset(acc, 0, sizeof acc);                                                            \
-      for (int64_t pc = 0; pc < B->K; pc += KC_BLOCK) {                                      \
-        int64_t kc = B->K - pc < KC_BLOCK ? B->K - pc : KC_BLOCK;                            \
-        const float *bp = B->data + pc * B->npad + jr * kc;                                  \
-        for (int64_t k = 0; k < kc; k++, bp += (NR))                                         \
-          for (int64_t m = 0; m < M; m++) {                                                  \
-            float a = j->A[m * j->lda + pc + k];                                             \
-            for (int c = 0; c < (NR); c++) acc[m][c] += a * bp[c];                           \
-          }                                                                                  \
-      }                                                                                      \
-      int64_t n = B->N - jr < (NR) ? B->N - jr : (NR);                                       \
-      for (int64_t m = 0; m < M; m++) memcpy(j->C + m * j->ldc + jr, acc[m], (size_t)n * 4); \
-    }                                                                                        \
-  } while (0)
-
-#ifdef OX_GEMM_X86
-__attribute__((target("avx512f"))) static void pgemv32_avx512(const pgemv_job *j, int64_t p0,
-                                                              int64_t p1) {
-  OX_PGEMV_BODY(32);
-}
-__attribute__((target("avx2,fma"))) static void pgemv16_avx2(const pgemv_job *j, int64_t p0,
-                                                             int64_t p1) {
-  OX_PGEMV_BODY(16);
-}
-#endif
-static void pgemv_generic(const pgemv_job *j, int64_t p0, int64_t p1) {
-  if (j->B->nr == 32)
-    OX_PGEMV_BODY(32);
-  else
-    OX_PGEMV_BODY(16);
-}
-
 static void pgemv_task(void *arg, int64_t t0, int64_t t1) {
   const pgemv_job *j = arg;
   int64_t panels = j->B->npad / j->B->nr;
   int64_t p0 = t0 * j->chunk, p1 = t1 * j->chunk < panels ? t1 * j->chunk : panels;
   if (p0 >= p1) return;
-#ifdef OX_GEMM_X86
-  if (j->B->nr == 32 && __builtin_cpu_supports("avx512f"))
-    pgemv32_avx512(j, p0, p1);
-  else if (j->B->nr == 16 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    pgemv16_avx2(j, p0, p1);
-  else
-#endif
-    pgemv_generic(j, p0, p1);
+  ox_gemm_dispatch()->pgemv(j, p0, p1);
   if (j->post) {
     int64_t n1 = p1 * j->B->nr < j->B->N ? p1 * j->B->nr : j->B->N;
     j->post(j->post_ctx, 0, j->M, p0 * j->B->nr, n1);
   }
 }
 
-void ox_sgemm_pb(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
-                 int64_t ldc, ox_thread_pool *pool) {
-  ox_sgemm_pb_post(M, A, lda, B, C, ldc, pool, NULL, NULL);
-}
-
-void ox_sgemm_pb_post(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
-                      int64_t ldc, ox_thread_pool *pool, ox_sgemm_post_fn post, void *ctx) {
+void ox_gemm_pb_run(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,
+                    int64_t ldc, ox_thread_pool *pool, ox_sgemm_post_fn post, void *ctx) {
   if (M <= 0) return;
   ukernel uk = ox_gemm_kernel();
   if (uk.nr != B->nr) { /* packed for another kernel: cannot happen on one machine */
@@ -261,6 +193,7 @@ void ox_sgemm_pb_post(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpa
     return;
   }
   gemm_job g = {uk, false, false, M, B->N, B->K, lda, 0, ldc, 1.0f, 0.0f, A, NULL, C, NULL};
+  g.t = ox_gemm_dispatch();
   g.bpre = B->data;
   g.bpre_npad = B->npad;
   g.post = post;

@@ -2,54 +2,30 @@
 #include "nn.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int read_ints(const ox_node *node, const char *name, int64_t *dst, size_t cap, size_t *n,
-                     ox_err *e) {
-  const ox_attr *a = ox_node_attr(node, name);
-  *n = 0;
-  if (!a) return OX_OK;
-  if (a->n_ints > cap)
-    return ox_err_set(e, OX_EINVAL, "attribute '%s' has %zu values (at most %zu supported)", name,
-                      a->n_ints, cap);
-  for (size_t i = 0; i < a->n_ints; i++) dst[i] = a->ints[i];
-  *n = a->n_ints;
-  return OX_OK;
-}
+#include "levels.h"
 
-int ox_nn_attrs_read(const ox_node *node, ox_nn_attrs *a, ox_err *e) {
-  memset(a, 0, sizeof *a);
-  const char *ap = ox_node_attr_str(node, "auto_pad", "NOTSET");
-  if (strcmp(ap, "NOTSET") == 0 || !*ap)
-    a->auto_pad = OX_PAD_NOTSET;
-  else if (strcmp(ap, "SAME_UPPER") == 0)
-    a->auto_pad = OX_PAD_SAME_UPPER;
-  else if (strcmp(ap, "SAME_LOWER") == 0)
-    a->auto_pad = OX_PAD_SAME_LOWER;
-  else if (strcmp(ap, "VALID") == 0)
-    a->auto_pad = OX_PAD_VALID;
-  else
-    return ox_err_set(e, OX_EINVAL, "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID",
-                      ap);
-  if (read_ints(node, "kernel_shape", a->kernel, OX_NN_MAXD, &a->n_kernel, e) ||
-      read_ints(node, "strides", a->strides, OX_NN_MAXD, &a->n_strides, e) ||
-      read_ints(node, "dilations", a->dils, OX_NN_MAXD, &a->n_dils, e) ||
-      read_ints(node, "pads", a->pads, 2 * OX_NN_MAXD, &a->n_pads, e))
-    return e ? e->code : OX_EINVAL;
-  for (size_t i = 0; i < a->n_strides; i++)
-    if (a->strides[i] <= 0) return ox_err_set(e, OX_EINVAL, "strides must be positive");
-  for (size_t i = 0; i < a->n_dils; i++)
-    if (a->dils[i] <= 0) return ox_err_set(e, OX_EINVAL, "dilations must be positive");
-  for (size_t i = 0; i < a->n_kernel; i++)
-    if (a->kernel[i] <= 0) return ox_err_set(e, OX_EINVAL, "kernel_shape must be positive");
-  for (size_t i = 0; i < a->n_pads; i++)
-    if (a->pads[i] < 0) return ox_err_set(e, OX_EINVAL, "pads must be non-negative");
-  a->group = ox_node_attr_int(node, "group", 1);
-  if (a->group <= 0) return ox_err_set(e, OX_EINVAL, "group must be positive");
-  a->ceil_mode = ox_node_attr_int(node, "ceil_mode", 0) != 0;
-  return OX_OK;
-}
+/* The family's dispatch table (filled at the end of the file, once, from
+ * the CPU probe with ONNXC_ISA): the vector forms of the row helpers (NULL:
+ * the plain loops below), the strip producers of the implicit GEMM, and
+ * the byte im2col row of the level in use. */
+typedef struct nn_table {
+  void (*gather2_u8)(uint8_t *dst, const uint8_t *src, int64_t n);
+  void (*gather2_f32)(float *dst, const float *src, int64_t n);
+  void (*pool2_f32)(float *dst, const float *src, int64_t n, int k, bool is_max, float div);
+  void (*pool3x3s2_f32)(float *dst, const float *x0, const float *x1, const float *x2, int64_t n,
+                        bool is_max);
+  void (*deinterleave)(const uint8_t *p, int64_t n, uint8_t *even, uint8_t *odd);
+  void (*copy_rows64)(uint8_t *dst, const uint8_t *src, int64_t ls, int64_t rows, int64_t n);
+  void (*im2col_row_u8)(const ox_nn_geom *g, const uint8_t *xc, int64_t kidx, int64_t o0,
+                        int64_t o1, uint8_t *dst, uint8_t padv);
+  ox_sgemm_strip_fn shift_strip, gen_strip;
+} nn_table;
+
+static const nn_table *nn_dispatch(void);
 
 int ox_nn_geom_make(const ox_nn_attrs *a, size_t nd, const int64_t *in, const int64_t *kdims,
                     bool pool, ox_nn_geom *g, ox_err *e) {
@@ -289,8 +265,8 @@ __attribute__((target("avx512f"))) static void pool3x3s2_avx512(float *dst, cons
 void ox_nn_pool3x3s2_f32(float *dst, const float *x0, const float *x1, const float *x2, int64_t n,
                          bool is_max) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f")) {
-    pool3x3s2_avx512(dst, x0, x1, x2, n, is_max);
+  if (nn_dispatch()->pool3x3s2_f32) {
+    nn_dispatch()->pool3x3s2_f32(dst, x0, x1, x2, n, is_max);
     return;
   }
 #endif
@@ -316,8 +292,8 @@ void ox_nn_pool3x3s2_f32(float *dst, const float *x0, const float *x1, const flo
 
 void ox_nn_pool2_f32(float *dst, const float *src, int64_t n, int k, bool is_max, float div) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f")) {
-    pool2_f32_avx512(dst, src, n, k, is_max, div);
+  if (nn_dispatch()->pool2_f32) {
+    nn_dispatch()->pool2_f32(dst, src, n, k, is_max, div);
     return;
   }
 #endif
@@ -331,8 +307,8 @@ void ox_nn_pool2_f32(float *dst, const float *src, int64_t n, int k, bool is_max
 
 void ox_nn_gather2_f32(float *dst, const float *src, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f")) {
-    gather2_f32_avx512(dst, src, n);
+  if (nn_dispatch()->gather2_f32) {
+    nn_dispatch()->gather2_f32(dst, src, n);
     return;
   }
 #endif
@@ -341,16 +317,19 @@ void ox_nn_gather2_f32(float *dst, const float *src, int64_t n) {
 
 void ox_nn_gather2_u8(uint8_t *dst, const uint8_t *src, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
-    gather2_avx512(dst, src, n);
+  if (nn_dispatch()->gather2_u8) {
+    nn_dispatch()->gather2_u8(dst, src, n);
     return;
   }
 #endif
   for (int64_t i = 0; i < n; i++) dst[i] = src[2 * i];
 }
 
-OX_NN_CLONES void ox_nn_im2col_row_u8(const ox_nn_geom *g, const uint8_t *xc, int64_t kidx,
-                                      int64_t o0, int64_t o1, uint8_t *dst, uint8_t padv) {
+/* the byte im2col row in plain C, compiled per level (levels.h) */
+__attribute__((always_inline)) static inline void im2col_row_u8_c(const ox_nn_geom *g,
+                                                                  const uint8_t *xc, int64_t kidx,
+                                                                  int64_t o0, int64_t o1,
+                                                                  uint8_t *dst, uint8_t padv) {
   size_t L = g->nd - 1;
   int64_t OW = g->out[L], IW = g->in[L], sw = g->stride[L];
   int64_t kk[OX_NN_MAXD], oi[OX_NN_MAXD];
@@ -396,6 +375,16 @@ OX_NN_CLONES void ox_nn_im2col_row_u8(const ox_nn_geom *g, const uint8_t *xc, in
   }
 }
 
+OX_LEVELS_VOID(im2col_row_u8,
+               (const ox_nn_geom *g, const uint8_t *xc, int64_t kidx, int64_t o0, int64_t o1,
+                uint8_t *dst, uint8_t padv),
+               g, xc, kidx, o0, o1, dst, padv)
+
+void ox_nn_im2col_row_u8(const ox_nn_geom *g, const uint8_t *xc, int64_t kidx, int64_t o0,
+                         int64_t o1, uint8_t *dst, uint8_t padv) {
+  nn_dispatch()->im2col_row_u8(g, xc, kidx, o0, o1, dst, padv);
+}
+
 bool ox_nn_phases_fit(const ox_nn_geom *g, ox_nn_phases *ph) {
   if (g->nd != 2 || g->stride[0] != 2 || g->stride[1] != 2 || g->dil[0] != 1 || g->dil[1] != 1)
     return false;
@@ -424,8 +413,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void deinterleave_av
 
 static void deinterleave(const uint8_t *p, int64_t n, uint8_t *even, uint8_t *odd) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
-    deinterleave_avx512(p, n, even, odd);
+  if (nn_dispatch()->deinterleave) {
+    nn_dispatch()->deinterleave(p, n, even, odd);
     return;
   }
 #endif
@@ -490,8 +479,8 @@ void ox_nn_phases_row_u8(const ox_nn_geom *g, const ox_nn_phases *ph, const uint
     return;
   }
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (OW <= 64 && __builtin_cpu_supports("avx512bw")) {
-    copy_rows64(dst, src, QW, o1 - o0, OW);
+  if (OW <= 64 && nn_dispatch()->copy_rows64) {
+    nn_dispatch()->copy_rows64(dst, src, QW, o1 - o0, OW);
     return;
   }
 #endif
@@ -642,6 +631,9 @@ void ox_nn_col2im_add_f64(const ox_nn_geom *g, int64_t C, const double *col, dou
   ox_nn_col2im_add_rows_f64(g, C, col, g->out_size, 0, ox_nn_outer(g), y);
 }
 
+/* the general strip producer's limits: segments per strip, kernel width */
+enum { GS_MAXSEG = 8, GS_MAXKW = 16 };
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
@@ -692,7 +684,6 @@ __attribute__((target("avx512f"))) static void shift_strip_avx512(void *vctx, in
     }
   }
 }
-enum { GS_MAXSEG = 8, GS_MAXKW = 16 };
 
 /* Any 2-D geometry with column stride 1 or 2: the 32 columns of a strip are
  * cut into segments, one per output row (at most GS_MAXSEG); each segment
@@ -765,15 +756,40 @@ __attribute__((target("avx512f"))) static void gen_strip_avx512(void *vctx, int6
 #endif
 
 ox_sgemm_strip_fn ox_nn_shift_strip_fn(const ox_nn_geom *g) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (!__builtin_cpu_supports("avx512f")) return NULL;
-  if (ox_nn_shifted_plane(g) && g->k_size <= OX_NN_SHIFT_MAXK) return shift_strip_avx512;
+  const nn_table *t = nn_dispatch();
+  if (!t->shift_strip) return NULL;
+  if (ox_nn_shifted_plane(g) && g->k_size <= OX_NN_SHIFT_MAXK) return t->shift_strip;
   /* segments of at least 5 columns: at most GS_MAXSEG per strip of 32 */
   if (g->nd == 2 && (g->stride[1] == 1 || g->stride[1] == 2) && g->out[1] >= 5 &&
       g->k[1] <= GS_MAXKW)
-    return gen_strip_avx512;
-#else
-  (void)g;
-#endif
+    return t->gen_strip;
   return NULL;
+}
+
+static nn_table g_nn;
+static pthread_once_t g_nn_once = PTHREAD_ONCE_INIT;
+
+static void nn_fill(void) {
+  const ox_cpu *c = ox_cpu_get();
+  nn_table *t = &g_nn;
+  t->im2col_row_u8 = OX_LEVEL_PICK(c, im2col_row_u8);
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (c->avx512f) {
+    t->gather2_f32 = gather2_f32_avx512;
+    t->pool2_f32 = pool2_f32_avx512;
+    t->pool3x3s2_f32 = pool3x3s2_avx512;
+    t->shift_strip = shift_strip_avx512;
+    t->gen_strip = gen_strip_avx512;
+  }
+  if (c->avx512bw && c->avx512vl) {
+    t->gather2_u8 = gather2_avx512;
+    t->deinterleave = deinterleave_avx512;
+  }
+  if (c->avx512bw) t->copy_rows64 = copy_rows64;
+#endif
+}
+
+static const nn_table *nn_dispatch(void) {
+  pthread_once(&g_nn_once, nn_fill);
+  return &g_nn;
 }

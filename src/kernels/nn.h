@@ -1,21 +1,23 @@
 /* nn.h - helpers shared by the convolution and pooling kernels: spatial
- * geometry (kernel, strides, dilations, pads, auto_pad), float32 staging of
- * the floating-point types, and im2col / col2im over 1..OX_NN_MAXD spatial
- * dimensions. Nothing here touches the kernel context, so it can be unit
- * tested alone. */
+ * geometry (kernel, strides, dilations, pads, auto_pad) and im2col / col2im
+ * over 1..OX_NN_MAXD spatial dimensions. No node knowledge: the operators
+ * read the attributes (src/ops/nn_attrs.h) and stage other float types
+ * (src/ops/nn_stage.h). */
 #ifndef OX_NN_H
 #define OX_NN_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../ir/ir.h"
+#include "../base/base.h"
 #include "gemm.h"
 
 #define OX_NN_MAXD 8
 
 /* Hot loops compiled for AVX-512, AVX2 and the baseline, chosen at load
- * time (GCC function multi-versioning; a no-op elsewhere). */
+ * time (GCC function multi-versioning; a no-op elsewhere). The operators'
+ * loops in src/ops still use it; src/kernels picks its levels from the
+ * dispatch tables instead (levels.h), which honour ONNXC_ISA. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define OX_NN_CLONES OX_CLONES("avx512f", "avx2", "default")
 #else
@@ -38,10 +40,6 @@ typedef struct ox_nn_attrs {
   bool ceil_mode;
 } ox_nn_attrs;
 
-/* Reads auto_pad, kernel_shape, strides, dilations, pads, group, ceil_mode.
- * Errors name the node. */
-int ox_nn_attrs_read(const ox_node *node, ox_nn_attrs *a, ox_err *e);
-
 /* Geometry of one sliding-window operation over nd spatial dimensions. */
 typedef struct ox_nn_geom {
   size_t nd;
@@ -56,20 +54,6 @@ typedef struct ox_nn_geom {
  * (without node prefix) on inconsistent attributes. */
 int ox_nn_geom_make(const ox_nn_attrs *a, size_t nd, const int64_t *in, const int64_t *kdims,
                     bool pool, ox_nn_geom *g, ox_err *e);
-
-/* Float32 staging: bfloat16, float16, double (and float, copied) to/from
- * float32. */
-bool ox_nn_is_float_type(int32_t dtype);
-void ox_nn_load_f32(const void *src, int32_t dtype, int64_t n, float *dst);
-void ox_nn_store_f32(const float *src, int32_t dtype, int64_t n, void *dst);
-/* Returns src as float32: the data itself for float, else a malloc'd copy put
- * in *owned (NULL on OOM). */
-const float *ox_nn_as_f32(const void *src, int32_t dtype, int64_t n, float **owned);
-
-/* Double staging of every numeric type (bool as 0/1): exact for all but
- * 64-bit integers beyond 2^53. load returns false for other types. */
-bool ox_nn_load_f64(const void *src, int32_t dtype, int64_t n, double *dst);
-void ox_nn_store_f64(const double *src, int32_t dtype, int64_t n, void *dst);
 
 /* im2col for one image of C channels (x: C x in_size): rows c*k_size + kidx,
  * columns = output positions whose outer index (all dims but the last) is in
@@ -114,7 +98,7 @@ void ox_nn_phases_build_u8(const ox_nn_geom *g, const ox_nn_phases *ph, const ui
 /* ox_nn_im2col_row_u8 of channel c's phase planes (q: the channel's four). */
 void ox_nn_phases_row_u8(const ox_nn_geom *g, const ox_nn_phases *ph, const uint8_t *q,
                          int64_t kidx, int64_t o0, int64_t o1, uint8_t *dst);
-/* The same columns written as the packed B of ox_sgemm_pa_pb (panels of nr
+/* The same columns written as the packed B of OX_GEMM_B_PANELS (panels of nr
  * columns, depth blocks of kcb rows). rowbuf holds one padded row
  * (ncols rounded up to nr). */
 void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
@@ -123,7 +107,7 @@ void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t
  * im2col row over whole output rows is a shifted copy of the input plane. */
 bool ox_nn_shifted_plane(const ox_nn_geom *g);
 /* For such geometries (kernels of up to OX_NN_SHIFT_MAXK taps) on a CPU with
- * AVX-512: a strip producer for ox_sgemm_pa_strips over the im2col of x (C
+ * AVX-512: a strip producer for OX_GEMM_B_STRIPS over the im2col of x (C
  * channels) restricted to outer output rows from o0 (ctx: ox_nn_shift);
  * NULL otherwise. */
 #define OX_NN_SHIFT_MAXK 64

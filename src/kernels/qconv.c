@@ -9,8 +9,11 @@
 #include "qconv.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../base/cpu.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -183,8 +186,11 @@ static inline int32_t requant1(const qc_job *j, int64_t m, int32_t acc) {
   return (int32_t)nearbyintf(f);
 }
 
-OX_NN_CLONES static void block_portable(const qc_job *j, const int8_t *wb, const uint8_t *pb,
-                                        int np, const qc_out *o) {
+/* the plain C block, compiled for each level (the table takes the one of
+ * the level in use) */
+__attribute__((always_inline)) static inline void block_c(const qc_job *j, const int8_t *wb,
+                                                          const uint8_t *pb, int np,
+                                                          const qc_out *o) {
   int64_t K4 = j->K4;
   int32_t acc[MR][MAX_NP * PANEL];
   memset(acc, 0, sizeof acc);
@@ -209,6 +215,23 @@ OX_NN_CLONES static void block_portable(const qc_job *j, const int8_t *wb, const
     }
   }
 }
+
+static void block_portable(const qc_job *j, const int8_t *wb, const uint8_t *pb, int np,
+                           const qc_out *o) {
+  block_c(j, wb, pb, np, o);
+}
+#ifdef QC_X86
+__attribute__((target("avx2"))) static void block_c_avx2(const qc_job *j, const int8_t *wb,
+                                                         const uint8_t *pb, int np,
+                                                         const qc_out *o) {
+  block_c(j, wb, pb, np, o);
+}
+__attribute__((target("avx512f"))) static void block_c_avx512(const qc_job *j, const int8_t *wb,
+                                                              const uint8_t *pb, int np,
+                                                              const qc_out *o) {
+  block_c(j, wb, pb, np, o);
+}
+#endif
 
 #ifdef QC_X86
 #define QC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
@@ -384,25 +407,66 @@ QC_VNNI static void block_vnni(const qc_job *j, const int8_t *wb, const uint8_t 
 #endif
 
 typedef void (*block_fn)(const qc_job *, const int8_t *, const uint8_t *, int, const qc_out *);
+typedef void (*cols_fn)(const qc_job *, const int8_t *, int, const uint8_t *, int, const qc_out *);
 
-static block_fn pick(const char **name) {
+/* The family's dispatch table, filled once from the CPU probe (ONNXC_ISA
+ * included): the best block kernel and its name, the column kernel that
+ * goes with it (NULL: none), the plain C block of the level (a named
+ * "portable" path), and the blocking. */
+typedef struct qc_table {
+  block_fn best, plain;
+  cols_fn cols;
+  const char *name;
+  /* bytes of columns per chunk (they stay in L2 while every weight block
+   * passes), tasks per thread, and the most bytes of a whole image's
+   * columns built once and shared by every task */
+  int64_t chunk_bytes, tasks_per_thread, shared_bytes;
+} qc_table;
+
+/* Blocking per microarchitecture (today's values on every row; a core
+ * that wants others gets its row here). */
+static const struct {
+  int64_t chunk_bytes, tasks_per_thread, shared_bytes;
+} k_qc_blocking[] = {
+    [OX_UARCH_GENERIC] = {262144, 4, 1 << 20},    [OX_UARCH_INTEL] = {262144, 4, 1 << 20},
+    [OX_UARCH_INTEL_AVX2] = {262144, 4, 1 << 20}, [OX_UARCH_ZEN2_3] = {262144, 4, 1 << 20},
+    [OX_UARCH_ZEN4] = {262144, 4, 1 << 20},       [OX_UARCH_ZEN5] = {262144, 4, 1 << 20},
+};
+
+static qc_table g_qc;
+static pthread_once_t g_qc_once = PTHREAD_ONCE_INIT;
+
+static void qc_fill(void) {
+  const ox_cpu *c = ox_cpu_get();
+  qc_table *t = &g_qc;
+  t->plain = block_portable;
 #ifdef QC_X86
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl")) {
-    if (name) *name = "avx512vnni";
-    return block_vnni;
+  if (c->isa >= OX_ISA_AVX512)
+    t->plain = block_c_avx512;
+  else if (c->isa >= OX_ISA_AVX2)
+    t->plain = block_c_avx2;
+#endif
+  t->best = t->plain;
+  t->name = "portable";
+#ifdef QC_X86
+  if (c->avx512vnni && c->avx512bw && c->avx512vl) {
+    t->best = block_vnni;
+    t->cols = cols_vnni;
+    t->name = "avx512vnni";
   }
 #endif
-  if (name) *name = "portable";
-  return block_portable;
+  size_t u = (size_t)c->uarch < sizeof k_qc_blocking / sizeof *k_qc_blocking ? (size_t)c->uarch : 0;
+  t->chunk_bytes = k_qc_blocking[u].chunk_bytes;
+  t->tasks_per_thread = k_qc_blocking[u].tasks_per_thread;
+  t->shared_bytes = k_qc_blocking[u].shared_bytes;
 }
 
-const char *ox_qconv_path(void) {
-  const char *name = "portable";
-  pick(&name);
-  return name;
+static const qc_table *qc_dispatch(void) {
+  pthread_once(&g_qc_once, qc_fill);
+  return &g_qc;
 }
+
+const char *ox_qconv_path(void) { return qc_dispatch()->name; }
 
 /* ------------------------------------------------------------ driver */
 
@@ -510,13 +574,15 @@ int ox_qconv_run(const ox_nn_geom *g, const uint8_t *x, int64_t C, int32_t zx, c
 int ox_qconv_run_on(const char *path, const ox_nn_geom *g, const uint8_t *x, int64_t C, int32_t zx,
                     const ox_qconv_w *w, const ox_qconv_req *q, void *y, ox_thread_pool *pool,
                     ox_err *e) {
-  const char *best = "portable";
-  block_fn fn = pick(&best);
-  if (path && strcmp(path, best) != 0) {
+  const qc_table *tab = qc_dispatch();
+  block_fn fn = tab->best;
+  cols_fn cols = tab->cols;
+  if (path && strcmp(path, tab->name) != 0) {
     if (strcmp(path, "portable") != 0)
       return ox_err_set(e, OX_EUNSUPPORTED, "integer convolution path '%s' is not available here",
                         path);
-    fn = block_portable;
+    fn = tab->plain;
+    cols = NULL;
   }
   if (C * g->k_size != w->K)
     return ox_err_set(e, OX_ERUNTIME, "weights have depth %lld, columns %lld", (long long)w->K,
@@ -536,9 +602,7 @@ int ox_qconv_run_on(const char *path, const ox_nn_geom *g, const uint8_t *x, int
   j.y = y;
   j.P = g->out_size;
   j.block = fn;
-#ifdef QC_X86
-  if (fn == block_vnni) j.cols = cols_vnni;
-#endif
+  j.cols = cols;
   int32_t *rowc = malloc((size_t)w->Mp * sizeof *rowc);
   if (!rowc) return ox_err_set(e, OX_ENOMEM, "out of memory (integer convolution)");
   for (int64_t m = 0; m < w->Mp; m++)
@@ -561,15 +625,15 @@ int ox_qconv_run_on(const char *path, const ox_nn_geom *g, const uint8_t *x, int
    * thread (they are taken dynamically): more chunks while they stay wide
    * enough, then ranges of output channels (each builds its columns again). */
   int threads = ox_thread_pool_size(pool);
-  int64_t cols = 262144 / (w->K4 * 4);
-  if (cols < 3 * PANEL) cols = 3 * PANEL;
+  int64_t ccols = tab->chunk_bytes / (w->K4 * 4);
+  if (ccols < 3 * PANEL) ccols = 3 * PANEL;
   int64_t min_rows = (3 * PANEL + j.OW - 1) / j.OW;
-  j.chunk_rows = cols / j.OW > 0 ? cols / j.OW : 1;
-  int64_t target = threads > 1 ? 4 * (int64_t)threads : 1;
+  j.chunk_rows = ccols / j.OW > 0 ? ccols / j.OW : 1;
+  int64_t target = threads > 1 ? tab->tasks_per_thread * (int64_t)threads : 1;
   if (j.outer / j.chunk_rows < target) {
     int64_t r = j.outer / target;
     j.chunk_rows = r > min_rows ? r : min_rows;
-    if (j.chunk_rows > cols / j.OW && cols / j.OW >= 1) j.chunk_rows = cols / j.OW;
+    if (j.chunk_rows > ccols / j.OW && ccols / j.OW >= 1) j.chunk_rows = ccols / j.OW;
   }
   if (j.chunk_rows < 1) j.chunk_rows = 1;
   if (j.chunk_rows > j.outer) j.chunk_rows = j.outer;
@@ -586,7 +650,7 @@ int ox_qconv_run_on(const char *path, const ox_nn_geom *g, const uint8_t *x, int
    * by all threads (1x1 convolutions too: building a 1024-channel 7x7
    * chunk in each of eight tasks made two threads no faster than one) */
   int64_t whole = (j.outer * j.OW + PANEL - 1) / PANEL * w->K4 * 64;
-  if (j.m_parts > 1 && !w->any_zw && whole <= ((int64_t)1 << 20) && qc_run_shared(&j, pool)) {
+  if (j.m_parts > 1 && !w->any_zw && whole <= tab->shared_bytes && qc_run_shared(&j, pool)) {
     free(rowc);
     if (j.fail) return ox_err_set(e, OX_ENOMEM, "out of memory (integer convolution)");
     return OX_OK;

@@ -13,9 +13,11 @@
  * mult, bias + zy), clamped to [lo, hi], rounded to nearest even. */
 #include "qconv_dw.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/cpu.h"
 #include "../base/threadpool.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
@@ -232,13 +234,41 @@ static void qdw_task(void *arg, int64_t c0, int64_t c1) {
 }
 #endif
 
+/* The family's dispatch table, filled once from the CPU probe (ONNXC_ISA
+ * included): the float-plane task (AVX-512 BW/VL) and the byte-plane one
+ * (VBMI + VNNI, symmetric int8 weights); NULL where the CPU (or the cap)
+ * lacks them: then the caller takes the GEMM path. */
+typedef struct qdw_table {
+  void (*plane)(void *arg, int64_t c0, int64_t c1);
+  void (*bytes)(void *arg, int64_t c0, int64_t c1);
+} qdw_table;
+
+static qdw_table g_qdw;
+static pthread_once_t g_qdw_once = PTHREAD_ONCE_INIT;
+
+static void qdw_fill(void) {
+  const ox_cpu *c = ox_cpu_get();
+#ifdef QDW_X86
+  if (c->avx512bw && c->avx512vl) {
+    g_qdw.plane = qdw_task;
+    if (c->avx512vbmi && c->avx512vnni) g_qdw.bytes = qdw_task_vnni;
+  }
+#else
+  (void)c;
+#endif
+}
+
+static const qdw_table *qdw_dispatch(void) {
+  pthread_once(&g_qdw_once, qdw_fill);
+  return &g_qdw;
+}
+
 int ox_qconv_dw_run(const ox_nn_geom *g, const uint8_t *x, int64_t C, int32_t zx, const void *w,
                     bool w_signed, const void *zw, int64_t zw_n, const ox_qconv_req *q, void *y,
                     ox_thread_pool *pool, ox_err *e) {
 #ifdef QDW_X86
-  if (!ox_qconv_dw_supported(g) || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512vl"))
-    return OX_EUNSUPPORTED;
+  const qdw_table *tab = qdw_dispatch();
+  if (!ox_qconv_dw_supported(g) || !tab->plane) return OX_EUNSUPPORTED;
   int64_t sw = g->stride[1];
   /* bordered rows: every tap of every output inside, the width rounded up
    * to whole 16-float runs of outputs per phase */
@@ -262,8 +292,7 @@ int ox_qconv_dw_run(const ox_nn_geom *g, const uint8_t *x, int64_t C, int32_t zx
   int64_t grain = 1 + 65536 / (g->in_size + g->out_size * g->k_size);
   bool zw_zero = true;
   for (int64_t i = 0; zw && i < zw_n; i++) zw_zero &= byte_at(zw, w_signed, i) == 0;
-  if (w_signed && zw_zero && __builtin_cpu_supports("avx512vbmi") &&
-      __builtin_cpu_supports("avx512vnni")) {
+  if (w_signed && zw_zero && tab->bytes) {
     /* byte rows: every 64-byte load of an output run inside */
     int64_t bw = (ow_pad - 16) * sw + 64, wide = g->in[1] + g->pb[1] + g->pe[1];
     qdw_job jb = j;
@@ -279,11 +308,11 @@ int ox_qconv_dw_run(const ox_nn_geom *g, const uint8_t *x, int64_t C, int32_t zx
     }
     for (int i = 0; i < 64; i++) ib[i] = (uint8_t)(i >= g->pb[1] ? i - g->pb[1] : 0);
     memcpy(&jb.shift, ib, 64);
-    ox_parallel_for(pool, C, grain, qdw_task_vnni, &jb);
+    ox_parallel_for(pool, C, grain, tab->bytes, &jb);
     if (jb.fail) return ox_err_set(e, OX_ENOMEM, "out of memory (depthwise integer convolution)");
     return OX_OK;
   }
-  ox_parallel_for(pool, C, grain, qdw_task, &j);
+  ox_parallel_for(pool, C, grain, tab->plane, &j);
   if (j.fail) return ox_err_set(e, OX_ENOMEM, "out of memory (depthwise integer convolution)");
   return OX_OK;
 #else

@@ -9,10 +9,14 @@
 #include "qgemm.h"
 
 #include <immintrin.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { PANEL = 16, ROW_BLOCK = 64 };
+#include "../base/cpu.h"
+
+/* B's panel width (its packed layout, the same on every path) */
+enum { PANEL = 16 };
 
 /* ------------------------------------------------------------ packing */
 
@@ -272,28 +276,64 @@ __attribute__((target("avx2"))) static void tile_avx2(const qjob *j, int64_t m0,
 #endif
 
 typedef void (*tile_fn)(const qjob *, int64_t, int64_t, int64_t, int64_t);
+typedef int32_t (*copy_row_fn)(const uint8_t *a, int64_t K, bool a_signed, uint8_t *dst);
 
-static tile_fn pick(const char **name) {
+/* The family's dispatch table, filled once from the CPU probe (ONNXC_ISA
+ * included): the best tile and its name, the AVX2 tile where it may run
+ * (a named path), A's row copy, and the blocking: a task's rows and
+ * panels. */
+typedef struct qg_table {
+  tile_fn best, avx2;
+  const char *name;
+  copy_row_fn copy_row;
+  int64_t row_block, tile_panels;
+} qg_table;
+
+/* Blocking per microarchitecture (today's values on every row; a core
+ * that wants others gets its row here). */
+static const struct {
+  int64_t row_block, tile_panels;
+} k_qg_blocking[] = {
+    [OX_UARCH_GENERIC] = {64, 3}, [OX_UARCH_INTEL] = {64, 3}, [OX_UARCH_INTEL_AVX2] = {64, 3},
+    [OX_UARCH_ZEN2_3] = {64, 3},  [OX_UARCH_ZEN4] = {64, 3},  [OX_UARCH_ZEN5] = {64, 3},
+};
+
+static int32_t copy_row(const uint8_t *a, int64_t K, bool a_signed, uint8_t *dst);
 #if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")) {
-    if (name) *name = "avx512vnni";
-    return tile_vnni;
-  }
-  if (__builtin_cpu_supports("avx2")) {
-    if (name) *name = "avx2";
-    return tile_avx2;
-  }
+static int32_t copy_row_avx512(const uint8_t *a, int64_t K, bool a_signed, uint8_t *dst);
 #endif
-  if (name) *name = "portable";
-  return tile_portable;
+
+static qg_table g_qg;
+static pthread_once_t g_qg_once = PTHREAD_ONCE_INIT;
+
+static void qg_fill(void) {
+  const ox_cpu *c = ox_cpu_get();
+  qg_table *t = &g_qg;
+  t->best = tile_portable;
+  t->name = "portable";
+  t->copy_row = copy_row;
+#if defined(__x86_64__) || defined(__i386__)
+  if (c->avx2) t->avx2 = tile_avx2;
+  if (c->avx512vnni && c->avx512bw) {
+    t->best = tile_vnni;
+    t->name = "avx512vnni";
+  } else if (c->avx2) {
+    t->best = tile_avx2;
+    t->name = "avx2";
+  }
+  if (c->avx512bw) t->copy_row = copy_row_avx512;
+#endif
+  size_t u = (size_t)c->uarch < sizeof k_qg_blocking / sizeof *k_qg_blocking ? (size_t)c->uarch : 0;
+  t->row_block = k_qg_blocking[u].row_block;
+  t->tile_panels = k_qg_blocking[u].tile_panels;
 }
 
-const char *ox_qgemm_path(void) {
-  const char *name = "portable";
-  pick(&name);
-  return name;
+static const qg_table *qg_dispatch(void) {
+  pthread_once(&g_qg_once, qg_fill);
+  return &g_qg;
 }
+
+const char *ox_qgemm_path(void) { return qg_dispatch()->name; }
 
 /* ------------------------------------------------------------ driver */
 
@@ -301,6 +341,7 @@ typedef struct qtask {
   const qjob *j;
   tile_fn fn;
   int64_t row_blocks, pair_blocks;
+  int64_t row_block, tile_panels; /* the table's blocking */
 } qtask;
 
 static void run_tiles(void *arg, int64_t t0, int64_t t1) {
@@ -309,8 +350,9 @@ static void run_tiles(void *arg, int64_t t0, int64_t t1) {
   int64_t n_panels = j->b->Np / PANEL;
   for (int64_t t_ = t0; t_ < t1; t_++) {
     int64_t rb = t_ / t->pair_blocks, pb = t_ % t->pair_blocks;
-    int64_t m0 = rb * ROW_BLOCK, m1 = m0 + ROW_BLOCK < j->M ? m0 + ROW_BLOCK : j->M;
-    int64_t p0 = pb * 3, p1 = p0 + 3 < n_panels ? p0 + 3 : n_panels;
+    int64_t m0 = rb * t->row_block, m1 = m0 + t->row_block < j->M ? m0 + t->row_block : j->M;
+    int64_t p0 = pb * t->tile_panels,
+            p1 = p0 + t->tile_panels < n_panels ? p0 + t->tile_panels : n_panels;
     t->fn(j, m0, m1, p0, p1);
     const ox_qgemm_epi *ep = j->epi;
     if (ep && ep->post) {
@@ -321,12 +363,9 @@ static void run_tiles(void *arg, int64_t t0, int64_t t1) {
 }
 
 static tile_fn by_name(const char *path) {
-  const char *best = "portable";
-  tile_fn f = pick(&best);
-  if (!path || strcmp(path, best) == 0) return f;
-#if defined(__x86_64__) || defined(__i386__)
-  if (strcmp(path, "avx2") == 0 && __builtin_cpu_supports("avx2")) return tile_avx2;
-#endif
+  const qg_table *t = qg_dispatch();
+  if (!path || strcmp(path, t->name) == 0) return t->best;
+  if (strcmp(path, "avx2") == 0 && t->avx2) return t->avx2;
   if (strcmp(path, "portable") == 0) return tile_portable;
   return NULL;
 }
@@ -395,17 +434,10 @@ static int qgemm_impl(const char *path, const void *A, bool a_signed, int64_t M,
   }
   int32_t *rowsum = sums, *zas = sums + M;
   const uint8_t *au = A;
-#if defined(__x86_64__) || defined(__i386__)
-  bool wide = __builtin_cpu_supports("avx512bw");
-#endif
+  const qg_table *tab = qg_dispatch();
   for (int64_t m = 0; m < M; m++) {
     uint8_t *dst = ap + m * row;
-#if defined(__x86_64__) || defined(__i386__)
-    if (wide)
-      rowsum[m] = copy_row_avx512(au + m * lda, B->K, a_signed, dst);
-    else
-#endif
-      rowsum[m] = copy_row(au + m * lda, B->K, a_signed, dst);
+    rowsum[m] = tab->copy_row(au + m * lda, B->K, a_signed, dst);
     memset(dst + B->K, 0, (size_t)(row - B->K));
     zas[m] = zp_at(za, a_signed, za_n, m) + (a_signed ? 128 : 0);
   }
@@ -422,7 +454,12 @@ static int qgemm_impl(const char *path, const void *A, bool a_signed, int64_t M,
     j.cterm = ct;
     j.zb_zero = zero;
   }
-  qtask t = {&j, fn, (M + ROW_BLOCK - 1) / ROW_BLOCK, (B->Np / PANEL + 2) / 3};
+  qtask t = {&j,
+             fn,
+             (M + tab->row_block - 1) / tab->row_block,
+             (B->Np / PANEL + tab->tile_panels - 1) / tab->tile_panels,
+             tab->row_block,
+             tab->tile_panels};
   ox_parallel_for(pool, t.row_blocks * t.pair_blocks, 1, run_tiles, &t);
   free(ap);
   free(sums);

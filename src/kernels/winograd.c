@@ -20,11 +20,13 @@
 #include "winograd.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../base/base.h"
+#include "../base/cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define OX_WINO_X86 1
@@ -34,15 +36,53 @@
 #endif
 
 enum {
-  WINO_XI = 36,               /* values of a transformed tile */
-  WINO_KCHUNK = 48,           /* output channels per product chunk (whole 12-row panels) */
-  WINO_TILES = 128,           /* tiles per band (the products' columns) ... */
-  WINO_V_BYTES = 2048 * 1024, /* ... unless the band's transformed input gets larger */
-  WINO_MIN_TILES = 32,        /* the least tiles of a band split for the threads */
-  WINO_SCRATCH_V = 5,         /* scratch slots (base.h) */
+  WINO_XI = 36,       /* values of a transformed tile */
+  WINO_TILES = 128,   /* the most tiles per band (the table's tiles at most this) */
+  WINO_SCRATCH_V = 5, /* scratch slots (base.h) */
   WINO_SCRATCH_M = 6,
   WINO_SCRATCH_PAD = 7
 };
+
+/* The family's dispatch table, filled once from the CPU probe (ONNXC_ISA
+ * included): whether the transforms' level (AVX-512 with VL, and the
+ * GEMM's in-place 12-row tiles) is there, and the blocking. */
+typedef struct wino_table {
+  bool ok;
+  int64_t kchunk;    /* output channels per product chunk (whole 12-row panels) */
+  int64_t tiles;     /* tiles per band (the products' columns) ... */
+  int64_t v_bytes;   /* ... unless the band's transformed input gets larger */
+  int64_t min_tiles; /* the least tiles of a band split for the threads */
+} wino_table;
+
+/* Blocking per microarchitecture (today's values on every row; a core
+ * that wants others gets its row here). */
+#define OX_WINO_BLOCKING \
+  { true, 48, 128, 2048 * 1024, 32 }
+static const wino_table k_wino_blocking[] = {
+    [OX_UARCH_GENERIC] = OX_WINO_BLOCKING,    [OX_UARCH_INTEL] = OX_WINO_BLOCKING,
+    [OX_UARCH_INTEL_AVX2] = OX_WINO_BLOCKING, [OX_UARCH_ZEN2_3] = OX_WINO_BLOCKING,
+    [OX_UARCH_ZEN4] = OX_WINO_BLOCKING,       [OX_UARCH_ZEN5] = OX_WINO_BLOCKING,
+};
+
+static wino_table g_wino;
+static pthread_once_t g_wino_once = PTHREAD_ONCE_INIT;
+
+static void wino_fill(void) {
+  const ox_cpu *c = ox_cpu_get();
+  size_t u =
+      (size_t)c->uarch < sizeof k_wino_blocking / sizeof *k_wino_blocking ? (size_t)c->uarch : 0;
+  g_wino = k_wino_blocking[u];
+#ifdef OX_WINO_X86
+  g_wino.ok = ox_sgemm_has_ua() && c->avx512vl;
+#else
+  g_wino.ok = false;
+#endif
+}
+
+static const wino_table *wino_dispatch(void) {
+  pthread_once(&g_wino_once, wino_fill);
+  return &g_wino;
+}
 
 struct ox_wino {
   int64_t M, C;
@@ -73,7 +113,7 @@ bool ox_wino_fits(const ox_nn_geom *g, int64_t C, int64_t M) {
    * for the products (an 8 x 8 map, 4 tiles, ran slower than the direct
    * sum; 10 x 10, 9 tiles, faster) */
   if (g->out[0] < 9 || g->out[1] < 9) return false;
-  return ox_sgemm_has_ua() && __builtin_cpu_supports("avx512vl");
+  return wino_dispatch()->ok;
 #else
   (void)g, (void)C, (void)M;
   return false;
@@ -461,11 +501,20 @@ __attribute__((target("avx512f,avx512vl"))) static void wino_task(void *arg, int
       return;
     }
     wino_input(j, j->x + n * C * g->in_size, t0, t1, V, pad);
-    for (int64_t c0 = k0; c0 < k1; c0 += WINO_KCHUNK) {
-      int64_t c1 = c0 + WINO_KCHUNK < k1 ? c0 + WINO_KCHUNK : k1;
+    const int64_t kchunk = wino_dispatch()->kchunk;
+    for (int64_t c0 = k0; c0 < k1; c0 += kchunk) {
+      int64_t c1 = c0 + kchunk < k1 ? c0 + kchunk : k1;
       for (int xi = 0; xi < WINO_XI; xi++)
-        if (!ox_sgemm_pa_sb_rows(wp->u[xi], c0, c1, nt, V + (int64_t)xi * C * nt, nt, NULL, NULL,
-                                 NULL, Mb + (int64_t)xi * M * nt, nt)) {
+        if (!ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_INPLACE,
+                                     .pa = wp->u[xi],
+                                     .rows = true,
+                                     .m0 = c0,
+                                     .m1 = c1,
+                                     .N = nt,
+                                     .B = V + (int64_t)xi * C * nt,
+                                     .ldb = nt,
+                                     .C = Mb + (int64_t)xi * M * nt,
+                                     .ldc = nt})) {
           atomic_store(&j->fail, 2);
           return;
         }
@@ -489,11 +538,12 @@ int ox_wino_conv(const ox_wino *wp, const ox_nn_geom *g, int64_t N, const float 
    * loads of a 16-tile group starting at any tile (64 values and 4 more) */
   j.PW = 4 * j.TW + 72;
   if (j.PW < g->pb[1] + g->in[1]) j.PW = g->pb[1] + g->in[1];
-  /* bands of WINO_TILES tiles (the wider the products, the fewer times U
-   * is read), the transformed input at most WINO_V_BYTES, whole 32-column
+  /* bands of the table's tiles (the wider the products, the fewer times U
+   * is read), the transformed input at most its v_bytes, whole 32-column
    * tiles of the products */
-  int64_t T = j.TH * j.TW, target = WINO_TILES;
-  int64_t cap = WINO_V_BYTES / (WINO_XI * 4 * wp->C);
+  const wino_table *tab = wino_dispatch();
+  int64_t T = j.TH * j.TW, target = tab->tiles;
+  int64_t cap = tab->v_bytes / (WINO_XI * 4 * wp->C);
   if (target > cap) target = cap / 32 * 32;
   if (target < 32) target = 32;
   j.nbands = (T + target - 1) / target;
@@ -501,12 +551,12 @@ int ox_wino_conv(const ox_wino *wp, const ox_nn_geom *g, int64_t N, const float 
   j.kparts = 1;
   j.kpart = wp->M;
   /* few tasks, not shared evenly by the threads: more bands if they keep
-   * WINO_MIN_TILES tiles, else the output channels split too (each part
+   * min_tiles tiles, else the output channels split too (each part
    * transforms the input anew) */
   if (nth > 1 && N * j.nbands < 4 * nth && (N * j.nbands) % nth) {
     int64_t nb = j.nbands + 1;
     while ((N * nb) % nth) nb++;
-    if ((T + nb - 1) / nb >= WINO_MIN_TILES) {
+    if ((T + nb - 1) / nb >= tab->min_tiles) {
       j.nbands = nb;
     } else {
       int64_t panels = (wp->M + 11) / 12;

@@ -12,10 +12,12 @@
 #include "wqgemm.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gemm.h"
+#include "levels.h"
 
 #define GRP 64 /* columns per group */
 
@@ -110,8 +112,8 @@ int ox_wq_pack(int bits, bool q_signed, int64_t K, int64_t N, const void *q, con
 
 /* The float weights of group g, rows [0, K), as DequantizeLinear gives
  * them: (q - z) * s with q - z an exact integer. */
-OX_CLONES("avx512f", "avx2", "default")
-static void dequant_group(const ox_wq_matrix *W, int64_t g, float *slab) {
+__attribute__((always_inline)) static inline void dequant_group_c(const ox_wq_matrix *W, int64_t g,
+                                                                  float *slab) {
   const uint32_t *src = grp_units(W, g);
   const float *sd = W->scale + g * W->n_blk * GRP;
   int bits = W->bits;
@@ -129,30 +131,10 @@ static void dequant_group(const ox_wq_matrix *W, int64_t g, float *slab) {
   }
 }
 
-typedef struct slab_job {
-  const float *A;
-  int64_t M, lda, ldc;
-  const ox_wq_matrix *W;
-  float *C;
-  int failed;
-} slab_job;
+OX_LEVELS_VOID(dequant_group, (const ox_wq_matrix *W, int64_t g, float *slab), W, g, slab)
 
-static void slab_groups(void *arg, int64_t g0, int64_t g1) {
-  slab_job *j = arg;
-  const ox_wq_matrix *W = j->W;
-  float *slab = aligned_alloc(64, (size_t)W->K * GRP * sizeof(float));
-  if (!slab) {
-    j->failed = 1;
-    return;
-  }
-  for (int64_t g = g0; g < g1; g++) {
-    dequant_group(W, g, slab);
-    int64_t n0 = g * GRP, nc = W->N - n0 < GRP ? W->N - n0 : GRP;
-    ox_sgemm(false, false, j->M, nc, W->K, 1.0f, j->A, j->lda, slab, GRP, 0.0f, j->C + n0, j->ldc,
-             NULL);
-  }
-  free(slab);
-}
+typedef struct wq_table wq_table;
+static const wq_table *wq_dispatch(void);
 
 /* ---------------------------------------------------------- block sums */
 
@@ -586,30 +568,6 @@ static void bsum_groups(void *arg, int64_t g0, int64_t g1) {
   }
 }
 
-/* the int8 form's function on `path` (NULL: VNNI when the CPU has it, else
- * none: the float form serves) */
-static bsum_fn pick_i8(const char *path) {
-#ifdef HAVE_X86
-  if ((!path || strcmp(path, "avx512vnni") == 0) && __builtin_cpu_supports("avx512f") &&
-      __builtin_cpu_supports("avx512vnni"))
-    return bsum_i8_vnni;
-#endif
-  if (path && strcmp(path, "portable") == 0) return bsum_i8_portable;
-  return NULL;
-}
-
-/* the fixed-point form's function on `path` (NULL: VNNI when the CPU has
- * it, else none) */
-static bsum_fn pick_fx(const char *path) {
-#ifdef HAVE_X86
-  if ((!path || strcmp(path, "avx512vnni") == 0) && __builtin_cpu_supports("avx512f") &&
-      __builtin_cpu_supports("avx512vnni"))
-    return bsum_fx_vnni;
-#endif
-  if (path && strcmp(path, "portable") == 0) return bsum_fx_portable;
-  return NULL;
-}
-
 /* the fixed-point form's 32-bit sums cannot overflow: they start at
  * -z sum(d) and add d q, |d| <= 128, for kb rows */
 static bool fx_form_fits(const ox_wq_matrix *W) {
@@ -621,21 +579,8 @@ static bool int8_form_fits(const ox_wq_matrix *W) {
   return (double)W->kb * (double)((1 << W->bits) - 1) * 127.0 < 2147483647.0;
 }
 
-static bsum_fn pick_bsum(const char *path) {
-#ifdef HAVE_X86
-  bool any = !path;
-  if ((any || strcmp(path, "avx512") == 0) && __builtin_cpu_supports("avx512f")) return bsum_avx512;
-  if ((any || strcmp(path, "avx2") == 0) && __builtin_cpu_supports("avx2") &&
-      __builtin_cpu_supports("fma"))
-    return bsum_avx2;
-#endif
-  if (!path || strcmp(path, "portable") == 0) return bsum_portable;
-  return NULL;
-}
-
 /* a + ... in sixteen running sums (vectorised; an Inf or NaN stays) */
-OX_CLONES("avx512f", "avx2", "default")
-static float block_sum(const float *a, int64_t n) {
+__attribute__((always_inline)) static inline float block_sum_c(const float *a, int64_t n) {
   float part[16] = {0};
   int64_t k = 0;
   for (; k + 16 <= n; k += 16)
@@ -646,33 +591,15 @@ static float block_sum(const float *a, int64_t n) {
   return s;
 }
 
-/* A's rows copied to Kp values (zeros past K) with their block sums;
- * false when a sum is not finite (an infinite or NaN activation, or an
- * overflow): then the block-sum form would not give DequantizeLinear ->
- * MatMul's result. */
-static bool prepare_rows(const ox_wq_matrix *W, const float *A, int64_t M, int64_t lda, float *ap,
-                         float *asum) {
-  for (int64_t m = 0; m < M; m++) {
-    float *row = ap + m * W->Kp;
-    memcpy(row, A + m * lda, (size_t)W->K * sizeof(float));
-    for (int64_t k = W->K; k < W->Kp; k++) row[k] = 0.0f;
-    for (int64_t b = 0; b < W->n_blk; b++) {
-      int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
-      float s = block_sum(row + k0, k1 - k0);
-      if (!isfinite(s)) return false;
-      asum[m * W->n_blk + b] = s;
-    }
-  }
-  return true;
-}
+OX_LEVELS(float, block_sum, (const float *a, int64_t n), a, n)
 
 /* One block of a row quantized to int8, symmetrically: scale max|a| / 127,
  * values rounded to nearest, ties to even (nearbyintf: vroundps in the
  * vector clones; no add that a compiler could fuse with the product into a
  * single rounding); a block of zeros has scale 0. Returns the sum of the values. The row is
  * finite (prepare_rows checked). */
-OX_CLONES("avx512f", "avx2", "default")
-static int32_t quantize_block(const float *a, int64_t n, int8_t *aq, float *scale) {
+__attribute__((always_inline)) static inline int32_t quantize_block_c(const float *a, int64_t n,
+                                                                      int8_t *aq, float *scale) {
   float amax = 0.0f;
   for (int64_t k = 0; k < n; k++) {
     float v = fabsf(a[k]);
@@ -691,17 +618,8 @@ static int32_t quantize_block(const float *a, int64_t n, int8_t *aq, float *scal
   return sum;
 }
 
-/* The rows quantized per block (quantize_block); run after prepare_rows
- * (the rows are padded and finite). */
-static void quantize_rows(const ox_wq_matrix *W, const float *ap, int64_t M, int8_t *aq,
-                          float *ascale, float *qsum) {
-  for (int64_t m = 0; m < M; m++)
-    for (int64_t b = 0; b < W->n_blk; b++) {
-      int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
-      qsum[m * W->n_blk + b] = (float)quantize_block(
-          ap + m * W->Kp + k0, k1 - k0, aq + m * W->Kp + k0, &ascale[m * W->n_blk + b]);
-    }
-}
+OX_LEVELS(int32_t, quantize_block, (const float *a, int64_t n, int8_t *aq, float *scale), a, n, aq,
+          scale)
 
 /* One block of a row in fixed point: A_k = round(a_k 2^sh), ties to even,
  * with sh the power of two that puts max|a| in [2^21, 2^22) (exact
@@ -710,9 +628,9 @@ static void quantize_rows(const ox_wq_matrix *W, const float *ap, int64_t M, int
  * unit = 2^-sh. false when the block's largest value is below 2^-104 (2^sh
  * would not be a normal float): the caller takes the float form. A zero
  * block has unit 0. */
-OX_CLONES("avx512f", "avx2", "default")
-static bool fx_block(const float *a, int64_t n, int8_t *d0, int8_t *d1, int8_t *d2, int32_t sum[3],
-                     float *unit) {
+__attribute__((always_inline)) static inline bool fx_block_c(const float *a, int64_t n, int8_t *d0,
+                                                             int8_t *d1, int8_t *d2, int32_t sum[3],
+                                                             float *unit) {
   float amax = 0.0f;
   for (int64_t k = 0; k < n; k++) {
     float v = fabsf(a[k]);
@@ -744,6 +662,152 @@ static bool fx_block(const float *a, int64_t n, int8_t *d0, int8_t *d1, int8_t *
   return true;
 }
 
+OX_LEVELS(bool, fx_block,
+          (const float *a, int64_t n, int8_t *d0, int8_t *d1, int8_t *d2, int32_t sum[3],
+           float *unit),
+          a, n, d0, d1, d2, sum, unit)
+
+/* The family's dispatch table, filled once from the CPU probe (ONNXC_ISA
+ * included): the block-sum products of each form and level (NULL where
+ * the level is missing: a named path then is not available), the plain C
+ * loops of the level in use, and the blocking. */
+struct wq_table {
+  bsum_fn f_avx512, f_avx2; /* float form */
+  bsum_fn i8_vnni, fx_vnni; /* int8 and fixed-point forms, VNNI */
+  void (*dequant)(const ox_wq_matrix *W, int64_t g, float *slab);
+  float (*block_sum)(const float *a, int64_t n);
+  int32_t (*quantize_block)(const float *a, int64_t n, int8_t *aq, float *scale);
+  bool (*fx_block)(const float *a, int64_t n, int8_t *d0, int8_t *d1, int8_t *d2, int32_t sum[3],
+                   float *unit);
+  int64_t grain_bytes; /* weights a task streams at least */
+};
+
+/* Blocking per microarchitecture (today's values on every row; a core
+ * that wants others gets its row here). */
+static const int64_t k_wq_grain[] = {
+    [OX_UARCH_GENERIC] = 1 << 16, [OX_UARCH_INTEL] = 1 << 16, [OX_UARCH_INTEL_AVX2] = 1 << 16,
+    [OX_UARCH_ZEN2_3] = 1 << 16,  [OX_UARCH_ZEN4] = 1 << 16,  [OX_UARCH_ZEN5] = 1 << 16,
+};
+
+static wq_table g_wq;
+static pthread_once_t g_wq_once = PTHREAD_ONCE_INIT;
+
+static void wq_fill(void) {
+  const ox_cpu *c = ox_cpu_get();
+  wq_table *t = &g_wq;
+#ifdef HAVE_X86
+  if (c->avx512f) t->f_avx512 = bsum_avx512;
+  if (c->avx2 && c->fma) t->f_avx2 = bsum_avx2;
+  if (c->avx512f && c->avx512vnni) {
+    t->i8_vnni = bsum_i8_vnni;
+    t->fx_vnni = bsum_fx_vnni;
+  }
+#endif
+  t->dequant = OX_LEVEL_PICK(c, dequant_group);
+  t->block_sum = OX_LEVEL_PICK(c, block_sum);
+  t->quantize_block = OX_LEVEL_PICK(c, quantize_block);
+  t->fx_block = OX_LEVEL_PICK(c, fx_block);
+  size_t u = (size_t)c->uarch < sizeof k_wq_grain / sizeof *k_wq_grain ? (size_t)c->uarch : 0;
+  t->grain_bytes = k_wq_grain[u];
+}
+
+static const wq_table *wq_dispatch(void) {
+  pthread_once(&g_wq_once, wq_fill);
+  return &g_wq;
+}
+
+/* the int8 form's function on `path` (NULL: VNNI when the CPU has it, else
+ * none: the float form serves) */
+static bsum_fn pick_i8(const char *path) {
+  const wq_table *t = wq_dispatch();
+  if ((!path || strcmp(path, "avx512vnni") == 0) && t->i8_vnni) return t->i8_vnni;
+  if (path && strcmp(path, "portable") == 0) return bsum_i8_portable;
+  return NULL;
+}
+
+/* the fixed-point form's function on `path` (NULL: VNNI when the CPU has
+ * it, else none) */
+static bsum_fn pick_fx(const char *path) {
+  const wq_table *t = wq_dispatch();
+  if ((!path || strcmp(path, "avx512vnni") == 0) && t->fx_vnni) return t->fx_vnni;
+  if (path && strcmp(path, "portable") == 0) return bsum_fx_portable;
+  return NULL;
+}
+
+static bsum_fn pick_bsum(const char *path) {
+  const wq_table *t = wq_dispatch();
+  bool any = !path;
+  if ((any || strcmp(path, "avx512") == 0) && t->f_avx512) return t->f_avx512;
+  if ((any || strcmp(path, "avx2") == 0) && t->f_avx2) return t->f_avx2;
+  if (!path || strcmp(path, "portable") == 0) return bsum_portable;
+  return NULL;
+}
+
+typedef struct slab_job {
+  const float *A;
+  int64_t M, lda, ldc;
+  const ox_wq_matrix *W;
+  float *C;
+  int failed;
+} slab_job;
+
+static void slab_groups(void *arg, int64_t g0, int64_t g1) {
+  slab_job *j = arg;
+  const ox_wq_matrix *W = j->W;
+  float *slab = aligned_alloc(64, (size_t)W->K * GRP * sizeof(float));
+  if (!slab) {
+    j->failed = 1;
+    return;
+  }
+  for (int64_t g = g0; g < g1; g++) {
+    wq_dispatch()->dequant(W, g, slab);
+    int64_t n0 = g * GRP, nc = W->N - n0 < GRP ? W->N - n0 : GRP;
+    ox_gemm(&(ox_gemm_desc){.M = j->M,
+                            .N = nc,
+                            .K = W->K,
+                            .A = j->A,
+                            .lda = j->lda,
+                            .B = slab,
+                            .ldb = GRP,
+                            .alpha = 1.0f,
+                            .C = j->C + n0,
+                            .ldc = j->ldc});
+  }
+  free(slab);
+}
+
+/* A's rows copied to Kp values (zeros past K) with their block sums;
+ * false when a sum is not finite (an infinite or NaN activation, or an
+ * overflow): then the block-sum form would not give DequantizeLinear ->
+ * MatMul's result. */
+static bool prepare_rows(const ox_wq_matrix *W, const float *A, int64_t M, int64_t lda, float *ap,
+                         float *asum) {
+  for (int64_t m = 0; m < M; m++) {
+    float *row = ap + m * W->Kp;
+    memcpy(row, A + m * lda, (size_t)W->K * sizeof(float));
+    for (int64_t k = W->K; k < W->Kp; k++) row[k] = 0.0f;
+    for (int64_t b = 0; b < W->n_blk; b++) {
+      int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
+      float s = wq_dispatch()->block_sum(row + k0, k1 - k0);
+      if (!isfinite(s)) return false;
+      asum[m * W->n_blk + b] = s;
+    }
+  }
+  return true;
+}
+
+/* The rows quantized per block (quantize_block); run after prepare_rows
+ * (the rows are padded and finite). */
+static void quantize_rows(const ox_wq_matrix *W, const float *ap, int64_t M, int8_t *aq,
+                          float *ascale, float *qsum) {
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t b = 0; b < W->n_blk; b++) {
+      int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
+      qsum[m * W->n_blk + b] = (float)wq_dispatch()->quantize_block(
+          ap + m * W->Kp + k0, k1 - k0, aq + m * W->Kp + k0, &ascale[m * W->n_blk + b]);
+    }
+}
+
 /* The rows in fixed point per block (fx_block); run after prepare_rows. */
 static bool fx_rows(const ox_wq_matrix *W, const float *ap, int64_t M, int8_t *fx, int32_t *fxsum,
                     float *fxunit) {
@@ -751,8 +815,9 @@ static bool fx_rows(const ox_wq_matrix *W, const float *ap, int64_t M, int8_t *f
     int8_t *p = fx + m * 3 * W->Kp;
     for (int64_t b = 0; b < W->n_blk; b++) {
       int64_t k0 = b * W->kb, k1 = k0 + W->kb < W->Kp ? k0 + W->kb : W->Kp;
-      if (!fx_block(ap + m * W->Kp + k0, k1 - k0, p + k0, p + W->Kp + k0, p + 2 * W->Kp + k0,
-                    fxsum + (m * W->n_blk + b) * 3, fxunit + m * W->n_blk + b))
+      if (!wq_dispatch()->fx_block(ap + m * W->Kp + k0, k1 - k0, p + k0, p + W->Kp + k0,
+                                   p + 2 * W->Kp + k0, fxsum + (m * W->n_blk + b) * 3,
+                                   fxunit + m * W->n_blk + b))
         return false;
     }
   }
@@ -762,7 +827,7 @@ static bool fx_rows(const ox_wq_matrix *W, const float *ap, int64_t M, int8_t *f
 /* groups per task so that a task streams at least ~64 KiB of weights */
 static int64_t group_grain(const ox_wq_matrix *W) {
   int64_t per = W->Kp / W->rows_unit * GRP * 4;
-  int64_t gr = per > 0 ? ((int64_t)1 << 16) / per : 1;
+  int64_t gr = per > 0 ? wq_dispatch()->grain_bytes / per : 1;
   return gr < 1 ? 1 : gr;
 }
 

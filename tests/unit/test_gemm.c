@@ -1,4 +1,4 @@
-/* test_gemm.c - ox_sgemm and the packed-A product against a plain
+/* test_gemm.c - ox_gemm (plain and packed-A products) against a plain
  * double-precision triple loop, over shapes that exercise every edge of the
  * blocking (partial micro-tiles, several depth blocks, M == 1, transposes). */
 #include <math.h>
@@ -37,12 +37,16 @@ static void check(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
       return;
     }
     if (!tb && alpha == 1.0f && sb) /* B read in place; beta != 0 here means a row bias */
-      ox_sgemm_pa_sb(p, N, B, ldb, bias, C, ldc);
+      ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_INPLACE, .pa = p, .N = N, .B = B, .ldb = ldb,
+                              .bias = bias, .C = C, .ldc = ldc});
     else
-      ox_sgemm_pa(p, tb, N, alpha, B, ldb, beta, C, ldc, NULL);
+      ox_gemm(&(ox_gemm_desc){.pa = p, .N = N, .B = B, .ldb = ldb, .trans_b = tb, .alpha = alpha,
+                              .beta = beta, .C = C, .ldc = ldc});
     ox_sgemm_packed_free(p);
   } else {
-    ox_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
+    ox_gemm(&(ox_gemm_desc){.M = M, .N = N, .K = K, .A = A, .lda = lda, .trans_a = ta, .B = B,
+                            .ldb = ldb, .trans_b = tb, .alpha = alpha, .beta = beta, .C = C,
+                            .ldc = ldc});
   }
   double maxerr = 0.0;
   for (int64_t i = 0; i < M; i++)
@@ -134,11 +138,19 @@ static void check_epi(int64_t M, int64_t N, int64_t K, int act, bool res, bool s
   strip_src src = {B, ldb};
   bool ran = true;
   if (strips) {
-    ran = ox_sgemm_pa_strips_epi(p, N, strip_copy, &src, bias, &ep, C, ldc);
-    if (ran) ox_sgemm_pa_strips(p, N, strip_copy, &src, bias, C0, ldc);
+    ox_gemm_desc d = {.b = OX_GEMM_B_STRIPS, .pa = p, .N = N, .strip = strip_copy,
+                      .strip_ctx = &src, .bias = bias, .ep = &ep, .C = C, .ldc = ldc};
+    ran = ox_gemm(&d);
+    d.ep = NULL;
+    d.C = C0;
+    if (ran) ox_gemm(&d);
   } else {
-    ox_sgemm_pa_sb_epi(p, N, B, ldb, bias, &ep, C, ldc);
-    ox_sgemm_pa_sb(p, N, B, ldb, bias, C0, ldc);
+    ox_gemm_desc d = {.b = OX_GEMM_B_INPLACE, .pa = p, .N = N, .B = B, .ldb = ldb, .bias = bias,
+                      .ep = &ep, .C = C, .ldc = ldc};
+    ox_gemm(&d);
+    d.ep = NULL;
+    d.C = C0;
+    ox_gemm(&d);
   }
   int64_t bad = 0;
   for (int64_t i = 0; i < M && ran; i++)

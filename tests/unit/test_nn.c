@@ -25,7 +25,8 @@ static void conv_case(const char *name, int64_t H, int64_t W, ox_nn_attrs *a, co
     return;
   }
   ox_nn_im2col(&g, 1, x, 0, ox_nn_outer(&g), col, g.out_size, 0.0f);
-  ox_sgemm(false, false, 1, g.out_size, 9, 1.0f, w, 9, col, g.out_size, 0.0f, y, g.out_size, NULL);
+  ox_gemm(&(ox_gemm_desc){.M = 1, .N = g.out_size, .K = 9, .A = w, .lda = 9, .B = col,
+                          .ldb = g.out_size, .alpha = 1.0f, .C = y, .ldc = g.out_size});
   for (int64_t i = 0; i < OH * OW; i++)
     if (y[i] != want[i]) {
       printf("FAIL %s: y[%lld] = %g, want %g\n", name, (long long)i, y[i], want[i]);
@@ -101,11 +102,12 @@ int main(void) {
     }
     ox_sgemm_packed *pa = ox_sgemm_pack_a(false, MO, K, w, K, NULL);
     ox_nn_im2col_packed(&g, CH, xin, 0, ox_nn_outer(&g), bp, ox_sgemm_nr(), ox_sgemm_kc(), rowbuf);
-    ox_sgemm_pa_pb(pa, P, bp, 0.0f, ygot, P);
+    ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_PANELS, .pa = pa, .N = P, .B = bp, .C = ygot, .ldc = P});
     ox_sgemm_packed_free(pa);
     if (ox_sgemm_has_ua()) { /* A in place: compare the two packed-B products */
       static float yua[MO * 600];
-      ox_sgemm_ua_pb(MO, P, K, w, K, bp, 0.0f, yua, P);
+      ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_PANELS, .M = MO, .N = P, .K = K, .A = w, .lda = K,
+                              .B = bp, .C = yua, .ldc = P});
       if (memcmp(yua, ygot, sizeof(float) * (size_t)(MO * P)) != 0) {
         printf("FAIL in-place A product differs\n");
         failures++;

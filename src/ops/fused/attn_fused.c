@@ -128,13 +128,14 @@ static void mha_task(void *arg, int64_t t0, int64_t t1) {
     int64_t b = t / a->heads, h = t % a->heads;
     const float *qh = j->q + b * Sq * E + h * D, *kh = j->k + b * Sk * E + h * D;
     const float *vh = j->v + b * Sk * E + h * D;
-    ox_sgemm(false, true, Sq, Sk, D, 1.0f, qh, E, kh, E, 0.0f, sc, Sk, NULL);
+    ox_gemm(&(ox_gemm_desc){.M = Sq, .N = Sk, .K = D, .A = qh, .lda = E, .B = kh, .ldb = E,
+                            .trans_b = true, .alpha = 1.0f, .C = sc, .ldc = Sk});
     for (int64_t r = 0; r < Sq; r++) {
       const float *m = j->mask ? j->mask + b * j->mst[0] + h * j->mst[1] + r * j->mst[2] : NULL;
       score_row(sc + r * Sk, Sk, a->scale, a->div, m, j->mst[3]);
     }
-    ox_sgemm(false, false, Sq, D, Sk, 1.0f, sc, Sk, vh, E, 0.0f, j->y + b * Sq * E + h * D, E,
-             NULL);
+    ox_gemm(&(ox_gemm_desc){.M = Sq, .N = D, .K = Sk, .A = sc, .lda = Sk, .B = vh, .ldb = E,
+                            .alpha = 1.0f, .C = j->y + b * Sq * E + h * D, .ldc = E});
   }
   free(sc);
 }

@@ -134,7 +134,8 @@ static void attn_heads(void *arg, int64_t bh0, int64_t bh1) {
     const float *qs = jb->q + bh * Sq * D;
     const float *ks = jb->k + (b * Hk + hk) * T * D, *vs = jb->v + (b * Hk + hk) * T * Dv;
     /* scores = (Q sqrt(s)) (K sqrt(s))^T = s Q K^T */
-    ox_sgemm(false, true, Sq, T, D, jb->sq, qs, D, ks, D, 0.0f, sc, T, NULL);
+    ox_gemm(&(ox_gemm_desc){.M = Sq, .N = T, .K = D, .A = qs, .lda = D, .B = ks, .ldb = D,
+                            .trans_b = true, .alpha = jb->sq, .C = sc, .ldc = T});
     float *qko = jb->qk ? jb->qk + bh * Sq * T : NULL;
     if (qko && a->mode == 0) memcpy(qko, sc, (size_t)(Sq * T) * sizeof(float));
     if (a->softcap > 0)
@@ -180,7 +181,8 @@ static void attn_heads(void *arg, int64_t bh0, int64_t bh1) {
       for (int64_t j = 0; j < T; j++) row[j] = (float)(row[j] / s);
     }
     if (qko && a->mode == 3) memcpy(qko, sc, (size_t)(Sq * T) * sizeof(float));
-    ox_sgemm(false, false, Sq, Dv, T, 1.0f, sc, T, vs, Dv, 0.0f, jb->y + bh * Sq * Dv, Dv, NULL);
+    ox_gemm(&(ox_gemm_desc){.M = Sq, .N = Dv, .K = T, .A = sc, .lda = T, .B = vs, .ldb = Dv,
+                            .alpha = 1.0f, .C = jb->y + bh * Sq * Dv, .ldc = Dv});
   }
   free(sc);
 }
@@ -666,8 +668,10 @@ static int flex_run(ox_kctx *c, void *st) {
   for (int64_t b = 0; b < B; b++)
     for (int64_t h = 0; h < Hq; h++) {
       int64_t hk = h / (Hq / Hk);
-      ox_sgemm(false, true, L, S, D, scale, fq.p + (b * Hq + h) * L * D, D,
-               fk.p + (b * Hk + hk) * S * D, D, 0.0f, sc + (b * Hq + h) * L * S, S, pool);
+      ox_gemm(&(ox_gemm_desc){.M = L, .N = S, .K = D, .A = fq.p + (b * Hq + h) * L * D, .lda = D,
+                              .B = fk.p + (b * Hk + hk) * S * D, .ldb = D, .trans_b = true,
+                              .alpha = scale, .C = sc + (b * Hq + h) * L * S, .ldc = S,
+                              .pool = pool});
     }
   int64_t sd[4] = {B, Hq, L, S};
   if (sm && sm->g && (rc = run_mod(c, sm->g, (int32_t)sp, sd, sc, "score_mod"))) goto done;
@@ -687,8 +691,9 @@ static int flex_run(ox_kctx *c, void *st) {
   for (int64_t b = 0; b < B; b++)
     for (int64_t h = 0; h < Hq; h++) {
       int64_t hk = h / (Hq / Hk);
-      ox_sgemm(false, false, L, Dv, S, 1.0f, sc + (b * Hq + h) * L * S, S,
-               fv.p + (b * Hk + hk) * S * Dv, Dv, 0.0f, y + (b * Hq + h) * L * Dv, Dv, pool);
+      ox_gemm(&(ox_gemm_desc){.M = L, .N = Dv, .K = S, .A = sc + (b * Hq + h) * L * S, .lda = S,
+                              .B = fv.p + (b * Hk + hk) * S * Dv, .ldb = Dv, .alpha = 1.0f,
+                              .C = y + (b * Hq + h) * L * Dv, .ldc = Dv, .pool = pool});
     }
   int64_t yd[4] = {B, Hq, L, Dv};
   rc = write_out(c, 0, Q->dtype, yd, 4, y);

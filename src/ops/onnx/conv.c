@@ -17,6 +17,8 @@
 
 #include "../../kernels/gemm.h"
 #include "../../kernels/nn.h"
+#include "../nn_attrs.h"
+#include "../nn_stage.h"
 #include "../../runtime/kernel.h"
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -168,22 +170,27 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
     }
     if (j->m_parts > 1) { /* a part of the output channels (conv_run_epi checked the paths) */
       ox_nn_shift sc = {g, xg, o0};
-      bool done = j->pointwise ? ox_sgemm_pa_sb_rows(j->packed[gi], m0, m1, ncols, xg + o0 * OW,
-                                                     j->P, bias, epp, j->pro, yc, j->P)
-                               : ox_sgemm_pa_strips_rows(j->packed[gi], m0, m1, ncols, j->strip,
-                                                         &sc, bias, epp, yc, j->P);
+      bool done = ox_gemm(&(ox_gemm_desc){.b = j->pointwise ? OX_GEMM_B_INPLACE : OX_GEMM_B_STRIPS,
+                                          .pa = j->packed[gi], .rows = true, .m0 = m0, .m1 = m1,
+                                          .N = ncols, .B = xg + o0 * OW, .ldb = j->P,
+                                          .strip = j->strip, .strip_ctx = &sc, .bias = bias,
+                                          .ep = epp, .pro = j->pro, .C = yc, .ldc = j->P});
       if (!done) atomic_store(&j->oom, 2);
       continue;
     }
     if (j->strip && !j->pointwise) { /* bias and epilogue applied by the GEMM's stores */
       ox_nn_shift sc = {g, xg, o0};
-      if (ox_sgemm_pa_strips_epi(j->packed[gi], ncols, j->strip, &sc, bias, epp, yc, j->P))
+      if (ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_STRIPS, .pa = j->packed[gi], .N = ncols,
+                                  .strip = j->strip, .strip_ctx = &sc, .bias = bias, .ep = epp,
+                                  .C = yc, .ldc = j->P}))
         continue;
       if (!col && !alloc_cols(j, direct, &col, &rowbuf)) return;
     }
     if (j->packed && j->pointwise && !j->inner_pool) {
-      if (!ox_sgemm_pa_sb_rows(j->packed[gi], 0, j->Mg, ncols, xg + o0 * OW, j->P, bias, epp,
-                               j->pro, yc, j->P))
+      if (!ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_INPLACE, .pa = j->packed[gi], .rows = true,
+                                   .m0 = 0, .m1 = j->Mg, .N = ncols, .B = xg + o0 * OW,
+                                   .ldb = j->P, .bias = bias, .ep = epp, .pro = j->pro, .C = yc,
+                                   .ldc = j->P}))
         atomic_store(&j->oom, 2); /* a prologue off the x86 tiles: conv_run_epi checked */
       continue;
     }
@@ -197,10 +204,11 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
     }
     if (direct) {
       ox_nn_im2col_packed(g, j->Cg, xg, o0, o1, col, nr, ox_sgemm_kc(), rowbuf);
-      if (j->ua)
-        ox_sgemm_ua_pb(j->Mg, ncols, j->Kg, j->w + gi * j->Mg * j->Kg, j->Kg, col, beta, yc, j->P);
-      else
-        ox_sgemm_pa_pb(j->packed[gi], ncols, col, beta, yc, j->P);
+      /* A read in place (j->ua) or packed */
+      ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_PANELS, .M = j->Mg, .N = ncols, .K = j->Kg,
+                              .A = j->w + gi * j->Mg * j->Kg, .lda = j->Kg,
+                              .pa = j->ua ? NULL : j->packed[gi], .B = col, .beta = beta, .C = yc,
+                              .ldc = j->P});
       ox_sgemm_epi_apply(epp, j->Mg, ncols, yc, j->P); /* the block is still in cache */
       continue;
     }
@@ -214,11 +222,11 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
       B = col;
       ldb = ncols;
     }
-    if (j->packed)
-      ox_sgemm_pa(j->packed[gi], false, ncols, 1.0f, B, ldb, beta, yc, j->P, j->inner_pool);
-    else
-      ox_sgemm(false, false, j->Mg, ncols, j->Kg, 1.0f, j->w + gi * j->Mg * j->Kg, j->Kg, B, ldb,
-               beta, yc, j->P, j->inner_pool);
+    /* A packed once, or plain */
+    ox_gemm(&(ox_gemm_desc){.M = j->Mg, .N = ncols, .K = j->Kg, .A = j->w + gi * j->Mg * j->Kg,
+                            .lda = j->Kg, .pa = j->packed ? j->packed[gi] : NULL, .B = B,
+                            .ldb = ldb, .alpha = 1.0f, .beta = beta, .C = yc, .ldc = j->P,
+                            .pool = j->inner_pool});
     ox_sgemm_epi_apply(epp, j->Mg, ncols, yc, j->P);
   }
 }
@@ -998,12 +1006,11 @@ static void convt_task(void *arg, int64_t t0, int64_t t1) {
     for (int64_t ch = c0; ch < c1; ch++) {
       int64_t o0 = ch * j->chunk, o1 = o0 + j->chunk < outer ? o0 + j->chunk : outer;
       int64_t ncols = (o1 - o0) * XW;
-      if (j->packed)
-        ox_sgemm_pa(j->packed[gi], false, ncols, 1.0f, xg + o0 * XW, j->Pin, 0.0f, col, ncols,
-                    j->inner_pool);
-      else
-        ox_sgemm(true, false, rows, ncols, j->Cg, 1.0f, wg, rows, xg + o0 * XW, j->Pin, 0.0f, col,
-                 ncols, j->inner_pool);
+      /* A (W transposed) packed once, or plain */
+      ox_gemm(&(ox_gemm_desc){.M = rows, .N = ncols, .K = j->Cg, .A = wg, .lda = rows,
+                              .trans_a = true, .pa = j->packed ? j->packed[gi] : NULL,
+                              .B = xg + o0 * XW, .ldb = j->Pin, .alpha = 1.0f, .C = col,
+                              .ldc = ncols, .pool = j->inner_pool});
       if (j->tiled)
         convt_tiles(g, j->Mg, col, ncols, o0, o1, j->bias ? j->bias + gi * j->Mg : NULL, yg);
       else
@@ -1271,8 +1278,9 @@ static int deform_run(ox_kctx *ctx, void *st) {
       float *yg = fs.yf + (n * M + gi * Mg) * P;
       for (int64_t m = 0; m < Mg; m++)
         for (int64_t p = 0; p < P; p++) yg[m * P + p] = fs.bf ? fs.bf[gi * Mg + m] : 0.0f;
-      ox_sgemm(false, false, Mg, P, Cg * ks, 1.0f, fs.wf + gi * Mg * Cg * ks, Cg * ks, col, P, 1.0f,
-               yg, P, ox_kctx_pool(ctx));
+      ox_gemm(&(ox_gemm_desc){.M = Mg, .N = P, .K = Cg * ks, .A = fs.wf + gi * Mg * Cg * ks,
+                              .lda = Cg * ks, .B = col, .ldb = P, .alpha = 1.0f, .beta = 1.0f,
+                              .C = yg, .ldc = P, .pool = ox_kctx_pool(ctx)});
     }
   free(oo);
   free(mo);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../../kernels/qconv_dw.h"
+#include "../nn_stage.h"
 #include "conv_common.h"
 #include "../fused.h"
 

@@ -1,6 +1,6 @@
 /* matmul.c - MatMul (numpy semantics: batched broadcasting, 1-D operands),
  * Gemm (transA/transB, alpha, beta, C broadcast or absent), Einsum, Det.
- * float32 goes through ox_sgemm; float16/bfloat16 by a constant 2-D B go
+ * float32 goes through ox_gemm; float16/bfloat16 by a constant 2-D B go
  * through ox_hgemm (B packed once, still 16-bit), other float16/bfloat16
  * products are widened to float32 per run; double and integer types use
  * plain loops. */
@@ -94,7 +94,7 @@ static ox_hg_type hg_type(int32_t dt) {
 
 /* Packs a constant 2-D B (K x N, or N x K when trans_b) into s: float16
  * and bfloat16 for ox_hgemm, float32 (when f32 and not trans_b) for
- * ox_sgemm_pb. OX_OK with s->src NULL when B is not such a constant. */
+ * ox_gemm (OX_GEMM_B_WHOLE). OX_OK with s->src NULL when B is not such a constant. */
 static int pack_const_b(const ox_value *b, bool trans_b, bool f32, mm_state *s, ox_err *e) {
   if (!b || b->kind != OX_VAL_TENSOR || b->rank != 2 || b->numel < 1) return OX_OK;
   int64_t K = trans_b ? b->dims[1] : b->dims[0], N = trans_b ? b->dims[0] : b->dims[1];
@@ -185,11 +185,13 @@ static void mm_batches(void *arg, const int64_t *off, const int64_t *st, int64_t
             ic = (oo + t) * M * N;
     int64_t ldb = j->tb ? K : N;
     if (j->dt == OX_FLOAT)
-      ox_sgemm(false, j->tb, M, N, K, 1.0f, (const float *)j->a + ia, K, (const float *)j->b + ib,
-               ldb, 0.0f, (float *)j->c + ic, N, j->pool);
+      ox_gemm(&(ox_gemm_desc){.M = M, .N = N, .K = K, .A = (const float *)j->a + ia, .lda = K,
+                              .B = (const float *)j->b + ib, .ldb = ldb, .trans_b = j->tb,
+                              .alpha = 1.0f, .C = (float *)j->c + ic, .ldc = N, .pool = j->pool});
     else if (j->af)
-      ox_sgemm(false, j->tb, M, N, K, 1.0f, j->af + ia, K, j->bf + ib, ldb, 0.0f, j->cf + ic, N,
-               j->pool);
+      ox_gemm(&(ox_gemm_desc){.M = M, .N = N, .K = K, .A = j->af + ia, .lda = K, .B = j->bf + ib,
+                              .ldb = ldb, .trans_b = j->tb, .alpha = 1.0f, .C = j->cf + ic,
+                              .ldc = N, .pool = j->pool});
     else
       gemm_generic(j->dt, false, j->tb, M, N, K, 1, j->a, ia, K, j->b, ib, ldb, 0, j->c, ic);
   }
@@ -256,8 +258,9 @@ static int mm_compute(ox_kctx *ctx, const mm_state *st, ox_value *a, ox_value *b
     return OX_OK;
   }
   if (packed && st->bp && dt == OX_FLOAT) { /* B packed at prepare: every row of A */
-    ox_sgemm_pb_post(a->numel / K, a->data, K, st->bp, y->data, N, ox_kctx_pool(ctx),
-                     post ? post->fn : NULL, post);
+    ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_WHOLE, .M = a->numel / K, .A = a->data, .lda = K,
+                            .bp = st->bp, .C = y->data, .ldc = N, .pool = ox_kctx_pool(ctx),
+                            .post = post ? post->fn : NULL, .post_ctx = post});
     return OX_OK;
   }
   if (packed && st->hb) { /* 16-bit B packed at prepare: every row of A */
@@ -506,8 +509,9 @@ static int gemm_run(ox_kctx *ctx, void *state) {
                  y->data, N, ox_kctx_pool(ctx), NULL))
       return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
   } else if (dt == OX_FLOAT) {
-    ox_sgemm(s->ta, s->tb, M, N, K, s->alpha, a->data, lda, b->data, ldb, beta, y->data, N,
-             ox_kctx_pool(ctx));
+    ox_gemm(&(ox_gemm_desc){.M = M, .N = N, .K = K, .A = a->data, .lda = lda, .trans_a = s->ta,
+                            .B = b->data, .ldb = ldb, .trans_b = s->tb, .alpha = s->alpha,
+                            .beta = beta, .C = y->data, .ldc = N, .pool = ox_kctx_pool(ctx)});
   } else if (dt == OX_FLOAT16 || dt == OX_BFLOAT16) {
     size_t tot = (size_t)a->numel + (size_t)b->numel + (size_t)y->numel;
     float *buf = malloc(tot * sizeof(float));
@@ -516,7 +520,9 @@ static int gemm_run(ox_kctx *ctx, void *state) {
     oc_to_f32(a->data, dt, af, a->numel);
     oc_to_f32(b->data, dt, bf, b->numel);
     oc_to_f32(y->data, dt, cf, y->numel);
-    ox_sgemm(s->ta, s->tb, M, N, K, s->alpha, af, lda, bf, ldb, beta, cf, N, ox_kctx_pool(ctx));
+    ox_gemm(&(ox_gemm_desc){.M = M, .N = N, .K = K, .A = af, .lda = lda, .trans_a = s->ta, .B = bf,
+                            .ldb = ldb, .trans_b = s->tb, .alpha = s->alpha, .beta = beta, .C = cf,
+                            .ldc = N, .pool = ox_kctx_pool(ctx)});
     oc_from_f32(cf, dt, y->data, y->numel);
     free(buf);
   } else
@@ -654,8 +660,9 @@ static int ein_gemm(ox_kctx *ctx, ox_value *const *in, int (*ids)[OC_MAXRANK], c
     memset(c, 0, nc * sizeof(float));
   else
     for (int64_t t = 0; t < B; t++)
-      ox_sgemm(false, false, M, N, K, 1.0f, a + t * M * K, K, b + t * K * N, N, 0.0f, c + t * M * N,
-               N, ox_kctx_pool(ctx));
+      ox_gemm(&(ox_gemm_desc){.M = M, .N = N, .K = K, .A = a + t * M * K, .lda = K,
+                              .B = b + t * K * N, .ldb = N, .alpha = 1.0f, .C = c + t * M * N,
+                              .ldc = N, .pool = ox_kctx_pool(ctx)});
   /* strides of C per label: [batch..., M..., N...] row-major */
   int64_t cst[EIN_MAXL] = {0}, stride = 1;
   q = 0;

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "../../kernels/nn.h"
+#include "../nn_attrs.h"
+#include "../nn_stage.h"
 #include "../../runtime/kernel.h"
 
 typedef enum pool_kind { POOL_AVG, POOL_MAX, POOL_LP } pool_kind;

@@ -13,6 +13,7 @@
 
 #include "../../base/floatconv.h"
 #include "../../kernels/nn.h"
+#include "../nn_stage.h"
 #include "../../runtime/kernel.h"
 
 enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };

@@ -150,13 +150,16 @@ static int rnn_direction(ox_kctx *c, const rnn_attrs *a, const rnn_io *io) {
   if (io->h0) memcpy(h, io->h0, (size_t)(Bn * H) * sizeof(float));
   if (io->c0) memcpy(cs, io->c0, (size_t)(Bn * H) * sizeof(float));
   if (S * Bn > 0)
-    ox_sgemm(false, true, S * Bn, GH, io->I, 1.0f, io->x, io->I, io->W, io->I, 0.0f, xw, GH, pool);
+    ox_gemm(&(ox_gemm_desc){.M = S * Bn, .N = GH, .K = io->I, .A = io->x, .lda = io->I,
+                            .B = io->W, .ldb = io->I, .trans_b = true, .alpha = 1.0f, .C = xw,
+                            .ldc = GH, .pool = pool});
   const nn_act *f = &a->act[io->dir][0], *g = &a->act[io->dir][1], *hh = &a->act[io->dir][2];
   const float *wb = io->Bias, *rb = io->Bias ? io->Bias + GH : NULL;
   for (int64_t step = 0; step < S; step++) {
     /* H R^T for all gates, except the GRU hidden gate without linear_before_reset */
     int64_t ng = a->kind == RNN_GRU && !a->lbr ? 2 * H : GH;
-    ox_sgemm(false, true, Bn, ng, H, 1.0f, h, H, io->R, H, 0.0f, hr, GH, pool);
+    ox_gemm(&(ox_gemm_desc){.M = Bn, .N = ng, .K = H, .A = h, .lda = H, .B = io->R, .ldb = H,
+                            .trans_b = true, .alpha = 1.0f, .C = hr, .ldc = GH, .pool = pool});
     for (int64_t b = 0; b < Bn; b++) {
       int64_t len = io->lens ? io->lens[b] : S;
       float *hb = h + b * H, *cb = cs + b * H, *hnb = hn + b * H;
@@ -203,8 +206,9 @@ static int rnn_direction(ox_kctx *c, const rnn_attrs *a, const rnn_io *io) {
     }
     if (a->kind == RNN_GRU && !a->lbr) {
       /* (r . H) Rh^T, then the hidden gate and the new state */
-      ox_sgemm(false, true, Bn, H, H, 1.0f, tmp, H, io->R + 2 * H * H, H, 0.0f, hr + 2 * H, GH,
-               pool);
+      ox_gemm(&(ox_gemm_desc){.M = Bn, .N = H, .K = H, .A = tmp, .lda = H,
+                              .B = io->R + 2 * H * H, .ldb = H, .trans_b = true, .alpha = 1.0f,
+                              .C = hr + 2 * H, .ldc = GH, .pool = pool});
       for (int64_t b = 0; b < Bn; b++) {
         int64_t len = io->lens ? io->lens[b] : S;
         if (step >= len) continue;

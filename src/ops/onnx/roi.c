@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../../kernels/nn.h"
+#include "../nn_stage.h"
 #include "../../runtime/kernel.h"
 
 static const char *node_name(const ox_kinfo *info) {

@@ -1,9 +1,11 @@
-/* stage.c - float32 staging of the floating-point element types (see nn.h). */
+/* nn_stage.c - float32 and float64 staging by element type (see nn_stage.h). */
+#include "nn_stage.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "../base/floatconv.h"
-#include "nn.h"
+#include "../ir/ir.h"
 
 bool ox_nn_is_float_type(int32_t dtype) {
   return dtype == OX_FLOAT || dtype == OX_FLOAT16 || dtype == OX_BFLOAT16 || dtype == OX_DOUBLE;
