@@ -43,6 +43,38 @@ static bool parse_size(const char *s, size_t *v) {
   return true;
 }
 
+/* g's value_info without the entries of values no longer in the graph (the
+ * passes fuse values away, e.g. the residual Add a LayerNormFused takes in,
+ * and check --strict rejects value_info that names nothing): a copy in *out
+ * when some go; false when all stay or on OOM (g is then saved as it is). */
+static bool drop_stale_value_info(ox_arena *a, const ox_graph *g, ox_graph *out) {
+  ox_map live;
+  ox_map_init(&live);
+  bool ok = true;
+  for (size_t i = 0; i < g->n_node && ok; i++)
+    for (size_t o = 0; o < g->node[i].n_output && ok; o++)
+      if (g->node[i].output[o]) ok = ox_map_put(&live, g->node[i].output[o], 1) == OX_OK;
+  for (size_t i = 0; i < g->n_input && ok; i++)
+    if (g->input[i].name) ok = ox_map_put(&live, g->input[i].name, 1) == OX_OK;
+  for (size_t i = 0; i < g->n_initializer && ok; i++)
+    if (g->initializer[i].name) ok = ox_map_put(&live, g->initializer[i].name, 1) == OX_OK;
+  size_t n = 0;
+  uintptr_t v;
+  for (size_t i = 0; i < g->n_value_info && ok; i++)
+    n += g->value_info[i].name && ox_map_get(&live, g->value_info[i].name, &v);
+  ox_value_info *kept = ok && n < g->n_value_info ? ox_arena_calloc(a, n + 1, sizeof *kept) : NULL;
+  if (kept) {
+    *out = *g;
+    out->value_info = kept;
+    out->n_value_info = 0;
+    for (size_t i = 0; i < g->n_value_info; i++)
+      if (g->value_info[i].name && ox_map_get(&live, g->value_info[i].name, &v))
+        kept[out->n_value_info++] = g->value_info[i];
+  }
+  ox_map_free(&live);
+  return kept != NULL;
+}
+
 /* Saves m with the main graph a session (optimization level 1) would run,
  * importing ai.onnxc for the fused nodes. */
 static int save_optimized(ox_model *m, const char *out, const ox_save_opts *so, ox_err *e) {
@@ -70,6 +102,9 @@ static int save_optimized(ox_model *m, const char *out, const ox_save_opts *so, 
     copy.n_opset_import++;
   }
   copy.graph = (ox_graph *)ox_session_graph(s);
+  ox_graph pruned;
+  if (copy.graph != orig->graph && drop_stale_value_info(m->arena, copy.graph, &pruned))
+    copy.graph = &pruned;
   /* before IR version 4 every initializer must also be a graph input; the
    * folded weights are not: the same graph is valid from version 4 on (the
    * original initializers stay inputs, overridable as before) */
