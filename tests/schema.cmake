@@ -1,5 +1,8 @@
 # Operator schemas: lookup unit test, and every changelog entry in the table.
 onnxc_unit_test(test_schema)
+# the ai.onnxc contract: each kernel of the domain has a schema and a shape
+# function, each schema a kernel
+onnxc_unit_test(test_schema_onnxc)
 find_program(ONNXC_PYTHON3 NAMES python3)
 if(ONNXC_PYTHON3)
   add_test(NAME schema_changelog_coverage

@@ -34,6 +34,40 @@ int onnxc_pass_default_on(size_t i) {
   return p && p->default_on;
 }
 
+/* g's value_info without the entries of values no longer in the graph (the
+ * passes fuse values away, e.g. the residual Add a LayerNormFused takes in,
+ * and check --strict rejects value_info that names nothing): a copy in *out
+ * when some go; false when all stay or on OOM (g is then written as it is).
+ * kept receives the array to free. */
+static bool drop_stale_value_info(const ox_graph *g, ox_graph *out, ox_value_info **kept_out) {
+  ox_map live;
+  ox_map_init(&live);
+  bool ok = true;
+  for (size_t i = 0; i < g->n_node && ok; i++)
+    for (size_t o = 0; o < g->node[i].n_output && ok; o++)
+      if (g->node[i].output[o]) ok = ox_map_put(&live, g->node[i].output[o], 1) == OX_OK;
+  for (size_t i = 0; i < g->n_input && ok; i++)
+    if (g->input[i].name) ok = ox_map_put(&live, g->input[i].name, 1) == OX_OK;
+  for (size_t i = 0; i < g->n_initializer && ok; i++)
+    if (g->initializer[i].name) ok = ox_map_put(&live, g->initializer[i].name, 1) == OX_OK;
+  size_t n = 0;
+  uintptr_t v;
+  for (size_t i = 0; i < g->n_value_info && ok; i++)
+    n += g->value_info[i].name && ox_map_get(&live, g->value_info[i].name, &v);
+  ox_value_info *kept = ok && n < g->n_value_info ? calloc(n + 1, sizeof *kept) : NULL;
+  if (kept) {
+    *out = *g;
+    out->value_info = kept;
+    out->n_value_info = 0;
+    for (size_t i = 0; i < g->n_value_info; i++)
+      if (g->value_info[i].name && ox_map_get(&live, g->value_info[i].name, &v))
+        kept[out->n_value_info++] = g->value_info[i];
+  }
+  ox_map_free(&live);
+  *kept_out = kept;
+  return kept != NULL;
+}
+
 /* m's proto with the session's graph and the ai.onnxc import, encoded */
 static int encode_optimized(const ox_model *m, const ox_graph *g, ox_buf *buf, ox_err *e) {
   const ox_model_proto *orig = m->proto;
@@ -53,11 +87,15 @@ static int encode_optimized(const ox_model *m, const ox_graph *g, ox_buf *buf, o
     copy.n_opset_import++;
   }
   copy.graph = (ox_graph *)g;
+  ox_graph pruned;
+  ox_value_info *kept = NULL;
+  if (g != orig->graph && drop_stale_value_info(g, &pruned, &kept)) copy.graph = &pruned;
   /* before IR version 4 every initializer must also be a graph input; the
    * folded weights are not: the same graph is valid from version 4 on (the
    * original initializers stay inputs, overridable as before) */
   if (g != orig->graph && copy.has_ir_version && copy.ir_version < 4) copy.ir_version = 4;
   int rc = ox_pb_encode_model(&copy, buf, e);
+  free(kept);
   free(imp);
   return rc;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../schema/onnxc_ops.h"
 #include "check_impl.h"
 
 #define OX_CHECKER_IR_VERSION 14
@@ -458,8 +459,9 @@ static void check_node(ox_ck *c, const ox_node *n, const ox_ck_scope *scope,
   const ox_schema *s = schema_for(n->domain, n->op_type, ver);
   if (!s) {
     const char *d = n->domain ? n->domain : "";
+    /* domains whose every operator has a schema: an unknown one is an error */
     if (!d[0] || strcmp(d, "ai.onnx") == 0 || strcmp(d, "ai.onnx.ml") == 0 ||
-        strcmp(d, "ai.onnx.training") == 0) {
+        strcmp(d, "ai.onnx.training") == 0 || strcmp(d, OX_ONNXC_DOMAIN) == 0) {
       size_t nv = 0;
       const ox_schema *const *vs = ox_schema_versions(d, n->op_type, &nv);
       if (nv)

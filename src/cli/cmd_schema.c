@@ -94,6 +94,7 @@ static void print_schema(const ox_schema *s) {
   printf("### <a name=\"%s%s%s-%d\"></a>**%s%s%s-%d**%s</a>\n\n", s->domain, dflt ? "" : ".",
          s->name, s->since_version, s->domain, dflt ? "" : ".", s->name, s->since_version,
          s->deprecated ? " (deprecated)" : "");
+  if (s->doc) printf("%s\n\n", s->doc); /* onnxc's own operators (ai.onnxc) */
   printf("#### Version\n\n");
   if (s->experimental)
     printf("No versioning maintained for experimental ops.\n");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../schema/onnxc_ops.h"
 #include "infer_impl.h"
 
 struct ox_iglobal {
@@ -119,10 +120,12 @@ static void notef(ox_iglobal *gl, const char *fmt, ...) {
   ox_buf_putc(gl->warn, '\n');
 }
 
-/* Domains whose operators the schema table is meant to know completely. */
+/* Domains whose operators the schema table is meant to know completely
+ * (onnxc's own among them). */
 static bool standard_domain(const char *d) {
   return ox_is_default_domain(d) || strcmp(d, "ai.onnx.ml") == 0 ||
-         strcmp(d, "ai.onnx.training") == 0 || strcmp(d, "ai.onnx.preview.training") == 0;
+         strcmp(d, "ai.onnx.training") == 0 || strcmp(d, "ai.onnx.preview.training") == 0 ||
+         strcmp(d, OX_ONNXC_DOMAIN) == 0;
 }
 
 static const char *node_label(const ox_node *n) {

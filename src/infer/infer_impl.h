@@ -118,8 +118,13 @@ void ix_pass_values(ox_ictx *c);
 /* n zeroed dims in the arena (at least one, so that n = 0 is not NULL) */
 ox_dim *ix_dims_new(ox_ictx *c, size_t n);
 
+/* MatMul's output (numpy matmul of inputs ia and ib, element type el) */
+int ix_matmul_shape(ox_ictx *c, size_t ia, size_t ib, int32_t el);
+/* Conv's output (X input 0, W input wi, Conv's attributes; element type el) */
+int ix_conv_shape(ox_ictx *c, size_t wi, int32_t el);
+
 /* the tables of the operator families, ended by an entry with op NULL */
 extern const ox_infer_def ox_infer_defs_elementwise[], ox_infer_defs_tensor[], ox_infer_defs_nn[],
-    ox_infer_defs_control[], ox_infer_defs_signal[], ox_infer_defs_ml[];
+    ox_infer_defs_control[], ox_infer_defs_signal[], ox_infer_defs_ml[], ox_infer_defs_onnxc[];
 
 #endif

@@ -2,7 +2,8 @@
  * helpers declared at the end of infer_impl.h), and the lookup of an
  * operator's shape function in their tables. One file per operator family:
  * infer_ops_elementwise.c, infer_ops_tensor.c, infer_ops_nn.c,
- * infer_ops_control.c, infer_ops_signal.c, infer_ops_ml.c. */
+ * infer_ops_control.c, infer_ops_signal.c, infer_ops_ml.c, and onnxc's own
+ * operators (ai.onnxc) in infer_ops_onnxc.c. */
 #include <string.h>
 
 #include "infer_impl.h"
@@ -58,6 +59,7 @@ int ix_same_shape_as(ox_ictx *c, size_t out, size_t in, int32_t el) {
 static const ox_infer_def *const tables[] = {
     ox_infer_defs_elementwise, ox_infer_defs_tensor, ox_infer_defs_nn,
     ox_infer_defs_control,     ox_infer_defs_signal, ox_infer_defs_ml,
+    ox_infer_defs_onnxc,
 };
 
 const ox_infer_def *ox_infer_find(const char *domain, const char *op, int64_t since) {

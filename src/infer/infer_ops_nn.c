@@ -7,13 +7,16 @@
 #include "infer_impl.h"
 
 static int matmul(ox_ictx *c) {
-  const ox_dim *a, *b;
-  size_t ra, rb;
   int32_t el = ix_elem(c, 0);
   if (strcmp(c->node->op_type, "MatMulInteger") == 0 ||
       strcmp(c->node->op_type, "QLinearMatMul") == 0)
     el = strcmp(c->node->op_type, "MatMulInteger") == 0 ? OX_INT32 : ix_elem(c, 7);
-  const size_t ia = 0, ib = strcmp(c->node->op_type, "QLinearMatMul") == 0 ? 3 : 1;
+  return ix_matmul_shape(c, 0, strcmp(c->node->op_type, "QLinearMatMul") == 0 ? 3 : 1, el);
+}
+
+int ix_matmul_shape(ox_ictx *c, size_t ia, size_t ib, int32_t el) {
+  const ox_dim *a, *b;
+  size_t ra, rb;
   if (!ix_shape(c, ia, &a, &ra) || !ix_shape(c, ib, &b, &rb) || ra == 0 || rb == 0)
     return ix_set_tensor(c, 0, el, NULL, -1), OX_OK;
   size_t ba = ra >= 2 ? ra - 2 : 0, bb = rb >= 2 ? rb - 2 : 0, bo = ba > bb ? ba : bb;
@@ -43,15 +46,12 @@ static int gemm(ox_ictx *c) {
   return OX_OK;
 }
 
-/* spatial output of conv/pool: floor or ceil((in + pads - dil*(k-1) - 1)/stride) + 1 */
-static int conv_pool(ox_ictx *c, bool is_conv, bool is_global) {
+/* spatial output of conv/pool: floor or ceil((in + pads - dil*(k-1) - 1)/stride) + 1;
+ * W (conv) is input wi, the output's element type el */
+static int conv_pool_el(ox_ictx *c, bool is_conv, bool is_global, size_t wi, int32_t el) {
   const ox_dim *x;
   size_t r;
-  int32_t el = ix_elem(c, 0);
   const char *op = c->node->op_type;
-  if (strcmp(op, "ConvInteger") == 0) el = OX_INT32;
-  if (strcmp(op, "QLinearConv") == 0) el = ix_elem(c, 7);
-  size_t wi = strcmp(op, "QLinearConv") == 0 ? 3 : 1;
   if (!ix_shape(c, 0, &x, &r) || r < 2) {
     ix_set_tensor(c, 0, el, NULL, -1);
     return OX_OK;
@@ -135,6 +135,18 @@ static int conv_pool(ox_ictx *c, bool is_conv, bool is_global) {
   ix_set_tensor(c, 0, el, o, (int64_t)r);
   if (c->n_out > 1 && strcmp(op, "MaxPool") == 0) ix_set_tensor(c, 1, OX_INT64, o, (int64_t)r);
   return OX_OK;
+}
+
+static int conv_pool(ox_ictx *c, bool is_conv, bool is_global) {
+  int32_t el = ix_elem(c, 0);
+  const char *op = c->node->op_type;
+  if (strcmp(op, "ConvInteger") == 0) el = OX_INT32;
+  if (strcmp(op, "QLinearConv") == 0) el = ix_elem(c, 7);
+  return conv_pool_el(c, is_conv, is_global, strcmp(op, "QLinearConv") == 0 ? 3 : 1, el);
+}
+
+int ix_conv_shape(ox_ictx *c, size_t wi, int32_t el) {
+  return conv_pool_el(c, true, false, wi, el);
 }
 
 static int conv(ox_ictx *c) { return conv_pool(c, true, false); }

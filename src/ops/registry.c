@@ -71,3 +71,17 @@ bool ox_registry_has_op(const char *domain, const char *op) {
       if (strcmp(k->op, op) == 0 && same_domain(k->domain, domain ? domain : "")) return true;
   return false;
 }
+
+size_t ox_registry_count(void) {
+  size_t n = 0;
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+    for (const ox_kernel_def *k = tables[t]; k->op; k++) n++;
+  return n;
+}
+
+const ox_kernel_def *ox_registry_at(size_t i) {
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+    for (const ox_kernel_def *k = tables[t]; k->op; k++)
+      if (i-- == 0) return k;
+  return NULL;
+}

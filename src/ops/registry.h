@@ -9,5 +9,9 @@
 const ox_kernel_def *ox_registry_find(const char *domain, const char *op, int64_t since_version);
 /* true if some kernel exists for (domain, op) at any version */
 bool ox_registry_has_op(const char *domain, const char *op);
+/* Every kernel, table after table: i in [0, ox_registry_count()), NULL
+ * beyond (the contract test of ai.onnxc walks them). */
+size_t ox_registry_count(void);
+const ox_kernel_def *ox_registry_at(size_t i);
 
 #endif

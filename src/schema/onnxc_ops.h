@@ -13,6 +13,42 @@
 #define OX_ONNXC_DOMAIN "ai.onnxc"
 #define OX_ONNXC_OPSET 1
 
+/* The operators of the domain (opset 1). Each one's inputs, outputs,
+ * attributes and what it fuses: src/schema/schema_onnxc.c; its shape
+ * function: src/infer/infer_ops_onnxc.c; its kernel: src/ops/ (fused/ or
+ * the family of the operator it extends). */
+#define OX_ONNXC_ELEMENTWISE_CHAIN "ElementwiseChain"
+#define OX_ONNXC_FUSED_CONV "FusedConv"
+#define OX_ONNXC_GATHER_TIED "GatherTiedFused"
+#define OX_ONNXC_LAYER_NORM "LayerNormFused"
+#define OX_ONNXC_MATMUL_DQ "MatMulDQFused"
+#define OX_ONNXC_MATMUL "MatMulFused"
+#define OX_ONNXC_MATMUL_TRANS_B "MatMulTransBFused"
+#define OX_ONNXC_MHA "MultiHeadAttentionFused"
+#define OX_ONNXC_QADD "QAddFused"
+#define OX_ONNXC_QLINEAR_CONV "QLinearConvFused"
+#define OX_ONNXC_QLOOKUP "QLookupFused"
+#define OX_ONNXC_QMATMUL_SCALED "QMatMulScaledFused"
+
+/* FusedConv's attributes beyond Conv's (auto_pad, dilations, group,
+ * kernel_shape, pads, strides): Y = bound(act(Conv(pre(X) or X * G, W, B)
+ * + R)). */
+#define OX_ONNXC_ATTR_ACTIVATION "activation" /* string: ox_onnxc_act_name */
+#define OX_ONNXC_ATTR_ALPHA "alpha"           /* float, the activation's */
+#define OX_ONNXC_ATTR_BETA "beta"             /* float, the activation's */
+#define OX_ONNXC_ATTR_BOUND "bound"           /* int: 0 none, 1 Max, 2 Min */
+#define OX_ONNXC_ATTR_BOUND_VALUE "bound_value"
+#define OX_ONNXC_ATTR_PRE_SCALE "pre_scale"               /* floats, one per input channel */
+#define OX_ONNXC_ATTR_PRE_BIAS "pre_bias"                 /* floats, as many */
+#define OX_ONNXC_ATTR_PRE_RELU "pre_relu"                 /* int */
+#define OX_ONNXC_ATTR_IN_SCALE "in_scale"                 /* int: X * G (input 4) */
+#define OX_ONNXC_ATTR_IN_SHUFFLE "in_shuffle"             /* int: groups of the channel shuffle */
+#define OX_ONNXC_ATTR_IN_SHUFFLE_SHAPE "in_shuffle_shape" /* ints: X's [N, C, H, W] */
+
+/* The epilogue code of MatMulFused and QMatMulScaledFused (`act`, int):
+ * GELU's erf form takes gelu_c0, gelu_c1, gelu_c2 (floats) and gelu_mul. */
+enum { OX_ONNXC_MM_NONE = 0, OX_ONNXC_MM_RELU = 1, OX_ONNXC_MM_GELU = 2 };
+
 /* A fused activation, written as the string attribute `activation` (the
  * names of the ONNX operators it stands for, as onnxruntime's FusedConv;
  * "SiLU" is Mul(x, Sigmoid(x))). Parameters in `activation_params`-like

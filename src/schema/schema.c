@@ -1,14 +1,34 @@
-/* schema.c - lookup in the generated schema table (schema_table.c).
- * The table is sorted by (domain, name, since_version), so a lookup is a
+/* schema.c - lookup in the generated schema table (schema_table.c) and in
+ * the hand-written one of onnxc's own domain (schema_onnxc.c).
+ * The tables are sorted by (domain, name, since_version), so a lookup is a
  * binary search over the operators plus a short scan of their versions; no
- * index is built at run time. */
+ * index is built at run time. ox_schema_at numbers the generated table
+ * first, then ai.onnxc, which sorts after every generated domain. */
 #include <string.h>
 
+#include "onnxc_ops.h"
 #include "schema_table.h"
 
 static const char *norm_domain(const char *d) {
   if (!d || strcmp(d, "ai.onnx") == 0) return "";
   return d;
+}
+
+static bool is_onnxc(const char *domain) { return strcmp(domain, OX_ONNXC_DOMAIN) == 0; }
+
+/* ai.onnxc: the index of op in its table (one version each), or -1 */
+static int64_t find_onnxc(const char *op) {
+  size_t lo = 0, hi = ox_schema_onnxc_table_n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(ox_schema_onnxc_table[mid].name, op);
+    if (c == 0) return (int64_t)mid;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return -1;
 }
 
 static const ox_schema_op *find_op(const char *domain, const char *op) {
@@ -30,6 +50,11 @@ static const ox_schema_op *find_op(const char *domain, const char *op) {
 }
 
 const ox_schema *ox_schema_lookup(const char *domain, const char *op, int64_t opset) {
+  if (op && is_onnxc(norm_domain(domain))) {
+    int64_t k = find_onnxc(op);
+    return k >= 0 && ox_schema_onnxc_table[k].since_version <= opset ? &ox_schema_onnxc_table[k]
+                                                                     : NULL;
+  }
   const ox_schema_op *o = find_op(domain, op);
   if (!o) return NULL;
   const ox_schema *best = NULL;
@@ -41,6 +66,11 @@ const ox_schema *ox_schema_lookup(const char *domain, const char *op, int64_t op
 }
 
 const ox_schema *const *ox_schema_versions(const char *domain, const char *op, size_t *n) {
+  if (op && is_onnxc(norm_domain(domain))) {
+    int64_t k = find_onnxc(op);
+    if (n) *n = k >= 0 ? 1 : 0;
+    return k >= 0 ? &ox_schema_onnxc_ptrs[k] : NULL;
+  }
   const ox_schema_op *o = find_op(domain, op);
   if (!o) {
     if (n) *n = 0;
@@ -50,14 +80,17 @@ const ox_schema *const *ox_schema_versions(const char *domain, const char *op, s
   return &ox_schema_ptrs[o->first];
 }
 
-size_t ox_schema_count(void) { return ox_schema_table_n; }
+size_t ox_schema_count(void) { return ox_schema_table_n + ox_schema_onnxc_table_n; }
 
 const ox_schema *ox_schema_at(size_t i) {
-  return i < ox_schema_table_n ? &ox_schema_table[i] : NULL;
+  if (i < ox_schema_table_n) return &ox_schema_table[i];
+  i -= ox_schema_table_n;
+  return i < ox_schema_onnxc_table_n ? &ox_schema_onnxc_table[i] : NULL;
 }
 
 int64_t ox_schema_max_opset(const char *domain) {
   domain = norm_domain(domain);
+  if (is_onnxc(domain)) return OX_ONNXC_OPSET;
   for (size_t i = 0; i < ox_schema_domains_n; i++)
     if (strcmp(ox_schema_domains[i].domain, domain) == 0) return ox_schema_domains[i].max_opset;
   /* ai.onnx.training exists with version 1 and no operators (notes §4.1). */

@@ -66,6 +66,10 @@ typedef struct ox_schema {
   /* Every registered body of this schema version, ascending opset. */
   const ox_function_body *bodies;
   size_t n_bodies;
+  /* What the operator computes, in a paragraph; NULL for the generated
+   * tables (the spec's documents hold theirs). onnxc's own operators
+   * (src/schema/schema_onnxc.c) say here what each one fuses. */
+  const char *doc;
 } ox_schema;
 
 #define OX_SCHEMA_INF 2147483647

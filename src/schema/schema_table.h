@@ -24,4 +24,10 @@ extern const size_t ox_schema_ops_n;
 extern const ox_schema_domain ox_schema_domains[];
 extern const size_t ox_schema_domains_n;
 
+/* onnxc's own domain, ai.onnxc (schema_onnxc.c, written by hand): one
+ * version of each operator, sorted by name, ptrs[i] == &table[i]. */
+extern const ox_schema ox_schema_onnxc_table[];
+extern const size_t ox_schema_onnxc_table_n;
+extern const ox_schema *const ox_schema_onnxc_ptrs[];
+
 #endif

@@ -67,8 +67,10 @@ def main():
                     break
             else:
                 print("  spec has %d lines, onnxc %d" % (len(lines), len(got[name])))
+    # onnxc's own operators (ai.onnxc, src/schema/schema_onnxc.c) are in no
+    # changelog of the spec; every other table entry must be
     for name in got:
-        if name not in want:
+        if name not in want and not name.startswith("ai.onnxc."):
             print("in the table but not in the changelogs: %s" % name)
             bad += 1
     print("%d changelog entries, %d table entries, %d problems" % (len(want), len(got), bad))

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "../../kernels/wqgemm.h"
+#include "../../schema/onnxc_ops.h"
 #include "../opcore.h"
 
 static int wq_bits(int32_t dt, bool *sgn) {
@@ -110,6 +111,6 @@ static int dq_run(ox_kctx *c, void *state) {
 }
 
 const ox_kernel_def ox_ops_matmul_dq[] = {
-    {"ai.onnxc", "MatMulDQFused", 1, 1, dq_prepare, dq_run, dq_release},
+    {OX_ONNXC_DOMAIN, "MatMulDQFused", 1, 1, dq_prepare, dq_run, dq_release},
     {0},
 };

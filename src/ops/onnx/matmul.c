@@ -12,6 +12,7 @@
 
 #include "../../kernels/gemm.h"
 #include "../../kernels/gemm_h.h"
+#include "../../schema/onnxc_ops.h"
 #include "../opcore.h"
 
 static const char *dt_name(int32_t dt) {
@@ -872,8 +873,8 @@ static int none_prepare(const ox_kinfo *info, void **state, ox_err *e) {
 }
 
 const ox_kernel_def ox_ops_matmul[] = {
-    {"ai.onnxc", "MatMulTransBFused", 1, 1, mmtb_prepare, mmtb_run, mm_release, NULL, 2},
-    {"ai.onnxc", "GatherTiedFused", 1, 1, tied_prepare, tied_run, NULL, NULL, 1},
+    {OX_ONNXC_DOMAIN, "MatMulTransBFused", 1, 1, mmtb_prepare, mmtb_run, mm_release, NULL, 2},
+    {OX_ONNXC_DOMAIN, "GatherTiedFused", 1, 1, tied_prepare, tied_run, NULL, NULL, 1},
     {"", "MatMul", 1, 1000, mm_prepare, mm_run, mm_release, NULL, 2},
     {"", "Gemm", 1, 6, gemm_prepare, gemm_run, gemm_release},
     {"", "Gemm", 7, 1000, gemm_prepare, gemm_run, gemm_release},

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 
 #include "../nn_common.h"
+#include "../../schema/onnxc_ops.h"
 #include "../opcore.h"
 
 typedef struct norm_attrs {
@@ -677,7 +678,7 @@ const ox_kernel_def ox_ops_norm[] = {
     {"", "InstanceNormalization", 1, 1000, norm_prepare, instnorm_run, NULL},
     {"", "LayerNormalization", 17, 1000, norm_prepare, layernorm_run, NULL},
     /* src/opt/layernorm.c: the written-out form, axis -1 */
-    {"ai.onnxc", "LayerNormFused", 1, 1, norm_prepare, layernorm_run, NULL},
+    {OX_ONNXC_DOMAIN, "LayerNormFused", 1, 1, norm_prepare, layernorm_run, NULL},
     {"", "RMSNormalization", 23, 1000, norm_prepare, rmsnorm_run, NULL},
     {"", "GroupNormalization", 18, 1000, norm_prepare, groupnorm_run, NULL},
     {"", "LpNormalization", 1, 1000, norm_prepare, lpnorm_run, NULL},

@@ -3,6 +3,7 @@
  * QLinearMatMul and MatMulInteger. */
 #include "../../kernels/qgemm.h"
 #include "../nn_common.h"
+#include "../../schema/onnxc_ops.h"
 #include "../opcore.h"
 
 typedef struct quant_attrs {
@@ -873,7 +874,7 @@ const ox_kernel_def ox_ops_quant[] = {
     {"", "DequantizeLinear", 10, 1000, quant_prepare, dequantize_run, NULL},
     {"", "DynamicQuantizeLinear", 11, 1000, quant_prepare, dynq_run, NULL},
     {"", "MatMulInteger", 10, 1000, matmulint_prepare, matmulint_run, matmulint_release},
-    {"ai.onnxc", "QMatMulScaledFused", 1, 1, matmulint_prepare, qmm_scaled_run, matmulint_release},
+    {OX_ONNXC_DOMAIN, "QMatMulScaledFused", 1, 1, matmulint_prepare, qmm_scaled_run, matmulint_release},
     {"", "QLinearMatMul", 10, 1000, quant_prepare, qlinearmatmul_run, NULL},
     {0},
 };

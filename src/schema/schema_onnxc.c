@@ -1,0 +1,264 @@
+/* schema_onnxc.c - the schemas of onnxc's own operators, domain ai.onnxc
+ * (opset 1), written by hand: the graph passes (src/opt/) make these nodes
+ * and the kernels (src/ops/) run them, and these entries are the contract
+ * between both, so that `onnxc check --strict`, `onnxc infer` and
+ * `onnxc schema X --domain ai.onnxc` know an optimised graph like any other.
+ *
+ * Each entry lists the inputs, outputs and attributes exactly as the passes
+ * write them and the kernels read them (types and defaults included); the
+ * names come from the contract header onnxc_ops.h. Shape functions are in
+ * src/infer/infer_ops_onnxc.c. The table is sorted by name (schema.c
+ * searches it like the generated ones). */
+#include <stddef.h>
+
+#include "onnxc_ops.h"
+#include "schema_table.h"
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+/* a formal parameter: one value, or zero or one */
+#define ONE(name, type) \
+  { name, type, OX_PARAM_SINGLE, true, false, 1 }
+#define OPT(name, type) \
+  { name, type, OX_PARAM_OPTIONAL, true, false, 1 }
+#define F32 "tensor(float)"
+
+/* ---- type constraints ---- */
+static const char *const q8_types[] = {"tensor(int8)", "tensor(uint8)", NULL};
+static const char *const low_bit_types[] = {"tensor(int8)",
+                                            "tensor(uint8)",
+                                            "tensor(int4)",
+                                            "tensor(uint4)",
+                                            "tensor(int2)",
+                                            "tensor(uint2)",
+                                            NULL};
+static const char *const index_types[] = {"tensor(int32)", "tensor(int64)", NULL};
+/* MatMul-13's */
+static const char *const matmul_types[] = {"tensor(float16)", "tensor(float)",    "tensor(double)",
+                                           "tensor(uint32)",  "tensor(uint64)",   "tensor(int32)",
+                                           "tensor(int64)",   "tensor(bfloat16)", NULL};
+/* LayerNormalization-17's */
+static const char *const norm_types[] = {"tensor(float16)", "tensor(float)", "tensor(double)",
+                                         "tensor(bfloat16)", NULL};
+
+static const ox_type_constraint tc_q8_2[] = {{"T1", q8_types, 2}, {"T2", q8_types, 2}};
+static const ox_type_constraint tc_q8_3[] = {
+    {"T1", q8_types, 2}, {"T2", q8_types, 2}, {"T3", q8_types, 2}};
+static const ox_type_constraint tc_low_bit[] = {{"T2", low_bit_types, 6}};
+static const ox_type_constraint tc_index[] = {{"Tind", index_types, 2}};
+static const ox_type_constraint tc_matmul[] = {{"T", matmul_types, 8}};
+static const ox_type_constraint tc_norm[] = {{"T", norm_types, 4}};
+
+/* ---- attributes shared by several operators ---- */
+/* Conv's, copied from the Conv a FusedConv or QLinearConvFused replaces */
+/* clang-format off */
+#define CONV_ATTRS                                                                   \
+  {"auto_pad", OX_ATTR_STRING, false, "\"NOTSET\""},                                 \
+  {"dilations", OX_ATTR_INTS, false, NULL},                                          \
+  {"group", OX_ATTR_INT, false, "1"},                                                \
+  {"kernel_shape", OX_ATTR_INTS, false, NULL},                                       \
+  {"pads", OX_ATTR_INTS, false, NULL},                                               \
+  {"strides", OX_ATTR_INTS, false, NULL}
+/* the epilogue of MatMulFused and QMatMulScaledFused (OX_ONNXC_MM_*) */
+#define MM_EPILOGUE_ATTRS                                                            \
+  {"act", OX_ATTR_INT, false, "0"},                                                  \
+  {"gelu_c0", OX_ATTR_FLOAT, false, NULL},                                           \
+  {"gelu_c1", OX_ATTR_FLOAT, false, NULL},                                           \
+  {"gelu_c2", OX_ATTR_FLOAT, false, NULL},                                           \
+  {"gelu_mul", OX_ATTR_INT, false, "0"}
+/* clang-format on */
+
+/* ---- ElementwiseChain ---- */
+static const ox_formal chain_in[] = {ONE("X", F32)};
+static const ox_formal f32_out[] = {ONE("Y", F32)};
+static const ox_attr_schema chain_attrs[] = {
+    {"ops", OX_ATTR_INTS, true, NULL},      {"args", OX_ATTR_INTS, true, NULL},
+    {"params", OX_ATTR_FLOATS, true, NULL}, {"crank", OX_ATTR_INTS, false, NULL},
+    {"cdims", OX_ATTR_INTS, false, NULL},   {"cdata", OX_ATTR_FLOATS, false, NULL},
+};
+
+/* ---- FusedConv ---- */
+static const ox_formal fconv_in[] = {ONE("X", F32), ONE("W", F32), OPT("B", F32), OPT("R", F32),
+                                     OPT("G", F32)};
+static const ox_attr_schema fconv_attrs[] = {
+    CONV_ATTRS,
+    {OX_ONNXC_ATTR_ACTIVATION, OX_ATTR_STRING, false, "\"none\""},
+    {OX_ONNXC_ATTR_ALPHA, OX_ATTR_FLOAT, false, "0.0"},
+    {OX_ONNXC_ATTR_BETA, OX_ATTR_FLOAT, false, "0.0"},
+    {OX_ONNXC_ATTR_BOUND, OX_ATTR_INT, false, "0"},
+    {OX_ONNXC_ATTR_BOUND_VALUE, OX_ATTR_FLOAT, false, "0.0"},
+    {OX_ONNXC_ATTR_PRE_SCALE, OX_ATTR_FLOATS, false, NULL},
+    {OX_ONNXC_ATTR_PRE_BIAS, OX_ATTR_FLOATS, false, NULL},
+    {OX_ONNXC_ATTR_PRE_RELU, OX_ATTR_INT, false, "0"},
+    {OX_ONNXC_ATTR_IN_SCALE, OX_ATTR_INT, false, "0"},
+    {OX_ONNXC_ATTR_IN_SHUFFLE, OX_ATTR_INT, false, NULL},
+    {OX_ONNXC_ATTR_IN_SHUFFLE_SHAPE, OX_ATTR_INTS, false, NULL},
+};
+
+/* ---- GatherTiedFused ---- */
+static const ox_formal tied_in[] = {ONE("data", F32), ONE("indices", "Tind")};
+static const ox_formal tied_out[] = {ONE("output", F32)};
+static const ox_attr_schema tied_attrs[] = {{"axis", OX_ATTR_INT, false, "0"}};
+
+/* ---- LayerNormFused ---- */
+static const ox_formal ln_in[] = {ONE("X", "T"), ONE("Scale", "T"), OPT("B", "T"),
+                                  OPT("Skip", "T")};
+static const ox_formal t_out[] = {ONE("Y", "T")};
+static const ox_attr_schema ln_attrs[] = {{"axis", OX_ATTR_INT, false, "-1"},
+                                          {"epsilon", OX_ATTR_FLOAT, false, "1e-05"}};
+
+/* ---- MatMulDQFused ---- */
+static const ox_formal mmdq_in[] = {ONE("A", F32), ONE("W", "T2"), ONE("scale", F32),
+                                    OPT("zero_point", "T2")};
+static const ox_attr_schema mmdq_attrs[] = {{"block_size", OX_ATTR_INT, false, "0"},
+                                            {"int8_decode", OX_ATTR_INT, false, "0"}};
+
+/* ---- MatMulFused ---- */
+static const ox_formal mmf_in[] = {ONE("A", F32), ONE("W", F32), OPT("bias", F32)};
+static const ox_attr_schema mm_epilogue_attrs[] = {MM_EPILOGUE_ATTRS};
+
+/* ---- MatMulTransBFused ---- */
+static const ox_formal mmtb_in[] = {ONE("A", "T"), ONE("B", "T")};
+
+/* ---- MultiHeadAttentionFused ---- */
+static const ox_formal mha_in[] = {ONE("Q", F32), ONE("K", F32), ONE("V", F32), OPT("mask", F32)};
+static const ox_attr_schema mha_attrs[] = {
+    {"num_heads", OX_ATTR_INT, true, NULL}, {"head_dim", OX_ATTR_INT, true, NULL},
+    {"scale", OX_ATTR_FLOAT, false, "1.0"}, {"scale_div", OX_ATTR_INT, false, "1"},
+    {"q_b", OX_ATTR_INT, false, "-1"},      {"q_s", OX_ATTR_INT, false, "-1"},
+    {"k_b", OX_ATTR_INT, false, "-1"},      {"k_s", OX_ATTR_INT, false, "-1"},
+};
+
+/* ---- QAddFused ---- */
+static const ox_formal qadd_in[] = {
+    ONE("a", "T1"),      ONE("a_scale", F32),      OPT("a_zero_point", "T1"),
+    ONE("b", "T2"),      ONE("b_scale", F32),      OPT("b_zero_point", "T2"),
+    ONE("y_scale", F32), OPT("y_zero_point", "T3")};
+static const ox_formal q_out3[] = {ONE("y", "T3")};
+static const ox_attr_schema relu_attrs[] = {{"relu", OX_ATTR_INT, false, "0"}};
+
+/* ---- QLinearConvFused ---- */
+static const ox_formal qconv_in[] = {
+    ONE("x", "T1"),      ONE("x_scale", F32),       ONE("x_zero_point", "T1"),
+    ONE("w", "T2"),      ONE("w_scale", F32),       OPT("w_zero_point", "T2"),
+    ONE("y_scale", F32), OPT("y_zero_point", "T3"), OPT("B", F32)};
+static const ox_attr_schema qconv_attrs[] = {
+    CONV_ATTRS,
+    {"relu", OX_ATTR_INT, false, "0"},
+    {"clip_lo", OX_ATTR_FLOAT, false, NULL},
+    {"clip_hi", OX_ATTR_FLOAT, false, NULL},
+};
+
+/* ---- QLookupFused ---- */
+static const ox_formal qlk_in[] = {
+    ONE("x", "T1"),      ONE("x_scale", F32),       OPT("x_zero_point", "T1"),
+    ONE("y_scale", F32), OPT("y_zero_point", "T2"), OPT("min", F32),
+    OPT("max", F32)};
+static const ox_formal q_out2[] = {ONE("y", "T2")};
+static const ox_attr_schema qlk_attrs[] = {
+    {"op", OX_ATTR_STRING, true, NULL},    {"alpha", OX_ATTR_FLOAT, false, NULL},
+    {"beta", OX_ATTR_FLOAT, false, "0.5"}, {"min", OX_ATTR_FLOAT, false, NULL},
+    {"max", OX_ATTR_FLOAT, false, NULL},
+};
+
+/* ---- QMatMulScaledFused ---- */
+static const ox_formal qmm_in[] = {
+    ONE("A", "T1"),    ONE("B", "T2"),  OPT("a_zero_point", "T1"), OPT("b_zero_point", "T2"),
+    ONE("scale", F32), OPT("bias", F32)};
+
+/* TC(x) / AT(x): a table and its length; NONE: neither */
+#define TC(x) x, N_OF(x)
+#define AT(x) x, N_OF(x)
+#define NONE NULL, 0
+#define OP(...) OP_(__VA_ARGS__)
+#define OP_(nm, in, lo, out, tc, n_tc, at, n_at, text)                                    \
+  {                                                                                       \
+    .domain = OX_ONNXC_DOMAIN, .name = nm, .since_version = OX_ONNXC_OPSET, .inputs = in, \
+    .n_inputs = N_OF(in), .outputs = out, .n_outputs = N_OF(out), .constraints = tc,      \
+    .n_constraints = n_tc, .attrs = at, .n_attrs = n_at, .min_inputs = lo,                \
+    .max_inputs = (int)N_OF(in), .min_outputs = 1, .max_outputs = 1, .doc = text          \
+  }
+
+const ox_schema ox_schema_onnxc_table[] = {
+    OP(OX_ONNXC_ELEMENTWISE_CHAIN, chain_in, 1, f32_out, NONE, AT(chain_attrs),
+       "A chain of float32 elementwise operations rooted at X (Add, Sub, Mul, Div, Max, Min "
+       "with a constant, Clip, Relu, LeakyRelu, HardSigmoid, HardSwish, Neg, Abs, Sqrt, Tanh, "
+       "Erf, Pow by 2 or 3, Sigmoid), run block by block so that the intermediate values stay "
+       "in cache. `ops` holds one opcode per instruction (FZ_* of onnxc_ops.h), `args` two "
+       "operands per instruction (v >= 0: value v, 0 being X and k the result of instruction "
+       "k-1; v < 0: constant -v-1), `params` two floats per instruction (Clip's bounds, "
+       "alpha and beta); the constants are `cdata`, of ranks `crank` and dims `cdims`, each one "
+       "value or one per index of a single axis. Y is the last instruction's result, X "
+       "broadcast with the constants. Bit for bit the nodes it replaces."),
+    OP(OX_ONNXC_FUSED_CONV, fconv_in, 2, f32_out, NONE, AT(fconv_attrs),
+       "Conv (float32) with what surrounded it: Y = bound(activation(Conv(X', W, B) + R)). R "
+       "(optional) is a residual of Y's shape (a following Add or Sum). `activation` is "
+       "\"none\", \"Relu\", \"LeakyRelu\" (alpha), \"Clip\" (alpha = min, beta = max), "
+       "\"HardSigmoid\" (alpha, beta), \"HardSwish\" or \"SiLU\" (x * Sigmoid(x)); `bound` 1 or "
+       "2 is a following Max or Min with the scalar `bound_value`. X' is X, or the prologue "
+       "max(X * pre_scale + pre_bias, 0 if pre_relu) per input channel (a BatchNormalization, "
+       "Mul, Add and Relu before a 1x1 convolution), or X * G with `in_scale` = 1 (a "
+       "squeeze-and-excitation gate, input G), or X taken as `in_shuffle_shape` after a channel "
+       "shuffle of `in_shuffle` groups (ShuffleNet's Reshape, Transpose, Reshape). Conv's "
+       "attributes as Conv's."),
+    OP(OX_ONNXC_GATHER_TIED, tied_in, 2, tied_out, TC(tc_index), AT(tied_attrs),
+       "Gather(data, indices) along axis 0 of a float [V, D] embedding that a "
+       "MatMulTransBFused head also reads (tied weights): the rows are read out of the head's "
+       "packed copy, so that the weights are held once. output is indices' shape + [D]."),
+    OP(OX_ONNXC_LAYER_NORM, ln_in, 2, t_out, TC(tc_norm), AT(ln_attrs),
+       "LayerNormalization over the last axis (`axis` -1, `epsilon`) of X + Skip when Skip "
+       "is given (a residual Add before it), from the written-out form (ReduceMean, Sub, Pow, "
+       "ReduceMean, Add, Sqrt, Div, Mul, Add) or from LayerNormalization. Only Y is produced."),
+    OP(OX_ONNXC_MATMUL_DQ, mmdq_in, 3, f32_out, TC(tc_low_bit), AT(mmdq_attrs),
+       "MatMul(A, DequantizeLinear(W, scale, zero_point)) with constant 8-, 4- or 2-bit "
+       "weights W [K, N]: scale is one value, one per column [N], or one per block of "
+       "`block_size` rows [ceil(K / block_size), N]; the weights are packed at their own width "
+       "and never made float. `int8_decode` 1 runs one- and two-row products in int8. Y is A's "
+       "shape with K replaced by N."),
+    OP(OX_ONNXC_MATMUL, mmf_in, 2, f32_out, NONE, AT(mm_epilogue_attrs),
+       "act(MatMul(A, W) + bias) with W a constant 2-D float matrix and bias one value or one "
+       "per column: the Add and the activation run on each block of Y as the GEMM finishes it. "
+       "`act` 0 none, 1 Relu, 2 GELU's erf form x * (Erf(x / c0) + c1) * c2 (`gelu_c0`.. "
+       "`gelu_c2`; `gelu_mul` 1: x * c0 in place of x / c0). Bit for bit the nodes it "
+       "replaces."),
+    OP(OX_ONNXC_MATMUL_TRANS_B, mmtb_in, 2, t_out, TC(tc_matmul), NONE,
+       "MatMul(A, Transpose(B)) with B's last two axes swapped (numpy MatMul otherwise), from "
+       "a MatMul of a Transpose or of a constant 2-D float B: a constant B is packed once, "
+       "anything else read in place."),
+    OP(OX_ONNXC_MHA, mha_in, 3, f32_out, NONE, AT(mha_attrs),
+       "Exported multi-head attention: Q, K and V hold `num_heads` heads of `head_dim` side by "
+       "side ([.., S, H * D]; `q_b`, `q_s`, `k_b`, `k_s` are the targets of the exporter's "
+       "Reshape to [b, s, H, D]: 0 copies the dim, -1 is inferred); per head, "
+       "Softmax(Q_h K_h^T / scale (* scale with `scale_div` 0) + mask) V_h, the mask "
+       "broadcast to [B, H, Sq, Sk]. Y is [B, Sq, H, D] (the Transpose after it included)."),
+    OP(OX_ONNXC_QADD, qadd_in, 7, q_out3, TC(tc_q8_3), AT(relu_attrs),
+       "DequantizeLinear(a), DequantizeLinear(b) -> Add [-> Relu if `relu`] -> "
+       "QuantizeLinear(y_scale, y_zero_point), on the bytes: numpy broadcasting, per-tensor "
+       "scales and zero points (absent: 0 of uint8); y is int8 or uint8 as y_zero_point."),
+    OP(OX_ONNXC_QLINEAR_CONV, qconv_in, 7, q_out3, TC(tc_q8_3), AT(qconv_attrs),
+       "DequantizeLinear -> Conv [-> Relu or Clip] -> QuantizeLinear with constant 8-bit "
+       "weights, as one integer convolution: QLinearConv's inputs, B being the Conv's float "
+       "bias; `relu` 1 for a Relu, `clip_lo` and `clip_hi` for a Clip with constant bounds "
+       "(ReLU6). Conv's attributes as Conv's; y is int8 or uint8 as y_zero_point (absent: "
+       "uint8)."),
+    OP(OX_ONNXC_QLOOKUP, qlk_in, 4, q_out2, TC(tc_q8_2), AT(qlk_attrs),
+       "DequantizeLinear -> `op` -> QuantizeLinear as a 256-entry table, `op` being Relu, "
+       "LeakyRelu (alpha, default 0.01), Clip (bounds as inputs min and max, or attributes "
+       "before opset 11), Sigmoid, Tanh, HardSigmoid (alpha, default 0.2, and beta) or "
+       "HardSwish, with that op's attributes; y has x's shape, int8 or uint8 as y_zero_point "
+       "(absent: uint8)."),
+    OP(OX_ONNXC_QMATMUL_SCALED, qmm_in, 5, f32_out, TC(tc_q8_2), AT(mm_epilogue_attrs),
+       "MatMulInteger(A, B, a_zero_point, b_zero_point) with a constant 8-bit B -> "
+       "Cast(float) -> Mul(scale) [-> Add(bias)] [-> activation]: the scale, bias and "
+       "activation (`act` and the GELU constants as MatMulFused's) run in the GEMM's registers "
+       "with the same roundings; scale and bias are one value or one per column."),
+};
+const size_t ox_schema_onnxc_table_n = N_OF(ox_schema_onnxc_table);
+
+const ox_schema *const ox_schema_onnxc_ptrs[] = {
+    &ox_schema_onnxc_table[0], &ox_schema_onnxc_table[1],  &ox_schema_onnxc_table[2],
+    &ox_schema_onnxc_table[3], &ox_schema_onnxc_table[4],  &ox_schema_onnxc_table[5],
+    &ox_schema_onnxc_table[6], &ox_schema_onnxc_table[7],  &ox_schema_onnxc_table[8],
+    &ox_schema_onnxc_table[9], &ox_schema_onnxc_table[10], &ox_schema_onnxc_table[11],
+};
+_Static_assert(N_OF(ox_schema_onnxc_ptrs) == N_OF(ox_schema_onnxc_table),
+               "one pointer per ai.onnxc schema");
