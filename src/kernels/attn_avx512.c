@@ -15,8 +15,9 @@ float ox_attn_scale_mask_max_avx512(float *row, int64_t n, float scale, bool div
 /* The scale, the mask (contiguous or none) and the row's largest value in
  * one AVX-512 pass: the same roundings as the loops below, the maximum as
  * oc_row_max_f32 gives it (NaN when any value is NaN). */
-__attribute__((target("avx512f"))) float ox_attn_scale_mask_max_avx512(float *row, int64_t n, float scale,
-                                                               bool div, const float *m) {
+__attribute__((target("avx512f"))) float ox_attn_scale_mask_max_avx512(float *row, int64_t n,
+                                                                       float scale, bool div,
+                                                                       const float *m) {
   const __m512 sc = _mm512_set1_ps(scale);
   __m512 mx = _mm512_set1_ps(-INFINITY);
   __mmask16 nan = 0;

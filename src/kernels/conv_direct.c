@@ -10,7 +10,7 @@ extern const ox_conv_direct_kernels ox_conv_direct_kernels_avx2, ox_conv_direct_
 #endif
 
 const ox_conv_direct_kernels *ox_conv_direct_kernels_at(ox_isa isa) {
-  OX_LEVEL_PICK(isa, ox_conv_direct_kernels);
+  OX_ISA_TABLE_PICK(isa, ox_conv_direct_kernels);
 }
 
 const ox_conv_direct_kernels *ox_conv_direct_kernels_get(void) {

@@ -15,10 +15,9 @@
 /* Interior of a depthwise row for strides 1 and 2 with AVX-512: 16 outputs
  * per step; returns the first column left undone. */
 __attribute__((target("avx512f"))) int64_t ox_dw_interior_avx512(const ox_nn_geom *g,
-                                                                     const float *xc,
-                                                                     const float *wm, float b,
-                                                                     int64_t oh, float *yr,
-                                                                     int64_t ow, int64_t in_hi) {
+                                                                 const float *xc, const float *wm,
+                                                                 float b, int64_t oh, float *yr,
+                                                                 int64_t ow, int64_t in_hi) {
   int64_t IH = g->in[0], IW = g->in[1], KH = g->k[0], KW = g->k[1], sw = g->stride[1];
   int64_t dw = g->dil[1];
   if (sw != 1 && sw != 2) return ow;
@@ -129,7 +128,7 @@ __attribute__((target("avx512f"))) static void dw_pairs_1blk(const ox_nn_geom *g
 }
 
 __attribute__((target("avx512f"))) void ox_dw_plane_avx512(const ox_nn_geom *g, const float *xc,
-                                                               const float *wm, float b, float *y) {
+                                                           const float *wm, float b, float *y) {
   int64_t IW = g->in[1], OH = g->out[0], OW = g->out[1], KW = g->k[1];
   int64_t sw = g->stride[1], dw = g->dil[1];
   int64_t nblk = (OW + 15) / 16;
@@ -344,7 +343,7 @@ __attribute__((target("avx512f"))) static void dwp_compute(const ox_nn_geom *g, 
  * (nothing done) without scratch memory or when the input is wider than
  * the plane. */
 __attribute__((target("avx512f"))) bool ox_dw_padded_range_avx512(const dw_job *j, int64_t t0,
-                                                               int64_t t1) {
+                                                                  int64_t t1) {
   const ox_nn_geom *g = j->g;
   int64_t L, rw, ph, size, OH = g->out[0], OW = g->out[1], MC = j->C * j->Mg;
   if (!dwp_dims(g, &L, &rw, &ph, &size)) return false;
@@ -419,7 +418,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void dwf_plane(
  * OW + 1, so that output (y, x) is at y (OW + 1) + x in each. False
  * (nothing done) without scratch memory. */
 __attribute__((target("avx512f"))) bool ox_dw_flat_range_avx512(const dw_job *j, int64_t t0,
-                                                             int64_t t1) {
+                                                                int64_t t1) {
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], S = g->stride[0];
   int64_t pt = g->pb[0], pl = g->pb[1], K = g->k[0], rs, prows, np;
@@ -480,7 +479,7 @@ __attribute__((target("avx512f"))) bool ox_dw_flat_range_avx512(const dw_job *j,
  * missing column repeats the first and its sums are dropped); the W row
  * stays in L1 between the groups of four. */
 __attribute__((target("avx512f"))) void ox_few_rows_avx512(const ox_few_job *j, int64_t m0,
-                                                               int64_t m1) {
+                                                           int64_t m1) {
   int64_t K = j->K, K16 = K / 16 * 16, P = j->P;
   __mmask16 tail = (__mmask16)((1u << (K - K16)) - 1u);
   for (int64_t m = m0; m < m1; m++) {

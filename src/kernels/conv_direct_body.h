@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "conv_direct_impl.h"
+#include "isa_level.h" /* OX_LEVEL_FN, OX_LEVEL_NAME for the including level */
 
 /* One output row of a depthwise 2-D convolution: columns where every kernel
  * column lands inside the input are computed 16 at a time in registers; the
@@ -200,4 +201,4 @@ OX_LEVEL_FN static void few_task(void *arg, int64_t m0, int64_t m1) {
 }
 
 const ox_conv_direct_kernels OX_LEVEL_NAME(ox_conv_direct_kernels) = {(ox_isa)OX_LEVEL, depthwise,
-                                                                        few_task};
+                                                                      few_task};

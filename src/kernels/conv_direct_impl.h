@@ -41,7 +41,8 @@ static inline const float *dw_src(const dw_job *j, int64_t t) {
  * aligned; stride 1 the padded columns and a vector more, stride 2 each
  * phase so), its rows and its size with a 32-float margin; false when the
  * input is wider than the plane. */
-static inline bool dwp_dims(const ox_nn_geom *g, int64_t *L, int64_t *rw, int64_t *ph, int64_t *size) {
+static inline bool dwp_dims(const ox_nn_geom *g, int64_t *L, int64_t *rw, int64_t *ph,
+                            int64_t *size) {
   int64_t owp = (g->out[1] + 15) / 16 * 16, sw = g->stride[1];
   *L = owp + 16;
   *rw = sw == 1 ? *L : 2 * *L;

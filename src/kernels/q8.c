@@ -9,7 +9,7 @@ extern const ox_q8_kernels ox_q8_kernels_ref;
 extern const ox_q8_kernels ox_q8_kernels_avx2, ox_q8_kernels_avx512, ox_q8_kernels_avx512_vbmi;
 #endif
 
-static const ox_q8_kernels *level(ox_isa isa) { OX_LEVEL_PICK(isa, ox_q8_kernels); }
+static const ox_q8_kernels *level(ox_isa isa) { OX_ISA_TABLE_PICK(isa, ox_q8_kernels); }
 
 const ox_q8_kernels *ox_q8_kernels_at(ox_isa isa) {
   const ox_q8_kernels *k = level(isa);

@@ -4,7 +4,8 @@
  * probe (base/cpu.h, capped by ONNXC_ISA), its entries per level in
  * q8_avx512.c, q8_avx2.c and q8_ref.c (one body, q8_body.h; AVX-512 adds
  * hand-written loops, and a VBMI byte lookup where the CPU has it). Every
- * level gives the same bytes. */
+ * level gives the same bytes, but for add_u8: AVX-512 fuses its multiply-
+ * adds, so a sum near a half may round the other way (test_isa_levels). */
 #ifndef OX_KERNELS_Q8_H
 #define OX_KERNELS_Q8_H
 

@@ -16,8 +16,8 @@ void ox_q8_add_u8_plain_avx2(const uint8_t *a, const uint8_t *b, uint8_t *y, int
  * bits to narrow to bytes, and spilled): the selects as masked blends, so
  * that NaN takes the same way as above, and vpmovdb to narrow. */
 __attribute__((target("avx512f"))) int64_t ox_q8_from_f32_avx512(const float *x, int64_t n,
-                                                                     float scale, float zp,
-                                                                     bool to_signed, void *y) {
+                                                                 float scale, float zp,
+                                                                 bool to_signed, void *y) {
   const __m512 vs = _mm512_set1_ps(scale);
   const __m512i vzi = _mm512_set1_epi32((int32_t)zp); /* an 8-bit zero point: integral */
   const __m512i loi = _mm512_set1_epi32(to_signed ? -128 : 0);
@@ -60,7 +60,7 @@ __attribute__((target("avx512f"))) int64_t ox_q8_from_f32_avx512(const float *x,
 /* The same reduction with explicit vectors: GCC left the one above scalar.
  * min/max_ps(v, acc) keep acc when v is NaN, as the comparisons above. */
 __attribute__((target("avx512f"))) void ox_q8_range_avx512(const float *x, int64_t n, float *lo,
-                                                          float *hi) {
+                                                           float *hi) {
   __m512 mn0 = _mm512_setzero_ps(), mn1 = mn0, mx0 = mn0, mx1 = mn0;
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
@@ -105,8 +105,9 @@ __attribute__((target("avx512f"))) static void add_u8_avx512(const uint8_t *a, c
 /* 64 lookups at a time: two two-register byte permutes (7-bit indices)
  * and a blend on the top bit */
 __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void ox_q8_lookup_vbmi(const uint8_t *t,
-                                                                           const uint8_t *x,
-                                                                           uint8_t *y, int64_t n) {
+                                                                              const uint8_t *x,
+                                                                              uint8_t *y,
+                                                                              int64_t n) {
   __m512i t0 = _mm512_loadu_si512(t), t1 = _mm512_loadu_si512(t + 64);
   __m512i t2 = _mm512_loadu_si512(t + 128), t3 = _mm512_loadu_si512(t + 192);
   int64_t i = 0;
@@ -127,6 +128,6 @@ static void add_u8(const uint8_t *a, const uint8_t *b, uint8_t *y, int64_t n, fl
 
 /* the same entries with the VBMI byte lookup (q8.c picks them where the
  * CPU has AVX-512 VBMI and BW) */
-const ox_q8_kernels ox_q8_kernels_avx512_vbmi = {OX_ISA_AVX512, from_f32, q8_to_f32,
-                                                 ox_q8_range_avx512, add_u8, ox_q8_lookup_vbmi};
+const ox_q8_kernels ox_q8_kernels_avx512_vbmi = {OX_ISA_AVX512,      from_f32, q8_to_f32,
+                                                 ox_q8_range_avx512, add_u8,   ox_q8_lookup_vbmi};
 #endif

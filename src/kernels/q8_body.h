@@ -3,6 +3,7 @@
  * defines its hand-written loops and add_u8 first. */
 #include <stdint.h>
 
+#include "isa_level.h" /* OX_LEVEL_FN, OX_LEVEL_NAME for the including level */
 #include "q8.h"
 #include "vmath.h" /* ox_sel_f32 */
 
@@ -49,8 +50,8 @@ static void from_f32(const float *x, int64_t n, float scale, float zp, bool to_s
 
 /* y = (x - zp) * scale: x - zp is exact in float and the product of two
  * floats rounds once, as in the generic path */
-OX_LEVEL_FN static void q8_to_f32(const void *x, int64_t n, float scale, float zp,
-                                  bool from_signed, float *y) {
+OX_LEVEL_FN static void q8_to_f32(const void *x, int64_t n, float scale, float zp, bool from_signed,
+                                  float *y) {
   if (from_signed)
     for (int64_t i = 0; i < n; i++) y[i] = ((float)((const int8_t *)x)[i] - zp) * scale;
   else

@@ -16,10 +16,12 @@ extern const ox_vmath_kernels ox_vmath_kernels_avx2, ox_vmath_kernels_avx512;
 #endif
 
 const ox_vmath_kernels *ox_vmath_kernels_at(ox_isa isa) {
-  OX_LEVEL_PICK(isa, ox_vmath_kernels);
+  OX_ISA_TABLE_PICK(isa, ox_vmath_kernels);
 }
 
-const ox_vmath_kernels *ox_vmath_kernels_get(void) { return ox_vmath_kernels_at(ox_cpu_get()->isa); }
+const ox_vmath_kernels *ox_vmath_kernels_get(void) {
+  return ox_vmath_kernels_at(ox_cpu_get()->isa);
+}
 
 float ox_vmath_row_max(const float *x, int64_t n);
 
@@ -52,4 +54,3 @@ float ox_vmath_row_max(const float *x, int64_t n) {
   }
   return nan ? NAN : r;
 }
-

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "isa_level.h" /* OX_LEVEL_FN, OX_LEVEL_NAME for the including level */
 #include "vexp.h"
 #include "vmath.h"
 
@@ -166,6 +167,6 @@ static void vm_gelu_run(const float *x, float *y, int64_t n, const ox_gelu_erf *
 #endif
 
 const ox_vmath_kernels OX_LEVEL_NAME(ox_vmath_kernels) = {
-    (ox_isa)OX_LEVEL, vm_exp,       vm_exp_sum,  row_sum,     ox_vmath_row_max,
-    vm_erf,           tanh_block,   vm_sigmoid,  vm_gelu_run, OX_VM_SCALE_MASK_MAX,
+    (ox_isa)OX_LEVEL, vm_exp,     vm_exp_sum, row_sum,     ox_vmath_row_max,
+    vm_erf,           tanh_block, vm_sigmoid, vm_gelu_run, OX_VM_SCALE_MASK_MAX,
 };
