@@ -47,6 +47,22 @@ typedef struct ox_vmath_kernels {
    * returns the row's maximum as row_max. NULL below AVX-512 (the caller
    * runs the three passes). */
   float (*scale_mask_max)(float *row, int64_t n, float scale, bool div, const float *m);
+  /* Softmax (log-softmax when log_form) of a contiguous row: its maximum,
+   * then exp_sum (log: of the shifted row a block at a time) */
+  void (*softmax_row)(const float *x, float *y, int64_t n, bool log_form);
+  /* the sum of (x - m)^2 in double, in row_sum's order */
+  double (*row_sq_sum)(const float *x, int64_t n, double m);
+  /* y = (x - m) * inv * scale + bias (scale, bias: NULL for none; bias
+   * only with scale): a normalisation's row */
+  void (*norm_row)(const float *x, float *y, int64_t n, float m, float inv, const float *scale,
+                   const float *bias);
+  /* y = a + b */
+  void (*add)(const float *a, const float *b, float *y, int64_t n);
+  /* the sum (of squares when sq) of x in double into *acc (one) or acc[k] */
+  void (*sum_into)(const float *x, int64_t n, bool sq, bool one, double *acc);
+  /* y += bias (one value, bias_one, or one per element; NULL: none), then
+   * y = max(y, 0) when relu, as the Add and Relu kernels compute them */
+  void (*bias_relu)(float *y, int64_t n, const float *bias, bool bias_one, bool relu);
 } ox_vmath_kernels;
 
 /* The entries for the probed (capped) level; never NULL. */

@@ -166,7 +166,90 @@ static void vm_gelu_run(const float *x, float *y, int64_t n, const ox_gelu_erf *
 #define OX_VM_SCALE_MASK_MAX ox_attn_scale_mask_max_avx512
 #endif
 
+/* ---- rows of the normalisation, softmax, reduction and MatMul-epilogue
+ * operators (their loops, moved here so that the level is chosen by the
+ * probe; the operators call them through the table) ---- */
+
+/* a contiguous float32 row: softmax, or log-softmax (log) */
+OX_LEVEL_FN static void softmax_row(const float *x, float *y, int64_t n, bool log_form) {
+  float m = ox_vmath_row_max(x, n);
+  if (!log_form) {
+    float inv = (float)(1.0 / vm_exp_sum(x, m, y, n));
+    for (int64_t k = 0; k < n; k++) y[k] *= inv;
+  } else {
+    for (int64_t k = 0; k < n; k++) y[k] = x[k] - m;
+    float e[256];
+    double sum = 0;
+    for (int64_t b = 0; b < n; b += 256) {
+      int64_t c = n - b < 256 ? n - b : 256;
+      sum += vm_exp_sum(y + b, 0.0f, e, c);
+    }
+    float lse = (float)log(sum);
+    for (int64_t k = 0; k < n; k++) y[k] -= lse;
+  }
+}
+
+/* Sums of a row (oc_row_sum_f32) and of its squares about m, in double,
+ * with eight independent partial sums so that they vectorise (one chain of
+ * double additions was the cost of a whole normalisation). */
+OX_LEVEL_FN static double row_sq_d(const float *x, int64_t n, double m) {
+  double s[8] = {0};
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int q = 0; q < 8; q++) {
+      double d = x[k + q] - m;
+      s[q] += d * d;
+    }
+  for (; k < n; k++) s[0] += (x[k] - m) * (x[k] - m);
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+OX_LEVEL_FN static void row_apply(const float *x, float *y, int64_t n, float m, float inv,
+                                  const float *scale, const float *bias) {
+  if (scale && bias)
+    for (int64_t k = 0; k < n; k++) y[k] = (x[k] - m) * inv * scale[k] + bias[k];
+  else if (scale)
+    for (int64_t k = 0; k < n; k++) y[k] = (x[k] - m) * inv * scale[k];
+  else
+    for (int64_t k = 0; k < n; k++) y[k] = (x[k] - m) * inv;
+}
+
+/* y = a + b, the Add kernel's float addition */
+OX_LEVEL_FN static void add_row(const float *a, const float *b, float *y, int64_t n) {
+  for (int64_t k = 0; k < n; k++) y[k] = a[k] + b[k];
+}
+
+/* sums (of squares when sq) of n float32 values into *acc (one) or acc[k] */
+OX_LEVEL_FN static void sum_f32(const float *xf, int64_t n, bool sq, bool one, double *acc) {
+  if (one) {
+    double s = 0;
+    if (sq)
+      for (int64_t k = 0; k < n; k++) s += (double)xf[k] * xf[k];
+    else
+      for (int64_t k = 0; k < n; k++) s += xf[k];
+    *acc += s;
+  } else if (sq)
+    for (int64_t k = 0; k < n; k++) acc[k] += (double)xf[k] * xf[k];
+  else
+    for (int64_t k = 0; k < n; k++) acc[k] += xf[k];
+}
+
+/* the bias Add and the Relu of one row's columns, as their kernels compute them */
+OX_LEVEL_FN static void bias_relu(float *y, int64_t n, const float *bias, bool bias_one,
+                                  bool relu) {
+  if (bias && bias_one) {
+    float b = bias[0];
+    for (int64_t k = 0; k < n; k++) y[k] = y[k] + b;
+  } else if (bias) {
+    for (int64_t k = 0; k < n; k++) y[k] = y[k] + bias[k];
+  }
+  if (relu)
+    for (int64_t k = 0; k < n; k++) y[k] = y[k] > 0.0f ? y[k] : 0.0f;
+}
+
 const ox_vmath_kernels OX_LEVEL_NAME(ox_vmath_kernels) = {
     (ox_isa)OX_LEVEL, vm_exp,     vm_exp_sum, row_sum,     ox_vmath_row_max,
     vm_erf,           tanh_block, vm_sigmoid, vm_gelu_run, OX_VM_SCALE_MASK_MAX,
+    softmax_row,      row_sq_d,   row_apply,  add_row,     sum_f32,
+    bias_relu,
 };

@@ -94,6 +94,27 @@ static void test_vmath_levels(void) {
     bad += ref->row_max(r, N) != k->row_max(r, N);
     double se = ref->exp_sum(r, 1.0f, y, N), sk = k->exp_sum(r, 1.0f, y, N);
     bad += fabs(se - sk) > 1e-6 * se;
+    /* the operators' rows: softmax, normalisation, sums, bias and Relu */
+    for (int f = 0; f < 2; f++) {
+      ref->softmax_row(x + 8, r, N - 8, f), k->softmax_row(x + 8, y, N - 8, f);
+      for (int i = 0; i < N - 8; i++) bad += !near(y[i], r[i], 1e-6f);
+    }
+    bad += fabs(ref->row_sq_sum(x + 8, N - 8, 0.25) - k->row_sq_sum(x + 8, N - 8, 0.25)) >
+           1e-12 * ref->row_sq_sum(x + 8, N - 8, 0.25);
+    static float sc[N], bi[N];
+    for (int i = 0; i < N; i++) sc[i] = frand(0.5f, 2.0f), bi[i] = frand(-1.0f, 1.0f);
+    ref->norm_row(x + 8, r, N - 8, 0.3f, 0.7f, sc, bi),
+        k->norm_row(x + 8, y, N - 8, 0.3f, 0.7f, sc, bi);
+    /* (x - m) inv scale + bias cancels where it is near 0: an absolute bound */
+    for (int i = 0; i < N - 8; i++) bad += !(fabsf(y[i] - r[i]) <= 1e-5f);
+    ref->add(x + 8, sc, r, N - 8), k->add(x + 8, sc, y, N - 8);
+    bad += memcmp(r, y, (N - 8) * sizeof *r) != 0;
+    double s0[2] = {0, 0}, s1[2] = {0, 0};
+    ref->sum_into(x + 8, N - 8, true, true, s0), k->sum_into(x + 8, N - 8, true, true, s1);
+    bad += fabs(s0[0] - s1[0]) > 1e-12 * s0[0];
+    memcpy(r, x + 8, (N - 8) * sizeof *r), memcpy(y, x + 8, (N - 8) * sizeof *y);
+    ref->bias_relu(r, N - 8, bi, false, true), k->bias_relu(y, N - 8, bi, false, true);
+    bad += memcmp(r, y, (N - 8) * sizeof *r) != 0;
     if (bad) printf("vmath %s: %d values off\n", ox_isa_name((ox_isa)lv), bad);
     CHECK(bad == 0);
   }
