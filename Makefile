@@ -38,8 +38,11 @@ build-tsan: setup
 	  -DONNXC_TSAN=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-tsan -j $(JOBS) --target concurrency_tests
 
+# (after the release suite, its kernel tests again at the lower CPU levels: tests/isa.cmake)
 test: build build-asan build-tsan
 	cd build && ctest --output-on-failure -j $(JOBS) --timeout 1500 -LE asan-only
+	cd build && ONNXC_ISA=avx2 ctest --output-on-failure -j $(JOBS) --timeout 1500 -L isa-levels
+	cd build && ONNXC_ISA=portable ctest --output-on-failure -j $(JOBS) --timeout 1500 -L isa-levels
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 2400 -LE release-only
 	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \

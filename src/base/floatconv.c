@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../ir/ir.h"
+#include "cpu.h"
 
 static uint32_t f32_bits(float f) {
   uint32_t u;
@@ -224,7 +225,8 @@ uint8_t ox_f32_to_f4(float x) {
   return (uint8_t)(code | sbit);
 }
 
-/* ---- arrays, with the F16C instructions when the CPU has them ---- */
+/* ---- arrays, with the F16C instructions when the CPU probe (cpu.h,
+ * capped by ONNXC_ISA) has them ---- */
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -250,7 +252,7 @@ __attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *f, 
 
 void ox_f16_to_f32_n(const uint16_t *h, float *f, size_t n) {
 #if defined(OX_HAVE_F16C_PATH)
-  if (__builtin_cpu_supports("avx2") /* every AVX2 CPU has F16C */) {
+  if (ox_cpu_get()->f16c) {
     f16_to_f32_f16c(h, f, n);
     return;
   }
@@ -260,7 +262,7 @@ void ox_f16_to_f32_n(const uint16_t *h, float *f, size_t n) {
 
 void ox_f32_to_f16_n(const float *f, uint16_t *h, size_t n) {
 #if defined(OX_HAVE_F16C_PATH)
-  if (__builtin_cpu_supports("avx2") /* every AVX2 CPU has F16C */) {
+  if (ox_cpu_get()->f16c) {
     f32_to_f16_f16c(f, h, n);
     return;
   }

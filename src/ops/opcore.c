@@ -5,10 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../kernels/vexp.h"
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 bool oc_is_float(int32_t dt) {
   switch (dt) {
@@ -375,177 +371,29 @@ void oc_from_f32(const float *src, int32_t dt, void *dst, int64_t n) {
     for (int64_t i = 0; i < n; i++) oc_set(dst, dt, i, src[i]);
 }
 
-/* e^x for float32 arrays by src/kernels/vexp.h's ox_exp1, written as one
- * loop the compiler vectorises (AVX-512, AVX2 and SSE2 clones). */
-OC_CLONES static void exp_block(const float *x, float shift, float *y, int64_t n) {
-  /* x - shift is exact for shift 0 (-0 - 0 = +0: e^0 either way) */
-  for (int64_t i = 0; i < n; i++) y[i] = ox_exp1(x[i] - shift);
-}
-
-void oc_exp_f32(const float *x, float *y, int64_t n) {
-  if (oc_vmath_avx512())
-    oc_exp_avx512(x, 0.0f, y, n);
-  else
-    exp_block(x, 0.0f, y, n);
-}
+/* The float32 vector math: kernels/vmath.h's table for the CPU's level */
+void oc_exp_f32(const float *x, float *y, int64_t n) { ox_vmath_kernels_get()->exp(x, 0.0f, y, n); }
 
 void oc_exp_shift_f32(const float *x, float shift, float *y, int64_t n) {
-  if (oc_vmath_avx512())
-    oc_exp_avx512(x, shift, y, n);
-  else
-    exp_block(x, shift, y, n);
+  ox_vmath_kernels_get()->exp(x, shift, y, n);
 }
 
-/* eight partial sums: one vector of doubles per step */
-OC_CLONES static double row_sum(const float *x, int64_t n) {
-  double s[8] = {0};
-  int64_t k = 0;
-  for (; k + 8 <= n; k += 8)
-    for (int q = 0; q < 8; q++) s[q] += x[k + q];
-  for (; k < n; k++) s[0] += x[k];
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-
-double oc_row_sum_f32(const float *x, int64_t n) { return row_sum(x, n); }
+double oc_row_sum_f32(const float *x, int64_t n) { return ox_vmath_kernels_get()->row_sum(x, n); }
 
 double oc_exp_shift_sum_f32(const float *x, float shift, float *y, int64_t n) {
-  if (oc_vmath_avx512()) return oc_exp_sum_avx512(x, shift, y, n);
-  exp_block(x, shift, y, n);
-  return row_sum(y, n);
+  return ox_vmath_kernels_get()->exp_sum(x, shift, y, n);
 }
 
-/* erf over a block, written so that the compiler vectorises it whole
- * (the clones give AVX-512 and AVX2 bodies): e^{-x^2} by the same range
- * reduction as exp_block with the power of two built from its bits, then
- * both forms computed without branches and the right one picked. Near 0
- * the Taylor series keeps the relative error small (A&S 7.1.26 alone has
- * an absolute bound only). */
-OC_CLONES static void erf_block(const float *x, float *y, int64_t n) {
-  for (int64_t i = 0; i < n; i++) {
-    float v = x[i], a = fabsf(v), v2 = v * v;
-    /* 2/sqrt(pi) (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320) */
-    float small = -1.0f / 1320.0f;
-    small = small * v2 + 1.0f / 216.0f;
-    small = small * v2 - 1.0f / 42.0f;
-    small = small * v2 + 1.0f / 10.0f;
-    small = small * v2 - 1.0f / 3.0f;
-    small = small * v2 + 1.0f;
-    small = small * v * 1.12837916709551257f;
-    /* e^{-x^2}, the argument kept in [-87, 0] (the result stays normal;
-     * past |x| = 4 erf rounds to 1 anyway) */
-    float z = oc_select_f32(v2 < 87.0f, -v2, -87.0f);
-    z = oc_select_f32(z != z, 0.0f, z); /* NaN: the result is replaced below */
-    float fk, p = ox_exp_reduced(z, &fk);
-    uint32_t bits = (uint32_t)((int32_t)fk + 127) << 23;
-    float two_k;
-    memcpy(&two_k, &bits, sizeof two_k);
-    float ex = p * two_k;
-    float t = 1.0f / (1.0f + 0.3275911f * a);
-    float q = 1.061405429f;
-    q = q * t - 1.453152027f;
-    q = q * t + 1.421413741f;
-    q = q * t - 0.284496736f;
-    q = q * t + 0.254829592f;
-    float big = 1.0f - q * t * ex;
-    big = copysignf(big, v);
-    float res = oc_select_f32(a < 0.5f, small, big);
-    y[i] = oc_select_f32(v != v, v, res);
-  }
-}
+void oc_erf_f32(const float *x, float *y, int64_t n) { ox_vmath_kernels_get()->erf(x, y, n); }
 
-void oc_erf_f32(const float *x, float *y, int64_t n) {
-  if (oc_vmath_avx512())
-    oc_erf_avx512(x, y, n);
-  else
-    erf_block(x, y, n);
-}
+void oc_tanh_f32(const float *x, float *y, int64_t n) { ox_vmath_kernels_get()->tanh(x, y, n); }
 
-/* tanh over a block, vectorised like erf_block: for |x| >= 0.5,
- * (1 - e^{-2|x|}) / (1 + e^{-2|x|}) with the sign put back (no cancellation
- * there: e^{-2|x|} <= 0.37); below, the Taylor series to x^15 (the next term
- * is under 3e-8 of the result at 0.5); within 3 ulp of tanh in double
- * over [-12, 12]. Past |x| = 9 the result rounds to
- * +-1; the argument of e is kept there so it never underflows. */
-OC_CLONES static void tanh_block(const float *x, float *y, int64_t n) {
-  for (int64_t i = 0; i < n; i++) {
-    float v = x[i], a = fabsf(v), v2 = v * v;
-    float small = -929569.0f / 638512875.0f;
-    small = small * v2 + 21844.0f / 6081075.0f;
-    small = small * v2 - 1382.0f / 155925.0f;
-    small = small * v2 + 62.0f / 2835.0f;
-    small = small * v2 - 17.0f / 315.0f;
-    small = small * v2 + 2.0f / 15.0f;
-    small = small * v2 - 1.0f / 3.0f;
-    small = small * v2 * v + v;
-    float z = oc_select_f32(a < 9.0f, -2.0f * a, -18.0f);
-    z = oc_select_f32(z != z, 0.0f, z); /* NaN: the result is replaced below */
-    float fk, p = ox_exp_reduced(z, &fk);
-    uint32_t bits = (uint32_t)((int32_t)fk + 127) << 23;
-    float two_k;
-    memcpy(&two_k, &bits, sizeof two_k);
-    float ex = p * two_k;
-    float big = copysignf((1.0f - ex) / (1.0f + ex), v);
-    /* tanh is odd: the sign of v, also for -0 */
-    float res = copysignf(oc_select_f32(a < 0.5f, small, big), v);
-    y[i] = oc_select_f32(v != v, v, res);
-  }
-}
-
-void oc_tanh_f32(const float *x, float *y, int64_t n) { tanh_block(x, y, n); }
-
-/* Four vectors of four lanes: the max's latency is hidden (a serial max
- * with a NaN test per element cost more than the softmax around it). */
-float oc_row_max_f32(const float *x, int64_t n) {
-  float r = x[0];
-  int64_t k = 0;
-  bool nan = false;
-#if defined(__SSE2__)
-  if (n >= 16) {
-    __m128 m[4], bad = _mm_setzero_ps();
-    for (int q = 0; q < 4; q++) m[q] = _mm_loadu_ps(x + 4 * q);
-    for (; k + 16 <= n; k += 16)
-      for (int q = 0; q < 4; q++) {
-        __m128 v = _mm_loadu_ps(x + k + 4 * q);
-        bad = _mm_or_ps(bad, _mm_cmpunord_ps(v, v));
-        m[q] = _mm_max_ps(m[q], v);
-      }
-    float t[4];
-    _mm_storeu_ps(t, _mm_max_ps(_mm_max_ps(m[0], m[1]), _mm_max_ps(m[2], m[3])));
-    r = t[0];
-    for (int q = 1; q < 4; q++) r = t[q] > r ? t[q] : r;
-    nan = _mm_movemask_ps(bad) != 0;
-  }
-#endif
-  for (; k < n; k++) {
-    if (isnan(x[k])) nan = true;
-    r = x[k] > r ? x[k] : r;
-  }
-  return nan ? NAN : r;
-}
-
-/* sigmoid (Swish: x times it) over at most 512 values, built on the
- * vectorisable exponential */
-OC_CLONES static void sig_block(const float *x, float *y, int64_t n, float scale, bool times_x) {
-  float z[512] = {0}, e[512];
-  for (int64_t k = 0; k < n; k++) { /* z = -|scale*x| (bit operations: vectorisable) */
-    float v = scale * x[k];
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    u |= 0x80000000u;
-    memcpy(&z[k], &u, sizeof u);
-  }
-  oc_exp_f32(z, e, n);
-  for (int64_t k = 0; k < n; k++) { /* x >= 0: 1/(1+e), else e/(1+e) */
-    float v = scale * x[k];
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    float neg = (float)(u >> 31);
-    float sg = (1.0f + (e[k] - 1.0f) * neg) / (1.0f + e[k]);
-    y[k] = times_x ? x[k] * sg : sg;
-  }
-}
+float oc_row_max_f32(const float *x, int64_t n) { return ox_vmath_kernels_get()->row_max(x, n); }
 
 void oc_sigmoid_f32(const float *x, float *y, int64_t n, float scale, bool times_x) {
-  for (int64_t b = 0; b < n; b += 512)
-    sig_block(x + b, y + b, n - b < 512 ? n - b : 512, scale, times_x);
+  ox_vmath_kernels_get()->sigmoid(x, y, n, scale, times_x);
+}
+
+void oc_gelu_erf_f32(const float *x, float *y, int64_t n, const oc_gelu_erf *g) {
+  ox_vmath_kernels_get()->gelu_erf(x, y, n, g);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../base/floatconv.h"
+#include "../kernels/vmath.h"
 #include "../runtime/kernel.h"
 
 #define OC_MAXRANK 32
@@ -38,17 +39,8 @@
 OC_DEF_FSEL(float, f32)
 OC_DEF_FSEL(double, f64)
 #undef OC_DEF_FSEL
-/* c ? a : b by bit masks: GCC does not if-convert a ?: whose arms may
- * trap (-ftrapping-math), and a branch stops vectorisation. */
-static inline float oc_select_f32(int c, float a, float b) {
-  uint32_t m = 0u - (uint32_t)c, ua, ub;
-  memcpy(&ua, &a, sizeof ua);
-  memcpy(&ub, &b, sizeof ub);
-  ua = (ua & m) | (ub & ~m);
-  float r;
-  memcpy(&r, &ua, sizeof r);
-  return r;
-}
+/* c ? a : b by bit masks (vectorisable; kernels/vmath.h) */
+static inline float oc_select_f32(int c, float a, float b) { return ox_sel_f32(c, a, b); }
 /* x < 0 ? x * a : x, choosing by the sign bit of x (LeakyRelu, PRelu). */
 static inline float oc_neg_scale_f32(float x, float a) {
   float m = x * a;
@@ -143,20 +135,10 @@ double oc_exp_shift_sum_f32(const float *x, float shift, float *y, int64_t n);
 /* The same sum of x[0..n) alone. */
 double oc_row_sum_f32(const float *x, int64_t n);
 
-/* GELU as exported: y = (x * (erf(x / c0) + c1)) * c2 (x * c0 when
- * mul_first), the float operations of the Div (Mul), Erf, Add, Mul, Mul
- * nodes in their order (src/ops/vmath.c). x and y may be the same array. */
-typedef struct oc_gelu_erf {
-  float c0, c1, c2;
-  bool mul_first;
-} oc_gelu_erf;
+/* GELU as exported (kernels/vmath.h's ox_gelu_erf), the float operations
+ * of the Div (Mul), Erf, Add, Mul, Mul nodes in their order. x and y may
+ * be the same array. */
+typedef ox_gelu_erf oc_gelu_erf;
 void oc_gelu_erf_f32(const float *x, float *y, int64_t n, const oc_gelu_erf *g);
-
-/* src/ops/vmath.c: the AVX-512 bodies behind the functions above, used
- * when oc_vmath_avx512() (the CPU has AVX-512F) */
-bool oc_vmath_avx512(void);
-void oc_exp_avx512(const float *x, float shift, float *y, int64_t n);
-double oc_exp_sum_avx512(const float *x, float shift, float *y, int64_t n);
-void oc_erf_avx512(const float *x, float *y, int64_t n);
 
 #endif

@@ -65,41 +65,17 @@ typedef struct mha_job {
   atomic_int oom;
 } mha_job;
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-/* The scale, the mask (contiguous or none) and the row's largest value in
- * one AVX-512 pass: the same roundings as the loops below, the maximum as
- * oc_row_max_f32 gives it (NaN when any value is NaN). */
-__attribute__((target("avx512f"))) static float scale_mask_max(float *row, int64_t n, float scale,
-                                                               bool div, const float *m) {
-  const __m512 sc = _mm512_set1_ps(scale);
-  __m512 mx = _mm512_set1_ps(-INFINITY);
-  __mmask16 nan = 0;
-  for (int64_t c = 0; c < n; c += 16) {
-    __mmask16 k = n - c >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - c)) - 1);
-    __m512 v = _mm512_maskz_loadu_ps(k, row + c);
-    v = div ? _mm512_div_ps(v, sc) : _mm512_mul_ps(v, sc);
-    v = _mm512_add_ps(v, m ? _mm512_maskz_loadu_ps(k, m + c) : _mm512_setzero_ps());
-    _mm512_mask_storeu_ps(row + c, k, v);
-    nan |= _mm512_mask_cmp_ps_mask(k, v, v, _CMP_UNORD_Q);
-    mx = _mm512_mask_max_ps(mx, k, mx, v);
-  }
-  return nan ? NAN : _mm512_reduce_max_ps(mx);
-}
-#endif
-
 /* One row of scores: / scale (or * scale), + mask, then softmax — loops
  * the compiler vectorises (the division stays a division, as Div's). */
 OC_CLONES static void score_row(float *row, int64_t n, float scale, bool div, const float *m,
                                 int64_t mstep) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if ((!m || mstep == 1) && __builtin_cpu_supports("avx512f")) {
-    float mx = scale_mask_max(row, n, scale, div, m);
-    float inv = (float)(1.0 / oc_exp_shift_sum_f32(row, mx, row, n));
+  const ox_vmath_kernels *vk = ox_vmath_kernels_get();
+  if ((!m || mstep == 1) && vk->scale_mask_max) {
+    float mx = vk->scale_mask_max(row, n, scale, div, m);
+    float inv = (float)(1.0 / vk->exp_sum(row, mx, row, n));
     for (int64_t c = 0; c < n; c++) row[c] *= inv;
     return;
   }
-#endif
   /* the scale and the mask in one pass (the same two roundings as the Div
    * or Mul and the Add they replace) */
   if (div && m && mstep == 1)

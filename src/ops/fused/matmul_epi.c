@@ -64,26 +64,17 @@ typedef struct mmf_ctx {
   const mmf_state *s;
 } mmf_ctx;
 
-/* the bias Add and the Relu of one row's columns, as their kernels compute them */
-OC_CLONES static void mmf_row(float *y, int64_t n, const float *bias, bool bias_one, bool relu) {
-  if (bias && bias_one) {
-    float b = bias[0];
-    for (int64_t k = 0; k < n; k++) y[k] = y[k] + b;
-  } else if (bias) {
-    for (int64_t k = 0; k < n; k++) y[k] = y[k] + bias[k];
-  }
-  if (relu)
-    for (int64_t k = 0; k < n; k++) y[k] = y[k] > 0.0f ? y[k] : 0.0f;
-}
-
+/* the bias Add and the Relu of each row's columns (kernels/vmath.h), as
+ * their kernels compute them */
 static void mmf_post(void *arg, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const mmf_ctx *c = arg;
+  const ox_vmath_kernels *vk = ox_vmath_kernels_get();
   int64_t n = n1 - n0;
   const float *bias = !c->bias ? NULL : c->bias_one ? c->bias : c->bias + n0;
   for (int64_t i = m0; i < m1; i++) {
     float *y = c->post.y + i * c->post.N + n0;
-    mmf_row(y, n, bias, c->bias_one, c->s->act == MMF_RELU);
-    if (c->s->act == MMF_GELU) oc_gelu_erf_f32(y, y, n, &c->s->gelu);
+    vk->bias_relu(y, n, bias, c->bias_one, c->s->act == MMF_RELU);
+    if (c->s->act == MMF_GELU) vk->gelu_erf(y, y, n, &c->s->gelu);
   }
 }
 

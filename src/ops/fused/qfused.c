@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../kernels/q8.h"
 #include "../../runtime/kernel.h"
 #include "../fused.h"
 #include "../opcore.h"
@@ -155,42 +156,9 @@ typedef struct lk_job {
   uint8_t *y;
 } lk_job;
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-/* 64 lookups at a time: two two-register byte permutes (7-bit indices)
- * and a blend on the top bit */
-__attribute__((target("avx512f,avx512bw,avx512vbmi"))) static void lk_vbmi(const uint8_t *t,
-                                                                           const uint8_t *x,
-                                                                           uint8_t *y, int64_t n) {
-  __m512i t0 = _mm512_loadu_si512(t), t1 = _mm512_loadu_si512(t + 64);
-  __m512i t2 = _mm512_loadu_si512(t + 128), t3 = _mm512_loadu_si512(t + 192);
-  int64_t i = 0;
-  for (; i < n; i += 64) {
-    __mmask64 m = n - i >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << (n - i)) - 1);
-    __m512i v = _mm512_maskz_loadu_epi8(m, x + i);
-    __m512i lo = _mm512_permutex2var_epi8(t0, v, t1), hi = _mm512_permutex2var_epi8(t2, v, t3);
-    _mm512_mask_storeu_epi8(y + i, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
-  }
-}
-
-static bool have_vbmi(void) {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
-}
-#else
-static bool have_vbmi(void) { return false; }
-static void lk_vbmi(const uint8_t *t, const uint8_t *x, uint8_t *y, int64_t n) {
-  (void)t, (void)x, (void)y, (void)n;
-}
-#endif
-
 static void lk_task(void *arg, int64_t i0, int64_t i1) {
   const lk_job *j = arg;
-  if (have_vbmi()) {
-    lk_vbmi(j->t, j->x + i0, j->y + i0, i1 - i0);
-    return;
-  }
-  for (int64_t i = i0; i < i1; i++) j->y[i] = j->t[j->x[i]];
+  ox_q8_kernels_get()->lookup(j->t, j->x + i0, j->y + i0, i1 - i0);
 }
 
 static int lk_run(ox_kctx *ctx, void *st) {
@@ -237,56 +205,6 @@ typedef struct add_job {
   int32_t za, zb, zy;
 } add_job;
 
-static inline float clampf(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-/* round half to even of |v| < 2^22 by the float adder (vectorises, unlike
- * a libm call) */
-static inline int32_t round_small(float v) { return (int32_t)((v + 12582912.0f) - 12582912.0f); }
-
-/* uint8 + uint8 -> uint8, both contiguous: the common case, vectorised */
-OX_CLONES("avx2", "default")
-static void add_u8_plain(const uint8_t *a, const uint8_t *b, uint8_t *y, int64_t n,
-                         const add_job *j) {
-  float ka = j->ka, kb = j->kb, c = j->c, lo = j->lo, hi = j->hi;
-  for (int64_t i = 0; i < n; i++) {
-    float v = clampf((float)a[i] * ka + (float)b[i] * kb + c, lo, hi);
-    y[i] = (uint8_t)round_small(v);
-  }
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-/* The same with 512-bit registers: a ka + (b kb + c) by two FMAs, clamped
- * (the factors are finite here, so no NaN reaches min/max), converted with
- * the default rounding (half to even, as round_small) and narrowed. The
- * compiler's own vectorisation of the loop above used 256-bit blends. */
-__attribute__((target("avx512f"))) static void add_u8_avx512(const uint8_t *a, const uint8_t *b,
-                                                             uint8_t *y, int64_t n,
-                                                             const add_job *j) {
-  const __m512 ka = _mm512_set1_ps(j->ka), kb = _mm512_set1_ps(j->kb), c = _mm512_set1_ps(j->c);
-  const __m512 lo = _mm512_set1_ps(j->lo), hi = _mm512_set1_ps(j->hi);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m512 av = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(a + i))));
-    __m512 bv = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(b + i))));
-    __m512 v = _mm512_fmadd_ps(av, ka, _mm512_fmadd_ps(bv, kb, c));
-    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
-    _mm_storeu_si128((__m128i *)(y + i), _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v)));
-  }
-  if (i < n) add_u8_plain(a + i, b + i, y + i, n - i, j);
-}
-#endif
-
-static void add_u8(const uint8_t *a, const uint8_t *b, uint8_t *y, int64_t n, const add_job *j) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f")) {
-    add_u8_avx512(a, b, y, n, j);
-    return;
-  }
-#endif
-  add_u8_plain(a, b, y, n, j);
-}
-
 /* y = round(a ka + b kb + c) clamped, c holding -za ka - zb kb + zy */
 static void add_run_fn(void *arg, const int64_t *off, const int64_t *step, int64_t out_off,
                        int64_t n) {
@@ -305,13 +223,13 @@ static void add_run_fn(void *arg, const int64_t *off, const int64_t *step, int64
     return;
   }
   if (sa == 1 && sb == 1 && !j->as && !j->bs && !j->ys) {
-    add_u8(a, b, y, n, j);
+    ox_q8_kernels_get()->add_u8(a, b, y, n, j->ka, j->kb, j->c, j->lo, j->hi);
     return;
   }
   for (int64_t i = 0; i < n; i++) {
     float av = j->as ? (float)(int8_t)a[i * sa] : (float)a[i * sa];
     float bv = j->bs ? (float)(int8_t)b[i * sb] : (float)b[i * sb];
-    y[i] = (uint8_t)round_small(clampf(av * j->ka + bv * j->kb + j->c, j->lo, j->hi));
+    y[i] = (uint8_t)ox_q8_round_small(ox_q8_clamp(av * j->ka + bv * j->kb + j->c, j->lo, j->hi));
   }
 }
 

@@ -20,9 +20,6 @@
 #include "../nn_attrs.h"
 #include "../nn_stage.h"
 #include "../../runtime/kernel.h"
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
 #include "conv_common.h"
 #include "../fused.h"
 
@@ -292,110 +289,8 @@ static int stage_out(fstage *st, int rc, ox_value *y) {
  * tile would be mostly padding. Instead, per image and group, the im2col
  * columns are laid out as rows (P x Kg) and every output is the dot product
  * of one of them with a row of W (16 partial sums, vectorised), W streamed
- * once; the bias and the epilogue follow. */
-typedef struct few_job {
-  const float *colt, *w, *bias; /* colt: P x K; w: M x K; bias: M or NULL */
-  float *y;                     /* M x P */
-  int64_t P, K;
-  bool avx512;
-} few_job;
-
-/* y[m, p] for p < P (P <= 8, a constant in each instantiation so that the
- * accumulators stay in registers): one pass over each row of W */
-static inline __attribute__((always_inline)) void few_rows(const few_job *j, int64_t m0, int64_t m1,
-                                                           int P) {
-  int64_t K = j->K, K16 = K / 16 * 16;
-  for (int64_t m = m0; m < m1; m++) {
-    const float *wr = j->w + m * K;
-    float acc[8][16] = {{0}};
-    for (int64_t i = 0; i < K16; i += 16)
-      for (int p = 0; p < P; p++) {
-        const float *cr = j->colt + p * K + i;
-        for (int k = 0; k < 16; k++) acc[p][k] += wr[i + k] * cr[k];
-      }
-    for (int p = 0; p < P; p++) {
-      float sum = 0.0f;
-      for (int k = 0; k < 16; k++) sum += acc[p][k];
-      const float *cr = j->colt + p * K;
-      for (int64_t i = K16; i < K; i++) sum += wr[i] * cr[i];
-      j->y[m * j->P + p] = j->bias ? sum + j->bias[m] : sum;
-    }
-  }
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-/* AVX-512: columns four at a time with the accumulators in registers (a
- * missing column repeats the first and its sums are dropped); the W row
- * stays in L1 between the groups of four. */
-__attribute__((target("avx512f"))) static void few_rows_avx512(const few_job *j, int64_t m0,
-                                                               int64_t m1) {
-  int64_t K = j->K, K16 = K / 16 * 16, P = j->P;
-  __mmask16 tail = (__mmask16)((1u << (K - K16)) - 1u);
-  for (int64_t m = m0; m < m1; m++) {
-    const float *wr = j->w + m * K;
-    for (int64_t p0 = 0; p0 < P; p0 += 4) {
-      const float *c[4];
-      for (int q = 0; q < 4; q++) c[q] = j->colt + (p0 + q < P ? p0 + q : p0) * K;
-      __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-      for (int64_t i = 0; i < K16; i += 16) {
-        __m512 w = _mm512_loadu_ps(wr + i);
-        a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(c[0] + i), a0);
-        a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(c[1] + i), a1);
-        a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(c[2] + i), a2);
-        a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(c[3] + i), a3);
-      }
-      if (tail) {
-        __m512 w = _mm512_maskz_loadu_ps(tail, wr + K16);
-        a0 = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, c[0] + K16), a0);
-        a1 = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, c[1] + K16), a1);
-        a2 = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, c[2] + K16), a2);
-        a3 = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, c[3] + K16), a3);
-      }
-      float sums[4] = {_mm512_reduce_add_ps(a0), _mm512_reduce_add_ps(a1), _mm512_reduce_add_ps(a2),
-                       _mm512_reduce_add_ps(a3)};
-      for (int64_t q = 0; q < 4 && p0 + q < P; q++)
-        j->y[m * P + p0 + q] = j->bias ? sums[q] + j->bias[m] : sums[q];
-    }
-  }
-}
-#endif
-
-OX_NN_CLONES static void few_task(void *arg, int64_t m0, int64_t m1) {
-  const few_job *j = arg;
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (j->avx512) {
-    few_rows_avx512(j, m0, m1);
-    return;
-  }
-#endif
-  switch (j->P) {
-    case 1:
-      few_rows(j, m0, m1, 1);
-      break;
-    case 2:
-      few_rows(j, m0, m1, 2);
-      break;
-    case 3:
-      few_rows(j, m0, m1, 3);
-      break;
-    case 4:
-      few_rows(j, m0, m1, 4);
-      break;
-    case 5:
-      few_rows(j, m0, m1, 5);
-      break;
-    case 6:
-      few_rows(j, m0, m1, 6);
-      break;
-    case 7:
-      few_rows(j, m0, m1, 7);
-      break;
-    default:
-      few_rows(j, m0, m1, 8);
-      break;
-  }
-}
-
+ * once (kernels/conv_direct.h's few_task); the bias and the epilogue
+ * follow. */
 static int conv_few_positions(ox_kctx *ctx, const ox_nn_geom *g, const float *xf, const float *wf,
                               const float *bf, float *yf, int64_t N, int64_t G, int64_t Cg,
                               int64_t Mg, const ox_sgemm_epi *epi) {
@@ -403,10 +298,7 @@ static int conv_few_positions(ox_kctx *ctx, const ox_nn_geom *g, const float *xf
   float *col = malloc((size_t)(2 * Kg * P) * sizeof(float));
   if (!col) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory for im2col columns");
   float *colt = col + Kg * P;
-  bool avx512 = false;
-#if defined(__x86_64__) && defined(__GNUC__)
-  avx512 = __builtin_cpu_supports("avx512f");
-#endif
+  const ox_conv_direct_kernels *dk = ox_conv_direct_kernels_get();
   for (int64_t n = 0; n < N; n++)
     for (int64_t gi = 0; gi < G; gi++) {
       const float *xg = xf + (n * G + gi) * Cg * g->in_size;
@@ -428,8 +320,8 @@ static int conv_few_positions(ox_kctx *ctx, const ox_nn_geom *g, const float *xf
           for (int64_t p = 0; p < P; p++) colt[p * Kg + k] = col[k * P + p];
       }
       float *yb = yf + (n * G + gi) * Mg * P;
-      few_job fj = {colt, wf + gi * Mg * Kg, bf ? bf + gi * Mg : NULL, yb, P, Kg, avx512};
-      ox_parallel_for(ox_kctx_pool(ctx), Mg, 1 + 32768 / (P * Kg + 1), few_task, &fj);
+      ox_few_job fj = {colt, wf + gi * Mg * Kg, bf ? bf + gi * Mg : NULL, yb, P, Kg};
+      ox_parallel_for(ox_kctx_pool(ctx), Mg, 1 + 32768 / (P * Kg + 1), dk->few_task, &fj);
       if (epi) {
         ox_sgemm_epi ep = ox_sgemm_epi_at(epi, 0, yb - yf);
         ox_sgemm_epi_apply(&ep, Mg, P, yb, P);

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "../../kernels/conv_direct.h"
 #include "../../kernels/gemm.h"
 #include "../../kernels/nn.h"
 #include "../../kernels/qconv.h"
@@ -59,24 +60,5 @@ void ox_conv_release(void *st);
 int ox_conv_shapes(ox_kctx *ctx, const conv_state *s, const ox_value *x, const ox_value *w,
                    ox_nn_geom *g, int64_t *ydims);
 
-/* 2-D depthwise convolution (conv_dw.c): Y (N x G*Mg x OH x OW) from X (N
- * x G x IH x IW) and W (G*Mg x 1 x KH x KW), + bias (NULL: none), then the
- * epilogue (NULL: none; residual laid out like Y). shuffle > 0 (dividing
- * G): group c reads X's channel (c mod shuffle) * G / shuffle + c div
- * shuffle (a channel shuffle before the layer); 0: channel c. */
-void ox_conv_depthwise(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t G, int64_t Mg,
-                       const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
-                       int64_t shuffle, float *y);
-
-/* conv_dw_blk.c: small maps (at most 256 or 1024 outputs) of 3 x 3 or 5 x 5
- * kernels, strides 1 or 2, with 16 channels in the vector lanes. blocks:
- * the number of 16-channel blocks when the geometry (and this CPU) takes
- * that path, else 0. blocked: those blocks of N images, done[n * blocks +
- * b] set for each one computed (a thread without scratch memory leaves
- * its blocks to the caller); the epilogue without residual. */
-int64_t ox_conv_depthwise_blocks(const ox_nn_geom *g, int64_t C);
-void ox_conv_depthwise_blocked(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C,
-                               const float *x, const float *w, const float *bias,
-                               const ox_sgemm_epi *epi, float *y, uint8_t *done);
 
 #endif

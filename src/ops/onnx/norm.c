@@ -231,52 +231,26 @@ typedef struct rows_job {
   bool rms;
 } rows_job;
 
-/* Sums of a row (oc_row_sum_f32) and of its squares about m, in double,
- * with eight independent partial sums so that they vectorise (one chain of
- * double additions was the cost of a whole normalisation). */
-OC_CLONES static double row_sq_d(const float *x, int64_t n, double m) {
-  double s[8] = {0};
-  int64_t k = 0;
-  for (; k + 8 <= n; k += 8)
-    for (int q = 0; q < 8; q++) {
-      double d = x[k + q] - m;
-      s[q] += d * d;
-    }
-  for (; k < n; k++) s[0] += (x[k] - m) * (x[k] - m);
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-
-OC_CLONES static void row_apply(const float *x, float *y, int64_t n, float m, float inv,
-                                const float *scale, const float *bias) {
-  if (scale && bias)
-    for (int64_t k = 0; k < n; k++) y[k] = (x[k] - m) * inv * scale[k] + bias[k];
-  else if (scale)
-    for (int64_t k = 0; k < n; k++) y[k] = (x[k] - m) * inv * scale[k];
-  else
-    for (int64_t k = 0; k < n; k++) y[k] = (x[k] - m) * inv;
-}
-
-/* y = a + b, the Add kernel's float addition */
-OC_CLONES static void add_row(const float *a, const float *b, float *y, int64_t n) {
-  for (int64_t k = 0; k < n; k++) y[k] = a[k] + b[k];
-}
-
+/* the row loops: kernels/vmath.h's (row sums in double with eight
+ * independent partial sums, so that they vectorise: one chain of double
+ * additions was the cost of a whole normalisation) */
 static void norm_rows_range(void *arg, int64_t r0, int64_t r1) {
   const rows_job *j = arg;
+  const ox_vmath_kernels *vk = ox_vmath_kernels_get();
   int64_t inner = j->inner;
   for (int64_t r = r0; r < r1; r++) {
     const float *xs = j->x + r * inner;
     float *ys = j->y + r * inner;
     if (j->skip) { /* the residual Add, its row still in cache for the statistics */
-      add_row(xs, j->skip + r * inner, ys, inner);
+      vk->add(xs, j->skip + r * inner, ys, inner);
       xs = ys;
     }
     double m = 0.0;
-    if (!j->rms) m = inner ? oc_row_sum_f32(xs, inner) / (double)inner : 0.0;
-    double v = inner ? row_sq_d(xs, inner, m) / (double)inner : 0.0;
+    if (!j->rms) m = inner ? vk->row_sum(xs, inner) / (double)inner : 0.0;
+    double v = inner ? vk->row_sq_sum(xs, inner, m) / (double)inner : 0.0;
     double inv = 1.0 / sqrt(v + j->eps);
     float fm = (float)m, fi = (float)inv;
-    row_apply(xs, ys, inner, fm, fi, j->scale, j->bias);
+    vk->norm_row(xs, ys, inner, fm, fi, j->scale, j->bias);
     if (j->mean_out) j->mean_out[r] = fm;
     if (j->inv_out) j->inv_out[r] = fi;
   }

@@ -1,6 +1,7 @@
 /* quant.c - linear quantisation: QuantizeLinear, DequantizeLinear (per-tensor,
  * per-axis and blocked; integer, float8 and float4 kinds), DynamicQuantizeLinear,
  * QLinearMatMul and MatMulInteger. */
+#include "../../kernels/q8.h"
 #include "../../kernels/qgemm.h"
 #include "../nn_common.h"
 #include "../../schema/onnxc_ops.h"
@@ -177,97 +178,9 @@ static int q_layout(ox_kctx *c, const quant_attrs *a, const ox_value *x, const o
     }                                                                   \
   } while (0)
 
-/* ---- fast paths: float32 <-> 8-bit integers with float32 scales ----
- * y = saturate(round_half_even(x / scale) + zp) with a float32 division
- * (the generic path's double division rounded to float is the same
- * number: a quotient of floats rounds once either way). The quotient is
- * clamped to +-1024 first (the result saturates there anyway) so that the
- * 1.5 * 2^23 trick rounds it to nearest even; NaN gives 0 (a zero scale). */
-OC_CLONES static void q8_from_f32_any(const float *x, int64_t n, float scale, float zp,
-                                      bool to_signed, void *y) {
-  float lo = to_signed ? -128.0f : 0.0f, hi = to_signed ? 127.0f : 255.0f;
-  for (int64_t i = 0; i < n; i++) {
-    float v = x[i] / scale;
-    v = oc_select_f32(v < -1024.0f, -1024.0f, v);
-    v = oc_select_f32(v > 1024.0f, 1024.0f, v);
-    float r = ((v + 12582912.0f) - 12582912.0f) + zp;
-    r = oc_select_f32(r < lo, lo, r);
-    r = oc_select_f32(r > hi, hi, r);
-    r = oc_select_f32(r != r, 0.0f, r);
-    if (to_signed)
-      ((int8_t *)y)[i] = (int8_t)(int32_t)r;
-    else
-      ((uint8_t *)y)[i] = (uint8_t)(int32_t)r;
-  }
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-/* The same steps in 512-bit registers (the compiler's clone stayed at 256
- * bits to narrow to bytes, and spilled): the selects as masked blends, so
- * that NaN takes the same way as above, and vpmovdb to narrow. */
-__attribute__((target("avx512f"))) static int64_t q8_from_f32_avx512(const float *x, int64_t n,
-                                                                     float scale, float zp,
-                                                                     bool to_signed, void *y) {
-  const __m512 vs = _mm512_set1_ps(scale);
-  const __m512i vzi = _mm512_set1_epi32((int32_t)zp); /* an 8-bit zero point: integral */
-  const __m512i loi = _mm512_set1_epi32(to_signed ? -128 : 0);
-  const __m512i hii = _mm512_set1_epi32(to_signed ? 127 : 255);
-  const __m512 cl = _mm512_set1_ps(-1024.0f), ch = _mm512_set1_ps(1024.0f);
-  /* x / scale from the rounded reciprocal and one correction by the exact
-   * remainder (an FMA): the correctly rounded quotient whenever no step
-   * under- or overflows (Markstein); test_qdq_units compares whole
-   * binades with the division. Lanes above 2^60 in magnitude, inf and NaN
-   * divide; below 2^-60 the quotient is under 2^-20 either way and rounds
-   * to 0. */
-  const bool recip = fabsf(scale) >= 0x1p-40f && fabsf(scale) <= 0x1p40f;
-  const __m512 vr = _mm512_set1_ps(1.0f / scale), big = _mm512_set1_ps(0x1p60f);
-  const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m512 xv = _mm512_loadu_ps(x + i), v;
-    if (recip) {
-      v = _mm512_mul_ps(xv, vr);
-      v = _mm512_fmadd_ps(_mm512_fnmadd_ps(v, vs, xv), vr, v);
-      __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(xv), abs_mask));
-      __mmask16 odd = _mm512_cmp_ps_mask(ax, big, _CMP_NLE_UQ);
-      if (odd) v = _mm512_mask_div_ps(v, odd, xv, vs);
-    } else {
-      v = _mm512_div_ps(xv, vs);
-    }
-    /* NaN (0 / 0, NaN input) gives 0; the rest: clamp to +-1024, round to
-     * nearest even (embedded rounding, whatever MXCSR says), add the zero
-     * point and saturate in integers */
-    __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    v = _mm512_min_ps(_mm512_max_ps(v, cl), ch);
-    __m512i r = _mm512_add_epi32(
-        _mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vzi);
-    r = _mm512_maskz_mov_epi32(~nan, _mm512_min_epi32(_mm512_max_epi32(r, loi), hii));
-    _mm_storeu_si128((__m128i *)((uint8_t *)y + i), _mm512_cvtepi32_epi8(r));
-  }
-  return i;
-}
-#endif
-
-/* x / scale rounded half to even, plus the zero point, saturated to 8 bits;
- * NaN -> 0 */
-static void q8_from_f32(const float *x, int64_t n, float scale, float zp, bool to_signed, void *y) {
-  int64_t done = 0;
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f")) done = q8_from_f32_avx512(x, n, scale, zp, to_signed, y);
-#endif
-  q8_from_f32_any(x + done, n - done, scale, zp, to_signed, (uint8_t *)y + done);
-}
-
-/* y = (x - zp) * scale: x - zp is exact in float and the product of two
- * floats rounds once, as in the generic path */
-OC_CLONES static void q8_to_f32(const void *x, int64_t n, float scale, float zp, bool from_signed,
-                                float *y) {
-  if (from_signed)
-    for (int64_t i = 0; i < n; i++) y[i] = ((float)((const int8_t *)x)[i] - zp) * scale;
-  else
-    for (int64_t i = 0; i < n; i++) y[i] = ((float)((const uint8_t *)x)[i] - zp) * scale;
-}
+/* ---- fast paths: float32 <-> 8-bit integers with float32 scales
+ * (kernels/q8.h: the quotient of a float32 division, rounded half to even,
+ * saturated; NaN -> 0) ---- */
 
 /* a QuantizeLinear or DequantizeLinear whose scale is constant over runs
  * of `inner` elements (per tensor: one run of everything) */
@@ -282,6 +195,7 @@ typedef struct q8_job {
 static void q8_task(void *arg, int64_t t0, int64_t t1) {
   const q8_job *j = arg;
   int64_t per_run = (j->inner + j->chunk - 1) / j->chunk;
+  const ox_q8_kernels *k = ox_q8_kernels_get();
   for (int64_t t = t0; t < t1; t++) {
     int64_t run = t / per_run, part = t % per_run;
     int64_t si = j->per_tensor ? 0 : run % j->D;
@@ -292,9 +206,9 @@ static void q8_task(void *arg, int64_t t0, int64_t t1) {
               : j->is_signed ? (float)((const int8_t *)j->zp)[si]
                              : (float)((const uint8_t *)j->zp)[si];
     if (j->quantize)
-      q8_from_f32((const float *)j->x + off, n, sc, z, j->is_signed, (uint8_t *)j->y + off);
+      k->from_f32((const float *)j->x + off, n, sc, z, j->is_signed, (uint8_t *)j->y + off);
     else
-      q8_to_f32((const uint8_t *)j->x + off, n, sc, z, j->is_signed, (float *)j->y + off);
+      k->to_f32((const uint8_t *)j->x + off, n, sc, z, j->is_signed, (float *)j->y + off);
   }
 }
 
@@ -396,56 +310,6 @@ static int dequantize_run(ox_kctx *c, void *st) {
   return OX_OK;
 }
 
-/* the range of x with 0 included; NaN is skipped (no comparison holds).
- * Sixteen running minima and maxima so that the loop vectorises (x < m ?
- * x : m is exactly minps). */
-OC_CLONES static void dynq_range(const float *x, int64_t n, float *lo, float *hi) {
-  float mn[16] = {0}, mx[16] = {0};
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int j = 0; j < 16; j++) {
-      float v = x[i + j];
-      mn[j] = v < mn[j] ? v : mn[j];
-      mx[j] = v > mx[j] ? v : mx[j];
-    }
-  for (; i < n; i++) {
-    mn[0] = x[i] < mn[0] ? x[i] : mn[0];
-    mx[0] = x[i] > mx[0] ? x[i] : mx[0];
-  }
-  for (int j = 1; j < 16; j++) {
-    mn[0] = mn[j] < mn[0] ? mn[j] : mn[0];
-    mx[0] = mx[j] > mx[0] ? mx[j] : mx[0];
-  }
-  *lo = mn[0];
-  *hi = mx[0];
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-/* The same reduction with explicit vectors: GCC left the one above scalar.
- * min/max_ps(v, acc) keep acc when v is NaN, as the comparisons above. */
-__attribute__((target("avx512f"))) static void dynq_range_avx512(const float *x, int64_t n,
-                                                                 float *lo, float *hi) {
-  __m512 mn0 = _mm512_setzero_ps(), mn1 = mn0, mx0 = mn0, mx1 = mn0;
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
-    mn0 = _mm512_min_ps(a, mn0);
-    mx0 = _mm512_max_ps(a, mx0);
-    mn1 = _mm512_min_ps(b, mn1);
-    mx1 = _mm512_max_ps(b, mx1);
-  }
-  float l = _mm512_reduce_min_ps(_mm512_min_ps(mn0, mn1));
-  float h = _mm512_reduce_max_ps(_mm512_max_ps(mx0, mx1));
-  for (; i < n; i++) {
-    l = x[i] < l ? x[i] : l;
-    h = x[i] > h ? x[i] : h;
-  }
-  *lo = l;
-  *hi = h;
-}
-#endif
-
 /* DynamicQuantizeLinear's two passes over chunks of the input, on the
  * pool: the range of each chunk (0 included, NaN skipped: the minimum and
  * maximum of the chunks' are those of the whole, in any order), then the
@@ -461,21 +325,17 @@ typedef struct dynq_job {
 
 static void dynq_range_task(void *arg, int64_t t0, int64_t t1) {
   dynq_job *j = arg;
+  const ox_q8_kernels *k = ox_q8_kernels_get();
   for (int64_t t = t0; t < t1; t++) {
     int64_t b = t * DYNQ_CHUNK, n = j->n - b < DYNQ_CHUNK ? j->n - b : DYNQ_CHUNK;
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("avx512f"))
-      dynq_range_avx512(j->x + b, n, &j->lo[t], &j->hi[t]);
-    else
-#endif
-      dynq_range(j->x + b, n, &j->lo[t], &j->hi[t]);
+    k->range(j->x + b, n, &j->lo[t], &j->hi[t]);
   }
 }
 
 static void dynq_quant_task(void *arg, int64_t t0, int64_t t1) {
   dynq_job *j = arg;
   int64_t b = t0 * DYNQ_CHUNK, e = t1 * DYNQ_CHUNK < j->n ? t1 * DYNQ_CHUNK : j->n;
-  q8_from_f32(j->x + b, e - b, j->scale, j->zp, false, j->y + b);
+  ox_q8_kernels_get()->from_f32(j->x + b, e - b, j->scale, j->zp, false, j->y + b);
 }
 
 static int dynq_run(ox_kctx *c, void *st) {

@@ -82,29 +82,14 @@ typedef struct red_job {
   const double *mx; /* LogSumExp: max per output */
 } red_job;
 
-/* sums (of squares when sq) of n float32 values into *acc (one) or acc[k] */
-OC_CLONES static void sum_f32(const float *xf, int64_t n, bool sq, bool one, double *acc) {
-  if (one) {
-    double s = 0;
-    if (sq)
-      for (int64_t k = 0; k < n; k++) s += (double)xf[k] * xf[k];
-    else
-      for (int64_t k = 0; k < n; k++) s += xf[k];
-    *acc += s;
-  } else if (sq)
-    for (int64_t k = 0; k < n; k++) acc[k] += (double)xf[k] * xf[k];
-  else
-    for (int64_t k = 0; k < n; k++) acc[k] += xf[k];
-}
-
 OC_CLONES static void red_run_fn(void *arg, int64_t i, int64_t o, int64_t n, bool one) {
   const red_job *j = arg;
   double *acc = j->acc + o;
   const float *xf = j->dt == OX_FLOAT ? (const float *)j->x + i : NULL;
   bool sums = j->op == R_SUM || j->op == R_MEAN || j->op == R_SUMSQ || j->op == R_L2;
   bool sq = j->op == R_SUMSQ || j->op == R_L2;
-  if (xf && sums) {
-    sum_f32(xf, n, sq, one, acc);
+  if (xf && sums) { /* kernels/vmath.h's sums */
+    ox_vmath_kernels_get()->sum_into(xf, n, sq, one, acc);
     return;
   }
   if (sums && (j->dt == OX_FLOAT16 || j->dt == OX_BFLOAT16)) {
@@ -114,7 +99,7 @@ OC_CLONES static void red_run_fn(void *arg, int64_t i, int64_t o, int64_t n, boo
     for (int64_t c = 0; c < n; c += 256) {
       int64_t m = n - c < 256 ? n - c : 256;
       oc_to_f32((const uint16_t *)j->x + i + c, j->dt, block, m);
-      sum_f32(block, m, sq, one, one ? acc : acc + c);
+      ox_vmath_kernels_get()->sum_into(block, m, sq, one, one ? acc : acc + c);
     }
     return;
   }

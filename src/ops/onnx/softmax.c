@@ -77,27 +77,11 @@ typedef struct sm_job {
 DEF_SM(float, f32, expf, logf)
 DEF_SM(double, f64, exp, log)
 
-/* contiguous float32 row with the vectorisable exponential */
-OC_CLONES static void sm_row_f32(int op, const float *x, float *y, int64_t n) {
-  float m = oc_row_max_f32(x, n);
-  if (op == SM_SOFT) {
-    float inv = (float)(1.0 / oc_exp_shift_sum_f32(x, m, y, n));
-    for (int64_t k = 0; k < n; k++) y[k] *= inv;
-  } else {
-    for (int64_t k = 0; k < n; k++) y[k] = x[k] - m;
-    float e[256];
-    double sum = 0;
-    for (int64_t b = 0; b < n; b += 256) {
-      int64_t c = n - b < 256 ? n - b : 256;
-      sum += oc_exp_shift_sum_f32(y + b, 0.0f, e, c);
-    }
-    float lse = (float)log(sum);
-    for (int64_t k = 0; k < n; k++) y[k] -= lse;
-  }
-}
-
 static void sm_chunk(void *arg, int64_t b, int64_t e) {
   sm_job *j = arg;
+  /* contiguous float32 rows: kernels/vmath.h's, with the vectorisable
+   * exponential */
+  const ox_vmath_kernels *vk = ox_vmath_kernels_get();
   int64_t n = j->n, inner = j->inner;
   float *buf = NULL, *obuf = NULL;
   if (j->dt != OX_FLOAT && j->dt != OX_DOUBLE) {
@@ -111,7 +95,7 @@ static void sm_chunk(void *arg, int64_t b, int64_t e) {
   for (int64_t g = b; g < e; g++) {
     int64_t a = g / inner, c = g % inner, base = a * n * inner + c;
     if (j->dt == OX_FLOAT && inner == 1 && j->op != SM_HARD)
-      sm_row_f32(j->op, (const float *)j->x + base, (float *)j->y + base, n);
+      vk->softmax_row((const float *)j->x + base, (float *)j->y + base, n, j->op == SM_LOG);
     else if (j->dt == OX_FLOAT)
       sm_f32(j->op, (const float *)j->x + base, (float *)j->y + base, n, inner);
     else if (j->dt == OX_DOUBLE)
@@ -123,7 +107,7 @@ static void sm_chunk(void *arg, int64_t b, int64_t e) {
       if (j->op == SM_HARD)
         sm_f32(j->op, buf, obuf, n, 1);
       else
-        sm_row_f32(j->op, buf, obuf, n);
+        vk->softmax_row(buf, obuf, n, j->op == SM_LOG);
       oc_from_f32(obuf, j->dt, (uint16_t *)j->y + base, n);
     } else {
       for (int64_t k = 0; k < n; k++) buf[k] = (float)oc_get(j->x, j->dt, base + k * inner);

@@ -1,36 +1,23 @@
-/* conv_dw.c - 2-D depthwise float convolution (one input channel per
- * group), direct: each output plane from its input plane and kernel, the
- * interior 16 outputs at a time with AVX-512, the borders tap by tap. */
+/* conv_direct_avx512.c - conv_direct.h's AVX-512 level: hand-written
+ * depthwise planes (16 outputs per step; masked loads for the borders, or
+ * a zero-bordered scratch plane, or one flat run over small planes) and
+ * the few-positions rows, then the portable body compiled for AVX-512F. */
+#define OX_LEVEL 2
+#include "isa_level.h"
+#if OX_KERNELS_X86
+#include <immintrin.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "conv_common.h"
+#include "conv_direct_impl.h"
+#include "epi_avx512.h"
 
-/* Depthwise 2-D (one input channel per group): direct loops with the valid
- * range of each kernel column precomputed. */
-typedef struct dw_job {
-  const ox_nn_geom *g;
-  const float *x, *w, *bias;
-  float *y;
-  int64_t C, Mg;           /* channels (= groups), outputs per group */
-  int64_t shuffle;         /* a channel shuffle before the layer (groups), or 0 */
-  bool plane;              /* dw_plane_avx512 applies */
-  bool padded;             /* dw_padded_range applies */
-  bool flat;               /* dw_flat_range applies */
-  const ox_sgemm_epi *epi; /* FusedConv epilogue (residual laid out like y), or NULL */
-} dw_job;
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
-#include "../../kernels/epi_avx512.h"
 /* Interior of a depthwise row for strides 1 and 2 with AVX-512: 16 outputs
  * per step; returns the first column left undone. */
-__attribute__((target("avx512f"))) static int64_t dw_interior_avx512(const ox_nn_geom *g,
-                                                                     const float *xc,
-                                                                     const float *wm, float b,
-                                                                     int64_t oh, float *yr,
-                                                                     int64_t ow, int64_t in_hi) {
+__attribute__((target("avx512f"))) int64_t ox_dw_interior_avx512(const ox_nn_geom *g,
+                                                                 const float *xc, const float *wm,
+                                                                 float b, int64_t oh, float *yr,
+                                                                 int64_t ow, int64_t in_hi) {
   int64_t IH = g->in[0], IW = g->in[1], KH = g->k[0], KW = g->k[1], sw = g->stride[1];
   int64_t dw = g->dil[1];
   if (sw != 1 && sw != 2) return ow;
@@ -57,10 +44,6 @@ __attribute__((target("avx512f"))) static int64_t dw_interior_avx512(const ox_nn
   if (ow > in_hi) ow = in_hi;
   return ow;
 }
-#endif
-
-#if defined(__x86_64__) && defined(__GNUC__)
-enum { DW_MAXBLK = 64, DW_MAXKW = 8 };
 
 /* A whole depthwise plane (strides 1 or 2, output width up to 16 *
  * DW_MAXBLK, kernel width up to DW_MAXKW) with AVX-512: 16 outputs per step;
@@ -144,8 +127,8 @@ __attribute__((target("avx512f"))) static void dw_pairs_1blk(const ox_nn_geom *g
   }
 }
 
-__attribute__((target("avx512f"))) static void dw_plane_avx512(const ox_nn_geom *g, const float *xc,
-                                                               const float *wm, float b, float *y) {
+__attribute__((target("avx512f"))) void ox_dw_plane_avx512(const ox_nn_geom *g, const float *xc,
+                                                           const float *wm, float b, float *y) {
   int64_t IW = g->in[1], OH = g->out[0], OW = g->out[1], KW = g->k[1];
   int64_t sw = g->stride[1], dw = g->dil[1];
   int64_t nblk = (OW + 15) / 16;
@@ -182,9 +165,7 @@ __attribute__((target("avx512f"))) static void dw_plane_avx512(const ox_nn_geom 
       dw_blocks(g, xc, wm, b, oh, (const uint32_t *)mask, blk, 1, tail, nblk, yr);
   }
 }
-#endif
 
-#if defined(__x86_64__) && defined(__GNUC__)
 /* R output rows from oy times V vectors of 16 outputs from column 16 v0 of
  * the bordered plane p (rows of rw floats, 64-byte aligned): R V
  * independent chains (one chain at a time waited on the FMA latency).
@@ -269,15 +250,6 @@ __attribute__((target("avx512f"), always_inline)) static inline void dwp_plane(
  * sums are the same: the taps in the same order from the bias, a border
  * tap adding w * 0. The FusedConv activation and bound (no residual) are
  * applied before the store. */
-enum { DWP_MAXW = 1024 };
-
-/* channel t's input plane and its place in the job */
-static inline const float *dw_src(const dw_job *j, int64_t t) {
-  const ox_nn_geom *g = j->g;
-  int64_t m = t % (j->C * j->Mg), n = t / (j->C * j->Mg), c = m / j->Mg;
-  if (j->shuffle) c = c % j->shuffle * (j->C / j->shuffle) + c / j->shuffle;
-  return j->x + (n * j->C + c) * g->in[0] * g->in[1];
-}
 
 /* Input row src (IW values) into bordered row(s): stride 1 at dst + pl;
  * stride 2 its padded columns c = i + pl split, column c going to phase
@@ -307,19 +279,6 @@ __attribute__((target("avx512f"))) static void dwf_row(const float *src, int64_t
     _mm512_mask_storeu_ps(ev + i / 2, me, _mm512_permutex2var_ps(x0, ie, x1));
     _mm512_mask_storeu_ps(od + i / 2, mo, _mm512_permutex2var_ps(x0, io, x1));
   }
-}
-
-/* The bordered plane's row length (floats: a multiple of 16, so rows stay
- * aligned; stride 1 the padded columns and a vector more, stride 2 each
- * phase so), its rows and its size with a 32-float margin; false when the
- * input is wider than the plane. */
-static bool dwp_dims(const ox_nn_geom *g, int64_t *L, int64_t *rw, int64_t *ph, int64_t *size) {
-  int64_t owp = (g->out[1] + 15) / 16 * 16, sw = g->stride[1];
-  *L = owp + 16;
-  *rw = sw == 1 ? *L : 2 * *L;
-  *ph = (g->out[0] - 1) * g->stride[0] + 3;
-  *size = *rw * *ph + 32;
-  return sw == 1 ? g->in[1] + g->pb[1] <= *L : (g->in[1] + g->pb[1] + 1) / 2 <= *L;
 }
 
 /* Plane xc into the bordered plane p (dwp_dims), fetching the next plane
@@ -383,8 +342,8 @@ __attribute__((target("avx512f"))) static void dwp_compute(const ox_nn_geom *g, 
  * bordered (planes come from the layer before, mostly out of L3). False
  * (nothing done) without scratch memory or when the input is wider than
  * the plane. */
-__attribute__((target("avx512f"))) static bool dw_padded_range(const dw_job *j, int64_t t0,
-                                                               int64_t t1) {
+__attribute__((target("avx512f"))) bool ox_dw_padded_range_avx512(const dw_job *j, int64_t t0,
+                                                                  int64_t t1) {
   const ox_nn_geom *g = j->g;
   int64_t L, rw, ph, size, OH = g->out[0], OW = g->out[1], MC = j->C * j->Mg;
   if (!dwp_dims(g, &L, &rw, &ph, &size)) return false;
@@ -407,9 +366,7 @@ __attribute__((target("avx512f"))) static bool dw_padded_range(const dw_job *j, 
   }
   return true;
 }
-#endif
 
-#if defined(__x86_64__) && defined(__GNUC__)
 /* Small 3 x 3 stride-1 planes (rows under 12 outputs: 7 x 7 maps): the
  * zero-bordered plane with rows of OW + 2 floats is one flat run, so output
  * (oy, ox) is at flat index f = oy (OW + 2) + ox and tap (ky, kx) at
@@ -417,7 +374,6 @@ __attribute__((target("avx512f"))) static bool dw_padded_range(const dw_job *j, 
  * columns of garbage per row, dropped when the rows are copied out) instead
  * of one vector per row of seven. Taps in order from the bias, as the other
  * paths; the activation before the copy. */
-enum { DWF_MAXF = 4096, DWF_S2W = 64 };
 
 /* nb vectors of 16 flat outputs from f0 of a K x K kernel: stride 1 reads
  * the one bordered plane (row stride rs) at f + ky rs + kx; stride 2 the
@@ -453,15 +409,6 @@ __attribute__((target("avx512f"), always_inline)) static inline void dwf_plane(
     dwf_vecs(p, rs, plen, S, K, 16 * v, 1, wm, bv, ep, out);
 }
 
-/* the flat run's geometry for kernel K and stride S: row stride rs, rows
- * prows of each of np planes */
-static void dwf_dims(const ox_nn_geom *g, int64_t *rs, int64_t *prows, int64_t *np) {
-  int64_t K = g->k[0], S = g->stride[0], OH = g->out[0], OW = g->out[1];
-  *rs = S == 1 ? OW + K - 1 : OW + (K - 1) / 2;
-  *prows = S == 1 ? OH + K - 1 : OH + (K - 1) / 2;
-  *np = S == 1 ? 1 : 4;
-}
-
 /* Planes [t0, t1) in a pipeline over two pairs of buffers: plane t + 1 is
  * bordered while plane t is computed and plane t - 1 copied out, so that no
  * load reads a store of the moment before (a load straddling fresh stores
@@ -470,8 +417,8 @@ static void dwf_dims(const ox_nn_geom *g, int64_t *rs, int64_t *prows, int64_t *
  * stride 2: its four phase planes (even / odd rows x columns), rows of
  * OW + 1, so that output (y, x) is at y (OW + 1) + x in each. False
  * (nothing done) without scratch memory. */
-__attribute__((target("avx512f"))) static bool dw_flat_range(const dw_job *j, int64_t t0,
-                                                             int64_t t1) {
+__attribute__((target("avx512f"))) bool ox_dw_flat_range_avx512(const dw_job *j, int64_t t0,
+                                                                int64_t t1) {
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], S = g->stride[0];
   int64_t pt = g->pb[0], pl = g->pb[1], K = g->k[0], rs, prows, np;
@@ -527,138 +474,41 @@ __attribute__((target("avx512f"))) static bool dw_flat_range(const dw_job *j, in
   }
   return true;
 }
-#endif
 
-/* One output row of a depthwise 2-D convolution: columns where every kernel
- * column lands inside the input are computed 16 at a time in registers; the
- * edges tap by tap. */
-static inline void dw_row(const ox_nn_geom *g, const float *xc, const float *wm, float b,
-                          int64_t oh, float *yr) {
-  int64_t IH = g->in[0], IW = g->in[1], OW = g->out[1], KH = g->k[0], KW = g->k[1];
-  int64_t sh = g->stride[0], sw = g->stride[1], dh = g->dil[0], dw = g->dil[1];
-  /* interior [in_lo, in_hi): all kw taps valid */
-  int64_t in_lo = 0, in_hi = OW;
-  for (int64_t kw = 0; kw < KW; kw++) {
-    int64_t off = kw * dw - g->pb[1];
-    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-    int64_t hi = IW - off <= 0 ? 0 : (IW - off + sw - 1) / sw;
-    if (lo > in_lo) in_lo = lo;
-    if (hi < in_hi) in_hi = hi;
-  }
-  if (in_hi < in_lo) in_hi = in_lo;
-  for (int64_t ow = 0; ow < OW; ow++) {
-    if (ow == in_lo) ow = in_hi > ow ? in_hi : ow;
-    if (ow >= OW) break;
-    float acc = b;
-    for (int64_t kh = 0; kh < KH; kh++) {
-      int64_t ih = oh * sh - g->pb[0] + kh * dh;
-      if (ih < 0 || ih >= IH) continue;
-      for (int64_t kw = 0; kw < KW; kw++) {
-        int64_t iw = ow * sw + kw * dw - g->pb[1];
-        if (iw >= 0 && iw < IW) acc += wm[kh * KW + kw] * xc[ih * IW + iw];
+/* AVX-512: columns four at a time with the accumulators in registers (a
+ * missing column repeats the first and its sums are dropped); the W row
+ * stays in L1 between the groups of four. */
+__attribute__((target("avx512f"))) void ox_few_rows_avx512(const ox_few_job *j, int64_t m0,
+                                                           int64_t m1) {
+  int64_t K = j->K, K16 = K / 16 * 16, P = j->P;
+  __mmask16 tail = (__mmask16)((1u << (K - K16)) - 1u);
+  for (int64_t m = m0; m < m1; m++) {
+    const float *wr = j->w + m * K;
+    for (int64_t p0 = 0; p0 < P; p0 += 4) {
+      const float *c[4];
+      for (int q = 0; q < 4; q++) c[q] = j->colt + (p0 + q < P ? p0 + q : p0) * K;
+      __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+      for (int64_t i = 0; i < K16; i += 16) {
+        __m512 w = _mm512_loadu_ps(wr + i);
+        a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(c[0] + i), a0);
+        a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(c[1] + i), a1);
+        a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(c[2] + i), a2);
+        a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(c[3] + i), a3);
       }
-    }
-    yr[ow] = acc;
-  }
-  int64_t ow = in_lo;
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f")) ow = dw_interior_avx512(g, xc, wm, b, oh, yr, ow, in_hi);
-#endif
-  for (; ow + 16 <= in_hi; ow += 16) {
-    float acc[16];
-    for (int i = 0; i < 16; i++) acc[i] = b;
-    for (int64_t kh = 0; kh < KH; kh++) {
-      int64_t ih = oh * sh - g->pb[0] + kh * dh;
-      if (ih < 0 || ih >= IH) continue;
-      const float *xr = xc + ih * IW + ow * sw - g->pb[1];
-      for (int64_t kw = 0; kw < KW; kw++) {
-        float wv = wm[kh * KW + kw];
-        const float *xs = xr + kw * dw;
-        if (sw == 1)
-          for (int i = 0; i < 16; i++) acc[i] += wv * xs[i];
-        else
-          for (int i = 0; i < 16; i++) acc[i] += wv * xs[i * sw];
+      if (tail) {
+        __m512 w = _mm512_maskz_loadu_ps(tail, wr + K16);
+        a0 = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, c[0] + K16), a0);
+        a1 = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, c[1] + K16), a1);
+        a2 = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, c[2] + K16), a2);
+        a3 = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, c[3] + K16), a3);
       }
-    }
-    for (int i = 0; i < 16; i++) yr[ow + i] = acc[i];
-  }
-  for (; ow < in_hi; ow++) {
-    float acc = b;
-    for (int64_t kh = 0; kh < KH; kh++) {
-      int64_t ih = oh * sh - g->pb[0] + kh * dh;
-      if (ih < 0 || ih >= IH) continue;
-      const float *xr = xc + ih * IW + ow * sw - g->pb[1];
-      for (int64_t kw = 0; kw < KW; kw++) acc += wm[kh * KW + kw] * xr[kw * dw];
-    }
-    yr[ow] = acc;
-  }
-}
-
-OX_NN_CLONES static void dw_task(void *arg, int64_t t0, int64_t t1) {
-  const dw_job *j = arg;
-  const ox_nn_geom *g = j->g;
-  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (j->flat && dw_flat_range(j, t0, t1)) return;
-  if (j->padded && dw_padded_range(j, t0, t1)) return;
-#endif
-  for (int64_t t = t0; t < t1; t++) { /* t = n * M + m */
-    int64_t m = t % (j->C * j->Mg), n = t / (j->C * j->Mg), c = m / j->Mg;
-    if (j->shuffle) c = c % j->shuffle * (j->C / j->shuffle) + c / j->shuffle;
-    const float *xc = j->x + (n * j->C + c) * IH * IW;
-    const float *wm = j->w + m * KH * KW;
-    float *ym = j->y + t * OH * OW;
-    float b = j->bias ? j->bias[m] : 0.0f;
-    bool done_epi = false;
-#if defined(__x86_64__) && defined(__GNUC__)
-    /* an epilogue without a residual runs on the registers before the store */
-    if (j->plane)
-      dw_plane_avx512(g, xc, wm, b, ym);
-    else
-#endif
-      for (int64_t oh = 0; oh < OH; oh++) dw_row(g, xc, wm, b, oh, ym + oh * OW);
-    if (j->epi && !done_epi) { /* over the plane just written */
-      ox_sgemm_epi ep = ox_sgemm_epi_at(j->epi, 0, t * OH * OW);
-      ox_sgemm_epi_apply(&ep, 1, OH * OW, ym, OH * OW);
+      float sums[4] = {_mm512_reduce_add_ps(a0), _mm512_reduce_add_ps(a1), _mm512_reduce_add_ps(a2),
+                       _mm512_reduce_add_ps(a3)};
+      for (int64_t q = 0; q < 4 && p0 + q < P; q++)
+        j->y[m * P + p0 + q] = j->bias ? sums[q] + j->bias[m] : sums[q];
     }
   }
 }
 
-void ox_conv_depthwise(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t G, int64_t Mg,
-                       const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
-                       int64_t shuffle, float *y) {
-  dw_job dj = {g, x, w, bias, y, G, Mg, shuffle, false, false, false, epi};
-  /* small maps: sixteen channels at a time in the vector lanes */
-  int64_t nblk = Mg == 1 && !shuffle && !(epi && epi->res) ? ox_conv_depthwise_blocks(g, G) : 0;
-  uint8_t *done = nblk ? calloc((size_t)(N * nblk), 1) : NULL;
-  if (done) {
-    ox_conv_depthwise_blocked(pool, g, N, G, x, w, bias, epi, y, done);
-    for (int64_t t = 0; t < N * nblk; t++) /* blocks a thread could not take: plane by plane */
-      if (!done[t]) {
-        int64_t c0 = t % nblk * 16, c1 = c0 + 16 < G ? c0 + 16 : G, n = t / nblk;
-        dw_task(&dj, n * G + c0, n * G + c1);
-      }
-    free(done);
-    return;
-  }
-#if defined(__x86_64__) && defined(__GNUC__)
-  dj.plane = (g->stride[1] == 1 || g->stride[1] == 2) && g->out[1] <= 16 * DW_MAXBLK &&
-             g->k[1] <= DW_MAXKW && g->out[1] > 0 && __builtin_cpu_supports("avx512f");
-  dj.padded = dj.plane && g->nd == 2 && g->k[0] == 3 && g->k[1] == 3 && g->dil[0] == 1 &&
-              g->dil[1] == 1 && g->stride[0] == g->stride[1] && g->pb[0] <= 2 && g->pb[1] <= 2 &&
-              g->out[1] >= 12 && g->out[1] <= DWP_MAXW;
-  /* (3 x 3: rows under 12 outputs at stride 1 (wider ones take the
-   * bordered plane), under DWF_S2W at stride 2; 5 x 5: both strides, rows
-   * under DWF_S2W: one flat run) */
-  int64_t fs = g->stride[0], fk = g->k[0], rs = 0, prows = 0, np = 0;
-  dj.flat = dj.plane && g->nd == 2 && (fk == 3 || fk == 5) && g->k[1] == fk && g->dil[0] == 1 &&
-            g->dil[1] == 1 && fs == g->stride[1] && (fs == 1 || fs == 2) && g->pb[0] <= fk - 1 &&
-            g->pb[1] <= fk - 1 && g->pe[0] <= fk - 1 && g->pe[1] <= fk - 1 &&
-            g->out[1] < (fs == 1 && fk == 3 ? 12 : DWF_S2W);
-  if (dj.flat) {
-    dwf_dims(g, &rs, &prows, &np);
-    dj.flat = g->in[1] + g->pb[1] <= fs * rs && g->out[0] * rs <= DWF_MAXF;
-  }
+#include "conv_direct_body.h"
 #endif
-  ox_parallel_for(pool, N * G * Mg, 1, dw_task, &dj);
-}

@@ -1,4 +1,4 @@
-/* conv_dw_blk.c - 2-D depthwise float convolution of small maps (at most
+/* conv_dw_blk_avx512.c - 2-D depthwise float convolution of small maps (at most
  * 16 x 16 outputs for 3 x 3 stride 1, 32 x 32 otherwise: the later stages
  * of MobileNet and EfficientNet) with the channels in the vector lanes.
  *
@@ -10,14 +10,14 @@
  * aligned loads times the tap's 16 weights, and the outputs are transposed
  * back. Each output takes its taps in order from the bias, as the other
  * paths, with the FusedConv activation in registers. */
+#define OX_LEVEL 2
+#include "isa_level.h"
+#if OX_KERNELS_X86
+#include <immintrin.h>
 #include <string.h>
 
-#include "conv_common.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
-#include "../../kernels/epi_avx512.h"
+#include "conv_direct_impl.h"
+#include "epi_avx512.h"
 
 enum {
   DWB_MAX_OUT = 1024,    /* output positions */
@@ -145,13 +145,11 @@ __attribute__((target("avx512f"))) static void dwb_task(void *arg, int64_t t0, i
     j->done[t] = 1;
   }
 }
-#endif
 
-int64_t ox_conv_depthwise_blocks(const ox_nn_geom *g, int64_t C) {
-#if defined(__x86_64__) && defined(__GNUC__)
+int64_t ox_dw_blocks_avx512(const ox_nn_geom *g, int64_t C) {
   int64_t K = g->k[0], S = g->stride[0];
   if (g->nd != 2 || (K != 3 && K != 5) || g->k[1] != K || g->dil[0] != 1 || g->dil[1] != 1 ||
-      (S != 1 && S != 2) || g->stride[1] != S || C < 16 || !__builtin_cpu_supports("avx512f"))
+      (S != 1 && S != 2) || g->stride[1] != S || C < 16)
     return 0;
   int64_t OH = g->out[0], OW = g->out[1];
   int64_t PH = (OH - 1) * S + K, PW = (OW - 1) * S + K;
@@ -162,16 +160,11 @@ int64_t ox_conv_depthwise_blocks(const ox_nn_geom *g, int64_t C) {
       g->pb[1] >= PW)
     return 0;
   return (C + 15) / 16;
-#else
-  (void)g, (void)C;
-  return 0;
-#endif
 }
 
-void ox_conv_depthwise_blocked(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C,
-                               const float *x, const float *w, const float *bias,
-                               const ox_sgemm_epi *epi, float *y, uint8_t *done) {
-#if defined(__x86_64__) && defined(__GNUC__)
+void ox_dw_blocked_avx512(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C,
+                          const float *x, const float *w, const float *bias,
+                          const ox_sgemm_epi *epi, float *y, uint8_t *done) {
   int64_t S = g->stride[0], K = g->k[0];
   dwb_job j = {g,
                x,
@@ -185,8 +178,5 @@ void ox_conv_depthwise_blocked(ox_thread_pool *pool, const ox_nn_geom *g, int64_
                (g->out[1] - 1) * S + K,
                done};
   ox_parallel_for(pool, N * j.nblk, 1, dwb_task, &j);
-#else
-  (void)pool, (void)g, (void)N, (void)C, (void)x, (void)w, (void)bias, (void)epi, (void)y,
-      (void)done;
-#endif
 }
+#endif

@@ -1,38 +1,25 @@
-/* vmath.c - AVX-512 bodies of the float32 exponential and erf of opcore.c
- * (oc_exp_f32, oc_exp_shift_f32, oc_exp_shift_sum_f32, oc_erf_f32) and of
- * the erf form of GELU (oc_gelu_erf_f32), chosen at run time when the CPU
- * has AVX-512F.
+/* vmath_avx512.c - vmath.h's AVX-512 level: hand-written exponential,
+ * erf and GELU's erf form, then the portable body (vmath_body.h) compiled
+ * for AVX-512F.
  *
- * They compute the formulas of opcore.c's portable loops (the same Cody-
- * Waite reduction, polynomials and limits), written with intrinsics so that
- * each lane takes about half the instructions the compiler's vectorisation
- * of those loops gave: the power of two is applied by vscalefps (one
+ * They compute the formulas of the portable loops (the same Cody-Waite
+ * reduction, polynomials and limits), written with intrinsics so that each
+ * lane takes about half the instructions the compiler's vectorisation of
+ * those loops gave: the power of two is applied by vscalefps (one
  * rounding, as the two exact-then-rounding products it replaces: the first
  * of those is exact), and the limits are min/max and masked moves instead
  * of integer selects. The sum of a row of exponentials (softmax) is taken
  * in the same pass, in double, in the order of the portable row sum. */
+#define OX_LEVEL 2
+#include "isa_level.h"
+#if OX_KERNELS_X86
+#include <immintrin.h>
 #include <math.h>
 #include <string.h>
 
-#include "../kernels/vexp.h"
-#include "opcore.h"
+#include "vexp.h"
+#include "vmath.h"
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define VM_X86 1
-#endif
-
-bool oc_vmath_avx512(void) {
-#ifdef VM_X86
-  static int have = -1; /* benign race: every thread computes the same */
-  if (have < 0) have = __builtin_cpu_supports("avx512f") ? 1 : 0;
-  return have == 1;
-#else
-  return false;
-#endif
-}
-
-#ifdef VM_X86
 #define VM_AVX512 __attribute__((target("avx512f")))
 
 VM_AVX512 static inline __mmask16 vm_tail(int64_t left) {
@@ -119,14 +106,14 @@ VM_AVX512 static void vm_erf_run(const float *x, float *y, int64_t n) {
 
 /* GELU's erf form as the exporters write it, in registers: the same five
  * float operations as the unfused nodes */
-VM_AVX512 static inline __m512 vm_gelu16(__m512 v, const oc_gelu_erf *g) {
+VM_AVX512 static inline __m512 vm_gelu16(__m512 v, const ox_gelu_erf *g) {
   __m512 c0 = _mm512_set1_ps(g->c0);
   __m512 t = g->mul_first ? _mm512_mul_ps(v, c0) : _mm512_div_ps(v, c0);
   __m512 u = _mm512_add_ps(vm_erf16(t), _mm512_set1_ps(g->c1));
   return _mm512_mul_ps(_mm512_mul_ps(v, u), _mm512_set1_ps(g->c2));
 }
 
-VM_AVX512 static void vm_gelu_run(const float *x, float *y, int64_t n, const oc_gelu_erf *g) {
+VM_AVX512 static void vm_gelu_run(const float *x, float *y, int64_t n, const ox_gelu_erf *g) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, vm_gelu16(_mm512_loadu_ps(x + i), g));
   if (i < n) {
@@ -134,46 +121,6 @@ VM_AVX512 static void vm_gelu_run(const float *x, float *y, int64_t n, const oc_
     _mm512_mask_storeu_ps(y + i, m, vm_gelu16(_mm512_maskz_loadu_ps(m, x + i), g));
   }
 }
-#endif
 
-void oc_exp_avx512(const float *x, float shift, float *y, int64_t n) {
-#ifdef VM_X86
-  vm_exp_run(x, shift, y, n, false);
-#else
-  (void)x, (void)shift, (void)y, (void)n;
+#include "vmath_body.h"
 #endif
-}
-
-double oc_exp_sum_avx512(const float *x, float shift, float *y, int64_t n) {
-#ifdef VM_X86
-  return vm_exp_run(x, shift, y, n, true);
-#else
-  (void)x, (void)shift, (void)y, (void)n;
-  return 0;
-#endif
-}
-
-void oc_erf_avx512(const float *x, float *y, int64_t n) {
-#ifdef VM_X86
-  vm_erf_run(x, y, n);
-#else
-  (void)x, (void)y, (void)n;
-#endif
-}
-
-void oc_gelu_erf_f32(const float *x, float *y, int64_t n, const oc_gelu_erf *g) {
-#ifdef VM_X86
-  if (oc_vmath_avx512()) {
-    vm_gelu_run(x, y, n, g);
-    return;
-  }
-#endif
-  /* the portable loops, a block at a time so the intermediate stays in L1 */
-  float t[256];
-  for (int64_t b = 0; b < n; b += 256) {
-    int64_t c = n - b < 256 ? n - b : 256;
-    for (int64_t i = 0; i < c; i++) t[i] = g->mul_first ? x[b + i] * g->c0 : x[b + i] / g->c0;
-    oc_erf_f32(t, t, c);
-    for (int64_t i = 0; i < c; i++) y[b + i] = (x[b + i] * (t[i] + g->c1)) * g->c2;
-  }
-}

@@ -1,0 +1,24 @@
+/* conv_direct.c - conv_direct.h's dispatch: the entries of the level the
+ * CPU probe allows. */
+#include "conv_direct.h"
+
+#include "isa_level_tables.h"
+
+extern const ox_conv_direct_kernels ox_conv_direct_kernels_ref;
+#if OX_KERNELS_X86
+extern const ox_conv_direct_kernels ox_conv_direct_kernels_avx2, ox_conv_direct_kernels_avx512;
+#endif
+
+const ox_conv_direct_kernels *ox_conv_direct_kernels_at(ox_isa isa) {
+  OX_ISA_TABLE_PICK(isa, ox_conv_direct_kernels);
+}
+
+const ox_conv_direct_kernels *ox_conv_direct_kernels_get(void) {
+  return ox_conv_direct_kernels_at(ox_cpu_get()->isa);
+}
+
+void ox_conv_depthwise(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t G, int64_t Mg,
+                       const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
+                       int64_t shuffle, float *y) {
+  ox_conv_direct_kernels_get()->depthwise(pool, g, N, G, Mg, x, w, bias, epi, shuffle, y);
+}

@@ -1,0 +1,53 @@
+/* conv_direct.h - convolutions computed directly rather than by GEMM:
+ * 2-D depthwise (one input channel per group) and layers with a few output
+ * positions per image. One dispatch table filled from the CPU probe
+ * (base/cpu.h, capped by ONNXC_ISA); its entries per level in
+ * conv_direct_avx512.c (hand-written AVX-512 planes, conv_dw_blk_avx512.c's
+ * channel-blocked small maps), conv_direct_avx2.c and conv_direct_ref.c,
+ * all compiled from conv_direct_body.h. Every path takes each output's
+ * taps in order from the bias. */
+#ifndef OX_KERNELS_CONV_DIRECT_H
+#define OX_KERNELS_CONV_DIRECT_H
+
+#include <stdint.h>
+
+#include "../base/cpu.h"
+#include "../base/threadpool.h"
+#include "gemm.h"
+#include "nn.h"
+
+/* y[m, p] = bias[m] + sum_k w[m, k] colt[p, k] for m in [m0, m1), p < P
+ * (P small: the positions' columns transposed, one row of K each) */
+typedef struct ox_few_job {
+  const float *colt, *w, *bias; /* colt P x K, w M x K, bias M or NULL */
+  float *y;                     /* M x P */
+  int64_t P, K;
+} ox_few_job;
+
+/* 2-D depthwise convolution: Y (N x G*Mg x OH x OW) from X (N x G x IH x
+ * IW) and W (G*Mg x 1 x KH x KW), + bias (NULL: none), then the epilogue
+ * (NULL: none; residual laid out like Y). shuffle > 0 (dividing G): group
+ * c reads X's channel (c mod shuffle) * G / shuffle + c div shuffle (a
+ * channel shuffle before the layer); 0: channel c. */
+typedef void (*ox_depthwise_fn)(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t G,
+                                int64_t Mg, const float *x, const float *w, const float *bias,
+                                const ox_sgemm_epi *epi, int64_t shuffle, float *y);
+
+typedef struct ox_conv_direct_kernels {
+  ox_isa isa; /* the level these entries were compiled for */
+  ox_depthwise_fn depthwise;
+  /* a parallel-for task over rows [m0, m1) of an ox_few_job */
+  void (*few_task)(void *job, int64_t m0, int64_t m1);
+} ox_conv_direct_kernels;
+
+/* The entries for the probed (capped) level; never NULL. */
+const ox_conv_direct_kernels *ox_conv_direct_kernels_get(void);
+/* One level's entries (above the CPU's: the CPU's). */
+const ox_conv_direct_kernels *ox_conv_direct_kernels_at(ox_isa isa);
+
+/* The depthwise convolution at the probed level. */
+void ox_conv_depthwise(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t G, int64_t Mg,
+                       const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
+                       int64_t shuffle, float *y);
+
+#endif
