@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../ops/registry.h"
 #include "api_impl.h"
 
 _Static_assert(sizeof(onnxc_error) == sizeof(ox_err), "onnxc_error and ox_err must match");
@@ -35,7 +36,7 @@ void onnxc_env_free(onnxc_env *env) { ox_env_free((ox_env *)env); }
 /* ------------------------------------------------------------ sessions */
 
 ox_session_opts ox_api_session_opts(const onnxc_session_options *opts) {
-  ox_session_opts o = {0};
+  ox_session_opts o = {.kernels = &ox_registry_builtin};
   if (opts) {
     o.threads = opts->threads;
     o.optimization_level = opts->optimization_level;

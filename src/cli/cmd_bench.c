@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../ops/registry.h"
 #include "cli.h"
 #include "runio.h"
 
@@ -220,7 +221,7 @@ int ox_cmd_bench(int argc, char **argv) {
   ox_model *m = ox_cli_load_model(model_path);
   if (!m) goto done;
   double t1 = now_ms();
-  ox_session_opts o = {0};
+  ox_session_opts o = {.kernels = &ox_registry_builtin};
   o.optimization_level = 1; /* constant folding */
   o.threads = threads;
   o.max_memory = max_memory;

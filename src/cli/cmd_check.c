@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../api/model_file.h"
 #include "../check/check.h"
 #include "../proto/proto.h"
 #include "cli.h"
@@ -61,7 +62,7 @@ int ox_cmd_check(int argc, char **argv) {
     ox_load_opts lo = {.skip_checksum = true, .no_external_data = true};
     ox_model *m = NULL;
     ox_err e = {0};
-    if (ox_model_load_file(argv[i], &lo, &m, &e) != OX_OK) {
+    if (ox_api_model_load(argv[i], &lo, &m, &e) != OX_OK) {
       fprintf(stderr, "onnxc: %s\n", e.msg);
       status = 2;
       continue;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../api/model_file.h"
+#include "../ops/registry.h"
 #include "../proto/proto.h"
 #include "../runtime/session.h"
 #include "../version/version.h"
@@ -46,7 +48,7 @@ static bool parse_size(const char *s, size_t *v) {
 /* Saves m with the main graph a session (optimization level 1) would run,
  * importing ai.onnxc for the fused nodes. */
 static int save_optimized(ox_model *m, const char *out, const ox_save_opts *so, ox_err *e) {
-  ox_session_opts o = {0};
+  ox_session_opts o = {.kernels = &ox_registry_builtin};
   o.optimization_level = 1;
   o.threads = 1;
   ox_session *s = NULL;
@@ -75,7 +77,7 @@ static int save_optimized(ox_model *m, const char *out, const ox_save_opts *so, 
    * original initializers stay inputs, overridable as before) */
   if (copy.graph != orig->graph && copy.has_ir_version && copy.ir_version < 4) copy.ir_version = 4;
   m->proto = &copy;
-  int rc = ox_model_save_file(m, out, so, e);
+  int rc = ox_api_model_save(m, out, so, e);
   m->proto = orig;
   ox_session_free(s);
   return rc;
@@ -144,7 +146,7 @@ int ox_cmd_convert(int argc, char **argv) {
   }
   ox_err e = {0};
   ox_model *m = NULL;
-  if (ox_model_load_file(in, &lo, &m, &e) != OX_OK) {
+  if (ox_api_model_load(in, &lo, &m, &e) != OX_OK) {
     fprintf(stderr, "onnxc: %s\n", e.msg);
     return 1;
   }
@@ -153,7 +155,7 @@ int ox_cmd_convert(int argc, char **argv) {
     ox_model_free(m);
     return 1;
   }
-  int rc = optimize ? save_optimized(m, out, &so, &e) : ox_model_save_file(m, out, &so, &e);
+  int rc = optimize ? save_optimized(m, out, &so, &e) : ox_api_model_save(m, out, &so, &e);
   if (rc) fprintf(stderr, "onnxc: %s\n", e.msg);
   ox_model_free(m);
   return rc ? 1 : 0;

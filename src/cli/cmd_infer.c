@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../api/model_file.h"
 #include "../infer/infer.h"
 #include "../proto/proto.h"
 #include "cli.h"
@@ -167,7 +168,7 @@ int ox_cmd_infer(int argc, char **argv) {
     goto done;
   }
   if (out) {
-    if (ox_model_save_file(m, out, NULL, &e) != OX_OK) {
+    if (ox_api_model_save(m, out, NULL, &e) != OX_OK) {
       fprintf(stderr, "onnxc infer: %s\n", e.msg);
       ox_model_free(m);
       goto done;

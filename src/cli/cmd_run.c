@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../ops/registry.h"
 #include "cli.h"
 #include "runio.h"
 
@@ -83,7 +84,7 @@ int ox_cmd_run(int argc, char **argv) {
   const char **names = NULL;
   ox_model *m = ox_cli_load_model(model_path);
   if (!m) goto done;
-  ox_session_opts o = {0};
+  ox_session_opts o = {.kernels = &ox_registry_builtin};
   o.optimization_level = 1; /* constant folding */
   o.threads = threads;
   o.max_memory = max_memory;

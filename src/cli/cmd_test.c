@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../api/model_file.h"
+#include "../ops/registry.h"
 #include "../check/check.h"
 #include "../proto/proto.h"
 #include "../schema/schema.h"
@@ -319,7 +321,7 @@ static int run_case(const tcase *c, int threads, bool ctx_bodies, const opset_li
   ox_model *m = NULL;
   ox_session *s = NULL;
   int rc = 1;
-  if (ox_model_load_file(c->model, NULL, &m, &e)) {
+  if (ox_api_model_load(c->model, NULL, &m, &e)) {
     snprintf(why, wn, "%s", e.msg);
     return 1;
   }
@@ -329,7 +331,7 @@ static int run_case(const tcase *c, int threads, bool ctx_bodies, const opset_li
     snprintf(why, wn, "%s", e.msg);
     goto done;
   }
-  ox_session_opts o = {0};
+  ox_session_opts o = {.kernels = &ox_registry_builtin};
   o.optimization_level = 1; /* constant folding */
   o.threads = threads;
   if (ox_session_create(m, &o, &s, &e)) {

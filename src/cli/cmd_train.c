@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../api/model_file.h"
+#include "../ops/registry.h"
 #include "../proto/proto.h"
 #include "../runtime/training.h"
 #include "cli.h"
@@ -120,7 +122,7 @@ int ox_cmd_train(int argc, char **argv) {
   const char **names = calloc(n_ins + 1, sizeof *names), **avail = NULL;
   ox_model *m = ox_cli_load_model(model_path);
   if (!m || !vals || !outs || !names) goto done;
-  if (ox_training_new(m, &(ox_session_opts){.threads = threads}, &t, &e)) {
+  if (ox_training_new(m, &(ox_session_opts){.threads = threads, .kernels = &ox_registry_builtin}, &t, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);
     goto done;
   }
@@ -169,7 +171,7 @@ int ox_cmd_train(int argc, char **argv) {
       outs[k] = NULL;
     }
   }
-  if (ox_training_write_back(t, m, &e) || ox_model_save_file(m, save, NULL, &e)) {
+  if (ox_training_write_back(t, m, &e) || ox_api_model_save(m, save, NULL, &e)) {
     fprintf(stderr, "onnxc: %s\n", e.msg);
     goto done;
   }

@@ -71,3 +71,5 @@ bool ox_registry_has_op(const char *domain, const char *op) {
       if (strcmp(k->op, op) == 0 && same_domain(k->domain, domain ? domain : "")) return true;
   return false;
 }
+
+const ox_kernel_registry ox_registry_builtin = {ox_registry_find, ox_registry_has_op};

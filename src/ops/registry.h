@@ -10,4 +10,7 @@ const ox_kernel_def *ox_registry_find(const char *domain, const char *op, int64_
 /* true if some kernel exists for (domain, op) at any version */
 bool ox_registry_has_op(const char *domain, const char *op);
 
+/* Both as the table a session is given (ox_session_opts.kernels). */
+extern const ox_kernel_registry ox_registry_builtin;
+
 #endif

@@ -24,6 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../src/api/model_file.h"
+#include "../../src/ops/registry.h"
 #include "../../src/cli/runio.h"
 #include "../../src/proto/proto.h"
 #include "../../src/text/text.h"
@@ -194,11 +196,11 @@ static int check_model(const char *model_path, const char *case_dir, int n_threa
   model_case mc = {.path = model_path};
   ox_session *serial_s = NULL; /* the session of the serial runs */
   int failed = 0;
-  if (ox_model_load_file(model_path, &(ox_load_opts){0}, &m, &e)) {
+  if (ox_api_model_load(model_path, &(ox_load_opts){0}, &m, &e)) {
     printf("%s: cannot load: %s\n", model_path, e.msg);
     return 1;
   }
-  ox_session_opts so = {.threads = session_threads, .optimization_level = 1};
+  ox_session_opts so = {.threads = session_threads, .optimization_level = 1, .kernels = &ox_registry_builtin};
   if (ox_session_create(m, &so, &mc.s, &e)) {
     /* cases the runtime does not support are the conformance suite's business */
     printf("%s: not run (no session: %s)\n", model_path, e.msg);
