@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../ir/ir.h"
 #include "../ops/registry.h"
 #include "cli.h"
 #include "runio.h"
@@ -218,7 +219,7 @@ int ox_cmd_bench(int argc, char **argv) {
   double *times = NULL;
   size_t n_in = 0, n_out = 0;
   double t0 = now_ms();
-  ox_model *m = ox_cli_load_model(model_path);
+  ox_model *m = (ox_model *)ox_cli_load_model(model_path);
   if (!m) goto done;
   double t1 = now_ms();
   ox_session_opts o = {.kernels = &ox_registry_builtin};

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ir/ir.h"
 #include "../api/model_file.h"
 #include "../check/check.h"
 #include "../proto/proto.h"

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ir/ir.h"
 #include "../api/model_file.h"
 #include "../ops/registry.h"
 #include "../proto/proto.h"

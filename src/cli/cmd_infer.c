@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../ir/ir.h"
 #include "../api/model_file.h"
 #include "../infer/infer.h"
 #include "../proto/proto.h"
@@ -29,7 +30,7 @@ static void usage(FILE *f) {
 
 static void print_type(const ox_type *t) {
   char buf[1024];
-  fputs(ox_cli_type_str(t, buf, sizeof buf), stdout);
+  fputs(ox_cli_type_str((const onnxc_type *)t, buf, sizeof buf), stdout);
 }
 
 static void print_graph_types(const ox_graph *g, const char *prefix) {
@@ -126,7 +127,7 @@ int ox_cmd_infer(int argc, char **argv) {
   if (n_models > 1) {
     int bad = 0;
     for (size_t k = 0; k < n_models; k++) {
-      ox_model *mk = ox_cli_load_model(models[k]);
+      ox_model *mk = (ox_model *)ox_cli_load_model(models[k]);
       if (!mk) {
         bad++;
         continue;
@@ -147,7 +148,7 @@ int ox_cmd_infer(int argc, char **argv) {
     goto done;
   }
   model = models[0];
-  ox_model *m = ox_cli_load_model(model);
+  ox_model *m = (ox_model *)ox_cli_load_model(model);
   if (!m) goto done;
   ox_infer_opts o = {strict, binds, nb};
   ox_buf warn = {0};

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../ir/ir.h"
 #include "../ops/registry.h"
 #include "cli.h"
 #include "runio.h"
@@ -82,7 +83,7 @@ int ox_cmd_run(int argc, char **argv) {
   ox_session *s = NULL;
   ox_value **vals = NULL, **outs = NULL;
   const char **names = NULL;
-  ox_model *m = ox_cli_load_model(model_path);
+  ox_model *m = (ox_model *)ox_cli_load_model(model_path);
   if (!m) goto done;
   ox_session_opts o = {.kernels = &ox_registry_builtin};
   o.optimization_level = 1; /* constant folding */

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../ir/ir.h"
 #include "../api/model_file.h"
 #include "../ops/registry.h"
 #include "../check/check.h"

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ir/ir.h"
 #include "../api/model_file.h"
 #include "../ops/registry.h"
 #include "../proto/proto.h"
@@ -120,7 +121,7 @@ int ox_cmd_train(int argc, char **argv) {
   ox_training *t = NULL;
   ox_value **vals = calloc(n_ins + 1, sizeof *vals), **outs = calloc(n_prints + 1, sizeof *outs);
   const char **names = calloc(n_ins + 1, sizeof *names), **avail = NULL;
-  ox_model *m = ox_cli_load_model(model_path);
+  ox_model *m = (ox_model *)ox_cli_load_model(model_path);
   if (!m || !vals || !outs || !names) goto done;
   if (ox_training_new(m, &(ox_session_opts){.threads = threads, .kernels = &ox_registry_builtin}, &t, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);
