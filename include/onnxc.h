@@ -97,6 +97,14 @@ typedef struct onnxc_check_options {
 ONNXC_API onnxc_status onnxc_check(const onnxc_model *m, const onnxc_check_options *opts,
                                    char **report, onnxc_error *err);
 
+/* The rules the checker applies, as named in brackets in its report: the
+ * rule's id, the section of the reference notes it comes from and a
+ * one-line description. NULL when i >= onnxc_check_rule_count(). */
+ONNXC_API size_t onnxc_check_rule_count(void);
+ONNXC_API const char *onnxc_check_rule_id(size_t i);
+ONNXC_API const char *onnxc_check_rule_section(size_t i);
+ONNXC_API const char *onnxc_check_rule_what(size_t i);
+
 /* ---------------------------------------------------------------- infer */
 
 typedef struct onnxc_infer_options {
@@ -254,6 +262,23 @@ ONNXC_API const onnxc_value *onnxc_optional_value(const onnxc_value *v);
 /* Frees a value (NULL is fine). Values are reference counted inside the
  * library: freeing a value that a sequence still holds is safe. */
 ONNXC_API void onnxc_value_free(onnxc_value *v);
+
+/* Reads a value from a file as ONNX's test data hold them: a .npy file is a
+ * NumPy array (C order); any other file is the protobuf message that the
+ * declared type asks for (TensorProto for a tensor or when declared is NULL,
+ * SequenceProto, MapProto, OptionalProto of onnx-data.proto). The name
+ * inside the message is ignored. */
+ONNXC_API onnxc_status onnxc_value_read_file(const char *path, const onnxc_type *declared,
+                                             onnxc_value **out, onnxc_error *err);
+/* Writes a value as the protobuf message of its kind (a NULL value: an empty
+ * OptionalProto) with the given name (may be NULL). */
+ONNXC_API onnxc_status onnxc_value_write_file(const char *path, const onnxc_value *v,
+                                              const char *name, onnxc_error *err);
+/* A one-line summary of a value as malloc'd text (free with free()):
+ * "tensor(float)[2,3] = [1, 2, 3, 4, 5, 6]" (the first 10 elements, then
+ * "..."), "sequence(N) [...]", "optional(...)", "map keys ...", "none" for
+ * NULL; NULL on OOM. */
+ONNXC_API char *onnxc_value_summary(const onnxc_value *v);
 
 /* ---------------------------------------------------------------- environment, logging */
 
@@ -435,6 +460,13 @@ ONNXC_API const char *onnxc_session_input_name(const onnxc_session *s, size_t i)
 ONNXC_API const char *onnxc_session_output_name(const onnxc_session *s, size_t i);
 ONNXC_API const onnxc_type *onnxc_session_input_type(const onnxc_session *s, size_t i);
 ONNXC_API const onnxc_type *onnxc_session_output_type(const onnxc_session *s, size_t i);
+/* Every graph input in order, those with an initializer included (a run may
+ * override such a default by naming it): the count, the name, the declared
+ * type, and non-zero when the input has an initializer. */
+ONNXC_API size_t onnxc_session_graph_input_count(const onnxc_session *s);
+ONNXC_API const char *onnxc_session_graph_input_name(const onnxc_session *s, size_t i);
+ONNXC_API const onnxc_type *onnxc_session_graph_input_type(const onnxc_session *s, size_t i);
+ONNXC_API int onnxc_session_graph_input_has_default(const onnxc_session *s, size_t i);
 
 /* Runs the model. inputs are bound by name (input_names NULL: to the inputs
  * in order); outputs[k] receives a new value for output_names[k] (all graph

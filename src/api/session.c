@@ -170,6 +170,23 @@ const onnxc_type *onnxc_session_output_type(const onnxc_session *s, size_t i) {
   return s ? (const onnxc_type *)ox_session_output_type(S(s), i) : NULL;
 }
 
+size_t onnxc_session_graph_input_count(const onnxc_session *s) {
+  return s ? ox_session_n_inputs(S(s)) : 0;
+}
+
+const char *onnxc_session_graph_input_name(const onnxc_session *s, size_t i) {
+  return s && i < ox_session_n_inputs(S(s)) ? ox_session_input_name(S(s), i) : NULL;
+}
+
+const onnxc_type *onnxc_session_graph_input_type(const onnxc_session *s, size_t i) {
+  return s && i < ox_session_n_inputs(S(s)) ? (const onnxc_type *)ox_session_input_type(S(s), i)
+                                            : NULL;
+}
+
+int onnxc_session_graph_input_has_default(const onnxc_session *s, size_t i) {
+  return s && i < ox_session_n_inputs(S(s)) && ox_session_input_has_default(S(s), i);
+}
+
 /* ------------------------------------------------------------ runs */
 
 static double now_ms(void) {

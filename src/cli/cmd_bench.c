@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "../ir/ir.h"
+#include "../runtime/session.h"
 #include "../ops/registry.h"
 #include "cli.h"
 #include "runio.h"
@@ -67,7 +68,7 @@ static ox_value *synth_input(const char *name, const ox_type *t, const bench_dim
       rank = bd[k].rank;
       memcpy(dims, bd[k].dims, rank * sizeof *dims);
     }
-  if (t->elem_type == OX_FLOAT) return ox_cli_ramp(dims, rank, e);
+  if (t->elem_type == OX_FLOAT) return (ox_value *)ox_cli_ramp(dims, rank, (onnxc_error *)e);
   return ox_tensor_new(t->elem_type, dims, rank, e);
 }
 
@@ -253,7 +254,7 @@ int ox_cmd_bench(int argc, char **argv) {
         file = eq + 1;
     }
     if (!file && next < n_ins && !strchr(ins[next], '=')) file = ins[next++];
-    vals[i] = file ? ox_cli_read_value(file, ox_session_input_type(s, i), NULL, &e)
+    vals[i] = file ? (ox_value *)ox_cli_read_value(file, (const onnxc_type *)ox_session_input_type(s, i), (onnxc_error *)&e)
                    : synth_input(names[i], ox_session_input_type(s, i), bd, n_bd, &e);
     if (!vals[i]) {
       fprintf(stderr, "onnxc: input '%s': %s\n", names[i], e.msg);

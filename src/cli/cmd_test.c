@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../ir/ir.h"
+#include "../runtime/session.h"
 #include "../api/model_file.h"
 #include "../ops/registry.h"
 #include "../check/check.h"
@@ -184,7 +185,7 @@ static int run_set(ox_session *s, const char *setdir, char *why, size_t wn) {
       goto done;
     }
     size_t idx = next++;
-    ins[given] = ox_cli_read_value(path, ox_session_input_type(s, idx), NULL, &e);
+    ins[given] = (ox_value *)ox_cli_read_value(path, (const onnxc_type *)ox_session_input_type(s, idx), (onnxc_error *)&e);
     names[given] = ox_session_input_name(s, idx);
     if (!ins[given]) {
       snprintf(why, wn, "%s", e.msg);
@@ -197,7 +198,7 @@ static int run_set(ox_session *s, const char *setdir, char *why, size_t wn) {
     goto done;
   }
   for (size_t k = 0; k < n_out && numbered(setdir, "output", k, path, sizeof path); k++) {
-    ox_value *want = ox_cli_read_value(path, ox_session_output_type(s, k), NULL, &e);
+    ox_value *want = (ox_value *)ox_cli_read_value(path, (const onnxc_type *)ox_session_output_type(s, k), (onnxc_error *)&e);
     if (!want) {
       snprintf(why, wn, "%s", e.msg);
       goto done;
@@ -232,7 +233,7 @@ static int run_light(ox_session *s, const char *out_path, char *why, size_t wn) 
     snprintf(why, wn, "the model has no input");
     return 1;
   }
-  ox_value *in = ox_cli_light_input(ox_session_input_type(s, idx), &e), *out = NULL;
+  ox_value *in = (ox_value *)ox_cli_light_input((const onnxc_type *)ox_session_input_type(s, idx), (onnxc_error *)&e), *out = NULL;
   if (!in) {
     snprintf(why, wn, "%s", e.msg);
     return 1;
@@ -250,7 +251,7 @@ static int run_light(ox_session *s, const char *out_path, char *why, size_t wn) 
   if (run_rc) {
     snprintf(why, wn, "%s", e.msg);
   } else {
-    ox_value *want = ox_cli_read_value(out_path, ox_session_output_type(s, 0), NULL, &e);
+    ox_value *want = (ox_value *)ox_cli_read_value(out_path, (const onnxc_type *)ox_session_output_type(s, 0), (onnxc_error *)&e);
     if (!want) {
       snprintf(why, wn, "%s", e.msg);
     } else {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../ir/ir.h"
+#include "../runtime/session.h"
 #include "../api/model_file.h"
 #include "../ops/registry.h"
 #include "../proto/proto.h"
@@ -150,7 +151,7 @@ int ox_cmd_train(int argc, char **argv) {
       }
       names[k] = avail[next++];
     }
-    vals[k] = ox_cli_read_value(file, NULL, NULL, &e);
+    vals[k] = (ox_value *)ox_cli_read_value(file, NULL, (onnxc_error *)&e);
     if (!vals[k]) {
       fprintf(stderr, "onnxc: %s\n", e.msg);
       goto done;
@@ -167,7 +168,7 @@ int ox_cmd_train(int argc, char **argv) {
     }
     for (size_t k = 0; k < n_prints; k++) {
       printf("step %ld: ", s);
-      ox_cli_print_value(stdout, prints[k], outs[k]);
+      ox_cli_print_value(stdout, prints[k], (onnxc_value *)outs[k]);
       ox_value_unref(outs[k]);
       outs[k] = NULL;
     }
