@@ -200,6 +200,43 @@ ONNXC_API size_t onnxc_model_metadata_count(const onnxc_model *m);
 ONNXC_API const char *onnxc_model_metadata_key(const onnxc_model *m, size_t i);
 ONNXC_API const char *onnxc_model_metadata_value(const onnxc_model *m, size_t i);
 
+/* ---------------------------------------------------------------- graphs and nodes */
+
+/* A model's graphs as stored (all graph inputs, value_info, outputs, nodes,
+ * subgraphs), for tools that walk a model. Handles and strings are borrowed
+ * from the model; strings are "" where the model leaves a field out. */
+typedef struct onnxc_graph onnxc_graph;
+typedef struct onnxc_node onnxc_node;
+
+typedef enum onnxc_graph_values {
+  ONNXC_GRAPH_INPUTS = 0,     /* every graph input, those with an initializer too */
+  ONNXC_GRAPH_VALUE_INFO = 1, /* value_info: types of intermediate values */
+  ONNXC_GRAPH_OUTPUTS = 2,
+} onnxc_graph_values;
+
+/* The main graph, or NULL when the model has none. */
+ONNXC_API const onnxc_graph *onnxc_model_graph(const onnxc_model *m);
+ONNXC_API const char *onnxc_graph_name(const onnxc_graph *g);
+/* Value i of one list: its name and declared type (NULL: none); NULL when
+ * i is past the end. */
+ONNXC_API size_t onnxc_graph_value_count(const onnxc_graph *g, onnxc_graph_values which);
+ONNXC_API const char *onnxc_graph_value_name(const onnxc_graph *g, onnxc_graph_values which,
+                                             size_t i);
+ONNXC_API const onnxc_type *onnxc_graph_value_type(const onnxc_graph *g,
+                                                   onnxc_graph_values which, size_t i);
+/* Nodes in file order. */
+ONNXC_API size_t onnxc_graph_node_count(const onnxc_graph *g);
+ONNXC_API const onnxc_node *onnxc_graph_node(const onnxc_graph *g, size_t i);
+ONNXC_API const char *onnxc_node_name(const onnxc_node *n);
+ONNXC_API const char *onnxc_node_op_type(const onnxc_node *n);
+/* "" for the default domain (ai.onnx) */
+ONNXC_API const char *onnxc_node_domain(const onnxc_node *n);
+/* Attribute i: its name, and its graph for a GRAPH attribute (If's
+ * branches, Loop's and Scan's bodies; NULL for other kinds). */
+ONNXC_API size_t onnxc_node_attr_count(const onnxc_node *n);
+ONNXC_API const char *onnxc_node_attr_name(const onnxc_node *n, size_t i);
+ONNXC_API const onnxc_graph *onnxc_node_attr_graph(const onnxc_node *n, size_t i);
+
 /* ---------------------------------------------------------------- values */
 
 /* A value is a tensor, a sequence, a map, an optional or a sparse tensor.
