@@ -236,6 +236,12 @@ ONNXC_API const char *onnxc_node_domain(const onnxc_node *n);
 ONNXC_API size_t onnxc_node_attr_count(const onnxc_node *n);
 ONNXC_API const char *onnxc_node_attr_name(const onnxc_node *n, size_t i);
 ONNXC_API const onnxc_graph *onnxc_node_attr_graph(const onnxc_node *n, size_t i);
+/* non-zero when g has an initializer of that name */
+ONNXC_API int onnxc_graph_has_initializer(const onnxc_graph *g, const char *name);
+/* training_info: how many entries, and entry i's algorithm graph (NULL past
+ * the end or when the entry has none). */
+ONNXC_API size_t onnxc_model_training_info_count(const onnxc_model *m);
+ONNXC_API const onnxc_graph *onnxc_model_training_algorithm(const onnxc_model *m, size_t i);
 
 /* ---------------------------------------------------------------- values */
 
@@ -593,6 +599,10 @@ ONNXC_API onnxc_status onnxc_training_create(const onnxc_model *m,
                                              const onnxc_session_options *opts,
                                              onnxc_training **out, onnxc_error *err);
 ONNXC_API void onnxc_training_free(onnxc_training *t);
+/* The state variables (initializer names bound by the training info), in the
+ * context's order; NULL past the end. */
+ONNXC_API size_t onnxc_training_state_count(const onnxc_training *t);
+ONNXC_API const char *onnxc_training_state_name(const onnxc_training *t, size_t i);
 /* Initialization step: runs every `initialization` graph, in order, and
  * assigns its outputs by `initialization_binding`. */
 ONNXC_API onnxc_status onnxc_training_init(onnxc_training *t, onnxc_error *err);

@@ -2,6 +2,7 @@
  * (onnxc_graph is an ox_graph, onnxc_node an ox_node, both borrowed from
  * their model): what tools such as `onnxc infer` need to walk a model. */
 #include <onnxc.h>
+#include <string.h>
 
 #include "../ir/ir.h"
 
@@ -65,4 +66,20 @@ const char *onnxc_node_attr_name(const onnxc_node *n, size_t i) {
 
 const onnxc_graph *onnxc_node_attr_graph(const onnxc_node *n, size_t i) {
   return n && i < N(n)->n_attribute ? (const onnxc_graph *)N(n)->attribute[i].g : NULL;
+}
+
+int onnxc_graph_has_initializer(const onnxc_graph *g, const char *name) {
+  for (size_t i = 0; g && name && i < G(g)->n_initializer; i++)
+    if (G(g)->initializer[i].name && !strcmp(G(g)->initializer[i].name, name)) return 1;
+  return 0;
+}
+
+size_t onnxc_model_training_info_count(const onnxc_model *m) {
+  const ox_model *x = (const ox_model *)m;
+  return x && x->proto ? x->proto->n_training_info : 0;
+}
+
+const onnxc_graph *onnxc_model_training_algorithm(const onnxc_model *m, size_t i) {
+  if (i >= onnxc_model_training_info_count(m)) return NULL;
+  return (const onnxc_graph *)((const ox_model *)m)->proto->training_info[i].algorithm;
 }
