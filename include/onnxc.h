@@ -579,8 +579,10 @@ typedef struct onnxc_optimize_options {
 } onnxc_optimize_options;
 
 /* The graph a session would run, as a model: the passes' rewrites (fused
- * ai.onnxc operators, with the ai.onnxc opset imported) and constants
- * folded. The result checks with onnxc_check and loads anywhere onnxc runs.
+ * ai.onnxc operators, with the ai.onnxc opset imported; folded Conv weights
+ * as new initializers). Nodes whose inputs are all constants stay nodes: the
+ * session that loads the result folds them (the constant_folding pass).
+ * The result checks with onnxc_check and loads anywhere onnxc runs.
  * *out is a new model (free with onnxc_model_free); m is not changed.
  * opts may be NULL. */
 ONNXC_API onnxc_status onnxc_model_optimize(const onnxc_model *m, const onnxc_optimize_options *opts,

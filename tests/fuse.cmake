@@ -1,6 +1,8 @@
 onnxc_unit_test(test_fuse)
 onnxc_unit_test(test_qdq_fuse)
 onnxc_unit_test(test_qdq_units)
+onnxc_unit_test(test_passes)
+onnxc_unit_test(test_api_passes)
 onnxc_unit_test(test_matmul_const)
 onnxc_unit_test(test_wqgemm)
 onnxc_unit_test(test_dq_matmul)
@@ -33,3 +35,7 @@ add_test(NAME no_quant_fusion
          COMMAND sh ${PROJECT_SOURCE_DIR}/tests/opt/no_quant_fusion.sh $<TARGET_FILE:onnxc_cli>
                  ${PROJECT_SOURCE_DIR}/tests/opt/qdq_conv.onnxtxt
                  ${PROJECT_SOURCE_DIR}/tests/opt/qdq_conv_input.npy)
+# --list-passes and --disable-pass on run, bench and convert
+add_test(NAME disable_pass
+         COMMAND sh ${PROJECT_SOURCE_DIR}/tests/opt/disable_pass.sh $<TARGET_FILE:onnxc_cli>
+                 ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/disable_pass)

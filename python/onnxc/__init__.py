@@ -45,10 +45,12 @@ from ._inference import (
     InferenceSession,
     ModelMetadata,
     NodeArg,
+    PassInfo,
     RunOptions,
     SessionOptions,
     get_available_providers,
     get_device,
+    passes,
 )
 from ._tools import (
     as_model,
@@ -83,6 +85,7 @@ __all__ = [
     "NodeArg",
     "OutOfMemory",
     "ParseError",
+    "PassInfo",
     "RunOptions",
     "RuntimeFailure",
     "SessionOptions",
@@ -98,6 +101,7 @@ __all__ = [
     "load_from_string",
     "load_model_from_string",
     "parse_model",
+    "passes",
     "save",
     "save_model",
     "to_onnx",

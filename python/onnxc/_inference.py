@@ -4,7 +4,7 @@ onnxruntime.InferenceSession switches by changing the import."""
 from __future__ import annotations
 
 import enum
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Union
 
 from . import _onnxc
 from ._onnxc import Model
@@ -58,12 +58,29 @@ class GraphOptimizationLevel(enum.IntEnum):
 
 
 class SessionOptions:
-    """The subset of onnxruntime.SessionOptions onnxc uses: threads and the
-    optimization level. Other attributes may be set and are ignored."""
+    """The subset of onnxruntime.SessionOptions onnxc uses: threads, the
+    optimization level and the graph passes to leave out (names of
+    onnxc.passes()). Other attributes may be set and are ignored."""
 
     def __init__(self) -> None:
         self.intra_op_num_threads: int = 0
         self.graph_optimization_level: int = GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.disabled_optimizers: List[str] = []
+
+
+class PassInfo(NamedTuple):
+    """One graph pass of the table, as onnxc.passes() lists them."""
+
+    name: str
+    level: int  # runs at optimization_level >= level
+    default_on: bool
+    description: str
+
+
+def passes() -> List[PassInfo]:
+    """The graph passes a session runs, in order; any can be switched off by
+    name (InferenceSession's disabled_optimizers)."""
+    return [PassInfo(*p) for p in _onnxc.passes()]
 
 
 class RunOptions:
@@ -95,6 +112,9 @@ class InferenceSession:
     model writes. low_bit_int8: one- and two-row products by weight-only
     quantized (8/4/2-bit) matrices quantize the activations to int8 per block,
     as onnxruntime does by default (faster decode; float otherwise).
+    disabled_optimizers: graph passes to leave out, by name (onnxc.passes()
+    lists them; as onnxruntime's argument of that name; also read from
+    sess_options.disabled_optimizers); an unknown name raises InvalidArgument.
     sess_options/providers/provider_options are accepted as onnxruntime's:
     sess_options.intra_op_num_threads and graph_optimization_level are used,
     providers other than the CPU are ignored.
@@ -114,6 +134,7 @@ class InferenceSession:
         max_memory: int = 0,
         no_quant_fusion: bool = False,
         low_bit_int8: bool = False,
+        disabled_optimizers: Optional[Sequence[str]] = None,
         **kwargs: Any,
     ) -> None:
         if threads is None:
@@ -128,6 +149,12 @@ class InferenceSession:
             no_quant_fusion=bool(no_quant_fusion),
             low_bit_int8=bool(low_bit_int8),
         )
+        if disabled_optimizers is None:
+            disabled_optimizers = getattr(sess_options, "disabled_optimizers", None)
+        if disabled_optimizers is not None:
+            if isinstance(disabled_optimizers, str):
+                disabled_optimizers = [disabled_optimizers]
+            self._options["disabled_passes"] = list(disabled_optimizers)
         self._sess_options = sess_options
         self._start(as_model(path_or_bytes))
 

@@ -500,7 +500,29 @@ static PyObject *mod_dtype_name(PyObject *mod, PyObject *arg) {
   return PyUnicode_FromString(onnxc_dtype_name((int32_t)dt));
 }
 
+/* the table of graph passes: (name, level, default_on, description) per
+ * pass, in the order they run */
+static PyObject *mod_passes(PyObject *mod, PyObject *unused) {
+  (void)mod;
+  (void)unused;
+  size_t n = onnxc_pass_count();
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; list && i < n; i++) {
+    PyObject *t = Py_BuildValue("(siNs)", onnxc_pass_name(i), onnxc_pass_level(i),
+                                PyBool_FromLong(onnxc_pass_default_on(i)),
+                                onnxc_pass_description(i));
+    if (!t) {
+      Py_DECREF(list);
+      return NULL;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+  }
+  return list;
+}
+
 static PyMethodDef module_methods[] = {
+    {"passes", mod_passes, METH_NOARGS,
+     "passes() -> [(name, level, default_on, description)]: the graph passes in running order."},
     {"load", (PyCFunction)(void (*)(void))mod_load, METH_VARARGS | METH_KEYWORDS,
      "load(source, base_dir=None, load_external_data=True, verify_checksums=True) -> Model"},
     {"load_bytes", (PyCFunction)(void (*)(void))mod_load_bytes, METH_VARARGS | METH_KEYWORDS,

@@ -468,19 +468,50 @@ static PyObject *value_to_py(const onnxc_value *v) {
 /* ------------------------------------------------------------ Session */
 
 static PyObject *session_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-  static char *names[] = {"model",      "threads",         "optimization_level",
-                          "max_memory", "no_quant_fusion", "low_bit_int8",
-                          NULL};
-  PyObject *model;
+  static char *names[] = {"model",        "threads",         "optimization_level",
+                          "max_memory",   "no_quant_fusion", "low_bit_int8",
+                          "disabled_passes", NULL};
+  PyObject *model, *disabled = Py_None;
   int threads = 0, level = 1, no_quant_fusion = 0, low_bit_int8 = 0;
   Py_ssize_t max_memory = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|iinpp", names, &opy_model_type, &model, &threads,
-                                   &level, &max_memory, &no_quant_fusion, &low_bit_int8))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|iinppO", names, &opy_model_type, &model, &threads,
+                                   &level, &max_memory, &no_quant_fusion, &low_bit_int8,
+                                   &disabled))
     return NULL;
   if (threads < 0 || level < 0 || max_memory < 0)
     return opy_invalid("threads, optimization_level and max_memory must not be negative");
+  /* graph passes to leave out: a sequence of names (the strings' UTF-8 stays
+   * valid while `seq` holds them; the library copies the names) */
+  PyObject *seq = NULL;
+  const char **off = NULL;
+  Py_ssize_t n_off = 0;
+  if (disabled != Py_None) {
+    if (PyUnicode_Check(disabled))
+      return opy_invalid("disabled_passes: a list of pass names, not one string");
+    seq = PySequence_Fast(disabled, "disabled_passes: a list of pass names");
+    if (!seq) return NULL;
+    n_off = PySequence_Fast_GET_SIZE(seq);
+    off = calloc((size_t)n_off + 1, sizeof *off);
+    if (!off) {
+      Py_DECREF(seq);
+      return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n_off; i++) {
+      PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
+      off[i] = PyUnicode_Check(it) ? PyUnicode_AsUTF8(it) : NULL;
+      if (!off[i]) {
+        free(off);
+        Py_DECREF(seq);
+        return PyErr_Occurred() ? NULL : opy_invalid("disabled_passes: names must be strings");
+      }
+    }
+  }
   opy_session *self = (opy_session *)type->tp_alloc(type, 0);
-  if (!self) return NULL;
+  if (!self) {
+    free(off);
+    Py_XDECREF(seq);
+    return NULL;
+  }
   self->model = (opy_model *)Py_NewRef(model);
   onnxc_session_options o = {0};
   o.threads = threads;
@@ -488,11 +519,15 @@ static PyObject *session_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   o.max_memory = (size_t)max_memory;
   o.no_quant_fusion = no_quant_fusion;
   o.low_bit_int8 = low_bit_int8;
+  o.disabled_passes = off;
+  o.n_disabled_passes = (size_t)n_off;
   onnxc_error err = {0};
   onnxc_status st;
   Py_BEGIN_ALLOW_THREADS;
   st = onnxc_session_create(self->model->model, &o, &self->session, &err);
   Py_END_ALLOW_THREADS;
+  free(off);
+  Py_XDECREF(seq);
   if (st != ONNXC_OK) {
     Py_DECREF(self);
     return opy_raise(st, &err);

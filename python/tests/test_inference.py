@@ -396,3 +396,47 @@ def test_low_bit_int8_and_no_quant_fusion_options():
         assert np.all(np.abs(got - want) <= tol), (kw, got, want)
     with pytest.raises(TypeError):
         onnxc._onnxc.Session(onnxc.parse_model(text), low_bit_int8="yes please", bogus=1)
+
+
+# A Conv (2 -> 2 channels, 3 x 3) followed by a Relu: the conv_epilogue pass
+# makes one FusedConv of them; a MatMul by a constant with its bias Add:
+# matmul_epi makes a MatMulFused.
+CONV_RELU = """
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,2,5,5] X, float[3,4] A) => (float[1,2,5,5] Y, float[3,2] Z)
+<float[2,2,3,3] W = {0.5,-0.25,0.125,1,-1,0.75,-0.5,0.25,0.375,
+                     -0.125,0.625,-0.75,0.875,-0.375,0.5,0.25,-0.625,1,
+                     0.25,0.5,-1,0.125,-0.25,0.75,-0.875,0.375,-0.5,
+                     1,-0.125,0.25,-0.375,0.625,-0.75,0.5,0.125,-0.25},
+ float[2] B = {0.25, -0.5}, float[4,2] M = {1,-0.5,0.25,2,-1,0.75,0.5,-0.25},
+ float[2] C = {0.125, -1}> {
+  c = Conv <kernel_shape = [3, 3], pads = [1, 1, 1, 1]> (X, W, B)
+  Y = Relu (c)
+  p = MatMul (A, M)
+  Z = Add (p, C)
+}
+"""
+
+
+def test_passes_table_and_disabled_optimizers():
+    table = onnxc.passes()
+    names = [p.name for p in table]
+    for want in ("cse", "conv_epilogue", "matmul_epi", "elementwise_chain",
+                 "constant_folding"):
+        assert want in names
+    assert names.index("conv_fold") < names.index("conv_epilogue")
+    assert all(p.level >= 1 and p.default_on and p.description for p in table)
+    rng = np.random.default_rng(3)
+    feeds = {"X": rng.standard_normal((1, 2, 5, 5)).astype(np.float32),
+             "A": rng.standard_normal((3, 4)).astype(np.float32)}
+    plain = session(CONV_RELU, optimization_level=0).run(None, feeds)
+    for off in (["conv_epilogue"], ["matmul_epi", "cse"], ("conv_epilogue",)):
+        got = session(CONV_RELU, disabled_optimizers=off).run(None, feeds)
+        for g, p in zip(got, plain):
+            np.testing.assert_allclose(g, p, rtol=1e-6, atol=1e-6)
+    so = onnxc.SessionOptions()
+    so.disabled_optimizers = ["conv_epilogue", "matmul_epi"]
+    got = onnxc.InferenceSession(onnxc.parse_model(CONV_RELU), so).run(None, feeds)
+    np.testing.assert_allclose(got[0], plain[0], rtol=1e-6, atol=1e-6)
+    with pytest.raises(onnxc.InvalidArgument, match="no_such_pass"):
+        session(CONV_RELU, disabled_optimizers=["conv_epilogue", "no_such_pass"])

@@ -48,6 +48,8 @@ ox_session_opts ox_api_session_opts(const onnxc_session_options *opts) {
     o.max_memory = opts->max_memory;
     o.quant_fusion_off = opts->no_quant_fusion != 0;
     o.low_bit_int8 = opts->low_bit_int8 != 0;
+    o.disabled_passes = opts->disabled_passes;
+    o.n_disabled_passes = opts->n_disabled_passes;
   }
   return o;
 }

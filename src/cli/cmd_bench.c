@@ -13,6 +13,7 @@
 #include "../runtime/session.h"
 #include "../ops/registry.h"
 #include "cli.h"
+#include "pass_flags.h"
 #include "runio.h"
 
 static double now_ms(void) {
@@ -142,12 +143,21 @@ int ox_cmd_bench(int argc, char **argv) {
   char **ins = calloc((size_t)argc + 1, sizeof *ins);
   bench_dims *bd = calloc((size_t)argc + 1, sizeof *bd);
   size_t n_ins = 0, n_bd = 0;
+  ox_cli_passes off = {0};
   if (!ins || !bd) {
     free(ins);
     free(bd);
     return 1;
   }
   for (int i = 1; i < argc; i++) {
+    int pf = ox_cli_disable_pass(&off, argc, argv, &i, "bench");
+    if (pf || strcmp(argv[i], "--list-passes") == 0) {
+      if (!pf) ox_cli_list_passes(stdout);
+      if (pf > 0) continue;
+      free(ins);
+      free(bd);
+      return pf ? 2 : 0;
+    }
     if (ox_cli_is_help(argv[i])) {
       printf(
           "usage: onnxc bench MODEL [--threads N] [--runs N] [--warmup N] [--profile] "
@@ -161,7 +171,8 @@ int ox_cmd_bench(int argc, char **argv) {
           "  --input    dims of a made-up input (default: declared dims, unknown = 1)\n"
           "  --no-quant-fusion  run quantized (QDQ) units in float, as written\n"
           "  --low-bit-int8  decode products by 8/4/2-bit weights with int8 activations\n"
-          "             (as onnxruntime does by default; see onnxc run --help)\n");
+          "             (as onnxruntime does by default; see onnxc run --help)\n"
+          OX_CLI_PASS_FLAGS_HELP);
       free(ins);
       free(bd);
       return 0;
@@ -230,6 +241,8 @@ int ox_cmd_bench(int argc, char **argv) {
   o.profile = profile;
   o.quant_fusion_off = no_quant_fusion;
   o.low_bit_int8 = low_bit_int8;
+  o.disabled_passes = off.names;
+  o.n_disabled_passes = off.n;
   if (ox_session_create(m, &o, &s, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);
     goto done;

@@ -1,17 +1,16 @@
 /* cmd_convert.c - `onnxc convert IN OUT`: binary <-> text, tensor data
  * to or from an external file, and opset conversion. */
 #include <errno.h>
+#include <onnxc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../ir/ir.h"
 #include "../api/model_file.h"
-#include "../ops/registry.h"
-#include "../proto/proto.h"
-#include "../runtime/session.h"
 #include "../version/version.h"
 #include "cli.h"
+#include "pass_flags.h"
 
 static void help(FILE *f) {
   fprintf(f,
@@ -34,6 +33,9 @@ static void help(FILE *f) {
           "                          passes applied (fused units are ai.onnxc operators, which\n"
           "                          onnxc runs; constant folding stays in the runtime; a\n"
           "                          model below IR version 4 is written as version 4)\n"
+          "  --disable-pass NAME[,NAME]  with --optimize: leave a graph pass out (repeatable)\n"
+          "  --list-passes           list the graph passes (name, level, on/off by default,\n"
+          "                          what each rewrites) in the order they run, and exit\n"
           "  -h, --help              show this help\n");
 }
 
@@ -46,41 +48,17 @@ static bool parse_size(const char *s, size_t *v) {
   return true;
 }
 
-/* Saves m with the main graph a session (optimization level 1) would run,
- * importing ai.onnxc for the fused nodes. */
-static int save_optimized(ox_model *m, const char *out, const ox_save_opts *so, ox_err *e) {
-  ox_session_opts o = {.kernels = &ox_registry_builtin};
-  o.optimization_level = 1;
-  o.threads = 1;
-  ox_session *s = NULL;
-  if (ox_session_create(m, &o, &s, e)) return e->code;
-  ox_model_proto *orig = m->proto, copy = *orig;
-  bool has = false;
-  for (size_t i = 0; i < orig->n_opset_import; i++)
-    has = has ||
-          (orig->opset_import[i].domain && strcmp(orig->opset_import[i].domain, "ai.onnxc") == 0);
-  ox_opset *imp = ox_arena_calloc(m->arena, orig->n_opset_import + 1, sizeof *imp);
-  if (!imp) {
-    ox_session_free(s);
-    return ox_err_set(e, OX_ENOMEM, "out of memory");
-  }
-  if (orig->n_opset_import) memcpy(imp, orig->opset_import, orig->n_opset_import * sizeof *imp);
-  copy.opset_import = imp;
-  if (!has) {
-    imp[copy.n_opset_import].domain = (char *)"ai.onnxc";
-    imp[copy.n_opset_import].version = 1;
-    imp[copy.n_opset_import].has_version = true;
-    copy.n_opset_import++;
-  }
-  copy.graph = (ox_graph *)ox_session_graph(s);
-  /* before IR version 4 every initializer must also be a graph input; the
-   * folded weights are not: the same graph is valid from version 4 on (the
-   * original initializers stay inputs, overridable as before) */
-  if (copy.graph != orig->graph && copy.has_ir_version && copy.ir_version < 4) copy.ir_version = 4;
-  m->proto = &copy;
-  int rc = ox_api_model_save(m, out, so, e);
-  m->proto = orig;
-  ox_session_free(s);
+/* Saves the graph a session (optimization level 1) would run: the model
+ * onnxc_model_optimize makes (it imports ai.onnxc for the fused nodes). */
+static int save_optimized(ox_model *m, const char *out, const ox_save_opts *so,
+                          const ox_cli_passes *off, ox_err *e) {
+  onnxc_optimize_options oo = {.optimization_level = 1,
+                               .disabled_passes = off->names,
+                               .n_disabled_passes = off->n};
+  onnxc_model *om = NULL;
+  int rc = (int)onnxc_model_optimize((const onnxc_model *)m, &oo, &om, (onnxc_error *)e);
+  if (!rc) rc = ox_api_model_save((const ox_model *)om, out, so, e);
+  onnxc_model_free(om);
   return rc;
 }
 
@@ -90,7 +68,15 @@ int ox_cmd_convert(int argc, char **argv) {
   ox_load_opts lo = {0};
   long long opset = 0;
   bool optimize = false;
+  ox_cli_passes off = {0};
   for (int i = 1; i < argc; i++) {
+    int pf = ox_cli_disable_pass(&off, argc, argv, &i, "convert");
+    if (pf > 0) continue;
+    if (pf < 0) return 2;
+    if (strcmp(argv[i], "--list-passes") == 0) {
+      ox_cli_list_passes(stdout);
+      return 0;
+    }
     const char *a = argv[i];
     if (ox_cli_is_help(a)) {
       help(stdout);
@@ -156,7 +142,12 @@ int ox_cmd_convert(int argc, char **argv) {
     ox_model_free(m);
     return 1;
   }
-  int rc = optimize ? save_optimized(m, out, &so, &e) : ox_api_model_save(m, out, &so, &e);
+  if (off.n && !optimize) {
+    fprintf(stderr, "onnxc convert: --disable-pass needs --optimize\n");
+    ox_model_free(m);
+    return 2;
+  }
+  int rc = optimize ? save_optimized(m, out, &so, &off, &e) : ox_api_model_save(m, out, &so, &e);
   if (rc) fprintf(stderr, "onnxc: %s\n", e.msg);
   ox_model_free(m);
   return rc ? 1 : 0;

@@ -1,5 +1,5 @@
 /* cmd_run.c - `onnxc run MODEL [-i [NAME=]FILE]... [-o OUTDIR] [--threads N]
- * [--max-memory SIZE] [--no-quant-fusion] [--low-bit-int8]`. */
+ * [--max-memory SIZE] [--no-quant-fusion] [--low-bit-int8] [--disable-pass NAME]...`. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,13 +7,14 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "pass_flags.h"
 #include "runio.h"
 
 static void usage(FILE *f) {
   fprintf(
       f,
       "usage: onnxc run MODEL [-i [NAME=]FILE]... [-o OUTDIR] [--threads N] [--max-memory SIZE]\n"
-      "                 [--no-quant-fusion] [--low-bit-int8]\n"
+      "                 [--no-quant-fusion] [--low-bit-int8] [--disable-pass NAME]...\n"
       "  -i [NAME=]FILE  an input: TensorProto/SequenceProto/MapProto/OptionalProto .pb\n"
       "                  (by the input's declared type) or .npy; without NAME= the k-th -i\n"
       "                  binds to the k-th graph input that has no initializer\n"
@@ -26,7 +27,8 @@ static void usage(FILE *f) {
       "  --low-bit-int8  one- and two-row products by weight-only quantized (8/4/2-bit)\n"
       "                  matrices quantize the activations to int8 per block, as\n"
       "                  onnxruntime does by default: faster decode, error up to 1/254\n"
-      "                  of a block's largest activation (default: float, exact)\n");
+      "                  of a block's largest activation (default: float, exact)\n"
+      OX_CLI_PASS_FLAGS_HELP);
 }
 
 int ox_cmd_run(int argc, char **argv) {
@@ -36,8 +38,20 @@ int ox_cmd_run(int argc, char **argv) {
   bool no_quant_fusion = false, low_bit_int8 = false;
   char **ins = calloc((size_t)argc + 1, sizeof *ins);
   size_t n_ins = 0;
+  ox_cli_passes off = {0};
   if (!ins) return 1;
   for (int i = 1; i < argc; i++) {
+    int pf = ox_cli_disable_pass(&off, argc, argv, &i, "run");
+    if (pf) {
+      if (pf > 0) continue;
+      free(ins);
+      return 2;
+    }
+    if (strcmp(argv[i], "--list-passes") == 0) {
+      ox_cli_list_passes(stdout);
+      free(ins);
+      return 0;
+    }
     if (ox_cli_is_help(argv[i])) {
       usage(stdout);
       free(ins);
@@ -90,6 +104,8 @@ int ox_cmd_run(int argc, char **argv) {
   o.max_memory = max_memory;
   o.no_quant_fusion = no_quant_fusion;
   o.low_bit_int8 = low_bit_int8;
+  o.disabled_passes = off.names;
+  o.n_disabled_passes = off.n;
   if (onnxc_session_create(m, &o, &s, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);
     goto done;

@@ -41,7 +41,7 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_act16(
 }
 
 /* Max(v, bval) / Min(v, bval) as the Max / Min kernels: the comparison,
- * then a NaN v kept (bval is not NaN: fuse.c checks). */
+ * then a NaN v kept (bval is not NaN: src/opt/conv_epilogue.c checks). */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_bound16(
     const ox_sgemm_epi *ep, __m512 v) {
   if (!ep->bound) return v;

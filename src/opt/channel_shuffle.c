@@ -7,7 +7,7 @@
  * channel per group) reads each channel's plane on its own, so it can read
  * X's plane directly: the copy the Transpose made (a pass over the whole
  * activation, written and read back) goes. The convolution (a FusedConv
- * after the host's epilogue fusion, or a Conv made one) gets attributes
+ * after the epilogue fusion (conv_epilogue.c), or a Conv made one) gets attributes
  * in_shuffle = g and in_shuffle_shape = the second Reshape's shape; the
  * kernel (src/ops/conv.c) takes X's elements as that shape, as the Reshapes
  * did, and fails as they would when the element counts differ. Only
@@ -53,7 +53,7 @@ static const ox_node *depthwise_conv(const ox_pass_view *v, size_t i, int64_t *C
   if (v->drop[i]) return NULL;
   const ox_node *n = v->repl[i] ? v->repl[i] : &v->nodes[i];
   bool fused =
-      n->domain && strcmp(n->domain, "ai.onnxc") == 0 && strcmp(n->op_type, "FusedConv") == 0;
+      n->domain && strcmp(n->domain, OX_ONNXC_DOMAIN) == 0 && strcmp(n->op_type, "FusedConv") == 0;
   if (!fused && !(ox_opt_op_is(n, "Conv") && !v->repl[i])) return NULL;
   if (n->n_input < 2 || n->n_output != 1 || ox_node_attr(n, "pre_scale") ||
       ox_node_attr(n, "in_shuffle"))

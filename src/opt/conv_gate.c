@@ -7,7 +7,7 @@
  * multiplied first, as the Mul did. Shapes are not known here; the kernel
  * decides per run.
  *
- * Matched after the host's epilogue fusion: a Conv or FusedConv with a
+ * Matched after the epilogue fusion (conv_epilogue.c): a Conv or FusedConv with a
  * constant float W [M, C, 1, 1], group 1, strides 1, no padding, no
  * prologue, shuffle or gate, whose X only it reads and is a Mul (opset >= 7)
  * of two values, one made by a Sigmoid, a HardSigmoid or a FusedConv. */
@@ -16,7 +16,7 @@
 #include "pass.h"
 
 /* a live node before `before` whose output 0 is `name` and that is a
- * Sigmoid, a HardSigmoid, or a FusedConv (the host folds MobileNet-v3's
+ * Sigmoid, a HardSigmoid, or a FusedConv (conv_epilogue.c folds MobileNet-v3's
  * HardSigmoid into the gate's convolution). The kernel is exact for any
  * gate shape; this only picks products likely to be gates. */
 static bool gate_made(const ox_pass_view *v, const char *name, size_t before) {
@@ -25,7 +25,7 @@ static bool gate_made(const ox_pass_view *v, const char *name, size_t before) {
     const ox_node *n = v->repl[k] ? v->repl[k] : &v->nodes[k];
     if (n->n_output < 1 || !n->output[0] || strcmp(n->output[0], name) != 0) continue;
     if (v->repl[k])
-      return n->domain && strcmp(n->domain, "ai.onnxc") == 0 &&
+      return n->domain && strcmp(n->domain, OX_ONNXC_DOMAIN) == 0 &&
              strcmp(n->op_type, "FusedConv") == 0;
     return ox_opt_op_is(n, "Sigmoid") || ox_opt_op_is(n, "HardSigmoid");
   }
@@ -43,7 +43,7 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   if (v->drop[i]) return OX_OK;
   const ox_node *cv = v->repl[i] ? v->repl[i] : &v->nodes[i];
   bool fused =
-      cv->domain && strcmp(cv->domain, "ai.onnxc") == 0 && strcmp(cv->op_type, "FusedConv") == 0;
+      cv->domain && strcmp(cv->domain, OX_ONNXC_DOMAIN) == 0 && strcmp(cv->op_type, "FusedConv") == 0;
   if (!fused && !(ox_opt_op_is(cv, "Conv") && !v->repl[i])) return OX_OK;
   if (cv->n_input < 2 || cv->n_input > 4 || cv->n_output != 1 || !ox_opt_given(cv, 0) ||
       ox_node_attr(cv, "pre_scale") || ox_node_attr(cv, "in_shuffle") ||

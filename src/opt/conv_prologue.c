@@ -11,8 +11,8 @@
  * pre_relu: X[c] -> max(fma(X[c], a[c], b[c]), 0), applied as the GEMM
  * reads X (src/ops/conv.c). a and b compose the maps in double: like
  * folding BatchNormalization into the convolution's weights, the result
- * rounds differently from the nodes run one by one. Runs after the host
- * has made FusedConv epilogues. */
+ * rounds differently from the nodes run one by one. Runs after
+ * conv_epilogue.c has made FusedConv epilogues. */
 #include <math.h>
 #include <string.h>
 
@@ -79,7 +79,7 @@ static const ox_node *pointwise_conv(const ox_pass_view *v, size_t i, int64_t *C
   if (v->drop[i]) return NULL;
   const ox_node *n = v->repl[i] ? v->repl[i] : &v->nodes[i];
   bool fused =
-      n->domain && strcmp(n->domain, "ai.onnxc") == 0 && strcmp(n->op_type, "FusedConv") == 0;
+      n->domain && strcmp(n->domain, OX_ONNXC_DOMAIN) == 0 && strcmp(n->op_type, "FusedConv") == 0;
   if (!fused && !(ox_opt_op_is(n, "Conv") && !v->repl[i])) return NULL;
   if (n->n_input < 2 || n->n_output != 1 || ox_node_attr(n, "pre_scale")) return NULL;
   ox_pass_floats w;

@@ -1,4 +1,5 @@
 /* match.c - small pattern helpers shared by the passes of src/opt/. */
+#include <stdio.h>
 #include <string.h>
 
 #include "pass.h"
@@ -71,7 +72,7 @@ ox_node *ox_opt_new_node(ox_pass_view *v, const ox_node *like, const char *op, s
   }
   *fn = *like;
   fn->op_type = (char *)op;
-  fn->domain = (char *)"ai.onnxc";
+  fn->domain = (char *)OX_ONNXC_DOMAIN;
   fn->input = ins;
   fn->n_input = n_in;
   fn->output = outs;
@@ -249,4 +250,30 @@ bool ox_opt_match_gelu(const ox_pass_view *v, const char *h, int64_t at, ox_opt_
   }
   if (readers != 2 || nodes != 2) return false;
   return gelu_chain(v, h, r[0], r[1], m) || gelu_chain(v, h, r[1], r[0], m);
+}
+
+bool ox_opt_default_domain(const ox_node *n) {
+  return !n->domain || ox_is_default_domain(n->domain);
+}
+
+bool ox_opt_has_subgraph(const ox_node *n) {
+  for (size_t k = 0; k < n->n_attribute; k++)
+    if (n->attribute[k].g || n->attribute[k].n_graphs) return true;
+  return false;
+}
+
+/* node i by its name, or its index and op */
+static void node_ref(const ox_pass_view *v, size_t i, char *buf, size_t size) {
+  const ox_node *n = &v->nodes[i];
+  if (n->name && *n->name)
+    snprintf(buf, size, "%s", n->name);
+  else
+    snprintf(buf, size, "#%zu %s", i, n->op_type ? n->op_type : "?");
+}
+
+char *ox_opt_fused_name(ox_pass_view *v, size_t first, size_t last) {
+  char fa[160], fb[160];
+  node_ref(v, first, fa, sizeof fa);
+  node_ref(v, last, fb, sizeof fb);
+  return ox_arena_printf(v->a, "fused %s .. %s", fa, fb);
 }

@@ -1,10 +1,11 @@
 /* pass.h - what a graph pass of src/opt/ sees of the graph it rewrites.
  *
- * The host (the session's fusion step, src/runtime/fuse.c) keeps a working
- * copy of the main graph's nodes; a pass marks nodes dropped and puts a
- * replacement node in repl[i] (allocated in the arena), which takes node i's
- * place in the order. The host answers questions about names: constant
- * initializers and who reads a value. Passes use only the model layer. */
+ * The host (src/opt/graph_view.c, driven by ox_opt_run in pipeline.c) keeps
+ * a working copy of the main graph's nodes; a pass marks nodes dropped and
+ * puts a replacement node in repl[i] (allocated in the arena), which takes
+ * node i's place in the order. The host answers questions about names:
+ * constant initializers and who reads a value. Passes use only the model
+ * layer; each is one entry of the table in passes.c. */
 #ifndef OX_OPT_PASS_H
 #define OX_OPT_PASS_H
 
@@ -13,6 +14,7 @@
 
 #include "../base/base.h"
 #include "../ir/ir.h"
+#include "../schema/onnxc_ops.h"
 
 typedef struct ox_pass_view ox_pass_view;
 /* a float32 constant's elements and shape */
@@ -46,6 +48,21 @@ struct ox_pass_view {
   bool (*float_const)(const ox_pass_view *v, const char *name, ox_pass_floats *out);
   /* node `at` now reads `name` in place of a reader the pass dropped */
   void (*reads)(const ox_pass_view *v, const char *name, size_t at);
+  /* float_const without the initializers passes made (conv_fold.c): only
+   * what the input graph holds as a float32 constant */
+  bool (*graph_float_const)(const ox_pass_view *v, const char *name, ox_pass_floats *out);
+  /* how many times main-graph nodes read `name` (as counted at the start,
+   * plus what renamed() moved onto it) */
+  size_t (*n_reads)(const ox_pass_view *v, const char *name);
+  /* 1 + the index of the last node reading `name`, 0 when none does */
+  size_t (*last_read)(const ox_pass_view *v, const char *name);
+  /* `name` is known to hold float32: a declared type, a float initializer or
+   * raised constant, or a weight a pass folded */
+  bool (*is_float)(const ox_pass_view *v, const char *name);
+  /* a new float32 initializer named after `base`, of the given shape; the
+   * pass fills *data (valid while the host runs), the name comes in *name */
+  int (*new_float_init)(ox_pass_view *v, const char *base, const int64_t *dims, size_t rank,
+                        float **data, const char **name);
   void *host;
 };
 
@@ -84,6 +101,14 @@ bool ox_opt_scalar_f32(const ox_tensor *t, float *out);
 /* a ReduceMean (or other reduction) over the last axis only, keeping it:
  * axes = [-1] as attribute (opset < 18) or constant input */
 bool ox_opt_axes_last(const ox_pass_view *v, const ox_node *n, int64_t opset);
+
+/* op_type has the default domain ("" or "ai.onnx") */
+bool ox_opt_default_domain(const ox_node *n);
+/* one of n's attributes holds a graph */
+bool ox_opt_has_subgraph(const ox_node *n);
+/* "fused FIRST .. LAST": how errors name a node made of nodes first..last
+ * (their names, or index and op), so that a user finds them in the model */
+char *ox_opt_fused_name(ox_pass_view *v, size_t first, size_t last);
 
 /* the other input of binary node n when one input is `name`, else NULL */
 const char *ox_opt_other_of(const ox_node *n, const char *name);
@@ -157,19 +182,33 @@ int ox_opt_attention(ox_pass_view *v);
 /* X -> [BatchNormalization] -> [Mul c] -> [Add c] -> [Relu] -> 1 x 1 Conv
  * (per-channel constants, each value read once) becomes the convolution
  * with a prologue (attributes pre_scale, pre_bias, pre_relu), read with X
- * (src/opt/conv_prologue.c). Runs after the host's FusedConv epilogues. */
+ * (src/opt/conv_prologue.c). Runs after conv_epilogue.c's FusedConv epilogues. */
 int ox_opt_conv_prologue(ox_pass_view *v);
 /* channel_shuffle.c: Reshape [N, g, C/g, H, W] -> Transpose(0, 2, 1, 3, 4)
  * -> Reshape [N, C, H, W] (ShuffleNet's channel shuffle) read only by a
  * depthwise convolution -> that convolution (FusedConv) reading the
  * unshuffled X, attributes in_shuffle = g and in_shuffle_shape. Runs after
- * the host's epilogue fusion. */
+ * the epilogue fusion (conv_epilogue.c). */
 int ox_opt_channel_shuffle(ox_pass_view *v);
 /* conv_gate.c: Mul(Y, G) with G made by a Sigmoid, HardSigmoid or FusedConv, read only
  * by a 1 x 1 convolution -> that convolution (FusedConv) with in_scale = 1
- * and G as input 4 (squeeze-and-excitation). Runs after the host's
+ * and G as input 4 (squeeze-and-excitation). Runs after conv_epilogue.c's
  * epilogue fusion. */
 int ox_opt_conv_gate(ox_pass_view *v);
+
+/* Conv with constant weights followed by an inference BatchNormalization,
+ * or a Mul / Add by a scalar or per-channel constant: new weights and bias,
+ * the following nodes dropped (src/opt/conv_fold.c). */
+int ox_opt_conv_fold(ox_pass_view *v);
+/* float32 Conv -> [Add/Sum residual] -> [activation] -> [Max/Min scalar]
+ * becomes an ai.onnxc FusedConv (src/opt/conv_epilogue.c). */
+int ox_opt_conv_epilogue(ox_pass_view *v);
+/* groups of float32 elementwise nodes rooted at one value become one
+ * ai.onnxc ElementwiseChain (src/opt/elementwise_chain.c). */
+int ox_opt_elementwise_chain(ox_pass_view *v);
+/* Constant and ConstantOfShape nodes that nothing reads any more go
+ * (src/opt/dead.c). */
+int ox_opt_dead_constants(ox_pass_view *v);
 
 /* Drops the nodes of op `op` (default domain) whose outputs no live node
  * reads and that are no graph outputs (src/opt/dead.c). */

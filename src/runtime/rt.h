@@ -143,6 +143,9 @@ struct ox_session {
    * override one uses `plain`, a session prepared without that assumption
    * (made on first need). */
   bool defaults_const;
+  /* the table's constant_folding pass is on (src/opt/passes.c): nodes whose
+   * inputs are all constants run once at prepare */
+  bool fold_constants;
   struct ox_session *plain;
   /* state nodes share over one constant (ox_kinfo_share), by its id */
   struct rt_shared {
@@ -200,11 +203,5 @@ int ox_rt_expand_functions(ox_session *s, const ox_graph *g, const ox_graph **ou
 /* gradient.c: replaces the Gradient nodes (ai.onnx.preview.training) of g by
  * backward graphs. *out is g itself when there are none. */
 int ox_rt_expand_gradients(ox_session *s, const ox_graph *g, const ox_graph **out, ox_err *e);
-
-/* fuse.c: with optimization_level >= 1, folds BatchNormalization and
- * per-channel Mul/Add into Conv weights and replaces chains of float32
- * elementwise nodes by ai.onnxc ElementwiseChain nodes, in a new graph.
- * *out is g itself when nothing changes. */
-int ox_rt_fuse(ox_session *s, const ox_graph *g, const ox_graph **out, ox_err *e);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../opt/opt.h"
 #include "../schema/schema.h"
 #include "rt.h"
 
@@ -483,8 +484,7 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
   }
   rn->prepared = true;
   /* Constant nodes always; every other constant computation from level 1 */
-  if (foldable(rn, domain, op, csts) &&
-      (s->opts.optimization_level > 0 || strcmp(op, "Constant") == 0))
+  if (foldable(rn, domain, op, csts) && (s->fold_constants || strcmp(op, "Constant") == 0))
     return fold_node(s, g, rn, csts);
   return OX_OK;
 }
@@ -717,6 +717,46 @@ static int prepare_graph(ox_session *s, rt_graph *g, ox_err *e) {
 
 /* ------------------------------------------------------------ session */
 
+/* The graph passes of src/opt/ over the main graph (one call; the table in
+ * src/opt/passes.c says which run), and whether this session folds
+ * constants (the table's constant_folding entry). The disabled names are
+ * copied: a plain session made later reads them again. */
+static int optimize(ox_session *s, ox_err *e) {
+  const ox_model_proto *mp = s->model->proto;
+  size_t nd = s->opts.n_disabled_passes;
+  const char **names = ox_arena_calloc(s->arena, nd + 1, sizeof *names);
+  if (!names) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  for (size_t i = 0; i < nd; i++)
+    if (s->opts.disabled_passes[i] &&
+        !(names[i] = ox_arena_strdup(s->arena, s->opts.disabled_passes[i])))
+      return ox_err_set(e, OX_ENOMEM, "out of memory");
+  s->opts.disabled_passes = names;
+  const int64_t *noted = NULL;
+  for (size_t i = 0; i < s->n_notes; i++)
+    if (s->notes[i].g == s->graph) noted = s->notes[i].opsets;
+  ox_opt_request r = {.level = s->opts.optimization_level,
+                      .disabled = names,
+                      .n_disabled = nd,
+                      .quant_fusion_off = s->opts.quant_fusion_off,
+                      .low_bit_int8 = s->opts.low_bit_int8,
+                      .inputs_const = s->defaults_const,
+                      .node_opsets = noted,
+                      .imports = mp->opset_import,
+                      .n_imports = mp->n_opset_import};
+  s->fold_constants = ox_opt_pass_enabled(&r, ox_opt_pass_find("constant_folding"));
+  const ox_graph *g = NULL;
+  const int64_t *opsets = NULL;
+  if (ox_opt_run(&r, s->arena, s->graph, &g, &opsets, e)) return e->code;
+  if (g != s->graph) {
+    rt_opset_note *note = OX_VEC_PUSH(s->arena, s->notes, s->n_notes);
+    if (!note) return ox_err_set(e, OX_ENOMEM, "out of memory fusing the graph");
+    note->g = g;
+    note->opsets = (int64_t *)opsets;
+    s->graph = g;
+  }
+  return OX_OK;
+}
+
 int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session **out, ox_err *e) {
   *out = NULL;
   if (!m || !m->proto || !m->proto->graph)
@@ -756,7 +796,7 @@ int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session
   }
   if (ox_rt_expand_functions(s, m->proto->graph, &s->graph, e)) goto fail;
   if (ox_rt_expand_gradients(s, s->graph, &s->graph, e)) goto fail;
-  if (ox_rt_fuse(s, s->graph, &s->graph, e)) goto fail;
+  if (optimize(s, e)) goto fail;
   s->main = new_graph(s, s->graph, NULL, NULL, "", e);
   if (!s->main || prepare_graph(s, s->main, e)) goto fail;
   if (s->opts.log && s->opts.log_level <= 1) {

@@ -53,6 +53,10 @@ typedef struct ox_session_opts {
   /* weight-only quantized products of one or two rows in int8 (see
    * onnxc_session_options.low_bit_int8) */
   bool low_bit_int8;
+  /* graph passes switched off by name (src/opt/passes.c); an unknown name
+   * fails the creation with OX_EINVAL. Copied at creation. */
+  const char *const *disabled_passes;
+  size_t n_disabled_passes;
 } ox_session_opts;
 
 /* Sends a line to the session's log callback when level is high enough. */

@@ -1,4 +1,4 @@
-/* test_fuse.c - graph fusion at session creation (src/runtime/fuse.c,
+/* test_fuse.c - graph fusion at session creation (the passes of src/opt/,
  * src/ops/fused.c). Every model runs with optimization_level 0 (no fusion)
  * and 1 (fusion), with one and two threads, on inputs that include NaN,
  * infinities, signed zeros and the hardswish break points. Elementwise

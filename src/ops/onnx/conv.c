@@ -682,19 +682,32 @@ static int conv_run(ox_kctx *ctx, void *st) {
 
 /* FusedConv (domain ai.onnxc, made by the session's fusion pass): Conv's
  * inputs and attributes, an optional 4th input R of Y's shape and
- * attributes activation (OX_ACT_*), alpha, beta, bound (0 none, 1 Max,
+ * attributes activation (a name of src/schema/onnxc_ops.h), alpha, beta, bound (0 none, 1 Max,
  * 2 Min) and bound_value: Y = bound(act(Conv(X, W, B) + R)),
  * float32 only. */
 static int fconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   int rc = conv_prepare(info, state, e);
   if (rc) return rc;
   conv_state *s = *state;
-  int64_t act = ox_node_attr_int(info->node, "activation", OX_ACT_NONE);
-  if (act < OX_ACT_NONE || act > OX_ACT_SILU) {
-    ox_err_set(e, OX_EINVAL, "unknown activation %lld", (long long)act);
+  /* the activation by name (onnxc_ops.h), as the kernels' OX_ACT_* code */
+  static const int acts[OX_ONNXC_ACT_COUNT] = {
+      [OX_ONNXC_ACT_NONE] = OX_ACT_NONE,
+      [OX_ONNXC_ACT_RELU] = OX_ACT_RELU,
+      [OX_ONNXC_ACT_LEAKY_RELU] = OX_ACT_LEAKY,
+      [OX_ONNXC_ACT_CLIP] = OX_ACT_CLIP,
+      [OX_ONNXC_ACT_HARD_SIGMOID] = OX_ACT_HSIGMOID,
+      [OX_ONNXC_ACT_HARD_SWISH] = OX_ACT_HSWISH,
+      [OX_ONNXC_ACT_SILU] = OX_ACT_SILU};
+  const char *act_name = ox_node_attr_str(info->node, "activation", "none");
+  int act = ox_onnxc_act_from_name(act_name);
+  if (act < 0 || act >= OX_ONNXC_ACT_COUNT) {
+    ox_err_set(e, OX_EINVAL,
+               "unknown activation '%s' (Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, SiLU "
+               "or none)",
+               act_name);
     return ox_conv_prep_err(info, e);
   }
-  s->epi.act = (int)act;
+  s->epi.act = acts[act];
   s->epi.alpha = ox_node_attr_float(info->node, "alpha", 0.0f);
   s->epi.beta = ox_node_attr_float(info->node, "beta", 0.0f);
   int64_t bound = ox_node_attr_int(info->node, "bound", 0);
