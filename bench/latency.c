@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "base/floatconv.h"
+#include "ops/registry.h"
 #include "proto/proto.h"
 #include "runtime/session.h"
 
@@ -142,6 +143,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   ox_session_opts so = {threads, 1, NULL, NULL};
+  so.kernels = &ox_registry_builtin;
   ox_session *s = NULL;
   double t0 = now_s();
   if (ox_session_create(m, &so, &s, &e)) {

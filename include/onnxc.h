@@ -97,6 +97,14 @@ typedef struct onnxc_check_options {
 ONNXC_API onnxc_status onnxc_check(const onnxc_model *m, const onnxc_check_options *opts,
                                    char **report, onnxc_error *err);
 
+/* The rules the checker applies, as named in brackets in its report: the
+ * rule's id, the section of the reference notes it comes from and a
+ * one-line description. NULL when i >= onnxc_check_rule_count(). */
+ONNXC_API size_t onnxc_check_rule_count(void);
+ONNXC_API const char *onnxc_check_rule_id(size_t i);
+ONNXC_API const char *onnxc_check_rule_section(size_t i);
+ONNXC_API const char *onnxc_check_rule_what(size_t i);
+
 /* ---------------------------------------------------------------- infer */
 
 typedef struct onnxc_infer_options {
@@ -192,6 +200,49 @@ ONNXC_API size_t onnxc_model_metadata_count(const onnxc_model *m);
 ONNXC_API const char *onnxc_model_metadata_key(const onnxc_model *m, size_t i);
 ONNXC_API const char *onnxc_model_metadata_value(const onnxc_model *m, size_t i);
 
+/* ---------------------------------------------------------------- graphs and nodes */
+
+/* A model's graphs as stored (all graph inputs, value_info, outputs, nodes,
+ * subgraphs), for tools that walk a model. Handles and strings are borrowed
+ * from the model; strings are "" where the model leaves a field out. */
+typedef struct onnxc_graph onnxc_graph;
+typedef struct onnxc_node onnxc_node;
+
+typedef enum onnxc_graph_values {
+  ONNXC_GRAPH_INPUTS = 0,     /* every graph input, those with an initializer too */
+  ONNXC_GRAPH_VALUE_INFO = 1, /* value_info: types of intermediate values */
+  ONNXC_GRAPH_OUTPUTS = 2,
+} onnxc_graph_values;
+
+/* The main graph, or NULL when the model has none. */
+ONNXC_API const onnxc_graph *onnxc_model_graph(const onnxc_model *m);
+ONNXC_API const char *onnxc_graph_name(const onnxc_graph *g);
+/* Value i of one list: its name and declared type (NULL: none); NULL when
+ * i is past the end. */
+ONNXC_API size_t onnxc_graph_value_count(const onnxc_graph *g, onnxc_graph_values which);
+ONNXC_API const char *onnxc_graph_value_name(const onnxc_graph *g, onnxc_graph_values which,
+                                             size_t i);
+ONNXC_API const onnxc_type *onnxc_graph_value_type(const onnxc_graph *g,
+                                                   onnxc_graph_values which, size_t i);
+/* Nodes in file order. */
+ONNXC_API size_t onnxc_graph_node_count(const onnxc_graph *g);
+ONNXC_API const onnxc_node *onnxc_graph_node(const onnxc_graph *g, size_t i);
+ONNXC_API const char *onnxc_node_name(const onnxc_node *n);
+ONNXC_API const char *onnxc_node_op_type(const onnxc_node *n);
+/* "" for the default domain (ai.onnx) */
+ONNXC_API const char *onnxc_node_domain(const onnxc_node *n);
+/* Attribute i: its name, and its graph for a GRAPH attribute (If's
+ * branches, Loop's and Scan's bodies; NULL for other kinds). */
+ONNXC_API size_t onnxc_node_attr_count(const onnxc_node *n);
+ONNXC_API const char *onnxc_node_attr_name(const onnxc_node *n, size_t i);
+ONNXC_API const onnxc_graph *onnxc_node_attr_graph(const onnxc_node *n, size_t i);
+/* non-zero when g has an initializer of that name */
+ONNXC_API int onnxc_graph_has_initializer(const onnxc_graph *g, const char *name);
+/* training_info: how many entries, and entry i's algorithm graph (NULL past
+ * the end or when the entry has none). */
+ONNXC_API size_t onnxc_model_training_info_count(const onnxc_model *m);
+ONNXC_API const onnxc_graph *onnxc_model_training_algorithm(const onnxc_model *m, size_t i);
+
 /* ---------------------------------------------------------------- values */
 
 /* A value is a tensor, a sequence, a map, an optional or a sparse tensor.
@@ -254,6 +305,23 @@ ONNXC_API const onnxc_value *onnxc_optional_value(const onnxc_value *v);
 /* Frees a value (NULL is fine). Values are reference counted inside the
  * library: freeing a value that a sequence still holds is safe. */
 ONNXC_API void onnxc_value_free(onnxc_value *v);
+
+/* Reads a value from a file as ONNX's test data hold them: a .npy file is a
+ * NumPy array (C order); any other file is the protobuf message that the
+ * declared type asks for (TensorProto for a tensor or when declared is NULL,
+ * SequenceProto, MapProto, OptionalProto of onnx-data.proto). The name
+ * inside the message is ignored. */
+ONNXC_API onnxc_status onnxc_value_read_file(const char *path, const onnxc_type *declared,
+                                             onnxc_value **out, onnxc_error *err);
+/* Writes a value as the protobuf message of its kind (a NULL value: an empty
+ * OptionalProto) with the given name (may be NULL). */
+ONNXC_API onnxc_status onnxc_value_write_file(const char *path, const onnxc_value *v,
+                                              const char *name, onnxc_error *err);
+/* A one-line summary of a value as malloc'd text (free with free()):
+ * "tensor(float)[2,3] = [1, 2, 3, 4, 5, 6]" (the first 10 elements, then
+ * "..."), "sequence(N) [...]", "optional(...)", "map keys ...", "none" for
+ * NULL; NULL on OOM. */
+ONNXC_API char *onnxc_value_summary(const onnxc_value *v);
 
 /* ---------------------------------------------------------------- environment, logging */
 
@@ -435,6 +503,13 @@ ONNXC_API const char *onnxc_session_input_name(const onnxc_session *s, size_t i)
 ONNXC_API const char *onnxc_session_output_name(const onnxc_session *s, size_t i);
 ONNXC_API const onnxc_type *onnxc_session_input_type(const onnxc_session *s, size_t i);
 ONNXC_API const onnxc_type *onnxc_session_output_type(const onnxc_session *s, size_t i);
+/* Every graph input in order, those with an initializer included (a run may
+ * override such a default by naming it): the count, the name, the declared
+ * type, and non-zero when the input has an initializer. */
+ONNXC_API size_t onnxc_session_graph_input_count(const onnxc_session *s);
+ONNXC_API const char *onnxc_session_graph_input_name(const onnxc_session *s, size_t i);
+ONNXC_API const onnxc_type *onnxc_session_graph_input_type(const onnxc_session *s, size_t i);
+ONNXC_API int onnxc_session_graph_input_has_default(const onnxc_session *s, size_t i);
 
 /* Runs the model. inputs are bound by name (input_names NULL: to the inputs
  * in order); outputs[k] receives a new value for output_names[k] (all graph
@@ -526,6 +601,10 @@ ONNXC_API onnxc_status onnxc_training_create(const onnxc_model *m,
                                              const onnxc_session_options *opts,
                                              onnxc_training **out, onnxc_error *err);
 ONNXC_API void onnxc_training_free(onnxc_training *t);
+/* The state variables (initializer names bound by the training info), in the
+ * context's order; NULL past the end. */
+ONNXC_API size_t onnxc_training_state_count(const onnxc_training *t);
+ONNXC_API const char *onnxc_training_state_name(const onnxc_training *t, size_t i);
 /* Initialization step: runs every `initialization` graph, in order, and
  * assigns its outputs by `initialization_binding`. */
 ONNXC_API onnxc_status onnxc_training_init(onnxc_training *t, onnxc_error *err);

@@ -97,3 +97,17 @@ onnxc_status onnxc_check(const onnxc_model *m, const onnxc_check_options *opts, 
   ox_buf_free(&buf);
   return (onnxc_status)rc;
 }
+
+size_t onnxc_check_rule_count(void) { return ox_check_rule_count(); }
+
+const char *onnxc_check_rule_id(size_t i) {
+  return i < ox_check_rule_count() ? ox_check_rule_at(i)->id : NULL;
+}
+
+const char *onnxc_check_rule_section(size_t i) {
+  return i < ox_check_rule_count() ? ox_check_rule_at(i)->section : NULL;
+}
+
+const char *onnxc_check_rule_what(size_t i) {
+  return i < ox_check_rule_count() ? ox_check_rule_at(i)->what : NULL;
+}

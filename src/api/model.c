@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../proto/proto.h"
+#include "model_file.h"
 #include "../text/text.h"
 #include "onnxc.h"
 
@@ -33,7 +33,7 @@ onnxc_status onnxc_model_load(const char *path, const onnxc_load_options *opts, 
   if (!path) return out_err(err, &e, ox_err_set(&e, OX_EINVAL, "onnxc_model_load: path is NULL"));
   ox_load_opts lo = load_opts(opts);
   ox_model *m = NULL;
-  int rc = ox_model_load_file(path, &lo, &m, &e);
+  int rc = ox_api_model_load(path, &lo, &m, &e);
   if (rc) return out_err(err, &e, rc);
   *out = (onnxc_model *)m;
   return ONNXC_OK;
@@ -85,7 +85,7 @@ onnxc_status onnxc_model_save(const onnxc_model *m, const char *path,
     so.align = opts->align;
     so.all_inline = opts->all_inline != 0;
   }
-  int rc = ox_model_save_file((const ox_model *)m, path, &so, &e);
+  int rc = ox_api_model_save((const ox_model *)m, path, &so, &e);
   return rc ? out_err(err, &e, rc) : ONNXC_OK;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ops/registry.h"
 #include "../opt/opt.h"
 #include "../proto/proto.h"
 #include "../schema/onnxc_ops.h"
@@ -106,7 +107,7 @@ onnxc_status onnxc_model_optimize(const onnxc_model *model, const onnxc_optimize
   *out = NULL;
   if (!model) return (onnxc_status)ox_err_set(E(err), OX_EINVAL, "model is NULL");
   const ox_model *m = (const ox_model *)model;
-  ox_session_opts o = {0};
+  ox_session_opts o = {.kernels = &ox_registry_builtin};
   o.optimization_level = opts && opts->optimization_level > 0 ? opts->optimization_level : 1;
   o.threads = 1;
   if (opts) {

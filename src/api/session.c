@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../ops/registry.h"
 #include "api_impl.h"
 
 _Static_assert(sizeof(onnxc_error) == sizeof(ox_err), "onnxc_error and ox_err must match");
@@ -35,7 +36,7 @@ void onnxc_env_free(onnxc_env *env) { ox_env_free((ox_env *)env); }
 /* ------------------------------------------------------------ sessions */
 
 ox_session_opts ox_api_session_opts(const onnxc_session_options *opts) {
-  ox_session_opts o = {0};
+  ox_session_opts o = {.kernels = &ox_registry_builtin};
   if (opts) {
     o.threads = opts->threads;
     o.optimization_level = opts->optimization_level;
@@ -169,6 +170,23 @@ const onnxc_type *onnxc_session_input_type(const onnxc_session *s, size_t i) {
 
 const onnxc_type *onnxc_session_output_type(const onnxc_session *s, size_t i) {
   return s ? (const onnxc_type *)ox_session_output_type(S(s), i) : NULL;
+}
+
+size_t onnxc_session_graph_input_count(const onnxc_session *s) {
+  return s ? ox_session_n_inputs(S(s)) : 0;
+}
+
+const char *onnxc_session_graph_input_name(const onnxc_session *s, size_t i) {
+  return s && i < ox_session_n_inputs(S(s)) ? ox_session_input_name(S(s), i) : NULL;
+}
+
+const onnxc_type *onnxc_session_graph_input_type(const onnxc_session *s, size_t i) {
+  return s && i < ox_session_n_inputs(S(s)) ? (const onnxc_type *)ox_session_input_type(S(s), i)
+                                            : NULL;
+}
+
+int onnxc_session_graph_input_has_default(const onnxc_session *s, size_t i) {
+  return s && i < ox_session_n_inputs(S(s)) && ox_session_input_has_default(S(s), i);
 }
 
 /* ------------------------------------------------------------ runs */

@@ -18,6 +18,15 @@ onnxc_status onnxc_training_create(const onnxc_model *m, const onnxc_session_opt
 
 void onnxc_training_free(onnxc_training *t) { ox_training_free((ox_training *)t); }
 
+size_t onnxc_training_state_count(const onnxc_training *t) {
+  return t ? ox_training_n_state((const ox_training *)t) : 0;
+}
+
+const char *onnxc_training_state_name(const onnxc_training *t, size_t i) {
+  return i < onnxc_training_state_count(t) ? ox_training_state_name((const ox_training *)t, i)
+                                           : NULL;
+}
+
 onnxc_status onnxc_training_init(onnxc_training *t, onnxc_error *err) {
   if (!t) return (onnxc_status)ox_err_set((ox_err *)err, OX_EINVAL, "training is NULL");
   return (onnxc_status)ox_training_init((ox_training *)t, (ox_err *)err);

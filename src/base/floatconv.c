@@ -5,8 +5,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "../ir/ir.h"
 #include "cpu.h"
+
+/* The float8 kinds by their TensorProto.DataType numbers, which onnx.proto
+ * fixes (ox_dtype in ir/ir.h has the same values; base sits below ir). */
+enum { F8_E4M3FNUZ = 18, F8_E5M2 = 19, F8_E5M2FNUZ = 20 };
 
 static uint32_t f32_bits(float f) {
   uint32_t u;
@@ -99,11 +102,11 @@ static const small_fmt fmt_e2m1 = {1, 1, 6.0f, false, false, 0, 4};
 
 static const small_fmt *f8_fmt(int dtype) {
   switch (dtype) {
-    case OX_FLOAT8E4M3FNUZ:
+    case F8_E4M3FNUZ:
       return &fmt_e4m3fnuz;
-    case OX_FLOAT8E5M2:
+    case F8_E5M2:
       return &fmt_e5m2;
-    case OX_FLOAT8E5M2FNUZ:
+    case F8_E5M2FNUZ:
       return &fmt_e5m2fnuz;
     default:
       return &fmt_e4m3fn;

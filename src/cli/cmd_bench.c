@@ -9,6 +9,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "../ir/ir.h"
+#include "../runtime/session.h"
+#include "../ops/registry.h"
 #include "cli.h"
 #include "pass_flags.h"
 #include "runio.h"
@@ -66,7 +69,7 @@ static ox_value *synth_input(const char *name, const ox_type *t, const bench_dim
       rank = bd[k].rank;
       memcpy(dims, bd[k].dims, rank * sizeof *dims);
     }
-  if (t->elem_type == OX_FLOAT) return ox_cli_ramp(dims, rank, e);
+  if (t->elem_type == OX_FLOAT) return (ox_value *)ox_cli_ramp(dims, rank, (onnxc_error *)e);
   return ox_tensor_new(t->elem_type, dims, rank, e);
 }
 
@@ -228,10 +231,10 @@ int ox_cmd_bench(int argc, char **argv) {
   double *times = NULL;
   size_t n_in = 0, n_out = 0;
   double t0 = now_ms();
-  ox_model *m = ox_cli_load_model(model_path);
+  ox_model *m = (ox_model *)ox_cli_load_model(model_path);
   if (!m) goto done;
   double t1 = now_ms();
-  ox_session_opts o = {0};
+  ox_session_opts o = {.kernels = &ox_registry_builtin};
   o.optimization_level = 1; /* constant folding */
   o.threads = threads;
   o.max_memory = max_memory;
@@ -264,7 +267,7 @@ int ox_cmd_bench(int argc, char **argv) {
         file = eq + 1;
     }
     if (!file && next < n_ins && !strchr(ins[next], '=')) file = ins[next++];
-    vals[i] = file ? ox_cli_read_value(file, ox_session_input_type(s, i), NULL, &e)
+    vals[i] = file ? (ox_value *)ox_cli_read_value(file, (const onnxc_type *)ox_session_input_type(s, i), (onnxc_error *)&e)
                    : synth_input(names[i], ox_session_input_type(s, i), bd, n_bd, &e);
     if (!vals[i]) {
       fprintf(stderr, "onnxc: input '%s': %s\n", names[i], e.msg);

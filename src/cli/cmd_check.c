@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../check/check.h"
-#include "../proto/proto.h"
 #include "cli.h"
 
 static void usage(FILE *f) {
@@ -36,10 +34,9 @@ int ox_cmd_check(int argc, char **argv) {
     } else if (strcmp(argv[i], "--strict") == 0) {
       o.strict = 1;
     } else if (strcmp(argv[i], "--rules") == 0) {
-      for (size_t k = 0; k < ox_check_rule_count(); k++) {
-        const ox_check_rule *r = ox_check_rule_at(k);
-        printf("%-28s §%-5s %s\n", r->id, r->section, r->what);
-      }
+      for (size_t k = 0; k < onnxc_check_rule_count(); k++)
+        printf("%-28s §%-5s %s\n", onnxc_check_rule_id(k), onnxc_check_rule_section(k),
+               onnxc_check_rule_what(k));
       return 0;
     } else if (strcmp(argv[i], "--quiet") == 0) {
       quiet = true;
@@ -58,16 +55,16 @@ int ox_cmd_check(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (argv[i][0] == '-' && argv[i][1]) continue;
     /* external data is not mapped: the checker judges the locations itself */
-    ox_load_opts lo = {.skip_checksum = true, .no_external_data = true};
-    ox_model *m = NULL;
-    ox_err e = {0};
-    if (ox_model_load_file(argv[i], &lo, &m, &e) != OX_OK) {
+    onnxc_load_options lo = {.skip_checksum = 1, .no_external_data = 1};
+    onnxc_model *m = NULL;
+    onnxc_error e = {0};
+    if (onnxc_model_load(argv[i], &lo, &m, &e) != ONNXC_OK) {
       fprintf(stderr, "onnxc: %s\n", e.msg);
       status = 2;
       continue;
     }
     char *report = NULL;
-    int rc = (int)onnxc_check((const onnxc_model *)m, &o, &report, (onnxc_error *)&e);
+    onnxc_status rc = onnxc_check(m, &o, &report, &e);
     size_t n = 0;
     for (const char *p = report; p && *p;) {
       const char *nl = strchr(p, '\n');
@@ -76,9 +73,9 @@ int ox_cmd_check(int argc, char **argv) {
       p = nl + 1;
     }
     if (!quiet && report) fputs(report, stdout);
-    if (rc == OX_OK) {
+    if (rc == ONNXC_OK) {
       printf("%s: valid\n", argv[i]);
-    } else if (rc == OX_EMODEL) {
+    } else if (rc == ONNXC_ERR_INVALID_MODEL) {
       printf("%s: invalid, %zu error%s\n", argv[i], n, n == 1 ? "" : "s");
       if (status == 0) status = 1;
     } else {
@@ -86,7 +83,7 @@ int ox_cmd_check(int argc, char **argv) {
       status = 2;
     }
     free(report);
-    ox_model_free(m);
+    onnxc_model_free(m);
   }
   return status;
 }

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../proto/proto.h"
+#include "../ir/ir.h"
+#include "../api/model_file.h"
 #include "../version/version.h"
 #include "cli.h"
 #include "pass_flags.h"
@@ -56,7 +57,7 @@ static int save_optimized(ox_model *m, const char *out, const ox_save_opts *so,
                                .n_disabled_passes = off->n};
   onnxc_model *om = NULL;
   int rc = (int)onnxc_model_optimize((const onnxc_model *)m, &oo, &om, (onnxc_error *)e);
-  if (!rc) rc = ox_model_save_file((const ox_model *)om, out, so, e);
+  if (!rc) rc = ox_api_model_save((const ox_model *)om, out, so, e);
   onnxc_model_free(om);
   return rc;
 }
@@ -132,7 +133,7 @@ int ox_cmd_convert(int argc, char **argv) {
   }
   ox_err e = {0};
   ox_model *m = NULL;
-  if (ox_model_load_file(in, &lo, &m, &e) != OX_OK) {
+  if (ox_api_model_load(in, &lo, &m, &e) != OX_OK) {
     fprintf(stderr, "onnxc: %s\n", e.msg);
     return 1;
   }
@@ -146,7 +147,7 @@ int ox_cmd_convert(int argc, char **argv) {
     ox_model_free(m);
     return 2;
   }
-  int rc = optimize ? save_optimized(m, out, &so, &off, &e) : ox_model_save_file(m, out, &so, &e);
+  int rc = optimize ? save_optimized(m, out, &so, &off, &e) : ox_api_model_save(m, out, &so, &e);
   if (rc) fprintf(stderr, "onnxc: %s\n", e.msg);
   ox_model_free(m);
   return rc ? 1 : 0;

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../ir/ir.h"
 #include "../infer/infer.h"
 #include "cli.h"
 
@@ -68,7 +69,7 @@ static void put_escaped(ox_buf *b, const char *s) {
 
 static const char *type_label(const dot *d, const ox_type *t, char *buf, size_t n) {
   if (!t) return "";
-  ox_cli_type_str(t, buf, n);
+  ox_cli_type_str((const onnxc_type *)t, buf, n);
   if (!d->shapes) { /* the declared type without its shape */
     char *br = strchr(buf, '[');
     if (br && t->kind == OX_TYPE_TENSOR) *br = 0;
@@ -459,7 +460,7 @@ int ox_cmd_dot(int argc, char **argv) {
       return 2;
     }
   }
-  ox_model *m = ox_cli_load_model(model);
+  ox_model *m = (ox_model *)ox_cli_load_model(model);
   if (!m) return 2;
   if (d.shapes) { /* best effort: a model inference cannot type is still drawn */
     ox_err e = {0};

@@ -4,8 +4,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "../infer/infer.h"
-#include "../proto/proto.h"
 #include "cli.h"
 
 static void usage(FILE *f) {
@@ -26,38 +24,42 @@ static void usage(FILE *f) {
           "  --time             print the time the inference took (model loading excluded)\n");
 }
 
-static void print_type(const ox_type *t) {
+static void print_type(const onnxc_type *t) {
   char buf[1024];
   fputs(ox_cli_type_str(t, buf, sizeof buf), stdout);
 }
 
-static void print_graph_types(const ox_graph *g, const char *prefix) {
-  const ox_value_info *lists[3] = {g->input, g->value_info, g->output};
-  size_t ns[3] = {g->n_input, g->n_value_info, g->n_output};
+static void print_graph_types(const onnxc_graph *g, const char *prefix) {
+  const onnxc_graph_values lists[3] = {ONNXC_GRAPH_INPUTS, ONNXC_GRAPH_VALUE_INFO,
+                                       ONNXC_GRAPH_OUTPUTS};
   const char *what[3] = {"input", "value", "output"};
   for (int l = 0; l < 3; l++)
-    for (size_t i = 0; i < ns[l]; i++) {
-      printf("%s%-6s %s: ", prefix, what[l], lists[l][i].name);
-      print_type(lists[l][i].type);
+    for (size_t i = 0; i < onnxc_graph_value_count(g, lists[l]); i++) {
+      printf("%s%-6s %s: ", prefix, what[l], onnxc_graph_value_name(g, lists[l], i));
+      print_type(onnxc_graph_value_type(g, lists[l], i));
       printf("\n");
     }
-  for (size_t i = 0; i < g->n_node; i++)
-    for (size_t j = 0; j < g->node[i].n_attribute; j++) {
-      const ox_attr *a = &g->node[i].attribute[j];
-      if (!a->g) continue;
+  for (size_t i = 0; i < onnxc_graph_node_count(g); i++) {
+    const onnxc_node *n = onnxc_graph_node(g, i);
+    for (size_t j = 0; j < onnxc_node_attr_count(n); j++) {
+      const onnxc_graph *sub = onnxc_node_attr_graph(n, j);
+      if (!sub) continue;
       char p[256];
       snprintf(p, sizeof p, "%s%s.%s/", prefix,
-               g->node[i].name && *g->node[i].name ? g->node[i].name : g->node[i].op_type, a->name);
-      print_graph_types(a->g, p);
+               *onnxc_node_name(n) ? onnxc_node_name(n) : onnxc_node_op_type(n),
+               onnxc_node_attr_name(n, j));
+      print_graph_types(sub, p);
     }
+  }
 }
 
-/* "x=1,3,224,224" */
-static bool parse_binding(char *arg, ox_infer_binding *b, int64_t **store) {
+/* "x=1,3,224,224" into names[k], dims[k], ranks[k] */
+static bool parse_binding(char *arg, const char **name, const int64_t **dims, size_t *rank,
+                          int64_t **store) {
   char *eq = strrchr(arg, '=');
   if (!eq || eq == arg) return false;
   *eq = 0;
-  b->name = arg;
+  *name = arg;
   size_t n = 1;
   for (char *p = eq + 1; *p; p++) n += *p == ',';
   int64_t *d = calloc(n, sizeof(int64_t));
@@ -74,8 +76,8 @@ static bool parse_binding(char *arg, ox_infer_binding *b, int64_t **store) {
     d[k++] = v;
     p = *end ? end + 1 : end;
   }
-  b->dims = d;
-  b->rank = k;
+  *dims = d;
+  *rank = k;
   *store = d;
   return true;
 }
@@ -86,7 +88,9 @@ int ox_cmd_infer(int argc, char **argv) {
   size_t n_models = 0;
   if (!models) return 2;
   bool strict = false, quiet = false, timing = false;
-  ox_infer_binding binds[64];
+  const char *bind_names[64];
+  const int64_t *bind_dims[64];
+  size_t bind_ranks[64];
   int64_t *stores[64];
   size_t nb = 0;
   int rc = 2;
@@ -104,7 +108,8 @@ int ox_cmd_infer(int argc, char **argv) {
     } else if (strcmp(argv[i], "--quiet") == 0) {
       quiet = true;
     } else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) {
-      if (nb == 64 || !parse_binding(argv[++i], &binds[nb], &stores[nb])) {
+      if (nb == 64 || !parse_binding(argv[++i], &bind_names[nb], &bind_dims[nb], &bind_ranks[nb],
+                                   &stores[nb])) {
         fprintf(stderr, "onnxc infer: bad --input '%s' (expected NAME=D1,D2,...)\n", argv[i]);
         goto done;
       }
@@ -122,60 +127,63 @@ int ox_cmd_infer(int argc, char **argv) {
     usage(stderr);
     goto done;
   }
+  onnxc_infer_options o = {.strict = strict,
+                           .n_bindings = nb,
+                           .binding_names = bind_names,
+                           .binding_dims = bind_dims,
+                           .binding_ranks = bind_ranks};
   if (n_models > 1) {
     int bad = 0;
     for (size_t k = 0; k < n_models; k++) {
-      ox_model *mk = ox_cli_load_model(models[k]);
+      onnxc_model *mk = ox_cli_load_model(models[k]);
       if (!mk) {
         bad++;
         continue;
       }
-      ox_infer_opts ok = {strict, binds, nb};
-      ox_err ek = {0};
-      ox_buf wk = {0};
-      if (ox_infer_model(mk, &ok, quiet ? NULL : &wk, &ek) != OX_OK) {
+      onnxc_error ek = {0};
+      char *wk = NULL;
+      if (onnxc_infer_shapes(mk, &o, quiet ? NULL : &wk, &ek) != ONNXC_OK) {
         fprintf(stderr, "onnxc infer: %s: %s\n", models[k], ek.msg);
         bad++;
       }
-      if (wk.size) fprintf(stderr, "%s:\n%.*s", models[k], (int)wk.size, (const char *)wk.data);
-      ox_buf_free(&wk);
-      ox_model_free(mk);
+      if (wk && *wk) fprintf(stderr, "%s:\n%s", models[k], wk);
+      free(wk);
+      onnxc_model_free(mk);
     }
     printf("%zu passed, %d failed\n", n_models - (size_t)bad, bad);
     rc = bad ? 1 : 0;
     goto done;
   }
   model = models[0];
-  ox_model *m = ox_cli_load_model(model);
+  onnxc_model *m = ox_cli_load_model(model);
   if (!m) goto done;
-  ox_infer_opts o = {strict, binds, nb};
-  ox_buf warn = {0};
-  ox_err e = {0};
+  char *warn = NULL;
+  onnxc_error e = {0};
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  int st = ox_infer_model(m, &o, &warn, &e);
+  onnxc_status st = onnxc_infer_shapes(m, &o, &warn, &e);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (timing)
     fprintf(stderr, "inference: %.3f ms\n",
             (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-  if (warn.size && !quiet) fprintf(stderr, "%.*s", (int)warn.size, (const char *)warn.data);
-  ox_buf_free(&warn);
-  if (st != OX_OK) {
+  if (warn && !quiet) fputs(warn, stderr);
+  free(warn);
+  if (st != ONNXC_OK) {
     fprintf(stderr, "onnxc infer: %s: %s\n", model, e.msg);
-    ox_model_free(m);
+    onnxc_model_free(m);
     rc = 1;
     goto done;
   }
   if (out) {
-    if (ox_model_save_file(m, out, NULL, &e) != OX_OK) {
+    if (onnxc_model_save(m, out, NULL, &e) != ONNXC_OK) {
       fprintf(stderr, "onnxc infer: %s\n", e.msg);
-      ox_model_free(m);
+      onnxc_model_free(m);
       goto done;
     }
   } else {
-    print_graph_types(m->proto->graph, "");
+    print_graph_types(onnxc_model_graph(m), "");
   }
-  ox_model_free(m);
+  onnxc_model_free(m);
   rc = 0;
 done:
   free(models);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ir/ir.h"
 #include "cli.h"
 
 static void help(FILE *f) {
@@ -263,7 +264,7 @@ int ox_cmd_info(int argc, char **argv) {
     help(stderr);
     return 2;
   }
-  ox_model *m = ox_cli_load_model(path);
+  ox_model *m = (ox_model *)ox_cli_load_model(path);
   if (!m) return 1;
   stats s = {.a = ox_arena_new()};
   ox_map_init(&s.ops);

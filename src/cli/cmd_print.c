@@ -1,9 +1,9 @@
 /* cmd_print.c - `onnxc print MODEL [-o FILE]`: the model in the ONNX textual syntax. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "text/text.h"
 
 int ox_cmd_print(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
@@ -31,19 +31,22 @@ int ox_cmd_print(int argc, char **argv) {
     fprintf(stderr, "usage: onnxc print MODEL [-o FILE]\n");
     return 2;
   }
-  ox_model *m = ox_cli_load_model(in);
+  onnxc_model *m = ox_cli_load_model(in);
   if (!m) return 1;
-  ox_buf b = {0};
-  ox_err e = {0};
-  int rc = ox_text_print_model(m->proto, &b, &e);
-  if (rc == OX_OK) {
+  char *text = NULL;
+  onnxc_error e = {0};
+  onnxc_status rc = onnxc_model_print(m, &text, &e);
+  if (rc == ONNXC_OK) {
+    size_t n = strlen(text);
     if (out)
-      rc = ox_file_write_all(out, b.data, b.size, &e);
-    else if (b.size && fwrite(b.data, 1, b.size, stdout) != b.size)
-      rc = ox_err_set(&e, OX_EIO, "cannot write to standard output");
+      rc = ox_cli_write_file(out, text, n, &e);
+    else if (n && fwrite(text, 1, n, stdout) != n) {
+      rc = ONNXC_ERR_IO;
+      snprintf(e.msg, sizeof e.msg, "cannot write to standard output");
+    }
   }
-  if (rc != OX_OK) fprintf(stderr, "onnxc: %s\n", e.msg);
-  ox_buf_free(&b);
-  ox_model_free(m);
-  return rc == OX_OK ? 0 : 1;
+  if (rc != ONNXC_OK) fprintf(stderr, "onnxc: %s\n", e.msg);
+  free(text);
+  onnxc_model_free(m);
+  return rc == ONNXC_OK ? 0 : 1;
 }

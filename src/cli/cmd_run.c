@@ -91,25 +91,27 @@ int ox_cmd_run(int argc, char **argv) {
     return 2;
   }
   int status = 1;
-  ox_err e = {0};
-  ox_session *s = NULL;
-  ox_value **vals = NULL, **outs = NULL;
+  onnxc_error e = {0};
+  onnxc_session *s = NULL;
+  onnxc_value **vals = NULL, **outs = NULL;
   const char **names = NULL;
-  ox_model *m = ox_cli_load_model(model_path);
+  size_t n_out = 0;
+  onnxc_model *m = ox_cli_load_model(model_path);
   if (!m) goto done;
-  ox_session_opts o = {0};
+  onnxc_session_options o = {0};
   o.optimization_level = 1; /* constant folding */
   o.threads = threads;
   o.max_memory = max_memory;
-  o.quant_fusion_off = no_quant_fusion;
+  o.no_quant_fusion = no_quant_fusion;
   o.low_bit_int8 = low_bit_int8;
   o.disabled_passes = off.names;
   o.n_disabled_passes = off.n;
-  if (ox_session_create(m, &o, &s, &e)) {
+  if (onnxc_session_create(m, &o, &s, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);
     goto done;
   }
-  size_t n_graph_in = ox_session_n_inputs(s), n_out = ox_session_n_outputs(s);
+  size_t n_graph_in = onnxc_session_graph_input_count(s);
+  n_out = onnxc_session_output_count(s);
   vals = calloc(n_ins + 1, sizeof *vals);
   names = calloc(n_ins + 1, sizeof *names);
   outs = calloc(n_out + 1, sizeof *outs);
@@ -123,8 +125,8 @@ int ox_cmd_run(int argc, char **argv) {
     size_t idx = n_graph_in;
     if (eq) {
       for (size_t j = 0; j < n_graph_in; j++)
-        if (strlen(ox_session_input_name(s, j)) == (size_t)(eq - arg) &&
-            strncmp(ox_session_input_name(s, j), arg, (size_t)(eq - arg)) == 0)
+        if (strlen(onnxc_session_graph_input_name(s, j)) == (size_t)(eq - arg) &&
+            strncmp(onnxc_session_graph_input_name(s, j), arg, (size_t)(eq - arg)) == 0)
           idx = j;
       if (idx == n_graph_in) {
         fprintf(stderr, "onnxc: the model has no input named '%.*s'\n", (int)(eq - arg), arg);
@@ -132,21 +134,22 @@ int ox_cmd_run(int argc, char **argv) {
       }
       file = eq + 1;
     } else {
-      while (next_free < n_graph_in && ox_session_input_has_default(s, next_free)) next_free++;
+      while (next_free < n_graph_in && onnxc_session_graph_input_has_default(s, next_free))
+        next_free++;
       if (next_free == n_graph_in) {
         fprintf(stderr, "onnxc: too many inputs: the model takes %zu\n", next_free);
         goto done;
       }
       idx = next_free++;
     }
-    names[k] = ox_session_input_name(s, idx);
-    vals[k] = ox_cli_read_value(file, ox_session_input_type(s, idx), NULL, &e);
+    names[k] = onnxc_session_graph_input_name(s, idx);
+    vals[k] = ox_cli_read_value(file, onnxc_session_graph_input_type(s, idx), &e);
     if (!vals[k]) {
       fprintf(stderr, "onnxc: %s\n", e.msg);
       goto done;
     }
   }
-  if (ox_session_run(s, names, vals, n_ins, NULL, outs, n_out, &e)) {
+  if (onnxc_session_run(s, names, vals, n_ins, NULL, outs, n_out, &e)) {
     fprintf(stderr, "onnxc: %s\n", e.msg);
     goto done;
   }
@@ -158,26 +161,26 @@ int ox_cmd_run(int argc, char **argv) {
     for (size_t k = 0; k < n_out; k++) {
       char path[4096];
       snprintf(path, sizeof path, "%s/output_%zu.pb", outdir, k);
-      if (ox_cli_write_value(path, outs[k], ox_session_output_name(s, k), &e)) {
+      if (onnxc_value_write_file(path, outs[k], onnxc_session_output_name(s, k), &e)) {
         fprintf(stderr, "onnxc: %s\n", e.msg);
         goto done;
       }
     }
   } else {
     for (size_t k = 0; k < n_out; k++)
-      ox_cli_print_value(stdout, ox_session_output_name(s, k), outs[k]);
+      ox_cli_print_value(stdout, onnxc_session_output_name(s, k), outs[k]);
   }
   status = 0;
 done:
-  if (outs && s)
-    for (size_t k = 0; k < ox_session_n_outputs(s); k++) ox_value_unref(outs[k]);
+  if (outs)
+    for (size_t k = 0; k < n_out; k++) onnxc_value_free(outs[k]);
   if (vals)
-    for (size_t k = 0; k < n_ins; k++) ox_value_unref(vals[k]);
+    for (size_t k = 0; k < n_ins; k++) onnxc_value_free(vals[k]);
   free(outs);
   free(vals);
   free(names);
   free(ins);
-  ox_session_free(s);
-  ox_model_free(m);
+  onnxc_session_free(s);
+  onnxc_model_free(m);
   return status;
 }

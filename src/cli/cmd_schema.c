@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ir/ir.h"
 #include "../schema/schema.h"
 #include "cli.h"
 

@@ -14,6 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../ir/ir.h"
+#include "../runtime/session.h"
+#include "../api/model_file.h"
+#include "../ops/registry.h"
 #include "../check/check.h"
 #include "../proto/proto.h"
 #include "../schema/schema.h"
@@ -181,7 +185,7 @@ static int run_set(ox_session *s, const char *setdir, char *why, size_t wn) {
       goto done;
     }
     size_t idx = next++;
-    ins[given] = ox_cli_read_value(path, ox_session_input_type(s, idx), NULL, &e);
+    ins[given] = (ox_value *)ox_cli_read_value(path, (const onnxc_type *)ox_session_input_type(s, idx), (onnxc_error *)&e);
     names[given] = ox_session_input_name(s, idx);
     if (!ins[given]) {
       snprintf(why, wn, "%s", e.msg);
@@ -194,7 +198,7 @@ static int run_set(ox_session *s, const char *setdir, char *why, size_t wn) {
     goto done;
   }
   for (size_t k = 0; k < n_out && numbered(setdir, "output", k, path, sizeof path); k++) {
-    ox_value *want = ox_cli_read_value(path, ox_session_output_type(s, k), NULL, &e);
+    ox_value *want = (ox_value *)ox_cli_read_value(path, (const onnxc_type *)ox_session_output_type(s, k), (onnxc_error *)&e);
     if (!want) {
       snprintf(why, wn, "%s", e.msg);
       goto done;
@@ -229,7 +233,7 @@ static int run_light(ox_session *s, const char *out_path, char *why, size_t wn) 
     snprintf(why, wn, "the model has no input");
     return 1;
   }
-  ox_value *in = ox_cli_light_input(ox_session_input_type(s, idx), &e), *out = NULL;
+  ox_value *in = (ox_value *)ox_cli_light_input((const onnxc_type *)ox_session_input_type(s, idx), (onnxc_error *)&e), *out = NULL;
   if (!in) {
     snprintf(why, wn, "%s", e.msg);
     return 1;
@@ -247,7 +251,7 @@ static int run_light(ox_session *s, const char *out_path, char *why, size_t wn) 
   if (run_rc) {
     snprintf(why, wn, "%s", e.msg);
   } else {
-    ox_value *want = ox_cli_read_value(out_path, ox_session_output_type(s, 0), NULL, &e);
+    ox_value *want = (ox_value *)ox_cli_read_value(out_path, (const onnxc_type *)ox_session_output_type(s, 0), (onnxc_error *)&e);
     if (!want) {
       snprintf(why, wn, "%s", e.msg);
     } else {
@@ -319,7 +323,7 @@ static int run_case(const tcase *c, int threads, bool ctx_bodies, const opset_li
   ox_model *m = NULL;
   ox_session *s = NULL;
   int rc = 1;
-  if (ox_model_load_file(c->model, NULL, &m, &e)) {
+  if (ox_api_model_load(c->model, NULL, &m, &e)) {
     snprintf(why, wn, "%s", e.msg);
     return 1;
   }
@@ -329,7 +333,7 @@ static int run_case(const tcase *c, int threads, bool ctx_bodies, const opset_li
     snprintf(why, wn, "%s", e.msg);
     goto done;
   }
-  ox_session_opts o = {0};
+  ox_session_opts o = {.kernels = &ox_registry_builtin};
   o.optimization_level = 1; /* constant folding */
   o.threads = threads;
   if (ox_session_create(m, &o, &s, &e)) {

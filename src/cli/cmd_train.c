@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../proto/proto.h"
-#include "../runtime/training.h"
 #include "cli.h"
 #include "runio.h"
 
@@ -29,27 +27,24 @@ static void usage(FILE *f) {
           "  --save OUT      write the trained model (.onnx binary, .onnxtxt text)\n");
 }
 
-static bool is_state(const ox_training *t, const char *name) {
-  for (size_t i = 0; i < ox_training_n_state(t); i++)
-    if (!strcmp(ox_training_state_name(t, i), name)) return true;
-  return false;
-}
-
-static bool has_init(const ox_graph *g, const char *name) {
-  for (size_t i = 0; g && i < g->n_initializer; i++)
-    if (g->initializer[i].name && !strcmp(g->initializer[i].name, name)) return true;
+static bool is_state(const onnxc_training *t, const char *name) {
+  for (size_t i = 0; i < onnxc_training_state_count(t); i++)
+    if (!strcmp(onnxc_training_state_name(t, i), name)) return true;
   return false;
 }
 
 /* The inputs a step must be fed, in order: graph inputs of the inference
  * graph, then of the algorithm graph, without an initializer and not state. */
-static size_t free_inputs(const ox_model *m, const ox_training *t, size_t k, const char **out) {
-  const ox_graph *gs[2] = {m->proto->graph, m->proto->training_info[k].algorithm};
+static size_t free_inputs(const onnxc_model *m, const onnxc_training *t, size_t k,
+                          const char **out) {
+  const onnxc_graph *gs[2] = {onnxc_model_graph(m), onnxc_model_training_algorithm(m, k)};
   size_t n = 0;
   for (size_t j = 0; j < 2; j++)
-    for (size_t i = 0; gs[j] && i < gs[j]->n_input; i++) {
-      const char *nm = gs[j]->input[i].name;
-      if (has_init(gs[0], nm) || has_init(gs[1], nm) || is_state(t, nm)) continue;
+    for (size_t i = 0; gs[j] && i < onnxc_graph_value_count(gs[j], ONNXC_GRAPH_INPUTS); i++) {
+      const char *nm = onnxc_graph_value_name(gs[j], ONNXC_GRAPH_INPUTS, i);
+      if (onnxc_graph_has_initializer(gs[0], nm) || onnxc_graph_has_initializer(gs[1], nm) ||
+          is_state(t, nm))
+        continue;
       if (out) out[n] = nm;
       n++;
     }
@@ -114,19 +109,20 @@ int ox_cmd_train(int argc, char **argv) {
     goto out;
   }
   status = 1;
-  ox_err e = {0};
-  ox_training *t = NULL;
-  ox_value **vals = calloc(n_ins + 1, sizeof *vals), **outs = calloc(n_prints + 1, sizeof *outs);
+  onnxc_error e = {0};
+  onnxc_training *t = NULL;
+  onnxc_value **vals = calloc(n_ins + 1, sizeof *vals), **outs = calloc(n_prints + 1, sizeof *outs);
   const char **names = calloc(n_ins + 1, sizeof *names), **avail = NULL;
-  ox_model *m = ox_cli_load_model(model_path);
-  if (!m || !vals || !outs || !names) goto done;
-  if (ox_training_new(m, &(ox_session_opts){.threads = threads}, &t, &e)) {
+  char **owned = calloc(n_ins + 1, sizeof *owned); /* the NAME of each NAME=FILE */
+  onnxc_model *m = ox_cli_load_model(model_path);
+  if (!m || !vals || !outs || !names || !owned) goto done;
+  if (onnxc_training_create(m, &(onnxc_session_options){.threads = threads}, &t, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);
     goto done;
   }
-  if (steps > 0 && (size_t)algo >= m->proto->n_training_info) {
+  if (steps > 0 && (size_t)algo >= onnxc_model_training_info_count(m)) {
     fprintf(stderr, "onnxc: %s: the model has %zu training_info entries, no entry %ld\n",
-            model_path, m->proto->n_training_info, algo);
+            model_path, onnxc_model_training_info_count(m), algo);
     goto done;
   }
   size_t n_avail = steps > 0 ? free_inputs(m, t, (size_t)algo, NULL) : 0, next = 0;
@@ -136,9 +132,9 @@ int ox_cmd_train(int argc, char **argv) {
   for (size_t k = 0; k < n_ins; k++) {
     const char *arg = ins[k], *eq = strchr(arg, '='), *file = arg;
     if (eq) {
-      char *nm = ox_arena_strndup(m->arena, arg, (size_t)(eq - arg));
+      char *nm = strndup(arg, (size_t)(eq - arg));
       if (!nm) goto done;
-      names[k] = nm;
+      names[k] = owned[k] = nm;
       file = eq + 1;
     } else {
       if (next >= n_avail) {
@@ -147,41 +143,43 @@ int ox_cmd_train(int argc, char **argv) {
       }
       names[k] = avail[next++];
     }
-    vals[k] = ox_cli_read_value(file, NULL, NULL, &e);
+    vals[k] = ox_cli_read_value(file, NULL, &e);
     if (!vals[k]) {
       fprintf(stderr, "onnxc: %s\n", e.msg);
       goto done;
     }
   }
-  if (init && ox_training_init(t, &e)) {
+  if (init && onnxc_training_init(t, &e)) {
     fprintf(stderr, "onnxc: %s: initialization: %s\n", model_path, e.msg);
     goto done;
   }
   for (long s = 1; s <= steps; s++) {
-    if (ox_training_step(t, (size_t)algo, names, vals, n_ins, prints, outs, n_prints, &e)) {
+    if (onnxc_training_step(t, (size_t)algo, names, vals, n_ins, prints, outs, n_prints, &e)) {
       fprintf(stderr, "onnxc: %s: step %ld: %s\n", model_path, s, e.msg);
       goto done;
     }
     for (size_t k = 0; k < n_prints; k++) {
       printf("step %ld: ", s);
       ox_cli_print_value(stdout, prints[k], outs[k]);
-      ox_value_unref(outs[k]);
+      onnxc_value_free(outs[k]);
       outs[k] = NULL;
     }
   }
-  if (ox_training_write_back(t, m, &e) || ox_model_save_file(m, save, NULL, &e)) {
+  if (onnxc_model_update_initializers(m, t, &e) || onnxc_model_save(m, save, NULL, &e)) {
     fprintf(stderr, "onnxc: %s\n", e.msg);
     goto done;
   }
   status = 0;
 done:
-  for (size_t k = 0; vals && k < n_ins; k++) ox_value_unref(vals[k]);
+  for (size_t k = 0; vals && k < n_ins; k++) onnxc_value_free(vals[k]);
+  for (size_t k = 0; owned && k < n_ins; k++) free(owned[k]);
+  free(owned);
   free(vals);
   free(outs);
   free(names);
   free(avail);
-  ox_training_free(t);
-  ox_model_free(m);
+  onnxc_training_free(t);
+  onnxc_model_free(m);
 out:
   free(ins);
   free(prints);

@@ -1,13 +1,12 @@
 /* load.c - loading a model for a subcommand, with the error printed. */
 #include <stdio.h>
 
-#include "../proto/proto.h"
 #include "cli.h"
 
-ox_model *ox_cli_load_model(const char *path) {
-  ox_err e = {0};
-  ox_model *m = NULL;
-  if (ox_model_load_file(path, NULL, &m, &e) != OX_OK) {
+onnxc_model *ox_cli_load_model(const char *path) {
+  onnxc_error e = {0};
+  onnxc_model *m = NULL;
+  if (onnxc_model_load(path, NULL, &m, &e) != ONNXC_OK) {
     fprintf(stderr, "onnxc: %s\n", e.msg);
     return NULL;
   }

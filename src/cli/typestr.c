@@ -20,52 +20,56 @@ static void put(tbuf *b, const char *fmt, ...) {
   if (b->len >= b->cap) b->len = b->cap - 1;
 }
 
-static void type_str(tbuf *b, const ox_type *t, int depth) {
-  if (!t || depth > 32) {
-    put(b, "?");
-    return;
-  }
-  switch (t->kind) {
-    case OX_TYPE_TENSOR:
-    case OX_TYPE_SPARSE_TENSOR: {
-      const ox_dtype_info *di = ox_dtype_get(t->elem_type);
-      put(b, "%s%s", t->kind == OX_TYPE_SPARSE_TENSOR ? "sparse_tensor(" : "", di ? di->name : "?");
-      if (t->shape) {
+/* the element type's name, "?" for a number the library does not know */
+static const char *dtype_name(int32_t dt) {
+  const char *n = onnxc_dtype_name(dt);
+  return *n ? n : "?";
+}
+
+static void type_str(tbuf *b, const onnxc_type *t, int depth) {
+  onnxc_type_kind kind = onnxc_type_kind_of(t);
+  if (!t || depth > 32) kind = ONNXC_TYPE_UNKNOWN;
+  switch (kind) {
+    case ONNXC_TYPE_TENSOR:
+    case ONNXC_TYPE_SPARSE_TENSOR: {
+      bool sparse = kind == ONNXC_TYPE_SPARSE_TENSOR;
+      put(b, "%s%s", sparse ? "sparse_tensor(" : "", dtype_name(onnxc_type_elem_type(t)));
+      int64_t rank = onnxc_type_rank(t);
+      if (rank >= 0) {
         put(b, "[");
-        for (size_t i = 0; i < t->shape->n_dim; i++) {
-          const ox_dim *d = &t->shape->dim[i];
+        for (size_t i = 0; i < (size_t)rank; i++) {
+          int64_t d = onnxc_type_dim(t, i);
+          const char *param = onnxc_type_dim_param(t, i);
           if (i) put(b, ",");
-          if (d->has_value) put(b, "%lld", (long long)d->value);
-          else if (d->param) put(b, "%s", d->param);
+          if (d >= 0) put(b, "%lld", (long long)d);
+          else if (param) put(b, "%s", param);
           else put(b, "?");
         }
         put(b, "]");
       } else {
         put(b, "[...]");
       }
-      if (t->kind == OX_TYPE_SPARSE_TENSOR) put(b, ")");
+      if (sparse) put(b, ")");
       break;
     }
-    case OX_TYPE_SEQUENCE:
-    case OX_TYPE_OPTIONAL:
-      put(b, t->kind == OX_TYPE_SEQUENCE ? "seq(" : "optional(");
-      type_str(b, t->elem, depth + 1);
+    case ONNXC_TYPE_SEQUENCE:
+    case ONNXC_TYPE_OPTIONAL:
+      put(b, kind == ONNXC_TYPE_SEQUENCE ? "seq(" : "optional(");
+      type_str(b, onnxc_type_element(t), depth + 1);
       put(b, ")");
       break;
-    case OX_TYPE_MAP: {
-      const ox_dtype_info *di = ox_dtype_get(t->elem_type);
-      put(b, "map(%s,", di ? di->name : "?");
-      type_str(b, t->elem, depth + 1);
+    case ONNXC_TYPE_MAP:
+      put(b, "map(%s,", dtype_name(onnxc_type_map_key(t)));
+      type_str(b, onnxc_type_map_value(t), depth + 1);
       put(b, ")");
       break;
-    }
     default:
       put(b, "?");
       break;
   }
 }
 
-const char *ox_cli_type_str(const ox_type *t, char *buf, size_t size) {
+const char *ox_cli_type_str(const onnxc_type *t, char *buf, size_t size) {
   if (!buf || !size) return "";
   tbuf b = {buf, size, 0};
   buf[0] = 0;

@@ -85,3 +85,5 @@ const ox_kernel_def *ox_registry_at(size_t i) {
       if (i-- == 0) return k;
   return NULL;
 }
+
+const ox_kernel_registry ox_registry_builtin = {ox_registry_find, ox_registry_has_op};

@@ -14,4 +14,7 @@ bool ox_registry_has_op(const char *domain, const char *op);
 size_t ox_registry_count(void);
 const ox_kernel_def *ox_registry_at(size_t i);
 
+/* Both as the table a session is given (ox_session_opts.kernels). */
+extern const ox_kernel_registry ox_registry_builtin;
+
 #endif

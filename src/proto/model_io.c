@@ -1,5 +1,6 @@
-/* model_io.c - loading and saving model files: binary or text, with
- * external data mapped on load and written (aligned, sparse-aware) on save. */
+/* model_io.c - loading binary model files, with external data mapped and
+ * checked. Choosing text or binary by content is src/api's job
+ * (api/model_file.c): the text format is a later layer. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +13,6 @@
 #include <unistd.h>
 
 #include "../base/sha1.h"
-#include "../text/text.h"
 #include "pb.h"
 
 /* ---------------------------------------------------------------- walking */
@@ -299,27 +299,12 @@ int ox_model_resolve_external(ox_model *m, const ox_load_opts *opts, ox_err *e) 
   return rc;
 }
 
-bool ox_path_is_text(const char *path) {
-  const char *dot = strrchr(path, '.');
-  if (!dot || strchr(dot, '/')) return false;
-  return strcmp(dot, ".onnxtxt") == 0 || strcmp(dot, ".onnxtext") == 0 || strcmp(dot, ".txt") == 0;
-}
-
-/* Text if the start has no control bytes other than white space. */
-static bool looks_like_text(const uint8_t *p, size_t n) {
-  if (n == 0) return false;
-  if (n > 4096) n = 4096;
-  for (size_t i = 0; i < n; i++)
-    if (p[i] < 0x20 && p[i] != '\n' && p[i] != '\r' && p[i] != '\t') return false;
-  return true;
-}
-
 static int set_dir(ox_model *m, const char *dir, ox_err *e) {
   m->dir = ox_arena_strdup(m->arena, dir ? dir : "");
   return m->dir ? OX_OK : ox_err_set(e, OX_ENOMEM, "out of memory");
 }
 
-static int finish_load(ox_model *m, const ox_load_opts *opts, ox_err *e) {
+int ox_pb_finish_load(ox_model *m, const ox_load_opts *opts, ox_err *e) {
   if (opts && opts->no_external_data) return OX_OK;
   return ox_model_resolve_external(m, opts, e);
 }
@@ -331,7 +316,7 @@ int ox_model_load_buffer(const uint8_t *data, size_t size, const char *base_dir,
   if (!m) return ox_err_set(e, OX_ENOMEM, "out of memory");
   int rc = set_dir(m, base_dir, e);
   if (!rc) rc = ox_pb_decode_msg(&ox_pb_model_msg, data, size, m->arena, m->proto, e);
-  if (!rc) rc = finish_load(m, opts, e);
+  if (!rc) rc = ox_pb_finish_load(m, opts, e);
   if (rc)
     ox_model_free(m);
   else
@@ -339,29 +324,23 @@ int ox_model_load_buffer(const uint8_t *data, size_t size, const char *base_dir,
   return rc;
 }
 
-static int parse_text(ox_model *m, const uint8_t *data, size_t size, const char *name, ox_err *e) {
-  ox_model_proto *p = NULL;
-  int rc = ox_text_parse_model((const char *)data, size, name, m->arena, &p, e);
-  if (!rc) m->proto = p;
-  return rc;
-}
-
-int ox_model_load_file(const char *path, const ox_load_opts *opts, ox_model **out, ox_err *e) {
+int ox_pb_open_file(const char *path, ox_model **out, const uint8_t **data, size_t *size,
+                    ox_err *e) {
   *out = NULL;
+  *data = NULL;
+  *size = 0;
   ox_model *m = ox_model_new();
   if (!m) return ox_err_set(e, OX_ENOMEM, "out of memory");
-  const uint8_t *data;
-  size_t size;
   int rc;
   if (strcmp(path, "-") == 0) {
-    rc = ox_file_read_all(path, &m->owned, &size, e);
-    data = m->owned;
+    rc = ox_file_read_all(path, &m->owned, size, e);
+    *data = m->owned;
   } else {
     ox_file_map fm;
     rc = ox_file_map_open(&fm, path, e);
     if (!rc) rc = add_map(m, &fm, e);
-    data = rc ? NULL : m->maps[0].data;
-    size = rc ? 0 : m->maps[0].size;
+    *data = rc ? NULL : m->maps[0].data;
+    *size = rc ? 0 : m->maps[0].size;
   }
   if (!rc) {
     const char *slash = strrchr(path, '/');
@@ -372,25 +351,33 @@ int ox_model_load_file(const char *path, const ox_load_opts *opts, ox_model **ou
     else
       m->dir = dir;
   }
-  if (!rc) {
-    if (ox_path_is_text(path))
-      rc = parse_text(m, data, size, path, e);
-    else {
-      rc = ox_pb_decode_msg(&ox_pb_model_msg, data, size, m->arena, m->proto, e);
-      if (rc == OX_EPARSE && looks_like_text(data, size)) {
-        memset(m->proto, 0, sizeof *m->proto);
-        rc = parse_text(m, data, size, path, e);
-      } else if (rc)
-        ox_err_prefix(e, "%s", path);
-    }
-  }
-  if (!rc) {
-    rc = finish_load(m, opts, e);
-    if (rc) ox_err_prefix(e, "%s", path);
-  }
-  if (rc)
+  if (rc) {
     ox_model_free(m);
-  else
+    *data = NULL;
+    *size = 0;
+  } else {
     *out = m;
+  }
+  return rc;
+}
+
+int ox_pb_decode_into(ox_model *m, const uint8_t *data, size_t size, ox_err *e) {
+  return ox_pb_decode_msg(&ox_pb_model_msg, data, size, m->arena, m->proto, e);
+}
+
+int ox_model_load_file(const char *path, const ox_load_opts *opts, ox_model **out, ox_err *e) {
+  ox_model *m = NULL;
+  const uint8_t *data;
+  size_t size;
+  int rc = ox_pb_open_file(path, &m, &data, &size, e);
+  if (rc) return rc;
+  rc = ox_pb_decode_into(m, data, size, e);
+  if (!rc) rc = ox_pb_finish_load(m, opts, e);
+  if (rc) {
+    ox_err_prefix(e, "%s", path);
+    ox_model_free(m);
+  } else {
+    *out = m;
+  }
   return rc;
 }

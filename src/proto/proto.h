@@ -31,10 +31,19 @@ typedef struct ox_load_opts {
   bool no_external_data; /* leave external tensors unresolved */
 } ox_load_opts;
 
-/* Loads a model: binary (mapped) or text (by extension .onnxtxt/.onnxtext/
- * .txt, or by content), and resolves external data (mapped, checked against
- * the folder rules). opts may be NULL. */
+/* Loads a binary model (mapped) and resolves external data (mapped, checked
+ * against the folder rules). opts may be NULL. Text files are src/api's
+ * (ox_api_model_load chooses by extension or content). */
 int ox_model_load_file(const char *path, const ox_load_opts *opts, ox_model **out, ox_err *e);
+/* The steps of ox_model_load_file, for a loader that picks the format:
+ * a new model holding path's bytes (mapped; "-" reads standard input) with
+ * its folder set; decoding those bytes as a binary ModelProto into m->proto
+ * (errors not prefixed with the path); resolving external data unless
+ * opts->no_external_data. */
+int ox_pb_open_file(const char *path, ox_model **out, const uint8_t **data, size_t *size,
+                    ox_err *e);
+int ox_pb_decode_into(ox_model *m, const uint8_t *data, size_t size, ox_err *e);
+int ox_pb_finish_load(ox_model *m, const ox_load_opts *opts, ox_err *e);
 /* Decodes from a caller buffer (not copied; must outlive the model). */
 int ox_model_load_buffer(const uint8_t *data, size_t size, const char *base_dir,
                          const ox_load_opts *opts, ox_model **out, ox_err *e);
@@ -49,10 +58,8 @@ typedef struct ox_save_opts {
   bool all_inline;           /* bring external data back inline */
 } ox_save_opts;
 
-/* Saves binary, or text when the extension says so. opts may be NULL. */
+/* Saves binary whatever the extension (ox_api_model_save writes text for
+ * text extensions). opts may be NULL. */
 int ox_model_save_file(const ox_model *m, const char *path, const ox_save_opts *opts, ox_err *e);
-
-/* true if path's extension names the text format */
-bool ox_path_is_text(const char *path);
 
 #endif

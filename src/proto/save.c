@@ -1,4 +1,4 @@
-/* save.c - writing a model file: binary (streamed to disk) or text, moving
+/* save.c - writing a binary model file (streamed to disk), moving
  * tensor data to an external file or back inline on the way. The model is
  * not modified: the encoder writes substitute tensors instead. Files are
  * written next to their destination and renamed into place, so saving over
@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../text/text.h"
 #include "pb.h"
 
 /* ---- tensor pointer -> substitute (open addressing) ---- */
@@ -264,14 +263,6 @@ static int tensor_walk(const ox_model *m, saver *s, ox_err *e) {
 int ox_model_save_file(const ox_model *m, const char *path, const ox_save_opts *opts, ox_err *e) {
   ox_save_opts dflt = {0};
   const ox_save_opts *o = opts ? opts : &dflt;
-  if (ox_path_is_text(path)) {
-    ox_buf b = {0};
-    int rc = ox_text_print_model(m->proto, &b, e);
-    if (!rc && b.failed) rc = ox_err_set(e, OX_ENOMEM, "out of memory");
-    if (!rc) rc = ox_file_write_all(path, b.data ? (const void *)b.data : "", b.size, e);
-    ox_buf_free(&b);
-    return rc;
-  }
   /* Saved to another folder without a choice about external data: the
    * external tensors follow the model into "<name>.data" next to it. */
   size_t n_ext = 0;

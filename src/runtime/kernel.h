@@ -66,6 +66,18 @@ typedef struct ox_kernel_def {
   unsigned lazy_consts;
 } ox_kernel_def;
 
+/* The operator kernels a session binds nodes to. src/ops/registry.c fills one
+ * (ox_registry_builtin) and src/api hands it to the session through
+ * ox_session_opts.kernels: the runtime sits below src/ops and never includes
+ * it, and a test can give a session its own table. */
+typedef struct ox_kernel_registry {
+  /* the kernel for (domain, op) whose since range covers since_version, or
+   * NULL; domain "" and "ai.onnx" are the same */
+  const ox_kernel_def *(*find)(const char *domain, const char *op, int64_t since_version);
+  /* true if some kernel exists for (domain, op) at any version */
+  bool (*has_op)(const char *domain, const char *op);
+} ox_kernel_registry;
+
 /* Kernels a caller adds for its own domains (custom operators), looked up
  * before the built-in tables. Read-only while sessions use it. */
 typedef struct ox_custom_ops {

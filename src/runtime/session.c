@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "../opt/opt.h"
-#include "../ops/registry.h"
 #include "../schema/schema.h"
 #include "rt.h"
 
@@ -431,10 +430,10 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
   const ox_schema *sch = ox_schema_lookup(domain, op, opset);
   int64_t since = sch ? sch->since_version : opset;
   rn->k = ox_custom_ops_find(s->opts.custom_ops, domain, op, since);
-  if (!rn->k) rn->k = ox_registry_find(domain, op, since);
+  if (!rn->k) rn->k = s->opts.kernels->find(domain, op, since);
   if (!rn->k) {
     int pl = (int)strlen(rn->path) - 1; /* the path ends with ')' */
-    if (ox_registry_has_op(domain, op))
+    if (s->opts.kernels->has_op(domain, op))
       return ox_err_set(e, OX_EUNSUPPORTED, "%.*s, %s opset %lld): no kernel for this version", pl,
                         rn->path, domain_label(domain), (long long)opset);
     return ox_err_set(e, OX_EUNSUPPORTED, "%.*s, %s opset %lld): no kernel for operator %s", pl,
@@ -762,6 +761,8 @@ int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session
   *out = NULL;
   if (!m || !m->proto || !m->proto->graph)
     return ox_err_set(e, OX_EINVAL, "the model has no graph");
+  if (!opts || !opts->kernels)
+    return ox_err_set(e, OX_EINVAL, "ox_session_create: no kernel registry (ox_session_opts.kernels)");
   ox_session *s = calloc(1, sizeof *s);
   if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
   s->arena = ox_arena_new();

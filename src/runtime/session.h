@@ -45,6 +45,9 @@ typedef struct ox_session_opts {
   size_t max_memory;
   /* kernels of the caller's domains, looked up before the built-in ones */
   const ox_custom_ops *custom_ops;
+  /* the built-in kernels (src/api gives ox_registry_builtin of src/ops);
+   * required: without it creation fails */
+  const ox_kernel_registry *kernels;
   /* keep QDQ units in float (no integer fusion) */
   bool quant_fusion_off;
   /* weight-only quantized products of one or two rows in int8 (see

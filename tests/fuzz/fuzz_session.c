@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/registry.h"
 #include "runtime/session.h"
 #include "text/text.h"
 
@@ -61,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ox_err e = {0};
   if (ox_text_parse_model((const char *)data, text_len, "fuzz", m->arena, &m->proto, &e) == OX_OK) {
     ox_session *s = NULL;
-    ox_session_opts o = {0};
+    ox_session_opts o = {.kernels = &ox_registry_builtin};
     o.threads = 1;
     o.optimization_level = 1;
     /* a hostile model (a Loop without end, a huge shape) gets an error, soon */

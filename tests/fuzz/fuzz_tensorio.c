@@ -1,4 +1,5 @@
-/* fuzz_tensorio.c - libFuzzer target for the tool's input readers: a fuzzed
+/* fuzz_tensorio.c - libFuzzer target for the value readers of the API
+ * (onnxc_value_read_file, which `onnxc run/test/bench` use): a fuzzed
  * file read as .npy or as a .pb TensorProto (the first byte chooses), with or
  * without a declared float tensor type. A value that reads must write as
  * .pb and read back with the same type and shape. */
@@ -8,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/runio.h"
+#include "runtime/value.h"
+#include <onnxc.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,15 +31,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t w = fwrite(data + 1, 1, size - 1, f);
   if (fclose(f) != 0 || w != size - 1) return 0;
   ox_type declared = {.kind = OX_TYPE_TENSOR, .elem_type = OX_FLOAT, .has_elem_type = true};
-  ox_err e = {0};
-  char *name = NULL;
-  ox_value *v = ox_cli_read_value(in, sel & 2 ? &declared : NULL, &name, &e);
-  free(name);
+  onnxc_error e = {0};
+  ox_value *v = NULL, *v2 = NULL;
+  onnxc_value_read_file(in, sel & 2 ? (const onnxc_type *)&declared : NULL, (onnxc_value **)&v,
+                        &e);
   if (!v) return 0;
-  if (v->kind == OX_VAL_TENSOR && ox_cli_write_value(out, v, "x", &e) == OX_OK) {
-    char *n2 = NULL;
-    ox_value *v2 = ox_cli_read_value(out, NULL, &n2, &e);
-    free(n2);
+  if (v->kind == OX_VAL_TENSOR && onnxc_value_write_file(out, (onnxc_value *)v, "x", &e) == ONNXC_OK) {
+    onnxc_value_read_file(out, NULL, (onnxc_value **)&v2, &e);
     if (!v2 || v2->kind != OX_VAL_TENSOR || v2->dtype != v->dtype || v2->rank != v->rank ||
         (v->rank && memcmp(v2->dims, v->dims, v->rank * sizeof *v->dims) != 0))
       __builtin_trap(); /* a tensor that does not come back as written */

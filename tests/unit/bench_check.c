@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "api/model_file.h"
 #include "check/check.h"
 #include "proto/proto.h"
 
@@ -28,7 +29,7 @@ int main(int argc, char **argv) {
   ox_model *m = NULL;
   ox_err e = {0};
   double t0 = now_ms();
-  if (ox_model_load_file(argv[1], &lo, &m, &e) != OX_OK) {
+  if (ox_api_model_load(argv[1], &lo, &m, &e) != OX_OK) {
     fprintf(stderr, "%s\n", e.msg);
     return 2;
   }

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/model_file.h"
 #include "check/check.h"
 #include "proto/proto.h"
 #include "test_check_models.h"
@@ -1549,7 +1550,7 @@ static void run_real(const char *shared, const char *dir, const char *outdir, FI
       for (int k = 0; k < 7; k++) {
         ox_load_opts lo = {.skip_checksum = true, .no_external_data = true};
         ox_model *m = NULL;
-        if (ox_model_load_file(path, &lo, &m, NULL) != OX_OK) break;
+        if (ox_api_model_load(path, &lo, &m, NULL) != OX_OK) break;
         if (k == 0) {
           ox_buf r = {0};
           if (run_check(m, false, dir, &r) != OX_OK) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/model_file.h"
 #include "check/check.h"
 #include "proto/proto.h"
 
@@ -103,7 +104,7 @@ int main(int argc, char **argv) {
     snprintf(mp, sizeof mp, "%s/%.300s/model.onnx", dir, de->d_name);
     ox_load_opts lo = {.skip_checksum = true, .no_external_data = true};
     ox_model *m = NULL;
-    if (ox_model_load_file(mp, &lo, &m, NULL) != OX_OK) continue;
+    if (ox_api_model_load(mp, &lo, &m, NULL) != OX_OK) continue;
     const ox_graph *g = m->proto->graph;
     for (int side = 0; side < 2 && g; side++) {
       const ox_value_info *vs = side ? g->output : g->input;

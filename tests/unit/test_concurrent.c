@@ -24,7 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../src/api/model_file.h"
+#include "../../src/ops/registry.h"
 #include "../../src/cli/runio.h"
+#include "../../src/runtime/session.h"
 #include "../../src/proto/proto.h"
 #include "../../src/text/text.h"
 
@@ -166,15 +169,17 @@ static int load_inputs(model_case *mc, const char *dir, ox_err *e) {
     if (dir) {
       snprintf(path, sizeof path, "%s/test_data_set_0/input_%zu.pb", dir, k++);
       if (!ox_path_is_file(path)) return ox_err_set(e, OX_EINVAL, "%s is missing", path);
-      mc->ins[mc->n_in] = ox_cli_read_value(path, t, NULL, e);
+      onnxc_value_read_file(path, (const onnxc_type *)t, (onnxc_value **)&mc->ins[mc->n_in],
+                            (onnxc_error *)e);
     } else {
       const input_spec *sp = spec_for(ox_session_input_name(mc->s, i));
       if (sp && sp->is_i64)
         mc->ins[mc->n_in] = ox_tensor_scalar_i64(sp->i64, e);
       else if (sp)
-        mc->ins[mc->n_in] = ox_cli_ramp(sp->dims, sp->rank, e);
+        mc->ins[mc->n_in] = (ox_value *)ox_cli_ramp(sp->dims, sp->rank, (onnxc_error *)e);
       else
-        mc->ins[mc->n_in] = ox_cli_light_input(t, e);
+        mc->ins[mc->n_in] =
+            (ox_value *)ox_cli_light_input((const onnxc_type *)t, (onnxc_error *)e);
     }
     if (!mc->ins[mc->n_in]) return e->code ? e->code : OX_EINVAL;
     mc->names[mc->n_in++] = ox_session_input_name(mc->s, i);
@@ -194,11 +199,11 @@ static int check_model(const char *model_path, const char *case_dir, int n_threa
   model_case mc = {.path = model_path};
   ox_session *serial_s = NULL; /* the session of the serial runs */
   int failed = 0;
-  if (ox_model_load_file(model_path, &(ox_load_opts){0}, &m, &e)) {
+  if (ox_api_model_load(model_path, &(ox_load_opts){0}, &m, &e)) {
     printf("%s: cannot load: %s\n", model_path, e.msg);
     return 1;
   }
-  ox_session_opts so = {.threads = session_threads, .optimization_level = 1};
+  ox_session_opts so = {.threads = session_threads, .optimization_level = 1, .kernels = &ox_registry_builtin};
   if (ox_session_create(m, &so, &mc.s, &e)) {
     /* cases the runtime does not support are the conformance suite's business */
     printf("%s: not run (no session: %s)\n", model_path, e.msg);

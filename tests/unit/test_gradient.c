@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../src/ops/registry.h"
 #include "../../src/runtime/session.h"
 #include "../../src/text/text.h"
 
@@ -156,7 +157,7 @@ static void check_case(const gcase *c) {
   ox_session *fs = NULL, *gs = NULL;
   ox_value *vals[MAXIN] = {0}, *grads[MAXIN] = {0};
   ox_err e = {0};
-  ox_session_opts o = {.threads = 1};
+  ox_session_opts o = {.threads = 1, .kernels = &ox_registry_builtin};
   if (!fm || !gm) goto done;
   if (ox_session_create(fm, &o, &fs, &e) || ox_session_create(gm, &o, &gs, &e)) {
     fprintf(stderr, "%s: session: %s\n", c->label, e.msg);
@@ -477,7 +478,7 @@ static void check_unsupported(void) {
     ox_model *m = parse(text, c.label);
     ox_session *s = NULL;
     ox_err e = {0};
-    if (m && (ox_session_create(m, NULL, &s, &e) != OX_EUNSUPPORTED ||
+    if (m && (ox_session_create(m, &(ox_session_opts){.kernels = &ox_registry_builtin}, &s, &e) != OX_EUNSUPPORTED ||
               !strstr(e.msg, unsupported[k].op) || !strstr(e.msg, unsupported[k].why))) {
       fprintf(stderr, "unsupported %s: got '%s'\n", unsupported[k].op, e.msg);
       failures++;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/ops/registry.h"
 #include "../../src/runtime/session.h"
 #include "../../src/text/text.h"
 
@@ -72,7 +73,7 @@ static int run(const char *text, size_t n_in, const char *const *names, ox_value
   ox_model *m = ox_model_new();
   ox_session *s = NULL;
   int rc = ox_text_parse_model(text, strlen(text), "ml.onnxtxt", m->arena, &m->proto, &e);
-  if (!rc) rc = ox_session_create(m, NULL, &s, &e);
+  if (!rc) rc = ox_session_create(m, &(ox_session_opts){.kernels = &ox_registry_builtin}, &s, &e);
   if (!rc) rc = ox_session_run(s, names, ins, n_in, NULL, outs, n_out, &e);
   if (rc) snprintf(last_err, sizeof last_err, "%s", e.msg);
   ox_session_free(s);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/registry.h"
 #include "runtime/session.h"
 
 static int failures;
@@ -109,7 +110,7 @@ static void finish(tcase *t, const want *w) {
   ox_err e = {0};
   ox_session *s = NULL;
   ox_value *outs[4] = {0};
-  if (ox_session_create(t->m, NULL, &s, &e) ||
+  if (ox_session_create(t->m, &(ox_session_opts){.kernels = &ox_registry_builtin}, &s, &e) ||
       ox_session_run(s, t->in_names, t->in, t->n_in, NULL, outs, t->n_out, &e)) {
     printf("FAIL %s: %s\n", t->name, e.msg);
     failures++;
@@ -154,7 +155,7 @@ static void finish_err(tcase *t, const char *what) {
   ox_err e = {0};
   ox_session *s = NULL;
   ox_value *outs[4] = {0};
-  int rc = ox_session_create(t->m, NULL, &s, &e);
+  int rc = ox_session_create(t->m, &(ox_session_opts){.kernels = &ox_registry_builtin}, &s, &e);
   if (!rc) rc = ox_session_run(s, t->in_names, t->in, t->n_in, NULL, outs, t->n_out, &e);
   if (!rc || !strstr(e.msg, what) || !strstr(e.msg, "'n'")) {
     printf("FAIL %s: expected an error with '%s', got %s\n", t->name, what, rc ? e.msg : "success");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/ops/registry.h"
 #include "../../src/proto/proto.h"
 #include "../../src/runtime/session.h"
 
@@ -158,7 +159,7 @@ static void test_errors(void) {
   add_io(&b, true, "x", OX_FLOAT, d23, 2);
   add_io(&b, false, "y", OX_FLOAT, d23, 2);
   add_node(b.g, b.a, "NoSuchOp", "bad1", "x", NULL, "y");
-  CHECK(ox_session_create(b.m, NULL, &s, &e) == OX_EUNSUPPORTED);
+  CHECK(ox_session_create(b.m, &(ox_session_opts){.kernels = &ox_registry_builtin}, &s, &e) == OX_EUNSUPPORTED);
   CHECK(strstr(e.msg, "node 'bad1' (NoSuchOp, ai.onnx opset 13): no kernel") != NULL);
   ox_model_free(b.m);
 
@@ -167,7 +168,7 @@ static void test_errors(void) {
   add_io(&b, true, "x", OX_STRING, d23, 2);
   add_io(&b, false, "y", OX_STRING, d23, 2);
   add_node(b.g, b.a, "Abs", "abs1", "x", NULL, "y");
-  CHECK(ox_session_create(b.m, NULL, &s, &e) == OX_EUNSUPPORTED);
+  CHECK(ox_session_create(b.m, &(ox_session_opts){.kernels = &ox_registry_builtin}, &s, &e) == OX_EUNSUPPORTED);
   CHECK(strstr(e.msg, "node 'abs1' (Abs, ai.onnx opset 13): no kernel for tensor(string)") != NULL);
   ox_model_free(b.m);
 
@@ -176,7 +177,7 @@ static void test_errors(void) {
   add_io(&b, true, "x", OX_FLOAT, d23, 2);
   add_io(&b, false, "y", OX_FLOAT, d23, 2);
   add_node(b.g, b.a, "Identity", "id", "x", NULL, "y");
-  ox_session_opts so = {0};
+  ox_session_opts so = {.kernels = &ox_registry_builtin};
   so.threads = 2;
   CHECK(ox_session_create(b.m, &so, &s, &e) == OX_OK);
   if (s) {
@@ -220,7 +221,7 @@ static void test_errors(void) {
   b.g->input[1].type->shape = NULL;
   add_io(&b, false, "y", OX_FLOAT, NULL, 0);
   add_node(b.g, b.a, "Add", "add", "x", "z", "y");
-  CHECK(ox_session_create(b.m, NULL, &s, &e) == OX_OK);
+  CHECK(ox_session_create(b.m, &(ox_session_opts){.kernels = &ox_registry_builtin}, &s, &e) == OX_OK);
   if (s) {
     int64_t d4[1] = {4};
     ox_value *in[2] = {ox_tensor_new(OX_FLOAT, d23, 2, &e), ox_tensor_new(OX_FLOAT, d4, 1, &e)};
@@ -246,7 +247,7 @@ static void test_huge_shape(void) {
   b.g->input[0].type->shape = NULL;
   add_io(&b, false, "y", OX_FLOAT, NULL, 0);
   add_node(b.g, b.a, "ConstantOfShape", "cos", "shape", NULL, "y");
-  CHECK(ox_session_create(b.m, NULL, &s, &e) == OX_OK);
+  CHECK(ox_session_create(b.m, &(ox_session_opts){.kernels = &ox_registry_builtin}, &s, &e) == OX_OK);
   if (s) {
     const int64_t shapes[2][3] = {{1 << 20, 1 << 20, 1 << 12}, {INT64_MAX / 4, 8, 8}};
     for (int k = 0; k < 2; k++) {
@@ -294,7 +295,7 @@ static void test_cancel_loop(void) {
   add_io(&bb, false, "xout", OX_FLOAT, NULL, 0);
   add_node(body, b.a, "Add", "acc", "xin", "x", "xout"); /* x: an outer-scope name */
   int calls = 0;
-  ox_session_opts so = {0};
+  ox_session_opts so = {.kernels = &ox_registry_builtin};
   so.threads = 1;
   so.cancel = cancel_after;
   so.cancel_user = &calls;
@@ -398,7 +399,7 @@ static void test_functions(void) {
   ox_node *call4 = ox_graph_add_node(b.a, b.g, "Twice", "local", "call4");
   ox_node_add_input(b.a, call4, "x");
   ox_node_add_output(b.a, call4, "y4");
-  CHECK(ox_session_create(b.m, NULL, &s, &e) == OX_OK);
+  CHECK(ox_session_create(b.m, &(ox_session_opts){.kernels = &ox_registry_builtin}, &s, &e) == OX_OK);
   if (s) {
     ox_value *in = ox_tensor_new(OX_FLOAT, d2, 1, &e);
     ((float *)in->data)[0] = 1.5f;
@@ -419,7 +420,7 @@ static void test_functions(void) {
   /* recursion: Scale calls Twice which calls Scale */
   sc = &b.m->proto->functions[0]; /* the array moved when Twice was added */
   fn_node(&b, sc, "Twice", "local", "y", NULL, "z");
-  CHECK(ox_session_create(b.m, NULL, &s, &e) == OX_EMODEL);
+  CHECK(ox_session_create(b.m, &(ox_session_opts){.kernels = &ox_registry_builtin}, &s, &e) == OX_EMODEL);
   CHECK(strstr(e.msg, "recursion") != NULL);
   ox_session_free(s);
   ox_model_free(b.m);

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/model_file.h"
+#include "ops/registry.h"
 #include "ops/opcore.h"
 #include "ops/onnx/rng.h"
 #include "proto/proto.h"
@@ -62,7 +64,7 @@ static bool prog_open(prog *p, const char *text) {
   if (!p->m || ox_text_parse_model(text, strlen(text), "test", p->m->arena, &mp, &p->e))
     return false;
   p->m->proto = mp;
-  return ox_session_create(p->m, NULL, &p->s, &p->e) == 0;
+  return ox_session_create(p->m, &(ox_session_opts){.kernels = &ox_registry_builtin}, &p->s, &p->e) == 0;
 }
 
 static void prog_close(prog *p) {
@@ -158,8 +160,8 @@ static bool case_open(ccase *c, const char *name) {
   if (!f) return false; /* conformance data absent: nothing to check */
   fclose(f);
   ox_err e = {0};
-  if (ox_model_load_file(path, NULL, &c->p.m, &e) ||
-      ox_session_create(c->p.m, NULL, &c->p.s, &c->p.e)) {
+  if (ox_api_model_load(path, NULL, &c->p.m, &e) ||
+      ox_session_create(c->p.m, &(ox_session_opts){.kernels = &ox_registry_builtin}, &c->p.s, &c->p.e)) {
     CHECK(0, "%s: %s%s", name, e.msg, c->p.e.msg);
     return false;
   }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/model_file.h"
 #include "proto/proto.h"
 #include "text/text.h"
 
@@ -564,7 +565,7 @@ static void test_external(void) {
   free(w);
   ox_model *m = NULL;
   ox_err e = {0};
-  CHECK(ox_model_load_file(path, NULL, &m, &e) == OX_OK);
+  CHECK(ox_api_model_load(path, NULL, &m, &e) == OX_OK);
   if (m) {
     const ox_tensor *w2 = &m->proto->graph->initializer[1]; /* offset 262144 */
     ox_bytes pl = ox_tensor_payload(w2);

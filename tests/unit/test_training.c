@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/ops/registry.h"
 #include "../../src/runtime/training.h"
 #include "../../src/text/text.h"
 
@@ -73,7 +74,7 @@ static int run(ox_model *m, const char *const *in_names, ox_value *const *ins, s
                const char *const *out_names, ox_value **outs, size_t n_out) {
   ox_session *s = NULL;
   ox_err e = {0};
-  ox_session_opts o = {.threads = 1};
+  ox_session_opts o = {.threads = 1, .kernels = &ox_registry_builtin};
   int rc = ox_session_create(m, &o, &s, &e);
   if (!rc) rc = ox_session_run(s, in_names, ins, n_in, out_names, outs, n_out, &e);
   if (rc) {
@@ -326,7 +327,7 @@ static void test_gradient_errors(void) {
   if (m) {
     ox_session *s = NULL;
     ox_err e = {0};
-    CHECK(ox_session_create(m, NULL, &s, &e) == OX_EUNSUPPORTED);
+    CHECK(ox_session_create(m, &(ox_session_opts){.kernels = &ox_registry_builtin}, &s, &e) == OX_EUNSUPPORTED);
     CHECK(strstr(e.msg, "Atan") && strstr(e.msg, "Gradient"));
     ox_session_free(s);
     ox_model_free(m);
