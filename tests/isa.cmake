@@ -4,13 +4,12 @@
 # ONNXC_ISA=avx2 and ONNXC_ISA=portable (base/cpu.h caps the dispatch
 # tables there). Labelled at the end of the directory, once every area's
 # tests exist; a name that is not a test (an area off on this machine) is
-# skipped. (test_fuse and test_opscore compare fused SiLU epilogues with the
-# Sigmoid operator bit for bit: they join the list once the GEMM epilogue
-# in src/kernels/gemm*.c follows the cap too.)
+# skipped. test_fuse and test_opscore compare fused SiLU epilogues with the
+# Sigmoid operator bit for bit: both follow the cap, so they hold at every level.
 onnxc_unit_test(test_isa_levels)
 
 set(ONNXC_ISA_LEVEL_TESTS
-    test_isa_levels test_floatconv test_opstensor test_nn test_conv test_gemm
+    test_isa_levels test_floatconv test_opstensor test_nn test_conv test_gemm test_fuse test_opscore
     test_gemm_h test_half_ops test_qdq_fuse test_qdq_units test_qgemm test_qconv
     test_qconv_dw test_wqgemm test_dq_matmul test_matmul_const test_matmul_transb test_pool_same
     test_pool_bytes test_channel_shuffle test_special test_training numerics_edge_cases
