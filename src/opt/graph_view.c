@@ -198,7 +198,7 @@ static bool const_of_shape(ox_opt_host *h, const ox_node *n, int64_t *budget, kn
     *budget -= numel;
     float f = va ? fill.f.data[0] : 0.0f;
     for (int64_t k = 0; k < numel; k++) o[k] = f;
-    memcpy(dims, d, rank * sizeof *dims);
+    if (rank) memcpy(dims, d, rank * sizeof *dims);
     *out = (known_cst){.ready = true, .owned = o, .f = {o, dims, rank, numel}};
   }
   free(fill.owned);
@@ -217,13 +217,13 @@ static bool reshaped_const(ox_opt_host *h, const ox_node *n, int64_t opset, know
   if (!c || c->numel > 65536 || c->rank > 8) return false;
   int64_t arg[8], dims[8];
   size_t na = 0, r = c->rank;
-  memcpy(dims, c->dims, r * sizeof *dims);
+  if (r) memcpy(dims, c->dims, r * sizeof *dims);
   if (unsq || resh) { /* axes (Unsqueeze before opset 13: an attribute) or shape */
     const ox_attr *at = unsq && opset < 13 ? ox_node_attr(n, "axes") : NULL;
     if (at) {
       if (at->n_ints > 8) return false;
       na = at->n_ints;
-      memcpy(arg, at->ints, na * sizeof *arg);
+      if (na) memcpy(arg, at->ints, na * sizeof *arg);
     } else if (n->n_input != 2 || !small_ints(const_init(h, n->input[1]), arg, 8, &na)) {
       return false;
     }
