@@ -433,7 +433,9 @@ ONNXC_API onnxc_status onnxc_infer_fail(onnxc_infer_context *ctx, const char *me
 typedef struct onnxc_session onnxc_session;
 
 typedef struct onnxc_session_options {
-  int threads;            /* 0: number of cores (ignored with env) */
+  int threads;            /* 0: one per physical core the process may use (its affinity mask,
+                             SMT siblings counted once, capped by its cgroup's CPU quota);
+                             ignored with env */
   int optimization_level; /* 0 none; 1 and up: nodes whose inputs are all constants are
                              computed once at creation and constant weights are packed
                              once. Graph inputs that have an initializer count as
@@ -471,6 +473,16 @@ typedef struct onnxc_session_options {
      disabled_optimizers). An unknown name is ONNXC_ERR_INVALID_ARG. */
   const char *const *disabled_passes;
   size_t n_disabled_passes;
+  /* How long a worker thread that ran out of work watches for the next
+     parallel loop before it sleeps, in microseconds (0: the default, 200;
+     negative: sleep at once). Watching saves a wake-up (tens of
+     microseconds) between the hundreds of loops of a run; once it is over
+     an idle session's threads use no CPU. */
+  int thread_spin_us;
+  /* Non-zero: each worker thread runs on one core only (physical cores
+     first, the calling thread left free to move); for servers that give a
+     session a set of cores. */
+  int pin_threads;
 } onnxc_session_options;
 
 /* Prepares a model for running. The model must outlive the session: its

@@ -87,6 +87,12 @@ if(TEST concurrent_models)
   set_tests_properties(concurrent_models PROPERTIES LABELS concurrency)
 endif()
 
+# The thread pool and the core list: every index once over thousands of short
+# jobs, nested and concurrent callers, no CPU when idle, pinning.
+onnxc_unit_test(test_threadpool)
+target_link_libraries(test_threadpool PRIVATE pthread)
+set_tests_properties(test_threadpool PROPERTIES LABELS concurrency)
+
 # The public header as a user sees it: introspection, values, run options,
 # environments, logging, custom operators, threads, bad arguments.
 onnxc_unit_test(test_api)
@@ -95,4 +101,4 @@ set_tests_properties(test_api PROPERTIES LABELS concurrency)
 
 # What the ThreadSanitizer build compiles (`make build-tsan`): every program a
 # test labelled `concurrency` runs. Add a target here when labelling a test.
-add_custom_target(concurrency_tests DEPENDS test_concurrent test_api)
+add_custom_target(concurrency_tests DEPENDS test_concurrent test_api test_threadpool)

@@ -66,6 +66,16 @@ class SessionOptions:
         self.intra_op_num_threads: int = 0
         self.graph_optimization_level: int = GraphOptimizationLevel.ORT_ENABLE_ALL
         self.disabled_optimizers: List[str] = []
+        self._config: Dict[str, str] = {}
+
+    def add_session_config_entry(self, key: str, value: str) -> None:
+        """As onnxruntime's: "session.intra_op.allow_spinning" = "0" makes
+        idle worker threads sleep at once (thread_spin_us -1); other keys
+        are kept and ignored."""
+        self._config[str(key)] = str(value)
+
+    def get_session_config_entry(self, key: str) -> str:
+        return self._config[key]
 
 
 class PassInfo(NamedTuple):
@@ -112,6 +122,10 @@ class InferenceSession:
     model writes. low_bit_int8: one- and two-row products by weight-only
     quantized (8/4/2-bit) matrices quantize the activations to int8 per block,
     as onnxruntime does by default (faster decode; float otherwise).
+    thread_spin_us: how long idle worker threads watch for work before they
+    sleep (microseconds; 0: the default, 200; negative: at once; also
+    sess_options' "session.intra_op.allow_spinning" = "0"). pin_threads:
+    each worker runs on one core only (physical cores first).
     disabled_optimizers: graph passes to leave out, by name (onnxc.passes()
     lists them; as onnxruntime's argument of that name; also read from
     sess_options.disabled_optimizers); an unknown name raises InvalidArgument.
@@ -135,6 +149,8 @@ class InferenceSession:
         no_quant_fusion: bool = False,
         low_bit_int8: bool = False,
         disabled_optimizers: Optional[Sequence[str]] = None,
+        thread_spin_us: Optional[int] = None,
+        pin_threads: bool = False,
         **kwargs: Any,
     ) -> None:
         if threads is None:
@@ -149,6 +165,13 @@ class InferenceSession:
             no_quant_fusion=bool(no_quant_fusion),
             low_bit_int8=bool(low_bit_int8),
         )
+        if thread_spin_us is None:
+            config = getattr(sess_options, "_config", {})
+            spinning = config.get("session.intra_op.allow_spinning", "1")
+            thread_spin_us = -1 if spinning == "0" else 0
+        if thread_spin_us or pin_threads:
+            self._options["thread_spin_us"] = int(thread_spin_us)
+            self._options["pin_threads"] = bool(pin_threads)
         if disabled_optimizers is None:
             disabled_optimizers = getattr(sess_options, "disabled_optimizers", None)
         if disabled_optimizers is not None:

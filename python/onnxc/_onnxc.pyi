@@ -52,6 +52,8 @@ class Session:
         no_quant_fusion: bool = ...,
         low_bit_int8: bool = ...,
         disabled_passes: Optional[Sequence[str]] = ...,
+        thread_spin_us: int = ...,
+        pin_threads: bool = ...,
     ) -> None: ...
     @property
     def model(self) -> Model: ...

@@ -440,3 +440,22 @@ def test_passes_table_and_disabled_optimizers():
     np.testing.assert_allclose(got[0], plain[0], rtol=1e-6, atol=1e-6)
     with pytest.raises(onnxc.InvalidArgument, match="no_such_pass"):
         session(CONV_RELU, disabled_optimizers=["conv_epilogue", "no_such_pass"])
+
+
+def test_thread_spin_and_pinning_options():
+    # the same results from a pool whose workers sleep at once and are pinned,
+    # and from onnxruntime's "allow_spinning" = "0" config entry
+    rng = np.random.default_rng(5)
+    feeds = {"X": rng.standard_normal((1, 2, 5, 5)).astype(np.float32),
+             "A": rng.standard_normal((3, 4)).astype(np.float32)}
+    plain = session(CONV_RELU, threads=1).run(None, feeds)
+    quiet = session(CONV_RELU, threads=2, thread_spin_us=-1, pin_threads=True)
+    for _ in range(3):
+        for g, p in zip(quiet.run(None, feeds), plain):
+            np.testing.assert_allclose(g, p, rtol=1e-6, atol=1e-6)
+    so = onnxc.SessionOptions()
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    assert so.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    s = onnxc.InferenceSession(onnxc.parse_model(CONV_RELU), so, threads=2)
+    for g, p in zip(s.run(None, feeds), plain):
+        np.testing.assert_allclose(g, p, rtol=1e-6, atol=1e-6)

@@ -50,6 +50,8 @@ ox_session_opts ox_api_session_opts(const onnxc_session_options *opts) {
     o.low_bit_int8 = opts->low_bit_int8 != 0;
     o.disabled_passes = opts->disabled_passes;
     o.n_disabled_passes = opts->n_disabled_passes;
+    o.spin_us = opts->thread_spin_us;
+    o.pin_threads = opts->pin_threads != 0;
   }
   return o;
 }

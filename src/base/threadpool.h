@@ -10,12 +10,32 @@
 
 typedef struct ox_thread_pool ox_thread_pool;
 
-/* n_threads counts the caller. */
+typedef struct ox_pool_opts {
+  int n_threads; /* counting the caller; <= 0: ox_cores_default_threads() */
+  /* how long an idle worker (and a caller waiting for the last chunks)
+   * watches for work before it sleeps, in microseconds: < 0 the default
+   * (OX_POOL_SPIN_US_DEFAULT), 0 sleeps at once. After it an idle pool
+   * uses no CPU. */
+  int spin_us;
+  /* non-zero: worker i runs only on the i+1-th CPU of ox_cores_get()->order
+   * (physical cores first); the caller thread is left where it is */
+  int pin;
+} ox_pool_opts;
+
+/* 200 us: longer than the gap between two parallel loops of a run (so a
+ * run never pays a wake-up between its nodes), short enough that an idle
+ * server's cores go quiet at once. */
+#define OX_POOL_SPIN_US_DEFAULT 200
+
+ox_thread_pool *ox_thread_pool_create(const ox_pool_opts *o, ox_err *e);
+/* ox_thread_pool_create with n_threads and the defaults */
 ox_thread_pool *ox_thread_pool_new(int n_threads, ox_err *e);
 void ox_thread_pool_free(ox_thread_pool *p);
 
-/* Calls fn(arg, begin, end) over [0, n) split in chunks of at least `grain`.
- * With a NULL pool it runs inline. */
+/* Calls fn(arg, begin, end) over [0, n) split in chunks of at least `grain`,
+ * the caller taking chunks too; returns when all are done. With a NULL pool,
+ * one thread, n <= grain, or while another parallel_for runs on the pool (a
+ * nested call, a worker's, or a concurrent run's), it runs inline. */
 void ox_parallel_for(ox_thread_pool *p, int64_t n, int64_t grain,
                      void (*fn)(void *arg, int64_t begin, int64_t end), void *arg);
 int ox_thread_pool_size(const ox_thread_pool *p);

@@ -1,8 +1,8 @@
 /* env.c - an environment: one thread pool shared by the sessions created
  * with it (onnxc_env). */
 #include <stdlib.h>
-#include <unistd.h>
 
+#include "../base/cores.h"
 #include "session.h"
 
 
@@ -13,10 +13,7 @@ struct ox_env {
 
 int ox_env_create(int threads, ox_env **out, ox_err *e) {
   *out = NULL;
-  if (threads <= 0) {
-    long nc = sysconf(_SC_NPROCESSORS_ONLN);
-    threads = nc > 0 ? (int)(nc > 256 ? 256 : nc) : 1;
-  }
+  if (threads <= 0) threads = ox_cores_default_threads(); /* physical cores */
   ox_env *env = calloc(1, sizeof *env);
   if (!env) return ox_err_set(e, OX_ENOMEM, "out of memory (environment)");
   env->threads = threads;

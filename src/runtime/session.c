@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../base/cores.h"
 #include "../opt/opt.h"
 #include "../schema/schema.h"
 #include "rt.h"
@@ -757,6 +758,13 @@ static int optimize(ox_session *s, ox_err *e) {
   return OX_OK;
 }
 
+/* A pool of `threads` with the session's spin time and pinning. */
+static ox_thread_pool *new_pool(const ox_session *s, int threads, ox_err *e) {
+  ox_pool_opts po = {threads, s->opts.spin_us == 0 ? -1 : s->opts.spin_us < 0 ? 0 : s->opts.spin_us,
+                      s->opts.pin_threads};
+  return ox_thread_pool_create(&po, e);
+}
+
 int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session **out, ox_err *e) {
   *out = NULL;
   if (!m || !m->proto || !m->proto->graph)
@@ -774,10 +782,7 @@ int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session
   if (opts) s->opts = *opts;
   s->defaults_const = s->opts.optimization_level > 0 && !s->opts.inputs_overridable;
   int threads = s->opts.threads;
-  if (threads <= 0) {
-    long nc = sysconf(_SC_NPROCESSORS_ONLN);
-    threads = nc > 0 ? (int)(nc > 256 ? 256 : nc) : 1;
-  }
+  if (threads <= 0) threads = ox_cores_default_threads(); /* physical cores */
   /* folding at creation allocates too: the same limit as a run */
   ox_mem_budget budget = {.limit = s->opts.max_memory}, *prev_budget = NULL;
   if (budget.limit) prev_budget = ox_mem_budget_enter(&budget);
@@ -791,7 +796,7 @@ int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session
     s->env = s->opts.env;
     s->pool = ox_env_pool(s->env);
   } else if (threads > 1) {
-    s->pool = ox_thread_pool_new(threads, e);
+    s->pool = new_pool(s, threads, e);
     if (!s->pool) goto fail;
   }
   if (ox_rt_expand_functions(s, m->proto->graph, &s->graph, e)) goto fail;
@@ -888,7 +893,7 @@ static int run_pool(ox_session *s, int threads, ox_thread_pool **out, ox_err *e)
     if (ox_thread_pool_size(s->run_pools[i]) == threads) *out = s->run_pools[i];
   if (!*out) {
     ox_thread_pool **np = realloc(s->run_pools, (s->n_run_pools + 1) * sizeof *np);
-    ox_thread_pool *p = np ? ox_thread_pool_new(threads, e) : NULL;
+    ox_thread_pool *p = np ? new_pool(s, threads, e) : NULL;
     if (np) s->run_pools = np;
     if (p)
       *out = s->run_pools[s->n_run_pools++] = p;

@@ -26,7 +26,7 @@ int ox_env_threads(const ox_env *env);
 ox_thread_pool *ox_env_pool(const ox_env *env); /* NULL: one thread */
 
 typedef struct ox_session_opts {
-  int threads;            /* 0: number of cores; 1: no worker threads */
+  int threads;            /* 0: one per physical core (ox_cores); 1: no worker threads */
   int optimization_level; /* 0: none; >= 1: fold nodes whose inputs are all constants */
   int (*cancel)(void *user);
   void *cancel_user;
@@ -57,6 +57,10 @@ typedef struct ox_session_opts {
    * fails the creation with OX_EINVAL. Copied at creation. */
   const char *const *disabled_passes;
   size_t n_disabled_passes;
+  /* how long idle workers watch for work before sleeping, in microseconds:
+   * 0 the default (OX_POOL_SPIN_US_DEFAULT), < 0 none */
+  int spin_us;
+  bool pin_threads; /* pin workers to cores (ox_pool_opts.pin) */
 } ox_session_opts;
 
 /* Sends a line to the session's log callback when level is high enough. */

@@ -434,6 +434,19 @@ static void test_threads_env_log(void) {
   onnxc_session_free(s);
   onnxc_session_free(s2);
   onnxc_env_free(env);
+  /* the session's own pool with pinned workers that sleep at once */
+  onnxc_session_options po = {.threads = 3, .thread_spin_us = -1, .pin_threads = 1};
+  onnxc_session *sp = session(m, &po);
+  if (sp) {
+    caller cp[2] = {{sp, 500, 0, 7}, {sp, 500, 0, 8}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) CHECK(pthread_create(&t[i], NULL, call_many, &cp[i]) == 0);
+    for (int i = 0; i < 2; i++) {
+      pthread_join(t[i], NULL);
+      CHECK(cp[i].bad == 0);
+    }
+  }
+  onnxc_session_free(sp);
   onnxc_model_free(m);
 }
 
