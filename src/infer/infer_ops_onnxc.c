@@ -322,8 +322,10 @@ static int mha(ox_ictx *c) {
   size_t r;
   if (!ix_shape(c, 0, &q, &r)) return ix_set_tensor(c, 0, OX_FLOAT, NULL, 4), OX_OK;
   ox_dim o[4];
-  if (!split_dims(c, q, r, ix_attr_int(c, "q_b", -1), ix_attr_int(c, "q_s", -1), H * D, &o[0],
-                  &o[1]))
+  int64_t qb = ix_attr_int(c, "q_b", -1), qs = ix_attr_int(c, "q_s", -1);
+  /* Q with one head of D (q_heads_inferred) is read by every head */
+  if (!split_dims(c, q, r, qb, qs, H * D, &o[0], &o[1]) &&
+      !(ix_attr_int(c, "q_heads_inferred", 0) && split_dims(c, q, r, qb, qs, D, &o[0], &o[1])))
     return ix_fail(c, "Q does not split into %lld heads of %lld", (long long)H, (long long)D);
   o[2] = ox_dim_known(H);
   o[3] = ox_dim_known(D);

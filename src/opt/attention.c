@@ -9,7 +9,8 @@
  * becomes ai.onnxc MultiHeadAttentionFused(Q, K, V [, mask]) with
  * num_heads H, head_dim D, scale c and scale_div (1: Div, 0: Mul), and the
  * Reshapes' first two target values (q_b, q_s, k_b, k_s: 0 copies the
- * input's dim, -1 is inferred): y of shape [B, S, H, D], the heads read in
+ * input's dim, -1 is inferred; Q's head count may be -1 too, as Whisper's
+ * export writes it: q_heads_inferred): y of shape [B, S, H, D], the heads read in
  * place by strided products (src/ops/attn_fused.c) — no transposed copies,
  * one head's scores at a time. Every intermediate must be read only inside
  * the pattern; K's and V's Reshapes must agree. */
@@ -45,7 +46,8 @@ static bool head_split(const ox_pass_view *v, const char *name, int64_t reader, 
   const ox_node *r = &v->nodes[*rs];
   if (!ox_opt_op_is(r, "Reshape") || v->opsets[*rs] < 5 || r->n_input != 2 ||
       ox_node_attr_int(r, "allowzero", 0) != 0 || !ox_opt_const_ints(v, r->input[1], shape, 4) ||
-      shape[2] <= 0 || shape[3] <= 0 || shape[0] < -1 || shape[1] < -1)
+      shape[2] < -1 || shape[2] == 0 || shape[3] <= 0 || shape[0] < -1 || shape[1] < -1 ||
+      (shape[2] == -1 && (shape[0] == -1 || shape[1] == -1)))
     return false;
   *x = r->input[0];
   return true;
@@ -81,7 +83,7 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   int64_t mm = -1;
   for (int side = 0; side < 2 && mm < 0; side++) {
     if (div && side == 1) break; /* Div(scores, c) only */
-    if (!ox_opt_scalar_f32(v->constant(v, s->input[1 - side]), &scale)) continue;
+    if (!ox_opt_scalar_const(v, s->input[1 - side], &scale)) continue;
     mm = ox_opt_producer(v, s->input[side], (size_t)sc);
   }
   if (mm < 0 || !only_into(v, mm, sc) || !ox_opt_op_is(&v->nodes[mm], "MatMul") ||
@@ -102,8 +104,11 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   if (to <= pv || !ox_opt_op_is(&v->nodes[to], "Transpose") || !perm_is(&v->nodes[to], p0213) ||
       v->nodes[to].n_output != 1)
     return OX_OK;
-  if (qs[2] != ks[2] || qs[3] != ks[3] || memcmp(ks, vs, sizeof ks) != 0) return OX_OK;
-  ox_node *fn = ox_opt_new_node(v, &v->nodes[to], "MultiHeadAttentionFused", *mask ? 4 : 3, 8);
+  /* K and V name their heads; Q may leave its count to the Reshape (-1) */
+  if (ks[2] < 0 || (qs[2] != ks[2] && qs[2] != -1) || qs[3] != ks[3] ||
+      memcmp(ks, vs, sizeof ks) != 0)
+    return OX_OK;
+  ox_node *fn = ox_opt_new_node(v, &v->nodes[to], "MultiHeadAttentionFused", *mask ? 4 : 3, 9);
   if (!fn) return v->e->code;
   fn->n_attribute = 0;
   fn->name = v->nodes[mm].name;
@@ -112,7 +117,7 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   fn->input[2] = (char *)vv;
   if (*mask) fn->input[3] = (char *)mask;
   fn->output[0] = v->nodes[to].output[0];
-  ox_opt_add_int_attr(fn, "num_heads", qs[2]);
+  ox_opt_add_int_attr(fn, "num_heads", ks[2]);
   ox_opt_add_int_attr(fn, "head_dim", qs[3]);
   ox_opt_add_float_attr(fn, "scale", scale);
   ox_opt_add_int_attr(fn, "scale_div", div);
@@ -120,6 +125,7 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   ox_opt_add_int_attr(fn, "q_s", qs[1]);
   ox_opt_add_int_attr(fn, "k_b", ks[0]);
   ox_opt_add_int_attr(fn, "k_s", ks[1]);
+  if (qs[2] == -1) ox_opt_add_int_attr(fn, "q_heads_inferred", 1);
   const int64_t gone[] = {rq, tq, rk, tk, rv, tv, mm, sc, add, (int64_t)i, pv};
   for (size_t g = 0; g < sizeof gone / sizeof *gone; g++)
     if (gone[g] >= 0) v->drop[gone[g]] = true;

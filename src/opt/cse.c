@@ -92,26 +92,6 @@ static bool node_key(const ox_node *n, keybuf *k) {
   return !k->bad;
 }
 
-/* Readers of `from` after node `after` read `to`; their input arrays are
- * copied first (they may be the caller's model's). */
-static int rename_reads(ox_pass_view *v, size_t after, const char *from, const char *to) {
-  for (size_t k = after + 1; k < v->n_node; k++) {
-    if (v->drop[k]) continue;
-    ox_node *n = v->repl[k] ? v->repl[k] : &v->nodes[k];
-    bool hit = false;
-    for (size_t q = 0; q < n->n_input && !hit; q++)
-      hit = n->input[q] && strcmp(n->input[q], from) == 0;
-    if (!hit) continue;
-    char **in = ox_arena_calloc(v->a, n->n_input + 1, sizeof *in);
-    if (!in) return ox_err_set(v->e, OX_ENOMEM, "out of memory fusing the graph");
-    for (size_t q = 0; q < n->n_input; q++)
-      in[q] = n->input[q] && strcmp(n->input[q], from) == 0 ? (char *)to : n->input[q];
-    n->input = in;
-  }
-  v->renamed(v, from, to);
-  return OX_OK;
-}
-
 int ox_opt_cse(ox_pass_view *v) {
   ox_map seen;
   ox_map_init(&seen);
@@ -136,7 +116,7 @@ int ox_opt_cse(ox_pass_view *v) {
     if (pinned || v->drop[at - 1] || v->repl[at - 1]) continue;
     for (size_t o = 0; o < b->n_output && !rc; o++)
       if (b->output[o] && *b->output[o] && a->output[o] && *a->output[o])
-        rc = rename_reads(v, i, b->output[o], a->output[o]);
+        rc = ox_opt_rename_reads(v, i, b->output[o], a->output[o]);
     v->drop[i] = true;
   }
   free(k.s);

@@ -40,6 +40,7 @@ struct ox_opt_host {
   ox_map pinned;   /* graph outputs and names read inside subgraphs */
   ox_map lastuse;  /* name -> index + 1 of the last node reading it */
   ox_map floatval; /* names known to hold float32 tensors */
+  ox_map cnodes;   /* output of a Constant node with a `value` tensor -> index + 1 */
   ox_node **repl;
   ox_tensor *inits; /* made by passes */
   size_t n_inits;
@@ -316,6 +317,7 @@ static int collect(ox_opt_host *h, const int64_t *opsets) {
       const ox_attr *a = ox_node_attr(n, "value");
       const ox_attr *af = ox_node_attr(n, "value_float");
       bool made = false;
+      if (a && a->t && ox_map_put(&h->cnodes, n->output[0], i + 1)) return oom(h);
       c = (known_cst){0};
       if (a && a->t && a->t->data_type == OX_FLOAT) {
         made = decode_floats(a->t, &c);
@@ -355,6 +357,17 @@ static int collect(ox_opt_host *h, const int64_t *opsets) {
 
 static const ox_tensor *view_constant(const ox_pass_view *v, const char *name) {
   return const_init(v->host, name);
+}
+
+static const ox_tensor *view_constant_any(const ox_pass_view *v, const char *name) {
+  const ox_opt_host *h = v->host;
+  const ox_tensor *t = const_init(h, name);
+  size_t at = t ? 0 : map_count(&h->cnodes, name);
+  if (at) {
+    const ox_attr *a = ox_node_attr(&h->g->node[at - 1], "value");
+    t = a ? a->t : NULL;
+  }
+  return t;
 }
 
 /* The only node reading `name` (index), or -1 when there are several, none,
@@ -469,6 +482,7 @@ ox_opt_host *ox_opt_host_new(ox_arena *a, const ox_graph *g, const int64_t *opse
   ox_map_init(&h->pinned);
   ox_map_init(&h->lastuse);
   ox_map_init(&h->floatval);
+  ox_map_init(&h->cnodes);
   for (size_t i = 0; i < g->n_node; i++) nodes[i] = g->node[i];
   if (collect(h, opsets)) {
     ox_opt_host_free(h);
@@ -484,6 +498,7 @@ ox_opt_host *ox_opt_host_new(ox_arena *a, const ox_graph *g, const int64_t *opse
   v->repl = repl;
   v->low_bit_int8 = low_bit_int8;
   v->constant = view_constant;
+  v->constant_any = view_constant_any;
   v->sole_reader = view_sole_reader;
   v->pinned = view_pinned;
   v->renamed = view_renamed;
@@ -514,5 +529,6 @@ void ox_opt_host_free(ox_opt_host *h) {
   ox_map_free(&h->pinned);
   ox_map_free(&h->lastuse);
   ox_map_free(&h->floatval);
+  ox_map_free(&h->cnodes);
   free(h);
 }

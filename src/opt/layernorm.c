@@ -86,14 +86,14 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   }
   float two, eps;
   if (readers != 2 || pw < 0 || dv < 0 || v->nodes[pw].n_output != 1 ||
-      !ox_opt_scalar_f32(v->constant(v, v->nodes[pw].input[1]), &two) || two != 2.0f)
+      !ox_opt_scalar_const(v, v->nodes[pw].input[1], &two) || two != 2.0f)
     return OX_OK;
   int64_t rm2 = next_op(v, v->nodes[pw].output[0], pw, "ReduceMean");
   if (rm2 < 0 || !ox_opt_axes_last(v, &v->nodes[rm2], v->opsets[rm2])) return OX_OK;
   int64_t add = next_op(v, v->nodes[rm2].output[0], rm2, "Add");
   if (add < 0) return OX_OK;
   const char *e = other_input(&v->nodes[add], v->nodes[rm2].output[0]);
-  if (!e || !ox_opt_scalar_f32(v->constant(v, e), &eps)) return OX_OK;
+  if (!e || !ox_opt_scalar_const(v, e, &eps)) return OX_OK;
   int64_t sq = next_op(v, v->nodes[add].output[0], add, "Sqrt");
   if (sq < 0 || v->sole_reader(v, v->nodes[sq].output[0]) != dv ||
       strcmp(v->nodes[dv].input[1], v->nodes[sq].output[0]) != 0 || v->nodes[dv].n_output != 1)

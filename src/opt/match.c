@@ -111,7 +111,7 @@ bool ox_opt_add_ints_attr(ox_pass_view *v, ox_node *n, const char *name, const i
 }
 
 bool ox_opt_const_ints(const ox_pass_view *v, const char *name, int64_t *out, int64_t n) {
-  const ox_tensor *t = v->constant(v, name);
+  const ox_tensor *t = v->constant_any(v, name);
   if (!t || t->data_type != OX_INT64 || ox_opt_elems(t) != n) return false;
   if ((int64_t)t->n_int64_data == n) {
     memcpy(out, t->int64_data, (size_t)n * sizeof *out);
@@ -199,9 +199,18 @@ int64_t ox_opt_next_op(const ox_pass_view *v, const char *name, int64_t after, c
   return j > after && ox_opt_is_node(v, j, op, min) ? j : -1;
 }
 
+bool ox_opt_scalar_const(const ox_pass_view *v, const char *name, float *out) {
+  if (!name || !*name) return false;
+  if (ox_opt_scalar_f32(v->constant_any(v, name), out)) return true;
+  ox_pass_floats f;
+  if (!v->float_const(v, name, &f) || f.numel != 1) return false;
+  *out = f.data[0];
+  return true;
+}
+
 /* the value of a float scalar constant */
 static bool scalar(const ox_pass_view *v, const char *name, float *out) {
-  return name && ox_opt_scalar_f32(v->constant(v, name), out);
+  return ox_opt_scalar_const(v, name, out);
 }
 
 /* d = Div(h, c0) or Mul(h, c0) -> Erf -> Add c1 -> g = Mul(h, .) -> Mul c2 */
@@ -276,4 +285,24 @@ char *ox_opt_fused_name(ox_pass_view *v, size_t first, size_t last) {
   node_ref(v, first, fa, sizeof fa);
   node_ref(v, last, fb, sizeof fb);
   return ox_arena_printf(v->a, "fused %s .. %s", fa, fb);
+}
+
+/* Readers of `from` after node `after` read `to`; their input arrays are
+ * copied first (they may be the caller's model's). */
+int ox_opt_rename_reads(ox_pass_view *v, size_t after, const char *from, const char *to) {
+  for (size_t k = after + 1; k < v->n_node; k++) {
+    if (v->drop[k]) continue;
+    ox_node *n = v->repl[k] ? v->repl[k] : &v->nodes[k];
+    bool hit = false;
+    for (size_t q = 0; q < n->n_input && !hit; q++)
+      hit = n->input[q] && strcmp(n->input[q], from) == 0;
+    if (!hit) continue;
+    char **in = ox_arena_calloc(v->a, n->n_input + 1, sizeof *in);
+    if (!in) return ox_err_set(v->e, OX_ENOMEM, "out of memory fusing the graph");
+    for (size_t q = 0; q < n->n_input; q++)
+      in[q] = n->input[q] && strcmp(n->input[q], from) == 0 ? (char *)to : n->input[q];
+    n->input = in;
+  }
+  v->renamed(v, from, to);
+  return OX_OK;
 }

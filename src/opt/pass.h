@@ -35,6 +35,9 @@ struct ox_pass_view {
   bool low_bit_int8; /* the session asks for int8 decode products (dq_matmul.c) */
   /* The initializer the session takes as a constant, or NULL. */
   const ox_tensor *(*constant)(const ox_pass_view *v, const char *name);
+  /* constant, or the `value` tensor of the Constant node that makes `name`
+   * (exporters write shapes and scalars as Constant nodes) */
+  const ox_tensor *(*constant_any)(const ox_pass_view *v, const char *name);
   /* The only node reading `name` (index; not dropped), or -1 when several,
    * none, or the value is a graph output or read inside a subgraph. */
   int64_t (*sole_reader)(const ox_pass_view *v, const char *name);
@@ -98,6 +101,12 @@ bool ox_opt_const_ints(const ox_pass_view *v, const char *name, int64_t *out, in
 bool ox_opt_scalar_q8(const ox_tensor *t, int32_t *out);
 /* the value of a float32 constant of one element */
 bool ox_opt_scalar_f32(const ox_tensor *t, float *out);
+/* readers of `from` after node `after` read `to` (their input arrays are
+ * copied first: they may be the caller's model's); the host is told */
+int ox_opt_rename_reads(ox_pass_view *v, size_t after, const char *from, const char *to);
+/* a float32 scalar the host knows for `name`: an initializer, a Constant
+ * node (exporters write scalars as these), or another float_const */
+bool ox_opt_scalar_const(const ox_pass_view *v, const char *name, float *out);
 /* a ReduceMean (or other reduction) over the last axis only, keeping it:
  * axes = [-1] as attribute (opset < 18) or constant input */
 bool ox_opt_axes_last(const ox_pass_view *v, const ox_node *n, int64_t opset);
@@ -173,6 +182,8 @@ int ox_opt_layernorm(ox_pass_view *v);
 /* Later duplicates of a node (same domain, op, inputs, attributes) go, their
  * readers reading the first one's outputs (src/opt/cse.c). */
 int ox_opt_cse(ox_pass_view *v);
+/* Identity nodes (identity.c): their readers read the input instead */
+int ox_opt_identity(ox_pass_view *v);
 
 /* Exported multi-head attention (Reshape, Transpose, MatMul, scale, mask,
  * Softmax, MatMul, Transpose) becomes an ai.onnxc MultiHeadAttentionFused

@@ -12,6 +12,10 @@
 #include "pass.h"
 
 static const ox_opt_pass passes[] = {
+    {"identity", 1, true, 0,
+     "Identity nodes removed, their readers reading the input (exporters name shared weights "
+     "this way)",
+     ox_opt_identity},
     {"cse", 1, true, 0, "merges duplicate nodes (same domain, op, inputs and attributes)",
      ox_opt_cse},
     {"matmul_transb", 1, true, 0,

@@ -126,6 +126,7 @@ static const ox_attr_schema mha_attrs[] = {
     {"scale", OX_ATTR_FLOAT, false, "1.0"}, {"scale_div", OX_ATTR_INT, false, "1"},
     {"q_b", OX_ATTR_INT, false, "-1"},      {"q_s", OX_ATTR_INT, false, "-1"},
     {"k_b", OX_ATTR_INT, false, "-1"},      {"k_s", OX_ATTR_INT, false, "-1"},
+    {"q_heads_inferred", OX_ATTR_INT, false, "0"},
 };
 
 /* ---- QAddFused ---- */
@@ -229,7 +230,10 @@ const ox_schema ox_schema_onnxc_table[] = {
        "side ([.., S, H * D]; `q_b`, `q_s`, `k_b`, `k_s` are the targets of the exporter's "
        "Reshape to [b, s, H, D]: 0 copies the dim, -1 is inferred); per head, "
        "Softmax(Q_h K_h^T / scale (* scale with `scale_div` 0) + mask) V_h, the mask "
-       "broadcast to [B, H, Sq, Sk]. Y is [B, Sq, H, D] (the Transpose after it included)."),
+       "broadcast to [B, H, Sq, Sk]. Y is [B, Sq, H, D] (the Transpose after it included). "
+       "`q_heads_inferred` 1: Q's Reshape inferred its head count (-1), so Q may also hold "
+       "one head of `head_dim`, which every head of K and V then shares (MatMul's "
+       "broadcasting)."),
     OP(OX_ONNXC_QADD, qadd_in, 7, q_out3, TC(tc_q8_3), AT(relu_attrs),
        "DequantizeLinear(a), DequantizeLinear(b) -> Add [-> Relu if `relu`] -> "
        "QuantizeLinear(y_scale, y_zero_point), on the bytes: numpy broadcasting, per-tensor "

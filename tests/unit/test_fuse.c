@@ -770,8 +770,58 @@ static const char *attention_text =
     "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, v)\n"
     "  t = Transpose <perm = [0, 2, 1, 3]> (o)\n  Y = Reshape (t, back) }\n";
 
+/* attention as PyTorch exports HF Whisper's encoder: Q scaled before the
+ * head split, Q's head count left to the Reshape (-1), shapes and scalars as
+ * Constant nodes, weights behind Identity nodes, a Mul by 1.0 on the
+ * scores. S positions; Q's projection has QW columns: 8 (2 heads of 4) or
+ * 4 (one head that both K and V heads share, as MatMul broadcasts it). */
+static char *whisper_attention(int S, int QW) {
+  char *t = malloc(4096);
+  if (!t) return NULL;
+  char wq[600] = "";
+  size_t k = 0;
+  for (int i = 0; i < 8 * QW; i++)
+    k += (size_t)snprintf(wq + k, sizeof wq - k, "%s%g", i ? ", " : "", (i % 7 - 3) * 0.125);
+  snprintf(t, 4096,
+           "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+           "attn (float[1,%d,8] X) => (float[1,%d,8] Y)\n"
+           "<float[8,%d] Wq = {%s}> {\n"
+           "  W = Identity (Wq)\n  xq = MatMul (X, W)\n"
+           "  qs = Constant <value = float {0.125}> ()\n  q_ = Mul (xq, qs)\n"
+           "  qshp = Constant <value = int64[4] {1, %d, -1, 4}> ()\n"
+           "  q0 = Reshape (q_, qshp)\n  q = Transpose <perm = [0, 2, 1, 3]> (q0)\n"
+           "  half = Constant <value = float {0.5}> ()\n  xk = Mul (X, half)\n"
+           "  kshp = Constant <value = int64[4] {1, -1, 2, 4}> ()\n  k0 = Reshape (xk, kshp)\n"
+           "  one1 = Constant <value = float {1.0}> ()\n  xv = Add (X, one1)\n"
+           "  vshp = Constant <value = int64[4] {1, -1, 2, 4}> ()\n  v0 = Reshape (xv, vshp)\n"
+           "  v = Transpose <perm = [0, 2, 1, 3]> (v0)\n  k = Transpose <perm = [0, 2, 3, 1]> (k0)\n"
+           "  s = MatMul (q, k)\n  one = Constant <value = float {1.0}> ()\n  s1 = Mul (s, one)\n"
+           "  p = Softmax <axis = -1> (s1)\n  o = MatMul (p, v)\n"
+           "  t = Transpose <perm = [0, 2, 1, 3]> (o)\n"
+           "  back = Constant <value = int64[3] {1, %d, -1}> ()\n  Y = Reshape (t, back) }\n",
+           S, S, QW, wq, S, S);
+  return t;
+}
+
 int main(void) {
   test_overridable();
+  /* Whisper's attention: fused (MultiHeadAttentionFused) within 1e-5 of the
+   * nodes it replaces, two heads or one shared head, and at 1,200
+   * positions (the rows split over 2 threads) */
+  for (int c = 0; c < 3; c++) {
+    int S = c == 2 ? 1200 : 6, QW = c == 1 ? 4 : 8;
+    char *w = whisper_attention(S, QW);
+    size_t w0 = 0, w1 = 0;
+    const int64_t d_w[3] = {1, S, 8};
+    finite_input = true;
+    if (w) compare(c == 1 ? "whisper attention, one Q head" : "whisper attention", w, d_w, 3,
+                   1e-5, &w0, &w1);
+    finite_input = false;
+    /* 17 nodes run unfused (the Constants folded); fused: Q's MatMul, the
+     * scalings of Q, K and V, the attention, the last Reshape */
+    CHECK(w && w0 == 17 && w1 <= 6);
+    free(w);
+  }
   test_conv_gates();
   {
     size_t a0 = 0, a1 = 0;

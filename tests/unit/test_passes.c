@@ -8,8 +8,14 @@
  * compared in the text printer's canonical form. NAME alone must change the
  * graph (the model is one where it fires).
  *
+ * A pass may have more models, NAME@VARIANT.onnxtxt (the idioms of other
+ * exporters), each with its own expected files. Every pass is also run a
+ * second time, alone, on what it made: a pass must be idempotent (nothing
+ * left for it to rewrite).
+ *
  * ONNXC_PASSES_WRITE=1 writes the expected files from what the passes make
  * (review them before committing). */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +33,7 @@ static int fails;
     }                                                                       \
   } while (0)
 
-#define DIR "tests/opt/passes/"
+#define PASS_DIR "tests/opt/passes/"
 
 static char *read_file(const char *path, size_t *size) {
   FILE *f = fopen(path, "rb");
@@ -132,12 +138,13 @@ static char *expected(ox_arena *a, const char *path) {
   return m ? graph_text(m->graph) : NULL;
 }
 
-static void test_pass(const ox_opt_pass *p, bool write) {
+/* pass p on model `base` (tests/opt/passes/base.onnxtxt) */
+static void test_pass(const ox_opt_pass *p, const char *base, bool write) {
   ox_arena *a = ox_arena_new();
   char path[256], exp_path[256], dis_path[256];
-  snprintf(path, sizeof path, DIR "%s.onnxtxt", p->name);
-  snprintf(exp_path, sizeof exp_path, DIR "%s.expected.onnxtxt", p->name);
-  snprintf(dis_path, sizeof dis_path, DIR "%s.disabled.onnxtxt", p->name);
+  snprintf(path, sizeof path, PASS_DIR "%s.onnxtxt", base);
+  snprintf(exp_path, sizeof exp_path, PASS_DIR "%s.expected.onnxtxt", base);
+  snprintf(dis_path, sizeof dis_path, PASS_DIR "%s.disabled.onnxtxt", base);
   ox_model_proto *m = parse(a, path);
   if (!m) {
     fprintf(stderr, "pass %s: no model %s\n", p->name, path);
@@ -171,9 +178,27 @@ static void test_pass(const ox_opt_pass *p, bool write) {
     }
   }
   if (strcmp(before, got) == 0) {
-    fprintf(stderr, "pass %s did not change its model\n", p->name);
+    fprintf(stderr, "pass %s did not change its model %s\n", p->name, base);
     fails++;
   }
+  /* idempotent: alone again on its own output, nothing changes */
+  ox_model_proto again = *m;
+  ox_opset imp[16];
+  size_t n_imp = m->n_opset_import < 15 ? m->n_opset_import : 15;
+  memcpy(imp, m->opset_import, n_imp * sizeof *imp);
+  imp[n_imp++] = (ox_opset){.domain = (char *)OX_ONNXC_DOMAIN, .version = OX_ONNXC_OPSET,
+                            .has_version = true};
+  again.opset_import = imp;
+  again.n_opset_import = n_imp;
+  again.graph = (ox_graph *)alone;
+  const ox_graph *twice = run(a, &again, p->name, 1);
+  char *got2 = twice ? graph_text(twice) : NULL;
+  if (!got2 || strcmp(got2, got) != 0) {
+    fprintf(stderr, "pass %s is not idempotent on %s: a second run gave\n%s\n", p->name, base,
+            got2 ? got2 : "(error)");
+    fails++;
+  }
+  free(got2);
   free(before);
   free(got);
   free(got_off);
@@ -195,7 +220,7 @@ static void test_table(void) {
     for (size_t j = 0; j < i; j++) CHECK(strcmp(ox_opt_pass_at(j)->name, p->name) != 0);
   }
   /* today's order: the conv passes after the quantized ones, chains last */
-  static const char *const order[] = {"cse",           "matmul_transb", "tied_gather",
+  static const char *const order[] = {"identity", "cse",           "matmul_transb", "tied_gather",
                                       "layernorm",     "attention",     "matmul_epi",
                                       "qdq_conv",      "qdq_eltwise",   "dyn_matmul",
                                       "dq_matmul",     "conv_fold",     "conv_epilogue",
@@ -223,7 +248,7 @@ static void test_table(void) {
   const char *bad[] = {"cse", "no_such_pass"};
   CHECK(ox_opt_check_names(bad, 2, &e) == OX_EINVAL && strstr(e.msg, "no_such_pass"));
   ox_arena *a = ox_arena_new();
-  ox_model_proto *m = parse(a, DIR "cse.onnxtxt");
+  ox_model_proto *m = parse(a, PASS_DIR "cse.onnxtxt");
   r = (ox_opt_request){.level = 1, .disabled = bad, .n_disabled = 2};
   const ox_graph *g = NULL;
   e = (ox_err){0};
@@ -240,7 +265,27 @@ int main(void) {
   bool write = w && *w == '1';
   test_table();
   for (size_t i = 0; i < ox_opt_pass_count(); i++)
-    if (ox_opt_pass_at(i)->run) test_pass(ox_opt_pass_at(i), write);
+    if (ox_opt_pass_at(i)->run) test_pass(ox_opt_pass_at(i), ox_opt_pass_at(i)->name, write);
+  /* variants: NAME@VARIANT.onnxtxt */
+  DIR *d = opendir(PASS_DIR);
+  struct dirent *de;
+  while (d && (de = readdir(d))) {
+    const char *at = strchr(de->d_name, '@'), *dot = strrchr(de->d_name, '.');
+    if (!at || !dot || strcmp(dot, ".onnxtxt") != 0 || strstr(de->d_name, ".expected.") ||
+        strstr(de->d_name, ".disabled."))
+      continue;
+    char name[128], base[256];
+    snprintf(name, sizeof name, "%.*s", (int)(at - de->d_name), de->d_name);
+    snprintf(base, sizeof base, "%.*s", (int)(dot - de->d_name), de->d_name);
+    const ox_opt_pass *p = ox_opt_pass_find(name);
+    if (!p || !p->run) {
+      fprintf(stderr, "%s: no pass named %s\n", de->d_name, name);
+      fails++;
+      continue;
+    }
+    test_pass(p, base, write);
+  }
+  if (d) closedir(d);
   if (fails) fprintf(stderr, "%d checks failed\n", fails);
   return fails ? 1 : 0;
 }
