@@ -29,3 +29,15 @@ else()
   add_test(NAME ort_oracle_lowbit COMMAND sh -c "echo 'node not found'; exit 77")
 endif()
 set_tests_properties(ort_oracle_lowbit PROPERTIES SKIP_RETURN_CODE 77 LABELS release-only)
+
+# NonMaxSuppression (src/ops/onnx/nms.c: bucketed kept boxes) against
+# onnxruntime: torchvision's batched form with thousands kept, classes,
+# center boxes, thresholds, ties, infinite boxes
+if(NODE_EXECUTABLE)
+  add_test(NAME ort_oracle_nms
+           COMMAND ${NODE_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/oracle/ort_nms.mjs
+                   $<TARGET_FILE:onnxc_cli>)
+else()
+  add_test(NAME ort_oracle_nms COMMAND sh -c "echo 'node not found'; exit 77")
+endif()
+set_tests_properties(ort_oracle_nms PROPERTIES SKIP_RETURN_CODE 77 LABELS release-only)

@@ -21,6 +21,7 @@ extern const ox_kernel_def ox_ops_conv_int[];
 extern const ox_kernel_def ox_ops_pool[];
 extern const ox_kernel_def ox_ops_resize[];
 extern const ox_kernel_def ox_ops_roi[];
+extern const ox_kernel_def ox_ops_nms[];
 extern const ox_kernel_def ox_ops_norm[];
 extern const ox_kernel_def ox_ops_rnn[];
 extern const ox_kernel_def ox_ops_attention[];
@@ -48,7 +49,7 @@ static const ox_kernel_def *const tables[] = {
     ox_ops_attention,   ox_ops_quant,    ox_ops_matmul_dq, ox_ops_loss,   ox_ops_signal,
     ox_ops_random,      ox_ops_string,   ox_ops_image,     ox_ops_ml,     ox_ops_ml_linear,
     ox_ops_ml_tree,     ox_ops_training, ox_ops_fused,     ox_ops_qfused, ox_ops_attn_fused,
-    ox_ops_matmul_epi,
+    ox_ops_matmul_epi,  ox_ops_nms,
 };
 
 static bool same_domain(const char *a, const char *b) {

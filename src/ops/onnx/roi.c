@@ -1,4 +1,4 @@
-/* roi.c - RoiAlign, MaxRoiPool, NonMaxSuppression, GridSample, AffineGrid.
+/* roi.c - RoiAlign, MaxRoiPool, GridSample, AffineGrid (NonMaxSuppression: nms.c).
  * Floating-point values are staged in double. */
 #include <math.h>
 #include <stdlib.h>
@@ -289,153 +289,6 @@ done:
   return rc;
 }
 
-/* ---------------- NonMaxSuppression ---------------- */
-
-typedef struct nms_state {
-  bool center;
-} nms_state;
-
-static int nms_prepare(const ox_kinfo *info, void **state, ox_err *e) {
-  nms_state *s = calloc(1, sizeof *s);
-  if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
-  *state = s;
-  int64_t c = ox_node_attr_int(info->node, "center_point_box", 0);
-  if (c != 0 && c != 1)
-    return ox_err_set(e, OX_EINVAL,
-                      "node '%s' (NonMaxSuppression): center_point_box must be 0 or 1",
-                      node_name(info));
-  s->center = c == 1;
-  return OX_OK;
-}
-
-typedef struct nms_cand {
-  double score;
-  int64_t idx;
-} nms_cand;
-
-/* descending score, NaN scores last (a total order for qsort), then index */
-static int cand_cmp(const void *a, const void *b) {
-  const nms_cand *x = a, *y = b;
-  bool nx = isnan(x->score), ny = isnan(y->score);
-  if (nx != ny) return nx ? 1 : -1;
-  if (!nx && x->score != y->score) return x->score > y->score ? -1 : 1;
-  return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Box as [ymin, xmin, ymax, xmax]. */
-static void nms_box(const double *b, bool center, double *o) {
-  if (center) {
-    o[0] = b[1] - b[3] / 2.0;
-    o[2] = b[1] + b[3] / 2.0;
-    o[1] = b[0] - b[2] / 2.0;
-    o[3] = b[0] + b[2] / 2.0;
-  } else {
-    o[0] = fmin(b[0], b[2]);
-    o[2] = fmax(b[0], b[2]);
-    o[1] = fmin(b[1], b[3]);
-    o[3] = fmax(b[1], b[3]);
-  }
-}
-
-static double iou(const double *a, const double *b) {
-  double ih = fmin(a[2], b[2]) - fmax(a[0], b[0]), iw = fmin(a[3], b[3]) - fmax(a[1], b[1]);
-  if (ih <= 0.0 || iw <= 0.0) return 0.0;
-  double inter = ih * iw;
-  double ua = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
-  return ua <= 0.0 ? 0.0 : inter / ua;
-}
-
-static int nms_run(ox_kctx *ctx, void *st) {
-  const nms_state *s = st;
-  ox_value *boxes = ox_kctx_input(ctx, 0), *scores = ox_kctx_input(ctx, 1);
-  ox_value *mo = ox_kctx_input(ctx, 2), *it = ox_kctx_input(ctx, 3), *stv = ox_kctx_input(ctx, 4);
-  if (!boxes || !scores) return ox_kctx_fail(ctx, OX_ERUNTIME, "missing boxes or scores");
-  if (boxes->rank != 3 || boxes->dims[2] != 4 || scores->rank != 3 ||
-      scores->dims[0] != boxes->dims[0] || scores->dims[2] != boxes->dims[1])
-    return ox_kctx_fail(ctx, OX_ERUNTIME, "expected boxes [B,N,4] and scores [B,C,N]");
-  int64_t max_out = 0;
-  if (mo && mo->numel > 0) {
-    if (mo->dtype != OX_INT64)
-      return ox_kctx_fail(ctx, OX_ERUNTIME, "max_output_boxes_per_class must be int64");
-    max_out = ((const int64_t *)mo->data)[0];
-  }
-  double iou_t = 0.0, score_t = -INFINITY;
-  bool has_st = false, bad = false;
-  if (it && it->numel > 0) {
-    double *v = load_f64(it, &bad);
-    if (!v) return load_fail(ctx, bad, "iou_threshold");
-    iou_t = v[0];
-    free(v);
-  }
-  if (stv && stv->numel > 0) {
-    double *v = load_f64(stv, &bad);
-    if (!v) return load_fail(ctx, bad, "score_threshold");
-    score_t = v[0];
-    has_st = true;
-    free(v);
-  }
-  int64_t B = boxes->dims[0], Nb = boxes->dims[1], C = scores->dims[1];
-  double *bd = load_f64(boxes, &bad), *sd = NULL;
-  bool bad2 = false;
-  if (bd) sd = load_f64(scores, &bad2);
-  nms_cand *cand = malloc((size_t)(Nb > 0 ? Nb : 1) * sizeof *cand);
-  int64_t *sel = NULL, nsel = 0, cap = 0;
-  double *norm = malloc((size_t)(Nb > 0 ? Nb : 1) * 4 * sizeof(double));
-  int64_t *picked = malloc((size_t)(Nb > 0 ? Nb : 1) * sizeof(int64_t));
-  int rc = OX_OK;
-  if (!bd || !sd || !cand || !norm || !picked) {
-    rc = load_fail(ctx, bad || bad2, "boxes or scores");
-    goto done;
-  }
-  for (int64_t b = 0; b < B && max_out > 0; b++) {
-    for (int64_t i = 0; i < Nb; i++) nms_box(bd + (b * Nb + i) * 4, s->center, norm + i * 4);
-    for (int64_t c = 0; c < C; c++) {
-      const double *sc = sd + (b * C + c) * Nb;
-      int64_t nc = 0;
-      for (int64_t i = 0; i < Nb; i++)
-        if (!has_st || sc[i] > score_t) cand[nc++] = (nms_cand){sc[i], i};
-      qsort(cand, (size_t)nc, sizeof *cand, cand_cmp);
-      int64_t np = 0;
-      for (int64_t k = 0; k < nc && np < max_out; k++) {
-        bool keep = true;
-        for (int64_t q = 0; q < np && keep; q++)
-          if (iou(norm + cand[k].idx * 4, norm + picked[q] * 4) > iou_t) keep = false;
-        if (!keep) continue;
-        picked[np++] = cand[k].idx;
-        if (nsel == cap) {
-          cap = cap ? cap * 2 : 64;
-          int64_t *ns = realloc(sel, (size_t)cap * 3 * sizeof(int64_t));
-          if (!ns) {
-            rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
-            goto done;
-          }
-          sel = ns;
-        }
-        sel[nsel * 3] = b;
-        sel[nsel * 3 + 1] = c;
-        sel[nsel * 3 + 2] = cand[k].idx;
-        nsel++;
-      }
-    }
-  }
-  {
-    int64_t ydims[2] = {nsel, 3};
-    ox_value *y = ox_kctx_output(ctx, 0, OX_INT64, ydims, 2);
-    if (!y)
-      rc = OX_ERUNTIME;
-    else if (nsel)
-      memcpy(y->data, sel, (size_t)nsel * 3 * sizeof(int64_t));
-  }
-done:
-  free(bd);
-  free(sd);
-  free(cand);
-  free(norm);
-  free(picked);
-  free(sel);
-  return rc;
-}
-
 /* ---------------- GridSample ---------------- */
 
 enum { GS_LINEAR, GS_NEAREST, GS_CUBIC };
@@ -712,7 +565,6 @@ const ox_kernel_def ox_ops_roi[] = {
     {"", "RoiAlign", 10, 15, roialign10_prepare, roialign_run, free},
     {"", "RoiAlign", 16, 1000, roialign16_prepare, roialign_run, free},
     {"", "MaxRoiPool", 1, 1000, maxroi_prepare, maxroi_run, free},
-    {"", "NonMaxSuppression", 10, 1000, nms_prepare, nms_run, free},
     {"", "GridSample", 16, 19, gs16_prepare, gs_run, free},
     {"", "GridSample", 20, 1000, gs20_prepare, gs_run, free},
     {"", "AffineGrid", 20, 1000, affine_prepare, affine_run, free},
