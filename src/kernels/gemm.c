@@ -262,17 +262,13 @@ void ox_gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_
 
 static void gemm_task(void *arg, int64_t t0, int64_t t1) {
   const gemm_job *g = arg;
+  void (*block)(const gemm_job *, int64_t, int64_t, int64_t, int64_t) =
+      g->bpre ? ox_gemm_block_pb : ox_gemm_block;
   for (int64_t t = t0; t < t1; t++) {
-    int64_t lo = t * g->chunk;
-    void (*block)(const gemm_job *, int64_t, int64_t, int64_t, int64_t) =
-        g->bpre ? ox_gemm_block_pb : ox_gemm_block;
-    if (g->split == 0) {
-      int64_t hi = lo + g->chunk < g->N ? lo + g->chunk : g->N;
-      if (lo < hi) block(g, 0, g->M, lo, hi);
-    } else {
-      int64_t hi = lo + g->chunk < g->M ? lo + g->chunk : g->M;
-      if (lo < hi) block(g, lo, hi, 0, g->N);
-    }
+    int64_t m0 = t / g->ntn * g->mchunk, n0 = t % g->ntn * g->nchunk;
+    int64_t m1 = m0 + g->mchunk < g->M ? m0 + g->mchunk : g->M;
+    int64_t n1 = n0 + g->nchunk < g->N ? n0 + g->nchunk : g->N;
+    if (m0 < m1 && n0 < n1) block(g, m0, m1, n0, n1);
   }
 }
 
@@ -336,6 +332,30 @@ static int64_t vec_chunks(ox_thread_pool *pool, int64_t N, int64_t K, int64_t *c
   return (N + *chunk - 1) / *chunk;
 }
 
+/* The estimated critical path of C split into sm x sn blocks over nt
+ * threads, in multiply-adds: the rounds of tasks times one task's product,
+ * its packing of A (each task packs its own rows), its reading of B (once
+ * per block of mc rows; plus packing when B is not packed already). An
+ * element moved counts as 4 multiply-adds: the copies run at memory speed. */
+static double split_cost(const gemm_job *g, int64_t mt, int64_t ntl, int64_t sm, int64_t sn,
+                         int nt) {
+  int64_t mr = g->uk.mr, nr = g->uk.nr, K = g->K;
+  int64_t rt = (mt + sm - 1) / sm, ct = (ntl + sn - 1) / sn; /* tiles per block */
+  int64_t tasks = ((mt + rt - 1) / rt) * ((ntl + ct - 1) / ct);
+  double rows = (double)(rt * mr), cols = (double)(ct * nr);
+  int64_t mc = g->t->mc > 0 ? g->t->mc : 144;
+  double passes = (double)((rt * mr + mc - 1) / mc);
+  double task = rows * cols * (double)K + 4.0 * rows * (double)K +
+                4.0 * cols * (double)K * (passes + (g->bpre ? 0.0 : 1.0));
+  return (double)((tasks + nt - 1) / nt) * task;
+}
+
+/* Splits C into a grid of blocks (whole micro-tiles) for nt threads: at
+ * least one block per thread where the tiles allow, the shape chosen by
+ * split_cost, so that a product of few rows (a transformer's 64 tokens)
+ * still keeps every thread busy (columns alone would give some threads
+ * nothing: 768 columns are 24 tiles of 32) and a tall one is not cut into
+ * slivers that each pack all of A. */
 void ox_gemm_run(gemm_job *g, ox_thread_pool *pool) {
   if (!g->t) g->t = ox_gemm_dispatch();
   int nt = pool ? ox_thread_pool_size(pool) : 1;
@@ -343,17 +363,22 @@ void ox_gemm_run(gemm_job *g, ox_thread_pool *pool) {
   double flops = 2.0 * (double)g->M * (double)g->N * (double)g->K;
   if (flops < 2.0e6) nt = 1;
   int64_t nr = g->uk.nr, mr = g->uk.mr;
-  if (g->N >= nr * 2 * nt || g->M < mr * 2) {
-    g->split = 0;
-    int64_t per = (g->N + nt - 1) / nt;
-    g->chunk = (per + nr - 1) / nr * nr;
-    g->ntasks = (g->N + g->chunk - 1) / g->chunk;
-  } else {
-    g->split = 1;
-    int64_t per = (g->M + nt - 1) / nt;
-    g->chunk = (per + mr - 1) / mr * mr;
-    g->ntasks = (g->M + g->chunk - 1) / g->chunk;
+  int64_t mt = (g->M + mr - 1) / mr, ntl = (g->N + nr - 1) / nr, sm = 1, sn = 1;
+  if (nt > 1) {
+    double best = -1.0;
+    int64_t top = mt < 4 * (int64_t)nt ? mt : 4 * (int64_t)nt;
+    for (int64_t m = 1; m <= top; m++)
+      for (int k = 1; k <= 3; k++) {
+        int64_t n = ((int64_t)k * nt + m - 1) / m;
+        if (n > ntl) n = ntl;
+        double c = split_cost(g, mt, ntl, m, n, nt);
+        if (best < 0.0 || c < best) best = c, sm = m, sn = n;
+      }
   }
+  g->mchunk = (mt + sm - 1) / sm * mr;
+  g->nchunk = (ntl + sn - 1) / sn * nr;
+  g->ntn = (g->N + g->nchunk - 1) / g->nchunk;
+  g->ntasks = ((g->M + g->mchunk - 1) / g->mchunk) * g->ntn;
   if (g->ntasks <= 1)
     gemm_task(g, 0, g->ntasks);
   else

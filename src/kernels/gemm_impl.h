@@ -150,8 +150,9 @@ typedef struct gemm_job {
   const ox_sgemm_packed *pa; /* when A is pre-packed */
   const float *bpre;         /* when B is pre-packed whole (ox_sgemm_bpack): its data */
   int64_t bpre_npad;         /* and its padded column count */
-  int64_t split;             /* 0: tasks split columns, 1: rows */
-  int64_t chunk;             /* columns or rows per task */
+  /* tasks: a grid of mchunk x nchunk blocks of C, ntn of them per row of
+   * blocks (see ox_gemm_run) */
+  int64_t mchunk, nchunk, ntn;
   int64_t ntasks;
   /* with B packed whole: called on each finished block of C (rows [m0,
    * m1), columns [n0, n1) final), NULL: none */
