@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../../kernels/gemm.h"
+#include "../../kernels/levels.h"
 #include "../../runtime/kernel.h"
 #include "../fused.h"
 #include "../opcore.h"
@@ -56,19 +57,10 @@ static bool split_dims(const ox_value *x, int64_t b0, int64_t s0, int64_t hd, in
   return *b * *s == rest;
 }
 
-typedef struct mha_job {
-  const mha_attrs *a;
-  const float *q, *k, *v, *mask;
-  float *y;
-  int64_t B, Sq, Sk, E;
-  int64_t mst[4]; /* mask strides over [B, H, Sq, Sk] (0: broadcast) */
-  atomic_int oom;
-} mha_job;
-
 /* One row of scores: / scale (or * scale), + mask, then softmax — loops
  * the compiler vectorises (the division stays a division, as Div's). */
-OC_CLONES static void score_row(float *row, int64_t n, float scale, bool div, const float *m,
-                                int64_t mstep) {
+OX_LEVEL_BODY void score_row_c(float *row, int64_t n, float scale, bool div, const float *m,
+                               int64_t mstep) {
   const ox_vmath_kernels *vk = ox_vmath_kernels_get();
   if ((!m || mstep == 1) && vk->scale_mask_max) {
     float mx = vk->scale_mask_max(row, n, scale, div, m);
@@ -91,6 +83,20 @@ OC_CLONES static void score_row(float *row, int64_t n, float scale, bool div, co
   for (int64_t c = 0; c < n; c++) row[c] *= inv;
 }
 
+OX_LEVELS_VOID(score_row,
+               (float *row, int64_t n, float scale, bool div, const float *m, int64_t mstep), row,
+               n, scale, div, m, mstep)
+
+typedef struct mha_job {
+  const mha_attrs *a;
+  const float *q, *k, *v, *mask;
+  float *y;
+  int64_t B, Sq, Sk, E;
+  int64_t mst[4];                    /* mask strides over [B, H, Sq, Sk] (0: broadcast) */
+  OX_LEVEL_PTR(score_row) score_row; /* of the level in use (levels.h) */
+  atomic_int oom;
+} mha_job;
+
 static void mha_task(void *arg, int64_t t0, int64_t t1) {
   mha_job *j = arg;
   const mha_attrs *a = j->a;
@@ -108,7 +114,7 @@ static void mha_task(void *arg, int64_t t0, int64_t t1) {
                             .trans_b = true, .alpha = 1.0f, .C = sc, .ldc = Sk});
     for (int64_t r = 0; r < Sq; r++) {
       const float *m = j->mask ? j->mask + b * j->mst[0] + h * j->mst[1] + r * j->mst[2] : NULL;
-      score_row(sc + r * Sk, Sk, a->scale, a->div, m, j->mst[3]);
+      j->score_row(sc + r * Sk, Sk, a->scale, a->div, m, j->mst[3]);
     }
     ox_gemm(&(ox_gemm_desc){.M = Sq, .N = D, .K = Sk, .A = sc, .lda = Sk, .B = vh, .ldb = E,
                             .alpha = 1.0f, .C = j->y + b * Sq * E + h * D, .ldc = E});
@@ -129,7 +135,8 @@ static int mha_run(ox_kctx *ctx, void *state) {
     return ox_kctx_fail(ctx, OX_ERUNTIME,
                         "Q, K and V do not split into %lld heads of %lld with one batch",
                         (long long)H, (long long)D);
-  mha_job j = {a, q->data, k->data, v->data, NULL, NULL, B, Sq, Sk, E, {0}, 0};
+  mha_job j = {a, q->data, k->data, v->data, NULL, NULL, B, Sq, Sk, E, {0}};
+  j.score_row = OX_LEVEL_PICK(score_row);
   if (mask) {
     /* numpy broadcast of the mask against [B, H, Sq, Sk] */
     const int64_t full[4] = {B, H, Sq, Sk};

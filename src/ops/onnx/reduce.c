@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../kernels/levels.h"
 #include "../opcore.h"
 
 enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LOGSUMEXP, R_SUMSQ };
@@ -82,7 +83,7 @@ typedef struct red_job {
   const double *mx; /* LogSumExp: max per output */
 } red_job;
 
-OC_CLONES static void red_run_fn(void *arg, int64_t i, int64_t o, int64_t n, bool one) {
+OX_LEVEL_BODY void red_run_fn_c(void *arg, int64_t i, int64_t o, int64_t n, bool one) {
   const red_job *j = arg;
   double *acc = j->acc + o;
   const float *xf = j->dt == OX_FLOAT ? (const float *)j->x + i : NULL;
@@ -138,6 +139,8 @@ OC_CLONES static void red_run_fn(void *arg, int64_t i, int64_t o, int64_t n, boo
     }
   }
 }
+OX_LEVELS_VOID(red_run_fn, (void *arg, int64_t i, int64_t o, int64_t n, bool one), arg, i, o, n,
+               one)
 
 /* integer and bool inputs: exact int64 accumulation (wrap-around like the
  * element type) */
@@ -296,13 +299,14 @@ static int red_run(ox_kctx *ctx, void *state) {
   double *mx = acc + (on ? on : 1);
   double init = s->op == R_MAX ? -INFINITY : s->op == R_MIN ? INFINITY : s->op == R_PROD ? 1 : 0;
   for (int64_t i = 0; i < on; i++) acc[i] = init;
+  OX_LEVEL_PTR(red_run_fn) run = OX_LEVEL_PICK(red_run_fn);
   if (s->op == R_LOGSUMEXP) {
     for (int64_t i = 0; i < on; i++) mx[i] = -INFINITY;
     red_job jm = {R_MAX, x->data, dt, mx, NULL};
-    red_walk(&p, red_run_fn, &jm);
+    red_walk(&p, run, &jm);
   }
   red_job j = {s->op, x->data, dt, acc, mx};
-  red_walk(&p, red_run_fn, &j);
+  red_walk(&p, run, &j);
   double cnt = (double)p.count;
   for (int64_t i = 0; i < on; i++) {
     double v = acc[i];

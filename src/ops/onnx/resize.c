@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../../base/floatconv.h"
+#include "../../kernels/levels.h"
 #include "../../kernels/nn.h"
 #include "../nn_stage.h"
 #include "../../runtime/kernel.h"
@@ -234,8 +235,8 @@ static void free_taps(axis_taps *t) {
 }
 
 /* y[o, j, i] = sum_k w[j][k] x[o, idx[j][k], i] */
-OX_NN_CLONES static void apply_axis(const axis_taps *t, double extrap, const double *x, double *y,
-                                    int64_t outer, int64_t in, int64_t out, int64_t inner) {
+OX_LEVEL_BODY void apply_axis_c(const axis_taps *t, double extrap, const double *x, double *y,
+                                int64_t outer, int64_t in, int64_t out, int64_t inner) {
   for (int64_t o = 0; o < outer; o++) {
     const double *xo = x + o * in * inner;
     double *yo = y + o * out * inner;
@@ -258,6 +259,10 @@ OX_NN_CLONES static void apply_axis(const axis_taps *t, double extrap, const dou
     }
   }
 }
+OX_LEVELS_VOID(apply_axis,
+               (const axis_taps *t, double extrap, const double *x, double *y, int64_t outer,
+                int64_t in, int64_t out, int64_t inner),
+               t, extrap, x, y, outer, in, out, inner)
 
 /* Nearest mode without extrapolation: a pure gather with one index table per
  * axis, in the tensor's own element size (no staging). */
@@ -483,7 +488,8 @@ static int rs_run(ox_kctx *ctx, void *st) {
     int64_t outer = 1, inner = 1;
     for (size_t k = 0; k < d; k++) outer *= cur[k];
     for (size_t k = d + 1; k < r; k++) inner *= cur[k];
-    apply_axis(&t, s->extrap, a, b, outer, cur[d], ydims[d], inner);
+    /* a pick per resized axis (at most a few a run) */
+    OX_LEVEL_PICK(apply_axis)(&t, s->extrap, a, b, outer, cur[d], ydims[d], inner);
     free_taps(&t);
     cur[d] = ydims[d];
     double *tmp = a;
