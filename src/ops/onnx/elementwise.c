@@ -273,18 +273,22 @@ static void small_load(const void *base, int32_t dt, int64_t at, int64_t st, int
     for (int64_t i = 0; i < m; i++) dst[i] = (float)oc_get(base, dt, at + i * st);
 }
 
+/* the comparisons (a bool result); OP_NOT, OP_BNOT, OP_SUM and OP_MEAN come
+ * after them in the enum but are not */
+static bool is_cmp(int op) { return op >= OP_EQ && op <= OP_LE; }
+
 static void bin_small(void *arg, const int64_t *off, const int64_t *st, int64_t oo, int64_t n) {
   const bin_job *j = arg;
+  bool cmp = is_cmp(j->op);
   float xa[256], xb[256], xo[256];
   uint8_t co[256];
   for (int64_t s = 0; s < n; s += 256) {
     int64_t m = n - s < 256 ? n - s : 256;
     small_load(j->a, j->adt, off[0] + s * st[0], st[0], m, xa);
     small_load(j->b, j->bdt, off[1] + s * st[1], st[1], m, xb);
-    bin_job sub = {j->op,    xa,       xb,      j->op >= OP_EQ ? (void *)co : (void *)xo,
-                   OX_FLOAT, OX_FLOAT, OX_FLOAT};
+    bin_job sub = {j->op, xa, xb, cmp ? (void *)co : (void *)xo, OX_FLOAT, OX_FLOAT, OX_FLOAT};
     int64_t zero[2] = {0, 0}, one[2] = {1, 1};
-    if (j->op >= OP_EQ) {
+    if (cmp) {
       j->f32(&sub, zero, one, 0, m);
       memcpy((uint8_t *)j->o + oo + s, co, (size_t)m);
     } else {
@@ -357,8 +361,6 @@ static oc_run_fn pick_fn(int32_t dt, bool cmp) {
   }
 }
 #undef PICK
-
-static bool is_cmp(int op) { return op >= OP_EQ && op <= OP_LE; }
 
 /* Which element types each op accepts. */
 static bool type_ok(int op, int32_t dt) {
@@ -460,7 +462,7 @@ static int bin_compute(ox_kctx *ctx, int op, const oc_bcast *bc, const ox_value 
     fn = bin_mixed;
   else
     fn = pick_fn(a->dtype, is_cmp(op));
-  if (fn == bin_small) j.f32 = pick_fn(OX_FLOAT, op >= OP_EQ); /* as bin_small chooses */
+  if (fn == bin_small) j.f32 = pick_fn(OX_FLOAT, is_cmp(op));
   if (!fn || !type_ok(op, a->dtype))
     return ox_kctx_fail(ctx, OX_EUNSUPPORTED, "element type %s not supported", dt_name(a->dtype));
   oc_bcast_each(bc, ox_kctx_pool(ctx), fn, &j);
