@@ -2,7 +2,8 @@
  * the one-thread run: Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSumExp,SumSquare}
  * over every set of axes of a [6, 40, 200] float tensor (split along a kept
  * dim, along the last dim's columns, or not at all when everything is
- * reduced), keepdims on and off, and ReduceSum / ReduceMax of int64. The
+ * reduced), keepdims on and off, ReduceSum / ReduceMax of int64, and
+ * ArgMax / ArgMin along each axis. The
  * one-thread run is the reference: each output element must be summed by
  * one thread in the serial order, whatever the split. */
 #include <math.h>
@@ -39,6 +40,25 @@ static onnxc_value *run(const char *text, int threads, onnxc_value *x) {
   onnxc_session_free(s);
   onnxc_model_free(m);
   return y;
+}
+
+static bool same_bytes(onnxc_value *a, onnxc_value *b) {
+  return a && b && onnxc_tensor_nbytes(a) == onnxc_tensor_nbytes(b) &&
+         memcmp(onnxc_tensor_data_const(a), onnxc_tensor_data_const(b), onnxc_tensor_nbytes(a)) == 0;
+}
+
+/* ArgMax / ArgMin along one axis: lines split over the threads */
+static void compare_arg(const char *op, int axis, int last, onnxc_value *x) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+           "g (float[6,40,200] X) => (int64 Y)\n"
+           "{ Y = %s <axis = %d, select_last_index = %d> (X) }\n",
+           op, axis, last);
+  onnxc_value *a = run(text, 1, x), *b = run(text, 3, x);
+  CHECK(same_bytes(a, b));
+  onnxc_value_free(a);
+  onnxc_value_free(b);
 }
 
 static void compare(const char *op, const char *type, int axes_mask, int keep, onnxc_value *x) {
@@ -82,6 +102,10 @@ int main(void) {
   for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
     for (int mask = 1; mask < 8; mask++)
       for (int keep = 0; keep < 2; keep++) compare(ops[o], "float", mask, keep, xf);
+  for (int axis = 0; axis < 3; axis++) {
+    compare_arg("ArgMax", axis, axis == 1, xf);
+    compare_arg("ArgMin", axis, 0, xf);
+  }
   for (int mask = 1; mask < 8; mask++) {
     compare("ReduceSum", "int64", mask, 1, xi);
     compare("ReduceMax", "int64", mask, 0, xi);

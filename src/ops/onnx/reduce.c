@@ -439,6 +439,40 @@ static void outer_inner(const ox_value *x, size_t axis, int64_t *outer, int64_t 
   *n = x->rank ? x->dims[axis] : 1;
 }
 
+typedef struct arg_job {
+  const arg_state *s;
+  const void *x;
+  int32_t dt;
+  int64_t n, inner;
+  int64_t *o;
+} arg_job;
+
+/* lines [l0, l1) of the output: line l is (a, b) = (l / inner, l % inner) */
+static void arg_task(void *arg, int64_t l0, int64_t l1) {
+  const arg_job *j = arg;
+  const arg_state *s = j->s;
+  int64_t n = j->n, inner = j->inner;
+  for (int64_t l = l0; l < l1; l++) {
+    int64_t a = l / inner, b = l % inner, base = a * n * inner + b, best = 0;
+    double bv = oc_get(j->x, j->dt, base);
+    for (int64_t k = 1; k < n; k++) {
+      double v = oc_get(j->x, j->dt, base + k * inner);
+      if (isnan(bv)) { /* a NaN wins: the first one, or the last with select_last_index */
+        if (!s->last) break;
+        if (isnan(v)) best = k;
+        continue;
+      }
+      bool better =
+          isnan(v) || (s->is_max ? (s->last ? v >= bv : v > bv) : (s->last ? v <= bv : v < bv));
+      if (better) {
+        bv = v;
+        best = k;
+      }
+    }
+    j->o[l] = best;
+  }
+}
+
 static int arg_run(ox_kctx *ctx, void *state) {
   const arg_state *s = state;
   ox_value *x = ox_kctx_input(ctx, 0);
@@ -462,27 +496,11 @@ static int arg_run(ox_kctx *ctx, void *state) {
       odims[orank++] = 1;
   ox_value *y = ox_kctx_output(ctx, 0, OX_INT64, odims, orank);
   if (!y) return OX_ENOMEM;
-  int64_t *o = y->data;
-  for (int64_t a = 0; a < outer; a++)
-    for (int64_t b = 0; b < inner; b++) {
-      int64_t base = a * n * inner + b, best = 0;
-      double bv = oc_get(x->data, dt, base);
-      for (int64_t k = 1; k < n; k++) {
-        double v = oc_get(x->data, dt, base + k * inner);
-        if (isnan(bv)) { /* a NaN wins: the first one, or the last with select_last_index */
-          if (!s->last) break;
-          if (isnan(v)) best = k;
-          continue;
-        }
-        bool better =
-            isnan(v) || (s->is_max ? (s->last ? v >= bv : v > bv) : (s->last ? v <= bv : v < bv));
-        if (better) {
-          bv = v;
-          best = k;
-        }
-      }
-      o[a * inner + b] = best;
-    }
+  arg_job j = {s, x->data, dt, n, inner, y->data};
+  int64_t lines = outer * inner;
+  /* lines are independent: split them when there is work for several */
+  ox_parallel_for(ox_kctx_pool(ctx), lines, lines * n >= ((int64_t)1 << 15) ? 64 : lines, arg_task,
+                  &j);
   return OX_OK;
 }
 
