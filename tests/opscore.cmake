@@ -33,5 +33,5 @@ if(SYSTEM_PYTHON3)
 endif()
 # reductions over threads: the bytes of the one-thread run (the walk split by
 # kept dims or columns, never inside one output element's sum)
-onnxc_unit_test(test_reduce_threads)
-target_link_libraries(test_reduce_threads PRIVATE m)
+onnxc_unit_test(test_split_threads)
+target_link_libraries(test_split_threads PRIVATE m)

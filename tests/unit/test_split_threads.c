@@ -1,9 +1,11 @@
-/* test_reduce_threads.c - reductions split over threads give the bytes of
- * the one-thread run: Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSumExp,SumSquare}
+/* test_split_threads.c - operators split over threads give the bytes of
+ * the one-thread run. Reductions: Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSumExp,SumSquare}
  * over every set of axes of a [6, 40, 200] float tensor (split along a kept
  * dim, along the last dim's columns, or not at all when everything is
  * reduced), keepdims on and off, ReduceSum / ReduceMax of int64, and
- * ArgMax / ArgMin along each axis. The
+ * ArgMax / ArgMin along each axis. Resize (linear, cubic, nearest with
+ * extrapolation) of a [6, 40, 200] tensor, split by its outer blocks or
+ * by output positions. The
  * one-thread run is the reference: each output element must be summed by
  * one thread in the serial order, whatever the split. */
 #include <math.h>
@@ -61,6 +63,20 @@ static void compare_arg(const char *op, int axis, int last, onnxc_value *x) {
   onnxc_value_free(b);
 }
 
+static void compare_resize(const char *mode, const char *sizes, onnxc_value *x) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "<ir_version: 8, opset_import: [\"\" : 19]>\n"
+           "g (float[6,40,200] X) => (float Y)\n<int64[3] sz = {%s}>\n"
+           "{ Y = Resize <mode = \"%s\"> (X, , , sz) }\n",
+           sizes, mode);
+  onnxc_value *a = run(text, 1, x), *b = run(text, 3, x);
+  if (!same_bytes(a, b)) fprintf(stderr, "Resize %s to %s: 3 threads differ\n", mode, sizes);
+  CHECK(same_bytes(a, b));
+  onnxc_value_free(a);
+  onnxc_value_free(b);
+}
+
 static void compare(const char *op, const char *type, int axes_mask, int keep, onnxc_value *x) {
   char axes[64] = "", text[1024];
   size_t k = 0;
@@ -102,6 +118,11 @@ int main(void) {
   for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
     for (int mask = 1; mask < 8; mask++)
       for (int keep = 0; keep < 2; keep++) compare(ops[o], "float", mask, keep, xf);
+  static const char *const modes[] = {"linear", "cubic", "nearest"};
+  for (int m = 0; m < 3; m++) {
+    compare_resize(modes[m], "6, 80, 400", xf);  /* outer blocks (the last axis: outer 480) */
+    compare_resize(modes[m], "12, 40, 200", xf); /* positions (the first axis: outer 1) */
+  }
   for (int axis = 0; axis < 3; axis++) {
     compare_arg("ArgMax", axis, axis == 1, xf);
     compare_arg("ArgMin", axis, 0, xf);
@@ -113,6 +134,6 @@ int main(void) {
   onnxc_value_free(xf);
   onnxc_value_free(xi);
   if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
-  else printf("test_reduce_threads: ok\n");
+  else printf("test_split_threads: ok\n");
   return failures ? 1 : 0;
 }
