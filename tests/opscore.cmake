@@ -31,3 +31,8 @@ if(SYSTEM_PYTHON3)
                    $<TARGET_FILE:onnxc_cli>)
   set_tests_properties(opscore_einsum_oracle PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+# reductions over threads: the bytes of the one-thread run (the walk split by
+# kept dims or columns, never inside one output element's sum)
+onnxc_unit_test(test_split_threads)
+target_link_libraries(test_split_threads PRIVATE m)
+set_tests_properties(test_split_threads PROPERTIES LABELS concurrency)

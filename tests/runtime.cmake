@@ -101,4 +101,5 @@ set_tests_properties(test_api PROPERTIES LABELS concurrency)
 
 # What the ThreadSanitizer build compiles (`make build-tsan`): every program a
 # test labelled `concurrency` runs. Add a target here when labelling a test.
-add_custom_target(concurrency_tests DEPENDS test_concurrent test_api test_threadpool)
+add_custom_target(concurrency_tests DEPENDS test_concurrent test_api test_threadpool
+                  test_split_threads)

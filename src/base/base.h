@@ -3,21 +3,6 @@
 #ifndef OX_BASE_H
 #define OX_BASE_H
 
-/* Function multi-versioning (target_clones) is off under ThreadSanitizer:
- * clang instruments the ifunc resolvers, which run before TSan is set up. */
-#if defined(__SANITIZE_THREAD__)
-#define OX_NO_CLONES 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define OX_NO_CLONES 1
-#endif
-#endif
-#ifdef OX_NO_CLONES
-#define OX_CLONES(...)
-#else
-#define OX_CLONES(...) __attribute__((target_clones(__VA_ARGS__)))
-#endif
-
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>

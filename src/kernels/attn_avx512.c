@@ -3,8 +3,8 @@
  * that the scale and the mask round as the Div/Mul and Add nodes the fused
  * attention replaces. */
 #define OX_LEVEL 2
-#include "isa_level.h"
-#if OX_KERNELS_X86
+#include "levels.h"
+#if OX_LEVELS_X86
 #include <immintrin.h>
 #include <math.h>
 #include <stdbool.h>

@@ -2,15 +2,15 @@
  * CPU probe allows. */
 #include "conv_direct.h"
 
-#include "isa_level_tables.h"
+#include "levels.h"
 
 extern const ox_conv_direct_kernels ox_conv_direct_kernels_ref;
-#if OX_KERNELS_X86
+#if OX_LEVELS_X86
 extern const ox_conv_direct_kernels ox_conv_direct_kernels_avx2, ox_conv_direct_kernels_avx512;
 #endif
 
 const ox_conv_direct_kernels *ox_conv_direct_kernels_at(ox_isa isa) {
-  OX_ISA_TABLE_PICK(isa, ox_conv_direct_kernels);
+  return OX_LEVEL_TABLE(isa, ox_conv_direct_kernels);
 }
 
 const ox_conv_direct_kernels *ox_conv_direct_kernels_get(void) {

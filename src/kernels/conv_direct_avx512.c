@@ -3,8 +3,8 @@
  * a zero-bordered scratch plane, or one flat run over small planes) and
  * the few-positions rows, then the portable body compiled for AVX-512F. */
 #define OX_LEVEL 2
-#include "isa_level.h"
-#if OX_KERNELS_X86
+#include "levels.h"
+#if OX_LEVELS_X86
 #include <immintrin.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,13 +1,13 @@
 /* conv_direct_body.h - conv_direct.h's drivers and portable loops,
  * compiled once per level (included by conv_direct_avx512.c,
- * conv_direct_avx2.c and conv_direct_ref.c after isa_level.h); at the
+ * conv_direct_avx2.c and conv_direct_ref.c, levels.h's per-file form); at the
  * AVX-512 level they call the hand-written planes of conv_direct_avx512.c
  * and conv_dw_blk_avx512.c. */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "conv_direct_impl.h"
-#include "isa_level.h" /* OX_LEVEL_FN, OX_LEVEL_NAME for the including level */
+#include "levels.h" /* OX_LEVEL_FN, OX_LEVEL_NAME for the including level */
 
 /* One output row of a depthwise 2-D convolution: columns where every kernel
  * column lands inside the input are computed 16 at a time in registers; the

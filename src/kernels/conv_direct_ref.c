@@ -1,4 +1,4 @@
 /* conv_direct_ref.c - conv_direct.h's portable level: the body as plain C */
 #define OX_LEVEL 0
 #include "conv_direct_body.h"
-#include "isa_level.h"
+#include "levels.h"

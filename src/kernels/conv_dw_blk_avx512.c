@@ -11,8 +11,8 @@
  * back. Each output takes its taps in order from the bias, as the other
  * paths, with the FusedConv activation in registers. */
 #define OX_LEVEL 2
-#include "isa_level.h"
-#if OX_KERNELS_X86
+#include "levels.h"
+#if OX_LEVELS_X86
 #include <immintrin.h>
 #include <string.h>
 

@@ -326,10 +326,8 @@ void ox_nn_gather2_u8(uint8_t *dst, const uint8_t *src, int64_t n) {
 }
 
 /* the byte im2col row in plain C, compiled per level (levels.h) */
-__attribute__((always_inline)) static inline void im2col_row_u8_c(const ox_nn_geom *g,
-                                                                  const uint8_t *xc, int64_t kidx,
-                                                                  int64_t o0, int64_t o1,
-                                                                  uint8_t *dst, uint8_t padv) {
+OX_LEVEL_BODY void im2col_row_u8_c(const ox_nn_geom *g, const uint8_t *xc, int64_t kidx, int64_t o0,
+                                   int64_t o1, uint8_t *dst, uint8_t padv) {
   size_t L = g->nd - 1;
   int64_t OW = g->out[L], IW = g->in[L], sw = g->stride[L];
   int64_t kk[OX_NN_MAXD], oi[OX_NN_MAXD];
@@ -772,7 +770,7 @@ static pthread_once_t g_nn_once = PTHREAD_ONCE_INIT;
 static void nn_fill(void) {
   const ox_cpu *c = ox_cpu_get();
   nn_table *t = &g_nn;
-  t->im2col_row_u8 = OX_LEVEL_PICK(c, im2col_row_u8);
+  t->im2col_row_u8 = OX_LEVEL_PICK(im2col_row_u8);
 #if defined(__x86_64__) && defined(__GNUC__)
   if (c->avx512f) {
     t->gather2_f32 = gather2_f32_avx512;

@@ -14,16 +14,6 @@
 
 #define OX_NN_MAXD 8
 
-/* Hot loops compiled for AVX-512, AVX2 and the baseline, chosen at load
- * time (GCC function multi-versioning; a no-op elsewhere). The operators'
- * loops in src/ops still use it; src/kernels picks its levels from the
- * dispatch tables instead (levels.h), which honour ONNXC_ISA. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define OX_NN_CLONES OX_CLONES("avx512f", "avx2", "default")
-#else
-#define OX_NN_CLONES
-#endif
-
 typedef enum ox_autopad {
   OX_PAD_NOTSET,
   OX_PAD_SAME_UPPER,

@@ -2,8 +2,8 @@
  * and QLinearAdd loops and the VBMI byte lookup, then the portable body
  * (q8_body.h) compiled for AVX-512F. */
 #define OX_LEVEL 2
-#include "isa_level.h"
-#if OX_KERNELS_X86
+#include "levels.h"
+#if OX_LEVELS_X86
 #include <immintrin.h>
 #include <math.h>
 

@@ -1,9 +1,9 @@
 /* q8_body.h - q8.h's portable loops, compiled once per level (included by
- * q8_avx512.c, q8_avx2.c and q8_ref.c after isa_level.h); the AVX-512 file
+ * q8_avx512.c, q8_avx2.c and q8_ref.c, levels.h's per-file form); the AVX-512 file
  * defines its hand-written loops and add_u8 first. */
 #include <stdint.h>
 
-#include "isa_level.h" /* OX_LEVEL_FN, OX_LEVEL_NAME for the including level */
+#include "levels.h" /* OX_LEVEL_FN, OX_LEVEL_NAME for the including level */
 #include "q8.h"
 #include "vmath.h" /* ox_sel_f32 */
 

@@ -8,15 +8,15 @@
 #include <emmintrin.h>
 #endif
 
-#include "isa_level_tables.h"
+#include "levels.h"
 
 extern const ox_vmath_kernels ox_vmath_kernels_ref;
-#if OX_KERNELS_X86
+#if OX_LEVELS_X86
 extern const ox_vmath_kernels ox_vmath_kernels_avx2, ox_vmath_kernels_avx512;
 #endif
 
 const ox_vmath_kernels *ox_vmath_kernels_at(ox_isa isa) {
-  OX_ISA_TABLE_PICK(isa, ox_vmath_kernels);
+  return OX_LEVEL_TABLE(isa, ox_vmath_kernels);
 }
 
 const ox_vmath_kernels *ox_vmath_kernels_get(void) {

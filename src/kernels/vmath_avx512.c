@@ -11,8 +11,8 @@
  * of integer selects. The sum of a row of exponentials (softmax) is taken
  * in the same pass, in double, in the order of the portable row sum. */
 #define OX_LEVEL 2
-#include "isa_level.h"
-#if OX_KERNELS_X86
+#include "levels.h"
+#if OX_LEVELS_X86
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>

@@ -1,13 +1,13 @@
 /* vmath_body.h - the portable loops of vmath.h, compiled once per level
- * (included by vmath_avx512.c, vmath_avx2.c, vmath_ref.c after
- * isa_level.h). Written so that the compiler vectorises them whole; the
+ * (included by vmath_avx512.c, vmath_avx2.c, vmath_ref.c: levels.h's
+ * per-file form). Written so that the compiler vectorises them whole; the
  * AVX-512 file defines vm_exp_run and vm_erf_run / vm_gelu_run (hand-
  * written, the same formulas) before including this, and the table takes
  * those instead of exp_block and erf_block there. */
 #include <math.h>
 #include <string.h>
 
-#include "isa_level.h" /* OX_LEVEL_FN, OX_LEVEL_NAME for the including level */
+#include "levels.h" /* OX_LEVEL_FN, OX_LEVEL_NAME for the including level */
 #include "vexp.h"
 #include "vmath.h"
 

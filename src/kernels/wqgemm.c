@@ -112,8 +112,7 @@ int ox_wq_pack(int bits, bool q_signed, int64_t K, int64_t N, const void *q, con
 
 /* The float weights of group g, rows [0, K), as DequantizeLinear gives
  * them: (q - z) * s with q - z an exact integer. */
-__attribute__((always_inline)) static inline void dequant_group_c(const ox_wq_matrix *W, int64_t g,
-                                                                  float *slab) {
+OX_LEVEL_BODY void dequant_group_c(const ox_wq_matrix *W, int64_t g, float *slab) {
   const uint32_t *src = grp_units(W, g);
   const float *sd = W->scale + g * W->n_blk * GRP;
   int bits = W->bits;
@@ -580,7 +579,7 @@ static bool int8_form_fits(const ox_wq_matrix *W) {
 }
 
 /* a + ... in sixteen running sums (vectorised; an Inf or NaN stays) */
-__attribute__((always_inline)) static inline float block_sum_c(const float *a, int64_t n) {
+OX_LEVEL_BODY float block_sum_c(const float *a, int64_t n) {
   float part[16] = {0};
   int64_t k = 0;
   for (; k + 16 <= n; k += 16)
@@ -598,8 +597,7 @@ OX_LEVELS(float, block_sum, (const float *a, int64_t n), a, n)
  * vector clones; no add that a compiler could fuse with the product into a
  * single rounding); a block of zeros has scale 0. Returns the sum of the values. The row is
  * finite (prepare_rows checked). */
-__attribute__((always_inline)) static inline int32_t quantize_block_c(const float *a, int64_t n,
-                                                                      int8_t *aq, float *scale) {
+OX_LEVEL_BODY int32_t quantize_block_c(const float *a, int64_t n, int8_t *aq, float *scale) {
   float amax = 0.0f;
   for (int64_t k = 0; k < n; k++) {
     float v = fabsf(a[k]);
@@ -628,9 +626,8 @@ OX_LEVELS(int32_t, quantize_block, (const float *a, int64_t n, int8_t *aq, float
  * unit = 2^-sh. false when the block's largest value is below 2^-104 (2^sh
  * would not be a normal float): the caller takes the float form. A zero
  * block has unit 0. */
-__attribute__((always_inline)) static inline bool fx_block_c(const float *a, int64_t n, int8_t *d0,
-                                                             int8_t *d1, int8_t *d2, int32_t sum[3],
-                                                             float *unit) {
+OX_LEVEL_BODY bool fx_block_c(const float *a, int64_t n, int8_t *d0, int8_t *d1, int8_t *d2,
+                              int32_t sum[3], float *unit) {
   float amax = 0.0f;
   for (int64_t k = 0; k < n; k++) {
     float v = fabsf(a[k]);
@@ -703,10 +700,10 @@ static void wq_fill(void) {
     t->fx_vnni = bsum_fx_vnni;
   }
 #endif
-  t->dequant = OX_LEVEL_PICK(c, dequant_group);
-  t->block_sum = OX_LEVEL_PICK(c, block_sum);
-  t->quantize_block = OX_LEVEL_PICK(c, quantize_block);
-  t->fx_block = OX_LEVEL_PICK(c, fx_block);
+  t->dequant = OX_LEVEL_PICK(dequant_group);
+  t->block_sum = OX_LEVEL_PICK(block_sum);
+  t->quantize_block = OX_LEVEL_PICK(quantize_block);
+  t->fx_block = OX_LEVEL_PICK(fx_block);
   size_t u = (size_t)c->uarch < sizeof k_wq_grain / sizeof *k_wq_grain ? (size_t)c->uarch : 0;
   t->grain_bytes = k_wq_grain[u];
 }

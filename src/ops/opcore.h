@@ -13,14 +13,6 @@
 
 #define OC_MAXRANK 32
 
-/* Compiles a hot loop function for AVX-512, AVX2 and baseline x86-64, chosen
- * at load time by the CPU's features (GCC/Clang function multiversioning). */
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__)
-#define OC_CLONES OX_CLONES("avx512f", "avx2", "default")
-#else
-#define OC_CLONES
-#endif
-
 /* Scalar float32 rules shared by the elementwise, unary and fused
  * (ElementwiseChain) kernels, so that fused and unfused results are the
  * same bits. Min/Max are branch-free (the loops vectorise) and propagate a

@@ -1,8 +1,9 @@
 /* test_half_ops.c - float16 and bfloat16 tensors through the kernels that
  * widen them to float32 in bulk and round the float32 result once:
- * - Add, Sub, Mul, Div and Less with numpy broadcasting (same shapes, a
- *   bias row, a scalar, a column, either side broadcast), rows longer than
- *   the elementwise kernel's 256-value blocks;
+ * - Add, Sub, Mul, Div, Less and the variadic Sum and Mean (of two) with
+ *   numpy broadcasting (same shapes, a bias row, a scalar, a column, either
+ *   side broadcast), rows longer than the elementwise kernel's 256-value
+ *   blocks;
  * - Softmax, LogSoftmax and Hardmax over the last axis (contiguous rows)
  *   and over a middle axis (strided);
  * - ReduceSum, ReduceMean, ReduceSumSquare and ReduceL2 over the last axis
@@ -57,6 +58,8 @@ static double apply(const char *op, double a, double b) {
   if (strcmp(op, "Sub") == 0) return a - b;
   if (strcmp(op, "Mul") == 0) return a * b;
   if (strcmp(op, "Div") == 0) return a / b;
+  if (strcmp(op, "Sum") == 0) return a + b;
+  if (strcmp(op, "Mean") == 0) return (a + b) / 2; /* one rounding: the halving is exact */
   return a < b;
 }
 
@@ -238,7 +241,7 @@ int main(void) {
               middle = {{3, 1}, 2};
   const shape *pairs[][2] = {{&full, &full},   {&full, &row},    {&row, &full},   {&full, &scalar},
                              {&scalar, &full}, {&full, &column}, {&column, &row}, {&middle, &full}};
-  const char *ops[] = {"Add", "Sub", "Mul", "Div", "Less"};
+  const char *ops[] = {"Add", "Sub", "Mul", "Div", "Less", "Sum", "Mean"};
   for (int t = 0; t < 2; t++)
     for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
       for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++)

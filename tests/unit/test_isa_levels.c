@@ -1,6 +1,7 @@
 /* test_isa_levels.c - the CPU dispatch of src/kernels/ (docs/architecture.md,
- * "CPU dispatch"): ONNXC_ISA caps what the tables hold, and every level
- * this CPU can run computes what the portable one does.
+ * "CPU dispatch"): ONNXC_ISA caps what the tables hold and which level the
+ * operators' loops run (kernels/levels.h), and every level this CPU can run
+ * computes what the portable one does.
  *
  * `make test` runs this (with the other kernel tests) plain and with
  * ONNXC_ISA=avx2 and =portable, so on an AVX-512 machine each run checks
@@ -14,6 +15,7 @@
 
 #include "base/cpu.h"
 #include "kernels/conv_direct.h"
+#include "kernels/levels.h"
 #include "kernels/q8.h"
 #include "kernels/vmath.h"
 #include "session_check.h" /* CHECK */
@@ -197,11 +199,114 @@ static void test_conv_levels(void) {
   }
 }
 
+/* ---- the per-function levels (levels.h) ---- */
+
+/* a body compiled per level, to check what a pick names */
+OX_LEVEL_BODY int twice_c(int v) { return 2 * v; }
+OX_LEVELS(int, twice, (int v), v)
+
+static void test_level_pick(void) {
+  ox_isa w = wanted(ox_cpu_get());
+  OX_LEVEL_PTR(twice) f = OX_LEVEL_PICK(twice);
+#if OX_LEVELS_X86
+  CHECK(f == (w == OX_ISA_AVX512 ? twice_avx512 : w == OX_ISA_AVX2 ? twice_avx2 : twice_ref));
+  CHECK(OX_LEVEL_TABLE(OX_ISA_PORTABLE, twice) == twice_ref);
+  CHECK(OX_LEVEL_TABLE(OX_ISA_AVX512, twice) == (ox_cpu_get()->found == OX_ISA_AVX512 ? twice_avx512
+                                                 : ox_cpu_get()->found == OX_ISA_AVX2 ? twice_avx2
+                                                                                      : twice_ref));
+#else
+  CHECK(f == twice_ref);
+#endif
+  CHECK(f(21) == 42);
+}
+
+/* What the operators' picks took, by the watcher (one thread: the session
+ * runs on the caller's). */
+enum { MAX_SEEN = 64 };
+static struct {
+  const char *name;
+  ox_isa level;
+} seen[MAX_SEEN];
+static int n_seen;
+
+static void watch(const char *name, ox_isa level) {
+  if (n_seen < MAX_SEEN) seen[n_seen].name = name, seen[n_seen].level = level, n_seen++;
+}
+
+/* A model whose operators run loops compiled per level in src/ops (pool.c,
+ * norm.c, reduce.c, unary.c, elementwise.c, resize.c, conv.c, fused.c):
+ * every loop must be picked, and at the level ONNXC_ISA allows. A loop
+ * dispatched by the loader (the CPU's level whatever the cap) or called
+ * without a pick fails here. */
+static void test_ops_levels(void) {
+  const char *text =
+      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+      "G (float[1,4,6,6] X) => (float[1,4,1,1] gp, float[1,4,3,3] mp, float[1,4,6,6] bn,\n"
+      "  float[1,4,6,6] lrn, float[1,1,6,6] rmax, float[1,4,6,6] sn, float[1,4,6,6] add,\n"
+      "  float[1,4,12,12] rs, float[1,2,12,12] ct, float[1,4,6,6] ch)\n"
+      "<float[4] s = {1, 2, 0.5, 3}, float[4] b = {0, 1, -1, 2}, float[4] mu = {0, 0.5, 1, -1},\n"
+      "  float[4] var = {1, 2, 3, 4}, float[0] roi = {}, float[4] sc = {1, 1, 2, 2},\n"
+      "  float[4,2,2,2] wt = {1, -1, 2, 0.5, 1, 1, -2, 3, 0, 1, 2, -1, 1, 0.5, 0.25, 2,\n"
+      "  3, 1, -1, 0, 2, 2, 1, -3, 1, 1, 1, 1, -1, 0.5, 2, 1}, float k = {1.5}, float c = {0.25}> "
+      "{\n"
+      "  gp = GlobalAveragePool (X)\n"
+      "  mp = MaxPool <kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]> (X)\n"
+      "  bn = BatchNormalization (X, s, b, mu, var)\n"
+      "  lrn = LRN <size = 3> (X)\n"
+      "  rmax = ReduceMax <axes = [1]> (X)\n"
+      "  sn = Sin (X)\n"
+      "  add = Add (X, sn)\n"
+      "  rs = Resize <mode = \"linear\"> (X, roi, sc)\n"
+      "  ct = ConvTranspose <kernel_shape = [2, 2], strides = [2, 2]> (X, wt)\n"
+      "  t = Mul (X, k)\n  u = Add (t, c)\n  ch = Tanh (u)\n}\n";
+  onnxc_model *m = NULL;
+  onnxc_session *s = open_text_session("ops_levels", text, true, 1, &m);
+  CHECK(s != NULL);
+  if (!s) return;
+  int64_t dims[4] = {1, 4, 6, 6};
+  float x[144];
+  for (int i = 0; i < 144; i++) x[i] = (float)((i * 37) % 23 - 11) / 8.0f;
+  onnxc_error e;
+  onnxc_value *in = onnxc_tensor_wrap(1, dims, 4, x, &e), *out[10] = {0};
+  const char *names[1] = {"X"};
+  n_seen = 0;
+  ox_level_watch(watch);
+  int rc = onnxc_session_run(s, names, &in, 1, NULL, out, 10, &e);
+  ox_level_watch(NULL);
+  if (rc != ONNXC_OK) fprintf(stderr, "ops_levels: %s\n", e.msg);
+  CHECK(rc == ONNXC_OK);
+  ox_isa w = wanted(ox_cpu_get());
+  const char *want[] = {"gpool_task",  "bordered3s2_task", "bn_apply", "lrn_task",
+                        "red_run_fn",  "un_f32_fast",      "bin_f32",  "apply_axis",
+                        "convt_tiles", "fz_block"};
+  for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+    bool found = false;
+    for (int i = 0; i < n_seen; i++) found |= strcmp(seen[i].name, want[k]) == 0;
+    if (!found) fprintf(stderr, "ops_levels: no pick of %s\n", want[k]);
+    CHECK(found);
+  }
+  int off = 0;
+  for (int i = 0; i < n_seen; i++)
+    if (seen[i].level != w) {
+      fprintf(stderr, "ops_levels: %s ran at %s, not %s\n", seen[i].name,
+              ox_isa_name(seen[i].level), ox_isa_name(w));
+      off++;
+    }
+  CHECK(off == 0);
+  printf("operators' loops: %d picks, %d at %s\n", n_seen, n_seen - off, ox_isa_name(w));
+  for (int k = 0; k < 10; k++) onnxc_value_free(out[k]);
+  onnxc_value_free(in);
+  onnxc_session_free(s);
+  onnxc_model_free(m);
+}
+
 int main(void) {
   test_cap();
   test_vmath_levels();
   test_q8_levels();
   test_conv_levels();
+  test_level_pick();
+  test_ops_levels();
   if (fails) {
     printf("%d fails\n", fails);
     return 1;

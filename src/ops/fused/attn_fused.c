@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../../kernels/gemm.h"
+#include "../../kernels/levels.h"
 #include "../../runtime/kernel.h"
 #include "../fused.h"
 #include "../opcore.h"
@@ -58,21 +59,10 @@ static bool split_dims(const ox_value *x, int64_t b0, int64_t s0, int64_t hd, in
   return *b * *s == rest;
 }
 
-typedef struct mha_job {
-  const mha_attrs *a;
-  const float *q, *k, *v, *mask;
-  float *y;
-  int64_t B, Sq, Sk, E;
-  int64_t qE, qhs; /* Q's row stride and head stride (E and D; D and 0 for one shared head) */
-  int64_t rows;    /* query rows per task */
-  int64_t mst[4];  /* mask strides over [B, H, Sq, Sk] (0: broadcast) */
-  atomic_int oom;
-} mha_job;
-
 /* One row of scores: / scale (or * scale), + mask, then softmax — loops
  * the compiler vectorises (the division stays a division, as Div's). */
-OC_CLONES static void score_row(float *row, int64_t n, float scale, bool div, const float *m,
-                                int64_t mstep) {
+OX_LEVEL_BODY void score_row_c(float *row, int64_t n, float scale, bool div, const float *m,
+                               int64_t mstep) {
   const ox_vmath_kernels *vk = ox_vmath_kernels_get();
   if ((!m || mstep == 1) && vk->scale_mask_max) {
     float mx = vk->scale_mask_max(row, n, scale, div, m);
@@ -95,6 +85,22 @@ OC_CLONES static void score_row(float *row, int64_t n, float scale, bool div, co
   for (int64_t c = 0; c < n; c++) row[c] *= inv;
 }
 
+OX_LEVELS_VOID(score_row,
+               (float *row, int64_t n, float scale, bool div, const float *m, int64_t mstep), row,
+               n, scale, div, m, mstep)
+
+typedef struct mha_job {
+  const mha_attrs *a;
+  const float *q, *k, *v, *mask;
+  float *y;
+  int64_t B, Sq, Sk, E;
+  int64_t qE, qhs;                   /* Q's row and head strides (D and 0: one shared head) */
+  int64_t rows;                      /* query rows per task */
+  int64_t mst[4];                    /* mask strides over [B, H, Sq, Sk] (0: broadcast) */
+  OX_LEVEL_PTR(score_row) score_row; /* of the level in use (levels.h) */
+  atomic_int oom;
+} mha_job;
+
 /* Task t: rows [r0, r0 + rows) of the queries of one (batch, head): blocks
  * of rows give a pool larger than B * H something to do. */
 static void mha_task(void *arg, int64_t t0, int64_t t1) {
@@ -116,7 +122,7 @@ static void mha_task(void *arg, int64_t t0, int64_t t1) {
     for (int64_t r = 0; r < rows; r++) {
       const float *m =
           j->mask ? j->mask + b * j->mst[0] + h * j->mst[1] + (r0 + r) * j->mst[2] : NULL;
-      score_row(sc + r * Sk, Sk, a->scale, a->div, m, j->mst[3]);
+      j->score_row(sc + r * Sk, Sk, a->scale, a->div, m, j->mst[3]);
     }
     ox_gemm(&(ox_gemm_desc){.M = rows, .N = D, .K = Sk, .A = sc, .lda = Sk, .B = vh, .ldb = E,
                             .alpha = 1.0f, .C = j->y + (b * Sq + r0) * E + h * D, .ldc = E});
@@ -146,16 +152,17 @@ static int mha_run(ox_kctx *ctx, void *state) {
                         "Q, K and V do not split into %lld heads of %lld with one batch",
                         (long long)H, (long long)D);
   /* One task per (batch, head) while they are enough to keep the pool busy;
-   * else blocks of query rows, at least 256: each block packs K_h and V_h
-   * again, which costs more than its scores' cache misses save (Whisper's
-   * 1,500 x 1,500 heads: 178 ms in 43-row blocks vs 103 ms whole, 1 thread) */
+   * else blocks of query rows, at least 256: each task packs K_h and V_h
+   * for itself (Whisper's 1,500 x 1,500 heads in 43-row blocks took 178 ms
+   * against 103 ms whole, one thread) */
   int64_t nt = ox_thread_pool_size(ox_kctx_pool(ctx)), rows = Sq > 0 ? Sq : 1;
   if (B * H < 2 * nt && Sq > 512) {
     int64_t nb = (2 * nt + B * H - 1) / (B * H);
     rows = (Sq + nb - 1) / nb;
     if (rows < 256) rows = 256;
   }
-  mha_job j = {a, q->data, k->data, v->data, NULL, NULL, B, Sq, Sk, E, qE, qhs, rows, {0}, 0};
+  mha_job j = {a, q->data, k->data, v->data, NULL, NULL, B, Sq, Sk, E, qE, qhs, rows, {0},
+               OX_LEVEL_PICK(score_row), 0};
   if (mask) {
     /* numpy broadcast of the mask against [B, H, Sq, Sk] */
     const int64_t full[4] = {B, H, Sq, Sk};

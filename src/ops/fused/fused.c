@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../kernels/levels.h"
 #include "../datamove.h"
 #include "../opcore.h"
 
@@ -207,9 +208,9 @@ static int fz_prepare(const ox_kinfo *info, void **state, ox_err *e) {
 /* cv: each constant's value for this block when it is one number here;
  * cp: its elements for this block when it varies along the block (a
  * constant on the last axis), else NULL. */
-OC_CLONES static void fz_block(const fz_state *s, const float *in, float *out, int64_t n,
-                               const float *cv, const float *const *cp, float *scratch,
-                               int64_t stride) {
+OX_LEVEL_BODY void fz_block_c(const fz_state *s, const float *in, float *out, int64_t n,
+                              const float *cv, const float *const *cp, float *scratch,
+                              int64_t stride) {
   const float *val[FZ_MAX_INSTR + 1];
   val[0] = in;
   size_t n_instr = s->gelu_at >= 0 ? (size_t)s->gelu_at : s->n_instr;
@@ -286,12 +287,19 @@ OC_CLONES static void fz_block(const fz_state *s, const float *in, float *out, i
   if (s->gelu_at >= 0) oc_gelu_erf_f32(val[s->gelu_in], out, n, &s->gelu);
 }
 
+/* fz_block_ref, _avx2, _avx512: the run picks one (levels.h) */
+OX_LEVELS_VOID(fz_block,
+               (const fz_state *s, const float *in, float *out, int64_t n, const float *cv,
+                const float *const *cp, float *scratch, int64_t stride),
+               s, in, out, n, cv, cp, scratch, stride)
+
 typedef struct fz_job {
   const fz_state *s;
   const float *x;
   float *y;
   int64_t inner, chans, nb, blk;
   bool last_axis; /* constants vary along the last axis (inner == 1) */
+  OX_LEVEL_PTR(fz_block) block; /* fz_block of the level in use */
 } fz_job;
 
 static void fz_chunk(void *arg, int64_t begin, int64_t end) {
@@ -313,7 +321,7 @@ static void fz_chunk(void *arg, int64_t begin, int64_t end) {
         cp[c] = s->c[c].numel == 1 ? NULL : s->c[c].data + start;
       }
       int64_t off = seg * j->chans + start;
-      fz_block(s, j->x + off, j->y + off, len, cv, cp, scratch, j->blk);
+      j->block(s, j->x + off, j->y + off, len, cv, cp, scratch, j->blk);
       continue;
     }
     if (seg != cur_seg) {
@@ -324,7 +332,7 @@ static void fz_chunk(void *arg, int64_t begin, int64_t end) {
     }
     int64_t start = b * j->blk, len = j->inner - start < j->blk ? j->inner - start : j->blk;
     int64_t off = seg * j->inner + start;
-    fz_block(s, j->x + off, j->y + off, len, cv, cp, scratch, j->blk);
+    j->block(s, j->x + off, j->y + off, len, cv, cp, scratch, j->blk);
   }
 }
 
@@ -409,6 +417,7 @@ static int fz_run(ox_kctx *ctx, void *state) {
     bool last_axis = inner == 1 && chans > 1;
     int64_t run = last_axis ? chans : inner;
     fz_job j = {s, src->data, y->data, inner, chans, (run + blk - 1) / blk, blk, last_axis};
+    j.block = OX_LEVEL_PICK(fz_block);
     int64_t items = (y->numel / run) * j.nb;
     int64_t grain = 16384 / blk;
     ox_parallel_for(ox_kctx_pool(ctx), items, grain > 0 ? grain : 1, fz_chunk, &j);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../../kernels/gemm.h"
+#include "../../kernels/levels.h"
 #include "../../kernels/nn.h"
 #include "../nn_attrs.h"
 #include "../nn_stage.h"
@@ -336,8 +337,8 @@ static int conv_few_positions(ox_kctx *ctx, const ox_nn_geom *g, const float *xf
  * (the caller's reference, also on failure). */
 /* The prologue applied to all of x (N images of C planes of P values) into
  * out: the path for geometries whose GEMM does not read X in strips. */
-OX_NN_CLONES static void pro_apply(const ox_sgemm_pro *pro, int64_t N, int64_t C, int64_t P,
-                                   const float *x, float *out) {
+OX_LEVEL_BODY void pro_apply_c(const ox_sgemm_pro *pro, int64_t N, int64_t C, int64_t P,
+                               const float *x, float *out) {
   for (int64_t n = 0; n < N; n++)
     for (int64_t c = 0; c < C; c++) {
       const float *xc = x + (n * C + c) * P;
@@ -352,6 +353,10 @@ OX_NN_CLONES static void pro_apply(const ox_sgemm_pro *pro, int64_t N, int64_t C
         for (int64_t i = 0; i < P; i++) oc[i] = fmaf(xc[i], a, b);
     }
 }
+OX_LEVELS_VOID(pro_apply,
+               (const ox_sgemm_pro *pro, int64_t N, int64_t C, int64_t P, const float *x,
+                float *out),
+               pro, N, C, P, x, out)
 
 /* The Winograd kernels of the constant W (M x C x 3 x 3), made by the first
  * run that asks (sessions run from several threads: under the state's
@@ -428,7 +433,7 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
         rc = ox_kctx_fail(ctx, OX_ENOMEM, "out of memory (convolution prologue)");
         goto done;
       }
-      pro_apply(&pro, N, x->dims[1], P, xf, xpro);
+      OX_LEVEL_PICK(pro_apply)(&pro, N, x->dims[1], P, xf, xpro);
       xf = xpro;
     }
   }
@@ -832,24 +837,11 @@ static int convt_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   return OX_OK;
 }
 
-typedef struct convt_job {
-  const ox_nn_geom *g; /* in = Y spatial, out = X spatial */
-  const float *x, *w, *bias;
-  float *y;
-  int64_t G, Cg, Mg, Pin;
-  ox_sgemm_packed *const *packed; /* W^T per group when W is constant */
-  bool tiled;                     /* convt_tiles applies */
-  int64_t chunk, n_chunks;        /* rows of X per chunk, chunks per image */
-  ox_thread_pool *inner_pool;
-  atomic_int oom;
-} convt_job;
-
 /* 2-D kernels equal to the strides, no dilation or padding: every output
  * pixel receives exactly one column value, so Y is written (bias + column)
  * row by row instead of accumulated. */
-OX_NN_CLONES static void convt_tiles(const ox_nn_geom *g, int64_t M, const float *col,
-                                     int64_t ldcol, int64_t o0, int64_t o1, const float *bias,
-                                     float *y) {
+OX_LEVEL_BODY void convt_tiles_c(const ox_nn_geom *g, int64_t M, const float *col, int64_t ldcol,
+                                 int64_t o0, int64_t o1, const float *bias, float *y) {
   int64_t KH = g->k[0], KW = g->k[1], XW = g->out[1], YW = g->in[1];
   for (int64_t m = 0; m < M; m++) {
     float b = bias ? bias[m] : 0.0f;
@@ -870,6 +862,23 @@ OX_NN_CLONES static void convt_tiles(const ox_nn_geom *g, int64_t M, const float
       }
   }
 }
+OX_LEVELS_VOID(convt_tiles,
+               (const ox_nn_geom *g, int64_t M, const float *col, int64_t ldcol, int64_t o0,
+                int64_t o1, const float *bias, float *y),
+               g, M, col, ldcol, o0, o1, bias, y)
+
+typedef struct convt_job {
+  const ox_nn_geom *g; /* in = Y spatial, out = X spatial */
+  const float *x, *w, *bias;
+  float *y;
+  int64_t G, Cg, Mg, Pin;
+  ox_sgemm_packed *const *packed; /* W^T per group when W is constant */
+  bool tiled;                     /* convt_tiles applies */
+  int64_t chunk, n_chunks;        /* rows of X per chunk, chunks per image */
+  ox_thread_pool *inner_pool;
+  atomic_int oom;
+  OX_LEVEL_PTR(convt_tiles) tiles; /* convt_tiles of the level in use, when tiled */
+} convt_job;
 
 /* One image and group: Y = bias, then for chunks of X rows (columns of about
  * 1 MiB, kept in cache) W^T X into columns and col2im into Y. */
@@ -904,7 +913,7 @@ static void convt_task(void *arg, int64_t t0, int64_t t1) {
                               .B = xg + o0 * XW, .ldb = j->Pin, .alpha = 1.0f, .C = col,
                               .ldc = ncols, .pool = j->inner_pool});
       if (j->tiled)
-        convt_tiles(g, j->Mg, col, ncols, o0, o1, j->bias ? j->bias + gi * j->Mg : NULL, yg);
+        j->tiles(g, j->Mg, col, ncols, o0, o1, j->bias ? j->bias + gi * j->Mg : NULL, yg);
       else
         ox_nn_col2im_add_rows(g, j->Mg, col, ncols, o0, o1, yg);
     }
@@ -1004,6 +1013,7 @@ static int convt_run(ox_kctx *ctx, void *st) {
       if (g.k[d] != g.stride[d] || g.dil[d] != 1 || g.pb[d] != 0 || g.pe[d] != 0 ||
           g.in[d] != g.out[d] * g.stride[d])
         j.tiled = false;
+    if (j.tiled) j.tiles = OX_LEVEL_PICK(convt_tiles);
     int64_t ntasks = x->dims[0] * G * (j.tiled ? j.n_chunks : 1);
     j.inner_pool = ntasks == 1 ? ox_kctx_pool(ctx) : NULL;
     atomic_init(&j.oom, 0);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../kernels/levels.h"
 #include "../opcore.h"
 
 enum {
@@ -48,6 +49,7 @@ typedef struct bin_job {
   const void *a, *b;
   void *o;
   int32_t adt, bdt, odt;
+  oc_run_fn f32; /* bin_small: the float32 loop of the level in use */
 } bin_job;
 
 /* ---- element operations ---- */
@@ -95,23 +97,27 @@ typedef struct bin_job {
     LOOP4(T, uint8_t, x <= y); \
     break;
 
+/* the run functions' parameters (oc_run_fn), and the arguments passing them on */
+#define RUN_PARAMS (void *arg, const int64_t *off, const int64_t *st, int64_t oo, int64_t n)
+#define RUN_ARGS arg, off, st, oo, n
+
+/* a run function per type and level: cmp_NAME_ref, _avx2, _avx512 (levels.h) */
 #define DEF_CMP(T, NAME)                                                                         \
-  OC_CLONES static void cmp_##NAME(void *arg, const int64_t *off, const int64_t *st, int64_t oo, \
-                                   int64_t n) {                                                  \
+  OX_LEVEL_BODY void cmp_##NAME##_c RUN_PARAMS {                                                 \
     const bin_job *j = arg;                                                                      \
     const T *a = (const T *)j->a + off[0], *b = (const T *)j->b + off[1];                        \
     uint8_t *o = (uint8_t *)j->o + oo;                                                           \
     int64_t sa = st[0], sb = st[1];                                                              \
     switch (j->op) { CMP_CASES(T) default : break; }                                             \
-  }
+  }                                                                                              \
+  OX_LEVELS_VOID(cmp_##NAME, RUN_PARAMS, RUN_ARGS)
 
 /* integer arithmetic with wrap-around (through the unsigned type) and no
  * trap on division by zero (gives 0) */
 /* The run function of one element type: the cases common to every type,
  * given as expressions of x and y, plus EXTRA cases. */
 #define BIN_FN(T, NAME, EXTRA, ADD, SUB, MUL, DIV, POW, MOD, FMOD, MIN, MAX, PRELU)              \
-  OC_CLONES static void bin_##NAME(void *arg, const int64_t *off, const int64_t *st, int64_t oo, \
-                                   int64_t n) {                                                  \
+  OX_LEVEL_BODY void bin_##NAME##_c RUN_PARAMS {                                                 \
     const bin_job *j = arg;                                                                      \
     const T *a = (const T *)j->a + off[0], *b = (const T *)j->b + off[1];                        \
     T *o = (T *)j->o + oo;                                                                       \
@@ -156,6 +162,7 @@ typedef struct bin_job {
         break;                                                                                   \
     }                                                                                            \
   }                                                                                              \
+  OX_LEVELS_VOID(bin_##NAME, RUN_PARAMS, RUN_ARGS)                                               \
   DEF_CMP(T, NAME)
 
 /* shifts and bitwise operations of the integer types */
@@ -266,22 +273,26 @@ static void small_load(const void *base, int32_t dt, int64_t at, int64_t st, int
     for (int64_t i = 0; i < m; i++) dst[i] = (float)oc_get(base, dt, at + i * st);
 }
 
+/* the comparisons (a bool result); OP_NOT, OP_BNOT, OP_SUM and OP_MEAN come
+ * after them in the enum but are not */
+static bool is_cmp(int op) { return op >= OP_EQ && op <= OP_LE; }
+
 static void bin_small(void *arg, const int64_t *off, const int64_t *st, int64_t oo, int64_t n) {
   const bin_job *j = arg;
+  bool cmp = is_cmp(j->op);
   float xa[256], xb[256], xo[256];
   uint8_t co[256];
   for (int64_t s = 0; s < n; s += 256) {
     int64_t m = n - s < 256 ? n - s : 256;
     small_load(j->a, j->adt, off[0] + s * st[0], st[0], m, xa);
     small_load(j->b, j->bdt, off[1] + s * st[1], st[1], m, xb);
-    bin_job sub = {j->op,    xa,       xb,      j->op >= OP_EQ ? (void *)co : (void *)xo,
-                   OX_FLOAT, OX_FLOAT, OX_FLOAT};
+    bin_job sub = {j->op, xa, xb, cmp ? (void *)co : (void *)xo, OX_FLOAT, OX_FLOAT, OX_FLOAT};
     int64_t zero[2] = {0, 0}, one[2] = {1, 1};
-    if (j->op >= OP_EQ) {
-      cmp_f32(&sub, zero, one, 0, m);
+    if (cmp) {
+      j->f32(&sub, zero, one, 0, m);
       memcpy((uint8_t *)j->o + oo + s, co, (size_t)m);
     } else {
-      bin_f32(&sub, zero, one, 0, m);
+      j->f32(&sub, zero, one, 0, m);
       if (j->odt == OX_FLOAT16 || j->odt == OX_BFLOAT16)
         oc_from_f32(xo, j->odt, (uint16_t *)j->o + oo + s, m);
       else
@@ -315,29 +326,31 @@ static void cmp_str(void *arg, const int64_t *off, const int64_t *st, int64_t oo
   }
 }
 
+/* the run function of the type, of the level in use: picked once per run */
+#define PICK(NAME) (cmp ? OX_LEVEL_PICK(cmp_##NAME) : OX_LEVEL_PICK(bin_##NAME))
 static oc_run_fn pick_fn(int32_t dt, bool cmp) {
   switch (dt) {
     case OX_FLOAT:
-      return cmp ? cmp_f32 : bin_f32;
+      return PICK(f32);
     case OX_DOUBLE:
-      return cmp ? cmp_f64 : bin_f64;
+      return PICK(f64);
     case OX_INT8:
-      return cmp ? cmp_i8 : bin_i8;
+      return PICK(i8);
     case OX_INT16:
-      return cmp ? cmp_i16 : bin_i16;
+      return PICK(i16);
     case OX_INT32:
-      return cmp ? cmp_i32 : bin_i32;
+      return PICK(i32);
     case OX_INT64:
-      return cmp ? cmp_i64 : bin_i64;
+      return PICK(i64);
     case OX_UINT8:
     case OX_BOOL:
-      return cmp ? cmp_u8 : bin_u8;
+      return PICK(u8);
     case OX_UINT16:
-      return cmp ? cmp_u16 : bin_u16;
+      return PICK(u16);
     case OX_UINT32:
-      return cmp ? cmp_u32 : bin_u32;
+      return PICK(u32);
     case OX_UINT64:
-      return cmp ? cmp_u64 : bin_u64;
+      return PICK(u64);
     case OX_FLOAT16:
     case OX_BFLOAT16:
       return bin_small;
@@ -347,8 +360,7 @@ static oc_run_fn pick_fn(int32_t dt, bool cmp) {
       return NULL;
   }
 }
-
-static bool is_cmp(int op) { return op >= OP_EQ && op <= OP_LE; }
+#undef PICK
 
 /* Which element types each op accepts. */
 static bool type_ok(int op, int32_t dt) {
@@ -444,12 +456,13 @@ static const char *dt_name(int32_t dt) {
 /* Computes out = a (op) b into an already allocated or new output. */
 static int bin_compute(ox_kctx *ctx, int op, const oc_bcast *bc, const ox_value *a,
                        const ox_value *b, ox_value *out) {
-  bin_job j = {op, a->data, b->data, out->data, a->dtype, b->dtype, out->dtype};
+  bin_job j = {op, a->data, b->data, out->data, a->dtype, b->dtype, out->dtype, NULL};
   oc_run_fn fn;
   if (op == OP_POW && a->dtype != b->dtype)
     fn = bin_mixed;
   else
     fn = pick_fn(a->dtype, is_cmp(op));
+  if (fn == bin_small) j.f32 = pick_fn(OX_FLOAT, is_cmp(op));
   if (!fn || !type_ok(op, a->dtype))
     return ox_kctx_fail(ctx, OX_EUNSUPPORTED, "element type %s not supported", dt_name(a->dtype));
   oc_bcast_each(bc, ox_kctx_pool(ctx), fn, &j);

@@ -4,6 +4,7 @@
  * accumulators for the statistics (LRN's window of squares: float). */
 #include <stdatomic.h>
 
+#include "../../kernels/levels.h"
 #include "../nn_common.h"
 #include "../../schema/onnxc_ops.h"
 #include "../opcore.h"
@@ -116,7 +117,7 @@ typedef struct bn_job {
   int64_t pn, per;
 } bn_job;
 
-OC_CLONES static void bn_apply(void *arg, int64_t b0, int64_t b1) {
+OX_LEVEL_BODY void bn_apply_c(void *arg, int64_t b0, int64_t b1) {
   const bn_job *j = arg;
   for (int64_t b = b0; b < b1; b++) {
     int64_t k = b % j->pn;
@@ -127,6 +128,7 @@ OC_CLONES static void bn_apply(void *arg, int64_t b0, int64_t b1) {
     for (int64_t i = 0; i < j->per; i++) ys[i] = (xs[i] - mk) * sc + sh;
   }
 }
+OX_LEVELS_VOID(bn_apply, (void *arg, int64_t b0, int64_t b1), arg, b0, b1)
 
 static int batchnorm_run(ox_kctx *c, void *st) {
   const norm_attrs *a = st;
@@ -182,7 +184,7 @@ static int batchnorm_run(ox_kctx *c, void *st) {
   {
     bn_job bj = {a, fx.p, fy.p, fp[0].p, fp[1].p, mean, var, pn, per};
     /* about 64K elements per task: small maps stay on one thread */
-    ox_parallel_for(ox_kctx_pool(c), N * pn, 65536 / (per + 1) + 1, bn_apply, &bj);
+    ox_parallel_for(ox_kctx_pool(c), N * pn, 65536 / (per + 1) + 1, OX_LEVEL_PICK(bn_apply), &bj);
   }
   nn_fstore(y, &fy);
   if (training) {
@@ -583,7 +585,13 @@ typedef struct lrn_job {
   atomic_int oom;
 } lrn_job;
 
-OC_CLONES static void lrn_planes(const lrn_job *j, float *acc, int64_t p0, int64_t p1) {
+OX_LEVEL_BODY void lrn_task_c(void *arg, int64_t p0, int64_t p1) {
+  lrn_job *j = arg;
+  float *acc = ox_scratch(0, (size_t)j->S * sizeof(float));
+  if (!acc) {
+    atomic_store(&j->oom, 1);
+    return;
+  }
   const norm_attrs *a = j->a;
   int64_t C = j->C, S = j->S, lo = (a->size - 1) / 2, hi = a->size - 1 - lo;
   float k = a->alpha / (float)a->size, bias = a->bias, beta = a->beta;
@@ -610,16 +618,7 @@ OC_CLONES static void lrn_planes(const lrn_job *j, float *acc, int64_t p0, int64
       for (int64_t i = 0; i < S; i++) yi[i] = xi[i] / powf(bias + k * acc[i], beta);
   }
 }
-
-static void lrn_task(void *arg, int64_t p0, int64_t p1) {
-  lrn_job *j = arg;
-  float *acc = ox_scratch(0, (size_t)j->S * sizeof(float));
-  if (!acc) {
-    atomic_store(&j->oom, 1);
-    return;
-  }
-  lrn_planes(j, acc, p0, p1);
-}
+OX_LEVELS_VOID(lrn_task, (void *arg, int64_t p0, int64_t p1), arg, p0, p1)
 
 static int lrn_run(ox_kctx *c, void *st) {
   const norm_attrs *a = st;
@@ -637,7 +636,7 @@ static int lrn_run(ox_kctx *c, void *st) {
     lrn_job j = {a, fx.p, fy.p, C, S, 0};
     /* about 64K elements of work per task: small maps stay on one thread */
     int64_t grain = S * a->size > 0 ? 65536 / (S * a->size) + 1 : N * C;
-    ox_parallel_for(ox_kctx_pool(c), N * C, grain, lrn_task, &j);
+    ox_parallel_for(ox_kctx_pool(c), N * C, grain, OX_LEVEL_PICK(lrn_task), &j);
     if (atomic_load(&j.oom))
       rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
     else

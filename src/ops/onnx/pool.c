@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../kernels/levels.h"
 #include "../../kernels/nn.h"
 #include "../nn_attrs.h"
 #include "../nn_stage.h"
@@ -170,6 +171,9 @@ typedef struct pool2d_job {
   float *y;
   const pool_cols *cols; /* g->out[1] entries */
   const pool_cols *rows; /* g->out[0] entries: the taps of each output row */
+  /* sep_pool2d_task of the level in use: the bordered and "same" tasks'
+   * fallback when no scratch plane could be had */
+  void (*sep)(void *arg, int64_t p0, int64_t p1);
 } pool2d_job;
 
 /* Planes per task for a 2-D pool: about 32K outputs each; a pool of under
@@ -193,7 +197,7 @@ typedef struct pool2d_u8_job {
   uint8_t flip;
 } pool2d_u8_job;
 
-OX_NN_CLONES static void pool2d_u8_task(void *arg, int64_t p0, int64_t p1) {
+OX_LEVEL_BODY void pool2d_u8_task_c(void *arg, int64_t p0, int64_t p1) {
   const pool2d_u8_job *j = arg;
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1];
@@ -263,6 +267,7 @@ OX_NN_CLONES static void pool2d_u8_task(void *arg, int64_t p0, int64_t p1) {
   }
   if (row != stack) free(row);
 }
+OX_LEVELS_VOID(pool2d_u8_task, (void *arg, int64_t p0, int64_t p1), arg, p0, p1)
 
 /* float max and average pooling in 2-D, separably: each output row first
  * reduces its window's input rows (contiguous: vectorises), then whole
@@ -272,7 +277,7 @@ OX_NN_CLONES static void pool2d_u8_task(void *arg, int64_t p0, int64_t p1) {
  * as before (v > acc is false) and gives -inf for no tap; average divides
  * by the valid taps, or by the padded window with count_include_pad (no
  * tap at all: NaN, as before). */
-OX_NN_CLONES static void sep_pool2d_task(void *arg, int64_t p0, int64_t p1) {
+OX_LEVEL_BODY void sep_pool2d_task_c(void *arg, int64_t p0, int64_t p1) {
   const pool2d_job *j = arg;
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], K1 = g->k[1];
@@ -394,6 +399,7 @@ OX_NN_CLONES static void sep_pool2d_task(void *arg, int64_t p0, int64_t p1) {
   }
   if (row != stack) free(row);
 }
+OX_LEVELS_VOID(sep_pool2d_task, (void *arg, int64_t p0, int64_t p1), arg, p0, p1)
 
 /* 3 x 3 windows at stride 2 with padding (ResNet's and ShuffleNet's pools):
  * each plane is copied into a bordered one holding the identity (-inf, or 0
@@ -405,7 +411,7 @@ OX_NN_CLONES static void sep_pool2d_task(void *arg, int64_t p0, int64_t p1) {
  * zero sum can differ). */
 enum { BORDERED_MAX_W = 48 };
 
-OX_NN_CLONES static void bordered3s2_task(void *arg, int64_t p0, int64_t p1) {
+OX_LEVEL_BODY void bordered3s2_task_c(void *arg, int64_t p0, int64_t p1) {
   const pool2d_job *j = arg;
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1];
@@ -415,7 +421,7 @@ OX_NN_CLONES static void bordered3s2_task(void *arg, int64_t p0, int64_t p1) {
   size_t np = (size_t)(PH * PW), nc = is_max ? 0 : (size_t)(OH * OW);
   float *P = ox_scratch(0, (np + nc) * sizeof(float));
   if (!P) {
-    sep_pool2d_task(arg, p0, p1);
+    j->sep(arg, p0, p1);
     return;
   }
   float *cnt = P + np;
@@ -442,6 +448,7 @@ OX_NN_CLONES static void bordered3s2_task(void *arg, int64_t p0, int64_t p1) {
       for (int64_t i = 0; i < OH * OW; i++) yp[i] /= cnt[i];
   }
 }
+OX_LEVELS_VOID(bordered3s2_task, (void *arg, int64_t p0, int64_t p1), arg, p0, p1)
 
 /* Stride 1 with "same" padding (the 3x3 pools inside Inception modules:
  * planes of 7 x 7 to 28 x 28, where per-row loops are mostly remainders and
@@ -453,7 +460,7 @@ OX_NN_CLONES static void bordered3s2_task(void *arg, int64_t p0, int64_t p1) {
  * The float operations are those of sep_pool2d_task in the same order; a
  * border tap adds 0 or compares with -inf, which changes no value (only,
  * in a sum, the sign of a zero). */
-OX_NN_CLONES static void same_pool2d_task(void *arg, int64_t p0, int64_t p1) {
+OX_LEVEL_BODY void same_pool2d_task_c(void *arg, int64_t p0, int64_t p1) {
   const pool2d_job *j = arg;
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], K0 = g->k[0], K1 = g->k[1], pb0 = g->pb[0];
@@ -465,7 +472,7 @@ OX_NN_CLONES static void same_pool2d_task(void *arg, int64_t p0, int64_t p1) {
   size_t np = (size_t)(PH * PW), nv = (size_t)(IH * PW + K1), nc = is_max ? 0 : (size_t)(IH * IW);
   float *P = ox_scratch(0, (np + 2 * nv + nc) * sizeof(float));
   if (!P) {
-    sep_pool2d_task(arg, p0, p1);
+    j->sep(arg, p0, p1);
     return;
   }
   float *V = P + np, *hm = V + nv, *cnt = hm + nv;
@@ -505,6 +512,7 @@ OX_NN_CLONES static void same_pool2d_task(void *arg, int64_t p0, int64_t p1) {
       for (int64_t i = 0; i < IH * IW; i++) yp[i] /= cnt[i];
   }
 }
+OX_LEVELS_VOID(same_pool2d_task, (void *arg, int64_t p0, int64_t p1), arg, p0, p1)
 
 /* Global max or average of float planes: 16 partial results per plane,
  * combined at the end (vectorises; the order of additions differs from a
@@ -516,7 +524,7 @@ typedef struct gpool_job {
   bool is_max;
 } gpool_job;
 
-OX_NN_CLONES static void gpool_task(void *arg, int64_t p0, int64_t p1) {
+OX_LEVEL_BODY void gpool_task_c(void *arg, int64_t p0, int64_t p1) {
   const gpool_job *j = arg;
   int64_t n = j->size, n16 = n / 16 * 16;
   for (int64_t p = p0; p < p1; p++) {
@@ -541,6 +549,7 @@ OX_NN_CLONES static void gpool_task(void *arg, int64_t p0, int64_t p1) {
     }
   }
 }
+OX_LEVELS_VOID(gpool_task, (void *arg, int64_t p0, int64_t p1), arg, p0, p1)
 
 static int pool_run(ox_kctx *ctx, void *st) {
   const pool_state *s = st;
@@ -576,7 +585,8 @@ static int pool_run(ox_kctx *ctx, void *st) {
   if (x->dtype == OX_FLOAT && s->global && s->kind != POOL_LP) {
     int64_t planes = x->dims[0] * x->dims[1], size = x->numel / (planes ? planes : 1);
     gpool_job gj = {x->data, y->data, size, s->kind == POOL_MAX};
-    ox_parallel_for(ox_kctx_pool(ctx), planes, 65536 / (size + 1) + 1, gpool_task, &gj);
+    ox_parallel_for(ox_kctx_pool(ctx), planes, 65536 / (size + 1) + 1, OX_LEVEL_PICK(gpool_task),
+                    &gj);
     return OX_OK;
   }
   bool bytes = (x->dtype == OX_UINT8 || x->dtype == OX_INT8) && s->kind == POOL_MAX;
@@ -589,8 +599,8 @@ static int pool_run(ox_kctx *ctx, void *st) {
                 &cols[ow].lo, &cols[ow].hi, &cols[ow].pad);
     pool2d_u8_job bj = {&g, x->data, y->data, cols, x->dtype == OX_INT8 ? 0x80 : 0};
     int64_t planes = x->dims[0] * x->dims[1];
-    ox_parallel_for(ox_kctx_pool(ctx), planes, pool_grain(&g, y->numel, planes), pool2d_u8_task,
-                    &bj);
+    ox_parallel_for(ox_kctx_pool(ctx), planes, pool_grain(&g, y->numel, planes),
+                    OX_LEVEL_PICK(pool2d_u8_task), &bj);
     if (cols != stackc) free(cols);
     return OX_OK;
   }
@@ -610,7 +620,7 @@ static int pool_run(ox_kctx *ctx, void *st) {
     for (int64_t oh = 0; oh < OH; oh++)
       tap_range(oh * g.stride[0] - g.pb[0], g.k[0], g.dil[0], g.in[0], g.pb[0], g.pe[0],
                 &rows[oh].lo, &rows[oh].hi, &rows[oh].pad);
-    pool2d_job pj = {s, &g, x->data, y->data, cols, rows};
+    pool2d_job pj = {s, &g, x->data, y->data, cols, rows, OX_LEVEL_PICK(sep_pool2d_task)};
     int64_t planes = x->dims[0] * x->dims[1];
     bool same = g.stride[0] == 1 && g.stride[1] == 1 && g.dil[0] == 1 && g.dil[1] == 1 &&
                 g.out[0] == g.in[0] && g.out[1] == g.in[1] && g.in[1] >= g.k[1];
@@ -627,9 +637,9 @@ static int pool_run(ox_kctx *ctx, void *st) {
     for (int64_t ow = 0; b3s2 && ow < OW; ow++)
       if (cols[ow].hi <= cols[ow].lo) b3s2 = false;
     ox_parallel_for(ox_kctx_pool(ctx), planes, pool_grain(&g, y->numel, planes),
-                    same   ? same_pool2d_task
-                    : b3s2 ? bordered3s2_task
-                           : sep_pool2d_task,
+                    same   ? OX_LEVEL_PICK(same_pool2d_task)
+                    : b3s2 ? OX_LEVEL_PICK(bordered3s2_task)
+                           : pj.sep,
                     &pj);
     if (cols != stackc) free(cols);
     if (rows != stackr) free(rows);

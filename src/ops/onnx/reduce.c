@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../kernels/levels.h"
 #include "../opcore.h"
 
 enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LOGSUMEXP, R_SUMSQ };
@@ -50,28 +51,87 @@ typedef struct red_plan {
   int64_t out_numel, count;
 } red_plan;
 
+typedef void (*red_fn)(void *, int64_t, int64_t, int64_t, bool);
+
 /* Walks the input in order; fn gets contiguous runs: input start, output
- * start, length, and whether the run is reduced into one output element. */
-static void red_walk(const red_plan *p, void (*fn)(void *, int64_t, int64_t, int64_t, bool),
-                     void *arg) {
+ * start, length, and whether the run is reduced into one output element.
+ * Only rows whose index along dim `d` lies in [lo, hi) (d < rank - 1), and
+ * of each row only columns [c0, c1): the walk of one task. */
+static void red_walk_part(const red_plan *p, red_fn fn, void *arg, size_t d, int64_t lo,
+                          int64_t hi, int64_t c0, int64_t c1) {
   size_t r = p->rank;
-  int64_t inner = p->dims[r - 1];
+  int64_t ist[OC_MAXRANK], idx[OC_MAXRANK] = {0};
   bool red_inner = p->ost[r - 1] == 0;
-  int64_t total = 1;
-  for (size_t d = 0; d < r; d++) total *= p->dims[d];
-  if (total == 0) return;
-  int64_t idx[OC_MAXRANK] = {0};
-  int64_t o = 0;
-  for (int64_t i = 0; i < total; i += inner) {
-    fn(arg, i, o, inner, red_inner);
-    for (size_t d = r - 1; d-- > 0;) {
-      idx[d]++;
-      o += p->ost[d];
-      if (idx[d] < p->dims[d]) break;
-      o -= p->ost[d] * p->dims[d];
-      idx[d] = 0;
+  ist[r - 1] = 1;
+  for (size_t k = r - 1; k-- > 0;) ist[k] = ist[k + 1] * p->dims[k + 1];
+  for (size_t k = 0; k < r; k++)
+    if (p->dims[k] == 0) return;
+  if (lo >= hi || c0 >= c1) return;
+  idx[d] = lo;
+  int64_t i = lo * ist[d], o = lo * p->ost[d];
+  for (;;) {
+    fn(arg, i + c0, o + (red_inner ? 0 : c0), c1 - c0, red_inner);
+    size_t k = r - 1;
+    while (k-- > 0) {
+      int64_t end = k == d ? hi : p->dims[k], start = k == d ? lo : 0;
+      idx[k]++;
+      i += ist[k];
+      o += p->ost[k];
+      if (idx[k] < end) break;
+      i -= ist[k] * (end - start);
+      o -= p->ost[k] * (end - start);
+      idx[k] = start;
     }
+    if (k == (size_t)-1) return;
   }
+}
+
+typedef struct walk_job {
+  const red_plan *p;
+  red_fn fn;
+  void *arg;
+  size_t d;          /* the split dim, or rank - 1: columns */
+  int64_t per;       /* its indices (or columns) per task */
+} walk_job;
+
+static void walk_task(void *arg, int64_t t0, int64_t t1) {
+  const walk_job *w = arg;
+  const red_plan *p = w->p;
+  size_t r = p->rank;
+  int64_t lo = t0 * w->per, hi = t1 * w->per;
+  if (w->d == r - 1) {
+    if (hi > p->dims[r - 1]) hi = p->dims[r - 1];
+    red_walk_part(p, w->fn, w->arg, 0, 0, p->dims[0], lo, hi);
+  } else {
+    if (hi > p->dims[w->d]) hi = p->dims[w->d];
+    red_walk_part(p, w->fn, w->arg, w->d, lo, hi, 0, p->dims[r - 1]);
+  }
+}
+
+/* The walk over the pool: tasks own disjoint output elements, so each is
+ * accumulated by one thread in the order of the serial walk (the same
+ * bits). Split along the largest kept dim before the last, else along the
+ * last dim's columns when it is kept; a reduction to one value stays on
+ * one thread (splitting it would change the order of its sum). */
+static void red_walk(const red_plan *p, red_fn fn, void *arg, ox_thread_pool *pool) {
+  size_t r = p->rank, d = r;
+  int64_t total = 1;
+  for (size_t k = 0; k < r; k++) total *= p->dims[k];
+  if (total == 0) return;
+  int nt = ox_thread_pool_size(pool);
+  if (nt > 1 && total >= ((int64_t)1 << 15)) {
+    for (size_t k = 0; k + 1 < r; k++)
+      if (p->ost[k] != 0 && p->dims[k] > 1 && (d == r || p->dims[k] > p->dims[d])) d = k;
+    if (d == r && p->ost[r - 1] != 0 && p->dims[r - 1] >= 64) d = r - 1;
+  }
+  if (d == r) {
+    red_walk_part(p, fn, arg, 0, 0, p->dims[0], 0, p->dims[r - 1]);
+    return;
+  }
+  int64_t n = p->dims[d], tasks = (int64_t)nt * 4 < n ? (int64_t)nt * 4 : n;
+  walk_job w = {p, fn, arg, d, (n + tasks - 1) / tasks};
+  if (d == r - 1 && w.per < 16) w.per = 16; /* whole vectors of columns */
+  ox_parallel_for(pool, (n + w.per - 1) / w.per, 1, walk_task, &w);
 }
 
 typedef struct red_job {
@@ -82,7 +142,7 @@ typedef struct red_job {
   const double *mx; /* LogSumExp: max per output */
 } red_job;
 
-OC_CLONES static void red_run_fn(void *arg, int64_t i, int64_t o, int64_t n, bool one) {
+OX_LEVEL_BODY void red_run_fn_c(void *arg, int64_t i, int64_t o, int64_t n, bool one) {
   const red_job *j = arg;
   double *acc = j->acc + o;
   const float *xf = j->dt == OX_FLOAT ? (const float *)j->x + i : NULL;
@@ -138,6 +198,8 @@ OC_CLONES static void red_run_fn(void *arg, int64_t i, int64_t o, int64_t n, boo
     }
   }
 }
+OX_LEVELS_VOID(red_run_fn, (void *arg, int64_t i, int64_t o, int64_t n, bool one), arg, i, o, n,
+               one)
 
 /* integer and bool inputs: exact int64 accumulation (wrap-around like the
  * element type) */
@@ -209,7 +271,7 @@ static int red_run_int(ox_kctx *ctx, int op, const red_plan *p, const ox_value *
   int64_t init = op == R_MAX ? lo : op == R_MIN ? hi : op == R_PROD ? 1 : 0;
   for (int64_t i = 0; i < on; i++) acc[i] = init;
   ired_job j = {op, x->data, dt, acc, dt == OX_UINT64};
-  red_walk(p, red_int_fn, &j);
+  red_walk(p, red_int_fn, &j, ox_kctx_pool(ctx));
   for (int64_t i = 0; i < on; i++) {
     if (op == R_MEAN) {
       double sum = dt == OX_UINT64 ? (double)(uint64_t)acc[i] : (double)acc[i];
@@ -296,13 +358,14 @@ static int red_run(ox_kctx *ctx, void *state) {
   double *mx = acc + (on ? on : 1);
   double init = s->op == R_MAX ? -INFINITY : s->op == R_MIN ? INFINITY : s->op == R_PROD ? 1 : 0;
   for (int64_t i = 0; i < on; i++) acc[i] = init;
+  OX_LEVEL_PTR(red_run_fn) run = OX_LEVEL_PICK(red_run_fn);
   if (s->op == R_LOGSUMEXP) {
     for (int64_t i = 0; i < on; i++) mx[i] = -INFINITY;
     red_job jm = {R_MAX, x->data, dt, mx, NULL};
-    red_walk(&p, red_run_fn, &jm);
+    red_walk(&p, run, &jm, ox_kctx_pool(ctx));
   }
   red_job j = {s->op, x->data, dt, acc, mx};
-  red_walk(&p, red_run_fn, &j);
+  red_walk(&p, run, &j, ox_kctx_pool(ctx));
   double cnt = (double)p.count;
   for (int64_t i = 0; i < on; i++) {
     double v = acc[i];
@@ -376,6 +439,40 @@ static void outer_inner(const ox_value *x, size_t axis, int64_t *outer, int64_t 
   *n = x->rank ? x->dims[axis] : 1;
 }
 
+typedef struct arg_job {
+  const arg_state *s;
+  const void *x;
+  int32_t dt;
+  int64_t n, inner;
+  int64_t *o;
+} arg_job;
+
+/* lines [l0, l1) of the output: line l is (a, b) = (l / inner, l % inner) */
+static void arg_task(void *arg, int64_t l0, int64_t l1) {
+  const arg_job *j = arg;
+  const arg_state *s = j->s;
+  int64_t n = j->n, inner = j->inner;
+  for (int64_t l = l0; l < l1; l++) {
+    int64_t a = l / inner, b = l % inner, base = a * n * inner + b, best = 0;
+    double bv = oc_get(j->x, j->dt, base);
+    for (int64_t k = 1; k < n; k++) {
+      double v = oc_get(j->x, j->dt, base + k * inner);
+      if (isnan(bv)) { /* a NaN wins: the first one, or the last with select_last_index */
+        if (!s->last) break;
+        if (isnan(v)) best = k;
+        continue;
+      }
+      bool better =
+          isnan(v) || (s->is_max ? (s->last ? v >= bv : v > bv) : (s->last ? v <= bv : v < bv));
+      if (better) {
+        bv = v;
+        best = k;
+      }
+    }
+    j->o[l] = best;
+  }
+}
+
 static int arg_run(ox_kctx *ctx, void *state) {
   const arg_state *s = state;
   ox_value *x = ox_kctx_input(ctx, 0);
@@ -399,27 +496,11 @@ static int arg_run(ox_kctx *ctx, void *state) {
       odims[orank++] = 1;
   ox_value *y = ox_kctx_output(ctx, 0, OX_INT64, odims, orank);
   if (!y) return OX_ENOMEM;
-  int64_t *o = y->data;
-  for (int64_t a = 0; a < outer; a++)
-    for (int64_t b = 0; b < inner; b++) {
-      int64_t base = a * n * inner + b, best = 0;
-      double bv = oc_get(x->data, dt, base);
-      for (int64_t k = 1; k < n; k++) {
-        double v = oc_get(x->data, dt, base + k * inner);
-        if (isnan(bv)) { /* a NaN wins: the first one, or the last with select_last_index */
-          if (!s->last) break;
-          if (isnan(v)) best = k;
-          continue;
-        }
-        bool better =
-            isnan(v) || (s->is_max ? (s->last ? v >= bv : v > bv) : (s->last ? v <= bv : v < bv));
-        if (better) {
-          bv = v;
-          best = k;
-        }
-      }
-      o[a * inner + b] = best;
-    }
+  arg_job j = {s, x->data, dt, n, inner, y->data};
+  int64_t lines = outer * inner;
+  /* lines are independent: split them when there is work for several */
+  ox_parallel_for(ox_kctx_pool(ctx), lines, lines * n >= ((int64_t)1 << 15) ? 64 : lines, arg_task,
+                  &j);
   return OX_OK;
 }
 

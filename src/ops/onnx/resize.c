@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../../base/floatconv.h"
+#include "../../kernels/levels.h"
 #include "../../kernels/nn.h"
 #include "../nn_stage.h"
 #include "../../runtime/kernel.h"
@@ -234,8 +235,8 @@ static void free_taps(axis_taps *t) {
 }
 
 /* y[o, j, i] = sum_k w[j][k] x[o, idx[j][k], i] */
-OX_NN_CLONES static void apply_axis(const axis_taps *t, double extrap, const double *x, double *y,
-                                    int64_t outer, int64_t in, int64_t out, int64_t inner) {
+OX_LEVEL_BODY void apply_axis_c(const axis_taps *t, double extrap, const double *x, double *y,
+                                int64_t outer, int64_t in, int64_t out, int64_t inner) {
   for (int64_t o = 0; o < outer; o++) {
     const double *xo = x + o * in * inner;
     double *yo = y + o * out * inner;
@@ -257,6 +258,55 @@ OX_NN_CLONES static void apply_axis(const axis_taps *t, double extrap, const dou
       }
     }
   }
+}
+OX_LEVELS_VOID(apply_axis,
+               (const axis_taps *t, double extrap, const double *x, double *y, int64_t outer,
+                int64_t in, int64_t out, int64_t inner),
+               t, extrap, x, y, outer, in, out, inner)
+
+/* One resized axis over the pool: blocks of `outer` when there are enough,
+ * else blocks of output positions j (each task walks every o). Every
+ * output element is computed by one task with the same operations. */
+typedef struct axis_job {
+  OX_LEVEL_PTR(apply_axis) fn;
+  const axis_taps *t;
+  double extrap;
+  const double *x;
+  double *y;
+  int64_t outer, in, out, inner, per;
+  bool by_outer;
+} axis_job;
+
+static void axis_task(void *arg, int64_t t0, int64_t t1) {
+  const axis_job *j = arg;
+  if (j->by_outer) {
+    int64_t o0 = t0 * j->per, o1 = t1 * j->per < j->outer ? t1 * j->per : j->outer;
+    j->fn(j->t, j->extrap, j->x + o0 * j->in * j->inner, j->y + o0 * j->out * j->inner, o1 - o0,
+          j->in, j->out, j->inner);
+    return;
+  }
+  int64_t j0 = t0 * j->per, j1 = t1 * j->per < j->out ? t1 * j->per : j->out;
+  axis_taps sub = {j->t->ntaps, j->t->idx + j0 * j->t->ntaps, j->t->w + j0 * j->t->ntaps,
+                   j->t->extrap + j0};
+  for (int64_t o = 0; o < j->outer; o++)
+    j->fn(&sub, j->extrap, j->x + o * j->in * j->inner, j->y + (o * j->out + j0) * j->inner, 1,
+          j->in, j1 - j0, j->inner);
+}
+
+static void apply_axis_pool(ox_thread_pool *pool, const axis_taps *t, double extrap,
+                            const double *x, double *y, int64_t outer, int64_t in, int64_t out,
+                            int64_t inner) {
+  /* a pick per resized axis (at most a few a run) */
+  axis_job j = {OX_LEVEL_PICK(apply_axis), t, extrap, x, y, outer, in, out, inner, 1, true};
+  int64_t nt = ox_thread_pool_size(pool), work = outer * out * inner * t->ntaps;
+  if (nt < 2 || work < ((int64_t)1 << 16)) {
+    j.fn(t, extrap, x, y, outer, in, out, inner);
+    return;
+  }
+  j.by_outer = outer >= 2 * nt;
+  int64_t n = j.by_outer ? outer : out;
+  j.per = (n + 4 * nt - 1) / (4 * nt);
+  ox_parallel_for(pool, (n + j.per - 1) / j.per, 1, axis_task, &j);
 }
 
 /* Nearest mode without extrapolation: a pure gather with one index table per
@@ -483,7 +533,7 @@ static int rs_run(ox_kctx *ctx, void *st) {
     int64_t outer = 1, inner = 1;
     for (size_t k = 0; k < d; k++) outer *= cur[k];
     for (size_t k = d + 1; k < r; k++) inner *= cur[k];
-    apply_axis(&t, s->extrap, a, b, outer, cur[d], ydims[d], inner);
+    apply_axis_pool(ox_kctx_pool(ctx), &t, s->extrap, a, b, outer, cur[d], ydims[d], inner);
     free_taps(&t);
     cur[d] = ydims[d];
     double *tmp = a;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <tgmath.h>
 
+#include "../../kernels/levels.h"
 #include "../opcore.h"
 
 enum {
@@ -60,9 +61,10 @@ typedef struct un_state {
   bool det_pos, det_neg;
 } un_state;
 
-/* the same element code for float and double via <tgmath.h> */
+/* the same element code for float and double via <tgmath.h>: the bodies
+ * un_f32_c and un_f64_c, compiled per level below (levels.h) */
 #define DEF_UN(T, NAME)                                                                          \
-  OC_CLONES static void un_##NAME(const un_state *s, const T *x, T *y, int64_t n, T lo, T hi) {  \
+  OX_LEVEL_BODY void un_##NAME##_c(const un_state *s, const T *x, T *y, int64_t n, T lo, T hi) { \
     const T al = (T)s->alpha, be = (T)s->beta, ga = (T)s->gamma;                                 \
     const T one = 1, zero = 0, half = (T)0.5;                                                    \
     switch (s->op) {                                                                             \
@@ -225,6 +227,9 @@ typedef struct un_state {
 
 DEF_UN(float, f32)
 DEF_UN(double, f64)
+OX_LEVELS_VOID(un_f64,
+               (const un_state *s, const double *x, double *y, int64_t n, double lo, double hi), s,
+               x, y, n, lo, hi)
 
 /* integer types */
 static int64_t un_int(const un_state *s, int64_t v, int64_t lo, int64_t hi) {
@@ -256,16 +261,8 @@ static const char *dt_name(int32_t dt) {
   return i ? i->name : "?";
 }
 
-typedef struct un_job {
-  const un_state *s;
-  const void *x;
-  void *y;
-  int32_t dt;
-  double lo, hi;
-} un_job;
-
-OC_CLONES static void un_f32_fast(const un_state *s, const float *x, float *y, int64_t n, float lo,
-                                  float hi) {
+OX_LEVEL_BODY void un_f32_fast_c(const un_state *s, const float *x, float *y, int64_t n, float lo,
+                                 float hi) {
   if (s->op == U_EXP) {
     oc_exp_f32(x, y, n);
     return;
@@ -287,16 +284,29 @@ OC_CLONES static void un_f32_fast(const un_state *s, const float *x, float *y, i
     oc_sigmoid_f32(x, y, n, s->op == U_SWISH ? (float)s->alpha : 1.0f, s->op == U_SWISH);
     return;
   }
-  un_f32(s, x, y, n, lo, hi);
+  un_f32_c(s, x, y, n, lo, hi);
 }
+OX_LEVELS_VOID(un_f32_fast,
+               (const un_state *s, const float *x, float *y, int64_t n, float lo, float hi), s, x,
+               y, n, lo, hi)
+
+typedef struct un_job {
+  const un_state *s;
+  const void *x;
+  void *y;
+  int32_t dt;
+  double lo, hi;
+  OX_LEVEL_PTR(un_f32_fast) f32; /* the loops of the level in use */
+  OX_LEVEL_PTR(un_f64) f64;
+} un_job;
 
 static void un_chunk(void *arg, int64_t b, int64_t e) {
   const un_job *j = arg;
   int64_t n = e - b;
   if (j->dt == OX_FLOAT)
-    un_f32_fast(j->s, (const float *)j->x + b, (float *)j->y + b, n, (float)j->lo, (float)j->hi);
+    j->f32(j->s, (const float *)j->x + b, (float *)j->y + b, n, (float)j->lo, (float)j->hi);
   else if (j->dt == OX_DOUBLE)
-    un_f64(j->s, (const double *)j->x + b, (double *)j->y + b, n, j->lo, j->hi);
+    j->f64(j->s, (const double *)j->x + b, (double *)j->y + b, n, j->lo, j->hi);
   else {
     float bx[512], by[512];
     size_t es = ox_value_elem_size(j->dt);
@@ -304,7 +314,7 @@ static void un_chunk(void *arg, int64_t b, int64_t e) {
       int64_t m = n - s < 512 ? n - s : 512;
       const uint8_t *src = (const uint8_t *)j->x + (size_t)(b + s) * es;
       oc_to_f32(src, j->dt, bx, m);
-      un_f32_fast(j->s, bx, by, m, (float)j->lo, (float)j->hi);
+      j->f32(j->s, bx, by, m, (float)j->lo, (float)j->hi);
       oc_from_f32(by, j->dt, (uint8_t *)j->y + (size_t)(b + s) * es, m);
     }
   }
@@ -428,7 +438,7 @@ static int un_run(ox_kctx *ctx, void *state) {
     }
     return OX_OK;
   }
-  un_job j = {s, x->data, y->data, dt, lo, hi};
+  un_job j = {s, x->data, y->data, dt, lo, hi, OX_LEVEL_PICK(un_f32_fast), OX_LEVEL_PICK(un_f64)};
   ox_parallel_for(ox_kctx_pool(ctx), x->numel, 16384, un_chunk, &j);
   return OX_OK;
 }
@@ -446,7 +456,7 @@ static int swiglu_run(ox_kctx *ctx, void *state) {
     return ox_kctx_fail(ctx, OX_ERUNTIME, "A and B must have the same type and shape");
   ox_value *y = ox_kctx_output(ctx, 0, dt, a->dims, a->rank);
   if (!y) return OX_ENOMEM;
-  un_job j = {s, a->data, y->data, dt, 0, 0};
+  un_job j = {s, a->data, y->data, dt, 0, 0, OX_LEVEL_PICK(un_f32_fast), OX_LEVEL_PICK(un_f64)};
   ox_parallel_for(ox_kctx_pool(ctx), a->numel, 16384, un_chunk, &j);
   if (dt == OX_FLOAT) {
     float *o = y->data;

@@ -1,0 +1,139 @@
+/* test_split_threads.c - operators split over threads give the bytes of
+ * the one-thread run. Reductions: Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSumExp,SumSquare}
+ * over every set of axes of a [6, 40, 200] float tensor (split along a kept
+ * dim, along the last dim's columns, or not at all when everything is
+ * reduced), keepdims on and off, ReduceSum / ReduceMax of int64, and
+ * ArgMax / ArgMin along each axis. Resize (linear, cubic, nearest with
+ * extrapolation) of a [6, 40, 200] tensor, split by its outer blocks or
+ * by output positions. The
+ * one-thread run is the reference: each output element must be summed by
+ * one thread in the serial order, whatever the split. */
+#include <math.h>
+#include <onnxc.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+#define CHECK(c)                                                            \
+  do {                                                                      \
+    if (!(c)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
+      failures++;                                                           \
+    }                                                                       \
+  } while (0)
+
+static onnxc_value *run(const char *text, int threads, onnxc_value *x) {
+  onnxc_error e = {0};
+  onnxc_model *m = NULL;
+  onnxc_session *s = NULL;
+  onnxc_value *y = NULL;
+  if (onnxc_model_parse_text(text, strlen(text), "reduce", &m, &e) != ONNXC_OK) {
+    fprintf(stderr, "parse: %s\n%s", e.msg, text);
+    return NULL;
+  }
+  onnxc_session_options o = {.threads = threads, .optimization_level = 1};
+  if (onnxc_session_create(m, &o, &s, &e) != ONNXC_OK ||
+      onnxc_session_run(s, NULL, &x, 1, NULL, &y, 1, &e) != ONNXC_OK) {
+    fprintf(stderr, "run: %s\n", e.msg);
+    y = NULL;
+  }
+  onnxc_session_free(s);
+  onnxc_model_free(m);
+  return y;
+}
+
+static bool same_bytes(onnxc_value *a, onnxc_value *b) {
+  return a && b && onnxc_tensor_nbytes(a) == onnxc_tensor_nbytes(b) &&
+         memcmp(onnxc_tensor_data_const(a), onnxc_tensor_data_const(b), onnxc_tensor_nbytes(a)) == 0;
+}
+
+/* ArgMax / ArgMin along one axis: lines split over the threads */
+static void compare_arg(const char *op, int axis, int last, onnxc_value *x) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+           "g (float[6,40,200] X) => (int64 Y)\n"
+           "{ Y = %s <axis = %d, select_last_index = %d> (X) }\n",
+           op, axis, last);
+  onnxc_value *a = run(text, 1, x), *b = run(text, 3, x);
+  CHECK(same_bytes(a, b));
+  onnxc_value_free(a);
+  onnxc_value_free(b);
+}
+
+static void compare_resize(const char *mode, const char *sizes, onnxc_value *x) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "<ir_version: 8, opset_import: [\"\" : 19]>\n"
+           "g (float[6,40,200] X) => (float Y)\n<int64[3] sz = {%s}>\n"
+           "{ Y = Resize <mode = \"%s\"> (X, , , sz) }\n",
+           sizes, mode);
+  onnxc_value *a = run(text, 1, x), *b = run(text, 3, x);
+  if (!same_bytes(a, b)) fprintf(stderr, "Resize %s to %s: 3 threads differ\n", mode, sizes);
+  CHECK(same_bytes(a, b));
+  onnxc_value_free(a);
+  onnxc_value_free(b);
+}
+
+static void compare(const char *op, const char *type, int axes_mask, int keep, onnxc_value *x) {
+  char axes[64] = "", text[1024];
+  size_t k = 0;
+  for (int a = 0; a < 3; a++)
+    if (axes_mask >> a & 1) k += (size_t)snprintf(axes + k, sizeof axes - k, "%s%d", k ? ", " : "", a);
+  snprintf(text, sizeof text,
+           "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+           "g (%s[6,40,200] X) => (%s Y)\n<int64[%d] ax = {%s}>\n"
+           "{ Y = %s <keepdims = %d> (X, ax) }\n",
+           type, type, __builtin_popcount((unsigned)axes_mask), axes, op, keep);
+  onnxc_value *a = run(text, 1, x), *b = run(text, 3, x);
+  CHECK(a && b);
+  if (a && b) {
+    bool same = onnxc_tensor_nbytes(a) == onnxc_tensor_nbytes(b) &&
+                memcmp(onnxc_tensor_data_const(a), onnxc_tensor_data_const(b),
+                       onnxc_tensor_nbytes(a)) == 0;
+    if (!same) fprintf(stderr, "%s %s axes {%s} keepdims %d: 3 threads differ\n", op, type, axes, keep);
+    CHECK(same);
+  }
+  onnxc_value_free(a);
+  onnxc_value_free(b);
+}
+
+int main(void) {
+  const int64_t dims[3] = {6, 40, 200};
+  onnxc_error e = {0};
+  onnxc_value *xf = onnxc_tensor_create(1, dims, 3, &e), *xi = onnxc_tensor_create(7, dims, 3, &e);
+  if (!xf || !xi) return 1;
+  float *f = onnxc_tensor_data(xf);
+  int64_t *q = onnxc_tensor_data(xi);
+  for (int64_t i = 0; i < 6 * 40 * 200; i++) {
+    /* values whose float sums depend on the order they are added in */
+    f[i] = (float)sin((double)i * 0.37) * (i % 7 == 0 ? 1e4f : 0.5f) + 0.01f;
+    q[i] = (i * 2654435761LL) % 1000 - 500;
+  }
+  static const char *const ops[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
+                                    "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSumExp",
+                                    "ReduceSumSquare"};
+  for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
+    for (int mask = 1; mask < 8; mask++)
+      for (int keep = 0; keep < 2; keep++) compare(ops[o], "float", mask, keep, xf);
+  static const char *const modes[] = {"linear", "cubic", "nearest"};
+  for (int m = 0; m < 3; m++) {
+    compare_resize(modes[m], "6, 80, 400", xf);  /* outer blocks (the last axis: outer 480) */
+    compare_resize(modes[m], "12, 40, 200", xf); /* positions (the first axis: outer 1) */
+  }
+  for (int axis = 0; axis < 3; axis++) {
+    compare_arg("ArgMax", axis, axis == 1, xf);
+    compare_arg("ArgMin", axis, 0, xf);
+  }
+  for (int mask = 1; mask < 8; mask++) {
+    compare("ReduceSum", "int64", mask, 1, xi);
+    compare("ReduceMax", "int64", mask, 0, xi);
+  }
+  onnxc_value_free(xf);
+  onnxc_value_free(xi);
+  if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
+  else printf("test_split_threads: ok\n");
+  return failures ? 1 : 0;
+}
