@@ -133,6 +133,11 @@ ONNXC_API onnxc_status onnxc_infer_shapes(onnxc_model *m, const onnxc_infer_opti
  * become an attribute) fails with ONNXC_ERR_UNSUPPORTED and a message naming
  * the node; the model should then be discarded. */
 ONNXC_API onnxc_status onnxc_convert_opset(onnxc_model *m, int64_t target_opset, onnxc_error *err);
+/* The lowest opset of the default domain at which every ai.onnx operator of
+ * the model (subgraphs included) exists: the highest first version among
+ * them, 1 when there is none. The lowest target onnxc_convert_opset can
+ * reach. */
+ONNXC_API int64_t onnxc_model_min_opset(const onnxc_model *m);
 
 /* ---------------------------------------------------------------- types */
 
@@ -148,6 +153,7 @@ typedef enum onnxc_type_kind {
   ONNXC_TYPE_MAP = 3,
   ONNXC_TYPE_OPTIONAL = 4,
   ONNXC_TYPE_SPARSE_TENSOR = 5,
+  ONNXC_TYPE_OPAQUE = 6, /* a type named by a domain and a name, no structure */
 } onnxc_type_kind;
 
 ONNXC_API onnxc_type_kind onnxc_type_kind_of(const onnxc_type *t);
@@ -160,14 +166,31 @@ ONNXC_API int64_t onnxc_type_rank(const onnxc_type *t);
 ONNXC_API int64_t onnxc_type_dim(const onnxc_type *t, size_t i);
 /* Dim i: its symbolic name ("batch"), or NULL. */
 ONNXC_API const char *onnxc_type_dim_param(const onnxc_type *t, size_t i);
+/* What dim i holds as stored: a value (onnxc_type_dim gives it, negative
+ * too in a malformed model), a symbolic name (onnxc_type_dim_param gives it,
+ * NULL when the name is ""), or nothing; UNKNOWN past the rank. */
+typedef enum onnxc_dim_kind {
+  ONNXC_DIM_UNKNOWN = 0,
+  ONNXC_DIM_VALUE = 1,
+  ONNXC_DIM_PARAM = 2,
+} onnxc_dim_kind;
+ONNXC_API onnxc_dim_kind onnxc_type_dim_kind(const onnxc_type *t, size_t i);
 /* Sequence and optional: the element type. */
 ONNXC_API const onnxc_type *onnxc_type_element(const onnxc_type *t);
 /* Map: the key's element type and the value's type. */
 ONNXC_API int32_t onnxc_type_map_key(const onnxc_type *t);
 ONNXC_API const onnxc_type *onnxc_type_map_value(const onnxc_type *t);
+/* Opaque: its domain and name ("" where the model leaves one out); NULL for
+ * other kinds. */
+ONNXC_API const char *onnxc_type_opaque_domain(const onnxc_type *t);
+ONNXC_API const char *onnxc_type_opaque_name(const onnxc_type *t);
+/* The type's denotation (TypeProto.denotation: "TENSOR", "IMAGE", ...; see
+ * the spec's TypeDenotation.md), or NULL when it has none. */
+ONNXC_API const char *onnxc_type_denotation(const onnxc_type *t);
 /* Writes "tensor(float)", "seq(tensor(int64))", "map(string,tensor(float))",
- * "optional(...)", "sparse_tensor(...)", "unknown" into buf (NUL-terminated,
- * truncated to size); returns the length the full text needs. */
+ * "optional(...)", "sparse_tensor(...)", "opaque(domain,name)", "unknown"
+ * into buf (NUL-terminated, truncated to size); returns the length the full
+ * text needs. */
 ONNXC_API size_t onnxc_type_describe(const onnxc_type *t, char *buf, size_t size);
 /* The name of an element type: "float", "int64", "bfloat16", ... ("" for an
  * unknown number). */
@@ -199,6 +222,20 @@ ONNXC_API int64_t onnxc_model_opset_version(const onnxc_model *m, size_t i);
 ONNXC_API size_t onnxc_model_metadata_count(const onnxc_model *m);
 ONNXC_API const char *onnxc_model_metadata_key(const onnxc_model *m, size_t i);
 ONNXC_API const char *onnxc_model_metadata_value(const onnxc_model *m, size_t i);
+/* ModelProto's optional fields: an ONNX file may leave any of them out, and
+ * the accessors above then answer 0 or "" as for a field set to 0 or "".
+ * Tools that print a model as stored tell the two apart with this. */
+typedef enum onnxc_model_field {
+  ONNXC_MODEL_IR_VERSION = 0,
+  ONNXC_MODEL_MODEL_VERSION = 1,
+  ONNXC_MODEL_PRODUCER_NAME = 2,
+  ONNXC_MODEL_PRODUCER_VERSION = 3,
+  ONNXC_MODEL_DOMAIN = 4,
+  ONNXC_MODEL_DOC_STRING = 5,
+  ONNXC_MODEL_GRAPH_NAME = 6, /* the main graph's name */
+} onnxc_model_field;
+/* non-zero when the model sets the field (to any value, 0 and "" included) */
+ONNXC_API int onnxc_model_has_field(const onnxc_model *m, onnxc_model_field field);
 
 /* ---------------------------------------------------------------- graphs and nodes */
 
@@ -231,17 +268,252 @@ ONNXC_API const char *onnxc_node_name(const onnxc_node *n);
 ONNXC_API const char *onnxc_node_op_type(const onnxc_node *n);
 /* "" for the default domain (ai.onnx) */
 ONNXC_API const char *onnxc_node_domain(const onnxc_node *n);
+/* The overload of a call of a model-local function (FunctionProto.overload
+ * it names; "" for other nodes). */
+ONNXC_API const char *onnxc_node_overload(const onnxc_node *n);
+/* The node's inputs and outputs in order: value names, "" for a missing
+ * optional one; NULL past the end. */
+ONNXC_API size_t onnxc_node_input_count(const onnxc_node *n);
+ONNXC_API const char *onnxc_node_input(const onnxc_node *n, size_t i);
+ONNXC_API size_t onnxc_node_output_count(const onnxc_node *n);
+ONNXC_API const char *onnxc_node_output(const onnxc_node *n, size_t i);
+
+/* A TensorProto as the model stores it: an initializer, the values or
+ * indices of a sparse initializer, or a TENSOR attribute's value. Borrowed
+ * from the model. */
+typedef struct onnxc_tensor_proto onnxc_tensor_proto;
+
+/* AttributeProto.AttributeType */
+typedef enum onnxc_attr_type {
+  ONNXC_ATTR_UNDEFINED = 0,
+  ONNXC_ATTR_FLOAT = 1,
+  ONNXC_ATTR_INT = 2,
+  ONNXC_ATTR_STRING = 3,
+  ONNXC_ATTR_TENSOR = 4,
+  ONNXC_ATTR_GRAPH = 5,
+  ONNXC_ATTR_FLOATS = 6,
+  ONNXC_ATTR_INTS = 7,
+  ONNXC_ATTR_STRINGS = 8,
+  ONNXC_ATTR_TENSORS = 9,
+  ONNXC_ATTR_GRAPHS = 10,
+  ONNXC_ATTR_SPARSE_TENSOR = 11,
+  ONNXC_ATTR_SPARSE_TENSORS = 12,
+  ONNXC_ATTR_TYPE_PROTO = 13,
+  ONNXC_ATTR_TYPE_PROTOS = 14,
+} onnxc_attr_type;
+
 /* Attribute i: its name, and its graph for a GRAPH attribute (If's
  * branches, Loop's and Scan's bodies; NULL for other kinds). */
 ONNXC_API size_t onnxc_node_attr_count(const onnxc_node *n);
 ONNXC_API const char *onnxc_node_attr_name(const onnxc_node *n, size_t i);
 ONNXC_API const onnxc_graph *onnxc_node_attr_graph(const onnxc_node *n, size_t i);
+/* Attribute i's type as the model declares it (UNDEFINED past the end), and
+ * how many values it holds: 1 for a single FLOAT, INT, STRING, TENSOR, GRAPH,
+ * ..., the list's length for FLOATS, INTS, STRINGS, TENSORS, GRAPHS, ... */
+ONNXC_API onnxc_attr_type onnxc_node_attr_type(const onnxc_node *n, size_t i);
+ONNXC_API size_t onnxc_node_attr_size(const onnxc_node *n, size_t i);
+/* Value j of attribute i: of a FLOAT / INT / STRING / TENSOR attribute with
+ * j 0, of a FLOATS / INTS / STRINGS / TENSORS one at j. 0 or NULL when the
+ * attribute is of another type or j is past the end. A string is bytes, not
+ * NUL-terminated: *len (len must not be NULL) receives their count. */
+ONNXC_API float onnxc_node_attr_float(const onnxc_node *n, size_t i, size_t j);
+ONNXC_API int64_t onnxc_node_attr_int(const onnxc_node *n, size_t i, size_t j);
+ONNXC_API const char *onnxc_node_attr_string(const onnxc_node *n, size_t i, size_t j,
+                                             size_t *len);
+ONNXC_API const onnxc_tensor_proto *onnxc_node_attr_tensor(const onnxc_node *n, size_t i,
+                                                           size_t j);
+/* The graphs attribute i holds, for walking every subgraph: a GRAPH
+ * attribute's graph, then a GRAPHS attribute's list, whatever the declared
+ * type says (a malformed attribute may hold both); NULL past the end. */
+ONNXC_API size_t onnxc_node_attr_graph_count(const onnxc_node *n, size_t i);
+ONNXC_API const onnxc_graph *onnxc_node_attr_graph_at(const onnxc_node *n, size_t i, size_t j);
+
 /* non-zero when g has an initializer of that name */
 ONNXC_API int onnxc_graph_has_initializer(const onnxc_graph *g, const char *name);
-/* training_info: how many entries, and entry i's algorithm graph (NULL past
- * the end or when the entry has none). */
+/* The initializers of g in file order; NULL past the end. */
+ONNXC_API size_t onnxc_graph_initializer_count(const onnxc_graph *g);
+ONNXC_API const onnxc_tensor_proto *onnxc_graph_initializer(const onnxc_graph *g, size_t i);
+/* The sparse initializers of g: each one's values (named as the
+ * initializer), indices and dense dims (*rank receives their count); NULL
+ * past the end or where the model leaves a part out. */
+ONNXC_API size_t onnxc_graph_sparse_initializer_count(const onnxc_graph *g);
+ONNXC_API const onnxc_tensor_proto *onnxc_graph_sparse_values(const onnxc_graph *g, size_t i);
+ONNXC_API const onnxc_tensor_proto *onnxc_graph_sparse_indices(const onnxc_graph *g, size_t i);
+ONNXC_API const int64_t *onnxc_graph_sparse_dims(const onnxc_graph *g, size_t i, size_t *rank);
+
+/* A stored tensor: its name, element type (TensorProto.DataType), rank and
+ * dims (dim i: -1 past the end). */
+ONNXC_API const char *onnxc_tensor_proto_name(const onnxc_tensor_proto *t);
+ONNXC_API int32_t onnxc_tensor_proto_dtype(const onnxc_tensor_proto *t);
+ONNXC_API size_t onnxc_tensor_proto_rank(const onnxc_tensor_proto *t);
+ONNXC_API int64_t onnxc_tensor_proto_dim(const onnxc_tensor_proto *t, size_t i);
+/* non-zero when its data lie in an external file (data_location EXTERNAL) */
+ONNXC_API int onnxc_tensor_proto_is_external(const onnxc_tensor_proto *t);
+/* The bytes its data take where they are stored. Inline: raw_data, or the
+ * typed fields at their width (4 a float_data or int32_data entry, 8 an
+ * int64_data, double_data or uint64_data entry) plus the bytes of every
+ * string_data entry. External: the bytes mapped from the external file, or,
+ * when the model was loaded without external data, the `length` its
+ * external_data entry gives (0 without one). */
+ONNXC_API uint64_t onnxc_tensor_proto_stored_bytes(const onnxc_tensor_proto *t);
+
+/* Model-local functions (ModelProto.functions, IR.md "Functions"), called by
+ * nodes of their domain and name (and overload). Borrowed from the model;
+ * NULL past the end. */
+typedef struct onnxc_function onnxc_function;
+ONNXC_API size_t onnxc_model_function_count(const onnxc_model *m);
+ONNXC_API const onnxc_function *onnxc_model_function(const onnxc_model *m, size_t i);
+ONNXC_API const char *onnxc_function_name(const onnxc_function *f);
+ONNXC_API const char *onnxc_function_domain(const onnxc_function *f);
+ONNXC_API const char *onnxc_function_overload(const onnxc_function *f);
+/* formal inputs and outputs: names in order */
+ONNXC_API size_t onnxc_function_input_count(const onnxc_function *f);
+ONNXC_API const char *onnxc_function_input(const onnxc_function *f, size_t i);
+ONNXC_API size_t onnxc_function_output_count(const onnxc_function *f);
+ONNXC_API const char *onnxc_function_output(const onnxc_function *f, size_t i);
+/* the body's nodes in file order */
+ONNXC_API size_t onnxc_function_node_count(const onnxc_function *f);
+ONNXC_API const onnxc_node *onnxc_function_node(const onnxc_function *f, size_t i);
+/* value_info: names and types the function declares for its values */
+ONNXC_API size_t onnxc_function_value_info_count(const onnxc_function *f);
+ONNXC_API const char *onnxc_function_value_info_name(const onnxc_function *f, size_t i);
+ONNXC_API const onnxc_type *onnxc_function_value_info_type(const onnxc_function *f, size_t i);
+
+/* training_info: how many entries, and entry i's algorithm and
+ * initialization graphs (NULL past the end or when the entry has none). */
 ONNXC_API size_t onnxc_model_training_info_count(const onnxc_model *m);
 ONNXC_API const onnxc_graph *onnxc_model_training_algorithm(const onnxc_model *m, size_t i);
+ONNXC_API const onnxc_graph *onnxc_model_training_initialization(const onnxc_model *m, size_t i);
+typedef enum onnxc_training_bindings {
+  ONNXC_TRAINING_INITIALIZATION_BINDING = 0, /* initializer <- output of the initialization */
+  ONNXC_TRAINING_UPDATE_BINDING = 1,         /* initializer <- output of the algorithm */
+} onnxc_training_bindings;
+/* Binding j of one list of entry i: the key (an initializer's name) and the
+ * value (the output assigned to it); NULL past the end. */
+ONNXC_API size_t onnxc_model_training_binding_count(const onnxc_model *m, size_t i,
+                                                    onnxc_training_bindings which);
+ONNXC_API const char *onnxc_model_training_binding_key(const onnxc_model *m, size_t i,
+                                                       onnxc_training_bindings which, size_t j);
+ONNXC_API const char *onnxc_model_training_binding_value(const onnxc_model *m, size_t i,
+                                                         onnxc_training_bindings which,
+                                                         size_t j);
+
+/* ---------------------------------------------------------------- operator schemas */
+
+/* The operator schemas the library knows (the spec's Operators.md and
+ * Changelog.md for ai.onnx, ai.onnx.ml and ai.onnx.preview.training, the
+ * onnxruntime com.microsoft operators, onnxc's own fused ai.onnxc ones): one
+ * per operator version. Schemas are static: handles and strings live as long
+ * as the program. The domain "" and "ai.onnx" are the same everywhere. */
+typedef struct onnxc_schema onnxc_schema;
+
+/* The schema a node of (domain, op_type) binds to in a model importing
+ * `opset` of that domain: the version with the highest since_version <=
+ * opset; NULL when there is none. */
+ONNXC_API const onnxc_schema *onnxc_schema_lookup(const char *domain, const char *op_type,
+                                                  int64_t opset);
+/* The highest opset of a domain the table knows (0: an unknown domain). */
+ONNXC_API int64_t onnxc_schema_latest_opset(const char *domain);
+/* Every version of one operator, ascending since_version; NULL past the
+ * end. */
+ONNXC_API size_t onnxc_schema_version_count(const char *domain, const char *op_type);
+ONNXC_API const onnxc_schema *onnxc_schema_version(const char *domain, const char *op_type,
+                                                   size_t i);
+/* The whole table, by domain, then operator, then version. */
+ONNXC_API size_t onnxc_schema_count(void);
+ONNXC_API const onnxc_schema *onnxc_schema_at(size_t i);
+
+/* domain ("" for ai.onnx), operator name, the opset version it appeared in */
+ONNXC_API const char *onnxc_schema_domain(const onnxc_schema *s);
+ONNXC_API const char *onnxc_schema_name(const onnxc_schema *s);
+ONNXC_API int onnxc_schema_since_version(const onnxc_schema *s);
+/* non-zero for a deprecated version; for an experimental operator ("No
+ * versioning maintained for experimental ops") */
+ONNXC_API int onnxc_schema_deprecated(const onnxc_schema *s);
+ONNXC_API int onnxc_schema_experimental(const onnxc_schema *s);
+/* What the operator computes, a paragraph; NULL for the spec's operators
+ * (their prose is in the spec's documents, not kept). */
+ONNXC_API const char *onnxc_schema_doc(const onnxc_schema *s);
+
+/* Attribute i: name, type, whether a node must set it, and its default in
+ * the text syntax ("1", "[1, 1]", "\"NOTSET\""; NULL when it has none);
+ * NULL (UNDEFINED) past the end. */
+ONNXC_API size_t onnxc_schema_attr_count(const onnxc_schema *s);
+ONNXC_API const char *onnxc_schema_attr_name(const onnxc_schema *s, size_t i);
+ONNXC_API onnxc_attr_type onnxc_schema_attr_type(const onnxc_schema *s, size_t i);
+ONNXC_API int onnxc_schema_attr_required(const onnxc_schema *s, size_t i);
+ONNXC_API const char *onnxc_schema_attr_default(const onnxc_schema *s, size_t i);
+/* An attribute type in the words of Operators.md: "float", "int", "list of
+ * ints", "graph", ... ("undefined" for UNDEFINED or a number outside the
+ * enum). */
+ONNXC_API const char *onnxc_attr_type_description(onnxc_attr_type type);
+
+typedef enum onnxc_schema_formals {
+  ONNXC_SCHEMA_INPUTS = 0,
+  ONNXC_SCHEMA_OUTPUTS = 1,
+} onnxc_schema_formals;
+typedef enum onnxc_formal_option {
+  ONNXC_FORMAL_SINGLE = 0,   /* exactly one */
+  ONNXC_FORMAL_OPTIONAL = 1, /* zero or one */
+  ONNXC_FORMAL_VARIADIC = 2, /* min_arity or more */
+} onnxc_formal_option;
+/* How many values of one side a node may have, as the spec prints them
+ * ("Inputs (2 - 3)"); max is ONNXC_SCHEMA_UNBOUNDED after a variadic. */
+#define ONNXC_SCHEMA_UNBOUNDED 2147483647
+ONNXC_API int onnxc_schema_min_arity(const onnxc_schema *s, onnxc_schema_formals which);
+ONNXC_API int onnxc_schema_max_arity(const onnxc_schema *s, onnxc_schema_formals which);
+/* Formal input or output i: its name, its type (a constraint's name such as
+ * "T", or a type such as "tensor(int64)"), whether it is single, optional or
+ * variadic (then the fewest values it takes, and whether they share one
+ * type), and whether it is differentiable; NULL (0) past the end. */
+ONNXC_API size_t onnxc_schema_formal_count(const onnxc_schema *s, onnxc_schema_formals which);
+ONNXC_API const char *onnxc_schema_formal_name(const onnxc_schema *s, onnxc_schema_formals which,
+                                               size_t i);
+ONNXC_API const char *onnxc_schema_formal_type(const onnxc_schema *s, onnxc_schema_formals which,
+                                               size_t i);
+ONNXC_API onnxc_formal_option onnxc_schema_formal_option(const onnxc_schema *s,
+                                                         onnxc_schema_formals which, size_t i);
+ONNXC_API int onnxc_schema_formal_min_arity(const onnxc_schema *s, onnxc_schema_formals which,
+                                            size_t i);
+ONNXC_API int onnxc_schema_formal_homogeneous(const onnxc_schema *s, onnxc_schema_formals which,
+                                              size_t i);
+ONNXC_API int onnxc_schema_formal_differentiable(const onnxc_schema *s,
+                                                 onnxc_schema_formals which, size_t i);
+/* Type constraint i: its name ("T") and the types it allows
+ * ("tensor(float)", "seq(tensor(int64))", ...); NULL past the end. */
+ONNXC_API size_t onnxc_schema_constraint_count(const onnxc_schema *s);
+ONNXC_API const char *onnxc_schema_constraint_name(const onnxc_schema *s, size_t i);
+ONNXC_API size_t onnxc_schema_constraint_type_count(const onnxc_schema *s, size_t i);
+ONNXC_API const char *onnxc_schema_constraint_type(const onnxc_schema *s, size_t i, size_t j);
+
+/* Function bodies: an operator defined by a function has one per opset
+ * where it changed (ascending); body i is used by models importing that
+ * opset up to the next one. The text is a function in the ONNX text syntax
+ * (docs/text-format.md); NULL past the end. */
+ONNXC_API size_t onnxc_schema_function_count(const onnxc_schema *s);
+ONNXC_API int64_t onnxc_schema_function_opset(const onnxc_schema *s, size_t i);
+ONNXC_API const char *onnxc_schema_function_text(const onnxc_schema *s, size_t i);
+/* Non-zero when the body is context-dependent: built per node from its
+ * attributes, the inputs and outputs it has, and its input types. */
+ONNXC_API int onnxc_schema_has_context_body(const onnxc_schema *s);
+/* Builds that body for a node in a model importing `opset` of the schema's
+ * domain, as a function in the text syntax named after the operator (a
+ * malloc'd string in *text; free with free()). node NULL: a node with no
+ * attributes, n_inputs inputs and every formal output present.
+ * input_dtypes[k] is input k's element type (0: unknown or missing).
+ * ONNXC_ERR_INVALID_ARG when the schema has no such body at that opset or the
+ * body needs a type that is not given, ONNXC_ERR_UNSUPPORTED when its builder
+ * is not written, ONNXC_ERR_INVALID_MODEL for a node it cannot expand. */
+ONNXC_API onnxc_status onnxc_schema_context_body(const onnxc_schema *s, int64_t opset,
+                                                 const onnxc_node *node,
+                                                 const int32_t *input_dtypes, size_t n_inputs,
+                                                 char **text, onnxc_error *err);
+/* Replaces every main-graph node of m whose operator has a context-dependent
+ * body by a call of a model-local function holding the body built for that
+ * node, so that a session runs the bodies instead of the operators' kernels
+ * (to test the bodies). *n_replaced (may be NULL) counts those nodes. */
+ONNXC_API onnxc_status onnxc_model_localize_context_bodies(onnxc_model *m, size_t *n_replaced,
+                                                           onnxc_error *err);
 
 /* ---------------------------------------------------------------- values */
 
@@ -322,6 +594,14 @@ ONNXC_API onnxc_status onnxc_value_write_file(const char *path, const onnxc_valu
  * "..."), "sequence(N) [...]", "optional(...)", "map keys ...", "none" for
  * NULL; NULL on OOM. */
 ONNXC_API char *onnxc_value_summary(const onnxc_value *v);
+/* Compares a result with an expected value as ONNX's conformance tests do:
+ * the same kind, element type and shape; floating-point elements within
+ * atol + rtol * |expected| (NaN equals NaN), other elements exactly; an
+ * optional holding a value equals that value. Returns 0 when they match,
+ * else non-zero with the first difference described in why (NUL-terminated,
+ * truncated to why_size; why may be NULL). */
+ONNXC_API int onnxc_value_compare(const onnxc_value *expected, const onnxc_value *actual,
+                                  double rtol, double atol, char *why, size_t why_size);
 
 /* ---------------------------------------------------------------- environment, logging */
 
@@ -504,6 +784,13 @@ ONNXC_API char *onnxc_session_profile(const onnxc_session *s);
  * run also prepares kernels lazily, e.g. a convolution's Winograd
  * weights) so that the profile covers the runs that follow. */
 ONNXC_API void onnxc_session_profile_reset(onnxc_session *s);
+/* onnxc_session_profile listing the top_nodes slowest nodes (that one lists
+ * 20). */
+ONNXC_API char *onnxc_session_profile_top(const onnxc_session *s, size_t top_nodes);
+/* The threads a run of the session uses when its options do not ask for
+ * others, the calling thread included (the `threads` option resolved: the
+ * cores, or the environment's pool). */
+ONNXC_API int onnxc_session_threads(const onnxc_session *s);
 
 /* The model the session runs. */
 ONNXC_API const onnxc_model *onnxc_session_model(const onnxc_session *s);

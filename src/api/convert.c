@@ -1,4 +1,5 @@
-/* convert.c - onnxc_convert_opset of the public API. */
+/* convert.c - opset conversion of the public API: onnxc_convert_opset and
+ * the lowest target it can reach, onnxc_model_min_opset. */
 #include <string.h>
 
 #include "../version/version.h"
@@ -19,4 +20,8 @@ onnxc_status onnxc_convert_opset(onnxc_model *m, int64_t target_opset, onnxc_err
     memcpy(err->msg, e.msg, sizeof err->msg);
   }
   return (onnxc_status)rc;
+}
+
+int64_t onnxc_model_min_opset(const onnxc_model *m) {
+  return m ? ox_version_min_opset((const ox_model *)m) : 1;
 }

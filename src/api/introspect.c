@@ -27,6 +27,7 @@ onnxc_type_kind onnxc_type_kind_of(const onnxc_type *t) {
     case OX_TYPE_MAP: return ONNXC_TYPE_MAP;
     case OX_TYPE_OPTIONAL: return ONNXC_TYPE_OPTIONAL;
     case OX_TYPE_SPARSE_TENSOR: return ONNXC_TYPE_SPARSE_TENSOR;
+    case OX_TYPE_OPAQUE: return ONNXC_TYPE_OPAQUE;
     default: return ONNXC_TYPE_UNKNOWN;
   }
 }
@@ -59,6 +60,12 @@ const char *onnxc_type_dim_param(const onnxc_type *t, size_t i) {
   return d && !d->has_value && d->param && *d->param ? d->param : NULL;
 }
 
+onnxc_dim_kind onnxc_type_dim_kind(const onnxc_type *t, size_t i) {
+  const ox_dim *d = dim_at(t, i);
+  if (!d) return ONNXC_DIM_UNKNOWN;
+  return d->has_value ? ONNXC_DIM_VALUE : d->param ? ONNXC_DIM_PARAM : ONNXC_DIM_UNKNOWN;
+}
+
 const onnxc_type *onnxc_type_element(const onnxc_type *t) {
   if (!t || (T(t)->kind != OX_TYPE_SEQUENCE && T(t)->kind != OX_TYPE_OPTIONAL)) return NULL;
   return (const onnxc_type *)T(t)->elem;
@@ -71,6 +78,16 @@ int32_t onnxc_type_map_key(const onnxc_type *t) {
 const onnxc_type *onnxc_type_map_value(const onnxc_type *t) {
   return t && T(t)->kind == OX_TYPE_MAP ? (const onnxc_type *)T(t)->elem : NULL;
 }
+
+const char *onnxc_type_opaque_domain(const onnxc_type *t) {
+  return t && T(t)->kind == OX_TYPE_OPAQUE ? str(T(t)->opaque_domain) : NULL;
+}
+
+const char *onnxc_type_opaque_name(const onnxc_type *t) {
+  return t && T(t)->kind == OX_TYPE_OPAQUE ? str(T(t)->opaque_name) : NULL;
+}
+
+const char *onnxc_type_denotation(const onnxc_type *t) { return t ? T(t)->denotation : NULL; }
 
 const char *onnxc_dtype_name(int32_t dtype) {
   const ox_dtype_info *d = ox_dtype_get(dtype);
@@ -114,6 +131,12 @@ static size_t describe(const ox_type *t, char *buf, size_t size, size_t at) {
       at = put(buf, size, at, en);
       at = put(buf, size, at, ",");
       at = describe(t->elem, buf, size, at);
+      return put(buf, size, at, ")");
+    case ONNXC_TYPE_OPAQUE:
+      at = put(buf, size, at, "opaque(");
+      at = put(buf, size, at, str(t->opaque_domain));
+      at = put(buf, size, at, ",");
+      at = put(buf, size, at, str(t->opaque_name));
       return put(buf, size, at, ")");
     default:
       return put(buf, size, at, "unknown");
@@ -215,4 +238,21 @@ const char *onnxc_model_metadata_key(const onnxc_model *m, size_t i) {
 
 const char *onnxc_model_metadata_value(const onnxc_model *m, size_t i) {
   return P(m) && i < P(m)->n_metadata_props ? str(P(m)->metadata_props[i].value) : NULL;
+}
+
+/* The decoder keeps proto2's presence: has_ flags for numbers, NULL for an
+ * absent string (ir.h). */
+int onnxc_model_has_field(const onnxc_model *m, onnxc_model_field field) {
+  const ox_model_proto *p = P(m);
+  if (!p) return 0;
+  switch (field) {
+    case ONNXC_MODEL_IR_VERSION: return p->has_ir_version;
+    case ONNXC_MODEL_MODEL_VERSION: return p->has_model_version;
+    case ONNXC_MODEL_PRODUCER_NAME: return p->producer_name != NULL;
+    case ONNXC_MODEL_PRODUCER_VERSION: return p->producer_version != NULL;
+    case ONNXC_MODEL_DOMAIN: return p->domain != NULL;
+    case ONNXC_MODEL_DOC_STRING: return p->doc_string != NULL;
+    case ONNXC_MODEL_GRAPH_NAME: return p->graph && p->graph->name;
+  }
+  return 0;
 }

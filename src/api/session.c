@@ -134,6 +134,12 @@ void onnxc_session_profile_reset(onnxc_session *s) {
   if (s) ox_session_profile_reset(S(s));
 }
 
+char *onnxc_session_profile_top(const onnxc_session *s, size_t top_nodes) {
+  return s ? ox_session_profile(S(s), top_nodes) : NULL;
+}
+
+int onnxc_session_threads(const onnxc_session *s) { return s ? ox_session_threads(S(s)) : 0; }
+
 const onnxc_model *onnxc_session_model(const onnxc_session *s) {
   return s ? (const onnxc_model *)ox_session_model(S(s)) : NULL;
 }

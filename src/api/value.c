@@ -213,3 +213,14 @@ const onnxc_value *onnxc_optional_value(const onnxc_value *v) {
 }
 
 void onnxc_value_free(onnxc_value *v) { ox_value_unref((ox_value *)v); }
+
+int onnxc_value_compare(const onnxc_value *expected, const onnxc_value *actual, double rtol,
+                        double atol, char *why, size_t why_size) {
+  char scratch[1];
+  if (!why || !why_size) { /* the runtime's comparison always writes a reason */
+    why = scratch;
+    why_size = sizeof scratch;
+  }
+  why[0] = 0;
+  return ox_value_compare(V(expected), V(actual), rtol, atol, why, why_size);
+}

@@ -20,7 +20,7 @@ int ox_cmd_test(int argc, char **argv);
 int ox_cmd_bench(int argc, char **argv);
 int ox_cmd_train(int argc, char **argv);
 int ox_cmd_dot(int argc, char **argv);
-int ox_cmd_serve(int argc, char **argv); /* cmd_serve.c; the server is src/serve/ */
+int ox_cmd_serve(int argc, char **argv); /* src/serve/cmd_serve.c: the server's layer is later */
 
 /* Loads a model from a binary or text file (by extension or content) with
  * external data resolved. Prints "onnxc: <message>" and returns NULL on error. */
@@ -35,5 +35,33 @@ bool ox_cli_is_help(const char *arg);
 /* A byte count: digits with an optional K, M, G or T (powers of 1024).
  * false when malformed or out of range. */
 bool ox_cli_parse_size(const char *arg, size_t *out);
+
+/* A growable text buffer (text.c): appends never fail loudly, they set
+ * `failed`, which the caller checks once before writing the text out. */
+typedef struct ox_cli_text {
+  char *data; /* NUL-terminated while not failed */
+  size_t size, cap;
+  bool failed;
+} ox_cli_text;
+void ox_cli_text_put(ox_cli_text *t, const char *s, size_t n);
+void ox_cli_text_puts(ox_cli_text *t, const char *s);
+void ox_cli_text_putc(ox_cli_text *t, char c);
+void ox_cli_text_printf(ox_cli_text *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void ox_cli_text_free(ox_cli_text *t);
+
+/* A map from names to numbers (names.c); keys are borrowed, a put of a key
+ * already there replaces its number. put is false when out of memory. */
+typedef struct ox_cli_names {
+  const char **keys;
+  size_t *vals;
+  size_t cap, n;
+} ox_cli_names;
+bool ox_cli_names_put(ox_cli_names *m, const char *key, size_t val);
+bool ox_cli_names_get(const ox_cli_names *m, const char *key, size_t *val);
+void ox_cli_names_free(ox_cli_names *m);
 
 #endif

@@ -9,12 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../ir/ir.h"
-#include "../runtime/session.h"
-#include "../ops/registry.h"
 #include "cli.h"
-#include "pass_flags.h"
 #include "runio.h"
+#include "session_flags.h"
 
 static double now_ms(void) {
   struct timespec ts;
@@ -55,29 +52,39 @@ static bool parse_dims(const char *arg, bench_dims *b) {
 
 /* A made-up input: the given dims, else the declared ones with unknown
  * dims taken as 1; floats count up from 0 to 1, other types are zeros. */
-static ox_value *synth_input(const char *name, const ox_type *t, const bench_dims *bd, size_t n_bd,
-                             ox_err *e) {
-  if (!t || t->kind != OX_TYPE_TENSOR)
-    return ox_err_set(e, OX_EUNSUPPORTED, "cannot make up a non-tensor input; pass -i"), NULL;
+static onnxc_value *synth_input(const char *name, const onnxc_type *t, const bench_dims *bd,
+                                size_t n_bd, onnxc_error *e) {
+  if (onnxc_type_kind_of(t) != ONNXC_TYPE_TENSOR) {
+    e->code = ONNXC_ERR_UNSUPPORTED;
+    snprintf(e->msg, sizeof e->msg, "cannot make up a non-tensor input; pass -i");
+    return NULL;
+  }
   int64_t dims[16];
-  size_t rank = t->shape ? t->shape->n_dim : 0;
-  if (rank > 16) return ox_err_set(e, OX_EUNSUPPORTED, "input of rank %zu", rank), NULL;
-  for (size_t i = 0; i < rank; i++)
-    dims[i] = t->shape->dim[i].has_value ? t->shape->dim[i].value : 1;
+  int64_t declared_rank = onnxc_type_rank(t);
+  size_t rank = declared_rank > 0 ? (size_t)declared_rank : 0; /* unknown rank: a scalar */
+  if (rank > 16) {
+    e->code = ONNXC_ERR_UNSUPPORTED;
+    snprintf(e->msg, sizeof e->msg, "input of rank %zu", rank);
+    return NULL;
+  }
+  for (size_t i = 0; i < rank; i++) {
+    int64_t d = onnxc_type_dim(t, i);
+    dims[i] = d >= 0 ? d : 1;
+  }
   for (size_t k = 0; k < n_bd; k++)
     if (strlen(name) == bd[k].name_len && !strncmp(name, bd[k].name, bd[k].name_len)) {
       rank = bd[k].rank;
       memcpy(dims, bd[k].dims, rank * sizeof *dims);
     }
-  if (t->elem_type == OX_FLOAT) return (ox_value *)ox_cli_ramp(dims, rank, (onnxc_error *)e);
-  return ox_tensor_new(t->elem_type, dims, rank, e);
+  if (onnxc_type_elem_type(t) == 1 /* float */) return ox_cli_ramp(dims, rank, e);
+  return onnxc_tensor_create(onnxc_type_elem_type(t), dims, rank, e);
 }
 
 /* One of --callers threads: `runs` runs of the shared session and inputs. */
 typedef struct bench_caller {
-  ox_session *s;
+  onnxc_session *s;
   const char **names;
-  ox_value **vals;
+  onnxc_value **vals;
   size_t n_in, n_out;
   int runs, failed;
   char msg[1100];
@@ -85,15 +92,15 @@ typedef struct bench_caller {
 
 static void *caller_main(void *arg) {
   bench_caller *c = arg;
-  ox_value **outs = calloc(c->n_out + 1, sizeof *outs);
+  onnxc_value **outs = calloc(c->n_out + 1, sizeof *outs);
   for (int r = 0; outs && r < c->runs && !c->failed; r++) {
-    ox_err e = {0};
-    if (ox_session_run(c->s, c->names, c->vals, c->n_in, NULL, outs, c->n_out, &e)) {
+    onnxc_error e = {0};
+    if (onnxc_session_run(c->s, c->names, c->vals, c->n_in, NULL, outs, c->n_out, &e)) {
       c->failed = 1;
       snprintf(c->msg, sizeof c->msg, "%s", e.msg);
     }
     for (size_t k = 0; k < c->n_out; k++) {
-      ox_value_unref(outs[k]);
+      onnxc_value_free(outs[k]);
       outs[k] = NULL;
     }
   }
@@ -103,8 +110,8 @@ static void *caller_main(void *arg) {
 }
 
 /* Throughput of `callers` threads running the session at once. */
-static int throughput(ox_session *s, const char **names, ox_value **vals, size_t n_in, size_t n_out,
-                      int callers, int runs) {
+static int throughput(onnxc_session *s, const char **names, onnxc_value **vals, size_t n_in,
+                      size_t n_out, int callers, int runs) {
   bench_caller *cs = calloc((size_t)callers, sizeof *cs);
   pthread_t *t = calloc((size_t)callers, sizeof *t);
   int started = 0, failed = 0;
@@ -137,20 +144,19 @@ static int throughput(ox_session *s, const char **names, ox_value **vals, size_t
 
 int ox_cmd_bench(int argc, char **argv) {
   const char *model_path = NULL;
-  int threads = 0, runs = 10, warmup = 2, callers = 0;
-  size_t max_memory = 0;
-  bool profile = false, no_quant_fusion = false, low_bit_int8 = false;
+  int runs = 10, warmup = 2, callers = 0;
+  bool profile = false;
+  ox_cli_session_flags sf = {0};
   char **ins = calloc((size_t)argc + 1, sizeof *ins);
   bench_dims *bd = calloc((size_t)argc + 1, sizeof *bd);
   size_t n_ins = 0, n_bd = 0;
-  ox_cli_passes off = {0};
   if (!ins || !bd) {
     free(ins);
     free(bd);
     return 1;
   }
   for (int i = 1; i < argc; i++) {
-    int pf = ox_cli_disable_pass(&off, argc, argv, &i, "bench");
+    int pf = ox_cli_session_flag(&sf, argc, argv, &i, "bench");
     if (pf || strcmp(argv[i], "--list-passes") == 0) {
       if (!pf) ox_cli_list_passes(stdout);
       if (pf > 0) continue;
@@ -176,16 +182,6 @@ int ox_cmd_bench(int argc, char **argv) {
       free(ins);
       free(bd);
       return 0;
-    } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-      threads = atoi(argv[++i]);
-    } else if (strcmp(argv[i], "--max-memory") == 0 && i + 1 < argc) {
-      if (!ox_cli_parse_size(argv[++i], &max_memory)) {
-        fprintf(stderr, "onnxc bench: bad --max-memory '%s' (bytes, or with K, M, G, T)\n",
-                argv[i]);
-        free(ins);
-        free(bd);
-        return 2;
-      }
     } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
       runs = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc) {
@@ -202,10 +198,6 @@ int ox_cmd_bench(int argc, char **argv) {
       n_bd++;
     } else if (strcmp(argv[i], "--profile") == 0) {
       profile = true;
-    } else if (strcmp(argv[i], "--no-quant-fusion") == 0) {
-      no_quant_fusion = true;
-    } else if (strcmp(argv[i], "--low-bit-int8") == 0) {
-      low_bit_int8 = true;
     } else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc) {
       ins[n_ins++] = argv[++i];
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -224,32 +216,25 @@ int ox_cmd_bench(int argc, char **argv) {
     return 2;
   }
   int status = 1;
-  ox_err e = {0};
-  ox_session *s = NULL;
-  ox_value **vals = NULL, **outs = NULL;
+  onnxc_error e = {0};
+  onnxc_session *s = NULL;
+  onnxc_value **vals = NULL, **outs = NULL;
   const char **names = NULL;
   double *times = NULL;
   size_t n_in = 0, n_out = 0;
   double t0 = now_ms();
-  ox_model *m = (ox_model *)ox_cli_load_model(model_path);
+  onnxc_model *m = ox_cli_load_model(model_path);
   if (!m) goto done;
   double t1 = now_ms();
-  ox_session_opts o = {.kernels = &ox_registry_builtin};
-  o.optimization_level = 1; /* constant folding */
-  o.threads = threads;
-  o.max_memory = max_memory;
+  onnxc_session_options o = ox_cli_session_options(&sf);
   o.profile = profile;
-  o.quant_fusion_off = no_quant_fusion;
-  o.low_bit_int8 = low_bit_int8;
-  o.disabled_passes = off.names;
-  o.n_disabled_passes = off.n;
-  if (ox_session_create(m, &o, &s, &e)) {
+  if (onnxc_session_create(m, &o, &s, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);
     goto done;
   }
   double t2 = now_ms();
-  n_in = ox_session_n_inputs(s);
-  n_out = ox_session_n_outputs(s);
+  n_in = onnxc_session_input_count(s); /* those without an initializer */
+  n_out = onnxc_session_output_count(s);
   vals = calloc(n_in + 1, sizeof *vals);
   names = calloc(n_in + 1, sizeof *names);
   outs = calloc(n_out + 1, sizeof *outs);
@@ -257,8 +242,7 @@ int ox_cmd_bench(int argc, char **argv) {
   if (!vals || !names || !outs || !times) goto done;
   size_t next = 0;
   for (size_t i = 0; i < n_in; i++) {
-    names[i] = ox_session_input_name(s, i);
-    if (ox_session_input_has_default(s, i)) continue;
+    names[i] = onnxc_session_input_name(s, i);
     const char *file = NULL;
     for (size_t k = 0; k < n_ins && !file; k++) {
       const char *eq = strchr(ins[k], '=');
@@ -267,8 +251,8 @@ int ox_cmd_bench(int argc, char **argv) {
         file = eq + 1;
     }
     if (!file && next < n_ins && !strchr(ins[next], '=')) file = ins[next++];
-    vals[i] = file ? (ox_value *)ox_cli_read_value(file, (const onnxc_type *)ox_session_input_type(s, i), (onnxc_error *)&e)
-                   : synth_input(names[i], ox_session_input_type(s, i), bd, n_bd, &e);
+    const onnxc_type *type = onnxc_session_input_type(s, i);
+    vals[i] = file ? ox_cli_read_value(file, type, &e) : synth_input(names[i], type, bd, n_bd, &e);
     if (!vals[i]) {
       fprintf(stderr, "onnxc: input '%s': %s\n", names[i], e.msg);
       goto done;
@@ -276,26 +260,26 @@ int ox_cmd_bench(int argc, char **argv) {
   }
   for (int r = 0; r < warmup + runs; r++) {
     double a = now_ms();
-    if (ox_session_run(s, names, vals, n_in, NULL, outs, n_out, &e)) {
+    if (onnxc_session_run(s, names, vals, n_in, NULL, outs, n_out, &e)) {
       fprintf(stderr, "onnxc: %s\n", e.msg);
       goto done;
     }
     double b = now_ms();
     for (size_t k = 0; k < n_out; k++) {
-      ox_value_unref(outs[k]);
+      onnxc_value_free(outs[k]);
       outs[k] = NULL;
     }
     if (r >= warmup) times[r - warmup] = b - a;
-    if (profile && r + 1 == warmup) ox_session_profile_reset(s); /* runs measured only */
+    if (profile && r + 1 == warmup) onnxc_session_profile_reset(s); /* runs measured only */
   }
   qsort(times, (size_t)runs, sizeof *times, cmp_d);
   double sum = 0;
   for (int r = 0; r < runs; r++) sum += times[r];
   printf("load %.2f ms, session %.2f ms\n", t1 - t0, t2 - t1);
   printf("run: mean %.3f ms, median %.3f ms, min %.3f ms, max %.3f ms (%d runs, %d threads)\n",
-         sum / runs, times[runs / 2], times[0], times[runs - 1], runs, ox_session_threads(s));
+         sum / runs, times[runs / 2], times[0], times[runs - 1], runs, onnxc_session_threads(s));
   if (profile) {
-    char *rep = ox_session_profile(s, 15);
+    char *rep = onnxc_session_profile_top(s, 15);
     if (rep) fputs(rep, stdout);
     free(rep);
   }
@@ -303,14 +287,14 @@ int ox_cmd_bench(int argc, char **argv) {
   status = 0;
 done:
   if (vals)
-    for (size_t i = 0; i < n_in; i++) ox_value_unref(vals[i]);
+    for (size_t i = 0; i < n_in; i++) onnxc_value_free(vals[i]);
   free(vals);
   free(names);
   free(outs);
   free(times);
   free(ins);
   free(bd);
-  ox_session_free(s);
-  ox_model_free(m);
+  onnxc_session_free(s);
+  onnxc_model_free(m);
   return status;
 }

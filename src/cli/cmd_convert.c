@@ -6,9 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ir/ir.h"
-#include "../api/model_file.h"
-#include "../version/version.h"
 #include "cli.h"
 #include "pass_flags.h"
 
@@ -50,22 +47,23 @@ static bool parse_size(const char *s, size_t *v) {
 
 /* Saves the graph a session (optimization level 1) would run: the model
  * onnxc_model_optimize makes (it imports ai.onnxc for the fused nodes). */
-static int save_optimized(ox_model *m, const char *out, const ox_save_opts *so,
-                          const ox_cli_passes *off, ox_err *e) {
+static onnxc_status save_optimized(const onnxc_model *m, const char *out,
+                                   const onnxc_save_options *so, const ox_cli_passes *off,
+                                   onnxc_error *e) {
   onnxc_optimize_options oo = {.optimization_level = 1,
                                .disabled_passes = off->names,
                                .n_disabled_passes = off->n};
   onnxc_model *om = NULL;
-  int rc = (int)onnxc_model_optimize((const onnxc_model *)m, &oo, &om, (onnxc_error *)e);
-  if (!rc) rc = ox_api_model_save((const ox_model *)om, out, so, e);
+  onnxc_status rc = onnxc_model_optimize(m, &oo, &om, e);
+  if (rc == ONNXC_OK) rc = onnxc_model_save(om, out, so, e);
   onnxc_model_free(om);
   return rc;
 }
 
 int ox_cmd_convert(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
-  ox_save_opts so = {.size_threshold = 1024, .align = 4096};
-  ox_load_opts lo = {0};
+  onnxc_save_options so = {.size_threshold = 1024, .align = 4096};
+  onnxc_load_options lo = {0};
   long long opset = 0;
   bool optimize = false;
   ox_cli_passes off = {0};
@@ -106,9 +104,9 @@ int ox_cmd_convert(int argc, char **argv) {
       }
       if (dst == &so.size_threshold && *dst == 0) *dst = 1;
     } else if (strcmp(a, "--no-external-data") == 0)
-      so.all_inline = true;
+      so.all_inline = 1;
     else if (strcmp(a, "--skip-checksum") == 0)
-      lo.skip_checksum = true;
+      lo.skip_checksum = 1;
     else if (strcmp(a, "--optimize") == 0)
       optimize = true;
     else if (a[0] == '-' && a[1]) {
@@ -131,24 +129,25 @@ int ox_cmd_convert(int argc, char **argv) {
     fprintf(stderr, "onnxc convert: --external-data and --no-external-data exclude each other\n");
     return 2;
   }
-  ox_err e = {0};
-  ox_model *m = NULL;
-  if (ox_api_model_load(in, &lo, &m, &e) != OX_OK) {
+  onnxc_error e = {0};
+  onnxc_model *m = NULL;
+  if (onnxc_model_load(in, &lo, &m, &e) != ONNXC_OK) {
     fprintf(stderr, "onnxc: %s\n", e.msg);
     return 1;
   }
-  if (opset && ox_convert_opset(m, opset, &e) != OX_OK) {
+  if (opset && onnxc_convert_opset(m, opset, &e) != ONNXC_OK) {
     fprintf(stderr, "onnxc: %s\n", e.msg);
-    ox_model_free(m);
+    onnxc_model_free(m);
     return 1;
   }
   if (off.n && !optimize) {
     fprintf(stderr, "onnxc convert: --disable-pass needs --optimize\n");
-    ox_model_free(m);
+    onnxc_model_free(m);
     return 2;
   }
-  int rc = optimize ? save_optimized(m, out, &so, &off, &e) : ox_api_model_save(m, out, &so, &e);
-  if (rc) fprintf(stderr, "onnxc: %s\n", e.msg);
-  ox_model_free(m);
-  return rc ? 1 : 0;
+  onnxc_status rc =
+      optimize ? save_optimized(m, out, &so, &off, &e) : onnxc_model_save(m, out, &so, &e);
+  if (rc != ONNXC_OK) fprintf(stderr, "onnxc: %s\n", e.msg);
+  onnxc_model_free(m);
+  return rc != ONNXC_OK ? 1 : 0;
 }

@@ -19,8 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../ir/ir.h"
-#include "../infer/infer.h"
 #include "cli.h"
 
 extern char **environ;
@@ -45,35 +43,62 @@ static void usage(FILE *f) {
 /* ------------------------------------------------------------ output text */
 
 typedef struct dot {
-  ox_buf out;
-  ox_buf edges; /* written after every node: an edge statement inside a
-                   cluster would make its ends members of that cluster */
+  ox_cli_text out;
+  ox_cli_text edges; /* written after every node: an edge statement inside a
+                        cluster would make its ends members of that cluster */
   int max_depth;
   int64_t fold; /* initializers with more elements are folded into labels */
   bool shapes;
   unsigned long next_id;
-  const ox_model_proto *mp;
+  const onnxc_model *m;
 } dot;
 
 /* A DOT string body: quotes and backslashes escaped, newlines as \n. */
-static void put_escaped(ox_buf *b, const char *s) {
+static void put_escaped(ox_cli_text *b, const char *s) {
   for (; s && *s; s++) {
     if (*s == '"' || *s == '\\')
-      ox_buf_putc(b, '\\'), ox_buf_putc(b, *s);
+      ox_cli_text_putc(b, '\\'), ox_cli_text_putc(b, *s);
     else if (*s == '\n')
-      ox_buf_puts(b, "\\n");
+      ox_cli_text_puts(b, "\\n");
     else if ((unsigned char)*s >= 0x20)
-      ox_buf_putc(b, *s);
+      ox_cli_text_putc(b, *s);
   }
 }
 
-static const char *type_label(const dot *d, const ox_type *t, char *buf, size_t n) {
+/* A declared type as an edge or input label; without --shapes a tensor's
+ * shape is cut off. */
+static const char *type_label(const dot *d, const onnxc_type *t, char *buf, size_t n) {
   if (!t) return "";
-  ox_cli_type_str((const onnxc_type *)t, buf, n);
-  if (!d->shapes) { /* the declared type without its shape */
+  ox_cli_type_str(t, buf, n);
+  if (!d->shapes) {
     char *br = strchr(buf, '[');
-    if (br && t->kind == OX_TYPE_TENSOR) *br = 0;
+    if (br && onnxc_type_kind_of(t) == ONNXC_TYPE_TENSOR) *br = 0;
   }
+  return buf;
+}
+
+/* An initializer's label in the form type_label gives a tensor type: the
+ * element type, then with_dims its dims (up to 16; more: "[...]"), else
+ * "[...]", which --no-shapes cuts off. */
+static const char *init_label(const dot *d, const onnxc_tensor_proto *t, bool with_dims,
+                              char *buf, size_t n) {
+  const char *en = onnxc_dtype_name(onnxc_tensor_proto_dtype(t));
+  size_t rank = onnxc_tensor_proto_rank(t);
+  int k = snprintf(buf, n, "%s", *en ? en : "?");
+  if (!d->shapes) return buf;
+  if (!with_dims || rank > 16) {
+    snprintf(buf + k, n - (size_t)k, "[...]");
+    return buf;
+  }
+  k += snprintf(buf + k, n - (size_t)k, "[");
+  for (size_t i = 0; i < rank && (size_t)k < n; i++) {
+    int64_t v = onnxc_tensor_proto_dim(t, i);
+    if (v >= 0)
+      k += snprintf(buf + k, n - (size_t)k, "%s%lld", i ? "," : "", (long long)v);
+    else
+      k += snprintf(buf + k, n - (size_t)k, "%s?", i ? "," : "");
+  }
+  if ((size_t)k < n) snprintf(buf + k, n - (size_t)k, "]");
   return buf;
 }
 
@@ -83,12 +108,12 @@ static const char *type_label(const dot *d, const ox_type *t, char *buf, size_t 
  * its type, and whether it is a folded initializer. */
 typedef struct vinfo {
   char id[32];
-  const ox_type *type;
-  const ox_tensor *folded;
+  const onnxc_type *type;
+  const onnxc_tensor_proto *folded;
 } vinfo;
 
 typedef struct scope {
-  ox_map names; /* name -> index + 1 into v */
+  ox_cli_names names; /* name -> index into v */
   vinfo *v;
   size_t n, cap;
   const struct scope *parent;
@@ -105,38 +130,71 @@ static vinfo *scope_add(scope *s, const char *name) {
   }
   vinfo *v = &s->v[s->n++];
   memset(v, 0, sizeof *v);
-  if (ox_map_put(&s->names, name, s->n) != OX_OK) return NULL;
+  if (!ox_cli_names_put(&s->names, name, s->n - 1)) return NULL;
   return v;
 }
 
 static const vinfo *scope_find(const scope *s, const char *name) {
   for (; s; s = s->parent) {
-    uintptr_t k;
-    if (ox_map_get(&s->names, name, &k)) return &s->v[k - 1];
+    size_t k;
+    if (ox_cli_names_get(&s->names, name, &k)) return &s->v[k];
   }
   return NULL;
 }
 
 static void scope_free(scope *s) {
-  ox_map_free(&s->names);
+  ox_cli_names_free(&s->names);
   free(s->v);
 }
 
-/* The type of a value from the graph's declarations, if any. */
-static const ox_type *declared(const ox_value_info *v, size_t n, const char *name) {
-  for (size_t i = 0; i < n; i++)
-    if (v[i].name && strcmp(v[i].name, name) == 0) return v[i].type;
+/* The nodes being drawn and where their values' types are declared: a
+ * graph (value_info, outputs, inputs) or a model-local function (its
+ * value_info). */
+typedef struct body {
+  const onnxc_graph *g;
+  const onnxc_function *f;
+} body;
+
+static size_t body_node_count(const body *b) {
+  return b->f ? onnxc_function_node_count(b->f) : onnxc_graph_node_count(b->g);
+}
+
+static const onnxc_node *body_node(const body *b, size_t i) {
+  return b->f ? onnxc_function_node(b->f, i) : onnxc_graph_node(b->g, i);
+}
+
+static const onnxc_type *declared(const onnxc_graph *g, onnxc_graph_values which,
+                                  const char *name) {
+  for (size_t i = 0; i < onnxc_graph_value_count(g, which); i++)
+    if (strcmp(onnxc_graph_value_name(g, which, i), name) == 0)
+      return onnxc_graph_value_type(g, which, i);
   return NULL;
 }
 
-static const ox_type *value_type(const ox_graph *g, const char *name) {
-  const ox_type *t = declared(g->value_info, g->n_value_info, name);
-  if (!t) t = declared(g->output, g->n_output, name);
-  if (!t) t = declared(g->input, g->n_input, name);
+/* The type of a value from the declarations, if any. */
+static const onnxc_type *value_type(const body *b, const char *name) {
+  if (b->f) {
+    for (size_t i = 0; i < onnxc_function_value_info_count(b->f); i++)
+      if (strcmp(onnxc_function_value_info_name(b->f, i), name) == 0)
+        return onnxc_function_value_info_type(b->f, i);
+    return NULL;
+  }
+  const onnxc_type *t = declared(b->g, ONNXC_GRAPH_VALUE_INFO, name);
+  if (!t) t = declared(b->g, ONNXC_GRAPH_OUTPUTS, name);
+  if (!t) t = declared(b->g, ONNXC_GRAPH_INPUTS, name);
   return t;
 }
 
-static bool numel_of(const ox_tensor *t, int64_t *n) { return ox_numel(t->dims, t->n_dims, n); }
+/* The element count; false for a negative dim or on overflow. */
+static bool numel_of(const onnxc_tensor_proto *t, int64_t *n) {
+  int64_t r = 1;
+  for (size_t i = 0; i < onnxc_tensor_proto_rank(t); i++) {
+    int64_t d = onnxc_tensor_proto_dim(t, i);
+    if (d < 0 || __builtin_mul_overflow(r, d, &r)) return false;
+  }
+  *n = r;
+  return true;
+}
 
 /* ------------------------------------------------------------ graphs */
 
@@ -144,220 +202,237 @@ static void new_id(dot *d, char *id, size_t n) { snprintf(id, n, "n%lu", d->next
 
 static void emit_value_node(dot *d, const char *id, const char *shape, const char *color,
                             const char *name, const char *type) {
-  ox_buf *b = &d->out;
-  ox_buf_printf(b, "  %s [shape=%s, style=filled, fillcolor=\"%s\", label=\"", id, shape, color);
+  ox_cli_text *b = &d->out;
+  ox_cli_text_printf(b, "  %s [shape=%s, style=filled, fillcolor=\"%s\", label=\"", id, shape,
+                     color);
   put_escaped(b, name);
   if (type && *type) {
-    ox_buf_puts(b, "\\n");
+    ox_cli_text_puts(b, "\\n");
     put_escaped(b, type);
   }
-  ox_buf_puts(b, "\"];\n");
+  ox_cli_text_puts(b, "\"];\n");
 }
 
-static void emit_edge(dot *d, const char *from, const char *to, const ox_type *t, const char *style) {
+static void emit_edge(dot *d, const char *from, const char *to, const onnxc_type *t,
+                      const char *style) {
   char tb[512];
-  ox_buf_printf(&d->edges, "  %s -> %s [label=\"", from, to);
+  ox_cli_text_printf(&d->edges, "  %s -> %s [label=\"", from, to);
   put_escaped(&d->edges, type_label(d, t, tb, sizeof tb));
-  ox_buf_printf(&d->edges, "\"%s%s];\n", style ? ", style=" : "", style ? style : "");
+  ox_cli_text_printf(&d->edges, "\"%s%s];\n", style ? ", style=" : "", style ? style : "");
 }
 
-static const ox_function *local_function(const ox_model_proto *mp, const ox_node *n) {
-  for (size_t i = 0; i < mp->n_functions; i++) {
-    const ox_function *f = &mp->functions[i];
-    const char *fd = f->domain ? f->domain : "", *nd = n->domain ? n->domain : "";
-    const char *fo = f->overload ? f->overload : "", *no = n->overload ? n->overload : "";
-    if (f->name && n->op_type && strcmp(f->name, n->op_type) == 0 && strcmp(fd, nd) == 0 &&
-        strcmp(fo, no) == 0)
+/* The model-local function a node calls, or NULL. */
+static const onnxc_function *local_function(const onnxc_model *m, const onnxc_node *n) {
+  for (size_t i = 0; i < onnxc_model_function_count(m); i++) {
+    const onnxc_function *f = onnxc_model_function(m, i);
+    const char *name = onnxc_function_name(f);
+    if (*name && strcmp(name, onnxc_node_op_type(n)) == 0 &&
+        strcmp(onnxc_function_domain(f), onnxc_node_domain(n)) == 0 &&
+        strcmp(onnxc_function_overload(f), onnxc_node_overload(n)) == 0)
       return f;
   }
   return NULL;
 }
 
-static int emit_nodes(dot *d, const ox_node *nodes, size_t n_nodes, const ox_graph *g, scope *sc,
-                      int depth);
+static bool is_default_domain(const char *d) { return !*d || strcmp(d, "ai.onnx") == 0; }
 
-/* Inputs, initializers, nodes and outputs of g, inside the current cluster. */
-static int emit_graph(dot *d, const ox_graph *g, const scope *parent, int depth, char *out_ids,
+static int emit_nodes(dot *d, const body *bd, scope *sc, int depth);
+
+/* Inputs, initializers, nodes and outputs of g, inside the current cluster.
+ * 0, or -1 when out of memory. */
+static int emit_graph(dot *d, const onnxc_graph *g, const scope *parent, int depth, char *out_ids,
                       size_t n_out_ids) {
   scope sc = {.parent = parent};
-  ox_map_init(&sc.names);
+  body bd = {g, NULL};
   char tb[512];
-  int rc = OX_OK;
-  for (size_t i = 0; i < g->n_initializer && rc == OX_OK; i++) {
-    const ox_tensor *t = &g->initializer[i];
-    vinfo *v = scope_add(&sc, t->name);
+  for (size_t i = 0; i < onnxc_graph_initializer_count(g); i++) {
+    const onnxc_tensor_proto *t = onnxc_graph_initializer(g, i);
+    const char *name = onnxc_tensor_proto_name(t);
+    vinfo *v = scope_add(&sc, name);
     if (!v) continue;
     int64_t n = 0;
-    ox_type tt = {.kind = OX_TYPE_TENSOR, .elem_type = t->data_type, .has_elem_type = true};
-    ox_shape sh = {0};
-    ox_dim dims[16];
-    if (t->n_dims <= 16) {
-      for (size_t k = 0; k < t->n_dims; k++)
-        dims[k] = (ox_dim){.value = t->dims[k], .has_value = true};
-      sh.dim = dims;
-      sh.n_dim = t->n_dims;
-      tt.shape = &sh;
-    }
-    v->type = value_type(g, t->name);
+    v->type = value_type(&bd, name);
     if (numel_of(t, &n) && n > d->fold) {
       v->folded = t;
       continue;
     }
     new_id(d, v->id, sizeof v->id);
-    emit_value_node(d, v->id, "note", "lightyellow", t->name, type_label(d, &tt, tb, sizeof tb));
+    emit_value_node(d, v->id, "note", "lightyellow", name, init_label(d, t, true, tb, sizeof tb));
   }
-  for (size_t i = 0; i < g->n_input; i++) {
-    const ox_value_info *vi = &g->input[i];
-    const vinfo *had = vi->name ? scope_find(&sc, vi->name) : NULL;
+  for (size_t i = 0; i < onnxc_graph_value_count(g, ONNXC_GRAPH_INPUTS); i++) {
+    const char *name = onnxc_graph_value_name(g, ONNXC_GRAPH_INPUTS, i);
+    const onnxc_type *type = onnxc_graph_value_type(g, ONNXC_GRAPH_INPUTS, i);
+    const vinfo *had = scope_find(&sc, name);
     if (had && had->folded) continue; /* an initializer-backed input (IR < 4) */
     if (had && had->id[0]) continue;
-    vinfo *v = scope_add(&sc, vi->name);
+    vinfo *v = scope_add(&sc, name);
     if (!v) continue;
-    v->type = vi->type;
+    v->type = type;
     new_id(d, v->id, sizeof v->id);
-    emit_value_node(d, v->id, "ellipse", "lightblue", vi->name, type_label(d, vi->type, tb, sizeof tb));
+    emit_value_node(d, v->id, "ellipse", "lightblue", name, type_label(d, type, tb, sizeof tb));
   }
-  rc = emit_nodes(d, g->node, g->n_node, g, &sc, depth);
-  for (size_t i = 0; i < g->n_output && rc == OX_OK; i++) {
-    const ox_value_info *vi = &g->output[i];
+  int rc = emit_nodes(d, &bd, &sc, depth);
+  for (size_t i = 0; i < onnxc_graph_value_count(g, ONNXC_GRAPH_OUTPUTS) && rc == 0; i++) {
+    const char *name = onnxc_graph_value_name(g, ONNXC_GRAPH_OUTPUTS, i);
+    const onnxc_type *type = onnxc_graph_value_type(g, ONNXC_GRAPH_OUTPUTS, i);
     char id[32];
     new_id(d, id, sizeof id);
-    emit_value_node(d, id, "ellipse", "lightpink", vi->name, NULL);
-    const vinfo *src = vi->name ? scope_find(&sc, vi->name) : NULL;
-    if (src && src->id[0]) emit_edge(d, src->id, id, vi->type ? vi->type : src->type, NULL);
+    emit_value_node(d, id, "ellipse", "lightpink", name, NULL);
+    const vinfo *src = scope_find(&sc, name);
+    if (src && src->id[0]) emit_edge(d, src->id, id, type ? type : src->type, NULL);
     if (out_ids && i < n_out_ids) snprintf(out_ids + 32 * i, 32, "%s", id);
   }
   scope_free(&sc);
-  return d->out.failed ? OX_ENOMEM : rc;
+  return d->out.failed ? -1 : rc;
 }
 
-static int emit_nodes(dot *d, const ox_node *nodes, size_t n_nodes, const ox_graph *g, scope *sc,
-                      int depth) {
+/* A node's box: op type (domain-qualified outside ai.onnx), marks, name,
+ * and the folded initializers it reads. */
+static void emit_node_box(dot *d, const onnxc_node *n, const char *id, const scope *sc) {
   char tb[512];
-  for (size_t i = 0; i < n_nodes; i++) {
-    const ox_node *n = &nodes[i];
-    char id[32];
-    new_id(d, id, sizeof id);
-    const char *dom = n->domain ? n->domain : "";
-    bool fused = strcmp(dom, "ai.onnxc") == 0;
-    const ox_function *fn = local_function(d->mp, n);
-    ox_buf *b = &d->out;
-    ox_buf_printf(b, "  %s [shape=box, style=\"rounded,filled\", fillcolor=\"%s\", label=\"", id,
-                  fused ? "orange" : fn ? "palegreen" : "whitesmoke");
-    if (*dom && !ox_is_default_domain(dom)) {
-      put_escaped(b, dom);
-      ox_buf_putc(b, '.');
-    }
-    put_escaped(b, n->op_type ? n->op_type : "?");
-    if (fused) ox_buf_puts(b, " (fused)");
-    if (fn) ox_buf_puts(b, " (function)");
-    if (n->name && *n->name) {
-      ox_buf_puts(b, "\\n");
-      put_escaped(b, n->name);
-    }
-    for (size_t k = 0; k < n->n_input; k++) { /* folded initializers */
-      const vinfo *v = n->input[k] && *n->input[k] ? scope_find(sc, n->input[k]) : NULL;
-      if (!v || !v->folded) continue;
-      const ox_tensor *t = v->folded;
-      ox_type tt = {.kind = OX_TYPE_TENSOR, .elem_type = t->data_type, .has_elem_type = true};
-      ox_buf_puts(b, "\\n");
-      put_escaped(b, n->input[k]);
-      ox_buf_puts(b, ": ");
-      put_escaped(b, type_label(d, &tt, tb, sizeof tb));
-      ox_buf_putc(b, '[');
-      for (size_t j = 0; j < t->n_dims; j++) ox_buf_printf(b, "%s%lld", j ? "," : "", (long long)t->dims[j]);
-      ox_buf_putc(b, ']');
-    }
-    ox_buf_puts(b, "\"];\n");
-    for (size_t k = 0; k < n->n_input; k++) {
-      const char *in = n->input[k];
-      if (!in || !*in) continue;
-      const vinfo *v = scope_find(sc, in);
-      if (!v || !v->id[0]) continue;
-      bool outer = !ox_map_get(&sc->names, in, &(uintptr_t){0});
-      emit_edge(d, v->id, id, v->type ? v->type : value_type(g, in), outer ? "dashed" : NULL);
-    }
-    /* subgraphs as nested clusters; their outputs lead back to this node */
-    for (size_t k = 0; k < n->n_attribute && depth < d->max_depth; k++) {
-      const ox_attr *a = &n->attribute[k];
-      size_t ng = a->g ? 1 : a->n_graphs;
-      for (size_t j = 0; j < ng; j++) {
-        const ox_graph *sg = a->g ? a->g : &a->graphs[j];
-        ox_buf_printf(b, " subgraph cluster_%lu {\n  style=dashed; color=gray40; label=\"",
-                      d->next_id++);
-        put_escaped(b, n->op_type);
-        ox_buf_puts(b, " ");
-        put_escaped(b, a->name);
-        ox_buf_puts(b, ": ");
-        put_escaped(b, sg->name ? sg->name : "");
-        ox_buf_puts(b, "\";\n");
-        char *outs = calloc(sg->n_output ? sg->n_output : 1, 32);
-        if (!outs) return OX_ENOMEM;
-        int rc = emit_graph(d, sg, sc, depth + 1, outs, sg->n_output);
-        ox_buf_puts(b, " }\n");
-        for (size_t o = 0; rc == OX_OK && o < sg->n_output; o++)
-          if (outs[32 * o])
-            ox_buf_printf(&d->edges, "  %s -> %s [style=dotted, arrowhead=empty];\n",
-                          outs + 32 * o, id);
-        free(outs);
-        if (rc) return rc;
-      }
-    }
-    for (size_t k = 0; k < n->n_output; k++) {
-      vinfo *v = scope_add(sc, n->output[k]);
-      if (!v) continue;
-      snprintf(v->id, sizeof v->id, "%s", id);
-      v->type = value_type(g, n->output[k]);
+  const char *dom = onnxc_node_domain(n), *op = onnxc_node_op_type(n);
+  bool fused = strcmp(dom, "ai.onnxc") == 0;
+  bool fn = local_function(d->m, n) != NULL;
+  ox_cli_text *b = &d->out;
+  ox_cli_text_printf(b, "  %s [shape=box, style=\"rounded,filled\", fillcolor=\"%s\", label=\"",
+                     id, fused ? "orange" : fn ? "palegreen" : "whitesmoke");
+  if (!is_default_domain(dom)) {
+    put_escaped(b, dom);
+    ox_cli_text_putc(b, '.');
+  }
+  put_escaped(b, *op ? op : "?");
+  if (fused) ox_cli_text_puts(b, " (fused)");
+  if (fn) ox_cli_text_puts(b, " (function)");
+  if (*onnxc_node_name(n)) {
+    ox_cli_text_puts(b, "\\n");
+    put_escaped(b, onnxc_node_name(n));
+  }
+  for (size_t k = 0; k < onnxc_node_input_count(n); k++) {
+    const char *in = onnxc_node_input(n, k);
+    const vinfo *v = *in ? scope_find(sc, in) : NULL;
+    if (!v || !v->folded) continue;
+    const onnxc_tensor_proto *t = v->folded;
+    ox_cli_text_puts(b, "\\n");
+    put_escaped(b, in);
+    ox_cli_text_puts(b, ": ");
+    put_escaped(b, init_label(d, t, false, tb, sizeof tb));
+    ox_cli_text_putc(b, '[');
+    for (size_t j = 0; j < onnxc_tensor_proto_rank(t); j++)
+      ox_cli_text_printf(b, "%s%lld", j ? "," : "", (long long)onnxc_tensor_proto_dim(t, j));
+    ox_cli_text_putc(b, ']');
+  }
+  ox_cli_text_puts(b, "\"];\n");
+}
+
+/* Subgraphs of n's attributes as nested clusters; their outputs lead back
+ * to the node. */
+static int emit_subgraphs(dot *d, const onnxc_node *n, const char *id, const scope *sc,
+                          int depth) {
+  ox_cli_text *b = &d->out;
+  for (size_t k = 0; k < onnxc_node_attr_count(n) && depth < d->max_depth; k++) {
+    /* a GRAPH attribute's graph, else a GRAPHS attribute's list */
+    const onnxc_graph *one = onnxc_node_attr_graph(n, k);
+    size_t ng = one ? 1 : onnxc_node_attr_graph_count(n, k);
+    for (size_t j = 0; j < ng; j++) {
+      const onnxc_graph *sg = one ? one : onnxc_node_attr_graph_at(n, k, j);
+      size_t n_out = onnxc_graph_value_count(sg, ONNXC_GRAPH_OUTPUTS);
+      ox_cli_text_printf(b, " subgraph cluster_%lu {\n  style=dashed; color=gray40; label=\"",
+                         d->next_id++);
+      put_escaped(b, onnxc_node_op_type(n));
+      ox_cli_text_puts(b, " ");
+      put_escaped(b, onnxc_node_attr_name(n, k));
+      ox_cli_text_puts(b, ": ");
+      put_escaped(b, onnxc_graph_name(sg));
+      ox_cli_text_puts(b, "\";\n");
+      char *outs = calloc(n_out ? n_out : 1, 32);
+      if (!outs) return -1;
+      int rc = emit_graph(d, sg, sc, depth + 1, outs, n_out);
+      ox_cli_text_puts(b, " }\n");
+      for (size_t o = 0; rc == 0 && o < n_out; o++)
+        if (outs[32 * o])
+          ox_cli_text_printf(&d->edges, "  %s -> %s [style=dotted, arrowhead=empty];\n",
+                             outs + 32 * o, id);
+      free(outs);
+      if (rc) return rc;
     }
   }
-  return d->out.failed ? OX_ENOMEM : OX_OK;
+  return 0;
+}
+
+static int emit_nodes(dot *d, const body *bd, scope *sc, int depth) {
+  for (size_t i = 0; i < body_node_count(bd); i++) {
+    const onnxc_node *n = body_node(bd, i);
+    char id[32];
+    new_id(d, id, sizeof id);
+    emit_node_box(d, n, id, sc);
+    for (size_t k = 0; k < onnxc_node_input_count(n); k++) {
+      const char *in = onnxc_node_input(n, k);
+      if (!*in) continue;
+      const vinfo *v = scope_find(sc, in);
+      if (!v || !v->id[0]) continue;
+      bool outer = !ox_cli_names_get(&sc->names, in, NULL);
+      emit_edge(d, v->id, id, v->type ? v->type : value_type(bd, in), outer ? "dashed" : NULL);
+    }
+    if (emit_subgraphs(d, n, id, sc, depth)) return -1;
+    for (size_t k = 0; k < onnxc_node_output_count(n); k++) {
+      const char *out = onnxc_node_output(n, k);
+      vinfo *v = scope_add(sc, out);
+      if (!v) continue;
+      snprintf(v->id, sizeof v->id, "%s", id);
+      v->type = value_type(bd, out);
+    }
+  }
+  return d->out.failed ? -1 : 0;
 }
 
 /* A model-local function: its inputs, body and outputs in a cluster. */
-static int emit_function(dot *d, const ox_function *f) {
-  ox_buf *b = &d->out;
-  ox_buf_printf(b, " subgraph cluster_%lu {\n  style=filled; fillcolor=honeydew; label=\"function ",
-                d->next_id++);
-  if (f->domain && *f->domain) {
-    put_escaped(b, f->domain);
-    ox_buf_putc(b, '.');
+static int emit_function(dot *d, const onnxc_function *f) {
+  ox_cli_text *b = &d->out;
+  const char *dom = onnxc_function_domain(f), *name = onnxc_function_name(f);
+  ox_cli_text_printf(b,
+                     " subgraph cluster_%lu {\n  style=filled; fillcolor=honeydew; label=\"function ",
+                     d->next_id++);
+  if (*dom) {
+    put_escaped(b, dom);
+    ox_cli_text_putc(b, '.');
   }
-  put_escaped(b, f->name ? f->name : "?");
-  ox_buf_puts(b, "\";\n");
-  ox_graph g = {.name = f->name, .value_info = f->value_info, .n_value_info = f->n_value_info};
+  put_escaped(b, *name ? name : "?");
+  ox_cli_text_puts(b, "\";\n");
+  body bd = {NULL, f};
   scope sc = {0};
-  ox_map_init(&sc.names);
-  for (size_t i = 0; i < f->n_input; i++) {
-    vinfo *v = scope_add(&sc, f->input[i]);
+  for (size_t i = 0; i < onnxc_function_input_count(f); i++) {
+    vinfo *v = scope_add(&sc, onnxc_function_input(f, i));
     if (!v) continue;
     new_id(d, v->id, sizeof v->id);
-    emit_value_node(d, v->id, "ellipse", "lightblue", f->input[i], NULL);
+    emit_value_node(d, v->id, "ellipse", "lightblue", onnxc_function_input(f, i), NULL);
   }
-  int rc = emit_nodes(d, f->node, f->n_node, &g, &sc, 0);
-  for (size_t i = 0; i < f->n_output && rc == OX_OK; i++) {
+  int rc = emit_nodes(d, &bd, &sc, 0);
+  for (size_t i = 0; i < onnxc_function_output_count(f) && rc == 0; i++) {
+    const char *out = onnxc_function_output(f, i);
     char id[32];
     new_id(d, id, sizeof id);
-    emit_value_node(d, id, "ellipse", "lightpink", f->output[i], NULL);
-    const vinfo *src = scope_find(&sc, f->output[i]);
+    emit_value_node(d, id, "ellipse", "lightpink", out, NULL);
+    const vinfo *src = scope_find(&sc, out);
     if (src && src->id[0]) emit_edge(d, src->id, id, NULL, NULL);
   }
   scope_free(&sc);
-  ox_buf_puts(b, " }\n");
-  return d->out.failed ? OX_ENOMEM : rc;
+  ox_cli_text_puts(b, " }\n");
+  return d->out.failed ? -1 : rc;
 }
 
-static int emit_model(dot *d, const ox_model_proto *mp) {
-  const ox_graph *g = mp->graph;
-  ox_buf_puts(&d->out, "digraph onnx {\n  rankdir=TB;\n"
-                       "  node [fontname=\"Helvetica\", fontsize=10];\n"
-                       "  edge [fontname=\"Helvetica\", fontsize=8];\n  label=\"");
-  put_escaped(&d->out, g && g->name ? g->name : "");
-  ox_buf_puts(&d->out, "\"; labelloc=t;\n");
-  int rc = g ? emit_graph(d, g, NULL, 0, NULL, 0) : OX_OK;
-  for (size_t i = 0; rc == OX_OK && i < mp->n_functions; i++) rc = emit_function(d, &mp->functions[i]);
-  if (d->edges.size) ox_buf_append(&d->out, d->edges.data, d->edges.size);
-  ox_buf_puts(&d->out, "}\n");
-  return d->out.failed || d->edges.failed ? OX_ENOMEM : rc;
+static int emit_model(dot *d, const onnxc_model *m) {
+  const onnxc_graph *g = onnxc_model_graph(m);
+  ox_cli_text_puts(&d->out, "digraph onnx {\n  rankdir=TB;\n"
+                            "  node [fontname=\"Helvetica\", fontsize=10];\n"
+                            "  edge [fontname=\"Helvetica\", fontsize=8];\n  label=\"");
+  put_escaped(&d->out, onnxc_graph_name(g));
+  ox_cli_text_puts(&d->out, "\"; labelloc=t;\n");
+  int rc = g ? emit_graph(d, g, NULL, 0, NULL, 0) : 0;
+  for (size_t i = 0; rc == 0 && i < onnxc_model_function_count(m); i++)
+    rc = emit_function(d, onnxc_model_function(m, i));
+  if (d->edges.size) ox_cli_text_put(&d->out, d->edges.data, d->edges.size);
+  ox_cli_text_puts(&d->out, "}\n");
+  return d->out.failed || d->edges.failed ? -1 : rc;
 }
 
 /* ------------------------------------------------------------ writing */
@@ -368,7 +443,7 @@ static bool ends_with(const char *s, const char *suf) {
 }
 
 /* Pipes the DOT text to `dot -T<fmt> -o path` (argv, no shell). */
-static int run_graphviz(const ox_buf *text, const char *fmt, const char *path) {
+static int run_graphviz(const ox_cli_text *text, const char *fmt, const char *path) {
   int fds[2];
   if (pipe(fds) != 0) {
     fprintf(stderr, "onnxc: dot: pipe: %s\n", strerror(errno));
@@ -460,18 +535,17 @@ int ox_cmd_dot(int argc, char **argv) {
       return 2;
     }
   }
-  ox_model *m = (ox_model *)ox_cli_load_model(model);
+  onnxc_model *m = ox_cli_load_model(model);
   if (!m) return 2;
   if (d.shapes) { /* best effort: a model inference cannot type is still drawn */
-    ox_err e = {0};
-    ox_infer_opts io = {0};
-    if (ox_infer_model(m, &io, NULL, &e) != OX_OK)
+    onnxc_error e = {0};
+    if (onnxc_infer_shapes(m, NULL, NULL, &e) != ONNXC_OK)
       fprintf(stderr, "onnxc: dot: warning: shapes not inferred: %s\n", e.msg);
   }
-  d.mp = m->proto;
-  int rc = emit_model(&d, m->proto);
+  d.m = m;
+  int rc = emit_model(&d, m);
   int status = 0;
-  if (rc != OX_OK) {
+  if (rc != 0) {
     fprintf(stderr, "onnxc: dot: out of memory\n");
     status = 2;
   } else if (fmt) {
@@ -485,8 +559,8 @@ int ox_cmd_dot(int argc, char **argv) {
     }
     if (f && f != stdout && fclose(f) != 0) status = 2;
   }
-  ox_buf_free(&d.out);
-  ox_buf_free(&d.edges);
-  ox_model_free(m);
+  ox_cli_text_free(&d.out);
+  ox_cli_text_free(&d.edges);
+  onnxc_model_free(m);
   return status;
 }

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ir/ir.h"
 #include "cli.h"
 
 static void help(FILE *f) {
@@ -20,150 +19,156 @@ static void help(FILE *f) {
           "  -h, --help   show this help\n");
 }
 
-static void put_type(ox_buf *b, const ox_type *t) {
-  if (!t) {
-    ox_buf_puts(b, "?");
-    return;
-  }
-  const ox_dtype_info *d = ox_dtype_get(t->elem_type);
-  const char *en = t->has_elem_type && d ? d->name : "?";
-  switch (t->kind) {
-    case OX_TYPE_TENSOR:
-    case OX_TYPE_SPARSE_TENSOR:
-      if (t->kind == OX_TYPE_SPARSE_TENSOR) ox_buf_puts(b, "sparse_tensor(");
-      ox_buf_puts(b, en);
-      if (!t->shape)
-        ox_buf_puts(b, "[unknown rank]");
-      else {
-        ox_buf_putc(b, '[');
-        for (size_t i = 0; i < t->shape->n_dim; i++) {
-          const ox_dim *dm = &t->shape->dim[i];
-          if (i) ox_buf_putc(b, ',');
-          if (dm->has_value)
-            ox_buf_printf(b, "%" PRId64, dm->value);
-          else if (dm->param)
-            ox_buf_puts(b, dm->param);
-          else
-            ox_buf_putc(b, '?');
-        }
-        ox_buf_putc(b, ']');
-      }
-      if (t->kind == OX_TYPE_SPARSE_TENSOR) ox_buf_putc(b, ')');
-      break;
-    case OX_TYPE_SEQUENCE:
-    case OX_TYPE_OPTIONAL:
-      ox_buf_puts(b, t->kind == OX_TYPE_SEQUENCE ? "seq(" : "optional(");
-      put_type(b, t->elem);
-      ox_buf_putc(b, ')');
-      break;
-    case OX_TYPE_MAP:
-      ox_buf_printf(b, "map(%s, ", en);
-      put_type(b, t->elem);
-      ox_buf_putc(b, ')');
-      break;
-    case OX_TYPE_OPAQUE:
-      ox_buf_printf(b, "opaque(%s, %s)", t->opaque_domain ? t->opaque_domain : "",
-                    t->opaque_name ? t->opaque_name : "");
-      break;
-    default:
-      ox_buf_puts(b, "?");
-  }
-  if (t->denotation) ox_buf_printf(b, " (%s)", t->denotation);
+/* an element type's name, "?" when unset or unknown */
+static const char *elem_name(int32_t dt) {
+  const char *n = dt ? onnxc_dtype_name(dt) : "";
+  return *n ? n : "?";
 }
 
-static void put_values(ox_buf *b, const char *title, const ox_value_info *v, size_t n) {
-  ox_buf_printf(b, "%s: %zu\n", title, n);
+static void put_type(ox_cli_text *b, const onnxc_type *t) {
+  if (!t) {
+    ox_cli_text_puts(b, "?");
+    return;
+  }
+  onnxc_type_kind kind = onnxc_type_kind_of(t);
+  switch (kind) {
+    case ONNXC_TYPE_TENSOR:
+    case ONNXC_TYPE_SPARSE_TENSOR: {
+      if (kind == ONNXC_TYPE_SPARSE_TENSOR) ox_cli_text_puts(b, "sparse_tensor(");
+      ox_cli_text_puts(b, elem_name(onnxc_type_elem_type(t)));
+      int64_t rank = onnxc_type_rank(t);
+      if (rank < 0)
+        ox_cli_text_puts(b, "[unknown rank]");
+      else {
+        ox_cli_text_putc(b, '[');
+        for (size_t i = 0; i < (size_t)rank; i++) {
+          /* as stored: a malformed model's -1 or "" shows as such */
+          const char *param = onnxc_type_dim_param(t, i);
+          if (i) ox_cli_text_putc(b, ',');
+          switch (onnxc_type_dim_kind(t, i)) {
+            case ONNXC_DIM_VALUE: ox_cli_text_printf(b, "%" PRId64, onnxc_type_dim(t, i)); break;
+            case ONNXC_DIM_PARAM: ox_cli_text_puts(b, param ? param : ""); break;
+            default: ox_cli_text_putc(b, '?');
+          }
+        }
+        ox_cli_text_putc(b, ']');
+      }
+      if (kind == ONNXC_TYPE_SPARSE_TENSOR) ox_cli_text_putc(b, ')');
+      break;
+    }
+    case ONNXC_TYPE_SEQUENCE:
+    case ONNXC_TYPE_OPTIONAL:
+      ox_cli_text_puts(b, kind == ONNXC_TYPE_SEQUENCE ? "seq(" : "optional(");
+      put_type(b, onnxc_type_element(t));
+      ox_cli_text_putc(b, ')');
+      break;
+    case ONNXC_TYPE_MAP:
+      ox_cli_text_printf(b, "map(%s, ", elem_name(onnxc_type_map_key(t)));
+      put_type(b, onnxc_type_map_value(t));
+      ox_cli_text_putc(b, ')');
+      break;
+    case ONNXC_TYPE_OPAQUE:
+      ox_cli_text_printf(b, "opaque(%s, %s)", onnxc_type_opaque_domain(t),
+                         onnxc_type_opaque_name(t));
+      break;
+    default:
+      ox_cli_text_puts(b, "?");
+  }
+  const char *den = onnxc_type_denotation(t);
+  if (den) ox_cli_text_printf(b, " (%s)", den);
+}
+
+static void put_values(ox_cli_text *b, const char *title, const onnxc_graph *g,
+                       onnxc_graph_values which) {
+  size_t n = onnxc_graph_value_count(g, which);
+  ox_cli_text_printf(b, "%s: %zu\n", title, n);
   for (size_t i = 0; i < n; i++) {
-    ox_buf_printf(b, "  %s: ", v[i].name ? v[i].name : "");
-    put_type(b, v[i].type);
-    ox_buf_putc(b, '\n');
+    ox_cli_text_printf(b, "  %s: ", onnxc_graph_value_name(g, which, i));
+    put_type(b, onnxc_graph_value_type(g, which, i));
+    ox_cli_text_putc(b, '\n');
   }
 }
 
 /* ---- counting ---- */
 typedef struct op_count {
-  const char *key; /* "domain\top" */
+  char *key; /* "domain\top", malloc'd */
   size_t n;
 } op_count;
 
 typedef struct stats {
-  ox_arena *a;
-  ox_map ops; /* key -> index in counts */
+  ox_cli_names ops; /* key -> index in counts */
   op_count *counts;
-  size_t n_counts;
+  size_t n_counts, cap;
   size_t nodes, sub_nodes;
   size_t n_init, n_ext;
   uint64_t bytes_inline, bytes_ext;
   bool oom;
 } stats;
 
-static uint64_t inline_bytes(const ox_tensor *t) {
-  uint64_t n = t->raw_data.size;
-  n += (uint64_t)t->n_float_data * 4 + (uint64_t)t->n_int32_data * 4 +
-       (uint64_t)t->n_int64_data * 8 + (uint64_t)t->n_double_data * 8 +
-       (uint64_t)t->n_uint64_data * 8;
-  for (size_t i = 0; i < t->n_string_data; i++) n += t->string_data[i].size;
-  return n;
-}
-
-static void count_tensor(stats *s, const ox_tensor *t) {
+static void count_tensor(stats *s, const onnxc_tensor_proto *t) {
+  if (!t) return;
   s->n_init++;
-  if (t->has_data_location && t->data_location == 1) {
+  if (onnxc_tensor_proto_is_external(t)) {
     s->n_ext++;
-    uint64_t len = t->external.size;
-    if (!t->external.data)
-      for (size_t i = 0; i < t->n_external_data; i++)
-        if (t->external_data[i].key && strcmp(t->external_data[i].key, "length") == 0)
-          len = strtoull(t->external_data[i].value ? t->external_data[i].value : "0", NULL, 10);
-    s->bytes_ext += len;
+    s->bytes_ext += onnxc_tensor_proto_stored_bytes(t);
   } else
-    s->bytes_inline += inline_bytes(t);
+    s->bytes_inline += onnxc_tensor_proto_stored_bytes(t);
 }
 
-static void count_graph(stats *s, const ox_graph *g, bool sub, int depth);
+static void count_graph(stats *s, const onnxc_graph *g, bool sub, int depth);
 
-static void count_nodes(stats *s, const ox_node *nodes, size_t n, bool sub, int depth) {
-  for (size_t i = 0; i < n; i++) {
-    const ox_node *nd = &nodes[i];
-    if (sub)
-      s->sub_nodes++;
-    else
-      s->nodes++;
-    const char *dom = nd->domain && *nd->domain ? nd->domain : "ai.onnx";
-    char *key = ox_arena_printf(s->a, "%s\t%s", dom, nd->op_type ? nd->op_type : "");
-    uintptr_t idx;
-    if (!key) {
+/* one more node of (domain, op) */
+static void count_op(stats *s, const char *dom, const char *op) {
+  size_t len = strlen(dom) + strlen(op) + 2;
+  char *key = malloc(len);
+  if (!key) {
+    s->oom = true;
+    return;
+  }
+  snprintf(key, len, "%s\t%s", dom, op);
+  size_t idx;
+  if (ox_cli_names_get(&s->ops, key, &idx)) {
+    s->counts[idx].n++;
+    free(key);
+    return;
+  }
+  if (s->n_counts == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 64;
+    op_count *nc = realloc(s->counts, cap * sizeof *nc);
+    if (!nc) {
+      free(key);
       s->oom = true;
       return;
     }
-    if (ox_map_get(&s->ops, key, &idx))
-      s->counts[idx].n++;
-    else {
-      op_count *c = OX_VEC_PUSH(s->a, s->counts, s->n_counts);
-      if (!c || ox_map_put(&s->ops, key, s->n_counts - 1)) {
-        s->oom = true;
-        return;
-      }
-      c->key = key;
-      c->n = 1;
-    }
-    for (size_t j = 0; j < nd->n_attribute; j++) {
-      const ox_attr *at = &nd->attribute[j];
-      if (at->g) count_graph(s, at->g, true, depth + 1);
-      for (size_t k = 0; k < at->n_graphs; k++) count_graph(s, &at->graphs[k], true, depth + 1);
-    }
+    s->counts = nc;
+    s->cap = cap;
   }
+  s->counts[s->n_counts] = (op_count){key, 1};
+  if (!ox_cli_names_put(&s->ops, key, s->n_counts++)) s->oom = true;
 }
 
-static void count_graph(stats *s, const ox_graph *g, bool sub, int depth) {
+static void count_node(stats *s, const onnxc_node *nd, bool sub, int depth) {
+  if (sub)
+    s->sub_nodes++;
+  else
+    s->nodes++;
+  const char *dom = onnxc_node_domain(nd);
+  count_op(s, *dom ? dom : "ai.onnx", onnxc_node_op_type(nd));
+  for (size_t j = 0; j < onnxc_node_attr_count(nd); j++)
+    for (size_t k = 0; k < onnxc_node_attr_graph_count(nd, j); k++)
+      count_graph(s, onnxc_node_attr_graph_at(nd, j, k), true, depth + 1);
+}
+
+static void count_graph(stats *s, const onnxc_graph *g, bool sub, int depth) {
   if (depth > 64) return;
-  for (size_t i = 0; i < g->n_initializer; i++) count_tensor(s, &g->initializer[i]);
-  for (size_t i = 0; i < g->n_sparse_initializer; i++) {
-    const ox_sparse_tensor *sp = &g->sparse_initializer[i];
-    if (sp->values) count_tensor(s, sp->values);
-    if (sp->indices) count_tensor(s, sp->indices);
+  for (size_t i = 0; i < onnxc_graph_initializer_count(g); i++)
+    count_tensor(s, onnxc_graph_initializer(g, i));
+  for (size_t i = 0; i < onnxc_graph_sparse_initializer_count(g); i++) {
+    count_tensor(s, onnxc_graph_sparse_values(g, i));
+    count_tensor(s, onnxc_graph_sparse_indices(g, i));
   }
-  count_nodes(s, g->node, g->n_node, sub, depth);
+  for (size_t i = 0; i < onnxc_graph_node_count(g) && !s->oom; i++)
+    count_node(s, onnxc_graph_node(g, i), sub, depth);
 }
 
 static int cmp_count(const void *a, const void *b) {
@@ -172,75 +177,91 @@ static int cmp_count(const void *a, const void *b) {
   return strcmp(x->key, y->key);
 }
 
-static void put_str_pairs(ox_buf *b, const char *title, const ox_str_pair *p, size_t n) {
+static void put_metadata(ox_cli_text *b, const onnxc_model *m) {
+  size_t n = onnxc_model_metadata_count(m);
   if (!n) return;
-  ox_buf_printf(b, "%s:\n", title);
+  ox_cli_text_puts(b, "metadata:\n");
   for (size_t i = 0; i < n; i++)
-    ox_buf_printf(b, "  %s = %s\n", p[i].key ? p[i].key : "", p[i].value ? p[i].value : "");
+    ox_cli_text_printf(b, "  %s = %s\n", onnxc_model_metadata_key(m, i),
+                       onnxc_model_metadata_value(m, i));
 }
 
-static void describe(ox_buf *b, const char *path, const ox_model *model, stats *s) {
-  const ox_model_proto *m = model->proto;
-  ox_buf_printf(b, "model: %s\n", path);
-  if (m->has_ir_version) ox_buf_printf(b, "ir_version: %" PRId64 "\n", m->ir_version);
-  ox_buf_puts(b, "opset_import:");
-  for (size_t i = 0; i < m->n_opset_import; i++)
-    ox_buf_printf(b, "%s %s %" PRId64, i ? "," : "",
-                  m->opset_import[i].domain && *m->opset_import[i].domain
-                      ? m->opset_import[i].domain
-                      : "ai.onnx",
-                  m->opset_import[i].version);
-  ox_buf_putc(b, '\n');
-  if (m->producer_name || m->producer_version)
-    ox_buf_printf(b, "producer: %s %s\n", m->producer_name ? m->producer_name : "",
-                  m->producer_version ? m->producer_version : "");
-  if (m->domain) ox_buf_printf(b, "domain: %s\n", m->domain);
-  if (m->has_model_version) ox_buf_printf(b, "model_version: %" PRId64 "\n", m->model_version);
-  if (m->doc_string && *m->doc_string) ox_buf_printf(b, "doc_string: %s\n", m->doc_string);
-  put_str_pairs(b, "metadata", m->metadata_props, m->n_metadata_props);
-  const ox_graph *g = m->graph;
+static void put_training(ox_cli_text *b, const onnxc_model *m) {
+  size_t n = onnxc_model_training_info_count(m);
+  if (!n) return;
+  ox_cli_text_printf(b, "training_info: %zu\n", n);
+  for (size_t i = 0; i < n; i++)
+    ox_cli_text_printf(
+        b,
+        "  [%zu] initialization: %zu nodes, algorithm: %zu nodes, "
+        "%zu initialization bindings, %zu update bindings\n",
+        i, onnxc_graph_node_count(onnxc_model_training_initialization(m, i)),
+        onnxc_graph_node_count(onnxc_model_training_algorithm(m, i)),
+        onnxc_model_training_binding_count(m, i, ONNXC_TRAINING_INITIALIZATION_BINDING),
+        onnxc_model_training_binding_count(m, i, ONNXC_TRAINING_UPDATE_BINDING));
+}
+
+/* Fields the model leaves out are not printed; present ones are, even when
+ * empty or 0 (onnxc_model_has_field). */
+static void describe(ox_cli_text *b, const char *path, const onnxc_model *m, stats *s) {
+  ox_cli_text_printf(b, "model: %s\n", path);
+  if (onnxc_model_has_field(m, ONNXC_MODEL_IR_VERSION))
+    ox_cli_text_printf(b, "ir_version: %" PRId64 "\n", onnxc_model_ir_version(m));
+  ox_cli_text_puts(b, "opset_import:");
+  for (size_t i = 0; i < onnxc_model_opset_count(m); i++) {
+    const char *dom = onnxc_model_opset_domain(m, i);
+    ox_cli_text_printf(b, "%s %s %" PRId64, i ? "," : "", *dom ? dom : "ai.onnx",
+                       onnxc_model_opset_version(m, i));
+  }
+  ox_cli_text_putc(b, '\n');
+  if (onnxc_model_has_field(m, ONNXC_MODEL_PRODUCER_NAME) ||
+      onnxc_model_has_field(m, ONNXC_MODEL_PRODUCER_VERSION))
+    ox_cli_text_printf(b, "producer: %s %s\n", onnxc_model_producer_name(m),
+                       onnxc_model_producer_version(m));
+  if (onnxc_model_has_field(m, ONNXC_MODEL_DOMAIN))
+    ox_cli_text_printf(b, "domain: %s\n", onnxc_model_domain(m));
+  if (onnxc_model_has_field(m, ONNXC_MODEL_MODEL_VERSION))
+    ox_cli_text_printf(b, "model_version: %" PRId64 "\n", onnxc_model_version(m));
+  if (*onnxc_model_doc_string(m)) ox_cli_text_printf(b, "doc_string: %s\n", onnxc_model_doc_string(m));
+  put_metadata(b, m);
+  const onnxc_graph *g = onnxc_model_graph(m);
   if (g) {
-    if (g->name) ox_buf_printf(b, "graph: %s\n", g->name);
-    put_values(b, "inputs", g->input, g->n_input);
-    put_values(b, "outputs", g->output, g->n_output);
+    if (onnxc_model_has_field(m, ONNXC_MODEL_GRAPH_NAME))
+      ox_cli_text_printf(b, "graph: %s\n", onnxc_graph_name(g));
+    put_values(b, "inputs", g, ONNXC_GRAPH_INPUTS);
+    put_values(b, "outputs", g, ONNXC_GRAPH_OUTPUTS);
     count_graph(s, g, false, 0);
   } else
-    ox_buf_puts(b, "graph: none\n");
-  for (size_t i = 0; i < m->n_functions; i++)
-    count_nodes(s, m->functions[i].node, m->functions[i].n_node, true, 1);
-  ox_buf_printf(b, "nodes: %zu", s->nodes);
-  if (s->sub_nodes) ox_buf_printf(b, " (+ %zu in subgraphs and functions)", s->sub_nodes);
-  ox_buf_putc(b, '\n');
+    ox_cli_text_puts(b, "graph: none\n");
+  size_t n_fn = onnxc_model_function_count(m);
+  for (size_t i = 0; i < n_fn; i++) {
+    const onnxc_function *f = onnxc_model_function(m, i);
+    for (size_t k = 0; k < onnxc_function_node_count(f) && !s->oom; k++)
+      count_node(s, onnxc_function_node(f, k), true, 1);
+  }
+  ox_cli_text_printf(b, "nodes: %zu", s->nodes);
+  if (s->sub_nodes) ox_cli_text_printf(b, " (+ %zu in subgraphs and functions)", s->sub_nodes);
+  ox_cli_text_putc(b, '\n');
   if (s->n_counts) qsort(s->counts, s->n_counts, sizeof *s->counts, cmp_count);
   for (size_t i = 0; i < s->n_counts; i++) {
     const char *tab = strchr(s->counts[i].key, '\t');
-    ox_buf_printf(b, "  %-12.*s %-28s %zu\n", (int)(tab - s->counts[i].key), s->counts[i].key,
-                  tab + 1, s->counts[i].n);
+    ox_cli_text_printf(b, "  %-12.*s %-28s %zu\n", (int)(tab - s->counts[i].key),
+                       s->counts[i].key, tab + 1, s->counts[i].n);
   }
-  ox_buf_printf(b,
-                "initializers: %zu (inline: %zu tensors, %" PRIu64
-                " bytes; external: %zu tensors, "
-                "%" PRIu64 " bytes)\n",
-                s->n_init, s->n_init - s->n_ext, s->bytes_inline, s->n_ext, s->bytes_ext);
-  ox_buf_printf(b, "functions: %zu\n", m->n_functions);
-  for (size_t i = 0; i < m->n_functions; i++) {
-    const ox_function *f = &m->functions[i];
-    ox_buf_printf(b, "  %s%s%s: %zu inputs, %zu outputs, %zu nodes\n",
-                  f->domain && *f->domain ? f->domain : "", f->domain && *f->domain ? "." : "",
-                  f->name ? f->name : "", f->n_input, f->n_output, f->n_node);
+  ox_cli_text_printf(b,
+                     "initializers: %zu (inline: %zu tensors, %" PRIu64
+                     " bytes; external: %zu tensors, "
+                     "%" PRIu64 " bytes)\n",
+                     s->n_init, s->n_init - s->n_ext, s->bytes_inline, s->n_ext, s->bytes_ext);
+  ox_cli_text_printf(b, "functions: %zu\n", n_fn);
+  for (size_t i = 0; i < n_fn; i++) {
+    const onnxc_function *f = onnxc_model_function(m, i);
+    const char *dom = onnxc_function_domain(f);
+    ox_cli_text_printf(b, "  %s%s%s: %zu inputs, %zu outputs, %zu nodes\n", dom, *dom ? "." : "",
+                       onnxc_function_name(f), onnxc_function_input_count(f),
+                       onnxc_function_output_count(f), onnxc_function_node_count(f));
   }
-  if (m->n_training_info) {
-    ox_buf_printf(b, "training_info: %zu\n", m->n_training_info);
-    for (size_t i = 0; i < m->n_training_info; i++) {
-      const ox_training_info *t = &m->training_info[i];
-      ox_buf_printf(b,
-                    "  [%zu] initialization: %zu nodes, algorithm: %zu nodes, "
-                    "%zu initialization bindings, %zu update bindings\n",
-                    i, t->initialization ? t->initialization->n_node : 0,
-                    t->algorithm ? t->algorithm->n_node : 0, t->n_initialization_binding,
-                    t->n_update_binding);
-    }
-  }
+  put_training(b, m);
 }
 
 int ox_cmd_info(int argc, char **argv) {
@@ -264,21 +285,21 @@ int ox_cmd_info(int argc, char **argv) {
     help(stderr);
     return 2;
   }
-  ox_model *m = (ox_model *)ox_cli_load_model(path);
+  onnxc_model *m = ox_cli_load_model(path);
   if (!m) return 1;
-  stats s = {.a = ox_arena_new()};
-  ox_map_init(&s.ops);
-  ox_buf b = {0};
-  if (s.a) describe(&b, path, m, &s);
+  stats s = {0};
+  ox_cli_text b = {0};
+  describe(&b, path, m, &s);
   int rc = 0;
-  if (!s.a || s.oom || b.failed) {
+  if (s.oom || b.failed) {
     fprintf(stderr, "onnxc: out of memory\n");
     rc = 1;
   } else
     fwrite(b.data, 1, b.size, stdout);
-  ox_buf_free(&b);
-  ox_map_free(&s.ops);
-  ox_arena_free(s.a);
-  ox_model_free(m);
+  ox_cli_text_free(&b);
+  for (size_t i = 0; i < s.n_counts; i++) free(s.counts[i].key);
+  free(s.counts);
+  ox_cli_names_free(&s.ops);
+  onnxc_model_free(m);
   return rc;
 }

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "pass_flags.h"
 #include "runio.h"
+#include "session_flags.h"
 
 static void usage(FILE *f) {
   fprintf(
@@ -33,15 +33,12 @@ static void usage(FILE *f) {
 
 int ox_cmd_run(int argc, char **argv) {
   const char *model_path = NULL, *outdir = NULL;
-  int threads = 0;
-  size_t max_memory = 0;
-  bool no_quant_fusion = false, low_bit_int8 = false;
+  ox_cli_session_flags sf = {0};
   char **ins = calloc((size_t)argc + 1, sizeof *ins);
   size_t n_ins = 0;
-  ox_cli_passes off = {0};
   if (!ins) return 1;
   for (int i = 1; i < argc; i++) {
-    int pf = ox_cli_disable_pass(&off, argc, argv, &i, "run");
+    int pf = ox_cli_session_flag(&sf, argc, argv, &i, "run");
     if (pf) {
       if (pf > 0) continue;
       free(ins);
@@ -60,18 +57,6 @@ int ox_cmd_run(int argc, char **argv) {
       ins[n_ins++] = argv[++i];
     } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
       outdir = argv[++i];
-    } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-      threads = atoi(argv[++i]);
-    } else if (strcmp(argv[i], "--no-quant-fusion") == 0) {
-      no_quant_fusion = true;
-    } else if (strcmp(argv[i], "--low-bit-int8") == 0) {
-      low_bit_int8 = true;
-    } else if (strcmp(argv[i], "--max-memory") == 0 && i + 1 < argc) {
-      if (!ox_cli_parse_size(argv[++i], &max_memory)) {
-        fprintf(stderr, "onnxc run: bad --max-memory '%s' (bytes, or with K, M, G, T)\n", argv[i]);
-        free(ins);
-        return 2;
-      }
     } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "onnxc run: unknown option '%s'\n", argv[i]);
       usage(stderr);
@@ -98,14 +83,7 @@ int ox_cmd_run(int argc, char **argv) {
   size_t n_out = 0;
   onnxc_model *m = ox_cli_load_model(model_path);
   if (!m) goto done;
-  onnxc_session_options o = {0};
-  o.optimization_level = 1; /* constant folding */
-  o.threads = threads;
-  o.max_memory = max_memory;
-  o.no_quant_fusion = no_quant_fusion;
-  o.low_bit_int8 = low_bit_int8;
-  o.disabled_passes = off.names;
-  o.n_disabled_passes = off.n;
+  onnxc_session_options o = ox_cli_session_options(&sf);
   if (onnxc_session_create(m, &o, &s, &e)) {
     fprintf(stderr, "onnxc: %s: %s\n", model_path, e.msg);
     goto done;

@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ir/ir.h"
-#include "../schema/schema.h"
 #include "cli.h"
 
 static void usage(FILE *f) {
@@ -25,15 +23,16 @@ static void usage(FILE *f) {
 
 static const char *domain_label(const char *d) { return d[0] ? d : "ai.onnx"; }
 
-/* The default value in the form the spec's documents print it. */
-static void print_default(const ox_attr_schema *a) {
-  const char *t = a->default_text;
-  if (a->type == OX_ATTR_STRING && t[0] == '"') {
+/* Attribute i's default value in the form the spec's documents print it. */
+static void print_default(const onnxc_schema *s, size_t i) {
+  const char *t = onnxc_schema_attr_default(s, i);
+  onnxc_attr_type type = onnxc_schema_attr_type(s, i);
+  if (type == ONNXC_ATTR_STRING && t[0] == '"') {
     size_t n = strlen(t);
     printf("%.*s", (int)(n >= 2 ? n - 2 : 0), t + 1);
     return;
   }
-  if ((a->type == OX_ATTR_INTS || a->type == OX_ATTR_FLOATS || a->type == OX_ATTR_STRINGS) &&
+  if ((type == ONNXC_ATTR_INTS || type == ONNXC_ATTR_FLOATS || type == ONNXC_ATTR_STRINGS) &&
       t[0] == '[') {
     /* [1, 2] / ["a", "b"] -> ['1', '2'] / ['a', 'b'] */
     putchar('[');
@@ -61,71 +60,79 @@ static void print_default(const ox_attr_schema *a) {
   fputs(t, stdout);
 }
 
-static void print_formals(const char *title, const ox_formal *f, size_t n, int lo, int hi) {
+static void print_formals(const char *title, const onnxc_schema *s, onnxc_schema_formals which) {
+  int lo = onnxc_schema_min_arity(s, which), hi = onnxc_schema_max_arity(s, which);
   if (lo != hi) {
-    if (hi == OX_SCHEMA_INF)
+    if (hi == ONNXC_SCHEMA_UNBOUNDED)
       printf("#### %s (%d - &#8734;)\n\n<dl>\n", title, lo);
     else
       printf("#### %s (%d - %d)\n\n<dl>\n", title, lo, hi);
   } else {
     printf("#### %s\n\n<dl>\n", title);
   }
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < onnxc_schema_formal_count(s, which); i++) {
     char flags[96] = "";
     size_t k = 0;
-    if (f[i].option == OX_PARAM_OPTIONAL)
+    onnxc_formal_option option = onnxc_schema_formal_option(s, which, i);
+    if (option == ONNXC_FORMAL_OPTIONAL)
       k += (size_t)snprintf(flags + k, sizeof flags - k, "optional");
-    else if (f[i].option == OX_PARAM_VARIADIC)
+    else if (option == ONNXC_FORMAL_VARIADIC)
       k += (size_t)snprintf(flags + k, sizeof flags - k, "variadic%s",
-                            f[i].homogeneous ? "" : ", heterogeneous");
+                            onnxc_schema_formal_homogeneous(s, which, i) ? "" : ", heterogeneous");
     /* the table keeps differentiable yes/no; the docs also say
      * "non-differentiable", which is not stored */
-    if (f[i].differentiable)
+    if (onnxc_schema_formal_differentiable(s, which, i))
       k += (size_t)snprintf(flags + k, sizeof flags - k, "%sdifferentiable", k ? ", " : "");
+    const char *name = onnxc_schema_formal_name(s, which, i);
+    const char *type = onnxc_schema_formal_type(s, which, i);
     if (k)
-      printf("<dt><tt>%s</tt> (%s) : %s</dt>\n", f[i].name, flags, f[i].type_str);
+      printf("<dt><tt>%s</tt> (%s) : %s</dt>\n", name, flags, type);
     else
-      printf("<dt><tt>%s</tt> : %s</dt>\n", f[i].name, f[i].type_str);
+      printf("<dt><tt>%s</tt> : %s</dt>\n", name, type);
   }
   printf("</dl>\n\n");
 }
 
-static void print_schema(const ox_schema *s) {
-  bool dflt = s->domain[0] == '\0';
-  printf("### <a name=\"%s%s%s-%d\"></a>**%s%s%s-%d**%s</a>\n\n", s->domain, dflt ? "" : ".",
-         s->name, s->since_version, s->domain, dflt ? "" : ".", s->name, s->since_version,
-         s->deprecated ? " (deprecated)" : "");
-  if (s->doc) printf("%s\n\n", s->doc); /* onnxc's own operators (ai.onnxc) */
+static void print_schema(const onnxc_schema *s) {
+  const char *dom = onnxc_schema_domain(s), *name = onnxc_schema_name(s);
+  int since = onnxc_schema_since_version(s);
+  bool dflt = dom[0] == '\0', deprecated = onnxc_schema_deprecated(s);
+  printf("### <a name=\"%s%s%s-%d\"></a>**%s%s%s-%d**%s</a>\n\n", dom, dflt ? "" : ".", name,
+         since, dom, dflt ? "" : ".", name, since, deprecated ? " (deprecated)" : "");
+  const char *doc = onnxc_schema_doc(s);
+  if (doc) printf("%s\n\n", doc); /* onnxc's own operators (ai.onnxc) */
   printf("#### Version\n\n");
-  if (s->experimental)
+  if (onnxc_schema_experimental(s))
     printf("No versioning maintained for experimental ops.\n");
   else if (dflt)
     printf(
         "This version of the operator has been %s since version %d of the default ONNX "
         "operator set.\n",
-        s->deprecated ? "deprecated" : "available", s->since_version);
+        deprecated ? "deprecated" : "available", since);
   else
     printf("This version of the operator has been %s since version %d of the '%s' operator set.\n",
-           s->deprecated ? "deprecated" : "available", s->since_version, s->domain);
-  size_t nv = 0;
-  const ox_schema *const *vs = ox_schema_versions(s->domain, s->name, &nv);
+           deprecated ? "deprecated" : "available", since, dom);
+  size_t nv = onnxc_schema_version_count(dom, name);
   if (nv > 1) {
     printf("\nOther versions of this operator:");
-    for (size_t i = 0; i < nv; i++)
-      if (vs[i] != s) printf(" %d", vs[i]->since_version);
+    for (size_t i = 0; i < nv; i++) {
+      const onnxc_schema *v = onnxc_schema_version(dom, name, i);
+      if (v != s) printf(" %d", onnxc_schema_since_version(v));
+    }
     printf("\n");
   }
   printf("\n");
-  if (s->n_attrs) {
+  size_t n_attrs = onnxc_schema_attr_count(s);
+  if (n_attrs) {
     printf("#### Attributes\n\n<dl>\n");
-    for (size_t i = 0; i < s->n_attrs; i++) {
-      const ox_attr_schema *a = &s->attrs[i];
-      printf("<dt><tt>%s</tt> : %s", a->name, ox_schema_attr_type_doc(a->type));
-      if (a->required) {
+    for (size_t i = 0; i < n_attrs; i++) {
+      printf("<dt><tt>%s</tt> : %s", onnxc_schema_attr_name(s, i),
+             onnxc_attr_type_description(onnxc_schema_attr_type(s, i)));
+      if (onnxc_schema_attr_required(s, i)) {
         printf(" (required)");
-      } else if (a->default_text) {
+      } else if (onnxc_schema_attr_default(s, i)) {
         printf(" (default is ");
-        print_default(a);
+        print_default(s, i);
         printf(")");
       }
       printf("</dt>\n");
@@ -133,51 +140,47 @@ static void print_schema(const ox_schema *s) {
     printf("</dl>\n\n");
   }
   /* the spec prints no sections at all for deprecated versions */
-  if (s->deprecated && !s->n_inputs && !s->n_outputs) return;
-  print_formals("Inputs", s->inputs, s->n_inputs, s->min_inputs, s->max_inputs);
-  print_formals("Outputs", s->outputs, s->n_outputs, s->min_outputs, s->max_outputs);
-  {
-    printf("#### Type Constraints\n\n<dl>\n");
-    for (size_t i = 0; i < s->n_constraints; i++) {
-      printf("<dt><tt>%s</tt> : ", s->constraints[i].name);
-      for (size_t j = 0; j < s->constraints[i].n_allowed; j++)
-        printf("%s%s", j ? ", " : "", s->constraints[i].allowed[j]);
-      printf("</dt>\n");
-    }
-    printf("</dl>\n\n");
+  if (deprecated && !onnxc_schema_formal_count(s, ONNXC_SCHEMA_INPUTS) &&
+      !onnxc_schema_formal_count(s, ONNXC_SCHEMA_OUTPUTS))
+    return;
+  print_formals("Inputs", s, ONNXC_SCHEMA_INPUTS);
+  print_formals("Outputs", s, ONNXC_SCHEMA_OUTPUTS);
+  printf("#### Type Constraints\n\n<dl>\n");
+  for (size_t i = 0; i < onnxc_schema_constraint_count(s); i++) {
+    printf("<dt><tt>%s</tt> : ", onnxc_schema_constraint_name(s, i));
+    for (size_t j = 0; j < onnxc_schema_constraint_type_count(s, i); j++)
+      printf("%s%s", j ? ", " : "", onnxc_schema_constraint_type(s, i, j));
+    printf("</dt>\n");
   }
-  for (size_t i = 0; i < s->n_bodies; i++)
-    printf("#### Function (opset %d)\n\n```\n%s```\n\n", s->bodies[i].opset, s->bodies[i].text);
+  printf("</dl>\n\n");
+  for (size_t i = 0; i < onnxc_schema_function_count(s); i++)
+    printf("#### Function (opset %lld)\n\n```\n%s```\n\n",
+           (long long)onnxc_schema_function_opset(s, i), onnxc_schema_function_text(s, i));
 }
 
-static int print_ctx_body(const ox_schema *s, int64_t opset) {
-  if (!ox_schema_has_ctx_body(s)) {
-    fprintf(stderr, "onnxc: schema: %s has no context-dependent function body\n", s->name);
+/* The body built for a node with no attributes, every input present (as
+ * many as the schema allows, up to 32) and of element type float. */
+static int print_ctx_body(const onnxc_schema *s, int64_t opset) {
+  if (!onnxc_schema_has_context_body(s)) {
+    fprintf(stderr, "onnxc: schema: %s has no context-dependent function body\n",
+            onnxc_schema_name(s));
     return 1;
   }
-  int32_t dt[32];
-  size_t n = s->max_inputs < 32 ? (size_t)s->max_inputs : 32;
-  if (n < s->n_inputs) n = s->n_inputs;
+  int max_in = onnxc_schema_max_arity(s, ONNXC_SCHEMA_INPUTS);
+  size_t n_formal = onnxc_schema_formal_count(s, ONNXC_SCHEMA_INPUTS);
+  size_t n = max_in < 32 ? (size_t)max_in : 32;
+  if (n < n_formal) n = n_formal;
   if (n > 32) n = 32;
+  int32_t dt[32];
   for (size_t k = 0; k < n; k++) dt[k] = 1; /* float */
-  /* a node with every input and output present */
-  char *names[32];
-  static const char present[] = "x";
-  for (size_t k = 0; k < 32; k++) names[k] = (char *)present;
-  ox_node node = {0};
-  node.input = names;
-  node.n_input = n;
-  node.output = names;
-  node.n_output = s->n_outputs < 32 ? s->n_outputs : 32;
-  ox_buf b = {0};
-  ox_err e = {0};
-  if (ox_schema_build_body(s, opset, &node, dt, n, &b, &e)) {
+  char *text = NULL;
+  onnxc_error e = {0};
+  if (onnxc_schema_context_body(s, opset, NULL, dt, n, &text, &e) != ONNXC_OK) {
     fprintf(stderr, "onnxc: schema: %s\n", e.msg);
-    ox_buf_free(&b);
     return 1;
   }
-  fwrite(b.data, 1, b.size, stdout);
-  ox_buf_free(&b);
+  fputs(text, stdout);
+  free(text);
   return 0;
 }
 
@@ -219,11 +222,11 @@ int ox_cmd_schema(int argc, char **argv) {
     }
   }
   if (list || dump) {
-    for (size_t i = 0; i < ox_schema_count(); i++) {
-      const ox_schema *s = ox_schema_at(i);
+    for (size_t i = 0; i < onnxc_schema_count(); i++) {
+      const onnxc_schema *s = onnxc_schema_at(i);
       if (list)
-        printf("%s %s %d%s\n", domain_label(s->domain), s->name, s->since_version,
-               s->n_bodies ? " function" : "");
+        printf("%s %s %d%s\n", domain_label(onnxc_schema_domain(s)), onnxc_schema_name(s),
+               onnxc_schema_since_version(s), onnxc_schema_function_count(s) ? " function" : "");
       else
         print_schema(s);
     }
@@ -246,30 +249,29 @@ int ox_cmd_schema(int argc, char **argv) {
       op += k;
     }
   }
-  size_t nv = 0;
-  const ox_schema *const *vs = ox_schema_versions(domain, op, &nv);
+  size_t nv = onnxc_schema_version_count(domain, op);
   if (!nv) {
     fprintf(stderr, "onnxc: schema: no operator '%s' in domain '%s'\n", op, domain_label(domain));
     return 1;
   }
   if (all) {
-    for (size_t i = nv; i-- > 0;) print_schema(vs[i]);
+    for (size_t i = nv; i-- > 0;) print_schema(onnxc_schema_version(domain, op, i));
     return 0;
   }
-  const ox_schema *s =
-      ox_schema_lookup(domain, op, opset < 0 ? ox_schema_max_opset(domain) : opset);
+  if (opset < 0) opset = onnxc_schema_latest_opset(domain);
+  const onnxc_schema *s = onnxc_schema_lookup(domain, op, opset);
   if (!s) {
     fprintf(stderr, "onnxc: schema: '%s' does not exist before opset %d of domain '%s'\n", op,
-            vs[0]->since_version, domain_label(domain));
+            onnxc_schema_since_version(onnxc_schema_version(domain, op, 0)), domain_label(domain));
     return 1;
   }
-  if (ctx_body) return print_ctx_body(s, opset < 0 ? ox_schema_max_opset(domain) : opset);
+  if (ctx_body) return print_ctx_body(s, opset);
   print_schema(s);
-  if (ox_schema_has_ctx_body(s))
+  if (onnxc_schema_has_context_body(s))
     printf(
         "#### Function\n\nThe function body of %s is context-dependent: it is built per node "
         "from the node's attributes, present inputs and input types (`onnxc schema %s "
         "--ctx-body` prints the one of a default node).\n\n",
-        s->name, s->name);
+        onnxc_schema_name(s), onnxc_schema_name(s));
   return 0;
 }

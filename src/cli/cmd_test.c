@@ -14,16 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../ir/ir.h"
-#include "../runtime/session.h"
-#include "../api/model_file.h"
-#include "../ops/registry.h"
-#include "../check/check.h"
-#include "../proto/proto.h"
-#include "../schema/schema.h"
-#include "../version/version.h"
 #include "cli.h"
 #include "runio.h"
+#include "session_flags.h"
 
 typedef struct tcase {
   char *dir;   /* case folder (or the light folder) */
@@ -38,6 +31,16 @@ typedef struct tlist {
   tcase *v;
   size_t n, cap;
 } tlist;
+
+static bool is_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 static char *join(const char *a, const char *b) {
   size_t n = strlen(a) + strlen(b) + 2;
@@ -115,7 +118,7 @@ static void free_list(char **v, size_t n) {
 
 static void collect(tlist *l, const char *path, int depth) {
   char *model = join(path, "model.onnx");
-  if (model && ox_path_is_file(model)) {
+  if (model && is_file(model)) {
     size_t n;
     const char *b = base_name(path, &n);
     char leaf[1024];
@@ -137,7 +140,7 @@ static void collect(tlist *l, const char *path, int depth) {
     return;
   }
   free(model);
-  if (depth > 3 || !ox_path_is_dir(path)) return;
+  if (depth > 3 || !is_dir(path)) return;
   size_t n;
   char **ents = list_dir(path, &n);
   for (size_t i = 0; i < n; i++) {
@@ -152,7 +155,7 @@ static void collect(tlist *l, const char *path, int depth) {
       continue;
     }
     char *sub = join(path, en);
-    if (sub && ox_path_is_dir(sub)) collect(l, sub, depth + 1);
+    if (sub && is_dir(sub)) collect(l, sub, depth + 1);
     free(sub);
   }
   free_list(ents, n);
@@ -162,13 +165,14 @@ static void collect(tlist *l, const char *path, int depth) {
 
 static int numbered(const char *dir, const char *prefix, size_t k, char *out, size_t n) {
   snprintf(out, n, "%s/%s_%zu.pb", dir, prefix, k);
-  return ox_path_is_file(out);
+  return is_file(out);
 }
 
-static int run_set(ox_session *s, const char *setdir, char *why, size_t wn) {
-  ox_err e = {0};
-  size_t n_in = ox_session_n_inputs(s), n_out = ox_session_n_outputs(s);
-  ox_value **ins = calloc(n_in + 1, sizeof *ins), **outs = calloc(n_out + 1, sizeof *outs);
+/* input_k.pb bind to the inputs without an initializer, in order */
+static int run_set(onnxc_session *s, const char *setdir, char *why, size_t wn) {
+  onnxc_error e = {0};
+  size_t n_in = onnxc_session_input_count(s), n_out = onnxc_session_output_count(s);
+  onnxc_value **ins = calloc(n_in + 1, sizeof *ins), **outs = calloc(n_out + 1, sizeof *outs);
   const char **names = calloc(n_in + 1, sizeof *names);
   int rc = 1;
   size_t given = 0;
@@ -177,92 +181,87 @@ static int run_set(ox_session *s, const char *setdir, char *why, size_t wn) {
     snprintf(why, wn, "out of memory");
     goto done;
   }
-  size_t next = 0;
   for (size_t k = 0; numbered(setdir, "input", k, path, sizeof path); k++) {
-    while (next < n_in && ox_session_input_has_default(s, next)) next++;
-    if (next >= n_in) {
+    if (given >= n_in) {
       snprintf(why, wn, "%s: more input files than model inputs", setdir);
       goto done;
     }
-    size_t idx = next++;
-    ins[given] = (ox_value *)ox_cli_read_value(path, (const onnxc_type *)ox_session_input_type(s, idx), (onnxc_error *)&e);
-    names[given] = ox_session_input_name(s, idx);
+    ins[given] = ox_cli_read_value(path, onnxc_session_input_type(s, given), &e);
+    names[given] = onnxc_session_input_name(s, given);
     if (!ins[given]) {
       snprintf(why, wn, "%s", e.msg);
       goto done;
     }
     given++;
   }
-  if (ox_session_run(s, names, ins, given, NULL, outs, n_out, &e)) {
+  if (onnxc_session_run(s, names, ins, given, NULL, outs, n_out, &e)) {
     snprintf(why, wn, "%s", e.msg);
     goto done;
   }
   for (size_t k = 0; k < n_out && numbered(setdir, "output", k, path, sizeof path); k++) {
-    ox_value *want = (ox_value *)ox_cli_read_value(path, (const onnxc_type *)ox_session_output_type(s, k), (onnxc_error *)&e);
+    onnxc_value *want = ox_cli_read_value(path, onnxc_session_output_type(s, k), &e);
     if (!want) {
       snprintf(why, wn, "%s", e.msg);
       goto done;
     }
     char diff[700];
-    int c = ox_value_compare(want, outs[k], 1e-3, 1e-7, diff, sizeof diff);
-    ox_value_unref(want);
+    int c = onnxc_value_compare(want, outs[k], 1e-3, 1e-7, diff, sizeof diff);
+    onnxc_value_free(want);
     if (c) {
       size_t sl;
       const char *sb = base_name(setdir, &sl);
-      snprintf(why, wn, "%.*s output %zu ('%s'): %s", (int)sl, sb, k, ox_session_output_name(s, k),
-               diff);
+      snprintf(why, wn, "%.*s output %zu ('%s'): %s", (int)sl, sb, k,
+               onnxc_session_output_name(s, k), diff);
       goto done;
     }
   }
   rc = 0;
 done:
-  for (size_t k = 0; k < given; k++) ox_value_unref(ins[k]);
+  for (size_t k = 0; k < given; k++) onnxc_value_free(ins[k]);
   if (outs)
-    for (size_t k = 0; k < n_out; k++) ox_value_unref(outs[k]);
+    for (size_t k = 0; k < n_out; k++) onnxc_value_free(outs[k]);
   free(ins);
   free(outs);
   free(names);
   return rc;
 }
 
-static int run_light(ox_session *s, const char *out_path, char *why, size_t wn) {
-  ox_err e = {0};
-  size_t n_in = ox_session_n_inputs(s), idx = 0;
-  while (idx < n_in && ox_session_input_has_default(s, idx)) idx++;
-  if (idx == n_in) {
+static int run_light(onnxc_session *s, const char *out_path, char *why, size_t wn) {
+  onnxc_error e = {0};
+  if (onnxc_session_input_count(s) == 0) { /* only inputs with an initializer */
     snprintf(why, wn, "the model has no input");
     return 1;
   }
-  ox_value *in = (ox_value *)ox_cli_light_input((const onnxc_type *)ox_session_input_type(s, idx), (onnxc_error *)&e), *out = NULL;
+  onnxc_value *in = ox_cli_light_input(onnxc_session_input_type(s, 0), &e), *out = NULL;
   if (!in) {
     snprintf(why, wn, "%s", e.msg);
     return 1;
   }
-  const char *nm = ox_session_input_name(s, idx), *on = ox_session_output_name(s, 0);
+  const char *nm = onnxc_session_input_name(s, 0), *on = onnxc_session_output_name(s, 0);
   int rc = 1;
   /* twice: a second run reuses what the first left (pooled buffers, Concat
    * inputs written in place), and its output is the one compared */
-  int run_rc = ox_session_run(s, &nm, &in, 1, &on, &out, 1, &e);
-  if (!run_rc) {
-    ox_value_unref(out);
+  onnxc_status run_rc = onnxc_session_run(s, &nm, &in, 1, &on, &out, 1, &e);
+  if (run_rc == ONNXC_OK) {
+    onnxc_value_free(out);
     out = NULL;
-    run_rc = ox_session_run(s, &nm, &in, 1, &on, &out, 1, &e);
+    run_rc = onnxc_session_run(s, &nm, &in, 1, &on, &out, 1, &e);
   }
-  if (run_rc) {
+  if (run_rc != ONNXC_OK) {
     snprintf(why, wn, "%s", e.msg);
   } else {
-    ox_value *want = (ox_value *)ox_cli_read_value(out_path, (const onnxc_type *)ox_session_output_type(s, 0), (onnxc_error *)&e);
+    onnxc_value *want = ox_cli_read_value(out_path, onnxc_session_output_type(s, 0), &e);
     if (!want) {
       snprintf(why, wn, "%s", e.msg);
     } else {
       char diff[700];
-      rc = ox_value_compare(want, out, 1e-3, 1e-7, diff, sizeof diff);
+      rc = onnxc_value_compare(want, out, 1e-3, 1e-7, diff, sizeof diff);
       if (rc) snprintf(why, wn, "output 0: %s", diff);
-      ox_value_unref(want);
+      onnxc_value_free(want);
     }
   }
-  ox_value_unref(in);
-  ox_value_unref(out);
+  onnxc_value_free(in);
+  onnxc_value_free(out);
   return rc;
 }
 
@@ -275,18 +274,18 @@ typedef struct opset_list {
   size_t n;
 } opset_list;
 
-static int convert_case(ox_model *m, const opset_list *ol, char *why, size_t wn) {
-  ox_err e = {0};
+static int convert_case(onnxc_model *m, const opset_list *ol, char *why, size_t wn) {
+  onnxc_error e = {0};
   int64_t target = 0;
   for (size_t i = 0; i < ol->n; i++) {
-    target = ol->v[i] > 0 ? ol->v[i] : ox_version_min_opset(m);
-    if (ox_convert_opset(m, target, &e)) {
+    target = ol->v[i] > 0 ? ol->v[i] : onnxc_model_min_opset(m);
+    onnxc_status rc = onnxc_convert_opset(m, target, &e);
+    if (rc != ONNXC_OK) {
       snprintf(why, wn, "opset conversion refused: %s", e.msg);
-      return e.code == OX_EUNSUPPORTED ? 2 : 1;
+      return rc == ONNXC_ERR_UNSUPPORTED ? 2 : 1;
     }
   }
-  ox_check_opts co = {0};
-  if (ox_check_model(m, &co, NULL, NULL, &e)) {
+  if (onnxc_check(m, NULL, NULL, &e) != ONNXC_OK) {
     snprintf(why, wn, "converted model (opset %lld) fails the checker: %s", (long long)target,
              e.msg);
     return 1;
@@ -319,24 +318,23 @@ static bool parse_opsets(const char *s, opset_list *ol) {
 
 static int run_case(const tcase *c, int threads, bool ctx_bodies, const opset_list *opsets,
                     char *why, size_t wn) {
-  ox_err e = {0};
-  ox_model *m = NULL;
-  ox_session *s = NULL;
+  onnxc_error e = {0};
+  onnxc_model *m = NULL;
+  onnxc_session *s = NULL;
   int rc = 1;
-  if (ox_api_model_load(c->model, NULL, &m, &e)) {
+  if (onnxc_model_load(c->model, NULL, &m, &e) != ONNXC_OK) {
     snprintf(why, wn, "%s", e.msg);
     return 1;
   }
   if (opsets->n && (rc = convert_case(m, opsets, why, wn)) != 0) goto done;
   rc = 1;
-  if (ctx_bodies && ox_schema_localize_ctx_bodies(m, NULL, &e)) {
+  if (ctx_bodies && onnxc_model_localize_context_bodies(m, NULL, &e) != ONNXC_OK) {
     snprintf(why, wn, "%s", e.msg);
     goto done;
   }
-  ox_session_opts o = {.kernels = &ox_registry_builtin};
-  o.optimization_level = 1; /* constant folding */
-  o.threads = threads;
-  if (ox_session_create(m, &o, &s, &e)) {
+  ox_cli_session_flags sf = {.threads = threads};
+  onnxc_session_options o = ox_cli_session_options(&sf);
+  if (onnxc_session_create(m, &o, &s, &e) != ONNXC_OK) {
     snprintf(why, wn, "%s", e.msg);
     goto done;
   }
@@ -351,7 +349,7 @@ static int run_case(const tcase *c, int threads, bool ctx_bodies, const opset_li
   for (size_t i = 0; i < n && !rc; i++) {
     if (strncmp(ents[i], "test_data_set_", 14) != 0) continue;
     char *sd = join(c->dir, ents[i]);
-    if (sd && ox_path_is_dir(sd)) {
+    if (sd && is_dir(sd)) {
       sets++;
       rc = run_set(s, sd, why, wn);
     }
@@ -363,8 +361,8 @@ static int run_case(const tcase *c, int threads, bool ctx_bodies, const opset_li
     rc = 1;
   }
 done:
-  ox_session_free(s);
-  ox_model_free(m);
+  onnxc_session_free(s);
+  onnxc_model_free(m);
   return rc;
 }
 
@@ -538,7 +536,7 @@ int ox_cmd_test(int argc, char **argv) {
       usage(stderr);
       return 2;
     } else {
-      if (!ox_path_is_dir(argv[i])) {
+      if (!is_dir(argv[i])) {
         fprintf(stderr, "onnxc test: %s is not a folder\n", argv[i]);
         return 2;
       }

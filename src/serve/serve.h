@@ -2,7 +2,8 @@
  * HTTP, built on the public API (include/onnxc.h) only.
  *
  * Files, one job each:
- *   cmd_serve.c  options, start, signals, graceful shutdown
+ *   cmd_serve.c  the tool's `serve` subcommand: options (built without the server too)
+ *   server.c     start, signals, graceful shutdown
  *   http.c       libmicrohttpd glue: bodies, limits, responses, access log
  *   router.c     paths and methods -> handlers (health, metadata, repository, infer)
  *   codec.c      JSON tensors <-> onnxc values, protocol datatypes, the response writer

@@ -46,7 +46,7 @@ def server_options():
         text = subprocess.run([ONNXC, 'serve', '--help'], capture_output=True, text=True,
                               timeout=30).stdout
     else:
-        with open(os.path.join(ROOT, 'src', 'cli', 'cmd_serve.c')) as f:
+        with open(os.path.join(ROOT, 'src', 'serve', 'cmd_serve.c')) as f:
             text = f.read()
     return set(re.findall(r'(--[a-z][a-z-]+)', text))
 

@@ -13,24 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures;
-#define CHECK(c)                                                            \
-  do {                                                                      \
-    if (!(c)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-      failures++;                                                           \
-    }                                                                       \
-  } while (0)
-
-static onnxc_model *parse(const char *text) {
-  onnxc_model *m = NULL;
-  onnxc_error err = {0};
-  if (onnxc_model_parse_text(text, strlen(text), "test", &m, &err) != ONNXC_OK) {
-    fprintf(stderr, "parse: %s\n", err.msg);
-    failures++;
-  }
-  return m;
-}
+#include "api_check.h"
 
 static onnxc_session *session(const onnxc_model *m, const onnxc_session_options *o) {
   onnxc_session *s = NULL;
@@ -679,10 +662,5 @@ int main(void) {
   test_threads_env_log();
   test_custom_ops();
   test_bad_arguments();
-  if (failures) {
-    fprintf(stderr, "%d checks failed\n", failures);
-    return 1;
-  }
-  printf("test_api: all checks passed\n");
-  return 0;
+  return finish("test_api");
 }

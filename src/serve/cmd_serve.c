@@ -1,14 +1,19 @@
 /* cmd_serve.c - `onnxc serve --model-repository DIR [--host H] [--port P]
  * [--threads N] [--max-body SIZE] [--max-batch-size N] [--max-queue-delay-us U]
- * [--no-access-log] [--drain-timeout S]`. The server itself is src/serve/;
- * without libmicrohttpd and jansson at build time only this file is built. */
+ * [--no-access-log] [--drain-timeout S]`: the tool's subcommand for the
+ * server of this folder. It lives here, not in src/cli/, because the layers
+ * put the server after the tool: the server may use the tool's cli.h (the
+ * subcommand's signature, option helpers), the tool never the server.
+ * main.c's table names ox_cmd_serve through cli.h. Without libmicrohttpd and
+ * jansson at build time only this file of the folder is built, and the
+ * subcommand says so. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "../cli/cli.h"
 #ifdef ONNXC_HAVE_SERVE
-#include "../serve/serve.h"
+#include "serve.h"
 #endif
 
 static void usage(FILE *f) {
