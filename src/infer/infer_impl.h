@@ -125,6 +125,8 @@ int ix_conv_shape(ox_ictx *c, size_t wi, int32_t el);
 
 /* the tables of the operator families, ended by an entry with op NULL */
 extern const ox_infer_def ox_infer_defs_elementwise[], ox_infer_defs_tensor[], ox_infer_defs_nn[],
-    ox_infer_defs_control[], ox_infer_defs_signal[], ox_infer_defs_ml[], ox_infer_defs_onnxc[];
+    ox_infer_defs_control[], ox_infer_defs_signal[], ox_infer_defs_ml[], ox_infer_defs_onnxc[],
+    ox_infer_defs_contrib_nn[], ox_infer_defs_contrib_attn[], ox_infer_defs_contrib_gqa[],
+    ox_infer_defs_contrib_lowbit[], ox_infer_defs_contrib_quant[];
 
 #endif

@@ -3,7 +3,8 @@
  * operator's shape function in their tables. One file per operator family:
  * infer_ops_elementwise.c, infer_ops_tensor.c, infer_ops_nn.c,
  * infer_ops_control.c, infer_ops_signal.c, infer_ops_ml.c, and onnxc's own
- * operators (ai.onnxc) in infer_ops_onnxc.c. */
+ * operators (ai.onnxc) in infer_ops_onnxc.c, onnxruntime's com.microsoft
+ * ones in infer_ops_contrib_*.c. */
 #include <string.h>
 
 #include "infer_impl.h"
@@ -57,9 +58,10 @@ int ix_same_shape_as(ox_ictx *c, size_t out, size_t in, int32_t el) {
 
 /* The tables share no (domain, op) pair, so their order does not matter. */
 static const ox_infer_def *const tables[] = {
-    ox_infer_defs_elementwise, ox_infer_defs_tensor, ox_infer_defs_nn,
-    ox_infer_defs_control,     ox_infer_defs_signal, ox_infer_defs_ml,
-    ox_infer_defs_onnxc,
+    ox_infer_defs_elementwise, ox_infer_defs_tensor,         ox_infer_defs_nn,
+    ox_infer_defs_control,     ox_infer_defs_signal,         ox_infer_defs_ml,
+    ox_infer_defs_onnxc,       ox_infer_defs_contrib_nn,     ox_infer_defs_contrib_attn,
+    ox_infer_defs_contrib_gqa, ox_infer_defs_contrib_lowbit, ox_infer_defs_contrib_quant,
 };
 
 const ox_infer_def *ox_infer_find(const char *domain, const char *op, int64_t since) {

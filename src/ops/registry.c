@@ -40,16 +40,55 @@ extern const ox_kernel_def ox_ops_qfused[];
 extern const ox_kernel_def ox_ops_attn_fused[];
 extern const ox_kernel_def ox_ops_matmul_epi[];
 extern const ox_kernel_def ox_ops_matmul_dq[];
+extern const ox_kernel_def ox_ops_contrib_nn[];
+extern const ox_kernel_def ox_ops_contrib_attn[];
+extern const ox_kernel_def ox_ops_contrib_gqa[];
+extern const ox_kernel_def ox_ops_contrib_lowbit[];
+extern const ox_kernel_def ox_ops_contrib_quant[];
 
 static const ox_kernel_def *const tables[] = {
-    ox_ops_elementwise, ox_ops_unary,    ox_ops_cast,      ox_ops_reduce, ox_ops_softmax,
-    ox_ops_matmul,      ox_ops_tensor,   ox_ops_gather,    ox_ops_pad,    ox_ops_sort,
-    ox_ops_control,     ox_ops_sequence, ox_ops_optional,  ox_ops_conv,   ox_ops_conv_int,
-    ox_ops_pool,        ox_ops_resize,   ox_ops_roi,       ox_ops_norm,   ox_ops_rnn,
-    ox_ops_attention,   ox_ops_quant,    ox_ops_matmul_dq, ox_ops_loss,   ox_ops_signal,
-    ox_ops_random,      ox_ops_string,   ox_ops_image,     ox_ops_ml,     ox_ops_ml_linear,
-    ox_ops_ml_tree,     ox_ops_training, ox_ops_fused,     ox_ops_qfused, ox_ops_attn_fused,
-    ox_ops_matmul_epi,  ox_ops_nms,
+    ox_ops_elementwise,
+    ox_ops_unary,
+    ox_ops_cast,
+    ox_ops_reduce,
+    ox_ops_softmax,
+    ox_ops_matmul,
+    ox_ops_tensor,
+    ox_ops_gather,
+    ox_ops_pad,
+    ox_ops_sort,
+    ox_ops_control,
+    ox_ops_sequence,
+    ox_ops_optional,
+    ox_ops_conv,
+    ox_ops_conv_int,
+    ox_ops_pool,
+    ox_ops_resize,
+    ox_ops_roi,
+    ox_ops_norm,
+    ox_ops_rnn,
+    ox_ops_attention,
+    ox_ops_quant,
+    ox_ops_matmul_dq,
+    ox_ops_loss,
+    ox_ops_signal,
+    ox_ops_random,
+    ox_ops_string,
+    ox_ops_image,
+    ox_ops_ml,
+    ox_ops_ml_linear,
+    ox_ops_ml_tree,
+    ox_ops_training,
+    ox_ops_fused,
+    ox_ops_qfused,
+    ox_ops_attn_fused,
+    ox_ops_matmul_epi,
+    ox_ops_nms,
+    ox_ops_contrib_nn,
+    ox_ops_contrib_attn,
+    ox_ops_contrib_gqa,
+    ox_ops_contrib_lowbit,
+    ox_ops_contrib_quant,
 };
 
 static bool same_domain(const char *a, const char *b) {

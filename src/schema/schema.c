@@ -1,34 +1,44 @@
 /* schema.c - lookup in the generated schema table (schema_table.c) and in
- * the hand-written one of onnxc's own domain (schema_onnxc.c).
- * The tables are sorted by (domain, name, since_version), so a lookup is a
- * binary search over the operators plus a short scan of their versions; no
- * index is built at run time. ox_schema_at numbers the generated table
- * first, then ai.onnxc, which sorts after every generated domain. */
+ * the hand-written ones (schema_hand.h): onnxc's own domain
+ * (schema_onnxc.c), onnxruntime's com.microsoft operators
+ * (schema_contrib_*.c) and onnxruntime's additions to the default domain.
+ * The generated table is sorted by (domain, name, since_version), so its
+ * lookup is a binary search over the operators plus a short scan of their
+ * versions; the hand tables hold one version per operator and a few dozen
+ * entries, and are scanned. No index is built at run time. ox_schema_at
+ * numbers the generated table first, then the hand tables in the order of
+ * ox_schema_hands. An operator of the generated table is never looked up
+ * in a hand table. */
 #include <string.h>
 
 #include "onnxc_ops.h"
+#include "schema_hand.h"
 #include "schema_table.h"
+
+static const ox_schema_hand hands[] = {
+    {OX_ONNXC_DOMAIN, ox_schema_onnxc_ptrs, &ox_schema_onnxc_table_n},
+    {OX_CONTRIB_DOMAIN, ox_schema_contrib_nn, &ox_schema_contrib_nn_n},
+    {OX_CONTRIB_DOMAIN, ox_schema_contrib_attn, &ox_schema_contrib_attn_n},
+    {OX_CONTRIB_DOMAIN, ox_schema_contrib_gqa, &ox_schema_contrib_gqa_n},
+    {OX_CONTRIB_DOMAIN, ox_schema_contrib_lowbit, &ox_schema_contrib_lowbit_n},
+    {OX_CONTRIB_DOMAIN, ox_schema_contrib_quant, &ox_schema_contrib_quant_n},
+    {"", ox_schema_contrib_default, &ox_schema_contrib_default_n},
+};
+#define N_HANDS (sizeof hands / sizeof hands[0])
 
 static const char *norm_domain(const char *d) {
   if (!d || strcmp(d, "ai.onnx") == 0) return "";
   return d;
 }
 
-static bool is_onnxc(const char *domain) { return strcmp(domain, OX_ONNXC_DOMAIN) == 0; }
-
-/* ai.onnxc: the index of op in its table (one version each), or -1 */
-static int64_t find_onnxc(const char *op) {
-  size_t lo = 0, hi = ox_schema_onnxc_table_n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = strcmp(ox_schema_onnxc_table[mid].name, op);
-    if (c == 0) return (int64_t)mid;
-    if (c < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
+/* the hand-table slot holding (domain, op), or NULL */
+static const ox_schema *const *find_hand(const char *domain, const char *op) {
+  for (size_t t = 0; t < N_HANDS; t++) {
+    if (strcmp(hands[t].domain, domain) != 0) continue;
+    for (size_t i = 0; i < *hands[t].n; i++)
+      if (strcmp(hands[t].entries[i]->name, op) == 0) return &hands[t].entries[i];
   }
-  return -1;
+  return NULL;
 }
 
 static const ox_schema_op *find_op(const char *domain, const char *op) {
@@ -50,13 +60,12 @@ static const ox_schema_op *find_op(const char *domain, const char *op) {
 }
 
 const ox_schema *ox_schema_lookup(const char *domain, const char *op, int64_t opset) {
-  if (op && is_onnxc(norm_domain(domain))) {
-    int64_t k = find_onnxc(op);
-    return k >= 0 && ox_schema_onnxc_table[k].since_version <= opset ? &ox_schema_onnxc_table[k]
-                                                                     : NULL;
-  }
+  if (!op) return NULL;
   const ox_schema_op *o = find_op(domain, op);
-  if (!o) return NULL;
+  if (!o) {
+    const ox_schema *const *h = find_hand(norm_domain(domain), op);
+    return h && (*h)->since_version <= opset ? *h : NULL;
+  }
   const ox_schema *best = NULL;
   for (int i = 0; i < o->count; i++) {
     const ox_schema *s = &ox_schema_table[o->first + i];
@@ -66,31 +75,36 @@ const ox_schema *ox_schema_lookup(const char *domain, const char *op, int64_t op
 }
 
 const ox_schema *const *ox_schema_versions(const char *domain, const char *op, size_t *n) {
-  if (op && is_onnxc(norm_domain(domain))) {
-    int64_t k = find_onnxc(op);
-    if (n) *n = k >= 0 ? 1 : 0;
-    return k >= 0 ? &ox_schema_onnxc_ptrs[k] : NULL;
-  }
   const ox_schema_op *o = find_op(domain, op);
   if (!o) {
-    if (n) *n = 0;
-    return NULL;
+    const ox_schema *const *h = op ? find_hand(norm_domain(domain), op) : NULL;
+    if (n) *n = h ? 1 : 0;
+    return h;
   }
   if (n) *n = (size_t)o->count;
   return &ox_schema_ptrs[o->first];
 }
 
-size_t ox_schema_count(void) { return ox_schema_table_n + ox_schema_onnxc_table_n; }
+size_t ox_schema_count(void) {
+  size_t n = ox_schema_table_n;
+  for (size_t t = 0; t < N_HANDS; t++) n += *hands[t].n;
+  return n;
+}
 
 const ox_schema *ox_schema_at(size_t i) {
   if (i < ox_schema_table_n) return &ox_schema_table[i];
   i -= ox_schema_table_n;
-  return i < ox_schema_onnxc_table_n ? &ox_schema_onnxc_table[i] : NULL;
+  for (size_t t = 0; t < N_HANDS; t++) {
+    if (i < *hands[t].n) return hands[t].entries[i];
+    i -= *hands[t].n;
+  }
+  return NULL;
 }
 
 int64_t ox_schema_max_opset(const char *domain) {
   domain = norm_domain(domain);
-  if (is_onnxc(domain)) return OX_ONNXC_OPSET;
+  if (strcmp(domain, OX_ONNXC_DOMAIN) == 0) return OX_ONNXC_OPSET;
+  if (strcmp(domain, OX_CONTRIB_DOMAIN) == 0) return OX_CONTRIB_OPSET;
   for (size_t i = 0; i < ox_schema_domains_n; i++)
     if (strcmp(ox_schema_domains[i].domain, domain) == 0) return ox_schema_domains[i].max_opset;
   /* ai.onnx.training exists with version 1 and no operators (notes §4.1). */

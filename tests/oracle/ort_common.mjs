@@ -163,14 +163,25 @@ export function readTensorProto(file) {
   let data;
   if (raw) {
     const rdv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-    const size = { 1: 4, 2: 1, 3: 1, 6: 4, 7: 8, 9: 1, 11: 8 }[type];
+    const size = { 1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8,
+                   16: 2 }[type];
     if (!size) throw new Error(`${file}: data_type ${type} not supported by this reader`);
     const n = raw.length / size;
     data = new Float64Array(n);
+    const half = (h) => { // float16 bits -> number
+      const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 31, f = h & 1023;
+      if (e === 0) return s * f * 2 ** -24;
+      return e === 31 ? (f ? NaN : s * Infinity) : s * (1 + f / 1024) * 2 ** (e - 15);
+    };
+    const bf16 = new DataView(new ArrayBuffer(4));
     for (let i = 0; i < n; i++) {
       const o = i * size;
+      if (type === 16) bf16.setUint32(0, rdv.getUint16(o, true) << 16);
       data[i] = type === 1 ? rdv.getFloat32(o, true) : type === 11 ? rdv.getFloat64(o, true)
         : type === 7 ? Number(rdv.getBigInt64(o, true)) : type === 6 ? rdv.getInt32(o, true)
+        : type === 13 ? Number(rdv.getBigUint64(o, true)) : type === 12 ? rdv.getUint32(o, true)
+        : type === 5 ? rdv.getInt16(o, true) : type === 4 ? rdv.getUint16(o, true)
+        : type === 10 ? half(rdv.getUint16(o, true)) : type === 16 ? bf16.getFloat32(0)
         : type === 3 ? rdv.getInt8(o) : rdv.getUint8(o);
     }
   } else {

@@ -2,6 +2,8 @@
  * types are computed in their own precision (float16/bfloat16 in float32);
  * integer types where the schema allows them (Abs, Neg, Sign, Relu, Clip,
  * Shrink). */
+#include "unary.h"
+
 #include <float.h>
 #include <string.h>
 #include <tgmath.h>
@@ -353,7 +355,7 @@ static int un_prepare(const ox_kinfo *info, void **state, ox_err *e, int op, dou
   return OX_OK;
 }
 
-static int un_run(ox_kctx *ctx, void *state) {
+int ox_unary_run(ox_kctx *ctx, void *state) {
   const un_state *s = state;
   ox_value *x = ox_kctx_input(ctx, 0);
   if (!x || x->kind != OX_VAL_TENSOR)
@@ -515,8 +517,13 @@ PREP(clip, U_CLIP, 0, 0, 0)
 PREP(swish, U_SWISH, 1.0, 0, 0)
 PREP(swiglu, U_SWISH, 1.0, 0, 0)
 
+/* QuickGelu (com.microsoft): x * Sigmoid(alpha x), alpha 1.702 unless given */
+int ox_unary_prepare_quick_gelu(const ox_kinfo *info, void **state, ox_err *e) {
+  return un_prepare(info, state, e, U_SWISH, 1.702, 0, 0);
+}
+
 #define UN(OP, P, LO) \
-  { "", OP, LO, 1000, prep_##P, un_run, NULL }
+  { "", OP, LO, 1000, prep_##P, ox_unary_run, NULL }
 
 const ox_kernel_def ox_ops_unary[] = {
     UN("Abs", abs, 1),
@@ -558,8 +565,8 @@ const ox_kernel_def ox_ops_unary[] = {
     UN("Mish", mish, 18),
     UN("ThresholdedRelu", threlu, 10),
     UN("Shrink", shrink, 9),
-    {"", "Clip", 1, 10, prep_clip, un_run, NULL},
-    {"", "Clip", 11, 1000, prep_clip, un_run, NULL},
+    {"", "Clip", 1, 10, prep_clip, ox_unary_run, NULL},
+    {"", "Clip", 11, 1000, prep_clip, ox_unary_run, NULL},
     UN("Swish", swish, 24),
     {"", "SwiGLU", 28, 1000, prep_swiglu, swiglu_run, NULL},
     {0},

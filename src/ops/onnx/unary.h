@@ -1,0 +1,14 @@
+/* unary.h - what other families borrow from the elementwise unary kernels
+ * (unary.c): the contrib activations that are a standard one with other
+ * attribute defaults run on the same kernel. */
+#ifndef OX_OPS_ONNX_UNARY_H
+#define OX_OPS_ONNX_UNARY_H
+
+#include "../../runtime/kernel.h"
+
+/* the run of every kernel of unary.c */
+int ox_unary_run(ox_kctx *ctx, void *state);
+/* QuickGelu: Swish's kernel with alpha 1.702 unless the node gives one */
+int ox_unary_prepare_quick_gelu(const ox_kinfo *info, void **state, ox_err *e);
+
+#endif

@@ -1,0 +1,164 @@
+// ort_cases.mjs - runs the cases a generator writes (python3-onnx models with
+// .npy inputs) through onnxruntime-node and `onnxc run`, and compares the
+// outputs; also the cases where onnxc must refuse a model with a clear error.
+//
+//   node tests/oracle/ort_cases.mjs ONNXC_BIN GENERATOR.py [--only SUBSTRING]
+//
+// The generator (tests/contrib/gen_*.py) is run as `python3 GENERATOR OUTDIR`
+// and writes OUTDIR/cases.json, a list of cases:
+//   { "name": "...", "model": "a.onnx", "inputs": {"X": "a_X.npy", ...},
+//     "rtol": 1e-4, "atol": 1e-5,          // |onnxc - ort| <= atol + rtol |ort|
+//     "threads": [1, 2],                   // onnxc thread counts to run at
+//     "ort": "compare" | "refuses" | "none",
+//     "expected": {"Y": "a_Y.npy"},        // with "ort": "none": an independent
+//                                          // reference (numpy), when onnxruntime
+//                                          // refuses what onnxc accepts
+//     "ort_level": "disabled" | "basic" | "all",
+//     "error": ["node 'n0'", "num_heads"]  // onnxc must fail, its message
+//                                          // holding each of these
+//   }
+// "ort": "refuses" asserts that onnxruntime refuses the model too (an error
+// case both reject); "none" runs no onnxruntime. Exits 77 (skip) when
+// onnxruntime-node or the generator's python modules are absent.
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SKIP, loadOrt, readTensorProto } from './ort_common.mjs';
+
+const [onnxc, generator, ...rest] = process.argv.slice(2);
+const only = rest[0] === '--only' ? rest[1] : null;
+const ort = loadOrt();
+if (!ort) process.exit(SKIP);
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'onnxc-cases-'));
+const python = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+const gen = spawnSync(python, [generator, work], { encoding: 'utf8' });
+if (gen.status === SKIP) {
+  console.log(`generator skipped: ${gen.stdout}${gen.stderr}`);
+  process.exit(SKIP);
+}
+if (gen.status !== 0) {
+  console.log(`generator failed (${gen.status}):\n${gen.stdout}${gen.stderr}`);
+  process.exit(1);
+}
+const cases = JSON.parse(fs.readFileSync(path.join(work, 'cases.json'), 'utf8'));
+
+// .npy (version 1 or 2, little-endian) -> { type, dims, data } for ort.Tensor
+const NPY = {
+  '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array],
+  '<f2': ['float16', Uint16Array], '<i8': ['int64', BigInt64Array],
+  '<i4': ['int32', Int32Array], '<i2': ['int16', Int16Array], '|i1': ['int8', Int8Array],
+  '<u8': ['uint64', BigUint64Array], '<u4': ['uint32', Uint32Array],
+  '<u2': ['uint16', Uint16Array], '|u1': ['uint8', Uint8Array], '|b1': ['bool', Uint8Array],
+};
+function readNpy(file) {
+  const b = fs.readFileSync(file);
+  const major = b[6];
+  const hlen = major === 1 ? b.readUInt16LE(8) : b.readUInt32LE(8);
+  const hstart = major === 1 ? 10 : 12;
+  const header = b.subarray(hstart, hstart + hlen).toString('latin1');
+  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
+  if (/'fortran_order':\s*True/.test(header)) throw new Error(`${file}: Fortran order`);
+  const dims = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(',').map((s) => s.trim())
+    .filter((s) => s).map(Number);
+  const kind = NPY[descr];
+  if (!kind) throw new Error(`${file}: dtype ${descr} not handled`);
+  const raw = b.subarray(hstart + hlen);
+  const copy = new Uint8Array(raw.length);
+  copy.set(raw);
+  const data = new kind[1](copy.buffer, 0, raw.length / kind[1].BYTES_PER_ELEMENT);
+  return { type: kind[0], dims, data };
+}
+const num = (v) => (typeof v === 'bigint' ? Number(v) : v);
+function half(h) { // float16 bits -> number
+  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 31, f = h & 1023;
+  if (e === 0) return s * f * 2 ** -24;
+  if (e === 31) return f ? NaN : s * Infinity;
+  return s * (1 + f / 1024) * 2 ** (e - 15);
+}
+const values = (t) => (t.type === 'float16' ? Array.from(t.data, half) : Array.from(t.data, num));
+
+function compare(name, got, ref, rtol, atol) {
+  if (got.dims.length !== ref.dims.length || got.dims.some((d, i) => d !== ref.dims[i]))
+    return `${name}: shape [${got.dims}] where onnxruntime gives [${ref.dims}]`;
+  let worst = 0, at = -1;
+  for (let i = 0; i < ref.data.length; i++) {
+    const a = got.data[i], b = ref.data[i];
+    if (Number.isNaN(b) ? Number.isNaN(a) : a === b) continue;
+    const err = Math.abs(a - b), lim = atol + rtol * Math.abs(b);
+    if (!(err <= lim) && (at < 0 || err - lim > worst)) { worst = err - lim; at = i; }
+  }
+  if (at >= 0)
+    return `${name}[${at}]: ${got.data[at]} where the reference gives ${ref.data[at]} ` +
+           `(tolerance ${atol} + ${rtol} x |ref|)`;
+  return null;
+}
+
+let passed = 0, failed = 0;
+const fail = (c, why) => { console.log(`FAIL ${c.name}: ${why}`); failed++; };
+for (const c of cases) {
+  if (only && !c.name.includes(only)) continue;
+  const model = path.join(work, c.model);
+  const inputs = Object.entries(c.inputs || {});
+  const mode = c.ort || 'compare';
+  let refs = null;
+  if (mode !== 'none') {
+    try {
+      const s = await ort.InferenceSession.create(model, {
+        graphOptimizationLevel: c.ort_level || 'disabled', intraOpNumThreads: 1, logSeverityLevel: 3,
+      });
+      const feeds = {};
+      for (const [n, f] of inputs) {
+        const t = readNpy(path.join(work, f));
+        feeds[n] = new ort.Tensor(t.type, t.data, t.dims);
+      }
+      const out = await s.run(feeds);
+      refs = {};
+      for (const [n, t] of Object.entries(out))
+        refs[n] = { dims: Array.from(t.dims, Number), data: values(t) };
+      if (mode === 'refuses') { fail(c, 'onnxruntime runs it, the case says it refuses it'); continue; }
+    } catch (e) {
+      if (mode === 'compare') {
+        fail(c, `onnxruntime cannot run it: ${String(e.message).split('\n')[0].slice(0, 200)}`);
+        continue;
+      }
+    }
+  } else if (c.expected) {
+    refs = {};
+    for (const [n, f] of Object.entries(c.expected)) {
+      const t = readNpy(path.join(work, f));
+      refs[n] = { dims: t.dims, data: values(t) };
+    }
+  }
+  const outDir = path.join(work, 'out');
+  let ok = true;
+  for (const threads of c.threads || [1]) {
+    fs.rmSync(outDir, { recursive: true, force: true });
+    const args = ['run', model, '-o', outDir, '--threads', String(threads)];
+    for (const [n, f] of inputs) args.push('-i', `${n}=${path.join(work, f)}`);
+    const r = spawnSync(onnxc, args, { encoding: 'utf8' });
+    if (c.error) {
+      const msg = `${r.stdout}${r.stderr}`;
+      if (r.status !== 1) { fail(c, `onnxc exited ${r.status} (signal ${r.signal}), not 1:\n${msg}`); ok = false; break; }
+      const missing = c.error.filter((s) => !msg.includes(s));
+      if (missing.length) { fail(c, `the error does not say ${JSON.stringify(missing)}: ${msg.trim()}`); ok = false; break; }
+      continue;
+    }
+    if (r.status !== 0) { fail(c, `onnxc failed: ${r.stdout}${r.stderr}`.trim()); ok = false; break; }
+    const names = Object.keys(refs || {});
+    // onnxc writes output k of the graph as output_k.pb; the generator lists
+    // the graph's outputs in order in c.outputs
+    for (const [k, n] of (c.outputs || names).entries()) {
+      if (!refs || !refs[n]) continue;
+      const got = readTensorProto(path.join(outDir, `output_${k}.pb`));
+      const why = compare(`${n} (${threads} thread${threads > 1 ? 's' : ''})`, got, refs[n],
+                          c.rtol ?? 1e-4, c.atol ?? 1e-5);
+      if (why) { fail(c, why); ok = false; break; }
+    }
+    if (!ok) break;
+  }
+  if (ok) { console.log(`ok   ${c.name}`); passed++; }
+}
+fs.rmSync(work, { recursive: true, force: true });
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed || passed === 0 ? 1 : 0);
