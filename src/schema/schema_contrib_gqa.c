@@ -2,8 +2,11 @@
  * GroupQueryAttention and RotaryEmbedding, as onnxruntime's
  * docs/ContribOperators.md and its CPU kernels define them. Shape functions:
  * src/infer/infer_ops_contrib_gqa.c; kernels: src/ops/contrib/gqa.c.
- * (SparseAttention, which onnxruntime's CPU build also runs, has no schema
- * here yet: a model using it gets "no schema", not a wrong answer.) */
+ * SparseAttention has no schema here: onnxruntime's CPU kernel runs only
+ * when present_key is past_key's own buffer (it enforces that the two
+ * share storage), which onnxruntime-node's plain run never arranges, so
+ * there is no oracle for it; a model using it gets "no schema", not a
+ * wrong answer. */
 #include "schema_hand.h"
 
 #define MS(...) OX_HAND_SCHEMA(OX_CONTRIB_DOMAIN, OX_CONTRIB_OPSET, __VA_ARGS__)

@@ -274,9 +274,6 @@ static void prompt_heads(void *arg, int64_t i0, int64_t i1) {
 
 /* ---- inputs ---- */
 
-/* float32 copy of an input (converted from the half types) */
-static int load_f32(ox_kctx *c, const ox_value *v, nn_fbuf *f) { return nn_fload(c, v, f); }
-
 /* rows [b, s] of the cos/sin caches for the new positions: pos[b * S + s] */
 static int positions(ox_kctx *c, gqa_run *r, const ox_value *pid, int64_t rows, int64_t *pos) {
   for (int64_t b = 0; b < r->B; b++)
@@ -443,12 +440,12 @@ static int gqa_run_fn(ox_kctx *c, void *st) {
   float *work = NULL;
   ox_value *outs[4] = {NULL};
   int64_t B = r.B, S = r.S, N = r.N, Nk = r.Nk, H = r.H, Pl = r.Pl;
-  if ((rc = load_f32(c, in[0], &fq))) goto done;
-  if (!packed && ((rc = load_f32(c, in[1], &fk)) || (rc = load_f32(c, in[2], &fv)))) goto done;
-  if (in[3] && ((rc = load_f32(c, in[3], &fpk)) || (rc = load_f32(c, in[4], &fpv)))) goto done;
-  if (a->rotary && ((rc = load_f32(c, in[7], &fc)) || (rc = load_f32(c, in[8], &fs)))) goto done;
-  if (in[10] && (rc = load_f32(c, in[10], &fb))) goto done;
-  if (in[11] && (rc = load_f32(c, in[11], &fh))) goto done;
+  if ((rc = nn_fload(c, in[0], &fq))) goto done;
+  if (!packed && ((rc = nn_fload(c, in[1], &fk)) || (rc = nn_fload(c, in[2], &fv)))) goto done;
+  if (in[3] && ((rc = nn_fload(c, in[3], &fpk)) || (rc = nn_fload(c, in[4], &fpv)))) goto done;
+  if (a->rotary && ((rc = nn_fload(c, in[7], &fc)) || (rc = nn_fload(c, in[8], &fs)))) goto done;
+  if (in[10] && (rc = nn_fload(c, in[10], &fb))) goto done;
+  if (in[11] && (rc = nn_fload(c, in[11], &fh))) goto done;
   r.pk = fpk.p, r.pv = fpv.p, r.bias = fb.p, r.sink = fh.p;
   /* the outputs: float32 ones are written in place, others go through work */
   int64_t yd[3] = {B, S, N * H}, pd[4] = {B, Nk, Pl, H}, qd[4] = {B, N, S, r.total};
