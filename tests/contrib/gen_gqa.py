@@ -167,6 +167,8 @@ gqa("decode long cache 700 (split blocks)", 1, 1, 8, 2, 64, past=700, threads=(1
     rtol=2e-4)
 gqa("decode batch 3 long cache 600, lengths differ", 3, 1, 8, 2, 32, past=600, total=600,
     seqlens=[599, 300, 17], threads=(1, 3))
+gqa("prompt 64 rows, 8 heads over 2, head 64", 2, 64, 8, 2, 64, threads=(1, 2, 4),
+    rtol=3e-4, atol=3e-5)
 # ---- continuation of a prompt over a past ----
 gqa("continuation 3 rows over 6 past, buffer 12", 1, 3, 4, 2, 16, past=12, total=9,
     seqlens=[8])
@@ -208,6 +210,12 @@ gqa("continuation rotary", 1, 3, 4, 2, 16, past=10, total=7, seqlens=[6], rotary
 gqa("packed QKV rotary", 1, 3, 4, 2, 16, packed=True, rotary=(4, 8))
 gqa("packed QKV decode rotary interleaved", 2, 1, 4, 2, 16, past=4, packed=True,
     rotary=(5, 8), interleaved=1)
+gqa("decode rotary at position_ids", 2, 1, 4, 2, 16, past=6, rotary=(12, 8),
+    pos_ids=np.array([[3], [9]], np.int64))
+gqa("prompt rotary at position_ids", 1, 4, 4, 2, 16, rotary=(12, 8),
+    pos_ids=np.array([[2, 3, 4, 5]], np.int64))
+gqa("continuation rotary at position_ids", 1, 2, 4, 2, 16, past=8, total=7, seqlens=[6],
+    rotary=(12, 8), pos_ids=np.array([[7, 11]], np.int64))
 # ---- what onnxruntime refuses and onnxc accepts: numpy reference ----
 gqa("head size 12 (numpy)", 1, 4, 4, 2, 12, expected=True)
 gqa("decode head size 20 (numpy)", 2, 1, 4, 2, 20, past=5, expected=True)
@@ -224,6 +232,8 @@ gqa("seqlens_k beyond the past buffer", 1, 1, 4, 2, 16, past=5, total=9, seqlens
     ort="none", error=["node 'n0'", "beyond the past buffer"])
 gqa("seqlens_k above total_sequence_length", 1, 1, 4, 2, 16, past=8, total=6, seqlens=[7],
     ort="none", error=["node 'n0'", "seqlens_k[0]"])
+gqa("total_sequence_length below the new rows", 1, 3, 4, 2, 16, past=8, total=2,
+    seqlens=[1], ort="none", error=["node 'n0'", "less than the 3 new rows"])
 gqa("cos cache too short", 1, 1, 4, 2, 16, past=6, rotary=(4, 8), ort="refuses",
     error=["node 'n0'", "cos_cache has 4 rows"])
 gqa("cos cache too wide", 1, 2, 4, 2, 16, rotary=(4, 16), ort="refuses",
@@ -243,6 +253,18 @@ def bad_past_head():
 
 
 bad_past_head()
+
+
+def bad_key_width():
+    feeds = {"Q": c.randn(1, 2, 64), "K": c.randn(1, 2, 24), "V": c.randn(1, 2, 24),
+             "seqlens": np.array([1], I32), "total": np.array([2], I32)}
+    c.add("key width 24 for 2 heads of 16", [node("GroupQueryAttention",
+                                                  ["Q", "K", "V", "", "", "seqlens", "total"],
+                                                  ["Y"], "n0", num_heads=4, kv_num_heads=2)],
+          feeds, ["Y"], ort="refuses", error=["node 'n0'", "kv_num_heads * head size"])
+
+
+bad_key_width()
 
 # ---- RotaryEmbedding ----
 
