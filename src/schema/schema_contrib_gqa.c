@@ -77,7 +77,8 @@ const ox_schema *const ox_schema_contrib_gqa[] = {
        "denominator also holds e^sink (head_sink[h], or 0 with smooth_softmax = 1). output_qk "
        "holds the scores before (qk_output 1) or after (2) the softmax. onnxruntime requires a "
        "head size that is a multiple of 8 (16 with rotary) and a rotary width that is a "
-       "multiple of 16; onnxc accepts any even width up to the head size and any head size."),
+       "multiple of 16, and a batch of one when several rows continue a past; onnxc accepts any "
+       "head size, any even rotary width up to it, and any batch."),
     MS("RotaryEmbedding", rope_in, 4, rope_out, 1, OX_HTC(rope_tc), OX_HAT(rope_attrs),
        "Rotary position embedding: input [B, S, hidden] or [B, num_heads, S, H]; the first "
        "rotary_embedding_dim values of every head (all when 0) are rotated in pairs (i, i + R/2), "

@@ -220,6 +220,8 @@ gqa("continuation rotary at position_ids", 1, 2, 4, 2, 16, past=8, total=7, seql
 gqa("head size 12 (numpy)", 1, 4, 4, 2, 12, expected=True)
 gqa("decode head size 20 (numpy)", 2, 1, 4, 2, 20, past=5, expected=True)
 gqa("rotary width 4 of head 12 (numpy)", 1, 3, 2, 1, 12, rotary=(3, 2), expected=True)
+gqa("continuation batch 2, lengths differ (numpy)", 2, 3, 4, 2, 16, past=10, total=9,
+    seqlens=[8, 5], rotary=(12, 8), expected=True)
 gqa("decode rotary width 6 interleaved of 16 (numpy)", 1, 1, 4, 2, 16, past=3,
     rotary=(4, 3), interleaved=1, expected=True)
 # ---- float16 ----
