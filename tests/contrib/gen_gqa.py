@@ -167,8 +167,12 @@ gqa("decode long cache 700 (split blocks)", 1, 1, 8, 2, 64, past=700, threads=(1
     rtol=2e-4)
 gqa("decode batch 3 long cache 600, lengths differ", 3, 1, 8, 2, 32, past=600, total=600,
     seqlens=[599, 300, 17], threads=(1, 3))
-gqa("prompt 64 rows, 8 heads over 2, head 64", 2, 64, 8, 2, 64, threads=(1, 2, 4),
+gqa("prompt 150 rows, 8 heads over 2, head 64", 2, 150, 8, 2, 64, threads=(1, 2, 4),
     rtol=3e-4, atol=3e-5)
+gqa("prompt 140 rows, window 40, softcap, qk after softmax", 1, 140, 4, 2, 32,
+    attrs={"local_window_size": 40, "softcap": 4.0}, qk=2, rtol=3e-4, atol=3e-5)
+gqa("continuation 70 rows over 100 past, window 50, bias", 1, 70, 4, 2, 32, past=100,
+    bias=(1, 4, 70, 170), attrs={"local_window_size": 50}, rtol=3e-4, atol=3e-5)
 # ---- continuation of a prompt over a past ----
 gqa("continuation 3 rows over 6 past, buffer 12", 1, 3, 4, 2, 16, past=12, total=9,
     seqlens=[8])

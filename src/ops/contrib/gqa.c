@@ -210,64 +210,71 @@ static void softmax_window(float *row, int64_t n, int64_t lo, int64_t hi, bool h
   for (int64_t j = lo; j < hi; j++) row[j] *= inv;
 }
 
+/* rows of one (batch, head) taken at a time: their scores stay in L2, and
+ * the columns a block needs (from its first row's window start to its
+ * last row's causal end) skip most of what the causal mask would drop */
+#define PROMPT_ROWS 64
+
 static void prompt_heads(void *arg, int64_t i0, int64_t i1) {
   gqa_run *r = arg;
   const ox_vmath_kernels *vm = ox_vmath_kernels_get();
   int64_t S = r->S, H = r->H, N = r->N, T = r->Pl;
-  float *sc = malloc((size_t)(S * T + 1) * sizeof(float));
+  float *sc = malloc((size_t)(PROMPT_ROWS * T + 1) * sizeof(float));
   if (!sc) {
     r->failed = true;
     return;
   }
   for (int64_t i = i0; i < i1; i++) {
-    int64_t b = i / N, h = i % N, g = h / r->G, tot = (int64_t)r->seqlens[b] + 1;
+    int64_t b = i / N, h = i % N, g = h / r->G;
     const float *kb = r->prk + (b * r->Nk + g) * T * H, *vb = r->prv + (b * r->Nk + g) * T * H;
-    ox_gemm(&(ox_gemm_desc){.M = S,
-                            .N = tot,
-                            .K = H,
-                            .A = r->q + (b * S * N + h) * H,
-                            .lda = N * H,
-                            .B = kb,
-                            .ldb = H,
-                            .trans_b = true,
-                            .alpha = r->scale,
-                            .C = sc,
-                            .ldc = tot});
-    for (int64_t s = 0; s < S; s++) {
-      float *row = sc + s * tot;
-      int64_t lo, hi;
-      key_range(r, b, s, &lo, &hi);
-      if (r->a->softcap > 0.0f && hi > lo) {
-        float c = r->a->softcap;
-        for (int64_t j = lo; j < hi; j++) row[j] /= c;
-        vm->tanh(row + lo, row + lo, hi - lo);
-        for (int64_t j = lo; j < hi; j++) row[j] *= c;
+    for (int64_t s0 = 0; s0 < S; s0 += PROMPT_ROWS) {
+      int64_t s1 = s0 + PROMPT_ROWS < S ? s0 + PROMPT_ROWS : S, c0, c1, lo, hi;
+      key_range(r, b, s0, &c0, &hi);
+      key_range(r, b, s1 - 1, &lo, &c1);
+      int64_t w = c1 - c0;
+      ox_gemm(&(ox_gemm_desc){.M = s1 - s0,
+                              .N = w,
+                              .K = H,
+                              .A = r->q + ((b * S + s0) * N + h) * H,
+                              .lda = N * H,
+                              .B = kb + c0 * H,
+                              .ldb = H,
+                              .trans_b = true,
+                              .alpha = r->scale,
+                              .C = sc,
+                              .ldc = w});
+      for (int64_t s = s0; s < s1; s++) {
+        float *row = sc + (s - s0) * w; /* row[j]: key c0 + j */
+        key_range(r, b, s, &lo, &hi);
+        lo -= c0, hi -= c0;
+        if (r->a->softcap > 0.0f) {
+          float c = r->a->softcap;
+          for (int64_t j = lo; j < hi; j++) row[j] /= c;
+          vm->tanh(row + lo, row + lo, hi - lo);
+          for (int64_t j = lo; j < hi; j++) row[j] *= c;
+        }
+        if (r->bias) {
+          const float *bb = r->bias + b * r->bst[0] + h * r->bst[1] + s * r->bst[2] + c0;
+          for (int64_t j = lo; j < hi; j++) row[j] += bb[j];
+        }
+        float *qo = r->qk ? r->qk + ((b * N + h) * S + s) * r->total : NULL;
+        if (qo) memset(qo, 0, (size_t)r->total * sizeof(float));
+        if (qo && r->a->qk_out == 1)
+          memcpy(qo + c0 + lo, row + lo, (size_t)(hi - lo) * sizeof(float));
+        softmax_window(row, w, lo, hi, r->sink || r->a->smooth, r->sink ? r->sink[h] : 0.0f);
+        if (qo && r->a->qk_out == 2) memcpy(qo + c0, row, (size_t)w * sizeof(float));
       }
-      if (r->bias) {
-        const float *bb = r->bias + b * r->bst[0] + h * r->bst[1] + s * r->bst[2];
-        for (int64_t j = lo; j < hi; j++) row[j] += bb[j];
-      }
-      float *qo = r->qk ? r->qk + ((b * N + h) * S + s) * r->total : NULL;
-      if (qo && r->a->qk_out == 1) {
-        memset(qo, 0, (size_t)r->total * sizeof(float));
-        memcpy(qo + lo, row + lo, (size_t)(hi - lo) * sizeof(float));
-      }
-      softmax_window(row, tot, lo, hi, r->sink || r->a->smooth, r->sink ? r->sink[h] : 0.0f);
-      if (qo && r->a->qk_out == 2) {
-        memset(qo, 0, (size_t)r->total * sizeof(float));
-        memcpy(qo, row, (size_t)tot * sizeof(float));
-      }
+      ox_gemm(&(ox_gemm_desc){.M = s1 - s0,
+                              .N = H,
+                              .K = w,
+                              .A = sc,
+                              .lda = w,
+                              .B = vb + c0 * H,
+                              .ldb = H,
+                              .alpha = 1.0f,
+                              .C = r->y + ((b * S + s0) * N + h) * H,
+                              .ldc = N * H});
     }
-    ox_gemm(&(ox_gemm_desc){.M = S,
-                            .N = H,
-                            .K = tot,
-                            .A = sc,
-                            .lda = tot,
-                            .B = vb,
-                            .ldb = H,
-                            .alpha = 1.0f,
-                            .C = r->y + (b * S * N + h) * H,
-                            .ldc = N * H});
   }
   free(sc);
 }
