@@ -14,6 +14,7 @@
  *    matrix is one GEMM against present_key, the rows are masked and
  *    normalised, and one GEMM with present_value gives the output. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,7 +84,7 @@ typedef struct gqa_run {
   /* decode: split-K blocks */
   int64_t blk, nblk;
   float *pm, *pl, *pacc; /* per (b, kv head, block): G maxima, sums, G x H sums */
-  bool failed;
+  atomic_bool failed;    /* a task ran out of memory */
 } gqa_run;
 
 static int64_t past_rows(const gqa_run *r, int64_t b) {
@@ -129,7 +130,7 @@ static void decode_tasks(void *arg, int64_t t0, int64_t t1) {
   int64_t G = r->G, H = r->H, step = 64;
   float *sc = malloc((size_t)(G * step) * sizeof(float));
   if (!sc) {
-    r->failed = true;
+    atomic_store(&r->failed, true);
     return;
   }
   for (int64_t t = t0; t < t1; t++) {
@@ -221,7 +222,7 @@ static void prompt_heads(void *arg, int64_t i0, int64_t i1) {
   int64_t S = r->S, H = r->H, N = r->N, T = r->Pl;
   float *sc = malloc((size_t)(PROMPT_ROWS * T + 1) * sizeof(float));
   if (!sc) {
-    r->failed = true;
+    atomic_store(&r->failed, true);
     return;
   }
   for (int64_t i = i0; i < i1; i++) {
@@ -526,13 +527,13 @@ static int gqa_run_fn(ox_kctx *c, void *st) {
     }
     r.pacc = part, r.pm = part + ntask * r.G * H, r.pl = r.pm + ntask * r.G;
     ox_parallel_for(pool, ntask, 1, decode_tasks, &r);
-    if (!r.failed) ox_parallel_for(pool, B * N, 1, decode_merge, &r);
+    if (!atomic_load(&r.failed)) ox_parallel_for(pool, B * N, 1, decode_merge, &r);
     free(part);
   } else {
     ox_parallel_for(pool, B * Nk, 1, prompt_copy, &r);
     ox_parallel_for(pool, B * N, 1, prompt_heads, &r);
   }
-  if (r.failed) {
+  if (atomic_load(&r.failed)) {
     rc = FAIL("out of memory");
     goto done;
   }
