@@ -10,6 +10,7 @@
 
 #include "../../kernels/vmath.h"
 #include "../../schema/schema_hand.h"
+#include "../datamove.h"
 #include "../nn_common.h"
 #include "../onnx/conv_common.h"
 #include "../onnx/matmul.h"
@@ -491,11 +492,12 @@ static int fmm_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   return OX_OK;
 }
 
-/* v's axes permuted: out dim k is v's axis perm[k] (a new tensor) */
+/* v's axes permuted: out dim k is v's axis perm[k] (a new tensor), by the
+ * strided copy Transpose runs on */
 static ox_value *permuted(ox_kctx *c, const ox_value *v, const size_t *perm) {
   size_t r = v->rank;
-  int64_t od[OC_MAXRANK], st[OC_MAXRANK], ost[OC_MAXRANK], s = 1;
-  for (size_t k = r; k-- > 0;) st[k] = s, s *= v->dims[k];
+  int64_t od[OC_MAXRANK], st[OC_MAXRANK], ost[OC_MAXRANK];
+  ox_dm_strides(v->dims, r, st);
   for (size_t k = 0; k < r; k++) od[k] = v->dims[perm[k]], ost[k] = st[perm[k]];
   ox_err e = {0};
   ox_value *o = ox_tensor_new_uninit(v->dtype, od, r, &e);
@@ -503,16 +505,10 @@ static ox_value *permuted(ox_kctx *c, const ox_value *v, const size_t *perm) {
     ox_kctx_fail(c, e.code ? e.code : OX_ENOMEM, "%s", e.msg);
     return NULL;
   }
-  size_t es = ox_value_elem_size(v->dtype);
-  int64_t idx[OC_MAXRANK] = {0}, src = 0;
-  for (int64_t i = 0; i < o->numel; i++) {
-    memcpy((char *)o->data + (size_t)i * es, (const char *)v->data + (size_t)src * es, es);
-    for (size_t k = r; k-- > 0;) {
-      src += ost[k];
-      if (++idx[k] < od[k]) break;
-      src -= ost[k] * od[k];
-      idx[k] = 0;
-    }
+  if (ox_dm_strided(o->data, v->data, v->dtype, r, od, ost, ox_kctx_pool(c))) {
+    ox_value_unref(o);
+    ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+    return NULL;
   }
   return o;
 }
