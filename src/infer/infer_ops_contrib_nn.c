@@ -12,6 +12,7 @@
 static const ox_dim *dim_of(ox_ictx *c, size_t i, size_t *rank) {
   const ox_dim *d;
   size_t r;
+  *rank = 0;
   if (!ix_shape(c, i, &d, &r)) return NULL;
   *rank = r;
   return d;
@@ -89,16 +90,13 @@ static int simplified_ln(ox_ictx *c) {
   const ox_dim *x = dim_of(c, 0, &r), *s = dim_of(c, 1, &rs);
   if (x && !ix_axis(axis, r, &ax))
     return ix_fail(c, "axis %lld out of range for rank %zu", (long long)axis, r);
-  if (x && s) {
-    int64_t n = 1, ns = 1;
-    bool known = true;
-    for (size_t k = ax; k < r && known; k++)
-      known = x[k].has_value && ox_mul_i64(n, x[k].value, &n);
-    for (size_t k = 0; k < rs && known; k++)
-      known = s[k].has_value && ox_mul_i64(ns, s[k].value, &ns);
-    if (known && n != ns)
-      return ix_fail(c, "scale has %lld values, the normalized axes hold %lld", (long long)ns,
-                     (long long)n);
+  if (x && s) { /* scale broadcasts (numpy) to X's dims from axis on */
+    bool ok = rs <= r - ax;
+    for (size_t k = 0; k < rs && ok; k++) {
+      const ox_dim *d = &s[rs - 1 - k], *t = &x[r - 1 - k];
+      ok = !(d->has_value && t->has_value && d->value != 1 && d->value != t->value);
+    }
+    if (!ok) return ix_fail(c, "scale does not broadcast to the normalized axes of X");
   }
   int32_t xe = ix_elem(c, 0), se = ix_elem(c, 1);
   if (xe != OX_UNDEFINED && se != OX_UNDEFINED && xe != se)

@@ -147,7 +147,7 @@ const ox_schema *const ox_schema_contrib_default[] = {
                    OX_HAT(rms_attrs),
                    "Y = X / sqrt(mean(X^2) + epsilon) * scale, the mean over the axes from axis "
                    "on (RMS normalisation, as onnxruntime registers it in the default domain). "
-                   "scale holds one value per normalized element; inv_std_var (optional) is "
+                   "scale broadcasts (numpy) to X's dims from axis on; inv_std_var (optional) is "
                    "1 / sqrt(mean(X^2) + epsilon), X's dims before axis and ones after."),
 };
 const size_t ox_schema_contrib_default_n = OX_HN_OF(ox_schema_contrib_default);

@@ -174,10 +174,11 @@ def rms_ref(x, scale, axis, eps=1e-5):
     return xd * inv * scale.astype(np.float64), inv
 
 
-def rms_case(name, shape, axis=None, eps=None, dtype=np.float32, inv_out=False, **kw):
+def rms_case(name, shape, axis=None, eps=None, dtype=np.float32, inv_out=False, sshape=None,
+             **kw):
     x = c.randn(*shape, scale=2.0, dtype=dtype)
     a = -1 if axis is None else axis
-    sc = (c.randn(*shape[a % len(shape):]) * 0.5 + 1.0).astype(dtype)
+    sc = (c.randn(*(sshape or shape[a % len(shape):])) * 0.5 + 1.0).astype(dtype)
     attrs = {}
     if axis is not None:
         attrs["axis"] = axis
@@ -192,6 +193,8 @@ rms_case("SimplifiedLN 2x5x32", (2, 5, 32))
 rms_case("SimplifiedLN odd 3x7x33 inv_std_var", (3, 7, 33), inv_out=True)
 rms_case("SimplifiedLN axis 1 of 2x4x8", (2, 4, 8), axis=1, inv_out=True)
 rms_case("SimplifiedLN epsilon 1e-2", (4, 10), eps=1e-2)
+rms_case("SimplifiedLN axis 1 scale broadcast [8]", (2, 4, 8), axis=1, sshape=(8,))
+rms_case("SimplifiedLN axis -2 scale [3, 1]", (2, 3, 5), axis=-2, sshape=(3, 1), inv_out=True)
 rms_case("SimplifiedLN one row", (1, 65))
 rms_case("SimplifiedLN 8x128x512 threads", (8, 128, 512))
 rms_case("SimplifiedLN float16", (2, 6, 64), dtype=F16, rtol=5e-3, atol=5e-3)

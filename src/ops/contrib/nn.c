@@ -208,12 +208,22 @@ static int rms_run(ox_kctx *c, void *st) {
     return ox_kctx_fail(c, OX_ERUNTIME, "axis %lld is out of range for rank %zu",
                         (long long)s->axis, x->rank);
   int64_t inner = nn_prod(x->dims, (size_t)axis, x->rank);
-  if (scale->numel != inner)
-    return ox_kctx_fail(c, OX_ERUNTIME, "scale has %lld values, the normalized axes hold %lld",
-                        (long long)scale->numel, (long long)inner);
   fbufs fb = {0};
   const float *xf = fb_load(c, &fb, x, &rc), *gf = fb_load(c, &fb, scale, &rc);
+  float *wide = NULL; /* scale broadcast to X's normalized axes (numpy) */
+  if (!rc && scale->numel != inner) {
+    if (!(wide = malloc(((size_t)inner + 1) * sizeof(float))))
+      rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+    else if (x->rank - (size_t)axis > 16 ||
+             !nn_expand(gf, scale->dims, scale->rank, x->dims + axis, x->rank - (size_t)axis, wide))
+      rc = ox_kctx_fail(c, OX_ERUNTIME,
+                        "scale of %lld values does not broadcast to the normalized axes (%lld "
+                        "values)",
+                        (long long)scale->numel, (long long)inner);
+    gf = wide;
+  }
   if (!rc) rc = ln_rows(c, s, x, (size_t)axis, xf, NULL, 0, NULL, gf, NULL, -1, -1, 1);
+  free(wide);
   fb_free(&fb);
   return rc;
 }
