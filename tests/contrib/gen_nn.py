@@ -284,6 +284,11 @@ bsm_case("BiasSoftmax axis 2 inner", (2, 3, 4, 5), (2, 1, 4, 5), 2, 1)
 bsm_case("BiasSoftmax default axis 1", (3, 4, 6), (1, 4, 6), None, 0)
 bsm_case("BiasSoftmax axis -1 same shape", (2, 5, 33), (2, 5, 33), -1, 0)
 bsm_case("BiasSoftmax 8x12x64x64 threads", (8, 12, 64, 64), (8, 1, 1, 64), 3, 1)
+xh, bh = c.randn(2, 3, 4, 9, scale=3.0, dtype=F16), c.randn(2, 1, 1, 9, dtype=F16)
+c.add("BiasSoftmax float16", [node("BiasSoftmax", ["X", "B"], ["Y"], "bs", axis=3,
+                                   is_inner_broadcast=1)],
+      {"X": xh, "B": bh}, ["Y"], ort="none", output_types={"Y": F16}, rtol=2e-3, atol=1e-3,
+      expected={"Y": bsm_ref(xh, bh, 3).astype(F16)})
 bsm_case("BiasSoftmax bias not broadcastable", (2, 3, 4, 5), (2, 3, 4, 6), 3, 0,
          error=["node 'n0'", "bias"])
 bsm_case("BiasSoftmax inner pattern with outer bias", (2, 3, 4, 5), (1, 3, 4, 5), 3, 1,
@@ -310,6 +315,10 @@ fmm_case("FusedMatMul transBatchA transA", (4, 2, 3), (2, 4, 5), transBatchA=1, 
 fmm_case("FusedMatMul transBatchB transB", (2, 3, 4), (5, 2, 4), transBatchB=1, transB=1)
 fmm_case("FusedMatMul 4-D transBatchA", (3, 2, 2, 4), (2, 2, 4, 5), transBatchA=1, alpha=0.75)
 fmm_case("FusedMatMul 96x200 200x130", (96, 200), (200, 130), alpha=0.125)
+c.add("FusedMatMul float16 transB", [node("FusedMatMul", ["A", "B"], ["Y"], "fm", transB=1,
+                                          alpha=0.5)],
+      {"A": c.randn(2, 3, 8, dtype=F16), "B": c.randn(5, 8, dtype=F16)}, ["Y"],
+      output_types={"Y": F16}, rtol=5e-3, atol=5e-3)
 c.add("FusedMatMul inner dims differ", [node("FusedMatMul", ["A", "B"], ["Y"], "n0", transA=1)],
       {"A": c.randn(3, 4), "B": c.randn(5, 5)}, ["Y"], ort="refuses", error=["node 'n0'"])
 
