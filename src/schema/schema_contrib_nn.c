@@ -89,16 +89,36 @@ static const ox_attr_schema fconv_attrs[] = {
 };
 
 const ox_schema *const ox_schema_contrib_nn[] = {
-    MS("QuickGelu", x_in, 1, y_out, 1, OX_HTC(tc_t), OX_HAT(quick_gelu_attrs),
-       "Y = X * Sigmoid(alpha * X), elementwise (CLIP's activation)."),
-    MS("Gelu", x_in, 1, y_out, 1, OX_HTC(tc_t), OX_HNONE,
-       "Y = 0.5 * X * (1 + erf(X / sqrt(2))), elementwise: GELU in its exact (erf) form."),
+    MS("BiasGelu", bias_gelu_in, 2, c_out, 1, OX_HTC(tc_t), OX_HNONE,
+       "C = Gelu(A + B), the erf form; B is 1-D of A's last dimension."),
+    MS("BiasSoftmax", bsm_in, 2, bsm_out, 1, OX_HTC(tc_t), OX_HAT(bsm_attrs),
+       "output = Softmax(data + bias) over the axes from axis on taken as one (Softmax before "
+       "opset 13). bias matches data on those axes; before axis it repeats over leading axes "
+       "(is_inner_broadcast = 0: bias [1.., d_k.., ...]) or trailing ones (1: bias [d_0.., "
+       "1.., ...]). onnxruntime has no CPU kernel for it."),
+    MS("EmbedLayerNormalization", embed_in, 7, embed_out, 2, OX_HTC(tc_embed), OX_HAT(embed_attrs),
+       "s[b, i] = word_embedding[input_ids[b, i]] + position_embedding[position_ids or i] + "
+       "segment_embedding[segment_ids[b, i]] (segment inputs optional, together); output = "
+       "LayerNorm(s) * gamma + beta over the hidden axis, [B, S, H]. mask_index[b] (int32, [B]) "
+       "counts the ones in mask row b (0 without mask). embedding_sum, when asked, is s. "
+       "position_ids is [1, S] or [B, S]; an id outside its table is an error."),
     MS("FastGelu", fast_gelu_in, 1, y_out, 1, OX_HTC(tc_t), OX_HNONE,
        "Y = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) with x = X + bias: GELU "
        "in its tanh approximation. bias, when given, is 1-D of X's last dimension and is added "
        "first (rounded to X's type)."),
-    MS("BiasGelu", bias_gelu_in, 2, c_out, 1, OX_HTC(tc_t), OX_HNONE,
-       "C = Gelu(A + B), the erf form; B is 1-D of A's last dimension."),
+    MS("FusedConv", fconv_in, 2, y_out, 1, OX_HTC(tc_conv), OX_HAT(fconv_attrs),
+       "Y = activation(Conv(X, W, B) + Z): Conv's attributes, Z (optional) of Y's shape, "
+       "activation one of Relu, Tanh, Sigmoid, LeakyRelu (activation_params [alpha]), Clip "
+       "([min, max]), HardSigmoid ([alpha, beta]), none when absent. float32 kernels, as "
+       "onnxruntime's CPU one."),
+    MS("FusedMatMul", fmm_in, 2, fmm_out, 1, OX_HTC(tc_t), OX_HAT(fmm_attrs),
+       "Y = alpha * op(A) x op(B), numpy MatMul broadcasting of the batch axes. transBatchA "
+       "reads A [d0, b.., K] as [b.., d0, K] (axis 0 moved behind the batch axes); transA then "
+       "swaps the last two axes; likewise for B."),
+    MS("Gelu", x_in, 1, y_out, 1, OX_HTC(tc_t), OX_HNONE,
+       "Y = 0.5 * X * (1 + erf(X / sqrt(2))), elementwise: GELU in its exact (erf) form."),
+    MS("QuickGelu", x_in, 1, y_out, 1, OX_HTC(tc_t), OX_HAT(quick_gelu_attrs),
+       "Y = X * Sigmoid(alpha * X), elementwise (CLIP's activation)."),
     MS("SkipLayerNormalization", skip_ln_in, 3, skip_ln_out, 1, OX_HTC(tc_tu),
        OX_HAT(skip_ln_attrs),
        "s = input + skip + bias; output = (s - mean(s)) / sqrt(var(s) + epsilon) * gamma + beta "
@@ -112,26 +132,6 @@ const ox_schema *const ox_schema_contrib_nn[] = {
        "s = input + skip + bias; output = s / sqrt(mean(s^2) + epsilon) * gamma over the last "
        "axis (RMS norm with a residual). Shapes as SkipLayerNormalization's; the mean output is "
        "0."),
-    MS("EmbedLayerNormalization", embed_in, 7, embed_out, 2, OX_HTC(tc_embed), OX_HAT(embed_attrs),
-       "s[b, i] = word_embedding[input_ids[b, i]] + position_embedding[position_ids or i] + "
-       "segment_embedding[segment_ids[b, i]] (segment inputs optional, together); output = "
-       "LayerNorm(s) * gamma + beta over the hidden axis, [B, S, H]. mask_index[b] (int32, [B]) "
-       "counts the ones in mask row b (0 without mask). embedding_sum, when asked, is s. "
-       "position_ids is [1, S] or [B, S]; an id outside its table is an error."),
-    MS("BiasSoftmax", bsm_in, 2, bsm_out, 1, OX_HTC(tc_t), OX_HAT(bsm_attrs),
-       "output = Softmax(data + bias) over the axes from axis on taken as one (Softmax before "
-       "opset 13). bias matches data on those axes; before axis it repeats over leading axes "
-       "(is_inner_broadcast = 0: bias [1.., d_k.., ...]) or trailing ones (1: bias [d_0.., "
-       "1.., ...]). onnxruntime has no CPU kernel for it."),
-    MS("FusedMatMul", fmm_in, 2, fmm_out, 1, OX_HTC(tc_t), OX_HAT(fmm_attrs),
-       "Y = alpha * op(A) x op(B), numpy MatMul broadcasting of the batch axes. transBatchA "
-       "reads A [d0, b.., K] as [b.., d0, K] (axis 0 moved behind the batch axes); transA then "
-       "swaps the last two axes; likewise for B."),
-    MS("FusedConv", fconv_in, 2, y_out, 1, OX_HTC(tc_conv), OX_HAT(fconv_attrs),
-       "Y = activation(Conv(X, W, B) + Z): Conv's attributes, Z (optional) of Y's shape, "
-       "activation one of Relu, Tanh, Sigmoid, LeakyRelu (activation_params [alpha]), Clip "
-       "([min, max]), HardSigmoid ([alpha, beta]), none when absent. float32 kernels, as "
-       "onnxruntime's CPU one."),
 };
 const size_t ox_schema_contrib_nn_n = OX_HN_OF(ox_schema_contrib_nn);
 
