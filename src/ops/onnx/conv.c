@@ -18,11 +18,12 @@
 #include "../../kernels/gemm.h"
 #include "../../kernels/levels.h"
 #include "../../kernels/nn.h"
+#include "../../kernels/vmath.h"
+#include "../../runtime/kernel.h"
+#include "../fused.h"
 #include "../nn_attrs.h"
 #include "../nn_stage.h"
-#include "../../runtime/kernel.h"
 #include "conv_common.h"
-#include "../fused.h"
 
 int ox_conv_prep_err(const ox_kinfo *info, ox_err *e) {
   return ox_err_prefix(e, "node '%s' (%s)", info->node->name ? info->node->name : "",
@@ -169,25 +170,50 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
     if (j->m_parts > 1) { /* a part of the output channels (conv_run_epi checked the paths) */
       ox_nn_shift sc = {g, xg, o0};
       bool done = ox_gemm(&(ox_gemm_desc){.b = j->pointwise ? OX_GEMM_B_INPLACE : OX_GEMM_B_STRIPS,
-                                          .pa = j->packed[gi], .rows = true, .m0 = m0, .m1 = m1,
-                                          .N = ncols, .B = xg + o0 * OW, .ldb = j->P,
-                                          .strip = j->strip, .strip_ctx = &sc, .bias = bias,
-                                          .ep = epp, .pro = j->pro, .C = yc, .ldc = j->P});
+                                          .pa = j->packed[gi],
+                                          .rows = true,
+                                          .m0 = m0,
+                                          .m1 = m1,
+                                          .N = ncols,
+                                          .B = xg + o0 * OW,
+                                          .ldb = j->P,
+                                          .strip = j->strip,
+                                          .strip_ctx = &sc,
+                                          .bias = bias,
+                                          .ep = epp,
+                                          .pro = j->pro,
+                                          .C = yc,
+                                          .ldc = j->P});
       if (!done) atomic_store(&j->oom, 2);
       continue;
     }
     if (j->strip && !j->pointwise) { /* bias and epilogue applied by the GEMM's stores */
       ox_nn_shift sc = {g, xg, o0};
-      if (ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_STRIPS, .pa = j->packed[gi], .N = ncols,
-                                  .strip = j->strip, .strip_ctx = &sc, .bias = bias, .ep = epp,
-                                  .C = yc, .ldc = j->P}))
+      if (ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_STRIPS,
+                                  .pa = j->packed[gi],
+                                  .N = ncols,
+                                  .strip = j->strip,
+                                  .strip_ctx = &sc,
+                                  .bias = bias,
+                                  .ep = epp,
+                                  .C = yc,
+                                  .ldc = j->P}))
         continue;
       if (!col && !alloc_cols(j, direct, &col, &rowbuf)) return;
     }
     if (j->packed && j->pointwise && !j->inner_pool) {
-      if (!ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_INPLACE, .pa = j->packed[gi], .rows = true,
-                                   .m0 = 0, .m1 = j->Mg, .N = ncols, .B = xg + o0 * OW,
-                                   .ldb = j->P, .bias = bias, .ep = epp, .pro = j->pro, .C = yc,
+      if (!ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_INPLACE,
+                                   .pa = j->packed[gi],
+                                   .rows = true,
+                                   .m0 = 0,
+                                   .m1 = j->Mg,
+                                   .N = ncols,
+                                   .B = xg + o0 * OW,
+                                   .ldb = j->P,
+                                   .bias = bias,
+                                   .ep = epp,
+                                   .pro = j->pro,
+                                   .C = yc,
                                    .ldc = j->P}))
         atomic_store(&j->oom, 2); /* a prologue off the x86 tiles: conv_run_epi checked */
       continue;
@@ -203,9 +229,16 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
     if (direct) {
       ox_nn_im2col_packed(g, j->Cg, xg, o0, o1, col, nr, ox_sgemm_kc(), rowbuf);
       /* A read in place (j->ua) or packed */
-      ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_PANELS, .M = j->Mg, .N = ncols, .K = j->Kg,
-                              .A = j->w + gi * j->Mg * j->Kg, .lda = j->Kg,
-                              .pa = j->ua ? NULL : j->packed[gi], .B = col, .beta = beta, .C = yc,
+      ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_PANELS,
+                              .M = j->Mg,
+                              .N = ncols,
+                              .K = j->Kg,
+                              .A = j->w + gi * j->Mg * j->Kg,
+                              .lda = j->Kg,
+                              .pa = j->ua ? NULL : j->packed[gi],
+                              .B = col,
+                              .beta = beta,
+                              .C = yc,
                               .ldc = j->P});
       ox_sgemm_epi_apply(epp, j->Mg, ncols, yc, j->P); /* the block is still in cache */
       continue;
@@ -221,9 +254,18 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
       ldb = ncols;
     }
     /* A packed once, or plain */
-    ox_gemm(&(ox_gemm_desc){.M = j->Mg, .N = ncols, .K = j->Kg, .A = j->w + gi * j->Mg * j->Kg,
-                            .lda = j->Kg, .pa = j->packed ? j->packed[gi] : NULL, .B = B,
-                            .ldb = ldb, .alpha = 1.0f, .beta = beta, .C = yc, .ldc = j->P,
+    ox_gemm(&(ox_gemm_desc){.M = j->Mg,
+                            .N = ncols,
+                            .K = j->Kg,
+                            .A = j->w + gi * j->Mg * j->Kg,
+                            .lda = j->Kg,
+                            .pa = j->packed ? j->packed[gi] : NULL,
+                            .B = B,
+                            .ldb = ldb,
+                            .alpha = 1.0f,
+                            .beta = beta,
+                            .C = yc,
+                            .ldc = j->P,
                             .pool = j->inner_pool});
     ox_sgemm_epi_apply(epp, j->Mg, ncols, yc, j->P);
   }
@@ -576,7 +618,16 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
   }
 done:
   free(xpro);
-  return stage_out(&fs, rc, y);
+  rc = stage_out(&fs, rc, y);
+  if (!rc && !tmp && s->post != OX_CONV_POST_NONE && y->dtype == OX_FLOAT) {
+    /* Tanh or Sigmoid after the epilogue's bias and residual */
+    const ox_vmath_kernels *vk = ox_vmath_kernels_get();
+    if (s->post == OX_CONV_POST_TANH)
+      vk->tanh(y->data, y->data, y->numel);
+    else
+      vk->sigmoid(y->data, y->data, y->numel, 1.0f, false);
+  }
+  return rc;
 }
 
 static int conv_run(ox_kctx *ctx, void *st) {
@@ -595,14 +646,13 @@ static int fconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   if (rc) return rc;
   conv_state *s = *state;
   /* the activation by name (onnxc_ops.h), as the kernels' OX_ACT_* code */
-  static const int acts[OX_ONNXC_ACT_COUNT] = {
-      [OX_ONNXC_ACT_NONE] = OX_ACT_NONE,
-      [OX_ONNXC_ACT_RELU] = OX_ACT_RELU,
-      [OX_ONNXC_ACT_LEAKY_RELU] = OX_ACT_LEAKY,
-      [OX_ONNXC_ACT_CLIP] = OX_ACT_CLIP,
-      [OX_ONNXC_ACT_HARD_SIGMOID] = OX_ACT_HSIGMOID,
-      [OX_ONNXC_ACT_HARD_SWISH] = OX_ACT_HSWISH,
-      [OX_ONNXC_ACT_SILU] = OX_ACT_SILU};
+  static const int acts[OX_ONNXC_ACT_COUNT] = {[OX_ONNXC_ACT_NONE] = OX_ACT_NONE,
+                                               [OX_ONNXC_ACT_RELU] = OX_ACT_RELU,
+                                               [OX_ONNXC_ACT_LEAKY_RELU] = OX_ACT_LEAKY,
+                                               [OX_ONNXC_ACT_CLIP] = OX_ACT_CLIP,
+                                               [OX_ONNXC_ACT_HARD_SIGMOID] = OX_ACT_HSIGMOID,
+                                               [OX_ONNXC_ACT_HARD_SWISH] = OX_ACT_HSWISH,
+                                               [OX_ONNXC_ACT_SILU] = OX_ACT_SILU};
   const char *act_name = ox_node_attr_str(info->node, "activation", "none");
   int act = ox_onnxc_act_from_name(act_name);
   if (act < 0 || act >= OX_ONNXC_ACT_COUNT) {
@@ -810,6 +860,68 @@ static int fconv_run(ox_kctx *ctx, void *st) {
   return fconv_body(ctx, s, x, w, r, NULL);
 }
 
+/* com.microsoft FusedConv (onnxruntime's): Conv's inputs and attributes,
+ * an optional Z of Y's shape, Y = activation(Conv(X, W, B) + Z) with the
+ * activation by ONNX name (Relu, Tanh, Sigmoid, LeakyRelu, Clip,
+ * HardSigmoid; none when the attribute is absent) and its parameters in
+ * activation_params, on the ai.onnxc FusedConv's epilogue. */
+int ox_conv_prepare_ms_fused(const ox_kinfo *info, void **state, ox_err *e) {
+  int rc = conv_prepare(info, state, e);
+  if (rc) return rc;
+  conv_state *s = *state;
+  const char *act = ox_node_attr_str(info->node, "activation", "");
+  const ox_attr *pa = ox_node_attr(info->node, "activation_params");
+  size_t np = pa && pa->type == OX_ATTR_FLOATS ? pa->n_floats : 0;
+  const float *p = np ? pa->floats : NULL;
+  s->epi.act = OX_ACT_NONE;
+  size_t want = 0;
+  if (strcmp(act, "") == 0 || strcmp(act, "Identity") == 0) {
+  } else if (strcmp(act, "Relu") == 0) {
+    s->epi.act = OX_ACT_RELU;
+  } else if (strcmp(act, "Tanh") == 0) {
+    s->post = OX_CONV_POST_TANH;
+  } else if (strcmp(act, "Sigmoid") == 0) {
+    s->post = OX_CONV_POST_SIGMOID;
+  } else if (strcmp(act, "LeakyRelu") == 0) {
+    s->epi.act = OX_ACT_LEAKY;
+    want = 1;
+  } else if (strcmp(act, "Clip") == 0) {
+    s->epi.act = OX_ACT_CLIP;
+    want = 2;
+  } else if (strcmp(act, "HardSigmoid") == 0) {
+    s->epi.act = OX_ACT_HSIGMOID;
+    want = 2;
+  } else {
+    ox_err_set(e, OX_EINVAL,
+               "unknown activation '%s' (Relu, Tanh, Sigmoid, LeakyRelu, Clip or HardSigmoid)",
+               act);
+    return ox_conv_prep_err(info, e);
+  }
+  if (np < want) {
+    ox_err_set(e, OX_EINVAL, "activation %s needs %zu activation_params, got %zu", act, want, np);
+    return ox_conv_prep_err(info, e);
+  }
+  s->epi.alpha = want > 0 ? p[0] : 0.0f;
+  s->epi.beta = want > 1 ? p[1] : 0.0f;
+  return OX_OK;
+}
+
+int ox_conv_run_ms_fused(ox_kctx *ctx, void *st) {
+  conv_state *s = st;
+  ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *z = ox_kctx_input(ctx, 3);
+  if (!x || x->kind != OX_VAL_TENSOR || x->dtype != OX_FLOAT)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "X must be a float32 tensor");
+  if (z) { /* onnxruntime adds Z in the product's accumulation: Y's shape only */
+    ox_nn_geom g;
+    int64_t ydims[OX_NN_MAXD + 2];
+    if (ox_conv_shapes(ctx, s, x, w, &g, ydims)) return OX_ERUNTIME;
+    if (z->kind != OX_VAL_TENSOR || z->dtype != OX_FLOAT || z->rank != x->rank ||
+        memcmp(z->dims, ydims, x->rank * sizeof *ydims) != 0)
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "Z must be a float32 tensor of Y's shape");
+  }
+  return fconv_body(ctx, s, x, w, z, NULL);
+}
+
 /* ---------------- ConvTranspose ---------------- */
 
 static int convt_prepare(const ox_kinfo *info, void **state, ox_err *e) {
@@ -908,10 +1020,19 @@ static void convt_task(void *arg, int64_t t0, int64_t t1) {
       int64_t o0 = ch * j->chunk, o1 = o0 + j->chunk < outer ? o0 + j->chunk : outer;
       int64_t ncols = (o1 - o0) * XW;
       /* A (W transposed) packed once, or plain */
-      ox_gemm(&(ox_gemm_desc){.M = rows, .N = ncols, .K = j->Cg, .A = wg, .lda = rows,
-                              .trans_a = true, .pa = j->packed ? j->packed[gi] : NULL,
-                              .B = xg + o0 * XW, .ldb = j->Pin, .alpha = 1.0f, .C = col,
-                              .ldc = ncols, .pool = j->inner_pool});
+      ox_gemm(&(ox_gemm_desc){.M = rows,
+                              .N = ncols,
+                              .K = j->Cg,
+                              .A = wg,
+                              .lda = rows,
+                              .trans_a = true,
+                              .pa = j->packed ? j->packed[gi] : NULL,
+                              .B = xg + o0 * XW,
+                              .ldb = j->Pin,
+                              .alpha = 1.0f,
+                              .C = col,
+                              .ldc = ncols,
+                              .pool = j->inner_pool});
       if (j->tiled)
         j->tiles(g, j->Mg, col, ncols, o0, o1, j->bias ? j->bias + gi * j->Mg : NULL, yg);
       else
@@ -1180,9 +1301,18 @@ static int deform_run(ox_kctx *ctx, void *st) {
       float *yg = fs.yf + (n * M + gi * Mg) * P;
       for (int64_t m = 0; m < Mg; m++)
         for (int64_t p = 0; p < P; p++) yg[m * P + p] = fs.bf ? fs.bf[gi * Mg + m] : 0.0f;
-      ox_gemm(&(ox_gemm_desc){.M = Mg, .N = P, .K = Cg * ks, .A = fs.wf + gi * Mg * Cg * ks,
-                              .lda = Cg * ks, .B = col, .ldb = P, .alpha = 1.0f, .beta = 1.0f,
-                              .C = yg, .ldc = P, .pool = ox_kctx_pool(ctx)});
+      ox_gemm(&(ox_gemm_desc){.M = Mg,
+                              .N = P,
+                              .K = Cg * ks,
+                              .A = fs.wf + gi * Mg * Cg * ks,
+                              .lda = Cg * ks,
+                              .B = col,
+                              .ldb = P,
+                              .alpha = 1.0f,
+                              .beta = 1.0f,
+                              .C = yg,
+                              .ldc = P,
+                              .pool = ox_kctx_pool(ctx)});
     }
   free(oo);
   free(mo);

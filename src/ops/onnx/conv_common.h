@@ -22,6 +22,9 @@ typedef struct conv_state {
   int64_t out_padding[OX_NN_MAXD], out_shape[OX_NN_MAXD];
   size_t n_out_padding, n_out_shape;
   ox_sgemm_epi epi; /* FusedConv: activation (residual set per run) */
+  /* com.microsoft FusedConv's activations the epilogue has not: applied to
+   * Y after it (OX_CONV_POST_*) */
+  int post;
   /* QLinearConv / QLinearConvFused: integer weights packed per group */
   ox_qconv_w *qw;
   int64_t n_qw;
@@ -50,6 +53,8 @@ typedef struct conv_state {
   pthread_mutex_t wino_mu;
 } conv_state;
 
+enum { OX_CONV_POST_NONE, OX_CONV_POST_TANH, OX_CONV_POST_SIGMOID };
+
 /* Prefixes the error with the node: "node 'name' (Op): ..." */
 int ox_conv_prep_err(const ox_kinfo *info, ox_err *e);
 /* A state with the node's convolution attributes read (NULL with *e set). */
@@ -60,5 +65,8 @@ void ox_conv_release(void *st);
 int ox_conv_shapes(ox_kctx *ctx, const conv_state *s, const ox_value *x, const ox_value *w,
                    ox_nn_geom *g, int64_t *ydims);
 
+/* com.microsoft FusedConv (contrib/nn.c's table): prepare and run */
+int ox_conv_prepare_ms_fused(const ox_kinfo *info, void **state, ox_err *e);
+int ox_conv_run_ms_fused(ox_kctx *ctx, void *st);
 
 #endif

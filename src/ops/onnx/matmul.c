@@ -186,13 +186,31 @@ static void mm_batches(void *arg, const int64_t *off, const int64_t *st, int64_t
             ic = (oo + t) * M * N;
     int64_t ldb = j->tb ? K : N;
     if (j->dt == OX_FLOAT)
-      ox_gemm(&(ox_gemm_desc){.M = M, .N = N, .K = K, .A = (const float *)j->a + ia, .lda = K,
-                              .B = (const float *)j->b + ib, .ldb = ldb, .trans_b = j->tb,
-                              .alpha = 1.0f, .C = (float *)j->c + ic, .ldc = N, .pool = j->pool});
+      ox_gemm(&(ox_gemm_desc){.M = M,
+                              .N = N,
+                              .K = K,
+                              .A = (const float *)j->a + ia,
+                              .lda = K,
+                              .B = (const float *)j->b + ib,
+                              .ldb = ldb,
+                              .trans_b = j->tb,
+                              .alpha = 1.0f,
+                              .C = (float *)j->c + ic,
+                              .ldc = N,
+                              .pool = j->pool});
     else if (j->af)
-      ox_gemm(&(ox_gemm_desc){.M = M, .N = N, .K = K, .A = j->af + ia, .lda = K, .B = j->bf + ib,
-                              .ldb = ldb, .trans_b = j->tb, .alpha = 1.0f, .C = j->cf + ic,
-                              .ldc = N, .pool = j->pool});
+      ox_gemm(&(ox_gemm_desc){.M = M,
+                              .N = N,
+                              .K = K,
+                              .A = j->af + ia,
+                              .lda = K,
+                              .B = j->bf + ib,
+                              .ldb = ldb,
+                              .trans_b = j->tb,
+                              .alpha = 1.0f,
+                              .C = j->cf + ic,
+                              .ldc = N,
+                              .pool = j->pool});
     else
       gemm_generic(j->dt, false, j->tb, M, N, K, 1, j->a, ia, K, j->b, ib, ldb, 0, j->c, ic);
   }
@@ -259,9 +277,16 @@ static int mm_compute(ox_kctx *ctx, const mm_state *st, ox_value *a, ox_value *b
     return OX_OK;
   }
   if (packed && st->bp && dt == OX_FLOAT) { /* B packed at prepare: every row of A */
-    ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_WHOLE, .M = a->numel / K, .A = a->data, .lda = K,
-                            .bp = st->bp, .C = y->data, .ldc = N, .pool = ox_kctx_pool(ctx),
-                            .post = post ? post->fn : NULL, .post_ctx = post});
+    ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_WHOLE,
+                            .M = a->numel / K,
+                            .A = a->data,
+                            .lda = K,
+                            .bp = st->bp,
+                            .C = y->data,
+                            .ldc = N,
+                            .pool = ox_kctx_pool(ctx),
+                            .post = post ? post->fn : NULL,
+                            .post_ctx = post});
     return OX_OK;
   }
   if (packed && st->hb) { /* 16-bit B packed at prepare: every row of A */
@@ -313,6 +338,9 @@ void ox_mm_release(void *state) { mm_release(state); }
 int ox_mm_compute_post(ox_kctx *ctx, const void *state, ox_value *a, ox_value *b,
                        ox_mm_post *post) {
   return mm_compute(ctx, state, a, b, false, post);
+}
+int ox_mm_compute_tb(ox_kctx *ctx, ox_value *a, ox_value *b, bool tb) {
+  return mm_compute(ctx, NULL, a, b, tb, NULL);
 }
 int64_t ox_mm_packed_n(const void *state) {
   const mm_state *s = state;
@@ -510,9 +538,20 @@ static int gemm_run(ox_kctx *ctx, void *state) {
                  y->data, N, ox_kctx_pool(ctx), NULL))
       return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
   } else if (dt == OX_FLOAT) {
-    ox_gemm(&(ox_gemm_desc){.M = M, .N = N, .K = K, .A = a->data, .lda = lda, .trans_a = s->ta,
-                            .B = b->data, .ldb = ldb, .trans_b = s->tb, .alpha = s->alpha,
-                            .beta = beta, .C = y->data, .ldc = N, .pool = ox_kctx_pool(ctx)});
+    ox_gemm(&(ox_gemm_desc){.M = M,
+                            .N = N,
+                            .K = K,
+                            .A = a->data,
+                            .lda = lda,
+                            .trans_a = s->ta,
+                            .B = b->data,
+                            .ldb = ldb,
+                            .trans_b = s->tb,
+                            .alpha = s->alpha,
+                            .beta = beta,
+                            .C = y->data,
+                            .ldc = N,
+                            .pool = ox_kctx_pool(ctx)});
   } else if (dt == OX_FLOAT16 || dt == OX_BFLOAT16) {
     size_t tot = (size_t)a->numel + (size_t)b->numel + (size_t)y->numel;
     float *buf = malloc(tot * sizeof(float));
@@ -521,9 +560,20 @@ static int gemm_run(ox_kctx *ctx, void *state) {
     oc_to_f32(a->data, dt, af, a->numel);
     oc_to_f32(b->data, dt, bf, b->numel);
     oc_to_f32(y->data, dt, cf, y->numel);
-    ox_gemm(&(ox_gemm_desc){.M = M, .N = N, .K = K, .A = af, .lda = lda, .trans_a = s->ta, .B = bf,
-                            .ldb = ldb, .trans_b = s->tb, .alpha = s->alpha, .beta = beta, .C = cf,
-                            .ldc = N, .pool = ox_kctx_pool(ctx)});
+    ox_gemm(&(ox_gemm_desc){.M = M,
+                            .N = N,
+                            .K = K,
+                            .A = af,
+                            .lda = lda,
+                            .trans_a = s->ta,
+                            .B = bf,
+                            .ldb = ldb,
+                            .trans_b = s->tb,
+                            .alpha = s->alpha,
+                            .beta = beta,
+                            .C = cf,
+                            .ldc = N,
+                            .pool = ox_kctx_pool(ctx)});
     oc_from_f32(cf, dt, y->data, y->numel);
     free(buf);
   } else
@@ -661,9 +711,17 @@ static int ein_gemm(ox_kctx *ctx, ox_value *const *in, int (*ids)[OC_MAXRANK], c
     memset(c, 0, nc * sizeof(float));
   else
     for (int64_t t = 0; t < B; t++)
-      ox_gemm(&(ox_gemm_desc){.M = M, .N = N, .K = K, .A = a + t * M * K, .lda = K,
-                              .B = b + t * K * N, .ldb = N, .alpha = 1.0f, .C = c + t * M * N,
-                              .ldc = N, .pool = ox_kctx_pool(ctx)});
+      ox_gemm(&(ox_gemm_desc){.M = M,
+                              .N = N,
+                              .K = K,
+                              .A = a + t * M * K,
+                              .lda = K,
+                              .B = b + t * K * N,
+                              .ldb = N,
+                              .alpha = 1.0f,
+                              .C = c + t * M * N,
+                              .ldc = N,
+                              .pool = ox_kctx_pool(ctx)});
   /* strides of C per label: [batch..., M..., N...] row-major */
   int64_t cst[EIN_MAXL] = {0}, stride = 1;
   q = 0;

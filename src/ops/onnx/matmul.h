@@ -25,6 +25,9 @@ void ox_mm_release(void *state);
  * whole output after it. Fails (naming the node) for anything but a float
  * A and a 2-D B. */
 int ox_mm_compute_post(ox_kctx *ctx, const void *state, ox_value *a, ox_value *b, ox_mm_post *post);
+/* MatMul(a, b) into output 0, or a times b with its last two axes swapped
+ * when tb (numpy broadcasting of the batch axes; any float type) */
+int ox_mm_compute_tb(ox_kctx *ctx, ox_value *a, ox_value *b, bool tb);
 /* N of the packed B, or -1 when B was not packed */
 int64_t ox_mm_packed_n(const void *state);
 

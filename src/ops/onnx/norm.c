@@ -2,11 +2,13 @@
  * LayerNormalization, GroupNormalization, RMSNormalization, LpNormalization,
  * MeanVarianceNormalization, LRN. Arithmetic in float32 with double
  * accumulators for the statistics (LRN's window of squares: float). */
+#include "norm.h"
+
 #include <stdatomic.h>
 
 #include "../../kernels/levels.h"
-#include "../nn_common.h"
 #include "../../schema/onnxc_ops.h"
+#include "../nn_common.h"
 #include "../opcore.h"
 
 typedef struct norm_attrs {
@@ -223,15 +225,7 @@ done:
 /* y[r, j] = (x[r, j] - mean_r) * inv_r; mean and inv (1/sqrt(var+eps)) per row
  * are stored when the pointers are not NULL. rms: no centering. Rows are
  * spread over the thread pool. */
-typedef struct rows_job {
-  const float *x;
-  const float *skip; /* added to x first, row by row into y (NULL: none) */
-  float *y, *mean_out, *inv_out;
-  const float *scale, *bias; /* per column, applied in the same pass (NULL: none) */
-  int64_t inner;
-  double eps;
-  bool rms;
-} rows_job;
+typedef ox_norm_rows_args rows_job;
 
 /* the row loops: kernels/vmath.h's (row sums in double with eight
  * independent partial sums, so that they vectorise: one chain of double
@@ -243,9 +237,16 @@ static void norm_rows_range(void *arg, int64_t r0, int64_t r1) {
   for (int64_t r = r0; r < r1; r++) {
     const float *xs = j->x + r * inner;
     float *ys = j->y + r * inner;
-    if (j->skip) { /* the residual Add, its row still in cache for the statistics */
-      vk->add(xs, j->skip + r * inner, ys, inner);
-      xs = ys;
+    /* the residual Add (and SkipLayerNormalization's bias), its row still
+     * in cache for the statistics; into `sum` when the caller keeps it */
+    float *ds = j->sum ? j->sum + r * inner : ys;
+    if (j->skip) {
+      vk->add(xs, j->skip + (j->skip_rows > 0 ? r % j->skip_rows : r) * inner, ds, inner);
+      xs = ds;
+    }
+    if (j->add) {
+      vk->add(xs, j->add, ds, inner);
+      xs = ds;
     }
     double m = 0.0;
     if (!j->rms) m = inner ? vk->row_sum(xs, inner) / (double)inner : 0.0;
@@ -253,25 +254,37 @@ static void norm_rows_range(void *arg, int64_t r0, int64_t r1) {
     double inv = 1.0 / sqrt(v + j->eps);
     float fm = (float)m, fi = (float)inv;
     vk->norm_row(xs, ys, inner, fm, fi, j->scale, j->bias);
-    if (j->mean_out) j->mean_out[r] = fm;
-    if (j->inv_out) j->inv_out[r] = fi;
+    if (j->mean) j->mean[r] = fm;
+    if (j->inv) j->inv[r] = fi;
   }
 }
 
 static void norm_rows_skip(ox_kctx *c, const float *x, const float *skip, float *y, int64_t outer,
                            int64_t inner, double eps, bool rms, float *mean_out, float *inv_out,
                            const float *scale, const float *bias) {
-  rows_job j = {x, skip, y, mean_out, inv_out, scale, bias, inner, eps, rms};
-  int64_t grain = inner > 0 ? 1 + 16384 / inner : outer;
-  ox_parallel_for(ox_kctx_pool(c), outer, grain, norm_rows_range, &j);
+  rows_job j = {.x = x,
+                .skip = skip,
+                .y = y,
+                .mean = mean_out,
+                .inv = inv_out,
+                .scale = scale,
+                .bias = bias,
+                .outer = outer,
+                .inner = inner,
+                .eps = eps,
+                .rms = rms};
+  ox_norm_rows(ox_kctx_pool(c), &j);
+}
+
+void ox_norm_rows(ox_thread_pool *pool, const ox_norm_rows_args *a) {
+  int64_t grain = a->inner > 0 ? 1 + 16384 / a->inner : a->outer;
+  ox_parallel_for(pool, a->outer, grain, norm_rows_range, (void *)a);
 }
 
 static void norm_rows(ox_kctx *c, const float *x, float *y, int64_t outer, int64_t inner,
                       double eps, bool rms, float *mean_out, float *inv_out, const float *scale,
                       const float *bias) {
-  rows_job j = {x, NULL, y, mean_out, inv_out, scale, bias, inner, eps, rms};
-  int64_t grain = inner > 0 ? 1 + 16384 / inner : outer;
-  ox_parallel_for(ox_kctx_pool(c), outer, grain, norm_rows_range, &j);
+  norm_rows_skip(c, x, NULL, y, outer, inner, eps, rms, mean_out, inv_out, scale, bias);
 }
 
 /* ---- InstanceNormalization ---- */

@@ -522,6 +522,20 @@ int ox_unary_prepare_quick_gelu(const ox_kinfo *info, void **state, ox_err *e) {
   return un_prepare(info, state, e, U_SWISH, 1.702, 0, 0);
 }
 
+/* com.microsoft's GELU forms (contrib/nn.c): Gelu and BiasGelu the erf
+ * one, FastGelu the tanh one; they have no attributes */
+int ox_unary_prepare_gelu_form(const ox_kinfo *info, void **state, ox_err *e, bool tanh_form) {
+  int rc = un_prepare(info, state, e, U_GELU, 0, 0, 0);
+  if (!rc) ((un_state *)*state)->op = tanh_form ? U_GELU_TANH : U_GELU;
+  return rc;
+}
+
+void ox_unary_apply(const void *state, ox_thread_pool *pool, int32_t dt, const void *x, void *y,
+                    int64_t n) {
+  un_job j = {state, x, y, dt, 0, 0, OX_LEVEL_PICK(un_f32_fast), OX_LEVEL_PICK(un_f64)};
+  ox_parallel_for(pool, n, 16384, un_chunk, &j);
+}
+
 #define UN(OP, P, LO) \
   { "", OP, LO, 1000, prep_##P, ox_unary_run, NULL }
 
