@@ -116,7 +116,6 @@ static int mha(ox_ictx *c) {
   bool hv = ix_has_input(c, 2) && ix_shape(c, 2, &v, &vr);
   ox_dim B = q[0], S = qr > 1 ? q[1] : ox_dim_unknown(), L = ox_dim_unknown();
   ox_dim Hq = ox_dim_unknown(), Hv = ox_dim_unknown();
-  bool bnsh = false;
   if (qr == 5) {
     if (known_not(&q[2], N) || known_not(&q[3], 3))
       return ix_fail(c, "packed query must be (batch, sequence, num_heads, 3, head_size)");
@@ -137,7 +136,7 @@ static int mha(ox_ictx *c) {
         Hv = ox_dim_div(c->a, v[2], ox_dim_known(N));
       }
     } else if (hk && kr == 4) {
-      L = k[2], bnsh = true;
+      L = k[2];
       if (hv && vr == 4) Hv = v[3];
     } else if (hk) {
       return ix_fail(c, "key must have rank 3, 4 or 5, got %zu", kr);
@@ -148,7 +147,7 @@ static int mha(ox_ictx *c) {
   ox_dim P = ox_dim_known(0);
   const ox_dim *p;
   size_t pr;
-  if (!bnsh && ix_has_input(c, 6) && ix_shape(c, 6, &p, &pr)) {
+  if (ix_has_input(c, 6) && ix_shape(c, 6, &p, &pr)) {
     if (pr != 4 || known_not(&p[1], N))
       return ix_fail(c, "past_key must be (batch, num_heads, past_length, head_size)");
     P = p[2];

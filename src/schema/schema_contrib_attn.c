@@ -58,25 +58,30 @@ const ox_schema *const ox_schema_contrib_attn[] = {
        "Self-attention of BERT / GPT-2 with its input projection: input [B, S, D_in] times "
        "weights [D_in, q + k + v] (q = k = v = the hidden size unless qkv_hidden_sizes says "
        "otherwise) plus bias gives Q, K, V, split into num_heads heads. Scores are Q K^T times "
-       "scale (default 1/sqrt(head size)); masked positions get mask_filter_value added: "
+       "scale (default 1/sqrt(head size)); a masked key gets mask_filter_value added: "
        "mask_index is int32 [B] (right-padding end positions), [2B] (end then start "
        "positions), [B, T] or [B, S, T] (1 keeps, 0 masks) or [B, 1, M, M] (GPT-2's 0/1 "
-       "mask, rows past..past+S and columns 0..T used); unidirectional masks the future "
+       "mask, rows past..past+S and columns 0..T used); unidirectional drops future keys "
        "(key j > past + i). attention_bias [B or 1, N or 1, S, T] is added. past "
        "[2, B, N, P, H] is put in front of K and V (T = P + S) and present returns the "
        "concatenation. Output [B, S, v]. onnxruntime's CPU kernel refuses the 4-D mask "
-       "(onnxc follows its CUDA kernel), do_rotary and past_present_share_buffer "
-       "(onnxc refuses them too)."),
+       "(onnxc follows the documented meaning) and crashes without bias (onnxc treats it as "
+       "zero); do_rotary and past_present_share_buffer are refused by both."),
     MS("MultiHeadAttention", mha_in, 1, mha_out, 1, OX_HTC(tc_mha), OX_HAT(mha_attrs),
        "Multi-head attention on projected inputs. query [B, S, D] with key [B, L, D] and "
        "value [B, L, D_v]; or query [B, S, N, 3, H] (packed Q, K, V; no key, value); or "
-       "key [B, L, N, 2, H] (packed K, V; no value); or key and value [B, N, L, H] "
-       "(cross-attention, already in heads: past_key and past_value are not added). bias "
-       "[D + D + D_v] is added to Q, K, V. key_padding_mask is int32 [B] (valid key "
-       "lengths), [B, L] or [B, S, L] (1 keeps, 0 adds mask_filter_value); attention_bias "
-       "[B or 1, N or 1, S, T] is added; unidirectional masks keys j > past + i. past_key "
-       "and past_value [B, N, P, H] are put in front of K and V; present_key and "
-       "present_value return [B, N, P + L, H]. qk returns the scaled scores Q K^T before "
-       "masks and softmax. Output [B, S, D_v]."),
+       "key [B, L, N, 2, H] (packed K, V; no value, no bias); or key and value [B, N, L, H] "
+       "(already in heads; bias then applies to Q only). bias [D + D + D_v] is added to Q, K, "
+       "V. past_key and past_value [B, N, P, H] are put in front of K and V (every form) and "
+       "present_key / present_value return [B, N, P + L, H]. key_padding_mask is int32 [B] "
+       "(valid key counts over T = P + L), [B, T] or [B, S, T] (1 keeps, 0 adds "
+       "mask_filter_value); attention_bias [B or 1, N or 1, S, T] is added; unidirectional "
+       "drops keys j > P + i for every query row but the last (onnxruntime's rule, which "
+       "matters only with more keys than queries). qk returns the scores before softmax: "
+       "Q K^T times scale plus the masks. Output [B, S, N * H_v]. onnxruntime's CPU kernel "
+       "refuses the packed forms and, with a past and a key_padding_mask but no causality, "
+       "masks every past key; onnxc follows the documented meaning there. "
+       "past_sequence_length and cache_indirection (beam search over a shared buffer) are "
+       "not supported."),
 };
 const size_t ox_schema_contrib_attn_n = OX_HN_OF(ox_schema_contrib_attn);

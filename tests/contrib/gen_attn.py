@@ -83,6 +83,16 @@ attention_case("Attention past, present, unidirectional (GPT-2 step)", 2, 1, 8, 
 attention_case("Attention past, unidirectional, 3 new tokens, mask [B, T]", 2, 3, 8, 2,
                outs=("Y", "present"), unidirectional=1, past=c.randn(2, 2, 2, 4, 4),
                mask=np.array([[1] * 7, [0, 0, 1, 1, 1, 1, 1]], I32))
+attention_case("Attention past, mask [B] end positions", 2, 3, 8, 2, outs=("Y", "present"),
+               past=c.randn(2, 2, 2, 2, 4), mask=np.array([4, 2], I32))
+attention_case("Attention past, mask [2B] end and start", 2, 3, 8, 2, outs=("Y", "present"),
+               past=c.randn(2, 2, 2, 2, 4), mask=np.array([4, 5, 1, 3], I32))
+attention_case("Attention past, unidirectional, mask [B, S, T]", 2, 3, 8, 2,
+               outs=("Y", "present"), unidirectional=1, past=c.randn(2, 2, 2, 2, 4),
+               mask=c.ints(0, 1, 2, 3, 5, dtype=I32))
+attention_case("Attention mask [B] end past the total length", 2, 3, 8, 2,
+               mask=np.array([7, 2], I32))
+attention_case("Attention attention_bias [1, 1, S, T]", 2, 3, 8, 2, attn_bias=c.randn(1, 1, 3, 3))
 attention_case("Attention attention_bias [1, N, S, T]", 2, 4, 8, 2,
                attn_bias=c.randn(1, 2, 4, 4))
 attention_case("Attention attention_bias [B, 1, S, T] and mask [B]", 2, 4, 8, 2,
@@ -159,6 +169,16 @@ attention_error("Attention error: mask_index 2-D shape", ["mask_index", "total"]
                 feeds={"M": np.ones((2, 4), I32)}, ins=["X", "W", "", "M"], ort="refuses")
 attention_error("Attention error: past shape", ["past"],
                 feeds={"P": c.randn(2, 2, 3, 2, 4)}, ins=["X", "W", "", "", "P"], ort="refuses")
+attention_error("Attention error: negative mask_index end position", ["mask_index", "negative"],
+                feeds={"M": np.array([-1, 2], I32)}, ins=["X", "W", "", "M"], ort="refuses")
+attention_error("Attention error: 4-D mask_index with unidirectional", ["unidirectional"],
+                attrs={"num_heads": 2, "unidirectional": 1},
+                feeds={"M": np.ones((2, 1, 3, 3), I32)}, ins=["X", "W", "", "M"], ort="refuses")
+attention_error("Attention error: do_rotary", ["do_rotary"],
+                attrs={"num_heads": 2, "do_rotary": 1}, ort="refuses")
+attention_error("Attention error: past with k and v hidden sizes differing", ["past"],
+                attrs={"num_heads": 2, "qkv_hidden_sizes": [8, 8, 4]}, w=c.randn(8, 20),
+                feeds={"P": c.randn(2, 2, 2, 2, 4)}, ins=["X", "W", "", "", "P"], ort="refuses")
 attention_error("Attention error: input hidden vs weights rows", ["weights rows"],
                 w=c.randn(6, 24), ort="refuses")
 
@@ -201,8 +221,9 @@ def mha_case(name, B, S, L, N, H, Hv=None, form="separate", bias=False, kpm=None
         ins += ["PK", "PV"]
     while ins and ins[-1] == "":
         ins.pop()
-    c.add(name, [mha_node("n0", ins, outs, num_heads=N, **attrs)], feeds, list(outs),
-          initializers=inits, rtol=rtol, atol=atol, output_types={o: dtype for o in outs})
+    graph_outs = [o for o in outs if o]
+    c.add(name, [mha_node("n0", ins, outs, num_heads=N, **attrs)], feeds, graph_outs,
+          initializers=inits, rtol=rtol, atol=atol, output_types={o: dtype for o in graph_outs})
 
 
 mha_case("MHA separate Q, K, V", 2, 4, 6, 2, 4)
@@ -214,10 +235,12 @@ mha_case("MHA unidirectional self", 2, 5, 5, 2, 4, unidirectional=1)
 
 
 # packed Q, K, V and packed K, V: onnxruntime's CPU kernel says "not implemented"; numpy
-def np_mha(q, k, v, causal=False):
-    """q [B, N, S, H], k, v [B, N, T, H] -> [B, S, N * Hv]"""
+def np_mha(q, k, v, causal=False, mask=None):
+    """q [B, N, S, H], k, v [B, N, T, H] -> [B, S, N * Hv]; mask: additive, broadcast"""
     B, N, S, H = q.shape
     sc = q @ k.transpose(0, 1, 3, 2) / np.sqrt(H)
+    if mask is not None:
+        sc = sc + mask
     if causal:
         T = k.shape[2]
         sc = sc + np.where(np.arange(T)[None] > np.arange(S)[:, None] + T - S, -1e30, 0.0)
@@ -260,10 +283,39 @@ mha_case("MHA past, unidirectional, 3 tokens, mask [B, T]", 2, 3, 3, 2, 4, past=
          kpm=np.array([[1] * 5, [0, 1, 1, 1, 1]], I32))
 mha_case("MHA key_padding_mask [B, L] with unidirectional, a fully masked row", 2, 4, 4, 2, 4,
          unidirectional=1, kpm=np.array([[1, 1, 1, 0], [0, 1, 1, 1]], I32))
+mha_case("MHA BNSH cross-attention with past", 2, 3, 5, 2, 4, form="bnsh", past=5,
+         outs=("Y", "PKo", "PVo"))
+mha_case("MHA unidirectional cross-attention, more keys than queries", 2, 3, 5, 2, 4,
+         unidirectional=1, kpm=np.array([[1, 1, 1, 0, 1], [1, 1, 1, 1, 1]], I32))
+mha_case("MHA qk output", 2, 3, 5, 2, 4, outs=("Y", "", "", "QK"))
+mha_case("MHA qk output with mask, bias, attention_bias, causal", 2, 4, 4, 2, 4,
+         outs=("Y", "", "", "QK"), bias=True, unidirectional=1, attn_bias=c.randn(1, 2, 4, 4),
+         kpm=np.array([[1, 1, 1, 0], [1, 1, 1, 1]], I32))
 mha_case("MHA float16", 2, 3, 5, 2, 4, dtype=np.float16, rtol=5e-3, atol=5e-3, bias=True)
 mha_case("MHA mask_filter_value", 2, 3, 5, 2, 4, mask_filter_value=-30.0,
          kpm=np.array([[1, 1, 1, 0, 0], [1, 0, 1, 1, 1]], I32))
 mha_case("MHA 64 tokens, 4 heads", 2, 64, 64, 4, 16, unidirectional=1)
+
+# past with a key_padding_mask and no causality: onnxruntime's CPU kernel then masks every past
+# key and reads the mask with the new keys' stride (its result changes with values the mask does
+# not cover), so the reference is numpy with the documented meaning: the mask covers past and
+# new keys.
+for form, kpm in (("[B]", np.array([6, 3], I32)),
+                  ("[B, T]", np.array([[1, 0, 1, 1, 1, 1, 0], [0, 1, 1, 1, 0, 1, 1]], I32))):
+    qm, km, vm = c.randn(2, 3, 8), c.randn(2, 5, 8), c.randn(2, 5, 8)
+    pk, pv = c.randn(2, 2, 2, 4), c.randn(2, 2, 2, 4)
+    kh = np.concatenate([pk, km.reshape(2, 5, 2, 4).transpose(0, 2, 1, 3)], 2)
+    vh = np.concatenate([pv, vm.reshape(2, 5, 2, 4).transpose(0, 2, 1, 3)], 2)
+    if kpm.ndim == 1:
+        keep = np.arange(7)[None] < kpm[:, None]
+    else:
+        keep = kpm > 0
+    add = np.where(keep, 0.0, -10000.0)[:, None, None, :]
+    c.add(f"MHA past with key_padding_mask {form} (numpy reference)",
+          [mha_node("n0", ["Q", "K", "V", "", "KPM", "", "PK", "PV"], ["Y"], num_heads=2)],
+          {"Q": qm, "K": km, "V": vm, "KPM": kpm, "PK": pk, "PV": pv}, ["Y"], ort="none",
+          expected={"Y": np_mha(qm.astype(np.float64).reshape(2, 3, 2, 4).transpose(0, 2, 1, 3),
+                                kh.astype(np.float64), vh.astype(np.float64), mask=add)})
 
 
 def mha_error(name, why, feeds, ins, ort="refuses", n=2):

@@ -66,6 +66,7 @@ typedef struct mask_spec {
   bool causal;
   float filter;
   int64_t B, N, S, T, P;
+  const char *keys_name; /* for errors */
 } mask_spec;
 
 /* Checks the key mask's shape against (B, S, T); "" when it fits, else why not. */
@@ -112,6 +113,11 @@ static int mask_build(ox_kctx *c, const mask_spec *m, float **out, int64_t *nb) 
     memcpy(bd, ab->dims, sizeof bd);
     *nb = bd[1];
   }
+  if (m->keys && m->keys->rank == 1)
+    for (int64_t b = 0; b < B; b++)
+      if (((const int32_t *)m->keys->data)[b] < 0)
+        return ox_kctx_fail(c, OX_ERUNTIME, "%s position %d (index %lld) is negative", m->keys_name,
+                            ((const int32_t *)m->keys->data)[b], (long long)b);
   float *mk = nn_falloc(B, *nb, S, T);
   if (!mk) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
   float f = m->filter;
@@ -136,8 +142,11 @@ static int mask_build(ox_kctx *c, const mask_spec *m, float **out, int64_t *nb) 
           off = kd[(b * M + m->P + i) * M + j] == 0;
         }
         /* a future key is dropped outright (the lowest float, as onnxruntime does), a
-         * masked one only pushed down: a row whose keys are all masked still averages */
-        row[j] = causal && j > m->P + i ? -FLT_MAX : off ? f : 0.0f;
+         * masked one only pushed down: a row whose keys are all masked still averages.
+         * The last query row is left unmasked, as onnxruntime's does: with T = P + S
+         * nothing follows it anyway, and for cross-attention with more keys than
+         * queries that is its result. */
+        row[j] = causal && i < S - 1 && j > m->P + i ? -FLT_MAX : off ? f : 0.0f;
       }
     }
     for (int64_t h = 1; h < *nb; h++)
@@ -162,21 +171,46 @@ static int mask_build(ox_kctx *c, const mask_spec *m, float **out, int64_t *nb) 
   return OX_OK;
 }
 
+/* Writes a float buffer as output idx (dims, rank) in element type dt. */
+static int put_out(ox_kctx *c, size_t idx, int32_t dt, const int64_t *dims, size_t rank,
+                   const float *src) {
+  ox_value *o = ox_kctx_output(c, idx, dt, dims, rank);
+  nn_fbuf fo;
+  if (!o) return OX_ERUNTIME;
+  int rc = nn_fout(c, o, &fo);
+  if (rc) return rc;
+  memcpy(fo.p, src, (size_t)o->numel * sizeof(float));
+  nn_fstore(o, &fo);
+  return OX_OK;
+}
+
+static bool wanted(ox_kctx *c, size_t i) {
+  return ox_kctx_n_outputs(c) > i && ox_kctx_output_wanted(c, i);
+}
+
+/* The element type of the qk output: as the model declares it, else the query's. */
+static int32_t qk_type(ox_kctx *c, size_t idx, int32_t dt) {
+  const ox_kinfo *info = ox_kctx_info(c);
+  int32_t t = info->output_dtypes ? info->output_dtypes[idx] : OX_UNDEFINED;
+  return t == OX_FLOAT || t == OX_FLOAT16 ? t : dt;
+}
+
 /* Runs the heads over q [B, N, S, Hq], k [B, N, T, Hq], v [B, N, T, Hv] with the mask of ms and
  * writes output idx as [B, S, N * Hv] in element type dt. */
 static int attend(ox_kctx *c, const ca_state *s, const mask_spec *ms, float *q, const float *k,
-                  const float *v, int64_t Hq, int64_t Hv, int32_t dt) {
+                  const float *v, int64_t Hq, int64_t Hv, int32_t dt, size_t qk_idx) {
   int64_t B = ms->B, N = ms->N, S = ms->S, T = ms->T;
   float *mk = NULL, *y = NULL;
   int64_t nb = 1;
   int rc = mask_build(c, ms, &mk, &nb);
   if (rc) return rc;
   y = nn_falloc(B, N, S, Hv);
-  if (!y) {
-    free(mk);
+  float *qk = qk_idx && wanted(c, qk_idx) ? nn_falloc(B, N, S, T) : NULL;
+  if (!y || (qk_idx && wanted(c, qk_idx) && !qk)) {
+    free(mk), free(y), free(qk);
     return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
   }
-  ox_attn_core core = {.q = q, .k = k, .v = v, .mask = mk, .y = y};
+  ox_attn_core core = {.q = q, .k = k, .v = v, .mask = mk, .y = y, .qk = qk};
   core.mstride[0] = nb * S * T, core.mstride[1] = nb > 1 ? S * T : 0, core.mstride[2] = T;
   core.scale = s->scale != 0.0f ? s->scale : (float)(1.0 / sqrt((double)Hq));
   core.B = B, core.Hq = core.Hk = N, core.Sq = S, core.T = T, core.D = Hq, core.Dv = Hv;
@@ -195,26 +229,11 @@ static int attend(ox_kctx *c, const ca_state *s, const mask_spec *ms, float *q, 
           memcpy(fo.p + ((b * S + i) * N + h) * Hv, y + ((b * N + h) * S + i) * Hv,
                  (size_t)Hv * sizeof(float));
     nn_fstore(o, &fo);
+    int64_t qd[4] = {B, N, S, T};
+    if (qk) rc = put_out(c, qk_idx, qk_type(c, qk_idx, dt), qd, 4, qk);
   }
-  free(mk), free(y);
+  free(mk), free(y), free(qk);
   return rc;
-}
-
-/* Writes a float buffer as output idx (dims, rank) in element type dt. */
-static int put_out(ox_kctx *c, size_t idx, int32_t dt, const int64_t *dims, size_t rank,
-                   const float *src) {
-  ox_value *o = ox_kctx_output(c, idx, dt, dims, rank);
-  nn_fbuf fo;
-  if (!o) return OX_ERUNTIME;
-  int rc = nn_fout(c, o, &fo);
-  if (rc) return rc;
-  memcpy(fo.p, src, (size_t)o->numel * sizeof(float));
-  nn_fstore(o, &fo);
-  return OX_OK;
-}
-
-static bool wanted(ox_kctx *c, size_t i) {
-  return ox_kctx_n_outputs(c) > i && ox_kctx_output_wanted(c, i);
 }
 
 /* ==== Attention ==== */
@@ -388,8 +407,8 @@ static int attention_run(ox_kctx *c, void *st) {
     int64_t pd[5] = {2, B, N, T, Hq};
     if ((rc = put_out(c, 1, X->dtype, pd, 5, k))) goto done;
   }
-  mask_spec ms = {MI, AB, s->causal, s->filter, B, N, S, T, P};
-  rc = attend(c, s, &ms, q, k, v, Hq, Hv, X->dtype);
+  mask_spec ms = {MI, AB, s->causal, s->filter, B, N, S, T, P, "mask_index"};
+  rc = attend(c, s, &ms, q, k, v, Hq, Hv, X->dtype, 0);
 done:
   nn_ffree(&fx), nn_ffree(&fw), nn_ffree(&fb), nn_ffree(&fp);
   free(qkv), free(q), free(k);
@@ -494,7 +513,7 @@ static int mha_run(ox_kctx *c, void *st) {
     return ox_kctx_fail(c, OX_ERUNTIME, "query must have rank 3 or 5");
   }
   int64_t P = 0;
-  if (PK && form != KV_BNSH) {
+  if (PK) {
     if (PK->rank != 4 || PV->rank != 4 || PK->dims[0] != B || PK->dims[1] != N ||
         PK->dims[3] != Hq || PV->dims[0] != B || PV->dims[1] != N || PV->dims[2] != PK->dims[2] ||
         PV->dims[3] != Hv)
@@ -550,20 +569,18 @@ static int mha_run(ox_kctx *c, void *st) {
       break;
     default: /* KV_BNSH: already in heads */
       split_heads(fq.p, bq, B, S, N, Hq, S, 0, q);
-      memcpy(k, fk.p, (size_t)(B * N * L * Hq) * sizeof(float));
-      memcpy(v, fv.p, (size_t)(B * N * L * Hv) * sizeof(float));
+      for (int64_t i = 0; i < B * N; i++) {
+        memcpy(k + (i * T + P) * Hq, fk.p + i * L * Hq, (size_t)(L * Hq) * sizeof(float));
+        memcpy(v + (i * T + P) * Hv, fv.p + i * L * Hv, (size_t)(L * Hv) * sizeof(float));
+      }
       break;
   }
   int32_t dt = Q->dtype;
   int64_t pk[4] = {B, N, T, Hq}, pv[4] = {B, N, T, Hv};
   if (wanted(c, 1) && (rc = put_out(c, 1, dt, pk, 4, k))) goto done;
   if (wanted(c, 2) && (rc = put_out(c, 2, dt, pv, 4, v))) goto done;
-  if (wanted(c, 3)) {
-    rc = ox_kctx_fail(c, OX_ERUNTIME, "the qk output is not supported");
-    goto done;
-  }
-  mask_spec ms = {KM, AB, s->causal, s->filter, B, N, S, T, P};
-  rc = attend(c, s, &ms, q, k, v, Hq, Hv, dt);
+  mask_spec ms = {KM, AB, s->causal, s->filter, B, N, S, T, P, "key_padding_mask"};
+  rc = attend(c, s, &ms, q, k, v, Hq, Hv, dt, 3);
 done:
   nn_ffree(&fq), nn_ffree(&fk), nn_ffree(&fv), nn_ffree(&fb), nn_ffree(&fpk), nn_ffree(&fpv);
   free(q), free(k), free(v);
