@@ -153,16 +153,20 @@ static int mha(ox_ictx *c) {
     P = p[2];
   }
   ox_dim T = ox_dim_add(c->a, P, L);
+  /* a beam-search step: the presents are the past buffers [B, N, M, H] */
+  bool beam = ix_has_input(c, 9);
+  ox_dim present_len = beam ? P : T;
+  if (beam) T = ox_dim_unknown();
   int rc = check_key_mask(c, 4, "key_padding_mask", false, val(&B), val(&S), val(&T));
   if (rc) return rc;
   ox_dim y[3] = {B, S, ox_dim_mul(c->a, ox_dim_known(N), Hv)};
   ix_set_tensor(c, 0, el, y, 3);
   if (c->n_out > 1) {
-    ox_dim pk[4] = {B, ox_dim_known(N), T, Hq};
+    ox_dim pk[4] = {B, ox_dim_known(N), present_len, Hq};
     ix_set_tensor(c, 1, el, pk, 4);
   }
   if (c->n_out > 2) {
-    ox_dim pv[4] = {B, ox_dim_known(N), T, Hv};
+    ox_dim pv[4] = {B, ox_dim_known(N), present_len, Hv};
     ix_set_tensor(c, 2, el, pv, 4);
   }
   if (c->n_out > 3) {

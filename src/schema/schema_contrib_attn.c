@@ -80,8 +80,12 @@ const ox_schema *const ox_schema_contrib_attn[] = {
        "matters only with more keys than queries). qk returns the scores before softmax: "
        "Q K^T times scale plus the masks. Output [B, S, N * H_v]. onnxruntime's CPU kernel "
        "refuses the packed forms and, with a past and a key_padding_mask but no causality, "
-       "masks every past key; onnxc follows the documented meaning there. "
-       "past_sequence_length and cache_indirection (beam search over a shared buffer) are "
-       "not supported."),
+       "masks every past key; onnxc follows the documented meaning there. Beam-search "
+       "step: with past_sequence_length P and cache_indirection [B / beams, beams, M], "
+       "past_key and past_value are buffers [B, N, M, H] filled up to P, one new token's key "
+       "and value go to position P of present_key / present_value (the buffers, same shape) "
+       "and beam j of batch i reads past position t from beam cache_indirection[i, j, t]; "
+       "onnxc requires both inputs together (onnxruntime's CPU kernel leaves the presents "
+       "unfilled without cache_indirection or with P = 0; onnxc does not)."),
 };
 const size_t ox_schema_contrib_attn_n = OX_HN_OF(ox_schema_contrib_attn);

@@ -317,6 +317,24 @@ for form, kpm in (("[B]", np.array([6, 3], I32)),
           expected={"Y": np_mha(qm.astype(np.float64).reshape(2, 3, 2, 4).transpose(0, 2, 1, 3),
                                 kh.astype(np.float64), vh.astype(np.float64), mask=add)})
 
+# a beam-search step: past_key / past_value are buffers [B, N, max, H] filled up to
+# past_sequence_length, cache_indirection [B / beams, beams, max] picks each past position's beam
+# (with past_sequence_length 0 onnxruntime's CPU kernel returns buffers it did not fill, so the
+# cases start at 1)
+for name, beams, P, bias, qk in (("2 beams, past 3, qk", 2, 3, False, True),
+                                 ("4 beams, past 1, bias", 4, 1, True, False),
+                                 ("4 beams, past 5 (buffer full)", 4, 5, False, False),
+                                 ("1 beam, past 2", 1, 2, False, False)):
+    B, N, H, M = 4, 2, 4, 6
+    feeds = {"Q": c.randn(B, 1, 8), "K": c.randn(B, 1, 8), "V": c.randn(B, 1, 8),
+             "PK": c.randn(B, N, M, H), "PV": c.randn(B, N, M, H),
+             "PSL": np.array([P], I32), "CI": c.ints(0, beams - 1, B // beams, beams, M, dtype=I32)}
+    outs = ["Y", "PKo", "PVo"] + (["QK"] if qk else [])
+    c.add(f"MHA beam step, {name}",
+          [mha_node("n0", ["Q", "K", "V", "Bi" if bias else "", "", "", "PK", "PV", "PSL", "CI"],
+                    outs, num_heads=N)], feeds, outs,
+          initializers={"Bi": c.randn(24, scale=0.3)} if bias else None)
+
 
 def mha_error(name, why, feeds, ins, ort="refuses", n=2):
     c.add(name, [mha_node("n0", ins, ["Y"], num_heads=n)], feeds, ["Y"],
@@ -331,6 +349,17 @@ mha_error("MHA error: key_padding_mask shape", ["key_padding_mask"],
 mha_error("MHA error: past_key shape", ["past_key"],
           {"Q": q3, "K": k3, "V": v3, "PK": c.randn(2, 3, 2, 4), "PV": c.randn(2, 3, 2, 4)},
           ["Q", "K", "V", "", "", "", "PK", "PV"])
+# past_sequence_length without cache_indirection: onnxruntime's CPU kernel returns presents it
+# never filled; onnxc refuses it
+mha_error("MHA error: past_sequence_length without cache_indirection", ["cache_indirection"],
+          {"Q": q3[:, :1], "K": k3[:, :1], "V": v3[:, :1], "PK": c.randn(2, 2, 6, 4),
+           "PV": c.randn(2, 2, 6, 4), "PSL": np.array([3], I32)},
+          ["Q", "K", "V", "", "", "", "PK", "PV", "PSL"], ort="none")
+mha_error("MHA error: cache_indirection beam out of range", ["cache_indirection", "beam"],
+          {"Q": q3[:, :1], "K": k3[:, :1], "V": v3[:, :1], "PK": c.randn(2, 2, 6, 4),
+           "PV": c.randn(2, 2, 6, 4), "PSL": np.array([3], I32),
+           "CI": np.full((1, 2, 6), 2, I32)},
+          ["Q", "K", "V", "", "", "", "PK", "PV", "PSL", "CI"], ort="none")  # onnxruntime crashes
 mha_error("MHA error: key rank 2", ["key", "rank"], {"Q": q3, "K": c.randn(2, 8), "V": v3},
           ["Q", "K", "V"])
 

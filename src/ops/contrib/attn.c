@@ -456,16 +456,110 @@ static void put_past(const float *past, int64_t BN, int64_t P, int64_t H, int64_
 
 enum { KV_SEPARATE, KV_PACKED_QKV, KV_PACKED_KV, KV_BNSH };
 
+/* ---- MultiHeadAttention's beam-search step: past_key / past_value are buffers [B, N, M, H]
+ * of which the first past_sequence_length positions are filled; the new key and value go to
+ * that position of present_key / present_value (the buffers again), and beam j of batch i
+ * reads past position t from the beam cache_indirection[i, j, t] names. ---- */
+typedef struct beam_step {
+  ox_value *Q, *K, *V, *Bi, *PK, *PV, *PSL, *CI;
+  int64_t B, Hq, Hv;
+} beam_step;
+
+static int beam_run(ox_kctx *c, const ca_state *s, const beam_step *st) {
+  int64_t B = st->B, N = s->heads, Hq = st->Hq, Hv = st->Hv;
+  const ox_value *PK = st->PK, *PV = st->PV, *CI = st->CI;
+  if (PK->rank != 4 || PV->rank != 4 || PK->dims[0] != B || PK->dims[1] != N || PK->dims[3] != Hq ||
+      PV->dims[0] != B || PV->dims[1] != N || PV->dims[2] != PK->dims[2] || PV->dims[3] != Hv)
+    return ox_kctx_fail(c, OX_ERUNTIME,
+                        "past_key and past_value must be (%lld, %lld, max_sequence_length, "
+                        "head_size)",
+                        (long long)B, (long long)N);
+  int64_t M = PK->dims[2];
+  if (st->PSL->numel != 1 || st->PSL->dtype != OX_INT32)
+    return ox_kctx_fail(c, OX_ERUNTIME, "past_sequence_length must be one int32");
+  int64_t P = ((const int32_t *)st->PSL->data)[0];
+  if (P < 0 || P >= M)
+    return ox_kctx_fail(c, OX_ERUNTIME, "past_sequence_length %lld is outside [0, %lld)",
+                        (long long)P, (long long)M);
+  if (CI->dtype != OX_INT32 || CI->rank != 3 || CI->dims[1] <= 0 || CI->dims[2] != M ||
+      CI->dims[0] * CI->dims[1] != B)
+    return ox_kctx_fail(c, OX_ERUNTIME,
+                        "cache_indirection must be int32 (batch / beams, beams, %lld)",
+                        (long long)M);
+  int64_t beams = CI->dims[1], T = P + 1;
+  const int32_t *ci = CI->data;
+  for (int64_t i = 0; i < B * M; i++)
+    if (i % M < P && (ci[i] < 0 || ci[i] >= beams))
+      return ox_kctx_fail(c, OX_ERUNTIME, "cache_indirection value %d is not a beam of %lld", ci[i],
+                          (long long)beams);
+  int64_t nbias = N * (2 * Hq + Hv);
+  if (st->Bi && (st->Bi->rank != 1 || st->Bi->dims[0] != nbias))
+    return ox_kctx_fail(c, OX_ERUNTIME, "bias must be 1-D of length %lld", (long long)nbias);
+  nn_fbuf fq = {0}, fk = {0}, fv = {0}, fb = {0}, fpk = {0}, fpv = {0};
+  float *q = NULL, *k = NULL, *v = NULL, *nk = NULL, *nv = NULL;
+  int rc;
+  if ((rc = nn_fload(c, st->Q, &fq)) || (rc = nn_fload(c, st->K, &fk)) ||
+      (rc = nn_fload(c, st->V, &fv)) || (st->Bi && (rc = nn_fload(c, st->Bi, &fb))) ||
+      (rc = nn_fload(c, PK, &fpk)) || (rc = nn_fload(c, PV, &fpv)))
+    goto done;
+  q = nn_falloc(B, N, 1, Hq);
+  nk = nn_falloc(B, N, 1, Hq);
+  nv = nn_falloc(B, N, 1, Hv);
+  k = nn_falloc(B, N, T, Hq);
+  v = nn_falloc(B, N, T, Hv);
+  if (!q || !nk || !nv || !k || !v) {
+    rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+    goto done;
+  }
+  const float *bias = st->Bi ? fb.p : NULL;
+  split_heads(fq.p, bias, B, 1, N, Hq, 1, 0, q);
+  split_heads(fk.p, bias ? bias + N * Hq : NULL, B, 1, N, Hq, 1, 0, nk);
+  split_heads(fv.p, bias ? bias + 2 * N * Hq : NULL, B, 1, N, Hv, 1, 0, nv);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t h = 0; h < N; h++) {
+      int64_t bh = b * N + h;
+      for (int64_t t = 0; t < P; t++) {
+        int64_t src = (b / beams) * beams + ci[b * M + t];
+        memcpy(k + (bh * T + t) * Hq, fpk.p + ((src * N + h) * M + t) * Hq,
+               (size_t)Hq * sizeof(float));
+        memcpy(v + (bh * T + t) * Hv, fpv.p + ((src * N + h) * M + t) * Hv,
+               (size_t)Hv * sizeof(float));
+      }
+      memcpy(k + (bh * T + P) * Hq, nk + bh * Hq, (size_t)Hq * sizeof(float));
+      memcpy(v + (bh * T + P) * Hv, nv + bh * Hv, (size_t)Hv * sizeof(float));
+    }
+  /* the presents: the buffers with this step's key and value at position P */
+  int32_t dt = st->Q->dtype;
+  for (int pass = 0; pass < 2 && !rc; pass++) {
+    int64_t hd = pass ? Hv : Hq;
+    const ox_value *past = pass ? PV : PK;
+    if (!wanted(c, 1 + (size_t)pass)) continue;
+    float *pres = nn_falloc(B * N, M, hd, 1);
+    if (!pres) {
+      rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+      break;
+    }
+    memcpy(pres, (pass ? fpv.p : fpk.p), (size_t)(B * N * M * hd) * sizeof(float));
+    for (int64_t bh = 0; bh < B * N; bh++)
+      memcpy(pres + (bh * M + P) * hd, (pass ? nv : nk) + bh * hd, (size_t)hd * sizeof(float));
+    rc = put_out(c, 1 + (size_t)pass, dt, past->dims, 4, pres);
+    free(pres);
+  }
+  if (rc) goto done;
+  mask_spec ms = {NULL, NULL, false, s->filter, B, N, 1, T, P, "key_padding_mask"};
+  rc = attend(c, s, &ms, q, k, v, Hq, Hv, dt, 3);
+done:
+  nn_ffree(&fq), nn_ffree(&fk), nn_ffree(&fv), nn_ffree(&fb), nn_ffree(&fpk), nn_ffree(&fpv);
+  free(q), free(k), free(v), free(nk), free(nv);
+  return rc;
+}
+
 static int mha_run(ox_kctx *c, void *st) {
   const ca_state *s = st;
   ox_value *Q = ox_kctx_input(c, 0), *K = ox_kctx_input(c, 1), *V = ox_kctx_input(c, 2);
   ox_value *Bi = ox_kctx_input(c, 3), *KM = ox_kctx_input(c, 4), *AB = ox_kctx_input(c, 5);
   ox_value *PK = ox_kctx_input(c, 6), *PV = ox_kctx_input(c, 7);
   int64_t N = s->heads;
-  if (ox_kctx_input(c, 8) || ox_kctx_input(c, 9))
-    return ox_kctx_fail(c, OX_ERUNTIME,
-                        "past_sequence_length and cache_indirection (a shared past/present "
-                        "buffer for beam search) are not supported");
   if (!Q || !nn_is_real(Q->dtype))
     return ox_kctx_fail(c, OX_ERUNTIME, "query must be a float tensor");
   if ((PK == NULL) != (PV == NULL))
@@ -511,6 +605,16 @@ static int mha_run(ox_kctx *c, void *st) {
     }
   } else {
     return ox_kctx_fail(c, OX_ERUNTIME, "query must have rank 3 or 5");
+  }
+  ox_value *PSL = ox_kctx_input(c, 8), *CI = ox_kctx_input(c, 9);
+  if (PSL || CI) {
+    if (!PSL || !CI || !PK || form != KV_SEPARATE || S != 1 || L != 1 || KM || AB)
+      return ox_kctx_fail(c, OX_ERUNTIME,
+                          "past_sequence_length and cache_indirection go together, with "
+                          "past_key and past_value, one query and one key of separate Q, K, V "
+                          "and no key_padding_mask or attention_bias (beam-search decoding)");
+    beam_step bs = {Q, K, V, Bi, PK, PV, PSL, CI, B, Hq, Hv};
+    return beam_run(c, s, &bs);
   }
   int64_t P = 0;
   if (PK) {
