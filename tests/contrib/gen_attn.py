@@ -179,6 +179,10 @@ attention_error("Attention error: do_rotary", ["do_rotary"],
 attention_error("Attention error: past with k and v hidden sizes differing", ["past"],
                 attrs={"num_heads": 2, "qkv_hidden_sizes": [8, 8, 4]}, w=c.randn(8, 20),
                 feeds={"P": c.randn(2, 2, 2, 2, 4)}, ins=["X", "W", "", "", "P"], ort="refuses")
+attention_error("Attention error: past_present_share_buffer", ["past_present_share_buffer"],
+                attrs={"num_heads": 2, "past_present_share_buffer": 1},
+                feeds={"P": c.randn(2, 2, 2, 6, 4), "PSL": np.array([2], I32)},
+                ins=["X", "W", "", "", "P", "", "PSL"], ort="refuses")
 attention_error("Attention error: input hidden vs weights rows", ["weights rows"],
                 w=c.randn(6, 24), ort="refuses")
 
