@@ -846,7 +846,15 @@ ONNXC_API onnxc_status onnxc_session_run_with(onnxc_session *s, const onnxc_run_
  * caller made (onnxc_tensor_create or onnxc_tensor_wrap over its own
  * buffer) with the output's element type and shape: a mismatch is
  * ONNXC_ERR_INVALID_ARG naming the output, and nothing is written to it.
- * output_names as in onnxc_session_run. ro may be NULL. */
+ * The operator making an output writes it straight into the caller's
+ * buffer where it can (no copy afterwards), so a failed run may leave
+ * matching buffers partly written. A buffer may also be one of the inputs:
+ * operators that update their input in place then write over it (a
+ * com.microsoft GroupQueryAttention's present_key / present_value given
+ * its past_key / past_value's buffers appends the new rows to that KV cache
+ * and touches nothing else); any other operator reads its inputs whole
+ * first, the result then copied in. output_names as in onnxc_session_run.
+ * ro may be NULL. */
 ONNXC_API onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_options *ro,
                                               const char *const *input_names,
                                               onnxc_value *const *inputs, size_t n_inputs,

@@ -96,6 +96,9 @@ set_tests_properties(test_threadpool PROPERTIES LABELS concurrency)
 # The public header as a user sees it: introspection, values, run options,
 # environments, logging, custom operators, threads, bad arguments.
 onnxc_unit_test(test_api)
+# onnxc_session_run_into writing outputs in place (a KV cache appended in its own buffer)
+onnxc_unit_test(test_run_inplace)
+target_link_libraries(test_run_inplace PRIVATE m)
 target_link_libraries(test_api PRIVATE m pthread)
 set_tests_properties(test_api PROPERTIES LABELS concurrency)
 

@@ -64,6 +64,11 @@ typedef struct ox_kernel_def {
    * const_inputs entry is NULL, its const_ids entry set): the kernel reads
    * it only through state another node shares (ox_kinfo_shared) */
   unsigned lazy_consts;
+  /* bit i: output i may be written into a buffer the caller gave for it
+   * (onnxc_session_run_into) that is also one of the node's inputs: the
+   * kernel writes over its input in place (GroupQueryAttention's present
+   * over its past). Without it such a buffer is not used (a copy instead). */
+  unsigned alias_outputs;
 } ox_kernel_def;
 
 /* The operator kernels a session binds nodes to. src/ops/registry.c fills one
@@ -148,6 +153,5 @@ int ox_kctx_run_subgraph(ox_kctx *c, const ox_graph *g, ox_value *const *inputs,
 int ox_kctx_error(const ox_kctx *c);
 /* Polls the caller's cancellation callback; OX_ECANCELLED when it says stop. */
 int ox_kctx_check_cancel(ox_kctx *c);
-
 
 #endif

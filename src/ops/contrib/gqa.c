@@ -72,6 +72,7 @@ typedef struct gqa_run {
   float scale;
   const int32_t *seqlens;
   bool first;            /* the first prompt: no past rows are used */
+  bool inplace;          /* present is past's own buffer: its rows stay, the rest untouched */
   float *q;              /* [B, S, N, H], rotated */
   float *knew, *vnew;    /* [B, Nk, S, H], K rotated */
   const float *pk, *pv;  /* past [B, Nk, P, H] or NULL */
@@ -108,14 +109,14 @@ static void write_new_rows(gqa_run *r, int64_t b, int64_t g) {
   float *dk = r->prk + (b * r->Nk + g) * r->Pl * H, *dv = r->prv + (b * r->Nk + g) * r->Pl * H;
   memcpy(dk + p * H, r->knew + (b * r->Nk + g) * S * H, (size_t)S * row);
   memcpy(dv + p * H, r->vnew + (b * r->Nk + g) * S * H, (size_t)S * row);
-  if (p + S < r->Pl) {
+  if (p + S < r->Pl && !r->inplace) {
     memset(dk + (p + S) * H, 0, (size_t)(r->Pl - p - S) * row);
     memset(dv + (p + S) * H, 0, (size_t)(r->Pl - p - S) * row);
   }
 }
 
 static void copy_past(gqa_run *r, int64_t b, int64_t g, int64_t j0, int64_t j1) {
-  if (!r->pk || j1 <= j0) return;
+  if (!r->pk || j1 <= j0 || r->inplace) return;
   int64_t H = r->H;
   size_t off = (size_t)((b * r->Nk + g) * r->Pl + j0) * H;
   size_t src = (size_t)((b * r->Nk + g) * r->P + j0) * H, n = (size_t)(j1 - j0) * H;
@@ -501,6 +502,9 @@ static int gqa_run_fn(ox_kctx *c, void *st) {
     r.prv = w, w += n_p;
   }
   if (n_qk) r.qk = fy ? (float *)outs[3]->data : w;
+  /* the caller's shared KV buffer (onnxc_session_run_into with present over
+   * past): the past rows are where they belong already */
+  r.inplace = fp && r.pk && r.prk == r.pk && r.prv == r.pv && r.Pl == r.P;
   if (a->rotary && (rc = positions(c, &r, in[9], in[7]->dims[0], pos))) goto done;
   {
     int64_t qw = in[0]->dims[2], kw = packed ? qw : Nk * H;
@@ -638,7 +642,10 @@ done:
 }
 
 const ox_kernel_def ox_ops_contrib_gqa[] = {
-    {OX_CONTRIB_DOMAIN, "GroupQueryAttention", 1, 1, gqa_prepare, gqa_run_fn, NULL},
+    /* present_key / present_value may be the past's own buffers (alias_outputs):
+     * the new rows are then written in place, nothing copied */
+    {OX_CONTRIB_DOMAIN, "GroupQueryAttention", 1, 1, gqa_prepare, gqa_run_fn, NULL,
+     .alias_outputs = 1u << 1 | 1u << 2},
     {OX_CONTRIB_DOMAIN, "RotaryEmbedding", 1, 1, rope_prepare, rope_run, NULL},
     {NULL, NULL, 0, 0, NULL, NULL, NULL},
 };
