@@ -310,4 +310,33 @@ qdq("ms DequantizeLinear int16 per axis", "DequantizeLinear",
 qdq("ms DequantizeLinear int32", "DequantizeLinear", c.ints(-100000, 100000, 7, dtype=np.int32),
     np.float32(0.01))
 
+qdq("ms QuantizeLinear float16", "QuantizeLinear", x.astype(np.float16), np.float16(0.05),
+    np.uint8(128), out=np.uint8)
+qdq("ms DequantizeLinear float16 scale", "DequantizeLinear", xq, np.float16(0.05),
+    np.uint8(100), out=np.float16)
+
+
+def qdq_4bit(name, code, zero, axis=None, scale=None):
+    """QuantizeLinear to int4 / uint4 then DequantizeLinear back, both com.microsoft (the
+    4-bit zero point written raw: onnx 1.12 has no 4-bit types)"""
+    import onnx, os
+    x = c.randn(3, 4, 6, scale=0.6)
+    s = scale if scale is not None else np.float32(0.1)
+    attrs = {} if axis is None else {"axis": axis}
+    nodes = [node("QuantizeLinear", ["x", "s", "z"], ["q"], "q0", **attrs),
+             node("DequantizeLinear", ["q", "s", "z"], ["y"], "q1", **attrs)]
+    c.add(name, nodes, {"x": x}, ["y"], initializers={"s": s}, rtol=1e-6, atol=1e-6)
+    path = os.path.join(c.dir, c.cases[-1]["model"])
+    m = onnx.load(path)
+    zero = np.asarray(zero)
+    m.graph.initializer.append(raw_tensor("z", code, list(zero.shape),
+                                          pack_fields((zero & 15).reshape(-1), 4)))
+    onnx.save(m, path)
+
+
+qdq_4bit("ms Q/DQ int4 per tensor", 22, np.int8(-2))
+qdq_4bit("ms Q/DQ uint4 per tensor", 21, np.uint8(9))
+qdq_4bit("ms Q/DQ int4 per axis", 22, np.array([1, -3, 0, 2], np.int8), axis=1,
+         scale=np.array([0.05, 0.1, 0.2, 0.08], np.float32))
+
 c.write()

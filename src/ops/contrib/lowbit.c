@@ -211,12 +211,16 @@ static int nb_pack(const ox_kinfo *info, const nb_attrs *a, const nb_layout *L, 
     goto done;
   }
   const uint8_t *bd = B->data;
-  for (int64_t r = 0; r < R; r++) {
-    int64_t k = L->rows[r];
-    uint8_t *qr = q + r * N;
-    for (int64_t n = 0; n < N; n++) {
-      int v = k < 0 ? (sgn ? half : 0) : nb_field(bd, n, k, bits, a->bs, a->kblk, a->blob);
-      qr[n] = sgn ? (uint8_t)(int8_t)(v - half) : (uint8_t)v;
+  /* 64 rows of B at a time, each read in order, so that the transposition stays in cache */
+  for (int64_t n0 = 0; n0 < N; n0 += 64) {
+    int64_t n1 = n0 + 64 < N ? n0 + 64 : N;
+    for (int64_t r = 0; r < R; r++) {
+      int64_t k = L->rows[r];
+      uint8_t *qr = q + r * N;
+      for (int64_t n = n0; n < n1; n++) {
+        int v = k < 0 ? (sgn ? half : 0) : nb_field(bd, n, k, bits, a->bs, a->kblk, a->blob);
+        qr[n] = sgn ? (uint8_t)(int8_t)(v - half) : (uint8_t)v;
+      }
     }
   }
   int64_t zrow = (a->kblk * bits + 7) / 8;

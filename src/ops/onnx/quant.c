@@ -739,6 +739,7 @@ int ox_quant_prepare_contrib(const ox_kinfo *info, void **state, ox_err *e) {
   quant_attrs *a = *state;
   a->version = 21;
   a->block_size = 0;
+  a->precision = OX_FLOAT; /* onnxruntime divides float16 inputs in float */
   return OX_OK;
 }
 int ox_quantize_run(ox_kctx *ctx, void *state) { return quantize_run(ctx, state); }
