@@ -44,7 +44,7 @@ def nbits(K, N, bits, bs, zp=None, g_idx=None, two_d=False, dtype=np.float32):
     else:
         z = np.full((N, kb), 2 ** (bits - 1), np.float64)
         Z = None
-    g = np.arange(K) // bs if g_idx is None else g_idx
+    g = np.arange(K) // bs if g_idx is None else g_idx[:K]
     W = (q[:, :K].astype(np.float64) - z.astype(np.float64)[:, g]) * s.astype(np.float64)[:, g]
     if not two_d:
         s = s.reshape(-1)
@@ -128,8 +128,14 @@ matmul_nbits("MatMulNBits g_idx uneven groups no zp", (3, 48), 48, 5, bs=16,
 # dequantization, which its 2-bit product without g_idx follows): the numpy reference
 matmul_nbits("MatMulNBits g_idx 2-bit", (2, 64), 64, 5, bits=2, bs=16,
              g_idx=rng.permutation(64) // 16, bias=True, ort="none")
+matmul_nbits("MatMulNBits g_idx padded to whole blocks, short last block", (2, 40), 40, 6,
+             bs=16, g_idx=np.concatenate([rng.permutation(np.arange(40) // 16),
+                                          np.zeros(8, np.int64)]))
 matmul_nbits("MatMulNBits g_idx one group holds most", (2, 64), 64, 7, bs=16,
              g_idx=np.where(np.arange(64) < 50, 1, rng.integers(0, 4, size=64)))
+# block_size 512: onnxruntime's CPU kernel stops at 256; onnxc's decoder takes it
+matmul_nbits("MatMulNBits block_size 512", (2, 1100), 1100, 20, bs=512, zp="packed",
+             ort="none", atol=3e-4)
 # accuracy_level 4: onnxruntime quantizes A to int8 per block (about 1/254 of a block's
 # largest activation); onnxc does too for one and two rows (where the CPU has VNNI), and
 # computes more rows in float: those differ from onnxruntime by its quantization error
