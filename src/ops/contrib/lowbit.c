@@ -191,6 +191,36 @@ static int nb_check(const ox_kinfo *info, nb_attrs *a, ox_err *e) {
   return OX_OK;
 }
 
+/* the unpacking of B into the decoder's K x N bytes, 64 rows of B (columns of the matrix)
+ * at a time, each read in order, so that the transposition stays in cache */
+typedef struct nb_unpack_job {
+  const uint8_t *B;
+  uint8_t *q;
+  const nb_layout *L;
+  const nb_attrs *a;
+  bool sgn;
+  int half;
+} nb_unpack_job;
+
+static void nb_unpack_tiles(void *arg, int64_t t0, int64_t t1) {
+  const nb_unpack_job *j = arg;
+  const nb_attrs *a = j->a;
+  int bits = (int)a->bits;
+  int64_t N = a->N;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t n0 = t * 64, n1 = n0 + 64 < N ? n0 + 64 : N;
+    for (int64_t r = 0; r < j->L->rows_n; r++) {
+      int64_t k = j->L->rows[r];
+      uint8_t *qr = j->q + r * N;
+      for (int64_t n = n0; n < n1; n++) {
+        int v =
+            k < 0 ? (j->sgn ? j->half : 0) : nb_field(j->B, n, k, bits, a->bs, a->kblk, a->blob);
+        qr[n] = j->sgn ? (uint8_t)(int8_t)(v - j->half) : (uint8_t)v;
+      }
+    }
+  }
+}
+
 /* fills the decoder's K x N weights (one byte each), scales and integer zero points
  * [n_blk x N] from the constants, in layout L */
 static int nb_pack(const ox_kinfo *info, const nb_attrs *a, const nb_layout *L, const ox_value *B,
@@ -210,19 +240,8 @@ static int nb_pack(const ox_kinfo *info, const nb_attrs *a, const nb_layout *L, 
     rc = ox_err_set(e, OX_ENOMEM, "out of memory");
     goto done;
   }
-  const uint8_t *bd = B->data;
-  /* 64 rows of B at a time, each read in order, so that the transposition stays in cache */
-  for (int64_t n0 = 0; n0 < N; n0 += 64) {
-    int64_t n1 = n0 + 64 < N ? n0 + 64 : N;
-    for (int64_t r = 0; r < R; r++) {
-      int64_t k = L->rows[r];
-      uint8_t *qr = q + r * N;
-      for (int64_t n = n0; n < n1; n++) {
-        int v = k < 0 ? (sgn ? half : 0) : nb_field(bd, n, k, bits, a->bs, a->kblk, a->blob);
-        qr[n] = sgn ? (uint8_t)(int8_t)(v - half) : (uint8_t)v;
-      }
-    }
-  }
+  nb_unpack_job j = {B->data, q, L, a, sgn, half};
+  ox_parallel_for(info->pool, (N + 63) / 64, 1, nb_unpack_tiles, &j);
   int64_t zrow = (a->kblk * bits + 7) / 8;
   for (int64_t b = 0; b < nb; b++) {
     int64_t g = L->group[b];
