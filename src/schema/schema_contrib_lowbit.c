@@ -63,7 +63,23 @@ static const ox_formal dq_in[] = {OX_HONE("x", "T1"), OX_HONE("x_scale", "T2"),
 static const ox_formal dq_out[] = {OX_HONE("y", "T2")};
 static const ox_attr_schema q_attrs[] = {{"axis", OX_ATTR_INT, false, "1"}};
 
+/* in order of name, as tests/unit/test_schema.c checks */
 const ox_schema *const ox_schema_contrib_lowbit[] = {
+    MS("DequantizeLinear", dq_in, 2, dq_out, 1, OX_HTC(dq_tc), OX_HAT(q_attrs),
+       "y = (x - x_zero_point) * x_scale, per tensor (scalar scale) or per slice along axis "
+       "(1-D scale); y has the scale's type. onnxruntime's contrib form of the standard "
+       "operator, with 16-bit, 32-bit and 4-bit types."),
+    MS("GatherBlockQuantized", gbq_in, 3, gbq_out, 1, OX_HTC(gbq_tc), OX_HAT(gbq_attrs),
+       "Gather of a block-quantized table, dequantized: output = Gather(data, indices, "
+       "gather_axis) with every element (q - z) * s, s and z those of its block of "
+       "block_size (a power of two of at least 16) elements along quantize_axis. data is "
+       "int4 or uint4 (bits 4), or uint8 holding 8 / bits fields per byte along its last "
+       "axis (bits 2, 4 or 8; then gather_axis is 0 and quantize_axis the last axis, and the "
+       "output's last dimension is data's times 8 / bits). scales has data's shape (in "
+       "elements) with quantize_axis divided by block_size, rounded up; zero_points (data's "
+       "type, packed like data for uint8) the scales' shape; without it z is 0 for int4 / "
+       "uint4 and 2^(bits - 1) for uint8. Negative indices count from the end. The tied "
+       "embedding of int4 language models."),
     MS("MatMulNBits", nb_in, 3, nb_out, 1, OX_HTC(nb_tc), OX_HAT(nb_attrs),
        "Y = A x dequantized(B)^T (+ bias): a weight-only quantized matrix product. B holds "
        "the N x K weights as uint8 [N, ceil(K / block_size), block_size * bits / 8], each "
@@ -79,25 +95,10 @@ const ox_schema *const ox_schema_contrib_lowbit[] = {
        "int8 form for one- and two-row products where the CPU has AVX512-VNNI, else float. "
        "Unlike onnxruntime 1.30, onnxc applies uint8 zero points also with g_idx and takes "
        "float zero points with 8 bits."),
-    MS("GatherBlockQuantized", gbq_in, 3, gbq_out, 1, OX_HTC(gbq_tc), OX_HAT(gbq_attrs),
-       "Gather of a block-quantized table, dequantized: output = Gather(data, indices, "
-       "gather_axis) with every element (q - z) * s, s and z those of its block of "
-       "block_size (a power of two of at least 16) elements along quantize_axis. data is "
-       "int4 or uint4 (bits 4), or uint8 holding 8 / bits fields per byte along its last "
-       "axis (bits 2, 4 or 8; then gather_axis is 0 and quantize_axis the last axis, and the "
-       "output's last dimension is data's times 8 / bits). scales has data's shape (in "
-       "elements) with quantize_axis divided by block_size, rounded up; zero_points (data's "
-       "type, packed like data for uint8) the scales' shape; without it z is 0 for int4 / "
-       "uint4 and 2^(bits - 1) for uint8. Negative indices count from the end. The tied "
-       "embedding of int4 language models."),
     MS("QuantizeLinear", q_in, 2, q_out, 1, OX_HTC(q_tc), OX_HAT(q_attrs),
        "y = saturate(round(x / y_scale) + y_zero_point), rounding half to even, per tensor "
        "(scalar scale) or per slice along axis (1-D scale). y's type is the zero point's "
        "(uint8 without one). onnxruntime's contrib form of the standard operator, with "
        "16-bit and 4-bit types."),
-    MS("DequantizeLinear", dq_in, 2, dq_out, 1, OX_HTC(dq_tc), OX_HAT(q_attrs),
-       "y = (x - x_zero_point) * x_scale, per tensor (scalar scale) or per slice along axis "
-       "(1-D scale); y has the scale's type. onnxruntime's contrib form of the standard "
-       "operator, with 16-bit, 32-bit and 4-bit types."),
 };
 const size_t ox_schema_contrib_lowbit_n = OX_HN_OF(ox_schema_contrib_lowbit);
