@@ -1,10 +1,12 @@
 /* quant.c - linear quantisation: QuantizeLinear, DequantizeLinear (per-tensor,
  * per-axis and blocked; integer, float8 and float4 kinds), DynamicQuantizeLinear,
  * QLinearMatMul and MatMulInteger. */
+#include "quant.h"
+
 #include "../../kernels/q8.h"
 #include "../../kernels/qgemm.h"
-#include "../nn_common.h"
 #include "../../schema/onnxc_ops.h"
+#include "../nn_common.h"
 #include "../opcore.h"
 
 typedef struct quant_attrs {
@@ -729,12 +731,27 @@ static int qlinearmatmul_run(ox_kctx *c, void *st) {
   return rc;
 }
 
+/* the contrib forms (src/ops/contrib/lowbit.c): the standard kernels as at opset 21, less
+ * block_size, which onnxruntime's contrib schemas do not have */
+int ox_quant_prepare_contrib(const ox_kinfo *info, void **state, ox_err *e) {
+  int rc = quant_prepare(info, state, e);
+  if (rc) return rc;
+  quant_attrs *a = *state;
+  a->version = 21;
+  a->block_size = 0;
+  a->precision = OX_FLOAT; /* onnxruntime divides float16 inputs in float */
+  return OX_OK;
+}
+int ox_quantize_run(ox_kctx *ctx, void *state) { return quantize_run(ctx, state); }
+int ox_dequantize_run(ox_kctx *ctx, void *state) { return dequantize_run(ctx, state); }
+
 const ox_kernel_def ox_ops_quant[] = {
     {"", "QuantizeLinear", 10, 1000, quant_prepare, quantize_run, NULL},
     {"", "DequantizeLinear", 10, 1000, quant_prepare, dequantize_run, NULL},
     {"", "DynamicQuantizeLinear", 11, 1000, quant_prepare, dynq_run, NULL},
     {"", "MatMulInteger", 10, 1000, matmulint_prepare, matmulint_run, matmulint_release},
-    {OX_ONNXC_DOMAIN, "QMatMulScaledFused", 1, 1, matmulint_prepare, qmm_scaled_run, matmulint_release},
+    {OX_ONNXC_DOMAIN, "QMatMulScaledFused", 1, 1, matmulint_prepare, qmm_scaled_run,
+     matmulint_release},
     {"", "QLinearMatMul", 10, 1000, quant_prepare, qlinearmatmul_run, NULL},
     {0},
 };
