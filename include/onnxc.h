@@ -854,6 +854,90 @@ ONNXC_API onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_
                                               onnxc_value *const *outputs, size_t n_outputs,
                                               onnxc_error *err);
 
+/* ---------------------------------------------------------------- generation */
+
+/* A token-by-token generation loop over a session of a decoder-only
+ * language model: the prompt's ids in, new token ids out (tokenizers stay
+ * outside). Batch size 1. The layout is read from the session's inputs and
+ * outputs:
+ *   - no cache: input_ids [batch, sequence] -> logits [batch, sequence,
+ *     vocab]; each step runs the whole sequence (its axis must be dynamic);
+ *   - decoder-with-past (Hugging Face Optimum): past_key_values.N.key/value
+ *     in [batch, heads, past, head_size], present.N.key/value out, optional
+ *     attention_mask [batch, total] and position_ids [batch, sequence]; the
+ *     past has length 0 on the first step and each step's present is the
+ *     next step's past, taken as the run made it (no copy by the loop);
+ *   - onnxruntime-genai: as above, but past and present have the sequence
+ *     length of the buffer, max_length (the model has GroupQueryAttention
+ *     nodes, or genai_config.json says past_present_share_buffer): the
+ *     buffers are allocated once, zeroed, and the model writes each step's
+ *     keys and values at their positions; attention_mask [batch, total]
+ *     tells it how many are valid.
+ * genai_config.json, when config_dir holds one, gives the names (model.
+ * decoder.inputs / outputs, past_key_names with %d), model.eos_token_id,
+ * model.context_length, search.max_length and the key/value heads and head
+ * size where the model's dims are symbolic. Errors name what is missing
+ * ("input 'past_key_values.3.value' not found"). */
+typedef struct onnxc_generator onnxc_generator;
+
+typedef struct onnxc_generate_options {
+  /* the most new tokens (0: up to the context length, which must then be
+     known); the prompt plus max_new_tokens beyond a known context length is
+     ONNXC_ERR_INVALID_ARG */
+  int64_t max_new_tokens;
+  int do_sample; /* 0: greedy (the lowest index among equal largest logits) */
+  /* Sampling: the logits are divided by temperature (0: 1), cut to the
+     top_k likeliest (0: no cut), then to the likeliest whose probabilities
+     reach top_p (0 or 1: no cut), and a token drawn from what remains with
+     splitmix64 seeded by seed: the same seed gives the same tokens from the
+     same logits, at any thread count of the caller. */
+  int top_k;
+  float top_p;
+  float temperature;
+  uint64_t seed;
+  /* tokens that end generation (the EOS is returned as the last token);
+     eos_ids NULL: genai_config.json's eos_token_id, none without it */
+  const int64_t *eos_ids;
+  size_t n_eos;
+  int64_t context_length; /* 0: genai_config.json's (search.max_length, model.context_length) */
+  const char *config_dir; /* folder to read genai_config.json from, if there (NULL: none) */
+  int threads;            /* per run, as onnxc_run_options.threads (0: the session's) */
+} onnxc_generate_options;
+
+/* Timings of a generation, in milliseconds: from the start to the first
+ * new token (the prompt's run), and from the first to the last (the
+ * decode: new_tokens - 1 steps). */
+typedef struct onnxc_generate_stats {
+  double first_token_ms;
+  double decode_ms;
+  size_t prompt_tokens, new_tokens;
+} onnxc_generate_stats;
+
+/* Starts a generation: detects the layout, allocates the cache and checks
+ * the prompt (non-empty; ids within the vocabulary when the logits' last
+ * dim is fixed, else after the first run). Nothing runs until
+ * onnxc_generate_next. The session must outlive the generator; several
+ * generators may run on one session at once. opts may be NULL (greedy,
+ * max_new_tokens from the context). */
+ONNXC_API onnxc_status onnxc_generate_start(onnxc_session *s, const int64_t *ids, size_t n_ids,
+                                            const onnxc_generate_options *opts,
+                                            onnxc_generator **out, onnxc_error *err);
+/* One step: runs the model and picks the next token into *token; *done
+ * becomes non-zero, with no token, once an EOS, max_new_tokens or the
+ * context length ended the generation. */
+ONNXC_API onnxc_status onnxc_generate_next(onnxc_generator *g, int64_t *token, int *done,
+                                           onnxc_error *err);
+/* "no-cache", "decoder-with-past" or "genai-shared-buffer" */
+ONNXC_API const char *onnxc_generate_layout(const onnxc_generator *g);
+ONNXC_API void onnxc_generate_get_stats(const onnxc_generator *g, onnxc_generate_stats *out);
+ONNXC_API void onnxc_generate_free(onnxc_generator *g);
+/* The whole loop: *out receives the new ids (malloc'd, free with free())
+ * and *n_out their count; stats may be NULL. */
+ONNXC_API onnxc_status onnxc_generate(onnxc_session *s, const int64_t *ids, size_t n_ids,
+                                      const onnxc_generate_options *opts, int64_t **out,
+                                      size_t *n_out, onnxc_generate_stats *stats,
+                                      onnxc_error *err);
+
 /* ---------------------------------------------------------------- graph passes */
 
 /* The graph passes a session runs at optimization_level >= their level, in
