@@ -20,3 +20,7 @@ foreach(part "ort_generate;a,b,errors" "ort_generate_genai;c")
   endif()
   set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS generate TIMEOUT 300)
 endforeach()
+
+# The loop on models whose tokens follow from their weights by hand, the
+# layouts' errors, genai_config.json and the sampler.
+onnxc_unit_test(test_generate)
