@@ -832,6 +832,14 @@ typedef struct onnxc_run_options {
   int (*cancel)(void *user); /* polled as the session's; non-zero cancels this run */
   void *cancel_user;
   const char *tag; /* names the run in its error messages and log lines */
+  /* NULL, or per requested output a tensor the caller made (onnxc_tensor_create or
+     onnxc_tensor_wrap) or NULL: when the kernel that makes that output makes it with the
+     tensor's element type and shape, it writes it there, and outputs[k] is then a new
+     reference to that tensor (else a value of its own, as without the option; compare
+     onnxc_tensor_data). The tensor may be one of the inputs: a model that updates a buffer
+     in place (a KV cache whose past and present are one buffer) reads and writes the
+     same memory. After a failed run its contents are unspecified. */
+  onnxc_value *const *output_buffers;
 } onnxc_run_options;
 
 /* onnxc_session_run with options (ro may be NULL). */
@@ -845,8 +853,10 @@ ONNXC_API onnxc_status onnxc_session_run_with(onnxc_session *s, const onnxc_run_
 /* Runs and writes each requested output into outputs[k], a tensor the
  * caller made (onnxc_tensor_create or onnxc_tensor_wrap over its own
  * buffer) with the output's element type and shape: a mismatch is
- * ONNXC_ERR_INVALID_ARG naming the output, and nothing is written to it.
- * output_names as in onnxc_session_run. ro may be NULL. */
+ * ONNXC_ERR_INVALID_ARG naming the output. The kernels that make an output
+ * write it there directly (ro->output_buffers is taken to be outputs);
+ * others' results are copied in. output_names as in onnxc_session_run. ro
+ * may be NULL. */
 ONNXC_API onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_options *ro,
                                               const char *const *input_names,
                                               onnxc_value *const *inputs, size_t n_inputs,
@@ -866,12 +876,17 @@ ONNXC_API onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_
  *     in [batch, heads, past, head_size], present.N.key/value out, optional
  *     attention_mask [batch, total] and position_ids [batch, sequence]; the
  *     past has length 0 on the first step and each step's present is the
- *     next step's past, taken as the run made it (no copy by the loop);
+ *     next step's past. Two buffers per cache input, of the prompt plus
+ *     max_new_tokens positions, are allocated once: the past is a view of
+ *     one, the present is made in the other (the graph's Concat writes it
+ *     there: onnxc_run_options.output_buffers), and they swap; the Concat
+ *     still copies the past into the present each step;
  *   - onnxruntime-genai: as above, but past and present have the sequence
  *     length of the buffer, max_length (the model has GroupQueryAttention
  *     nodes, or genai_config.json says past_present_share_buffer): the
- *     buffers are allocated once, zeroed, and the model writes each step's
- *     keys and values at their positions; attention_mask [batch, total]
+ *     buffers are allocated once, zeroed, the present is made in the past's
+ *     own buffer, and the model writes each step's keys and values at their
+ *     positions (the past is not copied); attention_mask [batch, total]
  *     tells it how many are valid.
  * genai_config.json, when config_dir holds one, gives the names (model.
  * decoder.inputs / outputs, past_key_names with %d), model.eos_token_id,
@@ -906,11 +921,14 @@ typedef struct onnxc_generate_options {
 
 /* Timings of a generation, in milliseconds: from the start to the first
  * new token (the prompt's run), and from the first to the last (the
- * decode: new_tokens - 1 steps). */
+ * decode: new_tokens - 1 steps). cache_copied_bytes: the cache the loop
+ * had to copy because a kernel made a present outside the loop's buffer
+ * (0 when every present was made in place). */
 typedef struct onnxc_generate_stats {
   double first_token_ms;
   double decode_ms;
   size_t prompt_tokens, new_tokens;
+  uint64_t cache_copied_bytes;
 } onnxc_generate_stats;
 
 /* Starts a generation: detects the layout, allocates the cache and checks

@@ -114,9 +114,10 @@ static PyObject *generator_stats(opy_generator *self, PyObject *unused) {
   (void)unused;
   onnxc_generate_stats s;
   onnxc_generate_get_stats(self->gen, &s);
-  return Py_BuildValue("{s:d,s:d,s:n,s:n}", "first_token_ms", s.first_token_ms, "decode_ms",
+  return Py_BuildValue("{s:d,s:d,s:n,s:n,s:K}", "first_token_ms", s.first_token_ms, "decode_ms",
                        s.decode_ms, "prompt_tokens", (Py_ssize_t)s.prompt_tokens, "new_tokens",
-                       (Py_ssize_t)s.new_tokens);
+                       (Py_ssize_t)s.new_tokens, "cache_copied_bytes",
+                       (unsigned long long)s.cache_copied_bytes);
 }
 
 static PyObject *generator_get_layout(opy_generator *self, void *unused) {

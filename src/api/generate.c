@@ -30,9 +30,16 @@ struct onnxc_generator {
   io *past;     /* 2 * layers: key, value of layer 0, then layer 1, ... */
   io *presents; /* the outputs matching past */
   int32_t kv_dtype;
-  int64_t kv_heads, head_size, buffer_len;   /* buffer_len: the shared layout's */
-  onnxc_value **cache;                       /* 2 * layers past values fed next */
-  int64_t *seq;                              /* prompt + new tokens */
+  int64_t kv_heads, head_size, buffer_len; /* buffer_len: the shared layout's */
+  /* The cache's memory, allocated once: with past, two buffers per input of
+     n_prompt + max_new positions (the step's past is read from one and its
+     present made in the other, then they swap); shared, one per input of
+     buffer_len positions, zeroed, past and present alike. */
+  void **bufs;
+  size_t n_bufs, buf_bytes;
+  int flip;        /* with past: past k is bufs[2k + flip] */
+  uint64_t copied; /* cache bytes the loop copied (a present made elsewhere) */
+  int64_t *seq;    /* prompt + new tokens */
   size_t n_seq, cap_seq, n_prompt, in_cache; /* in_cache: tokens the cache holds */
   int64_t vocab;                             /* -1 until known */
   int64_t context;                           /* 0: unknown */
@@ -129,8 +136,7 @@ static int bind_cache(onnxc_generator *g, const ox_gen_config *c, ox_err *e) {
   if (!g->layers) return OX_OK;
   g->past = calloc(2 * g->layers, sizeof *g->past);
   g->presents = calloc(2 * g->layers, sizeof *g->presents);
-  g->cache = calloc(2 * g->layers, sizeof *g->cache);
-  if (!g->past || !g->presents || !g->cache) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  if (!g->past || !g->presents) return ox_err_set(e, OX_ENOMEM, "out of memory");
   for (size_t l = 0; l < g->layers; l++)
     for (int kv = 0; kv < 2; kv++) {
       size_t k = 2 * l + (size_t)kv;
@@ -303,15 +309,41 @@ static onnxc_value *int_tensor(int32_t dtype, size_t n, int64_t first, int64_t s
   return v;
 }
 
-/* The empty (with past) or zeroed (shared) caches of the first step. */
+static size_t kv_elem_size(int32_t dtype) { return dtype == 1 ? 4 : 2; }
+
+/* The cache's buffers (see the struct), 64-byte aligned as the runtime's. */
 static int alloc_cache(onnxc_generator *g, ox_err *e) {
-  int64_t len = g->layout == LAYOUT_SHARED ? g->buffer_len : 0;
-  int64_t dims[4] = {1, g->kv_heads, len, g->head_size};
-  for (size_t k = 0; k < 2 * g->layers; k++) {
-    g->cache[k] = onnxc_tensor_create(g->kv_dtype, dims, 4, (onnxc_error *)e);
-    if (!g->cache[k]) return e->code ? e->code : OX_ENOMEM;
+  int shared = g->layout == LAYOUT_SHARED;
+  int64_t len = shared ? g->buffer_len : (int64_t)g->n_prompt + g->max_new;
+  size_t bytes = kv_elem_size(g->kv_dtype);
+  const int64_t f[3] = {g->kv_heads, len, g->head_size};
+  for (size_t i = 0; i < 3; i++) {
+    if ((uint64_t)f[i] > SIZE_MAX / bytes)
+      return ox_err_set(e, OX_ENOMEM, "a KV cache of %lld x %lld x %lld is too large",
+                        (long long)f[0], (long long)f[1], (long long)f[2]);
+    bytes *= (size_t)f[i];
+  }
+  g->buf_bytes = (bytes + 63) & ~(size_t)63;
+  g->n_bufs = (shared ? 1 : 2) * 2 * g->layers;
+  g->bufs = calloc(g->n_bufs, sizeof *g->bufs);
+  if (!g->bufs) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  for (size_t k = 0; k < g->n_bufs; k++) {
+    g->bufs[k] = aligned_alloc(64, g->buf_bytes ? g->buf_bytes : 64);
+    if (!g->bufs[k])
+      return ox_err_set(e, OX_ENOMEM, "out of memory for a KV cache of %zu bytes", g->buf_bytes);
+    if (shared) memset(g->bufs[k], 0, g->buf_bytes);
   }
   return OX_OK;
+}
+
+/* The past fed for cache input k and the buffer its present goes in. */
+static void cache_views(const onnxc_generator *g, size_t k, void **past, void **present) {
+  if (g->layout == LAYOUT_SHARED) {
+    *past = *present = g->bufs[k];
+  } else {
+    *past = g->bufs[2 * k + (size_t)g->flip];
+    *present = g->bufs[2 * k + (size_t)!g->flip];
+  }
 }
 
 static int check_ids(const onnxc_generator *g, ox_err *e) {
@@ -364,8 +396,9 @@ static int run_step(onnxc_generator *g, ox_err *e) {
   const char **in_names = calloc(3 + nc, sizeof *in_names);
   const char **out_names = calloc(1 + nc, sizeof *out_names);
   onnxc_value **ins = calloc(3 + nc, sizeof *ins), **outs = calloc(1 + nc, sizeof *outs);
+  onnxc_value **bufs = calloc(1 + nc, sizeof *bufs); /* [0]: the logits, made by the run */
   int rc = OX_OK;
-  if (!in_names || !out_names || !ins || !outs) {
+  if (!in_names || !out_names || !ins || !outs || !bufs) {
     rc = ox_err_set(e, OX_ENOMEM, "out of memory");
     goto done;
   }
@@ -379,40 +412,52 @@ static int run_step(onnxc_generator *g, ox_err *e) {
     in_names[n_in] = g->pos.name;
     ins[n_in++] = int_tensor(g->pos.dtype, fresh, (int64_t)from, 1, NULL, e);
   }
-  n_own = n_in; /* the caches that follow are g's */
-  for (size_t i = 0; i < n_in; i++)
-    if (!ins[i]) {
+  /* the caches: views of the loop's buffers; each present is asked to be
+     made in its buffer (output_buffers), which the kernel that makes it
+     (the graph's Concat, GroupQueryAttention) then writes in place */
+  int shared = g->layout == LAYOUT_SHARED;
+  int64_t past_len = shared ? g->buffer_len : (int64_t)g->in_cache;
+  int64_t want = shared ? g->buffer_len : (int64_t)g->n_seq;
+  int64_t pd[4] = {1, g->kv_heads, past_len, g->head_size};
+  int64_t od[4] = {1, g->kv_heads, want, g->head_size};
+  out_names[0] = g->logits.name;
+  for (size_t k = 0; k < nc; k++) {
+    void *past, *present;
+    cache_views(g, k, &past, &present);
+    in_names[n_in] = g->past[k].name;
+    ins[n_in++] = onnxc_tensor_wrap(g->kv_dtype, pd, 4, past, (onnxc_error *)e);
+    out_names[n_out] = g->presents[k].name;
+    bufs[n_out++] = onnxc_tensor_wrap(g->kv_dtype, od, 4, present, (onnxc_error *)e);
+  }
+  n_own = n_in;
+  for (size_t i = 0; i < n_in || i < n_out; i++)
+    if ((i < n_in && !ins[i]) || (i > 0 && i < n_out && !bufs[i])) {
       rc = e->code ? e->code : OX_ENOMEM;
       goto done;
     }
-  out_names[0] = g->logits.name;
-  for (size_t k = 0; k < nc; k++) {
-    in_names[n_in] = g->past[k].name;
-    ins[n_in++] = g->cache[k];
-    out_names[n_out++] = g->presents[k].name;
-  }
   onnxc_run_options ro = {0};
   ro.threads = g->threads;
+  ro.output_buffers = bufs;
   rc = (int)onnxc_session_run_with(g->s, &ro, in_names, ins, n_in, out_names, outs, n_out,
                                    (onnxc_error *)e);
   if (!rc) rc = read_logits(g, outs[0], e);
-  /* each present becomes the next past as the run made it: the loop
-     copies nothing (a shared buffer keeps its length) */
   for (size_t k = 0; !rc && k < nc; k++) {
-    const int64_t *d = onnxc_tensor_dims(outs[1 + k]);
-    int64_t want = g->layout == LAYOUT_SHARED ? g->buffer_len : (int64_t)g->n_seq;
-    if (onnxc_tensor_rank(outs[1 + k]) != 4 || d[2] != want)
-      rc = ox_err_set(e, OX_ERUNTIME, "output '%s' does not hold %lld positions (%s)",
-                      g->presents[k].name, (long long)want,
-                      g->layout == LAYOUT_SHARED ? "the shared buffer's length"
-                                                 : "the past and the new tokens");
+    const onnxc_value *o = outs[1 + k];
+    const int64_t *d = onnxc_tensor_dims(o);
+    if (onnxc_tensor_dtype(o) != g->kv_dtype || onnxc_tensor_rank(o) != 4 || d[0] != 1 ||
+        d[1] != g->kv_heads || d[2] != want || d[3] != g->head_size) {
+      rc = ox_err_set(
+          e, OX_ERUNTIME, "output '%s' is not [1, %lld, %lld, %lld] of the cache's type (%s)",
+          g->presents[k].name, (long long)g->kv_heads, (long long)want, (long long)g->head_size,
+          shared ? "the shared buffer's length" : "the past and the new tokens");
+    } else if (onnxc_tensor_data_const(o) != onnxc_tensor_data(bufs[1 + k])) {
+      /* a kernel that made the present elsewhere: into the buffer */
+      memcpy(onnxc_tensor_data(bufs[1 + k]), onnxc_tensor_data_const(o), onnxc_tensor_nbytes(o));
+      g->copied += onnxc_tensor_nbytes(o);
+    }
   }
   if (!rc) {
-    for (size_t k = 0; k < nc; k++) {
-      onnxc_value_free(g->cache[k]);
-      g->cache[k] = outs[1 + k];
-      outs[1 + k] = NULL;
-    }
+    g->flip ^= !shared;
     g->in_cache = g->n_seq;
   }
 done:
@@ -420,6 +465,9 @@ done:
     for (size_t i = 0; i < n_own; i++) onnxc_value_free(ins[i]);
   if (outs)
     for (size_t k = 0; k < n_out; k++) onnxc_value_free(outs[k]);
+  if (bufs)
+    for (size_t k = 0; k < n_out; k++) onnxc_value_free(bufs[k]);
+  free(bufs);
   free(in_names);
   free(out_names);
   free(ins);
@@ -516,6 +564,7 @@ void onnxc_generate_get_stats(const onnxc_generator *g, onnxc_generate_stats *ou
     out->first_token_ms = g->t_first - g->t0;
     out->decode_ms = g->t_last - g->t_first;
   }
+  out->cache_copied_bytes = g->copied;
 }
 
 static void free_io(io *x) { free(x->name); }
@@ -529,11 +578,11 @@ void onnxc_generate_free(onnxc_generator *g) {
   for (size_t k = 0; k < 2 * g->layers; k++) {
     if (g->past) free_io(&g->past[k]);
     if (g->presents) free_io(&g->presents[k]);
-    if (g->cache) onnxc_value_free(g->cache[k]);
   }
   free(g->past);
   free(g->presents);
-  free(g->cache);
+  for (size_t k = 0; k < g->n_bufs; k++) free(g->bufs[k]);
+  free(g->bufs);
   free(g->seq);
   free(g->eos);
   free(g->cand);

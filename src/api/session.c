@@ -238,6 +238,7 @@ onnxc_status onnxc_session_run_with(onnxc_session *s, const onnxc_run_options *r
     o.cancel = ro->cancel;
     o.cancel_user = ro->cancel_user;
     o.tag = ro->tag;
+    o.out_bufs = (ox_value *const *)ro->output_buffers;
   }
   double t0 = a->log.fn ? now_ms() : 0;
   int rc = ox_session_run_opts(x, &o, names ? names : input_names, (ox_value *const *)inputs,
@@ -290,16 +291,21 @@ onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_options *r
   onnxc_value *stack_res[16];
   onnxc_value **res = n_outputs <= 16 ? stack_res : calloc(n_outputs, sizeof *res);
   if (!res) return (onnxc_status)ox_err_set(E(err), OX_ENOMEM, "out of memory");
-  onnxc_status rc = onnxc_session_run_with(s, ro, input_names, inputs, n_inputs, output_names, res,
-                                           n_outputs, err);
+  /* the kernels make what they can in the caller's tensors */
+  onnxc_run_options placed = {0};
+  if (ro) placed = *ro;
+  placed.output_buffers = outputs;
+  onnxc_status rc = onnxc_session_run_with(s, &placed, input_names, inputs, n_inputs, output_names,
+                                           res, n_outputs, err);
   /* every buffer is checked before any is written */
   for (size_t k = 0; rc == ONNXC_OK && k < n_outputs; k++) {
     const char *name = output_names ? output_names[k] : onnxc_session_output_name(s, k);
     rc = (onnxc_status)fits((const ox_value *)outputs[k], (const ox_value *)res[k], name, E(err));
   }
   for (size_t k = 0; rc == ONNXC_OK && k < n_outputs; k++)
-    rc =
-        (onnxc_status)ox_tensor_copy_data((ox_value *)outputs[k], (const ox_value *)res[k], E(err));
+    if (onnxc_tensor_data_const(res[k]) != onnxc_tensor_data(outputs[k]))
+      rc = (onnxc_status)ox_tensor_copy_data((ox_value *)outputs[k], (const ox_value *)res[k],
+                                             E(err));
   for (size_t k = 0; k < n_outputs; k++) ox_value_unref((ox_value *)res[k]);
   if (res != stack_res) free(res);
   return rc;

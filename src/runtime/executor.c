@@ -116,8 +116,8 @@ static ox_value *alloc_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t
     if (dims[k] < 0) ok = false;
   if (ok && !ox_numel(dims, rank, &numel)) ok = false;
   if (ok && !ox_mul_size((size_t)numel, es, &nbytes)) ok = false;
-  ox_value *v = NULL;
-  if (ok && c->kept_frame) v = ox_rt_cat_take(c, rn->out[i], dtype, dims, rank);
+  ox_value *v = ok ? ox_rt_out_take(c, rn->out[i], dtype, dims, rank) : NULL;
+  if (!v && ok && c->kept_frame) v = ox_rt_cat_take(c, rn->out[i], dtype, dims, rank);
   if (!v && ok && dtype != OX_STRING && nbytes >= 64)
     v = pool_take(c->run, dtype, dims, rank, nbytes, numel);
   if (!v) {
@@ -139,6 +139,19 @@ static ox_value *alloc_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t
   if (c->out[i]) ox_rt_release(c->run, c->out[i]);
   c->out[i] = v;
   return v;
+}
+
+ox_value *ox_rt_out_take(ox_kctx *c, int32_t k, int32_t dtype, const int64_t *dims, size_t rank) {
+  rt_run *r = c->run;
+  rt_graph *g = c->g;
+  if (!r || !r->placed || k < 0 || g != c->s->main) return NULL;
+  for (size_t j = 0; j < g->n_out; j++) {
+    ox_value *b = r->placed[j];
+    if (g->out[j] == k && b && b->kind == OX_VAL_TENSOR && b->dtype == dtype &&
+        ox_shape_equal(b->dims, b->rank, dims, rank))
+      return ox_value_ref(b);
+  }
+  return NULL;
 }
 
 ox_value *ox_kctx_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t *dims, size_t rank) {

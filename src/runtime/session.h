@@ -115,6 +115,12 @@ typedef struct ox_run_opts {
   void *cancel_user;
   const volatile int *terminate; /* another thread sets *terminate != 0 to stop the run */
   const char *tag;               /* prefixed to the run's error messages */
+  /* per requested output (out_names' order), a tensor of the caller or NULL:
+     a kernel that makes that graph output with the tensor's element type and
+     shape makes it there (ox_rt_out_take), and the output returned is then
+     that tensor; it may be one of the inputs (a KV cache a model updates in
+     place) */
+  ox_value *const *out_bufs;
 } ox_run_opts;
 
 /* ox_session_run with options (ro may be NULL). */

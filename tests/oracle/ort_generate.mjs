@@ -118,6 +118,10 @@ async function compare(name, prompt, maxNew) {
     if (!same(got, ref.tokens)) fail(`${name} onnxc --threads ${threads}`, `got ${got.join(' ')}`);
     if (!/first token/.test(r.stderr) || !/tokens\/s/.test(r.stderr))
       fail(`${name} onnxc timings`, `stderr lacks them: ${r.stderr.trim()}`);
+    // b's Concats make each present in the loop's buffer (output_buffers)
+    if (name === 'b' && !/; 0 cache bytes copied/.test(r.stderr))
+      fail(`${name} onnxc in-place cache`, r.stderr.trim());
+    if (name === 'c') console.log(`  onnxc: ${r.stderr.trim()}`);
   }
   if (!havePython) {
     console.log(`(python: no extension in ${pyBuild}, not compared)`);

@@ -151,6 +151,37 @@ static void test_with_past(void) {
   CHECK(gen(s, prompt, 3, &o, out, 16, &n, &e) == ONNXC_OK);
   int64_t want[] = {5, 1, 4, 7, 2};
   CHECK(n == 5 && memcmp(out, want, sizeof want) == 0);
+  /* the Concats made each present in the loop's buffer: nothing copied */
+  int64_t *toks = NULL;
+  onnxc_generate_stats st;
+  CHECK(onnxc_generate(s, prompt, 3, &o, &toks, &n, &st, &e) == ONNXC_OK && n == 5);
+  CHECK(st.cache_copied_bytes == 0 && st.new_tokens == 5 && st.prompt_tokens == 3);
+  free(toks);
+  /* output_buffers: a run makes the present in the caller's tensor, or not
+     when its shape differs */
+  float past[3] = {1, 2, 3}, present[4] = {0}, wrong[5] = {0};
+  int64_t ids[1] = {6}, mask[4] = {1, 1, 1, 1}, pos[1] = {3};
+  int64_t dp[4] = {1, 1, 3, 1}, dq[4] = {1, 1, 4, 1}, dw[4] = {1, 1, 5, 1}, d2[2] = {1, 1},
+          dm[2] = {1, 4};
+  onnxc_value *in[5] = {onnxc_tensor_wrap(7, d2, 2, ids, &e), onnxc_tensor_wrap(7, dm, 2, mask, &e),
+                        onnxc_tensor_wrap(7, d2, 2, pos, &e), onnxc_tensor_wrap(1, dp, 4, past, &e),
+                        onnxc_tensor_wrap(1, dp, 4, past, &e)};
+  onnxc_value *buf = onnxc_tensor_wrap(1, dq, 4, present, &e);
+  onnxc_value *other = onnxc_tensor_wrap(1, dw, 4, wrong, &e);
+  const char *names[] = {"present.0.key"}, *names2[] = {"present.0.value"};
+  onnxc_value *res = NULL;
+  onnxc_run_options ro = {0};
+  ro.output_buffers = &buf;
+  CHECK(onnxc_session_run_with(s, &ro, NULL, in, 5, names, &res, 1, &e) == ONNXC_OK);
+  CHECK(res && onnxc_tensor_data(res) == (void *)present && present[2] == 3 && present[3] == 6);
+  onnxc_value_free(res);
+  ro.output_buffers = &other;
+  CHECK(onnxc_session_run_with(s, &ro, NULL, in, 5, names2, &res, 1, &e) == ONNXC_OK);
+  CHECK(res && onnxc_tensor_data(res) != (void *)wrong && wrong[0] == 0);
+  onnxc_value_free(res);
+  onnxc_value_free(buf);
+  onnxc_value_free(other);
+  for (int i = 0; i < 5; i++) onnxc_value_free(in[i]);
 done:
   onnxc_session_free(s);
   onnxc_model_free(m);
