@@ -4,6 +4,7 @@ a cache, Hugging Face Optimum's decoder-with-past and onnxruntime-genai's
 shared past/present buffer (genai_config.json beside the model). Tokenizers
 stay outside: ids in, ids out."""
 
+import operator
 import os
 from typing import Any, Iterator, List, Optional, Sequence, Union
 
@@ -75,15 +76,16 @@ def generate(
     context_length: the most tokens, prompt included (default: the
     config's); asking for more is onnxc.InvalidArgument. threads: per run
     (0: the session's). Returns the new ids as a list, or with stream=True
-    an iterator that yields each as soon as it is known."""
+    an iterator that yields each as soon as it is known. ids and eos take
+    ints (numpy integers too); anything else is a TypeError."""
     if max_new_tokens is None or max_new_tokens < 0:
         raise _onnxc.InvalidArgument(f"max_new_tokens is {max_new_tokens}")
     session, base = _session_of(model_or_session, threads)
     gen = _onnxc.Generator(
-        session, [int(t) for t in ids], max_new_tokens=int(max_new_tokens),
+        session, [operator.index(t) for t in ids], max_new_tokens=int(max_new_tokens),
         do_sample=bool(do_sample), top_k=int(top_k), top_p=float(top_p),
         temperature=float(temperature), seed=int(seed),
-        eos=None if eos is None else [int(t) for t in eos],
+        eos=None if eos is None else [operator.index(t) for t in eos],
         context_length=int(context_length), config_dir=config_dir or base,
         threads=int(threads))
     it = Generation(gen, session)
