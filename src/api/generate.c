@@ -287,7 +287,11 @@ static int plan_lengths(onnxc_generator *g, ox_err *e) {
                       "the prompt's %lld tokens and max_new_tokens %lld exceed "
                       "the context length %lld",
                       (long long)prompt, (long long)g->max_new, (long long)g->context);
-  if (g->layout == LAYOUT_SHARED) g->buffer_len = g->context > 0 ? g->context : prompt + g->max_new;
+  if (g->layout == LAYOUT_SHARED) {
+    /* the model's fixed length, else the context, else what this call needs */
+    int64_t dim = onnxc_type_dim(input_type(g->s, g->past[0].name), 2);
+    g->buffer_len = dim > 0 ? dim : g->context > 0 ? g->context : prompt + g->max_new;
+  }
   return OX_OK;
 }
 

@@ -64,6 +64,23 @@ static onnxc_session *session_of(onnxc_model *m) {
   return s;
 }
 
+/* Writes json to dir/genai_config.json (file receives its path); false,
+ * counted as a failure, when it cannot. */
+static bool write_config(char *dir, char *file, size_t size, const char *json) {
+  FILE *f = NULL;
+  if (mkdtemp(dir)) {
+    snprintf(file, size, "%s/genai_config.json", dir);
+    f = fopen(file, "w");
+  }
+  if (!f) {
+    CHECK(0);
+    return false;
+  }
+  fputs(json, f);
+  fclose(f);
+  return true;
+}
+
 static void test_no_cache(void) {
   onnxc_model *m = chain_model("int64[1,S] input_ids) => (float[1,S,8] logits", "");
   onnxc_session *s = session_of(m);
@@ -117,6 +134,34 @@ static void test_no_cache(void) {
         strstr(e.msg, "context length 5"));
   CHECK(onnxc_generate(NULL, prompt, 2, NULL, NULL, NULL, NULL, &e) == ONNXC_ERR_INVALID_ARG);
 done:
+  onnxc_session_free(s);
+  onnxc_model_free(m);
+}
+
+/* int32 ids and float16 logits, named by the config: the same chain */
+static void test_other_types(void) {
+  onnxc_model *m =
+      chain_model_with("int32[1,S] ids) => (float16[1,S,8] half",
+                       "  input_ids = Cast <to = 7> (ids)\n", "  half = Cast <to = 10> (logits)\n");
+  onnxc_session *s = session_of(m);
+  if (s) {
+    int64_t prompt[] = {2}, out[4];
+    size_t n = 0;
+    onnxc_error e = {0};
+    onnxc_generate_options o = {0};
+    o.max_new_tokens = 4;
+    char dir[] = "/tmp/onnxc-generate-XXXXXX", file[64];
+    if (write_config(dir, file, sizeof file,
+                     "{\"model\": {\"decoder\": {\"inputs\": {\"input_ids\": \"ids\"},\n"
+                     "  \"outputs\": {\"logits\": \"half\"}}}}")) {
+      o.config_dir = dir;
+      CHECK(gen(s, prompt, 1, &o, out, 4, &n, &e) == ONNXC_OK);
+      int64_t want[] = {5, 1, 4, 7};
+      CHECK(n == 4 && memcmp(out, want, sizeof want) == 0);
+      remove(file);
+      rmdir(dir);
+    }
+  }
   onnxc_session_free(s);
   onnxc_model_free(m);
 }
@@ -228,23 +273,6 @@ static void test_layout_errors(void) {
                     "  \"present.0.value\" = Identity(\"past_key_values.0.value\")\n",
                     &e) == ONNXC_ERR_INVALID_ARG &&
         strstr(e.msg, "symbolic"));
-}
-
-/* Writes json to dir/genai_config.json (file receives its path); false,
- * counted as a failure, when it cannot. */
-static bool write_config(char *dir, char *file, size_t size, const char *json) {
-  FILE *f = NULL;
-  if (mkdtemp(dir)) {
-    snprintf(file, size, "%s/genai_config.json", dir);
-    f = fopen(file, "w");
-  }
-  if (!f) {
-    CHECK(0);
-    return false;
-  }
-  fputs(json, f);
-  fclose(f);
-  return true;
 }
 
 /* genai_config.json: names, EOS (a list), context length. */
@@ -375,6 +403,7 @@ static void test_sampler(void) {
 
 int main(void) {
   test_no_cache();
+  test_other_types();
   test_with_past();
   test_layout_errors();
   test_config();
