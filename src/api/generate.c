@@ -282,6 +282,8 @@ static int plan_lengths(onnxc_generator *g, ox_err *e) {
                         "give one of them");
     g->max_new = g->context - prompt;
   }
+  if (g->max_new > ((int64_t)1 << 40))
+    return ox_err_set(e, OX_EINVAL, "max_new_tokens %lld is too large", (long long)g->max_new);
   if (g->context > 0 && g->max_new > g->context - prompt)
     return ox_err_set(e, OX_EINVAL,
                       "the prompt's %lld tokens and max_new_tokens %lld exceed "
@@ -507,7 +509,9 @@ onnxc_status onnxc_generate_start(onnxc_session *s, const int64_t *ids, size_t n
   if (!rc) {
     g->cap_seq = n_ids + (size_t)g->max_new;
     g->seq = malloc(g->cap_seq * sizeof *g->seq);
-    if (!g->seq) rc = ox_err_set(E(err), OX_ENOMEM, "out of memory");
+    if (!g->seq)
+      rc = ox_err_set(E(err), OX_ENOMEM, "out of memory for %zu token ids (max_new_tokens %lld)",
+                      g->cap_seq, (long long)g->max_new);
   }
   if (!rc) {
     memcpy(g->seq, ids, n_ids * sizeof *ids);

@@ -132,6 +132,10 @@ static void test_no_cache(void) {
   o.max_new_tokens = 4;
   CHECK(gen(s, prompt, 2, &o, out, 16, &n, &e) == ONNXC_ERR_INVALID_ARG &&
         strstr(e.msg, "context length 5"));
+  o.context_length = 0;
+  o.max_new_tokens = INT64_MAX - 1;
+  CHECK(gen(s, prompt, 2, &o, out, 16, &n, &e) == ONNXC_ERR_INVALID_ARG &&
+        strstr(e.msg, "too large"));
   CHECK(onnxc_generate(NULL, prompt, 2, NULL, NULL, NULL, NULL, &e) == ONNXC_ERR_INVALID_ARG);
 done:
   onnxc_session_free(s);
