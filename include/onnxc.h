@@ -880,7 +880,9 @@ ONNXC_API onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_
  *     max_new_tokens positions, are allocated once: the past is a view of
  *     one, the present is made in the other (the graph's Concat writes it
  *     there: onnxc_run_options.output_buffers), and they swap; the Concat
- *     still copies the past into the present each step;
+ *     still copies the past into the present each step. Optimum's merged
+ *     decoder's use_cache_branch (bool [1]) is fed false on the first step
+ *     and true after;
  *   - onnxruntime-genai: as above, but past and present have the sequence
  *     length of the buffer, max_length (the model has GroupQueryAttention
  *     nodes, or genai_config.json says past_present_share_buffer): the

@@ -26,6 +26,7 @@ struct onnxc_generator {
   onnxc_session *s;
   int layout;
   io ids, mask, pos, logits;
+  io use_cache; /* Optimum's merged decoder: bool [1], true once the cache holds tokens */
   size_t layers;
   io *past;     /* 2 * layers: key, value of layer 0, then layer 1, ... */
   io *presents; /* the outputs matching past */
@@ -191,8 +192,12 @@ static int detect(onnxc_generator *g, const ox_gen_config *c, ox_err *e) {
   if (!rc)
     rc = bind(s, &g->pos, ox_gen_config_str(c, "model.decoder.inputs.position_ids", "position_ids"),
               0, 0, e);
+  if (!rc) rc = bind(s, &g->use_cache, "use_cache_branch", 0, 0, e);
   if (!rc) rc = bind_cache(g, c, e);
   if (rc) return rc;
+  if (g->use_cache.present && g->use_cache.dtype != 9)
+    return ox_err_set(e, OX_EINVAL, "input '%s' is %s: bool expected", g->use_cache.name,
+                      onnxc_dtype_name(g->use_cache.dtype));
   const io *ints[] = {&g->ids, &g->mask, &g->pos};
   for (size_t i = 0; i < 3; i++)
     if (ints[i]->present && ints[i]->dtype != 7 && ints[i]->dtype != 6)
@@ -399,9 +404,9 @@ static int read_logits(onnxc_generator *g, const onnxc_value *v, ox_err *e) {
 static int run_step(onnxc_generator *g, ox_err *e) {
   size_t n_in = 0, n_out = 1, nc = 2 * g->layers, n_own = 0;
   size_t from = g->layout == LAYOUT_NOCACHE ? 0 : g->in_cache, fresh = g->n_seq - from;
-  const char **in_names = calloc(3 + nc, sizeof *in_names);
+  const char **in_names = calloc(4 + nc, sizeof *in_names);
   const char **out_names = calloc(1 + nc, sizeof *out_names);
-  onnxc_value **ins = calloc(3 + nc, sizeof *ins), **outs = calloc(1 + nc, sizeof *outs);
+  onnxc_value **ins = calloc(4 + nc, sizeof *ins), **outs = calloc(1 + nc, sizeof *outs);
   onnxc_value **bufs = calloc(1 + nc, sizeof *bufs); /* [0]: the logits, made by the run */
   int rc = OX_OK;
   if (!in_names || !out_names || !ins || !outs || !bufs) {
@@ -417,6 +422,12 @@ static int run_step(onnxc_generator *g, ox_err *e) {
   if (g->pos.present) {
     in_names[n_in] = g->pos.name;
     ins[n_in++] = int_tensor(g->pos.dtype, fresh, (int64_t)from, 1, NULL, e);
+  }
+  if (g->use_cache.present) {
+    int64_t one = 1;
+    in_names[n_in] = g->use_cache.name;
+    onnxc_value *v = ins[n_in++] = onnxc_tensor_create(9, &one, 1, (onnxc_error *)e);
+    if (v) *(uint8_t *)onnxc_tensor_data(v) = g->in_cache > 0;
   }
   /* the caches: views of the loop's buffers; each present is asked to be
      made in its buffer (output_buffers), which the kernel that makes it
@@ -582,6 +593,7 @@ void onnxc_generate_free(onnxc_generator *g) {
   free_io(&g->ids);
   free_io(&g->mask);
   free_io(&g->pos);
+  free_io(&g->use_cache);
   free_io(&g->logits);
   for (size_t k = 0; k < 2 * g->layers; k++) {
     if (g->past) free_io(&g->past[k]);

@@ -236,6 +236,44 @@ done:
   onnxc_model_free(m);
 }
 
+/* Optimum's merged decoder: use_cache_branch false on the first step, true
+ * after; here it shifts the id the logits are read at by one, so the chain
+ * shows what was fed: 2 -> 5 (false), then 5 + 1 -> 1, 1 + 1 -> 5, ...
+ * (the config names the ids "ids": input_ids is the shifted value) */
+static void test_use_cache_branch(void) {
+  char dir[] = "/tmp/onnxc-generate-XXXXXX", file[64];
+  if (!write_config(dir, file, sizeof file,
+                    "{\"model\": {\"decoder\": {\"inputs\": {\"input_ids\": \"ids\"}}}}"))
+    return;
+  onnxc_model *m = chain_model(
+      "int64[1,S] ids, bool[1] use_cache_branch, float[1,1,P,1] \"past_key_values.0.key\", "
+      "float[1,1,P,1] \"past_key_values.0.value\") => (float[1,S,8] logits, "
+      "float[1,1,T,1] \"present.0.key\", float[1,1,T,1] \"present.0.value\"",
+      "  flag = Cast <to = 7> (use_cache_branch)\n"
+      "  input_ids = Add(ids, flag)\n"
+      "  f = Cast <to = 1> (ids)\n"
+      "  axes = Constant <value = int64[2] {0, 3}> ()\n"
+      "  k = Unsqueeze(f, axes)\n"
+      "  \"present.0.key\" = Concat <axis = 2> (\"past_key_values.0.key\", k)\n"
+      "  \"present.0.value\" = Concat <axis = 2> (\"past_key_values.0.value\", k)\n");
+  onnxc_session *s = session_of(m);
+  if (s) {
+    int64_t prompt[] = {2}, out[8];
+    size_t n = 0;
+    onnxc_error e = {0};
+    onnxc_generate_options o = {0};
+    o.max_new_tokens = 4;
+    o.config_dir = dir;
+    CHECK(gen(s, prompt, 1, &o, out, 8, &n, &e) == ONNXC_OK);
+    int64_t want[] = {5, 1, 5, 1};
+    CHECK(n == 4 && memcmp(out, want, sizeof want) == 0);
+  }
+  onnxc_session_free(s);
+  onnxc_model_free(m);
+  remove(file);
+  rmdir(dir);
+}
+
 static onnxc_status start_error(const char *sig, const char *body, onnxc_error *e) {
   onnxc_model *m = chain_model(sig, body);
   onnxc_session *s = session_of(m);
@@ -409,6 +447,7 @@ int main(void) {
   test_no_cache();
   test_other_types();
   test_with_past();
+  test_use_cache_branch();
   test_layout_errors();
   test_config();
   test_shared_buffer();
