@@ -18,7 +18,9 @@ foreach(part "ort_generate;a,b,errors" "ort_generate_genai;c")
   else()
     add_test(NAME ${name} COMMAND sh -c "echo 'node not found'; exit 77")
   endif()
-  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS generate TIMEOUT 300)
+  # after the python test, which builds the extension the comparison uses
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS generate TIMEOUT 300
+                                          DEPENDS python)
 endforeach()
 
 # The loop on models whose tokens follow from their weights by hand, the
