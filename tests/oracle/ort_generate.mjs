@@ -161,7 +161,10 @@ if (only.includes('b')) {
               `session.run alone)\n  ${r.stderr.trim()}`);
   if (!tps) fail('b timings', r.stderr);
 }
-if (only.includes('c')) await compare('c', [5, 17, 42, 8], 20);
+if (only.includes('c')) {
+  await compare('c', [5, 17, 42, 8], 20); // ends at the config's EOS
+  await compare('c', [3, 1, 4, 1, 5], 40); // 40 tokens, no EOS on the way
+}
 if (only.includes('errors')) {
   const b = path.join(work, 'b', 'model.onnx');
   expectError('not a decoder', [path.join(work, 'notdecoder', 'model.onnx'), '--ids', '1'],
