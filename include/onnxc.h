@@ -955,8 +955,7 @@ ONNXC_API void onnxc_generate_free(onnxc_generator *g);
  * and *n_out their count; stats may be NULL. */
 ONNXC_API onnxc_status onnxc_generate(onnxc_session *s, const int64_t *ids, size_t n_ids,
                                       const onnxc_generate_options *opts, int64_t **out,
-                                      size_t *n_out, onnxc_generate_stats *stats,
-                                      onnxc_error *err);
+                                      size_t *n_out, onnxc_generate_stats *stats, onnxc_error *err);
 
 /* ---------------------------------------------------------------- graph passes */
 

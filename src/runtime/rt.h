@@ -110,7 +110,7 @@ typedef struct rt_run {
   const ox_run_opts *ro;
   ox_value **vpool; /* released tensors kept for reuse by this run */
   size_t n_vpool;
-  rt_frame *frames; /* per graph id */
+  rt_frame *frames;  /* per graph id */
   ox_value **placed; /* per main-graph output: ox_run_opts.out_bufs in graph order, or NULL */
   size_t n_frames;
   struct rt_run *next; /* session free list */
