@@ -832,6 +832,17 @@ typedef struct onnxc_run_options {
   int (*cancel)(void *user); /* polled as the session's; non-zero cancels this run */
   void *cancel_user;
   const char *tag; /* names the run in its error messages and log lines */
+  /* NULL, or per requested output a tensor the caller made (onnxc_tensor_create or
+     onnxc_tensor_wrap) or NULL: when the kernel that makes that output makes it with the
+     tensor's element type and shape, it writes it there, and outputs[k] is then a new
+     reference to that tensor (else a value of its own, as without the option; compare
+     onnxc_tensor_data). The tensor may be one of the inputs where the operator making the
+     output updates that input in place (a com.microsoft GroupQueryAttention's present_key
+     / present_value over its past_key / past_value: the new rows are appended to the KV
+     cache, nothing else is touched); any other operator's output over one of its inputs
+     or a graph input is made apart (the input read whole) and not placed. After a failed
+     run its contents are unspecified. */
+  onnxc_value *const *output_buffers;
 } onnxc_run_options;
 
 /* onnxc_session_run with options (ro may be NULL). */
@@ -845,22 +856,109 @@ ONNXC_API onnxc_status onnxc_session_run_with(onnxc_session *s, const onnxc_run_
 /* Runs and writes each requested output into outputs[k], a tensor the
  * caller made (onnxc_tensor_create or onnxc_tensor_wrap over its own
  * buffer) with the output's element type and shape: a mismatch is
- * ONNXC_ERR_INVALID_ARG naming the output, and nothing is written to it.
- * The operator making an output writes it straight into the caller's
- * buffer where it can (no copy afterwards), so a failed run may leave
- * matching buffers partly written. A buffer may also be one of the inputs:
- * operators that update their input in place then write over it (a
- * com.microsoft GroupQueryAttention's present_key / present_value given
- * its past_key / past_value's buffers appends the new rows to that KV cache
- * and touches nothing else); any other operator reads its inputs whole
- * first, the result then copied in. output_names as in onnxc_session_run.
- * ro may be NULL. */
+ * ONNXC_ERR_INVALID_ARG naming the output. The kernels that make an output
+ * write it there directly (ro->output_buffers is taken to be outputs);
+ * others' results are copied in. output_names as in onnxc_session_run. ro
+ * may be NULL. */
 ONNXC_API onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_options *ro,
                                               const char *const *input_names,
                                               onnxc_value *const *inputs, size_t n_inputs,
                                               const char *const *output_names,
                                               onnxc_value *const *outputs, size_t n_outputs,
                                               onnxc_error *err);
+
+/* ---------------------------------------------------------------- generation */
+
+/* A token-by-token generation loop over a session of a decoder-only
+ * language model: the prompt's ids in, new token ids out (tokenizers stay
+ * outside). Batch size 1. The layout is read from the session's inputs and
+ * outputs:
+ *   - no cache: input_ids [batch, sequence] -> logits [batch, sequence,
+ *     vocab]; each step runs the whole sequence (its axis must be dynamic);
+ *   - decoder-with-past (Hugging Face Optimum): past_key_values.N.key/value
+ *     in [batch, heads, past, head_size], present.N.key/value out, optional
+ *     attention_mask [batch, total] and position_ids [batch, sequence]; the
+ *     past has length 0 on the first step and each step's present is the
+ *     next step's past. Two buffers per cache input, of the prompt plus
+ *     max_new_tokens positions, are allocated once: the past is a view of
+ *     one, the present is made in the other (the graph's Concat writes it
+ *     there: onnxc_run_options.output_buffers), and they swap; the Concat
+ *     still copies the past into the present each step. Optimum's merged
+ *     decoder's use_cache_branch (bool [1]) is fed false on the first step
+ *     and true after;
+ *   - onnxruntime-genai: as above, but past and present have the sequence
+ *     length of the buffer, max_length (the model has GroupQueryAttention
+ *     nodes, or genai_config.json says past_present_share_buffer): the
+ *     buffers are allocated once, zeroed, the present is made in the past's
+ *     own buffer, and the model writes each step's keys and values at their
+ *     positions (the past is not copied); attention_mask [batch, total]
+ *     tells it how many are valid.
+ * genai_config.json, when config_dir holds one, gives the names (model.
+ * decoder.inputs / outputs, past_key_names with %d), model.eos_token_id,
+ * model.context_length, search.max_length and the key/value heads and head
+ * size where the model's dims are symbolic. Errors name what is missing
+ * ("input 'past_key_values.3.value' not found"). */
+typedef struct onnxc_generator onnxc_generator;
+
+typedef struct onnxc_generate_options {
+  /* the most new tokens (0: up to the context length, which must then be
+     known); the prompt plus max_new_tokens beyond a known context length is
+     ONNXC_ERR_INVALID_ARG */
+  int64_t max_new_tokens;
+  int do_sample; /* 0: greedy (the lowest index among equal largest logits) */
+  /* Sampling: the logits are divided by temperature (0: 1), cut to the
+     top_k likeliest (0: no cut), then to the likeliest whose probabilities
+     reach top_p (0 or 1: no cut), and a token drawn from what remains with
+     splitmix64 seeded by seed: the same seed gives the same tokens from the
+     same logits, at any thread count of the caller. */
+  int top_k;
+  float top_p;
+  float temperature;
+  uint64_t seed;
+  /* tokens that end generation (the EOS is returned as the last token);
+     eos_ids NULL: genai_config.json's eos_token_id, none without it */
+  const int64_t *eos_ids;
+  size_t n_eos;
+  int64_t context_length; /* 0: genai_config.json's (search.max_length, model.context_length) */
+  const char *config_dir; /* folder to read genai_config.json from, if there (NULL: none) */
+  int threads;            /* per run, as onnxc_run_options.threads (0: the session's) */
+} onnxc_generate_options;
+
+/* Timings of a generation, in milliseconds: from the start to the first
+ * new token (the prompt's run), and from the first to the last (the
+ * decode: new_tokens - 1 steps). cache_copied_bytes: the cache the loop
+ * had to copy because a kernel made a present outside the loop's buffer
+ * (0 when every present was made in place). */
+typedef struct onnxc_generate_stats {
+  double first_token_ms;
+  double decode_ms;
+  size_t prompt_tokens, new_tokens;
+  uint64_t cache_copied_bytes;
+} onnxc_generate_stats;
+
+/* Starts a generation: detects the layout, allocates the cache and checks
+ * the prompt (non-empty; ids within the vocabulary when the logits' last
+ * dim is fixed, else after the first run). Nothing runs until
+ * onnxc_generate_next. The session must outlive the generator; several
+ * generators may run on one session at once. opts may be NULL (greedy,
+ * max_new_tokens from the context). */
+ONNXC_API onnxc_status onnxc_generate_start(onnxc_session *s, const int64_t *ids, size_t n_ids,
+                                            const onnxc_generate_options *opts,
+                                            onnxc_generator **out, onnxc_error *err);
+/* One step: runs the model and picks the next token into *token; *done
+ * becomes non-zero, with no token, once an EOS, max_new_tokens or the
+ * context length ended the generation. */
+ONNXC_API onnxc_status onnxc_generate_next(onnxc_generator *g, int64_t *token, int *done,
+                                           onnxc_error *err);
+/* "no-cache", "decoder-with-past" or "genai-shared-buffer" */
+ONNXC_API const char *onnxc_generate_layout(const onnxc_generator *g);
+ONNXC_API void onnxc_generate_get_stats(const onnxc_generator *g, onnxc_generate_stats *out);
+ONNXC_API void onnxc_generate_free(onnxc_generator *g);
+/* The whole loop: *out receives the new ids (malloc'd, free with free())
+ * and *n_out their count; stats may be NULL. */
+ONNXC_API onnxc_status onnxc_generate(onnxc_session *s, const int64_t *ids, size_t n_ids,
+                                      const onnxc_generate_options *opts, int64_t **out,
+                                      size_t *n_out, onnxc_generate_stats *stats, onnxc_error *err);
 
 /* ---------------------------------------------------------------- graph passes */
 

@@ -78,7 +78,7 @@ class BuildExt(build_ext):
 
 onnxc_ext = Extension(
     "onnxc._onnxc",
-    sources=["onnxc/_module.c", "onnxc/_session.c"],
+    sources=["onnxc/_module.c", "onnxc/_session.c", "onnxc/_generate.c"],
     depends=["onnxc/_onnxc.h", os.path.join(ROOT, "include", "onnxc.h")],
     include_dirs=[os.path.join(ROOT, "include"), numpy.get_include()],
     # only PyInit__onnxc is exported

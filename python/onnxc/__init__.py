@@ -7,6 +7,11 @@ Inference as onnxruntime's Python API::
     print(sess.get_inputs()[0].name, sess.get_inputs()[0].shape)
     y, = sess.run(None, {"X": np.ones((2, 3), np.float32)})
 
+Generation with a decoder-only language model (ids in, ids out)::
+
+    new_ids = onnxc.generate("model.onnx", [1, 2, 3], max_new_tokens=32)
+    for t in onnxc.generate(sess, [1, 2, 3], stream=True): print(t)
+
 Tooling as the onnx package's: load, save, check_model, infer_shapes,
 convert_version, to_text, parse_model. Models cross as onnxc.Model, bytes, or
 onnx.ModelProto.
@@ -52,6 +57,7 @@ from ._inference import (
     get_device,
     passes,
 )
+from ._generation import Generation, generate
 from ._tools import (
     as_model,
     check_model,
@@ -76,6 +82,7 @@ __all__ = [
     "Cancelled",
     "Error",
     "FileError",
+    "Generation",
     "GraphOptimizationLevel",
     "InferenceSession",
     "InvalidArgument",
@@ -95,6 +102,7 @@ __all__ = [
     "check_model",
     "convert_version",
     "get_available_providers",
+    "generate",
     "get_device",
     "infer_shapes",
     "load",

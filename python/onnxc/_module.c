@@ -544,12 +544,15 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__onnxc(void) {
   import_array();
-  if (PyType_Ready(&opy_model_type) < 0 || opy_session_init_type() < 0) return NULL;
+  if (PyType_Ready(&opy_model_type) < 0 || opy_session_init_type() < 0 ||
+      opy_generator_init_type() < 0)
+    return NULL;
   PyObject *mod = PyModule_Create(&module_def);
   if (!mod) return NULL;
   if (make_errors(mod) < 0 ||
       PyModule_AddObjectRef(mod, "Model", (PyObject *)&opy_model_type) < 0 ||
       PyModule_AddObjectRef(mod, "Session", (PyObject *)&opy_session_type) < 0 ||
+      PyModule_AddObjectRef(mod, "Generator", (PyObject *)&opy_generator_type) < 0 ||
       PyModule_AddStringConstant(mod, "library_version", onnxc_version()) < 0) {
     Py_DECREF(mod);
     return NULL;

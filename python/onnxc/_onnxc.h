@@ -30,8 +30,15 @@ typedef struct opy_model {
   PyObject *base_dir; /* str: where external data are resolved, or NULL */
 } opy_model;
 
+/* A session over a model (_session.c). */
+typedef struct opy_session {
+  PyObject_HEAD onnxc_session *session;
+  opy_model *model; /* the session uses the model in place: kept alive */
+} opy_session;
+
 extern PyTypeObject opy_model_type;
 extern PyTypeObject opy_session_type;
+extern PyTypeObject opy_generator_type;
 
 /* The exception classes: [0] onnxc.Error, [code] its subclass for each
  * onnxc_status. */
@@ -54,5 +61,7 @@ PyObject *opy_model_args(const onnxc_model *m, int outputs);
 
 /* Session functions registered in the module (_session.c). */
 int opy_session_init_type(void);
+/* The Generator type (_generate.c). */
+int opy_generator_init_type(void);
 
 #endif

@@ -67,6 +67,28 @@ class Session:
         tag: Optional[str] = ...,
     ) -> List[Any]: ...
 
+class Generator:
+    def __init__(
+        self,
+        session: Session,
+        ids: Sequence[int],
+        max_new_tokens: int = ...,
+        do_sample: bool = ...,
+        top_k: int = ...,
+        top_p: float = ...,
+        temperature: float = ...,
+        seed: int = ...,
+        eos: Optional[Sequence[int]] = ...,
+        context_length: int = ...,
+        config_dir: Optional[str] = ...,
+        threads: int = ...,
+    ) -> None: ...
+    def __iter__(self) -> "Generator": ...
+    def __next__(self) -> int: ...
+    @property
+    def layout(self) -> str: ...
+    def stats(self) -> Dict[str, Any]: ...
+
 def load(
     source: _Path,
     base_dir: Optional[str] = ...,

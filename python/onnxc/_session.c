@@ -13,11 +13,6 @@
 
 #include "_onnxc.h"
 
-typedef struct opy_session {
-  PyObject_HEAD onnxc_session *session;
-  opy_model *model; /* the session uses the model in place: kept alive */
-} opy_session;
-
 /* ------------------------------------------------------------ element types */
 
 enum { DT_FLOAT = 1, DT_STRING = 8, DT_INT64 = 7 };

@@ -205,13 +205,10 @@ static double now_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* onnxc_session_run_with, the outputs written into the caller's tensors
- * dests (per graph output, NULL: none) where their makers can */
-static onnxc_status run_dests(onnxc_session *s, const onnxc_run_options *ro,
-                              const char *const *input_names, onnxc_value *const *inputs,
-                              size_t n_inputs, const char *const *output_names,
-                              onnxc_value **outputs, size_t n_outputs, ox_value *const *dests,
-                              size_t n_dests, onnxc_error *err) {
+onnxc_status onnxc_session_run_with(onnxc_session *s, const onnxc_run_options *ro,
+                                    const char *const *input_names, onnxc_value *const *inputs,
+                                    size_t n_inputs, const char *const *output_names,
+                                    onnxc_value **outputs, size_t n_outputs, onnxc_error *err) {
   if (!s || (n_inputs && !inputs) || (n_outputs && !outputs))
     return (onnxc_status)ox_err_set(E(err), OX_EINVAL, "NULL session or value array");
   for (size_t k = 0; k < n_outputs; k++) outputs[k] = NULL;
@@ -241,9 +238,8 @@ static onnxc_status run_dests(onnxc_session *s, const onnxc_run_options *ro,
     o.cancel = ro->cancel;
     o.cancel_user = ro->cancel_user;
     o.tag = ro->tag;
+    o.out_bufs = (ox_value *const *)ro->output_buffers;
   }
-  o.dests = dests;
-  o.n_dests = n_dests;
   double t0 = a->log.fn ? now_ms() : 0;
   int rc = ox_session_run_opts(x, &o, names ? names : input_names, (ox_value *const *)inputs,
                                n_inputs, output_names, (ox_value **)outputs, n_outputs, E(err));
@@ -256,14 +252,6 @@ static onnxc_status run_dests(onnxc_session *s, const onnxc_run_options *ro,
       logf_(a, ONNXC_LOG_VERBOSE, "run%s%s: %.3f ms", *tag ? " " : "", tag, now_ms() - t0);
   }
   return (onnxc_status)rc;
-}
-
-onnxc_status onnxc_session_run_with(onnxc_session *s, const onnxc_run_options *ro,
-                                    const char *const *input_names, onnxc_value *const *inputs,
-                                    size_t n_inputs, const char *const *output_names,
-                                    onnxc_value **outputs, size_t n_outputs, onnxc_error *err) {
-  return run_dests(s, ro, input_names, inputs, n_inputs, output_names, outputs, n_outputs, NULL, 0,
-                   err);
 }
 
 onnxc_status onnxc_session_run(onnxc_session *s, const char *const *input_names,
@@ -303,30 +291,19 @@ onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_options *r
   onnxc_value *stack_res[16];
   onnxc_value **res = n_outputs <= 16 ? stack_res : calloc(n_outputs, sizeof *res);
   if (!res) return (onnxc_status)ox_err_set(E(err), OX_ENOMEM, "out of memory");
-  /* the caller's tensors by graph output: the kernels write there directly
-   * when they can (ox_run_opts.dests), the copy below then skipped */
-  size_t n_graph = onnxc_session_output_count(s);
-  ox_value *stack_dest[16];
-  ox_value **dests = n_graph <= 16 ? stack_dest : calloc(n_graph, sizeof *dests);
-  if (!dests) {
-    if (res != stack_res) free(res);
-    return (onnxc_status)ox_err_set(E(err), OX_ENOMEM, "out of memory");
-  }
-  for (size_t j = 0; j < n_graph; j++) dests[j] = NULL;
-  for (size_t k = 0; k < n_outputs; k++)
-    for (size_t j = 0; j < n_graph; j++)
-      if (output_names ? strcmp(onnxc_session_output_name(s, j), output_names[k]) == 0 : j == k)
-        dests[j] = (ox_value *)outputs[k];
-  onnxc_status rc = run_dests(s, ro, input_names, inputs, n_inputs, output_names, res, n_outputs,
-                              dests, n_graph, err);
-  if (dests != stack_dest) free(dests);
+  /* the kernels make what they can in the caller's tensors */
+  onnxc_run_options placed = {0};
+  if (ro) placed = *ro;
+  placed.output_buffers = outputs;
+  onnxc_status rc = onnxc_session_run_with(s, &placed, input_names, inputs, n_inputs, output_names,
+                                           res, n_outputs, err);
   /* every buffer is checked before any is written */
   for (size_t k = 0; rc == ONNXC_OK && k < n_outputs; k++) {
     const char *name = output_names ? output_names[k] : onnxc_session_output_name(s, k);
     rc = (onnxc_status)fits((const ox_value *)outputs[k], (const ox_value *)res[k], name, E(err));
   }
   for (size_t k = 0; rc == ONNXC_OK && k < n_outputs; k++)
-    if (((ox_value *)outputs[k])->data != ((ox_value *)res[k])->data) /* written there already */
+    if (onnxc_tensor_data_const(res[k]) != onnxc_tensor_data(outputs[k]))
       rc = (onnxc_status)ox_tensor_copy_data((ox_value *)outputs[k], (const ox_value *)res[k],
                                              E(err));
   for (size_t k = 0; k < n_outputs; k++) ox_value_unref((ox_value *)res[k]);

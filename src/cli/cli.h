@@ -18,6 +18,7 @@ int ox_cmd_infer(int argc, char **argv);
 int ox_cmd_run(int argc, char **argv);
 int ox_cmd_test(int argc, char **argv);
 int ox_cmd_bench(int argc, char **argv);
+int ox_cmd_generate(int argc, char **argv);
 int ox_cmd_train(int argc, char **argv);
 int ox_cmd_dot(int argc, char **argv);
 int ox_cmd_serve(int argc, char **argv); /* src/serve/cmd_serve.c: the server's layer is later */

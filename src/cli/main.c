@@ -15,7 +15,8 @@ typedef struct cmd {
 
 static const cmd cmds[] = {
     {"info", ox_cmd_info, "describe a model: versions, inputs, outputs, ops, initializers"},
-    {"convert", ox_cmd_convert, "convert between binary and text; move data to/from external files"},
+    {"convert", ox_cmd_convert,
+     "convert between binary and text; move data to/from external files"},
     {"print", ox_cmd_print, "print a model in the ONNX textual syntax"},
     {"check", ox_cmd_check, "check a model against the IR rules and operator schemas"},
     {"schema", ox_cmd_schema, "print an operator schema"},
@@ -24,11 +25,14 @@ static const cmd cmds[] = {
     {"run", ox_cmd_run, "run a model on input files"},
     {"test", ox_cmd_test, "run ONNX conformance test cases"},
     {"bench", ox_cmd_bench, "measure run latency"},
+    {"generate", ox_cmd_generate, "generate token ids with a decoder-only language model"},
     {"train", ox_cmd_train, "run training-info steps and save the trained model"},
     {"serve", ox_cmd_serve, "serve a model repository over HTTP (Open Inference Protocol)"},
 };
 
-bool ox_cli_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
+bool ox_cli_is_help(const char *arg) {
+  return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
 
 bool ox_cli_parse_size(const char *arg, size_t *out) {
   char *end;
@@ -38,12 +42,30 @@ bool ox_cli_parse_size(const char *arg, size_t *out) {
   if (errno) return false;
   int shift = 0;
   switch (*end) {
-    case 0: break;
-    case 'K': case 'k': shift = 10; end++; break;
-    case 'M': case 'm': shift = 20; end++; break;
-    case 'G': case 'g': shift = 30; end++; break;
-    case 'T': case 't': shift = 40; end++; break;
-    default: return false;
+    case 0:
+      break;
+    case 'K':
+    case 'k':
+      shift = 10;
+      end++;
+      break;
+    case 'M':
+    case 'm':
+      shift = 20;
+      end++;
+      break;
+    case 'G':
+    case 'g':
+      shift = 30;
+      end++;
+      break;
+    case 'T':
+    case 't':
+      shift = 40;
+      end++;
+      break;
+    default:
+      return false;
   }
   if (*end || (shift && v > (SIZE_MAX >> shift))) return false;
   *out = (size_t)(v << shift);

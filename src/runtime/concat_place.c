@@ -175,7 +175,8 @@ static ox_value *take(ox_kctx *c, int32_t k, int32_t dtype, const int64_t *dims,
   const rt_cat *ct = &g->cats[sl->cat];
   ox_value *whole = vals[ct->out];
   if (!whole) {
-    whole = take(c, ct->out, L->dtype, L->dims, L->rank, depth + 1);
+    whole = ox_rt_out_take(c, ct->out, L->dtype, L->dims, L->rank, false);
+    if (!whole) whole = take(c, ct->out, L->dtype, L->dims, L->rank, depth + 1);
     if (!whole) {
       ox_err e2 = {0};
       whole = ox_rt_tensor_take(c->run, L->dtype, L->dims, L->rank, &e2);

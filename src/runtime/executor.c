@@ -100,39 +100,6 @@ size_t ox_kctx_n_outputs(const ox_kctx *c) { return c->n->node->n_output; }
 
 ox_value *ox_kctx_input(ox_kctx *c, size_t i) { return i < c->n->node->n_input ? c->in[i] : NULL; }
 
-/* A view of the caller's tensor for main-graph output slot `slot` when the
- * run names one of that element type and shape (ox_run_opts.dests), else
- * NULL; also NULL when it lies over one of the node's inputs and the
- * kernel does not write that output in place. The view holds a reference to it: the caller's buffer
- * never goes to the run's pool (ox_rt_release pools only buffers the run alone holds). */
-static ox_value *dest_view(ox_kctx *c, size_t out_index, int32_t dtype, const int64_t *dims,
-                           size_t rank) {
-  int32_t slot = c->n->out[out_index];
-  const ox_run_opts *ro = c->run ? c->run->ro : NULL;
-  if (!ro || !ro->dests || c->g != c->s->main || slot < 0) return NULL;
-  for (size_t j = 0; j < c->g->n_out && j < ro->n_dests; j++) {
-    ox_value *d = ro->dests[j];
-    if (c->g->out[j] != slot || !d || d->kind != OX_VAL_TENSOR || d->dtype != dtype ||
-        d->dtype == OX_STRING || d->rank != rank || !d->data)
-      continue;
-    if (rank && memcmp(d->dims, dims, rank * sizeof *dims) != 0) continue;
-    /* over one of the node's inputs: only where the kernel writes in place */
-    const char *lo = d->data, *hi = lo + d->nbytes;
-    bool may_alias = c->n->k && (c->n->k->alias_outputs >> out_index & 1u);
-    for (size_t k = 0; !may_alias && k < c->n->node->n_input; k++) {
-      const ox_value *x = c->in[k];
-      if (x && x->kind == OX_VAL_TENSOR && x->data && (const char *)x->data < hi &&
-          lo < (const char *)x->data + x->nbytes)
-        return NULL;
-    }
-    ox_err e2 = {0};
-    ox_value *v = ox_tensor_wrap(dtype, dims, rank, d->data, &e2);
-    if (v) v->base = ox_value_ref(d);
-    return v;
-  }
-  return NULL;
-}
-
 static ox_value *alloc_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t *dims, size_t rank,
                               bool zero) {
   rt_node *rn = c->n;
@@ -149,8 +116,8 @@ static ox_value *alloc_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t
     if (dims[k] < 0) ok = false;
   if (ok && !ox_numel(dims, rank, &numel)) ok = false;
   if (ok && !ox_mul_size((size_t)numel, es, &nbytes)) ok = false;
-  ox_value *v = NULL;
-  if (ok) v = dest_view(c, i, dtype, dims, rank);
+  bool may_alias = rn->k && (rn->k->alias_outputs >> i & 1u);
+  ox_value *v = ok ? ox_rt_out_take(c, rn->out[i], dtype, dims, rank, may_alias) : NULL;
   if (!v && ok && c->kept_frame) v = ox_rt_cat_take(c, rn->out[i], dtype, dims, rank);
   if (!v && ok && dtype != OX_STRING && nbytes >= 64)
     v = pool_take(c->run, dtype, dims, rank, nbytes, numel);
@@ -173,6 +140,37 @@ static ox_value *alloc_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t
   if (c->out[i]) ox_rt_release(c->run, c->out[i]);
   c->out[i] = v;
   return v;
+}
+
+/* true when [p, p + n) overlaps tensor v's storage */
+static bool overlaps(const ox_value *v, const void *p, size_t n) {
+  if (!v || v->kind != OX_VAL_TENSOR || !v->data || !v->nbytes || !n) return false;
+  const char *a = v->data, *b = p;
+  return a < b + n && b < a + v->nbytes;
+}
+
+ox_value *ox_rt_out_take(ox_kctx *c, int32_t k, int32_t dtype, const int64_t *dims, size_t rank,
+                         bool may_alias) {
+  rt_run *r = c->run;
+  rt_graph *g = c->g;
+  if (!r || !r->placed || k < 0 || g != c->s->main) return NULL;
+  for (size_t j = 0; j < g->n_out; j++) {
+    ox_value *b = r->placed[j];
+    if (g->out[j] != k || !b || b->kind != OX_VAL_TENSOR || b->dtype != dtype ||
+        !ox_shape_equal(b->dims, b->rank, dims, rank))
+      continue;
+    /* over an input of the node or of the graph: only where the kernel
+     * writes that output in place of its input (ox_kernel_def.alias_outputs);
+     * anything else reads its inputs after it wrote, or Concat copies them */
+    if (!may_alias) {
+      for (size_t i = 0; i < c->n->node->n_input; i++)
+        if (overlaps(c->in[i], b->data, b->nbytes)) return NULL;
+      for (size_t i = 0; i < g->n_in; i++)
+        if (g->in[i] >= 0 && overlaps(c->vals[g->in[i]], b->data, b->nbytes)) return NULL;
+    }
+    return ox_value_ref(b);
+  }
+  return NULL;
 }
 
 ox_value *ox_kctx_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t *dims, size_t rank) {

@@ -110,7 +110,8 @@ typedef struct rt_run {
   const ox_run_opts *ro;
   ox_value **vpool; /* released tensors kept for reuse by this run */
   size_t n_vpool;
-  rt_frame *frames; /* per graph id */
+  rt_frame *frames;  /* per graph id */
+  ox_value **placed; /* per main-graph output: ox_run_opts.out_bufs in graph order, or NULL */
   size_t n_frames;
   struct rt_run *next; /* session free list */
 } rt_run;
@@ -191,6 +192,13 @@ int ox_rt_plan_concats(ox_session *s, rt_graph *g, ox_err *e);
 /* Output storage for slot k of the node being run: a buffer made ahead for
  * it, or a view into the planned Concat's output; NULL: allocate as usual. */
 ox_value *ox_rt_cat_take(ox_kctx *c, int32_t k, int32_t dtype, const int64_t *dims, size_t rank);
+/* The caller's tensor for slot k of the main graph when k is a graph output
+ * the run was given a buffer for (ox_run_opts.out_bufs) of this element type
+ * and shape (a new reference), else NULL (executor.c); NULL too when that
+ * tensor lies over an input of the node or of the graph, unless may_alias
+ * (the node's kernel writes that output in place of its input). */
+ox_value *ox_rt_out_take(ox_kctx *c, int32_t k, int32_t dtype, const int64_t *dims, size_t rank,
+                         bool may_alias);
 /* After planned Concat ci ran in the run's kept frame: records its layout. */
 void ox_rt_cat_learn(rt_run *r, rt_graph *g, size_t ci, ox_value **vals);
 /* Frees a frame's layouts. */

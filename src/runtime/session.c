@@ -1040,6 +1040,25 @@ static int run_bound(ox_session *s, const ox_run_opts *ro, ox_value **bound,
   rt_run *r = run_take(s);
   if (!r) return ox_err_set(e, OX_ENOMEM, "out of memory");
   r->ro = ro;
+  /* the caller's output buffers by graph output (ox_rt_out_take) */
+  ox_value *stack_placed[16];
+  r->placed = NULL;
+  if (ro && ro->out_bufs) {
+    r->placed = g->n_out <= 16 ? stack_placed : calloc(g->n_out, sizeof *r->placed);
+    if (!r->placed) {
+      run_give(s, r);
+      return ox_err_set(e, OX_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < g->n_out; i++) r->placed[i] = NULL;
+    for (size_t k = 0; k < n_out; k++) {
+      size_t i = k;
+      if (out_names) {
+        i = 0;
+        while (i < g->n_out && strcmp(g->g->output[i].name, out_names[k]) != 0) i++;
+      }
+      if (i < g->n_out) r->placed[i] = ro->out_bufs[k];
+    }
+  }
   ox_mem_budget budget = {.limit = s->opts.max_memory}, *prev_budget = NULL;
   if (budget.limit) prev_budget = ox_mem_budget_enter(&budget);
   rc = run_pool(s, ro ? ro->threads : 0, &r->pool, e);
@@ -1087,6 +1106,8 @@ done:
     }
     ox_mem_budget_leave(prev_budget);
   }
+  if (r->placed != stack_placed) free(r->placed);
+  r->placed = NULL;
   run_give(s, r);
   return rc;
 }

@@ -115,20 +115,19 @@ typedef struct ox_run_opts {
   void *cancel_user;
   const volatile int *terminate; /* another thread sets *terminate != 0 to stop the run */
   const char *tag;               /* prefixed to the run's error messages */
-  /* per output of the main graph (n_dests of them, in the graph's order), a
-   * tensor of the caller's or NULL: the kernel making that output writes it
-   * straight there when it asks for that element type and shape (a view of
-   * it is the output); anything else makes the output as usual. What
-   * onnxc_session_run_into writes without a copy: a KV cache whose present
-   * is its past's own buffer (GroupQueryAttention then appends in place). */
-  ox_value *const *dests;
-  size_t n_dests;
+  /* per requested output (out_names' order), a tensor of the caller or NULL:
+     a kernel that makes that graph output with the tensor's element type and
+     shape makes it there (ox_rt_out_take), and the output returned is then
+     that tensor; it may be one of the inputs (a KV cache a model updates in
+     place) */
+  ox_value *const *out_bufs;
 } ox_run_opts;
 
 /* ox_session_run with options (ro may be NULL). */
 int ox_session_run_opts(ox_session *s, const ox_run_opts *ro, const char *const *in_names,
                         ox_value *const *inputs, size_t n_in, const char *const *out_names,
                         ox_value **outputs, size_t n_out, ox_err *e);
+
 
 /* true when the value matches a declared type (kind, element type, rank and
  * fixed dims); otherwise writes a reason into why. */

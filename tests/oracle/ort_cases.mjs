@@ -20,27 +20,16 @@
 // "ort": "refuses" asserts that onnxruntime refuses the model too (an error
 // case both reject); "none" runs no onnxruntime. Exits 77 (skip) when
 // onnxruntime-node or the generator's python modules are absent.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { SKIP, loadOrt, readTensorProto } from './ort_common.mjs';
+import { SKIP, loadOrt, readTensorProto, runGenerator } from './ort_common.mjs';
 
 const [onnxc, generator, ...rest] = process.argv.slice(2);
 const only = rest[0] === '--only' ? rest[1] : null;
 const ort = loadOrt();
 if (!ort) process.exit(SKIP);
-const work = fs.mkdtempSync(path.join(os.tmpdir(), 'onnxc-cases-'));
-const python = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-const gen = spawnSync(python, [generator, work], { encoding: 'utf8' });
-if (gen.status === SKIP) {
-  console.log(`generator skipped: ${gen.stdout}${gen.stderr}`);
-  process.exit(SKIP);
-}
-if (gen.status !== 0) {
-  console.log(`generator failed (${gen.status}):\n${gen.stdout}${gen.stderr}`);
-  process.exit(1);
-}
+const work = runGenerator(generator, 'onnxc-cases-');
 const cases = JSON.parse(fs.readFileSync(path.join(work, 'cases.json'), 'utf8'));
 
 // .npy (version 1 or 2, little-endian) -> { type, dims, data } for ort.Tensor

@@ -4,8 +4,10 @@
 // models with their README input sizes, seeded random inputs, and a minimal
 // TensorProto writer/reader (dims, data_type, raw_data and the typed *_data
 // fields), enough for `onnxc run` files.
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -23,6 +25,26 @@ export function loadOrt() {
     console.log(`onnxruntime-node not available in ${dir}: ${String(e.message).split('\n')[0]}`);
     return null;
   }
+}
+
+// The python3 that has python3-onnx (Debian's, in /usr/bin).
+export const python = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+
+// Runs a Python generator of test models (`python3 GENERATOR DIR`) into a
+// fresh temporary folder and returns it; exits 77 when the generator says
+// it cannot run (no onnx or numpy), 1 when it fails.
+export function runGenerator(generator, prefix) {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const gen = spawnSync(python, [generator, work], { encoding: 'utf8' });
+  if (gen.status === SKIP) {
+    console.log(`generator skipped: ${gen.stdout}${gen.stderr}`);
+    process.exit(SKIP);
+  }
+  if (gen.status !== 0) {
+    console.log(`generator failed (${gen.status}):\n${gen.stdout}${gen.stderr}`);
+    process.exit(1);
+  }
+  return work;
 }
 
 // mulberry32: small seeded generator, uniform in [0,1)

@@ -505,6 +505,18 @@ static int gqa_run_fn(ox_kctx *c, void *st) {
   /* the caller's shared KV buffer (onnxc_session_run_into with present over
    * past): the past rows are where they belong already */
   r.inplace = fp && r.pk && r.prk == r.pk && r.prv == r.pv && r.Pl == r.P;
+  if (fp && r.pk && !r.inplace) { /* the caller's buffers crossed: refuse, do not garble */
+    size_t np = (size_t)n_p * sizeof(float), nk = (size_t)(B * Nk * r.P * H) * sizeof(float);
+    const char *o[2] = {(const char *)r.prk, (const char *)r.prv};
+    const char *i2[2] = {(const char *)r.pk, (const char *)r.pv};
+    for (int x = 0; x < 2; x++)
+      for (int y = 0; y < 2; y++)
+        if (o[x] < i2[y] + nk && i2[y] < o[x] + np) {
+          rc = FAIL("present_%s is given the buffer of past_%s: it may only be its own past's",
+                    x ? "value" : "key", y ? "value" : "key");
+          goto done;
+        }
+  }
   if (a->rotary && (rc = positions(c, &r, in[9], in[7]->dims[0], pos))) goto done;
   {
     int64_t qw = in[0]->dims[2], kw = packed ? qw : Nk * H;
