@@ -13,7 +13,6 @@ static const char *const q8_types[] = {"tensor(uint8)", "tensor(int8)", NULL};
 static const char *const f32_types[] = {"tensor(float)", NULL};
 static const char *const i32_types[] = {"tensor(int32)", NULL};
 static const char *const f32_q8_types[] = {"tensor(float)", "tensor(uint8)", "tensor(int8)", NULL};
-static const char *const bool_types[] = {"tensor(bool)", NULL};
 
 /* ---- the products ---- */
 static const ox_type_constraint tc_dqmm[] = {{"T1", f32_types, 1}, {"T2", q8_types, 2}};

@@ -245,4 +245,26 @@ for dt in [U8, I8]:
               initializers={"xs": f(0.08), "xz": zp(dt, 0), "ys": f(1 / 256), "yz": yz},
               rtol=0, atol=1, output_types={"Y": dt})
 
+# ---- QLinearConv (com.microsoft): NCHW and channels_last NHWC; exact where
+# onnxruntime's integer requantization agrees, else 1 unit
+for xdt, wdt in [(U8, U8), (U8, I8), (I8, I8)]:
+    for cl in [0, 1]:
+        for attrs, C, M, hw, k in [(dict(), 3, 4, (7, 6), (3, 3)),
+                                   (dict(pads=[1, 1, 1, 1], strides=[2, 1]), 5, 6, (9, 8), (3, 3)),
+                                   (dict(group=4), 4, 8, (5, 5), (3, 3)),
+                                   (dict(group=6, pads=[1, 1, 1, 1]), 6, 6, (6, 7), (3, 3)),
+                                   (dict(dilations=[2, 1]), 2, 3, (8, 5), (2, 2))]:
+            g = attrs.get("group", 1)
+            shape = (2, *hw, C) if cl else (2, C, *hw)
+            x = q8(xdt, *shape)
+            w = q8(wdt, M, C // g, *k)
+            ini = {"w": w, "xs": f(0.02), "xz": zp(xdt, 3), "ws": c.randn(M, scale=0.01) ** 2
+                   + 0.002, "wz": zp(wdt, 0), "ys": f(0.05), "yz": zp(xdt, 5),
+                   "B": c.ints(-300, 300, M, dtype=np.int32)}
+            c.add(f"QLinearConv {np.dtype(xdt).name}x{np.dtype(wdt).name} channels_last {cl} "
+                  f"{attrs} C{C} M{M}",
+                  [node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "B"], ["y"],
+                        "n0", channels_last=cl, **attrs)], {"x": x}, ["y"], initializers=ini,
+                  rtol=0, atol=1, output_types={"y": xdt})
+
 c.write()

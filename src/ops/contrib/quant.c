@@ -18,6 +18,7 @@
 #include "../../kernels/qgemm.h"
 #include "../../schema/schema_hand.h"
 #include "../fused/qfused.h"
+#include "../onnx/conv_common.h"
 #include "../opcore.h"
 #include "quant_ops.h"
 
@@ -361,5 +362,6 @@ const ox_kernel_def ox_ops_contrib_quant[] = {
     {OX_CONTRIB_DOMAIN, "QLinearGlobalAveragePool", 1, 1, ox_q_pool_prepare, ox_q_pool_run, NULL},
     {OX_CONTRIB_DOMAIN, "QLinearAveragePool", 1, 1, ox_q_pool_prepare, ox_q_pool_run, NULL},
     {OX_CONTRIB_DOMAIN, "QLinearSoftmax", 1, 1, ox_q_softmax_prepare, ox_q_softmax_run, NULL},
+    {OX_CONTRIB_DOMAIN, "QLinearConv", 1, 1, ox_q_conv_prepare, ox_q_conv_run, ox_conv_release},
     {NULL, NULL, 0, 0, NULL, NULL, NULL},
 };

@@ -21,6 +21,7 @@
 #include "../../schema/schema_hand.h"
 #include "../fused/qfused.h"
 #include "../nn_attrs.h"
+#include "../onnx/conv_common.h"
 #include "../opcore.h"
 #include "quant_ops.h"
 
@@ -446,4 +447,19 @@ int ox_q_softmax_run(ox_kctx *c, void *st) {
   ox_parallel_for(ox_kctx_pool(c), x->numel / D, 1 + 4096 / D, softmax_task, j);
   free(j);
   return OX_OK;
+}
+
+/* -------------------------------------------------------------- QLinearConv */
+
+/* ONNX's QLinearConv kernel; channels_last picks its NHWC run */
+int ox_q_conv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  int64_t cl = ox_node_attr_int(info->node, "channels_last", 0);
+  if (cl != 0 && cl != 1) return oc_prep_fail(info, e, "channels_last must be 0 or 1");
+  return ox_qlinearconv_prepare(info, state, e);
+}
+
+int ox_q_conv_run(ox_kctx *c, void *state) {
+  if (ox_node_attr_int(ox_kctx_node(c), "channels_last", 0))
+    return ox_qlinearconv_nhwc_run(c, state);
+  return ox_qlinearconv_run(c, state);
 }

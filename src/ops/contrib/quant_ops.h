@@ -15,5 +15,8 @@ int ox_q_pool_prepare(const ox_kinfo *info, void **state, ox_err *e);
 int ox_q_pool_run(ox_kctx *c, void *state);
 int ox_q_softmax_prepare(const ox_kinfo *info, void **state, ox_err *e);
 int ox_q_softmax_run(ox_kctx *c, void *state);
+/* com.microsoft's QLinearConv (release: ox_conv_release) */
+int ox_q_conv_prepare(const ox_kinfo *info, void **state, ox_err *e);
+int ox_q_conv_run(ox_kctx *c, void *state);
 
 #endif
