@@ -251,6 +251,44 @@ static int qconv(ox_ictx *c) {
   return as_standard(c, "QLinearConv", 10);
 }
 
+/* ---- QAttention: [B, S, hidden], present [2, B, N, P + S, H] ---- */
+static int qattention(ox_ictx *c) {
+  int64_t heads = ix_attr_int(c, "num_heads", 0);
+  if (heads <= 0) return ix_fail(c, "num_heads must be positive");
+  if (ix_attr_int(c, "do_rotary", 0)) return ix_fail(c, "do_rotary is not supported");
+  if (ix_attr_int(c, "past_present_share_buffer", 0))
+    return ix_fail(c, "past_present_share_buffer is not supported");
+  const ox_dim *x, *w, *p;
+  size_t rx, rw, rp;
+  bool hx = ix_shape(c, 0, &x, &rx), hw = ix_shape(c, 1, &w, &rw);
+  if ((hx && rx != 3) || (hw && rw != 2))
+    return ix_fail(c, "input must be 3-D [B, S, D] and weight 2-D [D, 3 hidden]");
+  int64_t n3 = hw && w[1].has_value ? w[1].value : -1;
+  if (hx && hw && x[2].has_value && w[0].has_value && x[2].value != w[0].value)
+    return ix_fail(c, "weight's first dimension (%lld) differs from input's D (%lld)",
+                   (long long)w[0].value, (long long)x[2].value);
+  if (n3 >= 0 && (n3 % 3 || n3 == 0 || (n3 / 3) % heads))
+    return ix_fail(c,
+                   "weight's second dimension (%lld) must be 3 hidden, hidden a multiple of "
+                   "num_heads (%lld)",
+                   (long long)n3, (long long)heads);
+  if (!check_count(c, 3, 0, "input_scale") || !check_count(c, 4, n3, "weight_scale") ||
+      !check_count(c, 6, 0, "input_zero_point") || !check_count(c, 7, n3, "weight_zero_point"))
+    return OX_EMODEL;
+  if (!hx) return ix_set_tensor(c, 0, OX_FLOAT, NULL, 3), OX_OK;
+  ox_dim o[3] = {x[0], x[1], n3 >= 0 ? ox_dim_known(n3 / 3) : ox_dim_unknown()};
+  ix_set_tensor(c, 0, OX_FLOAT, o, 3);
+  if (c->n_out < 2) return OX_OK;
+  ox_dim pd[5] = {ox_dim_known(2), x[0], ox_dim_known(heads), ox_dim_unknown(),
+                  n3 >= 0 ? ox_dim_known(n3 / 3 / heads) : ox_dim_unknown()};
+  if (ix_has_input(c, 8) && ix_shape(c, 8, &p, &rp) && rp == 5)
+    pd[3] = ox_dim_add(c->a, p[3], x[1]);
+  else if (!ix_has_input(c, 8))
+    pd[3] = x[1];
+  ix_set_tensor(c, 1, OX_FLOAT, pd, 5);
+  return OX_OK;
+}
+
 const ox_infer_def ox_infer_defs_contrib_quant[] = {
     {OX_CONTRIB_DOMAIN, "DynamicQuantizeMatMul", 1, 1, matmul_to_float},
     {OX_CONTRIB_DOMAIN, "MatMulIntegerToFloat", 1, 1, matmul_to_float},
@@ -265,5 +303,6 @@ const ox_infer_def ox_infer_defs_contrib_quant[] = {
     {OX_CONTRIB_DOMAIN, "QLinearAveragePool", 1, 1, qpool},
     {OX_CONTRIB_DOMAIN, "QLinearGlobalAveragePool", 1, 1, qpool},
     {OX_CONTRIB_DOMAIN, "QLinearConv", 1, 1, qconv},
+    {OX_CONTRIB_DOMAIN, "QAttention", 1, 1, qattention},
     {NULL, NULL, 0, 0, NULL},
 };

@@ -119,6 +119,25 @@ static const ox_attr_schema conv_attrs[] = {{"auto_pad", OX_ATTR_STRING, false, 
                                             {"pads", OX_ATTR_INTS, false, NULL},
                                             {"strides", OX_ATTR_INTS, false, NULL}};
 
+/* ---- QAttention ---- */
+static const char *const u8_types[] = {"tensor(uint8)", NULL};
+static const ox_type_constraint tc_qattn[] = {
+    {"T1", u8_types, 1}, {"T2", q8_types, 2}, {"T3", f32_types, 1}, {"T4", i32_types, 1}};
+static const ox_formal qattn_in[] = {OX_HONE("input", "T1"),
+                                     OX_HONE("weight", "T2"),
+                                     OX_HONE("bias", "T3"),
+                                     OX_HONE("input_scale", "T3"),
+                                     OX_HONE("weight_scale", "T3"),
+                                     OX_HOPT("mask_index", "T4"),
+                                     OX_HOPT("input_zero_point", "T1"),
+                                     OX_HOPT("weight_zero_point", "T2"),
+                                     OX_HOPT("past", "T3")};
+static const ox_formal qattn_out[] = {OX_HONE("output", "T3"), OX_HOPT("present", "T3")};
+static const ox_attr_schema qattn_attrs[] = {
+    {"do_rotary", OX_ATTR_INT, false, "0"}, {"mask_filter_value", OX_ATTR_FLOAT, false, "-10000.0"},
+    {"num_heads", OX_ATTR_INT, true, NULL}, {"past_present_share_buffer", OX_ATTR_INT, false, "0"},
+    {"scale", OX_ATTR_FLOAT, false, "0.0"}, {"unidirectional", OX_ATTR_INT, false, "0"}};
+
 const ox_schema *const ox_schema_contrib_quant[] = {
     MS("DynamicQuantizeMatMul", dqmm_in, 3, y_f_out, 1, OX_HTC(tc_dqmm), OX_HNONE,
        "Y = MatMul(A, dequantize(B)) (+ bias), A quantized per tensor at run time as "
@@ -167,5 +186,15 @@ const ox_schema *const ox_schema_contrib_quant[] = {
     MS("QLinearConv", qconv_in, 8, qconv_out, 1, OX_HTC(tc_conv), OX_HAT(conv_attrs),
        "ONNX's QLinearConv with attribute channels_last: when 1, x and y are [N, spatial..., C] "
        "(w stays [M, C/group, kernel...])."),
+    MS("QAttention", qattn_in, 5, qattn_out, 1, OX_HTC(tc_qattn), OX_HAT(qattn_attrs),
+       "The int8 Attention: Q, K, V = float((input - input_zero_point) x (weight - "
+       "weight_zero_point)) * input_scale * weight_scale + bias (input [B, S, D], weight [D, 3 "
+       "hidden], weight_scale and weight_zero_point one value or 3 hidden), split into num_heads "
+       "heads; K and V follow past [2, B, num_heads, P, head size] and make present. Scores "
+       "scale Q K^T (scale 0: 1 / sqrt(head size)) plus mask_filter_value at each masked key: "
+       "mask_index is key lengths (B), end and start positions (2 B), or a 0/1 mask (B, P + S) "
+       "or (B, S, P + S); unidirectional masks the keys after each query. Output [B, S, "
+       "hidden]. do_rotary and past_present_share_buffer are refused (onnxruntime's CPU kernel "
+       "has neither)."),
 };
 const size_t ox_schema_contrib_quant_n = OX_HN_OF(ox_schema_contrib_quant);

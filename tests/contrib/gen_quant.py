@@ -267,4 +267,48 @@ for xdt, wdt in [(U8, U8), (U8, I8), (I8, I8)]:
                         "n0", channels_last=cl, **attrs)], {"x": x}, ["y"], initializers=ini,
                   rtol=0, atol=1, output_types={"y": xdt})
 
+# ---- QAttention: the integer projection, then the float attention
+def qattn_case(name, B, S, D, heads, hidden, w_dt=I8, per_col=False, mask=None, past=0,
+               outputs=("Y",), ort="compare", error=None, **attrs):
+    x = q8(U8, B, S, D)
+    w = q8(w_dt, D, 3 * hidden)
+    ins = ["x", "w", "bias", "xs", "ws", "", "xz", "wz", ""]
+    ini = {"w": w, "bias": c.randn(3 * hidden, scale=0.5), "xs": f(0.02), "xz": zp(U8, 120)}
+    ini["ws"] = (c.randn(3 * hidden, scale=0.05) ** 2 + 0.01) if per_col else f(0.03)
+    ini["wz"] = q8(w_dt, 3 * hidden) if per_col else zp(w_dt, 2 if w_dt == I8 else 128)
+    feeds = {"x": x}
+    if mask is not None:
+        ins[5] = "mask"
+        feeds["mask"] = mask
+    if past:
+        ins[8] = "past"
+        feeds["past"] = c.randn(2, B, heads, past, hidden // heads)
+    c.add(name, [node("QAttention", ins, list(outputs), "n0", num_heads=heads, **attrs)], feeds,
+          list(outputs), initializers=ini, rtol=1e-4, atol=1e-4, ort=ort, error=error)
+
+
+qattn_case("QAttention int8 weight, no mask", 2, 3, 8, 2, 8)
+qattn_case("QAttention uint8 weight, per-column", 2, 5, 12, 3, 12, w_dt=U8, per_col=True)
+qattn_case("QAttention int8 weight per-column, one row", 1, 1, 16, 4, 16, per_col=True)
+qattn_case("QAttention key lengths", 3, 4, 8, 2, 8,
+           mask=np.array([4, 2, 3], dtype=np.int32))
+qattn_case("QAttention end and start positions", 2, 5, 8, 2, 8,
+           mask=np.array([5, 4, 1, 0], dtype=np.int32))
+qattn_case("QAttention raw mask (B, T)", 2, 4, 8, 1, 8,
+           mask=(c.rng.random((2, 4)) > 0.3).astype(np.int32))
+qattn_case("QAttention raw mask (B, S, T)", 2, 3, 8, 2, 8,
+           mask=(c.rng.random((2, 3, 3)) > 0.3).astype(np.int32))
+qattn_case("QAttention unidirectional", 2, 6, 8, 2, 8, unidirectional=1)
+qattn_case("QAttention unidirectional, raw mask, mask_filter_value", 2, 4, 8, 2, 8,
+           mask=np.array([[1, 1, 0, 1], [1, 1, 1, 1]], dtype=np.int32), unidirectional=1,
+           mask_filter_value=-500.0)
+qattn_case("QAttention scale attribute", 2, 3, 8, 2, 8, scale=0.1)
+qattn_case("QAttention past and present", 2, 3, 8, 2, 8, past=4, outputs=("Y", "present"))
+qattn_case("QAttention past, unidirectional, key lengths", 2, 2, 8, 2, 8, past=3,
+           outputs=("Y", "present"), unidirectional=1, mask=np.array([5, 4], dtype=np.int32))
+qattn_case("QAttention present without past", 1, 4, 8, 2, 8, outputs=("Y", "present"))
+qattn_case("QAttention larger, 4 heads", 2, 33, 64, 4, 64, per_col=True)
+qattn_case("QAttention hidden not a multiple of num_heads", 1, 2, 8, 3, 8, ort="refuses",
+           error=["node 'n0'", "num_heads"])
+
 c.write()

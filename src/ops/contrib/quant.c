@@ -363,5 +363,6 @@ const ox_kernel_def ox_ops_contrib_quant[] = {
     {OX_CONTRIB_DOMAIN, "QLinearAveragePool", 1, 1, ox_q_pool_prepare, ox_q_pool_run, NULL},
     {OX_CONTRIB_DOMAIN, "QLinearSoftmax", 1, 1, ox_q_softmax_prepare, ox_q_softmax_run, NULL},
     {OX_CONTRIB_DOMAIN, "QLinearConv", 1, 1, ox_q_conv_prepare, ox_q_conv_run, ox_conv_release},
+    {OX_CONTRIB_DOMAIN, "QAttention", 1, 1, ox_q_attn_prepare, ox_q_attn_run, ox_q_attn_release},
     {NULL, NULL, 0, 0, NULL, NULL, NULL},
 };
