@@ -71,7 +71,8 @@ static int matmul_to_float(ox_ictx *c) {
   if (ix_elem(c, zb) != OX_UNDEFINED && ix_elem(c, 1) != OX_UNDEFINED &&
       ix_elem(c, zb) != ix_elem(c, 1))
     return ix_fail(c, "b_zero_point must have B's type");
-  return ix_matmul_shape(c, 0, 1, OX_FLOAT);
+  int32_t el = !dyn && ix_elem(c, 2) == OX_FLOAT16 ? OX_FLOAT16 : OX_FLOAT;
+  return ix_matmul_shape(c, 0, 1, el);
 }
 
 /* ---- QGemm: [M, N]; float, or y_zero_point's type ---- */

@@ -12,6 +12,7 @@
 static const char *const q8_types[] = {"tensor(uint8)", "tensor(int8)", NULL};
 static const char *const f32_types[] = {"tensor(float)", NULL};
 static const char *const i32_types[] = {"tensor(int32)", NULL};
+static const char *const f32_f16_types[] = {"tensor(float)", "tensor(float16)", NULL};
 static const char *const f32_q8_types[] = {"tensor(float)", "tensor(uint8)", "tensor(int8)", NULL};
 
 /* ---- the products ---- */
@@ -22,7 +23,7 @@ static const ox_formal dqmm_in[] = {OX_HONE("A", "T1"), OX_HONE("B", "T2"),
 static const ox_formal y_f_out[] = {OX_HONE("Y", "T1")};
 
 static const ox_type_constraint tc_mmitf[] = {
-    {"T1", q8_types, 2}, {"T2", q8_types, 2}, {"T3", f32_types, 1}};
+    {"T1", q8_types, 2}, {"T2", q8_types, 2}, {"T3", f32_f16_types, 2}};
 static const ox_formal mmitf_in[] = {OX_HONE("A", "T1"),
                                      OX_HONE("B", "T2"),
                                      OX_HONE("a_scale", "T3"),
@@ -148,7 +149,8 @@ const ox_schema *const ox_schema_contrib_quant[] = {
        "Y = float((A - a_zero_point) x (B - b_zero_point)) * a_scale * b_scale (+ bias): the "
        "exact integer product of MatMulInteger scaled to float. A is [..., M, K] with per-tensor "
        "a_scale and a_zero_point; B is 2-D [K, N] with b_scale and b_zero_point one value or one "
-       "per column; bias has N values."),
+       "per column; bias has N values. Scales, bias and Y are float or float16 (computed in float, "
+       "Y rounded to float16 once)."),
     MS("QGemm", qgemm_in, 6, qgemm_out, 1, OX_HTC(tc_qgemm), OX_HAT(qgemm_attrs),
        "Quantized Gemm: acc = (A' - a_zero_point)(B' - b_zero_point) + C in int32 (A' = A or "
        "A^T by transA, B' likewise by transB; C an int32 bias of shape (), (N), (1, N), (M, 1) or "

@@ -46,6 +46,25 @@ c.add("MatMulIntegerToFloat B at run time",
       {"A": A, "B": B}, ["Y"], initializers={"a_scale": f(0.1), "b_scale": f(0.03),
                                               "b_zp": zp(I8, -2)}, rtol=1e-5, atol=1e-5)
 
+# float16 scales, bias and output (onnxruntime's CPU kernel takes them)
+H = np.float16
+for per_col in [False, True]:
+    A, B = q8(U8, 3, 2, 24), q8(I8, 24, 10)
+    ini = {"B": B, "a_scale": np.array(0.02, H), "a_zp": zp(U8, 100),
+           "b_scale": (c.randn(10, scale=0.05) ** 2 + 0.01).astype(H) if per_col
+           else np.array(0.04, H), "bias": c.randn(10).astype(H)}
+    c.add(f"MatMulIntegerToFloat float16, per-column {per_col}",
+          [node("MatMulIntegerToFloat", ["A", "B", "a_scale", "b_scale", "a_zp", "", "bias"],
+                ["Y"], "n0")], {"A": A}, ["Y"], initializers=ini, rtol=2e-3, atol=2e-3,
+          output_types={"Y": H})
+# large enough to be split over threads
+c.add("MatMulIntegerToFloat 200x300x150",
+      [node("MatMulIntegerToFloat", ["A", "B", "a_scale", "b_scale", "a_zp", "b_zp"], ["Y"],
+            "n0")], {"A": q8(U8, 200, 300)}, ["Y"],
+      initializers={"B": q8(I8, 300, 150), "a_scale": f(0.01), "b_scale": f(0.02),
+                    "a_zp": zp(U8, 128), "b_zp": zp(I8, 0)}, rtol=1e-5, atol=1e-3,
+      threads=(1, 2, 4))
+
 # ---- DynamicQuantizeMatMul
 for b_dt in [U8, I8]:
     for shape_a, K, N in [((4, 12), 12, 8), ((2, 3, 31), 31, 9), ((1, 5), 5, 3)]:
@@ -101,6 +120,25 @@ c.add("QGemm scalar C, B at run time",
       {"A": A, "B": q8(U8, 5, 4)}, ["Y"],
       initializers={k: v for k, v in dict(qgb, C=np.array(40, dtype=np.int32)).items() if k != "B"},
       rtol=1e-5, atol=1e-5)
+c.add("QGemm y_scale without y_zero_point: float divided by y_scale",
+      [node("QGemm", ["A", "a_scale", "a_zp", "B", "b_scale", "b_zp", "", "y_scale"], ["Y"],
+            "n0")], {"A": A}, ["Y"], initializers=dict(qgb, y_scale=f(0.5)), rtol=1e-5, atol=1e-5)
+c.add("QGemm 150x200x130 quantized",
+      [node("QGemm", ["A", "a_scale", "a_zp", "B", "b_scale", "b_zp", "C", "y_scale", "y_zp"],
+            ["Y"], "n0", transB=1)], {"A": q8(I8, 150, 200)}, ["Y"],
+      initializers={"a_scale": f(0.01), "a_zp": zp(I8, -3), "B": q8(I8, 130, 200),
+                    "b_scale": f(0.01), "b_zp": zp(I8, 0), "C": c.ints(-999, 999, 130,
+                                                                          dtype=np.int32),
+                    "y_scale": f(0.05), "y_zp": zp(I8, 1)}, rtol=0, atol=0,
+      output_types={"Y": I8}, threads=(1, 2, 4))
+c.add("QGemm a_zero_point of another type",
+      [node("QGemm", ["A", "a_scale", "a_zp", "B", "b_scale", "b_zp"], ["Y"], "n0")],
+      {"A": A}, ["Y"], initializers=dict(qgb, a_zp=zp(I8, 0)), ort="refuses",
+      error=["node 'n0'", "a_zero_point"])
+c.add("QGemm C of the wrong shape",
+      [node("QGemm", ["A", "a_scale", "a_zp", "B", "b_scale", "b_zp", "C"], ["Y"], "n0")],
+      {"A": A}, ["Y"], initializers=dict(qgb, C=np.zeros((2, 4), np.int32)), ort="refuses",
+      error=["node 'n0'", "C must be"])
 c.add("QGemm y_zero_point without y_scale",
       [node("QGemm", ["A", "a_scale", "a_zp", "B", "b_scale", "b_zp", "", "", "y_zp"], ["Y"],
             "n0")], {"A": A}, ["Y"], initializers=dict(qgb, y_zp=zp(U8, 1)), ort="none",
@@ -186,6 +224,16 @@ for dt in [U8, I8]:
           [node("QLinearConcat", ins[:8], ["Y"], "n0", axis=1)], {"A": e1, "B": e2}, ["Y"],
           initializers={k: ini[k] for k in ins[:8] if k in ini}, rtol=0, atol=0,
           output_types={"Y": dt})
+c.add("QLinearConcat zero point of another type",
+      [node("QLinearConcat", ["ys", "yz", "A", "sa", "za"], ["Y"], "n0", axis=0)],
+      {"A": q8(U8, 2)}, ["Y"],
+      initializers={"ys": f(0.1), "yz": zp(U8, 0), "sa": f(0.1), "za": zp(I8, 0)},
+      ort="refuses", error=["node 'n0'", "X_zero_point"], output_types={"Y": U8})
+c.add("QLinearConcat scale of two values",
+      [node("QLinearConcat", ["ys", "yz", "A", "sa", "za"], ["Y"], "n0", axis=0)],
+      {"A": q8(U8, 2)}, ["Y"],
+      initializers={"ys": f(0.1), "yz": zp(U8, 0), "sa": f([0.1, 0.2]), "za": zp(U8, 0)},
+      ort="none",  # onnxruntime reads the first value and goes on error=["node 'n0'", "sa"], output_types={"Y": U8})
 c.add("QLinearConcat broken triple",
       [node("QLinearConcat", ["ys", "yz", "A", "sa", "za", "B", "sb"], ["Y"], "n0", axis=0)],
       {"A": q8(U8, 2), "B": q8(U8, 2)}, ["Y"],
@@ -238,7 +286,8 @@ for dt in [U8, I8]:
 for dt in [U8, I8]:
     yz = zp(dt, 0 if dt == U8 else -128)
     for opset, axis, shape in [(13, -1, (3, 10)), (13, 1, (2, 5, 4)), (12, 1, (2, 3, 4)),
-                               (13, -1, (1, 300))]:
+                               (13, -1, (1, 300)), (12, 2, (2, 3, 4, 5)),
+                               (13, -1, (64, 1000))]:
         c.add(f"QLinearSoftmax {np.dtype(dt).name} opset {opset} axis {axis} {shape}",
               [node("QLinearSoftmax", ["X", "xs", "xz", "ys", "yz"], ["Y"], "n0", opset=opset,
                     axis=axis)], {"X": q8(dt, *shape)}, ["Y"],
@@ -308,6 +357,9 @@ qattn_case("QAttention past, unidirectional, key lengths", 2, 2, 8, 2, 8, past=3
            outputs=("Y", "present"), unidirectional=1, mask=np.array([5, 4], dtype=np.int32))
 qattn_case("QAttention present without past", 1, 4, 8, 2, 8, outputs=("Y", "present"))
 qattn_case("QAttention larger, 4 heads", 2, 33, 64, 4, 64, per_col=True)
+qattn_case("QAttention mask_index of the wrong length", 2, 3, 8, 2, 8,
+           mask=np.array([3, 3, 3], dtype=np.int32), ort="refuses",
+           error=["node 'n0'", "mask_index"])
 qattn_case("QAttention hidden not a multiple of num_heads", 1, 2, 8, 3, 8, ort="refuses",
            error=["node 'n0'", "num_heads"])
 

@@ -117,14 +117,28 @@ static int check_b(ox_kctx *c, const ox_value *B, bool trans, const ox_value *zb
   return OX_OK;
 }
 
-static int check_scale(ox_kctx *c, const ox_value *v, int64_t n, const char *what) {
-  if (!v || v->dtype != OX_FLOAT) return ox_kctx_fail(c, OX_ERUNTIME, "%s must be float", what);
+/* element i of a float or float16 tensor */
+static float fval(const ox_value *v, int64_t i) {
+  float f;
+  if (v->dtype == OX_FLOAT) return ((const float *)v->data)[i];
+  oc_to_f32((const uint16_t *)v->data + i, v->dtype, &f, 1);
+  return f;
+}
+
+static int check_scale_of(ox_kctx *c, const ox_value *v, int64_t n, const char *what, int32_t ft) {
+  if (!v || v->dtype != ft)
+    return ox_kctx_fail(c, OX_ERUNTIME, "%s must be %s", what,
+                        ft == OX_FLOAT ? "float" : "float16 (the type of a_scale)");
   if (n == 1 ? !one_value(v) : !per_col(v, n)) {
     if (n == 1) return ox_kctx_fail(c, OX_ERUNTIME, "%s must be one value", what);
     return ox_kctx_fail(c, OX_ERUNTIME, "%s must be one value or 1-D of N = %lld values", what,
                         (long long)n);
   }
   return OX_OK;
+}
+
+static int check_scale(ox_kctx *c, const ox_value *v, int64_t n, const char *what) {
+  return check_scale_of(c, v, n, what, OX_FLOAT);
 }
 
 /* The packed B of this run: the prepared one, or *local packed now. */
@@ -142,46 +156,58 @@ static const ox_qgemm_b *run_b(ox_kctx *c, const qp_state *s, const ox_value *B,
 /* ---- MatMulIntegerToFloat and DynamicQuantizeMatMul ---- */
 
 /* Y[..., N] = float(acc) * a_scale * b_scale[n] + bias[n] for A (M x K
- * rows of 8-bit values, zero point za) times B. */
+ * rows of 8-bit values, zero point za) times B; scales, bias and Y of type
+ * ft (float, or float16: computed in float, Y rounded once at the end). */
 static int to_float_product(ox_kctx *c, const qp_state *s, const ox_value *A_shape, const void *A,
                             bool a_signed, const void *za, float a_scale, const ox_value *B,
-                            const ox_value *bs, const ox_value *zb, const ox_value *bias) {
+                            const ox_value *bs, const ox_value *zb, const ox_value *bias,
+                            int32_t ft) {
   int64_t K = 0, N = 0;
-  if (check_b(c, B, false, zb, &K, &N) || check_scale(c, bs, N, "b_scale")) return OX_ERUNTIME;
+  if (check_b(c, B, false, zb, &K, &N) || check_scale_of(c, bs, N, "b_scale", ft))
+    return OX_ERUNTIME;
   if (A_shape->rank < 1) return ox_kctx_fail(c, OX_ERUNTIME, "A must have rank 1 or more");
   if (A_shape->dims[A_shape->rank - 1] != K)
     return ox_kctx_fail(c, OX_ERUNTIME, "A's last dimension (%lld) differs from B's K (%lld)",
                         (long long)A_shape->dims[A_shape->rank - 1], (long long)K);
-  if (bias && (bias->dtype != OX_FLOAT || bias->rank != 1 || bias->numel != N))
-    return ox_kctx_fail(c, OX_ERUNTIME, "bias must be float of N = %lld values", (long long)N);
+  if (bias && (bias->dtype != ft || bias->rank != 1 || bias->numel != N))
+    return ox_kctx_fail(c, OX_ERUNTIME, "bias must be %s of N = %lld values",
+                        ft == OX_FLOAT ? "float" : "float16", (long long)N);
   if (A_shape->rank >= OC_MAXRANK) return ox_kctx_fail(c, OX_ERUNTIME, "A's rank is too large");
   int64_t M = 1, dims[OC_MAXRANK];
   size_t rank = 0;
   for (size_t i = 0; i + 1 < A_shape->rank; i++) M *= (dims[rank++] = A_shape->dims[i]);
   dims[rank++] = N;
-  ox_value *y = ox_kctx_output(c, 0, OX_FLOAT, dims, rank);
+  ox_value *y = ox_kctx_output(c, 0, ft, dims, rank);
   if (!y) return OX_ERUNTIME;
-  float *scale = malloc((size_t)(N > 0 ? N : 1) * sizeof(float));
-  if (!scale) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
-  const float *bsd = bs->data;
-  for (int64_t n = 0; n < N; n++) scale[n] = a_scale * bsd[bs->numel == 1 ? 0 : n];
-  if (M * N == 0) {
+  if (M * N == 0) return OX_OK;
+  bool half = ft != OX_FLOAT;
+  /* the factors per column, then (float16) the bias and the result in float */
+  float *scale = malloc((size_t)N * (half ? 2 : 1) * sizeof(float));
+  float *yf = half ? malloc((size_t)(M * N) * sizeof(float)) : y->data;
+  if (!scale || !yf) {
     free(scale);
-    return OX_OK;
+    if (half) free(yf);
+    return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+  }
+  for (int64_t n = 0; n < N; n++) scale[n] = a_scale * fval(bs, bs->numel == 1 ? 0 : n);
+  const float *bf = bias ? bias->data : NULL;
+  if (bias && half) {
+    oc_to_f32(bias->data, ft, scale + N, N);
+    bf = scale + N;
   }
   ox_qgemm_b local;
   const ox_qgemm_b *pb = run_b(c, s, B, zb, &local);
-  if (!pb) {
-    free(scale);
-    return OX_ERUNTIME;
-  }
-  ox_qgemm_epi epi = {scale, bias ? bias->data : NULL, N, bias ? N : 0, NULL, NULL};
+  int rc = pb ? OX_OK : OX_ERUNTIME;
+  ox_qgemm_epi epi = {scale, bf, N, bias ? N : 0, NULL, NULL};
   ox_err e = {0};
-  int rc = ox_qgemm_scaled_on(NULL, A, a_signed, M, K, za, za ? 1 : 0, pb, &epi, y->data, N,
-                              ox_kctx_pool(c), &e);
+  if (pb && ox_qgemm_scaled_on(NULL, A, a_signed, M, K, za, za ? 1 : 0, pb, &epi, yf, N,
+                               ox_kctx_pool(c), &e))
+    rc = ox_kctx_fail(c, e.code, "%s", e.msg);
   if (pb == &local) ox_qgemm_free_b(&local);
+  if (!rc && half) oc_from_f32(yf, ft, y->data, M * N);
+  if (half) free(yf);
   free(scale);
-  return rc ? ox_kctx_fail(c, e.code, "%s", e.msg) : OX_OK;
+  return rc;
 }
 
 static int mmitf_run(ox_kctx *c, void *st) {
@@ -189,11 +215,12 @@ static int mmitf_run(ox_kctx *c, void *st) {
            *bs = ox_kctx_input(c, 3), *za = ox_kctx_input(c, 4), *zb = ox_kctx_input(c, 5),
            *bias = ox_kctx_input(c, 6);
   if (!A || !is_q8(A->dtype)) return ox_kctx_fail(c, OX_ERUNTIME, "A must be int8 or uint8");
-  if (check_scale(c, as, 1, "a_scale")) return OX_ERUNTIME;
+  int32_t ft = as && as->dtype == OX_FLOAT16 ? OX_FLOAT16 : OX_FLOAT;
+  if (check_scale_of(c, as, 1, "a_scale", ft)) return OX_ERUNTIME;
   if (za && (za->dtype != A->dtype || !one_value(za)))
     return ox_kctx_fail(c, OX_ERUNTIME, "a_zero_point must be one value of A's type");
-  return to_float_product(c, st, A, A->data, A->dtype == OX_INT8, za ? za->data : NULL,
-                          *(const float *)as->data, B, bs, zb, bias);
+  return to_float_product(c, st, A, A->data, A->dtype == OX_INT8, za ? za->data : NULL, fval(as, 0),
+                          B, bs, zb, bias, ft);
 }
 
 static int dqmm_run(ox_kctx *c, void *st) {
@@ -215,7 +242,7 @@ static int dqmm_run(ox_kctx *c, void *st) {
   else
     memset(aq, (int)zp, (size_t)A->numel);
   uint8_t za = (uint8_t)zp;
-  int rc = to_float_product(c, st, A, aq, false, &za, scale, B, bs, zb, bias);
+  int rc = to_float_product(c, st, A, aq, false, &za, scale, B, bs, zb, bias, OX_FLOAT);
   free(aq);
   return rc;
 }
