@@ -14,6 +14,7 @@
  *    data transposed around it when channels_last. */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,8 +139,10 @@ int ox_q_concat_run(ox_kctx *c, void *st) {
   for (size_t i = 0; i < k; i++) {
     ox_value *x = ox_kctx_input(c, 2 + 3 * i);
     qparam xp;
-    if (read_qparam(c, ox_kctx_input(c, 3 + 3 * i), ox_kctx_input(c, 4 + 3 * i), dt, "X_scale",
-                    "X_zero_point", &xp))
+    char sn[96], zn[96];
+    snprintf(sn, sizeof sn, "X_scale of tensor %zu (input %zu)", i, 3 + 3 * i);
+    snprintf(zn, sizeof zn, "X_zero_point of tensor %zu (input %zu)", i, 4 + 3 * i);
+    if (read_qparam(c, ox_kctx_input(c, 3 + 3 * i), ox_kctx_input(c, 4 + 3 * i), dt, sn, zn, &xp))
       return OX_ERUNTIME;
     bool same = xp.s == yp.s && xp.z == yp.z;
     if (!same) requant_table(&xp, &yp, sign, t);
