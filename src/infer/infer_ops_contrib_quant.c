@@ -142,9 +142,9 @@ static int qsoftmax(ox_ictx *c) {
   const ox_dim *x;
   size_t r;
   size_t axis;
-  if (ix_shape(c, 0, &x, &r) && !ix_axis(ix_attr_int(c, "axis", -1), r, &axis))
-    return ix_fail(c, "axis %lld is out of range for rank %zu",
-                   (long long)ix_attr_int(c, "axis", -1), r);
+  int64_t ax = ix_attr_int(c, "axis", -1);
+  if (ix_shape(c, 0, &x, &r) && !ix_axis(ax, r, &axis))
+    return ix_fail(c, "axis %lld is out of range for rank %zu", (long long)ax, r);
   return qunary(c);
 }
 

@@ -170,9 +170,13 @@ const ox_schema *const ox_schema_contrib_quant[] = {
        "Y = quantize(LeakyRelu(dequantize(X), alpha)), per tensor; computed as a 256-byte "
        "table."),
     MS("QLinearSoftmax", qsoftmax_in, 5, y_out, 1, OX_HTC(tc_q), OX_HAT(softmax_attrs),
-       "Y = quantize(Softmax(dequantize(X))) along axis; opset is the Softmax opset the node "
-       "replaces: below 13, the input is flattened to 2-D at axis and the softmax runs over the "
-       "second dimension, from 13 over axis alone."),
+       "Y = quantize(Softmax(dequantize(X))) along axis, as onnxruntime computes it: a table "
+       "of e^((v - 255 + shift) x_scale) aligned on each row's largest byte (the zero point "
+       "cancels), float sums in order, y = saturate(round(e floor(1 / y_scale) / sum) + "
+       "y_zero_point) (so y_scale enters as the integer floor(1 / y_scale)). opset is the "
+       "Softmax opset the node replaces: below 13, X is flattened to 2-D at axis and the softmax "
+       "runs over the second dimension, from 13 over axis alone (axis defaults to -1 for both, as "
+       "onnxruntime's schema default)."),
     MS("QLinearWhere", qwhere_in, 9, z_out, 1, OX_HTC(tc_where), OX_HNONE,
        "Z = condition ? requantize(X) : requantize(Y), X and Y brought to z_scale and "
        "z_zero_point (numpy broadcasting of the three)."),

@@ -253,6 +253,12 @@ for dt in [U8, I8]:
                 "n0")], {"C": cond, "X": x, "Y": y}, ["Z"], initializers=ini, rtol=0, atol=0,
           output_types={"Z": dt})
 
+    x2, y2 = q8(dt, 5, 7), q8(dt, 5, 7)
+    c.add(f"QLinearWhere {np.dtype(dt).name} same shapes, Y already at Z's scale",
+          [node("QLinearWhere", ["C", "X", "xs", "xz", "Y", "zs", "zz", "zs", "zz"], ["Z"],
+                "n0")], {"C": c.rng.random((5, 7)) > 0.5, "X": x2, "Y": y2}, ["Z"],
+          initializers=ini, rtol=0, atol=0, output_types={"Z": dt})
+
 # ---- QLinearGlobalAveragePool (1 unit: a float factor)
 for dt in [U8, I8]:
     for cl, shape in [(0, (2, 3, 5, 7)), (1, (2, 5, 7, 3)), (0, (1, 4, 9)), (1, (3, 4, 4, 16))]:
@@ -277,6 +283,12 @@ for dt in [U8, I8]:
                         channels_last=cl, **attrs)], {"X": q8(dt, *shape)}, ["Y"],
                   initializers={"xs": f(0.05), "xz": zp(dt, 4), "ys": f(0.04), "yz": zp(dt, 1)},
                   rtol=0, atol=1, output_types={"Y": dt})
+    c.add(f"QLinearAveragePool {np.dtype(dt).name} auto_pad SAME_UPPER",
+          [node("QLinearAveragePool", ["X", "xs", "xz", "ys", "yz"], ["Y"], "n0",
+                kernel_shape=[3, 2], strides=[2, 2], auto_pad="SAME_UPPER")],
+          {"X": q8(dt, 1, 2, 7, 6)}, ["Y"],
+          initializers={"xs": f(0.05), "xz": zp(dt, 4), "ys": f(0.04), "yz": zp(dt, 1)},
+          rtol=0, atol=1, output_types={"Y": dt})
     c.add(f"QLinearAveragePool {np.dtype(dt).name} 1-D",
           [node("QLinearAveragePool", ["X", "xs", "xz", "ys", "yz"], ["Y"], "n0",
                 kernel_shape=[4], strides=[3])], {"X": q8(dt, 2, 3, 20)}, ["Y"],
@@ -316,6 +328,18 @@ for xdt, wdt in [(U8, U8), (U8, I8), (I8, I8)]:
                   [node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "B"], ["y"],
                         "n0", channels_last=cl, **attrs)], {"x": x}, ["y"], initializers=ini,
                   rtol=0, atol=1, output_types={"y": xdt})
+
+# 1-D and 3-D convolutions, both layouts
+for cl in [0, 1]:
+    for shape, w_shape, attrs in [((2, 4, 11), (5, 4, 3), dict(strides=[2])),
+                                  ((1, 3, 4, 5, 6), (4, 3, 2, 2, 3), dict(pads=[1, 0, 1, 0, 1, 1]))]:
+        xs_ = shape if not cl else (shape[0], *shape[2:], shape[1])
+        ini = {"w": q8(I8, *w_shape), "xs": f(0.03), "xz": zp(U8, 100), "ws": f(0.02),
+               "wz": zp(I8, 0), "ys": f(0.1), "yz": zp(U8, 128)}
+        c.add(f"QLinearConv uint8xint8 {len(shape) - 2}-D channels_last {cl}",
+              [node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"], "n0",
+                    channels_last=cl, **attrs)], {"x": q8(U8, *xs_)}, ["y"], initializers=ini,
+              rtol=0, atol=1, output_types={"y": U8})
 
 # ---- QAttention: the integer projection, then the float attention
 def qattn_case(name, B, S, D, heads, hidden, w_dt=I8, per_col=False, mask=None, past=0,
@@ -363,5 +387,17 @@ qattn_case("QAttention mask_index of the wrong length", 2, 3, 8, 2, 8,
            error=["node 'n0'", "mask_index"])
 qattn_case("QAttention hidden not a multiple of num_heads", 1, 2, 8, 3, 8, ort="refuses",
            error=["node 'n0'", "num_heads"])
+
+for opset, shape in [(12, (2, 3, 4)), (13, (2, 3, 4))]:
+    c.add(f"QLinearSoftmax uint8 opset {opset} default axis",
+          [node("QLinearSoftmax", ["X", "xs", "xz", "ys", "yz"], ["Y"], "n0", opset=opset)],
+          {"X": q8(U8, *shape)}, ["Y"],
+          initializers={"xs": f(0.1), "xz": zp(U8, 0), "ys": f(1 / 256), "yz": zp(U8, 0)},
+          rtol=0, atol=1, output_types={"Y": U8})
+c.add("QLinearSoftmax axis out of range",
+      [node("QLinearSoftmax", ["X", "xs", "xz", "ys", "yz"], ["Y"], "n0", opset=13, axis=3)],
+      {"X": q8(U8, 2, 3)}, ["Y"],
+      initializers={"xs": f(0.1), "xz": zp(U8, 0), "ys": f(1 / 256), "yz": zp(U8, 0)},
+      ort="none", error=["node 'n0'", "axis"], output_types={"Y": U8})
 
 c.write()

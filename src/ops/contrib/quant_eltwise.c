@@ -368,7 +368,9 @@ int ox_q_softmax_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   softmax_state *s = ox_arena_calloc(info->arena, 1, sizeof *s);
   if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
   s->opset = ox_node_attr_int(n, "opset", 13);
-  s->axis = ox_node_attr_int(n, "axis", s->opset < 13 ? 1 : -1);
+  /* -1 at every opset: onnxruntime's schema default, which its kernel reads
+   * even below opset 13 */
+  s->axis = ox_node_attr_int(n, "axis", -1);
   *state = s;
   return OX_OK;
 }
