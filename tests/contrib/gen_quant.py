@@ -400,4 +400,41 @@ c.add("QLinearSoftmax axis out of range",
       initializers={"xs": f(0.1), "xz": zp(U8, 0), "ys": f(1 / 256), "yz": zp(U8, 0)},
       ort="none", error=["node 'n0'", "axis"], output_types={"Y": U8})
 
+# ---- degenerate sizes. With K = 0 onnxruntime writes no real result (its QGemm
+# stores bytes into the float output, MatMulIntegerToFloat drops the bias): numpy
+# references of the definition (the product is empty, so C or bias alone)
+c.add("QGemm K = 0: C scaled (numpy reference)",
+      [node("QGemm", ["A", "as", "az", "B", "bs", "bz", "C"], ["Y"], "n0")],
+      {"A": np.zeros((3, 0), U8)}, ["Y"],
+      initializers={"as": f(0.1), "az": zp(U8, 3), "B": np.zeros((0, 2), U8), "bs": f(0.2),
+                    "bz": zp(U8, 1), "C": np.array([5, 7], np.int32)}, ort="none",
+      expected={"Y": np.tile(np.array([5, 7], np.float32) * np.float32(0.1 * np.float32(0.2)),
+                             (3, 1)).astype(np.float32)})
+c.add("MatMulIntegerToFloat K = 0: bias (numpy reference)",
+      [node("MatMulIntegerToFloat", ["A", "B", "as", "bs", "", "", "bias"], ["Y"], "n0")],
+      {"A": np.zeros((3, 0), U8)}, ["Y"],
+      initializers={"B": np.ones((0, 2), I8), "as": f(0.1), "bs": f(0.1), "bias": f([1, 2])},
+      ort="none", expected={"Y": np.tile(f([1, 2]), (3, 1))})
+c.add("MatMulIntegerToFloat no rows",
+      [node("MatMulIntegerToFloat", ["A", "B", "as", "bs"], ["Y"], "n0")],
+      {"A": np.zeros((0, 4), U8)}, ["Y"],
+      initializers={"B": np.ones((4, 2), I8), "as": f(0.1), "bs": f(0.1)})
+c.add("DynamicQuantizeMatMul K = 0", [node("DynamicQuantizeMatMul", ["A", "B", "bs"], ["Y"], "n0")],
+      {"A": np.zeros((3, 0), np.float32)}, ["Y"],
+      initializers={"B": np.ones((0, 2), I8), "bs": f(0.1)})
+c.add("QLinearAdd empty", [node("QLinearAdd", ["A", "s", "z", "B", "s", "z", "s", "z"], ["C"],
+                                "n0")],
+      {"A": np.zeros((0, 3), U8), "B": np.zeros((1, 3), U8)}, ["C"],
+      initializers={"s": f(0.1), "z": zp(U8, 1)}, output_types={"C": U8})
+c.add("QLinearGlobalAveragePool empty batch",
+      [node("QLinearGlobalAveragePool", ["X", "s", "z", "s", "z"], ["Y"], "n0")],
+      {"X": np.zeros((0, 3, 4, 4), U8)}, ["Y"], initializers={"s": f(0.1), "z": zp(U8, 1)},
+      output_types={"Y": U8})
+c.add("QLinearConv per-channel w_zero_point",
+      [node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"], "n0")],
+      {"x": q8(U8, 1, 2, 5, 5)}, ["y"],
+      initializers={"w": q8(I8, 3, 2, 3, 3), "xs": f(0.1), "xz": zp(U8, 3),
+                    "ws": f([0.01, 0.02, 0.03]), "wz": np.array([0, 2, -3], I8), "ys": f(0.3),
+                    "yz": zp(U8, 4)}, rtol=0, atol=1, output_types={"y": U8})
+
 c.write()

@@ -172,7 +172,11 @@ int ox_q_attn_run(ox_kctx *c, void *st) {
   if (!y) return OX_ERUNTIME;
   ox_value *present = ox_kctx_output_wanted(c, 1) ? ox_kctx_output(c, 1, OX_FLOAT, pdims, 5) : NULL;
   if (ox_kctx_output_wanted(c, 1) && !present) return OX_ERUNTIME;
-  if (y->numel == 0) return OX_OK;
+  if (y->numel == 0) { /* no new tokens (S = 0): present is past */
+    if (present && present->numel)
+      memcpy(present->data, past->data, (size_t)present->numel * sizeof(float));
+    return OX_OK;
+  }
   bool no_mask;
   float *mask = make_mask(c, s, mi, B, S, P, &no_mask);
   if (!mask && !no_mask) return OX_ERUNTIME;
