@@ -715,13 +715,15 @@ const ox_kernel_def ox_ops_attention[] = {
 
 /* ---- the head loop for other operators (attention_core.h) ---- */
 int ox_attn_core_run(ox_thread_pool *pool, const ox_attn_core *c) {
-  /* no causal flag, window or softcap: the caller folds those into its mask */
-  static const attn_attrs plain = {.left_win = -1, .right_win = -1};
+  /* no causal flag, window or softcap: the caller folds those into its mask; qk is
+   * taken after the mask (mode 2) */
+  static const attn_attrs plain = {.left_win = -1, .right_win = -1, .mode = 2};
   float sq = sqrtf(c->scale);
   for (int64_t i = 0; i < c->B * c->Hq * c->Sq * c->D; i++) c->q[i] *= sq;
   attn_job job = {.a = &plain, .q = c->q, .k = c->k, .v = c->v, .mask = c->mask,
                   .mstride = c->mstride, .y = c->y, .sq = sq, .Hq = c->Hq, .Hk = c->Hk,
-                  .Sq = c->Sq, .T = c->T, .D = c->D, .Dv = c->Dv, .Lm = c->T, .past = -1};
+                  .Sq = c->Sq, .T = c->T, .D = c->D, .Dv = c->Dv, .Lm = c->T, .past = -1,
+                  .qk = c->qk};
   atomic_init(&job.failed, 0);
   ox_parallel_for(pool, c->B * c->Hq, 1, attn_heads, &job);
   return atomic_load(&job.failed) ? OX_ENOMEM : OX_OK;

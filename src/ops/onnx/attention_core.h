@@ -21,7 +21,8 @@ typedef struct ox_attn_core {
   int64_t mstride[3];
   float scale;
   int64_t B, Hq, Hk, Sq, T, D, Dv;
-  float *y; /* [B, Hq, Sq, Dv] */
+  float *y;  /* [B, Hq, Sq, Dv] */
+  float *qk; /* NULL, or [B, Hq, Sq, T]: the scaled scores plus the mask */
 } ox_attn_core;
 
 /* Runs the attention of c. OX_OK, or OX_ENOMEM when scratch room failed. */
