@@ -22,7 +22,7 @@
 #include "../../schema/schema_hand.h"
 #include "../fused/qfused.h"
 #include "../nn_attrs.h"
-#include "../onnx/conv_common.h"
+#include "../onnx/conv_int.h"
 #include "../opcore.h"
 #include "quant_ops.h"
 

@@ -60,11 +60,5 @@ void ox_conv_release(void *st);
 int ox_conv_shapes(ox_kctx *ctx, const conv_state *s, const ox_value *x, const ox_value *w,
                    ox_nn_geom *g, int64_t *ydims);
 
-/* QLinearConv's kernel (conv_int.c) lent to com.microsoft's QLinearConv
- * (src/ops/contrib/quant_eltwise.c): prepare (release: ox_conv_release),
- * run over NCHW, and run over NHWC x and y (channels_last). */
-int ox_qlinearconv_prepare(const ox_kinfo *info, void **state, ox_err *e);
-int ox_qlinearconv_run(ox_kctx *ctx, void *state);
-int ox_qlinearconv_nhwc_run(ox_kctx *ctx, void *state);
 
 #endif

@@ -3,6 +3,8 @@
  * group for the integer kernel of src/kernels/qconv.c; other cases, and
  * scales giving non-finite factors, take the exact path: im2col of
  * zero-point-shifted values accumulated in int64, then requantised. */
+#include "conv_int.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
