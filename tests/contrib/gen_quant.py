@@ -401,8 +401,9 @@ c.add("QLinearSoftmax axis out of range",
       ort="none", error=["node 'n0'", "axis"], output_types={"Y": U8})
 
 # ---- degenerate sizes. With K = 0 onnxruntime writes no real result (its QGemm
-# stores bytes into the float output, MatMulIntegerToFloat drops the bias): numpy
-# references of the definition (the product is empty, so C or bias alone)
+# stores bytes into the float output, MatMulIntegerToFloat drops the bias,
+# DynamicQuantizeMatMul leaves the output unwritten): numpy references of the
+# definition (the product is empty, so C or bias alone)
 c.add("QGemm K = 0: C scaled (numpy reference)",
       [node("QGemm", ["A", "as", "az", "B", "bs", "bz", "C"], ["Y"], "n0")],
       {"A": np.zeros((3, 0), U8)}, ["Y"],
@@ -419,9 +420,11 @@ c.add("MatMulIntegerToFloat no rows",
       [node("MatMulIntegerToFloat", ["A", "B", "as", "bs"], ["Y"], "n0")],
       {"A": np.zeros((0, 4), U8)}, ["Y"],
       initializers={"B": np.ones((4, 2), I8), "as": f(0.1), "bs": f(0.1)})
-c.add("DynamicQuantizeMatMul K = 0", [node("DynamicQuantizeMatMul", ["A", "B", "bs"], ["Y"], "n0")],
+c.add("DynamicQuantizeMatMul K = 0: zeros (numpy reference)",
+      [node("DynamicQuantizeMatMul", ["A", "B", "bs"], ["Y"], "n0")],
       {"A": np.zeros((3, 0), np.float32)}, ["Y"],
-      initializers={"B": np.ones((0, 2), I8), "bs": f(0.1)})
+      initializers={"B": np.ones((0, 2), I8), "bs": f(0.1)}, ort="none",
+      expected={"Y": np.zeros((3, 2), np.float32)})
 c.add("QLinearAdd empty", [node("QLinearAdd", ["A", "s", "z", "B", "s", "z", "s", "z"], ["C"],
                                 "n0")],
       {"A": np.zeros((0, 3), U8), "B": np.zeros((1, 3), U8)}, ["C"],
