@@ -394,6 +394,17 @@ for opset, shape in [(12, (2, 3, 4)), (13, (2, 3, 4))]:
           {"X": q8(U8, *shape)}, ["Y"],
           initializers={"xs": f(0.1), "xz": zp(U8, 0), "ys": f(1 / 256), "yz": zp(U8, 0)},
           rtol=0, atol=1, output_types={"Y": U8})
+# a tiny y_scale: onnxruntime converts the out-of-range quotient to uint32 (undefined,
+# 0 here); onnxc saturates. numpy reference: round(softmax * floor(1 / y_scale)), saturated
+xsm = q8(U8, 3, 7)
+esm = np.exp((xsm.astype(np.float64) - xsm.max(axis=1, keepdims=True)) * 0.1)
+psm = esm / esm.sum(axis=1, keepdims=True)
+c.add("QLinearSoftmax tiny y_scale saturates (numpy reference)",
+      [node("QLinearSoftmax", ["X", "xs", "xz", "ys", "yz"], ["Y"], "n0", opset=13)],
+      {"X": xsm}, ["Y"],
+      initializers={"xs": f(0.1), "xz": zp(U8, 0), "ys": f(1e-6), "yz": zp(U8, 0)},
+      rtol=0, atol=1, output_types={"Y": U8}, ort="none",
+      expected={"Y": np.clip(np.rint(psm * np.floor(1 / np.float32(1e-6))), 0, 255).astype(U8)})
 c.add("QLinearSoftmax axis out of range",
       [node("QLinearSoftmax", ["X", "xs", "xz", "ys", "yz"], ["Y"], "n0", opset=13, axis=3)],
       {"X": q8(U8, 2, 3)}, ["Y"],

@@ -407,9 +407,10 @@ static void softmax_task(void *arg, int64_t r0, int64_t r1) {
     int32_t lo = j->sign ? -128 : 0, hi = j->sign ? 127 : 255;
     for (int64_t i = 0; i < j->D; i++) {
       float e = j->table[(uint8_t)(q8_at(x, j->sign, i * st) + adj)];
-      int32_t v = (int32_t)nearbyintf(e * j->ys / sum) + j->zy;
-      v = v < lo ? lo : v > hi ? hi : v;
-      y[i * st] = (uint8_t)v;
+      /* clamped in float first: a tiny y_scale makes the quotient huge */
+      float q = nearbyintf(e * j->ys / sum) + (float)j->zy;
+      q = q != q ? (float)j->zy : q < (float)lo ? (float)lo : q > (float)hi ? (float)hi : q;
+      y[i * st] = (uint8_t)(int32_t)q;
     }
   }
 }
