@@ -272,7 +272,8 @@ static void qgemm_rows(void *arg, int64_t m0, int64_t m1) {
   const qgemm_out *o = arg;
   for (int64_t m = m0; m < m1; m++)
     for (int64_t n = 0; n < o->N; n++) {
-      int32_t a = o->acc[m * o->N + n] + (o->C ? o->C[m * o->cm + n * o->cn] : 0);
+      /* in 64 bits: the sum of two int32 may not fit one */
+      int64_t a = (int64_t)o->acc[m * o->N + n] + (o->C ? o->C[m * o->cm + n * o->cn] : 0);
       float v = (float)a * o->scale[o->per_col ? n : 0];
       if (!o->quant) {
         ((float *)o->y)[m * o->N + n] = v;
