@@ -56,8 +56,12 @@ static int matmul_to_float(ox_ictx *c) {
   size_t bs = dyn ? 2 : 3, zb = dyn ? 3 : 5, bias = dyn ? 4 : 6;
   const ox_dim *a, *b;
   size_t ra, rb;
-  if (ix_shape(c, 1, &b, &rb) && rb != 2) return ix_fail(c, "B must be 2-D, not of rank %zu", rb);
-  int64_t K = dim_at(c, 1, 0, 2), N = dim_at(c, 1, 1, 2);
+  bool hb = ix_shape(c, 1, &b, &rb);
+  if (hb && (dyn ? rb != 2 : rb < 2))
+    return ix_fail(c, "B must be %s, not of rank %zu", dyn ? "2-D" : "of rank 2 or more", rb);
+  int64_t K = hb ? dim_at(c, 1, rb - 2, rb) : -1, N = hb ? dim_at(c, 1, rb - 1, rb) : -1;
+  if (hb && rb > 2 && ix_shape(c, 0, &a, &ra) && ra != rb)
+    return ix_fail(c, "a B of rank %zu needs an A of the same batch dimensions", rb);
   if (ix_shape(c, 0, &a, &ra) && ra >= 1 && a[ra - 1].has_value && K >= 0 && a[ra - 1].value != K)
     return ix_fail(c, "A's last dimension (%lld) differs from B's K (%lld)",
                    (long long)a[ra - 1].value, (long long)K);

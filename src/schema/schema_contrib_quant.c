@@ -148,8 +148,10 @@ const ox_schema *const ox_schema_contrib_quant[] = {
     MS("MatMulIntegerToFloat", mmitf_in, 4, y_t3_out, 1, OX_HTC(tc_mmitf), OX_HNONE,
        "Y = float((A - a_zero_point) x (B - b_zero_point)) * a_scale * b_scale (+ bias): the "
        "exact integer product of MatMulInteger scaled to float. A is [..., M, K] with per-tensor "
-       "a_scale and a_zero_point; B is 2-D [K, N] with b_scale and b_zero_point one value or one "
-       "per column; bias has N values. Scales, bias and Y are float or float16 (computed in float, "
+       "a_scale and a_zero_point; B is [K, N], or [batch..., K, N] beside an A of the same batch "
+       "dimensions, with b_scale and b_zero_point one value or one per column (onnxruntime refuses "
+       "per-column ones beside a batched B; onnxc takes them); bias has N values. "
+       "Scales, bias and Y are float or float16 (computed in float, "
        "Y rounded to float16 once)."),
     MS("QGemm", qgemm_in, 6, qgemm_out, 1, OX_HTC(tc_qgemm), OX_HAT(qgemm_attrs),
        "Quantized Gemm: acc = (A' - a_zero_point)(B' - b_zero_point) + C in int32 (A' = A or "

@@ -46,6 +46,24 @@ c.add("MatMulIntegerToFloat B at run time",
       {"A": A, "B": B}, ["Y"], initializers={"a_scale": f(0.1), "b_scale": f(0.03),
                                               "b_zp": zp(I8, -2)}, rtol=1e-5, atol=1e-5)
 
+# batched B [batch, K, N] beside A [batch, M, K]
+for per_col in [False, True]:
+    A, B = q8(U8, 3, 5, 12), q8(I8, 3, 12, 7)
+    ini = {"a_scale": f(0.03), "b_scale": (c.randn(7, scale=0.05) ** 2 + 0.01) if per_col
+           else f(0.02), "a_zp": zp(U8, 7), "b_zp": q8(I8, 7) if per_col else zp(I8, 1)}
+    # onnxruntime refuses per-column scales beside a batched B: a numpy reference there
+    ref = ((A.astype(np.int64) - 7) @ (B.astype(np.int64) - ini["b_zp"].astype(np.int64))
+           ).astype(np.float64) * (np.float32(0.03) * ini["b_scale"].astype(np.float32))
+    c.add(f"MatMulIntegerToFloat batched B, per-column {per_col}",
+          [node("MatMulIntegerToFloat", ["A", "B", "a_scale", "b_scale", "a_zp", "b_zp"], ["Y"],
+                "n0")], {"A": A, "B": B}, ["Y"], initializers=ini, rtol=1e-5, atol=1e-4,
+          ort="none" if per_col else "compare",
+          expected={"Y": ref.astype(np.float32)} if per_col else None)
+c.add("MatMulIntegerToFloat batched B, A of other batch dimensions",
+      [node("MatMulIntegerToFloat", ["A", "B", "a_scale", "b_scale"], ["Y"], "n0")],
+      {"A": q8(U8, 2, 5, 12), "B": q8(I8, 3, 12, 7)}, ["Y"],
+      initializers={"a_scale": f(0.03), "b_scale": f(0.02)}, ort="refuses",
+      error=["node 'n0'", "batch"])
 # float16 scales, bias and output (onnxruntime's CPU kernel takes them)
 H = np.float16
 for per_col in [False, True]:

@@ -102,19 +102,26 @@ static int qgemm_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   return qp_prepare_at(info, state, e, 3, 5);
 }
 
-/* The checks every product makes of B and its zero point; *K and *N out. */
-static int check_b(ox_kctx *c, const ox_value *B, bool trans, const ox_value *zb, int64_t *K,
-                   int64_t *N) {
+/* The checks every product makes of B and its zero point; *K and *N out.
+ * batched: B may also be [batch..., K, N] (MatMulIntegerToFloat). */
+static int check_b_of(ox_kctx *c, const ox_value *B, bool trans, const ox_value *zb, int64_t *K,
+                      int64_t *N, bool batched) {
   if (!B || !is_q8(B->dtype)) return ox_kctx_fail(c, OX_ERUNTIME, "B must be int8 or uint8");
-  if (B->rank != 2) return ox_kctx_fail(c, OX_ERUNTIME, "B must be 2-D, not of rank %zu", B->rank);
-  *K = trans ? B->dims[1] : B->dims[0];
-  *N = trans ? B->dims[0] : B->dims[1];
+  if (B->rank != 2 && !(batched && B->rank > 2))
+    return ox_kctx_fail(c, OX_ERUNTIME, "B must be 2-D, not of rank %zu", B->rank);
+  *K = trans ? B->dims[1] : B->dims[B->rank - 2];
+  *N = trans ? B->dims[0] : B->dims[B->rank - 1];
   if (zb && zb->dtype != B->dtype)
     return ox_kctx_fail(c, OX_ERUNTIME, "b_zero_point must have B's type");
   if (zb && !per_col(zb, *N))
     return ox_kctx_fail(c, OX_ERUNTIME, "b_zero_point must be one value or 1-D of N = %lld values",
                         (long long)*N);
   return OX_OK;
+}
+
+static int check_b(ox_kctx *c, const ox_value *B, bool trans, const ox_value *zb, int64_t *K,
+                   int64_t *N) {
+  return check_b_of(c, B, trans, zb, K, N, false);
 }
 
 /* element i of a float or float16 tensor */
@@ -157,15 +164,27 @@ static const ox_qgemm_b *run_b(ox_kctx *c, const qp_state *s, const ox_value *B,
 
 /* Y[..., N] = float(acc) * a_scale * b_scale[n] + bias[n] for A (M x K
  * rows of 8-bit values, zero point za) times B; scales, bias and Y of type
- * ft (float, or float16: computed in float, Y rounded once at the end). */
+ * ft (float, or float16: computed in float, Y rounded once at the end).
+ * A B of [batch..., K, N] (MatMulIntegerToFloat's batched product) needs an
+ * A of the same batch dimensions; each batch is then one product. */
 static int to_float_product(ox_kctx *c, const qp_state *s, const ox_value *A_shape, const void *A,
                             bool a_signed, const void *za, float a_scale, const ox_value *B,
                             const ox_value *bs, const ox_value *zb, const ox_value *bias,
                             int32_t ft) {
-  int64_t K = 0, N = 0;
-  if (check_b(c, B, false, zb, &K, &N) || check_scale_of(c, bs, N, "b_scale", ft))
+  int64_t K = 0, N = 0, nb = 1;
+  if (check_b_of(c, B, false, zb, &K, &N, true) || check_scale_of(c, bs, N, "b_scale", ft))
     return OX_ERUNTIME;
   if (A_shape->rank < 1) return ox_kctx_fail(c, OX_ERUNTIME, "A must have rank 1 or more");
+  if (B->rank > 2) {
+    bool same = A_shape->rank == B->rank;
+    for (size_t i = 0; same && i + 2 < B->rank; i++) {
+      same = A_shape->dims[i] == B->dims[i];
+      nb *= B->dims[i];
+    }
+    if (!same)
+      return ox_kctx_fail(c, OX_ERUNTIME, "a B of rank %zu needs an A of the same batch dimensions",
+                          B->rank);
+  }
   if (A_shape->dims[A_shape->rank - 1] != K)
     return ox_kctx_fail(c, OX_ERUNTIME, "A's last dimension (%lld) differs from B's K (%lld)",
                         (long long)A_shape->dims[A_shape->rank - 1], (long long)K);
@@ -195,15 +214,26 @@ static int to_float_product(ox_kctx *c, const qp_state *s, const ox_value *A_sha
     oc_to_f32(bias->data, ft, scale + N, N);
     bf = scale + N;
   }
-  ox_qgemm_b local;
-  const ox_qgemm_b *pb = run_b(c, s, B, zb, &local);
-  int rc = pb ? OX_OK : OX_ERUNTIME;
   ox_qgemm_epi epi = {scale, bf, N, bias ? N : 0, NULL, NULL};
-  ox_err e = {0};
-  if (pb && ox_qgemm_scaled_on(NULL, A, a_signed, M, K, za, za ? 1 : 0, pb, &epi, yf, N,
-                               ox_kctx_pool(c), &e))
-    rc = ox_kctx_fail(c, e.code, "%s", e.msg);
-  if (pb == &local) ox_qgemm_free_b(&local);
+  int rc = OX_OK;
+  int64_t Mb = M / nb; /* rows per batch */
+  for (int64_t b = 0; b < nb && !rc; b++) {
+    ox_qgemm_b local;
+    const ox_qgemm_b *pb = &s->packed;
+    ox_err e = {0};
+    if (!s->has_packed) {
+      if (ox_qgemm_pack_b((const uint8_t *)B->data + b * K * N, B->dtype == OX_INT8, K, N, N,
+                          zb ? zb->data : NULL, zb ? zb->numel : 0, &local, &e)) {
+        rc = ox_kctx_fail(c, e.code, "%s", e.msg);
+        break;
+      }
+      pb = &local;
+    }
+    if (ox_qgemm_scaled_on(NULL, (const uint8_t *)A + b * Mb * K, a_signed, Mb, K, za, za ? 1 : 0,
+                           pb, &epi, yf + b * Mb * N, N, ox_kctx_pool(c), &e))
+      rc = ox_kctx_fail(c, e.code, "%s", e.msg);
+    if (pb == &local) ox_qgemm_free_b(&local);
+  }
   if (!rc && half) oc_from_f32(yf, ft, y->data, M * N);
   if (half) free(yf);
   free(scale);
