@@ -8,8 +8,12 @@
  *    the GEMM's own epilogue;
  *  - DynamicQuantizeMatMul: the same after quantizing A to uint8 as
  *    DynamicQuantizeLinear does;
- *  - QGemm: acc + C in int32, then scaled to float, or requantized (round
- *    half to even, saturate) when y_zero_point is given. */
+ *  - QGemm: acc + C (int32 values, summed in 64 bits), then scaled to
+ *    float, or requantized (round half to even, saturate) when
+ *    y_zero_point is given.
+ * The family's one kernel table (ox_ops_contrib_quant, the one registry.c
+ * knows) is here; it also lists the kernels of quant_eltwise.c and
+ * quant_attn.c (quant_ops.h) and those qfused.c lends (qfused.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
