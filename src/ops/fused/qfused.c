@@ -11,7 +11,14 @@
  *    (, at least 0)) + zy), numpy broadcasting; zero points per tensor.
  *
  * Both follow DequantizeLinear and QuantizeLinear: dequantizing in float,
- * rounding half to even, saturating to the output type, a NaN giving 0. */
+ * rounding half to even, saturating to the output type, a NaN giving 0.
+ *
+ * onnxruntime's com.microsoft QLinearSigmoid, QLinearLeakyRelu, QLinearAdd
+ * and QLinearMul (src/ops/contrib/quant_eltwise.c) have the same inputs and
+ * run on these kernels through qfused.h: there an absent output zero point
+ * gives the input's type, not uint8, and QLinearMul multiplies. */
+#include "qfused.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +71,8 @@ typedef struct lk_state {
   lk_op op;
   float alpha, beta, lo, hi; /* op attributes; Clip's bounds before opset 11 */
   bool has_table;
-  qp p; /* of the table */
+  bool y_as_x; /* no y_zero_point: y has x's type (the com.microsoft forms) */
+  qp p;        /* of the table */
   uint8_t table[256];
 } lk_state;
 
@@ -120,19 +128,21 @@ static bool given(const ox_node *n, size_t i) {
   return i < n->n_input && n->input[i] && *n->input[i];
 }
 
-static int lk_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+/* the lookup of operator `op` (op_len bytes; NULL: none given) */
+static int lk_prepare_as(const ox_kinfo *info, void **state, ox_err *e, const char *op,
+                         size_t op_len, bool y_as_x) {
   static const char *const names[] = {"Relu", "LeakyRelu",   "Clip",     "Sigmoid",
                                       "Tanh", "HardSigmoid", "HardSwish"};
   const ox_node *n = info->node;
-  const ox_attr *op = ox_node_attr(n, "op");
   lk_state *s = ox_arena_calloc(info->arena, 1, sizeof *s);
   if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
   size_t k = 0;
   for (; op && k < sizeof names / sizeof *names; k++)
-    if (op->s.size == strlen(names[k]) && memcmp(op->s.data, names[k], op->s.size) == 0) break;
+    if (op_len == strlen(names[k]) && memcmp(op, names[k], op_len) == 0) break;
   if (!op || k == sizeof names / sizeof *names)
     return oc_prep_fail(info, e, "unknown lookup operator");
   s->op = (lk_op)k;
+  s->y_as_x = y_as_x;
   s->alpha = ox_node_attr_float(n, "alpha", s->op == LK_LEAKY ? 0.01f : 0.2f);
   s->beta = ox_node_attr_float(n, "beta", 0.5f);
   s->lo = ox_node_attr_float(n, "min", -INFINITY);
@@ -144,11 +154,21 @@ static int lk_prepare(const ox_kinfo *info, void **state, ox_err *e) {
     in[i] = info->const_inputs && i < info->n_inputs ? info->const_inputs[i] : NULL;
     if (given(n, i) && !in[i]) return OX_OK;
   }
-  if (!lk_params(s, in, &s->p)) {
+  if (!lk_params(s, in, &s->p) && !(y_as_x && !given(n, 4))) {
     lk_build(s, &s->p, s->table);
     s->has_table = true;
   }
   return OX_OK;
+}
+
+static int lk_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  const ox_attr *op = ox_node_attr(info->node, "op");
+  return lk_prepare_as(info, state, e, op ? (const char *)op->s.data : NULL, op ? op->s.size : 0,
+                       false);
+}
+
+int ox_qlookup_prepare_op(const ox_kinfo *info, void **state, ox_err *e, const char *op) {
+  return lk_prepare_as(info, state, e, op, strlen(op), true);
 }
 
 typedef struct lk_job {
@@ -180,7 +200,10 @@ static int lk_run(ox_kctx *ctx, void *st) {
   }
   if (in[2] && p.xtype != x->dtype)
     return ox_kctx_fail(ctx, OX_ERUNTIME, "x and x_zero_point have different types");
-  if (!in[2] && x->dtype != OX_UINT8) { /* the table assumed uint8 */
+  if (s->y_as_x && in[4] && p.ytype != x->dtype)
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "x and y_zero_point have different types");
+  if (s->y_as_x && !in[4]) p.ytype = x->dtype;          /* then never a table of prepare */
+  if ((!in[2] && x->dtype != OX_UINT8) || t == local) { /* the table assumed uint8 */
     p.xtype = x->dtype;
     lk_build(s, &p, local);
     t = local;
@@ -201,6 +224,7 @@ typedef struct add_job {
   float ka, kb, c, lo, hi;
   /* degenerate scales (a zero y_scale ...): dequantize, add and quantize as written */
   bool exact, relu;
+  bool mul; /* QLinearMul: y = round((a - za)(b - zb) ka + zy), ka = sa sb / sy */
   float sa, sb, sy;
   int32_t za, zb, zy;
 } add_job;
@@ -212,6 +236,15 @@ static void add_run_fn(void *arg, const int64_t *off, const int64_t *step, int64
   const uint8_t *a = j->a + off[0], *b = j->b + off[1];
   uint8_t *y = j->y + out_off;
   int64_t sa = step[0], sb = step[1];
+  if (j->mul) {
+    for (int64_t i = 0; i < n; i++) {
+      float av = (float)((j->as ? (int8_t)a[i * sa] : a[i * sa]) - j->za);
+      float bv = (float)((j->bs ? (int8_t)b[i * sb] : b[i * sb]) - j->zb);
+      float v = nearbyintf(av * bv * j->ka) + (float)j->zy;
+      y[i] = (uint8_t)(int32_t)(v != v ? 0 : ox_q8_clamp(v, j->lo, j->hi));
+    }
+    return;
+  }
   if (j->exact) {
     for (int64_t i = 0; i < n; i++) {
       float av = (float)((j->as ? (int8_t)a[i * sa] : a[i * sa]) - j->za) * j->sa;
@@ -244,8 +277,12 @@ static int add_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   return OX_OK;
 }
 
+/* state: the ADD_* bits */
+enum { ADD_RELU = 1, ADD_Y_AS_A = 2, ADD_MUL = 4 };
+
 static int add_run(ox_kctx *ctx, void *st) {
-  bool relu = st != NULL;
+  unsigned flags = (unsigned)(uintptr_t)st;
+  bool relu = (flags & ADD_RELU) != 0;
   ox_value *in[8];
   for (size_t i = 0; i < 8; i++) in[i] = ox_kctx_input(ctx, i);
   ox_value *a = in[0], *b = in[3];
@@ -263,6 +300,9 @@ static int add_run(ox_kctx *ctx, void *st) {
     return ox_kctx_fail(ctx, OX_ERUNTIME, "%s", bad);
   if ((in[2] && ta != a->dtype) || (in[5] && tb != b->dtype))
     return ox_kctx_fail(ctx, OX_ERUNTIME, "an input and its zero point have different types");
+  if ((flags & ADD_Y_AS_A) && (a->dtype != b->dtype || (in[7] && ty != a->dtype)))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "A, B and C_zero_point must have one type");
+  if ((flags & ADD_Y_AS_A) && !in[7]) ty = a->dtype;
   oc_bcast bc;
   ox_value *ab[2] = {a, b};
   if (oc_bcast_values(&bc, ctx, ab, 2)) return OX_ERUNTIME;
@@ -287,6 +327,8 @@ static int add_run(ox_kctx *ctx, void *st) {
   j.zb = zb;
   j.zy = zy;
   j.relu = relu;
+  j.mul = (flags & ADD_MUL) != 0;
+  if (j.mul) j.ka = sa * sb / sy; /* onnxruntime's factor, in float */
   if (a->numel == y->numel && b->numel == y->numel) {
     /* same shapes: one run, split over the pool here (the broadcast walk
      * would hand it to one thread) */
@@ -295,6 +337,16 @@ static int add_run(ox_kctx *ctx, void *st) {
   }
   oc_bcast_each(&bc, ox_kctx_pool(ctx), add_run_fn, &j);
   return OX_OK;
+}
+
+int ox_qlookup_run(ox_kctx *ctx, void *state) { return lk_run(ctx, state); }
+int ox_qlinear_add_run(ox_kctx *ctx, void *state) {
+  (void)state;
+  return add_run(ctx, (void *)(uintptr_t)ADD_Y_AS_A);
+}
+int ox_qlinear_mul_run(ox_kctx *ctx, void *state) {
+  (void)state;
+  return add_run(ctx, (void *)(uintptr_t)(ADD_Y_AS_A | ADD_MUL));
 }
 
 const ox_kernel_def ox_ops_qfused[] = {

@@ -3,14 +3,16 @@
  * group for the integer kernel of src/kernels/qconv.c; other cases, and
  * scales giving non-finite factors, take the exact path: im2col of
  * zero-point-shifted values accumulated in int64, then requantised. */
+#include "conv_int.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../kernels/qconv_dw.h"
+#include "../fused.h"
 #include "../nn_stage.h"
 #include "conv_common.h"
-#include "../fused.h"
 
 static int convint_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   conv_state *s = ox_conv_state_new(info, e);
@@ -144,10 +146,21 @@ static int qlinearconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   return OX_OK;
 }
 
+/* QLinearConv's output: output 0 of the node, or (own: the NHWC form of
+ * com.microsoft's QLinearConv, which transposes it after) a tensor of its
+ * own; NULL with the node's error set */
+static ox_value *qconv_output(ox_kctx *ctx, bool own, int32_t t, const int64_t *dims, size_t rank) {
+  if (!own) return ox_kctx_output(ctx, 0, t, dims, rank);
+  ox_err e = {0};
+  ox_value *y = ox_tensor_new_uninit(t, dims, rank, &e);
+  if (!y) ox_kctx_fail(ctx, e.code ? e.code : OX_ENOMEM, "%s", e.msg);
+  return y;
+}
+
 /* The integer kernel when W was packed and the scales give finite factors;
  * OX_EUNSUPPORTED (nothing written) sends the caller to the exact path. */
 static int qlinearconv_fast(ox_kctx *ctx, conv_state *s, ox_value *const *in, bool float_bias,
-                            const ox_nn_geom *g, const int64_t *ydims, ox_value **yout) {
+                            const ox_nn_geom *g, const int64_t *ydims, bool own, ox_value **yout) {
   ox_value *x = in[0], *xs = in[1], *zx = in[2], *w = in[3], *ws = in[4], *ys = in[6], *zy = in[7],
            *b = in[8];
   int64_t G = s->a.group, M = ydims[1], Mg = M / G, P = g->out_size;
@@ -173,11 +186,12 @@ static int qlinearconv_fast(ox_kctx *ctx, conv_state *s, ox_value *const *in, bo
     return OX_EUNSUPPORTED;
   }
   int32_t ytype = zy ? zy->dtype : OX_UINT8;
-  ox_value *y = ox_kctx_output(ctx, 0, ytype, ydims, x->rank);
+  ox_value *y = qconv_output(ctx, own, ytype, ydims, x->rank);
   if (!y) {
     free(f);
     return OX_ERUNTIME;
   }
+  *yout = y;
   /* signed X goes in shifted to unsigned, as does its zero point */
   bool xsig = x->dtype == OX_INT8;
   uint8_t *xu = NULL;
@@ -221,8 +235,8 @@ static int qlinearconv_fast(ox_kctx *ctx, conv_state *s, ox_value *const *in, bo
     if (rc != OX_EUNSUPPORTED) {
       free(xu);
       free(f);
-      if (rc) return ox_kctx_fail(ctx, rc, "%s", e.msg);
       *yout = y;
+      if (rc) return ox_kctx_fail(ctx, rc, "%s", e.msg);
       return OX_OK;
     }
     rc = OX_OK;
@@ -236,15 +250,15 @@ static int qlinearconv_fast(ox_kctx *ctx, conv_state *s, ox_value *const *in, bo
     }
   free(xu);
   free(f);
-  if (rc) return ox_kctx_fail(ctx, rc, "%s", e.msg);
   *yout = y;
+  if (rc) return ox_kctx_fail(ctx, rc, "%s", e.msg);
   return OX_OK;
 }
 
-static int qlinearconv_run(ox_kctx *ctx, void *st) {
-  conv_state *s = st;
-  ox_value *in[9];
-  for (size_t i = 0; i < 9; i++) in[i] = ox_kctx_input(ctx, i);
+/* QLinearConv of in[0..8] into *yout: output 0 of the node, or a tensor
+ * of its own (own; set also on failure, NULL or to be released) */
+static int qlinearconv_compute(ox_kctx *ctx, conv_state *s, ox_value *const *in, bool own,
+                               ox_value **yout) {
   ox_value *x = in[0], *xs = in[1], *zx = in[2], *w = in[3], *ws = in[4], *zw = in[5], *ys = in[6],
            *zy = in[7], *b = in[8];
   /* the fused node's bias is the Conv's float bias, not QLinearConv's int32 */
@@ -275,12 +289,13 @@ static int qlinearconv_run(ox_kctx *ctx, void *st) {
     return ox_kctx_fail(ctx, OX_ERUNTIME, "w_zero_point has %lld elements (1 or %lld expected)",
                         (long long)zw->numel, (long long)M);
   ox_value *y = NULL;
-  int rc = qlinearconv_fast(ctx, s, in, float_bias, &g, ydims, &y);
+  int rc = qlinearconv_fast(ctx, s, in, float_bias, &g, ydims, own, &y);
+  *yout = y;
   if (rc != OX_EUNSUPPORTED) return rc;
   int64_t *acc = NULL;
   if (qconv_acc(ctx, s, x, w, zx ? q8_at(zx, 0) : 0, zw, &g, ydims, &acc)) return OX_ERUNTIME;
   int32_t ytype = zy ? zy->dtype : OX_UINT8;
-  y = ox_kctx_output(ctx, 0, ytype, ydims, x->rank);
+  *yout = y = qconv_output(ctx, own, ytype, ydims, x->rank);
   if (!y) {
     free(acc);
     return OX_ERUNTIME;
@@ -310,6 +325,66 @@ static int qlinearconv_run(ox_kctx *ctx, void *st) {
     }
   free(acc);
   return OX_OK;
+}
+
+static int qlinearconv_run(ox_kctx *ctx, void *st) {
+  ox_value *in[9], *y;
+  for (size_t i = 0; i < 9; i++) in[i] = ox_kctx_input(ctx, i);
+  return qlinearconv_compute(ctx, st, in, false, &y);
+}
+
+/* ---- what com.microsoft's QLinearConv (src/ops/contrib/quant_eltwise.c) borrows ---- */
+int ox_qlinearconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  return qlinearconv_prepare(info, state, e);
+}
+int ox_qlinearconv_run(ox_kctx *ctx, void *state) { return qlinearconv_run(ctx, state); }
+
+/* channels_last: x [N, spatial..., C] is moved to NCHW, convolved, and the
+ * result moved back to [N, spatial..., M] */
+static void nhwc_move(const uint8_t *src, uint8_t *dst, int64_t N, int64_t C, int64_t P,
+                      bool to_nchw) {
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t p = 0; p < P; p++)
+      for (int64_t ch = 0; ch < C; ch++) {
+        int64_t last = (n * P + p) * C + ch, first = (n * C + ch) * P + p;
+        if (to_nchw)
+          dst[first] = src[last];
+        else
+          dst[last] = src[first];
+      }
+}
+
+int ox_qlinearconv_nhwc_run(ox_kctx *ctx, void *state) {
+  ox_value *in[9], *y = NULL;
+  for (size_t i = 0; i < 9; i++) in[i] = ox_kctx_input(ctx, i);
+  ox_value *x = in[0];
+  if (!x || x->rank < 3 || x->rank > OX_NN_MAXD + 2 || !is_q8(x->dtype))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "x must be an int8 or uint8 tensor of rank 3 to %d",
+                        OX_NN_MAXD + 2);
+  int64_t dims[OX_NN_MAXD + 2], N = x->dims[0], C = x->dims[x->rank - 1];
+  int64_t P = C && N ? x->numel / (N * C) : 0;
+  dims[0] = N;
+  dims[1] = C;
+  for (size_t k = 1; k + 1 < x->rank; k++) dims[k + 1] = x->dims[k];
+  ox_err e = {0};
+  ox_value *xc = ox_tensor_new_uninit(x->dtype, dims, x->rank, &e);
+  if (!xc) return ox_kctx_fail(ctx, e.code ? e.code : OX_ENOMEM, "%s", e.msg);
+  nhwc_move(x->data, xc->data, N, C, P, true);
+  in[0] = xc;
+  int rc = qlinearconv_compute(ctx, state, in, true, &y);
+  ox_value_unref(xc);
+  if (rc) {
+    if (y) ox_value_unref(y);
+    return rc;
+  }
+  int64_t M = y->dims[1], Q = N && M ? y->numel / (N * M) : 0;
+  dims[0] = N;
+  for (size_t k = 2; k < y->rank; k++) dims[k - 1] = y->dims[k];
+  dims[y->rank - 1] = M;
+  ox_value *out = ox_kctx_output(ctx, 0, y->dtype, dims, y->rank);
+  if (out) nhwc_move(y->data, out->data, N, M, Q, false);
+  ox_value_unref(y);
+  return out ? OX_OK : OX_ERUNTIME;
 }
 
 const ox_kernel_def ox_ops_conv_int[] = {
