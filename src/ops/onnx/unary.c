@@ -282,6 +282,25 @@ OX_LEVEL_BODY void un_f32_fast_c(const un_state *s, const float *x, float *y, in
     for (int64_t k = 0; k < n; k++) y[k] = oc_neg_scale_f32(x[k], al);
     return;
   }
+  if (s->op == U_GELU) { /* (x * (erf(x / sqrt 2) + 1)) * 0.5: vector erf */
+    const oc_gelu_erf g = {1.41421353816986083984375f, 1.0f, 0.5f, false};
+    oc_gelu_erf_f32(x, y, n, &g);
+    return;
+  }
+  if (s->op == U_GELU_TANH) { /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), vector tanh */
+    float u[256];
+    const float c = 0.79788458347320556640625f, a = 0.044715f;
+    for (int64_t k0 = 0; k0 < n; k0 += 256) {
+      int64_t m = n - k0 < 256 ? n - k0 : 256;
+      for (int64_t k = 0; k < m; k++) {
+        float v = x[k0 + k];
+        u[k] = c * (v + a * v * v * v);
+      }
+      oc_tanh_f32(u, u, m);
+      for (int64_t k = 0; k < m; k++) y[k0 + k] = 0.5f * x[k0 + k] * (1.0f + u[k]);
+    }
+    return;
+  }
   if (s->op == U_SIGMOID || s->op == U_SWISH) { /* the function of fused chains too */
     oc_sigmoid_f32(x, y, n, s->op == U_SWISH ? (float)s->alpha : 1.0f, s->op == U_SWISH);
     return;
