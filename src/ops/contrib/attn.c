@@ -11,6 +11,7 @@
 
 #include "../../kernels/gemm.h"
 #include "../../schema/schema_hand.h"
+#include "../fused/attn_fused.h"
 #include "../nn_common.h"
 #include "../onnx/attention_core.h"
 #include "../opcore.h"
@@ -238,6 +239,63 @@ static int attend(ox_kctx *c, const ca_state *s, const mask_spec *ms, float *q, 
 
 /* ==== Attention ==== */
 
+/* mask_index absent, [B] end positions (none negative) or [B, T] 0/1: a key
+ * mask the fused attention core takes as one row per batch */
+static bool key_mask_fast(const ox_value *mi, int64_t B) {
+  if (!mi) return true;
+  if (mi->dtype != OX_INT32) return false;
+  if (mi->rank == 2) return true;
+  if (mi->rank != 1 || mi->dims[0] != B) return false;
+  for (int64_t b = 0; b < B; b++)
+    if (((const int32_t *)mi->data)[b] < 0) return false;
+  return true;
+}
+
+/* The common encoder case: no past, no causality, no attention_bias, a key
+ * mask at most, float32. The heads are read where the projection wrote
+ * them ([B, S, 3 * hidden], bias added in place) and written straight into
+ * the output by the fused attention core (src/ops/fused/attn_fused.h). */
+static int attend_packed(ox_kctx *c, const ca_state *s, float *qkv, const float *bias,
+                         const ox_value *mi, int64_t B, int64_t S, int64_t N, int64_t Hq) {
+  int64_t hid = N * Hq, width = 3 * hid;
+  if (bias)
+    for (int64_t r = 0; r < B * S; r++)
+      for (int64_t d = 0; d < width; d++) qkv[r * width + d] += bias[d];
+  float *mk = NULL;
+  if (mi) {
+    mk = nn_falloc(B, S, 1, 1);
+    if (!mk) return ox_kctx_fail(c, OX_ENOMEM, "out of memory");
+    const int32_t *kd = mi->data;
+    for (int64_t b = 0; b < B; b++)
+      for (int64_t j = 0; j < S; j++)
+        mk[b * S + j] = (mi->rank == 1 ? j >= kd[b] : kd[b * S + j] == 0) ? s->filter : 0.0f;
+  }
+  int64_t od[3] = {B, S, hid};
+  ox_value *o = ox_kctx_output(c, 0, OX_FLOAT, od, 3);
+  if (!o) {
+    free(mk);
+    return OX_ERUNTIME;
+  }
+  ox_mha_args a = {.q = qkv,
+                   .k = qkv + hid,
+                   .v = qkv + 2 * hid,
+                   .q_ld = width,
+                   .kv_ld = width,
+                   .y = o->data,
+                   .y_ld = hid,
+                   .B = B,
+                   .heads = N,
+                   .dim = Hq,
+                   .Sq = S,
+                   .Sk = S,
+                   .mask = mk,
+                   .mst = {S, 0, 0, 1},
+                   .scale = s->scale != 0.0f ? s->scale : (float)(1.0 / sqrt((double)Hq))};
+  int rc = ox_mha_run(ox_kctx_pool(c), &a);
+  free(mk);
+  return rc ? ox_kctx_fail(c, OX_ENOMEM, "out of memory for attention scores") : OX_OK;
+}
+
 static int attention_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   ca_state *s = NULL;
   int rc = common_prepare(info, &s, e);
@@ -351,11 +409,15 @@ static int attention_run(ox_kctx *c, void *st) {
   if ((rc = nn_fload(c, X, &fx)) || (!s->wpack && (rc = nn_fload(c, W, &fw))) ||
       (!s->bias && Bi && (rc = nn_fload(c, Bi, &fb))) || (PA && (rc = nn_fload(c, PA, &fp))))
     goto done;
+  bool fast = X->dtype == OX_FLOAT && !PA && !AB && !s->causal && !wanted(c, 1) && hq == hk &&
+              hk == hv && key_mask_fast(MI, B);
   qkv = nn_falloc(B, S, width, 1);
-  q = nn_falloc(B, N, S, Hq);
-  k = nn_falloc(B, N, T, Hq + Hv);
-  v = k ? k + B * N * T * Hq : NULL;
-  if (!qkv || !q || !k) {
+  if (!fast) {
+    q = nn_falloc(B, N, S, Hq);
+    k = nn_falloc(B, N, T, Hq + Hv);
+    v = k ? k + B * N * T * Hq : NULL;
+  }
+  if (!qkv || (!fast && (!q || !k))) {
     rc = ox_kctx_fail(c, OX_ENOMEM, "out of memory");
     goto done;
   }
@@ -383,6 +445,10 @@ static int attention_run(ox_kctx *c, void *st) {
                             .ldc = width,
                             .pool = pool});
   const float *bias = s->bias ? s->bias : Bi ? fb.p : NULL;
+  if (fast) {
+    rc = attend_packed(c, s, qkv, bias, MI, B, S, N, Hq);
+    goto done;
+  }
   /* per head, past rows first */
   for (int64_t b = 0; b < B; b++)
     for (int64_t h = 0; h < N; h++) {

@@ -385,7 +385,8 @@ static int bias_gelu_run(ox_kctx *c, void *st) {
   if (x->dtype == OX_FLOAT) {
     const float *xf = x->data, *bf = b->data;
     float *yf = y->data;
-    for (int64_t i = 0; i < x->numel; i++) yf[i] = xf[i] + bf[i % H];
+    for (int64_t r = 0; r < x->numel / (H ? H : 1); r++) /* row by row: vectorised */
+      for (int64_t k = 0; k < H; k++) yf[r * H + k] = xf[r * H + k] + bf[k];
   } else {
     for (int64_t i = 0; i < x->numel; i++)
       oc_set(

@@ -9,6 +9,8 @@
  * operations of the nodes it replaces, the sum in double), and the product
  * with V_h is written straight into Y [B, Sq, H, D]. (batch, head) pairs
  * are spread over the pool. */
+#include "attn_fused.h"
+
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -90,13 +92,9 @@ OX_LEVELS_VOID(score_row,
                n, scale, div, m, mstep)
 
 typedef struct mha_job {
-  const mha_attrs *a;
-  const float *q, *k, *v, *mask;
-  float *y;
-  int64_t B, Sq, Sk, E;
-  int64_t qE, qhs;                   /* Q's row and head strides (D and 0: one shared head) */
+  ox_mha_args a;
+  int64_t qhs;                       /* Q's head stride (dim; 0: one shared head) */
   int64_t rows;                      /* query rows per task */
-  int64_t mst[4];                    /* mask strides over [B, H, Sq, Sk] (0: broadcast) */
   OX_LEVEL_PTR(score_row) score_row; /* of the level in use (levels.h) */
   atomic_int oom;
 } mha_job;
@@ -105,8 +103,8 @@ typedef struct mha_job {
  * of rows give a pool larger than B * H something to do. */
 static void mha_task(void *arg, int64_t t0, int64_t t1) {
   mha_job *j = arg;
-  const mha_attrs *a = j->a;
-  int64_t Sq = j->Sq, Sk = j->Sk, E = j->E, D = a->dim, rb = j->rows, nb = (Sq + rb - 1) / rb;
+  const ox_mha_args *a = &j->a;
+  int64_t Sq = a->Sq, Sk = a->Sk, D = a->dim, rb = j->rows, nb = (Sq + rb - 1) / rb;
   float *sc = malloc((size_t)(rb * Sk > 0 ? rb * Sk : 1) * sizeof *sc);
   if (!sc) {
     atomic_store(&j->oom, 1);
@@ -115,20 +113,62 @@ static void mha_task(void *arg, int64_t t0, int64_t t1) {
   for (int64_t t = t0; t < t1; t++) {
     int64_t bh = t / nb, r0 = t % nb * rb, rows = Sq - r0 < rb ? Sq - r0 : rb;
     int64_t b = bh / a->heads, h = bh % a->heads;
-    const float *qh = j->q + (b * Sq + r0) * j->qE + h * j->qhs;
-    const float *kh = j->k + b * Sk * E + h * D, *vh = j->v + b * Sk * E + h * D;
-    ox_gemm(&(ox_gemm_desc){.M = rows, .N = Sk, .K = D, .A = qh, .lda = j->qE, .B = kh,
-                            .ldb = E, .trans_b = true, .alpha = 1.0f, .C = sc, .ldc = Sk});
+    const float *qh = a->q + (b * Sq + r0) * a->q_ld + h * j->qhs;
+    const float *kh = a->k + b * Sk * a->kv_ld + h * D, *vh = a->v + b * Sk * a->kv_ld + h * D;
+    ox_gemm(&(ox_gemm_desc){.M = rows,
+                            .N = Sk,
+                            .K = D,
+                            .A = qh,
+                            .lda = a->q_ld,
+                            .B = kh,
+                            .ldb = a->kv_ld,
+                            .trans_b = true,
+                            .alpha = 1.0f,
+                            .C = sc,
+                            .ldc = Sk});
     for (int64_t r = 0; r < rows; r++) {
       const float *m =
-          j->mask ? j->mask + b * j->mst[0] + h * j->mst[1] + (r0 + r) * j->mst[2] : NULL;
-      j->score_row(sc + r * Sk, Sk, a->scale, a->div, m, j->mst[3]);
+          a->mask ? a->mask + b * a->mst[0] + h * a->mst[1] + (r0 + r) * a->mst[2] : NULL;
+      j->score_row(sc + r * Sk, Sk, a->scale, a->div, m, a->mst[3]);
     }
-    ox_gemm(&(ox_gemm_desc){.M = rows, .N = D, .K = Sk, .A = sc, .lda = Sk, .B = vh, .ldb = E,
-                            .alpha = 1.0f, .C = j->y + (b * Sq + r0) * E + h * D, .ldc = E});
+    ox_gemm(&(ox_gemm_desc){.M = rows,
+                            .N = D,
+                            .K = Sk,
+                            .A = sc,
+                            .lda = Sk,
+                            .B = vh,
+                            .ldb = a->kv_ld,
+                            .alpha = 1.0f,
+                            .C = a->y + (b * Sq + r0) * a->y_ld + h * D,
+                            .ldc = a->y_ld});
   }
   free(sc);
 }
+
+/* The heads over the pool; q_shared: Q holds one head that every head reads. */
+static int mha_go(ox_thread_pool *pool, const ox_mha_args *a, bool q_shared) {
+  /* One task per (batch, head) while they are enough to keep the pool busy;
+   * else blocks of query rows, at least 256: each task packs K_h and V_h
+   * for itself (Whisper's 1,500 x 1,500 heads in 43-row blocks took 178 ms
+   * against 103 ms whole, one thread) */
+  int64_t nt = ox_thread_pool_size(pool), rows = a->Sq > 0 ? a->Sq : 1, BH = a->B * a->heads;
+  if (BH < 2 * nt && a->Sq > 512) {
+    int64_t nb = (2 * nt + BH - 1) / BH;
+    rows = (a->Sq + nb - 1) / nb;
+    if (rows < 256) rows = 256;
+  }
+  mha_job j = {*a, q_shared ? 0 : a->dim, rows, OX_LEVEL_PICK(score_row), 0};
+  if (a->Sq <= 0 || BH <= 0) return OX_OK;
+  if (a->Sk == 0) {
+    for (int64_t r = 0; r < a->B * a->Sq; r++)
+      memset(a->y + r * a->y_ld, 0, (size_t)(a->heads * a->dim) * sizeof(float));
+    return OX_OK;
+  }
+  ox_parallel_for(pool, BH * ((a->Sq + rows - 1) / rows), 1, mha_task, &j);
+  return atomic_load(&j.oom) ? OX_ENOMEM : OX_OK;
+}
+
+int ox_mha_run(ox_thread_pool *pool, const ox_mha_args *a) { return mha_go(pool, a, false); }
 
 static int mha_run(ox_kctx *ctx, void *state) {
   const mha_attrs *a = state;
@@ -137,32 +177,33 @@ static int mha_run(ox_kctx *ctx, void *state) {
   if (!q || !k || !v || q->dtype != OX_FLOAT || k->dtype != OX_FLOAT || v->dtype != OX_FLOAT ||
       (mask && mask->dtype != OX_FLOAT))
     return ox_kctx_fail(ctx, OX_ERUNTIME, "Q, K, V (and the mask) must be float tensors");
-  int64_t H = a->heads, D = a->dim, E = H * D, B, Sq, Bk, Sk, Bv, Sv, qE = E, qhs = D;
+  int64_t H = a->heads, D = a->dim, E = H * D, B, Sq, Bk, Sk, Bv, Sv, qE = E;
   /* Q's Reshape inferred its head count: one head broadcasts over K's H, as
    * in the MatMul it replaces */
-  bool q_ok = split_dims(q, a->qb, a->qs, E, &B, &Sq);
+  bool q_ok = split_dims(q, a->qb, a->qs, E, &B, &Sq), q_shared = false;
   if (!q_ok && a->q_heads_inferred && H > 1 && split_dims(q, a->qb, a->qs, D, &B, &Sq)) {
     q_ok = true;
     qE = D;
-    qhs = 0;
+    q_shared = true;
   }
   if (!q_ok || !split_dims(k, a->kb, a->ks, E, &Bk, &Sk) ||
       !split_dims(v, a->kb, a->ks, E, &Bv, &Sv) || Bk != B || Bv != B || Sv != Sk)
     return ox_kctx_fail(ctx, OX_ERUNTIME,
                         "Q, K and V do not split into %lld heads of %lld with one batch",
                         (long long)H, (long long)D);
-  /* One task per (batch, head) while they are enough to keep the pool busy;
-   * else blocks of query rows, at least 256: each task packs K_h and V_h
-   * for itself (Whisper's 1,500 x 1,500 heads in 43-row blocks took 178 ms
-   * against 103 ms whole, one thread) */
-  int64_t nt = ox_thread_pool_size(ox_kctx_pool(ctx)), rows = Sq > 0 ? Sq : 1;
-  if (B * H < 2 * nt && Sq > 512) {
-    int64_t nb = (2 * nt + B * H - 1) / (B * H);
-    rows = (Sq + nb - 1) / nb;
-    if (rows < 256) rows = 256;
-  }
-  mha_job j = {a, q->data, k->data, v->data, NULL, NULL, B, Sq, Sk, E, qE, qhs, rows, {0},
-               OX_LEVEL_PICK(score_row), 0};
+  ox_mha_args m = {.q = q->data,
+                   .k = k->data,
+                   .v = v->data,
+                   .q_ld = qE,
+                   .kv_ld = E,
+                   .y_ld = E,
+                   .B = B,
+                   .heads = H,
+                   .dim = D,
+                   .Sq = Sq,
+                   .Sk = Sk,
+                   .scale = a->scale,
+                   .div = a->div};
   if (mask) {
     /* numpy broadcast of the mask against [B, H, Sq, Sk] */
     const int64_t full[4] = {B, H, Sq, Sk};
@@ -173,22 +214,17 @@ static int mha_run(ox_kctx *ctx, void *state) {
       int64_t n = md == SIZE_MAX ? 1 : mask->dims[md];
       if (n != 1 && n != full[d])
         return ox_kctx_fail(ctx, OX_ERUNTIME, "the mask does not broadcast to the scores");
-      j.mst[d] = n == 1 ? 0 : st;
+      m.mst[d] = n == 1 ? 0 : st;
       st *= n;
     }
-    j.mask = mask->data;
+    m.mask = mask->data;
   }
   const int64_t ydims[4] = {B, Sq, H, D};
   ox_value *y = ox_kctx_output(ctx, 0, OX_FLOAT, ydims, 4);
   if (!y) return OX_ERUNTIME;
   if (y->numel == 0) return OX_OK;
-  j.y = y->data;
-  if (Sk == 0) {
-    memset(y->data, 0, (size_t)y->numel * sizeof(float));
-    return OX_OK;
-  }
-  ox_parallel_for(ox_kctx_pool(ctx), B * H * ((Sq + rows - 1) / rows), 1, mha_task, &j);
-  if (atomic_load(&j.oom)) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
+  m.y = y->data;
+  if (mha_go(ox_kctx_pool(ctx), &m, q_shared)) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory");
   return OX_OK;
 }
 
