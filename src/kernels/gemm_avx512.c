@@ -279,19 +279,28 @@ __attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx
 __attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx512_cols(
     int64_t kc, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc, float beta,
     const float *bias, const ox_sgemm_epi *ep, int m, int n) {
-  __m512 col[8];
-#pragma GCC unroll 8
-  for (int j = 0; j < 8; j++) col[j] = _mm512_setzero_ps();
+  /* named sums, not an array (an array of them was stored to the stack
+   * every step, as in ukernel_avx512_n16) */
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
   for (int64_t k = 0; k < kc; k++) {
     __m512 av = _mm512_maskz_loadu_ps(0x0FFF, a);
     _mm_prefetch((const char *)(a + 768), _MM_HINT_T0);
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; j++)
-      if (j < n) col[j] = _mm512_fmadd_ps(av, _mm512_set1_ps(b[j]), col[j]);
+#define OX_COL_FMA(J, S) \
+  if (J < n) S = _mm512_fmadd_ps(av, _mm512_set1_ps(b[J]), S)
+    OX_COL_FMA(0, s0);
+    OX_COL_FMA(1, s1);
+    OX_COL_FMA(2, s2);
+    OX_COL_FMA(3, s3);
+    OX_COL_FMA(4, s4);
+    OX_COL_FMA(5, s5);
+    OX_COL_FMA(6, s6);
+    OX_COL_FMA(7, s7);
+#undef OX_COL_FMA
     a += 12;
     b += ldb;
   }
   float t[8][16] __attribute__((aligned(64)));
+  const __m512 col[8] = {s0, s1, s2, s3, s4, s5, s6, s7};
   for (int j = 0; j < n; j++) _mm512_store_ps(t[j], col[j]);
   __m512 acc[24];
   for (int i = 0; i < m; i++) {
