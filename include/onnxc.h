@@ -763,6 +763,13 @@ typedef struct onnxc_session_options {
      first, the calling thread left free to move); for servers that give a
      session a set of cores. */
   int pin_threads;
+  /* Non-zero: nodes that do not depend on each other (the branches of an
+     inception block, the heads of a detector) run side by side, one thread
+     each, as onnxruntime's parallel execution mode; a node alone at its
+     step still runs over all threads. Pays where branches are each too
+     small to split over the threads; buffers live a little longer. Ignored
+     with one thread and with max_memory. Default 0: node by node. */
+  int parallel_branches;
 } onnxc_session_options;
 
 /* Prepares a model for running. The model must outlive the session: its

@@ -99,10 +99,14 @@ onnxc_unit_test(test_api)
 # onnxc_session_run_into writing outputs in place (a KV cache appended in its own buffer)
 onnxc_unit_test(test_run_inplace)
 target_link_libraries(test_run_inplace PRIVATE m)
+# parallel_branches: independent nodes side by side give the node-by-node bytes
+onnxc_unit_test(test_branches)
+target_link_libraries(test_branches PRIVATE pthread)
+set_tests_properties(test_branches PROPERTIES LABELS concurrency)
 target_link_libraries(test_api PRIVATE m pthread)
 set_tests_properties(test_api PROPERTIES LABELS concurrency)
 
 # What the ThreadSanitizer build compiles (`make build-tsan`): every program a
 # test labelled `concurrency` runs. Add a target here when labelling a test.
 add_custom_target(concurrency_tests DEPENDS test_concurrent test_api test_threadpool
-                  test_split_threads)
+                  test_split_threads test_branches)

@@ -46,6 +46,7 @@ from ._onnxc import (
     library_version,
 )
 from ._inference import (
+    ExecutionMode,
     GraphOptimizationLevel,
     InferenceSession,
     ModelMetadata,
@@ -83,6 +84,7 @@ __all__ = [
     "Error",
     "FileError",
     "Generation",
+    "ExecutionMode",
     "GraphOptimizationLevel",
     "InferenceSession",
     "InvalidArgument",

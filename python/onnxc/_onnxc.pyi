@@ -54,6 +54,7 @@ class Session:
         disabled_passes: Optional[Sequence[str]] = ...,
         thread_spin_us: int = ...,
         pin_threads: bool = ...,
+        parallel_branches: bool = ...,
     ) -> None: ...
     @property
     def model(self) -> Model: ...

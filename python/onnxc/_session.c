@@ -465,13 +465,15 @@ static PyObject *value_to_py(const onnxc_value *v) {
 static PyObject *session_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   static char *names[] = {"model",        "threads",         "optimization_level",
                           "max_memory",   "no_quant_fusion", "low_bit_int8",
-                          "disabled_passes", "thread_spin_us", "pin_threads", NULL};
+                          "disabled_passes", "thread_spin_us", "pin_threads",
+                          "parallel_branches", NULL};
   PyObject *model, *disabled = Py_None;
-  int threads = 0, level = 1, no_quant_fusion = 0, low_bit_int8 = 0, spin_us = 0, pin = 0;
+  int threads = 0, level = 1, no_quant_fusion = 0, low_bit_int8 = 0, spin_us = 0, pin = 0,
+      branches = 0;
   Py_ssize_t max_memory = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|iinppOip", names, &opy_model_type, &model,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|iinppOipp", names, &opy_model_type, &model,
                                    &threads, &level, &max_memory, &no_quant_fusion, &low_bit_int8,
-                                   &disabled, &spin_us, &pin))
+                                   &disabled, &spin_us, &pin, &branches))
     return NULL;
   if (threads < 0 || level < 0 || max_memory < 0)
     return opy_invalid("threads, optimization_level and max_memory must not be negative");
@@ -518,6 +520,7 @@ static PyObject *session_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   o.n_disabled_passes = (size_t)n_off;
   o.thread_spin_us = spin_us;
   o.pin_threads = pin;
+  o.parallel_branches = branches;
   onnxc_error err = {0};
   onnxc_status st;
   Py_BEGIN_ALLOW_THREADS;

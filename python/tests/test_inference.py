@@ -459,3 +459,21 @@ def test_thread_spin_and_pinning_options():
     s = onnxc.InferenceSession(onnxc.parse_model(CONV_RELU), so, threads=2)
     for g, p in zip(s.run(None, feeds), plain):
         np.testing.assert_allclose(g, p, rtol=1e-6, atol=1e-6)
+
+
+def test_parallel_branches_option():
+    # the convolution and the product are independent branches: side by side
+    # (keyword, or onnxruntime's ExecutionMode.ORT_PARALLEL) they give the bytes
+    # of the node-by-node run, on the timed runs that pick the way too
+    rng = np.random.default_rng(6)
+    feeds = {"X": rng.standard_normal((1, 2, 5, 5)).astype(np.float32),
+             "A": rng.standard_normal((3, 4)).astype(np.float32)}
+    plain = session(CONV_RELU, threads=2).run(None, feeds)
+    so = onnxc.SessionOptions()
+    so.execution_mode = onnxc.ExecutionMode.ORT_PARALLEL
+    both = [session(CONV_RELU, threads=2, parallel_branches=True),
+            onnxc.InferenceSession(onnxc.parse_model(CONV_RELU), so, threads=2)]
+    for s in both:
+        for _ in range(5):
+            for g, p in zip(s.run(None, feeds), plain):
+                np.testing.assert_array_equal(g, p)

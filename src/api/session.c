@@ -52,6 +52,7 @@ ox_session_opts ox_api_session_opts(const onnxc_session_options *opts) {
     o.n_disabled_passes = opts->n_disabled_passes;
     o.spin_us = opts->thread_spin_us;
     o.pin_threads = opts->pin_threads != 0;
+    o.parallel_branches = opts->parallel_branches != 0;
   }
   return o;
 }

@@ -178,6 +178,8 @@ int ox_cmd_bench(int argc, char **argv) {
           "  --no-quant-fusion  run quantized (QDQ) units in float, as written\n"
           "  --low-bit-int8  decode products by 8/4/2-bit weights with int8 activations\n"
           "             (as onnxruntime does by default; see onnxc run --help)\n"
+          "  --parallel-branches  run nodes that do not depend on each other side by\n"
+          "             side, one thread each (see onnxc run --help)\n"
           OX_CLI_PASS_FLAGS_HELP);
       free(ins);
       free(bd);

@@ -14,7 +14,8 @@ static void usage(FILE *f) {
   fprintf(
       f,
       "usage: onnxc run MODEL [-i [NAME=]FILE]... [-o OUTDIR] [--threads N] [--max-memory SIZE]\n"
-      "                 [--no-quant-fusion] [--low-bit-int8] [--disable-pass NAME]...\n"
+      "                 [--no-quant-fusion] [--low-bit-int8] [--parallel-branches]\n"
+      "                 [--disable-pass NAME]...\n"
       "  -i [NAME=]FILE  an input: TensorProto/SequenceProto/MapProto/OptionalProto .pb\n"
       "                  (by the input's declared type) or .npy; without NAME= the k-th -i\n"
       "                  binds to the k-th graph input that has no initializer\n"
@@ -28,6 +29,9 @@ static void usage(FILE *f) {
       "                  matrices quantize the activations to int8 per block, as\n"
       "                  onnxruntime does by default: faster decode, error up to 1/254\n"
       "                  of a block's largest activation (default: float, exact)\n"
+      "  --parallel-branches  nodes that do not depend on each other (inception\n"
+      "                  branches, detection heads) run side by side, one thread each;\n"
+      "                  a node alone at its step still uses every thread\n"
       OX_CLI_PASS_FLAGS_HELP);
 }
 

@@ -23,6 +23,8 @@ int ox_cli_session_flag(ox_cli_session_flags *f, int argc, char **argv, int *i, 
     f->no_quant_fusion = true;
   } else if (strcmp(a, "--low-bit-int8") == 0) {
     f->low_bit_int8 = true;
+  } else if (strcmp(a, "--parallel-branches") == 0) {
+    f->parallel_branches = true;
   } else {
     return ox_cli_disable_pass(&f->off, argc, argv, i, cmd);
   }
@@ -36,6 +38,7 @@ onnxc_session_options ox_cli_session_options(const ox_cli_session_flags *f) {
   o.max_memory = f->max_memory;
   o.no_quant_fusion = f->no_quant_fusion;
   o.low_bit_int8 = f->low_bit_int8;
+  o.parallel_branches = f->parallel_branches;
   o.disabled_passes = f->off.names;
   o.n_disabled_passes = f->off.n;
   return o;

@@ -13,7 +13,7 @@
 typedef struct ox_cli_session_flags {
   int threads; /* 0: all cores */
   size_t max_memory;
-  bool no_quant_fusion, low_bit_int8;
+  bool no_quant_fusion, low_bit_int8, parallel_branches;
   ox_cli_passes off; /* --disable-pass names */
 } ox_cli_session_flags;
 

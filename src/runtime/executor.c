@@ -16,7 +16,17 @@
  * of this run with count 1 is this run's alone. */
 static int refs(const ox_value *v) { return __atomic_load_n(&v->refcount, __ATOMIC_ACQUIRE); }
 
-void ox_rt_release(rt_run *r, ox_value *v) {
+/* While nodes of one level run side by side (branches.c) the run's pool,
+ * frames and Concat buffers are shared by several threads: these take the
+ * run's lock then, and nothing otherwise. */
+static void run_lock(rt_run *r) {
+  if (r && r->concurrent) pthread_mutex_lock(&r->mu);
+}
+static void run_unlock(rt_run *r) {
+  if (r && r->concurrent) pthread_mutex_unlock(&r->mu);
+}
+
+static void release_locked(rt_run *r, ox_value *v) {
   if (!v) return;
   /* the last view of a buffer (a placed Concat input, a Reshape) hands the
    * buffer itself to the pool rather than freeing it */
@@ -25,7 +35,7 @@ void ox_rt_release(rt_run *r, ox_value *v) {
     ox_value *b = v->base;
     v->base = NULL;
     ox_value_unref(v);
-    ox_rt_release(r, b);
+    release_locked(r, b);
     return;
   }
   if (r && refs(v) == 1 && v->kind == OX_VAL_TENSOR && v->owns_data && v->data &&
@@ -44,8 +54,17 @@ void ox_rt_release(rt_run *r, ox_value *v) {
   ox_value_unref(v);
 }
 
+void ox_rt_release(rt_run *r, ox_value *v) {
+  if (!v) return;
+  run_lock(r);
+  release_locked(r, v);
+  run_unlock(r);
+}
+
 void ox_rt_run_free(rt_run *r) {
   if (!r) return;
+  if (r->mu_ready) pthread_mutex_destroy(&r->mu);
+  free(r->par_scratch);
   for (size_t i = 0; i < r->n_vpool; i++) ox_value_unref(r->vpool[i]);
   free(r->vpool);
   for (size_t i = 0; i < r->n_frames; i++) {
@@ -78,7 +97,9 @@ ox_value *ox_rt_tensor_take(rt_run *r, int32_t dtype, const int64_t *dims, size_
   int64_t numel;
   if (dtype != OX_STRING && es && ox_numel(dims, rank, &numel) && numel >= 0 &&
       ox_mul_size((size_t)numel, es, &nbytes) && nbytes >= 64) {
+    run_lock(r);
     ox_value *v = pool_take(r, dtype, dims, rank, nbytes, numel);
+    run_unlock(r);
     if (v) return v;
   }
   return ox_tensor_new_uninit(dtype, dims, rank, e);
@@ -118,9 +139,11 @@ static ox_value *alloc_output(ox_kctx *c, size_t i, int32_t dtype, const int64_t
   if (ok && !ox_mul_size((size_t)numel, es, &nbytes)) ok = false;
   bool may_alias = rn->k && (rn->k->alias_outputs >> i & 1u);
   ox_value *v = ok ? ox_rt_out_take(c, rn->out[i], dtype, dims, rank, may_alias) : NULL;
+  run_lock(c->run);
   if (!v && ok && c->kept_frame) v = ox_rt_cat_take(c, rn->out[i], dtype, dims, rank);
   if (!v && ok && dtype != OX_STRING && nbytes >= 64)
     v = pool_take(c->run, dtype, dims, rank, nbytes, numel);
+  run_unlock(c->run);
   if (!v) {
     ox_err e2 = {0};
     v = ox_tensor_new_uninit(dtype, dims, rank, &e2);
@@ -199,7 +222,10 @@ bool ox_kctx_output_wanted(const ox_kctx *c, size_t i) {
 
 const ox_node *ox_kctx_node(const ox_kctx *c) { return c->n->node; }
 const ox_kinfo *ox_kctx_info(const ox_kctx *c) { return &c->n->info; }
-ox_thread_pool *ox_kctx_pool(const ox_kctx *c) { return c->run ? c->run->pool : c->s->pool; }
+ox_thread_pool *ox_kctx_pool(const ox_kctx *c) {
+  if (c->serial) return NULL; /* one of several nodes running side by side */
+  return c->run ? c->run->pool : c->s->pool;
+}
 
 int ox_kctx_fail(ox_kctx *c, int code, const char *fmt, ...) {
   char msg[900];
@@ -248,7 +274,7 @@ static void clear_frame(rt_run *r, rt_graph *g, ox_value **vals) {
 
 /* The run's frame for g (made on first use and kept), or a fresh one when g
  * is already running in this run (re-entered). NULL on OOM. */
-static ox_value **frame_take(rt_run *r, rt_graph *g, bool *fresh) {
+static ox_value **frame_take_locked(rt_run *r, rt_graph *g, bool *fresh) {
   size_t n = g->n_slots + g->max_in + g->max_out + 1;
   *fresh = false;
   if (g->id < r->n_frames && r->frames[g->id].vals && !r->frames[g->id].busy) {
@@ -273,11 +299,68 @@ static ox_value **frame_take(rt_run *r, rt_graph *g, bool *fresh) {
   return r->frames[g->id].vals;
 }
 
+static ox_value **frame_take(rt_run *r, rt_graph *g, bool *fresh) {
+  run_lock(r);
+  ox_value **v = frame_take_locked(r, g, fresh);
+  run_unlock(r);
+  return v;
+}
+
 static void frame_give(rt_run *r, rt_graph *g, ox_value **vals, bool fresh) {
-  if (fresh)
+  if (fresh) {
     free(vals);
-  else
-    r->frames[g->id].busy = false;
+    return;
+  }
+  run_lock(r);
+  r->frames[g->id].busy = false;
+  run_unlock(r);
+}
+
+/* Runs ctx->n: gathers its inputs from ctx->vals, calls the kernel (timed
+ * with opts.profile) and stores its outputs in their slots. On failure the
+ * outputs made so far are released and *ctx->e names the node. */
+int ox_rt_run_node(ox_kctx *ctx) {
+  rt_node *rn = ctx->n;
+  const ox_node *n = rn->node;
+  rt_run *r = ctx->run;
+  ox_value **vals = ctx->vals, **node_in = ctx->in, **node_out = ctx->out;
+  ox_err *e = ctx->e;
+  int rc;
+  for (size_t j = 0; j < n->n_input; j++) node_in[j] = rn->in[j] >= 0 ? vals[rn->in[j]] : NULL;
+  for (size_t j = 0; j < n->n_output; j++) node_out[j] = NULL;
+  if (ctx->s->opts.profile) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = rn->k->run(ctx, rn->state);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    uint64_t ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+    __atomic_fetch_add(&rn->prof_ns, ns, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&rn->prof_runs, 1, __ATOMIC_RELAXED);
+  } else {
+    rc = rn->k->run(ctx, rn->state);
+  }
+  for (size_t j = 0; j < n->n_input; j++) node_in[j] = NULL;
+  if (rc) {
+    if (e && (e->code == OX_OK || !e->msg[0])) ox_err_set(e, rc, "%s: failed", rn->path);
+    if (e && !e->code) e->code = rc;
+    for (size_t j = 0; j < n->n_output; j++) {
+      ox_rt_release(r, node_out[j]);
+      node_out[j] = NULL;
+    }
+    return rc;
+  }
+  for (size_t j = 0; j < n->n_output; j++) {
+    ox_value *v = node_out[j];
+    node_out[j] = NULL;
+    int32_t k = rn->out[j];
+    if (k < 0) {
+      ox_rt_release(r, v);
+      continue;
+    }
+    if (vals[k]) ox_rt_release(r, vals[k]);
+    vals[k] = v;
+  }
+  return OX_OK;
 }
 
 int ox_rt_run_graph(rt_run *r, rt_graph *g, ox_value **parent_vals, ox_value *const *inputs,
@@ -304,56 +387,27 @@ int ox_rt_run_graph(rt_run *r, rt_graph *g, ox_value **parent_vals, ox_value *co
   }
   ox_kctx ctx = {.s = s, .run = r, .g = g, .vals = vals, .in = node_in, .out = node_out, .e = e};
   ctx.kept_frame = !fresh && g->n_cats > 0; /* Concat layouts live in kept frames */
-  for (size_t i = 0; i < g->n_nodes; i++) {
-    rt_node *rn = &g->nodes[i];
-    const ox_node *n = rn->node;
-    ctx.n = rn;
-    if (rn->folded) goto release;
-    if (ox_rt_cancelled(r)) {
-      rc = ox_err_set(e, OX_ECANCELLED, "cancelled by the caller before %s", rn->path);
-      goto done;
-    }
-    for (size_t j = 0; j < n->n_input; j++) node_in[j] = rn->in[j] >= 0 ? vals[rn->in[j]] : NULL;
-    for (size_t j = 0; j < n->n_output; j++) node_out[j] = NULL;
-    if (s->opts.profile) {
-      struct timespec t0, t1;
-      clock_gettime(CLOCK_MONOTONIC, &t0);
-      rc = rn->k->run(&ctx, rn->state);
-      clock_gettime(CLOCK_MONOTONIC, &t1);
-      uint64_t ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
-      __atomic_fetch_add(&rn->prof_ns, ns, __ATOMIC_RELAXED);
-      __atomic_fetch_add(&rn->prof_runs, 1, __ATOMIC_RELAXED);
-    } else {
-      rc = rn->k->run(&ctx, rn->state);
-    }
-    for (size_t j = 0; j < n->n_input; j++) node_in[j] = NULL;
-    if (rc) {
-      if (e && (e->code == OX_OK || !e->msg[0])) ox_err_set(e, rc, "%s: failed", rn->path);
-      if (e && !e->code) e->code = rc;
-      for (size_t j = 0; j < n->n_output; j++) {
-        ox_rt_release(r, node_out[j]);
-        node_out[j] = NULL;
+  if (g->levels && r->pool && ox_thread_pool_size(r->pool) > 1 && !s->opts.max_memory) {
+    rc = ox_rt_run_levels(r, g, &ctx);
+    if (rc) goto done;
+  } else {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+      rt_node *rn = &g->nodes[i];
+      if (!rn->folded) {
+        if (ox_rt_cancelled(r)) {
+          rc = ox_err_set(e, OX_ECANCELLED, "cancelled by the caller before %s", rn->path);
+          goto done;
+        }
+        ctx.n = rn;
+        if ((rc = ox_rt_run_node(&ctx))) goto done;
+        if (rn->cat1 && ctx.kept_frame) ox_rt_cat_learn(r, g, (size_t)rn->cat1 - 1, vals);
       }
-      goto done;
-    }
-    for (size_t j = 0; j < n->n_output; j++) {
-      ox_value *v = node_out[j];
-      node_out[j] = NULL;
-      int32_t k = rn->out[j];
-      if (k < 0) {
-        ox_rt_release(r, v);
-        continue;
-      }
-      if (vals[k]) ox_rt_release(r, vals[k]);
-      vals[k] = v;
-    }
-    if (rn->cat1 && ctx.kept_frame) ox_rt_cat_learn(r, g, (size_t)rn->cat1 - 1, vals);
-  release:
-    for (size_t j = 0; j < rn->n_rel; j++) {
-      int32_t k = rn->rel[j];
-      if (vals[k]) {
-        ox_rt_release(r, vals[k]);
-        vals[k] = NULL;
+      for (size_t j = 0; j < rn->n_rel; j++) {
+        int32_t k = rn->rel[j];
+        if (vals[k]) {
+          ox_rt_release(r, vals[k]);
+          vals[k] = NULL;
+        }
       }
     }
   }

@@ -90,6 +90,18 @@ struct rt_graph {
   size_t max_in, max_out;     /* largest node arity: the scratch a frame carries */
   rt_cat *cats;               /* Concats planned in place (arena) */
   size_t n_cats;
+  /* With opts.parallel_branches (main graph only, branches.c): the nodes by
+   * dependency level, lv_node[lv_start[L] .. lv_start[L + 1]) being level L
+   * in graph order, and the slots released once level L is done
+   * (lv_rel[lv_rel_start[L] ..)); NULL levels: run node by node. */
+  uint32_t *levels, *lv_start, *lv_node, *lv_rel_start;
+  int32_t *lv_rel;
+  size_t n_levels, max_width;
+  /* per level of several nodes, the time it took node by node and side by
+   * side (ns, running means; 0: not seen yet), and the runs so far: each
+   * level runs the way that was faster (atomics: runs may be concurrent) */
+  uint64_t *lv_ns;
+  uint64_t lv_runs;
 };
 
 /* The state of one call of ox_session_run: everything a run writes. The
@@ -114,6 +126,13 @@ typedef struct rt_run {
   ox_value **placed; /* per main-graph output: ox_run_opts.out_bufs in graph order, or NULL */
   size_t n_frames;
   struct rt_run *next; /* session free list */
+  /* while nodes of one level run side by side (branches.c): the lock of
+   * the buffer pool, frames and Concat buffers, and each node's call
+   * scratch */
+  bool concurrent, mu_ready;
+  pthread_mutex_t mu;
+  ox_value **par_scratch;
+  size_t n_par_scratch;
 } rt_run;
 
 typedef struct rt_opset_note {
@@ -167,11 +186,18 @@ struct ox_kctx {
   ox_value **in, **out; /* the node's inputs and outputs being made */
   ox_err *e;
   bool kept_frame; /* vals is the run's kept frame for g (its Concat layouts apply) */
+  bool serial;     /* run without the pool: other nodes are running beside this one */
 };
 
 /* executor.c */
 int ox_rt_run_graph(rt_run *r, rt_graph *g, ox_value **parent_vals, ox_value *const *inputs,
                     size_t n_in, ox_value **outputs, size_t n_out, ox_err *e);
+/* Runs the node c->n (inputs from c->vals, outputs into them); executor.c. */
+int ox_rt_run_node(ox_kctx *c);
+/* branches.c: plans g's levels (opts.parallel_branches) and runs a graph
+ * level by level, the nodes of a level side by side. */
+int ox_rt_plan_levels(ox_session *s, rt_graph *g, ox_err *e);
+int ox_rt_run_levels(rt_run *r, rt_graph *g, ox_kctx *ctx);
 /* Releases a value after its last use: into the run's buffer pool (r may be
  * NULL: just unreferenced). */
 void ox_rt_release(rt_run *r, ox_value *v);

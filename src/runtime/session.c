@@ -804,6 +804,7 @@ int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session
   if (optimize(s, e)) goto fail;
   s->main = new_graph(s, s->graph, NULL, NULL, "", e);
   if (!s->main || prepare_graph(s, s->main, e)) goto fail;
+  if (s->opts.parallel_branches && ox_rt_plan_levels(s, s->main, e)) goto fail;
   if (s->opts.log && s->opts.log_level <= 1) {
     size_t nodes = 0, folded = 0;
     for (size_t i = 0; i < s->n_graphs; i++) {

@@ -61,6 +61,9 @@ typedef struct ox_session_opts {
    * 0 the default (OX_POOL_SPIN_US_DEFAULT), < 0 none */
   int spin_us;
   bool pin_threads; /* pin workers to cores (ox_pool_opts.pin) */
+  /* run nodes that do not depend on each other side by side, one thread
+   * each (src/runtime/branches.c) */
+  bool parallel_branches;
 } ox_session_opts;
 
 /* Sends a line to the session's log callback when level is high enough. */
