@@ -1,0 +1,1 @@
+onnxc_unit_test(test_fuse_llama)
