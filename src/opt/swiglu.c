@@ -30,7 +30,9 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   const char *t = v->nodes[m].output[0];
   int64_t y = ox_opt_next_op(v, t, m, "Mul", 7);
   const char *u = live(v, y) ? ox_opt_other_of(&v->nodes[y], t) : NULL;
-  if (!u || strcmp(u, t) == 0) return OX_OK;
+  /* a constant u joins the elementwise chain of Sigmoid and Mul instead */
+  ox_pass_floats uc;
+  if (!u || strcmp(u, t) == 0 || v->constant_any(v, u) || v->float_const(v, u, &uc)) return OX_OK;
   ox_node *fn = ox_opt_new_node(v, &v->nodes[y], OX_ONNXC_SILU_MUL, 2, 0);
   if (!fn) return v->e->code;
   fn->n_attribute = 0;
