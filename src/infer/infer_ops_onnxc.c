@@ -363,6 +363,53 @@ static int qlookup(ox_ictx *c) {
   return ix_same_shape_as(c, 0, 0, q8_type_of(c, 4));
 }
 
+/* ---- RMSNormFused: X's shape; Scale one value or one per column ---- */
+static int rms_norm(ox_ictx *c) {
+  const ox_dim *x, *g;
+  size_t r, rg;
+  bool have_x = ix_shape(c, 0, &x, &r);
+  if (have_x && r == 0) return ix_fail(c, "X must have rank 1 or more");
+  if (ix_has_input(c, 1) && ix_shape(c, 1, &g, &rg)) {
+    if (rg > 1) return ix_fail(c, "Scale must have rank 0 or 1, not %zu", rg);
+    if (rg == 1 && have_x && g[0].has_value && x[r - 1].has_value && g[0].value != 1 &&
+        g[0].value != x[r - 1].value)
+      return ix_fail(c, "Scale has %lld values, X's last axis %lld", (long long)g[0].value,
+                     (long long)x[r - 1].value);
+  }
+  return ix_same_shape_as(c, 0, 0, OX_FLOAT);
+}
+
+/* ---- RotaryFused: the broadcast shape of X, cos and sin ---- */
+static int rotary(ox_ictx *c) {
+  if (ix_attr_int(c, "split", 0) < 1) return ix_fail(c, "split must be 1 or more");
+  const ox_dim *x;
+  size_t r;
+  bool have_x = ix_shape(c, 0, &x, &r);
+  if (have_x && r == 0) return ix_fail(c, "X must have rank 1 or more");
+  ox_dim *o;
+  size_t ro;
+  if (ix_broadcast(c, 0, 3, &o, &ro)) {
+    if (have_x && x[r - 1].has_value && o[ro - 1].has_value && x[r - 1].value != o[ro - 1].value)
+      return ix_fail(c, "X's last axis (%lld) is broadcast to %lld by cos or sin",
+                     (long long)x[r - 1].value, (long long)o[ro - 1].value);
+    ix_set_tensor(c, 0, OX_FLOAT, o, (int64_t)ro);
+  } else if (!c->failed) {
+    ix_set_tensor(c, 0, OX_FLOAT, NULL, -1);
+  }
+  return OX_OK;
+}
+
+/* ---- SiLUMulFused: the broadcast shape of A and B ---- */
+static int silu_mul(ox_ictx *c) {
+  ox_dim *o;
+  size_t ro;
+  if (ix_broadcast(c, 0, 2, &o, &ro))
+    ix_set_tensor(c, 0, OX_FLOAT, o, (int64_t)ro);
+  else if (!c->failed)
+    ix_set_tensor(c, 0, OX_FLOAT, NULL, -1);
+  return OX_OK;
+}
+
 const ox_infer_def ox_infer_defs_onnxc[] = {
     {OX_ONNXC_DOMAIN, OX_ONNXC_ELEMENTWISE_CHAIN, 1, 1, elementwise_chain},
     {OX_ONNXC_DOMAIN, OX_ONNXC_FUSED_CONV, 1, 1, fused_conv},
@@ -376,5 +423,8 @@ const ox_infer_def ox_infer_defs_onnxc[] = {
     {OX_ONNXC_DOMAIN, OX_ONNXC_QLINEAR_CONV, 1, 1, qlinear_conv},
     {OX_ONNXC_DOMAIN, OX_ONNXC_QLOOKUP, 1, 1, qlookup},
     {OX_ONNXC_DOMAIN, OX_ONNXC_QMATMUL_SCALED, 1, 1, qmatmul_scaled},
+    {OX_ONNXC_DOMAIN, OX_ONNXC_RMS_NORM, 1, 1, rms_norm},
+    {OX_ONNXC_DOMAIN, OX_ONNXC_ROTARY, 1, 1, rotary},
+    {OX_ONNXC_DOMAIN, OX_ONNXC_SILU_MUL, 1, 1, silu_mul},
     {NULL, NULL, 0, 0, NULL},
 };

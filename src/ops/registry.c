@@ -40,6 +40,9 @@ extern const ox_kernel_def ox_ops_qfused[];
 extern const ox_kernel_def ox_ops_attn_fused[];
 extern const ox_kernel_def ox_ops_matmul_epi[];
 extern const ox_kernel_def ox_ops_matmul_dq[];
+extern const ox_kernel_def ox_ops_rms_norm[];
+extern const ox_kernel_def ox_ops_rotary[];
+extern const ox_kernel_def ox_ops_silu_mul[];
 extern const ox_kernel_def ox_ops_contrib_nn[];
 extern const ox_kernel_def ox_ops_contrib_attn[];
 extern const ox_kernel_def ox_ops_contrib_gqa[];
@@ -83,6 +86,9 @@ static const ox_kernel_def *const tables[] = {
     ox_ops_qfused,
     ox_ops_attn_fused,
     ox_ops_matmul_epi,
+    ox_ops_rms_norm,
+    ox_ops_rotary,
+    ox_ops_silu_mul,
     ox_ops_nms,
     ox_ops_contrib_nn,
     ox_ops_contrib_attn,

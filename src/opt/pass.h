@@ -179,6 +179,22 @@ int ox_opt_matmul_epi(ox_pass_view *v);
  * ai.onnxc LayerNormFused (src/opt/layernorm.c). */
 int ox_opt_layernorm(ox_pass_view *v);
 
+/* RMS normalisation written out (Pow 2 or Mul, ReduceMean, Add epsilon,
+ * Sqrt and Div, or a reciprocal square root and Mul, [Mul gamma]) over the
+ * last axis becomes an ai.onnxc RMSNormFused (src/opt/rmsnorm.c). Runs
+ * after ox_opt_layernorm. */
+int ox_opt_rmsnorm(ox_pass_view *v);
+
+/* The rotate-half rotary embedding x * cos + Concat(Neg(Slice(x, h:)),
+ * Slice(x, :h)) * sin becomes an ai.onnxc RotaryFused(x, cos, sin)
+ * (src/opt/rotary.c). Runs before ox_opt_attention. */
+int ox_opt_rotary(ox_pass_view *v);
+
+/* g * Sigmoid(g) * u (the gate of a SwiGLU feed-forward) becomes an
+ * ai.onnxc SiLUMulFused(g, u) (src/opt/swiglu.c). Runs before
+ * ox_opt_elementwise_chain. */
+int ox_opt_swiglu(ox_pass_view *v);
+
 /* Later duplicates of a node (same domain, op, inputs, attributes) go, their
  * readers reading the first one's outputs (src/opt/cse.c). */
 int ox_opt_cse(ox_pass_view *v);

@@ -26,12 +26,21 @@ static const ox_opt_pass passes[] = {
      ox_opt_tied_gather},
     {"layernorm", 1, true, 0, "layer normalisation written out (ReduceMean .. Add beta) -> LayerNormFused",
      ox_opt_layernorm},
+    {"rmsnorm", 1, true, 0,
+     "RMS normalisation written out (Pow 2, ReduceMean, Add eps, Sqrt/Reciprocal or Pow -0.5, "
+     "Div/Mul [, Mul gamma]) -> RMSNormFused",
+     ox_opt_rmsnorm},
+    {"rotary", 1, true, 0,
+     "rotate-half rotary embedding x * cos + Concat(Neg(Slice(x)), Slice(x)) * sin -> "
+     "RotaryFused",
+     ox_opt_rotary},
     {"attention", 1, true, 0,
      "exported multi-head attention (Reshape, Transpose, MatMul, Softmax, ...) -> "
      "MultiHeadAttentionFused",
      ox_opt_attention},
     {"matmul_epi", 1, true, 0, "MatMul by a constant W + bias [+ Relu or GELU] -> MatMulFused",
      ox_opt_matmul_epi},
+    {"swiglu", 1, true, 0, "g * Sigmoid(g) * u (a SwiGLU gate) -> SiLUMulFused", ox_opt_swiglu},
     {"qdq_conv", 1, true, OX_OPT_QUANT,
      "DequantizeLinear -> Conv [-> Relu/Clip] -> QuantizeLinear -> QLinearConvFused",
      ox_opt_qdq_conv},

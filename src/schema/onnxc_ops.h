@@ -29,6 +29,9 @@
 #define OX_ONNXC_QLINEAR_CONV "QLinearConvFused"
 #define OX_ONNXC_QLOOKUP "QLookupFused"
 #define OX_ONNXC_QMATMUL_SCALED "QMatMulScaledFused"
+#define OX_ONNXC_RMS_NORM "RMSNormFused"
+#define OX_ONNXC_ROTARY "RotaryFused"
+#define OX_ONNXC_SILU_MUL "SiLUMulFused"
 
 /* FusedConv's attributes beyond Conv's (auto_pad, dilations, group,
  * kernel_shape, pads, strides): Y = bound(act(Conv(pre(X) or X * G, W, B)

@@ -166,6 +166,17 @@ static const ox_formal qmm_in[] = {
     ONE("A", "T1"),    ONE("B", "T2"),  OPT("a_zero_point", "T1"), OPT("b_zero_point", "T2"),
     ONE("scale", F32), OPT("bias", F32)};
 
+/* ---- RMSNormFused ---- */
+static const ox_formal rms_in[] = {ONE("X", F32), OPT("Scale", F32)};
+static const ox_attr_schema rms_attrs[] = {{"epsilon", OX_ATTR_FLOAT, false, "1e-05"}};
+
+/* ---- RotaryFused ---- */
+static const ox_formal rot_in[] = {ONE("X", F32), ONE("cos", F32), ONE("sin", F32)};
+static const ox_attr_schema rot_attrs[] = {{"split", OX_ATTR_INT, true, NULL}};
+
+/* ---- SiLUMulFused ---- */
+static const ox_formal silu_in[] = {ONE("A", F32), ONE("B", F32)};
+
 /* TC(x) / AT(x): a table and its length; NONE: neither */
 #define TC(x) x, N_OF(x)
 #define AT(x) x, N_OF(x)
@@ -255,6 +266,23 @@ const ox_schema ox_schema_onnxc_table[] = {
        "Cast(float) -> Mul(scale) [-> Add(bias)] [-> activation]: the scale, bias and "
        "activation (`act` and the GELU constants as MatMulFused's) run in the GEMM's registers "
        "with the same roundings; scale and bias are one value or one per column."),
+    OP(OX_ONNXC_RMS_NORM, rms_in, 1, f32_out, NONE, AT(rms_attrs),
+       "RMS normalisation over the last axis: Y = X / sqrt(mean(X^2) + epsilon) * Scale, the "
+       "mean over X's last axis; Scale (optional) is one value or one per element of that axis "
+       "(rank <= 1). From the written-out form (Pow 2 or Mul, ReduceMean, Add, Sqrt and Div, or "
+       "Reciprocal / Pow -0.5 and Mul, then Mul by Scale), the statistics accumulated in double "
+       "as RMSNormalization's. Y has X's shape."),
+    OP(OX_ONNXC_ROTARY, rot_in, 3, f32_out, NONE, AT(rot_attrs),
+       "The rotate-half rotary embedding along X's last axis: Y = X * cos + R * sin with R = "
+       "Concat(-X[..., split:], X[..., :split]) (Hugging Face's rotate_half when split is half "
+       "the axis), cos and sin broadcast with X as Mul and Add would (their last axis X's "
+       "length or 1); each product and the sum rounded as the nodes it replaces. `split` >= 1; "
+       "one at or past the axis' length leaves R = X. Y has the broadcast shape of X, cos and "
+       "sin; X's last axis must not be broadcast."),
+    OP(OX_ONNXC_SILU_MUL, silu_in, 2, f32_out, NONE, NONE,
+       "The gate of a SwiGLU feed-forward: Y = A * Sigmoid(A) * B (SiLU(A) times B), with "
+       "numpy broadcasting of A and B, from Sigmoid, Mul and Mul; the same roundings as the "
+       "nodes it replaces."),
 };
 const size_t ox_schema_onnxc_table_n = N_OF(ox_schema_onnxc_table);
 
@@ -263,6 +291,7 @@ const ox_schema *const ox_schema_onnxc_ptrs[] = {
     &ox_schema_onnxc_table[3], &ox_schema_onnxc_table[4],  &ox_schema_onnxc_table[5],
     &ox_schema_onnxc_table[6], &ox_schema_onnxc_table[7],  &ox_schema_onnxc_table[8],
     &ox_schema_onnxc_table[9], &ox_schema_onnxc_table[10], &ox_schema_onnxc_table[11],
+    &ox_schema_onnxc_table[12], &ox_schema_onnxc_table[13], &ox_schema_onnxc_table[14],
 };
 _Static_assert(N_OF(ox_schema_onnxc_ptrs) == N_OF(ox_schema_onnxc_table),
                "one pointer per ai.onnxc schema");
