@@ -385,6 +385,11 @@ static int fuse_at(ox_pass_view *v, size_t i) {
     vn = head_split(v, &m, vn, pv, &v_bshd);
   }
   if (!m.rank4 || m.n_gone >= sizeof m.gone / sizeof *m.gone) return OX_OK;
+  /* float32 (the kernel's type): a float32 scale or fill constant in the
+   * chain says so (Mul, Div and Where take one type), else a known type */
+  if (!m.scaled && !cond && !v->is_float(v, qn) && !v->is_float(v, kn) && !v->is_float(v, vn) &&
+      !(mask && v->is_float(v, mask)))
+    return OX_OK;
   /* the nodes the fused one reads must all be made before `last` (they are:
    * each was read by a node of the pattern, all before it) */
   size_t n_in = cond ? 5 : mask ? 4 : 3;
