@@ -144,8 +144,8 @@ static const char *head_split(const ox_pass_view *v, match *m, const char *name,
 /* repeat_kv: Reshape(Expand(Unsqueeze(kv, [2]), e), r) made for `reader`
  * alone, e = [b, Hk, n, T, D] and r = [b, Hk * n, T, D] constants: kv, the
  * nodes in at[3] and e in *e5 */
-static const char *repeat_kv(const ox_pass_view *v, const char *name, int64_t reader,
-                             int64_t at[3], int64_t e5[5]) {
+static const char *repeat_kv(const ox_pass_view *v, const char *name, int64_t reader, int64_t at[3],
+                             int64_t e5[5]) {
   int64_t r4[4], rs = only_into(v, name, reader), ex = -1, us = -1;
   if (rs < 0 || !ox_opt_op_is(node_of(v, rs), "Reshape") || v->opsets[rs] < 5 ||
       node_of(v, rs)->n_input != 2 || !ox_opt_const_ints(v, node_of(v, rs)->input[1], r4, 4))
@@ -179,8 +179,8 @@ static const char *repeat_kv(const ox_pass_view *v, const char *name, int64_t re
 
 /* K^T's side of the scores' MatMul (node mm, input 1): the name the fused
  * node reads as K, its layout, and (*kr) the pattern node reading it */
-static const char *k_side(const ox_pass_view *v, match *m, int64_t mm, bool trans_b_node,
-                          bool *kt, bool *kbshd, int64_t *kr) {
+static const char *k_side(const ox_pass_view *v, match *m, int64_t mm, bool trans_b_node, bool *kt,
+                          bool *kbshd, int64_t *kr) {
   const char *name = node_of(v, mm)->input[1];
   int64_t reader = mm;
   float c;
@@ -278,13 +278,13 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   take(&m, (int64_t)i);
   /* forwards: MatMul(p, v4) [-> Transpose<0,2,1,3>] */
   int64_t pv = v->sole_reader(v, sm->output[0]);
-  if (pv <= (int64_t)i || v->repl[pv] || !ox_opt_is_node(v, pv, "MatMul", 1) || node_of(v, pv)->n_input != 2 ||
-      strcmp(node_of(v, pv)->input[0], sm->output[0]) != 0)
+  if (pv <= (int64_t)i || v->repl[pv] || !ox_opt_is_node(v, pv, "MatMul", 1) ||
+      node_of(v, pv)->n_input != 2 || strcmp(node_of(v, pv)->input[0], sm->output[0]) != 0)
     return OX_OK;
   int64_t last = pv, yt = v->sole_reader(v, node_of(v, pv)->output[0]);
   bool y_bshd = false;
-  if (yt > pv && !v->repl[yt] && ox_opt_is_node(v, yt, "Transpose", 1) && node_of(v, yt)->n_input == 1 &&
-      perm_is(node_of(v, yt), p0213)) {
+  if (yt > pv && !v->repl[yt] && ox_opt_is_node(v, yt, "Transpose", 1) &&
+      node_of(v, yt)->n_input == 1 && perm_is(node_of(v, yt), p0213)) {
     y_bshd = true;
     last = yt;
     m.rank4 = true;

@@ -818,8 +818,9 @@ static char *bhsd_attention(int kind, int S) {
   char w[3][3000];
   if (!t) return NULL;
   /* GPT-2's padding mask: some keys off (-1), others slightly weighted */
-  k += (size_t)snprintf(t, cap, "<ir_version: 8, opset_import: [\"\" : 18]>\n"
-                                "attn (float[1,%d,8] X) => (float[1,%d,%d] Y)\n<float[1,1,1,%d] pad = {",
+  k += (size_t)snprintf(t, cap,
+                        "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+                        "attn (float[1,%d,8] X) => (float[1,%d,%d] Y)\n<float[1,1,1,%d] pad = {",
                         S, S, qw, S);
   for (int j = 0; j < S; j++)
     k += (size_t)snprintf(t + k, cap - k, "%s%g", j ? ", " : "", j % 5 == 4 ? -1.0 : 0.1 * (j % 3));
@@ -834,7 +835,8 @@ static char *bhsd_attention(int kind, int S) {
   k += (size_t)snprintf(
       t + k, cap - k,
       " float[8,%d] Wq = {%s}, float[8,8] Wk = {%s}, float[8,8] Wv = {%s},\n"
-      " int64[4] qshp = {1, %d, %d, 4}, int64[4] kshp = {1, %d, 2, 4}, int64[3] back = {1, %d, %d},\n"
+      " int64[4] qshp = {1, %d, %d, 4}, int64[4] kshp = {1, %d, 2, 4}, int64[3] back = {1, %d, "
+      "%d},\n"
       " int64[2] ss = {%d, %d}, int64 one = {1}, float half = {0.5}, float two = {2.0},\n"
       " float sq = {0.70710677}, float lo = {-3.4028235e38}, float zero = {0.0},\n"
       " int64[1] ax = {2}, int64[5] e = {1, 2, 2, %d, 4}, int64[4] r = {1, 4, %d, 4}> {\n"
@@ -851,12 +853,13 @@ static char *bhsd_attention(int kind, int S) {
                           "  sd = Div (s, two)\n  sm = Add (sd, causal)\n"
                           "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, vh)\n");
   else if (kind == 1)
-    k += (size_t)snprintf(t + k, cap - k,
-                          "  ku = Unsqueeze (kh, ax)\n  ke = Expand (ku, e)\n  k4 = Reshape (ke, r)\n"
-                          "  vu = Unsqueeze (vh, ax)\n  ve = Expand (vu, e)\n  v4 = Reshape (ve, r)\n"
-                          "  kt = Transpose <perm = [0, 1, 3, 2]> (k4)\n  s = MatMul (q, kt)\n"
-                          "  sd = Mul (s, half)\n  sm = Add (sd, causal)\n"
-                          "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, v4)\n");
+    k += (size_t)snprintf(
+        t + k, cap - k,
+        "  ku = Unsqueeze (kh, ax)\n  ke = Expand (ku, e)\n  k4 = Reshape (ke, r)\n"
+        "  vu = Unsqueeze (vh, ax)\n  ve = Expand (vu, e)\n  v4 = Reshape (ve, r)\n"
+        "  kt = Transpose <perm = [0, 1, 3, 2]> (k4)\n  s = MatMul (q, kt)\n"
+        "  sd = Mul (s, half)\n  sm = Add (sd, causal)\n"
+        "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, v4)\n");
   else if (kind == 2)
     k += (size_t)snprintf(t + k, cap - k,
                           "  qs = Mul (q, sq)\n  kt = Transpose <perm = [0, 1, 3, 2]> (kh)\n"

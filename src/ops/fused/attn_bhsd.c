@@ -195,11 +195,22 @@ int ox_attn_bhsd_run(ox_kctx *ctx, void *state) {
                         "heads of %lld rows of %lld, V: %lld heads of %lld rows)",
                         (long long)Bq, (long long)Hq, (long long)S, (long long)D, (long long)Hk,
                         (long long)T, (long long)Dk, (long long)Hv, (long long)Tv);
-  bhsd_job j = {.B = B, .H = H, .S = S, .T = T, .D = D, .Dv = Dv, .group = group,
-                .k_transposed = a->k_transposed, .scale = a->scale, .fill = a->fill,
-                .div = a->div, .keep_true = a->keep_true, .row = ox_attn_score_row()};
+  bhsd_job j = {.B = B,
+                .H = H,
+                .S = S,
+                .T = T,
+                .D = D,
+                .Dv = Dv,
+                .group = group,
+                .k_transposed = a->k_transposed,
+                .scale = a->scale,
+                .fill = a->fill,
+                .div = a->div,
+                .keep_true = a->keep_true,
+                .row = ox_attn_score_row()};
   /* strides: [B, H, R, C] or [B, R, H, C] contiguous, batch 1 broadcast */
-  j.q = (opnd){q->data, Bq == 1 ? 0 : Hq * S * D, a->q_bshd ? D : S * D, a->q_bshd ? Hq * D : D, Hq};
+  j.q =
+      (opnd){q->data, Bq == 1 ? 0 : Hq * S * D, a->q_bshd ? D : S * D, a->q_bshd ? Hq * D : D, Hq};
   if (a->k_transposed)
     j.k = (opnd){k->data, Bk == 1 ? 0 : Hk * T * D, T * D, T, Hk};
   else
