@@ -11,7 +11,8 @@
  *                               Where(cond, fill, s1); fill a scalar constant
  *   s3 = Add(s2, mask)          optional, mask any float tensor (its subgraph
  *                               left alone), either side
- *   p  = Softmax<axis -1>(s3)
+ *   p  = Softmax<axis -1>(s3)   s3 and p may each pass a Cast to float32
+ *                               (TorchScript's softmax(.., dtype), .to())
  *   y  = MatMul(p, v4)
  *
  * q may be Mul(q', a) and k Mul(k', a) (SDPA exports scale both by the
@@ -267,6 +268,15 @@ static bool reaches_scores(const ox_pass_view *v, const char *name, int64_t read
   return false;
 }
 
+/* node `at` is a live Cast to float32 (TorchScript's softmax(.., dtype) and
+ * .to(dtype) on float32 scores: no-ops, the chain being float32, which the
+ * pass proves before fusing); else -1 */
+static int64_t float_cast(const ox_pass_view *v, int64_t at) {
+  if (at < 0 || v->drop[at] || v->repl[at] || !ox_opt_is_node(v, at, "Cast", 1)) return -1;
+  const ox_node *n = node_of(v, at);
+  return n->n_input == 1 && ox_node_attr_int(n, "to", 0) == OX_FLOAT ? at : -1;
+}
+
 static int fuse_at(ox_pass_view *v, size_t i) {
   const ox_node *sm = node_of(v, i);
   if (!ox_opt_op_is(sm, "Softmax") || sm->n_input != 1 || sm->n_output != 1 || !sm->output[0] ||
@@ -277,9 +287,15 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   match m = {.scale = 1.0f};
   take(&m, (int64_t)i);
   /* forwards: MatMul(p, v4) [-> Transpose<0,2,1,3>] */
-  int64_t pv = v->sole_reader(v, sm->output[0]);
+  const char *probs = sm->output[0];
+  int64_t pv = v->sole_reader(v, probs), pc = float_cast(v, pv);
+  if (pc >= 0) { /* softmax(..).to(float32) */
+    take(&m, pc);
+    probs = node_of(v, pc)->output[0];
+    pv = v->sole_reader(v, probs);
+  }
   if (pv <= (int64_t)i || v->repl[pv] || !ox_opt_is_node(v, pv, "MatMul", 1) ||
-      node_of(v, pv)->n_input != 2 || strcmp(node_of(v, pv)->input[0], sm->output[0]) != 0)
+      node_of(v, pv)->n_input != 2 || strcmp(node_of(v, pv)->input[0], probs) != 0)
     return OX_OK;
   int64_t last = pv, yt = v->sole_reader(v, node_of(v, pv)->output[0]);
   bool y_bshd = false;
@@ -292,6 +308,11 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   /* backwards: [Add mask] <- [Where] <- [Mul/Div c] <- scores */
   const char *cur = sm->input[0], *mask = NULL, *cond = NULL;
   int64_t reader = (int64_t)i, at = only_into(v, cur, reader);
+  if (at >= 0 && float_cast(v, at) == at) { /* softmax(.., dtype=float32) */
+    take(&m, at);
+    reader = at;
+    at = only_into(v, node_of(v, at)->input[0], reader);
+  }
   if (at < 0) return OX_OK;
   const ox_node *n = node_of(v, at);
   if (ox_opt_op_is(n, "Add") && n->n_input == 2) {
