@@ -143,17 +143,18 @@ static const char *head_split(const ox_pass_view *v, match *m, const char *name,
 }
 
 /* repeat_kv: Reshape(Expand(Unsqueeze(kv, [2]), e), r) made for `reader`
- * alone, e = [b, Hk, n, T, D] and r = [b, Hk * n, T, D] constants: kv, the
- * nodes in at[3] and e in *e5 */
+ * alone. With e = [b, Hk, n, T, D] and r = [b, Hk * n, T, D] constants: e
+ * in e5, *es = *rs = NULL. With either computed (dynamic shapes): their
+ * names in *es and *rs, which the kernel checks at run time, and *allowzero
+ * the Reshape's. Returns kv (the nodes in at[3]), or NULL. */
 static const char *repeat_kv(const ox_pass_view *v, const char *name, int64_t reader, int64_t at[3],
-                             int64_t e5[5]) {
-  int64_t r4[4], rs = only_into(v, name, reader), ex = -1, us = -1;
-  if (rs < 0 || !ox_opt_op_is(node_of(v, rs), "Reshape") || v->opsets[rs] < 5 ||
-      node_of(v, rs)->n_input != 2 || !ox_opt_const_ints(v, node_of(v, rs)->input[1], r4, 4))
+                             int64_t e5[5], const char **es, const char **rs, bool *allowzero) {
+  int64_t r4[4], re = only_into(v, name, reader), ex = -1, us = -1;
+  if (re < 0 || !ox_opt_op_is(node_of(v, re), "Reshape") || v->opsets[re] < 5 ||
+      node_of(v, re)->n_input != 2)
     return NULL;
-  ex = only_into(v, node_of(v, rs)->input[0], rs);
-  if (ex < 0 || !ox_opt_op_is(node_of(v, ex), "Expand") || node_of(v, ex)->n_input != 2 ||
-      !ox_opt_const_ints(v, node_of(v, ex)->input[1], e5, 5))
+  ex = only_into(v, node_of(v, re)->input[0], re);
+  if (ex < 0 || !ox_opt_op_is(node_of(v, ex), "Expand") || node_of(v, ex)->n_input != 2)
     return NULL;
   us = only_into(v, node_of(v, ex)->input[0], ex);
   if (us < 0 || !ox_opt_op_is(node_of(v, us), "Unsqueeze")) return NULL;
@@ -167,12 +168,24 @@ static const char *repeat_kv(const ox_pass_view *v, const char *name, int64_t re
     axis = ax->ints[0];
   }
   if (axis != 2 && axis != -3) return NULL;
-  /* every value known and positive: the merge of axes 1 and 2 is provable
-   * (an allowzero 0 or -1 in r is not) */
-  for (int d = 0; d < 5; d++)
-    if (e5[d] <= 0) return NULL;
-  if (r4[0] != e5[0] || r4[1] != e5[1] * e5[2] || r4[2] != e5[3] || r4[3] != e5[4]) return NULL;
-  at[0] = rs;
+  *allowzero = ox_node_attr_int(node_of(v, re), "allowzero", 0) != 0;
+  bool e_const = ox_opt_const_ints(v, node_of(v, ex)->input[1], e5, 5);
+  if (e_const && ox_opt_const_ints(v, node_of(v, re)->input[1], r4, 4)) {
+    /* every value known and positive: the merge of axes 1 and 2 is
+     * proved (an allowzero 0 or -1 in r is not) */
+    for (int d = 0; d < 5; d++)
+      if (e5[d] <= 0) return NULL;
+    if (r4[0] != e5[0] || r4[1] != e5[1] * e5[2] || r4[2] != e5[3] || r4[3] != e5[4]) return NULL;
+    *es = *rs = NULL;
+  } else {
+    /* a constant of the wrong length is no repeat_kv */
+    int64_t n = ox_opt_elems(v->constant_any(v, node_of(v, ex)->input[1]));
+    int64_t m = ox_opt_elems(v->constant_any(v, node_of(v, re)->input[1]));
+    if ((n >= 0 && n != 5) || (m >= 0 && m != 4)) return NULL;
+    *es = node_of(v, ex)->input[1];
+    *rs = node_of(v, re)->input[1];
+  }
+  at[0] = re;
   at[1] = ex;
   at[2] = us;
   return u->input[0];
@@ -383,9 +396,10 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   const char *kn = k_side(v, &m, mm, trans_b, &kt, &k_bshd, &kr);
   if (!kn) return OX_OK;
   int64_t ek[5], ev[5], nk[3], nv[3];
-  bool groups = false;
+  const char *kes = NULL, *krs = NULL, *ves = NULL, *vrs = NULL;
+  bool groups = false, kaz = false, vaz = false;
   if (!kt && !k_bshd) {
-    const char *kkv = repeat_kv(v, kn, kr, nk, ek);
+    const char *kkv = repeat_kv(v, kn, kr, nk, ek, &kes, &krs, &kaz);
     if (kkv) {
       groups = true;
       m.rank4 = true;
@@ -397,8 +411,13 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   }
   /* V: the same repeat_kv as K, or none on either */
   const char *vn = node_of(v, pv)->input[1];
-  const char *vkv = repeat_kv(v, vn, pv, nv, ev);
-  if ((vkv != NULL) != groups || (groups && memcmp(ek, ev, sizeof ek) != 0)) return OX_OK;
+  const char *vkv = repeat_kv(v, vn, pv, nv, ev, &ves, &vrs, &vaz);
+  if ((vkv != NULL) != groups) return OX_OK;
+  /* K's and V's repeats alike: the same constants, or the same shape values */
+  if (groups &&
+      (!kes != !ves || kaz != vaz ||
+       (kes ? strcmp(kes, ves) != 0 || strcmp(krs, vrs) != 0 : memcmp(ek, ev, sizeof ek) != 0)))
+    return OX_OK;
   if (vkv) {
     for (int g = 0; g < 3; g++) take(&m, nv[g]);
     vn = head_split(v, &m, vkv, nv[2], &v_bshd); /* the Unsqueeze reads it */
@@ -413,8 +432,8 @@ static int fuse_at(ox_pass_view *v, size_t i) {
     return OX_OK;
   /* the nodes the fused one reads must all be made before `last` (they are:
    * each was read by a node of the pattern, all before it) */
-  size_t n_in = cond ? 5 : mask ? 4 : 3;
-  ox_node *fn = ox_opt_new_node(v, node_of(v, last), "AttentionBHSDFused", n_in, 10);
+  size_t n_in = kes ? 7 : cond ? 5 : mask ? 4 : 3;
+  ox_node *fn = ox_opt_new_node(v, node_of(v, last), "AttentionBHSDFused", n_in, 13);
   if (!fn) return v->e->code;
   fn->n_attribute = 0;
   fn->name = node_of(v, mm)->name;
@@ -422,7 +441,11 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   fn->input[1] = (char *)kn;
   fn->input[2] = (char *)vn;
   if (n_in > 3) fn->input[3] = (char *)(mask ? mask : "");
-  if (cond) fn->input[4] = (char *)cond;
+  if (n_in > 4) fn->input[4] = (char *)(cond ? cond : "");
+  if (kes) {
+    fn->input[5] = (char *)kes;
+    fn->input[6] = (char *)krs;
+  }
   fn->output[0] = node_of(v, last)->output[0];
   if (m.scaled) ox_opt_add_float_attr(fn, "scale", m.scale);
   if (m.div) ox_opt_add_int_attr(fn, "scale_div", 1);
@@ -432,6 +455,9 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   if (v_bshd) ox_opt_add_int_attr(fn, "v_bshd", 1);
   if (y_bshd) ox_opt_add_int_attr(fn, "y_bshd", 1);
   if (groups) ox_opt_add_int_attr(fn, "kv_groups", 1);
+  if (groups && !kes && !ox_opt_add_ints_attr(v, fn, "kv_expand", ek, 5))
+    return ox_err_set(v->e, OX_ENOMEM, "out of memory fusing the graph");
+  if (kes && kaz) ox_opt_add_int_attr(fn, "kv_allowzero", 1);
   if (cond) {
     ox_opt_add_float_attr(fn, "where_fill", fill);
     if (!keep_true) ox_opt_add_int_attr(fn, "where_keep", 0);

@@ -555,7 +555,7 @@ static void test_conv_epilogues(void) {
  * (the product made first), each with one image and two (per-image gates:
  * the product made first); the Mul gone. */
 static void test_conv_gates(void) {
-  for (int kind = 0; kind < 4; kind++)
+  for (int kind = 0; kind < 5; kind++)
     for (int64_t n = 1; n <= 2; n++) {
       char *buf = malloc(65536), *p = buf, *end = buf + 65536;
       p += snprintf(p, (size_t)(end - p),
@@ -810,9 +810,10 @@ static char *whisper_attention(int S, int QW) {
  * mask made by Trilu, the heads merged back), 1 grouped-query (4 query
  * heads, 2 K/V heads repeated by Unsqueeze/Expand/Reshape, Mul scale,
  * causal mask), 2 SDPA (q and K^T each times sqrt(scale), no mask), 3
- * GPT-2 (Div, Where(causal, scores, finfo.min), then a padding mask). */
+ * GPT-2 (Div, Where(causal, scores, finfo.min), then a padding mask), 4
+ * as 1 with repeat_kv's targets computed from K's shape (a dynamic export). */
 static char *bhsd_attention(int kind, int S) {
-  int qh = kind == 1 ? 4 : 2, qw = qh * 4;
+  int qh = kind == 1 || kind == 4 ? 4 : 2, qw = qh * 4;
   size_t cap = 65536, k = 0;
   char *t = malloc(cap);
   char w[3][3000];
@@ -839,7 +840,8 @@ static char *bhsd_attention(int kind, int S) {
       "%d},\n"
       " int64[2] ss = {%d, %d}, int64 one = {1}, float half = {0.5}, float two = {2.0},\n"
       " float sq = {0.70710677}, float lo = {-3.4028235e38}, float zero = {0.0},\n"
-      " int64[1] ax = {2}, int64[5] e = {1, 2, 2, %d, 4}, int64[4] r = {1, 4, %d, 4}> {\n"
+      " int64[1] ax = {2}, int64[5] ec = {1, 2, 2, %d, 4}, int64[4] rc = {1, 4, %d, 4},\n"
+      " int64[1] i1 = {1}, int64[1] i2 = {2}, int64[1] i4 = {4}> {\n"
       "  xq = MatMul (X, Wq)\n  xk = MatMul (X, Wk)\n  xv = MatMul (X, Wv)\n"
       "  q0 = Reshape (xq, qshp)\n  q = Transpose <perm = [0, 2, 1, 3]> (q0)\n"
       "  k0 = Reshape (xk, kshp)\n  kh = Transpose <perm = [0, 2, 1, 3]> (k0)\n"
@@ -852,15 +854,22 @@ static char *bhsd_attention(int kind, int S) {
                           "  kt = Transpose <perm = [0, 1, 3, 2]> (kh)\n  s = MatMul (q, kt)\n"
                           "  sd = Div (s, two)\n  sm = Add (sd, causal)\n"
                           "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, vh)\n");
-  else if (kind == 1)
+  else if (kind == 1 || kind == 4) {
+    /* kind 4: repeat_kv's targets computed from K's shape */
+    const char *dyn = kind == 4 ? "  tt = Shape <start = 2, end = 3> (kh)\n"
+                                  "  e = Concat <axis = 0> (i1, i2, i2, tt, i4)\n"
+                                  "  r = Concat <axis = 0> (i1, i4, tt, i4)\n"
+                                : "";
     k += (size_t)snprintf(
         t + k, cap - k,
-        "  ku = Unsqueeze (kh, ax)\n  ke = Expand (ku, e)\n  k4 = Reshape (ke, r)\n"
-        "  vu = Unsqueeze (vh, ax)\n  ve = Expand (vu, e)\n  v4 = Reshape (ve, r)\n"
+        "%s  ku = Unsqueeze (kh, ax)\n  ke = Expand (ku, %s)\n  k4 = Reshape (ke, %s)\n"
+        "  vu = Unsqueeze (vh, ax)\n  ve = Expand (vu, %s)\n  v4 = Reshape (ve, %s)\n"
         "  kt = Transpose <perm = [0, 1, 3, 2]> (k4)\n  s = MatMul (q, kt)\n"
         "  sd = Mul (s, half)\n  sm = Add (sd, causal)\n"
-        "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, v4)\n");
-  else if (kind == 2)
+        "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, v4)\n",
+        dyn, kind == 4 ? "e" : "ec", kind == 4 ? "r" : "rc", kind == 4 ? "e" : "ec",
+        kind == 4 ? "r" : "rc");
+  } else if (kind == 2)
     k += (size_t)snprintf(t + k, cap - k,
                           "  qs = Mul (q, sq)\n  kt = Transpose <perm = [0, 1, 3, 2]> (kh)\n"
                           "  ks = Mul (kt, sq)\n  s = MatMul (qs, ks)\n"
@@ -898,7 +907,7 @@ int main(void) {
   /* attention on split heads (AttentionBHSDFused) within 1e-5 of the
    * nodes it replaces, at 1 and 2 threads: short, and 700 positions (the
    * query rows in blocks, the scores never all held) */
-  for (int kind = 0; kind < 4; kind++)
+  for (int kind = 0; kind < 5; kind++)
     for (int big = 0; big < 2; big++) {
       int S = big ? 700 : 5;
       char *w = bhsd_attention(kind, S);

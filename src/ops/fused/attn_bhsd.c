@@ -30,6 +30,10 @@
 typedef struct bhsd_attrs {
   float scale, fill;
   bool div, k_transposed, q_bshd, k_bshd, v_bshd, y_bshd, groups, keep_true;
+  /* repeat_kv's Expand target (kv_expand, when constant) and its Reshape's
+   * allowzero, for the check of what it made */
+  bool have_expand, allowzero;
+  int64_t expand[5];
 } bhsd_attrs;
 
 int ox_attn_bhsd_prepare(const ox_kinfo *info, void **state, ox_err *e) {
@@ -48,6 +52,11 @@ int ox_attn_bhsd_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   a->keep_true = ox_node_attr_int(n, "where_keep", 1) != 0;
   if (a->k_transposed && a->k_bshd)
     return oc_prep_fail(info, e, "k_transposed and k_bshd cannot both be set");
+  const ox_attr *ex = ox_node_attr(n, "kv_expand");
+  if (ex && ex->n_ints != 5) return oc_prep_fail(info, e, "kv_expand must hold 5 values");
+  a->have_expand = ex != NULL;
+  for (size_t d = 0; ex && d < 5; d++) a->expand[d] = ex->ints[d];
+  a->allowzero = ox_node_attr_int(n, "kv_allowzero", 0) != 0;
   *state = a;
   return OX_OK;
 }
@@ -159,6 +168,45 @@ static bool dims4(const ox_value *x, bool bshd, int64_t *d) {
   return true;
 }
 
+/* the n values of an int64 tensor of n elements */
+static bool ints_of(const ox_value *x, int64_t *out, int64_t n) {
+  if (!x || x->dtype != OX_INT64 || x->numel != n) return false;
+  memcpy(out, x->data, (size_t)n * sizeof *out);
+  return true;
+}
+
+/* repeat_kv folded (kv_groups): Reshape(Expand(Unsqueeze(x, 2), e), r) of x
+ * [b, hk, t, d] must give [b', hk * n, t, d] with x's heads, rows and
+ * columns unbroadcast (the kernel reads x in their place); r NULL: proved
+ * by the pass. The repeat count n in *n_rep; false if the nodes made
+ * anything else. */
+static bool repeat_is(const int64_t *e, const int64_t *r, bool allowzero, int64_t b, int64_t hk,
+                      int64_t t, int64_t d, int64_t *n_rep) {
+  const int64_t in[5] = {b, hk, 1, t, d};
+  int64_t o[5], numel = 1;
+  for (int i = 0; i < 5; i++) {
+    o[i] = e[i] == 1 ? in[i] : in[i] == 1 || in[i] == e[i] ? e[i] : -1;
+    if (o[i] < 0) return false;
+    numel *= o[i];
+  }
+  if (o[1] != hk || o[3] != t || o[4] != d) return false;
+  *n_rep = o[2];
+  if (!r) return true;
+  /* Reshape's rules: 0 copies the input's dim (unless allowzero), -1 is inferred */
+  int64_t y[4], known = 1, infer = -1;
+  for (int i = 0; i < 4; i++) {
+    y[i] = r[i] == 0 && !allowzero ? o[i] : r[i];
+    if (y[i] == -1 && infer < 0)
+      infer = i;
+    else if (y[i] < 0)
+      return false;
+    else
+      known *= y[i];
+  }
+  if (infer >= 0) y[infer] = known ? numel / known : 0;
+  return y[0] == o[0] && y[1] == o[1] * o[2] && y[2] == t && y[3] == d;
+}
+
 /* one of the batch or head counts a, b: equal, or 1 broadcasting; -1 if neither */
 static int64_t joint(int64_t a, int64_t b) { return a == b || b == 1 ? a : a == 1 ? b : -1; }
 
@@ -186,6 +234,23 @@ int ox_attn_bhsd_run(ox_kctx *ctx, void *state) {
     H = Hq;
     if (Hk != Hv || Hk <= 0 || H % Hk != 0) H = -1;
     group = H > 0 ? H / Hk : 0;
+    /* what repeat_kv made is what the kernel reads */
+    ox_value *ev = ox_kctx_input(ctx, 5), *rv = ox_kctx_input(ctx, 6);
+    int64_t e[5], r[4], nk = 0, nv = 0;
+    bool have_e = a->have_expand || ev;
+    if (have_e && !a->have_expand && !ints_of(ev, e, 5))
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "kv_expand must be 5 int64 values");
+    if (a->have_expand) memcpy(e, a->expand, sizeof e);
+    if (rv && !ints_of(rv, r, 4))
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "kv_shape must be 4 int64 values");
+    if (have_e && (!repeat_is(e, rv ? r : NULL, a->allowzero, Bk, Hk, T, Dk, &nk) ||
+                   !repeat_is(e, rv ? r : NULL, a->allowzero, Bv, Hv, Tv, Dv, &nv) || nk != nv ||
+                   Hk * nk != H))
+      return ox_kctx_fail(ctx, OX_ERUNTIME,
+                          "the repeated K and V (Expand to [%lld, %lld, %lld, %lld, %lld]) are not "
+                          "%lld heads in groups over K's %lld heads of %lld rows",
+                          (long long)e[0], (long long)e[1], (long long)e[2], (long long)e[3],
+                          (long long)e[4], (long long)H, (long long)Hk, (long long)T);
   } else {
     H = joint(joint(Hq, Hk), Hv);
   }
