@@ -18,18 +18,23 @@
  * q may be Mul(q', a) and k Mul(k', a) (SDPA exports scale both by the
  * square root of the scale; before or after K's Transpose): the factors go
  * into the scale. k4 and v4 may be repeat_kv's grouped-query copies,
- * Reshape(Expand(Unsqueeze(kv, 2), [b, Hk, n, T, D]), [b, Hk * n, T, D])
- * with constant shapes: the fused node reads kv itself (kv_groups 1). A
+ * Reshape(Expand(Unsqueeze(kv, 2), [b, Hk, n, T, D]), [b, Hk * n, T, D]):
+ * the fused node reads kv itself (kv_groups 1). Constant targets are
+ * checked here and kept as the attribute kv_expand; computed ones (dynamic
+ * exports) become inputs kv_expand and kv_shape. Either way the kernel
+ * checks that the Expand repeated whole heads and nothing else. A
  * head split Transpose<0,2,1,3> before q, k4 or v4, or after y, is folded
  * (the heads read or written in place: q_bshd, k_bshd, v_bshd, y_bshd);
  * Transpose<0,2,3,1>(k) is K^T of such a split. What makes q, k and v is
  * not looked at (a rotary node, a projection ...).
  *
  * Every intermediate must be read only by the next node of the pattern,
- * and one operand's rank must be proved 4 (a Transpose of four axes, a
- * Reshape to four constant dims, repeat_kv): the kernel takes lower ranks
- * as MatMul broadcasts them. Anything only partly matching is left as it
- * is. Runs after attention.c, which takes its narrower pattern first. */
+ * one operand's rank must be proved 4 (a Transpose of four axes, a Reshape
+ * to four constant dims, repeat_kv; the kernel takes lower ranks as MatMul
+ * broadcasts them) and float32 proved (a float32 constant in the chain or
+ * a known type). Anything only partly matching is left as it is. Runs
+ * after attention.c, which takes its narrower pattern first, and after
+ * matmul_transb, whose MatMulTransBFused(q, k4) it reads as the scores. */
 #include <string.h>
 
 #include "pass.h"
