@@ -89,6 +89,10 @@ typedef struct match {
   float scale; /* the product of the Mul factors, or the divisor (div) */
   bool div, scaled;
   bool rank4;
+  const char *factor; /* q and/or k times this computed value (SDPA's sqrt(scale)) */
+  int factor_pow;     /* on how many of the two */
+  bool bad;           /* q and k times different computed values */
+  bool f32;           /* the factor is float32 (a Cast to it, a float32 constant) */
 } match;
 
 static void take(match *m, int64_t at) {
@@ -115,6 +119,71 @@ static void fold_factor(match *m, float c) {
     m->scale *= c;
   }
   m->scaled = true;
+}
+
+/* `name` holds one value, of rank 0 or 1 (so that a Mul by it changes no
+ * shape): a constant, or computed from such by elementwise nodes, or one
+ * element of a Shape (SDPA exports compute 1 / sqrt(D) from Shape(q));
+ * *f32 set when a float32 constant or a Cast to float32 says its type */
+static bool one_value(const ox_pass_view *v, const char *name, int64_t before, int depth,
+                      bool *f32) {
+  const ox_tensor *t = v->constant_any(v, name);
+  if (t) {
+    *f32 = *f32 || t->data_type == OX_FLOAT;
+    return t->n_dims <= 1 && ox_opt_elems(t) == 1;
+  }
+  int64_t at = producer(v, name, before), ix[2];
+  if (at < 0 || depth > 8) return false;
+  const ox_node *n = node_of(v, at);
+  static const char *const unary[] = {"Sqrt", "Cast", "Reciprocal", "Neg", "Identity"};
+  static const char *const binary[] = {"Div", "Mul", "Add", "Sub"};
+  if (ox_opt_op_is(n, "Cast") && ox_node_attr_int(n, "to", 0) == OX_FLOAT) *f32 = true;
+  for (size_t k = 0; k < sizeof unary / sizeof *unary; k++)
+    if (ox_opt_op_is(n, unary[k]) && n->n_input == 1)
+      return one_value(v, n->input[0], at, depth + 1, f32);
+  for (size_t k = 0; k < sizeof binary / sizeof *binary; k++)
+    if (ox_opt_op_is(n, binary[k]) && n->n_input == 2)
+      return one_value(v, n->input[0], at, depth + 1, f32) &&
+             one_value(v, n->input[1], at, depth + 1, f32);
+  /* Shape<start = -1>(x), Slice(Shape(x), [-1], [big]), Gather(Shape(x), scalar) */
+  if (ox_opt_op_is(n, "Shape") && n->n_input == 1)
+    return ox_node_attr_int(n, "start", 0) == -1 && !ox_node_attr(n, "end");
+  int64_t sh = n->n_input >= 1 ? producer(v, n->input[0], at) : -1;
+  if (sh < 0 || !ox_opt_op_is(node_of(v, sh), "Shape") || ox_node_attr(node_of(v, sh), "start") ||
+      ox_node_attr(node_of(v, sh), "end"))
+    return false;
+  if (ox_opt_op_is(n, "Slice") && v->opsets[at] >= 10 && n->n_input >= 3 && n->n_input <= 4 &&
+      ox_opt_const_ints(v, n->input[1], &ix[0], 1) && ox_opt_const_ints(v, n->input[2], &ix[1], 1))
+    return ix[0] == -1 && ix[1] >= ((int64_t)1 << 31) &&
+           (n->n_input < 4 || (ox_opt_const_ints(v, n->input[3], &ix[0], 1) && ix[0] == 0));
+  if (ox_opt_op_is(n, "Gather") && n->n_input == 2) {
+    const ox_tensor *i = v->constant_any(v, n->input[1]);
+    return i && i->n_dims == 0 && ox_node_attr_int(n, "axis", 0) == 0;
+  }
+  return false;
+}
+
+/* q or k made for `reader` by Mul(x, c): a constant c folds into the scale,
+ * a computed single value becomes the factor input. x, or NULL */
+static const char *side_factor(const ox_pass_view *v, match *m, int64_t at) {
+  float c;
+  const char *x = mul_by_const(v, at, &c);
+  if (x) {
+    take(m, at);
+    fold_factor(m, c);
+    return x;
+  }
+  if (at < 0 || !ox_opt_op_is(node_of(v, at), "Mul") || node_of(v, at)->n_input != 2) return NULL;
+  const ox_node *n = node_of(v, at);
+  for (int side = 0; side < 2; side++)
+    if (one_value(v, n->input[1 - side], at, 0, &m->f32)) {
+      if (m->factor && strcmp(m->factor, n->input[1 - side]) != 0) m->bad = true;
+      m->factor = n->input[1 - side];
+      m->factor_pow++;
+      take(m, at);
+      return n->input[side];
+    }
+  return NULL;
 }
 
 /* `name` proved of rank 4 by its producer (before `before`) */
@@ -202,16 +271,13 @@ static const char *k_side(const ox_pass_view *v, match *m, int64_t mm, bool tran
                           bool *kbshd, int64_t *kr) {
   const char *name = node_of(v, mm)->input[1];
   int64_t reader = mm;
-  float c;
   *kt = false;
   *kbshd = false;
   /* Mul by sqrt(scale) after K's Transpose (SDPA), or before it */
   int64_t mk = only_into(v, name, reader);
-  const char *x = mul_by_const(v, mk, &c);
+  const char *x = side_factor(v, m, mk);
   bool k_mul = x != NULL;
   if (x) {
-    take(m, mk);
-    fold_factor(m, c);
     name = x;
     reader = mk;
   }
@@ -252,10 +318,8 @@ static const char *k_side(const ox_pass_view *v, match *m, int64_t mm, bool tran
   }
   if (!k_mul) {
     mk = only_into(v, name, reader);
-    x = mul_by_const(v, mk, &c);
+    x = side_factor(v, m, mk);
     if (x) {
-      take(m, mk);
-      fold_factor(m, c);
       name = x;
       reader = mk;
     }
@@ -387,10 +451,8 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   /* Q: [Mul(q, sqrt(scale))] [<- Transpose<0,2,1,3>] */
   const char *qn = n->input[0];
   int64_t qr = mm, mq = only_into(v, qn, mm);
-  const char *x = mul_by_const(v, mq, &c);
+  const char *x = side_factor(v, &m, mq);
   if (x) {
-    take(&m, mq);
-    fold_factor(&m, c);
     qn = x;
     qr = mq;
   }
@@ -429,16 +491,16 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   } else {
     vn = head_split(v, &m, vn, pv, &v_bshd);
   }
-  if (!m.rank4 || m.n_gone >= sizeof m.gone / sizeof *m.gone) return OX_OK;
+  if (!m.rank4 || m.bad || m.n_gone >= sizeof m.gone / sizeof *m.gone) return OX_OK;
   /* float32 (the kernel's type): a float32 scale or fill constant in the
    * chain says so (Mul, Div and Where take one type), else a known type */
-  if (!m.scaled && !cond && !v->is_float(v, qn) && !v->is_float(v, kn) && !v->is_float(v, vn) &&
-      !(mask && v->is_float(v, mask)))
+  if (!m.scaled && !cond && !m.f32 && !v->is_float(v, qn) && !v->is_float(v, kn) &&
+      !v->is_float(v, vn) && !(mask && v->is_float(v, mask)))
     return OX_OK;
   /* the nodes the fused one reads must all be made before `last` (they are:
    * each was read by a node of the pattern, all before it) */
-  size_t n_in = kes ? 7 : cond ? 5 : mask ? 4 : 3;
-  ox_node *fn = ox_opt_new_node(v, node_of(v, last), "AttentionBHSDFused", n_in, 13);
+  size_t n_in = m.factor ? 8 : kes ? 7 : cond ? 5 : mask ? 4 : 3;
+  ox_node *fn = ox_opt_new_node(v, node_of(v, last), "AttentionBHSDFused", n_in, 14);
   if (!fn) return v->e->code;
   fn->n_attribute = 0;
   fn->name = node_of(v, mm)->name;
@@ -447,10 +509,11 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   fn->input[2] = (char *)vn;
   if (n_in > 3) fn->input[3] = (char *)(mask ? mask : "");
   if (n_in > 4) fn->input[4] = (char *)(cond ? cond : "");
-  if (kes) {
-    fn->input[5] = (char *)kes;
-    fn->input[6] = (char *)krs;
+  if (n_in > 5) {
+    fn->input[5] = (char *)(kes ? kes : "");
+    fn->input[6] = (char *)(kes ? krs : "");
   }
+  if (m.factor) fn->input[7] = (char *)m.factor;
   fn->output[0] = node_of(v, last)->output[0];
   if (m.scaled) ox_opt_add_float_attr(fn, "scale", m.scale);
   if (m.div) ox_opt_add_int_attr(fn, "scale_div", 1);
@@ -463,6 +526,7 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   if (groups && !kes && !ox_opt_add_ints_attr(v, fn, "kv_expand", ek, 5))
     return ox_err_set(v->e, OX_ENOMEM, "out of memory fusing the graph");
   if (kes && kaz) ox_opt_add_int_attr(fn, "kv_allowzero", 1);
+  if (m.factor_pow == 2) ox_opt_add_int_attr(fn, "qk_factor_pow", 2);
   if (cond) {
     ox_opt_add_float_attr(fn, "where_fill", fill);
     if (!keep_true) ox_opt_add_int_attr(fn, "where_keep", 0);

@@ -130,18 +130,22 @@ static const ox_attr_schema mha_attrs[] = {
 };
 
 /* ---- AttentionBHSDFused ---- */
-static const ox_formal bhsd_in[] = {
-    ONE("Q", F32),          ONE("K", F32),
-    ONE("V", F32),          OPT("mask", F32),
-    OPT("condition", "tensor(bool)"), OPT("kv_expand", "tensor(int64)"),
-    OPT("kv_shape", "tensor(int64)")};
+static const ox_formal bhsd_in[] = {ONE("Q", F32),
+                                    ONE("K", F32),
+                                    ONE("V", F32),
+                                    OPT("mask", F32),
+                                    OPT("condition", "tensor(bool)"),
+                                    OPT("kv_expand", "tensor(int64)"),
+                                    OPT("kv_shape", "tensor(int64)"),
+                                    OPT("qk_factor", F32)};
 static const ox_attr_schema bhsd_attrs[] = {
-    {"scale", OX_ATTR_FLOAT, false, "1.0"},     {"scale_div", OX_ATTR_INT, false, "0"},
-    {"k_transposed", OX_ATTR_INT, false, "0"},  {"q_bshd", OX_ATTR_INT, false, "0"},
-    {"k_bshd", OX_ATTR_INT, false, "0"},        {"v_bshd", OX_ATTR_INT, false, "0"},
-    {"y_bshd", OX_ATTR_INT, false, "0"},        {"kv_groups", OX_ATTR_INT, false, "0"},
+    {"scale", OX_ATTR_FLOAT, false, "1.0"},      {"scale_div", OX_ATTR_INT, false, "0"},
+    {"k_transposed", OX_ATTR_INT, false, "0"},   {"q_bshd", OX_ATTR_INT, false, "0"},
+    {"k_bshd", OX_ATTR_INT, false, "0"},         {"v_bshd", OX_ATTR_INT, false, "0"},
+    {"y_bshd", OX_ATTR_INT, false, "0"},         {"kv_groups", OX_ATTR_INT, false, "0"},
     {"where_fill", OX_ATTR_FLOAT, false, "0.0"}, {"where_keep", OX_ATTR_INT, false, "1"},
-    {"kv_expand", OX_ATTR_INTS, false, NULL},   {"kv_allowzero", OX_ATTR_INT, false, "0"},
+    {"kv_expand", OX_ATTR_INTS, false, NULL},    {"kv_allowzero", OX_ATTR_INT, false, "0"},
+    {"qk_factor_pow", OX_ATTR_INT, false, "1"},
 };
 
 /* ---- QAddFused ---- */
@@ -206,7 +210,9 @@ const ox_schema ox_schema_onnxc_table[] = {
        "attribute `kv_expand` when constant, else inputs kv_expand = e and kv_shape = r with "
        "the Reshape's `kv_allowzero`; checked at run time to repeat K's and V's heads only); "
        "else Hk is 1 or H, as MatMul broadcasts. Y is [B, H, S, Dv], or [B, S, H, Dv] with "
-       "`y_bshd` 1 (the Transpose after it folded)."),
+       "`y_bshd` 1 (the Transpose after it folded). qk_factor: one value Q (and K with "
+       "`qk_factor_pow` 2) was multiplied by (SDPA's computed sqrt(scale)), so the scores "
+       "are multiplied by it once (twice) before the scale."),
     OP(OX_ONNXC_ELEMENTWISE_CHAIN, chain_in, 1, f32_out, NONE, AT(chain_attrs),
        "A chain of float32 elementwise operations rooted at X (Add, Sub, Mul, Div, Max, Min "
        "with a constant, Clip, Relu, LeakyRelu, HardSigmoid, HardSwish, Neg, Abs, Sqrt, Tanh, "

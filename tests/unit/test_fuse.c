@@ -555,7 +555,7 @@ static void test_conv_epilogues(void) {
  * (the product made first), each with one image and two (per-image gates:
  * the product made first); the Mul gone. */
 static void test_conv_gates(void) {
-  for (int kind = 0; kind < 5; kind++)
+  for (int kind = 0; kind < 6; kind++)
     for (int64_t n = 1; n <= 2; n++) {
       char *buf = malloc(65536), *p = buf, *end = buf + 65536;
       p += snprintf(p, (size_t)(end - p),
@@ -811,7 +811,9 @@ static char *whisper_attention(int S, int QW) {
  * heads, 2 K/V heads repeated by Unsqueeze/Expand/Reshape, Mul scale,
  * causal mask), 2 SDPA (q and K^T each times sqrt(scale), no mask), 3
  * GPT-2 (Div, Where(causal, scores, finfo.min), then a padding mask), 4
- * as 1 with repeat_kv's targets computed from K's shape (a dynamic export). */
+ * as 1 with repeat_kv's targets computed from K's shape (a dynamic export),
+ * 5 TorchScript's SDPA (sqrt(1 / sqrt(D)) computed from Q's shape, q and
+ * K^T multiplied by it, the causal mask). */
 static char *bhsd_attention(int kind, int S) {
   int qh = kind == 1 || kind == 4 ? 4 : 2, qw = qh * 4;
   size_t cap = 65536, k = 0;
@@ -841,7 +843,8 @@ static char *bhsd_attention(int kind, int S) {
       " int64[2] ss = {%d, %d}, int64 one = {1}, float half = {0.5}, float two = {2.0},\n"
       " float sq = {0.70710677}, float lo = {-3.4028235e38}, float zero = {0.0},\n"
       " int64[1] ax = {2}, int64[5] ec = {1, 2, 2, %d, 4}, int64[4] rc = {1, 4, %d, 4},\n"
-      " int64[1] i1 = {1}, int64[1] i2 = {2}, int64[1] i4 = {4}> {\n"
+      " int64[1] i1 = {1}, int64[1] i2 = {2}, int64[1] i4 = {4}, int64[1] m1 = {-1},\n"
+      " int64[1] endi = {9223372036854775807}, float onef = {1.0}> {\n"
       "  xq = MatMul (X, Wq)\n  xk = MatMul (X, Wk)\n  xv = MatMul (X, Wv)\n"
       "  q0 = Reshape (xq, qshp)\n  q = Transpose <perm = [0, 2, 1, 3]> (q0)\n"
       "  k0 = Reshape (xk, kshp)\n  kh = Transpose <perm = [0, 2, 1, 3]> (k0)\n"
@@ -869,7 +872,15 @@ static char *bhsd_attention(int kind, int S) {
         "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, v4)\n",
         dyn, kind == 4 ? "e" : "ec", kind == 4 ? "r" : "rc", kind == 4 ? "e" : "ec",
         kind == 4 ? "r" : "rc");
-  } else if (kind == 2)
+  } else if (kind == 5)
+    k += (size_t)snprintf(t + k, cap - k,
+                          "  qsh = Shape (q)\n  last = Slice (qsh, m1, endi)\n"
+                          "  dd = Cast <to = 1> (last)\n  sdd = Sqrt (dd)\n  scl = Div (onef, sdd)\n"
+                          "  f = Sqrt (scl)\n  qs = Mul (q, f)\n"
+                          "  kt = Transpose <perm = [0, 1, 3, 2]> (kh)\n  ks = Mul (kt, f)\n"
+                          "  s = MatMul (qs, ks)\n  sm = Add (s, causal)\n"
+                          "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, vh)\n");
+  else if (kind == 2)
     k += (size_t)snprintf(t + k, cap - k,
                           "  qs = Mul (q, sq)\n  kt = Transpose <perm = [0, 1, 3, 2]> (kh)\n"
                           "  ks = Mul (kt, sq)\n  s = MatMul (qs, ks)\n"
@@ -907,7 +918,7 @@ int main(void) {
   /* attention on split heads (AttentionBHSDFused) within 1e-5 of the
    * nodes it replaces, at 1 and 2 threads: short, and 700 positions (the
    * query rows in blocks, the scores never all held) */
-  for (int kind = 0; kind < 5; kind++)
+  for (int kind = 0; kind < 6; kind++)
     for (int big = 0; big < 2; big++) {
       int S = big ? 700 : 5;
       char *w = bhsd_attention(kind, S);

@@ -8,7 +8,9 @@
  * y_bshd: Y is written [B, S, H, Dv] (the Transpose after it folded).
  * kv_groups 1: grouped-query attention, head h reads K/V head h / (H / Hk)
  * (repeat_kv's Expand and Reshape folded); else Hk and Hv are 1 or H as
- * MatMul broadcasts them. The batch broadcasts as MatMul's too.
+ * MatMul broadcasts them. The batch broadcasts as MatMul's too. Input 7
+ * (qk_factor): a computed value q (and k, qk_factor_pow 2) were multiplied
+ * by, SDPA's sqrt(scale).
  *
  * Work: (batch, head, block of query rows) over the pool; a block's scores
  * (rows x T) are one strided GEMM into a per-task buffer, scaled, masked
@@ -34,6 +36,7 @@ typedef struct bhsd_attrs {
    * allowzero, for the check of what it made */
   bool have_expand, allowzero;
   int64_t expand[5];
+  int64_t factor_pow; /* input 7 multiplied q (1) or q and k (2) */
 } bhsd_attrs;
 
 int ox_attn_bhsd_prepare(const ox_kinfo *info, void **state, ox_err *e) {
@@ -57,6 +60,9 @@ int ox_attn_bhsd_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   a->have_expand = ex != NULL;
   for (size_t d = 0; ex && d < 5; d++) a->expand[d] = ex->ints[d];
   a->allowzero = ox_node_attr_int(n, "kv_allowzero", 0) != 0;
+  a->factor_pow = ox_node_attr_int(n, "qk_factor_pow", 1);
+  if (a->factor_pow != 1 && a->factor_pow != 2)
+    return oc_prep_fail(info, e, "qk_factor_pow must be 1 or 2");
   *state = a;
   return OX_OK;
 }
@@ -273,6 +279,16 @@ int ox_attn_bhsd_run(ox_kctx *ctx, void *state) {
                 .div = a->div,
                 .keep_true = a->keep_true,
                 .row = ox_attn_score_row()};
+  ox_value *fv = ox_kctx_input(ctx, 7);
+  if (fv) {
+    /* q (and k) were multiplied by f: the scores by f (f * f), then the
+     * scale; one product in place of the nodes' roundings */
+    if (fv->dtype != OX_FLOAT || fv->numel != 1)
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "qk_factor must be one float value");
+    float f = *(const float *)fv->data, ff = a->factor_pow == 2 ? f * f : f;
+    j.scale = a->div ? ff / a->scale : ff * a->scale;
+    j.div = false;
+  }
   /* strides: [B, H, R, C] or [B, R, H, C] contiguous, batch 1 broadcast */
   j.q =
       (opnd){q->data, Bq == 1 ? 0 : Hq * S * D, a->q_bshd ? D : S * D, a->q_bshd ? Hq * D : D, Hq};
