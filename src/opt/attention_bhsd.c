@@ -11,7 +11,7 @@
  *                               Where(cond, fill, s1); fill a scalar constant
  *   s3 = Add(s2, mask)          optional, mask any float tensor (its subgraph
  *                               left alone), either side
- *   p  = Softmax<axis -1>(s3)   s3 and p may each pass a Cast to float32
+ *   p  = Softmax<axis -1>(s3)   each link, and p, may pass Casts to float32
  *                               (TorchScript's softmax(.., dtype), .to())
  *   y  = MatMul(p, v4)
  *
@@ -328,13 +328,37 @@ static const char *k_side(const ox_pass_view *v, match *m, int64_t mm, bool tran
   return name;
 }
 
+/* node `at` is a live Cast to float32 (TorchScript's softmax(.., dtype) and
+ * .to(dtype) on float32 scores: no-ops, the chain being float32, which the
+ * pass proves before fusing); else -1 */
+static int64_t float_cast(const ox_pass_view *v, int64_t at) {
+  if (at < 0 || v->drop[at] || v->repl[at] || !ox_opt_is_node(v, at, "Cast", 1)) return -1;
+  const ox_node *n = node_of(v, at);
+  return n->n_input == 1 && ox_node_attr_int(n, "to", 0) == OX_FLOAT ? at : -1;
+}
+
+/* past Casts to float32 (.to(dtype) between the links): *at the first
+ * other node, *reader the one reading it; the Casts taken */
+static void skip_casts(const ox_pass_view *v, match *m, int64_t *at, int64_t *reader) {
+  while (*at >= 0 && float_cast(v, *at) == *at) {
+    take(m, *at);
+    *reader = *at;
+    *at = only_into(v, node_of(v, *at)->input[0], *reader);
+  }
+}
+
 /* `name` (read by `reader`) is the scores through Where / Mul / Div links
  * down to a MatMul or MatMulTransBFused, each made for the next alone */
 static bool reaches_scores(const ox_pass_view *v, const char *name, int64_t reader) {
-  for (int depth = 0; depth < 3; depth++) {
+  for (int depth = 0; depth < 6; depth++) {
     int64_t p = only_into(v, name, reader);
     if (p < 0) return false;
     const ox_node *n = node_of(v, p);
+    if (float_cast(v, p) == p) {
+      name = n->input[0];
+      reader = p;
+      continue;
+    }
     if (ox_opt_op_is(n, "MatMul") || (n->domain && strcmp(n->domain, OX_ONNXC_DOMAIN) == 0 &&
                                       strcmp(n->op_type, "MatMulTransBFused") == 0))
       return true;
@@ -348,15 +372,6 @@ static bool reaches_scores(const ox_pass_view *v, const char *name, int64_t read
     reader = p;
   }
   return false;
-}
-
-/* node `at` is a live Cast to float32 (TorchScript's softmax(.., dtype) and
- * .to(dtype) on float32 scores: no-ops, the chain being float32, which the
- * pass proves before fusing); else -1 */
-static int64_t float_cast(const ox_pass_view *v, int64_t at) {
-  if (at < 0 || v->drop[at] || v->repl[at] || !ox_opt_is_node(v, at, "Cast", 1)) return -1;
-  const ox_node *n = node_of(v, at);
-  return n->n_input == 1 && ox_node_attr_int(n, "to", 0) == OX_FLOAT ? at : -1;
 }
 
 static int fuse_at(ox_pass_view *v, size_t i) {
@@ -390,11 +405,7 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   /* backwards: [Add mask] <- [Where] <- [Mul/Div c] <- scores */
   const char *cur = sm->input[0], *mask = NULL, *cond = NULL;
   int64_t reader = (int64_t)i, at = only_into(v, cur, reader);
-  if (at >= 0 && float_cast(v, at) == at) { /* softmax(.., dtype=float32) */
-    take(&m, at);
-    reader = at;
-    at = only_into(v, node_of(v, at)->input[0], reader);
-  }
+  skip_casts(v, &m, &at, &reader); /* softmax(.., dtype=float32) */
   if (at < 0) return OX_OK;
   const ox_node *n = node_of(v, at);
   if (ox_opt_op_is(n, "Add") && n->n_input == 2) {
@@ -406,6 +417,7 @@ static int fuse_at(ox_pass_view *v, size_t i) {
     reader = at;
     cur = n->input[side];
     at = only_into(v, cur, reader);
+    skip_casts(v, &m, &at, &reader);
     if (at < 0) return OX_OK;
     n = node_of(v, at);
   }
@@ -422,6 +434,7 @@ static int fuse_at(ox_pass_view *v, size_t i) {
     take(&m, at);
     reader = at;
     at = only_into(v, cur, reader);
+    skip_casts(v, &m, &at, &reader); /* GPT-2: Where(causal, w.to(w.dtype), min) */
     if (at < 0) return OX_OK;
     n = node_of(v, at);
   }
@@ -441,6 +454,7 @@ static int fuse_at(ox_pass_view *v, size_t i) {
     reader = at;
     at = only_into(v, x, reader);
   }
+  skip_casts(v, &m, &at, &reader);
   if (at < 0) return OX_OK;
   n = node_of(v, at);
   bool trans_b = n->domain && strcmp(n->domain, OX_ONNXC_DOMAIN) == 0 &&
