@@ -810,7 +810,7 @@ static char *whisper_attention(int S, int QW) {
  * mask made by Trilu, the heads merged back), 1 grouped-query (4 query
  * heads, 2 K/V heads repeated by Unsqueeze/Expand/Reshape, Mul scale,
  * causal mask), 2 SDPA (q and K^T each times sqrt(scale), no mask), 3
- * GPT-2 (Div, Where(causal, scores, finfo.min), then a padding mask), 4
+ * GPT-2 (Div, Where(causal, Cast(scores), finfo.min), a padding mask), 4
  * as 1 with repeat_kv's targets computed from K's shape (a dynamic export),
  * 5 TorchScript's SDPA (sqrt(1 / sqrt(D)) computed from Q's shape, q and
  * K^T multiplied by it, the causal mask). */
@@ -889,7 +889,8 @@ static char *bhsd_attention(int kind, int S) {
     k += (size_t)snprintf(t + k, cap - k,
                           "  cond = Equal (causal, zero)\n"
                           "  kt = Transpose <perm = [0, 1, 3, 2]> (kh)\n  s = MatMul (q, kt)\n"
-                          "  sd = Div (s, two)\n  w = Where (cond, sd, lo)\n  sm = Add (w, pad)\n"
+                          "  sd = Div (s, two)\n  sf = Cast <to = 1> (sd)\n  w = Where (cond, sf, lo)\n"
+                          "  sm = Add (w, pad)\n"
                           "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, vh)\n");
   snprintf(t + k, cap - k,
            "  ot = Transpose <perm = [0, 2, 1, 3]> (o)\n  Y = Reshape (ot, back) }\n");
