@@ -875,8 +875,8 @@ static char *bhsd_attention(int kind, int S) {
   } else if (kind == 5)
     k += (size_t)snprintf(t + k, cap - k,
                           "  qsh = Shape (q)\n  last = Slice (qsh, m1, endi)\n"
-                          "  dd = Cast <to = 1> (last)\n  sdd = Sqrt (dd)\n  scl = Div (onef, sdd)\n"
-                          "  f = Sqrt (scl)\n  qs = Mul (q, f)\n"
+                          "  dd = Cast <to = 1> (last)\n  sdd = Sqrt (dd)\n"
+                          "  scl = Div (onef, sdd)\n  f = Sqrt (scl)\n  qs = Mul (q, f)\n"
                           "  kt = Transpose <perm = [0, 1, 3, 2]> (kh)\n  ks = Mul (kt, f)\n"
                           "  s = MatMul (qs, ks)\n  sm = Add (s, causal)\n"
                           "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, vh)\n");
@@ -889,8 +889,8 @@ static char *bhsd_attention(int kind, int S) {
     k += (size_t)snprintf(t + k, cap - k,
                           "  cond = Equal (causal, zero)\n"
                           "  kt = Transpose <perm = [0, 1, 3, 2]> (kh)\n  s = MatMul (q, kt)\n"
-                          "  sd = Div (s, two)\n  sf = Cast <to = 1> (sd)\n  w = Where (cond, sf, lo)\n"
-                          "  sm = Add (w, pad)\n"
+                          "  sd = Div (s, two)\n  sf = Cast <to = 1> (sd)\n"
+                          "  w = Where (cond, sf, lo)\n  sm = Add (w, pad)\n"
                           "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, vh)\n");
   snprintf(t + k, cap - k,
            "  ot = Transpose <perm = [0, 2, 1, 3]> (o)\n  Y = Reshape (ot, back) }\n");
