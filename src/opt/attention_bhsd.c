@@ -92,7 +92,7 @@ typedef struct match {
   const char *factor; /* q and/or k times this computed value (SDPA's sqrt(scale)) */
   int factor_pow;     /* on how many of the two */
   bool bad;           /* q and k times different computed values */
-  bool f32;           /* the factor is float32 (a Cast to it, a float32 constant) */
+  bool f32;           /* the factor is float32 (float32_by_chain) */
 } match;
 
 static void take(match *m, int64_t at) {
@@ -123,28 +123,21 @@ static void fold_factor(match *m, float c) {
 
 /* `name` holds one value, of rank 0 or 1 (so that a Mul by it changes no
  * shape): a constant, or computed from such by elementwise nodes, or one
- * element of a Shape (SDPA exports compute 1 / sqrt(D) from Shape(q));
- * *f32 set when a float32 constant or a Cast to float32 says its type */
-static bool one_value(const ox_pass_view *v, const char *name, int64_t before, int depth,
-                      bool *f32) {
+ * element of a Shape (SDPA exports compute 1 / sqrt(D) from Shape(q)) */
+static bool one_value(const ox_pass_view *v, const char *name, int64_t before, int depth) {
   const ox_tensor *t = v->constant_any(v, name);
-  if (t) {
-    *f32 = *f32 || t->data_type == OX_FLOAT;
-    return t->n_dims <= 1 && ox_opt_elems(t) == 1;
-  }
+  if (t) return t->n_dims <= 1 && ox_opt_elems(t) == 1;
   int64_t at = producer(v, name, before), ix[2];
   if (at < 0 || depth > 8) return false;
   const ox_node *n = node_of(v, at);
   static const char *const unary[] = {"Sqrt", "Cast", "Reciprocal", "Neg", "Identity"};
   static const char *const binary[] = {"Div", "Mul", "Add", "Sub"};
-  if (ox_opt_op_is(n, "Cast") && ox_node_attr_int(n, "to", 0) == OX_FLOAT) *f32 = true;
   for (size_t k = 0; k < sizeof unary / sizeof *unary; k++)
     if (ox_opt_op_is(n, unary[k]) && n->n_input == 1)
-      return one_value(v, n->input[0], at, depth + 1, f32);
+      return one_value(v, n->input[0], at, depth + 1);
   for (size_t k = 0; k < sizeof binary / sizeof *binary; k++)
     if (ox_opt_op_is(n, binary[k]) && n->n_input == 2)
-      return one_value(v, n->input[0], at, depth + 1, f32) &&
-             one_value(v, n->input[1], at, depth + 1, f32);
+      return one_value(v, n->input[0], at, depth + 1) && one_value(v, n->input[1], at, depth + 1);
   /* Shape<start = -1>(x), Slice(Shape(x), [-1], [big]), Gather(Shape(x), scalar) */
   if (ox_opt_op_is(n, "Shape") && n->n_input == 1)
     return ox_node_attr_int(n, "start", 0) == -1 && !ox_node_attr(n, "end");
@@ -163,6 +156,25 @@ static bool one_value(const ox_pass_view *v, const char *name, int64_t before, i
   return false;
 }
 
+/* `name` is float32 by the nearest node that says: a Cast's `to`, a
+ * constant's type, through Sqrt / Neg / Reciprocal / Identity and the
+ * arithmetic (their operands' type) */
+static bool float32_by_chain(const ox_pass_view *v, const char *name, int64_t before, int depth) {
+  const ox_tensor *t = v->constant_any(v, name);
+  if (t) return t->data_type == OX_FLOAT;
+  int64_t at = producer(v, name, before);
+  if (at < 0 || depth > 8) return false;
+  const ox_node *n = node_of(v, at);
+  if (ox_opt_op_is(n, "Cast")) return ox_node_attr_int(n, "to", 0) == OX_FLOAT;
+  static const char *const same[] = {"Sqrt", "Reciprocal", "Neg", "Identity",
+                                     "Div",  "Mul",        "Add", "Sub"};
+  for (size_t k = 0; k < sizeof same / sizeof *same; k++)
+    if (ox_opt_op_is(n, same[k]) && n->n_input >= 1)
+      return float32_by_chain(v, n->input[0], at, depth + 1) ||
+             (n->n_input == 2 && float32_by_chain(v, n->input[1], at, depth + 1));
+  return false;
+}
+
 /* q or k made for `reader` by Mul(x, c): a constant c folds into the scale,
  * a computed single value becomes the factor input. x, or NULL */
 static const char *side_factor(const ox_pass_view *v, match *m, int64_t at) {
@@ -176,7 +188,8 @@ static const char *side_factor(const ox_pass_view *v, match *m, int64_t at) {
   if (at < 0 || !ox_opt_op_is(node_of(v, at), "Mul") || node_of(v, at)->n_input != 2) return NULL;
   const ox_node *n = node_of(v, at);
   for (int side = 0; side < 2; side++)
-    if (one_value(v, n->input[1 - side], at, 0, &m->f32)) {
+    if (one_value(v, n->input[1 - side], at, 0)) {
+      m->f32 = m->f32 || float32_by_chain(v, n->input[1 - side], at, 0);
       if (m->factor && strcmp(m->factor, n->input[1 - side]) != 0) m->bad = true;
       m->factor = n->input[1 - side];
       m->factor_pow++;
