@@ -333,6 +333,32 @@ static int mha(ox_ictx *c) {
   return OX_OK;
 }
 
+/* ---- AttentionBHSDFused: Y [B, H, S, Dv] or [B, S, H, Dv] (y_bshd) ---- */
+static int attn_bhsd(ox_ictx *c) {
+  if (ix_attr_int(c, "k_transposed", 0) && ix_attr_int(c, "k_bshd", 0))
+    return ix_fail(c, "k_transposed and k_bshd cannot both be set");
+  const ox_dim *q, *k, *v;
+  size_t rq, rk, rv;
+  bool have_q = ix_shape(c, 0, &q, &rq), have_k = ix_shape(c, 1, &k, &rk),
+       have_v = ix_shape(c, 2, &v, &rv);
+  if ((have_q && rq != 4) || (have_k && rk != 4) || (have_v && rv != 4))
+    return ix_fail(c, "Q, K and V must have rank 4");
+  if (!have_q || !have_k || !have_v) return ix_set_tensor(c, 0, OX_FLOAT, NULL, 4), OX_OK;
+  bool qs = ix_attr_int(c, "q_bshd", 0) != 0, kt = ix_attr_int(c, "k_transposed", 0) != 0;
+  if (q[3].has_value && k[kt ? 2 : 3].has_value && q[3].value != k[kt ? 2 : 3].value)
+    return ix_fail(c, "Q and K have head sizes %lld and %lld", (long long)q[3].value,
+                   (long long)k[kt ? 2 : 3].value);
+  /* a batch or head count of 1 broadcasts (MatMul's), except Q's heads under kv_groups */
+  ox_dim b = ox_dim_is(&q[0], 1) ? k[0] : q[0], h = qs ? q[2] : q[1];
+  if (!ix_attr_int(c, "kv_groups", 0) && ox_dim_is(&h, 1))
+    h = ix_attr_int(c, "k_bshd", 0) ? k[2] : k[1];
+  ox_dim s = qs ? q[1] : q[2];
+  ox_dim o[4] = {b, h, s, v[3]};
+  if (ix_attr_int(c, "y_bshd", 0)) o[1] = s, o[2] = h;
+  ix_set_tensor(c, 0, OX_FLOAT, o, 4);
+  return OX_OK;
+}
+
 /* ---- QAddFused: a and b (inputs 0 and 3) broadcast ---- */
 static int qadd(ox_ictx *c) {
   int32_t el = q8_type_of(c, 7);
@@ -411,6 +437,7 @@ static int silu_mul(ox_ictx *c) {
 }
 
 const ox_infer_def ox_infer_defs_onnxc[] = {
+    {OX_ONNXC_DOMAIN, OX_ONNXC_ATTN_BHSD, 1, 1, attn_bhsd},
     {OX_ONNXC_DOMAIN, OX_ONNXC_ELEMENTWISE_CHAIN, 1, 1, elementwise_chain},
     {OX_ONNXC_DOMAIN, OX_ONNXC_FUSED_CONV, 1, 1, fused_conv},
     {OX_ONNXC_DOMAIN, OX_ONNXC_GATHER_TIED, 1, 1, gather_tied},

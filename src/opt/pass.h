@@ -205,6 +205,10 @@ int ox_opt_identity(ox_pass_view *v);
  * Softmax, MatMul, Transpose) becomes an ai.onnxc MultiHeadAttentionFused
  * (src/opt/attention.c). */
 int ox_opt_attention(ox_pass_view *v);
+/* Attention on heads already split ([B, H, S, D]: HF eager, SDPA, GPT-2's
+ * Where mask, grouped-query repeat_kv) becomes an ai.onnxc
+ * AttentionBHSDFused (src/opt/attention_bhsd.c). Runs after attention.c. */
+int ox_opt_attention_bhsd(ox_pass_view *v);
 
 /* X -> [BatchNormalization] -> [Mul c] -> [Add c] -> [Relu] -> 1 x 1 Conv
  * (per-channel constants, each value read once) becomes the convolution

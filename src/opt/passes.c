@@ -38,6 +38,10 @@ static const ox_opt_pass passes[] = {
      "exported multi-head attention (Reshape, Transpose, MatMul, Softmax, ...) -> "
      "MultiHeadAttentionFused",
      ox_opt_attention},
+    {"attention_bhsd", 1, true, 0,
+     "attention on split heads (MatMul(q, k^T) [scale] [Where] [Add mask] Softmax MatMul v; "
+     "SDPA's q and k scaling, grouped-query repeat_kv) -> AttentionBHSDFused",
+     ox_opt_attention_bhsd},
     {"matmul_epi", 1, true, 0, "MatMul by a constant W + bias [+ Relu or GELU] -> MatMulFused",
      ox_opt_matmul_epi},
     {"swiglu", 1, true, 0, "g * Sigmoid(g) * u (a SwiGLU gate) -> SiLUMulFused", ox_opt_swiglu},

@@ -17,6 +17,7 @@
  * attributes and what it fuses: src/schema/schema_onnxc.c; its shape
  * function: src/infer/infer_ops_onnxc.c; its kernel: src/ops/ (fused/ or
  * the family of the operator it extends). */
+#define OX_ONNXC_ATTN_BHSD "AttentionBHSDFused"
 #define OX_ONNXC_ELEMENTWISE_CHAIN "ElementwiseChain"
 #define OX_ONNXC_FUSED_CONV "FusedConv"
 #define OX_ONNXC_GATHER_TIED "GatherTiedFused"

@@ -129,6 +129,25 @@ static const ox_attr_schema mha_attrs[] = {
     {"q_heads_inferred", OX_ATTR_INT, false, "0"},
 };
 
+/* ---- AttentionBHSDFused ---- */
+static const ox_formal bhsd_in[] = {ONE("Q", F32),
+                                    ONE("K", F32),
+                                    ONE("V", F32),
+                                    OPT("mask", F32),
+                                    OPT("condition", "tensor(bool)"),
+                                    OPT("kv_expand", "tensor(int64)"),
+                                    OPT("kv_shape", "tensor(int64)"),
+                                    OPT("qk_factor", F32)};
+static const ox_attr_schema bhsd_attrs[] = {
+    {"scale", OX_ATTR_FLOAT, false, "1.0"},      {"scale_div", OX_ATTR_INT, false, "0"},
+    {"k_transposed", OX_ATTR_INT, false, "0"},   {"q_bshd", OX_ATTR_INT, false, "0"},
+    {"k_bshd", OX_ATTR_INT, false, "0"},         {"v_bshd", OX_ATTR_INT, false, "0"},
+    {"y_bshd", OX_ATTR_INT, false, "0"},         {"kv_groups", OX_ATTR_INT, false, "0"},
+    {"where_fill", OX_ATTR_FLOAT, false, "0.0"}, {"where_keep", OX_ATTR_INT, false, "1"},
+    {"kv_expand", OX_ATTR_INTS, false, NULL},    {"kv_allowzero", OX_ATTR_INT, false, "0"},
+    {"qk_factor_pow", OX_ATTR_INT, false, "1"},
+};
+
 /* ---- QAddFused ---- */
 static const ox_formal qadd_in[] = {
     ONE("a", "T1"),      ONE("a_scale", F32),      OPT("a_zero_point", "T1"),
@@ -191,6 +210,20 @@ static const ox_formal silu_in[] = {ONE("A", F32), ONE("B", F32)};
   }
 
 const ox_schema ox_schema_onnxc_table[] = {
+    OP(OX_ONNXC_ATTN_BHSD, bhsd_in, 3, f32_out, NONE, AT(bhsd_attrs),
+       "Attention on heads already split: Y = Softmax(Where(condition, Q K^T * scale, "
+       "where_fill) + mask) V per head (/ scale with `scale_div` 1; `where_keep` 0: the fill "
+       "where the condition is true), mask and condition broadcast to [B, H, S, T]. Q is "
+       "[B, H, S, D], K [B, Hk, T, D] ([B, Hk, D, T] with `k_transposed` 1), V [B, Hk, T, Dv]; "
+       "`q_bshd`, `k_bshd`, `v_bshd` 1: that input is [B, S, H, D] instead (the head split's "
+       "Transpose folded). `kv_groups` 1: grouped-query attention, head h reads K and V head "
+       "h / (H / Hk) (repeat_kv folded: Reshape(Expand(Unsqueeze(K, 2), e), r), e the "
+       "attribute `kv_expand` when constant, else inputs kv_expand = e and kv_shape = r with "
+       "the Reshape's `kv_allowzero`; checked at run time to repeat K's and V's heads only); "
+       "else Hk is 1 or H, as MatMul broadcasts. Y is [B, H, S, Dv], or [B, S, H, Dv] with "
+       "`y_bshd` 1 (the Transpose after it folded). qk_factor: one value Q (and K with "
+       "`qk_factor_pow` 2) was multiplied by (SDPA's computed sqrt(scale)), so the scores "
+       "are multiplied by it once (twice) before the scale."),
     OP(OX_ONNXC_ELEMENTWISE_CHAIN, chain_in, 1, f32_out, NONE, AT(chain_attrs),
        "A chain of float32 elementwise operations rooted at X (Add, Sub, Mul, Div, Max, Min "
        "with a constant, Clip, Relu, LeakyRelu, HardSigmoid, HardSwish, Neg, Abs, Sqrt, Tanh, "
@@ -292,6 +325,7 @@ const ox_schema *const ox_schema_onnxc_ptrs[] = {
     &ox_schema_onnxc_table[6], &ox_schema_onnxc_table[7],  &ox_schema_onnxc_table[8],
     &ox_schema_onnxc_table[9], &ox_schema_onnxc_table[10], &ox_schema_onnxc_table[11],
     &ox_schema_onnxc_table[12], &ox_schema_onnxc_table[13], &ox_schema_onnxc_table[14],
+    &ox_schema_onnxc_table[15],
 };
 _Static_assert(N_OF(ox_schema_onnxc_ptrs) == N_OF(ox_schema_onnxc_table),
                "one pointer per ai.onnxc schema");

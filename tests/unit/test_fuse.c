@@ -555,7 +555,7 @@ static void test_conv_epilogues(void) {
  * (the product made first), each with one image and two (per-image gates:
  * the product made first); the Mul gone. */
 static void test_conv_gates(void) {
-  for (int kind = 0; kind < 4; kind++)
+  for (int kind = 0; kind < 6; kind++)
     for (int64_t n = 1; n <= 2; n++) {
       char *buf = malloc(65536), *p = buf, *end = buf + 65536;
       p += snprintf(p, (size_t)(end - p),
@@ -803,6 +803,100 @@ static char *whisper_attention(int S, int QW) {
   return t;
 }
 
+
+/* attention on split heads as real exporters write it (src/opt/
+ * attention_bhsd.c), X [1, S, 8] projected by constant weights: kind 0 HF
+ * eager (2 heads of 4; K^T by its own Transpose, Div, an additive causal
+ * mask made by Trilu, the heads merged back), 1 grouped-query (4 query
+ * heads, 2 K/V heads repeated by Unsqueeze/Expand/Reshape, Mul scale,
+ * causal mask), 2 SDPA (q and K^T each times sqrt(scale), no mask), 3
+ * GPT-2 (Div, Where(causal, Cast(scores), finfo.min), a padding mask), 4
+ * as 1 with repeat_kv's targets computed from K's shape (a dynamic export),
+ * 5 TorchScript's SDPA (sqrt(1 / sqrt(D)) computed from Q's shape, q and
+ * K^T multiplied by it, the causal mask). */
+static char *bhsd_attention(int kind, int S) {
+  int qh = kind == 1 || kind == 4 ? 4 : 2, qw = qh * 4;
+  size_t cap = 65536, k = 0;
+  char *t = malloc(cap);
+  char w[3][3000];
+  if (!t) return NULL;
+  /* GPT-2's padding mask: some keys off (-1), others slightly weighted */
+  k += (size_t)snprintf(t, cap,
+                        "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+                        "attn (float[1,%d,8] X) => (float[1,%d,%d] Y)\n<float[1,1,1,%d] pad = {",
+                        S, S, qw, S);
+  for (int j = 0; j < S; j++)
+    k += (size_t)snprintf(t + k, cap - k, "%s%g", j ? ", " : "", j % 5 == 4 ? -1.0 : 0.1 * (j % 3));
+  k += (size_t)snprintf(t + k, cap - k, "},\n");
+  for (int m = 0; m < 3; m++) {
+    int cols = m == 0 ? qw : 8;
+    size_t o = 0;
+    for (int i = 0; i < 8 * cols; i++)
+      o += (size_t)snprintf(w[m] + o, sizeof w[m] - o, "%s%g", i ? ", " : "",
+                            ((i * (5 + m) + m) % 11 - 5) * 0.02);
+  }
+  k += (size_t)snprintf(
+      t + k, cap - k,
+      " float[8,%d] Wq = {%s}, float[8,8] Wk = {%s}, float[8,8] Wv = {%s},\n"
+      " int64[4] qshp = {1, %d, %d, 4}, int64[4] kshp = {1, %d, 2, 4}, int64[3] back = {1, %d, "
+      "%d},\n"
+      " int64[2] ss = {%d, %d}, int64 one = {1}, float half = {0.5}, float two = {2.0},\n"
+      " float sq = {0.70710677}, float lo = {-3.4028235e38}, float zero = {0.0},\n"
+      " int64[1] ax = {2}, int64[5] ec = {1, 2, 2, %d, 4}, int64[4] rc = {1, 4, %d, 4},\n"
+      " int64[1] i1 = {1}, int64[1] i2 = {2}, int64[1] i4 = {4}, int64[1] m1 = {-1},\n"
+      " int64[1] endi = {9223372036854775807}, float onef = {1.0}> {\n"
+      "  xq = MatMul (X, Wq)\n  xk = MatMul (X, Wk)\n  xv = MatMul (X, Wv)\n"
+      "  q0 = Reshape (xq, qshp)\n  q = Transpose <perm = [0, 2, 1, 3]> (q0)\n"
+      "  k0 = Reshape (xk, kshp)\n  kh = Transpose <perm = [0, 2, 1, 3]> (k0)\n"
+      "  v0 = Reshape (xv, kshp)\n  vh = Transpose <perm = [0, 2, 1, 3]> (v0)\n"
+      "  big = ConstantOfShape <value = float[1] {-10000}> (ss)\n"
+      "  causal = Trilu <upper = 1> (big, one)\n",
+      qw, w[0], w[1], w[2], S, qh, S, S, qw, S, S, S, S);
+  if (kind == 0)
+    k += (size_t)snprintf(t + k, cap - k,
+                          "  kt = Transpose <perm = [0, 1, 3, 2]> (kh)\n  s = MatMul (q, kt)\n"
+                          "  sd = Div (s, two)\n  sm = Add (sd, causal)\n"
+                          "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, vh)\n");
+  else if (kind == 1 || kind == 4) {
+    /* kind 4: repeat_kv's targets computed from K's shape */
+    const char *dyn = kind == 4 ? "  tt = Shape <start = 2, end = 3> (kh)\n"
+                                  "  e = Concat <axis = 0> (i1, i2, i2, tt, i4)\n"
+                                  "  r = Concat <axis = 0> (i1, i4, tt, i4)\n"
+                                : "";
+    k += (size_t)snprintf(
+        t + k, cap - k,
+        "%s  ku = Unsqueeze (kh, ax)\n  ke = Expand (ku, %s)\n  k4 = Reshape (ke, %s)\n"
+        "  vu = Unsqueeze (vh, ax)\n  ve = Expand (vu, %s)\n  v4 = Reshape (ve, %s)\n"
+        "  kt = Transpose <perm = [0, 1, 3, 2]> (k4)\n  s = MatMul (q, kt)\n"
+        "  sd = Mul (s, half)\n  sm = Add (sd, causal)\n"
+        "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, v4)\n",
+        dyn, kind == 4 ? "e" : "ec", kind == 4 ? "r" : "rc", kind == 4 ? "e" : "ec",
+        kind == 4 ? "r" : "rc");
+  } else if (kind == 5)
+    k += (size_t)snprintf(t + k, cap - k,
+                          "  qsh = Shape (q)\n  last = Slice (qsh, m1, endi)\n"
+                          "  dd = Cast <to = 1> (last)\n  sdd = Sqrt (dd)\n"
+                          "  scl = Div (onef, sdd)\n  f = Sqrt (scl)\n  qs = Mul (q, f)\n"
+                          "  kt = Transpose <perm = [0, 1, 3, 2]> (kh)\n  ks = Mul (kt, f)\n"
+                          "  s = MatMul (qs, ks)\n  sm = Add (s, causal)\n"
+                          "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, vh)\n");
+  else if (kind == 2)
+    k += (size_t)snprintf(t + k, cap - k,
+                          "  qs = Mul (q, sq)\n  kt = Transpose <perm = [0, 1, 3, 2]> (kh)\n"
+                          "  ks = Mul (kt, sq)\n  s = MatMul (qs, ks)\n"
+                          "  p = Softmax <axis = -1> (s)\n  o = MatMul (p, vh)\n");
+  else
+    k += (size_t)snprintf(t + k, cap - k,
+                          "  cond = Equal (causal, zero)\n"
+                          "  kt = Transpose <perm = [0, 1, 3, 2]> (kh)\n  s = MatMul (q, kt)\n"
+                          "  sd = Div (s, two)\n  sf = Cast <to = 1> (sd)\n"
+                          "  w = Where (cond, sf, lo)\n  sm = Add (w, pad)\n"
+                          "  p = Softmax <axis = -1> (sm)\n  o = MatMul (p, vh)\n");
+  snprintf(t + k, cap - k,
+           "  ot = Transpose <perm = [0, 2, 1, 3]> (o)\n  Y = Reshape (ot, back) }\n");
+  return t;
+}
+
 int main(void) {
   test_overridable();
   /* Whisper's attention: fused (MultiHeadAttentionFused) within 1e-5 of the
@@ -822,6 +916,24 @@ int main(void) {
     CHECK(w && w0 == 17 && w1 <= 6);
     free(w);
   }
+  /* attention on split heads (AttentionBHSDFused) within 1e-5 of the
+   * nodes it replaces, at 1 and 2 threads: short, and 700 positions (the
+   * query rows in blocks, the scores never all held) */
+  for (int kind = 0; kind < 6; kind++)
+    for (int big = 0; big < 2; big++) {
+      int S = big ? 700 : 5;
+      char *w = bhsd_attention(kind, S);
+      size_t b0 = 0, b1 = 0;
+      const int64_t d_b[3] = {1, S, 8};
+      char what[64];
+      snprintf(what, sizeof what, "split-head attention %d, %d positions", kind, S);
+      finite_input = true;
+      if (w) compare(what, w, d_b, 3, 1e-5, &b0, &b1);
+      finite_input = false;
+      /* fused: the three projections, the mask's nodes, the attention, the Reshape */
+      CHECK(w && b1 + 8 <= b0);
+      free(w);
+    }
   test_conv_gates();
   {
     size_t a0 = 0, a1 = 0;

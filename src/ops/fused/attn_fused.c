@@ -170,6 +170,8 @@ static int mha_go(ox_thread_pool *pool, const ox_mha_args *a, bool q_shared) {
 
 int ox_mha_run(ox_thread_pool *pool, const ox_mha_args *a) { return mha_go(pool, a, false); }
 
+ox_attn_row_fn ox_attn_score_row(void) { return OX_LEVEL_PICK(score_row); }
+
 static int mha_run(ox_kctx *ctx, void *state) {
   const mha_attrs *a = state;
   ox_value *q = ox_kctx_input(ctx, 0), *k = ox_kctx_input(ctx, 1), *v = ox_kctx_input(ctx, 2);
@@ -228,7 +230,12 @@ static int mha_run(ox_kctx *ctx, void *state) {
   return OX_OK;
 }
 
+/* AttentionBHSDFused's kernel (attn_bhsd.c), registered with this family */
+int ox_attn_bhsd_prepare(const ox_kinfo *info, void **state, ox_err *e);
+int ox_attn_bhsd_run(ox_kctx *ctx, void *state);
+
 const ox_kernel_def ox_ops_attn_fused[] = {
     {OX_FUSED_DOMAIN, "MultiHeadAttentionFused", 1, 1, mha_prepare, mha_run, NULL},
+    {OX_FUSED_DOMAIN, "AttentionBHSDFused", 1, 1, ox_attn_bhsd_prepare, ox_attn_bhsd_run, NULL},
     {0},
 };

@@ -29,4 +29,11 @@ typedef struct ox_mha_args {
 /* Runs every (batch, head) over the pool: OX_OK, or OX_ENOMEM. */
 int ox_mha_run(ox_thread_pool *pool, const ox_mha_args *a);
 
+/* One row of n scores: / scale (div) or * scale, + m[c * mstep] (m NULL:
+ * none), softmax — the roundings of the Div/Mul, Add and Softmax nodes
+ * fused attention replaces; the function of the vector level in use. */
+typedef void (*ox_attn_row_fn)(float *row, int64_t n, float scale, bool div, const float *m,
+                               int64_t mstep);
+ox_attn_row_fn ox_attn_score_row(void);
+
 #endif
