@@ -30,7 +30,9 @@ static const ox_opt_pass passes[] = {
      "exported multi-head attention (Reshape, Transpose, MatMul, Softmax, ...) -> "
      "MultiHeadAttentionFused",
      ox_opt_attention},
-    {"matmul_epi", 1, true, 0, "MatMul by a constant W + bias [+ Relu or GELU] -> MatMulFused",
+    {"matmul_epi", 1, true, 0,
+     "MatMul by a constant W + bias, or Gemm by a constant W [+ Relu, GELU or SiLU] -> "
+     "MatMulFused",
      ox_opt_matmul_epi},
     {"qdq_conv", 1, true, OX_OPT_QUANT,
      "DequantizeLinear -> Conv [-> Relu/Clip] -> QuantizeLinear -> QLinearConvFused",
