@@ -14,7 +14,7 @@ set(ONNXC_ISA_LEVEL_TESTS
     test_qconv_dw test_wqgemm test_dq_matmul test_matmul_const test_matmul_transb test_pool_same
     test_pool_bytes test_channel_shuffle test_special test_training numerics_edge_cases
     conformance_node conformance_models opscore_node opstensor_node ml_node_conformance
-    nna_conformance nna_dwconv_oracle nna_light_densenet121 nna_light_inception_v2
+    nna_conformance nna_dwconv_oracle nna_conv1d_oracle nna_light_densenet121 nna_light_inception_v2
     nna_light_resnet50 nna_light_shufflenet nna_light_zfnet512 nnb_node_conformance
     nnb_node_conformance_expanded nnb_rnn_oracle nnb_attention_oracle nnb_norm_oracle
     half_gemm_ort ort_oracle_models ort_oracle_lowbit training_conformance)

@@ -54,6 +54,11 @@ if(SYSTEM_PYTHON3)
            COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/nna/dwconv_oracle.py
                    $<TARGET_FILE:onnxc_cli>)
   set_tests_properties(nna_dwconv_oracle PROPERTIES SKIP_RETURN_CODE 77)
+  # 1-D Conv (Whisper's front end: strides 1 and 2, chunks of columns)
+  add_test(NAME nna_conv1d_oracle
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/nna/conv1d_oracle.py
+                   $<TARGET_FILE:onnxc_cli>)
+  set_tests_properties(nna_conv1d_oracle PROPERTIES SKIP_RETURN_CODE 77)
 endif()
 
 # Memory read bandwidth tool used by bench/lowbit_bench.py (not a test).

@@ -236,11 +236,10 @@ static int matmul_dq(ox_ictx *c) {
   return OX_OK;
 }
 
-/* `act` of MatMulFused and QMatMulScaledFused */
-static int check_mm_act(ox_ictx *c) {
+/* `act` of MatMulFused and QMatMulScaledFused (up to `last`) */
+static int check_mm_act(ox_ictx *c, int64_t last) {
   int64_t act = ix_attr_int(c, "act", OX_ONNXC_MM_NONE);
-  if (act < OX_ONNXC_MM_NONE || act > OX_ONNXC_MM_GELU)
-    return ix_fail(c, "unknown act %lld", (long long)act);
+  if (act < OX_ONNXC_MM_NONE || act > last) return ix_fail(c, "unknown act %lld", (long long)act);
   if (act == OX_ONNXC_MM_GELU &&
       (!ix_attr(c, "gelu_c0") || !ix_attr(c, "gelu_c1") || !ix_attr(c, "gelu_c2")))
     return ix_fail(c, "act 2 needs gelu_c0, gelu_c1 and gelu_c2");
@@ -248,14 +247,17 @@ static int check_mm_act(ox_ictx *c) {
 }
 
 /* ---- MatMulFused: MatMul(A, W), float ---- */
+static int matmul_trans_b(ox_ictx *c);
 static int matmul_fused(ox_ictx *c) {
-  if (check_mm_act(c)) return OX_EMODEL;
+  if (check_mm_act(c, OX_ONNXC_MM_SILU)) return OX_EMODEL;
+  /* trans_b: W is [N, K], MatMulTransBFused's shape */
+  if (ix_attr_int(c, "trans_b", 0)) return matmul_trans_b(c);
   return ix_matmul_shape(c, 0, 1, OX_FLOAT);
 }
 
 /* ---- QMatMulScaledFused: MatMulInteger(A, B)'s shape, float ---- */
 static int qmatmul_scaled(ox_ictx *c) {
-  if (check_mm_act(c)) return OX_EMODEL;
+  if (check_mm_act(c, OX_ONNXC_MM_GELU)) return OX_EMODEL;
   return ix_matmul_shape(c, 0, 1, OX_FLOAT);
 }
 

@@ -588,6 +588,41 @@ void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t
     }
 }
 
+void ox_nn_im2col_packed_1d(const ox_nn_geom *g, int64_t C, const float *x, int64_t j0, int64_t j1,
+                            float *bp, int nr, int64_t kcb) {
+  int64_t L = g->in[0], OL = g->out[0], st = g->stride[0], KW = g->k[0];
+  int64_t ncols = j1 - j0, npad = (ncols + nr - 1) / nr * nr, K = C * KW;
+  /* (looked up once: the table's lookup costs as much as a panel) */
+  void (*g2)(float *, const float *, int64_t) = st == 2 ? nn_dispatch()->gather2_f32 : NULL;
+  for (int64_t c = 0; c < C; c++) {
+    const float *xc = x + c * L;
+    for (int64_t kw = 0; kw < KW; kw++) {
+      int64_t k = c * KW + kw, pc = k / kcb * kcb, kc = K - pc < kcb ? K - pc : kcb;
+      int64_t off = kw * g->dil[0] - g->pb[0], lo, hi;
+      /* output positions [lo, hi) read inside x; the others read the padding */
+      valid_range(OL, L, st, off, &lo, &hi);
+      float *row = bp + pc * npad + (k - pc) * nr;
+      for (int64_t jp = 0; jp < npad; jp += nr, row += nr * kc) {
+        int64_t a = j0 + jp, b = a + nr; /* this panel's output positions */
+        if (a >= lo && b <= hi && b <= j1) {
+          const float *src = xc + a * st + off;
+          if (st == 1)
+            memcpy(row, src, (size_t)nr * sizeof(float));
+          else if (g2) /* even columns by permutes (AVX-512) */
+            g2(row, src, nr);
+          else
+            for (int q = 0; q < nr; q++) row[q] = src[q * st];
+          continue;
+        }
+        for (int q = 0; q < nr; q++) {
+          int64_t j = a + q;
+          row[q] = j < j1 && j >= lo && j < hi ? xc[j * st + off] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
 /* col2im for one element type (float for ConvTranspose, double for Col2Im)
  * over the column positions of outer rows [o0, o1) (column row stride ldcol,
  * column 0 = first position of row o0). */

@@ -93,6 +93,11 @@ void ox_nn_phases_row_u8(const ox_nn_geom *g, const ox_nn_phases *ph, const uint
  * (ncols rounded up to nr). */
 void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t o0, int64_t o1,
                          float *bp, int nr, int64_t kcb, float *rowbuf);
+/* The same packed B for a 1-D geometry (g->nd == 1), over the output
+ * positions [j0, j1) of its one row: a long signal (Whisper's 3,000 frames)
+ * in chunks of columns that stay in cache, each read by its own GEMM. */
+void ox_nn_im2col_packed_1d(const ox_nn_geom *g, int64_t C, const float *x, int64_t j0, int64_t j1,
+                            float *bp, int nr, int64_t kcb);
 /* Stride 1 on every axis, 1-D or 2-D, as many output as input columns: an
  * im2col row over whole output rows is a shifted copy of the input plane. */
 bool ox_nn_shifted_plane(const ox_nn_geom *g);

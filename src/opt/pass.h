@@ -169,9 +169,10 @@ int ox_opt_matmul_transb(ox_pass_view *v);
  * Runs after ox_opt_matmul_transb. */
 int ox_opt_tied_gather(ox_pass_view *v);
 
-/* MatMul(x, W const 2-D float) -> Add(bias const, 1 or N values) [-> Relu,
- * or GELU's erf form: Div/Mul c0, Erf, Add c1, Mul x, Mul c2] becomes an
- * ai.onnxc MatMulFused (src/opt/matmul_epi.c). */
+/* MatMul(x, W const 2-D float) -> Add(bias const, 1 or N values), or
+ * Gemm(x, W const 2-D float [, C const]) with transA 0, [-> Relu, GELU's
+ * erf or tanh form spelled out, Gelu, or SiLU] becomes an ai.onnxc
+ * MatMulFused (src/opt/matmul_epi.c). */
 int ox_opt_matmul_epi(ox_pass_view *v);
 
 /* Layer normalisation written out (ReduceMean, Sub, Pow 2, ReduceMean, Add

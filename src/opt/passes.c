@@ -42,7 +42,9 @@ static const ox_opt_pass passes[] = {
      "attention on split heads (MatMul(q, k^T) [scale] [Where] [Add mask] Softmax MatMul v; "
      "SDPA's q and k scaling, grouped-query repeat_kv) -> AttentionBHSDFused",
      ox_opt_attention_bhsd},
-    {"matmul_epi", 1, true, 0, "MatMul by a constant W + bias [+ Relu or GELU] -> MatMulFused",
+    {"matmul_epi", 1, true, 0,
+     "MatMul by a constant W + bias, or Gemm by a constant W [+ Relu, GELU or SiLU] -> "
+     "MatMulFused",
      ox_opt_matmul_epi},
     {"swiglu", 1, true, 0, "g * Sigmoid(g) * u (a SwiGLU gate) -> SiLUMulFused", ox_opt_swiglu},
     {"qdq_conv", 1, true, OX_OPT_QUANT,

@@ -50,8 +50,15 @@
 #define OX_ONNXC_ATTR_IN_SHUFFLE_SHAPE "in_shuffle_shape" /* ints: X's [N, C, H, W] */
 
 /* The epilogue code of MatMulFused and QMatMulScaledFused (`act`, int):
- * GELU's erf form takes gelu_c0, gelu_c1, gelu_c2 (floats) and gelu_mul. */
-enum { OX_ONNXC_MM_NONE = 0, OX_ONNXC_MM_RELU = 1, OX_ONNXC_MM_GELU = 2 };
+ * GELU's erf form takes gelu_c0, gelu_c1, gelu_c2 (floats) and gelu_mul.
+ * GELU's tanh form and SiLU are MatMulFused's only. */
+enum {
+  OX_ONNXC_MM_NONE = 0,
+  OX_ONNXC_MM_RELU = 1,
+  OX_ONNXC_MM_GELU = 2,
+  OX_ONNXC_MM_GELU_TANH = 3,
+  OX_ONNXC_MM_SILU = 4
+};
 
 /* A fused activation, written as the string attribute `activation` (the
  * names of the ONNX operators it stands for, as onnxruntime's FusedConv;

@@ -115,6 +115,10 @@ static const ox_attr_schema mmdq_attrs[] = {{"block_size", OX_ATTR_INT, false, "
 /* ---- MatMulFused ---- */
 static const ox_formal mmf_in[] = {ONE("A", F32), ONE("W", F32), OPT("bias", F32)};
 static const ox_attr_schema mm_epilogue_attrs[] = {MM_EPILOGUE_ATTRS};
+static const ox_attr_schema mmf_attrs[] = {MM_EPILOGUE_ATTRS,
+                                           {"trans_b", OX_ATTR_INT, false, "0"},
+                                           {"alpha", OX_ATTR_FLOAT, false, "1.0"},
+                                           {"beta", OX_ATTR_FLOAT, false, "1.0"}};
 
 /* ---- MatMulTransBFused ---- */
 static const ox_formal mmtb_in[] = {ONE("A", "T"), ONE("B", "T")};
@@ -259,12 +263,14 @@ const ox_schema ox_schema_onnxc_table[] = {
        "`block_size` rows [ceil(K / block_size), N]; the weights are packed at their own width "
        "and never made float. `int8_decode` 1 runs one- and two-row products in int8. Y is A's "
        "shape with K replaced by N."),
-    OP(OX_ONNXC_MATMUL, mmf_in, 2, f32_out, NONE, AT(mm_epilogue_attrs),
-       "act(MatMul(A, W) + bias) with W a constant 2-D float matrix and bias one value or one "
-       "per column: the Add and the activation run on each block of Y as the GEMM finishes it. "
+    OP(OX_ONNXC_MATMUL, mmf_in, 2, f32_out, NONE, AT(mmf_attrs),
+       "act(alpha * MatMul(A, W) + beta * bias) with W a constant 2-D float matrix ([K, N], or "
+       "[N, K] when `trans_b` is 1: Gemm's transB) and bias one value or one per column ([N] or "
+       "[1, N]): the Add and the activation run on each block of Y as the GEMM finishes it. "
        "`act` 0 none, 1 Relu, 2 GELU's erf form x * (Erf(x / c0) + c1) * c2 (`gelu_c0`.. "
-       "`gelu_c2`; `gelu_mul` 1: x * c0 in place of x / c0). Bit for bit the nodes it "
-       "replaces."),
+       "`gelu_c2`; `gelu_mul` 1: x * c0 in place of x / c0), 3 GELU's tanh form (Gelu "
+       "approximate = tanh), 4 SiLU x * Sigmoid(x). `alpha` and `beta` (1 by default) are "
+       "Gemm's. With both 1 and act 0..2, bit for bit the nodes it replaces."),
     OP(OX_ONNXC_MATMUL_TRANS_B, mmtb_in, 2, t_out, TC(tc_matmul), NONE,
        "MatMul(A, Transpose(B)) with B's last two axes swapped (numpy MatMul otherwise), from "
        "a MatMul of a Transpose or of a constant 2-D float B: a constant B is packed once, "

@@ -897,7 +897,90 @@ static char *bhsd_attention(int kind, int S) {
   return t;
 }
 
+
+/* A linear layer as PyTorch's dynamo exporter writes it (src/opt/
+ * matmul_epi.c): Gemm(X, W, C) with W [K, N] or [N, K] (trans_b), alpha,
+ * beta, C [N] (bias 0), [1, N] (1), a scalar (2) or none (3), then an
+ * activation: 0 none, 1 Relu, 2 Gelu (opset 20), 3 GELU's tanh form
+ * spelled out, 4 SiLU, 5 Gelu approximate = tanh. The nodes the fused one
+ * replaces (unfused count) in *nodes. */
+static char *gemm_text(int64_t M, int64_t K, int64_t N, bool trans_b, float alpha, float beta,
+                       int bias, int act, size_t *nodes) {
+  size_t cap = (size_t)(K * N + N) * 16 + 4096, len = 0;
+  char *t = malloc(cap);
+  if (!t) return NULL;
+  len += (size_t)snprintf(t + len, cap - len,
+                          "<ir_version: 9, opset_import: [\"\" : 20]>\n"
+                          "G (float[%lld,%lld] X) => (float[%lld,%lld] Y)\n<float[%lld,%lld] W = {",
+                          (long long)M, (long long)K, (long long)M, (long long)N,
+                          (long long)(trans_b ? N : K), (long long)(trans_b ? K : N));
+  for (int64_t i = 0; i < K * N; i++)
+    len += (size_t)snprintf(t + len, cap - len, "%s%g", i ? "," : "",
+                            (double)((i * 7 + i / N * 13) % 23 - 11) * 0.0625);
+  len += (size_t)snprintf(t + len, cap - len, "}");
+  int64_t nb = bias == 2 ? 1 : N;
+  if (bias < 3) {
+    len += (size_t)snprintf(t + len, cap - len, ", float%s C = {",
+                            bias == 0   ? "[70]"
+                            : bias == 1 ? "[1,70]"
+                                        : "");
+    for (int64_t i = 0; i < nb; i++)
+      len += (size_t)snprintf(t + len, cap - len, "%s%g", i ? "," : "", (double)(i % 9 - 4) * 0.25);
+    len += (size_t)snprintf(t + len, cap - len, "}");
+  }
+  len += (size_t)snprintf(t + len, cap - len,
+                          ", float half = {0.5}, float three = {3}, float k = {0.044715}, "
+                          "float c = {0.7978846}, float one = {1}>\n"
+                          "{ %s = Gemm <transB = %d, alpha = %g, beta = %g> (X, W%s)\n",
+                          act ? "H" : "Y", trans_b, (double)alpha, (double)beta,
+                          bias < 3 ? ", C" : "");
+  static const char *const tails[] = {
+      "}\n",
+      " Y = Relu(H) }\n",
+      " Y = Gelu(H) }\n",
+      " A = Mul(H, half)\n P = Pow(H, three)\n Q = Mul(P, k)\n S = Add(H, Q)\n R = Mul(S, c)\n"
+      " T = Tanh(R)\n U = Add(T, one)\n Y = Mul(A, U) }\n",
+      " S = Sigmoid(H)\n Y = Mul(H, S) }\n",
+      " Y = Gelu <approximate = \"tanh\"> (H) }\n"};
+  static const size_t tail_nodes[] = {0, 1, 1, 8, 2, 1};
+  snprintf(t + len, cap - len, "%s", tails[act]);
+  *nodes = 1 + tail_nodes[act];
+  return t;
+}
+
+static void test_gemm_linear(void) {
+  /* one row (streamed panels) and 50 (the blocked GEMM); N = 70 leaves
+   * partial panels; every bias form, both layouts of W, alpha and beta */
+  static const struct {
+    int64_t M;
+    bool tb;
+    float alpha, beta;
+    int bias, act;
+  } cases[] = {{1, false, 1, 1, 0, 0},       {50, true, 1, 1, 0, 0}, {50, false, 0.5f, 2, 1, 1},
+               {1, true, 1.5f, 0.25f, 2, 2}, {50, true, 1, 1, 1, 3}, {50, false, 1, 1, 3, 4},
+               {7, true, 0.75f, 1, 0, 5},    {50, true, 2, 0, 0, 1}, {3, false, 1, -1, 2, 3},
+               {50, true, 1, 1, 2, 4}};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    size_t want0 = 0;
+    char *t = gemm_text(cases[k].M, 40, 70, cases[k].tb, cases[k].alpha, cases[k].beta,
+                        cases[k].bias, cases[k].act, &want0);
+    CHECK(t != NULL);
+    if (!t) continue;
+    size_t m0 = 0, m1 = 0;
+    char what[64];
+    snprintf(what, sizeof what, "gemm linear %zu", k);
+    const int64_t xd[2] = {cases[k].M, 40};
+    finite_input = true;
+    compare(what, t, xd, 2, 1e-5, &m0, &m1);
+    finite_input = false;
+    if (m0 != want0 || m1 != 1) fprintf(stderr, "%s: %zu nodes unfused, %zu fused\n", what, m0, m1);
+    CHECK(m0 == want0 && m1 == 1);
+    free(t);
+  }
+}
+
 int main(void) {
+  test_gemm_linear();
   test_overridable();
   /* Whisper's attention: fused (MultiHeadAttentionFused) within 1e-5 of the
    * nodes it replaces, two heads or one shared head, and at 1,200

@@ -103,6 +103,8 @@ enum { CONV_SPLIT_INPUT_BYTES = 512 * 1024 };
  * Inception v2's 885 KB 3x3 stride-2 layer at 7x7 ran slower on two
  * threads than on one, split by rows, inside the model) */
 enum { CONV_HEAVY_W_BYTES = 256 * 1024 };
+/* the packed columns of one chunk of a 1-D signal: about half of L2 */
+enum { CONV_1D_COL_BYTES = 512 * 1024 };
 
 typedef struct conv_job {
   const ox_nn_geom *g;
@@ -111,6 +113,7 @@ typedef struct conv_job {
   int64_t N, G, Cg, Mg, Kg, P;
   int64_t outer, chunk_rows, n_chunks;
   int64_t m_parts, m_chunk; /* output channels split in parts of m_chunk rows (small images) */
+  int64_t cols_1d;          /* 1-D: the chunks are this many output positions of the row */
   bool pointwise;           /* 1x1, stride 1, no pad: B = x */
   bool ua;                  /* W used in place by the GEMM (not constant, AVX-512) */
   ox_sgemm_packed *const *packed;
@@ -126,7 +129,7 @@ typedef struct conv_job {
  * GEMM called on them takes 0 and 1; buffers allocated per call were
  * faulted in anew on every run). false (OOM flagged) on failure. */
 static bool alloc_cols(conv_job *j, bool direct, float **col, float **rowbuf) {
-  int64_t maxcols = j->chunk_rows * j->g->out[j->g->nd - 1];
+  int64_t maxcols = j->cols_1d ? j->cols_1d : j->chunk_rows * j->g->out[j->g->nd - 1];
   size_t n = direct ? ox_sgemm_packed_b_floats(j->Kg, maxcols) : (size_t)(j->Kg * maxcols);
   *col = ox_scratch(2, n * sizeof(float));
   *rowbuf = direct ? ox_scratch(3, (size_t)(maxcols + ox_sgemm_nr()) * sizeof(float)) : NULL;
@@ -136,6 +139,45 @@ static bool alloc_cols(conv_job *j, bool direct, float **col, float **rowbuf) {
     return false;
   }
   return true;
+}
+
+/* Y (+)= W B for group gi, B the packed columns col (ncols of them), W
+ * packed or read in place (j->ua) */
+static void gemm_panels(const conv_job *j, int64_t gi, const float *col, int64_t ncols, float beta,
+                        float *yc) {
+  ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_PANELS,
+                          .M = j->Mg,
+                          .N = ncols,
+                          .K = j->Kg,
+                          .A = j->w + gi * j->Mg * j->Kg,
+                          .lda = j->Kg,
+                          .pa = j->ua ? NULL : j->packed[gi],
+                          .B = col,
+                          .beta = beta,
+                          .C = yc,
+                          .ldc = j->P});
+}
+
+/* Output positions chunk ch (of cols_1d) of a 1-D convolution, image n,
+ * group gi: the columns packed as the GEMM's panels (a chunk of them stays
+ * in cache while every row of W passes over it), then the GEMM of packed
+ * (or in-place) W, bias first in Y. */
+static void conv_chunk_1d(const conv_job *j, int64_t n, int64_t gi, int64_t ch, float *col) {
+  int64_t OL = j->g->out[0], c0 = ch * j->cols_1d, c1 = c0 + j->cols_1d < OL ? c0 + j->cols_1d : OL;
+  int64_t ncols = c1 - c0;
+  const float *xg = j->x + (n * j->G + gi) * j->Cg * j->g->in_size;
+  float *yc = j->y + (n * j->G + gi) * j->Mg * j->P + c0;
+  const float *bias = j->bias ? j->bias + gi * j->Mg : NULL;
+  if (bias)
+    for (int64_t m = 0; m < j->Mg; m++)
+      for (int64_t c = 0; c < ncols; c++) yc[m * j->P + c] = bias[m];
+  ox_nn_im2col_packed_1d(j->g, j->Cg, xg, c0, c1, col, ox_sgemm_nr(), ox_sgemm_kc());
+  gemm_panels(j, gi, col, ncols, bias ? 1.0f : 0.0f, yc);
+  if (j->epi) {
+    ox_sgemm_epi ep = ox_sgemm_epi_at(j->epi, 0, yc - j->y);
+    ep.ldr = j->P;                                   /* the residual's rows are Y's */
+    ox_sgemm_epi_apply(&ep, j->Mg, ncols, yc, j->P); /* the chunk is still in cache */
+  }
 }
 
 static void conv_task(void *arg, int64_t t0, int64_t t1) {
@@ -152,6 +194,10 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
   for (int64_t t = t0; t < t1; t++) {
     int64_t mp = t % j->m_parts, ct = t / j->m_parts;
     int64_t ch = ct % j->n_chunks, ng = ct / j->n_chunks, gi = ng % j->G, n = ng / j->G;
+    if (j->cols_1d) {
+      conv_chunk_1d(j, n, gi, ch, col);
+      continue;
+    }
     int64_t m0 = mp * j->m_chunk, m1 = m0 + j->m_chunk < j->Mg ? m0 + j->m_chunk : j->Mg;
     int64_t o0 = ch * j->chunk_rows,
             o1 = o0 + j->chunk_rows < j->outer ? o0 + j->chunk_rows : j->outer;
@@ -229,17 +275,7 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
     if (direct) {
       ox_nn_im2col_packed(g, j->Cg, xg, o0, o1, col, nr, ox_sgemm_kc(), rowbuf);
       /* A read in place (j->ua) or packed */
-      ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_PANELS,
-                              .M = j->Mg,
-                              .N = ncols,
-                              .K = j->Kg,
-                              .A = j->w + gi * j->Mg * j->Kg,
-                              .lda = j->Kg,
-                              .pa = j->ua ? NULL : j->packed[gi],
-                              .B = col,
-                              .beta = beta,
-                              .C = yc,
-                              .ldc = j->P});
+      gemm_panels(j, gi, col, ncols, beta, yc);
       ox_sgemm_epi_apply(epp, j->Mg, ncols, yc, j->P); /* the block is still in cache */
       continue;
     }
@@ -420,6 +456,16 @@ static const ox_wino *conv_wino(conv_state *s, const float *w, int64_t M, int64_
 }
 
 /* X (given, or input 0), W, B -> Y (output 0, or *tmp when tmp is given) */
+/* A 1-D depthwise convolution as a 2-D one of height 1 (the same sums), for
+ * the direct depthwise kernels (else a GEMM of one row per group). */
+static void geom_height_1(ox_nn_geom *g) {
+  g->nd = 2;
+  g->in[1] = g->in[0], g->out[1] = g->out[0], g->k[1] = g->k[0];
+  g->stride[1] = g->stride[0], g->dil[1] = g->dil[0], g->pb[1] = g->pb[0], g->pe[1] = g->pe[0];
+  g->in[0] = g->out[0] = g->k[0] = g->stride[0] = g->dil[0] = 1;
+  g->pb[0] = g->pe[0] = 0;
+}
+
 static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox_value **tmp,
                         const ox_value *xin, const ox_sgemm_pro *gate) {
   const ox_value *x = xin ? xin : ox_kctx_input(ctx, 0);
@@ -479,6 +525,7 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
       xf = xpro;
     }
   }
+  if (g.nd == 1 && Cg == 1 && G > 1) geom_height_1(&g);
   if (g.nd == 2 && Cg == 1 && G > 1 && (!s->shuffle || G % s->shuffle == 0)) {
     ox_conv_depthwise(pool, &g, N, G, Mg, xf, wf, bf, epi, s->shuffle, yf);
     goto done;
@@ -599,10 +646,33 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
     j.m_chunk = (panels + nt - 1) / nt * 12;
     j.m_parts = (Mg + j.m_chunk - 1) / j.m_chunk;
   }
+  /* A 1-D signal is one row: its output positions in chunks of about
+   * CONV_1D_COL_BYTES of packed columns, the chunks shared by the threads
+   * (a whole row of Whisper's stride-2 layer packed 7 MB of columns, read
+   * from memory by the GEMM for every block of W's rows; one thread:
+   * 9.6 -> 8.3 ms at one thread, the rate of a MatMul of its shape). At one
+   * thread the implicit GEMM's strips (stride 1, AVX-512) stay: Whisper's
+   * first layer ran 2.8 ms on them, 3.0 in chunks; at two threads the
+   * chunks took it from 3.2 to 2.2 ms. */
+  if (g.nd == 1 && !j.pointwise && (j.ua || (j.packed && j.packed[0])) &&
+      !(nt == 1 && j.packed && ox_nn_shift_strip_fn(&g))) {
+    int64_t nr = ox_sgemm_nr();
+    int64_t cols = CONV_1D_COL_BYTES / (int64_t)sizeof(float) / (j.Kg > 0 ? j.Kg : 1) / nr * nr;
+    if (cols < nr) cols = nr;
+    int64_t chunks = (OW + cols - 1) / cols;
+    /* at least one chunk per thread when the row is long enough */
+    if (chunks < nt && OW >= nt * nr) chunks = nt;
+    cols = ((OW + chunks - 1) / chunks + nr - 1) / nr * nr;
+    j.cols_1d = cols;
+    j.n_chunks = (OW + cols - 1) / cols;
+    j.chunk_rows = 1;
+    j.m_parts = 1;
+    j.m_chunk = Mg;
+  }
   int64_t ntasks = N * G * j.n_chunks * j.m_parts;
   j.inner_pool = ntasks == 1 && nt > 1 && !pro_strips ? pool : NULL;
   if (pro_strips) j.pro = &pro;
-  if (j.packed && !j.inner_pool) j.strip = ox_nn_shift_strip_fn(&g);
+  if (j.packed && !j.inner_pool && !j.cols_1d) j.strip = ox_nn_shift_strip_fn(&g);
   atomic_init(&j.oom, 0);
   if (ntasks == 1)
     conv_task(&j, 0, 1);

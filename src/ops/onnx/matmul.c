@@ -335,9 +335,9 @@ int ox_mm_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   return mm_prepare(info, state, e);
 }
 void ox_mm_release(void *state) { mm_release(state); }
-int ox_mm_compute_post(ox_kctx *ctx, const void *state, ox_value *a, ox_value *b,
+int ox_mm_compute_post(ox_kctx *ctx, const void *state, ox_value *a, ox_value *b, bool tb,
                        ox_mm_post *post) {
-  return mm_compute(ctx, state, a, b, false, post);
+  return mm_compute(ctx, state, a, b, tb, post);
 }
 int ox_mm_compute_tb(ox_kctx *ctx, ox_value *a, ox_value *b, bool tb) {
   return mm_compute(ctx, NULL, a, b, tb, NULL);
@@ -414,6 +414,10 @@ static int mmtb_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   *state = s;
   info->consumed[1] = true;
   return OX_OK;
+}
+
+int ox_mm_prepare_tb(const ox_kinfo *info, void **state, ox_err *e) {
+  return mmtb_prepare(info, state, e);
 }
 
 static int mmtb_run(ox_kctx *ctx, void *state) {

@@ -288,17 +288,7 @@ OX_LEVEL_BODY void un_f32_fast_c(const un_state *s, const float *x, float *y, in
     return;
   }
   if (s->op == U_GELU_TANH) { /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), vector tanh */
-    float u[256];
-    const float c = 0.79788458347320556640625f, a = 0.044715f;
-    for (int64_t k0 = 0; k0 < n; k0 += 256) {
-      int64_t m = n - k0 < 256 ? n - k0 : 256;
-      for (int64_t k = 0; k < m; k++) {
-        float v = x[k0 + k];
-        u[k] = c * (v + a * v * v * v);
-      }
-      oc_tanh_f32(u, u, m);
-      for (int64_t k = 0; k < m; k++) y[k0 + k] = 0.5f * x[k0 + k] * (1.0f + u[k]);
-    }
+    ox_unary_gelu_tanh_f32(x, y, n);
     return;
   }
   if (s->op == U_SIGMOID || s->op == U_SWISH) { /* the function of fused chains too */

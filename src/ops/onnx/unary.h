@@ -5,6 +5,7 @@
 #define OX_OPS_ONNX_UNARY_H
 
 #include "../../runtime/kernel.h"
+#include "../opcore.h"
 
 /* the run of every kernel of unary.c */
 int ox_unary_run(ox_kctx *ctx, void *state);
@@ -17,5 +18,23 @@ int ox_unary_prepare_gelu_form(const ox_kinfo *info, void **state, ox_err *e, bo
  * float type dt, spread over the pool */
 void ox_unary_apply(const void *state, ox_thread_pool *pool, int32_t dt, const void *x, void *y,
                     int64_t n);
+
+/* GELU's tanh form 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) of n
+ * floats (y may be x): tanh's argument for a stretch, the vector tanh,
+ * then the product. Inline: unary.c's levels each compile it, and
+ * MatMulFused (fused/matmul_epi.c) runs the same steps on its blocks. */
+static inline void ox_unary_gelu_tanh_f32(const float *x, float *y, int64_t n) {
+  float u[256];
+  const float c = 0.79788458347320556640625f, a = 0.044715f;
+  for (int64_t k0 = 0; k0 < n; k0 += 256) {
+    int64_t m = n - k0 < 256 ? n - k0 : 256;
+    for (int64_t k = 0; k < m; k++) {
+      float v = x[k0 + k];
+      u[k] = c * (v + a * v * v * v);
+    }
+    oc_tanh_f32(u, u, m);
+    for (int64_t k = 0; k < m; k++) y[k0 + k] = 0.5f * x[k0 + k] * (1.0f + u[k]);
+  }
+}
 
 #endif
