@@ -82,6 +82,41 @@ AD_AVX512 AD_INLINE void ad_scores16(const float *q, const float *k, int64_t H, 
   _mm512_mask_storeu_ps(sc, ad_mask(nk), s);
 }
 
+/* the same for two heads (q0, q1) against the nk <= 8 keys of a half tile:
+ * per step of the head size two query slices and eight key slices feed
+ * sixteen multiply-adds (the one-head tile loads one slice per
+ * multiply-add); the reduced register holds head 0's scores in its low
+ * half, head 1's in its high half */
+AD_AVX512 AD_INLINE void ad_scores2x8(const float *q0, const float *q1, const float *k, int64_t H,
+                                      int64_t nk, float scale, float *sc0, float *sc1) {
+  const float *kr[8];
+  for (int j = 0; j < 8; j++) kr[j] = k + (j < nk ? j : nk - 1) * H;
+  __m512 a[16];
+  for (int j = 0; j < 16; j++) a[j] = _mm512_setzero_ps();
+  int64_t h = 0;
+  for (; h + 16 <= H; h += 16) {
+    __m512 x0 = _mm512_loadu_ps(q0 + h), x1 = _mm512_loadu_ps(q1 + h);
+    for (int j = 0; j < 8; j++) {
+      __m512 kv = _mm512_loadu_ps(kr[j] + h);
+      a[j] = _mm512_fmadd_ps(x0, kv, a[j]);
+      a[8 + j] = _mm512_fmadd_ps(x1, kv, a[8 + j]);
+    }
+  }
+  if (h < H) {
+    __mmask16 m = ad_mask(H - h);
+    __m512 x0 = _mm512_maskz_loadu_ps(m, q0 + h), x1 = _mm512_maskz_loadu_ps(m, q1 + h);
+    for (int j = 0; j < 8; j++) {
+      __m512 kv = _mm512_maskz_loadu_ps(m, kr[j] + h);
+      a[j] = _mm512_fmadd_ps(x0, kv, a[j]);
+      a[8 + j] = _mm512_fmadd_ps(x1, kv, a[8 + j]);
+    }
+  }
+  __m512 s = _mm512_mul_ps(ad_reduce16(a), _mm512_set1_ps(scale));
+  __mmask16 m = ad_mask(nk < 8 ? nk : 8);
+  _mm512_mask_storeu_ps(sc0, m, s);
+  _mm512_mask_storeu_ps(sc1, m, _mm512_shuffle_f32x4(s, s, 0xEE));
+}
+
 /* acc[g][0 .. 16 C) += sum_j p[g * ldp + j] v[j][0 .. 16 C) for GT heads,
  * the last vector's lanes limited to `last`: one function per shape, its
  * arrays sized exactly (GT x C accumulators and C value slices, at most
@@ -158,8 +193,13 @@ AD_AVX512 void ox_attn_decode_block_avx512(const ox_attn_dec *d, const float *k,
     /* the value rows of these keys, for the value pass below */
     const char *vp = (const char *)(v + j0 * H), *ve = vp + (size_t)nk * vrow;
     for (; vp < ve; vp += 64) _mm_prefetch(vp, _MM_HINT_T0);
-    for (int64_t g = 0; g < G; g++)
-      ad_scores16(d->q + g * H, k + j0 * H, H, nk, d->scale, sc + g * n + j0);
+    /* heads in pairs, eight keys at a time; an odd last head alone */
+    int64_t g = 0;
+    for (; g + 2 <= G; g += 2)
+      for (int64_t h0 = 0; h0 < nk; h0 += 8)
+        ad_scores2x8(d->q + g * H, d->q + (g + 1) * H, k + (j0 + h0) * H, H, nk - h0, d->scale,
+                     sc + g * n + j0 + h0, sc + (g + 1) * n + j0 + h0);
+    if (g < G) ad_scores16(d->q + g * H, k + j0 * H, H, nk, d->scale, sc + g * n + j0);
   }
   ox_attn_decode_softmax_avx512(d, n, st, sc);
   ad_values(sc, n, v, G, H, st->acc);
