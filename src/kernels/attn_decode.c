@@ -63,6 +63,10 @@ OX_LEVEL_BODY void softmax_c(const ox_attn_dec *d, int64_t n, ox_attn_part *st, 
   }
 }
 #if OX_LEVELS_X86
+OX_TARGET_AVX2 void ox_attn_decode_softmax_avx2(const ox_attn_dec *d, int64_t n, ox_attn_part *st,
+                                                float *sc) {
+  softmax_c(d, n, st, sc);
+}
 OX_TARGET_AVX512 void ox_attn_decode_softmax_avx512(const ox_attn_dec *d, int64_t n,
                                                     ox_attn_part *st, float *sc) {
   softmax_c(d, n, st, sc);
@@ -139,8 +143,9 @@ static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 static void table_fill(void) {
   ox_isa lv = ox_level_pick("block");
   table.block = OX_LEVEL_SELECT(lv, block);
-#if OX_LEVELS_X86
+#if OX_LEVELS_X86 /* the vector levels' own passes (attn_decode_impl.h) */
   if (lv == OX_ISA_AVX512) table.block = ox_attn_decode_block_avx512;
+  if (lv == OX_ISA_AVX2) table.block = ox_attn_decode_block_avx2;
 #endif
   table.merge = OX_LEVEL_PICK(merge);
   table.rotary = OX_LEVEL_PICK(rotary);
