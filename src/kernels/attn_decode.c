@@ -1,8 +1,10 @@
 /* attn_decode.c - grouped-query attention's block pass, split-K merge and
  * rotary embedding (see attn_decode.h), written once as plain loops and
- * compiled for every level of levels.h: the dot products keep sixteen
- * partial sums and the value updates are axpy loops, both of which the
- * compiler turns into the level's vectors. */
+ * compiled for every level of levels.h, and the family's table. The block
+ * pass here (dot products in sixteen partial sums, axpy value updates) is
+ * the portable level's: the AVX2 and AVX-512 levels have passes of their
+ * own (attn_decode_avx2.c, attn_decode_avx512.c) that share its softmax
+ * step. */
 #include "attn_decode.h"
 
 #include <math.h>
