@@ -16,8 +16,11 @@
  *    four heads x up to eight vectors of the head size, each value slice
  *    loaded once per tile and multiplied into every head's accumulator, the
  *    accumulators loaded and stored once per block instead of once per key;
- *  - the value rows of sixteen keys are prefetched while their scores are
- *    computed, so the value pass finds them in cache.
+ *  - the value rows of the keys are prefetched while their scores are
+ *    computed, a few lines per step of the score loop (a burst of them per
+ *    tile cost a tenth of the time in cache, waiting on the miss buffers,
+ *    for no more speed from memory), so the value pass finds them in
+ *    cache.
  * The softmax bookkeeping between the two (cap, bias, running maximum,
  * exponentials, rescale) is the plain pass's (attn_decode.c), compiled for
  * AVX-512 there. */
@@ -60,15 +63,21 @@ AD_AVX512 AD_INLINE __m512 ad_reduce16(__m512 a[16]) {
 
 /* sc[j] = scale * q . k[j] for the nk <= 16 keys of one tile; the missing
  * keys of a short tile repeat the last one (no reads past the block) and
- * are not stored */
+ * are not stored. With pf, the tile's value rows (pf on) are prefetched,
+ * one line per key and step (a short tile's prefetches may run past the
+ * block: they never fault) */
 AD_AVX512 AD_INLINE void ad_scores16(const float *q, const float *k, int64_t H, int64_t nk,
-                                     float scale, float *sc) {
+                                     float scale, float *sc, const char *pf) {
   const float *kr[16];
   for (int j = 0; j < 16; j++) kr[j] = k + (j < nk ? j : nk - 1) * H;
   __m512 a[16];
   for (int j = 0; j < 16; j++) a[j] = _mm512_setzero_ps();
   int64_t h = 0;
   for (; h + 16 <= H; h += 16) {
+    if (pf) {
+      for (int t = 0; t < 16; t++) _mm_prefetch(pf + 64 * t, _MM_HINT_T0);
+      pf += 64 * 16;
+    }
     __m512 qv = _mm512_loadu_ps(q + h);
     for (int j = 0; j < 16; j++) a[j] = _mm512_fmadd_ps(qv, _mm512_loadu_ps(kr[j] + h), a[j]);
   }
@@ -88,13 +97,18 @@ AD_AVX512 AD_INLINE void ad_scores16(const float *q, const float *k, int64_t H, 
  * multiply-add); the reduced register holds head 0's scores in its low
  * half, head 1's in its high half */
 AD_AVX512 AD_INLINE void ad_scores2x8(const float *q0, const float *q1, const float *k, int64_t H,
-                                      int64_t nk, float scale, float *sc0, float *sc1) {
+                                      int64_t nk, float scale, float *sc0, float *sc1,
+                                      const char *pf) {
   const float *kr[8];
   for (int j = 0; j < 8; j++) kr[j] = k + (j < nk ? j : nk - 1) * H;
   __m512 a[16];
   for (int j = 0; j < 16; j++) a[j] = _mm512_setzero_ps();
   int64_t h = 0;
   for (; h + 16 <= H; h += 16) {
+    if (pf) {
+      for (int t = 0; t < 8; t++) _mm_prefetch(pf + 64 * t, _MM_HINT_T0);
+      pf += 64 * 8;
+    }
     __m512 x0 = _mm512_loadu_ps(q0 + h), x1 = _mm512_loadu_ps(q1 + h);
     for (int j = 0; j < 8; j++) {
       __m512 kv = _mm512_loadu_ps(kr[j] + h);
@@ -187,19 +201,18 @@ AD_AVX512 static void ad_values(const float *p, int64_t n, const float *v, int64
 AD_AVX512 void ox_attn_decode_block_avx512(const ox_attn_dec *d, const float *k, const float *v,
                                            int64_t n, ox_attn_part *st, float *sc) {
   int64_t G = d->G, H = d->H;
-  size_t vrow = (size_t)H * sizeof(float);
   for (int64_t j0 = 0; j0 < n; j0 += 16) {
     int64_t nk = n - j0 < 16 ? n - j0 : 16;
-    /* the value rows of these keys, for the value pass below */
-    const char *vp = (const char *)(v + j0 * H), *ve = vp + (size_t)nk * vrow;
-    for (; vp < ve; vp += 64) _mm_prefetch(vp, _MM_HINT_T0);
     /* heads in pairs, eight keys at a time; an odd last head alone */
     int64_t g = 0;
     for (; g + 2 <= G; g += 2)
       for (int64_t h0 = 0; h0 < nk; h0 += 8)
         ad_scores2x8(d->q + g * H, d->q + (g + 1) * H, k + (j0 + h0) * H, H, nk - h0, d->scale,
-                     sc + g * n + j0 + h0, sc + (g + 1) * n + j0 + h0);
-    if (g < G) ad_scores16(d->q + g * H, k + j0 * H, H, nk, d->scale, sc + g * n + j0);
+                     sc + g * n + j0 + h0, sc + (g + 1) * n + j0 + h0,
+                     g == 0 ? (const char *)(v + (j0 + h0) * H) : NULL);
+    if (g < G)
+      ad_scores16(d->q + g * H, k + j0 * H, H, nk, d->scale, sc + g * n + j0,
+                  g == 0 ? (const char *)(v + j0 * H) : NULL);
   }
   ox_attn_decode_softmax_avx512(d, n, st, sc);
   ad_values(sc, n, v, G, H, st->acc);
