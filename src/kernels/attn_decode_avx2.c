@@ -28,15 +28,21 @@ AV_AVX2 AV_INLINE __m256i av_mask(int64_t left) {
 }
 
 /* sc[j] = scale * q . k[j] for the nk <= 8 keys of one tile (a short
- * tile's missing keys repeat its last, unstored) */
+ * tile's missing keys repeat its last, unstored); with pf, the tile's
+ * value rows (pf on) prefetched a few lines per step, as in
+ * attn_decode_avx512.c */
 AV_AVX2 AV_INLINE void av_scores8(const float *q, const float *k, int64_t H, int64_t nk,
-                                  float scale, float *sc) {
+                                  float scale, float *sc, const char *pf) {
   const float *kr[8];
   for (int j = 0; j < 8; j++) kr[j] = k + (j < nk ? j : nk - 1) * H;
   __m256 a[8];
   for (int j = 0; j < 8; j++) a[j] = _mm256_setzero_ps();
   int64_t h = 0;
   for (; h + 8 <= H; h += 8) {
+    if (pf) { /* eight rows' 32 bytes: four lines a step */
+      for (int t = 0; t < 4; t++) _mm_prefetch(pf + 64 * t, _MM_HINT_T0);
+      pf += 256;
+    }
     __m256 qv = _mm256_loadu_ps(q + h);
     for (int j = 0; j < 8; j++) a[j] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kr[j] + h), a[j]);
   }
@@ -112,14 +118,11 @@ AV_AVX2 static void av_values(const float *p, int64_t n, const float *v, int64_t
 AV_AVX2 void ox_attn_decode_block_avx2(const ox_attn_dec *d, const float *k, const float *v,
                                        int64_t n, ox_attn_part *st, float *sc) {
   int64_t G = d->G, H = d->H;
-  size_t vrow = (size_t)H * sizeof(float);
   for (int64_t j0 = 0; j0 < n; j0 += 8) {
     int64_t nk = n - j0 < 8 ? n - j0 : 8;
-    /* the value rows of these keys, for the value pass below */
-    const char *vp = (const char *)(v + j0 * H), *ve = vp + (size_t)nk * vrow;
-    for (; vp < ve; vp += 64) _mm_prefetch(vp, _MM_HINT_T0);
     for (int64_t g = 0; g < G; g++)
-      av_scores8(d->q + g * H, k + j0 * H, H, nk, d->scale, sc + g * n + j0);
+      av_scores8(d->q + g * H, k + j0 * H, H, nk, d->scale, sc + g * n + j0,
+                 g == 0 ? (const char *)(v + j0 * H) : NULL);
   }
   ox_attn_decode_softmax_avx2(d, n, st, sc);
   av_values(sc, n, v, G, H, st->acc);
