@@ -1,14 +1,17 @@
 /* attn_decode.c - grouped-query attention's block pass, split-K merge and
  * rotary embedding (see attn_decode.h), written once as plain loops and
- * compiled for every level of levels.h: the dot products keep sixteen
- * partial sums and the value updates are axpy loops, both of which the
- * compiler turns into the level's vectors. */
+ * compiled for every level of levels.h, and the family's table. The block
+ * pass here (dot products in sixteen partial sums, axpy value updates) is
+ * the portable level's: the AVX2 and AVX-512 levels have passes of their
+ * own (attn_decode_avx2.c, attn_decode_avx512.c) that share its softmax
+ * step. */
 #include "attn_decode.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
 
+#include "attn_decode_impl.h"
 #include "levels.h"
 #include "vmath.h"
 
@@ -28,17 +31,13 @@ OX_LEVEL_BODY void axpy_c(float *y, float a, const float *x, int64_t n) {
   for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
 }
 
-OX_LEVEL_BODY void block_c(const ox_attn_dec *d, const float *k, const float *v, int64_t n,
-                           ox_attn_part *st, float *sc) {
+/* between the two passes: the scores sc[G x n] capped, biased and turned
+ * into e^(score - m) against each head's new running maximum m, the
+ * running sums and accumulators rescaled to it */
+OX_LEVEL_BODY void softmax_c(const ox_attn_dec *d, int64_t n, ox_attn_part *st, float *sc) {
   const ox_vmath_kernels *vm = ox_vmath_kernels_get();
-  int64_t G = d->G, H = d->H;
-  /* scores, key-major so that each key row is read from memory once and
-   * from L1 by the other heads of the group */
-  for (int64_t j = 0; j < n; j++) {
-    const float *kj = k + j * H;
-    for (int64_t g = 0; g < G; g++) sc[g * n + j] = dot_c(d->q + g * H, kj, H) * d->scale;
-  }
-  for (int64_t g = 0; g < G; g++) {
+  int64_t H = d->H;
+  for (int64_t g = 0; g < d->G; g++) {
     float *row = sc + g * n;
     if (d->softcap > 0.0f) {
       for (int64_t j = 0; j < n; j++) row[j] /= d->softcap;
@@ -64,6 +63,28 @@ OX_LEVEL_BODY void block_c(const ox_attn_dec *d, const float *k, const float *v,
       for (int64_t i = 0; i < H; i++) acc[i] *= corr;
     }
   }
+}
+#if OX_LEVELS_X86
+OX_TARGET_AVX2 void ox_attn_decode_softmax_avx2(const ox_attn_dec *d, int64_t n, ox_attn_part *st,
+                                                float *sc) {
+  softmax_c(d, n, st, sc);
+}
+OX_TARGET_AVX512 void ox_attn_decode_softmax_avx512(const ox_attn_dec *d, int64_t n,
+                                                    ox_attn_part *st, float *sc) {
+  softmax_c(d, n, st, sc);
+}
+#endif
+
+OX_LEVEL_BODY void block_c(const ox_attn_dec *d, const float *k, const float *v, int64_t n,
+                           ox_attn_part *st, float *sc) {
+  int64_t G = d->G, H = d->H;
+  /* scores, key-major so that each key row is read from memory once and
+   * from L1 by the other heads of the group */
+  for (int64_t j = 0; j < n; j++) {
+    const float *kj = k + j * H;
+    for (int64_t g = 0; g < G; g++) sc[g * n + j] = dot_c(d->q + g * H, kj, H) * d->scale;
+  }
+  softmax_c(d, n, st, sc);
   for (int64_t j = 0; j < n; j++) {
     const float *vj = v + j * H;
     for (int64_t g = 0; g < G; g++) axpy_c(st->acc + g * H, sc[g * n + j], vj, H);
@@ -122,7 +143,12 @@ static ox_attn_decode_kernels table;
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 
 static void table_fill(void) {
-  table.block = OX_LEVEL_PICK(block);
+  ox_isa lv = ox_level_pick("block");
+  table.block = OX_LEVEL_SELECT(lv, block);
+#if OX_LEVELS_X86 /* the vector levels' own passes (attn_decode_impl.h) */
+  if (lv == OX_ISA_AVX512) table.block = ox_attn_decode_block_avx512;
+  if (lv == OX_ISA_AVX2) table.block = ox_attn_decode_block_avx2;
+#endif
   table.merge = OX_LEVEL_PICK(merge);
   table.rotary = OX_LEVEL_PICK(rotary);
 }

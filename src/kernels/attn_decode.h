@@ -5,7 +5,8 @@
  * group (so each cached row is read once per group, not once per head),
  * the merge of the partial softmaxes of several blocks (split-K, "flash
  * decoding"), and the rotary embedding of one head. Each entry is compiled
- * for every level of levels.h and picked once from the CPU probe. */
+ * for every level of levels.h (the block pass written with intrinsics for
+ * AVX2 and AVX-512) and picked once from the CPU probe. */
 #ifndef OX_KERNELS_ATTN_DECODE_H
 #define OX_KERNELS_ATTN_DECODE_H
 

@@ -167,6 +167,16 @@ gqa("decode long cache 700 (split blocks)", 1, 1, 8, 2, 64, past=700, threads=(1
     rtol=2e-4)
 gqa("decode batch 3 long cache 600, lengths differ", 3, 1, 8, 2, 32, past=600, total=600,
     seqlens=[599, 300, 17], threads=(1, 3))
+# the block pass's shapes (kernels/attn_decode*.c): head sizes of 2 to 16
+# vectors and with a partial last vector, 1 to 8 query heads per key/value
+# head (value tiles of 1 to 4 heads, strips of up to 8 vectors), caches
+# whose length is no multiple of the 16-key score tile
+for H, nh, kvh, past in ((64, 3, 1, 37), (80, 10, 2, 45), (96, 6, 3, 131), (128, 8, 1, 277),
+                         (256, 4, 4, 19), (48, 14, 2, 300), (40, 4, 2, 50), (32, 12, 2, 250)):
+    gqa(f"decode head {H}, {nh // kvh} heads per group, past {past}", 1, 1, nh, kvh, H,
+        past=past, rtol=3e-4, atol=3e-5)
+gqa("decode softcap and bias over cache 300", 1, 1, 8, 2, 64, past=300,
+    bias=(1, 8, 1, 301), attrs={"softcap": 2.0}, rtol=3e-4, atol=3e-5)
 gqa("prompt 150 rows, 8 heads over 2, head 64", 2, 150, 8, 2, 64, threads=(1, 2, 4),
     rtol=3e-4, atol=3e-5)
 gqa("prompt 140 rows, window 40, softcap, qk after softmax", 1, 140, 4, 2, 32,
