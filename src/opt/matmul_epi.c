@@ -247,7 +247,7 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   int act = match_act(v, l.out, l.last, drop, &n_drop, &last, &g);
   const char *out = act == ACT_NONE ? l.out : v->nodes[last].output[0];
   if (act == ACT_NONE) last = l.last;
-  ox_node *fn = ox_opt_new_node(v, &v->nodes[i], "MatMulFused", l.bias ? 3 : 2, 8);
+  ox_node *fn = ox_opt_new_node(v, &v->nodes[i], "MatMulFused", l.bias ? 3 : 2, 9);
   if (!fn) return v->e->code;
   fn->n_attribute = 0;
   fn->input[0] = (char *)l.x;
@@ -262,6 +262,8 @@ static int fuse_at(ox_pass_view *v, size_t i) {
     ox_opt_add_int_attr(fn, "gelu_mul", g.mul_first);
   }
   if (l.trans_b) ox_opt_add_int_attr(fn, "trans_b", 1);
+  /* Gemm refuses an A that is not a matrix; the fused node must too */
+  if (ox_opt_op_is(&v->nodes[i], "Gemm")) ox_opt_add_int_attr(fn, "a_matrix", 1);
   if (l.alpha != 1.0f) ox_opt_add_float_attr(fn, "alpha", l.alpha);
   if (l.beta != 1.0f) ox_opt_add_float_attr(fn, "beta", l.beta);
   for (size_t k = 0; k < n_drop; k++) v->drop[drop[k]] = true;

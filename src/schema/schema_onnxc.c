@@ -118,7 +118,8 @@ static const ox_attr_schema mm_epilogue_attrs[] = {MM_EPILOGUE_ATTRS};
 static const ox_attr_schema mmf_attrs[] = {MM_EPILOGUE_ATTRS,
                                            {"trans_b", OX_ATTR_INT, false, "0"},
                                            {"alpha", OX_ATTR_FLOAT, false, "1.0"},
-                                           {"beta", OX_ATTR_FLOAT, false, "1.0"}};
+                                           {"beta", OX_ATTR_FLOAT, false, "1.0"},
+                                           {"a_matrix", OX_ATTR_INT, false, "0"}};
 
 /* ---- MatMulTransBFused ---- */
 static const ox_formal mmtb_in[] = {ONE("A", "T"), ONE("B", "T")};
@@ -267,7 +268,7 @@ const ox_schema ox_schema_onnxc_table[] = {
        "act(alpha * MatMul(A, W) + beta * bias) with W a constant 2-D float matrix ([K, N], or "
        "[N, K] when `trans_b` is 1: Gemm's transB) and bias one value or one per column ([N] or "
        "[1, N]): the Add and the activation run on each block of Y as the GEMM finishes it. "
-       "`act` 0 none, 1 Relu, 2 GELU's erf form x * (Erf(x / c0) + c1) * c2 (`gelu_c0`.. "
+       "`a_matrix` 1 (a Gemm's): A must be 2-D. `act` 0 none, 1 Relu, 2 GELU's erf form x * (Erf(x / c0) + c1) * c2 (`gelu_c0`.. "
        "`gelu_c2`; `gelu_mul` 1: x * c0 in place of x / c0), 3 GELU's tanh form (Gelu "
        "approximate = tanh), 4 SiLU x * Sigmoid(x). `alpha` and `beta` (1 by default) are "
        "Gemm's. With both 1 and act 0..2, bit for bit the nodes it replaces."),

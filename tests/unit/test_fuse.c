@@ -977,6 +977,28 @@ static void test_gemm_linear(void) {
     CHECK(m0 == want0 && m1 == 1);
     free(t);
   }
+  /* a Gemm refuses an A that is not a matrix, fused or not */
+  static const char bad[] = "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+                            "g (float[2,3,4] X) => (float[2,3,2] Y)\n"
+                            "<float[4,2] W = {1, 2, 3, 4, 5, 6, 7, 8}> { Y = Gemm (X, W) }\n";
+  for (int level = 0; level < 2; level++) {
+    onnxc_error e = {0};
+    onnxc_model *m = NULL;
+    onnxc_session *s = NULL;
+    onnxc_value *x = NULL, *y = NULL;
+    float xs[24] = {0};
+    const int64_t xd[3] = {2, 3, 4};
+    onnxc_session_options o = {.threads = 1, .optimization_level = level};
+    CHECK(onnxc_model_parse_text(bad, strlen(bad), "gemm3d", &m, &e) == ONNXC_OK);
+    CHECK(m && onnxc_session_create(m, &o, &s, &e) == ONNXC_OK);
+    x = onnxc_tensor_wrap(1, xd, 3, xs, &e);
+    CHECK(s && x && onnxc_session_run(s, NULL, &x, 1, NULL, &y, 1, &e) != ONNXC_OK);
+    CHECK(y == NULL && strstr(e.msg, "2-D") != NULL);
+    if (!strstr(e.msg, "2-D")) fprintf(stderr, "gemm of a 3-D A, level %d: %s\n", level, e.msg);
+    onnxc_value_free(x);
+    onnxc_session_free(s);
+    onnxc_model_free(m);
+  }
 }
 
 int main(void) {

@@ -110,8 +110,10 @@ static const ox_graph *run(ox_arena *a, const ox_model_proto *m, const char *nam
   return g;
 }
 
-/* writes m with graph g (ai.onnxc imported) to path */
-static void write_model(const ox_model_proto *m, const ox_graph *g, const char *path) {
+/* writes m with graph g (ai.onnxc imported) to path, under a first line
+ * `# what` saying what made it */
+static void write_model(const ox_model_proto *m, const ox_graph *g, const char *path,
+                        const char *what) {
   ox_model_proto copy = *m;
   ox_opset imp[16];
   size_t n = m->n_opset_import < 15 ? m->n_opset_import : 15;
@@ -127,6 +129,7 @@ static void write_model(const ox_model_proto *m, const ox_graph *g, const char *
   ox_buf b = {0};
   ox_err e = {0};
   FILE *f = fopen(path, "wb");
+  if (f) fprintf(f, "# %s (tests/unit/test_passes.c; ONNXC_PASSES_WRITE=1 rewrites it)\n", what);
   if (f && !ox_text_print_model(&copy, &b, &e)) fwrite(b.data, 1, b.size, f);
   if (f) fclose(f);
   ox_buf_free(&b);
@@ -159,8 +162,11 @@ static void test_pass(const ox_opt_pass *p, const char *base, bool write) {
     return;
   }
   if (write) {
-    write_model(m, alone, exp_path);
-    write_model(m, without, dis_path);
+    char what[300];
+    snprintf(what, sizeof what, "%s alone on %s.onnxtxt", p->name, base);
+    write_model(m, alone, exp_path, what);
+    snprintf(what, sizeof what, "every pass but %s on %s.onnxtxt", p->name, base);
+    write_model(m, without, dis_path, what);
   }
   char *before = graph_text(m->graph), *got = graph_text(alone), *got_off = graph_text(without);
   char *want = expected(a, exp_path), *want_off = expected(a, dis_path);

@@ -30,6 +30,7 @@ typedef struct mmf_state {
   int act;
   bool tb;           /* W is [N, K] */
   float alpha, beta; /* Gemm's scales (1, 1: MatMul + Add) */
+  bool a_matrix;     /* from a Gemm: A must be 2-D */
   oc_gelu_erf gelu;
 } mmf_state;
 
@@ -59,6 +60,7 @@ static int mmf_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   s->tb = ox_node_attr_int(n, "trans_b", 0) != 0;
   s->alpha = ox_node_attr_float(n, "alpha", 1.0f);
   s->beta = ox_node_attr_float(n, "beta", 1.0f);
+  s->a_matrix = ox_node_attr_int(n, "a_matrix", 0) != 0;
   int rc = s->tb ? ox_mm_prepare_tb(info, &s->mm, e) : ox_mm_prepare(info, &s->mm, e);
   if (rc) {
     free(s);
@@ -112,6 +114,8 @@ static int mmf_run(ox_kctx *ctx, void *state) {
   int64_t N = ox_mm_packed_n(s->mm);
   if (N < 0) N = b && b->kind == OX_VAL_TENSOR && b->rank == 2 ? b->dims[s->tb ? 0 : 1] : -1;
   if (N < 0) return ox_kctx_fail(ctx, OX_ERUNTIME, "W must be a 2-D tensor");
+  if (s->a_matrix && (!a || a->kind != OX_VAL_TENSOR || a->rank != 2))
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "A must be a 2-D tensor (the node is a Gemm)");
   /* one value, or one per column as [N] or [1, N] (Gemm's C) */
   if (bias && (bias->kind != OX_VAL_TENSOR || bias->dtype != OX_FLOAT || bias->rank > 2 ||
                (bias->rank == 2 && bias->dims[0] != 1) || (bias->numel != 1 && bias->numel != N)))
