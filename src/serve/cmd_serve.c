@@ -1,6 +1,6 @@
 /* cmd_serve.c - `onnxc serve --model-repository DIR [--host H] [--port P]
  * [--threads N] [--max-body SIZE] [--max-batch-size N] [--max-queue-delay-us U]
- * [--no-access-log] [--drain-timeout S]`: the tool's subcommand for the
+ * [--no-access-log] [--drain-timeout S] [--model-control none|explicit]`: the tool's subcommand for the
  * server of this folder. It lives here, not in src/cli/, because the layers
  * put the server after the tool: the server may use the tool's cli.h (the
  * subcommand's signature, option helpers), the tool never the server.
@@ -21,6 +21,7 @@ static void usage(FILE *f) {
           "usage: onnxc serve --model-repository DIR [--host ADDR] [--port N] [--threads N]\n"
           "                   [--max-body SIZE] [--max-batch-size N] [--max-queue-delay-us U]\n"
           "                   [--no-access-log] [--drain-timeout S]\n"
+          "                   [--model-control none|explicit]\n"
           "Serves the models of DIR over HTTP with the Open Inference Protocol (KServe v2\n"
           "REST, also Triton's HTTP API), binary tensor data and repository extensions.\n"
           "  --model-repository DIR  DIR/<model>/<version>/model.onnx (the highest version is\n"
@@ -40,6 +41,10 @@ static void usage(FILE *f) {
           "  --no-access-log do not write a line per request to standard error\n"
           "  --drain-timeout S  on SIGTERM/SIGINT, wait up to S seconds for requests in flight\n"
           "                  (default 30), then exit 0\n"
+          "  --model-control none|explicit  explicit: POST /v2/repository/models/M/load and\n"
+          "                  .../unload change what is served; none (default): they answer\n"
+          "                  403, so that no client can reconfigure a deployed server (the\n"
+          "                  index stays readable; every model is loaded at start either way)\n"
           "Endpoints: GET /v2, /v2/health/live, /v2/health/ready, /v2/models/M[/versions/V],\n"
           ".../ready, /metrics; POST .../infer, /v2/repository/index,\n"
           "/v2/repository/models/M/load, /v2/repository/models/M/unload.\n");
@@ -57,7 +62,7 @@ int ox_cmd_serve(int argc, char **argv) {
   const char *repo = NULL, *host = "127.0.0.1";
   long port = 8000, threads = 0, max_batch = 0, delay = 500, drain = 30;
   size_t max_body = (size_t)64 << 20;
-  bool access_log = true;
+  bool access_log = true, model_control = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     bool ok = true;
@@ -87,6 +92,9 @@ int ox_cmd_serve(int argc, char **argv) {
       ok = parse_int(v, 0, 60000000, &delay);
     } else if (strcmp(a, "--drain-timeout") == 0) {
       ok = parse_int(v, 0, 3600, &drain);
+    } else if (strcmp(a, "--model-control") == 0) {
+      ok = strcmp(v, "none") == 0 || strcmp(v, "explicit") == 0;
+      model_control = strcmp(v, "explicit") == 0;
     } else {
       fprintf(stderr, "onnxc serve: unknown option '%s'\n", a);
       usage(stderr);
@@ -112,10 +120,11 @@ int ox_cmd_serve(int argc, char **argv) {
                         .max_batch = (int)max_batch,
                         .delay_us = (uint64_t)delay,
                         .access_log = access_log,
-                        .drain_seconds = (int)drain};
+                        .drain_seconds = (int)drain,
+                        .model_control = model_control};
   return ox_serve_main(&o);
 #else
-  (void)host, (void)access_log;
+  (void)host, (void)access_log, (void)model_control;
   fprintf(stderr,
           "onnxc serve: this onnxc was built without the server (libmicrohttpd or jansson was "
           "not found at build time, or -DONNXC_SERVE=OFF; install libmicrohttpd-dev and "

@@ -470,6 +470,15 @@ void ox_serve_route(ox_serve_server *srv, const char *method, const char *url,
     }
     if (n == 5 && strcmp(seg[2], "models") == 0 &&
         (strcmp(seg[4], "load") == 0 || strcmp(seg[4], "unload") == 0)) {
+      /* a server that anyone who reaches it can reconfigure is not one to
+         deploy: changing what is loaded is opt-in (--model-control explicit) */
+      if (!srv->model_control) {
+        ox_serve_reply_error(rep, 403,
+                             "%s is refused: the server runs with --model-control none (start "
+                             "it with --model-control explicit to load and unload models)",
+                             url);
+        return;
+      }
       char err[1024];
       bool notfound = false;
       int rc = seg[4][0] == 'l' ? ox_serve_repo_load(&srv->repo, seg[3], &notfound, err, sizeof err)

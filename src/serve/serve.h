@@ -229,6 +229,7 @@ typedef struct ox_serve_server {
   ox_serve_sched sched;
   size_t max_body;
   bool access_log;
+  bool model_control; /* --model-control explicit: load/unload allowed */
   atomic_bool draining;
   _Atomic int in_flight; /* requests received and not yet answered */
 } ox_serve_server;
@@ -251,6 +252,7 @@ typedef struct ox_serve_options {
   uint64_t delay_us; /* default max queue delay */
   bool access_log;
   int drain_seconds; /* how long shutdown waits for requests in flight */
+  bool model_control; /* --model-control explicit */
 } ox_serve_options;
 int ox_serve_main(const ox_serve_options *o);
 

@@ -28,6 +28,7 @@ int ox_serve_main(const ox_serve_options *o) {
   memset(&srv, 0, sizeof srv);
   srv.max_body = o->max_body;
   srv.access_log = o->access_log;
+  srv.model_control = o->model_control;
   if (ox_serve_repo_open(&srv.repo, o->repository, threads, o->max_batch, o->delay_us * 1000u, err,
                          sizeof err)) {
     fprintf(stderr, "onnxc serve: %s\n", err);
