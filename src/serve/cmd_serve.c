@@ -1,6 +1,7 @@
 /* cmd_serve.c - `onnxc serve --model-repository DIR [--host H] [--port P]
  * [--threads N] [--max-body SIZE] [--max-batch-size N] [--max-queue-delay-us U]
- * [--no-access-log] [--drain-timeout S] [--model-control none|explicit]`: the tool's subcommand for the
+ * [--no-access-log] [--drain-timeout S] [--model-control none|explicit]
+ * [--auth-token-file FILE] [--metrics-auth]`: the tool's subcommand for the
  * server of this folder. It lives here, not in src/cli/, because the layers
  * put the server after the tool: the server may use the tool's cli.h (the
  * subcommand's signature, option helpers), the tool never the server.
@@ -22,6 +23,7 @@ static void usage(FILE *f) {
           "                   [--max-body SIZE] [--max-batch-size N] [--max-queue-delay-us U]\n"
           "                   [--no-access-log] [--drain-timeout S]\n"
           "                   [--model-control none|explicit]\n"
+          "                   [--auth-token-file FILE] [--metrics-auth]\n"
           "Serves the models of DIR over HTTP with the Open Inference Protocol (KServe v2\n"
           "REST, also Triton's HTTP API), binary tensor data and repository extensions.\n"
           "  --model-repository DIR  DIR/<model>/<version>/model.onnx (the highest version is\n"
@@ -45,6 +47,14 @@ static void usage(FILE *f) {
           "                  .../unload change what is served; none (default): they answer\n"
           "                  403, so that no client can reconfigure a deployed server (the\n"
           "                  index stays readable; every model is loaded at start either way)\n"
+          "  --auth-token-file FILE  bearer tokens, one a line ('#' comments, blank lines\n"
+          "                  skipped; re-read on SIGHUP): every request but the health probes\n"
+          "                  (/v2/health/live, /v2/health/ready, .../ready) needs\n"
+          "                  'Authorization: Bearer <token>', else 401 (default: no tokens,\n"
+          "                  everything open)\n"
+          "  --metrics-auth  /metrics needs a token too (default: open, as Prometheus scrapes\n"
+          "                  pods without credentials; the page holds counters and model\n"
+          "                  names, no tensor data)\n"
           "Endpoints: GET /v2, /v2/health/live, /v2/health/ready, /v2/models/M[/versions/V],\n"
           ".../ready, /metrics; POST .../infer, /v2/repository/index,\n"
           "/v2/repository/models/M/load, /v2/repository/models/M/unload.\n");
@@ -62,7 +72,8 @@ int ox_cmd_serve(int argc, char **argv) {
   const char *repo = NULL, *host = "127.0.0.1";
   long port = 8000, threads = 0, max_batch = 0, delay = 500, drain = 30;
   size_t max_body = (size_t)64 << 20;
-  bool access_log = true, model_control = false;
+  const char *token_file = NULL;
+  bool access_log = true, model_control = false, metrics_auth = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     bool ok = true;
@@ -71,6 +82,9 @@ int ox_cmd_serve(int argc, char **argv) {
       return 0;
     } else if (strcmp(a, "--no-access-log") == 0) {
       access_log = false;
+      continue;
+    } else if (strcmp(a, "--metrics-auth") == 0) {
+      metrics_auth = true;
       continue;
     } else if (!v || a[0] != '-') {
       fprintf(stderr, "onnxc serve: unexpected argument '%s'\n", a);
@@ -95,6 +109,8 @@ int ox_cmd_serve(int argc, char **argv) {
     } else if (strcmp(a, "--model-control") == 0) {
       ok = strcmp(v, "none") == 0 || strcmp(v, "explicit") == 0;
       model_control = strcmp(v, "explicit") == 0;
+    } else if (strcmp(a, "--auth-token-file") == 0) {
+      token_file = v;
     } else {
       fprintf(stderr, "onnxc serve: unknown option '%s'\n", a);
       usage(stderr);
@@ -121,10 +137,13 @@ int ox_cmd_serve(int argc, char **argv) {
                         .delay_us = (uint64_t)delay,
                         .access_log = access_log,
                         .drain_seconds = (int)drain,
-                        .model_control = model_control};
+                        .model_control = model_control,
+                        .auth_token_file = token_file,
+                        .metrics_auth = metrics_auth};
   return ox_serve_main(&o);
 #else
-  (void)host, (void)access_log, (void)model_control;
+  (void)host, (void)access_log, (void)model_control, (void)token_file,
+      (void)metrics_auth;
   fprintf(stderr,
           "onnxc serve: this onnxc was built without the server (libmicrohttpd or jansson was "
           "not found at build time, or -DONNXC_SERVE=OFF; install libmicrohttpd-dev and "

@@ -52,6 +52,13 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, ox_serve_server *srv
     snprintf(n, sizeof n, "%lld", rep->header_length);
     MHD_add_response_header(r, "Inference-Header-Content-Length", n);
   }
+  if (rep->www_authenticate)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, rep->www_authenticate);
+  if (rep->retry_after > 0) {
+    char n[16];
+    snprintf(n, sizeof n, "%d", rep->retry_after);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, n);
+  }
   /* while draining, clients are told to reconnect (to another replica) */
   if (atomic_load(&srv->draining)) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
   x->status = rep->status;
@@ -74,12 +81,29 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     snprintf(x->url, sizeof x->url, "%s", url);
     *con_cls = x;
     atomic_fetch_add(&srv->in_flight, 1);
+    /* before any of the body is read: a client without a token gets nothing
+       buffered for it */
+    if (ox_serve_auth_needed(&srv->auth, url)) {
+      const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+      if (!ox_serve_auth_check(&srv->auth, h)) {
+        ox_serve_reply rep = {0};
+        ox_serve_reply_error(&rep, 401,
+                             h ? "the Authorization header carries no valid bearer token"
+                               : "this endpoint needs an Authorization header: 'Bearer <token>'");
+        /* RFC 6750: the error code only when a token was presented */
+        rep.www_authenticate = h ? "Bearer realm=\"onnxc\", error=\"invalid_token\""
+                                 : "Bearer realm=\"onnxc\"";
+        ox_serve_metrics_reject(OX_SERVE_REJECT_UNAUTHORIZED);
+        return send_reply(c, srv, x, &rep);
+      }
+    }
     const char *cl =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     unsigned long long declared = cl ? strtoull(cl, NULL, 10) : 0;
     if (declared > srv->max_body) {
       x->too_big = true;
       if (declared > srv->max_body + DISCARD_SLACK) { /* not worth reading: answer now */
+        ox_serve_metrics_reject(OX_SERVE_REJECT_BODY_SIZE);
         ox_serve_reply rep = {0};
         ox_serve_reply_error(&rep, 413, "request body of %llu bytes is over the limit (%zu)",
                              declared, srv->max_body);
@@ -111,10 +135,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
   }
   if (x->status) return MHD_YES; /* answered early */
   ox_serve_reply rep = {0};
-  if (x->too_big)
+  if (x->too_big) {
+    ox_serve_metrics_reject(OX_SERVE_REJECT_BODY_SIZE);
     ox_serve_reply_error(&rep, 413, "request body of %zu bytes is over the limit (%zu)",
                          x->received, srv->max_body);
-  else if (x->body.oom)
+  } else if (x->body.oom)
     ox_serve_reply_error(&rep, 500, "out of memory reading the body");
   else
     ox_serve_route(

@@ -473,6 +473,7 @@ void ox_serve_route(ox_serve_server *srv, const char *method, const char *url,
       /* a server that anyone who reaches it can reconfigure is not one to
          deploy: changing what is loaded is opt-in (--model-control explicit) */
       if (!srv->model_control) {
+        ox_serve_metrics_reject(OX_SERVE_REJECT_FORBIDDEN);
         ox_serve_reply_error(rep, 403,
                              "%s is refused: the server runs with --model-control none (start "
                              "it with --model-control explicit to load and unload models)",

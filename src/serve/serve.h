@@ -3,8 +3,9 @@
  *
  * Files, one job each:
  *   cmd_serve.c  the tool's `serve` subcommand: options (built without the server too)
- *   server.c     start, signals, graceful shutdown
- *   http.c       libmicrohttpd glue: bodies, limits, responses, access log
+ *   server.c     start, signals (SIGHUP: token reload), graceful shutdown
+ *   http.c       libmicrohttpd glue: bodies, limits, responses, access log, TLS
+ *   auth.c       bearer tokens: the token file, open paths, the check
  *   router.c     paths and methods -> handlers (health, metadata, repository, infer)
  *   codec.c      JSON tensors <-> onnxc values, protocol datatypes, the response writer
  *   binary.c     the binary tensor data extension
@@ -60,6 +61,20 @@ void ox_serve_hist_add(ox_serve_hist *h, uint64_t ns);
 void ox_serve_metrics_batch(ox_serve_metrics *m, size_t requests);
 /* counts a finished HTTP response by status code (process-wide table) */
 void ox_serve_metrics_http(int status);
+
+/* why a request or a connection was turned away (onnxc_http_rejections_total) */
+typedef enum ox_serve_reject {
+  OX_SERVE_REJECT_CONNECTIONS,        /* --max-connections reached */
+  OX_SERVE_REJECT_CLIENT_CONNECTIONS, /* --max-connections-per-client reached */
+  OX_SERVE_REJECT_HEADER_SIZE,        /* 431 */
+  OX_SERVE_REJECT_BODY_SIZE,          /* 413 */
+  OX_SERVE_REJECT_REQUEST_TIMEOUT,    /* --request-timeout: closed before the request was whole */
+  OX_SERVE_REJECT_QUEUE_FULL,         /* 503 */
+  OX_SERVE_REJECT_UNAUTHORIZED,       /* 401 */
+  OX_SERVE_REJECT_FORBIDDEN,          /* 403 */
+  OX_SERVE_REJECT_N
+} ox_serve_reject;
+void ox_serve_metrics_reject(ox_serve_reject why);
 struct ox_serve_repo;
 /* the whole /metrics page */
 void ox_serve_metrics_write(struct ox_serve_repo *r, int in_flight, ox_serve_buf *out);
@@ -182,6 +197,8 @@ typedef struct ox_serve_reply {
   ox_serve_buf body;
   const char *content_type;
   long long header_length; /* >= 0: Inference-Header-Content-Length */
+  const char *www_authenticate; /* a 401's WWW-Authenticate value */
+  int retry_after;              /* > 0: a 503's Retry-After seconds */
 } ox_serve_reply;
 
 /* sets a JSON {"error": msg} reply */
@@ -222,6 +239,27 @@ long long ox_serve_binary_split(const char *header, size_t body_len, char *err, 
 int ox_serve_binary_assign(ox_serve_input *ins, size_t n, const unsigned char *bytes, size_t len,
                            char *err, size_t errsz);
 
+/* ---------------------------------------------------------------- authentication */
+
+typedef struct ox_serve_auth {
+  const char *file; /* NULL: no authentication */
+  bool metrics;     /* --metrics-auth: /metrics needs a token too */
+  pthread_rwlock_t lock;
+  char **tokens;
+  size_t n_tokens;
+} ox_serve_auth;
+
+/* reads the token file when there is one: 0, or -1 with a message */
+int ox_serve_auth_init(ox_serve_auth *a, const char *file, bool metrics, char *err, size_t errsz);
+/* re-reads the file; on failure the old tokens stay: -1 with a message */
+int ox_serve_auth_reload(ox_serve_auth *a, char *err, size_t errsz);
+void ox_serve_auth_free(ox_serve_auth *a);
+/* false for the paths that stay open (health, model ready, /metrics unless
+   --metrics-auth) or when there are no tokens */
+bool ox_serve_auth_needed(const ox_serve_auth *a, const char *url);
+/* the Authorization header value (or NULL) carries one of the tokens */
+bool ox_serve_auth_check(ox_serve_auth *a, const char *authorization);
+
 /* ---------------------------------------------------------------- server and routing */
 
 typedef struct ox_serve_server {
@@ -230,6 +268,7 @@ typedef struct ox_serve_server {
   size_t max_body;
   bool access_log;
   bool model_control; /* --model-control explicit: load/unload allowed */
+  ox_serve_auth auth;
   atomic_bool draining;
   _Atomic int in_flight; /* requests received and not yet answered */
 } ox_serve_server;
@@ -253,6 +292,8 @@ typedef struct ox_serve_options {
   bool access_log;
   int drain_seconds; /* how long shutdown waits for requests in flight */
   bool model_control; /* --model-control explicit */
+  const char *auth_token_file; /* NULL: no authentication */
+  bool metrics_auth;
 } ox_serve_options;
 int ox_serve_main(const ox_serve_options *o);
 

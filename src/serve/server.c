@@ -22,6 +22,7 @@ int ox_serve_main(const ox_serve_options *o) {
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGTERM);
   sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGHUP); /* re-read the token file */
   pthread_sigmask(SIG_BLOCK, &sigs, NULL);
   signal(SIGPIPE, SIG_IGN);
 
@@ -29,14 +30,21 @@ int ox_serve_main(const ox_serve_options *o) {
   srv.max_body = o->max_body;
   srv.access_log = o->access_log;
   srv.model_control = o->model_control;
+  if (ox_serve_auth_init(&srv.auth, o->auth_token_file, o->metrics_auth, err, sizeof err)) {
+    fprintf(stderr, "onnxc serve: --auth-token-file: %s\n", err);
+    ox_serve_auth_free(&srv.auth);
+    return 1;
+  }
   if (ox_serve_repo_open(&srv.repo, o->repository, threads, o->max_batch, o->delay_us * 1000u, err,
                          sizeof err)) {
     fprintf(stderr, "onnxc serve: %s\n", err);
+    ox_serve_auth_free(&srv.auth);
     return 1;
   }
   if (ox_serve_sched_start(&srv.sched, threads)) {
     fprintf(stderr, "onnxc serve: cannot start the worker threads\n");
     ox_serve_repo_close(&srv.repo);
+    ox_serve_auth_free(&srv.auth);
     return 1;
   }
   ox_serve_repo_load_all(&srv.repo);
@@ -46,12 +54,27 @@ int ox_serve_main(const ox_serve_options *o) {
     fprintf(stderr, "onnxc serve: %s\n", err);
     ox_serve_sched_stop(&srv.sched);
     ox_serve_repo_close(&srv.repo);
+    ox_serve_auth_free(&srv.auth);
     return 1;
   }
   fprintf(stderr, "onnxc serve: listening on %s:%d (%d workers, onnxc %s)\n", o->host, port,
           threads, onnxc_version());
+  if (o->auth_token_file)
+    fprintf(stderr, "onnxc serve: bearer tokens from %s (%zu; SIGHUP re-reads it)\n",
+            o->auth_token_file, srv.auth.n_tokens);
   int sig = 0;
-  sigwait(&sigs, &sig);
+  for (;;) {
+    sigwait(&sigs, &sig);
+    if (sig != SIGHUP) break;
+    if (!o->auth_token_file) {
+      fprintf(stderr, "onnxc serve: SIGHUP: no --auth-token-file to re-read\n");
+    } else if (ox_serve_auth_reload(&srv.auth, err, sizeof err)) {
+      fprintf(stderr, "onnxc serve: SIGHUP: %s; the previous tokens stay in force\n", err);
+    } else {
+      fprintf(stderr, "onnxc serve: SIGHUP: %zu bearer token(s) from %s\n", srv.auth.n_tokens,
+              o->auth_token_file);
+    }
+  }
   fprintf(stderr, "onnxc serve: %s: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   atomic_store(&srv.draining, true);
   ox_serve_http_quiesce(d);
@@ -64,6 +87,7 @@ int ox_serve_main(const ox_serve_options *o) {
   ox_serve_http_stop(d);
   ox_serve_sched_stop(&srv.sched);
   ox_serve_repo_close(&srv.repo);
+  ox_serve_auth_free(&srv.auth);
   if (left > 0)
     fprintf(stderr, "onnxc serve: stopped with %d request(s) cut off after %d s\n", left,
             o->drain_seconds);
