@@ -312,12 +312,20 @@ void ox_serve_infer(ox_serve_server *srv, ox_serve_version *ver, const char *bod
   int status = infer_prepare(ver, body, body_len, header_len, &q);
   if (status) atomic_fetch_sub(&srv->sched.arriving, 1);
   if (status == 0) {
-    ox_serve_sched_run(&srv->sched, &q.job);
-    ox_serve_hist_add(&mt->queue, q.job.t_start - q.job.t_enqueue);
-    if (q.job.status) {
+    if (!ox_serve_sched_run(&srv->sched, &q.job)) {
+      status = 503;
+      snprintf(q.err, sizeof q.err,
+               "model '%s': the server is overloaded (%d inference requests already waiting, "
+               "--max-queue); retry later",
+               ver->model_name, srv->sched.max_queue);
+      ox_serve_metrics_reject(OX_SERVE_REJECT_QUEUE_FULL);
+      rep->retry_after = 1;
+    } else if (q.job.status) {
+      ox_serve_hist_add(&mt->queue, q.job.t_start - q.job.t_enqueue);
       status = q.job.status == ONNXC_ERR_INVALID_ARG ? 400 : 500;
       snprintf(q.err, sizeof q.err, "model '%s': %s", ver->model_name, q.job.err);
     } else {
+      ox_serve_hist_add(&mt->queue, q.job.t_start - q.job.t_enqueue);
       status = infer_respond(ver, &q, rep);
     }
   }

@@ -6,6 +6,7 @@
  *   server.c     start, signals (SIGHUP: token reload), graceful shutdown
  *   http.c       libmicrohttpd glue: bodies, limits, responses, access log, TLS
  *   auth.c       bearer tokens: the token file, open paths, the check
+ *   guard.c      connection limits (overall, per client) and the request deadline
  *   router.c     paths and methods -> handlers (health, metadata, repository, infer)
  *   codec.c      JSON tensors <-> onnxc values, protocol datatypes, the response writer
  *   binary.c     the binary tensor data extension
@@ -160,16 +161,19 @@ typedef struct ox_serve_sched {
      gathering a batch waits (up to the delay) only while some are on the way,
      so that a lone request is not held back for nothing */
   _Atomic int arriving;
+  int waiting;   /* queued or gathered into a batch, not yet running */
+  int max_queue; /* more waiting ones are refused (503); 0: no bound */
   pthread_t *threads;
   int n_threads;
 } ox_serve_sched;
 
-int ox_serve_sched_start(ox_serve_sched *s, int threads);
+int ox_serve_sched_start(ox_serve_sched *s, int threads, int max_queue);
 /* finishes the queued jobs, then joins the workers */
 void ox_serve_sched_stop(ox_serve_sched *s);
 /* queues the job and waits until a worker ran it (job->status, job->err);
-   the caller counted it in `arriving` first */
-void ox_serve_sched_run(ox_serve_sched *s, ox_serve_job *job);
+   the caller counted it in `arriving` first. false (and nothing run) when
+   max_queue requests are already waiting. */
+bool ox_serve_sched_run(ox_serve_sched *s, ox_serve_job *job);
 
 /* batch.c: true when every input has the same dtype, rank and dims after the
    first in a and b */
@@ -260,6 +264,36 @@ bool ox_serve_auth_needed(const ox_serve_auth *a, const char *url);
 /* the Authorization header value (or NULL) carries one of the tokens */
 bool ox_serve_auth_check(ox_serve_auth *a, const char *authorization);
 
+/* ---------------------------------------------------------------- connection limits */
+
+typedef struct ox_serve_conn ox_serve_conn;
+typedef struct ox_serve_guard {
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  ox_serve_conn *head; /* open connections */
+  int n_conns;
+  int max_conns, max_per_client; /* 0: no limit */
+  uint64_t request_ns;           /* deadline for a whole request; 0: none */
+  bool stop, reaping;
+  pthread_t reaper;
+} ox_serve_guard;
+
+int ox_serve_guard_start(ox_serve_guard *g, int max_conns, int max_per_client, int request_s);
+/* after the daemon stopped */
+void ox_serve_guard_stop(ox_serve_guard *g);
+struct sockaddr;
+/* a new connection from addr is within the limits (else counted as rejected) */
+bool ox_serve_guard_admit(ox_serve_guard *g, const struct sockaddr *addr);
+/* an accepted connection: counted, and its first request's deadline starts */
+ox_serve_conn *ox_serve_guard_open(ox_serve_guard *g, const struct sockaddr *addr, size_t addr_len,
+                                   int fd);
+/* before the socket is closed */
+void ox_serve_guard_close(ox_serve_guard *g, ox_serve_conn *c);
+/* the request is whole: no deadline while it is served */
+void ox_serve_guard_request_whole(ox_serve_guard *g, ox_serve_conn *c);
+/* the answer is sent: the next request on the connection has its deadline */
+void ox_serve_guard_request_done(ox_serve_guard *g, ox_serve_conn *c);
+
 /* ---------------------------------------------------------------- server and routing */
 
 typedef struct ox_serve_server {
@@ -269,6 +303,9 @@ typedef struct ox_serve_server {
   bool access_log;
   bool model_control; /* --model-control explicit: load/unload allowed */
   ox_serve_auth auth;
+  ox_serve_guard guard;
+  size_t max_header; /* request line + headers, bytes: larger get 431 */
+  int idle_s;        /* --idle-timeout */
   atomic_bool draining;
   _Atomic int in_flight; /* requests received and not yet answered */
 } ox_serve_server;
@@ -294,6 +331,10 @@ typedef struct ox_serve_options {
   bool model_control; /* --model-control explicit */
   const char *auth_token_file; /* NULL: no authentication */
   bool metrics_auth;
+  int max_conns, max_per_client; /* --max-connections, --max-connections-per-client */
+  size_t max_header;             /* --max-header */
+  int request_s, idle_s;         /* --request-timeout, --idle-timeout */
+  int max_queue;                 /* --max-queue: waiting inference requests, then 503 */
 } ox_serve_options;
 int ox_serve_main(const ox_serve_options *o);
 

@@ -30,6 +30,8 @@ int ox_serve_main(const ox_serve_options *o) {
   srv.max_body = o->max_body;
   srv.access_log = o->access_log;
   srv.model_control = o->model_control;
+  srv.max_header = o->max_header;
+  srv.idle_s = o->idle_s;
   if (ox_serve_auth_init(&srv.auth, o->auth_token_file, o->metrics_auth, err, sizeof err)) {
     fprintf(stderr, "onnxc serve: --auth-token-file: %s\n", err);
     ox_serve_auth_free(&srv.auth);
@@ -41,17 +43,25 @@ int ox_serve_main(const ox_serve_options *o) {
     ox_serve_auth_free(&srv.auth);
     return 1;
   }
-  if (ox_serve_sched_start(&srv.sched, threads)) {
+  if (ox_serve_sched_start(&srv.sched, threads, o->max_queue)) {
     fprintf(stderr, "onnxc serve: cannot start the worker threads\n");
     ox_serve_repo_close(&srv.repo);
     ox_serve_auth_free(&srv.auth);
     return 1;
   }
   ox_serve_repo_load_all(&srv.repo);
+  if (ox_serve_guard_start(&srv.guard, o->max_conns, o->max_per_client, o->request_s)) {
+    fprintf(stderr, "onnxc serve: cannot start the request-timeout thread\n");
+    ox_serve_sched_stop(&srv.sched);
+    ox_serve_repo_close(&srv.repo);
+    ox_serve_auth_free(&srv.auth);
+    return 1;
+  }
   int port = 0;
   struct MHD_Daemon *d = ox_serve_http_start(&srv, o->host, o->port, &port, err, sizeof err);
   if (!d) {
     fprintf(stderr, "onnxc serve: %s\n", err);
+    ox_serve_guard_stop(&srv.guard);
     ox_serve_sched_stop(&srv.sched);
     ox_serve_repo_close(&srv.repo);
     ox_serve_auth_free(&srv.auth);
@@ -85,6 +95,7 @@ int ox_serve_main(const ox_serve_options *o) {
   }
   int left = atomic_load(&srv.in_flight);
   ox_serve_http_stop(d);
+  ox_serve_guard_stop(&srv.guard);
   ox_serve_sched_stop(&srv.sched);
   ox_serve_repo_close(&srv.repo);
   ox_serve_auth_free(&srv.auth);
