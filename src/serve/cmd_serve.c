@@ -3,7 +3,7 @@
  * [--no-access-log] [--drain-timeout S] [--model-control none|explicit]
  * [--auth-token-file FILE] [--metrics-auth] [--max-connections N]
  * [--max-connections-per-client N] [--max-header SIZE] [--request-timeout S]
- * [--idle-timeout S] [--max-queue N]`: the tool's subcommand for the
+ * [--idle-timeout S] [--max-queue N] [--tls-cert FILE --tls-key FILE]`: the tool's subcommand for the
  * server of this folder. It lives here, not in src/cli/, because the layers
  * put the server after the tool: the server may use the tool's cli.h (the
  * subcommand's signature, option helpers), the tool never the server.
@@ -28,7 +28,7 @@ static void usage(FILE *f) {
           "                   [--auth-token-file FILE] [--metrics-auth]\n"
           "                   [--max-connections N] [--max-connections-per-client N]\n"
           "                   [--max-header SIZE] [--request-timeout S] [--idle-timeout S]\n"
-          "                   [--max-queue N]\n"
+          "                   [--max-queue N] [--tls-cert FILE --tls-key FILE]\n"
           "Serves the models of DIR over HTTP with the Open Inference Protocol (KServe v2\n"
           "REST, also Triton's HTTP API), binary tensor data and repository extensions.\n"
           "  --model-repository DIR  DIR/<model>/<version>/model.onnx (the highest version is\n"
@@ -75,6 +75,9 @@ static void usage(FILE *f) {
           "                  seconds (default 15; not while its request is being served)\n"
           "  --max-queue N   inference requests waiting for a worker or a batch; more get\n"
           "                  503 with Retry-After: 1 (default 256; 0: no bound)\n"
+          "  --tls-cert FILE --tls-key FILE  HTTPS: the PEM certificate (chain) and its\n"
+          "                  private key; TLS 1.2 and 1.3 only (default: plain HTTP, for a\n"
+          "                  mesh or ingress that terminates TLS)\n"
           "Endpoints: GET /v2, /v2/health/live, /v2/health/ready, /v2/models/M[/versions/V],\n"
           ".../ready, /metrics; POST .../infer, /v2/repository/index,\n"
           "/v2/repository/models/M/load, /v2/repository/models/M/unload.\n");
@@ -93,7 +96,7 @@ int ox_cmd_serve(int argc, char **argv) {
   long port = 8000, threads = 0, max_batch = 0, delay = 500, drain = 30;
   long max_conns = 512, max_per_client = 64, request_s = 30, idle_s = 15, max_queue = 256;
   size_t max_body = (size_t)64 << 20, max_header = (size_t)16 << 10;
-  const char *token_file = NULL;
+  const char *token_file = NULL, *tls_cert = NULL, *tls_key = NULL;
   bool access_log = true, model_control = false, metrics_auth = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -144,6 +147,10 @@ int ox_cmd_serve(int argc, char **argv) {
       ok = parse_int(v, 1, 86400, &idle_s);
     } else if (strcmp(a, "--max-queue") == 0) {
       ok = parse_int(v, 0, 1 << 20, &max_queue);
+    } else if (strcmp(a, "--tls-cert") == 0) {
+      tls_cert = v;
+    } else if (strcmp(a, "--tls-key") == 0) {
+      tls_key = v;
     } else {
       fprintf(stderr, "onnxc serve: unknown option '%s'\n", a);
       usage(stderr);
@@ -158,6 +165,11 @@ int ox_cmd_serve(int argc, char **argv) {
   if (!repo) {
     fprintf(stderr, "onnxc serve: --model-repository DIR is required\n");
     usage(stderr);
+    return 2;
+  }
+  if (!tls_cert != !tls_key) {
+    fprintf(stderr, "onnxc serve: --tls-cert and --tls-key go together (%s is missing)\n",
+            tls_cert ? "--tls-key" : "--tls-cert");
     return 2;
   }
 #ifdef ONNXC_HAVE_SERVE
@@ -178,7 +190,9 @@ int ox_cmd_serve(int argc, char **argv) {
                         .max_header = max_header,
                         .request_s = (int)request_s,
                         .idle_s = (int)idle_s,
-                        .max_queue = (int)max_queue};
+                        .max_queue = (int)max_queue,
+                        .tls_cert = tls_cert,
+                        .tls_key = tls_key};
   return ox_serve_main(&o);
 #else
   (void)host, (void)access_log, (void)model_control, (void)token_file,

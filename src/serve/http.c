@@ -1,4 +1,4 @@
-/* http.c - HTTP/1.1 through libmicrohttpd. One thread per connection: a
+/* http.c - HTTP/1.1 (over TLS with --tls-cert) through libmicrohttpd. One thread per connection: a
  * connection thread reads the body, routes it and, for an inference, sleeps
  * while a worker of the pool runs the model (sched.c). Threads are cheap next
  * to a model run, and blocking threads are what lets many requests wait in
@@ -255,6 +255,22 @@ struct MHD_Daemon *ox_serve_http_start(ox_serve_server *srv, const char *host, i
   unsigned flags =
       MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC;
   if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+  /* TLS through libmicrohttpd's GnuTLS: TLS 1.2 and 1.3 only (1.0 and 1.1 are
+     deprecated, RFC 8996), GnuTLS's default ("NORMAL") ciphers within them */
+  struct MHD_OptionItem tls[] = {
+      {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert},
+      {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key},
+      {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"},
+      {MHD_OPTION_END, 0, NULL},
+  };
+  if (srv->tls_cert) {
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+      freeaddrinfo(ai);
+      snprintf(err, errsz, "--tls-cert: this libmicrohttpd was built without TLS (GnuTLS)");
+      return NULL;
+    }
+    flags |= MHD_USE_TLS;
+  }
   /* the pool holds the headers and the read and write buffers: room for the
      largest headers we answer ourselves (with a JSON 431) and the buffers */
   size_t pool = srv->max_header * 2 + ((size_t)32 << 10);
@@ -266,11 +282,18 @@ struct MHD_Daemon *ox_serve_http_start(ox_serve_server *srv, const char *host, i
       MHD_OPTION_NOTIFY_COMPLETED, completed, srv, MHD_OPTION_NOTIFY_CONNECTION, connection_cb,
       srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->idle_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
       pool, MHD_OPTION_CONNECTION_LIMIT, limit,
-      MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
+      MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_ARRAY,
+      srv->tls_cert ? tls : tls + 3, MHD_OPTION_END);
   freeaddrinfo(ai);
   if (!d) {
-    snprintf(err, errsz, "cannot listen on %s:%d (in use, or not an address of this machine)", host,
-             port);
+    if (srv->tls_cert)
+      snprintf(err, errsz,
+               "cannot listen on %s:%d with TLS (the address is in use or not this machine's, or "
+               "--tls-cert/--tls-key are not a PEM certificate and its private key)",
+               host, port);
+    else
+      snprintf(err, errsz, "cannot listen on %s:%d (in use, or not an address of this machine)",
+               host, port);
     return NULL;
   }
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);

@@ -306,6 +306,7 @@ typedef struct ox_serve_server {
   ox_serve_guard guard;
   size_t max_header; /* request line + headers, bytes: larger get 431 */
   int idle_s;        /* --idle-timeout */
+  char *tls_cert, *tls_key; /* PEM text; NULL: plain HTTP */
   atomic_bool draining;
   _Atomic int in_flight; /* requests received and not yet answered */
 } ox_serve_server;
@@ -335,6 +336,7 @@ typedef struct ox_serve_options {
   size_t max_header;             /* --max-header */
   int request_s, idle_s;         /* --request-timeout, --idle-timeout */
   int max_queue;                 /* --max-queue: waiting inference requests, then 503 */
+  const char *tls_cert, *tls_key; /* PEM files; both or neither */
 } ox_serve_options;
 int ox_serve_main(const ox_serve_options *o);
 
