@@ -87,8 +87,9 @@ function init(args)
 end
 EOF
 
+# wrk's connections all come from 127.0.0.1: no per-client connection limit
 "$onnxc" serve --model-repository "$repo" --host 127.0.0.1 --port 0 --threads "$threads" \
-  --no-access-log >"$work/server.log" 2>&1 &
+  --no-access-log --max-connections-per-client 0 >"$work/server.log" 2>&1 &
 pid=$!
 port=
 for _ in $(seq 1 600); do

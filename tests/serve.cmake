@@ -19,6 +19,12 @@ if(ONNXC_SERVE_FOUND AND SYSTEM_PYTHON3)
   if(TARGET concurrency_tests)
     add_dependencies(concurrency_tests onnxc_cli)
   endif()
+  # what makes it safe to deploy: bearer tokens (SIGHUP reload), model control,
+  # connection/header/body/time limits under a slow-loris, the full queue, TLS
+  add_test(NAME serve_secure
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve/test_serve_secure.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/serve_secure)
+  set_tests_properties(serve_secure PROPERTIES TIMEOUT 180 LABELS concurrency)
 endif()
 
 # deploy/ (Dockerfile, KServe and Kubernetes YAML) against the server's

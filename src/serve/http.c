@@ -1,4 +1,4 @@
-/* http.c - HTTP/1.1 through libmicrohttpd. One thread per connection: a
+/* http.c - HTTP/1.1 (over TLS with --tls-cert) through libmicrohttpd. One thread per connection: a
  * connection thread reads the body, routes it and, for an inference, sleeps
  * while a worker of the pool runs the model (sched.c). Threads are cheap next
  * to a model run, and blocking threads are what lets many requests wait in
@@ -52,6 +52,13 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, ox_serve_server *srv
     snprintf(n, sizeof n, "%lld", rep->header_length);
     MHD_add_response_header(r, "Inference-Header-Content-Length", n);
   }
+  if (rep->www_authenticate)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, rep->www_authenticate);
+  if (rep->retry_after > 0) {
+    char n[16];
+    snprintf(n, sizeof n, "%d", rep->retry_after);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, n);
+  }
   /* while draining, clients are told to reconnect (to another replica) */
   if (atomic_load(&srv->draining)) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
   x->status = rep->status;
@@ -60,6 +67,46 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, ox_serve_server *srv
   MHD_destroy_response(r);
   return ret;
 }
+
+/* ---------------------------------------------------------------- limits */
+
+static enum MHD_Result accept_cb(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
+  (void)addrlen;
+  ox_serve_server *srv = cls;
+  return ox_serve_guard_admit(&srv->guard, addr) ? MHD_YES : MHD_NO;
+}
+
+static void connection_cb(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+  ox_serve_server *srv = cls;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    const union MHD_ConnectionInfo *a = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const union MHD_ConnectionInfo *f = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const struct sockaddr *sa = a ? a->client_addr : NULL;
+    size_t len = !sa                        ? 0
+                 : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                             : sizeof(struct sockaddr_in);
+    *socket_context = f ? ox_serve_guard_open(&srv->guard, sa, len, f->connect_fd) : NULL;
+  } else {
+    ox_serve_guard_close(&srv->guard, *socket_context);
+    *socket_context = NULL;
+  }
+}
+
+static ox_serve_conn *guard_conn(struct MHD_Connection *c) {
+  const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return i ? i->socket_context : NULL;
+}
+
+static enum MHD_Result add_header_size(void *cls, enum MHD_ValueKind kind, const char *key,
+                                       const char *value) {
+  (void)kind;
+  size_t *n = cls;
+  *n += strlen(key) + (value ? strlen(value) : 0) + 4; /* "k: v\r\n" */
+  return MHD_YES;
+}
+
+/* ---------------------------------------------------------------- requests */
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
                                const char *method, const char *version, const char *upload,
@@ -74,12 +121,43 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     snprintf(x->url, sizeof x->url, "%s", url);
     *con_cls = x;
     atomic_fetch_add(&srv->in_flight, 1);
+    /* the request line and headers as sent, give or take the spaces: within
+       the limit for libmicrohttpd's memory pool, larger ones are answered by
+       libmicrohttpd itself (431, its own body) before they reach us */
+    size_t head = strlen(method) + strlen(url) + 12;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, add_header_size, &head);
+    if (head > srv->max_header) {
+      ox_serve_reply rep = {0};
+      ox_serve_reply_error(&rep, 431,
+                           "the request line and headers take %zu bytes, over the limit (%zu, "
+                           "--max-header)",
+                           head, srv->max_header);
+      ox_serve_metrics_reject(OX_SERVE_REJECT_HEADER_SIZE);
+      return send_reply(c, srv, x, &rep);
+    }
+    /* before any of the body is read: a client without a token gets nothing
+       buffered for it */
+    if (ox_serve_auth_needed(&srv->auth, url)) {
+      const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+      if (!ox_serve_auth_check(&srv->auth, h)) {
+        ox_serve_reply rep = {0};
+        ox_serve_reply_error(&rep, 401,
+                             h ? "the Authorization header carries no valid bearer token"
+                               : "this endpoint needs an Authorization header: 'Bearer <token>'");
+        /* RFC 6750: the error code only when a token was presented */
+        rep.www_authenticate = h ? "Bearer realm=\"onnxc\", error=\"invalid_token\""
+                                 : "Bearer realm=\"onnxc\"";
+        ox_serve_metrics_reject(OX_SERVE_REJECT_UNAUTHORIZED);
+        return send_reply(c, srv, x, &rep);
+      }
+    }
     const char *cl =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     unsigned long long declared = cl ? strtoull(cl, NULL, 10) : 0;
     if (declared > srv->max_body) {
       x->too_big = true;
       if (declared > srv->max_body + DISCARD_SLACK) { /* not worth reading: answer now */
+        ox_serve_metrics_reject(OX_SERVE_REJECT_BODY_SIZE);
         ox_serve_reply rep = {0};
         ox_serve_reply_error(&rep, 413, "request body of %llu bytes is over the limit (%zu)",
                              declared, srv->max_body);
@@ -110,11 +188,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     return x->received > srv->max_body + DISCARD_SLACK ? MHD_NO : MHD_YES;
   }
   if (x->status) return MHD_YES; /* answered early */
+  ox_serve_guard_request_whole(&srv->guard, guard_conn(c));
   ox_serve_reply rep = {0};
-  if (x->too_big)
+  if (x->too_big) {
+    ox_serve_metrics_reject(OX_SERVE_REJECT_BODY_SIZE);
     ox_serve_reply_error(&rep, 413, "request body of %zu bytes is over the limit (%zu)",
                          x->received, srv->max_body);
-  else if (x->body.oom)
+  } else if (x->body.oom)
     ox_serve_reply_error(&rep, 500, "out of memory reading the body");
   else
     ox_serve_route(
@@ -130,6 +210,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
   conn_ctx *x = *con_cls;
   if (!x) return;
   *con_cls = NULL;
+  ox_serve_guard_request_done(&srv->guard, guard_conn(c));
   if (x->status) ox_serve_metrics_http(x->status);
   if (srv->access_log) {
     char addr[INET6_ADDRSTRLEN] = "-";
@@ -174,14 +255,45 @@ struct MHD_Daemon *ox_serve_http_start(ox_serve_server *srv, const char *host, i
   unsigned flags =
       MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC;
   if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+  /* TLS through libmicrohttpd's GnuTLS: TLS 1.2 and 1.3 only (1.0 and 1.1 are
+     deprecated, RFC 8996), GnuTLS's default ("NORMAL") ciphers within them */
+  struct MHD_OptionItem tls[] = {
+      {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert},
+      {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key},
+      {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"},
+      {MHD_OPTION_END, 0, NULL},
+  };
+  if (srv->tls_cert) {
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+      freeaddrinfo(ai);
+      snprintf(err, errsz, "--tls-cert: this libmicrohttpd was built without TLS (GnuTLS)");
+      return NULL;
+    }
+    flags |= MHD_USE_TLS;
+  }
+  /* the pool holds the headers and the read and write buffers: room for the
+     largest headers we answer ourselves (with a JSON 431) and the buffers */
+  size_t pool = srv->max_header * 2 + ((size_t)32 << 10);
+  /* libmicrohttpd's own limit drops connections without telling us: ours
+     (accept_cb) is the one that counts, this one only backs it */
+  unsigned limit = (unsigned)srv->guard.max_conns + 16u;
   struct MHD_Daemon *d = MHD_start_daemon(
-      flags, (uint16_t)port, NULL, NULL, handler, srv, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-      MHD_OPTION_NOTIFY_COMPLETED, completed, srv, MHD_OPTION_CONNECTION_TIMEOUT, 300u,
-      MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
+      flags, (uint16_t)port, accept_cb, srv, handler, srv, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+      MHD_OPTION_NOTIFY_COMPLETED, completed, srv, MHD_OPTION_NOTIFY_CONNECTION, connection_cb,
+      srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->idle_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      pool, MHD_OPTION_CONNECTION_LIMIT, limit,
+      MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_ARRAY,
+      srv->tls_cert ? tls : tls + 3, MHD_OPTION_END);
   freeaddrinfo(ai);
   if (!d) {
-    snprintf(err, errsz, "cannot listen on %s:%d (in use, or not an address of this machine)", host,
-             port);
+    if (srv->tls_cert)
+      snprintf(err, errsz,
+               "cannot listen on %s:%d with TLS (the address is in use or not this machine's, or "
+               "--tls-cert/--tls-key are not a PEM certificate and its private key)",
+               host, port);
+    else
+      snprintf(err, errsz, "cannot listen on %s:%d (in use, or not an address of this machine)",
+               host, port);
     return NULL;
   }
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);

@@ -14,6 +14,10 @@ static const unsigned batch_bounds[OX_SERVE_BATCH_BUCKETS - 1] = {1, 2, 4, 8, 16
 
 /* status codes seen: index by code - 100 for the ones in range */
 static _Atomic uint64_t http_counts[500];
+static _Atomic uint64_t rejections[OX_SERVE_REJECT_N];
+static const char *const reject_names[OX_SERVE_REJECT_N] = {
+    "connections",   "client_connections", "header_size", "body_size", "request_timeout",
+    "queue_full",    "unauthorized",       "forbidden"};
 
 uint64_t ox_serve_now_ns(void) {
   struct timespec ts;
@@ -41,6 +45,11 @@ void ox_serve_metrics_batch(ox_serve_metrics *m, size_t requests) {
 void ox_serve_metrics_http(int status) {
   if (status >= 100 && status < 600)
     atomic_fetch_add_explicit(&http_counts[status - 100], 1, memory_order_relaxed);
+}
+
+void ox_serve_metrics_reject(ox_serve_reject why) {
+  if ((unsigned)why < OX_SERVE_REJECT_N)
+    atomic_fetch_add_explicit(&rejections[why], 1, memory_order_relaxed);
 }
 
 static uint64_t get(_Atomic uint64_t *p) { return atomic_load_explicit(p, memory_order_relaxed); }
@@ -77,6 +86,13 @@ void ox_serve_metrics_write(ox_serve_repo *r, int in_flight, ox_serve_buf *out) 
       ox_serve_buf_printf(out, "onnxc_http_responses_total{code=\"%d\"} %llu\n", c + 100,
                           (unsigned long long)n);
   }
+  /* every reason, zeros included: an alert on a rate needs the series to exist */
+  ox_serve_buf_puts(out,
+                    "# HELP onnxc_http_rejections_total Requests and connections turned away, by "
+                    "reason.\n# TYPE onnxc_http_rejections_total counter\n");
+  for (int w = 0; w < OX_SERVE_REJECT_N; w++)
+    ox_serve_buf_printf(out, "onnxc_http_rejections_total{reason=\"%s\"} %llu\n", reject_names[w],
+                        (unsigned long long)get(&rejections[w]));
   /* model names are folder names: a name with a quote or backslash would break
      the label syntax, so such models are left out of the page */
   pthread_mutex_lock(&r->lock);

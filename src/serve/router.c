@@ -312,12 +312,20 @@ void ox_serve_infer(ox_serve_server *srv, ox_serve_version *ver, const char *bod
   int status = infer_prepare(ver, body, body_len, header_len, &q);
   if (status) atomic_fetch_sub(&srv->sched.arriving, 1);
   if (status == 0) {
-    ox_serve_sched_run(&srv->sched, &q.job);
-    ox_serve_hist_add(&mt->queue, q.job.t_start - q.job.t_enqueue);
-    if (q.job.status) {
+    if (!ox_serve_sched_run(&srv->sched, &q.job)) {
+      status = 503;
+      snprintf(q.err, sizeof q.err,
+               "model '%s': the server is overloaded (%d inference requests already waiting, "
+               "--max-queue); retry later",
+               ver->model_name, srv->sched.max_queue);
+      ox_serve_metrics_reject(OX_SERVE_REJECT_QUEUE_FULL);
+      rep->retry_after = 1;
+    } else if (q.job.status) {
+      ox_serve_hist_add(&mt->queue, q.job.t_start - q.job.t_enqueue);
       status = q.job.status == ONNXC_ERR_INVALID_ARG ? 400 : 500;
       snprintf(q.err, sizeof q.err, "model '%s': %s", ver->model_name, q.job.err);
     } else {
+      ox_serve_hist_add(&mt->queue, q.job.t_start - q.job.t_enqueue);
       status = infer_respond(ver, &q, rep);
     }
   }
@@ -470,6 +478,16 @@ void ox_serve_route(ox_serve_server *srv, const char *method, const char *url,
     }
     if (n == 5 && strcmp(seg[2], "models") == 0 &&
         (strcmp(seg[4], "load") == 0 || strcmp(seg[4], "unload") == 0)) {
+      /* a server that anyone who reaches it can reconfigure is not one to
+         deploy: changing what is loaded is opt-in (--model-control explicit) */
+      if (!srv->model_control) {
+        ox_serve_metrics_reject(OX_SERVE_REJECT_FORBIDDEN);
+        ox_serve_reply_error(rep, 403,
+                             "%s is refused: the server runs with --model-control none (start "
+                             "it with --model-control explicit to load and unload models)",
+                             url);
+        return;
+      }
       char err[1024];
       bool notfound = false;
       int rc = seg[4][0] == 'l' ? ox_serve_repo_load(&srv->repo, seg[3], &notfound, err, sizeof err)

@@ -94,6 +94,7 @@ static void *worker(void *arg) {
         wait_until(&s->work, &s->lock, deadline);
       }
     }
+    s->waiting -= (int)n;
     pthread_mutex_unlock(&s->lock);
     if (n == 1)
       ox_serve_job_run_single(first);
@@ -112,8 +113,9 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-int ox_serve_sched_start(ox_serve_sched *s, int threads) {
+int ox_serve_sched_start(ox_serve_sched *s, int threads, int max_queue) {
   memset(s, 0, sizeof *s);
+  s->max_queue = max_queue;
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->work, NULL);
   s->threads = calloc((size_t)threads, sizeof *s->threads);
@@ -136,13 +138,21 @@ void ox_serve_sched_stop(ox_serve_sched *s) {
   pthread_mutex_destroy(&s->lock);
 }
 
-void ox_serve_sched_run(ox_serve_sched *s, ox_serve_job *job) {
-  pthread_cond_init(&job->cv, NULL);
+bool ox_serve_sched_run(ox_serve_sched *s, ox_serve_job *job) {
   job->done = false;
   job->next = NULL;
   job->t_enqueue = ox_serve_now_ns();
   pthread_mutex_lock(&s->lock);
   atomic_fetch_sub(&s->arriving, 1); /* under the lock: a gathering worker sees it queued */
+  /* a bounded wait: past it, the client is better told to come back (or to
+     go to another replica) than left holding a connection for an answer that
+     would come too late */
+  if (s->max_queue && s->waiting >= s->max_queue) {
+    pthread_mutex_unlock(&s->lock);
+    return false;
+  }
+  s->waiting++;
+  pthread_cond_init(&job->cv, NULL);
   if (s->tail)
     s->tail->next = job;
   else
@@ -153,4 +163,5 @@ void ox_serve_sched_run(ox_serve_sched *s, ox_serve_job *job) {
   while (!job->done) pthread_cond_wait(&job->cv, &s->lock);
   pthread_mutex_unlock(&s->lock);
   pthread_cond_destroy(&job->cv);
+  return true;
 }

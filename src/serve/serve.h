@@ -3,8 +3,10 @@
  *
  * Files, one job each:
  *   cmd_serve.c  the tool's `serve` subcommand: options (built without the server too)
- *   server.c     start, signals, graceful shutdown
- *   http.c       libmicrohttpd glue: bodies, limits, responses, access log
+ *   server.c     start, signals (SIGHUP: token reload), graceful shutdown
+ *   http.c       libmicrohttpd glue: bodies, limits, responses, access log, TLS
+ *   auth.c       bearer tokens: the token file, open paths, the check
+ *   guard.c      connection limits (overall, per client) and the request deadline
  *   router.c     paths and methods -> handlers (health, metadata, repository, infer)
  *   codec.c      JSON tensors <-> onnxc values, protocol datatypes, the response writer
  *   binary.c     the binary tensor data extension
@@ -60,6 +62,20 @@ void ox_serve_hist_add(ox_serve_hist *h, uint64_t ns);
 void ox_serve_metrics_batch(ox_serve_metrics *m, size_t requests);
 /* counts a finished HTTP response by status code (process-wide table) */
 void ox_serve_metrics_http(int status);
+
+/* why a request or a connection was turned away (onnxc_http_rejections_total) */
+typedef enum ox_serve_reject {
+  OX_SERVE_REJECT_CONNECTIONS,        /* --max-connections reached */
+  OX_SERVE_REJECT_CLIENT_CONNECTIONS, /* --max-connections-per-client reached */
+  OX_SERVE_REJECT_HEADER_SIZE,        /* 431 */
+  OX_SERVE_REJECT_BODY_SIZE,          /* 413 */
+  OX_SERVE_REJECT_REQUEST_TIMEOUT,    /* --request-timeout: closed before the request was whole */
+  OX_SERVE_REJECT_QUEUE_FULL,         /* 503 */
+  OX_SERVE_REJECT_UNAUTHORIZED,       /* 401 */
+  OX_SERVE_REJECT_FORBIDDEN,          /* 403 */
+  OX_SERVE_REJECT_N
+} ox_serve_reject;
+void ox_serve_metrics_reject(ox_serve_reject why);
 struct ox_serve_repo;
 /* the whole /metrics page */
 void ox_serve_metrics_write(struct ox_serve_repo *r, int in_flight, ox_serve_buf *out);
@@ -145,16 +161,19 @@ typedef struct ox_serve_sched {
      gathering a batch waits (up to the delay) only while some are on the way,
      so that a lone request is not held back for nothing */
   _Atomic int arriving;
+  int waiting;   /* queued or gathered into a batch, not yet running */
+  int max_queue; /* more waiting ones are refused (503); 0: no bound */
   pthread_t *threads;
   int n_threads;
 } ox_serve_sched;
 
-int ox_serve_sched_start(ox_serve_sched *s, int threads);
+int ox_serve_sched_start(ox_serve_sched *s, int threads, int max_queue);
 /* finishes the queued jobs, then joins the workers */
 void ox_serve_sched_stop(ox_serve_sched *s);
 /* queues the job and waits until a worker ran it (job->status, job->err);
-   the caller counted it in `arriving` first */
-void ox_serve_sched_run(ox_serve_sched *s, ox_serve_job *job);
+   the caller counted it in `arriving` first. false (and nothing run) when
+   max_queue requests are already waiting. */
+bool ox_serve_sched_run(ox_serve_sched *s, ox_serve_job *job);
 
 /* batch.c: true when every input has the same dtype, rank and dims after the
    first in a and b */
@@ -182,6 +201,8 @@ typedef struct ox_serve_reply {
   ox_serve_buf body;
   const char *content_type;
   long long header_length; /* >= 0: Inference-Header-Content-Length */
+  const char *www_authenticate; /* a 401's WWW-Authenticate value */
+  int retry_after;              /* > 0: a 503's Retry-After seconds */
 } ox_serve_reply;
 
 /* sets a JSON {"error": msg} reply */
@@ -222,6 +243,57 @@ long long ox_serve_binary_split(const char *header, size_t body_len, char *err, 
 int ox_serve_binary_assign(ox_serve_input *ins, size_t n, const unsigned char *bytes, size_t len,
                            char *err, size_t errsz);
 
+/* ---------------------------------------------------------------- authentication */
+
+typedef struct ox_serve_auth {
+  const char *file; /* NULL: no authentication */
+  bool metrics;     /* --metrics-auth: /metrics needs a token too */
+  pthread_rwlock_t lock;
+  char **tokens;
+  size_t n_tokens;
+} ox_serve_auth;
+
+/* reads the token file when there is one: 0, or -1 with a message */
+int ox_serve_auth_init(ox_serve_auth *a, const char *file, bool metrics, char *err, size_t errsz);
+/* re-reads the file; on failure the old tokens stay: -1 with a message */
+int ox_serve_auth_reload(ox_serve_auth *a, char *err, size_t errsz);
+void ox_serve_auth_free(ox_serve_auth *a);
+/* false for the paths that stay open (health, model ready, /metrics unless
+   --metrics-auth) or when there are no tokens */
+bool ox_serve_auth_needed(const ox_serve_auth *a, const char *url);
+/* the Authorization header value (or NULL) carries one of the tokens */
+bool ox_serve_auth_check(ox_serve_auth *a, const char *authorization);
+
+/* ---------------------------------------------------------------- connection limits */
+
+typedef struct ox_serve_conn ox_serve_conn;
+typedef struct ox_serve_guard {
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  ox_serve_conn *head; /* open connections */
+  int n_conns;
+  int max_conns, max_per_client; /* 0: no limit */
+  uint64_t request_ns;           /* deadline for a whole request; 0: none */
+  bool stop, reaping;
+  pthread_t reaper;
+} ox_serve_guard;
+
+int ox_serve_guard_start(ox_serve_guard *g, int max_conns, int max_per_client, int request_s);
+/* after the daemon stopped */
+void ox_serve_guard_stop(ox_serve_guard *g);
+struct sockaddr;
+/* a new connection from addr is within the limits (else counted as rejected) */
+bool ox_serve_guard_admit(ox_serve_guard *g, const struct sockaddr *addr);
+/* an accepted connection: counted, and its first request's deadline starts */
+ox_serve_conn *ox_serve_guard_open(ox_serve_guard *g, const struct sockaddr *addr, size_t addr_len,
+                                   int fd);
+/* before the socket is closed */
+void ox_serve_guard_close(ox_serve_guard *g, ox_serve_conn *c);
+/* the request is whole: no deadline while it is served */
+void ox_serve_guard_request_whole(ox_serve_guard *g, ox_serve_conn *c);
+/* the answer is sent: the next request on the connection has its deadline */
+void ox_serve_guard_request_done(ox_serve_guard *g, ox_serve_conn *c);
+
 /* ---------------------------------------------------------------- server and routing */
 
 typedef struct ox_serve_server {
@@ -229,6 +301,12 @@ typedef struct ox_serve_server {
   ox_serve_sched sched;
   size_t max_body;
   bool access_log;
+  bool model_control; /* --model-control explicit: load/unload allowed */
+  ox_serve_auth auth;
+  ox_serve_guard guard;
+  size_t max_header; /* request line + headers, bytes: larger get 431 */
+  int idle_s;        /* --idle-timeout */
+  char *tls_cert, *tls_key; /* PEM text; NULL: plain HTTP */
   atomic_bool draining;
   _Atomic int in_flight; /* requests received and not yet answered */
 } ox_serve_server;
@@ -251,6 +329,14 @@ typedef struct ox_serve_options {
   uint64_t delay_us; /* default max queue delay */
   bool access_log;
   int drain_seconds; /* how long shutdown waits for requests in flight */
+  bool model_control; /* --model-control explicit */
+  const char *auth_token_file; /* NULL: no authentication */
+  bool metrics_auth;
+  int max_conns, max_per_client; /* --max-connections, --max-connections-per-client */
+  size_t max_header;             /* --max-header */
+  int request_s, idle_s;         /* --request-timeout, --idle-timeout */
+  int max_queue;                 /* --max-queue: waiting inference requests, then 503 */
+  const char *tls_cert, *tls_key; /* PEM files; both or neither */
 } ox_serve_options;
 int ox_serve_main(const ox_serve_options *o);
 

@@ -6,16 +6,21 @@
 Every YAML parses; the Dockerfile, the Deployment, the KServe ServingRuntime
 and InferenceService name options that `onnxc serve --help` lists, ports that
 agree (container port = --port = probes = Service target = EXPOSE), probe paths
-that are the server's health endpoints, a grace period longer than the drain.
+that are the server's health endpoints, a grace period longer than the drain,
+the token file and TLS files mounted from secrets, probes and scrapes over
+HTTPS when the server has TLS (and no server TLS behind KServe's queue-proxy).
 With ONNXC (a build with the server), the server is started with the
-Deployment's arguments (host and port moved to 127.0.0.1 and a free port) and
-the probe paths are fetched: both must answer 200.
+Deployment's arguments (host and port moved to 127.0.0.1 and a free port; the
+token file and a self-signed certificate made here, by the openssl command)
+and the probe paths and /metrics are fetched without a token: all must answer 200.
 """
 import http.client
 import json
 import os
 import re
 import shlex
+import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -59,7 +64,7 @@ HEALTH = {'/v2/health/live', '/v2/health/ready'}
 def parse_args(args, where):
     """['--port', '8000', ...] -> {'--port': '8000'}; every option known"""
     out, i = {}, 0
-    flags = {'--no-access-log'}
+    flags = {'--no-access-log', '--metrics-auth'}
     while i < len(args):
         a = str(args[i])
         check(a in OPTIONS, '%s: unknown option %r' % (where, a))
@@ -84,12 +89,27 @@ def check_container(c, where, port_names):
     for p in ports:
         if p.get('name'):
             port_names[p['name']] = p['containerPort']
+    scheme = 'HTTPS' if '--tls-cert' in opts else 'HTTP'
+    check(('--tls-cert' in opts) == ('--tls-key' in opts), '%s: --tls-cert and --tls-key together' % where)
     for probe, path in (('livenessProbe', '/v2/health/live'), ('readinessProbe', '/v2/health/ready')):
         g = c.get(probe, {}).get('httpGet', {})
         check(g.get('path') == path, '%s: %s path %s' % (where, probe, g.get('path')))
+        check(g.get('scheme', 'HTTP') == scheme, '%s: %s over %s' % (where, probe, scheme))
         p = g.get('port')
         check(port_names.get(p, p) == port, '%s: %s port %s is the server port' % (where, probe, p))
     return opts, port
+
+
+def check_secret_files(opts, mounts, volumes, where):
+    """the token file and TLS files sit in read-only mounts of secrets"""
+    vols = {v['name']: v for v in volumes}
+    for opt in ('--auth-token-file', '--tls-cert', '--tls-key'):
+        if opt not in opts:
+            continue
+        path = opts[opt]
+        m = [m for m in mounts if path.startswith(m['mountPath'].rstrip('/') + '/')]
+        check(m and m[0].get('readOnly') and 'secret' in vols.get(m[0]['name'], {}),
+              '%s: %s %s is in a read-only secret mount' % (where, opt, path))
 
 
 # ---- Dockerfile
@@ -123,6 +143,10 @@ check(any(m['mountPath'] == kopts['--model-repository'] for m in mounts), 'the r
 ann = pod['metadata'].get('annotations', {})
 check(ann.get('prometheus.io/path') == '/metrics' and int(ann.get('prometheus.io/port', 0)) == kport,
       'Prometheus annotations')
+check(ann.get('prometheus.io/scheme', 'http') == ('https' if '--tls-cert' in kopts else 'http'),
+      'Prometheus scrapes over HTTPS when the server has TLS')
+check('--metrics-auth' not in kopts, 'the scrape has no token: no --metrics-auth')
+check_secret_files(kopts, mounts, pod['spec'].get('volumes', []), 'Deployment')
 ref = hpa['spec']['scaleTargetRef']
 check(ref['kind'] == 'Deployment' and ref['name'] == dep['metadata']['name'], 'HPA scales the Deployment')
 check(hpa['spec']['minReplicas'] <= hpa['spec']['maxReplicas'], 'HPA replica range')
@@ -141,6 +165,14 @@ check(rt['metadata']['annotations'].get('prometheus.kserve.io/path') == '/metric
 m = isvc['spec']['predictor']['model']
 check(m['runtime'] == rt['metadata']['name'] and m['modelFormat']['name'] == 'onnx' and
       m['protocolVersion'] == 'v2', 'InferenceService uses the runtime')
+# KServe appends the model's args to the runtime's
+iargs = [str(a) for a in m.get('args', [])]
+iopts = parse_args(rt['spec']['containers'][0]['args'] + iargs, 'InferenceService')
+check('--auth-token-file' in iopts, 'InferenceService: bearer tokens')
+check_secret_files(iopts, m.get('volumeMounts', []), isvc['spec']['predictor'].get('volumes', []),
+                   'InferenceService')
+# Knative's queue-proxy and KServe's probes speak plain HTTP to the container
+check('--tls-cert' not in iopts, 'KServe: TLS at the ingress, not in the server')
 
 # ---- the Deployment's arguments on the real server
 if ONNXC:
@@ -149,6 +181,26 @@ if ONNXC:
         args[args.index('--model-repository') + 1] = repo
         args[args.index('--host') + 1] = '127.0.0.1'
         args[args.index('--port') + 1] = '0'
+        tls = None
+        if '--auth-token-file' in args:
+            args[args.index('--auth-token-file') + 1] = os.path.join(repo, 'tokens')
+            with open(os.path.join(repo, 'tokens'), 'w') as f:
+                f.write('# made by check_deploy.py\nsecret-token\n')
+        if '--tls-cert' in args:
+            cert, key = os.path.join(repo, 'tls.crt'), os.path.join(repo, 'tls.key')
+            made = shutil.which('openssl') and subprocess.run(
+                ['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1',
+                 '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1',
+                 '-addext', 'subjectAltName=IP:127.0.0.1'], capture_output=True, timeout=60).returncode == 0
+            k = args.index('--tls-cert')
+            if made:
+                args[k + 1] = cert
+                args[args.index('--tls-key') + 1] = key
+                tls = ssl.create_default_context(cafile=cert)
+            else:
+                print('note: no openssl to make a certificate: the server runs without TLS here')
+                del args[args.index('--tls-key'):args.index('--tls-key') + 2]
+                del args[k:k + 2]
         log = open(os.path.join(repo, '..', os.path.basename(repo) + '.log'), 'w+')
         p = subprocess.Popen([ONNXC, 'serve'] + args, stdout=log, stderr=subprocess.STDOUT)
         port, end = None, time.time() + 30
@@ -161,7 +213,10 @@ if ONNXC:
         for path in sorted(HEALTH | {'/metrics'}):
             if not port:
                 break
-            c = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+            if tls:
+                c = http.client.HTTPSConnection('127.0.0.1', port, timeout=10, context=tls)
+            else:
+                c = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
             c.request('GET', path)
             check(c.getresponse().status == 200, 'GET %s answers 200' % path)
             c.close()

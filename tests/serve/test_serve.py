@@ -105,8 +105,12 @@ def make_repo():
 # ---------------------------------------------------------------- the server and a client
 
 class Server:
+    started = 0  # each server its own log
+
     def __init__(self, *args):
-        self.log = open(os.path.join(WORK, 'server.log'), 'w+')
+        Server.started += 1
+        name = 'server.log' if Server.started == 1 else 'server%d.log' % Server.started
+        self.log = open(os.path.join(WORK, name), 'w+')
         self.proc = subprocess.Popen([ONNXC, 'serve', '--model-repository', os.path.join(WORK, 'repo'),
                                       '--host', '127.0.0.1', '--port', '0', *args],
                                      stdout=self.log, stderr=subprocess.STDOUT)
@@ -571,6 +575,17 @@ def test_repository(port):
     check(s == 200 and j['outputs'][0]['data'] == [1.5, 2], 'new model serves')
 
 
+def test_model_control(port):
+    """--model-control none (the default): load/unload refused, the index readable"""
+    for action in ('load', 'unload'):
+        expect_error(port, 'POST', '/v2/repository/models/perceptron/' + action, b'', 403,
+                     ['--model-control explicit', action], what=action + ' without model control')
+    s, j = jreq(port, 'POST', '/v2/repository/index', b'')
+    check(s == 200 and any(m['name'] == 'perceptron' and m['state'] == 'READY' for m in j),
+          'index readable without model control')
+    check(jreq(port, 'GET', '/v2/models/perceptron/ready')[0] == 200, 'still served after a refused unload')
+
+
 def test_metrics(port):
     text = request(port, 'GET', '/metrics')[2].decode()
     for fam in ('onnxc_inference_requests_total', 'onnxc_inference_failures_total',
@@ -670,7 +685,7 @@ def test_shutdown(server):
 def main():
     rng = np.random.default_rng(7)
     have_mel = make_repo()
-    server = Server('--threads', '2', '--max-body', '1M')
+    server = Server('--threads', '2', '--max-body', '1M', '--model-control', 'explicit')
     try:
         port = server.port
         print('server on port', port, flush=True)
@@ -694,6 +709,14 @@ def main():
         if server.proc.poll() is None:
             server.proc.kill()
             server.proc.wait()
+    plain = Server('--threads', '1')  # the default --model-control none
+    try:
+        test_model_control(plain.port)
+        check(plain.stop() == 0, 'second server exits 0')
+    finally:
+        if plain.proc.poll() is None:
+            plain.proc.kill()
+            plain.proc.wait()
     log = server.text()
     check(re.search(r'"POST /v2/models/perceptron/infer" 200 \d+ [\d.]+ms', log), 'access log lines')
     check(re.search(r'"POST /v2/models/perceptron/infer" 400 ', log), 'access log: errors too')
