@@ -59,7 +59,7 @@ static bool setup(void) {
   char err[256];
   srv.max_body = 1 << 20;
   if (ox_serve_repo_open(&srv.repo, dir, 1, 0, 0, err, sizeof err) ||
-      ox_serve_sched_start(&srv.sched, 1))
+      ox_serve_sched_start(&srv.sched, 1, 0))
     return false;
   ox_serve_repo_load_all(&srv.repo);
   return true;
