@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../kernels/attn_expsum.h"
 #include "../../kernels/gemm.h"
 #include "../../kernels/levels.h"
 #include "../../kernels/vmath.h"
@@ -180,6 +181,7 @@ static void mha_task(void *arg, int64_t t0, int64_t t1) {
     return;
   }
   float *inv = sc + rb * Sk, *kpk = inv + rb, *vpk = kpk + kp;
+  ox_attn_exp_sum_fn es = ox_attn_exp_sum_get();
   bool unnorm = vk->scale_mask_max && (!a->mask || a->mst[3] == 1);
   /* no scale (x 1 is exact) and no mask: the row's maximum alone, read only */
   bool plain = !a->mask && !a->div && a->scale == 1.0f;
@@ -208,7 +210,7 @@ static void mha_task(void *arg, int64_t t0, int64_t t1) {
           continue;
         }
         float mx = plain ? vk->row_max(row, Sk) : vk->scale_mask_max(row, Sk, a->scale, a->div, m);
-        inv[r] = (float)(1.0 / vk->exp_sum(row, mx, row, Sk));
+        inv[r] = (float)(1.0 / (es ? es(row, Sk, mx) : vk->exp_sum(row, mx, row, Sk)));
       }
       blk_gemm(rows, D, Sk, sc, Sk, j->panels ? vpk : NULL, vh, a->kv_ld, false, yh, a->y_ld);
       if (unnorm)
