@@ -184,12 +184,15 @@ static void mha_task(void *arg, int64_t t0, int64_t t1) {
   int64_t kcb = ox_sgemm_kc();
   size_t kp = j->panels ? (size_t)((Sk + nr - 1) / nr * nr * D) : 0;
   size_t vp = j->panels ? (size_t)(Sk * ((D + nr - 1) / nr * nr)) : 0;
-  float *sc = malloc(((size_t)(rb * Sk + rb) + kp + vp) * sizeof *sc);
+  /* with panels the score rows are whole panels wide: the product writes
+   * full tiles straight (the padded keys are zeros, their scores unused) */
+  int64_t ls = j->panels ? (Sk + nr - 1) / nr * nr : Sk;
+  float *sc = malloc(((size_t)(rb * ls + rb) + kp + vp) * sizeof *sc);
   if (!sc) {
     atomic_store(&j->oom, 1);
     return;
   }
-  float *inv = sc + rb * Sk, *kpk = inv + rb, *vpk = kpk + kp;
+  float *inv = sc + rb * ls, *kpk = inv + rb, *vpk = kpk + kp;
   ox_attn_exp_sum_fn es = ox_attn_exp_sum_get();
   bool unnorm = vk->scale_mask_max && (!a->mask || a->mst[3] == 1);
   /* no scale (x 1 is exact) and no mask: the row's maximum alone, read only */
@@ -209,9 +212,10 @@ static void mha_task(void *arg, int64_t t0, int64_t t1) {
       int64_t r0 = blk * rb, rows = Sq - r0 < rb ? Sq - r0 : rb;
       const float *qh = a->q + (b * Sq + r0) * a->q_ld + h * j->qhs;
       float *yh = a->y + (b * Sq + r0) * a->y_ld + h * D;
-      blk_gemm(rows, Sk, D, qh, a->q_ld, j->panels ? kpk : NULL, kh, a->kv_ld, true, sc, Sk);
+      blk_gemm(rows, j->panels ? ls : Sk, D, qh, a->q_ld, j->panels ? kpk : NULL, kh, a->kv_ld, true,
+               sc, ls);
       for (int64_t r = 0; r < rows; r++) {
-        float *row = sc + r * Sk;
+        float *row = sc + r * ls;
         const float *m =
             a->mask ? a->mask + b * a->mst[0] + h * a->mst[1] + (r0 + r) * a->mst[2] : NULL;
         if (!unnorm) {
@@ -221,7 +225,7 @@ static void mha_task(void *arg, int64_t t0, int64_t t1) {
         float mx = plain ? vk->row_max(row, Sk) : vk->scale_mask_max(row, Sk, a->scale, a->div, m);
         inv[r] = (float)(1.0 / (es ? es(row, Sk, mx) : vk->exp_sum(row, mx, row, Sk)));
       }
-      blk_gemm(rows, D, Sk, sc, Sk, j->panels ? vpk : NULL, vh, a->kv_ld, false, yh, a->y_ld);
+      blk_gemm(rows, D, Sk, sc, ls, j->panels ? vpk : NULL, vh, a->kv_ld, false, yh, a->y_ld);
       if (unnorm)
         for (int64_t r = 0; r < rows; r++)
           for (int64_t c = 0; c < D; c++) yh[r * a->y_ld + c] *= inv[r];
