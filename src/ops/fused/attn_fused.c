@@ -16,11 +16,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../kernels/attn_expsum.h"
 #include "../../kernels/gemm.h"
 #include "../../kernels/levels.h"
+#include "../../kernels/vmath.h"
 #include "../../runtime/kernel.h"
 #include "../fused.h"
 #include "../opcore.h"
+
+/* scores per query block: see mha_go */
+#ifndef MHA_BLOCK_BYTES
+#define MHA_BLOCK_BYTES (256 * 1024)
+#endif
 
 typedef struct mha_attrs {
   int64_t heads, dim, qb, qs, kb, ks;
@@ -94,77 +101,166 @@ OX_LEVELS_VOID(score_row,
 typedef struct mha_job {
   ox_mha_args a;
   int64_t qhs;                       /* Q's head stride (dim; 0: one shared head) */
-  int64_t rows;                      /* query rows per task */
+  int64_t rb;                        /* query rows per block (scores rb x Sk stay in L2) */
+  int64_t nseg;                      /* tasks per (batch, head): segments of its blocks */
+  bool panels;                       /* K^T and V packed once per head (OX_GEMM_B_PANELS) */
   OX_LEVEL_PTR(score_row) score_row; /* of the level in use (levels.h) */
   atomic_int oom;
 } mha_job;
 
-/* Task t: rows [r0, r0 + rows) of the queries of one (batch, head): blocks
- * of rows give a pool larger than B * H something to do. */
+/* B's panels as OX_GEMM_B_PANELS reads them (gemm.h): depth blocks of kc
+ * rows at pc * npad, panel j0 at + j0 * kc, kc rows of nr values, columns
+ * past N zero. trans: B[k][n] = s[n * ld + k] (K^T: keys are columns), else
+ * s[k * ld + n] (V). */
+static void pack_panels(float *d, const float *s, int64_t ld, bool trans, int64_t K, int64_t N,
+                        int nr, int64_t kcb) {
+  int64_t npad = (N + nr - 1) / nr * nr;
+  for (int64_t pc = 0; pc < K; pc += kcb) {
+    int64_t kc = K - pc < kcb ? K - pc : kcb;
+    for (int64_t j0 = 0; j0 < npad; j0 += nr) {
+      float *p = d + pc * npad + j0 * kc;
+      int64_t n = N - j0 < nr ? N - j0 : nr;
+      if (trans) {
+        /* a key's dims are contiguous: read along them, write down a column */
+        for (int64_t c = 0; c < n; c++) {
+          const float *r = s + (j0 + c) * ld + pc;
+          /* the rows are ld apart (the other heads between): fetch the
+           * one 8 ahead (Whisper's K and V head packs ran ~1.5 ms of a
+           * 25 ms node without) */
+          if (j0 + c + 8 < N)
+            for (int64_t k = 0; k < kc; k += 16) __builtin_prefetch(r + 8 * ld + k);
+          for (int64_t k = 0; k < kc; k++) p[k * nr + c] = r[k];
+        }
+        for (int64_t c = n; c < nr; c++)
+          for (int64_t k = 0; k < kc; k++) p[k * nr + c] = 0.0f;
+      } else {
+        for (int64_t k = 0; k < kc; k++) {
+          if (k + 8 < kc) {
+            __builtin_prefetch(s + (pc + k + 8) * ld + j0);
+            __builtin_prefetch(s + (pc + k + 8) * ld + j0 + n - 1);
+          }
+          memcpy(p + k * nr, s + (pc + k) * ld + j0, (size_t)n * sizeof(float));
+          if (n < nr) memset(p + k * nr + n, 0, (size_t)(nr - n) * sizeof(float));
+        }
+      }
+    }
+  }
+}
+
+/* C = A B: B from the panels bp packed once per head, or plain (b, ldb,
+ * trans_b) and packed by the product */
+static void blk_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *bp,
+                     const float *b, int64_t ldb, bool trans_b, float *C, int64_t ldc) {
+  ox_gemm_desc d = {.M = M, .N = N, .K = K, .A = A, .lda = lda, .alpha = 1.0f, .C = C, .ldc = ldc};
+  if (bp) {
+    d.b = OX_GEMM_B_PANELS;
+    d.B = bp;
+  } else {
+    d.B = b;
+    d.ldb = ldb;
+    d.trans_b = trans_b;
+  }
+  ox_gemm(&d);
+}
+
+/* Task t: segment t % nseg of the query blocks of (batch, head) t / nseg.
+ * Each block of rb query rows runs scores = Q_blk K^T, the softmax rows,
+ * Y_blk = P V while its rb x Sk scores are still in L2 (whole heads held
+ * 9 MB of scores at Whisper's 1,500 positions and streamed them through
+ * memory three times). K^T and V are packed once per head (the same head
+ * again in the next task of a chunk keeps them) and read by every block.
+ *
+ * Where the vector level has the fused row pass (scale_mask_max), the
+ * rows keep their exponentials and Y_blk's rows are divided by their sums
+ * after the product: D values a row instead of Sk (the output rounds once
+ * more differently from the nodes replaced: within 1e-6 or so). */
 static void mha_task(void *arg, int64_t t0, int64_t t1) {
   mha_job *j = arg;
   const ox_mha_args *a = &j->a;
-  int64_t Sq = a->Sq, Sk = a->Sk, D = a->dim, rb = j->rows, nb = (Sq + rb - 1) / rb;
-  float *sc = malloc((size_t)(rb * Sk > 0 ? rb * Sk : 1) * sizeof *sc);
+  const ox_vmath_kernels *vk = ox_vmath_kernels_get();
+  int64_t Sq = a->Sq, Sk = a->Sk, D = a->dim, rb = j->rb, nb = (Sq + rb - 1) / rb;
+  int64_t bps = (nb + j->nseg - 1) / j->nseg; /* blocks per segment */
+  int nr = j->panels ? ox_sgemm_nr() : 1;
+  int64_t kcb = ox_sgemm_kc();
+  size_t kp = j->panels ? (size_t)((Sk + nr - 1) / nr * nr * D) : 0;
+  size_t vp = j->panels ? (size_t)(Sk * ((D + nr - 1) / nr * nr)) : 0;
+  /* with panels the score rows are whole panels wide: the product writes
+   * full tiles straight (the padded keys are zeros, their scores unused) */
+  int64_t ls = j->panels ? (Sk + nr - 1) / nr * nr : Sk;
+  float *sc = malloc(((size_t)(rb * ls + rb) + kp + vp) * sizeof *sc);
   if (!sc) {
     atomic_store(&j->oom, 1);
     return;
   }
+  float *inv = sc + rb * ls, *kpk = inv + rb, *vpk = kpk + kp;
+  ox_attn_exp_sum_fn es = ox_attn_exp_sum_get();
+  bool unnorm = vk->scale_mask_max && (!a->mask || a->mst[3] == 1);
+  /* no scale (x 1 is exact) and no mask: the row's maximum alone, read only */
+  bool plain = !a->mask && !a->div && a->scale == 1.0f;
+  int64_t packed = -1; /* the (batch, head) whose K^T and V are in kpk, vpk */
   for (int64_t t = t0; t < t1; t++) {
-    int64_t bh = t / nb, r0 = t % nb * rb, rows = Sq - r0 < rb ? Sq - r0 : rb;
+    int64_t bh = t / j->nseg, seg = t % j->nseg;
     int64_t b = bh / a->heads, h = bh % a->heads;
-    const float *qh = a->q + (b * Sq + r0) * a->q_ld + h * j->qhs;
     const float *kh = a->k + b * Sk * a->kv_ld + h * D, *vh = a->v + b * Sk * a->kv_ld + h * D;
-    ox_gemm(&(ox_gemm_desc){.M = rows,
-                            .N = Sk,
-                            .K = D,
-                            .A = qh,
-                            .lda = a->q_ld,
-                            .B = kh,
-                            .ldb = a->kv_ld,
-                            .trans_b = true,
-                            .alpha = 1.0f,
-                            .C = sc,
-                            .ldc = Sk});
-    for (int64_t r = 0; r < rows; r++) {
-      const float *m =
-          a->mask ? a->mask + b * a->mst[0] + h * a->mst[1] + (r0 + r) * a->mst[2] : NULL;
-      j->score_row(sc + r * Sk, Sk, a->scale, a->div, m, a->mst[3]);
+    if (j->panels && packed != bh) {
+      pack_panels(kpk, kh, a->kv_ld, true, D, Sk, nr, kcb);
+      pack_panels(vpk, vh, a->kv_ld, false, Sk, D, nr, kcb);
+      packed = bh;
     }
-    ox_gemm(&(ox_gemm_desc){.M = rows,
-                            .N = D,
-                            .K = Sk,
-                            .A = sc,
-                            .lda = Sk,
-                            .B = vh,
-                            .ldb = a->kv_ld,
-                            .alpha = 1.0f,
-                            .C = a->y + (b * Sq + r0) * a->y_ld + h * D,
-                            .ldc = a->y_ld});
+    int64_t blk1 = (seg + 1) * bps < nb ? (seg + 1) * bps : nb;
+    for (int64_t blk = seg * bps; blk < blk1; blk++) {
+      int64_t r0 = blk * rb, rows = Sq - r0 < rb ? Sq - r0 : rb;
+      const float *qh = a->q + (b * Sq + r0) * a->q_ld + h * j->qhs;
+      float *yh = a->y + (b * Sq + r0) * a->y_ld + h * D;
+      blk_gemm(rows, j->panels ? ls : Sk, D, qh, a->q_ld, j->panels ? kpk : NULL, kh, a->kv_ld, true,
+               sc, ls);
+      for (int64_t r = 0; r < rows; r++) {
+        float *row = sc + r * ls;
+        const float *m =
+            a->mask ? a->mask + b * a->mst[0] + h * a->mst[1] + (r0 + r) * a->mst[2] : NULL;
+        if (!unnorm) {
+          j->score_row(row, Sk, a->scale, a->div, m, a->mst[3]);
+          continue;
+        }
+        float mx = plain ? vk->row_max(row, Sk) : vk->scale_mask_max(row, Sk, a->scale, a->div, m);
+        inv[r] = (float)(1.0 / (es ? es(row, Sk, mx) : vk->exp_sum(row, mx, row, Sk)));
+      }
+      blk_gemm(rows, D, Sk, sc, ls, j->panels ? vpk : NULL, vh, a->kv_ld, false, yh, a->y_ld);
+      if (unnorm)
+        for (int64_t r = 0; r < rows; r++)
+          for (int64_t c = 0; c < D; c++) yh[r * a->y_ld + c] *= inv[r];
+    }
   }
   free(sc);
 }
 
 /* The heads over the pool; q_shared: Q holds one head that every head reads. */
 static int mha_go(ox_thread_pool *pool, const ox_mha_args *a, bool q_shared) {
-  /* One task per (batch, head) while they are enough to keep the pool busy;
-   * else blocks of query rows, at least 256: each task packs K_h and V_h
-   * for itself (Whisper's 1,500 x 1,500 heads in 43-row blocks took 178 ms
-   * against 103 ms whole, one thread) */
-  int64_t nt = ox_thread_pool_size(pool), rows = a->Sq > 0 ? a->Sq : 1, BH = a->B * a->heads;
-  if (BH < 2 * nt && a->Sq > 512) {
-    int64_t nb = (2 * nt + BH - 1) / BH;
-    rows = (a->Sq + nb - 1) / nb;
-    if (rows < 256) rows = 256;
-  }
-  mha_job j = {*a, q_shared ? 0 : a->dim, rows, OX_LEVEL_PICK(score_row), 0};
+  int64_t nt = ox_thread_pool_size(pool), BH = a->B * a->heads;
+  if (nt < 1) nt = 1;
   if (a->Sq <= 0 || BH <= 0) return OX_OK;
   if (a->Sk == 0) {
     for (int64_t r = 0; r < a->B * a->Sq; r++)
       memset(a->y + r * a->y_ld, 0, (size_t)(a->heads * a->dim) * sizeof(float));
     return OX_OK;
   }
-  ox_parallel_for(pool, BH * ((a->Sq + rows - 1) / rows), 1, mha_task, &j);
+  /* Query blocks of scores of about MHA_BLOCK_BYTES (L2 holds them with
+   * the packed K^T and V), rows a multiple of the 12-row tiles; at least
+   * 12 rows, whatever Sk */
+  int64_t rb = MHA_BLOCK_BYTES / (a->Sk * (int64_t)sizeof(float)) / 12 * 12;
+  if (rb < 12) rb = 12;
+  if (rb > a->Sq) rb = a->Sq;
+  int64_t nb = (a->Sq + rb - 1) / rb;
+  /* Whole heads while they are enough to share out (each packs K and V
+   * once); else each head's blocks in segments, a pool's worth of tasks
+   * (a segment packs its head's K and V again: a small cost against its
+   * blocks' products) */
+  int64_t nseg = 1;
+  if (BH < 2 * nt) nseg = (2 * nt + BH - 1) / BH;
+  if (nseg > nb) nseg = nb;
+  mha_job j = {*a,  q_shared ? 0 : a->dim,   rb, nseg, ox_sgemm_has_ua(),
+               OX_LEVEL_PICK(score_row), 0};
+  ox_parallel_for(pool, BH * nseg, 1, mha_task, &j);
   return atomic_load(&j.oom) ? OX_ENOMEM : OX_OK;
 }
 
