@@ -46,6 +46,7 @@ extern const ox_kernel_def ox_ops_silu_mul[];
 extern const ox_kernel_def ox_ops_contrib_nn[];
 extern const ox_kernel_def ox_ops_contrib_attn[];
 extern const ox_kernel_def ox_ops_contrib_gqa[];
+extern const ox_kernel_def ox_ops_contrib_sparse[];
 extern const ox_kernel_def ox_ops_contrib_lowbit[];
 extern const ox_kernel_def ox_ops_contrib_quant[];
 
@@ -93,6 +94,7 @@ static const ox_kernel_def *const tables[] = {
     ox_ops_contrib_nn,
     ox_ops_contrib_attn,
     ox_ops_contrib_gqa,
+    ox_ops_contrib_sparse,
     ox_ops_contrib_lowbit,
     ox_ops_contrib_quant,
 };

@@ -1,12 +1,8 @@
 /* schema_contrib_gqa.c - schemas of onnxruntime's com.microsoft
- * GroupQueryAttention and RotaryEmbedding, as onnxruntime's
+ * GroupQueryAttention, RotaryEmbedding and SparseAttention, as onnxruntime's
  * docs/ContribOperators.md and its CPU kernels define them. Shape functions:
  * src/infer/infer_ops_contrib_gqa.c; kernels: src/ops/contrib/gqa.c.
- * SparseAttention has no schema here: onnxruntime's CPU kernel runs only
- * when present_key is past_key's own buffer (it enforces that the two
- * share storage), which onnxruntime-node's plain run never arranges, so
- * there is no oracle for it; a model using it gets "no schema", not a
- * wrong answer. */
+ * SparseAttention's kernel is src/ops/contrib/sparse_attn.c. */
 #include "schema_hand.h"
 
 #define MS(...) OX_HAND_SCHEMA(OX_CONTRIB_DOMAIN, OX_CONTRIB_OPSET, __VA_ARGS__)
@@ -59,6 +55,28 @@ static const ox_attr_schema rope_attrs[] = {
     {"is_packed_batching", OX_ATTR_INT, false, "0"},
 };
 
+/* ---- SparseAttention ---- */
+static const ox_formal sparse_in[] = {
+    OX_HONE("query", "T"),
+    OX_HOPT("key", "T"),
+    OX_HOPT("value", "T"),
+    OX_HONE("past_key", "T"),
+    OX_HONE("past_value", "T"),
+    OX_HONE("block_row_indices", "M"),
+    OX_HONE("block_col_indices", "M"),
+    OX_HONE("total_sequence_length", "M"),
+    OX_HONE("key_total_sequence_lengths", "M"),
+    OX_HOPT("cos_cache", "T"),
+    OX_HOPT("sin_cache", "T"),
+};
+static const ox_formal sparse_out[] = {OX_HONE("output", "T"), OX_HONE("present_key", "T"),
+                                       OX_HONE("present_value", "T")};
+static const ox_attr_schema sparse_attrs[] = {
+    {"num_heads", OX_ATTR_INT, true, NULL},         {"kv_num_heads", OX_ATTR_INT, true, NULL},
+    {"sparse_block_size", OX_ATTR_INT, true, NULL}, {"scale", OX_ATTR_FLOAT, false, "0.0"},
+    {"do_rotary", OX_ATTR_INT, false, "0"},         {"rotary_interleaved", OX_ATTR_INT, false, "0"},
+};
+
 const ox_schema *const ox_schema_contrib_gqa[] = {
     MS("GroupQueryAttention", gqa_in, 7, gqa_out, 1, OX_HTC(gqa_tc), OX_HAT(gqa_attrs),
        "Causal grouped-query attention over a key/value cache (the attention of the LLMs "
@@ -85,5 +103,20 @@ const ox_schema *const ox_schema_contrib_gqa[] = {
        "or (2i, 2i + 1) when interleaved, by the angle whose cosine and sine are row p of "
        "cos_cache and sin_cache [positions, R/2]; p is position_ids[b, s], or position_ids[0] + "
        "s when position_ids holds one value. The rest of each head is copied."),
+    MS("SparseAttention", sparse_in, 9, sparse_out, 3, OX_HTC(gqa_tc), OX_HAT(sparse_attrs),
+       "Causal grouped-query attention restricted to a block-sparse pattern (Phi-3-small). "
+       "query [B, S, num_heads*H], or Q, K and V packed in it when key and value are absent; "
+       "past_key and past_value [B, kv_num_heads, M, H] hold the cache (M at least "
+       "total_sequence_length); present_key and present_value are that buffer with the S new K "
+       "and V rows written at the sequence's past length (key_total_sequence_lengths[b] - S, or "
+       "0 on the prompt, when total_sequence_length = S). Positions are cut into blocks of "
+       "sparse_block_size; block_row_indices [L, max_blocks + 1] and block_col_indices [L, nnz] "
+       "are the CSR of L lower-triangular block masks, query head h using layout h % L: a query "
+       "at position p sees the keys up to p in the key blocks its block row keeps. Q and K are "
+       "rotated (do_rotary, rotary_interleaved) by cos_cache / sin_cache [positions, R/2] at "
+       "their positions; scores are scaled by scale (default 1/sqrt(H)). onnxruntime requires "
+       "head sizes that are multiples of 8 (16 with rotary) and rotary widths that are "
+       "multiples of 16; onnxc accepts any head size and any even rotary width up to it, but "
+       "refuses a layout row without its diagonal block or a malformed CSR."),
 };
 const size_t ox_schema_contrib_gqa_n = OX_HN_OF(ox_schema_contrib_gqa);

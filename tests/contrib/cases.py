@@ -49,14 +49,16 @@ class Cases:
 
     def add(self, name, nodes, inputs, outputs, initializers=None, opset=17, ms_opset=1,
             rtol=1e-4, atol=1e-5, threads=(1, 2), ort="compare", error=None, expected=None,
-            ort_level="disabled", output_types=None):
+            ort_level="disabled", output_types=None, ort_share=None):
         """One case: `nodes` (onnx NodeProtos) over graph inputs `inputs` (name ->
         numpy array, fed at run time), `initializers` (name -> numpy array,
         constants of the model), graph outputs `outputs` (names; their
         element type from output_types, name -> numpy dtype, float32 by
         default; shapes left to inference). error: substrings onnxc's
         message must hold (the run must fail); expected: name -> numpy
-        array, the reference when onnxruntime refuses the case (ort="none")."""
+        array, the reference when onnxruntime refuses the case (ort="none");
+        ort_share: output name -> input name, onnxruntime writing the output
+        over that input's tensor (SparseAttention's present over past)."""
         k = len(self.cases)
         initializers = initializers or {}
         output_types = output_types or {}
@@ -84,6 +86,8 @@ class Cases:
                 "ort_level": ort_level}
         if error:
             case["error"] = list(error)
+        if ort_share:
+            case["ort_share"] = dict(ort_share)
         if expected:
             case["expected"] = {}
             for n, a in expected.items():

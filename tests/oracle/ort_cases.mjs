@@ -14,8 +14,10 @@
 //                                          // reference (numpy), when onnxruntime
 //                                          // refuses what onnxc accepts
 //     "ort_level": "disabled" | "basic" | "all",
-//     "error": ["node 'n0'", "num_heads"]  // onnxc must fail, its message
+//     "error": ["node 'n0'", "num_heads"], // onnxc must fail, its message
 //                                          // holding each of these
+//     "ort_share": {"PK": "PK_in"}         // onnxruntime writes output PK over
+//                                          // input PK_in's tensor
 //   }
 // "ort": "refuses" asserts that onnxruntime refuses the model too (an error
 // case both reject); "none" runs no onnxruntime. Exits 77 (skip) when
@@ -101,7 +103,12 @@ for (const c of cases) {
         const t = readNpy(path.join(work, f));
         feeds[n] = new ort.Tensor(t.type, t.data, t.dims);
       }
-      const out = await s.run(feeds);
+      // "ort_share": {output: input}: the output is written over the input's
+      // own tensor (onnxruntime's SparseAttention runs only with present_key
+      // / present_value over past_key / past_value's buffers)
+      const fetches = {};
+      for (const n of c.outputs || []) fetches[n] = feeds[(c.ort_share || {})[n]] ?? null;
+      const out = c.ort_share ? await s.run(feeds, fetches) : await s.run(feeds);
       refs = {};
       for (const [n, t] of Object.entries(out))
         refs[n] = { dims: Array.from(t.dims, Number), data: values(t) };

@@ -23,6 +23,7 @@
 #include "../../schema/schema_hand.h"
 #include "../nn_common.h"
 #include "../opcore.h"
+#include "attn_kv.h"
 
 typedef struct gqa_attrs {
   int64_t nh, kvh, lws, qk_out;
@@ -34,8 +35,8 @@ static int gqa_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   const ox_node *n = info->node;
   gqa_attrs *a = ox_arena_calloc(info->arena, 1, sizeof *a);
   if (!a) return ox_err_set(e, OX_ENOMEM, "out of memory");
-  a->nh = ox_node_attr_int(n, "num_heads", 0);
-  a->kvh = ox_node_attr_int(n, "kv_num_heads", 0);
+  int rc = akv_heads(info, e, &a->nh, &a->kvh);
+  if (rc) return rc;
   a->lws = ox_node_attr_int(n, "local_window_size", -1);
   a->qk_out = ox_node_attr_int(n, "qk_output", 0);
   a->scale = ox_node_attr_float(n, "scale", 0.0f);
@@ -43,11 +44,6 @@ static int gqa_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   a->rotary = ox_node_attr_int(n, "do_rotary", 0) != 0;
   a->interleaved = ox_node_attr_int(n, "rotary_interleaved", 0) != 0;
   a->smooth = ox_node_attr_int(n, "smooth_softmax", -1) == 1;
-  if (a->nh <= 0 || a->kvh <= 0 || a->nh > (1 << 20) || a->kvh > (1 << 20))
-    return oc_prep_fail(info, e, "num_heads and kv_num_heads must be positive");
-  if (a->nh % a->kvh)
-    return oc_prep_fail(info, e, "num_heads %lld is not a multiple of kv_num_heads %lld",
-                        (long long)a->nh, (long long)a->kvh);
   if (a->lws == 0 || a->lws < -1)
     return oc_prep_fail(info, e, "local_window_size must be -1 or positive, not %lld",
                         (long long)a->lws);
@@ -298,33 +294,6 @@ static int positions(ox_kctx *c, gqa_run *r, const ox_value *pid, int64_t rows, 
   return OX_OK;
 }
 
-/* splits Q, K, V out of the inputs ([B, S, heads * H] or packed) into
- * r->q [B, S, N, H], r->knew / r->vnew [B, Nk, S, H], rotating Q and K */
-static void split_qkv(gqa_run *r, const float *q, const float *k, const float *v, int64_t qw,
-                      int64_t kw, const float *cs, const float *sn, const int64_t *pos) {
-  const ox_attn_decode_kernels *kd = ox_attn_decode_kernels_get();
-  int64_t H = r->H, R = r->R, half = R / 2;
-  for (int64_t b = 0; b < r->B; b++)
-    for (int64_t s = 0; s < r->S; s++) {
-      const float *qr = q + (b * r->S + s) * qw;
-      const float *kr = k + (b * r->S + s) * kw, *vr = v + (b * r->S + s) * kw;
-      const float *c = cs ? cs + pos[b * r->S + s] * half : NULL;
-      const float *sn_ = sn ? sn + pos[b * r->S + s] * half : NULL;
-      for (int64_t h = 0; h < r->N; h++) {
-        float *d = r->q + ((b * r->S + s) * r->N + h) * H;
-        memcpy(d, qr + h * H, (size_t)H * sizeof(float));
-        if (c) kd->rotary(d, d, R, c, sn_, r->a->interleaved);
-      }
-      for (int64_t h = 0; h < r->Nk; h++) {
-        float *dk = r->knew + ((b * r->Nk + h) * r->S + s) * H;
-        float *dv = r->vnew + ((b * r->Nk + h) * r->S + s) * H;
-        memcpy(dk, kr + h * H, (size_t)H * sizeof(float));
-        memcpy(dv, vr + h * H, (size_t)H * sizeof(float));
-        if (c) kd->rotary(dk, dk, R, c, sn_, r->a->interleaved);
-      }
-    }
-}
-
 #define FAIL(...) ox_kctx_fail(c, OX_ERUNTIME, __VA_ARGS__)
 
 /* checks the shapes and fills the sizes of r */
@@ -333,28 +302,9 @@ static int gqa_check(ox_kctx *c, gqa_run *r, ox_value *const *in, bool packed) {
   const ox_value *Q = in[0], *K = in[1], *V = in[2], *PK = in[3], *PV = in[4];
   const ox_value *SL = in[5], *TS = in[6], *CS = in[7], *SN = in[8], *PI = in[9], *AB = in[10];
   const ox_value *HS = in[11];
-  if (!nn_is_real(Q->dtype)) return FAIL("query must be a float tensor");
-  if (Q->rank != 3) return FAIL("query must have rank 3 [B, S, hidden], not %zu", Q->rank);
-  r->B = Q->dims[0], r->S = Q->dims[1], r->N = a->nh, r->Nk = a->kvh, r->G = a->nh / a->kvh;
-  int64_t parts = packed ? a->nh + 2 * a->kvh : a->nh;
-  if (Q->dims[2] % parts || Q->dims[2] == 0)
-    return FAIL("query's last dimension %lld is not a multiple of %lld heads",
-                (long long)Q->dims[2], (long long)parts);
-  r->H = Q->dims[2] / parts;
-  if (r->S < 1) return FAIL("query has no rows");
-  if (!packed) {
-    if (!V) return FAIL("key and value must be given together (or both absent: packed QKV)");
-    for (int i = 0; i < 2; i++) {
-      const ox_value *x = i ? V : K;
-      if (x->dtype != Q->dtype) return FAIL("key and value must have the query's type");
-      if (x->rank != 3 || x->dims[0] != r->B || x->dims[1] != r->S || x->dims[2] != r->H * r->Nk)
-        return FAIL("%s must be [%lld, %lld, %lld] (kv_num_heads * head size %lld)",
-                    i ? "value" : "key", (long long)r->B, (long long)r->S,
-                    (long long)(r->H * r->Nk), (long long)r->H);
-    }
-  } else if (V) {
-    return FAIL("key and value must be given together (or both absent: packed QKV)");
-  }
+  r->N = a->nh, r->Nk = a->kvh, r->G = a->nh / a->kvh;
+  int rc = akv_check_qkv(c, Q, K, V, a->nh, a->kvh, packed, &r->B, &r->S, &r->H);
+  if (rc) return rc;
   if ((PK == NULL) != (PV == NULL)) return FAIL("past_key and past_value must be given together");
   r->P = 0;
   if (PK) {
@@ -461,17 +411,7 @@ static int gqa_run_fn(ox_kctx *c, void *st) {
   bool want_qk = a->qk_out && ox_kctx_n_outputs(c) > 3 && ox_kctx_output_wanted(c, 3);
   int64_t n_y = B * S * N * H, n_p = B * Nk * Pl * H, n_qk = want_qk ? B * N * S * r.total : 0;
   int64_t n_new = B * Nk * S * H;
-  outs[0] = ox_kctx_output(c, 0, dt, yd, 3);
-  if (!outs[0]) {
-    rc = OX_ERUNTIME;
-    goto done;
-  }
-  for (size_t i = 1; i < 3; i++)
-    if (ox_kctx_n_outputs(c) > i && ox_kctx_output_wanted(c, i) &&
-        !(outs[i] = ox_kctx_output(c, i, dt, pd, 4))) {
-      rc = OX_ERUNTIME;
-      goto done;
-    }
+  if ((rc = akv_outputs(c, dt, yd, pd, outs))) goto done;
   if (want_qk && !(outs[3] = ox_kctx_output(c, 3, dt, qd, 4))) {
     rc = OX_ERUNTIME;
     goto done;
@@ -489,39 +429,36 @@ static int gqa_run_fn(ox_kctx *c, void *st) {
   r.q = w, w += n_y;
   r.knew = w, w += n_new;
   r.vnew = w, w += n_new;
-  if (fy) {
-    r.y = outs[0]->data;
-  } else {
-    r.y = w;
-    w += n_y;
-  }
-  if (fp) {
-    r.prk = outs[1]->data, r.prv = outs[2]->data;
-  } else {
-    r.prk = w, w += n_p;
-    r.prv = w, w += n_p;
-  }
+  akv_place(outs, &w, n_y, n_p, &r.y, &r.prk, &r.prv);
   if (n_qk) r.qk = fy ? (float *)outs[3]->data : w;
   /* the caller's shared KV buffer (onnxc_session_run_into with present over
    * past): the past rows are where they belong already */
   r.inplace = fp && r.pk && r.prk == r.pk && r.prv == r.pv && r.Pl == r.P;
-  if (fp && r.pk && !r.inplace) { /* the caller's buffers crossed: refuse, do not garble */
-    size_t np = (size_t)n_p * sizeof(float), nk = (size_t)(B * Nk * r.P * H) * sizeof(float);
-    const char *o[2] = {(const char *)r.prk, (const char *)r.prv};
-    const char *i2[2] = {(const char *)r.pk, (const char *)r.pv};
-    for (int x = 0; x < 2; x++)
-      for (int y = 0; y < 2; y++)
-        if (o[x] < i2[y] + nk && i2[y] < o[x] + np) {
-          rc = FAIL("present_%s is given the buffer of past_%s: it may only be its own past's",
-                    x ? "value" : "key", y ? "value" : "key");
-          goto done;
-        }
-  }
+  /* the caller's buffers crossed: refuse, do not garble */
+  if (fp && r.pk && !r.inplace &&
+      (rc = akv_check_crossed(c, r.prk, r.prv, r.pk, r.pv, (size_t)n_p * sizeof(float),
+                              (size_t)(B * Nk * r.P * H) * sizeof(float))))
+    goto done;
   if (a->rotary && (rc = positions(c, &r, in[9], in[7]->dims[0], pos))) goto done;
   {
-    int64_t qw = in[0]->dims[2], kw = packed ? qw : Nk * H;
-    const float *k = packed ? fq.p + N * H : fk.p, *v = packed ? fq.p + (N + Nk) * H : fv.p;
-    split_qkv(&r, fq.p, k, v, qw, kw, a->rotary ? fc.p : NULL, a->rotary ? fs.p : NULL, pos);
+    /* the new K and V rows [B, Nk, S, H], Q [B, S, N, H], rotated */
+    akv_split_qkv(&(akv_split){.B = B,
+                               .S = S,
+                               .N = N,
+                               .Nk = Nk,
+                               .H = H,
+                               .R = r.R,
+                               .interleaved = a->interleaved,
+                               .q = fq.p,
+                               .k = fk.p,
+                               .v = fv.p,
+                               .cs = a->rotary ? fc.p : NULL,
+                               .sn = a->rotary ? fs.p : NULL,
+                               .pos = pos,
+                               .qo = r.q,
+                               .ko = r.knew,
+                               .vo = r.vnew,
+                               .rows = S});
   }
   ox_thread_pool *pool = ox_kctx_pool(c);
   int threads = pool ? ox_thread_pool_size(pool) : 1;
