@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -528,6 +529,8 @@ __attribute__((target("avx2,fma"))) static void bsum_avx2(const ox_wq_matrix *W,
 }
 #endif
 
+#define BSUM_TASKS 64 /* most threads one block-sum product is split over */
+
 typedef struct bsum_job {
   bsum_fn fn;
   const float *a;             /* rows padded to Kp, row stride Kp */
@@ -540,6 +543,10 @@ typedef struct bsum_job {
   int64_t M, ldc;
   const ox_wq_matrix *W;
   float *C;
+  /* the split over threads (bsum_split): task t's groups start at
+   * t n_grp / tasks; span[t] holds its front (low 32 bits) and back */
+  int64_t unit, tasks;
+  _Atomic uint64_t *span;
 } bsum_job;
 
 static void bsum_groups(void *arg, int64_t g0, int64_t g1) {
@@ -564,6 +571,45 @@ static void bsum_groups(void *arg, int64_t g0, int64_t g1) {
       j->fn(W, g, &r, out);
       memcpy(j->C + m * j->ldc + n0, out, (size_t)nc * sizeof(float));
     }
+  }
+}
+
+/* Takes up to `unit` groups of task t's span, from its front (the task's
+ * own thread) or its back (a thread whose own span is done); false when
+ * the span is empty. */
+static bool span_take(bsum_job *j, int64_t t, bool front, int64_t *g0, int64_t *g1) {
+  uint64_t v = atomic_load_explicit(&j->span[t], memory_order_relaxed);
+  for (;;) {
+    int64_t lo = (int64_t)(v & 0xffffffffu), hi = (int64_t)(v >> 32);
+    if (lo >= hi) return false;
+    int64_t a = front ? lo : (hi - j->unit > lo ? hi - j->unit : lo);
+    int64_t b = front ? (lo + j->unit < hi ? lo + j->unit : hi) : hi;
+    uint64_t nv = front ? ((uint64_t)hi << 32) | (uint64_t)b : ((uint64_t)a << 32) | (uint64_t)lo;
+    if (atomic_compare_exchange_weak_explicit(&j->span[t], &v, nv, memory_order_relaxed,
+                                              memory_order_relaxed)) {
+      *g0 = a, *g1 = b;
+      return true;
+    }
+  }
+}
+
+/* Task t of the split: its own span of contiguous groups front to back,
+ * then the rest of the others' spans from their backs. With the pool's
+ * chunks (an eighth of the loop at two threads) a thread that was
+ * preempted or came late held up to an eighth of the product, the other
+ * waiting for it at the end; here a thread holds at most one claim (~64
+ * KiB), and both end within a claim of each other. Each thread still
+ * streams one contiguous stretch of the matrix: neighbouring groups handed
+ * out in turn from one shared counter measured slower at two threads (a
+ * loaded Zen 5, so not precisely). Which thread computes a group does not
+ * change its result. */
+static void bsum_split(void *arg, int64_t t0, int64_t t1) {
+  bsum_job *j = arg;
+  int64_t g0, g1;
+  for (int64_t t = t0; t < t1; t++) {
+    while (span_take(j, t, true, &g0, &g1)) bsum_groups(j, g0, g1);
+    for (int64_t o = 1; o < j->tasks; o++)
+      while (span_take(j, (t + o) % j->tasks, false, &g0, &g1)) bsum_groups(j, g0, g1);
   }
 }
 
@@ -823,7 +869,7 @@ static bool fx_rows(const ox_wq_matrix *W, const float *ap, int64_t M, int8_t *f
 
 /* groups per task so that a task streams at least ~64 KiB of weights */
 static int64_t group_grain(const ox_wq_matrix *W) {
-  int64_t per = W->Kp / W->rows_unit * GRP * 4;
+  int64_t per = (W->Kp / W->rows_unit + W->n_blk) * GRP * 4; /* weights and scales */
   int64_t gr = per > 0 ? wq_dispatch()->grain_bytes / per : 1;
   return gr < 1 ? 1 : gr;
 }
@@ -855,8 +901,21 @@ static int block_sum_form(bsum_fn fn, int form, const float *A, int64_t M, int64
       fx = NULL;
       fn = pick_bsum(fn == bsum_fx_portable ? "portable" : NULL);
     }
-    bsum_job j = {fn, ap, asum, aq, ascale, qsum, fx, fxsum, fxunit, M, ldc, W, C};
-    ox_parallel_for(pool, W->n_grp, group_grain(W), bsum_groups, &j);
+    _Atomic uint64_t span[BSUM_TASKS];
+    int64_t unit = group_grain(W), tasks = ox_thread_pool_size(pool);
+    if (tasks > BSUM_TASKS) tasks = BSUM_TASKS;
+    /* a product of under two grains runs on the calling thread: a second
+     * thread's hand-over costs about what it would save */
+    if (W->n_grp < 2 * unit || W->n_grp > UINT32_MAX) tasks = 1;
+    bsum_job j = {fn,     ap, asum, aq, ascale, qsum, fx,    fxsum,
+                  fxunit, M,  ldc,  W,  C,      unit, tasks, span};
+    for (int64_t t = 0; t < tasks; t++)
+      atomic_init(&span[t], ((uint64_t)((t + 1) * W->n_grp / tasks) << 32) |
+                                (uint64_t)(t * W->n_grp / tasks));
+    if (tasks > 1)
+      ox_parallel_for(pool, tasks, 1, bsum_split, &j);
+    else
+      bsum_groups(&j, 0, W->n_grp);
     *done = true;
   }
   free(ap);

@@ -244,6 +244,42 @@ int main(void) {
       ox_wq_free(&W);
     }
   }
+  /* one and two rows of a product several grains long, split over two and
+   * three threads (each claiming its own stretch of columns, then the
+   * others'): bit for bit the one-thread result, in every form */
+  {
+    ox_thread_pool *pool3 = ox_thread_pool_new(3, &e);
+    int64_t K = 1024, N = 64 * 41 + 9;
+    uint8_t *q = malloc((size_t)(K * N));
+    float *s = malloc((size_t)(K / 32 * N) * sizeof *s), *A = malloc(2 * (size_t)K * sizeof *A);
+    float *C1 = malloc(2 * (size_t)N * sizeof *C1), *C2 = malloc(2 * (size_t)N * sizeof *C2);
+    ox_wq_matrix W;
+    ox_err pe = {0};
+    for (int64_t i = 0; i < K * N; i++) q[i] = (uint8_t)(next_u32() & 15);
+    for (int64_t i = 0; i < K / 32 * N; i++) s[i] = 0.01f + 0.001f * (float)(next_u32() % 9);
+    for (int64_t i = 0; i < 2 * K; i++) A[i] = next_float();
+    if (ox_wq_pack(4, false, K, N, q, s, K / 32 * N, NULL, 32, &W, &pe)) {
+      printf("packing the split case failed: %s\n", pe.msg);
+      failures++;
+    } else {
+      const char *forms2[] = {"blocksum", "int8", "fixed", NULL};
+      for (int f = 0; f < 4; f++)
+        for (int64_t M = 1; M <= 2; M++)
+          for (int t = 0; t < 2; t++) {
+            cases++;
+            int r1 = ox_wq_gemm_on(NULL, forms2[f], A, M, K, &W, C1, N, NULL, &pe);
+            int r2 = ox_wq_gemm_on(NULL, forms2[f], A, M, K, &W, C2, N, t ? pool3 : pool, &pe);
+            if (r1 || r2 || memcmp(C1, C2, (size_t)(M * N) * sizeof *C1)) {
+              printf("form %s, %lld rows, %d threads: not the one-thread result\n",
+                     forms2[f] ? forms2[f] : "default", (long long)M, t ? 3 : 2);
+              failures++;
+            }
+          }
+      ox_wq_free(&W);
+    }
+    free(q), free(s), free(A), free(C1), free(C2);
+    ox_thread_pool_free(pool3);
+  }
   ox_thread_pool_free(pool);
   printf("%d cases on %d paths, %d failures\n", cases, ran, failures);
   return failures != 0 || ran == 0;
