@@ -127,6 +127,9 @@ static bool scratch_for(rt_run *r, rt_graph *g, lv_job *j, uint32_t **ids) {
   return true;
 }
 
+/* the mean time per node below which a level always runs node by node */
+#define LV_MIN_NS 100000u
+
 static uint64_t now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -146,10 +149,14 @@ static void note_time(uint64_t *at, uint64_t ns) {
  * shapes, a level runs once each way and then the faster way, trying the
  * other again every 64 runs (shapes, load and thread counts change). The
  * first run is not timed: it also prepares kernels lazily. */
-static bool side_by_side(const rt_graph *g, size_t l, uint64_t runs) {
+static bool side_by_side(const rt_graph *g, size_t l, size_t m, uint64_t runs) {
   uint64_t seq = __atomic_load_n(&g->lv_ns[2 * l], __ATOMIC_RELAXED);
   uint64_t con = __atomic_load_n(&g->lv_ns[2 * l + 1], __ATOMIC_RELAXED);
   if (!seq) return false;
+  /* nodes of a few microseconds each (shape arithmetic, a detector's
+   * per-class filtering) cost less than handing them to other threads and
+   * taking the run's lock for their outputs: not worth timing */
+  if (seq < (uint64_t)m * LV_MIN_NS) return false;
   if (!con) return true;
   bool faster = con < seq;
   return runs % 64 == 63 ? !faster : faster;
@@ -185,7 +192,7 @@ int ox_rt_run_levels(rt_run *r, rt_graph *g, ox_kctx *ctx) {
     if (m == 1) {
       ctx->n = &g->nodes[ids[0]];
       rc = ox_rt_run_node(ctx);
-    } else if (m > 1 && !side_by_side(g, l, runs)) {
+    } else if (m > 1 && !side_by_side(g, l, m, runs)) {
       uint64_t t0 = now_ns();
       for (size_t t = 0; t < m && !rc; t++) {
         ctx->n = &g->nodes[ids[t]];

@@ -14,20 +14,25 @@
 
 static const char *model_text =
     "<ir_version: 8, opset_import: [\"\" : 17]>\n"
-    "g (float[1,8,16,16] X, int64[2] I, bool C) => (float[1,32,16,16] Y, float[2,16,16] G) {\n"
+    "g (float[1,16,256,256] X, int64[2] I, bool C) => (float[1,64,256,256] Y, float[2,256,256] G) {\n"
     "  a = Relu (X)\n"
     "  b1 = Sigmoid (X)\n"
     "  b = Mul (b1, X)\n"
     "  c1 = MaxPool <kernel_shape = [3, 3], pads = [1, 1, 1, 1]> (X)\n"
     "  c = Add (c1, X)\n"
     "  d1 = Softmax <axis = 1> (X)\n"
-    "  d = If (C) <then_branch = t () => (float[1,8,16,16] o) { o = Neg (d1) },\n"
-    "              else_branch = e () => (float[1,8,16,16] o) { o = Abs (d1) }>\n"
+    "  d = If (C) <then_branch = t () => (float[1,16,256,256] o) { o = Neg (d1) },\n"
+    "              else_branch = e () => (float[1,16,256,256] o) { o = Abs (d1) }>\n"
     "  Y = Concat <axis = 1> (a, b, c, d)\n"
-    "  s = Constant <value = int64[3] {8, 16, 16}> ()\n"
+    "  s = Constant <value = int64[3] {16, 256, 256}> ()\n"
     "  t = Reshape (X, s)\n"
     "  G = Gather <axis = 0> (t, I)\n"
     "}\n";
+
+/* X's elements: each branch takes a few hundred microseconds or more,
+ * above the time per node under which a level always runs node by node
+ * (branches.c, LV_MIN_NS), so that the levels run side by side */
+#define NX (16 * 256 * 256)
 
 typedef struct fixture {
   onnxc_model *m;
@@ -85,10 +90,10 @@ int main(void) {
     fprintf(stderr, "parse: %s\n", e.msg);
     return 1;
   }
-  int64_t dx[4] = {1, 8, 16, 16}, di[1] = {2};
-  float *x = malloc(8 * 16 * 16 * sizeof *x);
-  for (int i = 0; i < 8 * 16 * 16; i++) x[i] = (float)((i * 7919) % 1000) / 250.0f - 2.0f;
-  int64_t idx[2] = {5, 2}, bad_idx[2] = {5, 9};
+  int64_t dx[4] = {1, 16, 256, 256}, di[1] = {2};
+  float *x = malloc(NX * sizeof *x);
+  for (int i = 0; i < NX; i++) x[i] = (float)(((int64_t)i * 7919) % 1000) / 250.0f - 2.0f;
+  int64_t idx[2] = {5, 2}, bad_idx[2] = {5, 19};
   bool cond = true;
   f.in[0] = onnxc_tensor_wrap(1 /* float */, dx, 4, x, &e);
   f.in[1] = onnxc_tensor_wrap(7 /* int64 */, di, 1, idx, &e);
@@ -101,7 +106,7 @@ int main(void) {
   CHECK(s1 && onnxc_session_run(s1, NULL, f.in, 3, NULL, ref, 2, &e) == ONNXC_OK);
   CHECK(ref[0] && ref[1]);
   if (ref[1]) /* G = rows 5 and 2 of X */
-    CHECK(memcmp(onnxc_tensor_data_const(ref[1]), x + 5 * 256, 256 * sizeof *x) == 0);
+    CHECK(memcmp(onnxc_tensor_data_const(ref[1]), x + 5 * 65536, 65536 * sizeof *x) == 0);
 
   for (int threads = 1; threads <= 3; threads += 2) {
     onnxc_session *s = session(&f, threads, true);
