@@ -60,7 +60,17 @@ def stopped(server):
 
 
 def rejections(port, reason, headers=None):
-    text = request(port, 'GET', '/metrics', headers=headers)[2].decode()
+    # under a connection limit the previous request's connection may still be
+    # closing on the server (slow under sanitizers): a new one is refused until then
+    end = time.time() + 10
+    while True:
+        try:
+            text = request(port, 'GET', '/metrics', headers=headers)[2].decode()
+            break
+        except (OSError, ts.http.client.HTTPException):
+            if time.time() > end:
+                raise
+            time.sleep(0.1)
     m = re.search(r'^onnxc_http_rejections_total\{reason="%s"\} (\d+)$' % reason, text, re.M)
     return int(m.group(1)) if m else None
 
