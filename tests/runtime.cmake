@@ -89,6 +89,7 @@ endif()
 
 # The thread pool and the core list: every index once over thousands of short
 # jobs, nested and concurrent callers, no CPU when idle, pinning.
+onnxc_unit_test(test_split_plan)
 onnxc_unit_test(test_threadpool)
 target_link_libraries(test_threadpool PRIVATE pthread)
 set_tests_properties(test_threadpool PROPERTIES LABELS concurrency)

@@ -53,6 +53,11 @@ struct ox_thread_pool {
   alignas(64) atomic_int active; /* workers checked in to the current job */
   alignas(64) atomic_llong next; /* next chunk to take */
   alignas(64) atomic_uint done;  /* chunks finished; the caller sleeps on it */
+  /* workers the current job can use (its chunks less the caller's one):
+   * workers 0 .. want-1 join it, the others do not even check in, so a
+   * loop of two chunks on a 16-thread pool is not slowed by fourteen
+   * workers bouncing its counters between their caches */
+  alignas(64) atomic_int want;
   alignas(64) atomic_int sleepers;
   atomic_int caller_waiting;
   atomic_bool stop;
@@ -150,7 +155,8 @@ static unsigned next_epoch(ox_thread_pool *p, unsigned seen) {
 
 typedef struct worker_arg {
   ox_thread_pool *p;
-  int cpu; /* to pin to, or -1 */
+  int cpu;   /* to pin to, or -1 */
+  int index; /* 0 .. n_workers-1 */
 } worker_arg;
 
 static void *worker_main(void *argp) {
@@ -169,11 +175,15 @@ static void *worker_main(void *argp) {
   for (;;) {
     unsigned e = next_epoch(p, seen);
     if (e == seen) break; /* stop */
+    seen = e;
+    /* (read after the epoch it belongs to; a later job's value only makes
+     * this worker skip a job the others finish, or join one it then
+     * confirms below) */
+    if (wa.index >= atomic_load_explicit(&p->want, memory_order_relaxed)) continue;
     atomic_fetch_add(&p->active, 1);
     if (atomic_load(&p->epoch) == e) take_chunks(p);
     /* else the job ended and the next one is being written: skip it */
     atomic_fetch_sub(&p->active, 1);
-    seen = e;
   }
   return NULL;
 }
@@ -203,6 +213,7 @@ ox_thread_pool *ox_thread_pool_create(const ox_pool_opts *o, ox_err *e) {
       worker_arg *wa = malloc(sizeof *wa);
       if (!wa) break;
       wa->p = p;
+      wa->index = i;
       wa->cpu = o->pin && i + 1 < c->n_logical ? c->order[i + 1] : -1;
       if (pthread_create(&p->workers[i], NULL, worker_main, wa) != 0) {
         free(wa);
@@ -237,6 +248,14 @@ void ox_parallel_for(ox_thread_pool *p, int64_t n, int64_t grain,
                      void (*fn)(void *arg, int64_t begin, int64_t end), void *arg) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
+  /* A caller's grain is the least work worth a hand-off with the data in
+   * its own cache. On a pool of many threads the data of a loop mostly
+   * sits in the other cores' caches (the previous loop wrote it there),
+   * and a thread reads it from them at a fraction of its own cache's rate:
+   * there the floor is lowered in proportion, so that a 64K-element Add on
+   * 16 threads runs on all of them instead of two (on a 16-core Xeon it ran
+   * slower than on one thread). Two threads keep the grain as measured. */
+  if (p && p->n_threads > 2) grain = (grain * 2 + p->n_threads - 1) / p->n_threads;
   if (!p || p->n_workers == 0 || n <= grain || atomic_flag_test_and_set(&p->busy)) {
     fn(arg, 0, n);
     return;
@@ -254,6 +273,7 @@ void ox_parallel_for(ox_thread_pool *p, int64_t n, int64_t grain,
   p->n = n;
   p->chunk = chunk;
   p->n_chunks = (uint32_t)((n + chunk - 1) / chunk);
+  atomic_store_explicit(&p->want, (int)p->n_chunks - 1, memory_order_relaxed);
   atomic_store_explicit(&p->next, 0, memory_order_relaxed);
   atomic_store_explicit(&p->done, 0, memory_order_relaxed);
   atomic_store(&p->epoch, e + 2);

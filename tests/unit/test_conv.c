@@ -7,7 +7,8 @@
  * (dot products with the rows of W), 3x3 stride-1 layers large enough for
  * the Winograd kernel (constant W; the same W given at run time takes the
  * direct path: both against the reference), with constant weights
- * (packed once) and weights given at run time, on 1 and 2 threads. */
+ * (packed once) and weights given at run time, on 1, 2, 5 and 16 threads
+ * (more threads than tasks, and the many-thread plans of kernels/split.h). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -200,7 +201,10 @@ static void run_case(const char *name, const conv_case *c, bool with_bias) {
     goto out;
   }
   for (int wrun = 0; wrun <= 1; wrun++) /* 1: W given at run time */
-    for (int threads = 1; threads <= 2; threads++) {
+    for (int ti = 0; ti < 4; ti++) {
+      /* 5 and 16: the many-thread split (split.h), rows by output channels */
+      static const int thread_counts[4] = {1, 2, 5, 16};
+      int threads = thread_counts[ti];
       onnxc_session_options so = {0};
       so.threads = threads;
       so.optimization_level = 1;
@@ -325,6 +329,21 @@ int main(void) {
        * output channels per thread, the strips gathered in each part */
       {"1x1 stride 2 heavy W channels split",
        {2, false, 1, 512, 520, 1, {13, 13}, {1, 1}, {2, 2}, {1, 1}, {0}, {0}},
+       true},
+      /* the many-thread plans: a 14 x 14 stride-2 layer (rows x channel
+       * parts over gathered strips), a 28 x 28 1 x 1 layer (rows x parts,
+       * X read in place), Winograd on 28 x 28 (bands x parts) */
+      {"3x3 stride 2 rows x parts",
+       {2, false, 1, 40, 100, 1, {28, 27}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"1x1 rows x parts",
+       {2, false, 1, 48, 90, 1, {28, 28}, {1, 1}, {1, 1}, {1, 1}, {0}, {0}},
+       true},
+      {"8x8 stride 8 patches rows x parts (gathered columns)",
+       {2, false, 1, 3, 100, 1, {32, 40}, {8, 8}, {8, 8}, {1, 1}, {0}, {0}},
+       true},
+      {"winograd bands x parts",
+       {2, false, 1, 32, 64, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
        true},
       {"3x3 stride 2 heavy W channels split",
        {2, false, 1, 128, 260, 1, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},

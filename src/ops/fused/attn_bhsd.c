@@ -323,14 +323,18 @@ int ox_attn_bhsd_run(ox_kctx *ctx, void *state) {
     return OX_OK;
   }
   /* Query rows per task: a whole head while the heads keep the pool busy,
-   * else blocks of at least 256 (each task packs K and V for itself); and
+   * else blocks of at least 256 rows, 32 for sequences up to 512 (each
+   * task packs K and V for itself); and
    * at most 256 Ki scores (1 MiB) in a block, so that a long sequence's
    * scores stay in cache and its S x T are never all held */
   int64_t nt = ox_thread_pool_size(ox_kctx_pool(ctx)), rows = S, BH = B * H;
-  if (BH < 2 * nt && S > 512) {
+  if (BH < 2 * nt && S > 32) {
     int64_t nb = (2 * nt + BH - 1) / BH;
     rows = (S + nb - 1) / nb;
-    if (rows < 256) rows = 256;
+    /* (short sequences too: DistilBERT's 12 heads of 128 rows left 4 of
+     * 16 threads idle; 32 rows still outweigh a task's packing of K, V) */
+    int64_t least = S > 512 ? 256 : 32;
+    if (rows < least) rows = least;
   }
   int64_t cap = ((int64_t)1 << 18) / T;
   if (cap < 16) cap = 16;
