@@ -248,14 +248,9 @@ void ox_parallel_for(ox_thread_pool *p, int64_t n, int64_t grain,
                      void (*fn)(void *arg, int64_t begin, int64_t end), void *arg) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
-  /* A caller's grain is the least work worth a hand-off with the data in
-   * its own cache. On a pool of many threads the data of a loop mostly
-   * sits in the other cores' caches (the previous loop wrote it there),
-   * and a thread reads it from them at a fraction of its own cache's rate:
-   * there the floor is lowered in proportion, so that a 64K-element Add on
-   * 16 threads runs on all of them instead of two (on a 16-core Xeon it ran
-   * slower than on one thread). Two threads keep the grain as measured. */
-  if (p && p->n_threads > 2) grain = (grain * 2 + p->n_threads - 1) / p->n_threads;
+  /* (a 64K-element Add on 16 threads then runs on all of them instead of
+   * two; on a 16-core Xeon it had run slower than on one thread) */
+  grain = ox_thread_pool_floor(p, grain);
   if (!p || p->n_workers == 0 || n <= grain || atomic_flag_test_and_set(&p->busy)) {
     fn(arg, 0, n);
     return;
@@ -296,6 +291,11 @@ void ox_parallel_for(ox_thread_pool *p, int64_t n, int64_t grain,
     cpu_pause();
   }
   atomic_flag_clear(&p->busy);
+}
+
+int64_t ox_thread_pool_floor(const ox_thread_pool *p, int64_t floor2) {
+  if (!p || p->n_threads <= 2 || floor2 <= 1) return floor2;
+  return (floor2 * 2 + p->n_threads - 1) / p->n_threads;
 }
 
 int ox_thread_pool_size(const ox_thread_pool *p) { return p ? p->n_threads : 1; }

@@ -38,6 +38,13 @@ void ox_thread_pool_free(ox_thread_pool *p);
  * nested call, a worker's, or a concurrent run's), it runs inline. */
 void ox_parallel_for(ox_thread_pool *p, int64_t n, int64_t grain,
                      void (*fn)(void *arg, int64_t begin, int64_t end), void *arg);
+/* A least amount of work worth splitting, `floor2` as measured on two
+ * threads, for this pool: on more threads it is lowered in proportion
+ * (2 / threads), since there the data of a loop mostly sits in the other
+ * cores' caches and one thread reads it at a fraction of its own cache's
+ * rate. ox_parallel_for applies it to its grain; callers that decide on
+ * their own whether to split (a size threshold) use it too. */
+int64_t ox_thread_pool_floor(const ox_thread_pool *p, int64_t floor2);
 int ox_thread_pool_size(const ox_thread_pool *p);
 
 #endif

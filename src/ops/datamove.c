@@ -258,7 +258,7 @@ int ox_dm_strided(void *dst, const void *src, int32_t dt, size_t rank, const int
     t.C = j.dims[r - 1];
     t.dp = ost[p];
     t.sc = j.strides[r - 1];
-    if (n > 1 && total >= 65536)
+    if (n > 1 && total >= ox_thread_pool_floor(pool, 65536))
       ox_parallel_for(pool, n, 1, transpose_range, &t);
     else
       transpose_range(&t, 0, n);
@@ -266,7 +266,7 @@ int ox_dm_strided(void *dst, const void *src, int32_t dt, size_t rank, const int
   }
   int64_t rows = total / j.dims[r - 1];
   j.rows = rows;
-  if (total >= 65536 && rows > 1 && dt != OX_STRING) {
+  if (total >= ox_thread_pool_floor(pool, 65536) && rows > 1 && dt != OX_STRING) {
     int64_t grain = 32768 / j.dims[r - 1];
     ox_parallel_for(pool, rows, grain > 0 ? grain : 1, strided_range, &j);
   } else {
@@ -464,13 +464,15 @@ int ox_dm_copy2d(ox_thread_pool *pool, void *dst, int64_t dpitch, const void *sr
   size_t bytes = (size_t)(rows * n) * j.es;
   /* a few long rows (a channel Concat of one image: one row per input):
    * pieces of 64 KiB, so that the threads share the copy */
-  if (dt != OX_STRING && bytes >= (1 << 18) && rows < 8 && ox_thread_pool_size(pool) > 1) {
-    j.piece = (int64_t)((1 << 16) / j.es);
+  if (dt != OX_STRING && bytes >= (size_t)ox_thread_pool_floor(pool, 1 << 18) && rows < 8 &&
+      ox_thread_pool_size(pool) > 1) {
+    j.piece = (int64_t)((size_t)ox_thread_pool_floor(pool, 1 << 16) / j.es);
+    if (j.piece < 1) j.piece = 1;
     j.pieces = (n + j.piece - 1) / j.piece;
     ox_parallel_for(pool, rows * j.pieces, 1, copy2d_pieces, &j);
     return OX_OK;
   }
-  if (dt != OX_STRING && bytes >= (1 << 16) && rows > 1) {
+  if (dt != OX_STRING && bytes >= (size_t)ox_thread_pool_floor(pool, 1 << 16) && rows > 1) {
     int64_t grain = (int64_t)((1 << 15) / ((size_t)n * j.es + 1)) + 1;
     ox_parallel_for(pool, rows, grain, copy2d_rows, &j);
   } else {

@@ -321,7 +321,7 @@ void oc_bcast_each(const oc_bcast *b, ox_thread_pool *pool, oc_run_fn fn, void *
   int64_t inner = b->dims[b->rank - 1];
   int64_t rows = b->numel / inner;
   int64_t grain = (1 << 15) / inner + 1;
-  if (b->numel < (1 << 16)) grain = rows;
+  if (b->numel < ox_thread_pool_floor(pool, 1 << 16)) grain = rows;
   ox_parallel_for(pool, rows, grain, each_rows, &j);
 }
 

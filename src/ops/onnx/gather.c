@@ -130,7 +130,8 @@ static int gather_run(ox_kctx *c, void *state) {
   gather_job j = {o->data,  x->data, rows, ni, dim, inner, ox_value_elem_size(x->dtype),
                   x->dtype, OX_OK};
   int64_t n = outer * ni;
-  if (x->dtype != OX_STRING && o->nbytes >= (1 << 16) && n > 1) {
+  if (x->dtype != OX_STRING && o->nbytes >= (size_t)ox_thread_pool_floor(ox_kctx_pool(c), 1 << 16) &&
+      n > 1) {
     int64_t grain = (int64_t)((1 << 15) / (j.inner * (int64_t)j.es + 1)) + 1;
     ox_parallel_for(ox_kctx_pool(c), n, grain, gather_rows, &j);
   } else {

@@ -189,7 +189,8 @@ static int pad_run(ox_kctx *c, void *state) {
   memcpy(j.dims, dims, r * sizeof *dims);
   memcpy(j.map, map, r * sizeof *map);
   int64_t rows = o->numel / dims[r - 1];
-  if (x->dtype != OX_STRING && o->nbytes >= (1 << 16) && rows > 1)
+  if (x->dtype != OX_STRING && o->nbytes >= (size_t)ox_thread_pool_floor(ox_kctx_pool(c), 1 << 16) &&
+      rows > 1)
     ox_parallel_for(ox_kctx_pool(c), rows,
                     (int64_t)((1 << 15) / (o->nbytes / (size_t)rows + 1)) + 1, pad_rows, &j);
   else
