@@ -1,8 +1,9 @@
 /* matmul_epi.c - a float MatMul (or Gemm) by a constant weight, its bias and
  * the activation after it, to one node.
  *
- * Transformer exports write each projection as MatMul(x, W) -> Add(bias),
- * and PyTorch's dynamo exporter as Gemm(x2d, W, bias) with transB 0 or 1.
+ * Transformer exports write each projection as MatMul(x, W) -> Add(bias)
+ * (T5's without the Add: then only with an activation after it), and
+ * PyTorch's dynamo exporter as Gemm(x2d, W, bias) with transB 0 or 1.
  * The feed-forward's first one continues with an activation: Relu; GELU
  * spelled out in its erf form
  *
@@ -225,13 +226,16 @@ static bool match_linear(ox_pass_view *v, size_t i, linear *l) {
   if (!ox_opt_is_node(v, (int64_t)i, "MatMul", 1) || mm->n_input != 2) return false;
   const ox_tensor *w = v->constant(v, mm->input[1]);
   if (!w || w->data_type != OX_FLOAT || w->n_dims != 2) return false;
-  int64_t a = ox_opt_next_op(v, mm->output[0], (int64_t)i, "Add", 7);
-  if (a < 0) return false;
-  const char *bias = ox_opt_other_of(&v->nodes[a], mm->output[0]);
-  if (!bias || strcmp(bias, mm->output[0]) == 0 || !column_const(v, bias, w->dims[1], false))
-    return false;
   l->x = mm->input[0];
   l->w = mm->input[1];
+  l->out = mm->output[0];
+  /* no bias (T5's feed-forward, MatMul -> Relu): fused only with an
+   * activation (fuse_at) */
+  int64_t a = ox_opt_next_op(v, mm->output[0], (int64_t)i, "Add", 7);
+  if (a < 0) return true;
+  const char *bias = ox_opt_other_of(&v->nodes[a], mm->output[0]);
+  if (!bias || strcmp(bias, mm->output[0]) == 0 || !column_const(v, bias, w->dims[1], false))
+    return true;
   l->bias = bias;
   l->out = v->nodes[a].output[0];
   l->last = a;
@@ -245,6 +249,12 @@ static int fuse_at(ox_pass_view *v, size_t i) {
   int64_t drop[9], last = l.last;
   size_t n_drop = 0;
   int act = match_act(v, l.out, l.last, drop, &n_drop, &last, &g);
+  /* a MatMul without a bias is taken with Relu or GELU only: with no
+   * activation it stays itself, and a SiLU is left to swiglu.c (a SwiGLU's
+   * gate, whose multiply by the up projection joins it there) */
+  if (!l.bias && !ox_opt_op_is(&v->nodes[i], "Gemm") && act != ACT_RELU && act != ACT_GELU &&
+      act != ACT_GELU_TANH)
+    return OX_OK;
   const char *out = act == ACT_NONE ? l.out : v->nodes[last].output[0];
   if (act == ACT_NONE) last = l.last;
   ox_node *fn = ox_opt_new_node(v, &v->nodes[i], "MatMulFused", l.bias ? 3 : 2, 9);

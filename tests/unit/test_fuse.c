@@ -672,7 +672,8 @@ static char *last_axis_gelu(void) {
  * (src/opt/matmul_epi.c): X [rows..., K]; act 0 none, 1 Relu, 2 GELU
  * (x / sqrt 2), 3 GELU (x * 1/sqrt 2, the bias Add written bias first and a
  * scalar bias), 4 GELU whose input is also read by a third node (the
- * activation is not fused) */
+ * activation is not fused), 5 Relu without a bias (T5), 6 Sigmoid without
+ * a bias (no activation of the pass: left alone) */
 static char *matmul_epi_text(const int64_t *xd, size_t xr, int64_t N, int act) {
   int64_t K = xd[xr - 1];
   size_t cap = (size_t)(K * N + N) * 16 + 4096, len = 0;
@@ -707,7 +708,8 @@ static char *matmul_epi_text(const int64_t *xd, size_t xr, int64_t N, int act) {
       " A = Add(b, P)\n D = Mul(ir2, A)\n E = Erf(D)\n F = Add(one, E)\n M = Mul(F, A)\n"
       " Y = Mul(half, M) }\n",
       " A = Add(P, b)\n D = Div(A, r2)\n E = Erf(D)\n F = Add(E, one)\n M = Mul(A, F)\n"
-      " Y = Mul(M, half)\n H = Neg(A) }\n"};
+      " Y = Mul(M, half)\n H = Neg(A) }\n",
+      " Y = Relu(P) }\n", " Y = Sigmoid(P) }\n"};
   snprintf(t + len, cap - len, "%s", tails[act]);
   return t;
 }
@@ -1077,7 +1079,8 @@ int main(void) {
       size_t nodes0, nodes1;
     } cases[] = {{{1, 400}, 2, 2, 7, 1},   {{3, 400}, 2, 2, 7, 1},  {{50, 400}, 2, 2, 7, 1},
                  {{2, 5, 40}, 3, 1, 3, 1}, {{50, 400}, 2, 0, 2, 1}, {{4, 9, 40}, 3, 3, 7, 1},
-                 {{3, 40}, 2, 3, 7, 1},    {{20, 40}, 2, 4, 8, 3}};
+                 {{3, 40}, 2, 3, 7, 1},    {{20, 40}, 2, 4, 8, 3},  {{2, 7, 40}, 3, 5, 2, 1},
+                 {{50, 400}, 2, 5, 2, 1},  {{6, 40}, 2, 6, 2, 2}};
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
       char *t = matmul_epi_text(cases[k].xd, cases[k].xr, 70, cases[k].act);
       CHECK(t != NULL);
