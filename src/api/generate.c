@@ -40,6 +40,7 @@ struct onnxc_generator {
   char **cache_in;
   int in_place;
   char why[256];
+  char path[300]; /* "copied each step (why)" */
   int32_t kv_dtype;
   int64_t kv_heads, head_size, buffer_len; /* buffer_len: the shared layout's */
   /* The cache's memory, allocated once: with past, two buffers per input of
@@ -522,14 +523,13 @@ done:
 static int try_in_place(onnxc_generator *g, ox_err *e) {
   if (g->layout != LAYOUT_WITH_PAST) return OX_OK;
   const char *env = getenv("ONNXC_GENERATE_KV");
-  if (env && strcmp(env, "copy") == 0) {
-    snprintf(g->why, sizeof g->why, "ONNXC_GENERATE_KV=copy");
-    return OX_OK;
-  }
-  if (g->kv_dtype != 1 || g->use_cache.present) {
-    snprintf(
-        g->why, sizeof g->why, "%s",
-        g->use_cache.present ? "a merged decoder (use_cache_branch)" : "the cache is not float32");
+  const char *no = env && strcmp(env, "copy") == 0 ? "ONNXC_GENERATE_KV=copy"
+                   : g->use_cache.present          ? "a merged decoder (use_cache_branch)"
+                   : g->kv_dtype != 1              ? "the cache is not float32"
+                                                   : NULL;
+  if (no) {
+    snprintf(g->why, sizeof g->why, "%s", no);
+    snprintf(g->path, sizeof g->path, "copied each step (%s)", no);
     return OX_OK;
   }
   size_t nc = 2 * g->layers;
@@ -553,6 +553,7 @@ static int try_in_place(onnxc_generator *g, ox_err *e) {
     g->s = g->own_s;
     g->in_place = 1;
   }
+  snprintf(g->path, sizeof g->path, "copied each step (%s)", g->why);
   return OX_OK;
 }
 
@@ -648,6 +649,13 @@ onnxc_status onnxc_generate_next(onnxc_generator *g, int64_t *token, int *done, 
 const char *onnxc_generate_layout(const onnxc_generator *g) {
   static const char *const names[] = {"no-cache", "decoder-with-past", "genai-shared-buffer"};
   return g ? names[g->layout] : "";
+}
+
+const char *onnxc_generate_cache_path(const onnxc_generator *g) {
+  if (!g) return "";
+  if (!g->layers) return "none";
+  if (g->layout == LAYOUT_SHARED || g->in_place) return "in place";
+  return g->path;
 }
 
 void onnxc_generate_get_stats(const onnxc_generator *g, onnxc_generate_stats *out) {

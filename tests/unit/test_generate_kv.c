@@ -126,6 +126,10 @@ static void run(onnxc_session *s, int copy, int64_t *toks, int *in_place, int *f
   }
   CHECK(strcmp(onnxc_generate_layout(g), "decoder-with-past") == 0);
   *in_place = ox_gen_cache_in_place(g, why);
+  /* the public word for it */
+  const char *path = onnxc_generate_cache_path(g);
+  CHECK(*in_place ? strcmp(path, "in place") == 0
+                  : strncmp(path, "copied each step (", 18) == 0 && strstr(path, *why));
   const void *k0 = ox_gen_cache_buffer(g, 0), *v0 = ox_gen_cache_buffer(g, 1);
   for (int i = 0; i < STEPS; i++) {
     int done = 0;
