@@ -1,10 +1,11 @@
 /* test_generate_kv.c - Optimum's decoder-with-past with the KV cache in
  * place (src/api/generate_kv.c): on a one-layer attention decoder written
- * as exporters write it, the loop takes the in-place path, its buffers stay
- * where they are and nothing is copied, and its greedy tokens are those of
- * the copying path (the graph as written, run by
- * the plain ONNX kernels, no rewrite: ONNXC_GENERATE_KV=copy); a graph that
- * reads the present otherwise stays on the copying path and says why. Then
+ * as exporters write it (and one with grouped-query attention's repeat_kv),
+ * the loop takes the in-place path, its buffers stay where they are and
+ * nothing is copied, and its greedy tokens are those of the copying path
+ * (the caller's session as it is, no rewrite: ONNXC_GENERATE_KV=copy); a
+ * graph that reads the present otherwise stays on the copying path and
+ * says why. Then
  * the two kernels the rewrite adds, against plain ONNX operators:
  * KVCacheAppend (a Concat into a fixed buffer) and AttentionBHSDFused's
  * kv_len (the attention over the first rows of longer K and V). The
@@ -34,18 +35,30 @@ static size_t floats(char *buf, size_t size, size_t n, double scale) {
   return k;
 }
 
+/* grouped-query attention's repeat_kv as Llama's exports write it: the one
+ * K/V head's present [1, 1, T, 4] repeated to the 2 query heads,
+ * Reshape(Expand(Unsqueeze(x, 2), [1, 1, 2, T, 4]), [1, 2, T, 4]), the
+ * shapes computed from Shape(present) */
+static const char *repeat_kv =
+    "  tsl = Slice(ts, s2, s4)\n  tgt = Concat <axis = 0> (rep3, tsl)\n"
+    "  rsh = Concat <axis = 0> (rep2, tsl)\n"
+    "  ku = Unsqueeze(\"present.0.key\", ax2)\n  ke = Expand(ku, tgt)\n  kr = Reshape(ke, rsh)\n"
+    "  vu = Unsqueeze(\"present.0.value\", ax2)\n  ve = Expand(vu, tgt)\n"
+    "  vr = Reshape(ve, rsh)\n";
+
 /* The decoder: x = emb[ids] + pos[position_ids]; one attention layer with
  * the causal mask computed from Shape(past) and Shape(present), as
- * exporters do; logits = (x + attention) lm. extra: more nodes (and
- * outputs, in sig_extra). */
-static onnxc_model *decoder(const char *sig_extra, const char *extra) {
+ * exporters do; logits = (x + attention) lm. gqa: one K/V head for the two
+ * query heads (repeat_kv). extra: more nodes (and outputs, in sig_extra). */
+static onnxc_model *decoder(int gqa, const char *sig_extra, const char *extra) {
   static char w[6][8192], text[65536];
+  int kvh = gqa ? 1 : HEADS;
   lcg = 12345;
   floats(w[0], sizeof w[0], VOCAB * HID, 1.0);
   floats(w[1], sizeof w[1], CTX * HID, 0.5);
   floats(w[2], sizeof w[2], HID * HID, 0.6);
-  floats(w[3], sizeof w[3], HID * HID, 0.6);
-  floats(w[4], sizeof w[4], HID * HID, 0.6);
+  floats(w[3], sizeof w[3], (size_t)HID * kvh * HD, 0.6);
+  floats(w[4], sizeof w[4], (size_t)HID * kvh * HD, 0.6);
   floats(w[5], sizeof w[5], HID * VOCAB, 0.8);
   snprintf(
       text, sizeof text,
@@ -56,8 +69,10 @@ static onnxc_model *decoder(const char *sig_extra, const char *extra) {
       "float[1,%d,T,%d] \"present.0.value\"%s)\n"
       "<float[%d,%d] emb = {%s}, float[%d,%d] pos = {%s}, float[%d,%d] wq = {%s}, "
       "float[%d,%d] wk = {%s}, float[%d,%d] wv = {%s}, float[%d,%d] lm = {%s}, "
-      "int64[4] split = {0, -1, %d, %d}, int64[3] merge = {0, -1, %d}, int64 two = {2}, "
-      "int64 one = {1}, int64 zero = {0}, int64[1] ax0 = {0}, int64[1] ax1 = {1}, "
+      "int64[4] split = {0, -1, %d, %d}, int64[4] kvsplit = {0, -1, %d, %d}, "
+      "int64[3] merge = {0, -1, %d}, int64 two = {2}, int64 one = {1}, int64 zero = {0}, "
+      "int64[1] ax0 = {0}, int64[1] ax1 = {1}, int64[1] ax2 = {2}, int64[1] s2 = {2}, "
+      "int64[1] s4 = {4}, int64[3] rep3 = {1, 1, 2}, int64[2] rep2 = {1, 2}, "
       "float scale = {0.5}, float neg = {-1e9}, float nil = {0}>\n"
       "{\n"
       "  e = Gather(emb, input_ids)\n"
@@ -65,9 +80,9 @@ static onnxc_model *decoder(const char *sig_extra, const char *extra) {
       "  x = Add(e, p)\n"
       "  q0 = MatMul(x, wq)\n  q1 = Reshape(q0, split)\n"
       "  q = Transpose <perm = [0, 2, 1, 3]> (q1)\n"
-      "  k0 = MatMul(x, wk)\n  k1 = Reshape(k0, split)\n"
+      "  k0 = MatMul(x, wk)\n  k1 = Reshape(k0, kvsplit)\n"
       "  k = Transpose <perm = [0, 2, 1, 3]> (k1)\n"
-      "  v0 = MatMul(x, wv)\n  v1 = Reshape(v0, split)\n"
+      "  v0 = MatMul(x, wv)\n  v1 = Reshape(v0, kvsplit)\n"
       "  v = Transpose <perm = [0, 2, 1, 3]> (v1)\n"
       "  \"present.0.key\" = Concat <axis = 2> (\"past_key_values.0.key\", k)\n"
       "  \"present.0.value\" = Concat <axis = -2> (\"past_key_values.0.value\", v)\n"
@@ -75,17 +90,18 @@ static onnxc_model *decoder(const char *sig_extra, const char *extra) {
       "  ts = Shape(\"present.0.key\")\n  total = Gather(ts, two)\n"
       "  qpos = Range(past_len, total, one)\n  kpos = Range(zero, total, one)\n"
       "  kq = Unsqueeze(kpos, ax0)\n  qq = Unsqueeze(qpos, ax1)\n"
-      "  future = Greater(kq, qq)\n  bias = Where(future, neg, nil)\n"
-      "  kt = Transpose <perm = [0, 1, 3, 2]> (\"present.0.key\")\n"
-      "  s0 = MatMul(q, kt)\n  s1 = Mul(s0, scale)\n  s2 = Add(s1, bias)\n"
-      "  a = Softmax <axis = -1> (s2)\n"
-      "  y0 = MatMul(a, \"present.0.value\")\n"
+      "  future = Greater(kq, qq)\n  bias = Where(future, neg, nil)\n%s"
+      "  kt = Transpose <perm = [0, 1, 3, 2]> (%s)\n"
+      "  sc0 = MatMul(q, kt)\n  sc1 = Mul(sc0, scale)\n  sc2 = Add(sc1, bias)\n"
+      "  a = Softmax <axis = -1> (sc2)\n"
+      "  y0 = MatMul(a, %s)\n"
       "  y1 = Transpose <perm = [0, 2, 1, 3]> (y0)\n  y = Reshape(y1, merge)\n"
       "  h = Add(x, y)\n  logits = MatMul(h, lm)\n%s"
       "}\n",
-      HEADS, HD, HEADS, HD, VOCAB, HEADS, HD, HEADS, HD, sig_extra, VOCAB, HID, w[0], CTX, HID,
-      w[1], HID, HID, w[2], HID, HID, w[3], HID, HID, w[4], HID, VOCAB, w[5], HEADS, HD, HID,
-      extra);
+      kvh, HD, kvh, HD, VOCAB, kvh, HD, kvh, HD, sig_extra, VOCAB, HID, w[0], CTX, HID, w[1], HID,
+      HID, w[2], HID, kvh * HD, w[3], HID, kvh * HD, w[4], HID, VOCAB, w[5], HEADS, HD, kvh, HD,
+      HID, gqa ? repeat_kv : "", gqa ? "kr" : "\"present.0.key\"",
+      gqa ? "vr" : "\"present.0.value\"", extra);
   return parse(text);
 }
 
@@ -144,8 +160,8 @@ static void run(onnxc_session *s, int copy, int64_t *toks, int *in_place, int *f
   unsetenv("ONNXC_GENERATE_KV");
 }
 
-static void test_in_place(void) {
-  onnxc_model *m = decoder("", "");
+static void test_in_place(int gqa) {
+  onnxc_model *m = decoder(gqa, "", "");
   onnxc_session *s = session_of(m, 1);
   if (!s) goto done;
   int64_t a[STEPS] = {0}, b[STEPS] = {0};
@@ -163,7 +179,7 @@ static void test_in_place(void) {
   for (int i = 1; i < STEPS; i++) distinct += a[i] != a[i - 1];
   CHECK(distinct > 5);
   /* a present read by another node: the copying path, which says why */
-  onnxc_model *m2 = decoder(", float dbg", "  dbg = ReduceSum(\"present.0.key\")\n");
+  onnxc_model *m2 = decoder(gqa, ", float dbg", "  dbg = ReduceSum(\"present.0.key\")\n");
   onnxc_session *s2 = session_of(m2, 1);
   if (s2) {
     int64_t c[STEPS];
@@ -334,7 +350,8 @@ done:
 }
 
 int main(void) {
-  test_in_place();
+  test_in_place(0);
+  test_in_place(1);
   test_append_kernel();
   test_attention_kv_len();
   test_attention_kv_len_groups();
