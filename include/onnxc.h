@@ -888,8 +888,10 @@ ONNXC_API onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_
  *     past has length 0 on the first step and each step's present is the
  *     next step's past. Where the graph allows (a float32 cache, each
  *     present made by Concat(past, new, axis 2) and read only by an
- *     attention that onnxc fuses, by Shape nodes and as the output), the
- *     generator runs a session of its own of the graph rewritten so that
+ *     attention that onnxc fuses, by Shape nodes and as the output; a
+ *     session made at optimization_level 1 or more, without custom
+ *     operators), the generator runs a session of its own, made with the
+ *     session's options, of the graph rewritten so that
  *     each cache input is one buffer of the prompt plus max_new_tokens
  *     positions, allocated once, to which each step appends its new keys
  *     and values in place (no copy of the cache per token; creating that

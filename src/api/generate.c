@@ -544,8 +544,7 @@ static int try_in_place(onnxc_generator *g, ox_err *e) {
     if (!rc) snprintf(g->cache_in[k], n, "%s.onnxc_cache", past[k]);
   }
   if (!rc)
-    rc = ox_gen_kv_inplace(g->s, past, present, nc, onnxc_session_threads(g->s), &g->own_s,
-                           &g->own_m, g->why, sizeof g->why);
+    rc = ox_gen_kv_inplace(g->s, past, present, nc, &g->own_s, &g->own_m, g->why, sizeof g->why);
   free(past);
   free(present);
   if (rc) return ox_err_set(e, OX_ENOMEM, "out of memory preparing the in-place KV cache");

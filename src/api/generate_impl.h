@@ -63,15 +63,15 @@ int64_t ox_gen_pick(const float *logits, size_t vocab, const ox_gen_sampling *s,
 /* The in-place KV cache of Optimum's layout (generate_kv.c): the session's
  * model optimised and rewritten so that each of the n_cache past inputs
  * (past[k] -> present[k]) is a buffer "<past>.onnxc_cache" appended in place
- * at "onnxc_kv_past_len", and a session of it with `threads` threads in
+ * at "onnxc_kv_past_len", and a session of it made with s's options in
  * *out_s (its model in *out_m, to free after the session). When the graph
  * does not match, *out_s is NULL and why says what did not; the result is
  * OX_OK either way, OX_ENOMEM only when memory ran out. */
 int ox_gen_kv_inplace(struct onnxc_session *s, const char *const *past, const char *const *present,
-                      size_t n_cache, int threads, struct onnxc_session **out_s,
-                      struct onnxc_model **out_m, char *why, size_t why_size);
+                      size_t n_cache, struct onnxc_session **out_s, struct onnxc_model **out_m,
+                      char *why, size_t why_size);
 /* Whether generator g keeps its cache in place (1) or copies it each step
- * (0), and why not; for tests and the CLI's verbose line. */
+ * (0), and why not (onnxc_generate_cache_path's reason); for tests. */
 int ox_gen_cache_in_place(const struct onnxc_generator *g, const char **why);
 /* The buffer of cache input k (2 * layer + 0 key, 1 value) the next step
  * reads its past from. */

@@ -26,8 +26,10 @@
  * off, since that pass takes Q K^T first and attention_bhsd then leaves a
  * K that is also a graph output (every present is) unfused. Anything that
  * does not match (a reader of past or present other than those, a Concat on
- * another axis, a float16 cache, subgraphs, a failure to optimise) leaves
- * the loop on its copying path, with the reason kept for the caller. */
+ * another axis, a float16 cache, subgraphs, a failure to optimise, a
+ * session made at optimization_level 0 or with custom operators) leaves the
+ * loop on its copying path, with the reason kept for the caller. The
+ * generator's session is made with the caller's session's options. */
 #include <onnxc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,7 @@
 
 #include "../ir/ir.h"
 #include "../schema/onnxc_ops.h"
+#include "api_impl.h"
 #include "generate_impl.h"
 
 #define PAST_LEN_NAME "onnxc_kv_past_len"
@@ -196,15 +199,51 @@ static bool rewrite(ox_arena *a, ox_graph *g, const char *const *past, const cha
   return true;
 }
 
+/* The caller's session's options with matmul_transb also left out (into
+ * names, of cap entries); false when they do not fit. */
+static bool without_transb(const ox_session_opts *so, const char **names, size_t cap, size_t *n) {
+  *n = 0;
+  bool have = false;
+  for (size_t i = 0; i < so->n_disabled_passes; i++) {
+    if (*n == cap) return false;
+    names[(*n)++] = so->disabled_passes[i];
+    have = have || strcmp(so->disabled_passes[i], "matmul_transb") == 0;
+  }
+  if (!have && *n == cap) return false;
+  if (!have) names[(*n)++] = "matmul_transb";
+  return true;
+}
+
 int ox_gen_kv_inplace(onnxc_session *s, const char *const *past, const char *const *present,
-                      size_t n_cache, int threads, onnxc_session **out_s, onnxc_model **out_m,
-                      char *why, size_t why_size) {
+                      size_t n_cache, onnxc_session **out_s, onnxc_model **out_m, char *why,
+                      size_t why_size) {
   *out_s = NULL;
   *out_m = NULL;
-  const char *off[] = {"matmul_transb"};
+  /* the caller's session as it was made: its threads (or pool), limits,
+   * cancel callback, log, numerics (low_bit_int8, quantized units) and
+   * passes, so that the generator's session computes what the caller's
+   * would have */
+  const ox_session_opts *so = ox_session_options(ox_api_session(s));
+  const char *names[64];
+  size_t n_names = 0;
+  if (so->optimization_level < 1) {
+    snprintf(why, why_size, "the session's optimization_level is 0 (no fused attention)");
+    return OX_OK;
+  }
+  if (so->custom_ops) {
+    snprintf(why, why_size, "the session has custom operators");
+    return OX_OK;
+  }
+  if (!without_transb(so, names, sizeof names / sizeof *names, &n_names)) {
+    snprintf(why, why_size, "too many passes left out");
+    return OX_OK;
+  }
   onnxc_optimize_options oo = {0};
-  oo.disabled_passes = off;
-  oo.n_disabled_passes = 1;
+  oo.optimization_level = so->optimization_level;
+  oo.disabled_passes = names;
+  oo.n_disabled_passes = n_names;
+  oo.no_quant_fusion = so->quant_fusion_off;
+  oo.low_bit_int8 = so->low_bit_int8;
   onnxc_error err = {0};
   onnxc_model *nm = NULL;
   if (onnxc_model_optimize(onnxc_session_model(s), &oo, &nm, &err)) {
@@ -220,17 +259,15 @@ int ox_gen_kv_inplace(onnxc_session *s, const char *const *past, const char *con
   } else if (!g || has_subgraph(g)) {
     snprintf(why, why_size, "the graph has subgraphs (If, Loop)");
   } else if (matches(g, past, present, n_cache, concat, why, why_size)) {
+    ox_session *rs = NULL;
+    ox_err e = {0};
     if (!rewrite(m->arena, g, past, present, n_cache, concat)) {
       rc = OX_ENOMEM;
-    } else {
-      onnxc_session_options so = {0};
-      so.threads = threads;
-      so.optimization_level = 1;
-      if (onnxc_session_create(nm, &so, out_s, &err)) {
-        snprintf(why, why_size, "the rewritten graph does not load: %s", err.msg);
-        *out_s = NULL;
-        rc = err.code == ONNXC_ERR_NOMEM ? OX_ENOMEM : OX_OK;
-      }
+    } else if (ox_session_create(m, so, &rs, &e)) {
+      snprintf(why, why_size, "the rewritten graph does not load: %s", e.msg);
+      rc = e.code == OX_ENOMEM ? OX_ENOMEM : OX_OK;
+    } else if (!(*out_s = ox_api_session_wrap(rs))) {
+      rc = OX_ENOMEM;
     }
   }
   free(concat);
