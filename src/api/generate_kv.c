@@ -22,14 +22,17 @@
  * itself, which the loop gives as the output's buffer: KVCacheAppend writes
  * its new rows there in place.
  *
- * The attention must be fused: the graph is optimised with matmul_transb
- * off, since that pass takes Q K^T first and attention_bhsd then leaves a
- * K that is also a graph output (every present is) unfused. Anything that
- * does not match (a reader of past or present other than those, a Concat on
- * another axis, a float16 cache, subgraphs, a failure to optimise, a
- * session made at optimization_level 0 or with custom operators) leaves the
- * loop on its copying path, with the reason kept for the caller. The
- * generator's session is made with the caller's session's options. */
+ * The graph rewritten is the one a temporary session made with the
+ * caller's session's options runs (functions inlined, passes applied),
+ * cloned into a model that shares the caller's weights. The attention must
+ * be fused: the graph is optimised with matmul_transb also off, since that
+ * pass takes Q K^T first and attention_bhsd then leaves a K that is also a
+ * graph output (every present is) unfused. Anything that does not match (a
+ * reader of past or present other than those, a Concat on another axis, a
+ * float16 cache, subgraphs, a failure to optimise, a session made at
+ * optimization_level 0 or with custom operators) leaves the loop on its
+ * copying path, with the reason kept for the caller. The generator's
+ * session is made with the caller's session's options too. */
 #include <onnxc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,6 +217,95 @@ static bool without_transb(const ox_session_opts *so, const char **names, size_t
   return true;
 }
 
+/* t's payload bytes p copied into a (t then points at the copy) */
+static bool copy_payload(ox_arena *a, ox_tensor *t, ox_bytes p) {
+  void *copy = ox_arena_memdup(a, p.data, p.size);
+  if (!copy) return false;
+  if (t->data_location == 1 && t->external.data)
+    t->external.data = copy;
+  else
+    t->raw_data.data = copy;
+  return true;
+}
+
+/* Payload bytes of the session's graph that are not the caller's model's
+ * (a constant the passes made, in the temporary session's memory) copied
+ * into the new model's arena; the model's own weights stay shared. */
+static bool own_payloads(ox_arena *a, ox_graph *g, const ox_model *orig) {
+  ox_map ours;
+  ox_map_init(&ours);
+  const ox_graph *og = orig->proto->graph;
+  bool ok = true;
+  for (size_t i = 0; ok && og && i < og->n_initializer; i++) {
+    ox_bytes p = ox_tensor_payload(&og->initializer[i]);
+    if (p.data && og->initializer[i].name)
+      ok = ox_map_put(&ours, og->initializer[i].name, (uintptr_t)p.data) == OX_OK;
+  }
+  for (size_t i = 0; ok && i < g->n_initializer; i++) {
+    ox_tensor *t = &g->initializer[i];
+    ox_bytes p = ox_tensor_payload(t);
+    uintptr_t v = 0;
+    if (!p.data || (t->name && ox_map_get(&ours, t->name, &v) && v == (uintptr_t)p.data)) continue;
+    ok = copy_payload(a, t, p);
+  }
+  /* tensors of attributes (Constant nodes): copied alike, they are small */
+  for (size_t i = 0; ok && i < g->n_node; i++)
+    for (size_t k = 0; ok && k < g->node[i].n_attribute; k++) {
+      ox_tensor *t = g->node[i].attribute[k].t;
+      ox_bytes p = t ? ox_tensor_payload(t) : (ox_bytes){NULL, 0};
+      if (p.data) ok = copy_payload(a, t, p);
+    }
+  ox_map_free(&ours);
+  return ok;
+}
+
+/* The caller's model as a session with options o runs it (functions
+ * inlined, passes applied, constants folded), as a new model sharing the
+ * caller's weights (which outlive it, as they outlive the caller's
+ * session). NULL with why set when that session cannot be made; *oom on
+ * OOM. */
+static ox_model *optimised(const ox_model *orig, const ox_session_opts *o, char *why,
+                           size_t why_size, bool *oom) {
+  ox_session *tmp = NULL;
+  ox_err e = {0};
+  *oom = false;
+  if (ox_session_create(orig, o, &tmp, &e)) {
+    snprintf(why, why_size, "the graph could not be optimised: %s", e.msg);
+    *oom = e.code == OX_ENOMEM;
+    return NULL;
+  }
+  ox_model *m = ox_model_new();
+  const ox_model_proto *op = orig->proto;
+  ox_opset *imp = m ? ox_arena_calloc(m->arena, op->n_opset_import + 1, sizeof *imp) : NULL;
+  bool ok = imp != NULL;
+  if (ok) {
+    *m->proto = *op; /* the names and metadata stay the caller's model's */
+    m->proto->n_training_info = 0;
+    m->proto->n_functions = 0; /* inlined in the session's graph */
+    m->dir = orig->dir;
+    bool has = false;
+    for (size_t i = 0; i < op->n_opset_import; i++) {
+      imp[i] = op->opset_import[i];
+      has = has || (imp[i].domain && strcmp(imp[i].domain, OX_ONNXC_DOMAIN) == 0);
+    }
+    m->proto->opset_import = imp;
+    if (!has)
+      imp[m->proto->n_opset_import++] = (ox_opset){
+          .domain = (char *)OX_ONNXC_DOMAIN, .version = OX_ONNXC_OPSET, .has_version = true};
+    /* the session's folded weights are not graph inputs: IR 4 and up */
+    if (m->proto->has_ir_version && m->proto->ir_version < 4) m->proto->ir_version = 4;
+    m->proto->graph = ox_graph_clone(m->arena, ox_session_graph(tmp));
+    ok = m->proto->graph && own_payloads(m->arena, m->proto->graph, orig);
+  }
+  ox_session_free(tmp);
+  if (!ok) {
+    ox_model_free(m);
+    *oom = true;
+    return NULL;
+  }
+  return m;
+}
+
 int ox_gen_kv_inplace(onnxc_session *s, const char *const *past, const char *const *present,
                       size_t n_cache, onnxc_session **out_s, onnxc_model **out_m, char *why,
                       size_t why_size) {
@@ -238,26 +330,21 @@ int ox_gen_kv_inplace(onnxc_session *s, const char *const *past, const char *con
     snprintf(why, why_size, "too many passes left out");
     return OX_OK;
   }
-  onnxc_optimize_options oo = {0};
-  oo.optimization_level = so->optimization_level;
-  oo.disabled_passes = names;
-  oo.n_disabled_passes = n_names;
-  oo.no_quant_fusion = so->quant_fusion_off;
-  oo.low_bit_int8 = so->low_bit_int8;
-  onnxc_error err = {0};
-  onnxc_model *nm = NULL;
-  if (onnxc_model_optimize(onnxc_session_model(s), &oo, &nm, &err)) {
-    snprintf(why, why_size, "the graph could not be optimised: %s", err.msg);
-    return err.code == ONNXC_ERR_NOMEM ? OX_ENOMEM : OX_OK;
-  }
-  ox_model *m = (ox_model *)nm;
-  ox_graph *g = m->proto ? m->proto->graph : NULL;
+  ox_session_opts o = *so;
+  o.disabled_passes = names;
+  o.n_disabled_passes = n_names;
+  o.profile = false;
+  bool oom = false;
+  ox_model *m = optimised((const ox_model *)onnxc_session_model(s), &o, why, why_size, &oom);
+  if (!m) return oom ? OX_ENOMEM : OX_OK;
+  onnxc_model *nm = (onnxc_model *)m;
+  ox_graph *g = m->proto->graph;
   long *concat = calloc(n_cache ? n_cache : 1, sizeof *concat);
   int rc = OX_OK;
   if (!concat) {
     rc = OX_ENOMEM;
-  } else if (!g || has_subgraph(g)) {
-    snprintf(why, why_size, "the graph has subgraphs (If, Loop)");
+  } else if (has_subgraph(g) || g->n_sparse_initializer) {
+    snprintf(why, why_size, "the graph has subgraphs (If, Loop) or sparse initializers");
   } else if (matches(g, past, present, n_cache, concat, why, why_size)) {
     ox_session *rs = NULL;
     ox_err e = {0};
