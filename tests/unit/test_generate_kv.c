@@ -124,7 +124,8 @@ enum { STEPS = 30 };
  * (in_place, its buffers' addresses the same at every step); the layout's
  * copying path when copy. */
 static void run(onnxc_session *s, int copy, int64_t *toks, int *in_place, int *fixed,
-                uint64_t *copied, const char **why) {
+                uint64_t *copied, char *why) {
+  why[0] = 0;
   if (copy)
     setenv("ONNXC_GENERATE_KV", "copy", 1);
   else
@@ -141,11 +142,13 @@ static void run(onnxc_session *s, int copy, int64_t *toks, int *in_place, int *f
     return;
   }
   CHECK(strcmp(onnxc_generate_layout(g), "decoder-with-past") == 0);
-  *in_place = ox_gen_cache_in_place(g, why);
+  const char *reason = "";
+  *in_place = ox_gen_cache_in_place(g, &reason);
+  snprintf(why, 256, "%s", reason); /* the generator's, freed with it */
   /* the public word for it */
   const char *path = onnxc_generate_cache_path(g);
   CHECK(*in_place ? strcmp(path, "in place") == 0
-                  : strncmp(path, "copied each step (", 18) == 0 && strstr(path, *why));
+                  : strncmp(path, "copied each step (", 18) == 0 && strstr(path, reason));
   const void *k0 = ox_gen_cache_buffer(g, 0), *v0 = ox_gen_cache_buffer(g, 1);
   for (int i = 0; i < STEPS; i++) {
     int done = 0;
@@ -167,8 +170,8 @@ static void falls_back(onnxc_session *s, const int64_t *want, const char *reason
   int64_t c[STEPS];
   int in_c = 1, fixed_c;
   uint64_t cp_c;
-  const char *why = "";
-  run(s, 0, c, &in_c, &fixed_c, &cp_c, &why);
+  char why[256];
+  run(s, 0, c, &in_c, &fixed_c, &cp_c, why);
   CHECK(!in_c && strstr(why, reason) && memcmp(want, c, sizeof c) == 0);
 }
 
@@ -179,11 +182,11 @@ static void test_in_place(int gqa) {
   int64_t a[STEPS] = {0}, b[STEPS] = {0};
   int in_a = 0, in_b = 0, fixed_a = 0, fixed_b = 0;
   uint64_t cp_a = 1, cp_b = 1;
-  const char *why = NULL;
-  run(s, 0, a, &in_a, &fixed_a, &cp_a, &why);
+  char why[256];
+  run(s, 0, a, &in_a, &fixed_a, &cp_a, why);
   if (!in_a) fprintf(stderr, "not in place: %s\n", why);
   CHECK(in_a && fixed_a && cp_a == 0);
-  run(s, 1, b, &in_b, &fixed_b, &cp_b, &why);
+  run(s, 1, b, &in_b, &fixed_b, &cp_b, why);
   CHECK(!in_b && strstr(why, "ONNXC_GENERATE_KV") && !fixed_b); /* two buffers swapped */
   CHECK(memcmp(a, b, sizeof a) == 0);
   /* the tokens are not a fixed point: the model says something */
