@@ -886,13 +886,23 @@ ONNXC_API onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_
  *     in [batch, heads, past, head_size], present.N.key/value out, optional
  *     attention_mask [batch, total] and position_ids [batch, sequence]; the
  *     past has length 0 on the first step and each step's present is the
- *     next step's past. Two buffers per cache input, of the prompt plus
- *     max_new_tokens positions, are allocated once: the past is a view of
+ *     next step's past. Where the graph allows (a float32 cache, each
+ *     present made by Concat(past, new, axis 2) and read only by an
+ *     attention that onnxc fuses, by Shape nodes and as the output; a
+ *     session made at optimization_level 1 or more, without custom
+ *     operators), the generator runs a session of its own, made with the
+ *     session's options, of the graph rewritten so that
+ *     each cache input is one buffer of the prompt plus max_new_tokens
+ *     positions, allocated once, to which each step appends its new keys
+ *     and values in place (no copy of the cache per token; creating that
+ *     session is part of the time to the first token). Otherwise two
+ *     buffers per cache input are allocated once: the past is a view of
  *     one, the present is made in the other (the graph's Concat writes it
  *     there: onnxc_run_options.output_buffers), and they swap; the Concat
- *     still copies the past into the present each step. Optimum's merged
- *     decoder's use_cache_branch (bool [1]) is fed false on the first step
- *     and true after;
+ *     then copies the past into the present each step.
+ *     onnxc_generate_cache_path says which. Optimum's merged decoder's
+ *     use_cache_branch (bool [1]) is fed false on the first step and true
+ *     after;
  *   - onnxruntime-genai: as above, but past and present have the sequence
  *     length of the buffer, max_length (the model has GroupQueryAttention
  *     nodes, or genai_config.json says past_present_share_buffer): the
@@ -959,6 +969,12 @@ ONNXC_API onnxc_status onnxc_generate_next(onnxc_generator *g, int64_t *token, i
                                            onnxc_error *err);
 /* "no-cache", "decoder-with-past" or "genai-shared-buffer" */
 ONNXC_API const char *onnxc_generate_layout(const onnxc_generator *g);
+/* How the KV cache is kept: "none" (no cache), "in place" (appended to
+ * buffers of fixed length), or, for decoder-with-past whose graph does not
+ * allow that, "copied each step (REASON)", REASON naming what did not match
+ * (ONNXC_GENERATE_KV=copy in the environment asks for this path). Valid
+ * while g lives. */
+ONNXC_API const char *onnxc_generate_cache_path(const onnxc_generator *g);
 ONNXC_API void onnxc_generate_get_stats(const onnxc_generator *g, onnxc_generate_stats *out);
 ONNXC_API void onnxc_generate_free(onnxc_generator *g);
 /* The whole loop: *out receives the new ids (malloc'd, free with free())

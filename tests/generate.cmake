@@ -26,3 +26,9 @@ endforeach()
 # The loop on models whose tokens follow from their weights by hand, the
 # layouts' errors, genai_config.json and the sampler.
 onnxc_unit_test(test_generate)
+
+# Optimum's layout with the KV cache in place (src/api/generate_kv.c): the
+# path taken, fixed buffers, the same tokens as the copying path; the
+# KVCacheAppend kernel and AttentionBHSDFused's kv_len against plain ONNX
+# operators.
+onnxc_unit_test(test_generate_kv)

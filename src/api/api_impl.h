@@ -26,4 +26,12 @@ int ox_api_custom_infer(const void *user, const ox_node *n, const char *domain, 
  * subgraphs, functions): one report line per wrong node; returns how many. */
 size_t ox_api_custom_check(const struct onnxc_op_registry *r, const ox_model *m, ox_buf *report);
 
+struct onnxc_session;
+/* The runtime session behind a handle (NULL for NULL). */
+ox_session *ox_api_session(const struct onnxc_session *s);
+/* A handle over a runtime session made with ox_session_create (owned by
+ * the handle from then on: onnxc_session_free frees it); NULL on OOM, rs
+ * then freed. Its log lines go where rs's options send them. */
+struct onnxc_session *ox_api_session_wrap(ox_session *rs);
+
 #endif

@@ -2,7 +2,10 @@
  * the decoder's layout read from a session's inputs and outputs (and
  * genai_config.json), the KV cache carried from step to step, and one token
  * picked per step (generate_sample.c). Built on the public session API: the
- * loop is a client of the runtime like any caller. */
+ * loop is a client of the runtime like any caller. Optimum's layout runs,
+ * where its graph allows, on a session of its own whose graph appends to
+ * the cache in place (generate_kv.c); ONNXC_GENERATE_KV=copy in the
+ * environment keeps the copying path (for comparisons). */
 #include <onnxc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,12 +33,21 @@ struct onnxc_generator {
   size_t layers;
   io *past;     /* 2 * layers: key, value of layer 0, then layer 1, ... */
   io *presents; /* the outputs matching past */
+  /* Optimum's layout in place (generate_kv.c): the generator's own session
+     and model, the buffers' input names, and why not when it is not */
+  onnxc_session *own_s;
+  onnxc_model *own_m;
+  char **cache_in;
+  int in_place;
+  char why[256];
+  char path[300]; /* "copied each step (why)" */
   int32_t kv_dtype;
   int64_t kv_heads, head_size, buffer_len; /* buffer_len: the shared layout's */
   /* The cache's memory, allocated once: with past, two buffers per input of
      n_prompt + max_new positions (the step's past is read from one and its
-     present made in the other, then they swap); shared, one per input of
-     buffer_len positions, zeroed, past and present alike. */
+     present made in the other, then they swap), or one when in place;
+     shared, one per input of buffer_len positions, zeroed, past and present
+     alike. */
   void **bufs;
   size_t n_bufs, buf_bytes;
   int flip;        /* with past: past k is bufs[2k + flip] */
@@ -326,6 +338,7 @@ static size_t kv_elem_size(int32_t dtype) { return dtype == 1 ? 4 : 2; }
 static int alloc_cache(onnxc_generator *g, ox_err *e) {
   int shared = g->layout == LAYOUT_SHARED;
   int64_t len = shared ? g->buffer_len : (int64_t)g->n_prompt + g->max_new;
+  if (g->in_place) g->buffer_len = len;
   size_t bytes = kv_elem_size(g->kv_dtype);
   const int64_t f[3] = {g->kv_heads, len, g->head_size};
   for (size_t i = 0; i < 3; i++) {
@@ -335,21 +348,21 @@ static int alloc_cache(onnxc_generator *g, ox_err *e) {
     bytes *= (size_t)f[i];
   }
   g->buf_bytes = (bytes + 63) & ~(size_t)63;
-  g->n_bufs = (shared ? 1 : 2) * 2 * g->layers;
+  g->n_bufs = (shared || g->in_place ? 1 : 2) * 2 * g->layers;
   g->bufs = calloc(g->n_bufs, sizeof *g->bufs);
   if (!g->bufs) return ox_err_set(e, OX_ENOMEM, "out of memory");
   for (size_t k = 0; k < g->n_bufs; k++) {
     g->bufs[k] = aligned_alloc(64, g->buf_bytes ? g->buf_bytes : 64);
     if (!g->bufs[k])
       return ox_err_set(e, OX_ENOMEM, "out of memory for a KV cache of %zu bytes", g->buf_bytes);
-    if (shared) memset(g->bufs[k], 0, g->buf_bytes);
+    if (shared || g->in_place) memset(g->bufs[k], 0, g->buf_bytes);
   }
   return OX_OK;
 }
 
 /* The past fed for cache input k and the buffer its present goes in. */
 static void cache_views(const onnxc_generator *g, size_t k, void **past, void **present) {
-  if (g->layout == LAYOUT_SHARED) {
+  if (g->layout == LAYOUT_SHARED || g->in_place) {
     *past = *present = g->bufs[k];
   } else {
     *past = g->bufs[2 * k + (size_t)g->flip];
@@ -404,9 +417,9 @@ static int read_logits(onnxc_generator *g, const onnxc_value *v, ox_err *e) {
 static int run_step(onnxc_generator *g, ox_err *e) {
   size_t n_in = 0, n_out = 1, nc = 2 * g->layers, n_own = 0;
   size_t from = g->layout == LAYOUT_NOCACHE ? 0 : g->in_cache, fresh = g->n_seq - from;
-  const char **in_names = calloc(4 + nc, sizeof *in_names);
+  const char **in_names = calloc(5 + 2 * nc, sizeof *in_names);
   const char **out_names = calloc(1 + nc, sizeof *out_names);
-  onnxc_value **ins = calloc(4 + nc, sizeof *ins), **outs = calloc(1 + nc, sizeof *outs);
+  onnxc_value **ins = calloc(5 + 2 * nc, sizeof *ins), **outs = calloc(1 + nc, sizeof *outs);
   onnxc_value **bufs = calloc(1 + nc, sizeof *bufs); /* [0]: the logits, made by the run */
   int rc = OX_OK;
   if (!in_names || !out_names || !ins || !outs || !bufs) {
@@ -432,19 +445,31 @@ static int run_step(onnxc_generator *g, ox_err *e) {
   /* the caches: views of the loop's buffers; each present is asked to be
      made in its buffer (output_buffers), which the kernel that makes it
      (the graph's Concat, GroupQueryAttention) then writes in place */
-  int shared = g->layout == LAYOUT_SHARED;
+  int shared = g->layout == LAYOUT_SHARED, fixed = shared || g->in_place;
   int64_t past_len = shared ? g->buffer_len : (int64_t)g->in_cache;
-  int64_t want = shared ? g->buffer_len : (int64_t)g->n_seq;
+  int64_t want = fixed ? g->buffer_len : (int64_t)g->n_seq;
   int64_t pd[4] = {1, g->kv_heads, past_len, g->head_size};
   int64_t od[4] = {1, g->kv_heads, want, g->head_size};
   out_names[0] = g->logits.name;
   for (size_t k = 0; k < nc; k++) {
     void *past, *present;
     cache_views(g, k, &past, &present);
+    /* in place: the past input is only measured (Shape) and the buffer is
+       read as "<past>.onnxc_cache" */
     in_names[n_in] = g->past[k].name;
     ins[n_in++] = onnxc_tensor_wrap(g->kv_dtype, pd, 4, past, (onnxc_error *)e);
+    if (g->in_place) {
+      in_names[n_in] = g->cache_in[k];
+      ins[n_in++] = onnxc_tensor_wrap(g->kv_dtype, od, 4, past, (onnxc_error *)e);
+    }
     out_names[n_out] = g->presents[k].name;
     bufs[n_out++] = onnxc_tensor_wrap(g->kv_dtype, od, 4, present, (onnxc_error *)e);
+  }
+  if (g->in_place) {
+    int64_t at = (int64_t)g->in_cache;
+    in_names[n_in] = "onnxc_kv_past_len";
+    onnxc_value *v = ins[n_in++] = onnxc_tensor_create(7, NULL, 0, (onnxc_error *)e);
+    if (v) *(int64_t *)onnxc_tensor_data(v) = at;
   }
   n_own = n_in;
   for (size_t i = 0; i < n_in || i < n_out; i++)
@@ -466,7 +491,7 @@ static int run_step(onnxc_generator *g, ox_err *e) {
       rc = ox_err_set(
           e, OX_ERUNTIME, "output '%s' is not [1, %lld, %lld, %lld] of the cache's type (%s)",
           g->presents[k].name, (long long)g->kv_heads, (long long)want, (long long)g->head_size,
-          shared ? "the shared buffer's length" : "the past and the new tokens");
+          fixed ? "the cache buffer's length" : "the past and the new tokens");
     } else if (onnxc_tensor_data_const(o) != onnxc_tensor_data(bufs[1 + k])) {
       /* a kernel that made the present elsewhere: into the buffer */
       memcpy(onnxc_tensor_data(bufs[1 + k]), onnxc_tensor_data_const(o), onnxc_tensor_nbytes(o));
@@ -474,7 +499,7 @@ static int run_step(onnxc_generator *g, ox_err *e) {
     }
   }
   if (!rc) {
-    g->flip ^= !shared;
+    g->flip ^= !fixed;
     g->in_cache = g->n_seq;
   }
 done:
@@ -490,6 +515,57 @@ done:
   free(ins);
   free(outs);
   return rc;
+}
+
+/* Optimum's layout on a session of the generator's own whose graph
+ * appends to the cache in place (generate_kv.c), where the graph allows;
+ * else g->why says why the copying path stays. */
+static int try_in_place(onnxc_generator *g, ox_err *e) {
+  if (g->layout != LAYOUT_WITH_PAST) return OX_OK;
+  const char *env = getenv("ONNXC_GENERATE_KV");
+  const char *no = env && strcmp(env, "copy") == 0 ? "ONNXC_GENERATE_KV=copy"
+                   : g->use_cache.present          ? "a merged decoder (use_cache_branch)"
+                   : g->kv_dtype != 1              ? "the cache is not float32"
+                                                   : NULL;
+  if (no) {
+    snprintf(g->why, sizeof g->why, "%s", no);
+    snprintf(g->path, sizeof g->path, "copied each step (%s)", no);
+    return OX_OK;
+  }
+  size_t nc = 2 * g->layers;
+  const char **past = calloc(nc, sizeof *past), **present = calloc(nc, sizeof *present);
+  g->cache_in = calloc(nc, sizeof *g->cache_in);
+  int rc = past && present && g->cache_in ? OX_OK : OX_ENOMEM;
+  for (size_t k = 0; !rc && k < nc; k++) {
+    past[k] = g->past[k].name;
+    present[k] = g->presents[k].name;
+    size_t n = strlen(past[k]) + sizeof ".onnxc_cache";
+    if (!(g->cache_in[k] = malloc(n))) rc = OX_ENOMEM;
+    if (!rc) snprintf(g->cache_in[k], n, "%s.onnxc_cache", past[k]);
+  }
+  if (!rc)
+    rc = ox_gen_kv_inplace(g->s, past, present, nc, &g->own_s, &g->own_m, g->why, sizeof g->why);
+  free(past);
+  free(present);
+  if (rc) return ox_err_set(e, OX_ENOMEM, "out of memory preparing the in-place KV cache");
+  if (g->own_s) {
+    g->s = g->own_s;
+    g->in_place = 1;
+  }
+  snprintf(g->path, sizeof g->path, "copied each step (%s)", g->why);
+  return OX_OK;
+}
+
+int ox_gen_cache_in_place(const onnxc_generator *g, const char **why) {
+  if (why) *why = g && !g->in_place ? g->why : "";
+  return g ? g->in_place : 0;
+}
+
+const void *ox_gen_cache_buffer(const onnxc_generator *g, size_t k) {
+  if (!g || k >= 2 * g->layers || !g->bufs) return NULL;
+  void *past, *present;
+  cache_views(g, k, &past, &present);
+  return past;
 }
 
 /* ------------------------------------------------------------ public */
@@ -533,6 +609,7 @@ onnxc_status onnxc_generate_start(onnxc_session *s, const int64_t *ids, size_t n
       g->vocab = onnxc_type_dim(lt, (size_t)r - 1);
     rc = check_ids(g, E(err));
   }
+  if (!rc && g->layers) rc = try_in_place(g, E(err));
   if (!rc && g->layers) rc = alloc_cache(g, E(err));
   if (rc) {
     onnxc_generate_free(g);
@@ -573,6 +650,13 @@ const char *onnxc_generate_layout(const onnxc_generator *g) {
   return g ? names[g->layout] : "";
 }
 
+const char *onnxc_generate_cache_path(const onnxc_generator *g) {
+  if (!g) return "";
+  if (!g->layers) return "none";
+  if (g->layout == LAYOUT_SHARED || g->in_place) return "in place";
+  return g->path;
+}
+
 void onnxc_generate_get_stats(const onnxc_generator *g, onnxc_generate_stats *out) {
   if (!out) return;
   memset(out, 0, sizeof *out);
@@ -601,6 +685,10 @@ void onnxc_generate_free(onnxc_generator *g) {
   }
   free(g->past);
   free(g->presents);
+  for (size_t k = 0; g->cache_in && k < 2 * g->layers; k++) free(g->cache_in[k]);
+  free(g->cache_in);
+  onnxc_session_free(g->own_s); /* before its model */
+  onnxc_model_free(g->own_m);
   for (size_t k = 0; k < g->n_bufs; k++) free(g->bufs[k]);
   free(g->bufs);
   free(g->seq);

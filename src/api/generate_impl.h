@@ -9,6 +9,10 @@
 
 #include "../base/base.h"
 
+struct onnxc_session;
+struct onnxc_model;
+struct onnxc_generator;
+
 /* A JSON document flattened to its leaves: "model.decoder.head_size",
  * "model.eos_token_id.1" (array items by index). Strings are unescaped
  * (\uXXXX of ASCII only; other escapes of the config's names are rare). */
@@ -55,5 +59,22 @@ double ox_gen_uniform(uint64_t *state);
  * wins). */
 int64_t ox_gen_pick(const float *logits, size_t vocab, const ox_gen_sampling *s, uint64_t *rng,
                     ox_gen_cand *scratch);
+
+/* The in-place KV cache of Optimum's layout (generate_kv.c): the session's
+ * model optimised and rewritten so that each of the n_cache past inputs
+ * (past[k] -> present[k]) is a buffer "<past>.onnxc_cache" appended in place
+ * at "onnxc_kv_past_len", and a session of it made with s's options in
+ * *out_s (its model in *out_m, to free after the session). When the graph
+ * does not match, *out_s is NULL and why says what did not; the result is
+ * OX_OK either way, OX_ENOMEM only when memory ran out. */
+int ox_gen_kv_inplace(struct onnxc_session *s, const char *const *past, const char *const *present,
+                      size_t n_cache, struct onnxc_session **out_s, struct onnxc_model **out_m,
+                      char *why, size_t why_size);
+/* Whether generator g keeps its cache in place (1) or copies it each step
+ * (0), and why not (onnxc_generate_cache_path's reason); for tests. */
+int ox_gen_cache_in_place(const struct onnxc_generator *g, const char **why);
+/* The buffer of cache input k (2 * layer + 0 key, 1 value) the next step
+ * reads its past from. */
+const void *ox_gen_cache_buffer(const struct onnxc_generator *g, size_t k);
 
 #endif

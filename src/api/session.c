@@ -121,6 +121,18 @@ onnxc_status onnxc_session_create(const onnxc_model *m, const onnxc_session_opti
   return ONNXC_OK;
 }
 
+ox_session *ox_api_session(const onnxc_session *s) { return S(s); }
+
+onnxc_session *ox_api_session_wrap(ox_session *rs) {
+  api_session *a = calloc(1, sizeof *a);
+  if (!a) {
+    ox_session_free(rs);
+    return NULL;
+  }
+  a->s = rs;
+  return (onnxc_session *)a;
+}
+
 void onnxc_session_free(onnxc_session *s) {
   if (!s) return;
   ox_session_free(A(s)->s);

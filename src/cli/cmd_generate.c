@@ -180,9 +180,9 @@ static int run_generation(onnxc_session *s, const int64_t *ids, size_t n_ids,
                      : 0;
     fprintf(stderr,
             "onnxc generate: %s, %zu prompt tokens, %zu new; time to first token %.2f ms; "
-            "%.1f tokens/s after it; %llu cache bytes copied by the loop\n",
+            "%.1f tokens/s after it; %llu cache bytes copied by the loop; cache %s\n",
             onnxc_generate_layout(g), st.prompt_tokens, st.new_tokens, st.first_token_ms, tps,
-            (unsigned long long)st.cache_copied_bytes);
+            (unsigned long long)st.cache_copied_bytes, onnxc_generate_cache_path(g));
   }
   onnxc_generate_free(g);
   return status;

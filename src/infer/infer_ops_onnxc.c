@@ -361,6 +361,25 @@ static int attn_bhsd(ox_ictx *c) {
   return OX_OK;
 }
 
+/* ---- KVCacheAppend: present the cache's shape; total_len one int64;
+ * present_shape four ---- */
+static int kv_append(ox_ictx *c) {
+  const ox_dim *k, *n;
+  size_t rk, rn;
+  bool have_k = ix_shape(c, 0, &k, &rk), have_n = ix_shape(c, 1, &n, &rn);
+  if ((have_k && rk != 4) || (have_n && rn != 4))
+    return ix_fail(c, "cache and new must have rank 4 ([B, H, T, D])");
+  for (size_t d = 0; have_k && have_n && d < 4; d++)
+    if (d != 2 && k[d].has_value && n[d].has_value && k[d].value != n[d].value)
+      return ix_fail(c, "cache and new differ in dim %zu (%lld and %lld)", d, (long long)k[d].value,
+                     (long long)n[d].value);
+  ix_set_tensor(c, 0, OX_FLOAT, have_k ? k : NULL, 4);
+  if (c->n_out > 1) ix_set_tensor(c, 1, OX_INT64, NULL, 0);
+  ox_dim four = ox_dim_known(4);
+  if (c->n_out > 2) ix_set_tensor(c, 2, OX_INT64, &four, 1);
+  return OX_OK;
+}
+
 /* ---- QAddFused: a and b (inputs 0 and 3) broadcast ---- */
 static int qadd(ox_ictx *c) {
   int32_t el = q8_type_of(c, 7);
@@ -443,6 +462,7 @@ const ox_infer_def ox_infer_defs_onnxc[] = {
     {OX_ONNXC_DOMAIN, OX_ONNXC_ELEMENTWISE_CHAIN, 1, 1, elementwise_chain},
     {OX_ONNXC_DOMAIN, OX_ONNXC_FUSED_CONV, 1, 1, fused_conv},
     {OX_ONNXC_DOMAIN, OX_ONNXC_GATHER_TIED, 1, 1, gather_tied},
+    {OX_ONNXC_DOMAIN, OX_ONNXC_KV_APPEND, 1, 1, kv_append},
     {OX_ONNXC_DOMAIN, OX_ONNXC_LAYER_NORM, 1, 1, layer_norm},
     {OX_ONNXC_DOMAIN, OX_ONNXC_MATMUL_DQ, 1, 1, matmul_dq},
     {OX_ONNXC_DOMAIN, OX_ONNXC_MATMUL, 1, 1, matmul_fused},

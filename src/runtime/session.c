@@ -1114,3 +1114,5 @@ done:
 }
 
 const ox_graph *ox_session_graph(const ox_session *s) { return s->graph; }
+
+const ox_session_opts *ox_session_options(const ox_session *s) { return &s->opts; }

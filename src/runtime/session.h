@@ -77,6 +77,9 @@ void ox_session_log(const ox_session *s, int level, const char *fmt, ...)
  * optimisation passes applied (nodes of domain ai.onnxc where units were
  * fused). Lives as long as the session. */
 const ox_graph *ox_session_graph(const ox_session *s);
+/* The options the session was made with (its disabled passes copied into
+ * it), for making another session like it (the generation loop's). */
+const ox_session_opts *ox_session_options(const ox_session *s);
 
 int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session **out, ox_err *e);
 void ox_session_free(ox_session *s);

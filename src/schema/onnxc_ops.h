@@ -21,6 +21,7 @@
 #define OX_ONNXC_ELEMENTWISE_CHAIN "ElementwiseChain"
 #define OX_ONNXC_FUSED_CONV "FusedConv"
 #define OX_ONNXC_GATHER_TIED "GatherTiedFused"
+#define OX_ONNXC_KV_APPEND "KVCacheAppend"
 #define OX_ONNXC_LAYER_NORM "LayerNormFused"
 #define OX_ONNXC_MATMUL_DQ "MatMulDQFused"
 #define OX_ONNXC_MATMUL "MatMulFused"

@@ -142,7 +142,8 @@ static const ox_formal bhsd_in[] = {ONE("Q", F32),
                                     OPT("condition", "tensor(bool)"),
                                     OPT("kv_expand", "tensor(int64)"),
                                     OPT("kv_shape", "tensor(int64)"),
-                                    OPT("qk_factor", F32)};
+                                    OPT("qk_factor", F32),
+                                    OPT("kv_len", "tensor(int64)")};
 static const ox_attr_schema bhsd_attrs[] = {
     {"scale", OX_ATTR_FLOAT, false, "1.0"},      {"scale_div", OX_ATTR_INT, false, "0"},
     {"k_transposed", OX_ATTR_INT, false, "0"},   {"q_bshd", OX_ATTR_INT, false, "0"},
@@ -152,6 +153,12 @@ static const ox_attr_schema bhsd_attrs[] = {
     {"kv_expand", OX_ATTR_INTS, false, NULL},    {"kv_allowzero", OX_ATTR_INT, false, "0"},
     {"qk_factor_pow", OX_ATTR_INT, false, "1"},
 };
+
+/* ---- KVCacheAppend ---- */
+static const ox_formal kv_in[] = {ONE("cache", F32), ONE("new", F32),
+                                  ONE("past_len", "tensor(int64)")};
+static const ox_formal kv_out[] = {ONE("present", F32), OPT("total_len", "tensor(int64)"),
+                                   OPT("present_shape", "tensor(int64)")};
 
 /* ---- QAddFused ---- */
 static const ox_formal qadd_in[] = {
@@ -228,7 +235,10 @@ const ox_schema ox_schema_onnxc_table[] = {
        "else Hk is 1 or H, as MatMul broadcasts. Y is [B, H, S, Dv], or [B, S, H, Dv] with "
        "`y_bshd` 1 (the Transpose after it folded). qk_factor: one value Q (and K with "
        "`qk_factor_pow` 2) was multiplied by (SDPA's computed sqrt(scale)), so the scores "
-       "are multiplied by it once (twice) before the scale."),
+       "are multiplied by it once (twice) before the scale. kv_len (int64, one value): K and V "
+       "are buffers longer than the sequence (a KV cache of fixed length, KVCacheAppend's "
+       "present) of which the first kv_len rows of each head are read; T is kv_len (K and V "
+       "[B, Hk, T, D] only, kv_groups allowed)."),
     OP(OX_ONNXC_ELEMENTWISE_CHAIN, chain_in, 1, f32_out, NONE, AT(chain_attrs),
        "A chain of float32 elementwise operations rooted at X (Add, Sub, Mul, Div, Max, Min "
        "with a constant, Clip, Relu, LeakyRelu, HardSigmoid, HardSwish, Neg, Abs, Sqrt, Tanh, "
@@ -254,6 +264,25 @@ const ox_schema ox_schema_onnxc_table[] = {
        "Gather(data, indices) along axis 0 of a float [V, D] embedding that a "
        "MatMulTransBFused head also reads (tied weights): the rows are read out of the head's "
        "packed copy, so that the weights are held once. output is indices' shape + [D]."),
+    /* several outputs: written out (OP has one) */
+    {.domain = OX_ONNXC_DOMAIN,
+     .name = OX_ONNXC_KV_APPEND,
+     .since_version = OX_ONNXC_OPSET,
+     .inputs = kv_in,
+     .n_inputs = N_OF(kv_in),
+     .outputs = kv_out,
+     .n_outputs = N_OF(kv_out),
+     .min_inputs = 3,
+     .max_inputs = 3,
+     .min_outputs = 1,
+     .max_outputs = 3,
+     .doc = "A KV cache of fixed length appended in place (the generation loop's rewrite of "
+            "Optimum's Concat(past, new, axis 2)): present is cache [B, H, M, D] with rows "
+            "[past_len, past_len + n) of every head replaced by new [B, H, n, D]; when the "
+            "runtime gives present the cache's own buffer nothing else is written. total_len "
+            "is past_len + n (one int64), present_shape [B, H, past_len + n, D]: the length "
+            "and shape of the Concat's result, for AttentionBHSDFused's kv_len and the Shape "
+            "nodes that read it. past_len + n beyond M is an error."},
     OP(OX_ONNXC_LAYER_NORM, ln_in, 2, t_out, TC(tc_norm), AT(ln_attrs),
        "LayerNormalization over the last axis (`axis` -1, `epsilon`) of X + Skip when Skip "
        "is given (a residual Add before it), from the written-out form (ReduceMean, Sub, Pow, "
@@ -268,7 +297,8 @@ const ox_schema ox_schema_onnxc_table[] = {
        "act(alpha * MatMul(A, W) + beta * bias) with W a constant 2-D float matrix ([K, N], or "
        "[N, K] when `trans_b` is 1: Gemm's transB) and bias one value or one per column ([N] or "
        "[1, N]): the Add and the activation run on each block of Y as the GEMM finishes it. "
-       "`a_matrix` 1 (a Gemm's): A must be 2-D. `act` 0 none, 1 Relu, 2 GELU's erf form x * (Erf(x / c0) + c1) * c2 (`gelu_c0`.. "
+       "`a_matrix` 1 (a Gemm's): A must be 2-D. `act` 0 none, 1 Relu, 2 GELU's erf form x * (Erf(x "
+       "/ c0) + c1) * c2 (`gelu_c0`.. "
        "`gelu_c2`; `gelu_mul` 1: x * c0 in place of x / c0), 3 GELU's tanh form (Gelu "
        "approximate = tanh), 4 SiLU x * Sigmoid(x). `alpha` and `beta` (1 by default) are "
        "Gemm's. With both 1 and act 0..2, bit for bit the nodes it replaces."),
@@ -327,12 +357,12 @@ const ox_schema ox_schema_onnxc_table[] = {
 const size_t ox_schema_onnxc_table_n = N_OF(ox_schema_onnxc_table);
 
 const ox_schema *const ox_schema_onnxc_ptrs[] = {
-    &ox_schema_onnxc_table[0], &ox_schema_onnxc_table[1],  &ox_schema_onnxc_table[2],
-    &ox_schema_onnxc_table[3], &ox_schema_onnxc_table[4],  &ox_schema_onnxc_table[5],
-    &ox_schema_onnxc_table[6], &ox_schema_onnxc_table[7],  &ox_schema_onnxc_table[8],
-    &ox_schema_onnxc_table[9], &ox_schema_onnxc_table[10], &ox_schema_onnxc_table[11],
+    &ox_schema_onnxc_table[0],  &ox_schema_onnxc_table[1],  &ox_schema_onnxc_table[2],
+    &ox_schema_onnxc_table[3],  &ox_schema_onnxc_table[4],  &ox_schema_onnxc_table[5],
+    &ox_schema_onnxc_table[6],  &ox_schema_onnxc_table[7],  &ox_schema_onnxc_table[8],
+    &ox_schema_onnxc_table[9],  &ox_schema_onnxc_table[10], &ox_schema_onnxc_table[11],
     &ox_schema_onnxc_table[12], &ox_schema_onnxc_table[13], &ox_schema_onnxc_table[14],
-    &ox_schema_onnxc_table[15],
+    &ox_schema_onnxc_table[15], &ox_schema_onnxc_table[16],
 };
 _Static_assert(N_OF(ox_schema_onnxc_ptrs) == N_OF(ox_schema_onnxc_table),
                "one pointer per ai.onnxc schema");

@@ -124,6 +124,9 @@ async function compare(name, prompt, maxNew) {
     // b's Concats make each present in the loop's buffer (output_buffers)
     if (name === 'b' && !/; 0 cache bytes copied/.test(r.stderr))
       fail(`${name} onnxc in-place cache`, r.stderr.trim());
+    // and its graph takes the path that appends to one buffer (generate_kv.c)
+    if (name === 'b' && !/; cache in place/.test(r.stderr))
+      fail(`${name} onnxc cache appended in place`, r.stderr.trim());
     if (name === 'c') console.log(`  onnxc: ${r.stderr.trim()}`);
   }
   if (!havePython) {

@@ -52,7 +52,9 @@ int main(void) {
     CHECK(ox_registry_find(OX_ONNXC_DOMAIN, s->name, s->since_version) != NULL);
     CHECK(s->since_version == OX_ONNXC_OPSET);
     CHECK(s->doc && strlen(s->doc) > 40);
-    CHECK(s->n_outputs == 1 && s->min_outputs == 1 && s->max_outputs == 1);
+    /* one output, or (KVCacheAppend) one required and optional ones after it */
+    CHECK(s->n_outputs >= 1 && s->min_outputs == 1 && s->max_outputs == (int)s->n_outputs);
+    for (size_t k = 1; k < s->n_outputs; k++) CHECK(s->outputs[k].option == OX_PARAM_OPTIONAL);
     CHECK(s->min_inputs >= 1 && s->max_inputs == (int)s->n_inputs);
     /* min_inputs reaches the last required input (optional ones may sit
      * between required ones, as QLinearConv's zero points do) */

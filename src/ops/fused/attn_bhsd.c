@@ -10,7 +10,9 @@
  * (repeat_kv's Expand and Reshape folded); else Hk and Hv are 1 or H as
  * MatMul broadcasts them. The batch broadcasts as MatMul's too. Input 7
  * (qk_factor): a computed value q (and k, qk_factor_pow 2) were multiplied
- * by, SDPA's sqrt(scale).
+ * by, SDPA's sqrt(scale). Input 8 (kv_len): K and V are KV caches of a
+ * fixed length read up to kv_len rows per head (the generation loop's
+ * in-place cache, src/api/generate_kv.c).
  *
  * Work: (batch, head, block of query rows) over the pool; a block's scores
  * (rows x T) are one strided GEMM into a per-task buffer, scaled, masked
@@ -235,6 +237,25 @@ int ox_attn_bhsd_run(ox_kctx *ctx, void *state) {
   int64_t T = a->k_transposed ? kd[3] : a->k_bshd ? kd[1] : kd[2];
   int64_t Dk = a->k_transposed ? kd[2] : kd[3];
   int64_t Bv = vd[0], Hv = a->v_bshd ? vd[2] : vd[1], Tv = a->v_bshd ? vd[1] : vd[2], Dv = vd[3];
+  /* kv_len (input 8): K and V are fixed-length caches (KVCacheAppend's) of
+   * which the first kv_len rows of each head count; their rows stay at the
+   * buffers' own pitch (Tk, Tv rows per head). Set before kv_groups' check,
+   * whose repeat_kv shapes count the rows the graph saw (kv_len). */
+  ox_value *lv = ox_kctx_input(ctx, 8);
+  int64_t Tk_buf = T, Tv_buf = Tv;
+  if (lv) {
+    if (lv->dtype != OX_INT64 || lv->numel != 1)
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "kv_len must be one int64 value");
+    if (a->k_transposed || a->k_bshd || a->v_bshd)
+      return ox_kctx_fail(ctx, OX_ERUNTIME,
+                          "kv_len needs K and V as [B, Hk, T, D] (no k_transposed, k_bshd or "
+                          "v_bshd)");
+    int64_t len = *(const int64_t *)lv->data;
+    if (len < 0 || len > T || len > Tv)
+      return ox_kctx_fail(ctx, OX_ERUNTIME, "kv_len %lld is beyond K's %lld or V's %lld rows",
+                          (long long)len, (long long)T, (long long)Tv);
+    T = Tv = len;
+  }
   int64_t B = joint(joint(Bq, Bk), Bv), H, group = 0;
   if (a->groups) {
     H = Hq;
@@ -295,9 +316,9 @@ int ox_attn_bhsd_run(ox_kctx *ctx, void *state) {
   if (a->k_transposed)
     j.k = (opnd){k->data, Bk == 1 ? 0 : Hk * T * D, T * D, T, Hk};
   else
-    j.k = (opnd){k->data, Bk == 1 ? 0 : Hk * T * D, a->k_bshd ? D : T * D, a->k_bshd ? Hk * D : D,
-                 Hk};
-  j.v = (opnd){v->data, Bv == 1 ? 0 : Hv * T * Dv, a->v_bshd ? Dv : T * Dv,
+    j.k = (opnd){k->data, Bk == 1 ? 0 : Hk * Tk_buf * D, a->k_bshd ? D : Tk_buf * D,
+                 a->k_bshd ? Hk * D : D, Hk};
+  j.v = (opnd){v->data, Bv == 1 ? 0 : Hv * Tv_buf * Dv, a->v_bshd ? Dv : Tv_buf * Dv,
                a->v_bshd ? Hv * Dv : Dv, Hv};
   const int64_t full[4] = {B, H, S, T};
   if (mask) {

@@ -329,9 +329,15 @@ static int mha_run(ox_kctx *ctx, void *state) {
 /* AttentionBHSDFused's kernel (attn_bhsd.c), registered with this family */
 int ox_attn_bhsd_prepare(const ox_kinfo *info, void **state, ox_err *e);
 int ox_attn_bhsd_run(ox_kctx *ctx, void *state);
+/* KVCacheAppend's (kv_append.c), the cache AttentionBHSDFused reads with kv_len */
+int ox_kv_append_prepare(const ox_kinfo *info, void **state, ox_err *e);
+int ox_kv_append_run(ox_kctx *ctx, void *state);
 
 const ox_kernel_def ox_ops_attn_fused[] = {
     {OX_FUSED_DOMAIN, "MultiHeadAttentionFused", 1, 1, mha_prepare, mha_run, NULL},
     {OX_FUSED_DOMAIN, "AttentionBHSDFused", 1, 1, ox_attn_bhsd_prepare, ox_attn_bhsd_run, NULL},
+    /* present (output 0) may be written over the cache (input 0) in place */
+    {OX_FUSED_DOMAIN, "KVCacheAppend", 1, 1, ox_kv_append_prepare, ox_kv_append_run, NULL,
+     .alias_outputs = 1u},
     {0},
 };
