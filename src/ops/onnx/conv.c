@@ -127,9 +127,12 @@ typedef struct conv_job {
 
 /* split.h's cost of a task of `panels` 12-row panels of output channels
  * by `rows` output rows, in multiply-adds: the product (small blocks pay
- * their edges), building the strips of B once per part (`strip` per value:
- * 0.5 for X read in place, 3 for shifted copies, 8 for gathered columns),
- * and a hand-off. */
+ * their edges), reading or building its columns of B (`strip` per value:
+ * 2 for X read in place — from other cores' caches, at many threads —, 3
+ * with a prologue applied as it is copied, 4 for shifted copies, 8 for
+ * gathered columns), reading its rows of W (2 per value), and a hand-off.
+ * The reads keep the tasks square-ish: channel parts alone made every
+ * DenseNet 1 x 1 task read all of a 0.8 MB X, rows alone all of W. */
 typedef struct conv_cost_ctx {
   int64_t Mg, Kg, OW;
   double strip;
@@ -139,7 +142,7 @@ static double conv_task_cost(const void *ctx, int64_t panels, int64_t rows) {
   const conv_cost_ctx *c = ctx;
   double m = (double)(panels * 12 < c->Mg ? panels * 12 : c->Mg), cols = (double)(rows * c->OW);
   return m * (double)c->Kg * cols * (1.0 + 16.0 / cols) * (1.0 + 4.0 / m) +
-         c->strip * (double)c->Kg * cols + 5e4;
+         c->strip * (double)c->Kg * cols + 2.0 * (double)c->Kg * m + 5e4;
 }
 
 /* Column buffers of a task: packed panels (+ one padded row) when direct,
@@ -707,10 +710,10 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
   if (nt > 2 && g.nd >= 2) {
     ox_sgemm_strip_fn sf = ox_nn_shift_strip_fn(&g);
     bool msplit = j.packed && j.packed[0] && ox_sgemm_has_ua();
-    conv_cost_ctx cc = {Mg, j.Kg, OW,
-                        j.pointwise                                       ? 0.5
-                        : sf && ox_nn_shifted_plane(&g) && g.k_size <= OX_NN_SHIFT_MAXK ? 3.0
-                                                                          : 8.0};
+    double strip = j.pointwise ? (pro_strips ? 3.0 : 2.0)
+                   : sf && ox_nn_shifted_plane(&g) && g.k_size <= OX_NN_SHIFT_MAXK ? 4.0
+                                                                                    : 8.0;
+    conv_cost_ctx cc = {Mg, j.Kg, OW, strip};
     ox_split sp = ox_split_plan(nt, N * G, panels, msplit ? panels : 1, j.outer, rows_cap,
                                 conv_task_cost, &cc);
     j.chunk_rows = sp.b_per;
