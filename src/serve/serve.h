@@ -3,7 +3,8 @@
  *
  * Files, one job each:
  *   cmd_serve.c  the tool's `serve` subcommand: options (built without the server too)
- *   server.c     start, signals (SIGHUP: token reload), graceful shutdown
+ *   server.c     start, signals (SIGHUP: token and certificate reload), graceful shutdown
+ *   tls.c        the certificate and key (GnuTLS), handed out per handshake, reloadable
  *   http.c       libmicrohttpd glue: bodies, limits, responses, access log, TLS
  *   auth.c       bearer tokens: the token file, open paths, the check
  *   guard.c      connection limits (overall, per client) and the request deadline
@@ -203,6 +204,7 @@ typedef struct ox_serve_reply {
   long long header_length; /* >= 0: Inference-Header-Content-Length */
   const char *www_authenticate; /* a 401's WWW-Authenticate value */
   int retry_after;              /* > 0: a 503's Retry-After seconds */
+  bool close;                   /* Connection: close */
 } ox_serve_reply;
 
 /* sets a JSON {"error": msg} reply */
@@ -271,7 +273,9 @@ typedef struct ox_serve_guard {
   pthread_mutex_t lock;
   pthread_cond_t wake;
   ox_serve_conn *head; /* open connections */
-  int n_conns;
+  int n_conns;         /* admitted ones */
+  int n_refused;       /* over a limit, being answered 503 */
+  bool answer_timeouts; /* plain HTTP: the reaper writes a 408 before closing */
   int max_conns, max_per_client; /* 0: no limit */
   uint64_t request_ns;           /* deadline for a whole request; 0: none */
   bool stop, reaping;
@@ -282,11 +286,17 @@ int ox_serve_guard_start(ox_serve_guard *g, int max_conns, int max_per_client, i
 /* after the daemon stopped */
 void ox_serve_guard_stop(ox_serve_guard *g);
 struct sockaddr;
-/* a new connection from addr is within the limits (else counted as rejected) */
+/* a new connection from addr may be accepted: within the limits, or over
+   one but with room to answer it 503 (else counted as rejected) */
 bool ox_serve_guard_admit(ox_serve_guard *g, const struct sockaddr *addr);
 /* an accepted connection: counted, and its first request's deadline starts */
 ox_serve_conn *ox_serve_guard_open(ox_serve_guard *g, const struct sockaddr *addr, size_t addr_len,
                                    int fd);
+/* the limit the connection went over (answer 503, counted already), or
+   OX_SERVE_REJECT_N when it was admitted */
+ox_serve_reject ox_serve_guard_refused(ox_serve_guard *g, ox_serve_conn *c);
+/* an answer is queued on the connection: the reaper does not write a 408 */
+void ox_serve_guard_responding(ox_serve_guard *g, ox_serve_conn *c);
 /* before the socket is closed */
 void ox_serve_guard_close(ox_serve_guard *g, ox_serve_conn *c);
 /* the request is whole: no deadline while it is served */
@@ -306,7 +316,7 @@ typedef struct ox_serve_server {
   ox_serve_guard guard;
   size_t max_header; /* request line + headers, bytes: larger get 431 */
   int idle_s;        /* --idle-timeout */
-  char *tls_cert, *tls_key; /* PEM text; NULL: plain HTTP */
+  bool tls; /* --tls-cert: tls.c holds the certificate and key */
   atomic_bool draining;
   _Atomic int in_flight; /* requests received and not yet answered */
 } ox_serve_server;
@@ -339,6 +349,19 @@ typedef struct ox_serve_options {
   const char *tls_cert, *tls_key; /* PEM files; both or neither */
 } ox_serve_options;
 int ox_serve_main(const ox_serve_options *o);
+
+/* tls.c: reads and checks the PEM certificate (chain) and its key, which
+   then serve the next handshakes: 0, or -1 with a message naming the option */
+int ox_serve_tls_load(const char *cert_file, const char *key_file, char *err, size_t errsz);
+/* the same files again (SIGHUP); on failure the set in force stays */
+int ox_serve_tls_reload(char *err, size_t errsz);
+/* copies (malloc) of the PEM texts in force; returns their generation, which
+   each load increments */
+unsigned ox_serve_tls_pem(char **cert, char **key);
+unsigned ox_serve_tls_generation(void);
+void ox_serve_tls_free(void);
+/* the MHD_OPTION_HTTPS_CERT_CALLBACK function */
+void *ox_serve_tls_mhd_callback(void);
 
 /* http.c */
 struct MHD_Daemon;
