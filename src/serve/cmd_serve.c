@@ -3,13 +3,11 @@
  * [--no-access-log] [--drain-timeout S] [--model-control none|explicit]
  * [--auth-token-file FILE] [--metrics-auth] [--max-connections N]
  * [--max-connections-per-client N] [--max-header SIZE] [--request-timeout S]
- * [--idle-timeout S] [--max-queue N] [--tls-cert FILE --tls-key FILE]`: the tool's subcommand for the
- * server of this folder. It lives here, not in src/cli/, because the layers
- * put the server after the tool: the server may use the tool's cli.h (the
- * subcommand's signature, option helpers), the tool never the server.
- * main.c's table names ox_cmd_serve through cli.h. Without libmicrohttpd and
- * jansson at build time only this file of the folder is built, and the
- * subcommand says so. */
+ * [--idle-timeout S] [--max-queue N] [--tls-cert FILE --tls-key FILE]`: the tool's subcommand for
+ * the server of this folder. It lives here, not in src/cli/, because the layers put the server
+ * after the tool: the server may use the tool's cli.h (the subcommand's signature, option helpers),
+ * the tool never the server. main.c's table names ox_cmd_serve through cli.h. Without libmicrohttpd
+ * and jansson at build time only this file of the folder is built, and the subcommand says so. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +19,8 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: onnxc serve --model-repository DIR [--host ADDR] [--port N] [--threads N]\n"
+          "usage: onnxc serve --model-repository DIR [--host ADDR] [--port N] [--grpc-port N]\n"
+          "                   [--threads N]\n"
           "                   [--max-body SIZE] [--max-batch-size N] [--max-queue-delay-us U]\n"
           "                   [--no-access-log] [--drain-timeout S]\n"
           "                   [--model-control none|explicit]\n"
@@ -36,6 +35,14 @@ static void usage(FILE *f) {
           "                  {\"max_batch_size\": 8, \"max_queue_delay_microseconds\": 500}\n"
           "  --host ADDR     address to listen on (default 127.0.0.1; 0.0.0.0 in a container)\n"
           "  --port N        TCP port (default 8000; 0: any free port, printed at start)\n"
+          "  --grpc-port N   also serve the KServe v2 gRPC API (inference.GRPCInferenceService,\n"
+          "                  src/serve/grpc_service.proto) on port N, with the same models,\n"
+          "                  workers, batching, tokens ('authorization' metadata), limits and\n"
+          "                  TLS (default: off; 0: any free port, printed; 8001 is Triton's)\n"
+#ifndef ONNXC_HAVE_GRPC
+          "                  (this build has no gRPC: libgrpc-dev was not found)\n"
+#endif
+
           "  --threads N     workers running models, and the shared intra-op pool (default:\n"
           "                  the number of cores)\n"
           "  --max-body SIZE largest request body (bytes; K, M, G suffixes; default 64M):\n"
@@ -96,6 +103,7 @@ static bool parse_int(const char *s, long lo, long hi, long *out) {
 int ox_cmd_serve(int argc, char **argv) {
   const char *repo = NULL, *host = "127.0.0.1";
   long port = 8000, threads = 0, max_batch = 0, delay = 500, drain = 30;
+  long grpc_port = -1;
   long max_conns = 512, max_per_client = 64, request_s = 30, idle_s = 15, max_queue = 256;
   size_t max_body = (size_t)64 << 20, max_header = (size_t)16 << 10;
   const char *token_file = NULL, *tls_cert = NULL, *tls_key = NULL;
@@ -122,6 +130,8 @@ int ox_cmd_serve(int argc, char **argv) {
       host = v;
     } else if (strcmp(a, "--port") == 0) {
       ok = parse_int(v, 0, 65535, &port);
+    } else if (strcmp(a, "--grpc-port") == 0) {
+      ok = parse_int(v, 0, 65535, &grpc_port);
     } else if (strcmp(a, "--threads") == 0) {
       ok = parse_int(v, 0, 1024, &threads);
     } else if (strcmp(a, "--max-body") == 0) {
@@ -142,7 +152,8 @@ int ox_cmd_serve(int argc, char **argv) {
     } else if (strcmp(a, "--max-connections-per-client") == 0) {
       ok = parse_int(v, 0, 100000, &max_per_client);
     } else if (strcmp(a, "--max-header") == 0) {
-      ok = ox_cli_parse_size(v, &max_header) && max_header >= 256 && max_header <= ((size_t)1 << 20);
+      ok =
+          ox_cli_parse_size(v, &max_header) && max_header >= 256 && max_header <= ((size_t)1 << 20);
     } else if (strcmp(a, "--request-timeout") == 0) {
       ok = parse_int(v, 0, 86400, &request_s);
     } else if (strcmp(a, "--idle-timeout") == 0) {
@@ -194,10 +205,11 @@ int ox_cmd_serve(int argc, char **argv) {
                         .idle_s = (int)idle_s,
                         .max_queue = (int)max_queue,
                         .tls_cert = tls_cert,
-                        .tls_key = tls_key};
+                        .tls_key = tls_key,
+                        .grpc_port = (int)grpc_port};
   return ox_serve_main(&o);
 #else
-  (void)host, (void)access_log, (void)model_control, (void)token_file,
+  (void)host, (void)grpc_port, (void)access_log, (void)model_control, (void)token_file,
       (void)metrics_auth, (void)max_conns, (void)max_per_client, (void)max_header, (void)request_s,
       (void)idle_s, (void)max_queue;
   fprintf(stderr,

@@ -40,16 +40,16 @@
 #include "serve.h"
 
 #define REAP_EVERY_NS 100000000u /* 0.1 s: how late past its deadline a connection may be cut */
-#define REFUSE_SLACK 16              /* connections over a limit being answered 503 at once */
-#define REFUSE_NS 2000000000u        /* how long such a one may take to send its request */
+#define REFUSE_SLACK 16          /* connections over a limit being answered 503 at once */
+#define REFUSE_NS 2000000000u    /* how long such a one may take to send its request */
 
 struct ox_serve_conn {
   struct ox_serve_conn *prev, *next;
   struct sockaddr_storage addr;
   int fd;
-  uint64_t deadline_ns; /* 0: no request being received */
-  bool cut;             /* shut down by the reaper */
-  bool responding;      /* an answer was queued: the reaper must not write */
+  uint64_t deadline_ns;    /* 0: no request being received */
+  bool cut;                /* shut down by the reaper */
+  bool responding;         /* an answer was queued: the reaper must not write */
   ox_serve_reject refused; /* over that limit: answered 503; OX_SERVE_REJECT_N: admitted */
 };
 

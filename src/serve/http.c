@@ -84,10 +84,12 @@ static void connection_cb(void *cls, struct MHD_Connection *c, void **socket_con
                           enum MHD_ConnectionNotificationCode code) {
   ox_serve_server *srv = cls;
   if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-    const union MHD_ConnectionInfo *a = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    const union MHD_ConnectionInfo *f = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *a =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const union MHD_ConnectionInfo *f =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     const struct sockaddr *sa = a ? a->client_addr : NULL;
-    size_t len = !sa                        ? 0
+    size_t len = !sa                         ? 0
                  : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
                                              : sizeof(struct sockaddr_in);
     *socket_context = f ? ox_serve_guard_open(&srv->guard, sa, len, f->connect_fd) : NULL;
@@ -98,7 +100,8 @@ static void connection_cb(void *cls, struct MHD_Connection *c, void **socket_con
 }
 
 static struct ox_serve_conn *guard_conn(struct MHD_Connection *c) {
-  const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  const union MHD_ConnectionInfo *i =
+      MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
   return i ? i->socket_context : NULL;
 }
 
@@ -130,12 +133,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (over != OX_SERVE_REJECT_N) {
       ox_serve_reply rep = {0};
       if (over == OX_SERVE_REJECT_CONNECTIONS)
-        ox_serve_reply_error(&rep, 503, "the server has %d connections open, its limit "
-                             "(--max-connections); retry shortly", srv->guard.max_conns);
+        ox_serve_reply_error(&rep, 503,
+                             "the server has %d connections open, its limit "
+                             "(--max-connections); retry shortly",
+                             srv->guard.max_conns);
       else
-        ox_serve_reply_error(&rep, 503, "this client address has %d connections open, the "
+        ox_serve_reply_error(&rep, 503,
+                             "this client address has %d connections open, the "
                              "limit (--max-connections-per-client); retry on one of them or "
-                             "shortly", srv->guard.max_per_client);
+                             "shortly",
+                             srv->guard.max_per_client);
       rep.retry_after = 1;
       rep.close = true;
       return send_reply(c, srv, x, &rep);
@@ -157,15 +164,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     /* before any of the body is read: a client without a token gets nothing
        buffered for it */
     if (ox_serve_auth_needed(&srv->auth, url)) {
-      const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+      const char *h =
+          MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
       if (!ox_serve_auth_check(&srv->auth, h)) {
         ox_serve_reply rep = {0};
         ox_serve_reply_error(&rep, 401,
                              h ? "the Authorization header carries no valid bearer token"
                                : "this endpoint needs an Authorization header: 'Bearer <token>'");
         /* RFC 6750: the error code only when a token was presented */
-        rep.www_authenticate = h ? "Bearer realm=\"onnxc\", error=\"invalid_token\""
-                                 : "Bearer realm=\"onnxc\"";
+        rep.www_authenticate =
+            h ? "Bearer realm=\"onnxc\", error=\"invalid_token\"" : "Bearer realm=\"onnxc\"";
         ox_serve_metrics_reject(OX_SERVE_REJECT_UNAUTHORIZED);
         return send_reply(c, srv, x, &rep);
       }
@@ -286,7 +294,8 @@ struct MHD_Daemon *ox_serve_http_start(ox_serve_server *srv, const char *host, i
     if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES ||
         MHD_is_feature_supported(MHD_FEATURE_HTTPS_CERT_CALLBACK) != MHD_YES) {
       freeaddrinfo(ai);
-      snprintf(err, errsz, "--tls-cert: this libmicrohttpd was built without TLS (GnuTLS) or "
+      snprintf(err, errsz,
+               "--tls-cert: this libmicrohttpd was built without TLS (GnuTLS) or "
                "its certificate callback");
       return NULL;
     }
@@ -301,11 +310,10 @@ struct MHD_Daemon *ox_serve_http_start(ox_serve_server *srv, const char *host, i
   unsigned limit = (unsigned)srv->guard.max_conns + 32u; /* + guard.c's REFUSE_SLACK, 16 */
   struct MHD_Daemon *d = MHD_start_daemon(
       flags, (uint16_t)port, accept_cb, srv, handler, srv, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-      MHD_OPTION_NOTIFY_COMPLETED, completed, srv, MHD_OPTION_NOTIFY_CONNECTION, connection_cb,
-      srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->idle_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-      pool, MHD_OPTION_CONNECTION_LIMIT, limit,
-      MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_ARRAY,
-      srv->tls ? tls : tls + 2, MHD_OPTION_END);
+      MHD_OPTION_NOTIFY_COMPLETED, completed, srv, MHD_OPTION_NOTIFY_CONNECTION, connection_cb, srv,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->idle_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      pool, MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
+      MHD_OPTION_ARRAY, srv->tls ? tls : tls + 2, MHD_OPTION_END);
   freeaddrinfo(ai);
   if (!d) {
     if (srv->tls)

@@ -43,48 +43,50 @@ int ox_serve_main(const ox_serve_options *o) {
     }
     srv.tls = true;
   }
+  /* each step that fails undoes the ones before it (`up` counts them) */
+  int up = 0, port = 0, grpc_port = 0;
+  struct MHD_Daemon *d = NULL;
+  ox_serve_grpc *grpc = NULL;
+  bool failed = true;
   if (ox_serve_auth_init(&srv.auth, o->auth_token_file, o->metrics_auth, err, sizeof err)) {
     fprintf(stderr, "onnxc serve: --auth-token-file: %s\n", err);
-    ox_serve_auth_free(&srv.auth);
-    ox_serve_tls_free();
-    return 1;
-  }
-  if (ox_serve_repo_open(&srv.repo, o->repository, threads, o->max_batch, o->delay_us * 1000u, err,
-                         sizeof err)) {
+  } else if (up++, ox_serve_repo_open(&srv.repo, o->repository, threads, o->max_batch,
+                                      o->delay_us * 1000u, err, sizeof err)) {
     fprintf(stderr, "onnxc serve: %s\n", err);
-    ox_serve_auth_free(&srv.auth);
-    ox_serve_tls_free();
-    return 1;
-  }
-  if (ox_serve_sched_start(&srv.sched, threads, o->max_queue)) {
+  } else if (up++, ox_serve_sched_start(&srv.sched, threads, o->max_queue)) {
     fprintf(stderr, "onnxc serve: cannot start the worker threads\n");
-    ox_serve_repo_close(&srv.repo);
-    ox_serve_auth_free(&srv.auth);
-    ox_serve_tls_free();
-    return 1;
-  }
-  ox_serve_repo_load_all(&srv.repo);
-  if (ox_serve_guard_start(&srv.guard, o->max_conns, o->max_per_client, o->request_s)) {
+  } else if (up++, ox_serve_repo_load_all(&srv.repo),
+             ox_serve_guard_start(&srv.guard, o->max_conns, o->max_per_client, o->request_s)) {
     fprintf(stderr, "onnxc serve: cannot start the request-timeout thread\n");
-    ox_serve_sched_stop(&srv.sched);
-    ox_serve_repo_close(&srv.repo);
-    ox_serve_auth_free(&srv.auth);
-    ox_serve_tls_free();
-    return 1;
-  }
-  int port = 0;
-  struct MHD_Daemon *d = ox_serve_http_start(&srv, o->host, o->port, &port, err, sizeof err);
-  if (!d) {
+  } else if (up++, !(d = ox_serve_http_start(&srv, o->host, o->port, &port, err, sizeof err))) {
     fprintf(stderr, "onnxc serve: %s\n", err);
-    ox_serve_guard_stop(&srv.guard);
-    ox_serve_sched_stop(&srv.sched);
-    ox_serve_repo_close(&srv.repo);
+  } else if (up++, o->grpc_port >= 0) {
+#ifdef ONNXC_HAVE_GRPC
+    grpc = ox_serve_grpc_start(&srv, o->host, o->grpc_port, &grpc_port, err, sizeof err);
+#else
+    snprintf(err, sizeof err,
+             "--grpc-port: this onnxc was built without gRPC (libgrpc-dev was "
+             "not found at build time, or -DONNXC_GRPC=OFF)");
+#endif
+    if (!grpc) fprintf(stderr, "onnxc serve: %s\n", err);
+    failed = !grpc;
+  } else {
+    failed = false;
+  }
+  if (failed) {
+    if (up > 4) ox_serve_http_stop(d);
+    if (up > 3) ox_serve_guard_stop(&srv.guard);
+    if (up > 2) ox_serve_sched_stop(&srv.sched);
+    if (up > 1) ox_serve_repo_close(&srv.repo);
     ox_serve_auth_free(&srv.auth);
     ox_serve_tls_free();
     return 1;
   }
   fprintf(stderr, "onnxc serve: listening on %s:%d (%s%d workers, onnxc %s)\n", o->host, port,
           srv.tls ? "TLS 1.2+, " : "", threads, onnxc_version());
+  if (grpc)
+    fprintf(stderr, "onnxc serve: gRPC (inference.GRPCInferenceService) on %s:%d%s\n", o->host,
+            grpc_port, srv.tls ? " (TLS)" : "");
   if (o->auth_token_file)
     fprintf(stderr, "onnxc serve: bearer tokens from %s (%zu; SIGHUP re-reads it)\n",
             o->auth_token_file, srv.auth.n_tokens);
@@ -97,11 +99,14 @@ int ox_serve_main(const ox_serve_options *o) {
       if (ox_serve_tls_reload(err, sizeof err))
         fprintf(stderr, "onnxc serve: SIGHUP: %s; the previous certificate stays in force\n", err);
       else
-        fprintf(stderr, "onnxc serve: SIGHUP: certificate and key re-read from %s, %s (new "
-                "connections use them)\n", o->tls_cert, o->tls_key);
+        fprintf(stderr,
+                "onnxc serve: SIGHUP: certificate and key re-read from %s, %s (new "
+                "connections use them)\n",
+                o->tls_cert, o->tls_key);
     }
     if (!o->auth_token_file) {
-      if (!srv.tls) fprintf(stderr, "onnxc serve: SIGHUP: no --auth-token-file or --tls-cert to re-read\n");
+      if (!srv.tls)
+        fprintf(stderr, "onnxc serve: SIGHUP: no --auth-token-file or --tls-cert to re-read\n");
     } else if (ox_serve_auth_reload(&srv.auth, err, sizeof err)) {
       fprintf(stderr, "onnxc serve: SIGHUP: %s; the previous tokens stay in force\n", err);
     } else {
@@ -112,6 +117,9 @@ int ox_serve_main(const ox_serve_options *o) {
   fprintf(stderr, "onnxc serve: %s: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   atomic_store(&srv.draining, true);
   ox_serve_http_quiesce(d);
+#ifdef ONNXC_HAVE_GRPC
+  ox_serve_grpc_quiesce(grpc);
+#endif
   uint64_t until = ox_serve_now_ns() + (uint64_t)o->drain_seconds * 1000000000u;
   while (atomic_load(&srv.in_flight) > 0 && ox_serve_now_ns() < until) {
     struct timespec ts = {0, 5000000};
@@ -119,6 +127,9 @@ int ox_serve_main(const ox_serve_options *o) {
   }
   int left = atomic_load(&srv.in_flight);
   ox_serve_http_stop(d);
+#ifdef ONNXC_HAVE_GRPC
+  ox_serve_grpc_stop(grpc);
+#endif
   ox_serve_guard_stop(&srv.guard);
   ox_serve_sched_stop(&srv.sched);
   ox_serve_repo_close(&srv.repo);

@@ -54,7 +54,9 @@ static char *read_pem(const char *path, const char *option, char *err, size_t er
   if (!text || over || n == 0) {
     free(text);
     snprintf(err, errsz, "%s: %s is %s", option, path,
-             !text ? "too large to hold" : n ? "over 1M" : "empty");
+             !text ? "too large to hold"
+             : n   ? "over 1M"
+                   : "empty");
     return NULL;
   }
   text[n] = 0;
@@ -113,9 +115,9 @@ static tls_set *set_parse(char *cert_pem, char *key_pem, const char *cert_path,
   gnutls_pubkey_t pub = NULL;
   unsigned char a[64], b[64];
   size_t na = sizeof a, nb = sizeof b;
-  bool same = gnutls_pubkey_init(&pub) == 0 && gnutls_pubkey_import_privkey(pub, s->key, 0, 0) == 0 &&
-              key_id(pub, a, &na) && key_id(s->chain[0].pubkey, b, &nb) && na == nb &&
-              memcmp(a, b, na) == 0;
+  bool same = gnutls_pubkey_init(&pub) == 0 &&
+              gnutls_pubkey_import_privkey(pub, s->key, 0, 0) == 0 && key_id(pub, a, &na) &&
+              key_id(s->chain[0].pubkey, b, &nb) && na == nb && memcmp(a, b, na) == 0;
   if (pub) gnutls_pubkey_deinit(pub);
   if (!same) {
     snprintf(err, errsz, "--tls-key: the key of %s does not go with the certificate of %s",

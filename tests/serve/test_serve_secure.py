@@ -50,13 +50,7 @@ def matmul_chain(name, n):
 SLOW_RUN = [0.1]  # seconds the 16 products take here, measured by test_queue_full
 
 
-def stopped(server):
-    try:
-        check(server.stop() == 0, 'server exits 0 on SIGTERM')
-    finally:
-        if server.proc.poll() is None:
-            server.proc.kill()
-            server.proc.wait()
+stopped = ts.stopped
 
 
 def rejections(port, reason, headers=None):
@@ -531,19 +525,8 @@ def test_tls():
 
 def main():
     make_repo()
-    for step in (test_auth, test_sizes_and_connections, test_queue_full, test_slow_loris,
-                 test_slow_run_outlives_idle_timeout, test_tls):
-        t0 = time.time()
-        step()
-        print('%-16s %.1f s' % (step.__name__, time.time() - t0), flush=True)
-    logs = ''.join(open(os.path.join(WORK, f)).read() for f in os.listdir(WORK) if f.endswith('.log'))
-    for word in ('AddressSanitizer', 'LeakSanitizer', 'runtime error:', 'ThreadSanitizer'):
-        check(word not in logs, 'no sanitizer report (%s)' % word)
-    if ts.failures:
-        print('%d of %d checks failed' % (len(ts.failures), ts.checks[0]))
-        return 1
-    print('all %d secure serve checks passed' % ts.checks[0])
-    return 0
+    return ts.run_steps((test_auth, test_sizes_and_connections, test_queue_full, test_slow_loris,
+                         test_slow_run_outlives_idle_timeout, test_tls), 'secure serve')
 
 
 if __name__ == '__main__':
