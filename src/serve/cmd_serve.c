@@ -40,7 +40,7 @@ static void usage(FILE *f) {
           "                  workers, batching, tokens ('authorization' metadata), limits and\n"
           "                  TLS (default: off; 0: any free port, printed; 8001 is Triton's)\n"
 #ifndef ONNXC_HAVE_GRPC
-          "                  (this build has no gRPC: libgrpc-dev was not found)\n"
+          "                  (this build has no gRPC: libgrpc-dev not found, or ONNXC_GRPC=OFF)\n"
 #endif
 
           "  --threads N     workers running models, and the shared intra-op pool (default:\n"

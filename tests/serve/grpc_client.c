@@ -4,7 +4,7 @@
  * server's own codec is on the client's side.
  *
  *   grpc_client ADDR METHOD REQUEST OUT [--calls N] [--token T] [--ca PEM]
- *               [--timeout S]
+ *               [--timeout S] [--bench S]
  *
  * Sends the bytes of the file REQUEST to METHOD ("/inference.
  * GRPCInferenceService/ModelInfer") N times at once on one channel (default
@@ -12,7 +12,11 @@
  * TLS trusting PEM when --ca is given. For each call i it prints
  * "i STATUS MESSAGE" and writes the response message to OUT.i. Exit 0 when
  * every call finished (whatever its status), 2 on bad arguments or files,
- * 3 when the calls did not finish in time. */
+ * 3 when the calls did not finish in time.
+ *
+ * With --bench S it is a load generator instead: N calls in flight on the
+ * channel for S seconds (each slot starts a new call when its previous one
+ * ends), then one line with the calls per second and the p50/p99 latency. */
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
@@ -24,8 +28,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* what every call shares */
+typedef struct shared {
+  grpc_channel *ch;
+  grpc_completion_queue *cq;
+  grpc_slice method, body;
+  grpc_metadata *md; /* NULL: no token */
+  gpr_timespec deadline;
+} shared;
 
 typedef struct call_state {
+  double t0; /* --bench: when the call started */
   grpc_call *call;
   grpc_metadata_array initial, trailing;
   grpc_byte_buffer *response;
@@ -58,6 +84,76 @@ static char *read_file(const char *path, size_t *len) {
   return p;
 }
 
+static int start_call(const shared *sh, call_state *c, grpc_byte_buffer **msg) {
+  c->call = grpc_channel_create_call(sh->ch, NULL, GRPC_PROPAGATE_DEFAULTS, sh->cq, sh->method,
+                                     NULL, sh->deadline, NULL);
+  grpc_metadata_array_init(&c->initial);
+  grpc_metadata_array_init(&c->trailing);
+  c->response = NULL;
+  c->t0 = now_s();
+  grpc_op ops[6];
+  memset(ops, 0, sizeof ops);
+  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+  ops[0].data.send_initial_metadata.count = sh->md ? 1 : 0;
+  ops[0].data.send_initial_metadata.metadata = sh->md;
+  ops[1].op = GRPC_OP_SEND_MESSAGE;
+  grpc_slice body = sh->body;
+  *msg = grpc_raw_byte_buffer_create(&body, 1);
+  ops[1].data.send_message.send_message = *msg;
+  ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+  ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+  ops[3].data.recv_initial_metadata.recv_initial_metadata = &c->initial;
+  ops[4].op = GRPC_OP_RECV_MESSAGE;
+  ops[4].data.recv_message.recv_message = &c->response;
+  ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+  ops[5].data.recv_status_on_client.trailing_metadata = &c->trailing;
+  ops[5].data.recv_status_on_client.status = &c->status;
+  ops[5].data.recv_status_on_client.status_details = &c->details;
+  return grpc_call_start_batch(c->call, ops, 6, c, NULL) != GRPC_CALL_OK;
+}
+
+static void end_call(call_state *c, grpc_byte_buffer *msg) {
+  if (c->response) grpc_byte_buffer_destroy(c->response);
+  grpc_byte_buffer_destroy(msg);
+  grpc_slice_unref(c->details);
+  grpc_metadata_array_destroy(&c->initial);
+  grpc_metadata_array_destroy(&c->trailing);
+  grpc_call_unref(c->call);
+}
+
+/* --bench: `calls` in flight for secs seconds */
+static int bench(const shared *base, call_state *cs, grpc_byte_buffer **msgs, int calls,
+                 double secs) {
+  shared sh = *base;
+  sh.deadline = gpr_inf_future(GPR_CLOCK_REALTIME);
+  size_t n = 0, cap = 1 << 16, failed = 0;
+  double *lat = malloc(cap * sizeof *lat);
+  double t_start = now_s(), t_end = t_start + secs;
+  int in_flight = 0;
+  for (int i = 0; i < calls; i++) in_flight += start_call(&sh, &cs[i], &msgs[i]) == 0;
+  while (in_flight > 0) {
+    grpc_event ev = grpc_completion_queue_next(sh.cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    if (ev.type != GRPC_OP_COMPLETE) break;
+    call_state *c = ev.tag;
+    double t = now_s();
+    if (c->status != GRPC_STATUS_OK) failed++;
+    if (n == cap) lat = realloc(lat, (cap *= 2) * sizeof *lat);
+    lat[n++] = t - c->t0;
+    end_call(c, msgs[c - cs]);
+    in_flight--;
+    if (t < t_end && start_call(&sh, c, &msgs[c - cs]) == 0) in_flight++;
+  }
+  double took = now_s() - t_start;
+  qsort(lat, n, sizeof *lat, cmp_double);
+  printf(
+      "bench: %d in flight, %zu calls in %.2f s: %.0f calls/s, p50 %.3f ms, p99 %.3f ms, "
+      "%zu failed\n",
+      calls, n, took, (double)n / took, n ? lat[n / 2] * 1e3 : 0.0,
+      n ? lat[(size_t)((double)n * 0.99)] * 1e3 : 0.0, failed);
+  free(lat);
+  return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 5) {
     fprintf(stderr,
@@ -67,6 +163,7 @@ int main(int argc, char **argv) {
   }
   const char *addr = argv[1], *method = argv[2], *out = argv[4], *token = NULL, *ca = NULL;
   int calls = 1, timeout_s = 60;
+  double bench_s = 0;
   for (int i = 5; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--calls") == 0)
       calls = atoi(argv[i + 1]);
@@ -76,6 +173,8 @@ int main(int argc, char **argv) {
       ca = argv[i + 1];
     else if (strcmp(argv[i], "--timeout") == 0)
       timeout_s = atoi(argv[i + 1]);
+    else if (strcmp(argv[i], "--bench") == 0)
+      bench_s = atof(argv[i + 1]);
   }
   if (calls < 1 || calls > 4096) return 2;
   size_t req_len;
@@ -114,31 +213,11 @@ int main(int argc, char **argv) {
   grpc_slice body = grpc_slice_from_copied_buffer(req, req_len);
   /* a byte buffer per call: sending one takes its slices */
   grpc_byte_buffer **msgs = calloc((size_t)calls, sizeof *msgs);
+  shared sh = {ch, cq, method_s, body, token ? &md : NULL, deadline};
+  if (bench_s > 0) return bench(&sh, cs, msgs, calls, bench_s);
   int started = 0;
   for (int i = 0; i < calls; i++) {
-    call_state *c = &cs[i];
-    c->call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq, method_s, NULL,
-                                       deadline, NULL);
-    grpc_metadata_array_init(&c->initial);
-    grpc_metadata_array_init(&c->trailing);
-    grpc_op ops[6];
-    memset(ops, 0, sizeof ops);
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[0].data.send_initial_metadata.count = token ? 1 : 0;
-    ops[0].data.send_initial_metadata.metadata = token ? &md : NULL;
-    ops[1].op = GRPC_OP_SEND_MESSAGE;
-    msgs[i] = grpc_raw_byte_buffer_create(&body, 1);
-    ops[1].data.send_message.send_message = msgs[i];
-    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &c->initial;
-    ops[4].op = GRPC_OP_RECV_MESSAGE;
-    ops[4].data.recv_message.recv_message = &c->response;
-    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    ops[5].data.recv_status_on_client.trailing_metadata = &c->trailing;
-    ops[5].data.recv_status_on_client.status = &c->status;
-    ops[5].data.recv_status_on_client.status_details = &c->details;
-    if (grpc_call_start_batch(c->call, ops, 6, c, NULL) != GRPC_CALL_OK) {
+    if (start_call(&sh, &cs[i], &msgs[i])) {
       fprintf(stderr, "grpc_client: cannot start call %d\n", i);
       return 2;
     }
@@ -173,16 +252,10 @@ int main(int argc, char **argv) {
         fclose(f);
       }
       grpc_slice_unref(all);
-      grpc_byte_buffer_destroy(c->response);
     }
-    grpc_slice_unref(c->details);
-    grpc_metadata_array_destroy(&c->initial);
-    grpc_metadata_array_destroy(&c->trailing);
-    grpc_call_unref(c->call);
+    end_call(c, msgs[i]);
   }
   fflush(stdout);
-  for (int i = 0; i < calls; i++)
-    if (msgs[i] && cs[i].done) grpc_byte_buffer_destroy(msgs[i]);
   free(msgs);
   grpc_slice_unref(body);
   grpc_slice_unref(md.value);
