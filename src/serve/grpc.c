@@ -95,24 +95,11 @@ static void serve_call(ox_serve_grpc *g, grpc_completion_queue *cq, grpc_call *c
   atomic_fetch_add(&srv->in_flight, 1);
   char *method = slice_str(det->method);
   grpc_byte_buffer *in = NULL;
-  grpc_op ops[3];
-  memset(ops, 0, sizeof ops);
-  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-  ops[1].op = GRPC_OP_RECV_MESSAGE;
-  ops[1].data.recv_message.recv_message = &in;
-  char late[128];
-  snprintf(late, sizeof late,
-           "the request message did not arrive within %llu s (--request-timeout)",
-           (unsigned long long)(srv->guard.request_ns / 1000000000u));
-  bool ok = run_batch(call, cq, ops, 2, srv->guard.request_ns, late);
   ox_serve_grpc_answer a;
   memset(&a, 0, sizeof a);
-  if (!ok) {
-    a.code = -1; /* cancelled or gone: nothing to answer */
-  } else if (!in) {
-    a.code = OX_GRPC_INVALID_ARGUMENT;
-    snprintf(a.msg, sizeof a.msg, "no request message (a unary call takes one)");
-  } else if (srv->auth.file && !ox_serve_grpc_open_method(method)) {
+  /* the token first, from the call's metadata: a caller without one gets
+     its status before any of its message is taken in */
+  if (srv->auth.file && !ox_serve_grpc_open_method(method)) {
     char *h = authorization(md);
     if (!ox_serve_auth_check(&srv->auth, h)) {
       ox_serve_metrics_reject(OX_SERVE_REJECT_UNAUTHORIZED);
@@ -122,6 +109,23 @@ static void serve_call(ox_serve_grpc *g, grpc_completion_queue *cq, grpc_call *c
                  : "this method needs 'authorization: Bearer <token>' metadata");
     }
     gpr_free(h);
+  }
+  grpc_op ops[3];
+  memset(ops, 0, sizeof ops);
+  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+  ops[1].op = GRPC_OP_RECV_MESSAGE;
+  ops[1].data.recv_message.recv_message = &in;
+  char late[128];
+  snprintf(late, sizeof late,
+           "the request message did not arrive within %llu s (--request-timeout)",
+           (unsigned long long)(srv->guard.request_ns / 1000000000u));
+  bool received = !a.code; /* the first batch (initial metadata, the message) runs */
+  bool ok = !received || run_batch(call, cq, ops, 2, srv->guard.request_ns, late);
+  if (!ok) {
+    a.code = -1; /* cancelled or gone: nothing to answer */
+  } else if (!in && !a.code) {
+    a.code = OX_GRPC_INVALID_ARGUMENT;
+    snprintf(a.msg, sizeof a.msg, "no request message (a unary call takes one)");
   }
   if (ok && in && !a.code) {
     grpc_byte_buffer_reader r;
@@ -155,6 +159,7 @@ static void serve_call(ox_serve_grpc *g, grpc_completion_queue *cq, grpc_call *c
       ops[n].op = GRPC_OP_SEND_MESSAGE;
       ops[n++].data.send_message.send_message = out;
     }
+    if (!received) ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
     ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
     ops[n].data.send_status_from_server.status = (grpc_status_code)a.code;
     ops[n++].data.send_status_from_server.status_details = &details;

@@ -352,9 +352,14 @@ def test_service(pb):
 
 
 def test_model_control(pb):
-    server, port = start('--threads', '1', '--model-control', 'explicit', '--no-access-log')
+    server, port = start('--threads', '1', '--model-control', 'explicit', '--no-access-log',
+                         '--max-body', '4K')
     g = Grpc(port)
     try:
+        # a message over --max-body is refused by gRPC itself
+        big = infer_request(pb, 'perceptron', [('X', 'FP32', np.zeros((400, 3), np.float32))], True)
+        s, msg, _ = g.call('ModelInfer', big)
+        check(s == 8, 'a request message over --max-body: RESOURCE_EXHAUSTED (%s %s)' % (s, msg))
         s, msg, _ = g.call('RepositoryModelUnload', pb.RepositoryModelUnloadRequest(model_name='perceptron'))
         check(s == OK, 'explicit: unload OK (%s %s)' % (s, msg))
         s, msg, data = g.call('ModelReady', pb.ModelReadyRequest(name='perceptron'))
