@@ -38,7 +38,13 @@ if(ONNXC_SERVE_FOUND AND SYSTEM_PYTHON3)
              COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve/test_serve_grpc.py
                      $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/serve_grpc
                      $<TARGET_FILE:grpc_client> ${ONNXC_PROTOC})
-    set_tests_properties(serve_grpc PROPERTIES TIMEOUT 180 LABELS concurrency)
+    # also under ThreadSanitizer (build-tsan), with gRPC's, abseil's and
+    # OpenSSL's own reports suppressed (tests/serve/tsan_grpc.supp says why)
+    set_tests_properties(serve_grpc PROPERTIES TIMEOUT 180 LABELS concurrency
+      ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${PROJECT_SOURCE_DIR}/tests/serve/tsan_grpc.supp")
+    if(TARGET concurrency_tests)
+      add_dependencies(concurrency_tests grpc_client)
+    endif()
   endif()
 endif()
 
