@@ -44,8 +44,11 @@ endif()
 message(STATUS "onnxc: optional libraries: ${ONNXC_OPTIONAL_FOUND}")
 
 # The server of `onnxc serve` (src/serve/, linked into the tool only, not the
-# library): libmicrohttpd for HTTP, jansson for JSON. Without either, the tool
-# still builds and `onnxc serve` says that it was built without the server.
+# library): libmicrohttpd for HTTP, jansson for JSON, GnuTLS (which
+# libmicrohttpd-dev brings) for the reloadable certificate. Without them, the
+# tool still builds and `onnxc serve` says that it was built without the server.
+# The gRPC endpoint (--grpc-port) also needs gRPC's C core (libgrpc-dev);
+# without it, the REST server is built alone and --grpc-port says so.
 option(ONNXC_SERVE "build the HTTP server of onnxc serve (needs libmicrohttpd and jansson)" ON)
 set(ONNXC_SERVE_FOUND FALSE)
 if(ONNXC_SERVE AND NOT PKG_CONFIG_FOUND)
@@ -54,12 +57,26 @@ endif()
 if(ONNXC_SERVE AND PKG_CONFIG_FOUND)
   pkg_check_modules(ONNXC_SERVE_MHD QUIET IMPORTED_TARGET libmicrohttpd)
   pkg_check_modules(ONNXC_SERVE_JANSSON QUIET IMPORTED_TARGET jansson)
-  if(ONNXC_SERVE_MHD_FOUND AND ONNXC_SERVE_JANSSON_FOUND)
+  pkg_check_modules(ONNXC_SERVE_GNUTLS QUIET IMPORTED_TARGET gnutls)
+  if(ONNXC_SERVE_MHD_FOUND AND ONNXC_SERVE_JANSSON_FOUND AND ONNXC_SERVE_GNUTLS_FOUND)
     set(ONNXC_SERVE_FOUND TRUE)
   endif()
 endif()
+option(ONNXC_GRPC "build the gRPC endpoint of onnxc serve (needs libgrpc-dev)" ON)
+set(ONNXC_GRPC_FOUND FALSE)
+if(ONNXC_SERVE_FOUND AND ONNXC_GRPC)
+  pkg_check_modules(ONNXC_SERVE_GRPC QUIET IMPORTED_TARGET grpc)
+  if(ONNXC_SERVE_GRPC_FOUND)
+    set(ONNXC_GRPC_FOUND TRUE)
+  endif()
+endif()
 if(ONNXC_SERVE_FOUND)
-  message(STATUS "onnxc: server (onnxc serve): libmicrohttpd ${ONNXC_SERVE_MHD_VERSION}, jansson ${ONNXC_SERVE_JANSSON_VERSION}")
+  message(STATUS "onnxc: server (onnxc serve): libmicrohttpd ${ONNXC_SERVE_MHD_VERSION}, jansson ${ONNXC_SERVE_JANSSON_VERSION}, gnutls ${ONNXC_SERVE_GNUTLS_VERSION}")
+  if(ONNXC_GRPC_FOUND)
+    message(STATUS "onnxc: gRPC endpoint (onnxc serve --grpc-port): grpc core ${ONNXC_SERVE_GRPC_VERSION}")
+  else()
+    message(STATUS "onnxc: gRPC endpoint (onnxc serve --grpc-port): off (needs libgrpc-dev)")
+  endif()
 else()
-  message(STATUS "onnxc: server (onnxc serve): off (needs libmicrohttpd-dev and libjansson-dev)")
+  message(STATUS "onnxc: server (onnxc serve): off (needs libmicrohttpd-dev, libjansson-dev and libgnutls28-dev)")
 endif()

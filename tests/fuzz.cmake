@@ -35,7 +35,8 @@ onnxc_fuzz_target(fuzz_tensorio)
 set(serve_spec "")
 if(ONNXC_SERVE_FOUND)
   onnxc_fuzz_target(fuzz_serve ${ONNXC_SERVE_SOURCES})
-  target_link_libraries(fuzz_serve PRIVATE PkgConfig::ONNXC_SERVE_MHD PkgConfig::ONNXC_SERVE_JANSSON)
+  target_link_libraries(fuzz_serve PRIVATE PkgConfig::ONNXC_SERVE_MHD PkgConfig::ONNXC_SERVE_JANSSON
+                                           PkgConfig::ONNXC_SERVE_GNUTLS)
   set(serve_spec "fuzz_serve:serve:150000")
 endif()
 

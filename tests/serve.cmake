@@ -25,6 +25,27 @@ if(ONNXC_SERVE_FOUND AND SYSTEM_PYTHON3)
            COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve/test_serve_secure.py
                    $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/serve_secure)
   set_tests_properties(serve_secure PROPERTIES TIMEOUT 180 LABELS concurrency)
+  # the KServe v2 gRPC endpoint (--grpc-port), when gRPC's C core is found:
+  # a client on the same C core (tests/serve/grpc_client.c) carries messages
+  # that the test makes and reads with Python's protobuf from
+  # src/serve/grpc_service.proto (compiled here by protoc), so that the
+  # server's own codec is checked against an independent one
+  find_program(ONNXC_PROTOC protoc)
+  if(ONNXC_GRPC_FOUND AND ONNXC_PROTOC)
+    add_executable(grpc_client ${PROJECT_SOURCE_DIR}/tests/serve/grpc_client.c)
+    target_link_libraries(grpc_client PRIVATE PkgConfig::ONNXC_SERVE_GRPC)
+    add_test(NAME serve_grpc
+             COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve/test_serve_grpc.py
+                     $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/serve_grpc
+                     $<TARGET_FILE:grpc_client> ${ONNXC_PROTOC})
+    # also under ThreadSanitizer (build-tsan), with gRPC's, abseil's and
+    # OpenSSL's own reports suppressed (tests/serve/tsan_grpc.supp says why)
+    set_tests_properties(serve_grpc PROPERTIES TIMEOUT 180 LABELS concurrency
+      ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${PROJECT_SOURCE_DIR}/tests/serve/tsan_grpc.supp")
+    if(TARGET concurrency_tests)
+      add_dependencies(concurrency_tests grpc_client)
+    endif()
+  endif()
 endif()
 
 # deploy/ (Dockerfile, KServe and Kubernetes YAML) against the server's

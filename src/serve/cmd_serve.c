@@ -3,13 +3,11 @@
  * [--no-access-log] [--drain-timeout S] [--model-control none|explicit]
  * [--auth-token-file FILE] [--metrics-auth] [--max-connections N]
  * [--max-connections-per-client N] [--max-header SIZE] [--request-timeout S]
- * [--idle-timeout S] [--max-queue N] [--tls-cert FILE --tls-key FILE]`: the tool's subcommand for the
- * server of this folder. It lives here, not in src/cli/, because the layers
- * put the server after the tool: the server may use the tool's cli.h (the
- * subcommand's signature, option helpers), the tool never the server.
- * main.c's table names ox_cmd_serve through cli.h. Without libmicrohttpd and
- * jansson at build time only this file of the folder is built, and the
- * subcommand says so. */
+ * [--idle-timeout S] [--max-queue N] [--tls-cert FILE --tls-key FILE]`: the tool's subcommand for
+ * the server of this folder. It lives here, not in src/cli/, because the layers put the server
+ * after the tool: the server may use the tool's cli.h (the subcommand's signature, option helpers),
+ * the tool never the server. main.c's table names ox_cmd_serve through cli.h. Without libmicrohttpd
+ * and jansson at build time only this file of the folder is built, and the subcommand says so. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +19,8 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: onnxc serve --model-repository DIR [--host ADDR] [--port N] [--threads N]\n"
+          "usage: onnxc serve --model-repository DIR [--host ADDR] [--port N] [--grpc-port N]\n"
+          "                   [--threads N]\n"
           "                   [--max-body SIZE] [--max-batch-size N] [--max-queue-delay-us U]\n"
           "                   [--no-access-log] [--drain-timeout S]\n"
           "                   [--model-control none|explicit]\n"
@@ -36,6 +35,14 @@ static void usage(FILE *f) {
           "                  {\"max_batch_size\": 8, \"max_queue_delay_microseconds\": 500}\n"
           "  --host ADDR     address to listen on (default 127.0.0.1; 0.0.0.0 in a container)\n"
           "  --port N        TCP port (default 8000; 0: any free port, printed at start)\n"
+          "  --grpc-port N   also serve the KServe v2 gRPC API (inference.GRPCInferenceService,\n"
+          "                  src/serve/grpc_service.proto) on port N, with the same models,\n"
+          "                  workers, batching, tokens ('authorization' metadata), limits and\n"
+          "                  TLS (default: off; 0: any free port, printed; 8001 is Triton's)\n"
+#ifndef ONNXC_HAVE_GRPC
+          "                  (this build has no gRPC: libgrpc-dev not found, or ONNXC_GRPC=OFF)\n"
+#endif
+
           "  --threads N     workers running models, and the shared intra-op pool (default:\n"
           "                  the number of cores)\n"
           "  --max-body SIZE largest request body (bytes; K, M, G suffixes; default 64M):\n"
@@ -63,13 +70,15 @@ static void usage(FILE *f) {
           "Limits (each turned-away request or connection is counted in /metrics,\n"
           "onnxc_http_rejections_total{reason}):\n"
           "  --max-connections N  open connections, each with its thread (default 512);\n"
-          "                  more are closed as they are accepted\n"
+          "                  more are answered 503 with Retry-After: 1 (16 at a time; past\n"
+          "                  that, closed as they are accepted)\n"
           "  --max-connections-per-client N  open connections from one client address\n"
           "                  (default 64; 0: no limit)\n"
           "  --max-header SIZE  request line and headers (default 16K): larger get 431\n"
           "  --request-timeout S  a request's headers and body must have arrived S seconds\n"
           "                  after the connection opened or its previous answer was sent,\n"
-          "                  else the connection is closed (default 30; 0: no deadline).\n"
+          "                  else it is answered 408 (plain HTTP) and closed (default 30;\n"
+          "                  0: no deadline).\n"
           "                  Stops slow clients (one byte a second) holding connections\n"
           "  --idle-timeout S  closes a connection that sent or received nothing for S\n"
           "                  seconds (default 15; not while its request is being served)\n"
@@ -77,7 +86,7 @@ static void usage(FILE *f) {
           "                  503 with Retry-After: 1 (default 256; 0: no bound)\n"
           "  --tls-cert FILE --tls-key FILE  HTTPS: the PEM certificate (chain) and its\n"
           "                  private key; TLS 1.2 and 1.3 only (default: plain HTTP, for a\n"
-          "                  mesh or ingress that terminates TLS)\n"
+          "                  mesh or ingress that terminates TLS); SIGHUP re-reads both\n"
           "Endpoints: GET /v2, /v2/health/live, /v2/health/ready, /v2/models/M[/versions/V],\n"
           ".../ready, /metrics; POST .../infer, /v2/repository/index,\n"
           "/v2/repository/models/M/load, /v2/repository/models/M/unload.\n");
@@ -94,6 +103,7 @@ static bool parse_int(const char *s, long lo, long hi, long *out) {
 int ox_cmd_serve(int argc, char **argv) {
   const char *repo = NULL, *host = "127.0.0.1";
   long port = 8000, threads = 0, max_batch = 0, delay = 500, drain = 30;
+  long grpc_port = -1;
   long max_conns = 512, max_per_client = 64, request_s = 30, idle_s = 15, max_queue = 256;
   size_t max_body = (size_t)64 << 20, max_header = (size_t)16 << 10;
   const char *token_file = NULL, *tls_cert = NULL, *tls_key = NULL;
@@ -120,6 +130,8 @@ int ox_cmd_serve(int argc, char **argv) {
       host = v;
     } else if (strcmp(a, "--port") == 0) {
       ok = parse_int(v, 0, 65535, &port);
+    } else if (strcmp(a, "--grpc-port") == 0) {
+      ok = parse_int(v, 0, 65535, &grpc_port);
     } else if (strcmp(a, "--threads") == 0) {
       ok = parse_int(v, 0, 1024, &threads);
     } else if (strcmp(a, "--max-body") == 0) {
@@ -140,7 +152,8 @@ int ox_cmd_serve(int argc, char **argv) {
     } else if (strcmp(a, "--max-connections-per-client") == 0) {
       ok = parse_int(v, 0, 100000, &max_per_client);
     } else if (strcmp(a, "--max-header") == 0) {
-      ok = ox_cli_parse_size(v, &max_header) && max_header >= 256 && max_header <= ((size_t)1 << 20);
+      ok =
+          ox_cli_parse_size(v, &max_header) && max_header >= 256 && max_header <= ((size_t)1 << 20);
     } else if (strcmp(a, "--request-timeout") == 0) {
       ok = parse_int(v, 0, 86400, &request_s);
     } else if (strcmp(a, "--idle-timeout") == 0) {
@@ -192,10 +205,11 @@ int ox_cmd_serve(int argc, char **argv) {
                         .idle_s = (int)idle_s,
                         .max_queue = (int)max_queue,
                         .tls_cert = tls_cert,
-                        .tls_key = tls_key};
+                        .tls_key = tls_key,
+                        .grpc_port = (int)grpc_port};
   return ox_serve_main(&o);
 #else
-  (void)host, (void)access_log, (void)model_control, (void)token_file,
+  (void)host, (void)grpc_port, (void)access_log, (void)model_control, (void)token_file,
       (void)metrics_auth, (void)max_conns, (void)max_per_client, (void)max_header, (void)request_s,
       (void)idle_s, (void)max_queue;
   fprintf(stderr,

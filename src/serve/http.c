@@ -30,6 +30,8 @@ typedef struct conn_ctx {
   char url[256];
 } conn_ctx;
 
+static struct ox_serve_conn *guard_conn(struct MHD_Connection *c);
+
 static enum MHD_Result send_reply(struct MHD_Connection *c, ox_serve_server *srv, conn_ctx *x,
                                   ox_serve_reply *rep) {
   if (rep->body.oom) {
@@ -60,7 +62,9 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, ox_serve_server *srv
     MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, n);
   }
   /* while draining, clients are told to reconnect (to another replica) */
-  if (atomic_load(&srv->draining)) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+  if (rep->close || atomic_load(&srv->draining))
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+  ox_serve_guard_responding(&srv->guard, guard_conn(c));
   x->status = rep->status;
   x->sent = rep->body.len;
   enum MHD_Result ret = MHD_queue_response(c, (unsigned)rep->status, r);
@@ -80,10 +84,12 @@ static void connection_cb(void *cls, struct MHD_Connection *c, void **socket_con
                           enum MHD_ConnectionNotificationCode code) {
   ox_serve_server *srv = cls;
   if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-    const union MHD_ConnectionInfo *a = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    const union MHD_ConnectionInfo *f = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *a =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const union MHD_ConnectionInfo *f =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     const struct sockaddr *sa = a ? a->client_addr : NULL;
-    size_t len = !sa                        ? 0
+    size_t len = !sa                         ? 0
                  : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
                                              : sizeof(struct sockaddr_in);
     *socket_context = f ? ox_serve_guard_open(&srv->guard, sa, len, f->connect_fd) : NULL;
@@ -93,8 +99,9 @@ static void connection_cb(void *cls, struct MHD_Connection *c, void **socket_con
   }
 }
 
-static ox_serve_conn *guard_conn(struct MHD_Connection *c) {
-  const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+static struct ox_serve_conn *guard_conn(struct MHD_Connection *c) {
+  const union MHD_ConnectionInfo *i =
+      MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
   return i ? i->socket_context : NULL;
 }
 
@@ -121,6 +128,25 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     snprintf(x->url, sizeof x->url, "%s", url);
     *con_cls = x;
     atomic_fetch_add(&srv->in_flight, 1);
+    /* a connection over a limit (guard.c): told so, then closed */
+    ox_serve_reject over = ox_serve_guard_refused(&srv->guard, guard_conn(c));
+    if (over != OX_SERVE_REJECT_N) {
+      ox_serve_reply rep = {0};
+      if (over == OX_SERVE_REJECT_CONNECTIONS)
+        ox_serve_reply_error(&rep, 503,
+                             "the server has %d connections open, its limit "
+                             "(--max-connections); retry shortly",
+                             srv->guard.max_conns);
+      else
+        ox_serve_reply_error(&rep, 503,
+                             "this client address has %d connections open, the "
+                             "limit (--max-connections-per-client); retry on one of them or "
+                             "shortly",
+                             srv->guard.max_per_client);
+      rep.retry_after = 1;
+      rep.close = true;
+      return send_reply(c, srv, x, &rep);
+    }
     /* the request line and headers as sent, give or take the spaces: within
        the limit for libmicrohttpd's memory pool, larger ones are answered by
        libmicrohttpd itself (431, its own body) before they reach us */
@@ -138,15 +164,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     /* before any of the body is read: a client without a token gets nothing
        buffered for it */
     if (ox_serve_auth_needed(&srv->auth, url)) {
-      const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+      const char *h =
+          MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
       if (!ox_serve_auth_check(&srv->auth, h)) {
         ox_serve_reply rep = {0};
         ox_serve_reply_error(&rep, 401,
                              h ? "the Authorization header carries no valid bearer token"
                                : "this endpoint needs an Authorization header: 'Bearer <token>'");
         /* RFC 6750: the error code only when a token was presented */
-        rep.www_authenticate = h ? "Bearer realm=\"onnxc\", error=\"invalid_token\""
-                                 : "Bearer realm=\"onnxc\"";
+        rep.www_authenticate =
+            h ? "Bearer realm=\"onnxc\", error=\"invalid_token\"" : "Bearer realm=\"onnxc\"";
         ox_serve_metrics_reject(OX_SERVE_REJECT_UNAUTHORIZED);
         return send_reply(c, srv, x, &rep);
       }
@@ -256,37 +283,40 @@ struct MHD_Daemon *ox_serve_http_start(ox_serve_server *srv, const char *host, i
       MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC;
   if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
   /* TLS through libmicrohttpd's GnuTLS: TLS 1.2 and 1.3 only (1.0 and 1.1 are
-     deprecated, RFC 8996), GnuTLS's default ("NORMAL") ciphers within them */
+     deprecated, RFC 8996), GnuTLS's default ("NORMAL") ciphers within them. The
+     certificate comes from tls.c at each handshake, so that SIGHUP can renew it */
   struct MHD_OptionItem tls[] = {
-      {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert},
-      {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key},
+      {MHD_OPTION_HTTPS_CERT_CALLBACK, 0, ox_serve_tls_mhd_callback()},
       {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"},
       {MHD_OPTION_END, 0, NULL},
   };
-  if (srv->tls_cert) {
-    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+  if (srv->tls) {
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES ||
+        MHD_is_feature_supported(MHD_FEATURE_HTTPS_CERT_CALLBACK) != MHD_YES) {
       freeaddrinfo(ai);
-      snprintf(err, errsz, "--tls-cert: this libmicrohttpd was built without TLS (GnuTLS)");
+      snprintf(err, errsz,
+               "--tls-cert: this libmicrohttpd was built without TLS (GnuTLS) or "
+               "its certificate callback");
       return NULL;
     }
     flags |= MHD_USE_TLS;
   }
+  srv->guard.answer_timeouts = !srv->tls;
   /* the pool holds the headers and the read and write buffers: room for the
      largest headers we answer ourselves (with a JSON 431) and the buffers */
   size_t pool = srv->max_header * 2 + ((size_t)32 << 10);
   /* libmicrohttpd's own limit drops connections without telling us: ours
      (accept_cb) is the one that counts, this one only backs it */
-  unsigned limit = (unsigned)srv->guard.max_conns + 16u;
+  unsigned limit = (unsigned)srv->guard.max_conns + 32u; /* + guard.c's REFUSE_SLACK, 16 */
   struct MHD_Daemon *d = MHD_start_daemon(
       flags, (uint16_t)port, accept_cb, srv, handler, srv, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-      MHD_OPTION_NOTIFY_COMPLETED, completed, srv, MHD_OPTION_NOTIFY_CONNECTION, connection_cb,
-      srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->idle_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-      pool, MHD_OPTION_CONNECTION_LIMIT, limit,
-      MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_ARRAY,
-      srv->tls_cert ? tls : tls + 3, MHD_OPTION_END);
+      MHD_OPTION_NOTIFY_COMPLETED, completed, srv, MHD_OPTION_NOTIFY_CONNECTION, connection_cb, srv,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->idle_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      pool, MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
+      MHD_OPTION_ARRAY, srv->tls ? tls : tls + 2, MHD_OPTION_END);
   freeaddrinfo(ai);
   if (!d) {
-    if (srv->tls_cert)
+    if (srv->tls)
       snprintf(err, errsz,
                "cannot listen on %s:%d with TLS (the address is in use or not this machine's, or "
                "--tls-cert/--tls-key are not a PEM certificate and its private key)",

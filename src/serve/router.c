@@ -115,20 +115,20 @@ static void repo_index(ox_serve_server *srv, const char *body, size_t len, ox_se
 /* ---------------------------------------------------------------- infer */
 
 /* input i of the session named `name`, or -1 */
-static long session_input(onnxc_session *s, const char *name) {
+long ox_serve_session_input(onnxc_session *s, const char *name) {
   for (size_t i = 0; i < onnxc_session_input_count(s); i++)
     if (strcmp(onnxc_session_input_name(s, i), name) == 0) return (long)i;
   return -1;
 }
 
-static long session_output(onnxc_session *s, const char *name) {
+long ox_serve_session_output(onnxc_session *s, const char *name) {
   for (size_t i = 0; i < onnxc_session_output_count(s); i++)
     if (strcmp(onnxc_session_output_name(s, i), name) == 0) return (long)i;
   return -1;
 }
 
 /* a request input against the declared type: datatype, rank, fixed dims */
-static int check_input(const ox_serve_input *in, const onnxc_type *t, char *err, size_t errsz) {
+int ox_serve_input_check(const ox_serve_input *in, const onnxc_type *t, char *err, size_t errsz) {
   int32_t want = onnxc_type_elem_type(t);
   if (want && want != in->dtype) {
     snprintf(err, errsz, "input '%s': datatype %s but the model takes %s", in->name,
@@ -200,7 +200,7 @@ static int infer_prepare(ox_serve_version *ver, const char *body, size_t body_le
                              body_len - (size_t)jlen, err, errsz))
     return 400;
   for (size_t i = 0; i < q->n_ins; i++) {
-    long k = session_input(s, q->ins[i].name);
+    long k = ox_serve_session_input(s, q->ins[i].name);
     if (k < 0) {
       snprintf(err, errsz, "model '%s' has no input '%s'", ver->model_name, q->ins[i].name);
       return 400;
@@ -209,7 +209,8 @@ static int infer_prepare(ox_serve_version *ver, const char *body, size_t body_le
       snprintf(err, errsz, "input '%s' is given twice", q->ins[i].name);
       return 400;
     }
-    if (check_input(&q->ins[i], onnxc_session_input_type(s, (size_t)k), err, errsz)) return 400;
+    if (ox_serve_input_check(&q->ins[i], onnxc_session_input_type(s, (size_t)k), err, errsz))
+      return 400;
     if (!(q->job.inputs[k] = ox_serve_input_value(&q->ins[i], err, errsz))) return 400;
   }
   for (size_t k = 0; k < n_model; k++)
@@ -228,7 +229,7 @@ static int infer_prepare(ox_serve_version *ver, const char *body, size_t body_le
       snprintf(err, errsz, "each requested output needs a \"name\" string");
       return 400;
     }
-    if (session_output(s, json_string_value(name)) < 0) {
+    if (ox_serve_session_output(s, json_string_value(name)) < 0) {
       snprintf(err, errsz, "model '%s' has no output '%s'", ver->model_name,
                json_string_value(name));
       return 400;
@@ -260,7 +261,8 @@ static int infer_respond(ox_serve_version *ver, infer_req *q, ox_serve_reply *re
   size_t n = outs && json_array_size(outs) ? json_array_size(outs) : onnxc_session_output_count(s);
   for (size_t i = 0; i < n; i++) {
     json_t *ro = outs ? json_array_get(outs, i) : NULL;
-    size_t k = ro ? (size_t)session_output(s, json_string_value(json_object_get(ro, "name"))) : i;
+    size_t k =
+        ro ? (size_t)ox_serve_session_output(s, json_string_value(json_object_get(ro, "name"))) : i;
     const onnxc_value *v = q->job.outputs[k];
     const char *name = onnxc_session_output_name(s, k);
     if (!v || onnxc_value_kind(v) != ONNXC_TYPE_TENSOR ||

@@ -3,7 +3,8 @@
  *
  * Files, one job each:
  *   cmd_serve.c  the tool's `serve` subcommand: options (built without the server too)
- *   server.c     start, signals (SIGHUP: token reload), graceful shutdown
+ *   server.c     start, signals (SIGHUP: token and certificate reload), graceful shutdown
+ *   tls.c        the certificate and key (GnuTLS), handed out per handshake, reloadable
  *   http.c       libmicrohttpd glue: bodies, limits, responses, access log, TLS
  *   auth.c       bearer tokens: the token file, open paths, the check
  *   guard.c      connection limits (overall, per client) and the request deadline
@@ -13,7 +14,10 @@
  *   repo.c       the model repository: scan, load, unload, versions, per-model config
  *   sched.c      the worker pool and dynamic batching
  *   batch.c      concatenating requests along the batch dim and splitting results back
- *   metrics.c    counters and histograms, Prometheus text */
+ *   metrics.c    counters and histograms, Prometheus text
+ *   grpc.c       the KServe v2 gRPC endpoint on gRPC's C core (--grpc-port)
+ *   grpc_call.c  its methods on the repository and the workers
+ *   grpc_msg.c   its messages (grpc_service.proto) in the protobuf wire format */
 #ifndef OX_SERVE_H
 #define OX_SERVE_H
 
@@ -200,9 +204,10 @@ typedef struct ox_serve_reply {
   int status;
   ox_serve_buf body;
   const char *content_type;
-  long long header_length; /* >= 0: Inference-Header-Content-Length */
+  long long header_length;      /* >= 0: Inference-Header-Content-Length */
   const char *www_authenticate; /* a 401's WWW-Authenticate value */
   int retry_after;              /* > 0: a 503's Retry-After seconds */
+  bool close;                   /* Connection: close */
 } ox_serve_reply;
 
 /* sets a JSON {"error": msg} reply */
@@ -270,8 +275,10 @@ typedef struct ox_serve_conn ox_serve_conn;
 typedef struct ox_serve_guard {
   pthread_mutex_t lock;
   pthread_cond_t wake;
-  ox_serve_conn *head; /* open connections */
-  int n_conns;
+  ox_serve_conn *head;           /* open connections */
+  int n_conns;                   /* admitted ones */
+  int n_refused;                 /* over a limit, being answered 503 */
+  bool answer_timeouts;          /* plain HTTP: the reaper writes a 408 before closing */
   int max_conns, max_per_client; /* 0: no limit */
   uint64_t request_ns;           /* deadline for a whole request; 0: none */
   bool stop, reaping;
@@ -282,11 +289,17 @@ int ox_serve_guard_start(ox_serve_guard *g, int max_conns, int max_per_client, i
 /* after the daemon stopped */
 void ox_serve_guard_stop(ox_serve_guard *g);
 struct sockaddr;
-/* a new connection from addr is within the limits (else counted as rejected) */
+/* a new connection from addr may be accepted: within the limits, or over
+   one but with room to answer it 503 (else counted as rejected) */
 bool ox_serve_guard_admit(ox_serve_guard *g, const struct sockaddr *addr);
 /* an accepted connection: counted, and its first request's deadline starts */
 ox_serve_conn *ox_serve_guard_open(ox_serve_guard *g, const struct sockaddr *addr, size_t addr_len,
                                    int fd);
+/* the limit the connection went over (answer 503, counted already), or
+   OX_SERVE_REJECT_N when it was admitted */
+ox_serve_reject ox_serve_guard_refused(ox_serve_guard *g, ox_serve_conn *c);
+/* an answer is queued on the connection: the reaper does not write a 408 */
+void ox_serve_guard_responding(ox_serve_guard *g, ox_serve_conn *c);
 /* before the socket is closed */
 void ox_serve_guard_close(ox_serve_guard *g, ox_serve_conn *c);
 /* the request is whole: no deadline while it is served */
@@ -306,7 +319,7 @@ typedef struct ox_serve_server {
   ox_serve_guard guard;
   size_t max_header; /* request line + headers, bytes: larger get 431 */
   int idle_s;        /* --idle-timeout */
-  char *tls_cert, *tls_key; /* PEM text; NULL: plain HTTP */
+  bool tls;          /* --tls-cert: tls.c holds the certificate and key */
   atomic_bool draining;
   _Atomic int in_flight; /* requests received and not yet answered */
 } ox_serve_server;
@@ -315,6 +328,12 @@ typedef struct ox_serve_server {
    value or NULL. Never fails: errors become JSON error replies. */
 void ox_serve_route(ox_serve_server *srv, const char *method, const char *url,
                     const char *header_len, const char *body, size_t body_len, ox_serve_reply *rep);
+/* router.c: the session's input or output of that name, or -1 */
+long ox_serve_session_input(onnxc_session *s, const char *name);
+long ox_serve_session_output(onnxc_session *s, const char *name);
+/* a request input against the declared type (datatype, rank, fixed dims):
+   0, or -1 with a message */
+int ox_serve_input_check(const ox_serve_input *in, const onnxc_type *t, char *err, size_t errsz);
 /* POST .../infer on a version (router.c hands it over) */
 void ox_serve_infer(ox_serve_server *srv, ox_serve_version *ver, const char *body, size_t body_len,
                     const char *header_len, ox_serve_reply *rep);
@@ -328,17 +347,126 @@ typedef struct ox_serve_options {
   int max_batch;     /* default for models without a config.json; 0: no batching */
   uint64_t delay_us; /* default max queue delay */
   bool access_log;
-  int drain_seconds; /* how long shutdown waits for requests in flight */
-  bool model_control; /* --model-control explicit */
+  int drain_seconds;           /* how long shutdown waits for requests in flight */
+  bool model_control;          /* --model-control explicit */
   const char *auth_token_file; /* NULL: no authentication */
   bool metrics_auth;
-  int max_conns, max_per_client; /* --max-connections, --max-connections-per-client */
-  size_t max_header;             /* --max-header */
-  int request_s, idle_s;         /* --request-timeout, --idle-timeout */
-  int max_queue;                 /* --max-queue: waiting inference requests, then 503 */
+  int max_conns, max_per_client;  /* --max-connections, --max-connections-per-client */
+  size_t max_header;              /* --max-header */
+  int request_s, idle_s;          /* --request-timeout, --idle-timeout */
+  int max_queue;                  /* --max-queue: waiting inference requests, then 503 */
   const char *tls_cert, *tls_key; /* PEM files; both or neither */
+  int grpc_port;                  /* --grpc-port: -1 off, 0 any free port (printed) */
 } ox_serve_options;
 int ox_serve_main(const ox_serve_options *o);
+
+/* ---------------------------------------------------------------- gRPC (KServe v2) */
+
+/* grpc_msg.c: the messages of grpc_service.proto in the protobuf wire format */
+#define OX_SERVE_GRPC_MAX_RANK 16
+#define OX_SERVE_GRPC_MAX_TENSORS 1024
+
+typedef struct ox_serve_grpc_tensor { /* ModelInferRequest.InferInputTensor */
+  char *name, *datatype;
+  int64_t dims[OX_SERVE_GRPC_MAX_RANK];
+  size_t rank;
+  const uint8_t *contents; /* the InferTensorContents message, in the request */
+  size_t contents_len;
+  bool has_contents;
+} ox_serve_grpc_tensor;
+
+typedef struct ox_serve_grpc_bytes {
+  const uint8_t *p;
+  size_t n;
+} ox_serve_grpc_bytes;
+
+typedef struct ox_serve_grpc_infer { /* ModelInferRequest */
+  char *model_name, *model_version, *id;
+  ox_serve_grpc_tensor *inputs;
+  size_t n_inputs;
+  char **outputs; /* requested output names */
+  size_t n_outputs;
+  ox_serve_grpc_bytes *raw; /* raw_input_contents, pointing into the request */
+  size_t n_raw;
+} ox_serve_grpc_infer;
+
+/* 0, or -1 with a message naming the field; free the result either way */
+int ox_serve_grpc_infer_decode(const uint8_t *p, size_t n, ox_serve_grpc_infer *q, char *err,
+                               size_t errsz);
+void ox_serve_grpc_infer_free(ox_serve_grpc_infer *q);
+/* the two string fields of ModelReady/ModelMetadata (1, 2) or of the
+   repository load/unload requests (model_name 2, no version: 0); the caller
+   frees both */
+int ox_serve_grpc_names_decode(const uint8_t *p, size_t n, uint32_t name_field,
+                               uint32_t version_field, char **name, char **version, char *err,
+                               size_t errsz);
+/* a bool field (RepositoryIndexRequest.ready) */
+int ox_serve_grpc_bool_decode(const uint8_t *p, size_t n, uint32_t num, bool *out, char *err,
+                              size_t errsz);
+/* input i's typed contents in the raw layout of binary.c (BYTES with
+   4-byte lengths), checked against its datatype; *count: the values found */
+int ox_serve_grpc_contents_raw(const ox_serve_grpc_tensor *t, int32_t dtype, size_t i,
+                               ox_serve_buf *out, size_t *count, char *err, size_t errsz);
+/* "fp32_contents" for FP32; "" for the datatypes without a field */
+const char *ox_serve_grpc_contents_name(int32_t dtype);
+/* writers */
+void ox_serve_pb_varint(ox_serve_buf *b, uint64_t v);
+void ox_serve_pb_tag(ox_serve_buf *b, uint32_t num, int wt);
+void ox_serve_pb_bytes(ox_serve_buf *b, uint32_t num, const void *p, size_t n);
+void ox_serve_pb_str(ox_serve_buf *b, uint32_t num, const char *s);
+void ox_serve_pb_bool(ox_serve_buf *b, uint32_t num, bool v);
+/* appends sub as a length-delimited field and frees it */
+void ox_serve_pb_sub(ox_serve_buf *b, uint32_t num, ox_serve_buf *sub);
+/* packed int64s (nothing for rank 0) */
+void ox_serve_pb_dims(ox_serve_buf *b, uint32_t num, const int64_t *dims, size_t rank);
+/* field 5 (contents) of an output tensor with v's elements; -1 when the
+   datatype has no typed field (FP16, BF16) */
+int ox_serve_grpc_typed_contents(ox_serve_buf *b, const onnxc_value *v);
+
+/* grpc_call.c: one call, transport aside. gRPC status codes */
+enum {
+  OX_GRPC_OK = 0,
+  OX_GRPC_INVALID_ARGUMENT = 3,
+  OX_GRPC_NOT_FOUND = 5,
+  OX_GRPC_PERMISSION_DENIED = 7,
+  OX_GRPC_RESOURCE_EXHAUSTED = 8,
+  OX_GRPC_UNIMPLEMENTED = 12,
+  OX_GRPC_INTERNAL = 13,
+  OX_GRPC_UNAVAILABLE = 14,
+  OX_GRPC_UNAUTHENTICATED = 16,
+};
+typedef struct ox_serve_grpc_answer {
+  int code;          /* gRPC status */
+  char msg[1536];    /* the status message when code != 0 */
+  ox_serve_buf body; /* the response message when code == 0 */
+} ox_serve_grpc_answer;
+/* method: "/inference.GRPCInferenceService/ModelInfer" and the like */
+void ox_serve_grpc_handle(ox_serve_server *srv, const char *method, const uint8_t *req, size_t len,
+                          ox_serve_grpc_answer *a);
+/* the methods that stay open without a token (the health probes) */
+bool ox_serve_grpc_open_method(const char *method);
+
+/* grpc.c: the gRPC server on gRPC's C core (built with libgrpc-dev) */
+typedef struct ox_serve_grpc ox_serve_grpc;
+ox_serve_grpc *ox_serve_grpc_start(ox_serve_server *srv, const char *host, int port,
+                                   int *bound_port, char *err, size_t errsz);
+/* stops taking new calls (those in flight go on, counted in in_flight) */
+void ox_serve_grpc_quiesce(ox_serve_grpc *g);
+/* cancels the calls still in flight, then frees everything */
+void ox_serve_grpc_stop(ox_serve_grpc *g);
+
+/* tls.c: reads and checks the PEM certificate (chain) and its key, which
+   then serve the next handshakes: 0, or -1 with a message naming the option */
+int ox_serve_tls_load(const char *cert_file, const char *key_file, char *err, size_t errsz);
+/* the same files again (SIGHUP); on failure the set in force stays */
+int ox_serve_tls_reload(char *err, size_t errsz);
+/* copies (malloc) of the PEM texts in force; returns their generation, which
+   each load increments */
+unsigned ox_serve_tls_pem(char **cert, char **key);
+unsigned ox_serve_tls_generation(void);
+void ox_serve_tls_free(void);
+/* the MHD_OPTION_HTTPS_CERT_CALLBACK function */
+void *ox_serve_tls_mhd_callback(void);
 
 /* http.c */
 struct MHD_Daemon;

@@ -1,7 +1,8 @@
 /* server.c - start the server, wait for SIGTERM or SIGINT, shut down
  * gracefully: stop accepting, let the requests in flight finish (their
  * responses carry "Connection: close"), stop the workers, free everything,
- * exit 0. Kubernetes sends SIGTERM and waits terminationGracePeriodSeconds. */
+ * exit 0. Kubernetes sends SIGTERM and waits terminationGracePeriodSeconds.
+ * SIGHUP re-reads the token file and the TLS certificate and key. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,36 +12,6 @@
 #include <unistd.h>
 
 #include "serve.h"
-
-/* a whole PEM file as a string; NULL with a message naming the option */
-static char *read_pem(const char *path, const char *option, char *err, size_t errsz) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    snprintf(err, errsz, "%s: cannot read %s: %s", option, path, strerror(errno));
-    return NULL;
-  }
-  char *text = malloc(((size_t)1 << 20) + 1);
-  size_t n = text ? fread(text, 1, (size_t)1 << 20, f) : 0;
-  bool over = n == ((size_t)1 << 20) && fgetc(f) != EOF;
-  fclose(f);
-  if (!text || over || n == 0) {
-    free(text);
-    snprintf(err, errsz, "%s: %s is %s", option, path,
-             !text ? "too large to hold" : n ? "over 1M" : "empty");
-    return NULL;
-  }
-  text[n] = 0;
-  return text;
-}
-
-static void free_pem(ox_serve_server *srv) {
-  /* the key is a secret: not left in freed memory (volatile: a memset just
-     before free may be dropped by the compiler) */
-  for (volatile char *p = srv->tls_key; p && *p; p++) *p = 0;
-  free(srv->tls_key);
-  free(srv->tls_cert);
-  srv->tls_key = srv->tls_cert = NULL;
-}
 
 int ox_serve_main(const ox_serve_options *o) {
   static ox_serve_server srv; /* large; one per process */
@@ -54,7 +25,7 @@ int ox_serve_main(const ox_serve_options *o) {
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGTERM);
   sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGHUP); /* re-read the token file */
+  sigaddset(&sigs, SIGHUP); /* re-read the token file and the certificate */
   pthread_sigmask(SIG_BLOCK, &sigs, NULL);
   signal(SIGPIPE, SIG_IGN);
 
@@ -65,56 +36,57 @@ int ox_serve_main(const ox_serve_options *o) {
   srv.max_header = o->max_header;
   srv.idle_s = o->idle_s;
   if (o->tls_cert) {
-    srv.tls_cert = read_pem(o->tls_cert, "--tls-cert", err, sizeof err);
-    srv.tls_key = srv.tls_cert ? read_pem(o->tls_key, "--tls-key", err, sizeof err) : NULL;
-    if (!srv.tls_key) {
+    if (ox_serve_tls_load(o->tls_cert, o->tls_key, err, sizeof err)) {
       fprintf(stderr, "onnxc serve: %s\n", err);
-      free(srv.tls_cert);
+      ox_serve_tls_free();
       return 1;
     }
+    srv.tls = true;
   }
+  /* each step that fails undoes the ones before it (`up` counts them) */
+  int up = 0, port = 0, grpc_port = 0;
+  struct MHD_Daemon *d = NULL;
+  ox_serve_grpc *grpc = NULL;
+  bool failed = true;
   if (ox_serve_auth_init(&srv.auth, o->auth_token_file, o->metrics_auth, err, sizeof err)) {
     fprintf(stderr, "onnxc serve: --auth-token-file: %s\n", err);
-    ox_serve_auth_free(&srv.auth);
-    free_pem(&srv);
-    return 1;
-  }
-  if (ox_serve_repo_open(&srv.repo, o->repository, threads, o->max_batch, o->delay_us * 1000u, err,
-                         sizeof err)) {
+  } else if (up++, ox_serve_repo_open(&srv.repo, o->repository, threads, o->max_batch,
+                                      o->delay_us * 1000u, err, sizeof err)) {
     fprintf(stderr, "onnxc serve: %s\n", err);
-    ox_serve_auth_free(&srv.auth);
-    free_pem(&srv);
-    return 1;
-  }
-  if (ox_serve_sched_start(&srv.sched, threads, o->max_queue)) {
+  } else if (up++, ox_serve_sched_start(&srv.sched, threads, o->max_queue)) {
     fprintf(stderr, "onnxc serve: cannot start the worker threads\n");
-    ox_serve_repo_close(&srv.repo);
-    ox_serve_auth_free(&srv.auth);
-    free_pem(&srv);
-    return 1;
-  }
-  ox_serve_repo_load_all(&srv.repo);
-  if (ox_serve_guard_start(&srv.guard, o->max_conns, o->max_per_client, o->request_s)) {
+  } else if (up++, ox_serve_repo_load_all(&srv.repo),
+             ox_serve_guard_start(&srv.guard, o->max_conns, o->max_per_client, o->request_s)) {
     fprintf(stderr, "onnxc serve: cannot start the request-timeout thread\n");
-    ox_serve_sched_stop(&srv.sched);
-    ox_serve_repo_close(&srv.repo);
-    ox_serve_auth_free(&srv.auth);
-    free_pem(&srv);
-    return 1;
-  }
-  int port = 0;
-  struct MHD_Daemon *d = ox_serve_http_start(&srv, o->host, o->port, &port, err, sizeof err);
-  if (!d) {
+  } else if (up++, !(d = ox_serve_http_start(&srv, o->host, o->port, &port, err, sizeof err))) {
     fprintf(stderr, "onnxc serve: %s\n", err);
-    ox_serve_guard_stop(&srv.guard);
-    ox_serve_sched_stop(&srv.sched);
-    ox_serve_repo_close(&srv.repo);
+  } else if (up++, o->grpc_port >= 0) {
+#ifdef ONNXC_HAVE_GRPC
+    grpc = ox_serve_grpc_start(&srv, o->host, o->grpc_port, &grpc_port, err, sizeof err);
+#else
+    snprintf(err, sizeof err,
+             "--grpc-port: this onnxc was built without gRPC (libgrpc-dev was "
+             "not found at build time, or -DONNXC_GRPC=OFF)");
+#endif
+    if (!grpc) fprintf(stderr, "onnxc serve: %s\n", err);
+    failed = !grpc;
+  } else {
+    failed = false;
+  }
+  if (failed) {
+    if (up > 4) ox_serve_http_stop(d);
+    if (up > 3) ox_serve_guard_stop(&srv.guard);
+    if (up > 2) ox_serve_sched_stop(&srv.sched);
+    if (up > 1) ox_serve_repo_close(&srv.repo);
     ox_serve_auth_free(&srv.auth);
-    free_pem(&srv);
+    ox_serve_tls_free();
     return 1;
   }
   fprintf(stderr, "onnxc serve: listening on %s:%d (%s%d workers, onnxc %s)\n", o->host, port,
-          srv.tls_cert ? "TLS 1.2+, " : "", threads, onnxc_version());
+          srv.tls ? "TLS 1.2+, " : "", threads, onnxc_version());
+  if (grpc)
+    fprintf(stderr, "onnxc serve: gRPC (inference.GRPCInferenceService) on %s:%d%s\n", o->host,
+            grpc_port, srv.tls ? " (TLS)" : "");
   if (o->auth_token_file)
     fprintf(stderr, "onnxc serve: bearer tokens from %s (%zu; SIGHUP re-reads it)\n",
             o->auth_token_file, srv.auth.n_tokens);
@@ -122,8 +94,19 @@ int ox_serve_main(const ox_serve_options *o) {
   for (;;) {
     sigwait(&sigs, &sig);
     if (sig != SIGHUP) break;
+    /* the certificate first: a renewed one and new tokens often come together */
+    if (srv.tls) {
+      if (ox_serve_tls_reload(err, sizeof err))
+        fprintf(stderr, "onnxc serve: SIGHUP: %s; the previous certificate stays in force\n", err);
+      else
+        fprintf(stderr,
+                "onnxc serve: SIGHUP: certificate and key re-read from %s, %s (new "
+                "connections use them)\n",
+                o->tls_cert, o->tls_key);
+    }
     if (!o->auth_token_file) {
-      fprintf(stderr, "onnxc serve: SIGHUP: no --auth-token-file to re-read\n");
+      if (!srv.tls)
+        fprintf(stderr, "onnxc serve: SIGHUP: no --auth-token-file or --tls-cert to re-read\n");
     } else if (ox_serve_auth_reload(&srv.auth, err, sizeof err)) {
       fprintf(stderr, "onnxc serve: SIGHUP: %s; the previous tokens stay in force\n", err);
     } else {
@@ -134,6 +117,9 @@ int ox_serve_main(const ox_serve_options *o) {
   fprintf(stderr, "onnxc serve: %s: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   atomic_store(&srv.draining, true);
   ox_serve_http_quiesce(d);
+#ifdef ONNXC_HAVE_GRPC
+  ox_serve_grpc_quiesce(grpc);
+#endif
   uint64_t until = ox_serve_now_ns() + (uint64_t)o->drain_seconds * 1000000000u;
   while (atomic_load(&srv.in_flight) > 0 && ox_serve_now_ns() < until) {
     struct timespec ts = {0, 5000000};
@@ -141,11 +127,14 @@ int ox_serve_main(const ox_serve_options *o) {
   }
   int left = atomic_load(&srv.in_flight);
   ox_serve_http_stop(d);
+#ifdef ONNXC_HAVE_GRPC
+  ox_serve_grpc_stop(grpc);
+#endif
   ox_serve_guard_stop(&srv.guard);
   ox_serve_sched_stop(&srv.sched);
   ox_serve_repo_close(&srv.repo);
   ox_serve_auth_free(&srv.auth);
-  free_pem(&srv);
+  ox_serve_tls_free();
   if (left > 0)
     fprintf(stderr, "onnxc serve: stopped with %d request(s) cut off after %d s\n", left,
             o->drain_seconds);

@@ -8,7 +8,12 @@
  * input), the second whether an Inference-Header-Content-Length follows
  * (as the decimal text of the next two bytes); the rest is the body. Every
  * request must come back with a reply and free what it took (LeakSanitizer);
- * the HTTP layer itself is libmicrohttpd's. */
+ * the HTTP layer itself is libmicrohttpd's.
+ *
+ * With bit 6 of the first byte set, the rest is a gRPC request message
+ * instead (grpc_call.c and grpc_msg.c; the transport is gRPC's): bits 0-2
+ * choose the method of inference.GRPCInferenceService. Every call must come
+ * back with a gRPC status, and a message only with OK. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +94,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     header_len = header;
     data += 2;
     size -= 2;
+  }
+  if (sel & 64) {
+    static const char *const methods[] = {
+        "ModelInfer",      "ModelMetadata",       "ModelReady",           "ServerMetadata",
+        "RepositoryIndex", "RepositoryModelLoad", "RepositoryModelUnload", "ServerReady"};
+    char m[128];
+    snprintf(m, sizeof m, "/inference.GRPCInferenceService/%s", methods[sel & 7]);
+    ox_serve_grpc_answer a;
+    ox_serve_grpc_handle(&srv, m, data, size, &a);
+    if (a.code < 0 || a.code > 16 || (a.code && a.body.data)) abort();
+    if (getenv("FUZZ_SERVE_PRINT"))
+      fprintf(stderr, "%s -> %d %s (%zu bytes)\n", m, a.code, a.msg, a.body.len);
+    free(a.body.data);
+    return 0;
   }
   const char *method, *path;
   if ((sel & 15) < 8) {

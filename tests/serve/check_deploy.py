@@ -117,13 +117,16 @@ with open(os.path.join(DEPLOY, 'Dockerfile')) as f:
     docker = f.read()
 check(re.search(r'^FROM debian:', docker, re.M), 'Dockerfile: Debian base')
 check('libmicrohttpd-dev' in docker and 'libjansson-dev' in docker, 'Dockerfile: builds with the server')
+check('libgrpc-dev' in docker and 'libgrpc29' in docker, 'Dockerfile: builds and runs with gRPC')
 entry = json.loads(re.search(r'^ENTRYPOINT (.*)$', docker, re.M).group(1))
 cmd = json.loads(re.search(r'^CMD (.*)$', docker, re.M).group(1))
-expose = int(re.search(r'^EXPOSE (\d+)', docker, re.M).group(1))
+exposed = [int(x) for x in re.search(r'^EXPOSE ([\d ]+)$', docker, re.M).group(1).split()]
+expose = exposed[0]
 check(entry == ['onnxc', 'serve'], 'Dockerfile: ENTRYPOINT onnxc serve')
 dopts = parse_args(cmd, 'Dockerfile CMD')
 check(int(dopts.get('--port', 0)) == expose, 'Dockerfile: EXPOSE = --port')
 check(dopts.get('--host') == '0.0.0.0', 'Dockerfile: --host 0.0.0.0')
+check('--grpc-port' not in dopts or int(dopts['--grpc-port']) in exposed, 'Dockerfile: EXPOSE the --grpc-port')
 
 # ---- plain Kubernetes
 docs = {d['kind']: d for d in load('k8s/onnxc-serve.yaml')}
@@ -136,6 +139,11 @@ check(pod['metadata']['labels'] == dep['spec']['selector']['matchLabels'], 'Depl
 check(svc['spec']['selector'].items() <= pod['metadata']['labels'].items(), 'Service selects the pods')
 tp = svc['spec']['ports'][0]['targetPort']
 check(names.get(tp, tp) == kport, 'Service targetPort is the server port')
+if '--grpc-port' in kopts:
+    gp = int(kopts['--grpc-port'])
+    check(names.get('grpc') == gp, 'Deployment: a containerPort named grpc = --grpc-port')
+    check(any(names.get(p['targetPort'], p['targetPort']) == gp for p in svc['spec']['ports']),
+          'Service: a port to the gRPC port')
 check(pod['spec'].get('terminationGracePeriodSeconds', 30) > int(kopts.get('--drain-timeout', 30)),
       'grace period longer than --drain-timeout')
 mounts = pod['spec']['containers'][0].get('volumeMounts', [])
@@ -181,6 +189,14 @@ if ONNXC:
         args[args.index('--model-repository') + 1] = repo
         args[args.index('--host') + 1] = '127.0.0.1'
         args[args.index('--port') + 1] = '0'
+        if '--grpc-port' in args:
+            k = args.index('--grpc-port')
+            args[k + 1] = '0'
+            help_text = subprocess.run([ONNXC, 'serve', '--help'], capture_output=True, text=True,
+                                       timeout=30).stdout
+            if 'this build has no gRPC' in help_text:
+                print('note: this onnxc has no gRPC: the server runs without --grpc-port here')
+                del args[k:k + 2]
         tls = None
         if '--auth-token-file' in args:
             args[args.index('--auth-token-file') + 1] = os.path.join(repo, 'tokens')

@@ -140,6 +140,33 @@ class Server:
             return 'timeout'
 
 
+def stopped(server):
+    """SIGTERM must stop the server with status 0; killed if it does not"""
+    try:
+        check(server.stop() == 0, 'server exits 0 on SIGTERM')
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait()
+
+
+def run_steps(steps, kind, *args):
+    """runs the test functions, then checks the servers' logs for sanitizer
+    reports; the exit status"""
+    for step in steps:
+        t0 = time.time()
+        step(*args)
+        print('%-18s %.1f s' % (step.__name__, time.time() - t0), flush=True)
+    logs = ''.join(open(os.path.join(WORK, f)).read() for f in os.listdir(WORK) if f.endswith('.log'))
+    for word in ('AddressSanitizer', 'LeakSanitizer', 'runtime error:', 'ThreadSanitizer'):
+        check(word not in logs, 'no sanitizer report (%s)' % word)
+    if failures:
+        print('%d of %d checks failed' % (len(failures), checks[0]))
+        return 1
+    print('all %d %s checks passed' % (checks[0], kind))
+    return 0
+
+
 def request(port, method, path, body=None, headers=None, timeout=30):
     c = http.client.HTTPConnection('127.0.0.1', port, timeout=timeout)
     try:
