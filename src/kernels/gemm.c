@@ -83,8 +83,8 @@ void ox_gemm_pack_a(int mr, bool ta, const float *A, int64_t lda, int64_t M, int
     float *d = dst + p * kc;
     if (i0 + p + rows > M) rows = M - (i0 + p);
     /* twelve-row panels belong to the AVX-512 kernel: its packing */
-    if (!ta && mr == 12 && rows == 12 && pack12) {
-      pack12(A + (i0 + p) * lda + k0, lda, kc, d);
+    if (!ta && mr == 12 && rows > 0 && pack12) {
+      pack12(A + (i0 + p) * lda + k0, lda, kc, d, (int)rows);
       continue;
     }
     if (!ta) { /* read each row of A contiguously, write with stride mr */
@@ -102,6 +102,30 @@ void ox_gemm_pack_a(int mr, bool ta, const float *A, int64_t lda, int64_t M, int
         for (; i < mr; i++) d[k * mr + i] = 0.0f;
       }
     }
+  }
+}
+
+gemm_panels ox_gemm_panels(const gemm_job *g, int64_t mc) {
+  const int64_t mr = g->uk.mr;
+  int64_t n = (mc + mr - 1) / mr;
+  /* the any-shape tile stores straight into C but knows no alpha; A packed
+   * once keeps its mr-row panels */
+  if (n > 0 && mc % mr && g->t && g->t->gtile && mr == 12 && !g->pa && g->alpha == 1.0f)
+    return (gemm_panels){n, mc / n, mc % n};
+  return (gemm_panels){n, mr, 0};
+}
+
+void ox_gemm_pack_a_block(const gemm_job *g, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
+                          float *dst) {
+  const int mr = g->uk.mr;
+  gemm_panels pp = ox_gemm_panels(g, mc);
+  if (pp.base == mr) {
+    ox_gemm_pack_a(mr, g->ta, g->A, g->lda, g->M, i0, pp.n * mr, k0, kc, dst);
+    return;
+  }
+  for (int64_t p = 0; p < pp.n; p++) { /* one panel at a time, its rows past its own zero */
+    int64_t r = ox_gemm_panel_row(pp, p), m = ox_gemm_panel_rows(pp, p, mc);
+    ox_gemm_pack_a(mr, g->ta, g->A, g->lda, i0 + r + m, i0 + r, mr, k0, kc, dst + p * mr * kc);
   }
 }
 
@@ -151,14 +175,17 @@ static void gemm_naive(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
     }
 }
 
-/* Micro-kernel tiles over mc rows of packed A (apan) and nc columns of
- * packed B (panels of kc x nr from bblk) into C (row stride ldc); edge tiles
- * through a scratch tile. */
+/* Micro-kernel tiles over mc rows of packed A (apan, panels as
+ * ox_gemm_panels) and nc columns of packed B (panels of kc x nr from bblk)
+ * into C (row stride ldc); edge tiles through the any-shape tile straight
+ * into C where there is one (alpha 1), else through a scratch tile. */
 void ox_gemm_macro_tile(const gemm_job *g, const float *apan, const float *bblk, int64_t kc,
                         int64_t mc, float *C, int64_t nc, float beta) {
   const int mr = g->uk.mr, nr = g->uk.nr;
   float tile[12 * 32];
-  int64_t tiles = (mc + mr - 1) / mr;
+  gemm_panels pp = ox_gemm_panels(g, mc);
+  ox_gemm_gtile_fn gtile = g->t && mr == 12 && nr == 32 && g->alpha == 1.0f ? g->t->gtile : NULL;
+  int64_t tiles = pp.n;
   for (int64_t jr = 0; jr < nc; jr += nr) {
     int64_t n = nc - jr < nr ? nc - jr : nr;
     const float *bpan = bblk + jr * kc;
@@ -166,20 +193,25 @@ void ox_gemm_macro_tile(const gemm_job *g, const float *apan, const float *bblk,
      * L2 a share per tile while this one computes */
     const char *next = g->bpre && jr + nr < nc ? (const char *)(bpan + (int64_t)nr * kc) : NULL;
     int64_t share = next ? ((int64_t)nr * kc * 4 / 64 + tiles - 1) / tiles : 0;
-    for (int64_t ir = 0; ir < mc; ir += mr) {
-      int64_t m = mc - ir < mr ? mc - ir : mr;
+    for (int64_t p = 0; p < pp.n; p++) {
+      int64_t ir = ox_gemm_panel_row(pp, p), m = ox_gemm_panel_rows(pp, p, mc);
+      const float *a = apan + p * mr * kc;
       float *c = C + ir * g->ldc + jr;
 #ifdef OX_GEMM_X86
       for (int64_t q = 0; q < share; q++) {
-        int64_t line = ir / mr * share + q;
+        int64_t line = p * share + q;
         if (line * 64 < (int64_t)nr * kc * 4) _mm_prefetch(next + line * 64, _MM_HINT_T1);
       }
 #endif
       if (m == mr && n == nr) {
-        g->uk.fn(kc, apan + ir * kc, bpan, c, g->ldc, g->alpha, beta);
+        g->uk.fn(kc, a, bpan, c, g->ldc, g->alpha, beta);
         continue;
       }
-      g->uk.fn(kc, apan + ir * kc, bpan, tile, nr, 1.0f, 0.0f);
+      if (gtile) { /* C = acc + beta * C, only the m x n elements touched */
+        gtile(kc, a, bpan, nr, c, g->ldc, beta, NULL, NULL, (int)m, (int)n);
+        continue;
+      }
+      g->uk.fn(kc, a, bpan, tile, nr, 1.0f, 0.0f);
       for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
           float *cc = c + i * g->ldc + j;
@@ -251,7 +283,7 @@ void ox_gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_
         if (g->pa)
           apan = g->pa->data + pc * g->pa->Mpad + ic * kc;
         else {
-          ox_gemm_pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc, ap);
+          ox_gemm_pack_a_block(g, ic, mc, pc, kc, ap);
           apan = ap;
         }
         ox_gemm_macro_tile(g, apan, bblk, kc, mc, g->C + ic * g->ldc + jc, nc, beta);

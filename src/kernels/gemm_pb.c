@@ -21,7 +21,7 @@
 
 static bool gemm_block_pb_cols(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
                                int64_t nblk, int64_t mcb) {
-  const int mr = g->uk.mr, nr = g->uk.nr;
+  const int nr = g->uk.nr;
   const int64_t kc_blk = g->t->kc, pb_c_bytes = g->t->pb_c_bytes, pb_a_bytes = g->t->pb_a_bytes;
   int64_t rows = m1 - m0, ncb = pb_c_bytes / (rows * 4) / nr * nr;
   if (ncb < 2 * nr) ncb = 2 * nr;
@@ -34,8 +34,7 @@ static bool gemm_block_pb_cols(const gemm_job *g, int64_t m0, int64_t m1, int64_
     int64_t kc = g->K - pc < kc_blk ? g->K - pc : kc_blk;
     for (int64_t ic = m0, b = 0; ic < m1; ic += mcb, b++) {
       int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
-      ox_gemm_pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc,
-                     aw + pc * nblk * mcb + b * mcb * kc);
+      ox_gemm_pack_a_block(g, ic, mc, pc, kc, aw + pc * nblk * mcb + b * mcb * kc);
     }
   }
   for (int64_t jc = n0; jc < n1; jc += ncb) {
@@ -83,7 +82,7 @@ void ox_gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int
     bool last = pc + kc >= g->K;
     for (int64_t ic = m0; ic < m1; ic += mcb) {
       int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
-      ox_gemm_pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc, ap);
+      ox_gemm_pack_a_block(g, ic, mc, pc, kc, ap);
       ox_gemm_macro_tile(g, ap, g->bpre + pc * g->bpre_npad + n0 * kc, kc, mc,
                          g->C + ic * g->ldc + n0, n1 - n0, beta);
       /* rows [ic, ic + mc) are final after the last depth block */
@@ -157,6 +156,130 @@ void ox_sgemm_bpack_col(const ox_sgemm_bpack *p, int64_t n, float *out) {
 int64_t ox_sgemm_bpack_k(const ox_sgemm_bpack *p) { return p->K; }
 int64_t ox_sgemm_bpack_n(const ox_sgemm_bpack *p) { return p->N; }
 
+/* ---- several threads: A packed once, then a grid of blocks ----
+ *
+ * With B packed whole, every task of a grid that splits the columns would
+ * pack the same rows of A again (a transformer's 50 x 768 activation,
+ * packed by each of 48 column tasks, cost about as much as their
+ * products). So A is packed once, in parallel, into row groups of equal
+ * height (each group's rows spread evenly over its 12-row panels,
+ * ox_gemm_panels), and the tasks only multiply: row group r by column
+ * group c, the column groups whole panels of B in equal counts. */
+
+/* The least multiply-adds a task is given when the product could be cut
+ * finer (about 3 us at one core's rate: less, and taking a task costs a
+ * noticeable share of it). */
+#define PB_MIN_TASK 2.5e5
+/* the cost model's price of a task taken from the pool, and of an element
+ * of B streamed by a task, in multiply-adds */
+#define PB_TASK_COST 1.0e4
+#define PB_B_COST 4.0
+
+static int64_t part_start(int64_t n, int64_t parts, int64_t i) {
+  return i * (n / parts) + (i < n % parts ? i : n % parts);
+}
+
+/* Rows of a panel as the tiles pay for them: below 6 the sums' latency,
+ * not the multiply-adds, bounds a tile's rate. */
+static double panel_cost_rows(int64_t rows) {
+  int64_t np = (rows + 11) / 12, base = rows / np, rem = rows % np;
+  double eff = 0.0;
+  for (int64_t p = 0; p < np; p++) {
+    int64_t h = base + (p < rem);
+    eff += (double)(h < 6 ? 6 : h);
+  }
+  return eff;
+}
+
+void ox_gemm_pb_split(int64_t M, int64_t N, int64_t K, int nt, int64_t *rg, int64_t *cg) {
+  int64_t ntl = (N + 31) / 32, rmax = (M + 3) / 4;
+  if (rmax > PB_MAX_GROUPS) rmax = PB_MAX_GROUPS;
+  double total = (double)M * (double)N * (double)K;
+  bool room = total >= 3.0 * nt * PB_MIN_TASK && 2 * (int64_t)nt <= rmax * ntl;
+  double best = -1.0;
+  int64_t bt = 0;
+  *rg = *cg = 1;
+  for (int64_t r = 1; r <= rmax; r++)
+    for (int64_t c = 1; c <= ntl; c++) {
+      int64_t tasks = r * c;
+      /* tasks of at least PB_MIN_TASK, unless there are no more than
+       * threads; where the work has room for three such tasks per thread,
+       * at least two per thread (a thread slowed by others, or by a cold
+       * cache, hands its share on) */
+      if (tasks > nt && total / (double)tasks < PB_MIN_TASK) continue;
+      if (room && tasks < 2 * (int64_t)nt) continue;
+      int64_t rows = (M + r - 1) / r, cols = (ntl + c - 1) / c * 32;
+      double task = panel_cost_rows(rows) * (double)cols * (double)K +
+                    PB_B_COST * (double)cols * (double)K + PB_TASK_COST;
+      double cost = (double)((tasks + nt - 1) / nt) * task;
+      /* within 1%: the grid of more tasks (a thread slowed by others hands
+       * its share on) */
+      if (best < 0.0 || cost < best * 0.99 || (cost <= best * 1.01 && tasks > bt)) {
+        if (best < 0.0 || cost < best) best = cost;
+        bt = tasks, *rg = r, *cg = c;
+      }
+    }
+}
+
+typedef struct pb_grid {
+  const gemm_job *g;
+  int64_t rg, cg, ntl, nkb;        /* row groups, column groups, column panels, depth blocks */
+  int64_t poff[PB_MAX_GROUPS + 1]; /* first panel of each row group */
+  float *a; /* A packed: depth block pc at pc * poff[rg] * 12, group r's panels at poff[r] */
+} pb_grid;
+
+static void pb_pack_task(void *arg, int64_t t0, int64_t t1) {
+  const pb_grid *w = arg;
+  const gemm_job *g = w->g;
+  const int64_t kc_blk = g->t->kc;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t r = t / w->nkb, pc = t % w->nkb * kc_blk;
+    int64_t kc = g->K - pc < kc_blk ? g->K - pc : kc_blk;
+    int64_t r0 = part_start(g->M, w->rg, r), r1 = part_start(g->M, w->rg, r + 1);
+    ox_gemm_pack_a_block(g, r0, r1 - r0, pc, kc,
+                         w->a + (pc * w->poff[w->rg] + w->poff[r] * kc) * 12);
+  }
+}
+
+static void pb_grid_task(void *arg, int64_t t0, int64_t t1) {
+  const pb_grid *w = arg;
+  const gemm_job *g = w->g;
+  const int64_t kc_blk = g->t->kc;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t r = t / w->cg, c = t % w->cg;
+    int64_t r0 = part_start(g->M, w->rg, r), r1 = part_start(g->M, w->rg, r + 1);
+    int64_t n0 = part_start(w->ntl, w->cg, c) * 32, n1 = part_start(w->ntl, w->cg, c + 1) * 32;
+    if (n1 > g->N) n1 = g->N;
+    for (int64_t pc = 0; pc < g->K; pc += kc_blk) {
+      int64_t kc = g->K - pc < kc_blk ? g->K - pc : kc_blk;
+      ox_gemm_macro_tile(g, w->a + (pc * w->poff[w->rg] + w->poff[r] * kc) * 12,
+                         g->bpre + pc * g->bpre_npad + n0 * kc, kc, r1 - r0,
+                         g->C + r0 * g->ldc + n0, n1 - n0, pc == 0 ? 0.0f : 1.0f);
+    }
+    if (g->post) g->post(g->post_ctx, r0, r1, n0, n1);
+  }
+}
+
+/* The grid over nt threads; false where it does not apply (not the
+ * 12 x 32 tiles, A too large to pack whole, no memory): then ox_gemm_run. */
+static bool pb_run_grid(const gemm_job *g, ox_thread_pool *pool, int nt) {
+  if (g->uk.mr != 12 || g->uk.nr != 32 || !g->t->gtile) return false;
+  int64_t P = (g->M + 11) / 12 + PB_MAX_GROUPS; /* panels, at most one more per group */
+  if ((double)P * 12.0 * (double)g->K * 4.0 > (double)g->t->pb_a_bytes) return false;
+  pb_grid w = {.g = g, .ntl = (g->N + 31) / 32, .nkb = (g->K + g->t->kc - 1) / g->t->kc};
+  ox_gemm_pb_split(g->M, g->N, g->K, nt, &w.rg, &w.cg);
+  for (int64_t r = 0; r < w.rg; r++)
+    w.poff[r + 1] =
+        w.poff[r] + ox_gemm_panels(g, part_start(g->M, w.rg, r + 1) - part_start(g->M, w.rg, r)).n;
+  /* slot 4: the calling thread's across its tasks (base.h); the tasks
+   * themselves use none */
+  w.a = ox_scratch(4, (size_t)(w.poff[w.rg] * 12 * g->K) * sizeof(float));
+  if (!w.a) return false;
+  ox_parallel_for(pool, w.rg * w.nkb, 1, pb_pack_task, &w);
+  ox_parallel_for(pool, w.rg * w.cg, 1, pb_grid_task, &w);
+  return true;
+}
+
 static void pgemv_task(void *arg, int64_t t0, int64_t t1) {
   const pgemv_job *j = arg;
   int64_t panels = j->B->npad / j->B->nr;
@@ -198,5 +321,7 @@ void ox_gemm_pb_run(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack
   g.bpre_npad = B->npad;
   g.post = post;
   g.post_ctx = ctx;
+  if (nt > 1 && 2.0 * (double)M * (double)B->N * (double)B->K >= 2.0e6 && pb_run_grid(&g, pool, nt))
+    return;
   ox_gemm_run(&g, pool);
 }
