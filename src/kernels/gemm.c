@@ -28,10 +28,10 @@
  * and larger L2, client cores' smaller one) gets its row here. kc at most
  * OX_GEMM_KC_MAX; mc a multiple of every mr (12, 6, 4). */
 typedef struct gemm_blocking {
-  int64_t kc, mc, nc, strip_min_rows, small_n, pb_mc_max, pb_c_bytes, pb_a_bytes;
+  int64_t kc, mc, nc, strip_min_rows, small_n, pb_mc_max, pb_c_bytes, pb_a_bytes, pb_grid_a_bytes;
 } gemm_blocking;
 #define OX_GEMM_BLOCKING_DEFAULT \
-  { 384, 96, 768, 48, 128, 144, 384 * 1024, 1536 * 1024 }
+  { 384, 96, 768, 48, 128, 144, 384 * 1024, 1536 * 1024, 8 * 1024 * 1024 }
 static const gemm_blocking k_blocking[] = {
     [OX_UARCH_GENERIC] = OX_GEMM_BLOCKING_DEFAULT,    [OX_UARCH_INTEL] = OX_GEMM_BLOCKING_DEFAULT,
     [OX_UARCH_INTEL_AVX2] = OX_GEMM_BLOCKING_DEFAULT, [OX_UARCH_ZEN2_3] = OX_GEMM_BLOCKING_DEFAULT,
@@ -59,6 +59,7 @@ static void table_fill(void) {
   t->pb_mc_max = b->pb_mc_max;
   t->pb_c_bytes = b->pb_c_bytes;
   t->pb_a_bytes = b->pb_a_bytes;
+  t->pb_grid_a_bytes = b->pb_grid_a_bytes;
 }
 
 const ox_gemm_table *ox_gemm_dispatch(void) {

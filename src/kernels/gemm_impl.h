@@ -119,6 +119,9 @@ typedef struct ox_gemm_table {
   /* B packed whole: the most rows of A packed at once; C bytes kept in L2
    * and A bytes packed whole by the column-blocked order (gemm_pb.c) */
   int64_t pb_mc_max, pb_c_bytes, pb_a_bytes;
+  /* B packed whole over several threads: the most bytes of A packed once
+   * for every task (more: each task packs its own rows) */
+  int64_t pb_grid_a_bytes;
 } ox_gemm_table;
 
 const ox_gemm_table *ox_gemm_dispatch(void);

@@ -261,16 +261,17 @@ static void pb_grid_task(void *arg, int64_t t0, int64_t t1) {
 }
 
 /* The grid over nt threads; false where it does not apply (not the
- * 12 x 32 tiles, A too large to pack whole, no memory): then ox_gemm_run. */
+ * 12 x 32 tiles, A packed larger than pb_grid_a_bytes, no memory): then
+ * ox_gemm_run. */
 static bool pb_run_grid(const gemm_job *g, ox_thread_pool *pool, int nt) {
   if (g->uk.mr != 12 || g->uk.nr != 32 || !g->t->gtile) return false;
-  int64_t P = (g->M + 11) / 12 + PB_MAX_GROUPS; /* panels, at most one more per group */
-  if ((double)P * 12.0 * (double)g->K * 4.0 > (double)g->t->pb_a_bytes) return false;
   pb_grid w = {.g = g, .ntl = (g->N + 31) / 32, .nkb = (g->K + g->t->kc - 1) / g->t->kc};
   ox_gemm_pb_split(g->M, g->N, g->K, nt, &w.rg, &w.cg);
   for (int64_t r = 0; r < w.rg; r++)
     w.poff[r + 1] =
         w.poff[r] + ox_gemm_panels(g, part_start(g->M, w.rg, r + 1) - part_start(g->M, w.rg, r)).n;
+  if ((double)w.poff[w.rg] * 12.0 * (double)g->K * 4.0 > (double)g->t->pb_grid_a_bytes)
+    return false;
   /* slot 4: the calling thread's across its tasks (base.h); the tasks
    * themselves use none */
   w.a = ox_scratch(4, (size_t)(w.poff[w.rg] * 12 * g->K) * sizeof(float));

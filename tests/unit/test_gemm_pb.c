@@ -192,6 +192,8 @@ int main(void) {
   for (size_t n = 0; n < sizeof NK / sizeof *NK; n++)
     for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++) check(Ms[m], NK[n][0], NK[n][1]);
   check(50, 3072, 768);
+  check(128, 96, 3072); /* eight depth blocks (a transformer's second MLP product) */
+  check(600, 70, 300);  /* more row groups than the grid's limit allows one per 12 rows */
   check_split();
   printf("gemm_pb (%s): %d failures\n", ox_sgemm_isa(), failures);
   return failures ? 1 : 0;
