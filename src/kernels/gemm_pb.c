@@ -6,6 +6,7 @@
 
 #include "gemm.h"
 #include "gemm_impl.h"
+#include "split.h"
 
 /* The blocking (the table's, gemm_impl.h): pb_mc_max, the most rows of A
  * packed at once with B packed whole (ox_gemm_block_pb); pb_c_bytes and
@@ -191,34 +192,36 @@ static double panel_cost_rows(int64_t rows) {
   return eff;
 }
 
+/* The cost of one task of a_per row units by b_per column panels for
+ * split.c's planner, with this product's rules as prices: a grid that
+ * breaks them costs more than any that keeps them. */
+typedef struct pb_plan {
+  int64_t M, ntl, K;
+  int nt;
+  bool room;
+} pb_plan;
+
+static double pb_task_cost(const void *ctx, int64_t rows, int64_t panels) {
+  const pb_plan *p = ctx;
+  int64_t tasks = (p->M + rows - 1) / rows * ((p->ntl + panels - 1) / panels);
+  double cols = (double)panels * 32.0, work = (double)rows * cols * (double)p->K;
+  /* tasks of at least PB_MIN_TASK, unless there are no more than threads;
+   * where the work has room for three such tasks per thread, at least two
+   * per thread (a thread slowed by others, or by a cold cache, hands its
+   * share on) */
+  if ((tasks > p->nt && work < PB_MIN_TASK) || (p->room && tasks < 2 * (int64_t)p->nt)) return 1e30;
+  return panel_cost_rows(rows) * cols * (double)p->K + PB_B_COST * cols * (double)p->K +
+         PB_TASK_COST;
+}
+
 void ox_gemm_pb_split(int64_t M, int64_t N, int64_t K, int nt, int64_t *rg, int64_t *cg) {
-  int64_t ntl = (N + 31) / 32, rmax = (M + 3) / 4;
-  if (rmax > PB_MAX_GROUPS) rmax = PB_MAX_GROUPS;
+  int64_t ntl = (N + 31) / 32, rmax = (M + 3) / 4 < PB_MAX_GROUPS ? (M + 3) / 4 : PB_MAX_GROUPS;
   double total = (double)M * (double)N * (double)K;
-  bool room = total >= 3.0 * nt * PB_MIN_TASK && 2 * (int64_t)nt <= rmax * ntl;
-  double best = -1.0;
-  int64_t bt = 0;
-  *rg = *cg = 1;
-  for (int64_t r = 1; r <= rmax; r++)
-    for (int64_t c = 1; c <= ntl; c++) {
-      int64_t tasks = r * c;
-      /* tasks of at least PB_MIN_TASK, unless there are no more than
-       * threads; where the work has room for three such tasks per thread,
-       * at least two per thread (a thread slowed by others, or by a cold
-       * cache, hands its share on) */
-      if (tasks > nt && total / (double)tasks < PB_MIN_TASK) continue;
-      if (room && tasks < 2 * (int64_t)nt) continue;
-      int64_t rows = (M + r - 1) / r, cols = (ntl + c - 1) / c * 32;
-      double task = panel_cost_rows(rows) * (double)cols * (double)K +
-                    PB_B_COST * (double)cols * (double)K + PB_TASK_COST;
-      double cost = (double)((tasks + nt - 1) / nt) * task;
-      /* within 1%: the grid of more tasks (a thread slowed by others hands
-       * its share on) */
-      if (best < 0.0 || cost < best * 0.99 || (cost <= best * 1.01 && tasks > bt)) {
-        if (best < 0.0 || cost < best) best = cost;
-        bt = tasks, *rg = r, *cg = c;
-      }
-    }
+  pb_plan p = {M, ntl, K, nt, total >= 3.0 * nt * PB_MIN_TASK && 2 * (int64_t)nt <= rmax * ntl};
+  ox_split sp = ox_split_plan(nt, 1, M, rmax, ntl, ntl, pb_task_cost, &p);
+  /* the counts; the grid cuts rows and panels evenly into that many parts */
+  *rg = sp.a_parts;
+  *cg = sp.b_parts;
 }
 
 typedef struct pb_grid {

@@ -183,11 +183,14 @@ int main(void) {
                                       {13, 33, 9},   {6, 16, 300},   {25, 70, 257}, {1, 1000, 600},
                                       {64, 49, 576}, {150, 200, 40}, {7, 3100, 5},  {300, 17, 520},
                                       {1, 4100, 9},  {3, 8200, 14},  {20, 36, 50},  {13, 45, 70},
-                                      {6, 9, 33},    {4, 2, 33},     {64, 196, 40}};
+                                      {6, 9, 33},    {4, 2, 33},     {64, 196, 40},
+                                      {50, 70, 400}, {49, 33, 30},   {197, 40, 20}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     for (int t = 0; t < 4; t++) {
       check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.0f, false, false);
       check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 0.5f, 2.0f, false, false);
+      /* alpha 1: edge tiles stored by the any-shape tile, C read back */
+      check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.5f, false, false);
       check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.0f, true, false);
       check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], -1.5f, 1.0f, true, false);
       check(t & 1, false, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.0f, true, true);

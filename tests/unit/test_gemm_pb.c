@@ -172,13 +172,14 @@ static void check_split(void) {
         /* enough work for three tasks of the least size per thread: at
          * least two tasks per thread, the busiest within 15% of an even
          * share; always: no task below the least size unless there are no
-         * more tasks than threads, and a task per thread where the work
-         * has room for two of the least size per thread */
+         * more tasks than threads, and at least half the threads given a
+         * task where the work has room for it (fewer, taller tasks stream
+         * B fewer times: a small product on many threads is bound by it) */
         bool room = total >= 3.0 * nt * min_task;
         bool ok = rg >= 1 && cg >= 1 && rg <= M && cg <= (N + 31) / 32;
         if (room) ok = ok && T >= 2 * nt && share <= 1.15 / nt;
         if (T > nt) ok = ok && smallest >= min_task;
-        if ((double)T < fmin((double)nt, floor(total / min_task / 2.0))) ok = false;
+        if (2 * T < nt && (double)T < floor(total / min_task / 2.0)) ok = false;
         printf("%s M=%3lld N=%4lld nt=%2d: %2lld x %2lld tasks, busiest %.3f of an even share\n",
                ok ? "  " : "FAIL", (long long)M, (long long)N, nt, (long long)rg, (long long)cg,
                share * nt);
