@@ -163,9 +163,9 @@ int64_t ox_sgemm_bpack_n(const ox_sgemm_bpack *p) { return p->N; }
  * pack the same rows of A again (a transformer's 50 x 768 activation,
  * packed by each of 48 column tasks, cost about as much as their
  * products). So A is packed once, in parallel, into row groups of equal
- * height (each group's rows spread evenly over its 12-row panels,
- * ox_gemm_panels), and the tasks only multiply: row group r by column
- * group c, the column groups whole panels of B in equal counts. */
+ * height (on the 12-row tiles each group's rows spread evenly over its
+ * panels, ox_gemm_panels), and the tasks only multiply: row group r by
+ * column group c, the column groups whole panels of B in equal counts. */
 
 /* The least multiply-adds a task is given when the product could be cut
  * finer (about 3 us at one core's rate: less, and taking a task costs a
@@ -180,10 +180,12 @@ static int64_t part_start(int64_t n, int64_t parts, int64_t i) {
   return i * (n / parts) + (i < n % parts ? i : n % parts);
 }
 
-/* Rows of a panel as the tiles pay for them: below 6 the sums' latency,
- * not the multiply-adds, bounds a tile's rate. */
-static double panel_cost_rows(int64_t rows) {
-  int64_t np = (rows + 11) / 12, base = rows / np, rem = rows % np;
+/* Rows of A as the tiles pay for them: with the any-shape tile, panels of
+ * even height, below 6 rows the sums' latency, not the multiply-adds,
+ * bounding a tile's rate; without it, whole mr-row tiles. */
+static double panel_cost_rows(int64_t rows, int64_t mr, bool any) {
+  int64_t np = (rows + mr - 1) / mr, base = rows / np, rem = rows % np;
+  if (!any) return (double)(np * mr);
   double eff = 0.0;
   for (int64_t p = 0; p < np; p++) {
     int64_t h = base + (p < rem);
@@ -196,28 +198,37 @@ static double panel_cost_rows(int64_t rows) {
  * split.c's planner, with this product's rules as prices: a grid that
  * breaks them costs more than any that keeps them. */
 typedef struct pb_plan {
-  int64_t M, ntl, K;
+  int64_t M, ntl, K, mr, nr;
   int nt;
-  bool room;
+  bool room, any; /* any: the any-shape tile (even panels) */
 } pb_plan;
 
 static double pb_task_cost(const void *ctx, int64_t rows, int64_t panels) {
   const pb_plan *p = ctx;
   int64_t tasks = (p->M + rows - 1) / rows * ((p->ntl + panels - 1) / panels);
-  double cols = (double)panels * 32.0, work = (double)rows * cols * (double)p->K;
+  double cols = (double)(panels * p->nr), work = (double)rows * cols * (double)p->K;
   /* tasks of at least PB_MIN_TASK, unless there are no more than threads;
    * where the work has room for three such tasks per thread, at least two
    * per thread (a thread slowed by others, or by a cold cache, hands its
    * share on) */
   if ((tasks > p->nt && work < PB_MIN_TASK) || (p->room && tasks < 2 * (int64_t)p->nt)) return 1e30;
-  return panel_cost_rows(rows) * cols * (double)p->K + PB_B_COST * cols * (double)p->K +
-         PB_TASK_COST;
+  return panel_cost_rows(rows, p->mr, p->any) * cols * (double)p->K +
+         PB_B_COST * cols * (double)p->K + PB_TASK_COST;
 }
 
 void ox_gemm_pb_split(int64_t M, int64_t N, int64_t K, int nt, int64_t *rg, int64_t *cg) {
-  int64_t ntl = (N + 31) / 32, rmax = (M + 3) / 4 < PB_MAX_GROUPS ? (M + 3) / 4 : PB_MAX_GROUPS;
+  const ox_gemm_table *t = ox_gemm_dispatch();
+  int64_t nr = t->uk.nr, ntl = (N + nr - 1) / nr;
+  int64_t rmax = (M + 3) / 4 < PB_MAX_GROUPS ? (M + 3) / 4 : PB_MAX_GROUPS;
   double total = (double)M * (double)N * (double)K;
-  pb_plan p = {M, ntl, K, nt, total >= 3.0 * nt * PB_MIN_TASK && 2 * (int64_t)nt <= rmax * ntl};
+  pb_plan p = {M,
+               ntl,
+               K,
+               t->uk.mr,
+               nr,
+               nt,
+               total >= 3.0 * nt * PB_MIN_TASK && 2 * (int64_t)nt <= rmax * ntl,
+               t->gtile && t->uk.mr == 12 && nr == 32};
   ox_split sp = ox_split_plan(nt, 1, M, rmax, ntl, ntl, pb_task_cost, &p);
   /* the counts; the grid cuts rows and panels evenly into that many parts */
   *rg = sp.a_parts;
@@ -228,7 +239,7 @@ typedef struct pb_grid {
   const gemm_job *g;
   int64_t rg, cg, ntl, nkb;        /* row groups, column groups, column panels, depth blocks */
   int64_t poff[PB_MAX_GROUPS + 1]; /* first panel of each row group */
-  float *a; /* A packed: depth block pc at pc * poff[rg] * 12, group r's panels at poff[r] */
+  float *a; /* A packed: depth block pc at pc * poff[rg] * mr, group r's panels at poff[r] */
 } pb_grid;
 
 static void pb_pack_task(void *arg, int64_t t0, int64_t t1) {
@@ -240,7 +251,7 @@ static void pb_pack_task(void *arg, int64_t t0, int64_t t1) {
     int64_t kc = g->K - pc < kc_blk ? g->K - pc : kc_blk;
     int64_t r0 = part_start(g->M, w->rg, r), r1 = part_start(g->M, w->rg, r + 1);
     ox_gemm_pack_a_block(g, r0, r1 - r0, pc, kc,
-                         w->a + (pc * w->poff[w->rg] + w->poff[r] * kc) * 12);
+                         w->a + (pc * w->poff[w->rg] + w->poff[r] * kc) * g->uk.mr);
   }
 }
 
@@ -251,11 +262,12 @@ static void pb_grid_task(void *arg, int64_t t0, int64_t t1) {
   for (int64_t t = t0; t < t1; t++) {
     int64_t r = t / w->cg, c = t % w->cg;
     int64_t r0 = part_start(g->M, w->rg, r), r1 = part_start(g->M, w->rg, r + 1);
-    int64_t n0 = part_start(w->ntl, w->cg, c) * 32, n1 = part_start(w->ntl, w->cg, c + 1) * 32;
+    int64_t n0 = part_start(w->ntl, w->cg, c) * g->uk.nr;
+    int64_t n1 = part_start(w->ntl, w->cg, c + 1) * g->uk.nr;
     if (n1 > g->N) n1 = g->N;
     for (int64_t pc = 0; pc < g->K; pc += kc_blk) {
       int64_t kc = g->K - pc < kc_blk ? g->K - pc : kc_blk;
-      ox_gemm_macro_tile(g, w->a + (pc * w->poff[w->rg] + w->poff[r] * kc) * 12,
+      ox_gemm_macro_tile(g, w->a + (pc * w->poff[w->rg] + w->poff[r] * kc) * g->uk.mr,
                          g->bpre + pc * g->bpre_npad + n0 * kc, kc, r1 - r0,
                          g->C + r0 * g->ldc + n0, n1 - n0, pc == 0 ? 0.0f : 1.0f);
     }
@@ -263,21 +275,20 @@ static void pb_grid_task(void *arg, int64_t t0, int64_t t1) {
   }
 }
 
-/* The grid over nt threads; false where it does not apply (not the
- * 12 x 32 tiles, A packed larger than pb_grid_a_bytes, no memory): then
- * ox_gemm_run. */
+/* The grid over nt threads; false where it does not apply (A packed
+ * larger than pb_grid_a_bytes, no memory): then ox_gemm_run. */
 static bool pb_run_grid(const gemm_job *g, ox_thread_pool *pool, int nt) {
-  if (g->uk.mr != 12 || g->uk.nr != 32 || !g->t->gtile) return false;
-  pb_grid w = {.g = g, .ntl = (g->N + 31) / 32, .nkb = (g->K + g->t->kc - 1) / g->t->kc};
+  const int64_t mr = g->uk.mr, nr = g->uk.nr;
+  pb_grid w = {.g = g, .ntl = (g->N + nr - 1) / nr, .nkb = (g->K + g->t->kc - 1) / g->t->kc};
   ox_gemm_pb_split(g->M, g->N, g->K, nt, &w.rg, &w.cg);
   for (int64_t r = 0; r < w.rg; r++)
     w.poff[r + 1] =
         w.poff[r] + ox_gemm_panels(g, part_start(g->M, w.rg, r + 1) - part_start(g->M, w.rg, r)).n;
-  if ((double)w.poff[w.rg] * 12.0 * (double)g->K * 4.0 > (double)g->t->pb_grid_a_bytes)
+  if ((double)(w.poff[w.rg] * mr) * (double)g->K * 4.0 > (double)g->t->pb_grid_a_bytes)
     return false;
   /* slot 4: the calling thread's across its tasks (base.h); the tasks
    * themselves use none */
-  w.a = ox_scratch(4, (size_t)(w.poff[w.rg] * 12 * g->K) * sizeof(float));
+  w.a = ox_scratch(4, (size_t)(w.poff[w.rg] * mr * g->K) * sizeof(float));
   if (!w.a) return false;
   ox_parallel_for(pool, w.rg * w.nkb, 1, pb_pack_task, &w);
   ox_parallel_for(pool, w.rg * w.cg, 1, pb_grid_task, &w);

@@ -130,15 +130,16 @@ out:
  * tasks, each to the thread that is free first). */
 static double busiest_share(int64_t M, int64_t N, int64_t K, int nt, int64_t rg, int64_t cg,
                             double *smallest) {
-  int64_t ntl = (N + 31) / 32, T = rg * cg, chunk = (T + 4 * nt - 1) / (4 * nt);
+  int64_t nr = ox_sgemm_nr(), ntl = (N + nr - 1) / nr, T = rg * cg,
+          chunk = (T + 4 * nt - 1) / (4 * nt);
   double load[64] = {0}, total = 0.0;
   *smallest = INFINITY;
   for (int64_t c0 = 0; c0 < T; c0 += chunk) {
     double w = 0.0;
     for (int64_t t = c0; t < c0 + chunk && t < T; t++) {
       int64_t r = t / cg, c = t % cg;
-      int64_t rows = M / rg + (r < M % rg), cols = (ntl / cg + (c < ntl % cg)) * 32;
-      if (c == cg - 1) cols -= ntl * 32 - N; /* the last panel's columns past N */
+      int64_t rows = M / rg + (r < M % rg), cols = (ntl / cg + (c < ntl % cg)) * nr;
+      if (c == cg - 1) cols -= ntl * nr - N; /* the last panel's columns past N */
       double v = (double)rows * (double)cols * (double)K;
       if (v < *smallest) *smallest = v;
       w += v;
@@ -176,7 +177,7 @@ static void check_split(void) {
          * task where the work has room for it (fewer, taller tasks stream
          * B fewer times: a small product on many threads is bound by it) */
         bool room = total >= 3.0 * nt * min_task;
-        bool ok = rg >= 1 && cg >= 1 && rg <= M && cg <= (N + 31) / 32;
+        bool ok = rg >= 1 && cg >= 1 && rg <= M && cg <= (N + ox_sgemm_nr() - 1) / ox_sgemm_nr();
         if (room) ok = ok && T >= 2 * nt && share <= 1.15 / nt;
         if (T > nt) ok = ok && smallest >= min_task;
         if (2 * T < nt && (double)T < floor(total / min_task / 2.0)) ok = false;
