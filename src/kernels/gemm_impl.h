@@ -154,9 +154,10 @@ typedef struct gemm_job {
   const ox_sgemm_packed *pa; /* when A is pre-packed */
   const float *bpre;         /* when B is pre-packed whole (ox_sgemm_bpack): its data */
   int64_t bpre_npad;         /* and its padded column count */
-  /* tasks: a grid of mchunk x nchunk blocks of C, ntn of them per row of
-   * blocks (see ox_gemm_run) */
-  int64_t mchunk, nchunk, ntn;
+  /* tasks: a grid of mparts x ntn blocks of C (see ox_gemm_plan): rows
+   * in units of mscale (1, or mr where A is packed once) and column panels
+   * cut evenly (ox_gemm_part) */
+  int64_t mparts, ntn, mscale;
   int64_t ntasks;
   /* with B packed whole: called on each finished block of C (rows [m0,
    * m1), columns [n0, n1) final), NULL: none */
@@ -165,6 +166,25 @@ typedef struct gemm_job {
   const ox_gemm_table *t; /* the family's table (blocking) */
 } gemm_job;
 
+/* The split over threads (gemm.c): a task priced in multiply-adds by the
+ * work of its tiles, what it copies (OX_GEMM_MOVE_COST an element) and a
+ * fixed OX_GEMM_TASK_COST; tasks of at least OX_GEMM_MIN_TASK (about 3 us
+ * on one core) unless no more than threads. */
+#define OX_GEMM_MIN_TASK 2.5e5
+#define OX_GEMM_MOVE_COST 4.0
+#define OX_GEMM_TASK_COST 1.0e4
+/* Part i of n units cut into parts as even as can be: its first unit. */
+static inline int64_t ox_gemm_part(int64_t n, int64_t parts, int64_t i) {
+  return i * (n / parts) + (i < n % parts ? i : n % parts);
+}
+/* The grid for nt threads (split.c's planner): rparts parts of `units`
+ * row units (scale rows each; at most max_parts) by cparts parts of the
+ * column panels; a_shared: A packed once for every task (else each packs
+ * its rows). */
+void ox_gemm_grid(const gemm_job *g, int nt, int64_t units, int64_t scale, int64_t max_parts,
+                  bool a_shared, int64_t *rparts, int64_t *cparts);
+/* ox_gemm_run's grid for nt threads: mparts, ntn, mscale, ntasks. */
+void ox_gemm_plan(gemm_job *g, int nt);
 void ox_gemm_run(gemm_job *g, ox_thread_pool *pool);
 
 /* Rows [i0, i0 + mc) (mc a multiple of mr) x depth [k0, k0 + kc) of op(A)

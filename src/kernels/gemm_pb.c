@@ -6,7 +6,6 @@
 
 #include "gemm.h"
 #include "gemm_impl.h"
-#include "split.h"
 
 /* The blocking (the table's, gemm_impl.h): pb_mc_max, the most rows of A
  * packed at once with B packed whole (ox_gemm_block_pb); pb_c_bytes and
@@ -167,72 +166,13 @@ int64_t ox_sgemm_bpack_n(const ox_sgemm_bpack *p) { return p->N; }
  * panels, ox_gemm_panels), and the tasks only multiply: row group r by
  * column group c, the column groups whole panels of B in equal counts. */
 
-/* The least multiply-adds a task is given when the product could be cut
- * finer (about 3 us at one core's rate: less, and taking a task costs a
- * noticeable share of it). */
-#define PB_MIN_TASK 2.5e5
-/* the cost model's price of a task taken from the pool, and of an element
- * of B streamed by a task, in multiply-adds */
-#define PB_TASK_COST 1.0e4
-#define PB_B_COST 4.0
-
-static int64_t part_start(int64_t n, int64_t parts, int64_t i) {
-  return i * (n / parts) + (i < n % parts ? i : n % parts);
-}
-
-/* Rows of A as the tiles pay for them: with the any-shape tile, panels of
- * even height, below 6 rows the sums' latency, not the multiply-adds,
- * bounding a tile's rate; without it, whole mr-row tiles. */
-static double panel_cost_rows(int64_t rows, int64_t mr, bool any) {
-  int64_t np = (rows + mr - 1) / mr, base = rows / np, rem = rows % np;
-  if (!any) return (double)(np * mr);
-  double eff = 0.0;
-  for (int64_t p = 0; p < np; p++) {
-    int64_t h = base + (p < rem);
-    eff += (double)(h < 6 ? 6 : h);
-  }
-  return eff;
-}
-
-/* The cost of one task of a_per row units by b_per column panels for
- * split.c's planner, with this product's rules as prices: a grid that
- * breaks them costs more than any that keeps them. */
-typedef struct pb_plan {
-  int64_t M, ntl, K, mr, nr;
-  int nt;
-  bool room, any; /* any: the any-shape tile (even panels) */
-} pb_plan;
-
-static double pb_task_cost(const void *ctx, int64_t rows, int64_t panels) {
-  const pb_plan *p = ctx;
-  int64_t tasks = (p->M + rows - 1) / rows * ((p->ntl + panels - 1) / panels);
-  double cols = (double)(panels * p->nr), work = (double)rows * cols * (double)p->K;
-  /* tasks of at least PB_MIN_TASK, unless there are no more than threads;
-   * where the work has room for three such tasks per thread, at least two
-   * per thread (a thread slowed by others, or by a cold cache, hands its
-   * share on) */
-  if ((tasks > p->nt && work < PB_MIN_TASK) || (p->room && tasks < 2 * (int64_t)p->nt)) return 1e30;
-  return panel_cost_rows(rows, p->mr, p->any) * cols * (double)p->K +
-         PB_B_COST * cols * (double)p->K + PB_TASK_COST;
-}
-
 void ox_gemm_pb_split(int64_t M, int64_t N, int64_t K, int nt, int64_t *rg, int64_t *cg) {
-  const ox_gemm_table *t = ox_gemm_dispatch();
-  int64_t nr = t->uk.nr, ntl = (N + nr - 1) / nr;
+  static const float none; /* B packed whole: never read here */
+  gemm_job g = {.uk = ox_gemm_kernel(), .M = M, .N = N, .K = K, .alpha = 1.0f, .bpre = &none};
+  g.t = ox_gemm_dispatch();
   int64_t rmax = (M + 3) / 4 < PB_MAX_GROUPS ? (M + 3) / 4 : PB_MAX_GROUPS;
-  double total = (double)M * (double)N * (double)K;
-  pb_plan p = {M,
-               ntl,
-               K,
-               t->uk.mr,
-               nr,
-               nt,
-               total >= 3.0 * nt * PB_MIN_TASK && 2 * (int64_t)nt <= rmax * ntl,
-               t->gtile && t->uk.mr == 12 && nr == 32};
-  ox_split sp = ox_split_plan(nt, 1, M, rmax, ntl, ntl, pb_task_cost, &p);
   /* the counts; the grid cuts rows and panels evenly into that many parts */
-  *rg = sp.a_parts;
-  *cg = sp.b_parts;
+  ox_gemm_grid(&g, nt, M, 1, rmax, true, rg, cg);
 }
 
 typedef struct pb_grid {
@@ -249,7 +189,7 @@ static void pb_pack_task(void *arg, int64_t t0, int64_t t1) {
   for (int64_t t = t0; t < t1; t++) {
     int64_t r = t / w->nkb, pc = t % w->nkb * kc_blk;
     int64_t kc = g->K - pc < kc_blk ? g->K - pc : kc_blk;
-    int64_t r0 = part_start(g->M, w->rg, r), r1 = part_start(g->M, w->rg, r + 1);
+    int64_t r0 = ox_gemm_part(g->M, w->rg, r), r1 = ox_gemm_part(g->M, w->rg, r + 1);
     ox_gemm_pack_a_block(g, r0, r1 - r0, pc, kc,
                          w->a + (pc * w->poff[w->rg] + w->poff[r] * kc) * g->uk.mr);
   }
@@ -261,9 +201,9 @@ static void pb_grid_task(void *arg, int64_t t0, int64_t t1) {
   const int64_t kc_blk = g->t->kc;
   for (int64_t t = t0; t < t1; t++) {
     int64_t r = t / w->cg, c = t % w->cg;
-    int64_t r0 = part_start(g->M, w->rg, r), r1 = part_start(g->M, w->rg, r + 1);
-    int64_t n0 = part_start(w->ntl, w->cg, c) * g->uk.nr;
-    int64_t n1 = part_start(w->ntl, w->cg, c + 1) * g->uk.nr;
+    int64_t r0 = ox_gemm_part(g->M, w->rg, r), r1 = ox_gemm_part(g->M, w->rg, r + 1);
+    int64_t n0 = ox_gemm_part(w->ntl, w->cg, c) * g->uk.nr;
+    int64_t n1 = ox_gemm_part(w->ntl, w->cg, c + 1) * g->uk.nr;
     if (n1 > g->N) n1 = g->N;
     for (int64_t pc = 0; pc < g->K; pc += kc_blk) {
       int64_t kc = g->K - pc < kc_blk ? g->K - pc : kc_blk;
@@ -283,7 +223,8 @@ static bool pb_run_grid(const gemm_job *g, ox_thread_pool *pool, int nt) {
   ox_gemm_pb_split(g->M, g->N, g->K, nt, &w.rg, &w.cg);
   for (int64_t r = 0; r < w.rg; r++)
     w.poff[r + 1] =
-        w.poff[r] + ox_gemm_panels(g, part_start(g->M, w.rg, r + 1) - part_start(g->M, w.rg, r)).n;
+        w.poff[r] +
+        ox_gemm_panels(g, ox_gemm_part(g->M, w.rg, r + 1) - ox_gemm_part(g->M, w.rg, r)).n;
   if ((double)(w.poff[w.rg] * mr) * (double)g->K * 4.0 > (double)g->t->pb_grid_a_bytes)
     return false;
   /* slot 4: the calling thread's across its tasks (base.h); the tasks
