@@ -391,11 +391,11 @@ typedef struct grid_plan {
  * OX_GEMM_MIN_TASK when there are more than threads; fewer than two per
  * thread where the work has room for three of that size) costs more than
  * any that keeps them. */
-static double grid_task_cost(const void *ctx, int64_t a_per, int64_t b_per) {
+static double grid_task_cost(const void *ctx, int64_t panels, int64_t units) {
   const grid_plan *p = ctx;
   const gemm_job *g = p->g;
-  int64_t rows = a_per * p->scale < g->M ? a_per * p->scale : g->M, cols = b_per * g->uk.nr;
-  int64_t tasks = (p->units + a_per - 1) / a_per * ((p->ntl + b_per - 1) / b_per);
+  int64_t rows = units * p->scale < g->M ? units * p->scale : g->M, cols = panels * g->uk.nr;
+  int64_t tasks = (p->units + units - 1) / units * ((p->ntl + panels - 1) / panels);
   double K = (double)g->K, work = (double)rows * (double)cols * K;
   if ((tasks > p->nt && work < OX_GEMM_MIN_TASK) || (p->room && tasks < 2 * (int64_t)p->nt))
     return 1e30;
@@ -412,17 +412,17 @@ static double grid_task_cost(const void *ctx, int64_t a_per, int64_t b_per) {
          OX_GEMM_TASK_COST;
 }
 
-void ox_gemm_grid(const gemm_job *g, int nt, int64_t units, int64_t scale, int64_t max_parts,
+void ox_gemm_grid(const gemm_job *g, int nt, int64_t units, int64_t scale, int64_t max_per,
                   bool a_shared, int64_t *rparts, int64_t *cparts) {
   int64_t ntl = (g->N + g->uk.nr - 1) / g->uk.nr;
   double total = (double)g->M * (double)g->N * (double)g->K;
   grid_plan p = {
-      g,       units, scale,
-      ntl,     nt,    total >= 3.0 * nt * OX_GEMM_MIN_TASK && 2 * (int64_t)nt <= max_parts * ntl,
-      a_shared};
-  ox_split sp = ox_split_plan(nt, 1, units, max_parts, ntl, ntl, grid_task_cost, &p);
-  *rparts = sp.a_parts;
-  *cparts = sp.b_parts;
+      .g = g, .units = units, .scale = scale, .ntl = ntl, .nt = nt, .a_shared = a_shared};
+  p.room = total >= 3.0 * nt * OX_GEMM_MIN_TASK && 2 * (int64_t)nt <= units * ntl;
+  /* split.c's A: the column panels, its B: the row units (a bound per task) */
+  ox_split sp = ox_split_plan(nt, 1, ntl, ntl, units, max_per, grid_task_cost, &p);
+  *rparts = sp.b_parts;
+  *cparts = sp.a_parts;
 }
 
 void ox_gemm_plan(gemm_job *g, int nt) {
@@ -433,9 +433,7 @@ void ox_gemm_plan(gemm_job *g, int nt) {
   g->mscale = g->pa ? g->uk.mr : 1;
   int64_t units = (g->M + g->mscale - 1) / g->mscale;
   g->mparts = g->ntn = 1;
-  if (nt > 1)
-    ox_gemm_grid(g, nt, units, g->mscale, g->pa ? units : (g->M + 3) / 4, false, &g->mparts,
-                 &g->ntn);
+  if (nt > 1) ox_gemm_grid(g, nt, units, g->mscale, units, false, &g->mparts, &g->ntn);
   g->ntasks = g->mparts * g->ntn;
 }
 

@@ -178,10 +178,10 @@ static inline int64_t ox_gemm_part(int64_t n, int64_t parts, int64_t i) {
   return i * (n / parts) + (i < n % parts ? i : n % parts);
 }
 /* The grid for nt threads (split.c's planner): rparts parts of `units`
- * row units (scale rows each; at most max_parts) by cparts parts of the
- * column panels; a_shared: A packed once for every task (else each packs
- * its rows). */
-void ox_gemm_grid(const gemm_job *g, int nt, int64_t units, int64_t scale, int64_t max_parts,
+ * row units (scale rows each; at most max_per units a part) by cparts
+ * parts of the column panels; a_shared: A packed once for every task (else
+ * each packs its rows). */
+void ox_gemm_grid(const gemm_job *g, int nt, int64_t units, int64_t scale, int64_t max_per,
                   bool a_shared, int64_t *rparts, int64_t *cparts);
 /* ox_gemm_run's grid for nt threads: mparts, ntn, mscale, ntasks. */
 void ox_gemm_plan(gemm_job *g, int nt);
@@ -227,7 +227,7 @@ void ox_gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int
  * rg row groups of equal height, tasks of one row group by one of cg
  * column groups (whole 32-column panels in equal counts); the grid that
  * ox_gemm_pb_run takes for nt threads (rg <= PB_MAX_GROUPS). */
-enum { PB_MAX_GROUPS = 32 };
+enum { PB_MAX_GROUPS = 256 };
 void ox_gemm_pb_split(int64_t M, int64_t N, int64_t K, int nt, int64_t *rg, int64_t *cg);
 /* ox_gemm's OX_GEMM_B_WHOLE (gemm_pb.c): C (M x N) = A B, post on each
  * finished block. */

@@ -170,9 +170,10 @@ void ox_gemm_pb_split(int64_t M, int64_t N, int64_t K, int nt, int64_t *rg, int6
   static const float none; /* B packed whole: never read here */
   gemm_job g = {.uk = ox_gemm_kernel(), .M = M, .N = N, .K = K, .alpha = 1.0f, .bpre = &none};
   g.t = ox_gemm_dispatch();
-  int64_t rmax = (M + 3) / 4 < PB_MAX_GROUPS ? (M + 3) / 4 : PB_MAX_GROUPS;
-  /* the counts; the grid cuts rows and panels evenly into that many parts */
-  ox_gemm_grid(&g, nt, M, 1, rmax, true, rg, cg);
+  /* a row group's panels of A stay in L2 while its tasks stream B: at most
+   * pb_mc_max rows, as one thread's blocks (ox_gemm_block_pb); the counts
+   * come back, the grid cuts rows and panels evenly into that many parts */
+  ox_gemm_grid(&g, nt, M, 1, g.t->pb_mc_max, true, rg, cg);
 }
 
 typedef struct pb_grid {
@@ -221,6 +222,7 @@ static bool pb_run_grid(const gemm_job *g, ox_thread_pool *pool, int nt) {
   const int64_t mr = g->uk.mr, nr = g->uk.nr;
   pb_grid w = {.g = g, .ntl = (g->N + nr - 1) / nr, .nkb = (g->K + g->t->kc - 1) / g->t->kc};
   ox_gemm_pb_split(g->M, g->N, g->K, nt, &w.rg, &w.cg);
+  if (w.rg > PB_MAX_GROUPS) return false;
   for (int64_t r = 0; r < w.rg; r++)
     w.poff[r + 1] =
         w.poff[r] +
