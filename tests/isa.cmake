@@ -9,7 +9,7 @@
 onnxc_unit_test(test_isa_levels)
 
 set(ONNXC_ISA_LEVEL_TESTS
-    test_isa_levels test_floatconv test_opstensor test_nn test_conv test_gemm test_fuse test_opscore
+    test_isa_levels test_floatconv test_opstensor test_nn test_conv test_gemm test_gemm_pb test_fuse test_opscore
     test_gemm_h test_half_ops test_qdq_fuse test_qdq_units test_qgemm test_qconv
     test_qconv_dw test_wqgemm test_dq_matmul test_matmul_const test_matmul_transb test_pool_same
     test_pool_bytes test_channel_shuffle test_special test_training numerics_edge_cases

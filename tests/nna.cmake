@@ -1,5 +1,6 @@
 # Tests of the neural-network kernels (GEMM, conv, pool, resize, roi).
 onnxc_unit_test(test_gemm)
+onnxc_unit_test(test_gemm_pb)
 onnxc_unit_test(test_nn)
 onnxc_unit_test(test_conv)
 # the kernel families' dispatch tables at the level found and at each level

@@ -15,6 +15,7 @@
 
 #include "../base/cpu.h"
 #include "gemm_impl.h"
+#include "split.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define OX_GEMM_X86 1
@@ -28,10 +29,10 @@
  * and larger L2, client cores' smaller one) gets its row here. kc at most
  * OX_GEMM_KC_MAX; mc a multiple of every mr (12, 6, 4). */
 typedef struct gemm_blocking {
-  int64_t kc, mc, nc, strip_min_rows, small_n, pb_mc_max, pb_c_bytes, pb_a_bytes;
+  int64_t kc, mc, nc, strip_min_rows, small_n, pb_mc_max, pb_c_bytes, pb_a_bytes, pb_grid_a_bytes;
 } gemm_blocking;
 #define OX_GEMM_BLOCKING_DEFAULT \
-  { 384, 96, 768, 48, 128, 144, 384 * 1024, 1536 * 1024 }
+  { 384, 96, 768, 48, 128, 144, 384 * 1024, 1536 * 1024, 8 * 1024 * 1024 }
 static const gemm_blocking k_blocking[] = {
     [OX_UARCH_GENERIC] = OX_GEMM_BLOCKING_DEFAULT,    [OX_UARCH_INTEL] = OX_GEMM_BLOCKING_DEFAULT,
     [OX_UARCH_INTEL_AVX2] = OX_GEMM_BLOCKING_DEFAULT, [OX_UARCH_ZEN2_3] = OX_GEMM_BLOCKING_DEFAULT,
@@ -59,6 +60,7 @@ static void table_fill(void) {
   t->pb_mc_max = b->pb_mc_max;
   t->pb_c_bytes = b->pb_c_bytes;
   t->pb_a_bytes = b->pb_a_bytes;
+  t->pb_grid_a_bytes = b->pb_grid_a_bytes;
 }
 
 const ox_gemm_table *ox_gemm_dispatch(void) {
@@ -83,8 +85,8 @@ void ox_gemm_pack_a(int mr, bool ta, const float *A, int64_t lda, int64_t M, int
     float *d = dst + p * kc;
     if (i0 + p + rows > M) rows = M - (i0 + p);
     /* twelve-row panels belong to the AVX-512 kernel: its packing */
-    if (!ta && mr == 12 && rows == 12 && pack12) {
-      pack12(A + (i0 + p) * lda + k0, lda, kc, d);
+    if (!ta && mr == 12 && rows > 0 && pack12) {
+      pack12(A + (i0 + p) * lda + k0, lda, kc, d, (int)rows);
       continue;
     }
     if (!ta) { /* read each row of A contiguously, write with stride mr */
@@ -102,6 +104,30 @@ void ox_gemm_pack_a(int mr, bool ta, const float *A, int64_t lda, int64_t M, int
         for (; i < mr; i++) d[k * mr + i] = 0.0f;
       }
     }
+  }
+}
+
+gemm_panels ox_gemm_panels(const gemm_job *g, int64_t mc) {
+  const int64_t mr = g->uk.mr;
+  int64_t n = (mc + mr - 1) / mr;
+  /* the any-shape tile stores straight into C but knows no alpha; A packed
+   * once keeps its mr-row panels */
+  if (n > 0 && mc % mr && g->t && g->t->gtile && mr == 12 && !g->pa && g->alpha == 1.0f)
+    return (gemm_panels){n, mc / n, mc % n};
+  return (gemm_panels){n, mr, 0};
+}
+
+void ox_gemm_pack_a_block(const gemm_job *g, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
+                          float *dst) {
+  const int mr = g->uk.mr;
+  gemm_panels pp = ox_gemm_panels(g, mc);
+  if (pp.base == mr) {
+    ox_gemm_pack_a(mr, g->ta, g->A, g->lda, g->M, i0, pp.n * mr, k0, kc, dst);
+    return;
+  }
+  for (int64_t p = 0; p < pp.n; p++) { /* one panel at a time, its rows past its own zero */
+    int64_t r = ox_gemm_panel_row(pp, p), m = ox_gemm_panel_rows(pp, p, mc);
+    ox_gemm_pack_a(mr, g->ta, g->A, g->lda, i0 + r + m, i0 + r, mr, k0, kc, dst + p * mr * kc);
   }
 }
 
@@ -151,14 +177,17 @@ static void gemm_naive(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, in
     }
 }
 
-/* Micro-kernel tiles over mc rows of packed A (apan) and nc columns of
- * packed B (panels of kc x nr from bblk) into C (row stride ldc); edge tiles
- * through a scratch tile. */
+/* Micro-kernel tiles over mc rows of packed A (apan, panels as
+ * ox_gemm_panels) and nc columns of packed B (panels of kc x nr from bblk)
+ * into C (row stride ldc); edge tiles through the any-shape tile straight
+ * into C where there is one (alpha 1), else through a scratch tile. */
 void ox_gemm_macro_tile(const gemm_job *g, const float *apan, const float *bblk, int64_t kc,
                         int64_t mc, float *C, int64_t nc, float beta) {
   const int mr = g->uk.mr, nr = g->uk.nr;
   float tile[12 * 32];
-  int64_t tiles = (mc + mr - 1) / mr;
+  gemm_panels pp = ox_gemm_panels(g, mc);
+  ox_gemm_gtile_fn gtile = g->t && mr == 12 && nr == 32 && g->alpha == 1.0f ? g->t->gtile : NULL;
+  int64_t tiles = pp.n;
   for (int64_t jr = 0; jr < nc; jr += nr) {
     int64_t n = nc - jr < nr ? nc - jr : nr;
     const float *bpan = bblk + jr * kc;
@@ -166,20 +195,25 @@ void ox_gemm_macro_tile(const gemm_job *g, const float *apan, const float *bblk,
      * L2 a share per tile while this one computes */
     const char *next = g->bpre && jr + nr < nc ? (const char *)(bpan + (int64_t)nr * kc) : NULL;
     int64_t share = next ? ((int64_t)nr * kc * 4 / 64 + tiles - 1) / tiles : 0;
-    for (int64_t ir = 0; ir < mc; ir += mr) {
-      int64_t m = mc - ir < mr ? mc - ir : mr;
+    for (int64_t p = 0; p < pp.n; p++) {
+      int64_t ir = ox_gemm_panel_row(pp, p), m = ox_gemm_panel_rows(pp, p, mc);
+      const float *a = apan + p * mr * kc;
       float *c = C + ir * g->ldc + jr;
 #ifdef OX_GEMM_X86
       for (int64_t q = 0; q < share; q++) {
-        int64_t line = ir / mr * share + q;
+        int64_t line = p * share + q;
         if (line * 64 < (int64_t)nr * kc * 4) _mm_prefetch(next + line * 64, _MM_HINT_T1);
       }
 #endif
       if (m == mr && n == nr) {
-        g->uk.fn(kc, apan + ir * kc, bpan, c, g->ldc, g->alpha, beta);
+        g->uk.fn(kc, a, bpan, c, g->ldc, g->alpha, beta);
         continue;
       }
-      g->uk.fn(kc, apan + ir * kc, bpan, tile, nr, 1.0f, 0.0f);
+      if (gtile) { /* C = acc + beta * C, only the m x n elements touched */
+        gtile(kc, a, bpan, nr, c, g->ldc, beta, NULL, NULL, (int)m, (int)n);
+        continue;
+      }
+      g->uk.fn(kc, a, bpan, tile, nr, 1.0f, 0.0f);
       for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
           float *cc = c + i * g->ldc + j;
@@ -251,7 +285,7 @@ void ox_gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_
         if (g->pa)
           apan = g->pa->data + pc * g->pa->Mpad + ic * kc;
         else {
-          ox_gemm_pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc, ap);
+          ox_gemm_pack_a_block(g, ic, mc, pc, kc, ap);
           apan = ap;
         }
         ox_gemm_macro_tile(g, apan, bblk, kc, mc, g->C + ic * g->ldc + jc, nc, beta);
@@ -265,9 +299,13 @@ static void gemm_task(void *arg, int64_t t0, int64_t t1) {
   void (*block)(const gemm_job *, int64_t, int64_t, int64_t, int64_t) =
       g->bpre ? ox_gemm_block_pb : ox_gemm_block;
   for (int64_t t = t0; t < t1; t++) {
-    int64_t m0 = t / g->ntn * g->mchunk, n0 = t % g->ntn * g->nchunk;
-    int64_t m1 = m0 + g->mchunk < g->M ? m0 + g->mchunk : g->M;
-    int64_t n1 = n0 + g->nchunk < g->N ? n0 + g->nchunk : g->N;
+    int64_t r = t / g->ntn, c = t % g->ntn, nr = g->uk.nr;
+    int64_t mu = (g->M + g->mscale - 1) / g->mscale, ntl = (g->N + nr - 1) / nr;
+    int64_t m0 = ox_gemm_part(mu, g->mparts, r) * g->mscale;
+    int64_t m1 = ox_gemm_part(mu, g->mparts, r + 1) * g->mscale;
+    int64_t n0 = ox_gemm_part(ntl, g->ntn, c) * nr, n1 = ox_gemm_part(ntl, g->ntn, c + 1) * nr;
+    if (m1 > g->M) m1 = g->M;
+    if (n1 > g->N) n1 = g->N;
     if (m0 < m1 && n0 < n1) block(g, m0, m1, n0, n1);
   }
 }
@@ -332,53 +370,80 @@ static int64_t vec_chunks(ox_thread_pool *pool, int64_t N, int64_t K, int64_t *c
   return (N + *chunk - 1) / *chunk;
 }
 
-/* The estimated critical path of C split into sm x sn blocks over nt
- * threads, in multiply-adds: the rounds of tasks times one task's product,
- * its packing of A (each task packs its own rows), its reading of B (once
- * per block of mc rows; plus packing when B is not packed already). An
- * element moved counts as 4 multiply-adds: the copies run at memory speed. */
-static double split_cost(const gemm_job *g, int64_t mt, int64_t ntl, int64_t sm, int64_t sn,
-                         int nt) {
-  int64_t mr = g->uk.mr, nr = g->uk.nr, K = g->K;
-  int64_t rt = (mt + sm - 1) / sm, ct = (ntl + sn - 1) / sn; /* tiles per block */
-  int64_t tasks = ((mt + rt - 1) / rt) * ((ntl + ct - 1) / ct);
-  double rows = (double)(rt * mr), cols = (double)(ct * nr);
-  int64_t mc = g->t->mc > 0 ? g->t->mc : 144;
-  double passes = (double)((rt * mr + mc - 1) / mc);
-  double task = rows * cols * (double)K + 4.0 * rows * (double)K +
-                4.0 * cols * (double)K * (passes + (g->bpre ? 0.0 : 1.0));
-  return (double)((tasks + nt - 1) / nt) * task;
+/* ---- the split over threads ---- */
+
+/* The planner's view of one product (split.c): units of rows (rows, or
+ * whole tiles where A is packed once in mr-row panels) by column panels. */
+typedef struct grid_plan {
+  const gemm_job *g;
+  int64_t units, scale, ntl;
+  int nt;
+  bool room, a_shared; /* a_shared: A packed once for every task */
+} grid_plan;
+
+/* The estimated time of one task of a_per row units by b_per column
+ * panels, in multiply-adds: its product with rows as the tiles pay for
+ * them (panels of even height below 6 rows bound by the sums' latency,
+ * or whole mr-row tiles), its packing of A unless shared, its streaming of
+ * B once per block of rows (and its packing unless B is packed whole), a
+ * fixed cost per task. An element moved counts as OX_GEMM_MOVE_COST: the
+ * copies run at memory speed. A split that breaks the rules (tasks under
+ * OX_GEMM_MIN_TASK when there are more than threads; fewer than two per
+ * thread where the work has room for three of that size) costs more than
+ * any that keeps them. */
+static double grid_task_cost(const void *ctx, int64_t panels, int64_t units) {
+  const grid_plan *p = ctx;
+  const gemm_job *g = p->g;
+  int64_t rows = units * p->scale < g->M ? units * p->scale : g->M, cols = panels * g->uk.nr;
+  int64_t tasks = (p->units + units - 1) / units * ((p->ntl + panels - 1) / panels);
+  double K = (double)g->K, work = (double)rows * (double)cols * K;
+  if ((tasks > p->nt && work < OX_GEMM_MIN_TASK) || (p->room && tasks < 2 * (int64_t)p->nt))
+    return 1e30;
+  gemm_panels pp = ox_gemm_panels(g, rows);
+  double eff = 0.0;
+  for (int64_t q = 0; q < pp.n; q++) {
+    int64_t h = pp.base == g->uk.mr ? g->uk.mr : ox_gemm_panel_rows(pp, q, rows);
+    eff += (double)(h < 6 && h < g->uk.mr ? 6 : h);
+  }
+  int64_t mc = g->bpre ? g->t->pb_mc_max : g->t->mc;
+  double passes = p->a_shared ? 1.0 : (double)((rows + mc - 1) / mc);
+  return eff * (double)cols * K + (p->a_shared ? 0.0 : OX_GEMM_MOVE_COST * (double)rows * K) +
+         OX_GEMM_MOVE_COST * (double)cols * K * (passes + (g->bpre ? 0.0 : 1.0)) +
+         OX_GEMM_TASK_COST;
 }
 
-/* Splits C into a grid of blocks (whole micro-tiles) for nt threads: at
- * least one block per thread where the tiles allow, the shape chosen by
- * split_cost, so that a product of few rows (a transformer's 64 tokens)
- * still keeps every thread busy (columns alone would give some threads
- * nothing: 768 columns are 24 tiles of 32) and a tall one is not cut into
- * slivers that each pack all of A. */
-void ox_gemm_run(gemm_job *g, ox_thread_pool *pool) {
+void ox_gemm_grid(const gemm_job *g, int nt, int64_t units, int64_t scale, int64_t max_per,
+                  bool a_shared, int64_t *rparts, int64_t *cparts) {
+  int64_t ntl = (g->N + g->uk.nr - 1) / g->uk.nr;
+  double total = (double)g->M * (double)g->N * (double)g->K;
+  grid_plan p = {
+      .g = g, .units = units, .scale = scale, .ntl = ntl, .nt = nt, .a_shared = a_shared};
+  p.room = total >= 3.0 * nt * OX_GEMM_MIN_TASK && 2 * (int64_t)nt <= units * ntl;
+  /* split.c's A: the column panels, its B: the row units (a bound per task) */
+  ox_split sp = ox_split_plan(nt, 1, ntl, ntl, units, max_per, grid_task_cost, &p);
+  *rparts = sp.b_parts;
+  *cparts = sp.a_parts;
+}
+
+void ox_gemm_plan(gemm_job *g, int nt) {
   if (!g->t) g->t = ox_gemm_dispatch();
-  int nt = pool ? ox_thread_pool_size(pool) : 1;
-  if (nt < 1) nt = 1;
-  double flops = 2.0 * (double)g->M * (double)g->N * (double)g->K;
-  if (flops < 2.0e6) nt = 1;
-  int64_t nr = g->uk.nr, mr = g->uk.mr;
-  int64_t mt = (g->M + mr - 1) / mr, ntl = (g->N + nr - 1) / nr, sm = 1, sn = 1;
-  if (nt > 1) {
-    double best = -1.0;
-    int64_t top = mt < 4 * (int64_t)nt ? mt : 4 * (int64_t)nt;
-    for (int64_t m = 1; m <= top; m++)
-      for (int k = 1; k <= 3; k++) {
-        int64_t n = ((int64_t)k * nt + m - 1) / m;
-        if (n > ntl) n = ntl;
-        double c = split_cost(g, mt, ntl, m, n, nt);
-        if (best < 0.0 || c < best) best = c, sm = m, sn = n;
-      }
-  }
-  g->mchunk = (mt + sm - 1) / sm * mr;
-  g->nchunk = (ntl + sn - 1) / sn * nr;
-  g->ntn = (g->N + g->nchunk - 1) / g->nchunk;
-  g->ntasks = ((g->M + g->mchunk - 1) / g->mchunk) * g->ntn;
+  if (nt < 1 || 2.0 * (double)g->M * (double)g->N * (double)g->K < 2.0e6) nt = 1;
+  /* rows in even parts (a 50-row product on 16 threads was cut 36 + 14),
+   * whole tiles where A is packed once (its panels are mr rows) */
+  g->mscale = g->pa ? g->uk.mr : 1;
+  int64_t units = (g->M + g->mscale - 1) / g->mscale;
+  g->mparts = g->ntn = 1;
+  if (nt > 1) ox_gemm_grid(g, nt, units, g->mscale, units, false, &g->mparts, &g->ntn);
+  g->ntasks = g->mparts * g->ntn;
+}
+
+/* Splits C into a grid of blocks for the pool's threads (ox_gemm_plan) and
+ * runs them: a product of few rows (a transformer's 64 tokens) still keeps
+ * every thread busy (columns alone would give some threads nothing: 768
+ * columns are 24 tiles of 32) and a tall one is not cut into slivers that
+ * each pack all of A. */
+void ox_gemm_run(gemm_job *g, ox_thread_pool *pool) {
+  ox_gemm_plan(g, pool ? ox_thread_pool_size(pool) : 1);
   if (g->ntasks <= 1)
     gemm_task(g, 0, g->ntasks);
   else

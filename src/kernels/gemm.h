@@ -12,9 +12,12 @@
  * Blocked GEMM: B is packed in panels of NR columns (K-major), A in panels of
  * MR rows; a register-blocked micro-kernel (AVX-512 12x32, AVX2+FMA 6x16, or
  * portable 4x16) chosen once from the CPU probe (kernels/gemm_impl.h's
- * table). Work is split over the pool's threads by columns (or rows when N
- * is small). On an allocation failure the product is still computed
- * (unblocked loop). */
+ * table). Work is split over the pool's threads in a grid of row parts by
+ * column parts chosen by split.c's planner (gemm.c's ox_gemm_plan; with B
+ * packed whole, A packed once for every task, gemm_pb.c); every element is
+ * summed in the same order however the grid is cut, so the bits do not
+ * depend on the thread count. On an allocation failure the product is
+ * still computed (unblocked loop). */
 #ifndef OX_GEMM_H
 #define OX_GEMM_H
 

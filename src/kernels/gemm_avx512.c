@@ -111,15 +111,6 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_ua(int64_t kc, con
 }
 #undef OX_ROWUA
 
-/* The 12 x 32 tile for any B row stride (packed panels: ldb = 32; a matrix
- * read in place: its row stride) and partial tiles: rows past m and columns
- * past n are neither loaded (B) nor stored (C); A rows past m must be zero
- * or are ignored. C = acc + beta * C (beta == 0: C ignored). */
-#define OX_ROWG(i, r)                         \
-  av = _mm512_set1_ps(a[r]);                  \
-  c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
-  c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1);
-
 /* Rows [0, m) of a tile (row i: acc[2i] columns 0..15, acc[2i+1] 16..31),
  * columns masked by k0 / k1: C = acc + bias[i] (bias may be NULL) + beta * C
  * (beta == 0: C ignored), then the epilogue ep (NULL: none; its residual
@@ -165,9 +156,25 @@ __attribute__((target("avx512f"), always_inline)) static inline void store_rows(
   else                                                \
     LOOP(_mm512_maskz_loadu_ps(k0, b), _mm512_maskz_loadu_ps(k1, b + 16))
 
-__attribute__((target("avx512f"))) static void ukernel_avx512_g12(
-    int64_t kc, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc, float beta,
-    const float *bias, const ox_sgemm_epi *ep, int m, int n) {
+/* The first R (1 to 12, fixed at compile time) rows of a 12-row panel by
+ * 32 columns, for any B row stride (packed panels: ldb = 32; a matrix read
+ * in place: its row stride): rows past m and columns past n are neither
+ * loaded (B) nor stored (C); A rows past m must be zero or are ignored. C =
+ * acc + beta * C (beta == 0: C ignored). A panel of fewer rows costs R / 12
+ * of a full tile, not a whole one (rows were rounded up to 4, 8 or 12: M =
+ * 50 in 12-row panels paid for 60 rows). Named accumulators under R tests,
+ * not an array (see ukernel_avx512_n16); each C element is summed in the
+ * same order as by the other kernels, so results do not depend on the tile
+ * shape. */
+#define OX_ROWR(i, r)                           \
+  if (R > r) {                                  \
+    av = _mm512_set1_ps(a[r]);                  \
+    c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
+    c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1); \
+  }
+__attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx512_short(
+    int R, int64_t kc, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc,
+    float beta, const float *bias, const ox_sgemm_epi *ep, int m, int n) {
   __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
   __mmask16 k1 = (__mmask16)(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
   __m512 z = _mm512_setzero_ps();
@@ -175,65 +182,34 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_g12(
          c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z, c80 = z, c81 = z, c90 = z, c91 = z;
   __m512 cA0 = z, cA1 = z, cB0 = z, cB1 = z;
   const int64_t pf = 8 * ldb;
-#define OX_G12_LOOP(LOAD0, LOAD1)                           \
+#define OX_SHORT_LOOP(LOAD0, LOAD1)                         \
   for (int64_t k = 0; k < kc; k++) {                        \
     __m512 b0 = LOAD0, b1 = LOAD1, av;                      \
     _mm_prefetch((const char *)(b + pf), _MM_HINT_T0);      \
     _mm_prefetch((const char *)(b + pf + 16), _MM_HINT_T0); \
     _mm_prefetch((const char *)(a + 768), _MM_HINT_T0);     \
-    OX_ROWG(0, 0)                                           \
-    OX_ROWG(1, 1)                                           \
-    OX_ROWG(2, 2)                                           \
-    OX_ROWG(3, 3)                                           \
-    OX_ROWG(4, 4)                                           \
-    OX_ROWG(5, 5)                                           \
-    OX_ROWG(6, 6)                                           \
-    OX_ROWG(7, 7)                                           \
-    OX_ROWG(8, 8)                                           \
-    OX_ROWG(9, 9)                                           \
-    OX_ROWG(A, 10)                                          \
-    OX_ROWG(B, 11)                                          \
+    OX_ROWR(0, 0)                                           \
+    OX_ROWR(1, 1)                                           \
+    OX_ROWR(2, 2)                                           \
+    OX_ROWR(3, 3)                                           \
+    OX_ROWR(4, 4)                                           \
+    OX_ROWR(5, 5)                                           \
+    OX_ROWR(6, 6)                                           \
+    OX_ROWR(7, 7)                                           \
+    OX_ROWR(8, 8)                                           \
+    OX_ROWR(9, 9)                                           \
+    OX_ROWR(A, 10)                                          \
+    OX_ROWR(B, 11)                                          \
     a += 12;                                                \
     b += ldb;                                               \
   }
-  OX_BY_WIDTH(OX_G12_LOOP)
-#undef OX_G12_LOOP
+  OX_BY_WIDTH(OX_SHORT_LOOP)
+#undef OX_SHORT_LOOP
   __m512 acc[24] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
                     c60, c61, c70, c71, c80, c81, c90, c91, cA0, cA1, cB0, cB1};
   store_rows(c, ldc, m, acc, beta, bias, ep, k0, k1);
 }
-#undef OX_ROWG
-
-/* The first R (4 or 8) rows of a 12-row panel: the last row panel of an M
- * that is not a multiple of 12 costs R / 12 of a full tile. */
-__attribute__((target("avx512f"), always_inline)) static inline void ukernel_avx512_short(
-    int R, int64_t kc, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc,
-    float beta, const float *bias, const ox_sgemm_epi *ep, int m, int n) {
-  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
-  __mmask16 k1 = (__mmask16)(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
-  __m512 acc0[8], acc1[8];
-#pragma GCC unroll 8
-  for (int i = 0; i < R; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
-#define OX_SHORT_LOOP(LOAD0, LOAD1)                       \
-  for (int64_t k = 0; k < kc; k++) {                      \
-    __m512 b0 = LOAD0, b1 = LOAD1;                        \
-    _Pragma("GCC unroll 8") for (int i = 0; i < R; i++) { \
-      __m512 av = _mm512_set1_ps(a[i]);                   \
-      acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);         \
-      acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);         \
-    }                                                     \
-    a += 12;                                              \
-    b += ldb;                                             \
-  }
-  OX_BY_WIDTH(OX_SHORT_LOOP)
-#undef OX_SHORT_LOOP
-  __m512 acc[16];
-  for (int i = 0; i < R; i++) {
-    acc[2 * i] = acc0[i];
-    acc[2 * i + 1] = acc1[i];
-  }
-  store_rows(c, ldc, m, acc, beta, bias, ep, k0, k1);
-}
+#undef OX_ROWR
 
 /* The first R rows of a 12-row panel by at most 16 columns: one register
  * per row. A tile of 16 or fewer columns through the 32-column kernels did
@@ -371,26 +347,41 @@ __attribute__((target("avx512f"))) static void ukernel_avx512_g(
     ukernel_avx512_narrow(kc, a, b, ldb, c, ldc, beta, bias, ep, m, n);
     return;
   }
-  if (m <= 4)
-    ukernel_avx512_short(4, kc, a, b, ldb, c, ldc, beta, bias, ep, m, n);
-  else if (m <= 8)
-    ukernel_avx512_short(8, kc, a, b, ldb, c, ldc, beta, bias, ep, m, n);
-  else
-    ukernel_avx512_g12(kc, a, b, ldb, c, ldc, beta, bias, ep, m, n);
+  switch (m) { /* the row count fixed at compile time: no tests in the depth loop */
+#define OX_SHORT(R)                                                       \
+  case R:                                                                 \
+    ukernel_avx512_short(R, kc, a, b, ldb, c, ldc, beta, bias, ep, m, n); \
+    break;
+    OX_SHORT(1)
+    OX_SHORT(2)
+    OX_SHORT(3)
+    OX_SHORT(4)
+    OX_SHORT(5)
+    OX_SHORT(6)
+    OX_SHORT(7)
+    OX_SHORT(8)
+    OX_SHORT(9)
+    OX_SHORT(10)
+    OX_SHORT(11)
+#undef OX_SHORT
+    default:
+      ukernel_avx512_short(12, kc, a, b, ldb, c, ldc, beta, bias, ep, m, n);
+      break;
+  }
 }
 
-/* Twelve rows of A, kc deep, into one 12-row panel: 16 columns at a time as
- * a 16 x 16 transpose in registers (rows 12-15 zero), each column's twelve
- * values stored at once. The element-wise scatter took about as much time
- * as a tenth of the products in a transformer's GEMMs (A is the activation,
- * packed on every call). */
+/* rows (1 to 12) rows of A, kc deep, into one 12-row panel (rows past
+ * rows zero): 16 columns at a time as a 16 x 16 transpose in registers
+ * (rows 12-15 zero), each column's twelve values stored at once. The
+ * element-wise scatter took about as much time as a tenth of the products
+ * in a transformer's GEMMs (A is the activation, packed on every call). */
 __attribute__((target("avx512f"))) static void pack_a12_avx512(const float *s, int64_t lda,
-                                                               int64_t kc, float *d) {
+                                                               int64_t kc, float *d, int rows) {
   int64_t k = 0;
   for (; k + 16 <= kc; k += 16) {
     __m512 r[16], t[16];
-    for (int i = 0; i < 12; i++) r[i] = _mm512_loadu_ps(s + i * lda + k);
-    for (int i = 12; i < 16; i++) r[i] = _mm512_setzero_ps();
+    for (int i = 0; i < 16; i++)
+      r[i] = i < rows ? _mm512_loadu_ps(s + i * lda + k) : _mm512_setzero_ps();
     for (int i = 0; i < 16; i += 2) {
       t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
       t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
@@ -414,7 +405,7 @@ __attribute__((target("avx512f"))) static void pack_a12_avx512(const float *s, i
     }
   }
   for (; k < kc; k++)
-    for (int i = 0; i < 12; i++) d[k * 12 + i] = s[i * lda + k];
+    for (int i = 0; i < 12; i++) d[k * 12 + i] = i < rows ? s[i * lda + k] : 0.0f;
 }
 
 __attribute__((target("avx512f"))) static float dot_avx512(const float *a, const float *b,

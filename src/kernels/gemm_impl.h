@@ -36,8 +36,9 @@ typedef void (*ox_gemm_gtile_fn)(int64_t kc, const float *a, const float *b, int
 /* The full tile with A read in place (row i at a + i * lda): C = acc + beta * C. */
 typedef void (*ox_gemm_ua_fn)(int64_t kc, const float *a, int64_t lda, const float *b, float *c,
                               int64_t ldc, float beta);
-/* Twelve rows of A (row stride lda), kc deep, into one 12-row panel. */
-typedef void (*ox_gemm_pack12_fn)(const float *s, int64_t lda, int64_t kc, float *d);
+/* rows (1 to 12) rows of A (row stride lda), kc deep, into one 12-row
+ * panel, the rows past them zero. */
+typedef void (*ox_gemm_pack12_fn)(const float *s, int64_t lda, int64_t kc, float *d, int rows);
 struct ox_sgemm_packed {
   int64_t M, K, Mpad;
   int mr, nr;
@@ -118,6 +119,9 @@ typedef struct ox_gemm_table {
   /* B packed whole: the most rows of A packed at once; C bytes kept in L2
    * and A bytes packed whole by the column-blocked order (gemm_pb.c) */
   int64_t pb_mc_max, pb_c_bytes, pb_a_bytes;
+  /* B packed whole over several threads: the most bytes of A packed once
+   * for every task (more: each task packs its own rows) */
+  int64_t pb_grid_a_bytes;
 } ox_gemm_table;
 
 const ox_gemm_table *ox_gemm_dispatch(void);
@@ -150,9 +154,10 @@ typedef struct gemm_job {
   const ox_sgemm_packed *pa; /* when A is pre-packed */
   const float *bpre;         /* when B is pre-packed whole (ox_sgemm_bpack): its data */
   int64_t bpre_npad;         /* and its padded column count */
-  /* tasks: a grid of mchunk x nchunk blocks of C, ntn of them per row of
-   * blocks (see ox_gemm_run) */
-  int64_t mchunk, nchunk, ntn;
+  /* tasks: a grid of mparts x ntn blocks of C (see ox_gemm_plan): rows
+   * in units of mscale (1, or mr where A is packed once) and column panels
+   * cut evenly (ox_gemm_part) */
+  int64_t mparts, ntn, mscale;
   int64_t ntasks;
   /* with B packed whole: called on each finished block of C (rows [m0,
    * m1), columns [n0, n1) final), NULL: none */
@@ -161,20 +166,69 @@ typedef struct gemm_job {
   const ox_gemm_table *t; /* the family's table (blocking) */
 } gemm_job;
 
+/* The split over threads (gemm.c): a task priced in multiply-adds by the
+ * work of its tiles, what it copies (OX_GEMM_MOVE_COST an element) and a
+ * fixed OX_GEMM_TASK_COST; tasks of at least OX_GEMM_MIN_TASK (about 3 us
+ * on one core) unless no more than threads. */
+#define OX_GEMM_MIN_TASK 2.5e5
+#define OX_GEMM_MOVE_COST 4.0
+#define OX_GEMM_TASK_COST 1.0e4
+/* Part i of n units cut into parts as even as can be: its first unit. */
+static inline int64_t ox_gemm_part(int64_t n, int64_t parts, int64_t i) {
+  return i * (n / parts) + (i < n % parts ? i : n % parts);
+}
+/* The grid for nt threads (split.c's planner): rparts parts of `units`
+ * row units (scale rows each; at most max_per units a part) by cparts
+ * parts of the column panels; a_shared: A packed once for every task (else
+ * each packs its rows). */
+void ox_gemm_grid(const gemm_job *g, int nt, int64_t units, int64_t scale, int64_t max_per,
+                  bool a_shared, int64_t *rparts, int64_t *cparts);
+/* ox_gemm_run's grid for nt threads: mparts, ntn, mscale, ntasks. */
+void ox_gemm_plan(gemm_job *g, int nt);
 void ox_gemm_run(gemm_job *g, ox_thread_pool *pool);
 
 /* Rows [i0, i0 + mc) (mc a multiple of mr) x depth [k0, k0 + kc) of op(A)
  * into mr-row panels at dst. */
 void ox_gemm_pack_a(int mr, bool ta, const float *A, int64_t lda, int64_t M, int64_t i0, int64_t mc,
                     int64_t k0, int64_t kc, float *dst);
-/* Micro-kernel tiles over mc rows of packed A and nc columns of packed B
- * into C (row stride g->ldc); beta as the micro-kernel takes it. */
+/* The row panels of a block of mc rows of A packed per call: with the
+ * any-shape 12-row tile (AVX-512) and alpha 1, the rows spread evenly over
+ * ceil(mc / 12) panels, the first rem holding base + 1 rows, the others
+ * base, so that no panel is a sliver (50 rows: five panels of 10, not four
+ * of 12 and one of 2 computed as 12); otherwise panels of mr rows, the last
+ * one partial. Panel p lies at p * mr * kc of the packed block either way
+ * (rows past its own zero). */
+typedef struct gemm_panels {
+  int64_t n, base, rem;
+} gemm_panels;
+gemm_panels ox_gemm_panels(const gemm_job *g, int64_t mc);
+/* first row of panel p, and its row count in a block of mc rows */
+static inline int64_t ox_gemm_panel_row(gemm_panels pp, int64_t p) {
+  return p * pp.base + (p < pp.rem ? p : pp.rem);
+}
+static inline int64_t ox_gemm_panel_rows(gemm_panels pp, int64_t p, int64_t mc) {
+  int64_t r = ox_gemm_panel_row(pp, p), m = pp.base + (p < pp.rem ? 1 : 0);
+  return mc - r < m ? mc - r : m;
+}
+/* Rows [i0, i0 + mc) x depth [k0, k0 + kc) of op(A) (g's A) into the
+ * panels of ox_gemm_panels(g, mc). */
+void ox_gemm_pack_a_block(const gemm_job *g, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
+                          float *dst);
+/* Micro-kernel tiles over mc rows of packed A (as ox_gemm_panels) and nc
+ * columns of packed B into C (row stride g->ldc); beta as the micro-kernel
+ * takes it. */
 void ox_gemm_macro_tile(const gemm_job *g, const float *apan, const float *bblk, int64_t kc,
                         int64_t mc, float *C, int64_t nc, float beta);
 /* The blocked product over rows [m0, m1) and columns [n0, n1) (gemm.c),
  * and the same with B packed whole (gemm_pb.c). */
 void ox_gemm_block(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 void ox_gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+/* With B packed whole over several threads (gemm_pb.c): A packed once in
+ * rg row groups of equal height, tasks of one row group by one of cg
+ * column groups (whole 32-column panels in equal counts); the grid that
+ * ox_gemm_pb_run takes for nt threads (rg <= PB_MAX_GROUPS). */
+enum { PB_MAX_GROUPS = 256 };
+void ox_gemm_pb_split(int64_t M, int64_t N, int64_t K, int nt, int64_t *rg, int64_t *cg);
 /* ox_gemm's OX_GEMM_B_WHOLE (gemm_pb.c): C (M x N) = A B, post on each
  * finished block. */
 void ox_gemm_pb_run(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack *B, float *C,

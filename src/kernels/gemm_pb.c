@@ -21,7 +21,7 @@
 
 static bool gemm_block_pb_cols(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
                                int64_t nblk, int64_t mcb) {
-  const int mr = g->uk.mr, nr = g->uk.nr;
+  const int nr = g->uk.nr;
   const int64_t kc_blk = g->t->kc, pb_c_bytes = g->t->pb_c_bytes, pb_a_bytes = g->t->pb_a_bytes;
   int64_t rows = m1 - m0, ncb = pb_c_bytes / (rows * 4) / nr * nr;
   if (ncb < 2 * nr) ncb = 2 * nr;
@@ -34,8 +34,7 @@ static bool gemm_block_pb_cols(const gemm_job *g, int64_t m0, int64_t m1, int64_
     int64_t kc = g->K - pc < kc_blk ? g->K - pc : kc_blk;
     for (int64_t ic = m0, b = 0; ic < m1; ic += mcb, b++) {
       int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
-      ox_gemm_pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc,
-                     aw + pc * nblk * mcb + b * mcb * kc);
+      ox_gemm_pack_a_block(g, ic, mc, pc, kc, aw + pc * nblk * mcb + b * mcb * kc);
     }
   }
   for (int64_t jc = n0; jc < n1; jc += ncb) {
@@ -83,7 +82,7 @@ void ox_gemm_block_pb(const gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int
     bool last = pc + kc >= g->K;
     for (int64_t ic = m0; ic < m1; ic += mcb) {
       int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
-      ox_gemm_pack_a(mr, g->ta, g->A, g->lda, g->M, ic, (mc + mr - 1) / mr * mr, pc, kc, ap);
+      ox_gemm_pack_a_block(g, ic, mc, pc, kc, ap);
       ox_gemm_macro_tile(g, ap, g->bpre + pc * g->bpre_npad + n0 * kc, kc, mc,
                          g->C + ic * g->ldc + n0, n1 - n0, beta);
       /* rows [ic, ic + mc) are final after the last depth block */
@@ -157,6 +156,88 @@ void ox_sgemm_bpack_col(const ox_sgemm_bpack *p, int64_t n, float *out) {
 int64_t ox_sgemm_bpack_k(const ox_sgemm_bpack *p) { return p->K; }
 int64_t ox_sgemm_bpack_n(const ox_sgemm_bpack *p) { return p->N; }
 
+/* ---- several threads: A packed once, then a grid of blocks ----
+ *
+ * With B packed whole, every task of a grid that splits the columns would
+ * pack the same rows of A again (a transformer's 50 x 768 activation,
+ * packed by each of 48 column tasks, cost about as much as their
+ * products). So A is packed once, in parallel, into row groups of equal
+ * height (on the 12-row tiles each group's rows spread evenly over its
+ * panels, ox_gemm_panels), and the tasks only multiply: row group r by
+ * column group c, the column groups whole panels of B in equal counts. */
+
+void ox_gemm_pb_split(int64_t M, int64_t N, int64_t K, int nt, int64_t *rg, int64_t *cg) {
+  static const float none; /* B packed whole: never read here */
+  gemm_job g = {.uk = ox_gemm_kernel(), .M = M, .N = N, .K = K, .alpha = 1.0f, .bpre = &none};
+  g.t = ox_gemm_dispatch();
+  /* a row group's panels of A stay in L2 while its tasks stream B: at most
+   * pb_mc_max rows, as one thread's blocks (ox_gemm_block_pb); the counts
+   * come back, the grid cuts rows and panels evenly into that many parts */
+  ox_gemm_grid(&g, nt, M, 1, g.t->pb_mc_max, true, rg, cg);
+}
+
+typedef struct pb_grid {
+  const gemm_job *g;
+  int64_t rg, cg, ntl, nkb;        /* row groups, column groups, column panels, depth blocks */
+  int64_t poff[PB_MAX_GROUPS + 1]; /* first panel of each row group */
+  float *a; /* A packed: depth block pc at pc * poff[rg] * mr, group r's panels at poff[r] */
+} pb_grid;
+
+static void pb_pack_task(void *arg, int64_t t0, int64_t t1) {
+  const pb_grid *w = arg;
+  const gemm_job *g = w->g;
+  const int64_t kc_blk = g->t->kc;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t r = t / w->nkb, pc = t % w->nkb * kc_blk;
+    int64_t kc = g->K - pc < kc_blk ? g->K - pc : kc_blk;
+    int64_t r0 = ox_gemm_part(g->M, w->rg, r), r1 = ox_gemm_part(g->M, w->rg, r + 1);
+    ox_gemm_pack_a_block(g, r0, r1 - r0, pc, kc,
+                         w->a + (pc * w->poff[w->rg] + w->poff[r] * kc) * g->uk.mr);
+  }
+}
+
+static void pb_grid_task(void *arg, int64_t t0, int64_t t1) {
+  const pb_grid *w = arg;
+  const gemm_job *g = w->g;
+  const int64_t kc_blk = g->t->kc;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t r = t / w->cg, c = t % w->cg;
+    int64_t r0 = ox_gemm_part(g->M, w->rg, r), r1 = ox_gemm_part(g->M, w->rg, r + 1);
+    int64_t n0 = ox_gemm_part(w->ntl, w->cg, c) * g->uk.nr;
+    int64_t n1 = ox_gemm_part(w->ntl, w->cg, c + 1) * g->uk.nr;
+    if (n1 > g->N) n1 = g->N;
+    for (int64_t pc = 0; pc < g->K; pc += kc_blk) {
+      int64_t kc = g->K - pc < kc_blk ? g->K - pc : kc_blk;
+      ox_gemm_macro_tile(g, w->a + (pc * w->poff[w->rg] + w->poff[r] * kc) * g->uk.mr,
+                         g->bpre + pc * g->bpre_npad + n0 * kc, kc, r1 - r0,
+                         g->C + r0 * g->ldc + n0, n1 - n0, pc == 0 ? 0.0f : 1.0f);
+    }
+    if (g->post) g->post(g->post_ctx, r0, r1, n0, n1);
+  }
+}
+
+/* The grid over nt threads; false where it does not apply (A packed
+ * larger than pb_grid_a_bytes, no memory): then ox_gemm_run. */
+static bool pb_run_grid(const gemm_job *g, ox_thread_pool *pool, int nt) {
+  const int64_t mr = g->uk.mr, nr = g->uk.nr;
+  pb_grid w = {.g = g, .ntl = (g->N + nr - 1) / nr, .nkb = (g->K + g->t->kc - 1) / g->t->kc};
+  ox_gemm_pb_split(g->M, g->N, g->K, nt, &w.rg, &w.cg);
+  if (w.rg > PB_MAX_GROUPS) return false;
+  for (int64_t r = 0; r < w.rg; r++)
+    w.poff[r + 1] =
+        w.poff[r] +
+        ox_gemm_panels(g, ox_gemm_part(g->M, w.rg, r + 1) - ox_gemm_part(g->M, w.rg, r)).n;
+  if ((double)(w.poff[w.rg] * mr) * (double)g->K * 4.0 > (double)g->t->pb_grid_a_bytes)
+    return false;
+  /* slot 4: the calling thread's across its tasks (base.h); the tasks
+   * themselves use none */
+  w.a = ox_scratch(4, (size_t)(w.poff[w.rg] * mr * g->K) * sizeof(float));
+  if (!w.a) return false;
+  ox_parallel_for(pool, w.rg * w.nkb, 1, pb_pack_task, &w);
+  ox_parallel_for(pool, w.rg * w.cg, 1, pb_grid_task, &w);
+  return true;
+}
+
 static void pgemv_task(void *arg, int64_t t0, int64_t t1) {
   const pgemv_job *j = arg;
   int64_t panels = j->B->npad / j->B->nr;
@@ -198,5 +279,7 @@ void ox_gemm_pb_run(int64_t M, const float *A, int64_t lda, const ox_sgemm_bpack
   g.bpre_npad = B->npad;
   g.post = post;
   g.post_ctx = ctx;
+  if (nt > 1 && 2.0 * (double)M * (double)B->N * (double)B->K >= 2.0e6 && pb_run_grid(&g, pool, nt))
+    return;
   ox_gemm_run(&g, pool);
 }

@@ -9,6 +9,10 @@
 #include "kernels/gemm.h"
 
 static int failures;
+/* pools of 3 and 16 threads: a product on them must give the bits of the
+ * calling thread alone (every element summed in the same order however the
+ * grid is cut) */
+static ox_thread_pool *pools[2];
 
 static float rnd(uint32_t *s) {
   *s = *s * 1664525u + 1013904223u;
@@ -23,6 +27,8 @@ static void check(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
   float *B = malloc(sizeof(float) * (size_t)((tb ? N : K) * ldb));
   float *C = malloc(sizeof(float) * (size_t)(M * ldc));
   float *C0 = malloc(sizeof(float) * (size_t)(M * ldc));
+  float *C2 = malloc(sizeof(float) * (size_t)(M * ldc));
+  bool threads_differ = false;
   for (int64_t i = 0; i < (ta ? K : M) * lda; i++) A[i] = rnd(&seed);
   for (int64_t i = 0; i < (tb ? N : K) * ldb; i++) B[i] = rnd(&seed);
   for (int64_t i = 0; i < M * ldc; i++) C[i] = C0[i] = beta == 0.0f || sb ? NAN : rnd(&seed);
@@ -40,13 +46,29 @@ static void check(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
       ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_INPLACE, .pa = p, .N = N, .B = B, .ldb = ldb,
                               .bias = bias, .C = C, .ldc = ldc});
     else
-      ox_gemm(&(ox_gemm_desc){.pa = p, .N = N, .B = B, .ldb = ldb, .trans_b = tb, .alpha = alpha,
-                              .beta = beta, .C = C, .ldc = ldc});
+      for (int q = 0; q <= 2; q++) { /* no pool, then each pool into C2 */
+        float *Cq = q ? C2 : C;
+        memcpy(Cq, C0, sizeof(float) * (size_t)(M * ldc));
+        ox_gemm(&(ox_gemm_desc){.pa = p, .N = N, .B = B, .ldb = ldb, .trans_b = tb,
+                                .alpha = alpha, .beta = beta, .C = Cq, .ldc = ldc,
+                                .pool = q ? pools[q - 1] : NULL});
+        if (q && memcmp(C, C2, sizeof(float) * (size_t)(M * ldc)) != 0) threads_differ = true;
+      }
     ox_sgemm_packed_free(p);
   } else {
-    ox_gemm(&(ox_gemm_desc){.M = M, .N = N, .K = K, .A = A, .lda = lda, .trans_a = ta, .B = B,
-                            .ldb = ldb, .trans_b = tb, .alpha = alpha, .beta = beta, .C = C,
-                            .ldc = ldc});
+    for (int q = 0; q <= 2; q++) {
+      float *Cq = q ? C2 : C;
+      memcpy(Cq, C0, sizeof(float) * (size_t)(M * ldc));
+      ox_gemm(&(ox_gemm_desc){.M = M, .N = N, .K = K, .A = A, .lda = lda, .trans_a = ta, .B = B,
+                              .ldb = ldb, .trans_b = tb, .alpha = alpha, .beta = beta, .C = Cq,
+                              .ldc = ldc, .pool = q ? pools[q - 1] : NULL});
+      if (q && memcmp(C, C2, sizeof(float) * (size_t)(M * ldc)) != 0) threads_differ = true;
+    }
+  }
+  if (threads_differ) {
+    printf("FAIL ta=%d tb=%d M=%lld N=%lld K=%lld packed=%d: threads change the bits\n", ta, tb,
+           (long long)M, (long long)N, (long long)K, packed);
+    failures++;
   }
   double maxerr = 0.0;
   for (int64_t i = 0; i < M; i++)
@@ -74,6 +96,7 @@ static void check(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
   free(B);
   free(C);
   free(C0);
+  free(C2);
   free(bias);
 }
 
@@ -179,15 +202,22 @@ static void check_epi(int64_t M, int64_t N, int64_t K, int act, bool res, bool s
 }
 
 int main(void) {
+  ox_err e = {0};
+  pools[0] = ox_thread_pool_new(3, &e);
+  pools[1] = ox_thread_pool_new(16, &e);
   static const int64_t shapes[][3] = {{1, 1, 1},     {1, 37, 19},    {5, 1, 7},     {12, 32, 8},
                                       {13, 33, 9},   {6, 16, 300},   {25, 70, 257}, {1, 1000, 600},
                                       {64, 49, 576}, {150, 200, 40}, {7, 3100, 5},  {300, 17, 520},
                                       {1, 4100, 9},  {3, 8200, 14},  {20, 36, 50},  {13, 45, 70},
-                                      {6, 9, 33},    {4, 2, 33},     {64, 196, 40}};
+                                      {6, 9, 33},    {4, 2, 33},     {64, 196, 40},
+                                      {50, 70, 400}, {49, 33, 30},   {197, 40, 20},
+                                      {50, 300, 200}, {197, 100, 64}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     for (int t = 0; t < 4; t++) {
       check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.0f, false, false);
       check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 0.5f, 2.0f, false, false);
+      /* alpha 1: edge tiles stored by the any-shape tile, C read back */
+      check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.5f, false, false);
       check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.0f, true, false);
       check(t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], -1.5f, 1.0f, true, false);
       check(t & 1, false, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f, 0.0f, true, true);
@@ -204,6 +234,8 @@ int main(void) {
     for (int act = OX_ACT_NONE; act <= OX_ACT_HSWISH; act++)
       for (int v = 0; v < 4; v++)
         check_epi(eshapes[s][0], eshapes[s][1], eshapes[s][2], act, v & 1, v & 2);
+  ox_thread_pool_free(pools[0]);
+  ox_thread_pool_free(pools[1]);
   printf("gemm (%s): %d failures\n", ox_sgemm_isa(), failures);
   return failures ? 1 : 0;
 }

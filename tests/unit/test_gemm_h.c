@@ -130,9 +130,9 @@ static void kernel_case(const kcase *c, ox_thread_pool *pool) {
 }
 
 static void kernel_shapes(ox_thread_pool *pool) {
-  const int64_t Ms[] = {1, 2, 3, 7, 64}, Ks[] = {1, 5, 64, 300}, Ns[] = {1, 15, 17, 100, 1000};
+  const int64_t Ms[] = {1, 2, 3, 7, 64, 200}, Ks[] = {1, 5, 64, 300}, Ns[] = {1, 15, 17, 100, 1000};
   int index = 0;
-  for (size_t mi = 0; mi < 5; mi++)
+  for (size_t mi = 0; mi < 6; mi++)
     for (size_t ki = 0; ki < 4; ki++)
       for (size_t ni = 0; ni < 5; ni++, index++)
         for (int bf = 0; bf < 2; bf++) {
