@@ -33,10 +33,10 @@ struct onnxc_generator {
   size_t layers;
   io *past;     /* 2 * layers: key, value of layer 0, then layer 1, ... */
   io *presents; /* the outputs matching past */
-  /* Optimum's layout in place (generate_kv.c): the generator's own session
-     and model, the buffers' input names, and why not when it is not */
-  onnxc_session *own_s;
-  onnxc_model *own_m;
+  /* Optimum's layout in place (generate_kv.c): the rewritten session (the
+     caller's session keeps it, shared by its generations), the buffers'
+     input names, and why not when it is not */
+  onnxc_session *kv_s;
   char **cache_in;
   int in_place;
   char why[256];
@@ -517,7 +517,7 @@ done:
   return rc;
 }
 
-/* Optimum's layout on a session of the generator's own whose graph
+/* Optimum's layout on the caller's session's rewritten one whose graph
  * appends to the cache in place (generate_kv.c), where the graph allows;
  * else g->why says why the copying path stays. */
 static int try_in_place(onnxc_generator *g, ox_err *e) {
@@ -544,12 +544,12 @@ static int try_in_place(onnxc_generator *g, ox_err *e) {
     if (!rc) snprintf(g->cache_in[k], n, "%s.onnxc_cache", past[k]);
   }
   if (!rc)
-    rc = ox_gen_kv_inplace(g->s, past, present, nc, &g->own_s, &g->own_m, g->why, sizeof g->why);
+    rc = ox_gen_kv_shared(g->s, past, present, nc, &g->kv_s, g->why, sizeof g->why);
   free(past);
   free(present);
   if (rc) return ox_err_set(e, OX_ENOMEM, "out of memory preparing the in-place KV cache");
-  if (g->own_s) {
-    g->s = g->own_s;
+  if (g->kv_s) {
+    g->s = g->kv_s;
     g->in_place = 1;
   }
   snprintf(g->path, sizeof g->path, "copied each step (%s)", g->why);
@@ -687,8 +687,6 @@ void onnxc_generate_free(onnxc_generator *g) {
   free(g->presents);
   for (size_t k = 0; g->cache_in && k < 2 * g->layers; k++) free(g->cache_in[k]);
   free(g->cache_in);
-  onnxc_session_free(g->own_s); /* before its model */
-  onnxc_model_free(g->own_m);
   for (size_t k = 0; k < g->n_bufs; k++) free(g->bufs[k]);
   free(g->bufs);
   free(g->seq);
