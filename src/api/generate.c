@@ -33,10 +33,10 @@ struct onnxc_generator {
   size_t layers;
   io *past;     /* 2 * layers: key, value of layer 0, then layer 1, ... */
   io *presents; /* the outputs matching past */
-  /* Optimum's layout in place (generate_kv.c): the generator's own session
-     and model, the buffers' input names, and why not when it is not */
-  onnxc_session *own_s;
-  onnxc_model *own_m;
+  /* Optimum's layout in place (generate_kv.c): the rewritten session (the
+     caller's session keeps it, shared by its generations), the buffers'
+     input names, and why not when it is not */
+  onnxc_session *kv_s;
   char **cache_in;
   int in_place;
   char why[256];
@@ -49,6 +49,7 @@ struct onnxc_generator {
      shared, one per input of buffer_len positions, zeroed, past and present
      alike. */
   void **bufs;
+  void **raw; /* what to free for each of bufs (zeroed ones are aligned inside) */
   size_t n_bufs, buf_bytes;
   int flip;        /* with past: past k is bufs[2k + flip] */
   uint64_t copied; /* cache bytes the loop copied (a present made elsewhere) */
@@ -350,12 +351,21 @@ static int alloc_cache(onnxc_generator *g, ox_err *e) {
   g->buf_bytes = (bytes + 63) & ~(size_t)63;
   g->n_bufs = (shared || g->in_place ? 1 : 2) * 2 * g->layers;
   g->bufs = calloc(g->n_bufs, sizeof *g->bufs);
-  if (!g->bufs) return ox_err_set(e, OX_ENOMEM, "out of memory");
+  g->raw = calloc(g->n_bufs, sizeof *g->raw);
+  if (!g->bufs || !g->raw) return ox_err_set(e, OX_ENOMEM, "out of memory");
   for (size_t k = 0; k < g->n_bufs; k++) {
-    g->bufs[k] = aligned_alloc(64, g->buf_bytes ? g->buf_bytes : 64);
+    /* the buffers that start zeroed (whole context length) come from
+     * calloc, whose large blocks are fresh pages the system gives zeroed:
+     * touched as the cache grows, not all of them before the first token
+     * (a memset of the full length cost tens of ms on a 1k context) */
+    if (shared || g->in_place) {
+      g->raw[k] = calloc(1, g->buf_bytes + 64);
+      g->bufs[k] = g->raw[k] ? (void *)(((uintptr_t)g->raw[k] + 63) & ~(uintptr_t)63) : NULL;
+    } else {
+      g->bufs[k] = g->raw[k] = aligned_alloc(64, g->buf_bytes ? g->buf_bytes : 64);
+    }
     if (!g->bufs[k])
       return ox_err_set(e, OX_ENOMEM, "out of memory for a KV cache of %zu bytes", g->buf_bytes);
-    if (shared || g->in_place) memset(g->bufs[k], 0, g->buf_bytes);
   }
   return OX_OK;
 }
@@ -517,7 +527,7 @@ done:
   return rc;
 }
 
-/* Optimum's layout on a session of the generator's own whose graph
+/* Optimum's layout on the caller's session's rewritten one whose graph
  * appends to the cache in place (generate_kv.c), where the graph allows;
  * else g->why says why the copying path stays. */
 static int try_in_place(onnxc_generator *g, ox_err *e) {
@@ -544,12 +554,12 @@ static int try_in_place(onnxc_generator *g, ox_err *e) {
     if (!rc) snprintf(g->cache_in[k], n, "%s.onnxc_cache", past[k]);
   }
   if (!rc)
-    rc = ox_gen_kv_inplace(g->s, past, present, nc, &g->own_s, &g->own_m, g->why, sizeof g->why);
+    rc = ox_gen_kv_shared(g->s, past, present, nc, &g->kv_s, g->why, sizeof g->why);
   free(past);
   free(present);
   if (rc) return ox_err_set(e, OX_ENOMEM, "out of memory preparing the in-place KV cache");
-  if (g->own_s) {
-    g->s = g->own_s;
+  if (g->kv_s) {
+    g->s = g->kv_s;
     g->in_place = 1;
   }
   snprintf(g->path, sizeof g->path, "copied each step (%s)", g->why);
@@ -687,9 +697,8 @@ void onnxc_generate_free(onnxc_generator *g) {
   free(g->presents);
   for (size_t k = 0; g->cache_in && k < 2 * g->layers; k++) free(g->cache_in[k]);
   free(g->cache_in);
-  onnxc_session_free(g->own_s); /* before its model */
-  onnxc_model_free(g->own_m);
-  for (size_t k = 0; k < g->n_bufs; k++) free(g->bufs[k]);
+  for (size_t k = 0; g->raw && k < g->n_bufs; k++) free(g->raw[k]);
+  free(g->raw);
   free(g->bufs);
   free(g->seq);
   free(g->eos);

@@ -70,6 +70,14 @@ int64_t ox_gen_pick(const float *logits, size_t vocab, const ox_gen_sampling *s,
 int ox_gen_kv_inplace(struct onnxc_session *s, const char *const *past, const char *const *present,
                       size_t n_cache, struct onnxc_session **out_s, struct onnxc_model **out_m,
                       char *why, size_t why_size);
+/* ox_gen_kv_inplace done once per caller session s: the rewritten
+ * session kept with s (freed with it) and shared by every generation on s,
+ * concurrent ones included; *out_s is borrowed (NULL, with why, when the
+ * graph did not match). The past and present names are the model's, so
+ * the same on every call. OX_ENOMEM only when memory ran out (not kept:
+ * the next call tries again). */
+int ox_gen_kv_shared(struct onnxc_session *s, const char *const *past, const char *const *present,
+                     size_t n_cache, struct onnxc_session **out_s, char *why, size_t why_size);
 /* Whether generator g keeps its cache in place (1) or copies it each step
  * (0), and why not (onnxc_generate_cache_path's reason); for tests. */
 int ox_gen_cache_in_place(const struct onnxc_generator *g, const char **why);

@@ -32,7 +32,9 @@
  * float16 cache, subgraphs, a failure to optimise, a session made at
  * optimization_level 0 or with custom operators) leaves the loop on its
  * copying path, with the reason kept for the caller. The generator's
- * session is made with the caller's session's options too. */
+ * session is made with the caller's session's options too, once per
+ * caller session (ox_gen_kv_shared): kept in its handle and shared by all
+ * its generations. */
 #include <onnxc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -362,5 +364,23 @@ int ox_gen_kv_inplace(onnxc_session *s, const char *const *past, const char *con
     *out_m = nm;
   else
     onnxc_model_free(nm);
+  return rc;
+}
+
+int ox_gen_kv_shared(onnxc_session *s, const char *const *past, const char *const *present,
+                     size_t n_cache, onnxc_session **out_s, char *why, size_t why_size) {
+  *out_s = NULL;
+  /* under the caller's session's lock: one rewrite per session, however
+   * many generations start at once; the others wait for it and share it */
+  ox_api_kv *kv = ox_api_kv_lock(s);
+  if (!kv) return OX_OK;
+  int rc = OX_OK;
+  if (!kv->tried) {
+    rc = ox_gen_kv_inplace(s, past, present, n_cache, &kv->s, &kv->m, kv->why, sizeof kv->why);
+    kv->tried = rc == OX_OK; /* after OOM a later generation may try again */
+  }
+  *out_s = kv->s;
+  snprintf(why, why_size, "%s", rc ? "" : kv->why);
+  ox_api_kv_unlock(s);
   return rc;
 }

@@ -5,7 +5,8 @@
  * nothing is copied, and its greedy tokens are those of the copying path
  * (the caller's session as it is, no rewrite: ONNXC_GENERATE_KV=copy); a
  * graph that reads the present otherwise stays on the copying path and
- * says why. Then
+ * says why; the rewritten session is made once per caller session and
+ * shared by concurrent and later generations. Then
  * the two kernels the rewrite adds, against plain ONNX operators:
  * KVCacheAppend (a Concat into a fixed buffer) and AttentionBHSDFused's
  * kv_len (the attention over the first rows of longer K and V). The
@@ -13,11 +14,13 @@
  * tests/oracle/ort_generate.mjs. */
 #include <math.h>
 #include <onnxc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../tests/unit/api_check.h"
+#include "api/api_impl.h"
 #include "api/generate_impl.h"
 
 enum { VOCAB = 16, HID = 8, HEADS = 2, HD = 4, CTX = 48 };
@@ -208,6 +211,122 @@ done:
   onnxc_model_free(m);
 }
 
+/* Greedy steps of one generator on s (the in-place path unless the graph
+ * does not allow it; ONNXC_GENERATE_KV unset by the caller): whether it
+ * was in place; the tokens in toks. For threads: no setenv here. */
+static int greedy(onnxc_session *s, int64_t *toks) {
+  int64_t prompt[] = {3, 9, 1};
+  onnxc_generate_options o = {0};
+  o.max_new_tokens = STEPS;
+  onnxc_generator *g = NULL;
+  onnxc_error e = {0};
+  if (onnxc_generate_start(s, prompt, 3, &o, &g, &e) != ONNXC_OK) return -1;
+  int in_place = ox_gen_cache_in_place(g, NULL);
+  for (int i = 0; i < STEPS; i++) {
+    int done = 0;
+    if (onnxc_generate_next(g, &toks[i], &done, &e) != ONNXC_OK || done) in_place = -1;
+  }
+  onnxc_generate_free(g);
+  return in_place;
+}
+
+typedef struct worker {
+  onnxc_session *s;
+  int64_t toks[STEPS];
+  int in_place;
+} worker;
+
+static void *work(void *p) {
+  worker *w = p;
+  w->in_place = greedy(w->s, w->toks);
+  return NULL;
+}
+
+/* The rewritten session is made once per caller session and shared: by
+ * generations that start at once on several threads (one makes it, the
+ * others wait and take it), by two generators alive together stepping in
+ * turn (each its own buffers), and by a later one; all give the copying
+ * path's tokens; it goes with the caller's session. */
+static void test_shared(void) {
+  onnxc_model *m = decoder(0, "", "");
+  onnxc_session *s = session_of(m, 1), *sc = session_of(m, 1);
+  if (!s || !sc) goto done;
+  int64_t want[STEPS];
+  int in_c = 1, fixed_c;
+  uint64_t cp_c;
+  char why[256];
+  run(sc, 1, want, &in_c, &fixed_c, &cp_c, why);
+  CHECK(!in_c);
+  unsetenv("ONNXC_GENERATE_KV");
+  ox_api_kv *kv = ox_api_kv_lock(s);
+  CHECK(kv && !kv->tried && !kv->s);
+  ox_api_kv_unlock(s);
+  enum { N = 4 };
+  worker w[N];
+  pthread_t th[N];
+  int started[N];
+  for (int i = 0; i < N; i++) {
+    w[i] = (worker){.s = s, .in_place = -1};
+    started[i] = pthread_create(&th[i], NULL, work, &w[i]) == 0;
+  }
+  for (int i = 0; i < N; i++) {
+    if (started[i]) pthread_join(th[i], NULL);
+    CHECK(started[i] && w[i].in_place == 1 && memcmp(w[i].toks, want, sizeof want) == 0);
+  }
+  kv = ox_api_kv_lock(s);
+  onnxc_session *shared = kv ? kv->s : NULL;
+  CHECK(kv && kv->tried && shared);
+  ox_api_kv_unlock(s);
+  /* two alive at once, stepping in turn */
+  int64_t prompt[] = {3, 9, 1}, t1[STEPS], t2[STEPS];
+  onnxc_generate_options o = {0};
+  o.max_new_tokens = STEPS;
+  onnxc_generator *g1 = NULL, *g2 = NULL;
+  onnxc_error e = {0};
+  CHECK(onnxc_generate_start(s, prompt, 3, &o, &g1, &e) == ONNXC_OK);
+  CHECK(onnxc_generate_start(s, prompt, 3, &o, &g2, &e) == ONNXC_OK);
+  if (g1 && g2) {
+    CHECK(ox_gen_cache_in_place(g1, NULL) && ox_gen_cache_in_place(g2, NULL));
+    for (int i = 0; i < STEPS; i++) {
+      int d1 = 0, d2 = 0;
+      CHECK(onnxc_generate_next(g1, &t1[i], &d1, &e) == ONNXC_OK && !d1);
+      CHECK(onnxc_generate_next(g2, &t2[i], &d2, &e) == ONNXC_OK && !d2);
+      CHECK(ox_gen_cache_buffer(g1, 0) != ox_gen_cache_buffer(g2, 0));
+    }
+    CHECK(memcmp(t1, want, sizeof want) == 0 && memcmp(t2, want, sizeof want) == 0);
+  }
+  onnxc_generate_free(g1);
+  onnxc_generate_free(g2);
+  /* a later one: the same session, not a new one */
+  int64_t t3[STEPS];
+  CHECK(greedy(s, t3) == 1 && memcmp(t3, want, sizeof want) == 0);
+  kv = ox_api_kv_lock(s);
+  CHECK(kv && kv->s == shared);
+  ox_api_kv_unlock(s);
+done:
+  onnxc_session_free(s);
+  onnxc_session_free(sc);
+  onnxc_model_free(m);
+}
+
+/* A graph that does not match: the attempt is kept too (the reason given
+ * again without another rewrite). */
+static void test_shared_fallback(void) {
+  onnxc_model *m = decoder(0, ", float dbg", "  dbg = ReduceSum(\"present.0.key\")\n");
+  onnxc_session *s = session_of(m, 1);
+  if (!s) goto done;
+  int64_t t[STEPS];
+  unsetenv("ONNXC_GENERATE_KV");
+  CHECK(greedy(s, t) == 0);
+  ox_api_kv *kv = ox_api_kv_lock(s);
+  CHECK(kv && kv->tried && !kv->s && strstr(kv->why, "ReduceSum"));
+  ox_api_kv_unlock(s);
+  CHECK(greedy(s, t) == 0);
+done:
+  onnxc_session_free(s);
+  onnxc_model_free(m);
+}
+
 /* KVCacheAppend in a plain run (no buffer given: the cache copied, then
  * the rows) against Concat; past_len beyond the cache fails. */
 static void test_append_kernel(void) {
@@ -365,6 +484,8 @@ done:
 int main(void) {
   test_in_place(0);
   test_in_place(1);
+  test_shared();
+  test_shared_fallback();
   test_append_kernel();
   test_attention_kv_len();
   test_attention_kv_len_groups();
