@@ -15,7 +15,7 @@ static int reduce_axes(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, bo
   size_t na = 0;
   bool from_input = c->opset >= 18 || (c->opset >= 13 && strcmp(n->op_type, "ReduceSum") == 0);
   if (from_input) {
-    if (n_in > 1 && in[1] && !cg_const_ints(in[1], axes, CG_MAX_RANK, &na))
+    if (n_in > 1 && in[1] && in[1]->numel && !cg_const_ints(in[1], axes, CG_MAX_RANK, &na))
       return cg_fail(c, OX_EUNSUPPORTED, "axes must be a constant");
   } else {
     cg_attr_ints(n, "axes", axes, CG_MAX_RANK, &na);
@@ -48,7 +48,11 @@ static int gen_reduce(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   const cg_val *X = in[0];
   const char *op = n->op_type + 6; /* after "Reduce" */
   bool red[CG_MAX_RANK], noop = false;
-  int rc = reduce_axes(c, n, in, n_in, red, &noop);
+  /* computed axes: which dims reduce is worked out at run time (the output
+   * shape is static, so only the output strides depend on it) */
+  bool rt_axes = (c->opset >= 18 || (c->opset >= 13 && strcmp(n->op_type, "ReduceSum") == 0)) &&
+                 n_in > 1 && in[1] && in[1]->numel && in[1]->kind != CG_CONST;
+  int rc = rt_axes ? OX_OK : reduce_axes(c, n, in, n_in, red, &noop);
   if (rc) return rc;
   if (noop) {
     cg_printf(c, "  memcpy(Y0, X0, %zu);\n", out[0]->nbytes);
@@ -80,6 +84,35 @@ static int gen_reduce(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   } else {
     acc = "Y0[i1] += X0[i0];";
     if (strcmp(op, "LogSum") == 0) post = "log";
+  }
+  if (rt_axes) {
+    size_t R = X->rank;
+    if (!R) return cg_fail(c, OX_EUNSUPPORTED, "computed axes of a scalar");
+    cg_printf(c, "  static const size_t dims[%zu] = {", R);
+    for (size_t d = 0; d < R; d++) cg_printf(c, "%s%lld", d ? ", " : "", (long long)X->dims[d]);
+    cg_printf(c, "};\n  unsigned char red[%zu] = {0};\n  size_t ostr[%zu], span = 1, count = 1;\n", R, R);
+    cg_printf(c, "  for (size_t a = 0; a < %lld; a++) {\n    long long ax = (long long)X1[a];\n", (long long)in[1]->numel);
+    cg_printf(c, "    if (ax < 0) ax += %zu;\n    if (ax >= 0 && ax < %zu) red[ax] = 1;\n  }\n", R, R);
+    cg_printf(c, "  for (size_t d = %zu; d-- > 0;) {\n    ostr[d] = red[d] ? 0 : span;\n", R);
+    cg_printf(c, "    if (red[d]) count *= dims[d]; else span *= dims[d];\n  }\n  (void)count;\n  (void)ostr;\n");
+    cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = %s;\n", (long long)out[0]->numel, init);
+    if (X->numel) {
+      cg_printf(c, "  size_t i0 = 0;\n");
+      for (size_t d = 0; d < R; d++)
+        cg_printf(c, "%*sfor (size_t d%zu = 0; d%zu < %lld; d%zu++)\n", (int)(2 + 2 * d), "", d, d,
+                  (long long)X->dims[d], d);
+      int ind = (int)(2 + 2 * R);
+      cg_printf(c, "%*s{\n%*s  const size_t i1 = 0", ind, "", ind, "");
+      for (size_t d = 0; d < R; d++) cg_printf(c, " + d%zu * ostr[%zu]", d, d);
+      cg_printf(c, ";\n%*s  %s\n%*s  i0++;\n%*s}\n", ind, "", acc, ind, "", ind, "");
+    }
+    if (strcmp(op, "Mean") == 0)
+      cg_printf(c, "  if (count)\n    for (size_t i = 0; i < %lld; i++) Y0[i] /= (%s)count;\n",
+                (long long)out[0]->numel, T);
+    if (post)
+      cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = %s(Y0[i]);\n", (long long)out[0]->numel,
+                cg_mathfn(c, dt, post));
+    return OX_OK;
   }
   int64_t count = 1;
   cg_val yk = *X; /* the output with kept dims, as a broadcast operand */
@@ -229,7 +262,34 @@ static int gen_instnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
   return OX_OK;
 }
 
+
+static int gen_rmsnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                       size_t n_out) {
+  (void)n_out, (void)out;
+  const cg_val *X = in[0];
+  if (cg_need_float(c, X)) return c->e->code;
+  size_t ax;
+  if (!cg_axis(ox_node_attr_int(n, "axis", -1), X->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
+  int64_t outer = 1, D = 1;
+  for (size_t d = 0; d < ax; d++) outer *= X->dims[d];
+  for (size_t d = ax; d < X->rank; d++) D *= X->dims[d];
+  if (n_in < 2 || !in[1] || (in[1]->numel != D && in[1]->numel != 1))
+    return cg_fail(c, OX_EUNSUPPORTED, "scale must have the normalised size or one element");
+  char eps[64];
+  cg_float_lit(eps, sizeof eps, ox_node_attr_float(n, "epsilon", 1e-5f), X->dtype == OX_FLOAT);
+  const char *T = cg_ctype(X->dtype);
+  cg_printf(c, "  for (size_t o = 0; o < %lld; o++) {\n    const %s *x = X0 + o * %lld;\n    %s ss = 0;\n",
+            (long long)outer, T, (long long)D, T);
+  cg_printf(c, "    for (size_t i = 0; i < %lld; i++) ss += x[i] * x[i];\n", (long long)D);
+  cg_printf(c, "    const %s inv = 1 / %s(ss / %lld + %s);\n", T, cg_mathfn(c, X->dtype, "sqrt"),
+            (long long)D, eps);
+  cg_printf(c, "    for (size_t i = 0; i < %lld; i++) Y0[o * %lld + i] = x[i] * inv * X1[%s];\n  }\n",
+            (long long)D, (long long)D, in[1]->numel == 1 ? "0" : "i");
+  return OX_OK;
+}
+
 const cg_op ox_cg_ops_reduce[] = {
+    {"RMSNormalization", gen_rmsnorm},
     {"ReduceSum", gen_reduce},
     {"ReduceMean", gen_reduce},
     {"ReduceMax", gen_reduce},

@@ -297,7 +297,100 @@ static int gen_range(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   return OX_OK;
 }
 
+
+static int gen_gather_elements(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                               size_t n_out) {
+  (void)n_in, (void)n_out;
+  const cg_val *X = in[0], *I = in[1];
+  size_t ax;
+  if (!cg_axis(ox_node_attr_int(n, "axis", 0), X->rank, &ax) || I->rank != X->rank)
+    return cg_fail(c, OX_EMODEL, "bad axis or indices rank");
+  int64_t st[CG_MAX_RANK];
+  cg_strides(X, st);
+  cg_printf(c, "  size_t o = 0;\n");
+  for (size_t d = 0; d < I->rank; d++)
+    cg_printf(c, "%*sfor (size_t d%zu = 0; d%zu < %lld; d%zu++)\n", (int)(2 + 2 * d), "", d, d,
+              (long long)out[0]->dims[d], d);
+  int ind = (int)(2 + 2 * I->rank);
+  cg_printf(c, "%*s{\n%*s  long long ix = (long long)X1[o];\n%*s  if (ix < 0) ix += %lld;\n", ind, "",
+            ind, "", ind, "", (long long)X->dims[ax]);
+  cg_printf(c, "%*s  if (ix < 0 || ix >= %lld) ix = 0; /* never outside the tensor */\n", ind, "",
+            (long long)X->dims[ax]);
+  cg_printf(c, "%*s  Y0[o++] = X0[ix * %lld", ind, "", (long long)st[ax]);
+  for (size_t d = 0; d < X->rank; d++)
+    if (d != ax) cg_printf(c, " + d%zu * %lld", d, (long long)st[d]);
+  cg_printf(c, "];\n%*s}\n", ind, "");
+  return OX_OK;
+}
+
+static int gen_trilu(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                     size_t n_out) {
+  (void)n_out, (void)out;
+  const cg_val *X = in[0];
+  if (X->rank < 2) return cg_fail(c, OX_EMODEL, "rank under 2");
+  int64_t N = X->dims[X->rank - 2], M = X->dims[X->rank - 1];
+  bool upper = ox_node_attr_int(n, "upper", 1) != 0;
+  cg_printf(c, "  const long long k = %s;\n", n_in > 1 && in[1] ? "(long long)X1[0]" : "0");
+  cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (long long i = 0; i < %lld; i++)\n",
+            (long long)(X->numel / (N * M)), (long long)N);
+  cg_printf(c, "      for (long long j = 0; j < %lld; j++) {\n", (long long)M);
+  cg_printf(c, "        const size_t at = b * %lld + (size_t)(i * %lld + j);\n", (long long)(N * M), (long long)M);
+  cg_printf(c, "        Y0[at] = j - i %s k ? X0[at] : 0;\n      }\n", upper ? ">=" : "<=");
+  return OX_OK;
+}
+
+/* CumSum, CumProd. The axis may be computed: the output's shape does not
+ * depend on it, so the loop bounds are then worked out at run time. */
+static int gen_cumulative(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                          size_t n_out) {
+  (void)n_out, (void)out;
+  const cg_val *X = in[0];
+  if (n_in < 2 || !in[1]) return cg_fail(c, OX_EMODEL, "no axis");
+  if (X->dtype == OX_BOOL) return cg_fail(c, OX_EUNSUPPORTED, "bool input");
+  bool prod = strcmp(n->op_type, "CumProd") == 0, excl = ox_node_attr_int(n, "exclusive", 0),
+       rev = ox_node_attr_int(n, "reverse", 0);
+  cg_printf(c, "  static const size_t dims[%zu] = {", X->rank ? X->rank : 1);
+  for (size_t d = 0; d < X->rank; d++) cg_printf(c, "%s%lld", d ? ", " : "", (long long)X->dims[d]);
+  cg_printf(c, "%s};\n  long long ax = (long long)X1[0];\n  if (ax < 0) ax += %zu;\n",
+            X->rank ? "" : "1", X->rank);
+  cg_printf(c, "  if (ax < 0 || ax >= %zu) return; /* outside the rank: nothing written */\n", X->rank);
+  cg_printf(c, "  size_t outer = 1, inner = 1;\n  const size_t A = dims[ax];\n");
+  cg_printf(c, "  for (long long d = 0; d < ax; d++) outer *= dims[d];\n");
+  cg_printf(c, "  for (long long d = ax + 1; d < %zu; d++) inner *= dims[d];\n", X->rank);
+  cg_printf(c, "  for (size_t o = 0; o < outer; o++)\n    for (size_t j = 0; j < inner; j++) {\n");
+  cg_printf(c, "      %s acc = %s;\n", cg_ctype(X->dtype), prod ? "1" : "0");
+  cg_printf(c, "      for (size_t t = 0; t < A; t++) {\n");
+  cg_printf(c, "        const size_t at = (o * A + %s) * inner + j;\n", rev ? "(A - 1 - t)" : "t");
+  if (excl)
+    cg_printf(c, "        Y0[at] = acc;\n        acc %s= X0[at];\n", prod ? "*" : "+");
+  else
+    cg_printf(c, "        acc %s= X0[at];\n        Y0[at] = acc;\n", prod ? "*" : "+");
+  cg_printf(c, "      }\n    }\n");
+  return OX_OK;
+}
+
+static int gen_bitshift(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                        size_t n_out) {
+  (void)n_in, (void)n_out;
+  int32_t dt = in[0]->dtype;
+  if (dt != OX_UINT8 && dt != OX_UINT16 && dt != OX_UINT32 && dt != OX_UINT64)
+    return cg_fail(c, OX_EMODEL, "expects unsigned integers");
+  bool left = strcmp(ox_node_attr_str(n, "direction", ""), "LEFT") == 0;
+  char body[256];
+  /* shifts by the width or more are 0 in the reference, undefined in C */
+  snprintf(body, sizeof body, "Y0[o] = X1[i1] >= %d ? 0 : (%s)(X0[i0] %s X1[i1]);",
+           (int)(8 * (dt == OX_UINT8 ? 1 : dt == OX_UINT16 ? 2 : dt == OX_UINT32 ? 4 : 8)),
+           cg_ctype(dt), left ? "<<" : ">>");
+  cg_bcast_loop(c, out[0]->dims, out[0]->rank, in, 2, body);
+  return OX_OK;
+}
+
 const cg_op ox_cg_ops_tensor[] = {
+    {"GatherElements", gen_gather_elements},
+    {"Trilu", gen_trilu},
+    {"CumSum", gen_cumulative},
+    {"CumProd", gen_cumulative},
+    {"BitShift", gen_bitshift},
     {"Reshape", gen_copy},
     {"Flatten", gen_copy},
     {"Squeeze", gen_copy},
