@@ -124,7 +124,7 @@ static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   if (n_out > 1 && out[1]) return cg_fail(c, OX_EUNSUPPORTED, "the Indices output is not compiled");
   if (cg_need_float(c, in[0])) return c->e->code;
   const cg_val *X = in[0];
-  bool mx = strcmp(n->op_type, "MaxPool") == 0;
+  bool mx = strcmp(n->op_type, "MaxPool") == 0, lp = strcmp(n->op_type, "LpPool") == 0;
   int64_t ks[3];
   size_t cnt;
   if (!cg_attr_ints(n, "kernel_shape", ks, 3, &cnt) || cnt + 2 != X->rank)
@@ -162,13 +162,21 @@ static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   } else {
     cg_printf(c, "%*scnt++;\n", in2, "");
   }
+  char p_lit[64];
+  cg_float_lit(p_lit, sizeof p_lit, (double)ox_node_attr_int(n, "p", 2), X->dtype == OX_FLOAT);
   if (mx)
     cg_printf(c, "%*sif (x[%s] > acc) acc = x[%s];\n", in2, "", po, po);
+  else if (lp)
+    cg_printf(c, "%*sacc += %s(%s(x[%s]), %s);\n", in2, "", cg_mathfn(c, X->dtype, "pow"),
+              cg_mathfn(c, X->dtype, "fabs"), po, p_lit);
   else
     cg_printf(c, "%*sacc += x[%s];\n", in2, "", po);
   close_win(c, &w, ind + 2);
   if (mx)
     cg_printf(c, "%*s  (void)cnt;\n%*s  y[%s] = acc;\n", ind, "", ind, "", oo);
+  else if (lp)
+    cg_printf(c, "%*s  (void)cnt;\n%*s  y[%s] = %s(acc, 1 / %s);\n", ind, "", ind, "", oo,
+              cg_mathfn(c, X->dtype, "pow"), p_lit);
   else
     cg_printf(c, "%*s  y[%s] = cnt ? acc / (%s)cnt : 0;\n", ind, "", oo, T);
   cg_printf(c, "%*s}\n  }\n", ind, "");
@@ -221,7 +229,96 @@ static int gen_batchnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   return OX_OK;
 }
 
+
+/* ConvTranspose as a scatter: each input element adds its products with
+ * the kernel into the output window it maps to. Explicit pads only (the
+ * output_shape and auto_pad forms are declined). */
+static int gen_conv_transpose(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                              size_t n_out) {
+  (void)n_out;
+  if (n_in < 2 || !in[0] || !in[1]) return cg_fail(c, OX_EMODEL, "expects X and W");
+  if (cg_need_float(c, in[0])) return c->e->code;
+  if (ox_node_attr(n, "output_shape") ||
+      strcmp(ox_node_attr_str(n, "auto_pad", "NOTSET"), "NOTSET") != 0)
+    return cg_fail(c, OX_EUNSUPPORTED, "output_shape and auto_pad are not compiled");
+  const cg_val *X = in[0], *W = in[1], *Y = out[0];
+  if (W->rank != X->rank) return cg_fail(c, OX_EMODEL, "W rank differs from X rank");
+  win w;
+  /* window() reads strides, dilations and pads; in/out swap roles here */
+  int rc = window(c, n, X, Y, W->dims + 2, &w);
+  if (rc) return rc;
+  int64_t G = ox_node_attr_int(n, "group", 1), C = X->dims[1], Mg = W->dims[1], M = Mg * G;
+  if (G < 1 || C % G || W->dims[0] != C || Y->dims[1] != M)
+    return cg_fail(c, OX_EMODEL, "group %lld does not fit the channels", (long long)G);
+  int64_t isz = 1, ksz = 1, osz = 1;
+  for (size_t i = 0; i < w.r; i++) isz *= w.in[i], ksz *= w.k[i], osz *= w.out[i];
+  const char *T = cg_ctype(X->dtype);
+  char ko[160], io[160], oo[160];
+  flat(ko, sizeof ko, "k", w.k, w.r);
+  flat(io, sizeof io, "o", w.in, w.r); /* the loops over the input are o<i> */
+  flat(oo, sizeof oo, "p", w.out, w.r);
+  cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = 0;\n", (long long)Y->numel);
+  cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t ci = 0; ci < %lld; ci++) {\n",
+            (long long)X->dims[0], (long long)C);
+  cg_printf(c, "      const size_t g = ci / %lld;\n      const %s *x = X0 + (b * %lld + ci) * %lld;\n",
+            (long long)(C / G), T, (long long)C, (long long)isz);
+  win wi = w; /* loops over the input positions */
+  memcpy(wi.out, w.in, sizeof w.in);
+  open_out(c, &wi, 6);
+  int ind = 6 + 2 * (int)w.r;
+  cg_printf(c, "%*s{\n%*s  const %s xv = x[%s];\n", ind, "", ind, "", T, io);
+  cg_printf(c, "%*s  for (size_t mo = 0; mo < %lld; mo++) {\n", ind, "", (long long)Mg);
+  cg_printf(c, "%*s    const %s *wk = X1 + (ci * %lld + mo) * %lld;\n", ind, "", T, (long long)Mg, (long long)ksz);
+  cg_printf(c, "%*s    %s *y = Y0 + (b * %lld + g * %lld + mo) * %lld;\n", ind, "", T, (long long)M,
+            (long long)Mg, (long long)osz);
+  win wo = w; /* p<i> = o<i> * s - pad + k<i> * d, checked against the output */
+  memcpy(wo.in, w.out, sizeof w.out);
+  open_win(c, &wo, ind + 4, true);
+  cg_printf(c, "%*s  y[%s] += xv * wk[%s];\n", ind + 4 + 2 * (int)w.r, "", oo, ko);
+  close_win(c, &wo, ind + 4);
+  cg_printf(c, "%*s  }\n%*s}\n    }\n", ind, "", ind, "");
+  if (n_in > 2 && in[2])
+    cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t m = 0; m < %lld; m++)\n"
+                 "      for (size_t i = 0; i < %lld; i++) Y0[(b * %lld + m) * %lld + i] += X2[m];\n",
+              (long long)X->dims[0], (long long)M, (long long)osz, (long long)M, (long long)osz);
+  return OX_OK;
+}
+
+static int gen_depth_space(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                           size_t n_out) {
+  (void)n_in, (void)n_out;
+  const cg_val *X = in[0], *Y = out[0];
+  if (X->rank != 4) return cg_fail(c, OX_EUNSUPPORTED, "only 4-D inputs");
+  int64_t bs = ox_node_attr_int(n, "blocksize", 0);
+  if (bs < 1) return cg_fail(c, OX_EMODEL, "blocksize");
+  bool d2s = strcmp(n->op_type, "DepthToSpace") == 0;
+  bool crd = strcmp(ox_node_attr_str(n, "mode", "DCR"), "CRD") == 0;
+  /* the small side (C' x H' x W') and the big one (C' bs bs x H/W), as one
+   * index map: depth index of (c, i, j) */
+  const cg_val *S = d2s ? Y : X; /* the spatial-large tensor */
+  int64_t Cs = S->dims[1], H = S->dims[2], Wd = S->dims[3], Cd = Cs * bs * bs;
+  cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t ch = 0; ch < %lld; ch++)\n",
+            (long long)S->dims[0], (long long)Cs);
+  cg_printf(c, "      for (size_t h = 0; h < %lld; h++)\n        for (size_t w = 0; w < %lld; w++) {\n",
+            (long long)H, (long long)Wd);
+  cg_printf(c, "          const size_t i = h %% %lld, j = w %% %lld;\n", (long long)bs, (long long)bs);
+  if (crd)
+    cg_printf(c, "          const size_t dc = ch * %lld + i * %lld + j;\n", (long long)(bs * bs), (long long)bs);
+  else
+    cg_printf(c, "          const size_t dc = (i * %lld + j) * %lld + ch;\n", (long long)bs, (long long)Cs);
+  cg_printf(c, "          const size_t big = ((b * %lld + ch) * %lld + h) * %lld + w;\n", (long long)Cs,
+            (long long)H, (long long)Wd);
+  cg_printf(c, "          const size_t small = ((b * %lld + dc) * %lld + h / %lld) * %lld + w / %lld;\n",
+            (long long)Cd, (long long)(H / bs), (long long)bs, (long long)(Wd / bs), (long long)bs);
+  cg_printf(c, "          %s;\n        }\n", d2s ? "Y0[big] = X0[small]" : "Y0[small] = X0[big]");
+  return OX_OK;
+}
+
 const cg_op ox_cg_ops_conv[] = {
+    {"ConvTranspose", gen_conv_transpose},
+    {"DepthToSpace", gen_depth_space},
+    {"SpaceToDepth", gen_depth_space},
+    {"LpPool", gen_pool},
     {"Conv", gen_conv},
     {"MaxPool", gen_pool},
     {"AveragePool", gen_pool},

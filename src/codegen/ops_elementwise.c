@@ -59,6 +59,8 @@ static const unary_row unary_rows[] = {
     {"ThresholdedRelu", "x > $A ? x : 0", false, "alpha", 1.0f, NULL, 0},
     {"Shrink", "x < -$B ? x + $A : (x > $B ? x - $A : 0)", false, "bias", 0.0f, "lambd", 0.5f},
     {"IsNaN", "x != x", false, NULL, 0, NULL, 0},
+    {"Swish", "x / (1 + @exp(-$A * x))", false, "alpha", 1.0f, NULL, 0},
+    {"BitwiseNot", "~x", true, NULL, 0, NULL, 0},
     {NULL, NULL, false, NULL, 0, NULL, 0},
 };
 
@@ -133,6 +135,18 @@ static int gen_gelu(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   return OX_OK;
 }
 
+static int gen_isinf(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                     size_t n_out) {
+  (void)n_in, (void)out, (void)n_out;
+  if (cg_need_float(c, in[0])) return c->e->code;
+  bool neg = ox_node_attr_int(n, "detect_negative", 1) != 0,
+       pos = ox_node_attr_int(n, "detect_positive", 1) != 0;
+  cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = %s%s%s%s;\n", (long long)in[0]->numel,
+            pos ? "X0[i] == INFINITY" : "", pos && neg ? " || " : "", neg ? "X0[i] == -INFINITY" : "",
+            pos || neg ? "" : "0 * X0[i]");
+  return OX_OK;
+}
+
 static int gen_not(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                    size_t n_out) {
   (void)n, (void)n_in, (void)out, (void)n_out;
@@ -165,7 +179,7 @@ static int gen_clip(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
 typedef struct binary_row {
   const char *op;
   const char *expr; /* over a and b */
-  int kind;         /* 0 any numeric, 1 float only, 2 bool only, 3 not bool */
+  int kind;         /* 0 any numeric, 1 float only, 2 bool only, 3 not bool, 4 integers */
 } binary_row;
 
 static const binary_row binary_rows[] = {
@@ -176,6 +190,8 @@ static const binary_row binary_rows[] = {
     {"LessOrEqual", "a <= b", 0}, {"GreaterOrEqual", "a >= b", 0},
     {"And", "a && b", 2},         {"Or", "a || b", 2},
     {"Xor", "!a != !b", 2},       {"PRelu", "a < 0 ? a * b : a", 3},
+    {"BitwiseAnd", "a & b", 4},   {"BitwiseOr", "a | b", 4},
+    {"BitwiseXor", "a ^ b", 4},
     {NULL, NULL, 0},
 };
 
@@ -189,6 +205,8 @@ static int gen_binary(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   if (r->kind == 1 && cg_need_float(c, in[0])) return c->e->code;
   if (r->kind == 2 && dt != OX_BOOL) return cg_fail(c, OX_EMODEL, "expects bool inputs");
   if (r->kind == 3 && dt == OX_BOOL) return cg_fail(c, OX_EUNSUPPORTED, "bool inputs");
+  if (r->kind == 4 && (dt == OX_BOOL || dt == OX_FLOAT || dt == OX_DOUBLE))
+    return cg_fail(c, OX_EMODEL, "expects integers");
   if (r->kind == 1 && in[1]->dtype != dt && !cg_ctype(in[1]->dtype))
     return cg_fail(c, OX_EUNSUPPORTED, "exponent type");
   ox_buf ex = {0};
@@ -283,7 +301,10 @@ const cg_op ox_cg_ops_elementwise[] = {
     {"HardSigmoid", gen_unary},   {"HardSwish", gen_unary},
     {"ThresholdedRelu", gen_unary}, {"Shrink", gen_unary},
     {"IsNaN", gen_unary},         {"Gelu", gen_gelu},
-    {"Not", gen_not},             {"Clip", gen_clip},
+    {"Not", gen_not},             {"IsInf", gen_isinf},
+    {"Swish", gen_unary},         {"BitwiseNot", gen_unary},
+    {"BitwiseAnd", gen_binary},   {"BitwiseOr", gen_binary},
+    {"BitwiseXor", gen_binary},             {"Clip", gen_clip},
     {"Add", gen_binary},          {"Sub", gen_binary},
     {"Mul", gen_binary},          {"Div", gen_binary},
     {"Pow", gen_binary},          {"Equal", gen_binary},

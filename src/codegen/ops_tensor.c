@@ -66,6 +66,37 @@ static int gen_transpose(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
 
 static int64_t clampi(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* Slice whose starts, axes or steps are computed: the output shape is
+ * static, so only where each axis starts and its step are found at run
+ * time, by the same clamping rules. */
+static int slice_computed(cg_ctx *c, cg_val **in, size_t n_in, const cg_val *y) {
+  const cg_val *X = in[0];
+  size_t R = X->rank;
+  if (!R || y->rank != R) return cg_fail(c, OX_EMODEL, "rank");
+  bool axes = n_in > 3 && in[3], steps = n_in > 4 && in[4];
+  int64_t st[CG_MAX_RANK];
+  cg_strides(X, st);
+  cg_printf(c, "  static const long long dims[%zu] = {", R);
+  for (size_t d = 0; d < R; d++) cg_printf(c, "%s%lld", d ? ", " : "", (long long)X->dims[d]);
+  cg_printf(c, "};\n  long long b[%zu] = {0}, s[%zu];\n", R, R);
+  cg_printf(c, "  for (size_t d = 0; d < %zu; d++) s[d] = 1;\n", R);
+  cg_printf(c, "  for (size_t a = 0; a < %lld; a++) {\n", (long long)in[1]->numel);
+  cg_printf(c, "    long long ax = %s;\n    if (ax < 0) ax += %zu;\n", axes ? "(long long)X3[a]" : "(long long)a", R);
+  cg_printf(c, "    if (ax < 0 || ax >= %zu) continue;\n", R);
+  cg_printf(c, "    const long long dim = dims[ax], step = %s;\n", steps ? "(long long)X4[a]" : "1");
+  cg_printf(c, "    long long v = (long long)X1[a];\n    if (v < 0) v += dim;\n");
+  cg_printf(c, "    const long long hi = step > 0 ? dim : dim - 1;\n");
+  cg_printf(c, "    b[ax] = v < 0 ? 0 : v > hi ? hi : v;\n    s[ax] = step;\n  }\n");
+  cg_printf(c, "  size_t o = 0;\n");
+  for (size_t d = 0; d < R; d++)
+    cg_printf(c, "%*sfor (long long d%zu = 0; d%zu < %lld; d%zu++)\n", (int)(2 + 2 * d), "", d, d,
+              (long long)y->dims[d], d);
+  cg_printf(c, "%*sY0[o++] = X0[0", (int)(2 + 2 * R), "");
+  for (size_t d = 0; d < R; d++) cg_printf(c, " + (b[%zu] + d%zu * s[%zu]) * %lld", d, d, d, (long long)st[d]);
+  cg_printf(c, "];\n");
+  return OX_OK;
+}
+
 static int gen_slice(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                      size_t n_out) {
   (void)n_out;
@@ -78,13 +109,12 @@ static int gen_slice(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
       return cg_fail(c, OX_EMODEL, "starts and ends are required");
     cg_attr_ints(n, "axes", axes, CG_MAX_RANK, &na);
   } else {
-    if (n_in < 3 || !cg_const_ints(in[1], starts, CG_MAX_RANK, &ns) ||
-        !cg_const_ints(in[2], ends, CG_MAX_RANK, &ne))
-      return cg_fail(c, OX_EUNSUPPORTED, "starts and ends must be constants");
-    if (n_in > 3 && in[3] && !cg_const_ints(in[3], axes, CG_MAX_RANK, &na))
-      return cg_fail(c, OX_EUNSUPPORTED, "axes must be a constant");
-    if (n_in > 4 && in[4] && !cg_const_ints(in[4], steps, CG_MAX_RANK, &nst))
-      return cg_fail(c, OX_EUNSUPPORTED, "steps must be a constant");
+    if (n_in < 3 || !in[1] || !in[2]) return cg_fail(c, OX_EMODEL, "starts and ends are required");
+    if (!cg_const_ints(in[1], starts, CG_MAX_RANK, &ns) ||
+        !cg_const_ints(in[2], ends, CG_MAX_RANK, &ne) ||
+        (n_in > 3 && in[3] && !cg_const_ints(in[3], axes, CG_MAX_RANK, &na)) ||
+        (n_in > 4 && in[4] && !cg_const_ints(in[4], steps, CG_MAX_RANK, &nst)))
+      return slice_computed(c, in, n_in, out[0]);
   }
   if (ns != ne || (na && na != ns) || (nst && nst != ns))
     return cg_fail(c, OX_EMODEL, "starts, ends, axes and steps differ in length");
@@ -133,10 +163,14 @@ static int gen_pad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   size_t r = X->rank, np = 0, na = 0;
   int64_t pads[2 * CG_MAX_RANK], axes[CG_MAX_RANK], pb[CG_MAX_RANK] = {0};
   const char *mode = ox_node_attr_str(n, "mode", "constant");
+  bool rt = false; /* begin pads computed: read at run time into pb[] */
   if (c->opset < 11) {
     if (!cg_attr_ints(n, "pads", pads, 2 * CG_MAX_RANK, &np)) return cg_fail(c, OX_EMODEL, "no pads");
-  } else if (n_in < 2 || !cg_const_ints(in[1], pads, 2 * CG_MAX_RANK, &np)) {
-    return cg_fail(c, OX_EUNSUPPORTED, "pads must be a constant");
+  } else if (n_in < 2 || !in[1]) {
+    return cg_fail(c, OX_EMODEL, "no pads");
+  } else if (!cg_const_ints(in[1], pads, 2 * CG_MAX_RANK, &np)) {
+    rt = true;
+    np = (size_t)in[1]->numel;
   }
   if (n_in > 3 && in[3]) {
     if (!cg_const_ints(in[3], axes, CG_MAX_RANK, &na)) return cg_fail(c, OX_EUNSUPPORTED, "axes must be a constant");
@@ -145,10 +179,14 @@ static int gen_pad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
     for (size_t i = 0; i < r; i++) axes[i] = (int64_t)i;
   }
   if (np != 2 * na) return cg_fail(c, OX_EMODEL, "pads has %zu values for %zu axes", np, na);
+  if (rt && r) cg_printf(c, "  long long pb[%zu] = {0};\n", r);
   for (size_t i = 0; i < na; i++) {
     size_t ax;
     if (!cg_axis(axes[i], r, &ax)) return cg_fail(c, OX_EMODEL, "axis out of range");
-    pb[ax] = pads[i];
+    if (rt)
+      cg_printf(c, "  pb[%zu] = (long long)X1[%zu];\n", ax, i);
+    else
+      pb[ax] = pads[i];
   }
   bool cst = strcmp(mode, "constant") == 0, edge = strcmp(mode, "edge") == 0;
   if (!cst && !edge && strcmp(mode, "reflect") != 0) return cg_fail(c, OX_EUNSUPPORTED, "mode %s", mode);
@@ -165,7 +203,10 @@ static int gen_pad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   cg_printf(c, "%*s{\n%*s  int inb = 1;\n", ind, "", ind, "");
   for (size_t d = 0; d < r; d++) {
     long long I = (long long)X->dims[d];
-    cg_printf(c, "%*s  long q%zu = d%zu - %lld;\n", ind, "", d, d, (long long)pb[d]);
+    if (rt)
+      cg_printf(c, "%*s  long q%zu = d%zu - (long)pb[%zu];\n", ind, "", d, d, d);
+    else
+      cg_printf(c, "%*s  long q%zu = d%zu - %lld;\n", ind, "", d, d, (long long)pb[d]);
     if (cst)
       cg_printf(c, "%*s  if (q%zu < 0 || q%zu >= %lld) inb = 0;\n", ind, "", d, d, I);
     else if (edge)

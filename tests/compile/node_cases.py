@@ -204,7 +204,7 @@ def main():
         for n, why in unsupported.items():
             key = why.split(": ", 1)[-1][:70]
             reasons[key] = reasons.get(key, 0) + 1
-        for key, cnt in sorted(reasons.items(), key=lambda x: -x[1])[:40]:
+        for key, cnt in sorted(reasons.items(), key=lambda x: -x[1])[:80]:
             print("  not compiled x%d: %s" % (cnt, key))
     for n, why in failures:
         print("FAIL %s: %s" % (n, why))
