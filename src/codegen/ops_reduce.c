@@ -288,7 +288,65 @@ static int gen_rmsnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
   return OX_OK;
 }
 
+static int gen_lpnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                      size_t n_out) {
+  (void)n_in, (void)n_out, (void)out;
+  const cg_val *X = in[0];
+  if (cg_need_float(c, X)) return c->e->code;
+  size_t ax;
+  if (!cg_axis(ox_node_attr_int(n, "axis", -1), X->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
+  int64_t p = ox_node_attr_int(n, "p", 2), outer = 1, A = X->dims[ax], inner = 1;
+  if (p != 1 && p != 2) return cg_fail(c, OX_EMODEL, "p must be 1 or 2");
+  for (size_t d = 0; d < ax; d++) outer *= X->dims[d];
+  for (size_t d = ax + 1; d < X->rank; d++) inner *= X->dims[d];
+  const char *T = cg_ctype(X->dtype);
+  cg_printf(c, "  for (size_t o = 0; o < %lld; o++)\n    for (size_t j = 0; j < %lld; j++) {\n",
+            (long long)outer, (long long)inner);
+  cg_printf(c, "      const size_t base = o * %lld + j;\n      %s nrm = 0;\n", (long long)(A * inner), T);
+  cg_printf(c, "      for (size_t a = 0; a < %lld; a++) {\n        const %s v = X0[base + a * %lld];\n",
+            (long long)A, T, (long long)inner);
+  cg_printf(c, "        nrm += %s;\n      }\n", p == 1 ? (X->dtype == OX_FLOAT ? "fabsf(v)" : "fabs(v)") : "v * v");
+  if (p == 2) cg_printf(c, "      nrm = %s(nrm);\n", cg_mathfn(c, X->dtype, "sqrt"));
+  cg_printf(c, "      for (size_t a = 0; a < %lld; a++)\n        Y0[base + a * %lld] = nrm == 0 ? 0 : X0[base + a * %lld] / nrm;\n    }\n",
+            (long long)A, (long long)inner, (long long)inner);
+  return OX_OK;
+}
+
+/* TopK: k is the output's static length along the axis; selection by k
+ * passes over the axis (ties: the lower index first, as the reference). */
+static int gen_topk(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                    size_t n_out) {
+  (void)n_in;
+  const cg_val *X = in[0];
+  if (X->dtype == OX_BOOL || n_out != 2 || !out[0] || !out[1])
+    return cg_fail(c, OX_EUNSUPPORTED, "bool input or missing outputs");
+  size_t ax;
+  if (!cg_axis(ox_node_attr_int(n, "axis", -1), X->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
+  bool largest = ox_node_attr_int(n, "largest", 1) != 0;
+  int64_t outer = 1, A = X->dims[ax], K = out[0]->dims[ax], inner = 1;
+  for (size_t d = 0; d < ax; d++) outer *= X->dims[d];
+  for (size_t d = ax + 1; d < X->rank; d++) inner *= X->dims[d];
+  if (!A) return OX_OK;
+  cg_printf(c, "  for (size_t o = 0; o < %lld; o++)\n    for (size_t j = 0; j < %lld; j++) {\n",
+            (long long)outer, (long long)inner);
+  cg_printf(c, "      unsigned char taken[%lld] = {0};\n", (long long)A);
+  cg_printf(c, "      const %s *x = X0 + o * %lld + j;\n", cg_ctype(X->dtype), (long long)(A * inner));
+  cg_printf(c, "      for (size_t t = 0; t < %lld; t++) {\n        size_t best = %lld;\n", (long long)K,
+            (long long)A);
+  cg_printf(c, "        for (size_t a = 0; a < %lld; a++)\n", (long long)A);
+  cg_printf(c, "          if (!taken[a] && (best == %lld || x[a * %lld] %s x[best * %lld])) best = a;\n",
+            (long long)A, (long long)inner, largest ? ">" : "<", (long long)inner);
+  cg_printf(c, "        taken[best] = 1;\n");
+  cg_printf(c, "        Y0[(o * %lld + t) * %lld + j] = x[best * %lld];\n", (long long)K, (long long)inner,
+            (long long)inner);
+  cg_printf(c, "        Y1[(o * %lld + t) * %lld + j] = (int64_t)best;\n      }\n    }\n", (long long)K,
+            (long long)inner);
+  return OX_OK;
+}
+
 const cg_op ox_cg_ops_reduce[] = {
+    {"TopK", gen_topk},
+    {"LpNormalization", gen_lpnorm},
     {"RMSNormalization", gen_rmsnorm},
     {"ReduceSum", gen_reduce},
     {"ReduceMean", gen_reduce},

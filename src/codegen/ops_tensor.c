@@ -426,7 +426,99 @@ static int gen_bitshift(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
   return OX_OK;
 }
 
+/* "Y0[at] = v", "Y0[at] += v" ... for a scatter's reduction; NULL if unknown. */
+static const char *scatter_op(cg_ctx *c, const ox_node *n, const char *at, const char *v) {
+  const char *r = ox_node_attr_str(n, "reduction", "none");
+  if (strcmp(r, "none") == 0) return ox_arena_printf(c->a, "Y0[%s] = %s;", at, v);
+  if (strcmp(r, "add") == 0) return ox_arena_printf(c->a, "Y0[%s] += %s;", at, v);
+  if (strcmp(r, "mul") == 0) return ox_arena_printf(c->a, "Y0[%s] *= %s;", at, v);
+  if (strcmp(r, "max") == 0) return ox_arena_printf(c->a, "if (%s > Y0[%s]) Y0[%s] = %s;", v, at, at, v);
+  if (strcmp(r, "min") == 0) return ox_arena_printf(c->a, "if (%s < Y0[%s]) Y0[%s] = %s;", v, at, at, v);
+  return NULL;
+}
+
+static int gen_scatter_elements(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                                size_t n_out) {
+  (void)n_out;
+  if (n_in != 3 || !in[1] || !in[2]) return cg_fail(c, OX_EMODEL, "expects 3 inputs");
+  const cg_val *X = in[0], *I = in[1];
+  size_t ax;
+  if (!cg_axis(ox_node_attr_int(n, "axis", 0), X->rank, &ax) || I->rank != X->rank)
+    return cg_fail(c, OX_EMODEL, "bad axis or indices rank");
+  const char *op = scatter_op(c, n, "at", "X2[o]");
+  if (!op) return cg_fail(c, OX_EUNSUPPORTED, "reduction '%s'", ox_node_attr_str(n, "reduction", ""));
+  int64_t st[CG_MAX_RANK];
+  cg_strides(X, st);
+  cg_printf(c, "  memcpy(Y0, X0, %zu);\n  size_t o = 0;\n", out[0]->nbytes);
+  for (size_t d = 0; d < I->rank; d++)
+    cg_printf(c, "%*sfor (size_t d%zu = 0; d%zu < %lld; d%zu++)\n", (int)(2 + 2 * d), "", d, d,
+              (long long)I->dims[d], d);
+  int ind = (int)(2 + 2 * I->rank);
+  cg_printf(c, "%*s{\n%*s  long long ix = (long long)X1[o];\n%*s  if (ix < 0) ix += %lld;\n", ind, "",
+            ind, "", ind, "", (long long)X->dims[ax]);
+  cg_printf(c, "%*s  if (ix >= 0 && ix < %lld) {\n%*s    const size_t at = (size_t)ix * %lld", ind, "",
+            (long long)X->dims[ax], ind, "", (long long)st[ax]);
+  for (size_t d = 0; d < X->rank; d++)
+    if (d != ax) cg_printf(c, " + d%zu * %lld", d, (long long)st[d]);
+  cg_printf(c, ";\n%*s    %s\n%*s  }\n%*s  o++;\n%*s}\n", ind, "", op, ind, "", ind, "", ind, "");
+  return OX_OK;
+}
+
+/* ScatterND and GatherND (batch_dims 0): the last indices dim addresses
+ * the first k dims of the data; the rest is a contiguous slice. */
+static int gen_nd(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                  size_t n_out) {
+  (void)n_out;
+  bool scatter = strcmp(n->op_type, "ScatterND") == 0;
+  if (n_in < 2 || !in[1] || (scatter && (n_in < 3 || !in[2]))) return cg_fail(c, OX_EMODEL, "inputs");
+  if (ox_node_attr_int(n, "batch_dims", 0)) return cg_fail(c, OX_EUNSUPPORTED, "batch_dims");
+  const cg_val *X = in[0], *I = in[1];
+  if (!I->rank) return cg_fail(c, OX_EMODEL, "scalar indices");
+  int64_t k = I->dims[I->rank - 1];
+  if (k < 1 || (size_t)k > X->rank) return cg_fail(c, OX_EMODEL, "indices' last dim %lld", (long long)k);
+  int64_t st[CG_MAX_RANK], slice = 1, cnt = I->numel / k;
+  cg_strides(X, st);
+  for (size_t d = (size_t)k; d < X->rank; d++) slice *= X->dims[d];
+  char upd[64];
+  snprintf(upd, sizeof upd, "X2[j * %lld + e]", (long long)slice);
+  const char *op = scatter ? scatter_op(c, n, "off + e", upd) : "";
+  if (!op) return cg_fail(c, OX_EUNSUPPORTED, "reduction '%s'", ox_node_attr_str(n, "reduction", ""));
+  if (scatter) cg_printf(c, "  memcpy(Y0, X0, %zu);\n", out[0]->nbytes);
+  cg_printf(c, "  static const long long dims[%lld] = {", (long long)k);
+  for (int64_t d = 0; d < k; d++) cg_printf(c, "%s%lld", d ? ", " : "", (long long)X->dims[d]);
+  cg_printf(c, "}, st[%lld] = {", (long long)k);
+  for (int64_t d = 0; d < k; d++) cg_printf(c, "%s%lld", d ? ", " : "", (long long)st[d]);
+  cg_printf(c, "};\n  for (size_t j = 0; j < %lld; j++) {\n    size_t off = 0;\n", (long long)cnt);
+  cg_printf(c, "    for (size_t d = 0; d < %lld; d++) {\n      long long ix = (long long)X1[j * %lld + d];\n",
+            (long long)k, (long long)k);
+  cg_printf(c, "      if (ix < 0) ix += dims[d];\n      if (ix < 0 || ix >= dims[d]) ix = 0; /* never outside */\n");
+  cg_printf(c, "      off += (size_t)ix * (size_t)st[d];\n    }\n");
+  if (scatter) {
+    cg_printf(c, "    for (size_t e = 0; e < %lld; e++) %s\n  }\n", (long long)slice, op);
+  } else {
+    cg_printf(c, "    memcpy(Y0 + j * %lld, X0 + off, %zu);\n  }\n", (long long)slice,
+              (size_t)slice * (out[0]->nbytes / (size_t)(out[0]->numel ? out[0]->numel : 1)));
+  }
+  return OX_OK;
+}
+
+static int gen_eyelike(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                       size_t n_out) {
+  (void)in, (void)n_in, (void)n_out;
+  if (out[0]->rank != 2) return cg_fail(c, OX_EMODEL, "expects 2-D");
+  cg_printf(c, "  for (long long i = 0; i < %lld; i++)\n    for (long long j = 0; j < %lld; j++)\n",
+            (long long)out[0]->dims[0], (long long)out[0]->dims[1]);
+  cg_printf(c, "      Y0[i * %lld + j] = (%s)(j - i == %lld);\n", (long long)out[0]->dims[1],
+            cg_ctype(out[0]->dtype), (long long)ox_node_attr_int(n, "k", 0));
+  return OX_OK;
+}
+
 const cg_op ox_cg_ops_tensor[] = {
+    {"ScatterElements", gen_scatter_elements},
+    {"Scatter", gen_scatter_elements},
+    {"ScatterND", gen_nd},
+    {"GatherND", gen_nd},
+    {"EyeLike", gen_eyelike},
     {"GatherElements", gen_gather_elements},
     {"Trilu", gen_trilu},
     {"CumSum", gen_cumulative},
