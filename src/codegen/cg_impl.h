@@ -92,6 +92,8 @@ void cg_strides(const cg_val *v, int64_t *s);
  * numpy broadcasting against the output), then runs `body` for each. */
 void cg_bcast_loop(cg_ctx *c, const int64_t *dims, size_t rank, cg_val *const *ops, size_t n_ops,
                    const char *body);
+/* Products of v's dims before and after axis. */
+void cg_split(const cg_val *v, size_t axis, int64_t *outer, int64_t *inner);
 /* Normalises a possibly negative axis; false when out of range. */
 bool cg_axis(int64_t axis, size_t rank, size_t *out);
 /* A constant input read as int64 values (any integer type); false when the

@@ -112,6 +112,12 @@ void cg_bcast_loop(cg_ctx *c, const int64_t *dims, size_t rank, cg_val *const *o
   cg_printf(c, "%*s  %s\n%*s  o++;\n%*s}\n", ind, "", body, ind, "", ind, "");
 }
 
+void cg_split(const cg_val *v, size_t axis, int64_t *outer, int64_t *inner) {
+  *outer = *inner = 1;
+  for (size_t d = 0; d < axis && d < v->rank; d++) *outer *= v->dims[d];
+  for (size_t d = axis + 1; d < v->rank; d++) *inner *= v->dims[d];
+}
+
 bool cg_axis(int64_t axis, size_t rank, size_t *out) {
   if (axis < 0) axis += (int64_t)rank;
   if (axis < 0 || axis >= (int64_t)rank) return false;

@@ -143,9 +143,8 @@ static int gen_argmax(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   if (!cg_axis(ox_node_attr_int(n, "axis", 0), X->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
   if (X->dtype == OX_BOOL) return cg_fail(c, OX_EUNSUPPORTED, "bool input");
   bool mx = strcmp(n->op_type, "ArgMax") == 0, last = ox_node_attr_int(n, "select_last_index", 0);
-  int64_t outer = 1, A = X->dims[ax], inner = 1;
-  for (size_t d = 0; d < ax; d++) outer *= X->dims[d];
-  for (size_t d = ax + 1; d < X->rank; d++) inner *= X->dims[d];
+  int64_t outer, inner, A = X->dims[ax];
+  cg_split(X, ax, &outer, &inner);
   cg_printf(c, "  for (size_t o = 0; o < %lld; o++)\n    for (size_t j = 0; j < %lld; j++) {\n",
             (long long)outer, (long long)inner);
   cg_printf(c, "      const %s *x = X0 + o * %lld + j;\n      size_t best = 0;\n", cg_ctype(X->dtype),

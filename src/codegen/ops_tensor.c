@@ -229,9 +229,8 @@ static int gen_concat(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   size_t ax;
   const cg_val *Y = out[0];
   if (!cg_axis(ox_node_attr_int(n, "axis", 0), Y->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
-  int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < ax; d++) outer *= Y->dims[d];
-  for (size_t d = ax + 1; d < Y->rank; d++) inner *= Y->dims[d];
+  int64_t outer, inner;
+  cg_split(Y, ax, &outer, &inner);
   size_t es = Y->nbytes / (size_t)(Y->numel ? Y->numel : 1);
   int64_t off = 0, ychunk = Y->dims[ax] * inner;
   for (size_t i = 0; i < n_in; i++) {
@@ -252,9 +251,8 @@ static int gen_split(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   size_t ax;
   const cg_val *X = in[0];
   if (!cg_axis(ox_node_attr_int(n, "axis", 0), X->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
-  int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < ax; d++) outer *= X->dims[d];
-  for (size_t d = ax + 1; d < X->rank; d++) inner *= X->dims[d];
+  int64_t outer, inner;
+  cg_split(X, ax, &outer, &inner);
   size_t es = X->nbytes / (size_t)(X->numel ? X->numel : 1);
   int64_t off = 0, xchunk = X->dims[ax] * inner;
   for (size_t i = 0; i < n_out; i++) {
@@ -277,9 +275,8 @@ static int gen_gather(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   size_t ax;
   if (!cg_axis(ox_node_attr_int(n, "axis", 0), X->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
   if (I->dtype != OX_INT64 && I->dtype != OX_INT32) return cg_fail(c, OX_EMODEL, "indices type");
-  int64_t outer = 1, inner = 1, A = X->dims[ax];
-  for (size_t d = 0; d < ax; d++) outer *= X->dims[d];
-  for (size_t d = ax + 1; d < X->rank; d++) inner *= X->dims[d];
+  int64_t outer, inner, A = X->dims[ax];
+  cg_split(X, ax, &outer, &inner);
   size_t es = X->nbytes / (size_t)(X->numel ? X->numel : 1);
   /* an index out of range (only possible when the indices are computed)
    * reads row 0 rather than memory outside the tensor */
