@@ -12,6 +12,8 @@ Transpose, ReduceMean; weights from a fixed seed), and checks:
   - compiling twice gives the same bytes;
   - `nm` on the compiled model object lists no malloc, free, printf or
     pthread symbols (only libm's functions and memcpy/memset may be undefined);
+  - an unsupported operator or domain and an unbound symbolic dim are errors
+    that name the node or input; --input binds the dim;
   - the generated code builds and runs clean under -fsanitize=address,undefined
     (skipped where the compiler cannot link the sanitizers).
 Exit status 77 (skipped) without onnx and numpy.
@@ -138,6 +140,29 @@ def main():
         raise SystemExit("model_e2e: compiled output differs from onnxc run:\n%s\n%s" % (got, want))
     print("model_e2e: compiled output matches onnxc run (max abs diff %.3g)"
           % float(np.max(np.abs(got - want))))
+
+    # errors name the node or input and the reason; --input binds a symbolic dim
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])
+    for nodes, needle, bind in (
+            ([helper.make_node("Relu", ["x"], ["y"], name="r")], "graph input 'x': dim 0 is 'N'", None),
+            ([helper.make_node("Relu", ["x"], ["y"], name="r")], None, "x=3,4"),
+            ([helper.make_node("Hamming", ["x"], ["y"], name="odd", domain="my.ops")],
+             "node 0 'odd' (Hamming): operators of domain 'my.ops'", "x=3,4"),
+            ([helper.make_node("Det", ["x"], ["y"], name="det")],
+             "node 0 'det' (Det): no C generator", "x=4,4")):
+        g = helper.make_graph(nodes, "g", [x], [y])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("my.ops", 1)])
+        mp = os.path.join(work, "err.onnx")
+        onnx.save(m, mp)
+        cmd = [onnxc, "compile", mp, "-o", os.path.join(work, "err.c")] + (["--input", bind] if bind else [])
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if needle is None:
+            if r.returncode:
+                raise SystemExit("model_e2e: --input did not bind the dim: " + r.stderr)
+        elif r.returncode != 1 or needle not in r.stderr:
+            raise SystemExit("model_e2e: expected an error with %r, got %d: %s" % (needle, r.returncode, r.stderr))
+    print("model_e2e: errors name the input or node and the reason; --input binds dims")
 
     asan = os.path.join(work, "cnn_asan")
     r = subprocess.run([cc] + flags + ["-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
