@@ -154,7 +154,8 @@ int ox_cmd_compile(int argc, char **argv) {
     rc = 1;
     goto done;
   }
-  fprintf(stderr, "onnxc compile: %s, %s%s%s: %zu node functions, %zu bytes of constants, %zu-byte arena\n",
+  fprintf(stderr,
+          "onnxc compile: %s, %s%s%s: %zu node functions, %zu bytes of constants, %zu-byte arena\n",
           out, hpath, with_main ? ", " : "", with_main ? mpath : "", co.n_functions, co.const_bytes,
           co.arena_bytes);
   rc = 0;

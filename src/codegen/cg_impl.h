@@ -18,10 +18,10 @@ typedef struct cg_val {
   size_t rank;
   int64_t numel;
   cg_kind kind;
-  size_t index;    /* graph input / output index */
-  ox_value *cv;    /* CG_CONST: the data (owned) */
-  char *cname;     /* C expression of the pointer in the run function */
-  size_t offset;   /* CG_TEMP: arena offset */
+  size_t index;  /* graph input / output index */
+  ox_value *cv;  /* CG_CONST: the data (owned) */
+  char *cname;   /* C expression of the pointer in the run function */
+  size_t offset; /* CG_TEMP: arena offset */
   size_t nbytes;
   long first, last; /* CG_TEMP: producing node and last reader */
 } cg_val;

@@ -11,9 +11,9 @@
 #include "../infer/infer.h"
 
 typedef struct ox_cg_opts {
-  const char *prefix;      /* C identifier prefix of the public names ("model" if NULL) */
-  const char *header_name; /* the name the .c file includes ("<prefix>.h" if NULL) */
-  const char *source_name; /* the model's file name, for comments (may be NULL) */
+  const char *prefix;               /* C identifier prefix of the public names ("model" if NULL) */
+  const char *header_name;          /* the name the .c file includes ("<prefix>.h" if NULL) */
+  const char *source_name;          /* the model's file name, for comments (may be NULL) */
   const ox_infer_binding *bindings; /* dims for symbolic graph inputs */
   size_t n_bindings;
   bool with_main; /* also write the main() file */

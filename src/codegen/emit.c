@@ -26,18 +26,30 @@ void cg_printf(cg_ctx *c, const char *fmt, ...) {
 
 const char *cg_ctype(int32_t dt) {
   switch (dt) {
-    case OX_FLOAT: return "float";
-    case OX_DOUBLE: return "double";
-    case OX_INT8: return "int8_t";
-    case OX_UINT8: return "uint8_t";
-    case OX_INT16: return "int16_t";
-    case OX_UINT16: return "uint16_t";
-    case OX_INT32: return "int32_t";
-    case OX_UINT32: return "uint32_t";
-    case OX_INT64: return "int64_t";
-    case OX_UINT64: return "uint64_t";
-    case OX_BOOL: return "uint8_t"; /* 0 or 1, one byte as in ONNX files */
-    default: return NULL;
+    case OX_FLOAT:
+      return "float";
+    case OX_DOUBLE:
+      return "double";
+    case OX_INT8:
+      return "int8_t";
+    case OX_UINT8:
+      return "uint8_t";
+    case OX_INT16:
+      return "int16_t";
+    case OX_UINT16:
+      return "uint16_t";
+    case OX_INT32:
+      return "int32_t";
+    case OX_UINT32:
+      return "uint32_t";
+    case OX_INT64:
+      return "int64_t";
+    case OX_UINT64:
+      return "uint64_t";
+    case OX_BOOL:
+      return "uint8_t"; /* 0 or 1, one byte as in ONNX files */
+    default:
+      return NULL;
   }
 }
 
@@ -130,10 +142,17 @@ bool cg_const_ints(const cg_val *v, int64_t *out, size_t cap, size_t *n) {
   for (int64_t i = 0; i < v->numel; i++) {
     const void *p = v->cv->data;
     switch (v->dtype) {
-      case OX_INT64: out[i] = ((const int64_t *)p)[i]; break;
-      case OX_INT32: out[i] = ((const int32_t *)p)[i]; break;
-      case OX_UINT64: out[i] = (int64_t)((const uint64_t *)p)[i]; break;
-      default: return false;
+      case OX_INT64:
+        out[i] = ((const int64_t *)p)[i];
+        break;
+      case OX_INT32:
+        out[i] = ((const int32_t *)p)[i];
+        break;
+      case OX_UINT64:
+        out[i] = (int64_t)((const uint64_t *)p)[i];
+        break;
+      default:
+        return false;
     }
   }
   *n = (size_t)v->numel;
@@ -144,13 +163,27 @@ bool cg_const_scalar(const cg_val *v, double *out) {
   if (!v || v->kind != CG_CONST || v->numel != 1) return false;
   const void *p = v->cv->data;
   switch (v->dtype) {
-    case OX_FLOAT: *out = ((const float *)p)[0]; return true;
-    case OX_DOUBLE: *out = ((const double *)p)[0]; return true;
-    case OX_INT64: *out = (double)((const int64_t *)p)[0]; return true;
-    case OX_INT32: *out = ((const int32_t *)p)[0]; return true;
-    case OX_INT8: *out = ((const int8_t *)p)[0]; return true;
-    case OX_UINT8: case OX_BOOL: *out = ((const uint8_t *)p)[0]; return true;
-    default: return false;
+    case OX_FLOAT:
+      *out = ((const float *)p)[0];
+      return true;
+    case OX_DOUBLE:
+      *out = ((const double *)p)[0];
+      return true;
+    case OX_INT64:
+      *out = (double)((const int64_t *)p)[0];
+      return true;
+    case OX_INT32:
+      *out = ((const int32_t *)p)[0];
+      return true;
+    case OX_INT8:
+      *out = ((const int8_t *)p)[0];
+      return true;
+    case OX_UINT8:
+    case OX_BOOL:
+      *out = ((const uint8_t *)p)[0];
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -11,9 +11,11 @@ extern const char *const ox_cg_main_text;
 static void put_ios(cg_ctx *c, ox_buf *b, const char *what, cg_val **v, size_t n) {
   const char *P = c->prefix;
   for (size_t i = 0; i < n; i++) {
-    ox_buf_printf(b, "static %s %s_%s%zu[%lld];\nstatic const int64_t %s_%s%zu_dims[] = {", cg_ctype(v[i]->dtype), P,
-                  what, i, (long long)(v[i]->numel ? v[i]->numel : 1), P, what, i);
-    for (size_t d = 0; d < v[i]->rank; d++) ox_buf_printf(b, "%s%lld", d ? ", " : "", (long long)v[i]->dims[d]);
+    ox_buf_printf(b, "static %s %s_%s%zu[%lld];\nstatic const int64_t %s_%s%zu_dims[] = {",
+                  cg_ctype(v[i]->dtype), P, what, i, (long long)(v[i]->numel ? v[i]->numel : 1), P,
+                  what, i);
+    for (size_t d = 0; d < v[i]->rank; d++)
+      ox_buf_printf(b, "%s%lld", d ? ", " : "", (long long)v[i]->dims[d]);
     ox_buf_printf(b, "%s};\n", v[i]->rank ? "" : "0");
   }
   ox_buf_printf(b, "static mio %s_%ss[] = {\n", P, what);
@@ -30,7 +32,8 @@ static void put_ios(cg_ctx *c, ox_buf *b, const char *what, cg_val **v, size_t n
         ox_buf_putc(b, (char)ch);
     }
     ox_buf_printf(b, "\", %d, sizeof(%s), %zu, %s_%s%zu_dims, %lld, %s_%s%zu},\n", (int)v[i]->dtype,
-                  cg_ctype(v[i]->dtype), v[i]->rank, P, what, i, (long long)v[i]->numel, P, what, i);
+                  cg_ctype(v[i]->dtype), v[i]->rank, P, what, i, (long long)v[i]->numel, P, what,
+                  i);
   }
   if (!n) ox_buf_puts(b, "    {\"\", 0, 0, 0, NULL, 0, NULL},\n");
   ox_buf_puts(b, "};\n\n");
@@ -56,9 +59,13 @@ int ox_cg_write_main(cg_ctx *c, const ox_cg_opts *o, ox_buf *b) {
   for (size_t i = 0; i < c->n_outs; i++)
     ox_buf_printf(b, "%s%s_out%zu", i || c->n_ins ? ", " : "", P, i);
   ox_buf_puts(b, ");\n}\n\n");
-  ox_buf_printf(b, "int %s_main(int argc, char **argv);\nint %s_main(int argc, char **argv) {\n", P, P);
+  ox_buf_printf(b, "int %s_main(int argc, char **argv);\nint %s_main(int argc, char **argv) {\n", P,
+                P);
   ox_buf_printf(b, "  return run_main(argc, argv, %s_ins, %zu, %s_outs, %zu, %s_call);\n}\n\n", P,
                 c->n_ins, P, c->n_outs, P);
-  ox_buf_printf(b, "#ifndef ONNXC_NO_MAIN\nint main(int argc, char **argv) {\n  return %s_main(argc, argv);\n}\n#endif\n", P);
+  ox_buf_printf(b,
+                "#ifndef ONNXC_NO_MAIN\nint main(int argc, char **argv) {\n  return %s_main(argc, "
+                "argv);\n}\n#endif\n",
+                P);
   return OX_OK;
 }

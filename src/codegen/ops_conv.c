@@ -8,14 +8,14 @@
 #include "cg_impl.h"
 
 typedef struct win {
-  size_t r;                 /* spatial rank */
+  size_t r; /* spatial rank */
   int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
 } win;
 
 /* Kernel, strides, dilations and the begin pads of a windowed op; the
  * output dims come from shape inference. */
-static int window(cg_ctx *c, const ox_node *n, const cg_val *x, const cg_val *y, const int64_t *kdims,
-                  win *w) {
+static int window(cg_ctx *c, const ox_node *n, const cg_val *x, const cg_val *y,
+                  const int64_t *kdims, win *w) {
   if (x->rank < 3 || x->rank > 5) return cg_fail(c, OX_EUNSUPPORTED, "only 1 to 3 spatial dims");
   w->r = x->rank - 2;
   size_t cnt;
@@ -61,7 +61,9 @@ static void open_win(cg_ctx *c, const win *w, int ind, bool skip) {
               (long long)w->k[i], i);
     cg_printf(c, "%*s  const long p%zu = o%zu * %lld - %lld + k%zu * %lld;\n", in, "", i, i,
               (long long)w->s[i], (long long)w->pb[i], i, (long long)w->d[i]);
-    if (skip) cg_printf(c, "%*s  if (p%zu < 0 || p%zu >= %lld) continue;\n", in, "", i, i, (long long)w->in[i]);
+    if (skip)
+      cg_printf(c, "%*s  if (p%zu < 0 || p%zu >= %lld) continue;\n", in, "", i, i,
+                (long long)w->in[i]);
   }
 }
 static void close_win(cg_ctx *c, const win *w, int ind) {
@@ -89,8 +91,9 @@ static int gen_conv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   int rc = window(c, n, X, out[0], W->dims + 2, &w);
   if (rc) return rc;
   int64_t G = ox_node_attr_int(n, "group", 1), C = X->dims[1], M = W->dims[0], Cg = W->dims[1];
-  if (G < 1 || C != Cg * G || M % G) return cg_fail(c, OX_EMODEL, "group %lld does not fit C %lld, W %lld/%lld",
-                                                    (long long)G, (long long)C, (long long)M, (long long)Cg);
+  if (G < 1 || C != Cg * G || M % G)
+    return cg_fail(c, OX_EMODEL, "group %lld does not fit C %lld, W %lld/%lld", (long long)G,
+                   (long long)C, (long long)M, (long long)Cg);
   int64_t isz = 1, ksz = 1, osz = 1;
   for (size_t i = 0; i < w.r; i++) isz *= w.in[i], ksz *= w.k[i], osz *= w.out[i];
   const char *T = cg_ctype(X->dtype);
@@ -139,8 +142,8 @@ static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   for (size_t i = 0; i < w.r; i++) isz *= w.in[i], osz *= w.out[i];
   const char *T = cg_ctype(X->dtype);
   cg_printf(c, "  for (size_t bc = 0; bc < %lld; bc++) {\n", (long long)(X->dims[0] * X->dims[1]));
-  cg_printf(c, "    const %s *x = X0 + bc * %lld;\n    %s *y = Y0 + bc * %lld;\n", T, (long long)isz,
-            T, (long long)osz);
+  cg_printf(c, "    const %s *x = X0 + bc * %lld;\n    %s *y = Y0 + bc * %lld;\n", T,
+            (long long)isz, T, (long long)osz);
   open_out(c, &w, 4);
   int ind = 4 + 2 * (int)w.r;
   char po[160], oo[160];
@@ -229,7 +232,6 @@ static int gen_batchnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   return OX_OK;
 }
 
-
 /* ConvTranspose as a scatter: each input element adds its products with
  * the kernel into the output window it maps to. Explicit pads only (the
  * output_shape and auto_pad forms are declined). */
@@ -260,7 +262,8 @@ static int gen_conv_transpose(cg_ctx *c, const ox_node *n, cg_val **in, size_t n
   cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = 0;\n", (long long)Y->numel);
   cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t ci = 0; ci < %lld; ci++) {\n",
             (long long)X->dims[0], (long long)C);
-  cg_printf(c, "      const size_t g = ci / %lld;\n      const %s *x = X0 + (b * %lld + ci) * %lld;\n",
+  cg_printf(c,
+            "      const size_t g = ci / %lld;\n      const %s *x = X0 + (b * %lld + ci) * %lld;\n",
             (long long)(C / G), T, (long long)C, (long long)isz);
   win wi = w; /* loops over the input positions */
   memcpy(wi.out, w.in, sizeof w.in);
@@ -268,7 +271,8 @@ static int gen_conv_transpose(cg_ctx *c, const ox_node *n, cg_val **in, size_t n
   int ind = 6 + 2 * (int)w.r;
   cg_printf(c, "%*s{\n%*s  const %s xv = x[%s];\n", ind, "", ind, "", T, io);
   cg_printf(c, "%*s  for (size_t mo = 0; mo < %lld; mo++) {\n", ind, "", (long long)Mg);
-  cg_printf(c, "%*s    const %s *wk = X1 + (ci * %lld + mo) * %lld;\n", ind, "", T, (long long)Mg, (long long)ksz);
+  cg_printf(c, "%*s    const %s *wk = X1 + (ci * %lld + mo) * %lld;\n", ind, "", T, (long long)Mg,
+            (long long)ksz);
   cg_printf(c, "%*s    %s *y = Y0 + (b * %lld + g * %lld + mo) * %lld;\n", ind, "", T, (long long)M,
             (long long)Mg, (long long)osz);
   win wo = w; /* p<i> = o<i> * s - pad + k<i> * d, checked against the output */
@@ -278,8 +282,9 @@ static int gen_conv_transpose(cg_ctx *c, const ox_node *n, cg_val **in, size_t n
   close_win(c, &wo, ind + 4);
   cg_printf(c, "%*s  }\n%*s}\n    }\n", ind, "", ind, "");
   if (n_in > 2 && in[2])
-    cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t m = 0; m < %lld; m++)\n"
-                 "      for (size_t i = 0; i < %lld; i++) Y0[(b * %lld + m) * %lld + i] += X2[m];\n",
+    cg_printf(c,
+              "  for (size_t b = 0; b < %lld; b++)\n    for (size_t m = 0; m < %lld; m++)\n"
+              "      for (size_t i = 0; i < %lld; i++) Y0[(b * %lld + m) * %lld + i] += X2[m];\n",
               (long long)X->dims[0], (long long)M, (long long)osz, (long long)M, (long long)osz);
   return OX_OK;
 }
@@ -299,17 +304,22 @@ static int gen_depth_space(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in
   int64_t Cs = S->dims[1], H = S->dims[2], Wd = S->dims[3], Cd = Cs * bs * bs;
   cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t ch = 0; ch < %lld; ch++)\n",
             (long long)S->dims[0], (long long)Cs);
-  cg_printf(c, "      for (size_t h = 0; h < %lld; h++)\n        for (size_t w = 0; w < %lld; w++) {\n",
-            (long long)H, (long long)Wd);
-  cg_printf(c, "          const size_t i = h %% %lld, j = w %% %lld;\n", (long long)bs, (long long)bs);
+  cg_printf(
+      c, "      for (size_t h = 0; h < %lld; h++)\n        for (size_t w = 0; w < %lld; w++) {\n",
+      (long long)H, (long long)Wd);
+  cg_printf(c, "          const size_t i = h %% %lld, j = w %% %lld;\n", (long long)bs,
+            (long long)bs);
   if (crd)
-    cg_printf(c, "          const size_t dc = ch * %lld + i * %lld + j;\n", (long long)(bs * bs), (long long)bs);
+    cg_printf(c, "          const size_t dc = ch * %lld + i * %lld + j;\n", (long long)(bs * bs),
+              (long long)bs);
   else
-    cg_printf(c, "          const size_t dc = (i * %lld + j) * %lld + ch;\n", (long long)bs, (long long)Cs);
-  cg_printf(c, "          const size_t big = ((b * %lld + ch) * %lld + h) * %lld + w;\n", (long long)Cs,
-            (long long)H, (long long)Wd);
-  cg_printf(c, "          const size_t small = ((b * %lld + dc) * %lld + h / %lld) * %lld + w / %lld;\n",
-            (long long)Cd, (long long)(H / bs), (long long)bs, (long long)(Wd / bs), (long long)bs);
+    cg_printf(c, "          const size_t dc = (i * %lld + j) * %lld + ch;\n", (long long)bs,
+              (long long)Cs);
+  cg_printf(c, "          const size_t big = ((b * %lld + ch) * %lld + h) * %lld + w;\n",
+            (long long)Cs, (long long)H, (long long)Wd);
+  cg_printf(
+      c, "          const size_t small = ((b * %lld + dc) * %lld + h / %lld) * %lld + w / %lld;\n",
+      (long long)Cd, (long long)(H / bs), (long long)bs, (long long)(Wd / bs), (long long)bs);
   cg_printf(c, "          %s;\n        }\n", d2s ? "Y0[big] = X0[small]" : "Y0[small] = X0[big]");
   return OX_OK;
 }

@@ -12,8 +12,8 @@
 typedef struct unary_row {
   const char *op;
   const char *expr;
-  bool ints;      /* also for integer types (otherwise float and double only) */
-  const char *a;  /* attribute names and defaults for $A and $B */
+  bool ints;     /* also for integer types (otherwise float and double only) */
+  const char *a; /* attribute names and defaults for $A and $B */
   float a_dflt;
   const char *b;
   float b_dflt;
@@ -65,7 +65,8 @@ static const unary_row unary_rows[] = {
 };
 
 /* Expands a template for element type dt into buf. */
-static void expand(cg_ctx *c, const char *t, int32_t dt, const char *A, const char *B, ox_buf *out) {
+static void expand(cg_ctx *c, const char *t, int32_t dt, const char *A, const char *B,
+                   ox_buf *out) {
   bool f = dt == OX_FLOAT;
   for (const char *p = t; *p; p++) {
     if (*p == '@') {
@@ -95,8 +96,8 @@ static int gen_unary(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   if (!r->ints && cg_need_float(c, in[0])) return c->e->code;
   if (r->ints && dt == OX_BOOL) return cg_fail(c, OX_EUNSUPPORTED, "bool input");
   bool isf = dt == OX_FLOAT || dt == OX_DOUBLE;
-  if (!isf && strcmp(n->op_type, "Abs") == 0 && (dt == OX_UINT8 || dt == OX_UINT16 ||
-                                                 dt == OX_UINT32 || dt == OX_UINT64)) {
+  if (!isf && strcmp(n->op_type, "Abs") == 0 &&
+      (dt == OX_UINT8 || dt == OX_UINT16 || dt == OX_UINT32 || dt == OX_UINT64)) {
     cg_printf(c, "  memcpy(Y0, X0, %zu);\n", out[0]->nbytes);
     return OX_OK;
   }
@@ -110,7 +111,9 @@ static int gen_unary(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   if (strcmp(n->op_type, "Sign") == 0 && uns) t = "x > 0"; /* x < 0 would warn */
   expand(c, t, dt, A, B, &ex);
   ox_buf_putc(&ex, 0);
-  cg_printf(c, "  for (size_t i = 0; i < %lld; i++) {\n    const %s x = X0[i];\n    Y0[i] = (%s)(%s);\n  }\n",
+  cg_printf(c,
+            "  for (size_t i = 0; i < %lld; i++) {\n    const %s x = X0[i];\n    Y0[i] = "
+            "(%s)(%s);\n  }\n",
             (long long)in[0]->numel, cg_ctype(dt), cg_ctype(out[0]->dtype),
             ex.data ? (const char *)ex.data : "");
   ox_buf_free(&ex);
@@ -128,8 +131,9 @@ static int gen_gelu(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   ox_buf ex = {0};
   expand(c, t, in[0]->dtype, "", "", &ex);
   ox_buf_putc(&ex, 0);
-  cg_printf(c, "  for (size_t i = 0; i < %lld; i++) {\n    const %s x = X0[i];\n    Y0[i] = %s;\n  }\n",
-            (long long)in[0]->numel, cg_ctype(in[0]->dtype), (const char *)ex.data);
+  cg_printf(
+      c, "  for (size_t i = 0; i < %lld; i++) {\n    const %s x = X0[i];\n    Y0[i] = %s;\n  }\n",
+      (long long)in[0]->numel, cg_ctype(in[0]->dtype), (const char *)ex.data);
   ox_buf_free(&ex);
   (void)out;
   return OX_OK;
@@ -142,8 +146,8 @@ static int gen_isinf(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   bool neg = ox_node_attr_int(n, "detect_negative", 1) != 0,
        pos = ox_node_attr_int(n, "detect_positive", 1) != 0;
   cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = %s%s%s%s;\n", (long long)in[0]->numel,
-            pos ? "X0[i] == INFINITY" : "", pos && neg ? " || " : "", neg ? "X0[i] == -INFINITY" : "",
-            pos || neg ? "" : "0 * X0[i]");
+            pos ? "X0[i] == INFINITY" : "", pos && neg ? " || " : "",
+            neg ? "X0[i] == -INFINITY" : "", pos || neg ? "" : "0 * X0[i]");
   return OX_OK;
 }
 
@@ -162,7 +166,8 @@ static int gen_clip(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   int32_t dt = in[0]->dtype;
   if (dt == OX_BOOL) return cg_fail(c, OX_EUNSUPPORTED, "bool input");
   const char *T = cg_ctype(dt);
-  cg_printf(c, "  for (size_t i = 0; i < %lld; i++) {\n    %s v = X0[i];\n", (long long)in[0]->numel, T);
+  cg_printf(c, "  for (size_t i = 0; i < %lld; i++) {\n    %s v = X0[i];\n",
+            (long long)in[0]->numel, T);
   if (c->opset < 11) {
     char lo[64], hi[64];
     cg_float_lit(lo, sizeof lo, ox_node_attr_float(n, "min", -3.402823466e38f), dt == OX_FLOAT);
@@ -191,8 +196,7 @@ static const binary_row binary_rows[] = {
     {"And", "a && b", 2},         {"Or", "a || b", 2},
     {"Xor", "!a != !b", 2},       {"PRelu", "a < 0 ? a * b : a", 3},
     {"BitwiseAnd", "a & b", 4},   {"BitwiseOr", "a | b", 4},
-    {"BitwiseXor", "a ^ b", 4},
-    {NULL, NULL, 0},
+    {"BitwiseXor", "a ^ b", 4},   {NULL, NULL, 0},
 };
 
 static int gen_binary(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
@@ -234,7 +238,8 @@ static int gen_mod(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   } else {
     /* the sign of the divisor, as Python's % */
     snprintf(body, sizeof body,
-             "%s r = (%s)(X0[i0] %% X1[i1]); if (r != 0 && ((r < 0) != (X1[i1] < 0))) r = (%s)(r + X1[i1]); Y0[o] = r;",
+             "%s r = (%s)(X0[i0] %% X1[i1]); if (r != 0 && ((r < 0) != (X1[i1] < 0))) r = (%s)(r + "
+             "X1[i1]); Y0[o] = r;",
              T, T, T);
   }
   cg_bcast_loop(c, out[0]->dims, out[0]->rank, in, 2, body);
@@ -245,7 +250,8 @@ static int gen_mod(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
 static int gen_variadic(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                         size_t n_out) {
   (void)n_out;
-  if (n_in < 1 || n_in > 8) return cg_fail(c, OX_EUNSUPPORTED, "%zu inputs (1 to 8 compiled)", n_in);
+  if (n_in < 1 || n_in > 8)
+    return cg_fail(c, OX_EUNSUPPORTED, "%zu inputs (1 to 8 compiled)", n_in);
   for (size_t i = 0; i < n_in; i++)
     if (!in[i]) return cg_fail(c, OX_EMODEL, "missing input");
   int32_t dt = in[0]->dtype;
@@ -282,38 +288,71 @@ static int gen_where(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
 }
 
 const cg_op ox_cg_ops_elementwise[] = {
-    {"Relu", gen_unary},          {"Neg", gen_unary},
-    {"Abs", gen_unary},           {"Sign", gen_unary},
-    {"Sigmoid", gen_unary},       {"Tanh", gen_unary},
-    {"Exp", gen_unary},           {"Log", gen_unary},
-    {"Sqrt", gen_unary},          {"Erf", gen_unary},
-    {"Floor", gen_unary},         {"Ceil", gen_unary},
-    {"Round", gen_unary},         {"Reciprocal", gen_unary},
-    {"Sin", gen_unary},           {"Cos", gen_unary},
-    {"Tan", gen_unary},           {"Asin", gen_unary},
-    {"Acos", gen_unary},          {"Atan", gen_unary},
-    {"Sinh", gen_unary},          {"Cosh", gen_unary},
-    {"Asinh", gen_unary},         {"Acosh", gen_unary},
-    {"Atanh", gen_unary},         {"Softplus", gen_unary},
-    {"Softsign", gen_unary},      {"Mish", gen_unary},
-    {"LeakyRelu", gen_unary},     {"Elu", gen_unary},
-    {"Selu", gen_unary},          {"Celu", gen_unary},
-    {"HardSigmoid", gen_unary},   {"HardSwish", gen_unary},
-    {"ThresholdedRelu", gen_unary}, {"Shrink", gen_unary},
-    {"IsNaN", gen_unary},         {"Gelu", gen_gelu},
-    {"Not", gen_not},             {"IsInf", gen_isinf},
-    {"Swish", gen_unary},         {"BitwiseNot", gen_unary},
-    {"BitwiseAnd", gen_binary},   {"BitwiseOr", gen_binary},
-    {"BitwiseXor", gen_binary},             {"Clip", gen_clip},
-    {"Add", gen_binary},          {"Sub", gen_binary},
-    {"Mul", gen_binary},          {"Div", gen_binary},
-    {"Pow", gen_binary},          {"Equal", gen_binary},
-    {"Less", gen_binary},         {"Greater", gen_binary},
-    {"LessOrEqual", gen_binary},  {"GreaterOrEqual", gen_binary},
-    {"And", gen_binary},          {"Or", gen_binary},
-    {"Xor", gen_binary},          {"PRelu", gen_binary},
-    {"Mod", gen_mod},             {"Sum", gen_variadic},
-    {"Mean", gen_variadic},       {"Max", gen_variadic},
-    {"Min", gen_variadic},        {"Where", gen_where},
+    {"Relu", gen_unary},
+    {"Neg", gen_unary},
+    {"Abs", gen_unary},
+    {"Sign", gen_unary},
+    {"Sigmoid", gen_unary},
+    {"Tanh", gen_unary},
+    {"Exp", gen_unary},
+    {"Log", gen_unary},
+    {"Sqrt", gen_unary},
+    {"Erf", gen_unary},
+    {"Floor", gen_unary},
+    {"Ceil", gen_unary},
+    {"Round", gen_unary},
+    {"Reciprocal", gen_unary},
+    {"Sin", gen_unary},
+    {"Cos", gen_unary},
+    {"Tan", gen_unary},
+    {"Asin", gen_unary},
+    {"Acos", gen_unary},
+    {"Atan", gen_unary},
+    {"Sinh", gen_unary},
+    {"Cosh", gen_unary},
+    {"Asinh", gen_unary},
+    {"Acosh", gen_unary},
+    {"Atanh", gen_unary},
+    {"Softplus", gen_unary},
+    {"Softsign", gen_unary},
+    {"Mish", gen_unary},
+    {"LeakyRelu", gen_unary},
+    {"Elu", gen_unary},
+    {"Selu", gen_unary},
+    {"Celu", gen_unary},
+    {"HardSigmoid", gen_unary},
+    {"HardSwish", gen_unary},
+    {"ThresholdedRelu", gen_unary},
+    {"Shrink", gen_unary},
+    {"IsNaN", gen_unary},
+    {"Gelu", gen_gelu},
+    {"Not", gen_not},
+    {"IsInf", gen_isinf},
+    {"Swish", gen_unary},
+    {"BitwiseNot", gen_unary},
+    {"BitwiseAnd", gen_binary},
+    {"BitwiseOr", gen_binary},
+    {"BitwiseXor", gen_binary},
+    {"Clip", gen_clip},
+    {"Add", gen_binary},
+    {"Sub", gen_binary},
+    {"Mul", gen_binary},
+    {"Div", gen_binary},
+    {"Pow", gen_binary},
+    {"Equal", gen_binary},
+    {"Less", gen_binary},
+    {"Greater", gen_binary},
+    {"LessOrEqual", gen_binary},
+    {"GreaterOrEqual", gen_binary},
+    {"And", gen_binary},
+    {"Or", gen_binary},
+    {"Xor", gen_binary},
+    {"PRelu", gen_binary},
+    {"Mod", gen_mod},
+    {"Sum", gen_variadic},
+    {"Mean", gen_variadic},
+    {"Max", gen_variadic},
+    {"Min", gen_variadic},
+    {"Where", gen_where},
     {NULL, NULL},
 };

@@ -16,7 +16,8 @@ static int gen_matmul(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   int64_t M = A->rank == 1 ? 1 : A->dims[A->rank - 2], K = A->dims[A->rank - 1];
   int64_t N = B->rank == 1 ? 1 : B->dims[B->rank - 1];
   int64_t KB = B->rank == 1 ? B->dims[0] : B->dims[B->rank - 2];
-  if (K != KB) return cg_fail(c, OX_EMODEL, "inner dims %lld and %lld differ", (long long)K, (long long)KB);
+  if (K != KB)
+    return cg_fail(c, OX_EMODEL, "inner dims %lld and %lld differ", (long long)K, (long long)KB);
   /* batch dims: the output's, against each input's leading dims */
   cg_val ba = {0}, bb = {0}, *ops[2] = {&ba, &bb};
   ba.rank = A->rank > 2 ? A->rank - 2 : 0;
@@ -47,7 +48,8 @@ static int gen_matmul(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
            "      }\n"
            "    }",
            T, (long long)(M * K), (long long)(K * N), T, (long long)(M * N), (long long)M, T,
-           (long long)N, (long long)N, (long long)K, T, (long long)K, T, (long long)N, (long long)N);
+           (long long)N, (long long)N, (long long)K, T, (long long)K, T, (long long)N,
+           (long long)N);
   cg_bcast_loop(c, od, orank, ops, 2, body);
   return OX_OK;
 }

@@ -9,7 +9,8 @@
 /* The reduced axes (a flag per axis) from the attribute or the constant
  * second input; *noop when the op is the identity (empty axes and
  * noop_with_empty_axes). */
-static int reduce_axes(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, bool *red, bool *noop) {
+static int reduce_axes(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, bool *red,
+                       bool *noop) {
   const cg_val *X = in[0];
   int64_t axes[CG_MAX_RANK];
   size_t na = 0;
@@ -33,12 +34,19 @@ static int reduce_axes(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, bo
 
 static const char *min_lit(int32_t dt, bool lowest) {
   switch (dt) {
-    case OX_FLOAT: case OX_DOUBLE: return lowest ? "-INFINITY" : "INFINITY";
-    case OX_INT64: return lowest ? "INT64_MIN" : "INT64_MAX";
-    case OX_INT32: return lowest ? "INT32_MIN" : "INT32_MAX";
-    case OX_INT8: return lowest ? "INT8_MIN" : "INT8_MAX";
-    case OX_UINT8: return lowest ? "0" : "UINT8_MAX";
-    default: return NULL;
+    case OX_FLOAT:
+    case OX_DOUBLE:
+      return lowest ? "-INFINITY" : "INFINITY";
+    case OX_INT64:
+      return lowest ? "INT64_MIN" : "INT64_MAX";
+    case OX_INT32:
+      return lowest ? "INT32_MIN" : "INT32_MAX";
+    case OX_INT8:
+      return lowest ? "INT8_MIN" : "INT8_MAX";
+    case OX_UINT8:
+      return lowest ? "0" : "UINT8_MAX";
+    default:
+      return NULL;
   }
 }
 
@@ -61,8 +69,8 @@ static int gen_reduce(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   int32_t dt = X->dtype;
   bool isf = dt == OX_FLOAT || dt == OX_DOUBLE;
   bool mx = strcmp(op, "Max") == 0, mn = strcmp(op, "Min") == 0;
-  if (!isf && !(mx || mn || strcmp(op, "Sum") == 0 || strcmp(op, "Prod") == 0 ||
-                strcmp(op, "Mean") == 0))
+  if (!isf &&
+      !(mx || mn || strcmp(op, "Sum") == 0 || strcmp(op, "Prod") == 0 || strcmp(op, "Mean") == 0))
     return cg_fail(c, OX_EUNSUPPORTED, "integer input");
   if (dt == OX_BOOL) return cg_fail(c, OX_EUNSUPPORTED, "bool input");
   const char *init = "0", *acc, *post = NULL;
@@ -90,12 +98,18 @@ static int gen_reduce(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
     if (!R) return cg_fail(c, OX_EUNSUPPORTED, "computed axes of a scalar");
     cg_printf(c, "  static const size_t dims[%zu] = {", R);
     for (size_t d = 0; d < R; d++) cg_printf(c, "%s%lld", d ? ", " : "", (long long)X->dims[d]);
-    cg_printf(c, "};\n  unsigned char red[%zu] = {0};\n  size_t ostr[%zu], span = 1, count = 1;\n", R, R);
-    cg_printf(c, "  for (size_t a = 0; a < %lld; a++) {\n    long long ax = (long long)X1[a];\n", (long long)in[1]->numel);
-    cg_printf(c, "    if (ax < 0) ax += %zu;\n    if (ax >= 0 && ax < %zu) red[ax] = 1;\n  }\n", R, R);
+    cg_printf(c, "};\n  unsigned char red[%zu] = {0};\n  size_t ostr[%zu], span = 1, count = 1;\n",
+              R, R);
+    cg_printf(c, "  for (size_t a = 0; a < %lld; a++) {\n    long long ax = (long long)X1[a];\n",
+              (long long)in[1]->numel);
+    cg_printf(c, "    if (ax < 0) ax += %zu;\n    if (ax >= 0 && ax < %zu) red[ax] = 1;\n  }\n", R,
+              R);
     cg_printf(c, "  for (size_t d = %zu; d-- > 0;) {\n    ostr[d] = red[d] ? 0 : span;\n", R);
-    cg_printf(c, "    if (red[d]) count *= dims[d]; else span *= dims[d];\n  }\n  (void)count;\n  (void)ostr;\n");
-    cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = %s;\n", (long long)out[0]->numel, init);
+    cg_printf(c,
+              "    if (red[d]) count *= dims[d]; else span *= dims[d];\n  }\n  (void)count;\n  "
+              "(void)ostr;\n");
+    cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = %s;\n", (long long)out[0]->numel,
+              init);
     if (X->numel) {
       cg_printf(c, "  size_t i0 = 0;\n");
       for (size_t d = 0; d < R; d++)
@@ -110,8 +124,8 @@ static int gen_reduce(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
       cg_printf(c, "  if (count)\n    for (size_t i = 0; i < %lld; i++) Y0[i] /= (%s)count;\n",
                 (long long)out[0]->numel, T);
     if (post)
-      cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = %s(Y0[i]);\n", (long long)out[0]->numel,
-                cg_mathfn(c, dt, post));
+      cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = %s(Y0[i]);\n",
+                (long long)out[0]->numel, cg_mathfn(c, dt, post));
     return OX_OK;
   }
   int64_t count = 1;
@@ -129,8 +143,8 @@ static int gen_reduce(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
     cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] /= %lld;\n", (long long)out[0]->numel,
               (long long)count);
   if (post)
-    cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = %s(Y0[i]);\n", (long long)out[0]->numel,
-              cg_mathfn(c, dt, post));
+    cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = %s(Y0[i]);\n",
+              (long long)out[0]->numel, cg_mathfn(c, dt, post));
   (void)T;
   return OX_OK;
 }
@@ -140,16 +154,19 @@ static int gen_argmax(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   (void)n_in, (void)n_out, (void)out;
   const cg_val *X = in[0];
   size_t ax;
-  if (!cg_axis(ox_node_attr_int(n, "axis", 0), X->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
+  if (!cg_axis(ox_node_attr_int(n, "axis", 0), X->rank, &ax))
+    return cg_fail(c, OX_EMODEL, "bad axis");
   if (X->dtype == OX_BOOL) return cg_fail(c, OX_EUNSUPPORTED, "bool input");
   bool mx = strcmp(n->op_type, "ArgMax") == 0, last = ox_node_attr_int(n, "select_last_index", 0);
   int64_t outer, inner, A = X->dims[ax];
   cg_split(X, ax, &outer, &inner);
   cg_printf(c, "  for (size_t o = 0; o < %lld; o++)\n    for (size_t j = 0; j < %lld; j++) {\n",
             (long long)outer, (long long)inner);
-  cg_printf(c, "      const %s *x = X0 + o * %lld + j;\n      size_t best = 0;\n", cg_ctype(X->dtype),
-            (long long)(A * inner));
-  cg_printf(c, "      for (size_t a = 1; a < %lld; a++)\n        if (x[a * %lld] %s x[best * %lld]) best = a;\n",
+  cg_printf(c, "      const %s *x = X0 + o * %lld + j;\n      size_t best = 0;\n",
+            cg_ctype(X->dtype), (long long)(A * inner));
+  cg_printf(c,
+            "      for (size_t a = 1; a < %lld; a++)\n        if (x[a * %lld] %s x[best * %lld]) "
+            "best = a;\n",
             (long long)A, (long long)inner, mx ? (last ? ">=" : ">") : (last ? "<=" : "<"),
             (long long)inner);
   cg_printf(c, "      Y0[o * %lld + j] = (int64_t)best;\n    }\n", (long long)inner);
@@ -180,11 +197,14 @@ static int gen_softmax(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
   cg_printf(c, "      const %s *x = X0 + o * %lld + j;\n      %s *y = Y0 + o * %lld + j;\n", T,
             (long long)(A * inner), T, (long long)(A * inner));
   cg_printf(c, "      %s mx = x[0], sum = 0;\n      size_t arg = 0;\n", T);
-  cg_printf(c, "      for (size_t a = 1; a < %lld; a++)\n        if (x[a * %lld] > mx) {\n"
-               "          mx = x[a * %lld];\n          arg = a;\n        }\n",
+  cg_printf(c,
+            "      for (size_t a = 1; a < %lld; a++)\n        if (x[a * %lld] > mx) {\n"
+            "          mx = x[a * %lld];\n          arg = a;\n        }\n",
             (long long)A, (long long)inner, (long long)inner);
   if (hard) {
-    cg_printf(c, "      (void)sum;\n      for (size_t a = 0; a < %lld; a++) y[a * %lld] = a == arg;\n    }\n",
+    cg_printf(c,
+              "      (void)sum;\n      for (size_t a = 0; a < %lld; a++) y[a * %lld] = a == arg;\n "
+              "   }\n",
               (long long)A, (long long)inner);
     return OX_OK;
   }
@@ -196,11 +216,12 @@ static int gen_softmax(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
   cg_printf(c, "        sum += e;\n      }\n");
   if (lg) {
     cg_printf(c, "      const %s ls = %s(sum);\n", T, cg_mathfn(c, X->dtype, "log"));
-    cg_printf(c, "      for (size_t a = 0; a < %lld; a++) y[a * %lld] = x[a * %lld] - mx - ls;\n    }\n",
-              (long long)A, (long long)inner, (long long)inner);
+    cg_printf(
+        c, "      for (size_t a = 0; a < %lld; a++) y[a * %lld] = x[a * %lld] - mx - ls;\n    }\n",
+        (long long)A, (long long)inner, (long long)inner);
   } else {
-    cg_printf(c, "      for (size_t a = 0; a < %lld; a++) y[a * %lld] /= sum;\n    }\n", (long long)A,
-              (long long)inner);
+    cg_printf(c, "      for (size_t a = 0; a < %lld; a++) y[a * %lld] /= sum;\n    }\n",
+              (long long)A, (long long)inner);
   }
   return OX_OK;
 }
@@ -210,25 +231,31 @@ static int gen_layernorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   const cg_val *X = in[0];
   if (cg_need_float(c, X)) return c->e->code;
   size_t ax;
-  if (!cg_axis(ox_node_attr_int(n, "axis", -1), X->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
+  if (!cg_axis(ox_node_attr_int(n, "axis", -1), X->rank, &ax))
+    return cg_fail(c, OX_EMODEL, "bad axis");
   int64_t outer = 1, D = 1;
   for (size_t d = 0; d < ax; d++) outer *= X->dims[d];
   for (size_t d = ax; d < X->rank; d++) D *= X->dims[d];
   if (n_in < 2 || !in[1]) return cg_fail(c, OX_EMODEL, "no Scale");
-  if ((in[1]->numel != D && in[1]->numel != 1) || (n_in > 2 && in[2] && in[2]->numel != D && in[2]->numel != 1))
+  if ((in[1]->numel != D && in[1]->numel != 1) ||
+      (n_in > 2 && in[2] && in[2]->numel != D && in[2]->numel != 1))
     return cg_fail(c, OX_EUNSUPPORTED, "Scale and B must have the normalised size or one element");
   char eps[64];
   cg_float_lit(eps, sizeof eps, ox_node_attr_float(n, "epsilon", 1e-5f), X->dtype == OX_FLOAT);
   const char *T = cg_ctype(X->dtype);
-  cg_printf(c, "  for (size_t o = 0; o < %lld; o++) {\n    const %s *x = X0 + o * %lld;\n", (long long)outer,
+  cg_printf(c, "  for (size_t o = 0; o < %lld; o++) {\n    const %s *x = X0 + o * %lld;\n",
+            (long long)outer, T, (long long)D);
+  cg_printf(c, "    %s mean = 0, var = 0;\n    for (size_t i = 0; i < %lld; i++) mean += x[i];\n",
             T, (long long)D);
-  cg_printf(c, "    %s mean = 0, var = 0;\n    for (size_t i = 0; i < %lld; i++) mean += x[i];\n", T,
-            (long long)D);
-  cg_printf(c, "    mean /= %lld;\n    for (size_t i = 0; i < %lld; i++) var += (x[i] - mean) * (x[i] - mean);\n",
+  cg_printf(c,
+            "    mean /= %lld;\n    for (size_t i = 0; i < %lld; i++) var += (x[i] - mean) * (x[i] "
+            "- mean);\n",
             (long long)D, (long long)D);
   cg_printf(c, "    const %s inv = 1 / %s(var / %lld + %s);\n", T, cg_mathfn(c, X->dtype, "sqrt"),
             (long long)D, eps);
-  cg_printf(c, "    for (size_t i = 0; i < %lld; i++)\n      Y0[o * %lld + i] = (x[i] - mean) * inv * X1[%s]%s;\n",
+  cg_printf(c,
+            "    for (size_t i = 0; i < %lld; i++)\n      Y0[o * %lld + i] = (x[i] - mean) * inv * "
+            "X1[%s]%s;\n",
             (long long)D, (long long)D, in[1]->numel == 1 ? "0" : "i",
             n_in > 2 && in[2] ? (in[2]->numel == 1 ? " + X2[0]" : " + X2[i]") : "");
   if (n_out > 1 && out[1]) cg_printf(c, "    Y1[o] = mean;\n");
@@ -250,17 +277,20 @@ static int gen_instnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
   const char *T = cg_ctype(X->dtype);
   cg_printf(c, "  for (size_t bc = 0; bc < %lld; bc++) {\n    const size_t ch = bc %% %lld;\n",
             (long long)(X->dims[0] * C), (long long)C);
-  cg_printf(c, "    const %s *x = X0 + bc * %lld;\n    %s mean = 0, var = 0;\n", T, (long long)sp, T);
-  cg_printf(c, "    for (size_t i = 0; i < %lld; i++) mean += x[i];\n    mean /= %lld;\n", (long long)sp,
+  cg_printf(c, "    const %s *x = X0 + bc * %lld;\n    %s mean = 0, var = 0;\n", T, (long long)sp,
+            T);
+  cg_printf(c, "    for (size_t i = 0; i < %lld; i++) mean += x[i];\n    mean /= %lld;\n",
+            (long long)sp, (long long)sp);
+  cg_printf(c, "    for (size_t i = 0; i < %lld; i++) var += (x[i] - mean) * (x[i] - mean);\n",
             (long long)sp);
-  cg_printf(c, "    for (size_t i = 0; i < %lld; i++) var += (x[i] - mean) * (x[i] - mean);\n", (long long)sp);
   cg_printf(c, "    const %s inv = 1 / %s(var / %lld + %s);\n", T, cg_mathfn(c, X->dtype, "sqrt"),
             (long long)sp, eps);
-  cg_printf(c, "    for (size_t i = 0; i < %lld; i++) Y0[bc * %lld + i] = (x[i] - mean) * inv * X1[ch] + X2[ch];\n  }\n",
+  cg_printf(c,
+            "    for (size_t i = 0; i < %lld; i++) Y0[bc * %lld + i] = (x[i] - mean) * inv * "
+            "X1[ch] + X2[ch];\n  }\n",
             (long long)sp, (long long)sp);
   return OX_OK;
 }
-
 
 static int gen_rmsnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                        size_t n_out) {
@@ -268,7 +298,8 @@ static int gen_rmsnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
   const cg_val *X = in[0];
   if (cg_need_float(c, X)) return c->e->code;
   size_t ax;
-  if (!cg_axis(ox_node_attr_int(n, "axis", -1), X->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
+  if (!cg_axis(ox_node_attr_int(n, "axis", -1), X->rank, &ax))
+    return cg_fail(c, OX_EMODEL, "bad axis");
   int64_t outer = 1, D = 1;
   for (size_t d = 0; d < ax; d++) outer *= X->dims[d];
   for (size_t d = ax; d < X->rank; d++) D *= X->dims[d];
@@ -277,12 +308,15 @@ static int gen_rmsnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
   char eps[64];
   cg_float_lit(eps, sizeof eps, ox_node_attr_float(n, "epsilon", 1e-5f), X->dtype == OX_FLOAT);
   const char *T = cg_ctype(X->dtype);
-  cg_printf(c, "  for (size_t o = 0; o < %lld; o++) {\n    const %s *x = X0 + o * %lld;\n    %s ss = 0;\n",
-            (long long)outer, T, (long long)D, T);
+  cg_printf(
+      c,
+      "  for (size_t o = 0; o < %lld; o++) {\n    const %s *x = X0 + o * %lld;\n    %s ss = 0;\n",
+      (long long)outer, T, (long long)D, T);
   cg_printf(c, "    for (size_t i = 0; i < %lld; i++) ss += x[i] * x[i];\n", (long long)D);
   cg_printf(c, "    const %s inv = 1 / %s(ss / %lld + %s);\n", T, cg_mathfn(c, X->dtype, "sqrt"),
             (long long)D, eps);
-  cg_printf(c, "    for (size_t i = 0; i < %lld; i++) Y0[o * %lld + i] = x[i] * inv * X1[%s];\n  }\n",
+  cg_printf(c,
+            "    for (size_t i = 0; i < %lld; i++) Y0[o * %lld + i] = x[i] * inv * X1[%s];\n  }\n",
             (long long)D, (long long)D, in[1]->numel == 1 ? "0" : "i");
   return OX_OK;
 }
@@ -293,7 +327,8 @@ static int gen_lpnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   const cg_val *X = in[0];
   if (cg_need_float(c, X)) return c->e->code;
   size_t ax;
-  if (!cg_axis(ox_node_attr_int(n, "axis", -1), X->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
+  if (!cg_axis(ox_node_attr_int(n, "axis", -1), X->rank, &ax))
+    return cg_fail(c, OX_EMODEL, "bad axis");
   int64_t p = ox_node_attr_int(n, "p", 2), outer = 1, A = X->dims[ax], inner = 1;
   if (p != 1 && p != 2) return cg_fail(c, OX_EMODEL, "p must be 1 or 2");
   for (size_t d = 0; d < ax; d++) outer *= X->dims[d];
@@ -301,12 +336,17 @@ static int gen_lpnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   const char *T = cg_ctype(X->dtype);
   cg_printf(c, "  for (size_t o = 0; o < %lld; o++)\n    for (size_t j = 0; j < %lld; j++) {\n",
             (long long)outer, (long long)inner);
-  cg_printf(c, "      const size_t base = o * %lld + j;\n      %s nrm = 0;\n", (long long)(A * inner), T);
-  cg_printf(c, "      for (size_t a = 0; a < %lld; a++) {\n        const %s v = X0[base + a * %lld];\n",
-            (long long)A, T, (long long)inner);
-  cg_printf(c, "        nrm += %s;\n      }\n", p == 1 ? (X->dtype == OX_FLOAT ? "fabsf(v)" : "fabs(v)") : "v * v");
+  cg_printf(c, "      const size_t base = o * %lld + j;\n      %s nrm = 0;\n",
+            (long long)(A * inner), T);
+  cg_printf(
+      c, "      for (size_t a = 0; a < %lld; a++) {\n        const %s v = X0[base + a * %lld];\n",
+      (long long)A, T, (long long)inner);
+  cg_printf(c, "        nrm += %s;\n      }\n",
+            p == 1 ? (X->dtype == OX_FLOAT ? "fabsf(v)" : "fabs(v)") : "v * v");
   if (p == 2) cg_printf(c, "      nrm = %s(nrm);\n", cg_mathfn(c, X->dtype, "sqrt"));
-  cg_printf(c, "      for (size_t a = 0; a < %lld; a++)\n        Y0[base + a * %lld] = nrm == 0 ? 0 : X0[base + a * %lld] / nrm;\n    }\n",
+  cg_printf(c,
+            "      for (size_t a = 0; a < %lld; a++)\n        Y0[base + a * %lld] = nrm == 0 ? 0 : "
+            "X0[base + a * %lld] / nrm;\n    }\n",
             (long long)A, (long long)inner, (long long)inner);
   return OX_OK;
 }
@@ -320,7 +360,8 @@ static int gen_topk(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   if (X->dtype == OX_BOOL || n_out != 2 || !out[0] || !out[1])
     return cg_fail(c, OX_EUNSUPPORTED, "bool input or missing outputs");
   size_t ax;
-  if (!cg_axis(ox_node_attr_int(n, "axis", -1), X->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
+  if (!cg_axis(ox_node_attr_int(n, "axis", -1), X->rank, &ax))
+    return cg_fail(c, OX_EMODEL, "bad axis");
   bool largest = ox_node_attr_int(n, "largest", 1) != 0;
   int64_t outer = 1, A = X->dims[ax], K = out[0]->dims[ax], inner = 1;
   for (size_t d = 0; d < ax; d++) outer *= X->dims[d];
@@ -329,17 +370,19 @@ static int gen_topk(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   cg_printf(c, "  for (size_t o = 0; o < %lld; o++)\n    for (size_t j = 0; j < %lld; j++) {\n",
             (long long)outer, (long long)inner);
   cg_printf(c, "      unsigned char taken[%lld] = {0};\n", (long long)A);
-  cg_printf(c, "      const %s *x = X0 + o * %lld + j;\n", cg_ctype(X->dtype), (long long)(A * inner));
-  cg_printf(c, "      for (size_t t = 0; t < %lld; t++) {\n        size_t best = %lld;\n", (long long)K,
-            (long long)A);
+  cg_printf(c, "      const %s *x = X0 + o * %lld + j;\n", cg_ctype(X->dtype),
+            (long long)(A * inner));
+  cg_printf(c, "      for (size_t t = 0; t < %lld; t++) {\n        size_t best = %lld;\n",
+            (long long)K, (long long)A);
   cg_printf(c, "        for (size_t a = 0; a < %lld; a++)\n", (long long)A);
-  cg_printf(c, "          if (!taken[a] && (best == %lld || x[a * %lld] %s x[best * %lld])) best = a;\n",
-            (long long)A, (long long)inner, largest ? ">" : "<", (long long)inner);
+  cg_printf(
+      c, "          if (!taken[a] && (best == %lld || x[a * %lld] %s x[best * %lld])) best = a;\n",
+      (long long)A, (long long)inner, largest ? ">" : "<", (long long)inner);
   cg_printf(c, "        taken[best] = 1;\n");
-  cg_printf(c, "        Y0[(o * %lld + t) * %lld + j] = x[best * %lld];\n", (long long)K, (long long)inner,
-            (long long)inner);
-  cg_printf(c, "        Y1[(o * %lld + t) * %lld + j] = (int64_t)best;\n      }\n    }\n", (long long)K,
-            (long long)inner);
+  cg_printf(c, "        Y0[(o * %lld + t) * %lld + j] = x[best * %lld];\n", (long long)K,
+            (long long)inner, (long long)inner);
+  cg_printf(c, "        Y1[(o * %lld + t) * %lld + j] = (int64_t)best;\n      }\n    }\n",
+            (long long)K, (long long)inner);
   return OX_OK;
 }
 

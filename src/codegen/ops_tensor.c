@@ -19,7 +19,8 @@ static int gen_copy(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
     }
     if (n_out > 1 && out[1]) cg_printf(c, "  memset(Y1, 1, %zu);\n", out[1]->nbytes);
   }
-  if (out[0]->nbytes != in[0]->nbytes) return cg_fail(c, OX_EMODEL, "input and output sizes differ");
+  if (out[0]->nbytes != in[0]->nbytes)
+    return cg_fail(c, OX_EMODEL, "input and output sizes differ");
   cg_printf(c, "  memcpy(Y0, X0, %zu);\n", out[0]->nbytes);
   return OX_OK;
 }
@@ -53,7 +54,8 @@ static int gen_transpose(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
     cnt = X->rank;
     for (size_t i = 0; i < cnt; i++) perm[i] = (int64_t)(cnt - 1 - i);
   }
-  if (cnt != X->rank) return cg_fail(c, OX_EMODEL, "perm has %zu entries for rank %zu", cnt, X->rank);
+  if (cnt != X->rank)
+    return cg_fail(c, OX_EMODEL, "perm has %zu entries for rank %zu", cnt, X->rank);
   cg_strides(X, st);
   for (size_t i = 0; i < cnt; i++) {
     size_t p;
@@ -81,9 +83,11 @@ static int slice_computed(cg_ctx *c, cg_val **in, size_t n_in, const cg_val *y) 
   cg_printf(c, "};\n  long long b[%zu] = {0}, s[%zu];\n", R, R);
   cg_printf(c, "  for (size_t d = 0; d < %zu; d++) s[d] = 1;\n", R);
   cg_printf(c, "  for (size_t a = 0; a < %lld; a++) {\n", (long long)in[1]->numel);
-  cg_printf(c, "    long long ax = %s;\n    if (ax < 0) ax += %zu;\n", axes ? "(long long)X3[a]" : "(long long)a", R);
+  cg_printf(c, "    long long ax = %s;\n    if (ax < 0) ax += %zu;\n",
+            axes ? "(long long)X3[a]" : "(long long)a", R);
   cg_printf(c, "    if (ax < 0 || ax >= %zu) continue;\n", R);
-  cg_printf(c, "    const long long dim = dims[ax], step = %s;\n", steps ? "(long long)X4[a]" : "1");
+  cg_printf(c, "    const long long dim = dims[ax], step = %s;\n",
+            steps ? "(long long)X4[a]" : "1");
   cg_printf(c, "    long long v = (long long)X1[a];\n    if (v < 0) v += dim;\n");
   cg_printf(c, "    const long long hi = step > 0 ? dim : dim - 1;\n");
   cg_printf(c, "    b[ax] = v < 0 ? 0 : v > hi ? hi : v;\n    s[ax] = step;\n  }\n");
@@ -92,7 +96,8 @@ static int slice_computed(cg_ctx *c, cg_val **in, size_t n_in, const cg_val *y) 
     cg_printf(c, "%*sfor (long long d%zu = 0; d%zu < %lld; d%zu++)\n", (int)(2 + 2 * d), "", d, d,
               (long long)y->dims[d], d);
   cg_printf(c, "%*sY0[o++] = X0[0", (int)(2 + 2 * R), "");
-  for (size_t d = 0; d < R; d++) cg_printf(c, " + (b[%zu] + d%zu * s[%zu]) * %lld", d, d, d, (long long)st[d]);
+  for (size_t d = 0; d < R; d++)
+    cg_printf(c, " + (b[%zu] + d%zu * s[%zu]) * %lld", d, d, d, (long long)st[d]);
   cg_printf(c, "];\n");
   return OX_OK;
 }
@@ -122,7 +127,8 @@ static int gen_slice(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   for (size_t d = 0; d < X->rank; d++) s[d] = 1;
   for (size_t i = 0; i < ns; i++) {
     size_t ax;
-    if (!cg_axis(na ? axes[i] : (int64_t)i, X->rank, &ax)) return cg_fail(c, OX_EMODEL, "axis out of range");
+    if (!cg_axis(na ? axes[i] : (int64_t)i, X->rank, &ax))
+      return cg_fail(c, OX_EMODEL, "axis out of range");
     int64_t dim = X->dims[ax], step = nst ? steps[i] : 1, st0 = starts[i];
     if (step == 0) return cg_fail(c, OX_EMODEL, "step 0");
     if (st0 < 0) st0 += dim;
@@ -165,7 +171,8 @@ static int gen_pad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   const char *mode = ox_node_attr_str(n, "mode", "constant");
   bool rt = false; /* begin pads computed: read at run time into pb[] */
   if (c->opset < 11) {
-    if (!cg_attr_ints(n, "pads", pads, 2 * CG_MAX_RANK, &np)) return cg_fail(c, OX_EMODEL, "no pads");
+    if (!cg_attr_ints(n, "pads", pads, 2 * CG_MAX_RANK, &np))
+      return cg_fail(c, OX_EMODEL, "no pads");
   } else if (n_in < 2 || !in[1]) {
     return cg_fail(c, OX_EMODEL, "no pads");
   } else if (!cg_const_ints(in[1], pads, 2 * CG_MAX_RANK, &np)) {
@@ -173,7 +180,8 @@ static int gen_pad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
     np = (size_t)in[1]->numel;
   }
   if (n_in > 3 && in[3]) {
-    if (!cg_const_ints(in[3], axes, CG_MAX_RANK, &na)) return cg_fail(c, OX_EUNSUPPORTED, "axes must be a constant");
+    if (!cg_const_ints(in[3], axes, CG_MAX_RANK, &na))
+      return cg_fail(c, OX_EUNSUPPORTED, "axes must be a constant");
   } else {
     na = r;
     for (size_t i = 0; i < r; i++) axes[i] = (int64_t)i;
@@ -189,7 +197,8 @@ static int gen_pad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
       pb[ax] = pads[i];
   }
   bool cst = strcmp(mode, "constant") == 0, edge = strcmp(mode, "edge") == 0;
-  if (!cst && !edge && strcmp(mode, "reflect") != 0) return cg_fail(c, OX_EUNSUPPORTED, "mode %s", mode);
+  if (!cst && !edge && strcmp(mode, "reflect") != 0)
+    return cg_fail(c, OX_EUNSUPPORTED, "mode %s", mode);
   if (!cst && X->numel == 0) return cg_fail(c, OX_EUNSUPPORTED, "%s of an empty tensor", mode);
   int64_t st[CG_MAX_RANK];
   cg_strides(X, st);
@@ -210,10 +219,11 @@ static int gen_pad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
     if (cst)
       cg_printf(c, "%*s  if (q%zu < 0 || q%zu >= %lld) inb = 0;\n", ind, "", d, d, I);
     else if (edge)
-      cg_printf(c, "%*s  q%zu = q%zu < 0 ? 0 : q%zu >= %lld ? %lld : q%zu;\n", ind, "", d, d, d, I, I - 1, d);
+      cg_printf(c, "%*s  q%zu = q%zu < 0 ? 0 : q%zu >= %lld ? %lld : q%zu;\n", ind, "", d, d, d, I,
+                I - 1, d);
     else
-      cg_printf(c, "%*s  if (q%zu < 0) q%zu = -q%zu;\n%*s  if (q%zu >= %lld) q%zu = %lld - q%zu;\n", ind,
-                "", d, d, d, ind, "", d, I, d, 2 * (I - 1), d);
+      cg_printf(c, "%*s  if (q%zu < 0) q%zu = -q%zu;\n%*s  if (q%zu >= %lld) q%zu = %lld - q%zu;\n",
+                ind, "", d, d, d, ind, "", d, I, d, 2 * (I - 1), d);
   }
   cg_printf(c, "%*s  (void)inb;\n%*s  Y0[o++] = ", ind, "", ind, "");
   if (cst) cg_printf(c, "!inb ? cv : ");
@@ -228,7 +238,8 @@ static int gen_concat(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   (void)n_out;
   size_t ax;
   const cg_val *Y = out[0];
-  if (!cg_axis(ox_node_attr_int(n, "axis", 0), Y->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
+  if (!cg_axis(ox_node_attr_int(n, "axis", 0), Y->rank, &ax))
+    return cg_fail(c, OX_EMODEL, "bad axis");
   int64_t outer, inner;
   cg_split(Y, ax, &outer, &inner);
   size_t es = Y->nbytes / (size_t)(Y->numel ? Y->numel : 1);
@@ -237,7 +248,9 @@ static int gen_concat(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
     if (!in[i]) return cg_fail(c, OX_EMODEL, "missing input");
     if (!in[i]->numel) continue;
     int64_t chunk = in[i]->dims[ax] * inner;
-    cg_printf(c, "  for (size_t o = 0; o < %lld; o++)\n    memcpy(Y0 + o * %lld + %lld, X%zu + o * %lld, %zu);\n",
+    cg_printf(c,
+              "  for (size_t o = 0; o < %lld; o++)\n    memcpy(Y0 + o * %lld + %lld, X%zu + o * "
+              "%lld, %zu);\n",
               (long long)outer, (long long)ychunk, (long long)off, i, (long long)chunk,
               (size_t)chunk * es);
     off += chunk;
@@ -250,7 +263,8 @@ static int gen_split(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   (void)n_in;
   size_t ax;
   const cg_val *X = in[0];
-  if (!cg_axis(ox_node_attr_int(n, "axis", 0), X->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
+  if (!cg_axis(ox_node_attr_int(n, "axis", 0), X->rank, &ax))
+    return cg_fail(c, OX_EMODEL, "bad axis");
   int64_t outer, inner;
   cg_split(X, ax, &outer, &inner);
   size_t es = X->nbytes / (size_t)(X->numel ? X->numel : 1);
@@ -259,7 +273,9 @@ static int gen_split(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
     if (!out[i]) return cg_fail(c, OX_EUNSUPPORTED, "missing output");
     int64_t chunk = out[i]->dims[ax] * inner;
     if (out[i]->numel)
-      cg_printf(c, "  for (size_t o = 0; o < %lld; o++)\n    memcpy(Y%zu + o * %lld, X0 + o * %lld + %lld, %zu);\n",
+      cg_printf(c,
+                "  for (size_t o = 0; o < %lld; o++)\n    memcpy(Y%zu + o * %lld, X0 + o * %lld + "
+                "%lld, %zu);\n",
                 (long long)outer, i, (long long)chunk, (long long)xchunk, (long long)off,
                 (size_t)chunk * es);
     off += chunk;
@@ -273,7 +289,8 @@ static int gen_gather(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   (void)n_in, (void)n_out, (void)out;
   const cg_val *X = in[0], *I = in[1];
   size_t ax;
-  if (!cg_axis(ox_node_attr_int(n, "axis", 0), X->rank, &ax)) return cg_fail(c, OX_EMODEL, "bad axis");
+  if (!cg_axis(ox_node_attr_int(n, "axis", 0), X->rank, &ax))
+    return cg_fail(c, OX_EMODEL, "bad axis");
   if (I->dtype != OX_INT64 && I->dtype != OX_INT32) return cg_fail(c, OX_EMODEL, "indices type");
   int64_t outer, inner, A = X->dims[ax];
   cg_split(X, ax, &outer, &inner);
@@ -282,10 +299,14 @@ static int gen_gather(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
    * reads row 0 rather than memory outside the tensor */
   cg_printf(c, "  for (size_t o = 0; o < %lld; o++)\n    for (size_t j = 0; j < %lld; j++) {\n",
             (long long)outer, (long long)I->numel);
-  cg_printf(c, "      long long ix = (long long)X1[j];\n      if (ix < 0) ix += %lld;\n", (long long)A);
+  cg_printf(c, "      long long ix = (long long)X1[j];\n      if (ix < 0) ix += %lld;\n",
+            (long long)A);
   cg_printf(c, "      if (ix < 0 || ix >= %lld) ix = 0;\n", (long long)A);
-  cg_printf(c, "      memcpy(Y0 + (o * %lld + j) * %lld, X0 + (o * %lld + (size_t)ix) * %lld, %zu);\n    }\n",
-            (long long)I->numel, (long long)inner, (long long)A, (long long)inner, (size_t)inner * es);
+  cg_printf(c,
+            "      memcpy(Y0 + (o * %lld + j) * %lld, X0 + (o * %lld + (size_t)ix) * %lld, %zu);\n "
+            "   }\n",
+            (long long)I->numel, (long long)inner, (long long)A, (long long)inner,
+            (size_t)inner * es);
   return OX_OK;
 }
 
@@ -293,10 +314,11 @@ static int gen_cast(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
                     size_t n_out) {
   (void)n, (void)n_in, (void)n_out;
   if (out[0]->dtype == OX_BOOL)
-    cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = X0[i] != 0;\n", (long long)in[0]->numel);
+    cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = X0[i] != 0;\n",
+              (long long)in[0]->numel);
   else
-    cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = (%s)X0[i];\n", (long long)in[0]->numel,
-              cg_ctype(out[0]->dtype));
+    cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = (%s)X0[i];\n",
+              (long long)in[0]->numel, cg_ctype(out[0]->dtype));
   return OX_OK;
 }
 
@@ -335,7 +357,6 @@ static int gen_range(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   return OX_OK;
 }
 
-
 static int gen_gather_elements(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                                size_t n_out) {
   (void)n_in, (void)n_out;
@@ -350,8 +371,8 @@ static int gen_gather_elements(cg_ctx *c, const ox_node *n, cg_val **in, size_t 
     cg_printf(c, "%*sfor (size_t d%zu = 0; d%zu < %lld; d%zu++)\n", (int)(2 + 2 * d), "", d, d,
               (long long)out[0]->dims[d], d);
   int ind = (int)(2 + 2 * I->rank);
-  cg_printf(c, "%*s{\n%*s  long long ix = (long long)X1[o];\n%*s  if (ix < 0) ix += %lld;\n", ind, "",
-            ind, "", ind, "", (long long)X->dims[ax]);
+  cg_printf(c, "%*s{\n%*s  long long ix = (long long)X1[o];\n%*s  if (ix < 0) ix += %lld;\n", ind,
+            "", ind, "", ind, "", (long long)X->dims[ax]);
   cg_printf(c, "%*s  if (ix < 0 || ix >= %lld) ix = 0; /* never outside the tensor */\n", ind, "",
             (long long)X->dims[ax]);
   cg_printf(c, "%*s  Y0[o++] = X0[ix * %lld", ind, "", (long long)st[ax]);
@@ -372,7 +393,8 @@ static int gen_trilu(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (long long i = 0; i < %lld; i++)\n",
             (long long)(X->numel / (N * M)), (long long)N);
   cg_printf(c, "      for (long long j = 0; j < %lld; j++) {\n", (long long)M);
-  cg_printf(c, "        const size_t at = b * %lld + (size_t)(i * %lld + j);\n", (long long)(N * M), (long long)M);
+  cg_printf(c, "        const size_t at = b * %lld + (size_t)(i * %lld + j);\n", (long long)(N * M),
+            (long long)M);
   cg_printf(c, "        Y0[at] = j - i %s k ? X0[at] : 0;\n      }\n", upper ? ">=" : "<=");
   return OX_OK;
 }
@@ -391,7 +413,8 @@ static int gen_cumulative(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
   for (size_t d = 0; d < X->rank; d++) cg_printf(c, "%s%lld", d ? ", " : "", (long long)X->dims[d]);
   cg_printf(c, "%s};\n  long long ax = (long long)X1[0];\n  if (ax < 0) ax += %zu;\n",
             X->rank ? "" : "1", X->rank);
-  cg_printf(c, "  if (ax < 0 || ax >= %zu) return; /* outside the rank: nothing written */\n", X->rank);
+  cg_printf(c, "  if (ax < 0 || ax >= %zu) return; /* outside the rank: nothing written */\n",
+            X->rank);
   cg_printf(c, "  size_t outer = 1, inner = 1;\n  const size_t A = dims[ax];\n");
   cg_printf(c, "  for (long long d = 0; d < ax; d++) outer *= dims[d];\n");
   cg_printf(c, "  for (long long d = ax + 1; d < %zu; d++) inner *= dims[d];\n", X->rank);
@@ -417,7 +440,10 @@ static int gen_bitshift(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
   char body[256];
   /* shifts by the width or more are 0 in the reference, undefined in C */
   snprintf(body, sizeof body, "Y0[o] = X1[i1] >= %d ? 0 : (%s)(X0[i0] %s X1[i1]);",
-           (int)(8 * (dt == OX_UINT8 ? 1 : dt == OX_UINT16 ? 2 : dt == OX_UINT32 ? 4 : 8)),
+           (int)(8 * (dt == OX_UINT8    ? 1
+                      : dt == OX_UINT16 ? 2
+                      : dt == OX_UINT32 ? 4
+                                        : 8)),
            cg_ctype(dt), left ? "<<" : ">>");
   cg_bcast_loop(c, out[0]->dims, out[0]->rank, in, 2, body);
   return OX_OK;
@@ -429,8 +455,10 @@ static const char *scatter_op(cg_ctx *c, const ox_node *n, const char *at, const
   if (strcmp(r, "none") == 0) return ox_arena_printf(c->a, "Y0[%s] = %s;", at, v);
   if (strcmp(r, "add") == 0) return ox_arena_printf(c->a, "Y0[%s] += %s;", at, v);
   if (strcmp(r, "mul") == 0) return ox_arena_printf(c->a, "Y0[%s] *= %s;", at, v);
-  if (strcmp(r, "max") == 0) return ox_arena_printf(c->a, "if (%s > Y0[%s]) Y0[%s] = %s;", v, at, at, v);
-  if (strcmp(r, "min") == 0) return ox_arena_printf(c->a, "if (%s < Y0[%s]) Y0[%s] = %s;", v, at, at, v);
+  if (strcmp(r, "max") == 0)
+    return ox_arena_printf(c->a, "if (%s > Y0[%s]) Y0[%s] = %s;", v, at, at, v);
+  if (strcmp(r, "min") == 0)
+    return ox_arena_printf(c->a, "if (%s < Y0[%s]) Y0[%s] = %s;", v, at, at, v);
   return NULL;
 }
 
@@ -443,7 +471,8 @@ static int gen_scatter_elements(cg_ctx *c, const ox_node *n, cg_val **in, size_t
   if (!cg_axis(ox_node_attr_int(n, "axis", 0), X->rank, &ax) || I->rank != X->rank)
     return cg_fail(c, OX_EMODEL, "bad axis or indices rank");
   const char *op = scatter_op(c, n, "at", "X2[o]");
-  if (!op) return cg_fail(c, OX_EUNSUPPORTED, "reduction '%s'", ox_node_attr_str(n, "reduction", ""));
+  if (!op)
+    return cg_fail(c, OX_EUNSUPPORTED, "reduction '%s'", ox_node_attr_str(n, "reduction", ""));
   int64_t st[CG_MAX_RANK];
   cg_strides(X, st);
   cg_printf(c, "  memcpy(Y0, X0, %zu);\n  size_t o = 0;\n", out[0]->nbytes);
@@ -451,10 +480,10 @@ static int gen_scatter_elements(cg_ctx *c, const ox_node *n, cg_val **in, size_t
     cg_printf(c, "%*sfor (size_t d%zu = 0; d%zu < %lld; d%zu++)\n", (int)(2 + 2 * d), "", d, d,
               (long long)I->dims[d], d);
   int ind = (int)(2 + 2 * I->rank);
-  cg_printf(c, "%*s{\n%*s  long long ix = (long long)X1[o];\n%*s  if (ix < 0) ix += %lld;\n", ind, "",
-            ind, "", ind, "", (long long)X->dims[ax]);
-  cg_printf(c, "%*s  if (ix >= 0 && ix < %lld) {\n%*s    const size_t at = (size_t)ix * %lld", ind, "",
-            (long long)X->dims[ax], ind, "", (long long)st[ax]);
+  cg_printf(c, "%*s{\n%*s  long long ix = (long long)X1[o];\n%*s  if (ix < 0) ix += %lld;\n", ind,
+            "", ind, "", ind, "", (long long)X->dims[ax]);
+  cg_printf(c, "%*s  if (ix >= 0 && ix < %lld) {\n%*s    const size_t at = (size_t)ix * %lld", ind,
+            "", (long long)X->dims[ax], ind, "", (long long)st[ax]);
   for (size_t d = 0; d < X->rank; d++)
     if (d != ax) cg_printf(c, " + d%zu * %lld", d, (long long)st[d]);
   cg_printf(c, ";\n%*s    %s\n%*s  }\n%*s  o++;\n%*s}\n", ind, "", op, ind, "", ind, "", ind, "");
@@ -467,28 +496,35 @@ static int gen_nd(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val 
                   size_t n_out) {
   (void)n_out;
   bool scatter = strcmp(n->op_type, "ScatterND") == 0;
-  if (n_in < 2 || !in[1] || (scatter && (n_in < 3 || !in[2]))) return cg_fail(c, OX_EMODEL, "inputs");
+  if (n_in < 2 || !in[1] || (scatter && (n_in < 3 || !in[2])))
+    return cg_fail(c, OX_EMODEL, "inputs");
   if (ox_node_attr_int(n, "batch_dims", 0)) return cg_fail(c, OX_EUNSUPPORTED, "batch_dims");
   const cg_val *X = in[0], *I = in[1];
   if (!I->rank) return cg_fail(c, OX_EMODEL, "scalar indices");
   int64_t k = I->dims[I->rank - 1];
-  if (k < 1 || (size_t)k > X->rank) return cg_fail(c, OX_EMODEL, "indices' last dim %lld", (long long)k);
+  if (k < 1 || (size_t)k > X->rank)
+    return cg_fail(c, OX_EMODEL, "indices' last dim %lld", (long long)k);
   int64_t st[CG_MAX_RANK], slice = 1, cnt = I->numel / k;
   cg_strides(X, st);
   for (size_t d = (size_t)k; d < X->rank; d++) slice *= X->dims[d];
   char upd[64];
   snprintf(upd, sizeof upd, "X2[j * %lld + e]", (long long)slice);
   const char *op = scatter ? scatter_op(c, n, "off + e", upd) : "";
-  if (!op) return cg_fail(c, OX_EUNSUPPORTED, "reduction '%s'", ox_node_attr_str(n, "reduction", ""));
+  if (!op)
+    return cg_fail(c, OX_EUNSUPPORTED, "reduction '%s'", ox_node_attr_str(n, "reduction", ""));
   if (scatter) cg_printf(c, "  memcpy(Y0, X0, %zu);\n", out[0]->nbytes);
   cg_printf(c, "  static const long long dims[%lld] = {", (long long)k);
   for (int64_t d = 0; d < k; d++) cg_printf(c, "%s%lld", d ? ", " : "", (long long)X->dims[d]);
   cg_printf(c, "}, st[%lld] = {", (long long)k);
   for (int64_t d = 0; d < k; d++) cg_printf(c, "%s%lld", d ? ", " : "", (long long)st[d]);
   cg_printf(c, "};\n  for (size_t j = 0; j < %lld; j++) {\n    size_t off = 0;\n", (long long)cnt);
-  cg_printf(c, "    for (size_t d = 0; d < %lld; d++) {\n      long long ix = (long long)X1[j * %lld + d];\n",
+  cg_printf(c,
+            "    for (size_t d = 0; d < %lld; d++) {\n      long long ix = (long long)X1[j * %lld "
+            "+ d];\n",
             (long long)k, (long long)k);
-  cg_printf(c, "      if (ix < 0) ix += dims[d];\n      if (ix < 0 || ix >= dims[d]) ix = 0; /* never outside */\n");
+  cg_printf(c,
+            "      if (ix < 0) ix += dims[d];\n      if (ix < 0 || ix >= dims[d]) ix = 0; /* never "
+            "outside */\n");
   cg_printf(c, "      off += (size_t)ix * (size_t)st[d];\n    }\n");
   if (scatter) {
     cg_printf(c, "    for (size_t e = 0; e < %lld; e++) %s\n  }\n", (long long)slice, op);
