@@ -1016,6 +1016,48 @@ typedef struct onnxc_optimize_options {
 ONNXC_API onnxc_status onnxc_model_optimize(const onnxc_model *m, const onnxc_optimize_options *opts,
                                             onnxc_model **out, onnxc_error *err);
 
+/* ---------------------------------------------------------------- compile */
+
+/* `onnxc compile`: the model as dependency-free C99 source (docs/compile.md).
+ * The generated .c file needs only <stdint.h>, <stddef.h>, <string.h> and
+ * <math.h>, allocates nothing (intermediates in one static arena planned by
+ * lifetimes) and holds the weights as exact static const arrays. Its entry
+ * is `int PREFIX_run(const T *in_<input>..., T *out_<output>...)`: one typed
+ * pointer per graph input, then one per graph output, described in the
+ * header's comment. Shapes must be static: fixed in the model or bound here. */
+typedef struct onnxc_compile_options {
+  const char *prefix;      /* C prefix of the public names; NULL: "model" */
+  const char *header_name; /* what the .c file #includes; NULL: "<prefix>.h" */
+  const char *source_name; /* the model's name for the comments; may be NULL */
+  /* dims for symbolic graph input dims, as in onnxc_infer_options */
+  size_t n_bindings;
+  const char *const *binding_names;
+  const int64_t *const *binding_dims;
+  const size_t *binding_ranks;
+  int with_main; /* 1: also write a main() file that runs the model on files */
+} onnxc_compile_options;
+
+/* The texts of onnxc_compile (NUL-terminated, malloc'd; free with
+ * onnxc_compile_output_free) and their sizes. */
+typedef struct onnxc_compile_output {
+  char *source;      /* PREFIX.c */
+  char *header;      /* PREFIX.h */
+  char *main_source; /* PREFIX_main.c, or NULL without with_main */
+  size_t arena_bytes, const_bytes, n_functions;
+} onnxc_compile_output;
+
+/* Infers shapes in place (m gets value_info, as with onnxc_infer_shapes),
+ * then writes the C texts. An operator, element type or dim that cannot be
+ * compiled is ONNXC_ERR_UNSUPPORTED with a message naming the node or graph
+ * input and the reason. opts may be NULL. */
+ONNXC_API onnxc_status onnxc_compile(onnxc_model *m, const onnxc_compile_options *opts,
+                                     onnxc_compile_output *out, onnxc_error *err);
+ONNXC_API void onnxc_compile_output_free(onnxc_compile_output *out);
+/* The operators (ai.onnx domain) onnxc_compile has a generator for; NULL
+ * when i is past the end. Some are compiled for only some element types or
+ * attribute values: the error of onnxc_compile says which. */
+ONNXC_API const char *onnxc_compile_op_name(size_t i);
+
 /* ---------------------------------------------------------------- train */
 
 /* Training (TrainingInfoProto, IR.md "Training Related Information"). The

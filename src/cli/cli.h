@@ -21,6 +21,7 @@ int ox_cmd_bench(int argc, char **argv);
 int ox_cmd_generate(int argc, char **argv);
 int ox_cmd_train(int argc, char **argv);
 int ox_cmd_dot(int argc, char **argv);
+int ox_cmd_compile(int argc, char **argv);
 int ox_cmd_serve(int argc, char **argv); /* src/serve/cmd_serve.c: the server's layer is later */
 
 /* Loads a model from a binary or text file (by extension or content) with

@@ -21,6 +21,7 @@ static const cmd cmds[] = {
     {"check", ox_cmd_check, "check a model against the IR rules and operator schemas"},
     {"schema", ox_cmd_schema, "print an operator schema"},
     {"infer", ox_cmd_infer, "infer types and shapes of every value"},
+    {"compile", ox_cmd_compile, "write a model as dependency-free C source (static shapes)"},
     {"dot", ox_cmd_dot, "draw the graph with Graphviz (SVG, PNG or .dot text)"},
     {"run", ox_cmd_run, "run a model on input files"},
     {"test", ox_cmd_test, "run ONNX conformance test cases"},

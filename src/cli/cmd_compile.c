@@ -1,0 +1,171 @@
+/* cmd_compile.c - `onnxc compile`: a model as dependency-free C source. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: onnxc compile MODEL -o FILE.c [--header FILE.h] [--prefix NAME]\n"
+          "                     [--input NAME=D1,D2,...]... [--main]\n"
+          "\n"
+          "Writes the model as one C99 file and its header: NAME_run() with one typed\n"
+          "pointer per input and output, no malloc, no stdio, no threads, weights as\n"
+          "static const arrays, intermediates in one static arena (docs/compile.md).\n"
+          "Shapes must be static: fixed in the model or given with --input.\n"
+          "  -o FILE.c          the source to write\n"
+          "  --list-ops         print the operators the compiler has a generator for\n"
+          "  --header FILE.h    the header (default: FILE.c with .h)\n"
+          "  --prefix NAME      C prefix of the public names (default: the file's base name)\n"
+          "  --input NAME=DIMS  bind the dims of graph input NAME (e.g. x=1,3,224,224)\n"
+          "  --main             also write FILE_main.c: main() reads inputs NAME=FILE\n"
+          "                     (.npy or TensorProto .pb) and writes OUTDIR/output_k.pb:\n"
+          "                       cc -std=c99 -O2 m.c m_main.c -lm -o m && ./m -o out x=x.npy\n");
+}
+
+/* "x=1,3,224,224" into name, dims (malloc'd) and rank */
+static bool parse_binding(char *arg, const char **name, int64_t **dims, size_t *rank) {
+  char *eq = strrchr(arg, '=');
+  if (!eq || eq == arg) return false;
+  *eq = 0;
+  *name = arg;
+  size_t n = 1;
+  for (char *p = eq + 1; *p; p++) n += *p == ',';
+  int64_t *d = calloc(n, sizeof(int64_t));
+  if (!d) return false;
+  size_t k = 0;
+  for (char *p = eq + 1; *p;) {
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || v < 0 || (*end && *end != ',')) {
+      free(d);
+      return false;
+    }
+    d[k++] = v;
+    p = *end ? end + 1 : end;
+  }
+  *dims = d;
+  *rank = k;
+  return true;
+}
+
+/* "dir/net.c" -> "dir/net" + suffix (malloc'd) */
+static char *with_suffix(const char *path, const char *suffix) {
+  size_t n = strlen(path);
+  if (n > 2 && strcmp(path + n - 2, ".c") == 0) n -= 2;
+  char *s = malloc(n + strlen(suffix) + 1);
+  if (!s) return NULL;
+  memcpy(s, path, n);
+  strcpy(s + n, suffix);
+  return s;
+}
+
+/* the base name of path without .c, as a C identifier */
+static char *prefix_of(const char *path) {
+  const char *b = strrchr(path, '/');
+  b = b ? b + 1 : path;
+  char *s = with_suffix(b, "");
+  if (!s) return NULL;
+  for (char *p = s; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+      *p = '_';
+  return s;
+}
+
+int ox_cmd_compile(int argc, char **argv) {
+  const char *model = NULL, *out = NULL, *header = NULL, *prefix = NULL;
+  bool with_main = false;
+  const char *bnames[64];
+  const int64_t *bdims[64];
+  int64_t *bstore[64];
+  size_t branks[64], nb = 0;
+  int rc = 2;
+  char *hpath = NULL, *mpath = NULL, *pfx = NULL, *hbase = NULL;
+  onnxc_model *m = NULL;
+  onnxc_compile_output co = {0};
+  for (int i = 1; i < argc; i++) {
+    if (ox_cli_is_help(argv[i])) {
+      usage(stdout);
+      rc = 0;
+      goto done;
+    } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+      out = argv[++i];
+    } else if (strcmp(argv[i], "--header") == 0 && i + 1 < argc) {
+      header = argv[++i];
+    } else if (strcmp(argv[i], "--prefix") == 0 && i + 1 < argc) {
+      prefix = argv[++i];
+    } else if (strcmp(argv[i], "--list-ops") == 0) {
+      for (size_t k = 0; onnxc_compile_op_name(k); k++) printf("%s\n", onnxc_compile_op_name(k));
+      rc = 0;
+      goto done;
+    } else if (strcmp(argv[i], "--main") == 0) {
+      with_main = true;
+    } else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) {
+      if (nb == 64 || !parse_binding(argv[++i], &bnames[nb], &bstore[nb], &branks[nb])) {
+        fprintf(stderr, "onnxc compile: bad --input '%s' (expected NAME=D1,D2,...)\n", argv[i]);
+        goto done;
+      }
+      bdims[nb] = bstore[nb];
+      nb++;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "onnxc compile: unexpected argument '%s'\n", argv[i]);
+      usage(stderr);
+      goto done;
+    } else if (!model) {
+      model = argv[i];
+    } else {
+      fprintf(stderr, "onnxc compile: more than one model\n");
+      goto done;
+    }
+  }
+  if (!model || !out) {
+    usage(stderr);
+    goto done;
+  }
+  hpath = header ? strdup(header) : with_suffix(out, ".h");
+  mpath = with_suffix(out, "_main.c");
+  pfx = prefix ? strdup(prefix) : prefix_of(out);
+  if (!hpath || !mpath || !pfx) {
+    fprintf(stderr, "onnxc compile: out of memory\n");
+    goto done;
+  }
+  /* the .c file includes the header by its base name: both sit side by side */
+  const char *hb = strrchr(hpath, '/');
+  hbase = strdup(hb ? hb + 1 : hpath);
+  m = ox_cli_load_model(model);
+  if (!m || !hbase) {
+    rc = 1;
+    goto done;
+  }
+  const char *mb = strrchr(model, '/');
+  onnxc_compile_options o = {pfx, hbase, mb ? mb + 1 : model, nb, bnames, bdims, branks, with_main};
+  onnxc_error err = {0};
+  if (onnxc_compile(m, &o, &co, &err) != ONNXC_OK) {
+    fprintf(stderr, "onnxc compile: %s\n", err.msg);
+    rc = 1;
+    goto done;
+  }
+  if (ox_cli_write_file(out, co.source, strlen(co.source), &err) != ONNXC_OK ||
+      ox_cli_write_file(hpath, co.header, strlen(co.header), &err) != ONNXC_OK ||
+      (with_main &&
+       ox_cli_write_file(mpath, co.main_source, strlen(co.main_source), &err) != ONNXC_OK)) {
+    fprintf(stderr, "onnxc compile: %s\n", err.msg);
+    rc = 1;
+    goto done;
+  }
+  fprintf(stderr,
+          "onnxc compile: %s, %s%s%s: %zu node functions, %zu bytes of constants, %zu-byte arena\n",
+          out, hpath, with_main ? ", " : "", with_main ? mpath : "", co.n_functions, co.const_bytes,
+          co.arena_bytes);
+  rc = 0;
+done:
+  onnxc_compile_output_free(&co);
+  onnxc_model_free(m);
+  for (size_t i = 0; i < nb; i++) free(bstore[i]);
+  free(hpath);
+  free(mpath);
+  free(pfx);
+  free(hbase);
+  return rc;
+}

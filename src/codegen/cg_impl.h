@@ -1,0 +1,109 @@
+/* cg_impl.h - what the files of src/codegen share: the values of the graph
+ * with their static shapes and places, the generation context, the emit
+ * helpers and the operator tables (one table per family file). */
+#ifndef OX_CG_IMPL_H
+#define OX_CG_IMPL_H
+
+#include "../runtime/value.h"
+#include "codegen.h"
+
+#define CG_MAX_RANK 8
+
+typedef enum cg_kind { CG_INPUT, CG_OUTPUT, CG_CONST, CG_TEMP } cg_kind;
+
+typedef struct cg_val {
+  const char *name;
+  int32_t dtype;
+  int64_t dims[CG_MAX_RANK];
+  size_t rank;
+  int64_t numel;
+  cg_kind kind;
+  size_t index;  /* graph input / output index */
+  ox_value *cv;  /* CG_CONST: the data (owned) */
+  char *cname;   /* C expression of the pointer in the run function */
+  size_t offset; /* CG_TEMP: arena offset */
+  size_t nbytes;
+  long first, last; /* CG_TEMP: producing node and last reader */
+} cg_val;
+
+typedef struct cg_ctx {
+  ox_model *m;
+  ox_graph *g;
+  int64_t opset; /* of the default domain */
+  const char *prefix;
+  ox_arena *a; /* strings of this compilation */
+  cg_val **vals;
+  size_t n_vals;
+  ox_map by_name;
+  ox_buf consts, funcs, body;
+  size_t n_consts, n_funcs;
+  cg_val **ins, **outs; /* graph inputs (not initializers) and outputs */
+  size_t n_ins, n_outs;
+  ox_err *e;
+  /* the node being generated */
+  const ox_node *node;
+  size_t node_idx;
+} cg_ctx;
+
+/* An operator generator: appends the body of the node's function (its
+ * parameters are X<i> for present input i and Y<j> for output j, typed
+ * pointers; constant inputs are also readable through in[i]->cv). Returns
+ * OX_OK, or an error set with cg_fail. */
+typedef int (*cg_gen_fn)(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                         size_t n_out);
+typedef struct cg_op {
+  const char *op;
+  cg_gen_fn gen;
+} cg_op;
+
+/* One table per family file, ended by {NULL, NULL}. */
+extern const cg_op ox_cg_ops_elementwise[];
+extern const cg_op ox_cg_ops_linalg[];
+extern const cg_op ox_cg_ops_conv[];
+extern const cg_op ox_cg_ops_tensor[];
+extern const cg_op ox_cg_ops_reduce[];
+
+/* ---- helpers (codegen.c / emit.c) ---- */
+/* Fails naming the current node: "node 'N' (Op): <reason>". */
+int cg_fail(cg_ctx *c, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Appends to the function text. */
+void cg_printf(cg_ctx *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* C element type of an ONNX type; NULL when the generator has none. */
+const char *cg_ctype(int32_t dt);
+/* Name of a math function for the element type: "exp" -> "expf" for
+ * float, "exp" for double. */
+const char *cg_mathfn(cg_ctx *c, int32_t dt, const char *fn);
+/* A float literal that is exact ("0x1.8p+1f", "INFINITY", "NAN"). */
+void cg_float_lit(char *buf, size_t size, double v, bool is_float);
+/* Requires the element type to be float or double (reason: op name). */
+int cg_need_float(cg_ctx *c, const cg_val *v);
+/* Contiguous strides of v (elements). */
+void cg_strides(const cg_val *v, int64_t *s);
+/* Emits loops over the output shape (dims, rank) that define `o` (the
+ * output's flat index) and, for operand k, `i<k>` (its flat index under
+ * numpy broadcasting against the output), then runs `body` for each. */
+void cg_bcast_loop(cg_ctx *c, const int64_t *dims, size_t rank, cg_val *const *ops, size_t n_ops,
+                   const char *body);
+/* Products of v's dims before and after axis. */
+void cg_split(const cg_val *v, size_t axis, int64_t *outer, int64_t *inner);
+/* Normalises a possibly negative axis; false when out of range. */
+bool cg_axis(int64_t axis, size_t rank, size_t *out);
+/* A constant input read as int64 values (any integer type); false when the
+ * input is absent or not constant. */
+bool cg_const_ints(const cg_val *v, int64_t *out, size_t cap, size_t *n);
+/* A constant scalar input read as double; false when not constant. */
+bool cg_const_scalar(const cg_val *v, double *out);
+/* Integer attribute list; false when absent. */
+bool cg_attr_ints(const ox_node *n, const char *name, int64_t *out, size_t cap, size_t *count);
+/* "float[1,3,224,224]" for comments. */
+const char *cg_type_str(cg_ctx *c, const cg_val *v);
+
+#endif

@@ -1,0 +1,628 @@
+/* codegen.c - the driver of `onnxc compile`: infers shapes, gives every
+ * value of the graph its static shape and place (argument, constant array
+ * or arena offset), writes one function per node through the operator
+ * tables, plans the arena by lifetimes and assembles the .c and .h texts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cg_impl.h"
+
+int ox_cg_write_main(cg_ctx *c, const ox_cg_opts *o, ox_buf *out); /* main_gen.c */
+
+static const cg_op *const op_tables[] = {ox_cg_ops_elementwise, ox_cg_ops_linalg, ox_cg_ops_conv,
+                                         ox_cg_ops_tensor, ox_cg_ops_reduce};
+
+const char *ox_codegen_op_name(size_t i) {
+  for (size_t t = 0; t < sizeof op_tables / sizeof op_tables[0]; t++)
+    for (const cg_op *p = op_tables[t]; p->op; p++)
+      if (i-- == 0) return p->op;
+  static const char *const folded[] = {"Constant", "Shape", "Size"};
+  return i < 3 ? folded[i] : NULL;
+}
+
+static cg_gen_fn find_gen(const char *op) {
+  for (size_t t = 0; t < sizeof op_tables / sizeof op_tables[0]; t++)
+    for (const cg_op *p = op_tables[t]; p->op; p++)
+      if (strcmp(p->op, op) == 0) return p->gen;
+  return NULL;
+}
+
+/* A C identifier from any ONNX name: other characters become '_', kept short. */
+static char *sanitize(cg_ctx *c, const char *s) {
+  char buf[48];
+  size_t k = 0;
+  for (; s && *s && k < sizeof buf - 1; s++) {
+    char ch = *s;
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+    buf[k++] = ok ? ch : '_';
+  }
+  buf[k] = 0;
+  return ox_arena_strdup(c->a, buf);
+}
+
+static cg_val *find_val(cg_ctx *c, const char *name) {
+  uintptr_t v;
+  return ox_map_get(&c->by_name, name, &v) ? c->vals[v] : NULL;
+}
+
+static cg_val *add_val(cg_ctx *c, const char *name) {
+  cg_val *v = ox_arena_calloc(c->a, 1, sizeof *v);
+  cg_val **slot = v ? OX_VEC_PUSH(c->a, c->vals, c->n_vals) : NULL;
+  if (!slot || ox_map_put(&c->by_name, name, c->n_vals - 1) != OX_OK) {
+    ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+    return NULL;
+  }
+  *slot = v;
+  v->name = name;
+  v->first = v->last = -1;
+  return v;
+}
+
+static int set_numel(cg_ctx *c, cg_val *v, const char *what) {
+  if (v->rank > CG_MAX_RANK)
+    return ox_err_set(c->e, OX_EUNSUPPORTED, "%s '%s': rank %zu is over the generator's %d", what,
+                      v->name, v->rank, CG_MAX_RANK);
+  const char *ct = cg_ctype(v->dtype);
+  if (!ct) {
+    const ox_dtype_info *di = ox_dtype_get(v->dtype);
+    return ox_err_set(c->e, OX_EUNSUPPORTED, "%s '%s': element type %s has no C generator", what,
+                      v->name, di ? di->name : "undefined");
+  }
+  size_t nb;
+  if (!ox_numel(v->dims, v->rank, &v->numel) || !ox_dtype_nbytes(v->dtype, v->numel, &nb))
+    return ox_err_set(c->e, OX_EMODEL, "%s '%s': size overflows", what, v->name);
+  v->nbytes = nb;
+  return OX_OK;
+}
+
+/* Static type of a value from its inferred type; what names it in errors. */
+static int take_type(cg_ctx *c, cg_val *v, const ox_type *t, const char *what) {
+  if (!t || t->kind != OX_TYPE_TENSOR || !t->has_elem_type)
+    return ox_err_set(c->e, OX_EUNSUPPORTED, "%s '%s': not a tensor of known type", what, v->name);
+  if (!t->shape)
+    return ox_err_set(c->e, OX_EUNSUPPORTED,
+                      "%s '%s': rank unknown after shape inference (shapes must be static)", what,
+                      v->name);
+  v->dtype = t->elem_type;
+  v->rank = t->shape->n_dim;
+  for (size_t i = 0; i < v->rank && i < CG_MAX_RANK; i++) {
+    const ox_dim *d = &t->shape->dim[i];
+    if (!d->has_value || d->value < 0)
+      return ox_err_set(c->e, OX_EUNSUPPORTED,
+                        "%s '%s': dim %zu is %s%s%s, not a fixed number (shapes must be static: "
+                        "give the graph inputs' dims with --input NAME=D1,D2,...)",
+                        what, v->name, i, d->param ? "'" : "", d->param ? d->param : "unknown",
+                        d->param ? "'" : "");
+    v->dims[i] = d->value;
+  }
+  return set_numel(c, v, what);
+}
+
+static int make_const(cg_ctx *c, cg_val *v, ox_value *cv, const char *what) {
+  v->kind = CG_CONST;
+  v->cv = cv;
+  v->dtype = cv->dtype;
+  v->rank = cv->rank;
+  if (v->rank > CG_MAX_RANK) return set_numel(c, v, what);
+  memcpy(v->dims, cv->dims, cv->rank * sizeof(int64_t));
+  v->cname = ox_arena_printf(c->a, "%s_w%zu_%s", c->prefix, c->n_consts++, sanitize(c, v->name));
+  return v->cname ? set_numel(c, v, what) : ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+}
+
+int cg_fail(cg_ctx *c, int code, const char *fmt, ...) {
+  char why[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  const ox_node *n = c->node;
+  return ox_err_set(c->e, code, "node %zu '%s' (%s): %s", c->node_idx, n && n->name ? n->name : "",
+                    n ? n->op_type : "?", why);
+}
+
+/* Constant, Shape and Size give compile-time constants, not functions. */
+static ox_value *fold_node(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, bool *folded) {
+  ox_err *e = c->e;
+  *folded = true;
+  if (strcmp(n->op_type, "Constant") == 0) {
+    for (size_t i = 0; i < n->n_attribute; i++) {
+      const ox_attr *a = &n->attribute[i];
+      if (strcmp(a->name, "value") == 0 && a->t) return ox_value_from_tensor_proto(a->t, false, e);
+      if (strcmp(a->name, "value_float") == 0) return ox_tensor_scalar_f32(a->f, e);
+      if (strcmp(a->name, "value_int") == 0) return ox_tensor_scalar_i64(a->i, e);
+      bool fl = strcmp(a->name, "value_floats") == 0, il = strcmp(a->name, "value_ints") == 0;
+      if (fl || il) {
+        int64_t d = fl ? (int64_t)a->n_floats : (int64_t)a->n_ints;
+        ox_value *v = ox_tensor_new(fl ? OX_FLOAT : OX_INT64, &d, 1, e);
+        if (v && d) memcpy(v->data, fl ? (void *)a->floats : (void *)a->ints, v->nbytes);
+        return v;
+      }
+    }
+    cg_fail(c, OX_EUNSUPPORTED, "only value, value_float(s) and value_int(s) are compiled");
+    return NULL;
+  }
+  bool shape = strcmp(n->op_type, "Shape") == 0, size = strcmp(n->op_type, "Size") == 0;
+  if ((shape || size) && n_in == 1 && in[0]) {
+    if (size) return ox_tensor_scalar_i64(in[0]->numel, e);
+    int64_t r = (int64_t)in[0]->rank, start = ox_node_attr_int(n, "start", 0),
+            end = ox_node_attr_int(n, "end", r);
+    if (start < 0) start += r;
+    if (end < 0) end += r;
+    start = start < 0 ? 0 : start > r ? r : start;
+    end = end < start ? start : end > r ? r : end;
+    int64_t d = end - start;
+    ox_value *v = ox_tensor_new(OX_INT64, &d, 1, e);
+    if (v && d) memcpy(v->data, in[0]->dims + start, (size_t)d * sizeof(int64_t));
+    return v;
+  }
+  *folded = false;
+  return NULL;
+}
+
+typedef struct cg_call {
+  char *fname;
+  cg_val **args; /* present inputs then present outputs */
+  size_t n_args;
+} cg_call;
+
+static void put_params(cg_ctx *c, cg_val **in, size_t n_in, cg_val **out, size_t n_out) {
+  bool first = true;
+  for (size_t i = 0; i < n_in; i++)
+    if (in[i]) {
+      cg_printf(c, "%sconst %s *restrict X%zu", first ? "" : ", ", cg_ctype(in[i]->dtype), i);
+      first = false;
+    }
+  for (size_t i = 0; i < n_out; i++)
+    if (out[i]) {
+      cg_printf(c, "%s%s *restrict Y%zu", first ? "" : ", ", cg_ctype(out[i]->dtype), i);
+      first = false;
+    }
+  if (first) cg_printf(c, "void");
+  cg_printf(c, ") {\n");
+  for (size_t i = 0; i < n_in; i++)
+    if (in[i]) cg_printf(c, "  (void)X%zu;\n", i);
+  for (size_t i = 0; i < n_out; i++)
+    if (out[i]) cg_printf(c, "  (void)Y%zu;\n", i);
+}
+
+static int gen_node(cg_ctx *c, size_t idx, const ox_map *out_names, ox_map *types, cg_call *call) {
+  const ox_node *n = &c->g->node[idx];
+  c->node = n;
+  c->node_idx = idx;
+  if (!ox_is_default_domain(n->domain))
+    return cg_fail(c, OX_EUNSUPPORTED, "operators of domain '%s' have no C generator", n->domain);
+  cg_val **in = ox_arena_calloc(c->a, n->n_input + 1, sizeof *in);
+  cg_val **out = ox_arena_calloc(c->a, n->n_output + 1, sizeof *out);
+  if (!in || !out) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+  for (size_t i = 0; i < n->n_input; i++) {
+    if (!*n->input[i]) continue;
+    in[i] = find_val(c, n->input[i]);
+    if (!in[i])
+      return cg_fail(c, OX_EMODEL, "input '%s' is not produced before the node", n->input[i]);
+  }
+  bool folded;
+  ox_value *cv = fold_node(c, n, in, n->n_input, &folded);
+  if (folded) {
+    if (!cv) return c->e->code ? c->e->code : ox_err_set(c->e, OX_ENOMEM, "out of memory");
+    if (n->n_output != 1) {
+      ox_value_unref(cv);
+      return cg_fail(c, OX_EMODEL, "expected one output");
+    }
+    cg_val *v = add_val(c, n->output[0]);
+    if (!v) {
+      ox_value_unref(cv);
+      return c->e->code;
+    }
+    return make_const(c, v, cv, "constant");
+  }
+  cg_gen_fn gen = find_gen(n->op_type);
+  if (!gen) return cg_fail(c, OX_EUNSUPPORTED, "no C generator for this operator");
+  for (size_t i = 0; i < n->n_input; i++)
+    if (in[i] && in[i]->kind == CG_TEMP && (long)idx > in[i]->last) in[i]->last = (long)idx;
+  for (size_t i = 0; i < n->n_output; i++) {
+    if (!*n->output[i]) continue;
+    uintptr_t t;
+    cg_val *v = add_val(c, n->output[i]);
+    if (!v) return c->e->code;
+    out[i] = v;
+    if (!ox_map_get(types, n->output[i], &t))
+      return cg_fail(c, OX_EUNSUPPORTED, "output '%s' has no inferred type", n->output[i]);
+    char what[96];
+    snprintf(what, sizeof what, "output of node %zu (%s)", idx, n->op_type);
+    int rc = take_type(c, v, (const ox_type *)t, what);
+    if (rc) return rc;
+    uintptr_t k;
+    if (ox_map_get(out_names, n->output[i], &k)) {
+      v->kind = CG_OUTPUT;
+      v->index = k;
+    } else {
+      v->kind = CG_TEMP;
+      v->first = v->last = (long)idx;
+    }
+  }
+  /* prefixed, so that several generated files can be built as one unit */
+  call->fname = ox_arena_printf(c->a, "%s_n%zu_%s", c->prefix, idx,
+                                sanitize(c, n->name && *n->name ? n->name : n->op_type));
+  /* the comment: op, attributes that matter are in the code; shapes here */
+  cg_printf(c, "/* node %zu '%s': %s(", idx, n->name ? n->name : "", n->op_type);
+  for (size_t i = 0; i < n->n_input; i++)
+    cg_printf(c, "%s%s", i ? ", " : "", in[i] ? cg_type_str(c, in[i]) : "-");
+  cg_printf(c, ") -> ");
+  for (size_t i = 0; i < n->n_output; i++)
+    cg_printf(c, "%s%s", i ? ", " : "", out[i] ? cg_type_str(c, out[i]) : "-");
+  cg_printf(c, " */\nstatic void %s(", call->fname);
+  put_params(c, in, n->n_input, out, n->n_output);
+  bool empty = true; /* every output empty: nothing to compute (and no loop to 0) */
+  for (size_t i = 0; i < n->n_output; i++)
+    if (out[i] && out[i]->numel) empty = false;
+  int rc = empty ? OX_OK : gen(c, n, in, n->n_input, out, n->n_output);
+  if (rc) return rc;
+  cg_printf(c, "}\n\n");
+  c->n_funcs++;
+  call->args = ox_arena_calloc(c->a, n->n_input + n->n_output + 1, sizeof(cg_val *));
+  if (!call->args) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+  for (size_t i = 0; i < n->n_input; i++)
+    if (in[i]) call->args[call->n_args++] = in[i];
+  for (size_t i = 0; i < n->n_output; i++)
+    if (out[i]) call->args[call->n_args++] = out[i];
+  return OX_OK;
+}
+
+/* Greedy first-fit by size: the largest tensors are placed first, each at
+ * the lowest offset that no tensor alive at the same time covers. */
+static size_t plan_arena(cg_ctx *c) {
+  size_t n = 0, total = 0;
+  cg_val **t = calloc(c->n_vals + 1, sizeof *t);
+  size_t *placed = calloc(c->n_vals + 1, sizeof *placed);
+  if (!t || !placed) {
+    free(t);
+    free(placed);
+    return (size_t)-1;
+  }
+  for (size_t i = 0; i < c->n_vals; i++)
+    if (c->vals[i]->kind == CG_TEMP) t[n++] = c->vals[i];
+  /* insertion sort keeps the order stable, so the plan is deterministic */
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && t[j]->nbytes > t[j - 1]->nbytes; j--) {
+      cg_val *x = t[j];
+      t[j] = t[j - 1];
+      t[j - 1] = x;
+    }
+  for (size_t i = 0; i < n; i++) {
+    size_t sz = (t[i]->nbytes + 63) & ~(size_t)63, off = 0;
+    bool moved = true;
+    while (moved) {
+      moved = false;
+      for (size_t j = 0; j < i; j++) {
+        cg_val *p = t[j];
+        if (p->last < t[i]->first || p->first > t[i]->last) continue;
+        size_t pe = p->offset + ((p->nbytes + 63) & ~(size_t)63);
+        if (off < pe && p->offset < off + (sz ? sz : 1)) {
+          off = pe;
+          moved = true;
+        }
+      }
+    }
+    t[i]->offset = off;
+    if (off + sz > total) total = off + sz;
+  }
+  free(t);
+  free(placed);
+  return total;
+}
+
+static void write_const(cg_ctx *c, const cg_val *v) {
+  ox_buf *b = &c->consts;
+  const ox_value *cv = v->cv;
+  int64_t n = v->numel;
+  ox_buf_printf(b, "/* %s '%s' */\nstatic const %s %s[%lld] = {", cg_type_str(c, v), v->name,
+                cg_ctype(v->dtype), v->cname, (long long)(n ? n : 1));
+  if (!n) ox_buf_puts(b, "0");
+  for (int64_t i = 0; i < n; i++) {
+    char lit[64];
+    const void *p = cv->data;
+    switch (v->dtype) {
+      case OX_FLOAT:
+        cg_float_lit(lit, sizeof lit, ((const float *)p)[i], true);
+        break;
+      case OX_DOUBLE:
+        cg_float_lit(lit, sizeof lit, ((const double *)p)[i], false);
+        break;
+      case OX_INT64: {
+        int64_t x = ((const int64_t *)p)[i];
+        if (x == INT64_MIN)
+          snprintf(lit, sizeof lit, "(-INT64_C(9223372036854775807) - 1)");
+        else
+          snprintf(lit, sizeof lit, "INT64_C(%lld)", (long long)x);
+        break;
+      }
+      case OX_UINT64:
+        snprintf(lit, sizeof lit, "UINT64_C(%llu)", (unsigned long long)((const uint64_t *)p)[i]);
+        break;
+      case OX_INT32: {
+        int32_t x = ((const int32_t *)p)[i];
+        if (x == INT32_MIN)
+          snprintf(lit, sizeof lit, "(-2147483647 - 1)");
+        else
+          snprintf(lit, sizeof lit, "%ld", (long)x);
+        break;
+      }
+      case OX_UINT32:
+        snprintf(lit, sizeof lit, "%luu", (unsigned long)((const uint32_t *)p)[i]);
+        break;
+      case OX_INT16:
+        snprintf(lit, sizeof lit, "%d", ((const int16_t *)p)[i]);
+        break;
+      case OX_UINT16:
+        snprintf(lit, sizeof lit, "%u", ((const uint16_t *)p)[i]);
+        break;
+      case OX_INT8:
+        snprintf(lit, sizeof lit, "%d", ((const int8_t *)p)[i]);
+        break;
+      default:
+        snprintf(lit, sizeof lit, "%u", ((const uint8_t *)p)[i]);
+        break; /* uint8, bool */
+    }
+    ox_buf_printf(b, "%s%s", i % 8 ? ", " : (i ? ",\n  " : "\n  "), lit);
+  }
+  ox_buf_puts(b, "};\n\n");
+}
+
+static const char *arg_expr(cg_ctx *c, const cg_val *v) {
+  if (v->kind == CG_TEMP)
+    return ox_arena_printf(c->a, "ARENA(%s, %zu)", cg_ctype(v->dtype), v->offset);
+  return v->cname;
+}
+
+/* The public part of a value's C name: "in_x", "out_y". */
+static char *param_name(cg_ctx *c, const char *pre, const char *name, size_t k, ox_map *seen) {
+  char *s = ox_arena_printf(c->a, "%s_%s", pre, sanitize(c, name));
+  uintptr_t u;
+  if (s && ox_map_get(seen, s, &u))
+    s = ox_arena_printf(c->a, "%s%zu_%s", pre, k, sanitize(c, name));
+  if (s) ox_map_put(seen, s, 1);
+  return s;
+}
+
+static void write_texts(cg_ctx *c, const ox_cg_opts *o, cg_call *calls, size_t n_calls,
+                        cg_val **ins, size_t n_in, cg_val **outs, size_t n_out, ox_cg_result *r) {
+  const char *P = c->prefix;
+  const char *hname = o->header_name;
+  ox_buf *h = &r->header, *s = &r->source;
+  /* the signature, shared by header and source */
+  ox_buf sig = {0};
+  ox_buf_printf(&sig, "int %s_run(", P);
+  for (size_t i = 0; i < n_in; i++)
+    ox_buf_printf(&sig, "%sconst %s *%s", i ? ", " : "", cg_ctype(ins[i]->dtype), ins[i]->cname);
+  for (size_t i = 0; i < n_out; i++)
+    ox_buf_printf(&sig, "%s%s *%s", i || n_in ? ", " : "", cg_ctype(outs[i]->dtype),
+                  outs[i]->cname);
+  if (!n_in && !n_out) ox_buf_puts(&sig, "void");
+  ox_buf_putc(&sig, ')');
+  ox_buf_putc(&sig, 0);
+
+  ox_buf_printf(h, "/* %s - generated by onnxc compile%s%s; do not edit.\n *\n", hname,
+                o->source_name ? " from " : "", o->source_name ? o->source_name : "");
+  ox_buf_printf(h,
+                " * %s_run() runs the model once: each input is a pointer to its elements\n"
+                " * (row-major, the exact count below), each output a pointer to a buffer of\n"
+                " * its exact count that the caller owns. Inputs and outputs must not overlap.\n"
+                " * It returns 0. It allocates nothing, calls no library but <string.h> and\n"
+                " * <math.h>, and keeps its intermediates in one static arena of\n"
+                " * %s_ARENA_BYTES bytes, so it is not reentrant: calls must not overlap.\n *\n",
+                P, P);
+  for (size_t i = 0; i < n_in; i++)
+    ox_buf_printf(h, " * input  %-12s %s ('%s', %lld elements)\n", ins[i]->cname,
+                  cg_type_str(c, ins[i]), ins[i]->name, (long long)ins[i]->numel);
+  for (size_t i = 0; i < n_out; i++)
+    ox_buf_printf(h, " * output %-12s %s ('%s', %lld elements)\n", outs[i]->cname,
+                  cg_type_str(c, outs[i]), outs[i]->name, (long long)outs[i]->numel);
+  ox_buf_printf(
+      h, " */\n#ifndef %s_H\n#define %s_H\n\n#include <stddef.h>\n#include <stdint.h>\n\n", P, P);
+  ox_buf_printf(h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+  ox_buf_printf(h,
+                "#define %s_ARENA_BYTES %zu\n#define %s_N_INPUTS %zu\n#define %s_N_OUTPUTS %zu\n",
+                P, r->arena_bytes, P, n_in, P, n_out);
+  for (size_t i = 0; i < n_in; i++)
+    ox_buf_printf(h, "#define %s_INPUT%zu_COUNT %lld\n", P, i, (long long)ins[i]->numel);
+  for (size_t i = 0; i < n_out; i++)
+    ox_buf_printf(h, "#define %s_OUTPUT%zu_COUNT %lld\n", P, i, (long long)outs[i]->numel);
+  ox_buf_printf(h, "\n%s;\n\n#ifdef __cplusplus\n}\n#endif\n#endif\n", (const char *)sig.data);
+
+  ox_buf_printf(s, "/* %s.c - generated by onnxc compile%s%s; do not edit.\n", P,
+                o->source_name ? " from " : "", o->source_name ? o->source_name : "");
+  ox_buf_printf(s, " * %zu node functions, %zu bytes of constants, a %zu-byte arena. */\n",
+                r->n_functions, r->const_bytes, r->arena_bytes);
+  ox_buf_printf(
+      s, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n");
+  ox_buf_printf(s, "#include \"%s\"\n\n", hname);
+  bool temps = false;
+  for (size_t i = 0; i < c->n_vals; i++) temps |= c->vals[i]->kind == CG_TEMP;
+  if (temps) {
+    /* union: the arena is aligned for every element type */
+    ox_buf_printf(s,
+                  "static union {\n  double d;\n  int64_t i;\n  void *p;\n} %s_arena[%zu];\n"
+                  "#define ARENA(T, off) ((T *)(void *)((unsigned char *)%s_arena + (off)))\n\n",
+                  P, r->arena_bytes / 8 + 1, P);
+  }
+  ox_buf_append(s, c->consts.data, c->consts.size);
+  ox_buf_append(s, c->funcs.data, c->funcs.size);
+  ox_buf_printf(s, "%s {\n", (const char *)sig.data);
+  for (size_t i = 0; i < n_in; i++) ox_buf_printf(s, "  (void)%s;\n", ins[i]->cname);
+  for (size_t i = 0; i < n_out; i++) ox_buf_printf(s, "  (void)%s;\n", outs[i]->cname);
+  for (size_t k = 0; k < n_calls; k++) {
+    if (!calls[k].fname) continue;
+    ox_buf_printf(s, "  %s(", calls[k].fname);
+    for (size_t i = 0; i < calls[k].n_args; i++)
+      ox_buf_printf(s, "%s%s", i ? ", " : "", arg_expr(c, calls[k].args[i]));
+    ox_buf_puts(s, ");\n");
+  }
+  /* outputs that no node writes: graph inputs, constants, repeated outputs */
+  for (size_t i = 0; i < n_out; i++) {
+    cg_val *v = find_val(c, outs[i]->name);
+    if (v && !(v->kind == CG_OUTPUT && v->index == i) && v->nbytes)
+      ox_buf_printf(s, "  memcpy(%s, %s, %zu);\n", outs[i]->cname, arg_expr(c, v), v->nbytes);
+  }
+  ox_buf_puts(s, "  return 0;\n}\n");
+  if (temps) ox_buf_puts(s, "\n#undef ARENA\n");
+  ox_buf_free(&sig);
+}
+
+int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *e) {
+  memset(r, 0, sizeof *r);
+  if (!m || !m->proto || !m->proto->graph)
+    return ox_err_set(e, OX_EINVAL, "compile: the model has no graph");
+  const char *P = o && o->prefix ? o->prefix : "model";
+  if (!*P || (*P >= '0' && *P <= '9'))
+    return ox_err_set(e, OX_EINVAL, "compile: prefix '%s' is not a C identifier", P);
+  for (const char *p = P; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+          *p == '_'))
+      return ox_err_set(e, OX_EINVAL, "compile: prefix '%s' is not a C identifier", P);
+  ox_infer_opts io = {false, o ? o->bindings : NULL, o ? o->n_bindings : 0, NULL, NULL};
+  int rc = ox_infer_model(m, &io, NULL, e);
+  if (rc) return ox_err_prefix(e, "compile: shape inference");
+
+  cg_ctx cx = {0}, *c = &cx;
+  c->m = m;
+  c->g = m->proto->graph;
+  c->opset = ox_opset_version(m->proto->opset_import, m->proto->n_opset_import, "");
+  c->prefix = P;
+  c->e = e;
+  c->a = ox_arena_new();
+  ox_map_init(&c->by_name);
+  ox_map types, out_names, seen;
+  ox_map_init(&types);
+  ox_map_init(&out_names);
+  ox_map_init(&seen);
+  ox_cg_opts oo = o ? *o : (ox_cg_opts){0};
+  oo.prefix = P;
+  cg_call *calls = NULL;
+  cg_val **ins = NULL, **outs = NULL;
+  size_t n_in = 0;
+  const ox_graph *g = c->g;
+  if (!c->a) {
+    rc = ox_err_set(e, OX_ENOMEM, "compile: out of memory");
+    goto done;
+  }
+  if (!oo.header_name) oo.header_name = ox_arena_printf(c->a, "%s.h", P);
+  /* inferred types by name (value_info, then inputs and outputs) */
+  for (size_t i = 0; i < g->n_value_info; i++)
+    ox_map_put(&types, g->value_info[i].name, (uintptr_t)g->value_info[i].type);
+  for (size_t i = 0; i < g->n_input; i++)
+    ox_map_put(&types, g->input[i].name, (uintptr_t)g->input[i].type);
+  for (size_t i = 0; i < g->n_output; i++) {
+    ox_map_put(&types, g->output[i].name, (uintptr_t)g->output[i].type);
+    uintptr_t u;
+    if (!ox_map_get(&out_names, g->output[i].name, &u))
+      ox_map_put(&out_names, g->output[i].name, i);
+  }
+  for (size_t i = 0; i < g->n_sparse_initializer; i++) {
+    rc = ox_err_set(e, OX_EUNSUPPORTED, "compile: sparse initializers are not compiled");
+    goto done;
+  }
+  for (size_t i = 0; i < g->n_initializer; i++) {
+    const ox_tensor *t = &g->initializer[i];
+    cg_val *v = add_val(c, t->name);
+    ox_value *cv = v ? ox_value_from_tensor_proto(t, false, e) : NULL;
+    if (!cv) {
+      rc = ox_err_prefix(e, "compile: initializer '%s'", t->name);
+      goto done;
+    }
+    if ((rc = make_const(c, v, cv, "initializer"))) goto done;
+  }
+  ins = calloc(g->n_input + 1, sizeof *ins);
+  outs = calloc(g->n_output + 1, sizeof *outs);
+  calls = calloc(g->n_node + 1, sizeof *calls);
+  if (!ins || !outs || !calls) {
+    rc = ox_err_set(e, OX_ENOMEM, "compile: out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < g->n_input; i++) {
+    if (find_val(c, g->input[i].name)) continue; /* an initializer: a constant here */
+    cg_val *v = add_val(c, g->input[i].name);
+    if (!v || (rc = take_type(c, v, g->input[i].type, "graph input"))) goto done;
+    v->kind = CG_INPUT;
+    v->index = n_in;
+    v->cname = param_name(c, "in", v->name, n_in, &seen);
+    ins[n_in++] = v;
+  }
+  for (size_t i = 0; i < g->n_node; i++)
+    if ((rc = gen_node(c, i, &out_names, &types, &calls[i]))) goto done;
+  c->node = NULL;
+  for (size_t i = 0; i < g->n_output; i++) {
+    cg_val *v = ox_arena_calloc(c->a, 1, sizeof *v), *src = find_val(c, g->output[i].name);
+    if (!v) {
+      rc = ox_err_set(e, OX_ENOMEM, "compile: out of memory");
+      goto done;
+    }
+    if (!src) {
+      rc = ox_err_set(e, OX_EMODEL, "compile: graph output '%s' is produced by no node",
+                      g->output[i].name);
+      goto done;
+    }
+    *v = *src;
+    v->cname = param_name(c, "out", v->name, i, &seen);
+    outs[i] = v;
+    if (src->kind == CG_OUTPUT && src->index == i) src->cname = v->cname;
+  }
+  /* values that are graph outputs take the output's parameter name */
+  for (size_t i = 0; i < c->n_vals; i++)
+    if (c->vals[i]->kind == CG_OUTPUT) c->vals[i]->cname = outs[c->vals[i]->index]->cname;
+  r->arena_bytes = plan_arena(c);
+  if (r->arena_bytes == (size_t)-1) {
+    rc = ox_err_set(e, OX_ENOMEM, "compile: out of memory");
+    goto done;
+  }
+  /* constants: those a call or an output reads, in the order they were made */
+  {
+    for (size_t k = 0; k < g->n_node; k++)
+      for (size_t i = 0; i < calls[k].n_args; i++) calls[k].args[i]->first = -2; /* mark */
+    for (size_t i = 0; i < g->n_output; i++) {
+      cg_val *v = find_val(c, outs[i]->name);
+      if (v && v->kind == CG_CONST) v->first = -2;
+    }
+    for (size_t i = 0; i < c->n_vals; i++)
+      if (c->vals[i]->kind == CG_CONST && c->vals[i]->first == -2) {
+        write_const(c, c->vals[i]);
+        r->const_bytes += c->vals[i]->nbytes;
+      }
+  }
+  r->n_functions = c->n_funcs;
+  c->ins = ins;
+  c->n_ins = n_in;
+  c->outs = outs;
+  c->n_outs = g->n_output;
+  write_texts(c, &oo, calls, g->n_node, ins, n_in, outs, g->n_output, r);
+  if (oo.with_main && (rc = ox_cg_write_main(c, &oo, &r->main_source))) goto done;
+  ox_buf_putc(&r->source, 0);
+  ox_buf_putc(&r->header, 0);
+  if (oo.with_main) ox_buf_putc(&r->main_source, 0);
+  if (r->source.failed || r->header.failed || r->main_source.failed || c->consts.failed ||
+      c->funcs.failed)
+    rc = ox_err_set(e, OX_ENOMEM, "compile: out of memory");
+done:
+  if (c->a)
+    for (size_t i = 0; i < c->n_vals; i++) ox_value_unref(c->vals[i]->cv);
+  ox_buf_free(&c->consts);
+  ox_buf_free(&c->funcs);
+  ox_buf_free(&c->body);
+  ox_map_free(&c->by_name);
+  ox_map_free(&types);
+  ox_map_free(&out_names);
+  ox_map_free(&seen);
+  free(calls);
+  free(ins);
+  free(outs);
+  ox_arena_free(c->a);
+  if (rc) ox_codegen_result_free(r);
+  return rc;
+}
+
+void ox_codegen_result_free(ox_cg_result *r) {
+  if (!r) return;
+  ox_buf_free(&r->source);
+  ox_buf_free(&r->header);
+  ox_buf_free(&r->main_source);
+}

@@ -1,0 +1,339 @@
+/* ops_conv.c - C generators for convolution and pooling over 1 to 3
+ * spatial dims (groups, pads, strides, dilations, auto_pad, ceil_mode),
+ * the global pools and inference BatchNormalization. Every bound is a
+ * literal, so the compiler sees fixed trip counts. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cg_impl.h"
+
+typedef struct win {
+  size_t r; /* spatial rank */
+  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+} win;
+
+/* Kernel, strides, dilations and the begin pads of a windowed op; the
+ * output dims come from shape inference. */
+static int window(cg_ctx *c, const ox_node *n, const cg_val *x, const cg_val *y,
+                  const int64_t *kdims, win *w) {
+  if (x->rank < 3 || x->rank > 5) return cg_fail(c, OX_EUNSUPPORTED, "only 1 to 3 spatial dims");
+  w->r = x->rank - 2;
+  size_t cnt;
+  int64_t tmp[6];
+  for (size_t i = 0; i < w->r; i++) {
+    w->in[i] = x->dims[2 + i];
+    w->out[i] = y->dims[2 + i];
+    w->k[i] = kdims[i];
+    w->s[i] = w->d[i] = 1;
+    w->pb[i] = w->pe[i] = 0;
+  }
+  if (cg_attr_ints(n, "strides", tmp, 3, &cnt) && cnt == w->r) memcpy(w->s, tmp, cnt * 8);
+  if (cg_attr_ints(n, "dilations", tmp, 3, &cnt) && cnt == w->r) memcpy(w->d, tmp, cnt * 8);
+  const char *ap = ox_node_attr_str(n, "auto_pad", "NOTSET");
+  if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
+    for (size_t i = 0; i < w->r; i++) {
+      int64_t total = (w->out[i] - 1) * w->s[i] + (w->k[i] - 1) * w->d[i] + 1 - w->in[i];
+      if (total < 0) total = 0;
+      w->pb[i] = ap[5] == 'U' ? total / 2 : total - total / 2;
+      w->pe[i] = total - w->pb[i];
+    }
+  } else if (strcmp(ap, "VALID") != 0 && cg_attr_ints(n, "pads", tmp, 6, &cnt)) {
+    if (cnt != 2 * w->r) return cg_fail(c, OX_EMODEL, "pads has %zu values", cnt);
+    for (size_t i = 0; i < w->r; i++) {
+      w->pb[i] = tmp[i];
+      w->pe[i] = tmp[w->r + i];
+    }
+  }
+  return OX_OK;
+}
+
+/* Opens loops o<i> over the output and, inside, k<i> over the window with
+ * p<i> the input position; `valid` decides what happens at the edges. */
+static void open_out(cg_ctx *c, const win *w, int ind) {
+  for (size_t i = 0; i < w->r; i++)
+    cg_printf(c, "%*sfor (long o%zu = 0; o%zu < %lld; o%zu++)\n", ind + 2 * (int)i, "", i, i,
+              (long long)w->out[i], i);
+}
+static void open_win(cg_ctx *c, const win *w, int ind, bool skip) {
+  for (size_t i = 0; i < w->r; i++) {
+    int in = ind + 2 * (int)i;
+    cg_printf(c, "%*sfor (long k%zu = 0; k%zu < %lld; k%zu++) {\n", in, "", i, i,
+              (long long)w->k[i], i);
+    cg_printf(c, "%*s  const long p%zu = o%zu * %lld - %lld + k%zu * %lld;\n", in, "", i, i,
+              (long long)w->s[i], (long long)w->pb[i], i, (long long)w->d[i]);
+    if (skip)
+      cg_printf(c, "%*s  if (p%zu < 0 || p%zu >= %lld) continue;\n", in, "", i, i,
+                (long long)w->in[i]);
+  }
+}
+static void close_win(cg_ctx *c, const win *w, int ind) {
+  for (size_t i = w->r; i-- > 0;) cg_printf(c, "%*s}\n", ind + 2 * (int)i, "");
+}
+/* "p0 * 7 + p1" */
+static void flat(char *buf, size_t size, const char *v, const int64_t *dims, size_t r) {
+  size_t k = 0;
+  buf[0] = 0;
+  for (size_t i = 0; i < r; i++) {
+    int64_t st = 1;
+    for (size_t j = i + 1; j < r; j++) st *= dims[j];
+    k += (size_t)snprintf(buf + k, size - k, "%s%s%zu * %lld", i ? " + " : "", v, i, (long long)st);
+  }
+}
+
+static int gen_conv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                    size_t n_out) {
+  (void)n_out;
+  if (n_in < 2 || !in[0] || !in[1]) return cg_fail(c, OX_EMODEL, "expects X and W");
+  if (cg_need_float(c, in[0])) return c->e->code;
+  const cg_val *X = in[0], *W = in[1];
+  if (W->rank != X->rank) return cg_fail(c, OX_EMODEL, "W rank differs from X rank");
+  win w;
+  int rc = window(c, n, X, out[0], W->dims + 2, &w);
+  if (rc) return rc;
+  int64_t G = ox_node_attr_int(n, "group", 1), C = X->dims[1], M = W->dims[0], Cg = W->dims[1];
+  if (G < 1 || C != Cg * G || M % G)
+    return cg_fail(c, OX_EMODEL, "group %lld does not fit C %lld, W %lld/%lld", (long long)G,
+                   (long long)C, (long long)M, (long long)Cg);
+  int64_t isz = 1, ksz = 1, osz = 1;
+  for (size_t i = 0; i < w.r; i++) isz *= w.in[i], ksz *= w.k[i], osz *= w.out[i];
+  const char *T = cg_ctype(X->dtype);
+  bool bias = n_in > 2 && in[2];
+  cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t m = 0; m < %lld; m++) {\n",
+            (long long)X->dims[0], (long long)M);
+  cg_printf(c, "      const size_t g = m / %lld;\n      %s *y = Y0 + (b * %lld + m) * %lld;\n",
+            (long long)(M / G), T, (long long)M, (long long)osz);
+  open_out(c, &w, 6);
+  int ind = 6 + 2 * (int)w.r;
+  char ko[160], po[160], oo[160];
+  flat(ko, sizeof ko, "k", w.k, w.r);
+  flat(po, sizeof po, "p", w.in, w.r);
+  flat(oo, sizeof oo, "o", w.out, w.r);
+  cg_printf(c, "%*s{\n%*s  %s acc = %s;\n", ind, "", ind, "", T, bias ? "X2[m]" : "0");
+  cg_printf(c, "%*s  for (size_t ci = 0; ci < %lld; ci++) {\n", ind, "", (long long)Cg);
+  cg_printf(c, "%*s    const %s *x = X0 + (b * %lld + g * %lld + ci) * %lld;\n", ind, "", T,
+            (long long)C, (long long)Cg, (long long)isz);
+  cg_printf(c, "%*s    const %s *wk = X1 + (m * %lld + ci) * %lld;\n", ind, "", T, (long long)Cg,
+            (long long)ksz);
+  open_win(c, &w, ind + 4, true);
+  cg_printf(c, "%*s  acc += x[%s] * wk[%s];\n", ind + 4 + 2 * (int)w.r, "", po, ko);
+  close_win(c, &w, ind + 4);
+  cg_printf(c, "%*s  }\n%*s  y[%s] = acc;\n%*s}\n    }\n", ind, "", ind, "", oo, ind, "");
+  return OX_OK;
+}
+
+static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                    size_t n_out) {
+  (void)n_in;
+  if (n_out > 1 && out[1]) return cg_fail(c, OX_EUNSUPPORTED, "the Indices output is not compiled");
+  if (cg_need_float(c, in[0])) return c->e->code;
+  const cg_val *X = in[0];
+  bool mx = strcmp(n->op_type, "MaxPool") == 0, lp = strcmp(n->op_type, "LpPool") == 0;
+  int64_t ks[3];
+  size_t cnt;
+  if (!cg_attr_ints(n, "kernel_shape", ks, 3, &cnt) || cnt + 2 != X->rank)
+    return cg_fail(c, OX_EMODEL, "kernel_shape missing or of the wrong length");
+  win w;
+  int rc = window(c, n, X, out[0], ks, &w);
+  if (rc) return rc;
+  bool incl = ox_node_attr_int(n, "count_include_pad", 0) != 0;
+  if (incl && ox_node_attr_int(n, "ceil_mode", 0))
+    return cg_fail(c, OX_EUNSUPPORTED, "count_include_pad with ceil_mode is not compiled");
+  int64_t isz = 1, osz = 1;
+  for (size_t i = 0; i < w.r; i++) isz *= w.in[i], osz *= w.out[i];
+  const char *T = cg_ctype(X->dtype);
+  cg_printf(c, "  for (size_t bc = 0; bc < %lld; bc++) {\n", (long long)(X->dims[0] * X->dims[1]));
+  cg_printf(c, "    const %s *x = X0 + bc * %lld;\n    %s *y = Y0 + bc * %lld;\n", T,
+            (long long)isz, T, (long long)osz);
+  open_out(c, &w, 4);
+  int ind = 4 + 2 * (int)w.r;
+  char po[160], oo[160];
+  flat(po, sizeof po, "p", w.in, w.r);
+  flat(oo, sizeof oo, "o", w.out, w.r);
+  cg_printf(c, "%*s{\n%*s  %s acc = %s;\n%*s  long cnt = 0;\n", ind, "", ind, "", T,
+            mx ? "-INFINITY" : "0", ind, "");
+  /* count_include_pad counts the window inside the padded input only */
+  open_win(c, &w, ind + 2, !incl);
+  int in2 = ind + 2 + 2 * (int)w.r;
+  if (incl) {
+    cg_printf(c, "%*sif (", in2, "");
+    for (size_t i = 0; i < w.r; i++)
+      cg_printf(c, "%sp%zu >= %lld", i ? " && " : "", i, (long long)(w.in[i] + w.pe[i]));
+    cg_printf(c, ") continue;\n%*scnt++;\n%*sif (", in2, "", in2, "");
+    for (size_t i = 0; i < w.r; i++)
+      cg_printf(c, "%sp%zu < 0 || p%zu >= %lld", i ? " || " : "", i, i, (long long)w.in[i]);
+    cg_printf(c, ") continue;\n");
+  } else {
+    cg_printf(c, "%*scnt++;\n", in2, "");
+  }
+  char p_lit[64];
+  cg_float_lit(p_lit, sizeof p_lit, (double)ox_node_attr_int(n, "p", 2), X->dtype == OX_FLOAT);
+  if (mx)
+    cg_printf(c, "%*sif (x[%s] > acc) acc = x[%s];\n", in2, "", po, po);
+  else if (lp)
+    cg_printf(c, "%*sacc += %s(%s(x[%s]), %s);\n", in2, "", cg_mathfn(c, X->dtype, "pow"),
+              cg_mathfn(c, X->dtype, "fabs"), po, p_lit);
+  else
+    cg_printf(c, "%*sacc += x[%s];\n", in2, "", po);
+  close_win(c, &w, ind + 2);
+  if (mx)
+    cg_printf(c, "%*s  (void)cnt;\n%*s  y[%s] = acc;\n", ind, "", ind, "", oo);
+  else if (lp)
+    cg_printf(c, "%*s  (void)cnt;\n%*s  y[%s] = %s(acc, 1 / %s);\n", ind, "", ind, "", oo,
+              cg_mathfn(c, X->dtype, "pow"), p_lit);
+  else
+    cg_printf(c, "%*s  y[%s] = cnt ? acc / (%s)cnt : 0;\n", ind, "", oo, T);
+  cg_printf(c, "%*s}\n  }\n", ind, "");
+  return OX_OK;
+}
+
+static int gen_global_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                           size_t n_out) {
+  (void)n_in, (void)n_out, (void)out;
+  if (cg_need_float(c, in[0])) return c->e->code;
+  const cg_val *X = in[0];
+  if (X->rank < 2) return cg_fail(c, OX_EMODEL, "rank under 2");
+  bool mx = strcmp(n->op_type, "GlobalMaxPool") == 0;
+  int64_t sp = 1;
+  for (size_t i = 2; i < X->rank; i++) sp *= X->dims[i];
+  const char *T = cg_ctype(X->dtype);
+  cg_printf(c, "  for (size_t bc = 0; bc < %lld; bc++) {\n    %s acc = %s;\n",
+            (long long)(X->dims[0] * X->dims[1]), T, mx ? "-INFINITY" : "0");
+  cg_printf(c, "    for (size_t i = 0; i < %lld; i++) {\n      const %s v = X0[bc * %lld + i];\n",
+            (long long)sp, T, (long long)sp);
+  cg_printf(c, "      %s\n    }\n", mx ? "if (v > acc) acc = v;" : "acc += v;");
+  if (mx)
+    cg_printf(c, "    Y0[bc] = acc;\n  }\n");
+  else
+    cg_printf(c, "    Y0[bc] = acc / %lld;\n  }\n", (long long)sp);
+  return OX_OK;
+}
+
+static int gen_batchnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                         size_t n_out) {
+  if (n_in != 5) return cg_fail(c, OX_EMODEL, "expects 5 inputs");
+  for (size_t i = 1; i < n_out; i++)
+    if (out[i]) return cg_fail(c, OX_EUNSUPPORTED, "training outputs are not compiled");
+  if (ox_node_attr_int(n, "training_mode", 0))
+    return cg_fail(c, OX_EUNSUPPORTED, "training_mode is not compiled");
+  if (cg_need_float(c, in[0])) return c->e->code;
+  const cg_val *X = in[0];
+  int64_t C = X->rank > 1 ? X->dims[1] : 1, sp = 1;
+  for (size_t i = 2; i < X->rank; i++) sp *= X->dims[i];
+  char eps[64];
+  cg_float_lit(eps, sizeof eps, ox_node_attr_float(n, "epsilon", 1e-5f), X->dtype == OX_FLOAT);
+  const char *T = cg_ctype(X->dtype);
+  cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t ch = 0; ch < %lld; ch++) {\n",
+            (long long)X->dims[0], (long long)C);
+  cg_printf(c, "      const %s sd = %s(X4[ch] + %s);\n", T, cg_mathfn(c, X->dtype, "sqrt"), eps);
+  cg_printf(c, "      const size_t base = (b * %lld + ch) * %lld;\n", (long long)C, (long long)sp);
+  cg_printf(c, "      for (size_t i = 0; i < %lld; i++)\n", (long long)sp);
+  cg_printf(c, "        Y0[base + i] = X1[ch] * ((X0[base + i] - X3[ch]) / sd) + X2[ch];\n    }\n");
+  (void)out;
+  return OX_OK;
+}
+
+/* ConvTranspose as a scatter: each input element adds its products with
+ * the kernel into the output window it maps to. Explicit pads only (the
+ * output_shape and auto_pad forms are declined). */
+static int gen_conv_transpose(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                              size_t n_out) {
+  (void)n_out;
+  if (n_in < 2 || !in[0] || !in[1]) return cg_fail(c, OX_EMODEL, "expects X and W");
+  if (cg_need_float(c, in[0])) return c->e->code;
+  if (ox_node_attr(n, "output_shape") ||
+      strcmp(ox_node_attr_str(n, "auto_pad", "NOTSET"), "NOTSET") != 0)
+    return cg_fail(c, OX_EUNSUPPORTED, "output_shape and auto_pad are not compiled");
+  const cg_val *X = in[0], *W = in[1], *Y = out[0];
+  if (W->rank != X->rank) return cg_fail(c, OX_EMODEL, "W rank differs from X rank");
+  win w;
+  /* window() reads strides, dilations and pads; in/out swap roles here */
+  int rc = window(c, n, X, Y, W->dims + 2, &w);
+  if (rc) return rc;
+  int64_t G = ox_node_attr_int(n, "group", 1), C = X->dims[1], Mg = W->dims[1], M = Mg * G;
+  if (G < 1 || C % G || W->dims[0] != C || Y->dims[1] != M)
+    return cg_fail(c, OX_EMODEL, "group %lld does not fit the channels", (long long)G);
+  int64_t isz = 1, ksz = 1, osz = 1;
+  for (size_t i = 0; i < w.r; i++) isz *= w.in[i], ksz *= w.k[i], osz *= w.out[i];
+  const char *T = cg_ctype(X->dtype);
+  char ko[160], io[160], oo[160];
+  flat(ko, sizeof ko, "k", w.k, w.r);
+  flat(io, sizeof io, "o", w.in, w.r); /* the loops over the input are o<i> */
+  flat(oo, sizeof oo, "p", w.out, w.r);
+  cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = 0;\n", (long long)Y->numel);
+  cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t ci = 0; ci < %lld; ci++) {\n",
+            (long long)X->dims[0], (long long)C);
+  cg_printf(c,
+            "      const size_t g = ci / %lld;\n      const %s *x = X0 + (b * %lld + ci) * %lld;\n",
+            (long long)(C / G), T, (long long)C, (long long)isz);
+  win wi = w; /* loops over the input positions */
+  memcpy(wi.out, w.in, sizeof w.in);
+  open_out(c, &wi, 6);
+  int ind = 6 + 2 * (int)w.r;
+  cg_printf(c, "%*s{\n%*s  const %s xv = x[%s];\n", ind, "", ind, "", T, io);
+  cg_printf(c, "%*s  for (size_t mo = 0; mo < %lld; mo++) {\n", ind, "", (long long)Mg);
+  cg_printf(c, "%*s    const %s *wk = X1 + (ci * %lld + mo) * %lld;\n", ind, "", T, (long long)Mg,
+            (long long)ksz);
+  cg_printf(c, "%*s    %s *y = Y0 + (b * %lld + g * %lld + mo) * %lld;\n", ind, "", T, (long long)M,
+            (long long)Mg, (long long)osz);
+  win wo = w; /* p<i> = o<i> * s - pad + k<i> * d, checked against the output */
+  memcpy(wo.in, w.out, sizeof w.out);
+  open_win(c, &wo, ind + 4, true);
+  cg_printf(c, "%*s  y[%s] += xv * wk[%s];\n", ind + 4 + 2 * (int)w.r, "", oo, ko);
+  close_win(c, &wo, ind + 4);
+  cg_printf(c, "%*s  }\n%*s}\n    }\n", ind, "", ind, "");
+  if (n_in > 2 && in[2])
+    cg_printf(c,
+              "  for (size_t b = 0; b < %lld; b++)\n    for (size_t m = 0; m < %lld; m++)\n"
+              "      for (size_t i = 0; i < %lld; i++) Y0[(b * %lld + m) * %lld + i] += X2[m];\n",
+              (long long)X->dims[0], (long long)M, (long long)osz, (long long)M, (long long)osz);
+  return OX_OK;
+}
+
+static int gen_depth_space(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                           size_t n_out) {
+  (void)n_in, (void)n_out;
+  const cg_val *X = in[0], *Y = out[0];
+  if (X->rank != 4) return cg_fail(c, OX_EUNSUPPORTED, "only 4-D inputs");
+  int64_t bs = ox_node_attr_int(n, "blocksize", 0);
+  if (bs < 1) return cg_fail(c, OX_EMODEL, "blocksize");
+  bool d2s = strcmp(n->op_type, "DepthToSpace") == 0;
+  bool crd = strcmp(ox_node_attr_str(n, "mode", "DCR"), "CRD") == 0;
+  /* the small side (C' x H' x W') and the big one (C' bs bs x H/W), as one
+   * index map: depth index of (c, i, j) */
+  const cg_val *S = d2s ? Y : X; /* the spatial-large tensor */
+  int64_t Cs = S->dims[1], H = S->dims[2], Wd = S->dims[3], Cd = Cs * bs * bs;
+  cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t ch = 0; ch < %lld; ch++)\n",
+            (long long)S->dims[0], (long long)Cs);
+  cg_printf(
+      c, "      for (size_t h = 0; h < %lld; h++)\n        for (size_t w = 0; w < %lld; w++) {\n",
+      (long long)H, (long long)Wd);
+  cg_printf(c, "          const size_t i = h %% %lld, j = w %% %lld;\n", (long long)bs,
+            (long long)bs);
+  if (crd)
+    cg_printf(c, "          const size_t dc = ch * %lld + i * %lld + j;\n", (long long)(bs * bs),
+              (long long)bs);
+  else
+    cg_printf(c, "          const size_t dc = (i * %lld + j) * %lld + ch;\n", (long long)bs,
+              (long long)Cs);
+  cg_printf(c, "          const size_t big = ((b * %lld + ch) * %lld + h) * %lld + w;\n",
+            (long long)Cs, (long long)H, (long long)Wd);
+  cg_printf(
+      c, "          const size_t small = ((b * %lld + dc) * %lld + h / %lld) * %lld + w / %lld;\n",
+      (long long)Cd, (long long)(H / bs), (long long)bs, (long long)(Wd / bs), (long long)bs);
+  cg_printf(c, "          %s;\n        }\n", d2s ? "Y0[big] = X0[small]" : "Y0[small] = X0[big]");
+  return OX_OK;
+}
+
+const cg_op ox_cg_ops_conv[] = {
+    {"ConvTranspose", gen_conv_transpose},
+    {"DepthToSpace", gen_depth_space},
+    {"SpaceToDepth", gen_depth_space},
+    {"LpPool", gen_pool},
+    {"Conv", gen_conv},
+    {"MaxPool", gen_pool},
+    {"AveragePool", gen_pool},
+    {"GlobalAveragePool", gen_global_pool},
+    {"GlobalMaxPool", gen_global_pool},
+    {"BatchNormalization", gen_batchnorm},
+    {NULL, NULL},
+};

@@ -1,0 +1,18 @@
+# onnxc compile: the ONNX node test cases through the C generator (built
+# with cc -std=c99 -Wall -Wextra -Werror -O2, run, compared as `onnxc test`
+# does) and a small CNN end to end (matches `onnxc run`, deterministic, no
+# malloc/stdio/threads in the object, clean under ASan+UBSan). Release build
+# only: the tool runs hundreds of times.
+if(SYSTEM_PYTHON3 AND EXISTS "${ONNXC_TESTDATA}/node")
+  add_test(NAME compile_node_cases
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/node_cases.py
+                   $<TARGET_FILE:onnxc_cli> ${ONNXC_TESTDATA} ${CMAKE_CURRENT_BINARY_DIR}/compile_node_cases)
+  set_tests_properties(compile_node_cases PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only"
+                                                     TIMEOUT 900)
+endif()
+if(SYSTEM_PYTHON3)
+  add_test(NAME compile_model_e2e
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/model_e2e.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_model_e2e)
+  set_tests_properties(compile_model_e2e PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
+endif()

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""node_cases.py - the ONNX node test cases through `onnxc compile`.
+
+usage: node_cases.py ONNXC TESTDATA WORKDIR [--cc CC] [--filter SUBSTR] [-v]
+
+For every TESTDATA/node/test_*/ case: `onnxc compile --main`; a case the
+compiler declines (an operator, type or dynamic shape it does not compile:
+exit status 1 with a message) is counted as unsupported and left out. The
+others are built together into one program (each model with its own prefix,
+their main files with -DONNXC_NO_MAIN and a dispatcher), with
+`-std=c99 -Wall -Wextra -Werror -O2`, run on test_data_set_0's inputs, and
+their outputs compared with the expected ones as `onnxc test` does
+(|got - want| <= 1e-7 + 1e-3 |want|, NaN equal to NaN, infinities exact).
+The expected outputs come from the ONNX test data (the reference
+implementation), read with python3-onnx. Exit status 1 if any compiled case
+fails to build, run or match; 77 (skipped) without onnx and numpy.
+"""
+import concurrent.futures
+import glob
+import os
+import subprocess
+import sys
+
+try:
+    import numpy as np
+    from onnx import TensorProto, numpy_helper
+except ImportError:
+    print("node_cases: python3 onnx and numpy are needed; skipped")
+    sys.exit(77)
+
+
+def load_pb(path):
+    t = TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def close(want, got):
+    if want.shape != got.shape or want.dtype != got.dtype:
+        return "shape/type: expected %s %s, got %s %s" % (want.dtype, want.shape, got.dtype, got.shape)
+    if want.dtype.kind in "fc":
+        w = want.astype(np.float64)
+        g = got.astype(np.float64)
+        ok = np.isclose(g, w, rtol=1e-3, atol=1e-7, equal_nan=True)
+        inf = np.isinf(w) | np.isinf(g)
+        ok = np.where(inf, w == g, ok)
+        if not ok.all():
+            i = int(np.argmin(ok.reshape(-1)))
+            return "element %d: expected %r, got %r" % (i, w.reshape(-1)[i], g.reshape(-1)[i])
+        return None
+    if not np.array_equal(want, got):
+        i = int(np.argmin((want == got).reshape(-1)))
+        return "element %d: expected %r, got %r" % (i, want.reshape(-1)[i], got.reshape(-1)[i])
+    return None
+
+
+def main():
+    args = sys.argv[1:]
+    verbose = "-v" in args
+    args = [a for a in args if a != "-v"]
+    cc = os.environ.get("CC", "cc")
+    filt = None
+    if "--cc" in args:
+        i = args.index("--cc")
+        cc = args[i + 1]
+        del args[i:i + 2]
+    if "--filter" in args:
+        i = args.index("--filter")
+        filt = args[i + 1]
+        del args[i:i + 2]
+    onnxc, testdata, work = args
+    os.makedirs(work, exist_ok=True)
+    cases = sorted(glob.glob(os.path.join(testdata, "node", "test_*", "model.onnx")))
+    if filt:
+        cases = [c for c in cases if filt in c]
+    if not cases:
+        print("node_cases: no test cases under %s/node" % testdata)
+        return 1
+
+    def compile_case(k_model):
+        k, model = k_model
+        d = os.path.dirname(model)
+        name = os.path.basename(d)
+        src = os.path.join(work, "c%d.c" % k)
+        r = subprocess.run([onnxc, "compile", model, "-o", src, "--prefix", "c%d" % k, "--main"],
+                           capture_output=True, text=True)
+        return k, name, d, src, r.returncode, r.stderr.strip()
+
+    # the cases whose operators all have a generator (the others are counted
+    # as not compiled without running the compiler on them)
+    ops = set(subprocess.run([onnxc, "compile", "--list-ops"], capture_output=True, text=True,
+                             check=True).stdout.split())
+    import onnx
+    todo, unsupported, failures = [], {}, []
+    for k, model in enumerate(cases):
+        try:
+            m = onnx.load(model, load_external_data=False)
+            bad = sorted({n.op_type for n in m.graph.node if n.domain not in ("", "ai.onnx")
+                          or n.op_type not in ops})
+        except Exception as e:  # a model python3-onnx cannot read: let the compiler say
+            bad = []
+        if bad:
+            unsupported[os.path.basename(os.path.dirname(model))] = "no C generator for " + bad[0]
+        else:
+            todo.append((k, model))
+
+    compiled = []
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        for k, name, d, src, rc, err in ex.map(compile_case, todo):
+            if rc == 0:
+                compiled.append((k, name, d, src))
+            elif rc == 1 and err.startswith("onnxc compile:"):
+                reason = err.split(": ", 1)[1] if ": " in err else err
+                unsupported[name] = reason
+            else:
+                failures.append((name, "compiler crashed or failed (%d): %s" % (rc, err[-300:])))
+
+    # build: batches of cases as one unit each (their names are prefixed and
+    # the main files' common part is guarded); a batch that fails is built
+    # case by case so that the failure names its case
+    flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2"]
+
+    def cc_unit(srcs, obj):
+        unit = obj[:-2] + "_unit.c"
+        with open(unit, "w") as f:
+            f.write("#define ONNXC_NO_MAIN 1\n")
+            for s in srcs:
+                f.write('#include "%s"\n' % os.path.abspath(s))
+        r = subprocess.run([cc] + flags + ["-c", unit, "-o", obj], capture_output=True, text=True)
+        return r.returncode == 0, r.stderr[-600:]
+
+    def build(batch):
+        i, items = batch
+        obj = os.path.join(work, "batch%d.o" % i)
+        srcs = [s for it in items for s in (it[3], it[3][:-2] + "_main.c")]
+        ok, _ = cc_unit(srcs, obj)
+        if ok:
+            return [obj], items, []
+        objs, good, bad = [], [], []
+        for it in items:
+            o = os.path.join(work, "one%d.o" % it[0])
+            ok, err = cc_unit([it[3], it[3][:-2] + "_main.c"], o)
+            if ok:
+                objs.append(o)
+                good.append(it)
+            else:
+                bad.append((it[1], "generated code does not build: " + err))
+        return objs, good, bad
+
+    batches = [(i, compiled[j:j + 40]) for i, j in enumerate(range(0, len(compiled), 40))]
+    objs, built = [], []
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        for o, good, bad in ex.map(build, batches):
+            objs += o
+            built += good
+            failures += bad
+    disp = os.path.join(work, "dispatch.c")
+    with open(disp, "w") as f:
+        f.write("#include <stdio.h>\n#include <string.h>\n")
+        for k, _, _, _ in built:
+            f.write("int c%d_main(int argc, char **argv);\n" % k)
+        f.write("int main(int argc, char **argv) {\n  if (argc < 2) return 2;\n")
+        for k, _, _, _ in built:
+            f.write('  if (strcmp(argv[1], "c%d") == 0) return c%d_main(argc - 1, argv + 1);\n' % (k, k))
+        f.write('  fprintf(stderr, "unknown case %s\\n", argv[1]);\n  return 2;\n}\n')
+    prog = os.path.join(work, "cases")
+    r = subprocess.run([cc] + flags + [disp] + objs + ["-lm", "-o", prog], capture_output=True, text=True)
+    if r.returncode:
+        print("node_cases: link failed:\n" + r.stderr[-2000:])
+        return 1
+
+    passed = 0
+    for k, name, d, src in built:
+        ds = os.path.join(d, "test_data_set_0")
+        ins = sorted(glob.glob(os.path.join(ds, "input_*.pb")), key=lambda p: int(p[:-3].rsplit("_", 1)[1]))
+        want = sorted(glob.glob(os.path.join(ds, "output_*.pb")), key=lambda p: int(p[:-3].rsplit("_", 1)[1]))
+        out = os.path.join(work, "out%d" % k)
+        r = subprocess.run([prog, "c%d" % k, "-o", out] + ins, capture_output=True, text=True, timeout=60)
+        if r.returncode:
+            failures.append((name, "run failed (%d): %s" % (r.returncode, r.stderr.strip()[-300:])))
+            continue
+        why = None
+        for i, w in enumerate(want):
+            got = os.path.join(out, "output_%d.pb" % i)
+            if not os.path.exists(got):
+                why = "output_%d.pb missing" % i
+                break
+            why = close(load_pb(w), load_pb(got))
+            if why:
+                why = "output %d: %s" % (i, why)
+                break
+        if why:
+            failures.append((name, why))
+        else:
+            passed += 1
+            if verbose:
+                print("pass", name)
+    total = len(cases)
+    print("node_cases: %d test cases; %d compiled, %d passed, %d failed; %d not compiled (unsupported op, type or dynamic shape)"
+          % (total, len(compiled), passed, len(failures), len(unsupported)))
+    if verbose:
+        reasons = {}
+        for n, why in unsupported.items():
+            key = why.split(": ", 1)[-1][:70]
+            reasons[key] = reasons.get(key, 0) + 1
+        for key, cnt in sorted(reasons.items(), key=lambda x: -x[1])[:80]:
+            print("  not compiled x%d: %s" % (cnt, key))
+    for n, why in failures:
+        print("FAIL %s: %s" % (n, why))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
