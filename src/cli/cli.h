@@ -32,6 +32,10 @@ const char *ox_cli_type_str(const onnxc_type *t, char *buf, size_t size);
 /* Writes size bytes to path ("-": standard output); on failure fills e with
  * "path: reason" (files.c). */
 onnxc_status ox_cli_write_file(const char *path, const void *data, size_t size, onnxc_error *e);
+/* "x=1,3,224,224" (arg cut at its '=' when it parses) into the name, its dims (malloc'd: the
+ * caller frees them) and their count (binding.c); false when malformed or
+ * out of memory. */
+bool ox_cli_parse_binding(char *arg, const char **name, int64_t **dims, size_t *rank);
 /* true when argv[i] is -h or --help */
 bool ox_cli_is_help(const char *arg);
 /* A byte count: digits with an optional K, M, G or T (powers of 1024).

@@ -24,32 +24,6 @@ static void usage(FILE *f) {
           "                       cc -std=c99 -O2 m.c m_main.c -lm -o m && ./m -o out x=x.npy\n");
 }
 
-/* "x=1,3,224,224" into name, dims (malloc'd) and rank */
-static bool parse_binding(char *arg, const char **name, int64_t **dims, size_t *rank) {
-  char *eq = strrchr(arg, '=');
-  if (!eq || eq == arg) return false;
-  *eq = 0;
-  *name = arg;
-  size_t n = 1;
-  for (char *p = eq + 1; *p; p++) n += *p == ',';
-  int64_t *d = calloc(n, sizeof(int64_t));
-  if (!d) return false;
-  size_t k = 0;
-  for (char *p = eq + 1; *p;) {
-    char *end;
-    long long v = strtoll(p, &end, 10);
-    if (end == p || v < 0 || (*end && *end != ',')) {
-      free(d);
-      return false;
-    }
-    d[k++] = v;
-    p = *end ? end + 1 : end;
-  }
-  *dims = d;
-  *rank = k;
-  return true;
-}
-
 /* "dir/net.c" -> "dir/net" + suffix (malloc'd) */
 static char *with_suffix(const char *path, const char *suffix) {
   size_t n = strlen(path);
@@ -102,7 +76,7 @@ int ox_cmd_compile(int argc, char **argv) {
     } else if (strcmp(argv[i], "--main") == 0) {
       with_main = true;
     } else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) {
-      if (nb == 64 || !parse_binding(argv[++i], &bnames[nb], &bstore[nb], &branks[nb])) {
+      if (nb == 64 || !ox_cli_parse_binding(argv[++i], &bnames[nb], &bstore[nb], &branks[nb])) {
         fprintf(stderr, "onnxc compile: bad --input '%s' (expected NAME=D1,D2,...)\n", argv[i]);
         goto done;
       }

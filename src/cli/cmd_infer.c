@@ -53,35 +53,6 @@ static void print_graph_types(const onnxc_graph *g, const char *prefix) {
   }
 }
 
-/* "x=1,3,224,224" into names[k], dims[k], ranks[k] */
-static bool parse_binding(char *arg, const char **name, const int64_t **dims, size_t *rank,
-                          int64_t **store) {
-  char *eq = strrchr(arg, '=');
-  if (!eq || eq == arg) return false;
-  *eq = 0;
-  *name = arg;
-  size_t n = 1;
-  for (char *p = eq + 1; *p; p++) n += *p == ',';
-  int64_t *d = calloc(n, sizeof(int64_t));
-  if (!d) return false;
-  size_t k = 0;
-  char *p = eq + 1;
-  while (*p) {
-    char *end;
-    long long v = strtoll(p, &end, 10);
-    if (end == p || v < 0 || (*end && *end != ',')) {
-      free(d);
-      return false;
-    }
-    d[k++] = v;
-    p = *end ? end + 1 : end;
-  }
-  *dims = d;
-  *rank = k;
-  *store = d;
-  return true;
-}
-
 int ox_cmd_infer(int argc, char **argv) {
   const char *model = NULL, *out = NULL;
   const char **models = calloc((size_t)argc, sizeof(char *));
@@ -108,11 +79,12 @@ int ox_cmd_infer(int argc, char **argv) {
     } else if (strcmp(argv[i], "--quiet") == 0) {
       quiet = true;
     } else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) {
-      if (nb == 64 || !parse_binding(argv[++i], &bind_names[nb], &bind_dims[nb], &bind_ranks[nb],
-                                   &stores[nb])) {
+      if (nb == 64 ||
+          !ox_cli_parse_binding(argv[++i], &bind_names[nb], &stores[nb], &bind_ranks[nb])) {
         fprintf(stderr, "onnxc infer: bad --input '%s' (expected NAME=D1,D2,...)\n", argv[i]);
         goto done;
       }
+      bind_dims[nb] = stores[nb];
       nb++;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "onnxc infer: unexpected argument '%s'\n", argv[i]);
