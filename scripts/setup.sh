@@ -5,7 +5,8 @@ set -u
 pkgs=(cmake make gcc clang libclang-rt-14-dev protobuf-compiler python3 python3-onnx python3-numpy
       python3-dev python3-setuptools python3-pytest libonnx-testdata
       libpcre2-dev libutf8proc-dev libjpeg-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
-      graphviz pkgconf libmicrohttpd-dev libjansson-dev libgnutls28-dev libgrpc-dev wrk python3-yaml)
+      graphviz pkgconf libmicrohttpd-dev libjansson-dev libgnutls28-dev libgrpc-dev wrk python3-yaml
+      gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -16,3 +16,14 @@ if(SYSTEM_PYTHON3)
                    $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_model_e2e)
   set_tests_properties(compile_model_e2e PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
 endif()
+# issue 33, "a microcontroller for real": an MNIST-sized CNN compiled, built
+# with arm-none-eabi-gcc for a Cortex-M3 and a Cortex-M4F and run under
+# qemu-system-arm (mps2-an385/an386, semihosting); output matches `onnxc run`.
+# Skipped (77) without the cross compiler, newlib or QEMU (scripts/setup.sh).
+if(SYSTEM_PYTHON3)
+  add_test(NAME compile_cortexm_qemu
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/cortexm_qemu.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_cortexm_qemu)
+  set_tests_properties(compile_cortexm_qemu PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only"
+                                                       TIMEOUT 300)
+endif()
