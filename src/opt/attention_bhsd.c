@@ -28,13 +28,19 @@
  * Transpose<0,2,3,1>(k) is K^T of such a split. What makes q, k and v is
  * not looked at (a rotary node, a projection ...).
  *
- * Every intermediate must be read only by the next node of the pattern,
- * one operand's rank must be proved 4 (a Transpose of four axes, a Reshape
- * to four constant dims, repeat_kv; the kernel takes lower ranks as MatMul
- * broadcasts them) and float32 proved (a float32 constant in the chain or
- * a known type). Anything only partly matching is left as it is. Runs
- * after attention.c, which takes its narrower pattern first, and after
- * matmul_transb, whose MatMulTransBFused(q, k4) it reads as the scores. */
+ * Every intermediate must be read only by the next node of the pattern.
+ * What the fused node reads (q, k4, v4 or what it folds them from) may have
+ * other readers or be a graph output: reading does not consume it, so it
+ * and the nodes making it stay (Optimum's decoder-with-past, where
+ * present.N.key = Concat(past, k) is an output, read by a Shape, and the
+ * attention's K). A Transpose made into K^T that something else also reads
+ * stays too. One operand's rank must be proved 4 (a Transpose of four
+ * axes, a Reshape to four constant dims, repeat_kv; the kernel takes lower
+ * ranks as MatMul broadcasts them) and float32 proved (a float32 constant
+ * in the chain or a known type). Anything only partly matching is left as
+ * it is. Runs after attention.c, which takes its narrower pattern first,
+ * and after matmul_transb, whose MatMulTransBFused(q, k4) it reads as the
+ * scores. */
 #include <string.h>
 
 #include "pass.h"
@@ -73,6 +79,7 @@ static int64_t producer(const ox_pass_view *v, const char *name, int64_t before)
  * earlier pass dropped, its work taken by the node in `reader`'s place);
  * else -1 */
 static int64_t only_into(const ox_pass_view *v, const char *name, int64_t reader) {
+  if (reader < 0) return -1; /* a reader outside the pattern: nothing made for it goes */
   int64_t at = producer(v, name, reader);
   if (at < 0) return -1;
   const ox_node *n = node_of(v, at);
@@ -317,17 +324,32 @@ static const char *k_side(const ox_pass_view *v, match *m, int64_t mm, bool tran
     reader = t;
   }
   if (trans_b_node) {
-    /* matmul_transb dropped Transpose<0,1,3,2>(k4) into the product: k4's
-     * reader is that Transpose, which the original MatMul alone read */
-    size_t t = v->last_read(v, name);
-    const ox_node *tn = t ? &v->nodes[t - 1] : NULL;
-    if (k_mul || !tn || !v->drop[t - 1] || v->n_reads(v, name) != 1 || v->pinned(v, name) ||
-        !ox_opt_op_is(tn, "Transpose") || tn->n_input != 1 || tn->n_output != 1 ||
+    /* matmul_transb read k4 in place of the original MatMul's
+     * Transpose<0,1,3,2>(k4): that Transpose, dropped when the MatMul alone
+     * read it, else live for its other readers (it stays: the fused node
+     * reads k4, not it) */
+    const char *kT = v->nodes[mm].input[1];
+    int64_t t = -1;
+    for (int64_t j = mm; j-- > 0 && t < 0;)
+      if (kT && v->nodes[j].n_output == 1 && v->nodes[j].output[0] &&
+          strcmp(v->nodes[j].output[0], kT) == 0)
+        t = j;
+    const ox_node *tn = t >= 0 ? &v->nodes[t] : NULL;
+    if (k_mul || !tn || v->repl[t] || !ox_opt_op_is(tn, "Transpose") || tn->n_input != 1 ||
         strcmp(tn->input[0], name) != 0 || !perm_is(tn, p0132) ||
-        strcmp(tn->output[0], v->nodes[mm].input[1]) != 0 || v->n_reads(v, tn->output[0]) != 1)
+        (v->drop[t] && v->n_reads(v, kT) != 1))
       return NULL;
-    reader = (int64_t)t - 1;
     m->rank4 = true;
+    /* the fused node reads k4 as K, and k4 stays for any other reader (a
+     * Shape, a graph output). A node making k4 folds into the fused one
+     * only when the dropped Transpose was k4's one reader, which only_into
+     * checks against `reader`; a live Transpose still reads k4, so nothing
+     * behind it may go (*kr -1: only_into takes nothing for it) */
+    if (!v->drop[t]) {
+      *kr = -1;
+      return name;
+    }
+    reader = t;
   }
   if (!k_mul) {
     mk = only_into(v, name, reader);

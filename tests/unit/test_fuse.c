@@ -900,6 +900,58 @@ static char *bhsd_attention(int kind, int S) {
 }
 
 
+/* Optimum's decoder-with-past block (src/opt/attention_bhsd.c): X [1, S, 8]
+ * the new positions projected by constant weights into 2 heads of 4, a
+ * constant past of P positions, present_key = Concat(past_key, k) and
+ * present_value likewise graph outputs, present_key also read by a Shape
+ * (an output too), the scores Div by 2 over all P + S keys, the heads
+ * merged back. At level 1 matmul_transb makes the scores
+ * MatMulTransBFused(q, present_key), which the attention must still fuse.
+ * leak: the probabilities are a graph output too (an intermediate read
+ * outside the pattern: nothing fuses). */
+static char *past_attention(int S, int P, bool leak) {
+  char pout[64] = "";
+  if (leak) snprintf(pout, sizeof pout, ", float[1,2,%d,%d] p", S, P + S);
+  size_t cap = (size_t)P * 8 * 2 * 24 + 8192, k = 0;
+  char *t = malloc(cap);
+  if (!t) return NULL;
+  k += (size_t)snprintf(t, cap,
+                        "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+                        "attn (float[1,%d,8] X) => (float[1,%d,8] Y, float[1,2,%d,4] present_key,"
+                        " float[1,2,%d,4] present_value, int64[1] T%s)\n<",
+                        S, S, P + S, P + S, pout);
+  for (int m = 0; m < 3; m++) {
+    k += (size_t)snprintf(t + k, cap - k, "float[8,8] W%c = {", "qkv"[m]);
+    for (int i = 0; i < 64; i++)
+      k += (size_t)snprintf(t + k, cap - k, "%s%g", i ? ", " : "",
+                            ((i * (5 + m) + m) % 11 - 5) * 0.02);
+    k += (size_t)snprintf(t + k, cap - k, "},\n");
+  }
+  for (int m = 0; m < 2; m++) {
+    k += (size_t)snprintf(t + k, cap - k, "float[1,2,%d,4] past_%c = {", P, "kv"[m]);
+    for (int i = 0; i < 8 * P; i++)
+      k += (size_t)snprintf(t + k, cap - k, "%s%g", i ? ", " : "",
+                            ((i * (7 + m) + 3) % 13 - 6) * 0.25);
+    k += (size_t)snprintf(t + k, cap - k, "},\n");
+  }
+  snprintf(t + k, cap - k,
+           " int64[4] shp = {1, %d, 2, 4}, int64[3] back = {1, %d, 8}, float two = {2.0}> {\n"
+           "  xq = MatMul (X, Wq)\n  xk = MatMul (X, Wk)\n  xv = MatMul (X, Wv)\n"
+           "  q0 = Reshape (xq, shp)\n  q = Transpose <perm = [0, 2, 1, 3]> (q0)\n"
+           "  k0 = Reshape (xk, shp)\n  kh = Transpose <perm = [0, 2, 1, 3]> (k0)\n"
+           "  v0 = Reshape (xv, shp)\n  vh = Transpose <perm = [0, 2, 1, 3]> (v0)\n"
+           "  present_key = Concat <axis = 2> (past_k, kh)\n"
+           "  present_value = Concat <axis = 2> (past_v, vh)\n"
+           "  T = Shape <start = 2, end = 3> (present_key)\n"
+           "  kt = Transpose <perm = [0, 1, 3, 2]> (present_key)\n  s = MatMul (q, kt)\n"
+           "  sd = Div (s, two)\n  p = Softmax <axis = -1> (sd)\n"
+           "  o = MatMul (p, present_value)\n"
+           "  ot = Transpose <perm = [0, 2, 1, 3]> (o)\n  Y = Reshape (ot, back) }\n",
+           S, S);
+  return t;
+}
+
+
 /* A linear layer as PyTorch's dynamo exporter writes it (src/opt/
  * matmul_epi.c): Gemm(X, W, C) with W [K, N] or [N, K] (trans_b), alpha,
  * beta, C [N] (bias 0), [1, N] (1), a scalar (2) or none (3), then an
@@ -1041,6 +1093,32 @@ int main(void) {
       CHECK(w && b1 + 8 <= b0);
       free(w);
     }
+  /* the decoder-with-past block: present K and V (graph outputs, K read by
+   * a Shape) are the fused attention's K and V; one new position over a
+   * short and a long past, and a prompt of 5 over a past of 3. The last
+   * case also outputs the probabilities: left unfused */
+  {
+    static const int sp[4][3] = {{1, 6, 0}, {5, 3, 0}, {1, 700, 0}, {1, 6, 1}};
+    for (int c = 0; c < 4; c++) {
+      int S = sp[c][0], P = sp[c][1];
+      bool leak = sp[c][2] != 0;
+      char *w = past_attention(S, P, leak), what[64];
+      size_t b0 = 0, b1 = 0;
+      const int64_t d_b[3] = {1, S, 8};
+      snprintf(what, sizeof what, "attention over a past of %d, %d new%s", P, S,
+               leak ? ", p an output" : "");
+      finite_input = true;
+      if (w) compare(what, w, d_b, 3, 1e-5, &b0, &b1);
+      finite_input = false;
+      /* fused: K^T, the scores, Div, Softmax, the product, Q's and Y's
+       * head Transposes become one node (19 run unfused); with p an
+       * output, only matmul_transb's K^T goes */
+      CHECK(w && b0 == 19 && (leak ? b1 + 1 == b0 : b1 + 6 <= b0));
+      if (leak ? b1 + 1 != b0 : b1 + 6 > b0)
+        fprintf(stderr, "%s: %zu nodes unfused, %zu fused\n", what, b0, b1);
+      free(w);
+    }
+  }
   test_conv_gates();
   {
     size_t a0 = 0, a1 = 0;

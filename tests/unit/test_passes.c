@@ -9,9 +9,10 @@
  * graph (the model is one where it fires).
  *
  * A pass may have more models, NAME@VARIANT.onnxtxt (the idioms of other
- * exporters), each with its own expected files. Every pass is also run a
- * second time, alone, on what it made: a pass must be idempotent (nothing
- * left for it to rewrite).
+ * exporters), each with its own expected files; a variant ending "_transb"
+ * runs with matmul_transb (the graph a session's pipeline gives the pass).
+ * Every pass is also run a second time, alone, on what it made: a pass
+ * must be idempotent (nothing left for it to rewrite).
  *
  * ONNXC_PASSES_WRITE=1 writes the expected files from what the passes make
  * (review them before committing). */
@@ -80,19 +81,24 @@ static char *graph_text(const ox_graph *g) {
   return (char *)b.data;
 }
 
-/* a pass that rewrites what another one made runs with it */
-static const char *prerequisite(const char *name) {
-  return strcmp(name, "tied_gather") == 0 ? "matmul_transb" : "";
+/* a pass that rewrites what another one made runs with it; a model of
+ * `base` ending "_transb" (attention_bhsd@..._transb: the scores as
+ * MatMulTransBFused, as sessions run it) runs with matmul_transb */
+static const char *prerequisite(const char *name, const char *base) {
+  size_t n = strlen(base);
+  bool transb = n > 7 && strcmp(base + n - 7, "_transb") == 0;
+  return strcmp(name, "tied_gather") == 0 || transb ? "matmul_transb" : "";
 }
 
-/* m's graph through the pipeline: only `name` (only != 0; with its
- * prerequisite), or all but it */
-static const ox_graph *run(ox_arena *a, const ox_model_proto *m, const char *name, int only) {
+/* m's graph (model `base`) through the pipeline: only `name` (only != 0;
+ * with its prerequisite), or all but it */
+static const ox_graph *run(ox_arena *a, const ox_model_proto *m, const char *name, const char *base,
+                           int only) {
   const char *off[64];
   size_t n_off = 0;
   for (size_t i = 0; i < ox_opt_pass_count(); i++) {
     const char *p = ox_opt_pass_at(i)->name;
-    bool on = strcmp(p, name) == 0 || (only && strcmp(p, prerequisite(name)) == 0);
+    bool on = strcmp(p, name) == 0 || (only && strcmp(p, prerequisite(name, base)) == 0);
     if (on != (only != 0)) off[n_off++] = p;
   }
   ox_opt_request r = {.level = 1,
@@ -155,7 +161,7 @@ static void test_pass(const ox_opt_pass *p, const char *base, bool write) {
     ox_arena_free(a);
     return;
   }
-  const ox_graph *alone = run(a, m, p->name, 1), *without = run(a, m, p->name, 0);
+  const ox_graph *alone = run(a, m, p->name, base, 1), *without = run(a, m, p->name, base, 0);
   CHECK(alone && without);
   if (!alone || !without) {
     ox_arena_free(a);
@@ -197,7 +203,7 @@ static void test_pass(const ox_opt_pass *p, const char *base, bool write) {
   again.opset_import = imp;
   again.n_opset_import = n_imp;
   again.graph = (ox_graph *)alone;
-  const ox_graph *twice = run(a, &again, p->name, 1);
+  const ox_graph *twice = run(a, &again, p->name, base, 1);
   char *got2 = twice ? graph_text(twice) : NULL;
   if (!got2 || strcmp(got2, got) != 0) {
     fprintf(stderr, "pass %s is not idempotent on %s: a second run gave\n%s\n", p->name, base,
