@@ -21,6 +21,10 @@ typedef struct rd {
   const uint8_t *p, *end;
 } rd;
 
+/* a reader of n bytes at p; an empty message may come as (NULL, 0), and
+ * NULL + 0 is undefined in C (UBSan found it through fuzz_serve) */
+static rd rd_of(const uint8_t *p, size_t n) { return (rd){p, p ? p + n : p}; }
+
 static bool rd_varint(rd *r, uint64_t *v) {
   uint64_t x = 0;
   for (int shift = 0; shift < 64; shift += 7) {
@@ -116,7 +120,7 @@ static void *grow(void *arr, size_t *n, size_t *cap, size_t size) {
 /* a repeated int64 (packed or not) appended to dims[] */
 static int take_dims(const field *f, int64_t *dims, size_t *rank, const char *what, char *err,
                      size_t errsz) {
-  rd r = {f->data, f->data + f->len};
+  rd r = rd_of(f->data, f->len);
   uint64_t v = f->v;
   bool packed = f->wt == 2;
   if (!packed && f->wt != 0) FAIL("%s: wire type %d, int64 values are varints", what, f->wt);
@@ -147,7 +151,7 @@ void ox_serve_grpc_infer_free(ox_serve_grpc_infer *q) {
 
 static int decode_input(const uint8_t *p, size_t n, ox_serve_grpc_tensor *t, size_t i, char *err,
                         size_t errsz) {
-  rd r = {p, p + n};
+  rd r = rd_of(p, n);
   field f;
   int rc;
   char what[64];
@@ -183,7 +187,7 @@ static int decode_input(const uint8_t *p, size_t n, ox_serve_grpc_tensor *t, siz
 
 static int decode_output(const uint8_t *p, size_t n, char **name, size_t i, char *err,
                          size_t errsz) {
-  rd r = {p, p + n};
+  rd r = rd_of(p, n);
   field f;
   int rc;
   char what[64];
@@ -198,7 +202,7 @@ static int decode_output(const uint8_t *p, size_t n, char **name, size_t i, char
 int ox_serve_grpc_infer_decode(const uint8_t *p, size_t n, ox_serve_grpc_infer *q, char *err,
                                size_t errsz) {
   memset(q, 0, sizeof *q);
-  rd r = {p, p + n};
+  rd r = rd_of(p, n);
   field f;
   int rc;
   size_t cap_in = 0, cap_out = 0, cap_raw = 0;
@@ -260,7 +264,7 @@ int ox_serve_grpc_names_decode(const uint8_t *p, size_t n, uint32_t name_field,
                                uint32_t version_field, char **name, char **version, char *err,
                                size_t errsz) {
   *name = *version = NULL;
-  rd r = {p, p + n};
+  rd r = rd_of(p, n);
   field f;
   int rc;
   while ((rc = rd_field(&r, &f)) > 0) {
@@ -277,7 +281,7 @@ int ox_serve_grpc_names_decode(const uint8_t *p, size_t n, uint32_t name_field,
 int ox_serve_grpc_bool_decode(const uint8_t *p, size_t n, uint32_t num, bool *out, char *err,
                               size_t errsz) {
   *out = false;
-  rd r = {p, p + n};
+  rd r = rd_of(p, n);
   field f;
   int rc;
   while ((rc = rd_field(&r, &f)) > 0)
@@ -371,7 +375,7 @@ int ox_serve_grpc_contents_raw(const ox_serve_grpc_tensor *t, int32_t dtype, siz
   char where[96];
   snprintf(where, sizeof where, "inputs[%zu].contents.%s", i, contents_names[want]);
   int wire = want == 6 ? 5 : want == 7 ? 1 : want == 8 ? 2 : 0;
-  rd r = {t->contents, t->contents + t->contents_len};
+  rd r = rd_of(t->contents, t->contents_len);
   field f;
   int rc;
   size_t k = 0;
@@ -391,7 +395,7 @@ int ox_serve_grpc_contents_raw(const ox_serve_grpc_tensor *t, int32_t dtype, siz
     } else if (f.wt == wire) {
       if (put_value(out, dtype, f.v, where, k++, err, errsz)) return -1;
     } else if (f.wt == 2) { /* packed */
-      rd pr = {f.data, f.data + f.len};
+      rd pr = rd_of(f.data, f.len);
       size_t fixed = wire == 5 ? 4 : wire == 1 ? 8 : 0;
       if (fixed && f.len % fixed)
         FAIL("%s: %zu packed bytes, not a multiple of %zu", where, f.len, fixed);
