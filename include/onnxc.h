@@ -809,9 +809,11 @@ ONNXC_API const char *onnxc_session_input_name(const onnxc_session *s, size_t i)
 ONNXC_API const char *onnxc_session_output_name(const onnxc_session *s, size_t i);
 ONNXC_API const onnxc_type *onnxc_session_input_type(const onnxc_session *s, size_t i);
 ONNXC_API const onnxc_type *onnxc_session_output_type(const onnxc_session *s, size_t i);
-/* Every graph input in order, those with an initializer included (a run may
- * override such a default by naming it): the count, the name, the declared
- * type, and non-zero when the input has an initializer. */
+/* Every graph input of the model in order, those with an initializer
+ * included (a run may override such a default by naming it): the count,
+ * the name, the declared type, and non-zero when the input has an
+ * initializer. Neither listing shows the optional inputs graph passes add
+ * (the kv_cache pass's "<past>.onnxc_cache", fed by the generation loop). */
 ONNXC_API size_t onnxc_session_graph_input_count(const onnxc_session *s);
 ONNXC_API const char *onnxc_session_graph_input_name(const onnxc_session *s, size_t i);
 ONNXC_API const onnxc_type *onnxc_session_graph_input_type(const onnxc_session *s, size_t i);
@@ -889,13 +891,13 @@ ONNXC_API onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_
  *     next step's past. Where the graph allows (a float32 cache, each
  *     present made by Concat(past, new, axis 2) and read only by an
  *     attention that onnxc fuses, by Shape nodes and as the output; a
- *     session made at optimization_level 1 or more, without custom
- *     operators), the generator runs a session of its own, made with the
- *     session's options, of the graph rewritten so that
- *     each cache input is one buffer of the prompt plus max_new_tokens
- *     positions, allocated once, to which each step appends its new keys
- *     and values in place (no copy of the cache per token; creating that
- *     session is part of the time to the first token). Otherwise two
+ *     session made at optimization_level 1 or more with the kv_cache pass
+ *     on), each cache input is one buffer of the prompt plus
+ *     max_new_tokens positions, allocated once, to which each step
+ *     appends its new keys and values in place (no copy of the cache per
+ *     token): the session's kv_cache pass gave its graph an optional input
+ *     for that buffer, which the generator feeds (the session does not
+ *     list it; runs that leave it out compute what the model says). Otherwise two
  *     buffers per cache input are allocated once: the past is a view of
  *     one, the present is made in the other (the graph's Concat writes it
  *     there: onnxc_run_options.output_buffers), and they swap; the Concat
