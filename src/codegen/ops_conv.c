@@ -141,17 +141,23 @@ static int gen_conv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
     cg_printf(c, "        }\n      }\n    }\n");
     return OX_OK;
   }
-  cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t m = 0; m < %lld; m++) {\n", B,
-            (long long)M);
-  cg_printf(c, "      const size_t g = m / %lld;\n      %s *y = Y0 + (b * %lld + m) * %lld;\n", Mg,
-            T, (long long)M, (long long)osz);
-  cg_printf(c, "      for (size_t i = 0; i < %lld; i++) y[i] = %s;\n", (long long)osz,
-            bias ? "X2[m]" : "0");
+  /* MB output channels per pass: each input value loaded once for MB products */
+  int MB = Mg % 4 == 0 ? 4 : 1;
+  cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t m = 0; m < %lld; m += %d) {\n",
+            B, (long long)M, MB);
+  cg_printf(c, "      const size_t g = m / %lld;\n", Mg);
+  for (int j = 0; j < MB; j++) {
+    cg_printf(c, "      %s *y%d = Y0 + (b * %lld + m + %d) * %lld;\n", T, j, (long long)M, j,
+              (long long)osz);
+    cg_printf(c, "      for (size_t i = 0; i < %lld; i++) y%d[i] = %s%s;\n", (long long)osz, j,
+              bias ? "X2[m + " : "0", bias ? (const char *[]){"0]", "1]", "2]", "3]"}[j] : "");
+  }
   cg_printf(c, "      for (size_t ci = 0; ci < %lld; ci++) {\n", (long long)Cg);
   cg_printf(c, "        const %s *x = X0 + (b * %lld + g * %lld + ci) * %lld;\n", T, (long long)C,
             (long long)Cg, (long long)isz);
-  cg_printf(c, "        const %s *wk = X1 + (m * %lld + ci) * %lld;\n", T, (long long)Cg,
-            (long long)ksz);
+  for (int j = 0; j < MB; j++)
+    cg_printf(c, "        const %s *wk%d = X1 + ((m + %d) * %lld + ci) * %lld;\n", T, j, j,
+              (long long)Cg, (long long)ksz);
   /* the taps: k<i> with the output range [lo<i>, hi<i>) whose input
    * position o * s - pad + k * d lies inside the input */
   int ind = 8;
@@ -170,7 +176,8 @@ static int gen_conv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   }
   char ko[160];
   flat(ko, sizeof ko, "k", w.k, w.r);
-  cg_printf(c, "%*s  const %s wv = wk[%s];\n", ind - 2, "", T, ko);
+  for (int j = 0; j < MB; j++)
+    cg_printf(c, "%*s  const %s wv%d = wk%d[%s];\n", ind - 2, "", T, j, j, ko);
   /* the output positions: outer dims give the row offsets xo and yo */
   int64_t ist[3], ost[3];
   for (size_t i = 0; i < w.r; i++) {
@@ -190,9 +197,11 @@ static int gen_conv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   cg_printf(c, ", yo = 0");
   for (size_t i = 0; i + 1 < w.r; i++) cg_printf(c, " + o%zu * %lld", i, (long long)ost[i]);
   size_t L = w.r - 1;
-  cg_printf(c, ";\n%*s  for (long o%zu = lo%zu; o%zu < hi%zu; o%zu++)\n", ind, "", L, L, L, L, L);
-  cg_printf(c, "%*s    y[yo + o%zu] += wv * x[xo + o%zu * %lld];\n%*s}\n", ind, "", L, L,
-            (long long)w.s[L], ind, "");
+  cg_printf(c, ";\n%*s  for (long o%zu = lo%zu; o%zu < hi%zu; o%zu++) {\n", ind, "", L, L, L, L,
+            L);
+  cg_printf(c, "%*s    const %s xv = x[xo + o%zu * %lld];\n", ind, "", T, L, (long long)w.s[L]);
+  for (int j = 0; j < MB; j++) cg_printf(c, "%*s    y%d[yo + o%zu] += wv%d * xv;\n", ind, "", j, L, j);
+  cg_printf(c, "%*s  }\n%*s}\n", ind, "", ind, "");
   for (size_t i = w.r; i-- > 0;) cg_printf(c, "%*s}\n", 8 + 2 * (int)i, "");
   cg_printf(c, "      }\n    }\n");
   return OX_OK;
