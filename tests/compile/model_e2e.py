@@ -339,7 +339,17 @@ def main():
         got2 = load_pb(os.path.join(work, "out_asan", "output_0.pb"))
         if not np.array_equal(got2.view(np.uint32), got.view(np.uint32)) and not np.allclose(got2, got, rtol=1e-6):
             raise SystemExit("model_e2e: the sanitized build gives other results")
-        print("model_e2e: clean under -fsanitize=address,undefined")
+        # the blob and caller-arena builds too (their pointers and checks)
+        for name in ("blob2", "caller"):
+            d = os.path.join(work, name)
+            prog = os.path.join(d, "cnn_asan")
+            run([cc] + flags + ["-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+                                os.path.join(d, "cnn.c"), os.path.join(d, "cnn_main.c"), "-lm", "-o", prog])
+            run([prog, "-o", os.path.join(d, "out_asan"), "x=" + xin])
+            got3 = load_pb(os.path.join(d, "out_asan", "output_0.pb"))
+            if not np.allclose(got3, got, rtol=1e-6):
+                raise SystemExit("model_e2e: the sanitized %s build gives other results" % name)
+        print("model_e2e: clean under -fsanitize=address,undefined (inline, blob, caller arena)")
     return 0
 
 
