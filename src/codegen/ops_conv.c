@@ -80,6 +80,75 @@ static void flat(char *buf, size_t size, const char *v, const int64_t *dims, siz
   }
 }
 
+/* The general conv loops for output channels [m0, m1), MB (1 or 4) of them
+ * per pass: each input value is loaded once for MB products. */
+static void conv_pass(cg_ctx *c, win w, const char *T, bool bias, long long B, long long M,
+                      long long Mg, long long C, long long Cg, int64_t isz, int64_t ksz,
+                      int64_t osz, long long m0, long long m1, int MB) {
+  cg_printf(c,
+            "  for (size_t b = 0; b < %lld; b++)\n    for (size_t m = %lld; m < %lld; m += %d) {\n",
+            B, m0, m1, MB);
+  cg_printf(c, "      const size_t g = m / %lld;\n", Mg);
+  for (int j = 0; j < MB; j++) {
+    cg_printf(c, "      %s *y%d = Y0 + (b * %lld + m + %d) * %lld;\n", T, j, (long long)M, j,
+              (long long)osz);
+    cg_printf(c, "      for (size_t i = 0; i < %lld; i++) y%d[i] = %s%s;\n", (long long)osz, j,
+              bias ? "X2[m + " : "0", bias ? (const char *[]){"0]", "1]", "2]", "3]"}[j] : "");
+  }
+  cg_printf(c, "      for (size_t ci = 0; ci < %lld; ci++) {\n", (long long)Cg);
+  cg_printf(c, "        const %s *x = X0 + (b * %lld + g * %lld + ci) * %lld;\n", T, (long long)C,
+            (long long)Cg, (long long)isz);
+  for (int j = 0; j < MB; j++)
+    cg_printf(c, "        const %s *wk%d = X1 + ((m + %d) * %lld + ci) * %lld;\n", T, j, j,
+              (long long)Cg, (long long)ksz);
+  /* the taps: k<i> with the output range [lo<i>, hi<i>) whose input
+   * position o * s - pad + k * d lies inside the input */
+  int ind = 8;
+  for (size_t i = 0; i < w.r; i++, ind += 2) {
+    long long s = w.s[i];
+    cg_printf(c, "%*sfor (long k%zu = 0; k%zu < %lld; k%zu++) {\n", ind, "", i, i,
+              (long long)w.k[i], i);
+    cg_printf(c, "%*s  const long t%zu = %lld - k%zu * %lld, u%zu = %lld + t%zu;\n", ind, "", i,
+              (long long)w.pb[i], i, (long long)w.d[i], i, (long long)(w.in[i] - 1), i);
+    cg_printf(c, "%*s  const long lo%zu = t%zu > 0 ? (t%zu + %lld) / %lld : 0;\n", ind, "", i, i, i,
+              s - 1, s);
+    cg_printf(c,
+              "%*s  const long hi%zu = u%zu < 0 ? 0 : (u%zu / %lld + 1 < %lld ? u%zu / %lld + 1 : "
+              "%lld);\n",
+              ind, "", i, i, i, s, (long long)w.out[i], i, s, (long long)w.out[i]);
+  }
+  char ko[160];
+  flat(ko, sizeof ko, "k", w.k, w.r);
+  for (int j = 0; j < MB; j++)
+    cg_printf(c, "%*s  const %s wv%d = wk%d[%s];\n", ind - 2, "", T, j, j, ko);
+  /* the output positions: outer dims give the row offsets xo and yo */
+  int64_t ist[3], ost[3];
+  for (size_t i = 0; i < w.r; i++) {
+    ist[i] = ost[i] = 1;
+    for (size_t j = i + 1; j < w.r; j++) ist[i] *= w.in[j], ost[i] *= w.out[j];
+  }
+  cg_printf(c, "%*s  const long xb = 0", ind - 2, "");
+  for (size_t i = 0; i < w.r; i++)
+    cg_printf(c, " + (k%zu * %lld - %lld) * %lld", i, (long long)w.d[i], (long long)w.pb[i],
+              (long long)ist[i]);
+  cg_printf(c, ";\n");
+  for (size_t i = 0; i + 1 < w.r; i++, ind += 2)
+    cg_printf(c, "%*sfor (long o%zu = lo%zu; o%zu < hi%zu; o%zu++)\n", ind, "", i, i, i, i, i);
+  cg_printf(c, "%*s{\n%*s  const long xo = xb", ind, "", ind, "");
+  for (size_t i = 0; i + 1 < w.r; i++)
+    cg_printf(c, " + o%zu * %lld", i, (long long)(w.s[i] * ist[i]));
+  cg_printf(c, ", yo = 0");
+  for (size_t i = 0; i + 1 < w.r; i++) cg_printf(c, " + o%zu * %lld", i, (long long)ost[i]);
+  size_t L = w.r - 1;
+  cg_printf(c, ";\n%*s  for (long o%zu = lo%zu; o%zu < hi%zu; o%zu++) {\n", ind, "", L, L, L, L,
+            L);
+  cg_printf(c, "%*s    const %s xv = x[xo + o%zu * %lld];\n", ind, "", T, L, (long long)w.s[L]);
+  for (int j = 0; j < MB; j++) cg_printf(c, "%*s    y%d[yo + o%zu] += wv%d * xv;\n", ind, "", j, L, j);
+  cg_printf(c, "%*s  }\n%*s}\n", ind, "", ind, "");
+  for (size_t i = w.r; i-- > 0;) cg_printf(c, "%*s}\n", 8 + 2 * (int)i, "");
+  cg_printf(c, "      }\n    }\n");
+}
+
 /* Conv as a sum of shifted, scaled input rows: for each output channel,
  * input channel and kernel tap, the output positions whose input position
  * is inside the input (a range computed once per tap, so no bounds check
@@ -141,69 +210,14 @@ static int gen_conv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
     cg_printf(c, "        }\n      }\n    }\n");
     return OX_OK;
   }
-  /* MB output channels per pass: each input value loaded once for MB products */
-  int MB = Mg % 4 == 0 ? 4 : 1;
-  cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t m = 0; m < %lld; m += %d) {\n",
-            B, (long long)M, MB);
-  cg_printf(c, "      const size_t g = m / %lld;\n", Mg);
-  for (int j = 0; j < MB; j++) {
-    cg_printf(c, "      %s *y%d = Y0 + (b * %lld + m + %d) * %lld;\n", T, j, (long long)M, j,
-              (long long)osz);
-    cg_printf(c, "      for (size_t i = 0; i < %lld; i++) y%d[i] = %s%s;\n", (long long)osz, j,
-              bias ? "X2[m + " : "0", bias ? (const char *[]){"0]", "1]", "2]", "3]"}[j] : "");
+  if (Mg % 4 == 0) {
+    conv_pass(c, w, T, bias, B, M, Mg, C, Cg, isz, ksz, osz, 0, M, 4);
+  } else if (G == 1 && M > 4) { /* four at a time, then the rest */
+    conv_pass(c, w, T, bias, B, M, Mg, C, Cg, isz, ksz, osz, 0, M - M % 4, 4);
+    conv_pass(c, w, T, bias, B, M, Mg, C, Cg, isz, ksz, osz, M - M % 4, M, 1);
+  } else {
+    conv_pass(c, w, T, bias, B, M, Mg, C, Cg, isz, ksz, osz, 0, M, 1);
   }
-  cg_printf(c, "      for (size_t ci = 0; ci < %lld; ci++) {\n", (long long)Cg);
-  cg_printf(c, "        const %s *x = X0 + (b * %lld + g * %lld + ci) * %lld;\n", T, (long long)C,
-            (long long)Cg, (long long)isz);
-  for (int j = 0; j < MB; j++)
-    cg_printf(c, "        const %s *wk%d = X1 + ((m + %d) * %lld + ci) * %lld;\n", T, j, j,
-              (long long)Cg, (long long)ksz);
-  /* the taps: k<i> with the output range [lo<i>, hi<i>) whose input
-   * position o * s - pad + k * d lies inside the input */
-  int ind = 8;
-  for (size_t i = 0; i < w.r; i++, ind += 2) {
-    long long s = w.s[i];
-    cg_printf(c, "%*sfor (long k%zu = 0; k%zu < %lld; k%zu++) {\n", ind, "", i, i,
-              (long long)w.k[i], i);
-    cg_printf(c, "%*s  const long t%zu = %lld - k%zu * %lld, u%zu = %lld + t%zu;\n", ind, "", i,
-              (long long)w.pb[i], i, (long long)w.d[i], i, (long long)(w.in[i] - 1), i);
-    cg_printf(c, "%*s  const long lo%zu = t%zu > 0 ? (t%zu + %lld) / %lld : 0;\n", ind, "", i, i, i,
-              s - 1, s);
-    cg_printf(c,
-              "%*s  const long hi%zu = u%zu < 0 ? 0 : (u%zu / %lld + 1 < %lld ? u%zu / %lld + 1 : "
-              "%lld);\n",
-              ind, "", i, i, i, s, (long long)w.out[i], i, s, (long long)w.out[i]);
-  }
-  char ko[160];
-  flat(ko, sizeof ko, "k", w.k, w.r);
-  for (int j = 0; j < MB; j++)
-    cg_printf(c, "%*s  const %s wv%d = wk%d[%s];\n", ind - 2, "", T, j, j, ko);
-  /* the output positions: outer dims give the row offsets xo and yo */
-  int64_t ist[3], ost[3];
-  for (size_t i = 0; i < w.r; i++) {
-    ist[i] = ost[i] = 1;
-    for (size_t j = i + 1; j < w.r; j++) ist[i] *= w.in[j], ost[i] *= w.out[j];
-  }
-  cg_printf(c, "%*s  const long xb = 0", ind - 2, "");
-  for (size_t i = 0; i < w.r; i++)
-    cg_printf(c, " + (k%zu * %lld - %lld) * %lld", i, (long long)w.d[i], (long long)w.pb[i],
-              (long long)ist[i]);
-  cg_printf(c, ";\n");
-  for (size_t i = 0; i + 1 < w.r; i++, ind += 2)
-    cg_printf(c, "%*sfor (long o%zu = lo%zu; o%zu < hi%zu; o%zu++)\n", ind, "", i, i, i, i, i);
-  cg_printf(c, "%*s{\n%*s  const long xo = xb", ind, "", ind, "");
-  for (size_t i = 0; i + 1 < w.r; i++)
-    cg_printf(c, " + o%zu * %lld", i, (long long)(w.s[i] * ist[i]));
-  cg_printf(c, ", yo = 0");
-  for (size_t i = 0; i + 1 < w.r; i++) cg_printf(c, " + o%zu * %lld", i, (long long)ost[i]);
-  size_t L = w.r - 1;
-  cg_printf(c, ";\n%*s  for (long o%zu = lo%zu; o%zu < hi%zu; o%zu++) {\n", ind, "", L, L, L, L,
-            L);
-  cg_printf(c, "%*s    const %s xv = x[xo + o%zu * %lld];\n", ind, "", T, L, (long long)w.s[L]);
-  for (int j = 0; j < MB; j++) cg_printf(c, "%*s    y%d[yo + o%zu] += wv%d * xv;\n", ind, "", j, L, j);
-  cg_printf(c, "%*s  }\n%*s}\n", ind, "", ind, "");
-  for (size_t i = w.r; i-- > 0;) cg_printf(c, "%*s}\n", 8 + 2 * (int)i, "");
-  cg_printf(c, "      }\n    }\n");
   return OX_OK;
 }
 
