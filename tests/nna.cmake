@@ -1,6 +1,8 @@
 # Tests of the neural-network kernels (GEMM, conv, pool, resize, roi).
 onnxc_unit_test(test_gemm)
 onnxc_unit_test(test_gemm_pb)
+# the WebAssembly SIMD128 GEMM entries against the portable ones (elsewhere: the table check only)
+onnxc_unit_test(test_gemm_wasm)
 onnxc_unit_test(test_nn)
 onnxc_unit_test(test_conv)
 # the kernel families' dispatch tables at the level found and at each level

@@ -115,12 +115,16 @@ static void probe(void) {
              : c->avx2 && c->fma ? OX_ISA_AVX2
                                  : OX_ISA_PORTABLE;
   c->isa = c->found;
+#ifdef __wasm_simd128__
+  c->simd128 = true;
+#endif
   const char *cap = getenv("ONNXC_ISA");
   if (cap && *cap) {
     ox_isa want = c->isa;
-    if (strcmp(cap, "portable") == 0 || strcmp(cap, "none") == 0)
+    if (strcmp(cap, "portable") == 0 || strcmp(cap, "none") == 0) {
       want = OX_ISA_PORTABLE;
-    else if (strcmp(cap, "avx2") == 0)
+      c->simd128 = false; /* the plain C entries, as on an engine without SIMD */
+    } else if (strcmp(cap, "avx2") == 0)
       want = OX_ISA_AVX2;
     else if (strcmp(cap, "avx512") == 0)
       want = OX_ISA_AVX512;

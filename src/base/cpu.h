@@ -7,7 +7,16 @@
  * ONNXC_ISA=portable|avx2|avx512 caps the level (read once, at the first
  * call): features above it read as absent, so every path can be tested on a
  * machine that has the higher ones. A value above what the CPU has changes
- * nothing; an unknown value is ignored. */
+ * nothing; an unknown value is ignored.
+ *
+ * WebAssembly has no run-time feature test (a module that uses SIMD128
+ * fails to load on an engine without it), so there SIMD128 is a property
+ * of the build: `simd128` is true when compiled with -msimd128
+ * (__wasm_simd128__), false under ONNXC_ISA=portable (as the build
+ * without it computes; node passes no environment to a module unless the
+ * page or runner fills emscripten's ENV). The
+ * level stays OX_ISA_PORTABLE; the kernel families put their SIMD128
+ * entries over the portable ones when simd128 is set (the "wasm" level). */
 #ifndef OX_BASE_CPU_H
 #define OX_BASE_CPU_H
 
@@ -34,6 +43,7 @@ typedef struct ox_cpu {
   ox_isa found;     /* the level the CPU has */
   ox_uarch uarch;
   bool avx2, fma, f16c;
+  bool simd128; /* WebAssembly SIMD128 kernels in use (compiled in, not capped) */
   bool avx512f, avx512bw, avx512dq, avx512vl, avx512vnni, avx512vbmi, avx512bf16;
   int fma512_ports; /* 512-bit FMA issue per cycle: 2 on most Xeons, 1 otherwise (0: no AVX-512) */
   int family, model; /* cpuid display family and model */

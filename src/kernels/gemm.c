@@ -50,6 +50,8 @@ static void table_fill(void) {
     ox_gemm_fill_avx512(t);
   else if (c->isa >= OX_ISA_AVX2 && c->fma)
     ox_gemm_fill_avx2(t);
+  else if (c->simd128)
+    ox_gemm_fill_wasm(t);
   size_t u = (size_t)c->uarch < sizeof k_blocking / sizeof *k_blocking ? (size_t)c->uarch : 0;
   const gemm_blocking *b = &k_blocking[u];
   t->kc = b->kc < OX_GEMM_KC_MAX ? b->kc : OX_GEMM_KC_MAX; /* the stack strips' size */

@@ -10,8 +10,9 @@
  * once and say which layout the micro-kernel in use wants.
  *
  * Blocked GEMM: B is packed in panels of NR columns (K-major), A in panels of
- * MR rows; a register-blocked micro-kernel (AVX-512 12x32, AVX2+FMA 6x16, or
- * portable 4x16) chosen once from the CPU probe (kernels/gemm_impl.h's
+ * MR rows; a register-blocked micro-kernel (AVX-512 12x32, AVX2+FMA 6x16,
+ * WebAssembly SIMD128 6x8 or portable 4x16) chosen once from the CPU probe
+ * (kernels/gemm_impl.h's
  * table). Work is split over the pool's threads in a grid of row parts by
  * column parts chosen by split.c's planner (gemm.c's ox_gemm_plan; with B
  * packed whole, A packed once for every task, gemm_pb.c); every element is

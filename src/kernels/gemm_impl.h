@@ -99,7 +99,7 @@ typedef void (*ox_gemm_strips_rows_fn)(const ox_sgemm_packed *A, int64_t m0, int
  * picks the functions, the microarchitecture the blocking. NULL entries are
  * what the level lacks (the callers take their portable paths). */
 typedef struct ox_gemm_table {
-  ukernel uk;                         /* full-tile micro-kernel: 12 x 32, 6 x 16 or 4 x 16 */
+  ukernel uk; /* full-tile micro-kernel: 12 x 32, 6 x 16, 6 x 8 (wasm) or 4 x 16 */
   ox_gemm_gtile_fn gtile;             /* AVX-512 only */
   ox_gemm_ua_fn ua;                   /* AVX-512 only */
   ox_gemm_pack12_fn pack_a12;         /* AVX-512 only */
@@ -131,8 +131,11 @@ const ox_gemm_table *ox_gemm_dispatch(void);
 void ox_gemm_fill_ref(ox_gemm_table *t);
 bool ox_gemm_fill_avx2(ox_gemm_table *t);
 bool ox_gemm_fill_avx512(ox_gemm_table *t);
+/* WebAssembly SIMD128 (gemm_wasm.c): false where the build lacks -msimd128 */
+bool ox_gemm_fill_wasm(ox_gemm_table *t);
 
-/* The micro-kernel for this CPU (AVX-512 12 x 32, AVX2 6 x 16, portable 4 x 16). */
+/* The micro-kernel for this CPU (AVX-512 12 x 32, AVX2 6 x 16, SIMD128 6 x 8,
+ * portable 4 x 16). */
 ukernel ox_gemm_kernel(void);
 
 /* B may lie unaligned (a weight packed straight out of a model file's

@@ -18,6 +18,16 @@
  * Off x86 (or without GCC/clang attributes) only the _ref level exists and
  * every pick takes it.
  *
+ * WebAssembly: a module either uses SIMD128 everywhere or nowhere (an
+ * engine without it rejects the whole module), so there the "wasm" level
+ * is a build, not a pick: the -msimd128 build compiles _ref (and every
+ * per-function body) for SIMD128, where clang vectorises the plain loops,
+ * and a family with hand-written SIMD128 entries (<family>_wasm.c, under
+ * __wasm_simd128__) puts them over its portable ones when
+ * ox_cpu_get()->simd128 is set (ONNXC_ISA=portable clears it: the plain
+ * entries, as a build without -msimd128 runs them). The x86 levels are
+ * untouched by it.
+ *
  * Two forms, both on these definitions:
  *
  * Per function - a loop or a task in one .c file (the operators' loops in

@@ -1,0 +1,166 @@
+/* gemm_wasm.c - the float GEMM's WebAssembly SIMD128 level: the 6 x 8
+ * micro-kernel, the GEMV, dot products and packed-B rows in f32x4
+ * intrinsics. The dispatch table (gemm.c) puts them over the portable
+ * entries through ox_gemm_fill_wasm when the build has -msimd128 (and
+ * ONNXC_ISA does not cap it to portable).
+ *
+ * Why 6 x 8: the engines compile wasm to the host's 16 vector registers
+ * (x86 XMM; ARM has 32 but the x86 host is the tighter one), and without
+ * a fused multiply-add in SIMD128 (relaxed SIMD is not in emscripten 3.1.6
+ * nor enabled in node's engine by default) each step is a multiply and an
+ * add. 6 x 8 keeps 12 accumulators, two B vectors and one broadcast A
+ * value live: 15 registers, no spills; 4 x 16 would need 16 accumulators
+ * alone. Every sum here is formed in the portable level's order (one
+ * rounded multiply, one rounded add per step), so this level gives the
+ * portable level's bits. */
+#include "gemm_impl.h"
+
+#ifdef __wasm_simd128__
+#include <string.h>
+#include <wasm_simd128.h>
+
+/* ---- 6 x 8: C = alpha * A B + beta * C ---- */
+static void ukernel_wasm(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                         float alpha, float beta) {
+  v128_t c00 = wasm_f32x4_splat(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
+         c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  for (int64_t k = 0; k < kc; k++) {
+    v128_t b0 = wasm_v128_load(b), b1 = wasm_v128_load(b + 4), av;
+    av = wasm_v128_load32_splat(a + 0);
+    c00 = wasm_f32x4_add(c00, wasm_f32x4_mul(av, b0));
+    c01 = wasm_f32x4_add(c01, wasm_f32x4_mul(av, b1));
+    av = wasm_v128_load32_splat(a + 1);
+    c10 = wasm_f32x4_add(c10, wasm_f32x4_mul(av, b0));
+    c11 = wasm_f32x4_add(c11, wasm_f32x4_mul(av, b1));
+    av = wasm_v128_load32_splat(a + 2);
+    c20 = wasm_f32x4_add(c20, wasm_f32x4_mul(av, b0));
+    c21 = wasm_f32x4_add(c21, wasm_f32x4_mul(av, b1));
+    av = wasm_v128_load32_splat(a + 3);
+    c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(av, b0));
+    c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(av, b1));
+    av = wasm_v128_load32_splat(a + 4);
+    c40 = wasm_f32x4_add(c40, wasm_f32x4_mul(av, b0));
+    c41 = wasm_f32x4_add(c41, wasm_f32x4_mul(av, b1));
+    av = wasm_v128_load32_splat(a + 5);
+    c50 = wasm_f32x4_add(c50, wasm_f32x4_mul(av, b0));
+    c51 = wasm_f32x4_add(c51, wasm_f32x4_mul(av, b1));
+    a += 6;
+    b += 8;
+  }
+  v128_t acc[12] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};
+  v128_t va = wasm_f32x4_splat(alpha), vb = wasm_f32x4_splat(beta);
+  for (int i = 0; i < 6; i++) {
+    float *ci = c + i * ldc;
+    for (int h = 0; h < 2; h++) {
+      v128_t r = wasm_f32x4_mul(va, acc[2 * i + h]);
+      /* beta == 0 ignores C (a NaN there must not come through) */
+      if (beta != 0.0f) r = wasm_f32x4_add(r, wasm_f32x4_mul(vb, wasm_v128_load(ci + 4 * h)));
+      wasm_v128_store(ci + 4 * h, r);
+    }
+  }
+}
+
+/* ---- row vector times B (M == 1): gemm_ref.c's blocking and sums ---- */
+enum { GEMV_BLOCK = 4096 };
+
+static void gemv_rows_wasm(const gemv_job *g, int64_t j0, int64_t j1) {
+  float acc[GEMV_BLOCK];
+  const int64_t K = g->K, ldb = g->ldb;
+  for (int64_t jb = j0; jb < j1; jb += GEMV_BLOCK) {
+    int64_t n = j1 - jb < GEMV_BLOCK ? j1 - jb : GEMV_BLOCK, n4 = n & ~(int64_t)3;
+    memset(acc, 0, (size_t)n * sizeof(float));
+    int64_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+      const float *b0 = g->B + k * ldb + jb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+      float a0 = g->a[k], a1 = g->a[k + 1], a2 = g->a[k + 2], a3 = g->a[k + 3];
+      v128_t v0 = wasm_f32x4_splat(a0), v1 = wasm_f32x4_splat(a1), v2 = wasm_f32x4_splat(a2),
+             v3 = wasm_f32x4_splat(a3);
+      int64_t j = 0;
+      for (; j < n4; j += 4) {
+        v128_t p01 = wasm_f32x4_add(wasm_f32x4_mul(v0, wasm_v128_load(b0 + j)),
+                                    wasm_f32x4_mul(v1, wasm_v128_load(b1 + j)));
+        v128_t p23 = wasm_f32x4_add(wasm_f32x4_mul(v2, wasm_v128_load(b2 + j)),
+                                    wasm_f32x4_mul(v3, wasm_v128_load(b3 + j)));
+        wasm_v128_store(acc + j,
+                        wasm_f32x4_add(wasm_v128_load(acc + j), wasm_f32x4_add(p01, p23)));
+      }
+      for (; j < n; j++) acc[j] += (a0 * b0[j] + a1 * b1[j]) + (a2 * b2[j] + a3 * b3[j]);
+    }
+    for (; k < K; k++) {
+      float a = g->a[k];
+      const float *b = g->B + k * ldb + jb;
+      v128_t va = wasm_f32x4_splat(a);
+      int64_t j = 0;
+      for (; j < n4; j += 4)
+        wasm_v128_store(acc + j, wasm_f32x4_add(wasm_v128_load(acc + j),
+                                                wasm_f32x4_mul(va, wasm_v128_load(b + j))));
+      for (; j < n; j++) acc[j] += a * b[j];
+    }
+    float *c = g->c + jb;
+    for (int64_t j = 0; j < n; j++)
+      c[j] = g->beta == 0.0f ? g->alpha * acc[j] : g->alpha * acc[j] + g->beta * c[j];
+  }
+}
+
+/* <a, b>: eight partial sums as gemm_ref.c's dot_generic (two vectors),
+ * added in its order */
+static float dot_wasm(const float *a, const float *b, int64_t K) {
+  v128_t s0 = wasm_f32x4_splat(0.0f), s1 = s0;
+  int64_t k = 0;
+  for (; k + 8 <= K; k += 8) {
+    s0 = wasm_f32x4_add(s0, wasm_f32x4_mul(wasm_v128_load(a + k), wasm_v128_load(b + k)));
+    s1 = wasm_f32x4_add(s1, wasm_f32x4_mul(wasm_v128_load(a + k + 4), wasm_v128_load(b + k + 4)));
+  }
+  float acc[8];
+  wasm_v128_store(acc, s0);
+  wasm_v128_store(acc + 4, s1);
+  float sum = 0.0f;
+  for (int i = 0; i < 8; i++) sum += acc[i];
+  for (; k < K; k++) sum += a[k] * b[k];
+  return sum;
+}
+
+/* ---- up to 4 rows against B packed whole in 8-column panels ---- */
+static void pgemv_wasm(const pgemv_job *j, int64_t p0, int64_t p1) {
+  const ox_sgemm_bpack *B = j->B;
+  const int64_t M = j->M, KCB = B->kc;
+  for (int64_t p = p0; p < p1; p++) {
+    int64_t jr = p * 8;
+    v128_t acc[4][2];
+    for (int m = 0; m < 4; m++) acc[m][0] = acc[m][1] = wasm_f32x4_splat(0.0f);
+    for (int64_t pc = 0; pc < B->K; pc += KCB) {
+      int64_t kc = B->K - pc < KCB ? B->K - pc : KCB;
+      const float *bp = B->data + pc * B->npad + jr * kc, *a = j->A + pc;
+      for (int64_t k = 0; k < kc; k++, bp += 8) {
+        v128_t b0 = wasm_v128_load(bp), b1 = wasm_v128_load(bp + 4);
+        for (int64_t m = 0; m < M; m++) {
+          v128_t av = wasm_v128_load32_splat(a + m * j->lda + k);
+          acc[m][0] = wasm_f32x4_add(acc[m][0], wasm_f32x4_mul(av, b0));
+          acc[m][1] = wasm_f32x4_add(acc[m][1], wasm_f32x4_mul(av, b1));
+        }
+      }
+    }
+    int64_t n = B->N - jr < 8 ? B->N - jr : 8;
+    for (int64_t m = 0; m < M; m++) {
+      float row[8];
+      wasm_v128_store(row, acc[m][0]);
+      wasm_v128_store(row + 4, acc[m][1]);
+      memcpy(j->C + m * j->ldc + jr, row, (size_t)n * sizeof(float));
+    }
+  }
+}
+
+bool ox_gemm_fill_wasm(ox_gemm_table *t) {
+  t->uk = (ukernel){6, 8, ukernel_wasm, "wasm"};
+  t->gemv_rows = gemv_rows_wasm;
+  t->dot = dot_wasm;
+  t->pgemv = pgemv_wasm;
+  return true;
+}
+
+#else
+bool ox_gemm_fill_wasm(ox_gemm_table *t) {
+  (void)t;
+  return false;
+}
+#endif
