@@ -27,3 +27,12 @@ if(SYSTEM_PYTHON3)
   set_tests_properties(compile_cortexm_qemu PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only"
                                                        TIMEOUT 300)
 endif()
+# issue 33, int8 QDQ models: the MNIST CNN quantized with python3-onnx QDQ
+# nodes compiles to integer-only kernels (no float in the folded units),
+# matches `onnxc run` within one quantum, clean under ASan+UBSan.
+if(SYSTEM_PYTHON3)
+  add_test(NAME compile_qdq_e2e
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/qdq_mnist.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_qdq_e2e)
+  set_tests_properties(compile_qdq_e2e PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
+endif()
