@@ -33,6 +33,7 @@ endif()
 if(SYSTEM_PYTHON3)
   add_test(NAME compile_qdq_e2e
            COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/qdq_mnist.py
-                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_qdq_e2e)
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_qdq_e2e
+                   --testdata ${ONNXC_TESTDATA})
   set_tests_properties(compile_qdq_e2e PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
 endif()

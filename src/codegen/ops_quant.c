@@ -149,6 +149,12 @@ static void q_store(cg_ctx *c, const char *ind, const char *T, const char *q, co
             T, q, lo, lo, q, hi, hi, q, q, q);
 }
 
+/* QLinearConv / QLinearMatMul with constant scales and zero points: the
+ * integer-only kernel of the folded QDQ units (below). True when it was
+ * generated (or failed: c->e says), false for the float requantization. */
+static bool q_linear_int(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, const cg_val *y,
+                         bool conv);
+
 /* ---- QuantizeLinear / DequantizeLinear ---- */
 
 static int gen_quantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
@@ -325,6 +331,7 @@ static int gen_qlinearmatmul(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_
       in[6]->numel != 1 || (in[2]->numel != 1 && in[2]->numel != M) ||
       (in[5]->numel != 1 && in[5]->numel != N) || in[7]->numel != 1)
     return cg_fail(c, OX_EUNSUPPORTED, "scales and zero points must be scalars or per row/column");
+  if (q_linear_int(c, n, in, n_in, out[0], false)) return c->e->code;
   /* as the runtime: the exact integer sum times (float)(sa * sb / sy),
    * product in double, rounded half to even, zero point, saturated */
   const char *T = cg_ctype(out[0]->dtype);
@@ -497,6 +504,7 @@ static int gen_qlinearconv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in
   if (!q_range(out[0]->dtype, &lo, &hi)) return cg_fail(c, OX_EUNSUPPORTED, "output type");
   /* as the runtime's exact path: the real value (acc + B) * sx * sw in
    * float, divided by sy in double, rounded half to even */
+  if (q_linear_int(c, n, in, n_in, out[0], true)) return c->e->code;
   char epi[1024];
   const char *wsi = in[4]->numel == 1 ? "0" : "m", *T = cg_ctype(out[0]->dtype);
   snprintf(epi, sizeof epi,
@@ -568,7 +576,8 @@ static const char *q_requant(cg_ctx *c, const qunit *u, int64_t Mc, int32_t ydt)
       int64_t bi = v[QN_B]->numel == 1 ? 0 : m;
       if (v[QN_B]->dtype == OX_INT32) {
         double bq = cval(v[QN_B], bi) - (v[QN_BZ] ? cval(v[QN_BZ], v[QN_BZ]->numel == 1 ? 0 : bi) : 0);
-        double bs = cval(v[QN_BS], v[QN_BS]->numel == 1 ? 0 : bi);
+        /* QLinearConv's B has no scale of its own: it is sx * sw */
+        double bs = v[QN_BS] ? cval(v[QN_BS], v[QN_BS]->numel == 1 ? 0 : bi) : sa;
         /* the quantizers' bias scale is sx * sw: then the int32 is taken as is */
         bias = fabs(bs - sa) <= 1e-6 * sa ? bq : nearbyint((double)(float)(bq * bs) / sa);
       } else {
@@ -633,33 +642,29 @@ static int gen_qdq_conv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
   return q_conv(c, n, in[0], in[1], 1, out[0], zx, zw, epi);
 }
 
-static int gen_qdq_matmul(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
-                          size_t n_out) {
-  (void)n_out;
-  qunit u;
-  int rc = q_unit(c, n, &u);
-  if (rc) return rc;
-  if (n_in != 2 || !in[0] || !in[1] || !is_q8(in[0]->dtype) || in[0]->rank < 1 ||
-      in[1]->rank != 2)
-    return cg_fail(c, OX_EMODEL, "malformed folded unit");
-  bool tb = ox_node_attr_int(n, "transB", 0) != 0;
-  int64_t K = in[0]->dims[in[0]->rank - 1], N = in[1]->dims[tb ? 0 : 1];
-  int64_t R = K ? in[0]->numel / K : 0;
-  if (in[1]->dims[tb ? 1 : 0] != K) return cg_fail(c, OX_EMODEL, "inner dims differ");
-  const char *epi = q_requant(c, &u, N, out[0]->dtype);
+/* The integer product of A (X0, [..., K]) by the 2-D W (X<wk>, [K, N], or
+ * [N, K] when tb) requantized into Y0 as the unit u says. */
+static int q_matmul(cg_ctx *c, const qunit *u, const cg_val *A, const cg_val *W, int wk, bool tb,
+                    const cg_val *Y) {
+  if (!is_q8(A->dtype) || !is_q8(W->dtype) || A->rank < 1 || W->rank != 2)
+    return cg_fail(c, OX_EUNSUPPORTED, "operands not int8/uint8 of the kernel's shapes");
+  int64_t K = A->dims[A->rank - 1], N = W->dims[tb ? 0 : 1];
+  int64_t R = K ? A->numel / K : 0;
+  if (W->dims[tb ? 1 : 0] != K) return cg_fail(c, OX_EMODEL, "inner dims differ");
+  const char *epi = q_requant(c, u, N, Y->dtype);
   if (!epi) return c->e->code;
-  const char *zw = q_wzp(c, u.v[QN_WZ], N);
-  long zx = u.v[QN_XZ] ? (long)cval(u.v[QN_XZ], 0) : 0L;
-  const char *TA = cg_ctype(in[0]->dtype), *TW = cg_ctype(in[1]->dtype);
+  const char *zw = q_wzp(c, u->v[QN_WZ], N);
+  long zx = u->v[QN_XZ] ? (long)cval(u->v[QN_XZ], 0) : 0L;
+  const char *TA = cg_ctype(A->dtype), *TW = cg_ctype(W->dtype);
   cg_printf(c, "  for (size_t r = 0; r < %lld; r++) {\n    const %s *a = X0 + r * %lld;\n",
             (long long)R, TA, (long long)K);
   if (tb) {
     /* W is [N, K]: one contiguous dot product per output */
-    cg_printf(c, "    for (size_t m = 0; m < %lld; m++) {\n      const %s *wt = X1 + m * %lld;\n"
+    cg_printf(c, "    for (size_t m = 0; m < %lld; m++) {\n      const %s *wt = X%d + m * %lld;\n"
                  "      int32_t acc = 0;\n      for (size_t k = 0; k < %lld; k++)\n"
                  "        acc += ((int32_t)a[k] - %ld) * ((int32_t)wt[k] - %s);\n"
                  "      const size_t yi = r * %lld + m;\n      {\n        %s\n      }\n    }\n",
-              (long long)N, TW, (long long)K, (long long)K, zx, zw, (long long)N, epi);
+              (long long)N, TW, wk, (long long)K, (long long)K, zx, zw, (long long)N, epi);
   } else {
     /* W is [K, N]: rows of W into a block of int32 sums on the stack */
     int64_t NB = N < 64 ? N : 64;
@@ -668,7 +673,7 @@ static int gen_qdq_matmul(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
                  "      int32_t s[%lld];\n      for (size_t j = 0; j < nb; j++) s[j] = 0;\n"
                  "      for (size_t k = 0; k < %lld; k++) {\n"
                  "        const int32_t av = (int32_t)a[k] - %ld;\n"
-                 "        const %s *wr = X1 + k * %lld + j0;\n"
+                 "        const %s *wr = X%d + k * %lld + j0;\n"
                  "        for (size_t j = 0; j < nb; j++) {\n"
                  "          const size_t m = j0 + j;\n          (void)m;\n"
                  "          s[j] += av * ((int32_t)wr[j] - %s);\n        }\n      }\n"
@@ -676,11 +681,53 @@ static int gen_qdq_matmul(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
                  "        const size_t m = j0 + j, yi = r * %lld + m;\n"
                  "        const int32_t acc = s[j];\n        %s\n      }\n    }\n",
               (long long)N, (long long)NB, (long long)N, (long long)NB, (long long)N,
-              (long long)NB, (long long)NB, (long long)K, zx, TW, (long long)N, zw, (long long)N,
+              (long long)NB, (long long)NB, (long long)K, zx, TW, wk, (long long)N, zw, (long long)N,
               epi);
   }
   cg_printf(c, "  }\n");
   return OX_OK;
+}
+
+static bool q_linear_int(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, const cg_val *y,
+                         bool conv) {
+  static const int idx[] = {1, 2, 4, 5, 6, 7};
+  for (size_t i = 0; i < 6; i++)
+    if (in[idx[i]]->kind != CG_CONST) return false;
+  const cg_val *b = conv && n_in > 8 ? in[8] : NULL;
+  if ((b && b->kind != CG_CONST) || in[1]->numel != 1 || in[2]->numel != 1 || in[3]->rank < 2)
+    return false;
+  int64_t Mc = conv ? in[3]->dims[0] : in[3]->dims[in[3]->rank - 1];
+  if (!conv && in[3]->rank != 2) return false;
+  for (int64_t m = 0; m < Mc; m++) {
+    int32_t mult;
+    int sh;
+    if (!q_fixed(cval(in[1], 0) * cval(in[4], in[4]->numel == 1 ? 0 : m) / cval(in[6], 0), &mult,
+                 &sh))
+      return false;
+  }
+  qunit u = {{in[1], in[2], in[4], in[5], b, NULL, NULL, in[6], in[7]}, false};
+  int rc;
+  if (conv) {
+    const char *epi = q_requant(c, &u, Mc, y->dtype);
+    if (!epi) return true;
+    const char *zw = q_wzp(c, in[5], Mc);
+    rc = q_conv(c, n, in[0], in[3], 3, y, ox_arena_printf(c->a, "%ld", (long)cval(in[2], 0)), zw,
+                epi);
+  } else {
+    rc = q_matmul(c, &u, in[0], in[3], 3, false, y);
+  }
+  (void)rc;
+  return true;
+}
+
+static int gen_qdq_matmul(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                          size_t n_out) {
+  (void)n_out;
+  qunit u;
+  int rc = q_unit(c, n, &u);
+  if (rc) return rc;
+  if (n_in != 2 || !in[0] || !in[1]) return cg_fail(c, OX_EMODEL, "malformed folded unit");
+  return q_matmul(c, &u, in[0], in[1], 1, ox_node_attr_int(n, "transB", 0) != 0, out[0]);
 }
 
 /* MaxPool on quantized values (a folded DequantizeLinear -> MaxPool ->

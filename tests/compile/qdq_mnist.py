@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """qdq_mnist.py - the int8 QDQ version of the Cortex-M test's MNIST CNN.
 
-usage: qdq_mnist.py ONNXC WORKDIR [--cc CC]     (the host test, ctest compile_qdq_e2e)
+usage: qdq_mnist.py ONNXC WORKDIR [--cc CC] [--testdata DIR]   (host test: ctest compile_qdq_e2e)
    or: import qdq_mnist; qdq_mnist.make(onnxc, work)   (cortexm_qemu.py)
 
 make() quantizes the float CNN of cortexm_qemu.py the way onnxruntime's
@@ -25,7 +25,10 @@ into the op on the int8 values), builds it with -std=c99 -Wall -Wextra
     run`'s within what one quantum of the last Gemm makes; it prints how
     many int8 values differ;
   - the same under -fsanitize=address,undefined (skipped where the compiler
-    cannot link them).
+    cannot link them);
+  - with --testdata: the ONNX node cases of QLinearConv and QLinearMatMul
+    (2-D) with their scales and zero points made initializers compile to
+    the integer-only kernel, within 1 of the expected outputs.
 Exit status 77 without onnx and numpy.
 """
 import os
@@ -187,9 +190,63 @@ def build_run(cc, flags, src, work, tag, x_npy):
     return out
 
 
+def qlinear_consts(onnxc, cc, testdata, work):
+    """QLinearConv and QLinearMatMul node cases with their scales and zero
+    points made initializers: the integer-only kernels; within 1 of the
+    expected outputs of the ONNX test data"""
+    for case in ("test_qlinearconv", "test_qlinearmatmul_2D_uint8_float32",
+                 "test_qlinearmatmul_2D_int8_float32"):
+        d = os.path.join(testdata, "node", case)
+        if not os.path.isdir(d):
+            print("qdq_mnist: no %s; that case skipped" % d)
+            continue
+        m = onnx.load(os.path.join(d, "model.onnx"))
+        ds = os.path.join(d, "test_data_set_0")
+        ins = [load_pb(os.path.join(ds, "input_%d.pb" % i)) for i in range(len(m.graph.input))]
+        keep = []
+        for i, vi in enumerate(list(m.graph.input)):
+            if i in (0, 3):  # x and w stay inputs
+                keep.append((vi, ins[i]))
+            else:
+                m.graph.initializer.append(numpy_helper.from_array(ins[i], vi.name))
+        del m.graph.input[:]
+        for vi, _ in keep:
+            m.graph.input.append(vi)
+        path = os.path.join(work, case + "_const.onnx")
+        onnx.save(m, path)
+        src = os.path.join(work, case + ".c")
+        run([onnxc, "compile", path, "-o", src, "--prefix", "ql", "--main"])
+        text = open(src).read()
+        func = text.split("static void", 1)[1].split(") {\n", 1)[1].split("\nint ql_run")[0]
+        if re.search(r"\b(float|double)\b|nearbyint", func):
+            raise SystemExit("qdq_mnist: %s: constant scales did not give the integer kernel" % case)
+        exe = os.path.join(work, case)
+        run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", src, src[:-2] + "_main.c", "-lm", "-o", exe])
+        args = []
+        for k, (vi, v) in enumerate(keep):
+            f = os.path.join(work, "%s_in%d.npy" % (case, k))
+            np.save(f, v)
+            args.append("%s=%s" % (vi.name, f))
+        out = os.path.join(work, case + "_out")
+        run([exe, "-o", out] + args)
+        got = load_pb(os.path.join(out, "output_0.pb")).astype(np.int32)
+        want = load_pb(os.path.join(ds, "output_0.pb")).astype(np.int32)
+        diff = np.abs(got - want)
+        if diff.max() > 1:
+            raise SystemExit("qdq_mnist: %s: integer kernel differs from the expected output by %d"
+                             % (case, diff.max()))
+        print("qdq_mnist: %s with constant scales: integer kernel, %d of %d values differ by 1 "
+              "from the ONNX expected output" % (case, int(np.sum(diff != 0)), diff.size))
+
+
 def main():
     args = sys.argv[1:]
     cc = "cc"
+    testdata = None
+    if "--testdata" in args:
+        i = args.index("--testdata")
+        testdata = args[i + 1]
+        del args[i:i + 2]
     if "--cc" in args:
         i = args.index("--cc")
         cc = args[i + 1]
@@ -255,6 +312,8 @@ def main():
             raise SystemExit("qdq_mnist: %s: output differs from onnxc run by %g" % (tag, dy))
         print("qdq_mnist: %s: int8 values differing from onnxc run by 1 (none by more): %s; "
               "output max abs diff %.3g" % (tag, ", ".join(ndiff), dy))
+    if testdata:
+        qlinear_consts(onnxc, cc, testdata, work)
     return 0
 
 
