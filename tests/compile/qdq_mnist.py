@@ -26,6 +26,8 @@ into the op on the int8 values), builds it with -std=c99 -Wall -Wextra
     many int8 values differ;
   - the same under -fsanitize=address,undefined (skipped where the compiler
     cannot link them);
+  - a small model with the other layouts (uint8, weight zero point, no
+    bias, strides, MatMul with W [K, N] per column) within 1 of onnxc run;
   - with --testdata: the ONNX node cases of QLinearConv and QLinearMatMul
     (2-D) with their scales and zero points made initializers compile to
     the integer-only kernel, within 1 of the expected outputs.
@@ -239,6 +241,66 @@ def qlinear_consts(onnxc, cc, testdata, work):
               "from the ONNX expected output" % (case, int(np.sum(diff != 0)), diff.size))
 
 
+def qdq_layouts(onnxc, cc, work):
+    """the other layouts of the folded units on a small model: uint8
+    activations (a QuantizeLinear without zero point), uint8 weights with a
+    zero point, no bias, strides; a MatMul with W [K, N] scaled per column;
+    compiled output within 1 of onnxc run"""
+    rng = np.random.default_rng(99)
+    f = lambda a: np.array(a, np.float32)
+    inits = [
+        numpy_helper.from_array(f(0.02), "xs"),
+        numpy_helper.from_array(rng.integers(0, 256, (4, 2, 3, 3)).astype(np.uint8), "wq"),
+        numpy_helper.from_array(f(0.01), "ws"), numpy_helper.from_array(np.array(3, np.uint8), "wz"),
+        numpy_helper.from_array(f(0.05), "cs"), numpy_helper.from_array(np.array(10, np.uint8), "cz"),
+        numpy_helper.from_array(rng.integers(-127, 128, (36, 70)).astype(np.int8), "mq"),
+        numpy_helper.from_array((rng.random(70) * 0.01 + 0.002).astype(np.float32), "ms"),
+        numpy_helper.from_array(f(0.03), "ys"), numpy_helper.from_array(np.array(-5, np.int8), "yz"),
+        numpy_helper.from_array(np.array([1, 36], np.int64), "shape"),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "xs"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"]),
+        helper.make_node("Conv", ["xd", "wd"], ["c"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["c", "cs", "cz"], ["cq"]),
+        helper.make_node("DequantizeLinear", ["cq", "cs", "cz"], ["cd"]),
+        helper.make_node("Reshape", ["cd", "shape"], ["r"]),
+        helper.make_node("QuantizeLinear", ["r", "cs", "cz"], ["rq"]),
+        helper.make_node("DequantizeLinear", ["rq", "cs", "cz"], ["rd"]),
+        helper.make_node("DequantizeLinear", ["mq", "ms"], ["md"], axis=1),
+        helper.make_node("MatMul", ["rd", "md"], ["mm"]),
+        helper.make_node("Relu", ["mm"], ["mr"]),
+        helper.make_node("QuantizeLinear", ["mr", "ys", "yz"], ["y"]),
+    ]
+    g = helper.make_graph(nodes, "qdq_variants",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT8, [1, 70]),
+                           helper.make_tensor_value_info("cq", TensorProto.UINT8, [1, 4, 3, 3])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=7)
+    onnx.checker.check_model(m)
+    path = os.path.join(work, "variants.onnx")
+    onnx.save(m, path)
+    x = (rng.random((1, 2, 5, 5)) * 4).astype(np.float32)
+    xf = os.path.join(work, "variants_x.npy")
+    np.save(xf, x)
+    ref = os.path.join(work, "variants_ref")
+    run([onnxc, "run", path, "-i", "x=" + xf, "-o", ref])
+    src = os.path.join(work, "variants.c")
+    run([onnxc, "compile", path, "-o", src, "--prefix", "qv", "--main"])
+    if open(src).read().count(": QdqConv(") != 1 or open(src).read().count(": QdqMatMul(") != 1:
+        raise SystemExit("qdq_mnist: variants: the Conv and MatMul units were not folded")
+    out = build_run(cc, ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2"], src, work, "variants", xf)
+    for i in range(2):
+        got = load_pb(os.path.join(out, "output_%d.pb" % i)).astype(np.int32)
+        want = load_pb(os.path.join(ref, "output_%d.pb" % i)).astype(np.int32)
+        d = np.abs(got - want)
+        if d.max() > 1:
+            raise SystemExit("qdq_mnist: variants: output %d differs from onnxc run by %d" % (i, d.max()))
+        print("qdq_mnist: variants: output %d: %d of %d values differ by 1 from onnxc run"
+              % (i, int(np.sum(d != 0)), d.size))
+
+
 def main():
     args = sys.argv[1:]
     cc = "cc"
@@ -312,6 +374,7 @@ def main():
             raise SystemExit("qdq_mnist: %s: output differs from onnxc run by %g" % (tag, dy))
         print("qdq_mnist: %s: int8 values differing from onnxc run by 1 (none by more): %s; "
               "output max abs diff %.3g" % (tag, ", ".join(ndiff), dy))
+    qdq_layouts(onnxc, cc, work)
     if testdata:
         qlinear_consts(onnxc, cc, testdata, work)
     return 0
