@@ -430,7 +430,7 @@ static int q_open_win(cg_ctx *c, const qwin *w, int ind, qidx *ix) {
     lk += (size_t)snprintf(ix->k + lk, sizeof ix->k - lk, "%sk%zu * %lld", sep, i, (long long)sk);
     lo += (size_t)snprintf(ix->o + lo, sizeof ix->o - lo, "%so%zu * %lld", sep, i, (long long)so);
   }
-  return ind + 2 + 2 * (int)w->r;
+  return ind + 2 * (int)w->r;
 }
 
 static void q_close_win(cg_ctx *c, const qwin *w, int ind) {
@@ -540,7 +540,7 @@ static bool q_fixed(double v, int32_t *mult, int *shift) {
 
 typedef struct qunit {
   const cg_val *v[QN_COUNT];
-  bool relu;
+  float act_lo, act_hi; /* a Relu's or Clip's bounds before the quantization */
 } qunit;
 
 static int q_unit(cg_ctx *c, const ox_node *n, qunit *u) {
@@ -548,7 +548,8 @@ static int q_unit(cg_ctx *c, const ox_node *n, qunit *u) {
   const ox_attr *a = ox_node_attr(n, "qdq_names");
   if (!a || a->n_strings != QN_COUNT) return cg_fail(c, OX_EMODEL, "malformed folded unit");
   for (size_t i = 0; i < QN_COUNT; i++) u->v[i] = lookup(c, (const char *)a->strings[i].data);
-  u->relu = ox_node_attr_int(n, "qdq_relu", 0) != 0;
+  u->act_lo = ox_node_attr_float(n, "qdq_lo", -INFINITY);
+  u->act_hi = ox_node_attr_float(n, "qdq_hi", INFINITY);
   return OX_OK;
 }
 
@@ -560,7 +561,16 @@ static const char *q_requant(cg_ctx *c, const qunit *u, int64_t Mc, int32_t ydt)
   double sx = cval(v[QN_XS], 0), sy = cval(v[QN_YS], 0);
   long zy = v[QN_YZ] ? (long)cval(v[QN_YZ], 0) : 0, lo = 0, hi = 255;
   q_range(ydt, &lo, &hi);
-  if (u->relu && zy > lo) lo = zy; /* Relu before the quantization: values under 0 clamp to zy */
+  /* a Relu or Clip before the quantization clamps at its bounds' quantized
+   * values (quantizing is monotonic); a Relu's 0 is zy */
+  if (u->act_lo > -INFINITY) {
+    double b = (double)nearbyintf(u->act_lo / (float)sy) + (double)zy;
+    if (b > lo) lo = b > hi ? hi : (long)b;
+  }
+  if (u->act_hi < INFINITY) {
+    double b = (double)nearbyintf(u->act_hi / (float)sy) + (double)zy;
+    if (b < hi) hi = b < lo ? lo : (long)b;
+  }
   cg_printf(c, "  /* requantization per output channel: (acc + qb) * qm / 2^qs, rounded half\n"
                "   * away from zero (x scale %.9g, y scale %.9g, y zero point %ld) */\n",
             sx, sy, zy);
@@ -705,7 +715,7 @@ static bool q_linear_int(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
                  &sh))
       return false;
   }
-  qunit u = {{in[1], in[2], in[4], in[5], b, NULL, NULL, in[6], in[7]}, false};
+  qunit u = {{in[1], in[2], in[4], in[5], b, NULL, NULL, in[6], in[7]}, -INFINITY, INFINITY};
   int rc;
   if (conv) {
     const char *epi = q_requant(c, &u, Mc, y->dtype);
@@ -799,10 +809,33 @@ static const char *q_in(const ox_node *n, size_t i) {
   return i < n->n_input && n->input[i] && *n->input[i] ? n->input[i] : "";
 }
 
+/* A Relu ([0, inf)) or a Clip with constant float bounds (attributes
+ * before opset 11, then inputs); its bounds in b[0], b[1]. */
+static bool q_activation(const qfold *f, const ox_node *n, float *b) {
+  if (!ox_is_default_domain(n->domain) || n->n_output != 1) return false;
+  if (strcmp(n->op_type, "Relu") == 0) {
+    b[0] = 0.0f;
+    return true;
+  }
+  if (strcmp(n->op_type, "Clip") != 0) return false;
+  if (f->c->opset < 11) {
+    b[0] = ox_node_attr_float(n, "min", -INFINITY);
+    b[1] = ox_node_attr_float(n, "max", INFINITY);
+  } else {
+    for (size_t k = 1; k < 3; k++) {
+      if (!*q_in(n, k)) continue;
+      const cg_val *v = q_const(f, q_in(n, k), OX_FLOAT, 1);
+      if (!v) return false;
+      b[k - 1] = (float)cval(v, 0);
+    }
+  }
+  return b[0] == b[0] && b[1] == b[1] && b[0] <= b[1];
+}
+
 /* Node i as the head of a unit: fills the new node's names and the nodes
  * it absorbs (relu, q). */
 static bool q_match(qfold *f, size_t i, bool *conv, const char **xq, const char **wq,
-                    const char **names, bool *relu, long *relu_at, long *q_at) {
+                    const char **names, float *act, long *relu_at, long *q_at) {
   const ox_node *n = &f->g->node[i];
   if (!ox_is_default_domain(n->domain) || n->n_output != 1) return false;
   *conv = strcmp(n->op_type, "Conv") == 0;
@@ -853,7 +886,7 @@ static bool q_match(qfold *f, size_t i, bool *conv, const char **xq, const char 
       return false;
     }
   }
-  /* then [Relu ->] QuantizeLinear, each the only reader of what it reads */
+  /* then [Relu or Clip ->] QuantizeLinear, each the only reader of what it reads */
   const char *y = n->output[0];
   *relu_at = -1;
   if (q_reads(f, y) != 1) return false;
@@ -862,8 +895,9 @@ static bool q_match(qfold *f, size_t i, bool *conv, const char **xq, const char 
     if (strcmp(q_in(&f->g->node[j], 0), y) == 0) break;
   if (j >= (long)f->g->n_node) return false;
   const ox_node *J = &f->g->node[j];
-  *relu = ox_is_default_domain(J->domain) && strcmp(J->op_type, "Relu") == 0;
-  if (*relu) {
+  act[0] = -INFINITY;
+  act[1] = INFINITY;
+  if (q_activation(f, J, act)) {
     *relu_at = j;
     y = J->output[0];
     if (q_reads(f, y) != 1) return false;
@@ -925,12 +959,12 @@ static long q_match_move(qfold *f, size_t i) {
   return j;
 }
 
-/* the new node: n's attributes plus qdq_relu and qdq_names */
+/* the new node: n's attributes plus qdq_lo, qdq_hi and qdq_names */
 static ox_node *q_new_node(cg_ctx *c, const ox_node *n, bool conv, const char *xq, const char *wq,
-                           const char *const *names, bool relu, const char *y) {
+                           const char *const *names, const float *act, const char *y) {
   ox_node *u = ox_arena_calloc(c->a, 1, sizeof *u);
   char **io = ox_arena_calloc(c->a, 3, sizeof *io);
-  ox_attr *at = ox_arena_calloc(c->a, n->n_attribute + 2, sizeof *at);
+  ox_attr *at = ox_arena_calloc(c->a, n->n_attribute + 3, sizeof *at);
   ox_bytes *s = ox_arena_calloc(c->a, QN_COUNT, sizeof *s);
   if (!u || !io || !at || !s) return NULL;
   *u = *n;
@@ -943,11 +977,14 @@ static ox_node *q_new_node(cg_ctx *c, const ox_node *n, bool conv, const char *x
   u->output = io + 2;
   u->n_output = 1;
   if (n->n_attribute) memcpy(at, n->attribute, n->n_attribute * sizeof *at);
-  ox_attr *r = &at[n->n_attribute], *nm = r + 1;
-  r->name = "qdq_relu";
-  r->type = OX_ATTR_INT;
-  r->has_type = r->has_i = true;
-  r->i = relu;
+  ox_attr *r = &at[n->n_attribute], *nm = r + 2;
+  r[0].name = "qdq_lo";
+  r[1].name = "qdq_hi";
+  for (size_t k = 0; k < 2; k++) {
+    r[k].type = OX_ATTR_FLOAT;
+    r[k].has_type = r[k].has_f = true;
+    r[k].f = act[k];
+  }
   for (size_t i = 0; i < QN_COUNT; i++) {
     s[i].data = (const uint8_t *)names[i];
     s[i].size = strlen(names[i]);
@@ -956,7 +993,7 @@ static ox_node *q_new_node(cg_ctx *c, const ox_node *n, bool conv, const char *x
   nm->strings = s;
   nm->n_strings = QN_COUNT;
   u->attribute = at;
-  u->n_attribute = n->n_attribute + 2;
+  u->n_attribute = n->n_attribute + 3;
   return u;
 }
 
@@ -985,7 +1022,8 @@ int ox_cg_fold_qdq(cg_ctx *c) {
     ox_map_put(&f.reads, g->output[i].name, q_reads(&f, g->output[i].name) + 1000);
   size_t folded = 0;
   for (size_t i = 0; i < g->n_node; i++) {
-    bool conv, relu;
+    bool conv;
+    float act[2];
     const char *xq, *wq, *names[QN_COUNT];
     long relu_at, q_at;
     if (drop[i]) continue;
@@ -1008,8 +1046,8 @@ int ox_cg_fold_qdq(cg_ctx *c) {
       folded++;
       continue;
     }
-    if (!q_match(&f, i, &conv, &xq, &wq, names, &relu, &relu_at, &q_at)) continue;
-    ox_node *u = q_new_node(c, &g->node[i], conv, xq, wq, names, relu, g->node[q_at].output[0]);
+    if (!q_match(&f, i, &conv, &xq, &wq, names, act, &relu_at, &q_at)) continue;
+    ox_node *u = q_new_node(c, &g->node[i], conv, xq, wq, names, act, g->node[q_at].output[0]);
     if (!u) {
       rc = ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
       goto done;

@@ -27,7 +27,7 @@ into the op on the int8 values), builds it with -std=c99 -Wall -Wextra
   - the same under -fsanitize=address,undefined (skipped where the compiler
     cannot link them);
   - a small model with the other layouts (uint8, weight zero point, no
-    bias, strides, MatMul with W [K, N] per column) within 1 of onnxc run;
+    bias, strides, MatMul with W [K, N] per column, Clip) within 1 of onnxc run;
   - with --testdata: the ONNX node cases of QLinearConv and QLinearMatMul
     (2-D) with their scales and zero points made initializers compile to
     the integer-only kernel, within 1 of the expected outputs.
@@ -244,7 +244,8 @@ def qlinear_consts(onnxc, cc, testdata, work):
 def qdq_layouts(onnxc, cc, work):
     """the other layouts of the folded units on a small model: uint8
     activations (a QuantizeLinear without zero point), uint8 weights with a
-    zero point, no bias, strides; a MatMul with W [K, N] scaled per column;
+    zero point, no bias, strides; a MatMul with W [K, N] scaled per column
+    and a Clip;
     compiled output within 1 of onnxc run"""
     rng = np.random.default_rng(99)
     f = lambda a: np.array(a, np.float32)
@@ -257,6 +258,7 @@ def qdq_layouts(onnxc, cc, work):
         numpy_helper.from_array((rng.random(70) * 0.01 + 0.002).astype(np.float32), "ms"),
         numpy_helper.from_array(f(0.03), "ys"), numpy_helper.from_array(np.array(-5, np.int8), "yz"),
         numpy_helper.from_array(np.array([1, 36], np.int64), "shape"),
+        numpy_helper.from_array(f(-0.5), "lo"), numpy_helper.from_array(f(1.2), "hi"),
     ]
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "xs"], ["xq"]),
@@ -270,7 +272,7 @@ def qdq_layouts(onnxc, cc, work):
         helper.make_node("DequantizeLinear", ["rq", "cs", "cz"], ["rd"]),
         helper.make_node("DequantizeLinear", ["mq", "ms"], ["md"], axis=1),
         helper.make_node("MatMul", ["rd", "md"], ["mm"]),
-        helper.make_node("Relu", ["mm"], ["mr"]),
+        helper.make_node("Clip", ["mm", "lo", "hi"], ["mr"]),
         helper.make_node("QuantizeLinear", ["mr", "ys", "yz"], ["y"]),
     ]
     g = helper.make_graph(nodes, "qdq_variants",
