@@ -410,19 +410,25 @@ static int q_open_out(cg_ctx *c, const qwin *w, int ind) {
   return ind + 2 * (int)w->r;
 }
 
-/* Opens the window loops k<i> at indent ind, with p<i> the input position
- * (positions in the padding are skipped), and fills the index strings;
- * returns the body's indent. q_close_win closes them. */
+/* Opens the window loops k<i> at indent ind, with p<i> the input position,
+ * and fills the index strings; returns the body's indent. The loops run
+ * only over the window's positions inside the input (the padding's
+ * shifted values are 0, and a max pool skips them), their bounds computed
+ * once per output position rather than tested per tap. q_close_win closes
+ * them. */
 static int q_open_win(cg_ctx *c, const qwin *w, int ind, qidx *ix) {
   size_t lx = 0, lk = 0, lo = 0;
   for (size_t i = 0; i < w->r; i++) {
     int in2 = ind + 2 * (int)i;
-    cg_printf(c, "%*sfor (long k%zu = 0; k%zu < %lld; k%zu++) {\n", in2, "", i, i,
-              (long long)w->k[i], i);
-    cg_printf(c, "%*s  const long p%zu = o%zu * %lld - %lld + k%zu * %lld;\n", in2, "", i, i,
-              (long long)w->s[i], (long long)w->pb[i], i, (long long)w->d[i]);
-    cg_printf(c, "%*s  if (p%zu < 0 || p%zu >= %lld) continue;\n", in2, "", i, i,
-              (long long)w->in[i]);
+    long long d = (long long)w->d[i];
+    /* p = base + k * d within [0, in): k from ceil(-base / d) to ceil((in - base) / d) */
+    cg_printf(c, "%*sconst long b%zu = o%zu * %lld - %lld;\n", in2, "", i, i, (long long)w->s[i],
+              (long long)w->pb[i]);
+    cg_printf(c, "%*sconst long kh%zu = (%lld - b%zu + %lld) / %lld;\n", in2, "", i,
+              (long long)w->in[i], i, d - 1, d);
+    cg_printf(c, "%*sfor (long k%zu = b%zu < 0 ? (%lld - b%zu) / %lld : 0; k%zu < (kh%zu < %lld ? kh%zu : %lld); k%zu++) {\n",
+              in2, "", i, i, d - 1, i, d, i, i, (long long)w->k[i], i, (long long)w->k[i], i);
+    cg_printf(c, "%*s  const long p%zu = b%zu + k%zu * %lld;\n", in2, "", i, i, i, d);
     int64_t si = 1, sk = 1, so = 1;
     for (size_t j = i + 1; j < w->r; j++) si *= w->in[j], sk *= w->k[j], so *= w->out[j];
     const char *sep = i ? " + " : "";
