@@ -12,10 +12,13 @@
  * Conv, MatMul or Gemm:
  *
  *   DequantizeLinear(xq) -+
- *   DequantizeLinear(Wq) -+-> Conv|MatMul|Gemm [-> Relu] -> QuantizeLinear -> yq
+ *   DequantizeLinear(Wq) -+-> Conv|MatMul|Gemm [-> Relu|Clip] -> QuantizeLinear -> yq
  *   bias (float, or DequantizeLinear of int32) -+
  *
- * into one node "QdqConv" / "QdqMatMul" whose generator computes
+ * into one node "QdqConv" / "QdqMatMul" (and DequantizeLinear ->
+ * MaxPool|Flatten|Reshape -> QuantizeLinear of one scale into the op on the
+ * int8 values); QLinearConv and QLinearMatMul with constant scales take the
+ * same kernel. The generator computes
  * int8 x int8 -> int32 sums plus an int32 bias, then requantizes each sum
  * by a fixed-point multiplier and shift computed here from the float scales
  * (TFLite's scheme: M = sx * sw / sy = m0 * 2^-s with m0 a Q31 integer),
