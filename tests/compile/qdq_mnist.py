@@ -18,6 +18,7 @@ The host test compiles it (`onnxc compile` folds each DQ -> Conv/Gemm
 [-> Relu] -> Q into an integer-only kernel, and DQ -> MaxPool/Flatten -> Q
 into the op on the int8 values), builds it with -std=c99 -Wall -Wextra
 -Werror -O2 and checks:
+  - compiling twice gives the same bytes;
   - the generated file has no float arithmetic in the folded kernels
     (their functions mention no float);
   - the int8 values before the Softmax differ from `onnxc run`'s by at most
@@ -333,6 +334,11 @@ def main():
     src = os.path.join(work, "qdq.c")
     r = run([onnxc, "compile", qm2, "-o", src, "--prefix", "qdq", "--main"])
     text = open(src).read()
+    os.makedirs(os.path.join(work, "again"), exist_ok=True)
+    src2 = os.path.join(work, "again", "qdq.c")
+    run([onnxc, "compile", qm2, "-o", src2, "--prefix", "qdq"])
+    if open(src2).read() != text:
+        raise SystemExit("qdq_mnist: compiling twice gave different bytes")
     # the folded kernels: one function per unit, with no float in them
     funcs = re.findall(r"/\* node \d+ '[^']*': (Qdq\w+)\(.*?\*/\nstatic void (\w+)\((.*?)\n}\n", text, re.S)
     kinds = sorted({f[0] for f in funcs})
