@@ -809,9 +809,11 @@ ONNXC_API const char *onnxc_session_input_name(const onnxc_session *s, size_t i)
 ONNXC_API const char *onnxc_session_output_name(const onnxc_session *s, size_t i);
 ONNXC_API const onnxc_type *onnxc_session_input_type(const onnxc_session *s, size_t i);
 ONNXC_API const onnxc_type *onnxc_session_output_type(const onnxc_session *s, size_t i);
-/* Every graph input in order, those with an initializer included (a run may
- * override such a default by naming it): the count, the name, the declared
- * type, and non-zero when the input has an initializer. */
+/* Every graph input of the model in order, those with an initializer
+ * included (a run may override such a default by naming it): the count,
+ * the name, the declared type, and non-zero when the input has an
+ * initializer. Neither listing shows the optional inputs graph passes add
+ * (the kv_cache pass's "<past>.onnxc_cache", fed by the generation loop). */
 ONNXC_API size_t onnxc_session_graph_input_count(const onnxc_session *s);
 ONNXC_API const char *onnxc_session_graph_input_name(const onnxc_session *s, size_t i);
 ONNXC_API const onnxc_type *onnxc_session_graph_input_type(const onnxc_session *s, size_t i);
@@ -889,13 +891,13 @@ ONNXC_API onnxc_status onnxc_session_run_into(onnxc_session *s, const onnxc_run_
  *     next step's past. Where the graph allows (a float32 cache, each
  *     present made by Concat(past, new, axis 2) and read only by an
  *     attention that onnxc fuses, by Shape nodes and as the output; a
- *     session made at optimization_level 1 or more, without custom
- *     operators), the generator runs a session of its own, made with the
- *     session's options, of the graph rewritten so that
- *     each cache input is one buffer of the prompt plus max_new_tokens
- *     positions, allocated once, to which each step appends its new keys
- *     and values in place (no copy of the cache per token; creating that
- *     session is part of the time to the first token). Otherwise two
+ *     session made at optimization_level 1 or more with the kv_cache pass
+ *     on), each cache input is one buffer of the prompt plus
+ *     max_new_tokens positions, allocated once, to which each step
+ *     appends its new keys and values in place (no copy of the cache per
+ *     token): the session's kv_cache pass gave its graph an optional input
+ *     for that buffer, which the generator feeds (the session does not
+ *     list it; runs that leave it out compute what the model says). Otherwise two
  *     buffers per cache input are allocated once: the past is a view of
  *     one, the present is made in the other (the graph's Concat writes it
  *     there: onnxc_run_options.output_buffers), and they swap; the Concat
@@ -1024,7 +1026,16 @@ ONNXC_API onnxc_status onnxc_model_optimize(const onnxc_model *m, const onnxc_op
  * lifetimes) and holds the weights as exact static const arrays. Its entry
  * is `int PREFIX_run(const T *in_<input>..., T *out_<output>...)`: one typed
  * pointer per graph input, then one per graph output, described in the
- * header's comment. Shapes must be static: fixed in the model or bound here. */
+ * header's comment; `PREFIX_run_with_arena(void *arena, ...)` is the same on
+ * the caller's PREFIX_arena_size() bytes. Shapes must be static: fixed in
+ * the model or bound here. */
+typedef enum onnxc_compile_target {
+  ONNXC_COMPILE_PORTABLE = 0, /* plain C99 */
+  ONNXC_COMPILE_AVX2 = 1,     /* x86-64 AVX2+FMA: the node functions carry the target */
+  ONNXC_COMPILE_AVX512 = 2,   /* x86-64 AVX-512F */
+  ONNXC_COMPILE_CORTEX_M = 3  /* single precision only: float64 values are declined */
+} onnxc_compile_target;
+
 typedef struct onnxc_compile_options {
   const char *prefix;      /* C prefix of the public names; NULL: "model" */
   const char *header_name; /* what the .c file #includes; NULL: "<prefix>.h" */
@@ -1035,6 +1046,13 @@ typedef struct onnxc_compile_options {
   const int64_t *const *binding_dims;
   const size_t *binding_ranks;
   int with_main; /* 1: also write a main() file that runs the model on files */
+  /* 1: constants of at least weights_min bytes (0: 1024) go into a binary
+   * blob (out->weights) that the program hands to PREFIX_set_weights() */
+  int weights_blob;
+  size_t weights_min;
+  const char *weights_name; /* the blob's path the main() file reads by default */
+  int caller_arena;         /* 1: no static arena and no PREFIX_run(), only _run_with_arena */
+  int target;               /* onnxc_compile_target */
 } onnxc_compile_options;
 
 /* The texts of onnxc_compile (NUL-terminated, malloc'd; free with
@@ -1044,6 +1062,9 @@ typedef struct onnxc_compile_output {
   char *header;      /* PREFIX.h */
   char *main_source; /* PREFIX_main.c, or NULL without with_main */
   size_t arena_bytes, const_bytes, n_functions;
+  unsigned char *weights; /* the weights blob, or NULL (none asked, or no constant big enough) */
+  size_t weights_bytes;
+  size_t arena_bytes_no_inplace; /* the arena without in-place element-wise nodes */
 } onnxc_compile_output;
 
 /* Infers shapes in place (m gets value_info, as with onnxc_infer_shapes),

@@ -27,8 +27,9 @@ endforeach()
 # layouts' errors, genai_config.json and the sampler.
 onnxc_unit_test(test_generate)
 
-# Optimum's layout with the KV cache in place (src/api/generate_kv.c): the
-# path taken, fixed buffers, the same tokens as the copying path; the
-# KVCacheAppend kernel and AttentionBHSDFused's kv_len against plain ONNX
-# operators.
+# Optimum's layout with the KV cache in place (the kv_cache pass,
+# src/opt/kv_cache.c; src/api/generate_kv.c): the path taken, fixed buffers,
+# the same tokens as the copying path, the session's listed inputs and plain
+# runs unchanged; the KVCacheAppend kernel and AttentionBHSDFused's kv_len
+# against plain ONNX operators.
 onnxc_unit_test(test_generate_kv)

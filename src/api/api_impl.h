@@ -29,24 +29,5 @@ size_t ox_api_custom_check(const struct onnxc_op_registry *r, const ox_model *m,
 struct onnxc_session;
 /* The runtime session behind a handle (NULL for NULL). */
 ox_session *ox_api_session(const struct onnxc_session *s);
-/* A handle over a runtime session made with ox_session_create (owned by
- * the handle from then on: onnxc_session_free frees it); NULL on OOM, rs
- * then freed. Its log lines go where rs's options send them. */
-struct onnxc_session *ox_api_session_wrap(ox_session *rs);
-
-/* What a session keeps for the generation loop's in-place KV cache
- * (generate_kv.c): the rewritten session made from it once, on the first
- * in-place generation, and shared by every later and concurrent one; or,
- * when the graph did not match, why not (so that the costly attempt is not
- * repeated). Freed with the session. */
-typedef struct ox_api_kv {
-  bool tried;
-  struct onnxc_session *s; /* NULL when the rewrite did not apply */
-  struct onnxc_model *m;   /* s's model, freed after s */
-  char why[256];
-} ox_api_kv;
-/* s's slot with s's lock held (NULL for NULL); ox_api_kv_unlock releases. */
-ox_api_kv *ox_api_kv_lock(const struct onnxc_session *s);
-void ox_api_kv_unlock(const struct onnxc_session *s);
 
 #endif

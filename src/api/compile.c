@@ -26,6 +26,13 @@ onnxc_status onnxc_compile(onnxc_model *m, const onnxc_compile_options *opts,
     o.header_name = opts->header_name;
     o.source_name = opts->source_name;
     o.with_main = opts->with_main != 0;
+    o.weights_blob = opts->weights_blob != 0;
+    o.weights_min = opts->weights_min;
+    o.blob_name = opts->weights_name;
+    o.caller_arena = opts->caller_arena != 0;
+    if (opts->target < ONNXC_COMPILE_PORTABLE || opts->target > ONNXC_COMPILE_CORTEX_M)
+      return fail(err, ONNXC_ERR_INVALID_ARG, "onnxc_compile: unknown target");
+    o.target = opts->target;
     if (opts->n_bindings) {
       if (!opts->binding_names || !opts->binding_dims || !opts->binding_ranks)
         return fail(err, ONNXC_ERR_INVALID_ARG, "onnxc_compile: bindings without their arrays");
@@ -53,6 +60,13 @@ onnxc_status onnxc_compile(onnxc_model *m, const onnxc_compile_options *opts,
   out->arena_bytes = r.arena_bytes;
   out->const_bytes = r.const_bytes;
   out->n_functions = r.n_functions;
+  out->arena_bytes_no_inplace = r.arena_bytes_no_inplace;
+  if (r.weights.size) {
+    out->weights = r.weights.data;
+    out->weights_bytes = r.weights.size;
+  } else {
+    ox_buf_free(&r.weights);
+  }
   return ONNXC_OK;
 }
 
@@ -61,6 +75,7 @@ void onnxc_compile_output_free(onnxc_compile_output *out) {
   free(out->source);
   free(out->header);
   free(out->main_source);
+  free(out->weights);
   memset(out, 0, sizeof *out);
 }
 

@@ -2,10 +2,11 @@
  * the decoder's layout read from a session's inputs and outputs (and
  * genai_config.json), the KV cache carried from step to step, and one token
  * picked per step (generate_sample.c). Built on the public session API: the
- * loop is a client of the runtime like any caller. Optimum's layout runs,
- * where its graph allows, on a session of its own whose graph appends to
- * the cache in place (generate_kv.c); ONNXC_GENERATE_KV=copy in the
- * environment keeps the copying path (for comparisons). */
+ * loop is a client of the runtime like any caller. Optimum's layout
+ * appends to the cache in place where the session's graph allows (its
+ * kv_cache pass gave each past an optional buffer input; generate_kv.c);
+ * ONNXC_GENERATE_KV=copy in the environment keeps the copying path (for
+ * comparisons). */
 #include <onnxc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,10 +34,9 @@ struct onnxc_generator {
   size_t layers;
   io *past;     /* 2 * layers: key, value of layer 0, then layer 1, ... */
   io *presents; /* the outputs matching past */
-  /* Optimum's layout in place (generate_kv.c): the rewritten session (the
-     caller's session keeps it, shared by its generations), the buffers'
-     input names, and why not when it is not */
-  onnxc_session *kv_s;
+  /* Optimum's layout in place (generate_kv.c): the buffers' input names
+     (the session's optional "<past>.onnxc_cache"), and why not when it is
+     not */
   char **cache_in;
   int in_place;
   char why[256];
@@ -464,8 +464,9 @@ static int run_step(onnxc_generator *g, ox_err *e) {
   for (size_t k = 0; k < nc; k++) {
     void *past, *present;
     cache_views(g, k, &past, &present);
-    /* in place: the past input is only measured (Shape) and the buffer is
-       read as "<past>.onnxc_cache" */
+    /* in place: the past input gives only its length (KVCacheAppend's
+       rows to write at, Shape nodes) and the buffer is read as
+       "<past>.onnxc_cache" */
     in_names[n_in] = g->past[k].name;
     ins[n_in++] = onnxc_tensor_wrap(g->kv_dtype, pd, 4, past, (onnxc_error *)e);
     if (g->in_place) {
@@ -474,12 +475,6 @@ static int run_step(onnxc_generator *g, ox_err *e) {
     }
     out_names[n_out] = g->presents[k].name;
     bufs[n_out++] = onnxc_tensor_wrap(g->kv_dtype, od, 4, present, (onnxc_error *)e);
-  }
-  if (g->in_place) {
-    int64_t at = (int64_t)g->in_cache;
-    in_names[n_in] = "onnxc_kv_past_len";
-    onnxc_value *v = ins[n_in++] = onnxc_tensor_create(7, NULL, 0, (onnxc_error *)e);
-    if (v) *(int64_t *)onnxc_tensor_data(v) = at;
   }
   n_own = n_in;
   for (size_t i = 0; i < n_in || i < n_out; i++)
@@ -527,9 +522,8 @@ done:
   return rc;
 }
 
-/* Optimum's layout on the caller's session's rewritten one whose graph
- * appends to the cache in place (generate_kv.c), where the graph allows;
- * else g->why says why the copying path stays. */
+/* Optimum's layout appended in place where the session's graph allows
+ * (generate_kv.c); else g->why says why the copying path stays. */
 static int try_in_place(onnxc_generator *g, ox_err *e) {
   if (g->layout != LAYOUT_WITH_PAST) return OX_OK;
   const char *env = getenv("ONNXC_GENERATE_KV");
@@ -543,25 +537,18 @@ static int try_in_place(onnxc_generator *g, ox_err *e) {
     return OX_OK;
   }
   size_t nc = 2 * g->layers;
-  const char **past = calloc(nc, sizeof *past), **present = calloc(nc, sizeof *present);
+  const char **past = calloc(nc, sizeof *past);
   g->cache_in = calloc(nc, sizeof *g->cache_in);
-  int rc = past && present && g->cache_in ? OX_OK : OX_ENOMEM;
+  int rc = past && g->cache_in ? OX_OK : OX_ENOMEM;
   for (size_t k = 0; !rc && k < nc; k++) {
     past[k] = g->past[k].name;
-    present[k] = g->presents[k].name;
     size_t n = strlen(past[k]) + sizeof ".onnxc_cache";
     if (!(g->cache_in[k] = malloc(n))) rc = OX_ENOMEM;
     if (!rc) snprintf(g->cache_in[k], n, "%s.onnxc_cache", past[k]);
   }
-  if (!rc)
-    rc = ox_gen_kv_shared(g->s, past, present, nc, &g->kv_s, g->why, sizeof g->why);
+  if (!rc) g->in_place = ox_gen_kv_check(g->s, past, nc, g->why, sizeof g->why);
   free(past);
-  free(present);
   if (rc) return ox_err_set(e, OX_ENOMEM, "out of memory preparing the in-place KV cache");
-  if (g->kv_s) {
-    g->s = g->kv_s;
-    g->in_place = 1;
-  }
   snprintf(g->path, sizeof g->path, "copied each step (%s)", g->why);
   return OX_OK;
 }

@@ -10,7 +10,6 @@
 #include "../base/base.h"
 
 struct onnxc_session;
-struct onnxc_model;
 struct onnxc_generator;
 
 /* A JSON document flattened to its leaves: "model.decoder.head_size",
@@ -60,24 +59,13 @@ double ox_gen_uniform(uint64_t *state);
 int64_t ox_gen_pick(const float *logits, size_t vocab, const ox_gen_sampling *s, uint64_t *rng,
                     ox_gen_cand *scratch);
 
-/* The in-place KV cache of Optimum's layout (generate_kv.c): the session's
- * model optimised and rewritten so that each of the n_cache past inputs
- * (past[k] -> present[k]) is a buffer "<past>.onnxc_cache" appended in place
- * at "onnxc_kv_past_len", and a session of it made with s's options in
- * *out_s (its model in *out_m, to free after the session). When the graph
- * does not match, *out_s is NULL and why says what did not; the result is
- * OX_OK either way, OX_ENOMEM only when memory ran out. */
-int ox_gen_kv_inplace(struct onnxc_session *s, const char *const *past, const char *const *present,
-                      size_t n_cache, struct onnxc_session **out_s, struct onnxc_model **out_m,
-                      char *why, size_t why_size);
-/* ox_gen_kv_inplace done once per caller session s: the rewritten
- * session kept with s (freed with it) and shared by every generation on s,
- * concurrent ones included; *out_s is borrowed (NULL, with why, when the
- * graph did not match). The past and present names are the model's, so
- * the same on every call. OX_ENOMEM only when memory ran out (not kept:
- * the next call tries again). */
-int ox_gen_kv_shared(struct onnxc_session *s, const char *const *past, const char *const *present,
-                     size_t n_cache, struct onnxc_session **out_s, char *why, size_t why_size);
+/* The in-place KV cache of Optimum's layout (generate_kv.c): 1 when the
+ * graph of session s appends each of the n_cache past inputs in place (the
+ * kv_cache pass gave it the optional input "<past>.onnxc_cache"), else 0
+ * with why saying why not (the session's options, or what in the graph
+ * did not match). */
+int ox_gen_kv_check(struct onnxc_session *s, const char *const *past, size_t n_cache, char *why,
+                    size_t why_size);
 /* Whether generator g keeps its cache in place (1) or copies it each step
  * (0), and why not (onnxc_generate_cache_path's reason); for tests. */
 int ox_gen_cache_in_place(const struct onnxc_generator *g, const char **why);

@@ -5,7 +5,6 @@
 #include "../runtime/session.h"
 
 #include <onnxc.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,29 +69,16 @@ static void log_bridge(void *user, int level, const char *msg) {
 }
 
 /* The session handle: the runtime session plus what the API keeps for it
- * (the log target the runtime's callback points at, the generation loop's
- * in-place KV session under its lock). */
+ * (the log target the runtime's callback points at). */
 typedef struct api_session {
   ox_session *s;
   log_target log;
   int log_level;
-  pthread_mutex_t kv_mu;
-  ox_api_kv kv;
 } api_session;
 
-static api_session *api_session_new(void) {
-  api_session *a = calloc(1, sizeof *a);
-  if (a && pthread_mutex_init(&a->kv_mu, NULL)) {
-    free(a);
-    return NULL;
-  }
-  return a;
-}
+static api_session *api_session_new(void) { return calloc(1, sizeof(api_session)); }
 
-static void api_session_del(api_session *a) {
-  pthread_mutex_destroy(&a->kv_mu);
-  free(a);
-}
+static void api_session_del(api_session *a) { free(a); }
 
 static api_session *A(const onnxc_session *s) { return (api_session *)s; }
 static ox_session *S(const onnxc_session *s) { return s ? A(s)->s : NULL; }
@@ -141,32 +127,8 @@ onnxc_status onnxc_session_create(const onnxc_model *m, const onnxc_session_opti
 
 ox_session *ox_api_session(const onnxc_session *s) { return S(s); }
 
-onnxc_session *ox_api_session_wrap(ox_session *rs) {
-  api_session *a = api_session_new();
-  if (!a) {
-    ox_session_free(rs);
-    return NULL;
-  }
-  a->s = rs;
-  return (onnxc_session *)a;
-}
-
-ox_api_kv *ox_api_kv_lock(const onnxc_session *s) {
-  if (!s) return NULL;
-  pthread_mutex_lock(&A(s)->kv_mu);
-  return &A(s)->kv;
-}
-
-void ox_api_kv_unlock(const onnxc_session *s) {
-  if (s) pthread_mutex_unlock(&A(s)->kv_mu);
-}
-
 void onnxc_session_free(onnxc_session *s) {
   if (!s) return;
-  /* the in-place KV session shares this session's log target and the
-   * model's weights: freed first, its model after it */
-  onnxc_session_free(A(s)->kv.s);
-  onnxc_model_free(A(s)->kv.m);
   ox_session_free(A(s)->s);
   api_session_del(A(s));
 }

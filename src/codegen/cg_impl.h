@@ -24,6 +24,10 @@ typedef struct cg_val {
   size_t offset; /* CG_TEMP: arena offset */
   size_t nbytes;
   long first, last; /* CG_TEMP: producing node and last reader */
+  struct cg_val *alias; /* CG_TEMP written in place: the value whose storage it takes */
+  long end;             /* the planner's: last node of the storage (aliases included) */
+  bool in_blob;         /* CG_CONST in the weights blob, at blob_off */
+  size_t blob_off;
 } cg_val;
 
 typedef struct cg_ctx {
@@ -40,6 +44,8 @@ typedef struct cg_ctx {
   cg_val **ins, **outs; /* graph inputs (not initializers) and outputs */
   size_t n_ins, n_outs;
   ox_err *e;
+  const ox_cg_opts *o;
+  ox_map last_read; /* value name -> index of the last node that reads it */
   /* the node being generated */
   const ox_node *node;
   size_t node_idx;

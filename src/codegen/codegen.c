@@ -168,16 +168,21 @@ typedef struct cg_call {
   size_t n_args;
 } cg_call;
 
-static void put_params(cg_ctx *c, cg_val **in, size_t n_in, cg_val **out, size_t n_out) {
+/* The parameters; `shared` is the input that Y0 overwrites in place (-1:
+ * none): those two are the same memory, so they lose `restrict`. */
+static void put_params(cg_ctx *c, cg_val **in, size_t n_in, cg_val **out, size_t n_out,
+                       long shared) {
   bool first = true;
   for (size_t i = 0; i < n_in; i++)
     if (in[i]) {
-      cg_printf(c, "%sconst %s *restrict X%zu", first ? "" : ", ", cg_ctype(in[i]->dtype), i);
+      cg_printf(c, "%sconst %s *%sX%zu", first ? "" : ", ", cg_ctype(in[i]->dtype),
+                (long)i == shared ? "" : "restrict ", i);
       first = false;
     }
   for (size_t i = 0; i < n_out; i++)
     if (out[i]) {
-      cg_printf(c, "%s%s *restrict Y%zu", first ? "" : ", ", cg_ctype(out[i]->dtype), i);
+      cg_printf(c, "%s%s *%sY%zu", first ? "" : ", ", cg_ctype(out[i]->dtype),
+                i == 0 && shared >= 0 ? "" : "restrict ", i);
       first = false;
     }
   if (first) cg_printf(c, "void");
@@ -186,6 +191,65 @@ static void put_params(cg_ctx *c, cg_val **in, size_t n_in, cg_val **out, size_t
     if (in[i]) cg_printf(c, "  (void)X%zu;\n", i);
   for (size_t i = 0; i < n_out; i++)
     if (out[i]) cg_printf(c, "  (void)Y%zu;\n", i);
+}
+
+/* Element-wise operators whose generated loop reads element o of a
+ * full-shape input before it writes element o of Y0 (and nothing else of
+ * either), so Y0 may be that input's memory. */
+static bool inplace_op(const char *op) {
+  static const char *const ops[] = {
+      "Relu",     "LeakyRelu", "Sigmoid",  "Tanh",      "Exp",         "Log",       "Sqrt",
+      "Neg",      "Abs",       "Erf",      "Floor",     "Ceil",        "Round",     "Reciprocal",
+      "Softplus", "Softsign",  "Mish",     "Elu",       "Selu",        "Celu",      "HardSigmoid",
+      "HardSwish", "Swish",    "Gelu",     "Clip",      "Add",         "Sub",       "Mul",
+      "Div",      "Pow",       "PRelu",    "Sum",       "Mean",        "Max",       "Min",
+      "BatchNormalization"};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (strcmp(op, ops[i]) == 0) return true;
+  return false;
+}
+
+/* The input that node idx may overwrite with its only output: an
+ * intermediate of the output's shape and type (float or double) that no
+ * later node reads and that is no other input of the node; -1 if none. */
+static long inplace_input(cg_ctx *c, size_t idx, const ox_node *n, cg_val **in, cg_val **out) {
+  if (!inplace_op(n->op_type) || n->n_output < 1 || !out[0] || out[0]->kind != CG_TEMP)
+    return -1;
+  for (size_t i = 1; i < n->n_output; i++)
+    if (out[i]) return -1;
+  const cg_val *y = out[0];
+  if (y->dtype != OX_FLOAT && y->dtype != OX_DOUBLE) return -1;
+  size_t cand = strcmp(n->op_type, "BatchNormalization") == 0 || strcmp(n->op_type, "Clip") == 0
+                    ? 1
+                    : n->n_input;
+  for (size_t k = 0; k < cand && k < n->n_input; k++) {
+    cg_val *x = in[k];
+    uintptr_t last;
+    if (!x || x->kind != CG_TEMP || x->dtype != y->dtype || x->rank != y->rank ||
+        memcmp(x->dims, y->dims, y->rank * sizeof(int64_t)) != 0)
+      continue;
+    if (!ox_map_get(&c->last_read, x->name, &last) || last != idx) continue;
+    bool twice = false;
+    for (size_t j = 0; j < n->n_input; j++) twice |= j != k && in[j] == x;
+    if (!twice) return (long)k;
+  }
+  return -1;
+}
+
+/* Records node idx as a reader of every value node n reads, the values its
+ * subgraphs read included (a body reads outer values by name). */
+static int note_reads(ox_map *m, const ox_node *n, size_t idx) {
+  for (size_t k = 0; k < n->n_input; k++)
+    if (*n->input[k] && ox_map_put(m, n->input[k], idx) != OX_OK) return OX_ENOMEM;
+  for (size_t a = 0; a < n->n_attribute; a++) {
+    const ox_attr *at = &n->attribute[a];
+    for (size_t k = 0; at->g && k < at->g->n_node; k++)
+      if (note_reads(m, &at->g->node[k], idx)) return OX_ENOMEM;
+    for (size_t j = 0; j < at->n_graphs; j++)
+      for (size_t k = 0; k < at->graphs[j].n_node; k++)
+        if (note_reads(m, &at->graphs[j].node[k], idx)) return OX_ENOMEM;
+  }
+  return OX_OK;
 }
 
 static int gen_node(cg_ctx *c, size_t idx, const ox_map *out_names, ox_map *types, cg_call *call) {
@@ -253,8 +317,14 @@ static int gen_node(cg_ctx *c, size_t idx, const ox_map *out_names, ox_map *type
   cg_printf(c, ") -> ");
   for (size_t i = 0; i < n->n_output; i++)
     cg_printf(c, "%s%s", i ? ", " : "", out[i] ? cg_type_str(c, out[i]) : "-");
+  long shared = inplace_input(c, idx, n, in, out);
+  if (shared >= 0) {
+    cg_val *x = in[shared];
+    out[0]->alias = x->alias ? x->alias : x;
+    cg_printf(c, " (in place: Y0 overwrites X%ld)", shared);
+  }
   cg_printf(c, " */\nstatic void %s(", call->fname);
-  put_params(c, in, n->n_input, out, n->n_output);
+  put_params(c, in, n->n_input, out, n->n_output, shared);
   bool empty = true; /* every output empty: nothing to compute (and no loop to 0) */
   for (size_t i = 0; i < n->n_output; i++)
     if (out[i] && out[i]->numel) empty = false;
@@ -272,18 +342,24 @@ static int gen_node(cg_ctx *c, size_t idx, const ox_map *out_names, ox_map *type
 }
 
 /* Greedy first-fit by size: the largest tensors are placed first, each at
- * the lowest offset that no tensor alive at the same time covers. */
-static size_t plan_arena(cg_ctx *c) {
+ * the lowest offset that no tensor alive at the same time covers. With
+ * inplace, a value written in place over another takes that one's storage,
+ * which then lives until the last reader of either. */
+static size_t plan_arena(cg_ctx *c, bool inplace) {
   size_t n = 0, total = 0;
   cg_val **t = calloc(c->n_vals + 1, sizeof *t);
-  size_t *placed = calloc(c->n_vals + 1, sizeof *placed);
-  if (!t || !placed) {
-    free(t);
-    free(placed);
-    return (size_t)-1;
+  if (!t) return (size_t)-1;
+  for (size_t i = 0; i < c->n_vals; i++) {
+    cg_val *v = c->vals[i];
+    if (v->kind != CG_TEMP) continue;
+    v->end = v->last;
+    if (!inplace || !v->alias) t[n++] = v;
   }
-  for (size_t i = 0; i < c->n_vals; i++)
-    if (c->vals[i]->kind == CG_TEMP) t[n++] = c->vals[i];
+  if (inplace) /* vals are in node order: a root's end grows with each alias */
+    for (size_t i = 0; i < c->n_vals; i++) {
+      cg_val *v = c->vals[i];
+      if (v->kind == CG_TEMP && v->alias && v->last > v->alias->end) v->alias->end = v->last;
+    }
   /* insertion sort keeps the order stable, so the plan is deterministic */
   for (size_t i = 1; i < n; i++)
     for (size_t j = i; j > 0 && t[j]->nbytes > t[j - 1]->nbytes; j--) {
@@ -298,7 +374,7 @@ static size_t plan_arena(cg_ctx *c) {
       moved = false;
       for (size_t j = 0; j < i; j++) {
         cg_val *p = t[j];
-        if (p->last < t[i]->first || p->first > t[i]->last) continue;
+        if (p->end < t[i]->first || p->first > t[i]->end) continue;
         size_t pe = p->offset + ((p->nbytes + 63) & ~(size_t)63);
         if (off < pe && p->offset < off + (sz ? sz : 1)) {
           off = pe;
@@ -309,8 +385,12 @@ static size_t plan_arena(cg_ctx *c) {
     t[i]->offset = off;
     if (off + sz > total) total = off + sz;
   }
+  if (inplace)
+    for (size_t i = 0; i < c->n_vals; i++) {
+      cg_val *v = c->vals[i];
+      if (v->kind == CG_TEMP && v->alias) v->offset = v->alias->offset;
+    }
   free(t);
-  free(placed);
   return total;
 }
 
@@ -374,7 +454,48 @@ static void write_const(cg_ctx *c, const cg_val *v) {
 static const char *arg_expr(cg_ctx *c, const cg_val *v) {
   if (v->kind == CG_TEMP)
     return ox_arena_printf(c->a, "ARENA(%s, %zu)", cg_ctype(v->dtype), v->offset);
+  if (v->kind == CG_CONST && v->in_blob)
+    return ox_arena_printf(c->a, "WEIGHT(%s, %zu)", cg_ctype(v->dtype), v->blob_off);
   return v->cname;
+}
+
+/* FNV-1a, 64 bits: the blob's fingerprint, so that the generated code
+ * refuses the blob of another model or compilation. */
+static uint64_t fnv1a(const uint8_t *p, size_t n) {
+  uint64_t h = UINT64_C(14695981039346656037);
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * UINT64_C(1099511628211);
+  return h;
+}
+
+static void put_le(uint8_t *p, uint64_t v, size_t n) {
+  for (size_t i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The weights blob: a 64-byte header (docs/compile.md, "Weights blob"),
+ * then each tensor at the next 64-byte boundary. Returns its fingerprint. */
+static uint64_t write_blob(cg_ctx *c, ox_buf *b) {
+  size_t total = OX_CG_BLOB_HEADER, count = 0;
+  for (size_t i = 0; i < c->n_vals; i++)
+    if (c->vals[i]->in_blob) {
+      c->vals[i]->blob_off = total;
+      total += (c->vals[i]->nbytes + 63) & ~(size_t)63;
+      count++;
+    }
+  if (!ox_buf_reserve(b, total)) return 0;
+  memset(b->data, 0, total);
+  b->size = total;
+  for (size_t i = 0; i < c->n_vals; i++)
+    if (c->vals[i]->in_blob && c->vals[i]->nbytes)
+      memcpy(b->data + c->vals[i]->blob_off, c->vals[i]->cv->data, c->vals[i]->nbytes);
+  uint64_t fp = fnv1a(b->data + OX_CG_BLOB_HEADER, total - OX_CG_BLOB_HEADER);
+  memcpy(b->data, "ONNXCWB", 8);
+  put_le(b->data + 8, OX_CG_BLOB_VERSION, 4);
+  put_le(b->data + 12, OX_CG_BLOB_HEADER, 4);
+  put_le(b->data + 16, total, 8);
+  put_le(b->data + 24, fp, 8);
+  put_le(b->data + 32, 0x01020304u, 4); /* read natively: a big-endian target sees 0x04030201 */
+  put_le(b->data + 36, count, 4);
+  return fp;
 }
 
 /* The public part of a value's C name: "in_x", "out_y". */
@@ -387,70 +508,174 @@ static char *param_name(cg_ctx *c, const char *pre, const char *name, size_t k, 
   return s;
 }
 
-static void write_texts(cg_ctx *c, const ox_cg_opts *o, cg_call *calls, size_t n_calls,
-                        cg_val **ins, size_t n_in, cg_val **outs, size_t n_out, ox_cg_result *r) {
+static void write_header(cg_ctx *c, const ox_cg_opts *o, const char *params, bool blob,
+                         uint64_t blob_bytes, ox_cg_result *r) {
   const char *P = c->prefix;
-  const char *hname = o->header_name;
-  ox_buf *h = &r->header, *s = &r->source;
-  /* the signature, shared by header and source */
-  ox_buf sig = {0};
-  ox_buf_printf(&sig, "int %s_run(", P);
-  for (size_t i = 0; i < n_in; i++)
-    ox_buf_printf(&sig, "%sconst %s *%s", i ? ", " : "", cg_ctype(ins[i]->dtype), ins[i]->cname);
-  for (size_t i = 0; i < n_out; i++)
-    ox_buf_printf(&sig, "%s%s *%s", i || n_in ? ", " : "", cg_ctype(outs[i]->dtype),
-                  outs[i]->cname);
-  if (!n_in && !n_out) ox_buf_puts(&sig, "void");
-  ox_buf_putc(&sig, ')');
-  ox_buf_putc(&sig, 0);
-
-  ox_buf_printf(h, "/* %s - generated by onnxc compile%s%s; do not edit.\n *\n", hname,
+  ox_buf *h = &r->header;
+  ox_buf_printf(h, "/* %s - generated by onnxc compile%s%s; do not edit.\n *\n", o->header_name,
                 o->source_name ? " from " : "", o->source_name ? o->source_name : "");
   ox_buf_printf(h,
-                " * %s_run() runs the model once: each input is a pointer to its elements\n"
-                " * (row-major, the exact count below), each output a pointer to a buffer of\n"
-                " * its exact count that the caller owns. Inputs and outputs must not overlap.\n"
-                " * It returns 0. It allocates nothing, calls no library but <string.h> and\n"
-                " * <math.h>, and keeps its intermediates in one static arena of\n"
-                " * %s_ARENA_BYTES bytes, so it is not reentrant: calls must not overlap.\n *\n",
-                P, P);
-  for (size_t i = 0; i < n_in; i++)
-    ox_buf_printf(h, " * input  %-12s %s ('%s', %lld elements)\n", ins[i]->cname,
-                  cg_type_str(c, ins[i]), ins[i]->name, (long long)ins[i]->numel);
-  for (size_t i = 0; i < n_out; i++)
-    ox_buf_printf(h, " * output %-12s %s ('%s', %lld elements)\n", outs[i]->cname,
-                  cg_type_str(c, outs[i]), outs[i]->name, (long long)outs[i]->numel);
+                " * %s_run_with_arena(arena, ...) runs the model once with its intermediates\n"
+                " * in the caller's arena: %s_arena_size() (= %s_ARENA_BYTES) bytes aligned to\n"
+                " * %s_ARENA_ALIGN (NULL is fine when the size is 0); the arena holds nothing\n"
+                " * between calls, so calls on different arenas may run at the same time.\n"
+                " * Each input is a pointer to its elements (row-major, the exact count\n"
+                " * below), each output a pointer to a buffer of its exact count that the\n"
+                " * caller owns; inputs, outputs and the arena must not overlap. It\n"
+                " * returns 0, or %s_ERR_ARENA for a NULL or misaligned arena",
+                P, P, P, P, P);
+  if (blob) ox_buf_printf(h, ",\n * or %s_ERR_WEIGHTS before %s_set_weights() accepted a blob", P, P);
+  ox_buf_puts(h, ".\n * It allocates nothing and calls no library but <string.h> and <math.h>.\n");
+  if (!o->caller_arena)
+    ox_buf_printf(h,
+                  " * %s_run(...) is the same on a static arena of %s_ARENA_BYTES (in .bss),\n"
+                  " * so it is not reentrant: its calls must not overlap.\n",
+                  P, P);
+  if (blob)
+    ox_buf_printf(h,
+                  " * %s_set_weights(blob, size) hands over the weights blob (the file\n"
+                  " * onnxc compile --weights blob wrote, %s_WEIGHTS_BYTES bytes, aligned to\n"
+                  " * %s_WEIGHTS_ALIGN, in memory or mapped flash) once, before any run; the\n"
+                  " * code keeps the pointer. It returns 0 or a %s_ERR_BLOB_* code: NULL or\n"
+                  " * misaligned, wrong size, bad header (magic, version, byte order), or\n"
+                  " * the blob of another model or compilation (fingerprint).\n",
+                  P, P, P, P);
+  ox_buf_puts(h, " *\n");
+  for (size_t i = 0; i < c->n_ins; i++)
+    ox_buf_printf(h, " * input  %-12s %s ('%s', %lld elements)\n", c->ins[i]->cname,
+                  cg_type_str(c, c->ins[i]), c->ins[i]->name, (long long)c->ins[i]->numel);
+  for (size_t i = 0; i < c->n_outs; i++)
+    ox_buf_printf(h, " * output %-12s %s ('%s', %lld elements)\n", c->outs[i]->cname,
+                  cg_type_str(c, c->outs[i]), c->outs[i]->name, (long long)c->outs[i]->numel);
   ox_buf_printf(
       h, " */\n#ifndef %s_H\n#define %s_H\n\n#include <stddef.h>\n#include <stdint.h>\n\n", P, P);
   ox_buf_printf(h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
   ox_buf_printf(h,
-                "#define %s_ARENA_BYTES %zu\n#define %s_N_INPUTS %zu\n#define %s_N_OUTPUTS %zu\n",
-                P, r->arena_bytes, P, n_in, P, n_out);
-  for (size_t i = 0; i < n_in; i++)
-    ox_buf_printf(h, "#define %s_INPUT%zu_COUNT %lld\n", P, i, (long long)ins[i]->numel);
-  for (size_t i = 0; i < n_out; i++)
-    ox_buf_printf(h, "#define %s_OUTPUT%zu_COUNT %lld\n", P, i, (long long)outs[i]->numel);
-  ox_buf_printf(h, "\n%s;\n\n#ifdef __cplusplus\n}\n#endif\n#endif\n", (const char *)sig.data);
+                "#define %s_ARENA_BYTES %zu\n#define %s_ARENA_ALIGN 8\n#define %s_N_INPUTS "
+                "%zu\n#define %s_N_OUTPUTS %zu\n",
+                P, r->arena_bytes, P, P, c->n_ins, P, c->n_outs);
+  for (size_t i = 0; i < c->n_ins; i++)
+    ox_buf_printf(h, "#define %s_INPUT%zu_COUNT %lld\n", P, i, (long long)c->ins[i]->numel);
+  for (size_t i = 0; i < c->n_outs; i++)
+    ox_buf_printf(h, "#define %s_OUTPUT%zu_COUNT %lld\n", P, i, (long long)c->outs[i]->numel);
+  ox_buf_printf(h, "#define %s_ERR_ARENA (-1)\n", P);
+  if (blob)
+    ox_buf_printf(h,
+                  "#define %s_WEIGHTS_BYTES %llu\n#define %s_WEIGHTS_ALIGN 8\n"
+                  "#define %s_ERR_WEIGHTS (-2)\n#define %s_ERR_BLOB_ALIGN (-3)\n"
+                  "#define %s_ERR_BLOB_SIZE (-4)\n#define %s_ERR_BLOB_HEADER (-5)\n"
+                  "#define %s_ERR_BLOB_MODEL (-6)\n",
+                  P, (unsigned long long)blob_bytes, P, P, P, P, P, P);
+  ox_buf_printf(h, "\nsize_t %s_arena_size(void);\nint %s_run_with_arena(void *arena%s%s);\n", P,
+                P, *params ? ", " : "", params);
+  if (!o->caller_arena) ox_buf_printf(h, "int %s_run(%s);\n", P, *params ? params : "void");
+  if (blob) ox_buf_printf(h, "int %s_set_weights(const void *blob, size_t size);\n", P);
+  ox_buf_printf(h, "\n#ifdef __cplusplus\n}\n#endif\n#endif\n");
+}
+
+/* What --target adds before the node functions (and after, to close). */
+static void put_target(cg_ctx *c, ox_buf *s, bool open) {
+  int t = c->o->target;
+  if (t != OX_CG_AVX2 && t != OX_CG_AVX512) return;
+  const char *isa = t == OX_CG_AVX2 ? "avx2,fma" : "avx512f,avx512vl,avx2,fma";
+  if (!open) {
+    ox_buf_puts(s, "\n#if defined(__clang__) && (defined(__x86_64__) || defined(__i386__))\n"
+                   "#pragma clang attribute pop\n#endif\n");
+    return;
+  }
+  /* the node functions are compiled for the ISA (the program then needs a
+   * CPU that has it) and GCC vectorises their loops at -O2 too */
+  ox_buf_printf(s,
+                "#if defined(__x86_64__) || defined(__i386__)\n#if defined(__clang__)\n"
+                "#pragma clang attribute push(__attribute__((target(\"%s\"))), apply_to = "
+                "function)\n#elif defined(__GNUC__)\n#pragma GCC target(\"%s\")\n"
+                "#pragma GCC optimize(\"O3\")\n#endif\n#endif\n\n",
+                isa, isa);
+}
+
+static void write_texts(cg_ctx *c, const ox_cg_opts *o, cg_call *calls, size_t n_calls,
+                        ox_cg_result *r) {
+  const char *P = c->prefix;
+  cg_val **ins = c->ins, **outs = c->outs;
+  size_t n_in = c->n_ins, n_out = c->n_outs;
+  ox_buf *s = &r->source;
+  bool blob = r->weights.size > 0;
+  /* the parameters and the names, shared by header and source */
+  ox_buf params = {0}, names = {0};
+  for (size_t i = 0; i < n_in; i++) {
+    ox_buf_printf(&params, "%sconst %s *%s", i ? ", " : "", cg_ctype(ins[i]->dtype), ins[i]->cname);
+    ox_buf_printf(&names, ", %s", ins[i]->cname);
+  }
+  for (size_t i = 0; i < n_out; i++) {
+    ox_buf_printf(&params, "%s%s *%s", i || n_in ? ", " : "", cg_ctype(outs[i]->dtype),
+                  outs[i]->cname);
+    ox_buf_printf(&names, ", %s", outs[i]->cname);
+  }
+  ox_buf_putc(&params, 0);
+  ox_buf_putc(&names, 0);
+  const char *prm = (const char *)params.data, *nm = (const char *)names.data;
+  write_header(c, o, prm, blob, r->weights.size, r);
 
   ox_buf_printf(s, "/* %s.c - generated by onnxc compile%s%s; do not edit.\n", P,
                 o->source_name ? " from " : "", o->source_name ? o->source_name : "");
-  ox_buf_printf(s, " * %zu node functions, %zu bytes of constants, a %zu-byte arena. */\n",
-                r->n_functions, r->const_bytes, r->arena_bytes);
+  ox_buf_printf(s, " * %zu node functions, %zu bytes of constants inline", r->n_functions,
+                r->const_bytes);
+  if (blob) ox_buf_printf(s, " and %zu in the weights blob", r->weights.size);
+  ox_buf_printf(s, ", a %zu-byte arena. */\n", r->arena_bytes);
   ox_buf_printf(
       s, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n");
-  ox_buf_printf(s, "#include \"%s\"\n\n", hname);
+  ox_buf_printf(s, "#include \"%s\"\n\n", o->header_name);
   bool temps = false;
   for (size_t i = 0; i < c->n_vals; i++) temps |= c->vals[i]->kind == CG_TEMP;
   if (temps) {
-    /* union: the arena is aligned for every element type */
-    ox_buf_printf(s,
-                  "static union {\n  double d;\n  int64_t i;\n  void *p;\n} %s_arena[%zu];\n"
-                  "#define ARENA(T, off) ((T *)(void *)((unsigned char *)%s_arena + (off)))\n\n",
-                  P, r->arena_bytes / 8 + 1, P);
+    if (!o->caller_arena) /* union: the static arena is aligned for every element type */
+      ox_buf_printf(s, "static union {\n  double d;\n  int64_t i;\n  void *p;\n} %s_arena[%zu];\n",
+                    P, r->arena_bytes / 8 + 1);
+    ox_buf_puts(s, "#define ARENA(T, off) ((T *)(void *)(arena + (off)))\n\n");
   }
+  if (blob)
+    ox_buf_printf(s,
+                  "static const unsigned char *%s_weights; /* set by %s_set_weights() */\n"
+                  "#define WEIGHT(T, off) ((const T *)(const void *)(%s_weights + (off)))\n\n",
+                  P, P, P);
+  put_target(c, s, true);
   ox_buf_append(s, c->consts.data, c->consts.size);
   ox_buf_append(s, c->funcs.data, c->funcs.size);
-  ox_buf_printf(s, "%s {\n", (const char *)sig.data);
+  put_target(c, s, false);
+  ox_buf_printf(s, "size_t %s_arena_size(void) { return %s_ARENA_BYTES; }\n\n", P, P);
+  if (blob) {
+    uint64_t fp = 0;
+    for (size_t i = 0; i < 8; i++) fp |= (uint64_t)r->weights.data[24 + i] << (8 * i);
+    ox_buf_printf(
+        s,
+        "static uint64_t %s_rd(const unsigned char *p, size_t n) {\n"
+        "  uint32_t v32;\n  uint64_t v64;\n"
+        "  if (n == 4) {\n    memcpy(&v32, p, 4);\n    return v32;\n  }\n"
+        "  memcpy(&v64, p, 8);\n  return v64;\n}\n\n"
+        "int %s_set_weights(const void *blob, size_t size) {\n"
+        "  const unsigned char *b = (const unsigned char *)blob;\n"
+        "  %s_weights = NULL;\n"
+        "  if (!b || (uintptr_t)b %% %s_WEIGHTS_ALIGN != 0) return %s_ERR_BLOB_ALIGN;\n"
+        "  if (size != %s_WEIGHTS_BYTES) return %s_ERR_BLOB_SIZE;\n"
+        "  /* magic, byte order (read natively), version, header size, total size */\n"
+        "  if (memcmp(b, \"ONNXCWB\", 8) != 0 || %s_rd(b + 32, 4) != 0x01020304u ||\n"
+        "      %s_rd(b + 8, 4) != %d || %s_rd(b + 12, 4) != %d || %s_rd(b + 16, 8) != size)\n"
+        "    return %s_ERR_BLOB_HEADER;\n"
+        "  if (%s_rd(b + 24, 8) != UINT64_C(0x%016llx)) return %s_ERR_BLOB_MODEL;\n"
+        "  %s_weights = b;\n  return 0;\n}\n\n",
+        P, P, P, P, P, P, P, P, P, OX_CG_BLOB_VERSION, P, OX_CG_BLOB_HEADER, P, P, P,
+        (unsigned long long)fp, P, P);
+  }
+  ox_buf_printf(s, "int %s_run_with_arena(void *arena_mem%s%s) {\n", P, *prm ? ", " : "", prm);
+  if (temps)
+    ox_buf_printf(s,
+                  "  unsigned char *arena = (unsigned char *)arena_mem;\n"
+                  "  if (!arena || (uintptr_t)arena %% %s_ARENA_ALIGN != 0) return "
+                  "%s_ERR_ARENA;\n",
+                  P, P);
+  else
+    ox_buf_puts(s, "  (void)arena_mem;\n");
+  if (blob) ox_buf_printf(s, "  if (!%s_weights) return %s_ERR_WEIGHTS;\n", P, P);
   for (size_t i = 0; i < n_in; i++) ox_buf_printf(s, "  (void)%s;\n", ins[i]->cname);
   for (size_t i = 0; i < n_out; i++) ox_buf_printf(s, "  (void)%s;\n", outs[i]->cname);
   for (size_t k = 0; k < n_calls; k++) {
@@ -467,8 +692,14 @@ static void write_texts(cg_ctx *c, const ox_cg_opts *o, cg_call *calls, size_t n
       ox_buf_printf(s, "  memcpy(%s, %s, %zu);\n", outs[i]->cname, arg_expr(c, v), v->nbytes);
   }
   ox_buf_puts(s, "  return 0;\n}\n");
+  if (!o->caller_arena)
+    ox_buf_printf(s, "\nint %s_run(%s) {\n  return %s_run_with_arena(%s%s);\n}\n", P,
+                  *prm ? prm : "void", P, temps ? ox_arena_printf(c->a, "%s_arena", P) : "NULL",
+                  nm);
   if (temps) ox_buf_puts(s, "\n#undef ARENA\n");
-  ox_buf_free(&sig);
+  if (blob) ox_buf_puts(s, "#undef WEIGHT\n");
+  ox_buf_free(&params);
+  ox_buf_free(&names);
 }
 
 int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *e) {
@@ -494,12 +725,15 @@ int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *
   c->e = e;
   c->a = ox_arena_new();
   ox_map_init(&c->by_name);
+  ox_map_init(&c->last_read);
   ox_map types, out_names, seen;
   ox_map_init(&types);
   ox_map_init(&out_names);
   ox_map_init(&seen);
   ox_cg_opts oo = o ? *o : (ox_cg_opts){0};
   oo.prefix = P;
+  if (!oo.weights_min) oo.weights_min = OX_CG_WEIGHTS_MIN_DEFAULT;
+  c->o = &oo;
   cg_call *calls = NULL;
   cg_val **ins = NULL, **outs = NULL;
   size_t n_in = 0;
@@ -554,7 +788,21 @@ int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *
     ins[n_in++] = v;
   }
   for (size_t i = 0; i < g->n_node; i++)
+    if (note_reads(&c->last_read, &g->node[i], i)) {
+      rc = ox_err_set(e, OX_ENOMEM, "compile: out of memory");
+      goto done;
+    }
+  for (size_t i = 0; i < g->n_node; i++)
     if ((rc = gen_node(c, i, &out_names, &types, &calls[i]))) goto done;
+  if (oo.target == OX_CG_CORTEXM)
+    for (size_t i = 0; i < c->n_vals; i++)
+      if (c->vals[i]->dtype == OX_DOUBLE) {
+        rc = ox_err_set(e, OX_EUNSUPPORTED,
+                        "compile: '%s' is float64: the cortex-m target compiles single precision "
+                        "only (use --target portable)",
+                        c->vals[i]->name);
+        goto done;
+      }
   c->node = NULL;
   for (size_t i = 0; i < g->n_output; i++) {
     cg_val *v = ox_arena_calloc(c->a, 1, sizeof *v), *src = find_val(c, g->output[i].name);
@@ -575,8 +823,9 @@ int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *
   /* values that are graph outputs take the output's parameter name */
   for (size_t i = 0; i < c->n_vals; i++)
     if (c->vals[i]->kind == CG_OUTPUT) c->vals[i]->cname = outs[c->vals[i]->index]->cname;
-  r->arena_bytes = plan_arena(c);
-  if (r->arena_bytes == (size_t)-1) {
+  r->arena_bytes_no_inplace = plan_arena(c, false);
+  r->arena_bytes = plan_arena(c, true);
+  if (r->arena_bytes == (size_t)-1 || r->arena_bytes_no_inplace == (size_t)-1) {
     rc = ox_err_set(e, OX_ENOMEM, "compile: out of memory");
     goto done;
   }
@@ -588,18 +837,31 @@ int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *
       cg_val *v = find_val(c, outs[i]->name);
       if (v && v->kind == CG_CONST) v->first = -2;
     }
-    for (size_t i = 0; i < c->n_vals; i++)
-      if (c->vals[i]->kind == CG_CONST && c->vals[i]->first == -2) {
-        write_const(c, c->vals[i]);
-        r->const_bytes += c->vals[i]->nbytes;
+    bool any_blob = false;
+    for (size_t i = 0; i < c->n_vals; i++) {
+      cg_val *v = c->vals[i];
+      if (v->kind != CG_CONST || v->first != -2) continue;
+      if (oo.weights_blob && v->nbytes >= oo.weights_min) {
+        v->in_blob = any_blob = true;
+        continue;
       }
+      write_const(c, v);
+      r->const_bytes += v->nbytes;
+    }
+    if (any_blob) {
+      write_blob(c, &r->weights);
+      if (r->weights.failed || !r->weights.size) {
+        rc = ox_err_set(e, OX_ENOMEM, "compile: out of memory");
+        goto done;
+      }
+    }
   }
   r->n_functions = c->n_funcs;
   c->ins = ins;
   c->n_ins = n_in;
   c->outs = outs;
   c->n_outs = g->n_output;
-  write_texts(c, &oo, calls, g->n_node, ins, n_in, outs, g->n_output, r);
+  write_texts(c, &oo, calls, g->n_node, r);
   if (oo.with_main && (rc = ox_cg_write_main(c, &oo, &r->main_source))) goto done;
   ox_buf_putc(&r->source, 0);
   ox_buf_putc(&r->header, 0);
@@ -614,6 +876,7 @@ done:
   ox_buf_free(&c->funcs);
   ox_buf_free(&c->body);
   ox_map_free(&c->by_name);
+  ox_map_free(&c->last_read);
   ox_map_free(&types);
   ox_map_free(&out_names);
   ox_map_free(&seen);
@@ -630,4 +893,5 @@ void ox_codegen_result_free(ox_cg_result *r) {
   ox_buf_free(&r->source);
   ox_buf_free(&r->header);
   ox_buf_free(&r->main_source);
+  ox_buf_free(&r->weights);
 }

@@ -8,6 +8,19 @@
 
 extern const char *const ox_cg_main_text;
 
+/* s as the inside of a C string literal: what C needs escaped, escaped */
+static void put_c_string(ox_buf *b, const char *s) {
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      ox_buf_printf(b, "\\%c", ch);
+    else if (ch < 32 || ch > 126)
+      ox_buf_printf(b, "\\%03o", ch);
+    else
+      ox_buf_putc(b, (char)ch);
+  }
+}
+
 static void put_ios(cg_ctx *c, ox_buf *b, const char *what, cg_val **v, size_t n) {
   const char *P = c->prefix;
   for (size_t i = 0; i < n; i++) {
@@ -22,15 +35,7 @@ static void put_ios(cg_ctx *c, ox_buf *b, const char *what, cg_val **v, size_t n
   for (size_t i = 0; i < n; i++) {
     /* the name as a C string: escape what C needs escaped */
     ox_buf_puts(b, "    {\"");
-    for (const char *s = v[i]->name; *s; s++) {
-      unsigned char ch = (unsigned char)*s;
-      if (ch == '"' || ch == '\\')
-        ox_buf_printf(b, "\\%c", ch);
-      else if (ch < 32 || ch > 126)
-        ox_buf_printf(b, "\\%03o", ch);
-      else
-        ox_buf_putc(b, (char)ch);
-    }
+    put_c_string(b, v[i]->name);
     ox_buf_printf(b, "\", %d, sizeof(%s), %zu, %s_%s%zu_dims, %lld, %s_%s%zu},\n", (int)v[i]->dtype,
                   cg_ctype(v[i]->dtype), v[i]->rank, P, what, i, (long long)v[i]->numel, P, what,
                   i);
@@ -54,15 +59,34 @@ int ox_cg_write_main(cg_ctx *c, const ox_cg_opts *o, ox_buf *b) {
   ox_buf_printf(b, "\n#include \"%s\"\n\n", o->header_name);
   put_ios(c, b, "in", c->ins, c->n_ins);
   put_ios(c, b, "out", c->outs, c->n_outs);
-  ox_buf_printf(b, "static int %s_call(void) {\n  return %s_run(", P, P);
-  for (size_t i = 0; i < c->n_ins; i++) ox_buf_printf(b, "%s%s_in%zu", i ? ", " : "", P, i);
+  bool blob = false;
+  for (size_t i = 0; i < c->n_vals; i++) blob |= c->vals[i]->in_blob;
+  /* with --arena caller there is no PREFIX_run: the program brings the arena */
+  if (o->caller_arena)
+    ox_buf_printf(b,
+                  "static int %s_call(void) {\n"
+                  "  void *arena = malloc(%s_arena_size() ? %s_arena_size() : 1);\n"
+                  "  if (!arena) return 1;\n  int rc = %s_run_with_arena(arena",
+                  P, P, P, P);
+  else
+    ox_buf_printf(b, "static int %s_call(void) {\n  return %s_run(", P, P);
+  for (size_t i = 0; i < c->n_ins; i++)
+    ox_buf_printf(b, "%s%s_in%zu", i || o->caller_arena ? ", " : "", P, i);
   for (size_t i = 0; i < c->n_outs; i++)
-    ox_buf_printf(b, "%s%s_out%zu", i || c->n_ins ? ", " : "", P, i);
-  ox_buf_puts(b, ");\n}\n\n");
+    ox_buf_printf(b, "%s%s_out%zu", i || c->n_ins || o->caller_arena ? ", " : "", P, i);
+  ox_buf_puts(b, o->caller_arena ? ");\n  free(arena);\n  return rc;\n}\n\n" : ");\n}\n\n");
   ox_buf_printf(b, "int %s_main(int argc, char **argv);\nint %s_main(int argc, char **argv) {\n", P,
                 P);
-  ox_buf_printf(b, "  return run_main(argc, argv, %s_ins, %zu, %s_outs, %zu, %s_call);\n}\n\n", P,
-                c->n_ins, P, c->n_outs, P);
+  if (blob) {
+    /* the blob's default path: the name it was written under */
+    ox_buf_puts(b, "  static const char wpath[] = \"");
+    put_c_string(b, o->blob_name ? o->blob_name : "");
+    ox_buf_puts(b, "\";\n");
+  }
+  ox_buf_printf(b,
+                "  return run_main(argc, argv, %s_ins, %zu, %s_outs, %zu, %s_call, %s, %s);\n}\n\n",
+                P, c->n_ins, P, c->n_outs, P, blob ? "wpath" : "NULL",
+                blob ? ox_arena_printf(c->a, "%s_set_weights", P) : "NULL");
   ox_buf_printf(b,
                 "#ifndef ONNXC_NO_MAIN\nint main(int argc, char **argv) {\n  return %s_main(argc, "
                 "argv);\n}\n#endif\n",

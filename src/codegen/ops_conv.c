@@ -80,6 +80,85 @@ static void flat(char *buf, size_t size, const char *v, const int64_t *dims, siz
   }
 }
 
+/* The general conv loops for output channels [m0, m1), MB (1 or 4) of them
+ * per pass: each input value is loaded once for MB products. */
+static void conv_pass(cg_ctx *c, win w, const char *T, bool bias, long long B, long long M,
+                      long long Mg, long long C, long long Cg, int64_t isz, int64_t ksz,
+                      int64_t osz, long long m0, long long m1, int MB) {
+  cg_printf(c,
+            "  for (size_t b = 0; b < %lld; b++)\n    for (size_t m = %lld; m < %lld; m += %d) {\n",
+            B, m0, m1, MB);
+  cg_printf(c, "      const size_t g = m / %lld;\n", Mg);
+  for (int j = 0; j < MB; j++) {
+    cg_printf(c, "      %s *y%d = Y0 + (b * %lld + m + %d) * %lld;\n", T, j, (long long)M, j,
+              (long long)osz);
+    cg_printf(c, "      for (size_t i = 0; i < %lld; i++) y%d[i] = %s%s;\n", (long long)osz, j,
+              bias ? "X2[m + " : "0", bias ? (const char *[]){"0]", "1]", "2]", "3]"}[j] : "");
+  }
+  cg_printf(c, "      for (size_t ci = 0; ci < %lld; ci++) {\n", (long long)Cg);
+  cg_printf(c, "        const %s *x = X0 + (b * %lld + g * %lld + ci) * %lld;\n", T, (long long)C,
+            (long long)Cg, (long long)isz);
+  for (int j = 0; j < MB; j++)
+    cg_printf(c, "        const %s *wk%d = X1 + ((m + %d) * %lld + ci) * %lld;\n", T, j, j,
+              (long long)Cg, (long long)ksz);
+  /* the taps: k<i> with the output range [lo<i>, hi<i>) whose input
+   * position o * s - pad + k * d lies inside the input */
+  int ind = 8;
+  for (size_t i = 0; i < w.r; i++, ind += 2) {
+    long long s = w.s[i];
+    cg_printf(c, "%*sfor (long k%zu = 0; k%zu < %lld; k%zu++) {\n", ind, "", i, i,
+              (long long)w.k[i], i);
+    cg_printf(c, "%*s  const long t%zu = %lld - k%zu * %lld, u%zu = %lld + t%zu;\n", ind, "", i,
+              (long long)w.pb[i], i, (long long)w.d[i], i, (long long)(w.in[i] - 1), i);
+    cg_printf(c, "%*s  const long lo%zu = t%zu > 0 ? (t%zu + %lld) / %lld : 0;\n", ind, "", i, i, i,
+              s - 1, s);
+    cg_printf(c,
+              "%*s  const long hi%zu = u%zu < 0 ? 0 : (u%zu / %lld + 1 < %lld ? u%zu / %lld + 1 : "
+              "%lld);\n",
+              ind, "", i, i, i, s, (long long)w.out[i], i, s, (long long)w.out[i]);
+  }
+  char ko[160];
+  flat(ko, sizeof ko, "k", w.k, w.r);
+  for (int j = 0; j < MB; j++)
+    cg_printf(c, "%*s  const %s wv%d = wk%d[%s];\n", ind - 2, "", T, j, j, ko);
+  /* the output positions: outer dims give the row offsets xo and yo */
+  int64_t ist[3], ost[3];
+  for (size_t i = 0; i < w.r; i++) {
+    ist[i] = ost[i] = 1;
+    for (size_t j = i + 1; j < w.r; j++) ist[i] *= w.in[j], ost[i] *= w.out[j];
+  }
+  cg_printf(c, "%*s  const long xb = 0", ind - 2, "");
+  for (size_t i = 0; i < w.r; i++)
+    cg_printf(c, " + (k%zu * %lld - %lld) * %lld", i, (long long)w.d[i], (long long)w.pb[i],
+              (long long)ist[i]);
+  cg_printf(c, ";\n");
+  for (size_t i = 0; i + 1 < w.r; i++, ind += 2)
+    cg_printf(c, "%*sfor (long o%zu = lo%zu; o%zu < hi%zu; o%zu++)\n", ind, "", i, i, i, i, i);
+  cg_printf(c, "%*s{\n%*s  const long xo = xb", ind, "", ind, "");
+  for (size_t i = 0; i + 1 < w.r; i++)
+    cg_printf(c, " + o%zu * %lld", i, (long long)(w.s[i] * ist[i]));
+  cg_printf(c, ", yo = 0");
+  for (size_t i = 0; i + 1 < w.r; i++) cg_printf(c, " + o%zu * %lld", i, (long long)ost[i]);
+  size_t L = w.r - 1;
+  cg_printf(c, ";\n%*s  for (long o%zu = lo%zu; o%zu < hi%zu; o%zu++) {\n", ind, "", L, L, L, L,
+            L);
+  cg_printf(c, "%*s    const %s xv = x[xo + o%zu * %lld];\n", ind, "", T, L, (long long)w.s[L]);
+  for (int j = 0; j < MB; j++) cg_printf(c, "%*s    y%d[yo + o%zu] += wv%d * xv;\n", ind, "", j, L, j);
+  cg_printf(c, "%*s  }\n%*s}\n", ind, "", ind, "");
+  for (size_t i = w.r; i-- > 0;) cg_printf(c, "%*s}\n", 8 + 2 * (int)i, "");
+  cg_printf(c, "      }\n    }\n");
+}
+
+/* Conv as a sum of shifted, scaled input rows: for each output channel,
+ * input channel and kernel tap, the output positions whose input position
+ * is inside the input (a range computed once per tap, so no bounds check
+ * runs in the inner loops) get w * x added, the innermost loop walking the
+ * output row with unit stride (and the input with the conv's stride) so that
+ * compilers vectorise it. The sum runs in the order of the direct form
+ * (bias, then channel by channel, tap by tap), so results do not change.
+ * Pointwise convolutions (1x1, stride 1, no pads) run over the whole map at
+ * once with four output channels per pass, each input value loaded once for
+ * four products (a 4 x N tile of the matrix product they are). */
 static int gen_conv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                     size_t n_out) {
   (void)n_out;
@@ -95,29 +174,50 @@ static int gen_conv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
     return cg_fail(c, OX_EMODEL, "group %lld does not fit C %lld, W %lld/%lld", (long long)G,
                    (long long)C, (long long)M, (long long)Cg);
   int64_t isz = 1, ksz = 1, osz = 1;
-  for (size_t i = 0; i < w.r; i++) isz *= w.in[i], ksz *= w.k[i], osz *= w.out[i];
+  bool pointwise = true;
+  for (size_t i = 0; i < w.r; i++) {
+    isz *= w.in[i], ksz *= w.k[i], osz *= w.out[i];
+    if (w.k[i] != 1 || w.s[i] != 1 || w.pb[i] || w.pe[i] || w.in[i] != w.out[i]) pointwise = false;
+  }
   const char *T = cg_ctype(X->dtype);
   bool bias = n_in > 2 && in[2];
-  cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t m = 0; m < %lld; m++) {\n",
-            (long long)X->dims[0], (long long)M);
-  cg_printf(c, "      const size_t g = m / %lld;\n      %s *y = Y0 + (b * %lld + m) * %lld;\n",
-            (long long)(M / G), T, (long long)M, (long long)osz);
-  open_out(c, &w, 6);
-  int ind = 6 + 2 * (int)w.r;
-  char ko[160], po[160], oo[160];
-  flat(ko, sizeof ko, "k", w.k, w.r);
-  flat(po, sizeof po, "p", w.in, w.r);
-  flat(oo, sizeof oo, "o", w.out, w.r);
-  cg_printf(c, "%*s{\n%*s  %s acc = %s;\n", ind, "", ind, "", T, bias ? "X2[m]" : "0");
-  cg_printf(c, "%*s  for (size_t ci = 0; ci < %lld; ci++) {\n", ind, "", (long long)Cg);
-  cg_printf(c, "%*s    const %s *x = X0 + (b * %lld + g * %lld + ci) * %lld;\n", ind, "", T,
-            (long long)C, (long long)Cg, (long long)isz);
-  cg_printf(c, "%*s    const %s *wk = X1 + (m * %lld + ci) * %lld;\n", ind, "", T, (long long)Cg,
-            (long long)ksz);
-  open_win(c, &w, ind + 4, true);
-  cg_printf(c, "%*s  acc += x[%s] * wk[%s];\n", ind + 4 + 2 * (int)w.r, "", po, ko);
-  close_win(c, &w, ind + 4);
-  cg_printf(c, "%*s  }\n%*s  y[%s] = acc;\n%*s}\n    }\n", ind, "", ind, "", oo, ind, "");
+  long long B = X->dims[0], Mg = M / G;
+  if (pointwise && Mg % 4 == 0) {
+    cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n", B);
+    cg_printf(c, "    for (size_t m = 0; m < %lld; m += 4) {\n", (long long)M);
+    cg_printf(c, "      const size_t g = m / %lld;\n", Mg);
+    cg_printf(c, "      %s *y0 = Y0 + (b * %lld + m) * %lld, *y1 = y0 + %lld, *y2 = y1 + %lld, "
+                 "*y3 = y2 + %lld;\n",
+              T, (long long)M, (long long)osz, (long long)osz, (long long)osz, (long long)osz);
+    cg_printf(c, "      for (size_t i = 0; i < %lld; i++) {\n", (long long)osz);
+    if (bias)
+      cg_printf(c, "        y0[i] = X2[m];\n        y1[i] = X2[m + 1];\n        y2[i] = X2[m + 2];\n"
+                   "        y3[i] = X2[m + 3];\n      }\n");
+    else
+      cg_printf(c, "        y0[i] = 0;\n        y1[i] = 0;\n        y2[i] = 0;\n        y3[i] = "
+                   "0;\n      }\n");
+    cg_printf(c, "      for (size_t ci = 0; ci < %lld; ci++) {\n", (long long)Cg);
+    cg_printf(c, "        const %s *x = X0 + (b * %lld + g * %lld + ci) * %lld;\n", T,
+              (long long)C, (long long)Cg, (long long)isz);
+    cg_printf(c, "        const %s w0 = X1[m * %lld + ci], w1 = X1[(m + 1) * %lld + ci],\n", T,
+              (long long)Cg, (long long)Cg);
+    cg_printf(c, "                 w2 = X1[(m + 2) * %lld + ci], w3 = X1[(m + 3) * %lld + ci];\n",
+              (long long)Cg, (long long)Cg);
+    cg_printf(c, "        for (size_t i = 0; i < %lld; i++) {\n", (long long)osz);
+    cg_printf(c, "          const %s xv = x[i];\n          y0[i] += w0 * xv;\n          y1[i] += "
+                 "w1 * xv;\n          y2[i] += w2 * xv;\n          y3[i] += w3 * xv;\n",
+              T);
+    cg_printf(c, "        }\n      }\n    }\n");
+    return OX_OK;
+  }
+  if (Mg % 4 == 0) {
+    conv_pass(c, w, T, bias, B, M, Mg, C, Cg, isz, ksz, osz, 0, M, 4);
+  } else if (G == 1 && M > 4) { /* four at a time, then the rest */
+    conv_pass(c, w, T, bias, B, M, Mg, C, Cg, isz, ksz, osz, 0, M - M % 4, 4);
+    conv_pass(c, w, T, bias, B, M, Mg, C, Cg, isz, ksz, osz, M - M % 4, M, 1);
+  } else {
+    conv_pass(c, w, T, bias, B, M, Mg, C, Cg, isz, ksz, osz, 0, M, 1);
+  }
   return OX_OK;
 }
 

@@ -361,19 +361,25 @@ static int attn_bhsd(ox_ictx *c) {
   return OX_OK;
 }
 
-/* ---- KVCacheAppend: present the cache's shape; total_len one int64;
- * present_shape four ---- */
+/* ---- KVCacheAppend: present Concat(past, new, axis 2)'s shape (what a
+ * run without the cache input makes; the kv_cache pass's rewrite keeps
+ * the graph's types); total_len one int64; present_shape four ---- */
 static int kv_append(ox_ictx *c) {
-  const ox_dim *k, *n;
-  size_t rk, rn;
-  bool have_k = ix_shape(c, 0, &k, &rk), have_n = ix_shape(c, 1, &n, &rn);
-  if ((have_k && rk != 4) || (have_n && rn != 4))
-    return ix_fail(c, "cache and new must have rank 4 ([B, H, T, D])");
-  for (size_t d = 0; have_k && have_n && d < 4; d++)
-    if (d != 2 && k[d].has_value && n[d].has_value && k[d].value != n[d].value)
-      return ix_fail(c, "cache and new differ in dim %zu (%lld and %lld)", d, (long long)k[d].value,
+  const ox_dim *p, *n;
+  size_t rp, rn;
+  bool have_p = ix_shape(c, 0, &p, &rp), have_n = ix_shape(c, 1, &n, &rn);
+  if ((have_p && rp != 4) || (have_n && rn != 4))
+    return ix_fail(c, "past and new must have rank 4 ([B, H, T, D])");
+  for (size_t d = 0; have_p && have_n && d < 4; d++)
+    if (d != 2 && p[d].has_value && n[d].has_value && p[d].value != n[d].value)
+      return ix_fail(c, "past and new differ in dim %zu (%lld and %lld)", d, (long long)p[d].value,
                      (long long)n[d].value);
-  ix_set_tensor(c, 0, OX_FLOAT, have_k ? k : NULL, 4);
+  if (have_p && have_n) {
+    ox_dim o[4] = {p[0], p[1], ox_dim_add(c->a, p[2], n[2]), p[3]};
+    ix_set_tensor(c, 0, OX_FLOAT, o, 4);
+  } else {
+    ix_set_tensor(c, 0, OX_FLOAT, NULL, 4);
+  }
   if (c->n_out > 1) ix_set_tensor(c, 1, OX_INT64, NULL, 0);
   ox_dim four = ox_dim_known(4);
   if (c->n_out > 2) ix_set_tensor(c, 2, OX_INT64, &four, 1);

@@ -44,6 +44,8 @@ struct ox_opt_host {
   ox_node **repl;
   ox_tensor *inits; /* made by passes */
   size_t n_inits;
+  ox_value_info *inputs; /* graph inputs made by passes */
+  size_t n_inputs;
   unsigned long counter;
   bool rename_oom;
 };
@@ -458,6 +460,16 @@ static int view_new_float_init(ox_pass_view *v, const char *base, const int64_t 
   return OX_OK;
 }
 
+static int view_new_input(ox_pass_view *v, const char *name, ox_type *t) {
+  ox_opt_host *h = v->host;
+  ox_value_info *vi = OX_VEC_PUSH(h->a, h->inputs, h->n_inputs);
+  if (!vi) return oom(h);
+  memset(vi, 0, sizeof *vi);
+  vi->name = (char *)name;
+  vi->type = t;
+  return OX_OK;
+}
+
 /* ------------------------------------------------------------ life */
 
 ox_opt_host *ox_opt_host_new(ox_arena *a, const ox_graph *g, const int64_t *opsets,
@@ -509,6 +521,8 @@ ox_opt_host *ox_opt_host_new(ox_arena *a, const ox_graph *g, const int64_t *opse
   v->last_read = view_last_read;
   v->is_float = view_is_float;
   v->new_float_init = view_new_float_init;
+  v->graph = g;
+  v->new_input = view_new_input;
   v->host = h;
   return h;
 }
@@ -518,6 +532,11 @@ bool ox_opt_host_oom(const ox_opt_host *h) { return h->rename_oom; }
 const ox_tensor *ox_opt_host_inits(const ox_opt_host *h, size_t *n) {
   *n = h->n_inits;
   return h->inits;
+}
+
+const ox_value_info *ox_opt_host_new_inputs(const ox_opt_host *h, size_t *n) {
+  *n = h->n_inputs;
+  return h->inputs;
 }
 
 void ox_opt_host_free(ox_opt_host *h) {

@@ -18,6 +18,8 @@ ox_opt_host *ox_opt_host_new(ox_arena *a, const ox_graph *g, const int64_t *opse
 bool ox_opt_host_oom(const ox_opt_host *h);
 /* the initializers passes made */
 const ox_tensor *ox_opt_host_inits(const ox_opt_host *h, size_t *n);
+/* the graph inputs passes added (appended to the graph's own) */
+const ox_value_info *ox_opt_host_new_inputs(const ox_opt_host *h, size_t *n);
 void ox_opt_host_free(ox_opt_host *h);
 
 #endif

@@ -71,4 +71,9 @@ bool ox_opt_pass_enabled(const ox_opt_request *r, const ox_opt_pass *p);
 int ox_opt_run(const ox_opt_request *r, ox_arena *a, const ox_graph *g, const ox_graph **out,
                const int64_t **out_opsets, ox_err *e);
 
+/* Whether graph input `past` of g (a session's optimised graph) is a cache
+ * the kv_cache pass made appendable in place (its "<past>.onnxc_cache"
+ * input is there); when not, why says what did not match (kv_cache.c). */
+bool ox_opt_kv_cache_of(const ox_graph *g, const char *past, char *why, size_t size);
+
 #endif

@@ -66,6 +66,13 @@ struct ox_pass_view {
    * pass fills *data (valid while the host runs), the name comes in *name */
   int (*new_float_init)(ox_pass_view *v, const char *base, const int64_t *dims, size_t rank,
                         float **data, const char **name);
+  /* the graph the passes rewrite, as given: its inputs, outputs and
+   * initializers (its nodes are the working copy's start, not its state) */
+  const ox_graph *graph;
+  /* a new graph input `name` of type t (both in the arena), after g's own:
+   * an input a run may leave out (kv_cache.c's optional cache buffers; the
+   * session lists only the model's inputs) */
+  int (*new_input)(ox_pass_view *v, const char *name, ox_type *t);
   void *host;
 };
 
@@ -210,6 +217,7 @@ int ox_opt_attention(ox_pass_view *v);
  * Where mask, grouped-query repeat_kv) becomes an ai.onnxc
  * AttentionBHSDFused (src/opt/attention_bhsd.c). Runs after attention.c. */
 int ox_opt_attention_bhsd(ox_pass_view *v);
+int ox_opt_kv_cache(ox_pass_view *v);
 
 /* X -> [BatchNormalization] -> [Mul c] -> [Add c] -> [Relu] -> 1 x 1 Conv
  * (per-channel constants, each value read once) becomes the convolution

@@ -42,6 +42,11 @@ static const ox_opt_pass passes[] = {
      "attention on split heads (MatMul(q, k^T) [scale] [Where] [Add mask] Softmax MatMul v; "
      "SDPA's q and k scaling, grouped-query repeat_kv) -> AttentionBHSDFused",
      ox_opt_attention_bhsd},
+    {"kv_cache", 1, true, 0,
+     "Concat(past input, new, axis 2) read by fused attentions -> KVCacheAppend with an optional "
+     "cache input (not listed; a plain run computes the Concat), which the generation loop feeds "
+     "to append in place",
+     ox_opt_kv_cache},
     {"matmul_epi", 1, true, 0,
      "MatMul by a constant W + bias, or Gemm by a constant W [+ Relu, GELU or SiLU] -> "
      "MatMulFused",

@@ -44,10 +44,10 @@ static int run_passes(const ox_opt_request *r, ox_opt_host *h, ox_pass_view *v) 
 
 /* the new graph: kept nodes, replacements, initializers passes made */
 static int build(ox_arena *a, const ox_graph *g, const ox_pass_view *v, const int64_t *opsets,
-                 const ox_tensor *inits, size_t n_inits, const ox_graph **out,
-                 const int64_t **out_opsets, ox_err *e) {
+                 const ox_tensor *inits, size_t n_inits, const ox_value_info *ins, size_t n_ins,
+                 const ox_graph **out, const int64_t **out_opsets, ox_err *e) {
   size_t kept = 0;
-  bool changed = n_inits > 0;
+  bool changed = n_inits > 0 || n_ins > 0;
   for (size_t i = 0; i < g->n_node; i++) {
     kept += !v->drop[i];
     changed = changed || v->drop[i] || v->repl[i];
@@ -58,7 +58,8 @@ static int build(ox_arena *a, const ox_graph *g, const ox_pass_view *v, const in
   int64_t *nops = ox_arena_calloc(a, kept + 1, sizeof *nops);
   ox_tensor *ini =
       n_inits ? ox_arena_calloc(a, g->n_initializer + n_inits, sizeof *ini) : NULL;
-  if (!ng || !nodes || !nops || (n_inits && !ini))
+  ox_value_info *gin = n_ins ? ox_arena_calloc(a, g->n_input + n_ins, sizeof *gin) : NULL;
+  if (!ng || !nodes || !nops || (n_inits && !ini) || (n_ins && !gin))
     return ox_err_set(e, OX_ENOMEM, "out of memory fusing the graph");
   *ng = *g;
   size_t k = 0;
@@ -74,6 +75,12 @@ static int build(ox_arena *a, const ox_graph *g, const ox_pass_view *v, const in
     memcpy(ini + g->n_initializer, inits, n_inits * sizeof *ini);
     ng->initializer = ini;
     ng->n_initializer = g->n_initializer + n_inits;
+  }
+  if (n_ins) { /* after the graph's own: their indices stay */
+    if (g->n_input) memcpy(gin, g->input, g->n_input * sizeof *gin);
+    memcpy(gin + g->n_input, ins, n_ins * sizeof *gin);
+    ng->input = gin;
+    ng->n_input = g->n_input + n_ins;
   }
   *out = ng;
   if (out_opsets) *out_opsets = nops;
@@ -93,9 +100,10 @@ int ox_opt_run(const ox_opt_request *r, ox_arena *a, const ox_graph *g, const ox
   if (!h) return e->code;
   int rc = run_passes(r, h, &v);
   if (!rc) {
-    size_t n_inits;
+    size_t n_inits, n_ins;
     const ox_tensor *inits = ox_opt_host_inits(h, &n_inits);
-    rc = build(a, g, &v, opsets, inits, n_inits, out, out_opsets, e);
+    const ox_value_info *ins = ox_opt_host_new_inputs(h, &n_ins);
+    rc = build(a, g, &v, opsets, inits, n_inits, ins, n_ins, out, out_opsets, e);
   }
   ox_opt_host_free(h);
   return rc;

@@ -163,6 +163,11 @@ struct ox_session {
    * override one uses `plain`, a session prepared without that assumption
    * (made on first need). */
   bool defaults_const;
+  /* the model's graph inputs (after function inlining), the first of the
+   * optimised graph's: the inputs listed to callers. Those a pass added
+   * after them (kv_cache.c's optional cache buffers) are not listed, and a
+   * run may feed them by name or leave them out. */
+  size_t n_model_inputs;
   /* the table's constant_folding pass is on (src/opt/passes.c): nodes whose
    * inputs are all constants run once at prepare */
   bool fold_constants;

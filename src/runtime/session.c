@@ -801,6 +801,7 @@ int ox_session_create(const ox_model *m, const ox_session_opts *opts, ox_session
   }
   if (ox_rt_expand_functions(s, m->proto->graph, &s->graph, e)) goto fail;
   if (ox_rt_expand_gradients(s, s->graph, &s->graph, e)) goto fail;
+  s->n_model_inputs = s->graph->n_input;
   if (optimize(s, e)) goto fail;
   s->main = new_graph(s, s->graph, NULL, NULL, "", e);
   if (!s->main || prepare_graph(s, s->main, e)) goto fail;
@@ -945,15 +946,15 @@ static ox_session *plain_session(ox_session *s, ox_err *e) {
   return p;
 }
 
-size_t ox_session_n_inputs(const ox_session *s) { return s->graph->n_input; }
+size_t ox_session_n_inputs(const ox_session *s) { return s->n_model_inputs; }
 const char *ox_session_input_name(const ox_session *s, size_t i) {
-  return i < s->graph->n_input ? s->graph->input[i].name : NULL;
+  return i < s->n_model_inputs ? s->graph->input[i].name : NULL;
 }
 const ox_type *ox_session_input_type(const ox_session *s, size_t i) {
-  return i < s->graph->n_input ? s->graph->input[i].type : NULL;
+  return i < s->n_model_inputs ? s->graph->input[i].type : NULL;
 }
 bool ox_session_input_has_default(const ox_session *s, size_t i) {
-  if (i >= s->main->n_in) return false;
+  if (i >= s->n_model_inputs) return false;
   return s->main->slots[s->main->in[i]].cst != NULL;
 }
 size_t ox_session_n_outputs(const ox_session *s) { return s->graph->n_output; }
@@ -992,9 +993,10 @@ int ox_session_run_opts(ox_session *s, const ox_run_opts *ro, const char *const 
         goto done;
       }
     } else {
-      i = j;
-      if (i >= g->n_in) {
-        rc = ox_err_set(e, OX_EINVAL, "%zu inputs given, the model has %zu", n_in, g->n_in);
+      i = j; /* by position: the model's inputs only (not those passes added) */
+      if (i >= s->n_model_inputs) {
+        rc = ox_err_set(e, OX_EINVAL, "%zu inputs given, the model has %zu", n_in,
+                        s->n_model_inputs);
         goto done;
       }
     }

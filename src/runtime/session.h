@@ -94,7 +94,9 @@ void ox_session_profile_reset(ox_session *s);
 /* The model the session was made from. */
 const ox_model *ox_session_model(const ox_session *s);
 
-/* Graph inputs (all, in order, including those with an initializer). */
+/* Graph inputs (all, in order, including those with an initializer), as
+ * the model has them: not the optional inputs passes added (a run may
+ * still feed those by name). */
 size_t ox_session_n_inputs(const ox_session *s);
 const char *ox_session_input_name(const ox_session *s, size_t i);
 const ox_type *ox_session_input_type(const ox_session *s, size_t i); /* may be NULL */

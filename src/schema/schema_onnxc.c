@@ -155,8 +155,7 @@ static const ox_attr_schema bhsd_attrs[] = {
 };
 
 /* ---- KVCacheAppend ---- */
-static const ox_formal kv_in[] = {ONE("cache", F32), ONE("new", F32),
-                                  ONE("past_len", "tensor(int64)")};
+static const ox_formal kv_in[] = {ONE("past", F32), ONE("new", F32), OPT("cache", F32)};
 static const ox_formal kv_out[] = {ONE("present", F32), OPT("total_len", "tensor(int64)"),
                                    OPT("present_shape", "tensor(int64)")};
 
@@ -272,17 +271,19 @@ const ox_schema ox_schema_onnxc_table[] = {
      .n_inputs = N_OF(kv_in),
      .outputs = kv_out,
      .n_outputs = N_OF(kv_out),
-     .min_inputs = 3,
+     .min_inputs = 2,
      .max_inputs = 3,
      .min_outputs = 1,
      .max_outputs = 3,
-     .doc = "A KV cache of fixed length appended in place (the generation loop's rewrite of "
-            "Optimum's Concat(past, new, axis 2)): present is cache [B, H, M, D] with rows "
-            "[past_len, past_len + n) of every head replaced by new [B, H, n, D]; when the "
-            "runtime gives present the cache's own buffer nothing else is written. total_len "
-            "is past_len + n (one int64), present_shape [B, H, past_len + n, D]: the length "
-            "and shape of the Concat's result, for AttentionBHSDFused's kv_len and the Shape "
-            "nodes that read it. past_len + n beyond M is an error."},
+     .doc = "Concat(past, new, axis 2) of a decoder's KV cache that can also append in place "
+            "(the kv_cache pass's rewrite of Optimum's layout): without cache, present is the "
+            "Concat, [B, H, P + n, D]; with cache [B, H, M, D] (the generation loop's buffer), "
+            "present is the cache with rows [P, P + n) of every head replaced by new [B, H, n, "
+            "D], past giving only P (its data is not read); when the runtime gives present the "
+            "cache's own buffer nothing else is written. total_len is P + n (one int64), "
+            "present_shape [B, H, P + n, D]: the length and shape of the Concat's result, for "
+            "AttentionBHSDFused's kv_len and the Shape nodes that read it. P + n beyond M is "
+            "an error."},
     OP(OX_ONNXC_LAYER_NORM, ln_in, 2, t_out, TC(tc_norm), AT(ln_attrs),
        "LayerNormalization over the last axis (`axis` -1, `epsilon`) of X + Skip when Skip "
        "is given (a residual Add before it), from the written-out form (ReduceMean, Sub, Pow, "

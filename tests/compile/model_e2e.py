@@ -15,10 +15,20 @@ Transpose, ReduceMean; weights from a fixed seed), and checks:
   - an unsupported operator or domain and an unbound symbolic dim are errors
     that name the node or input; --input binds the dim;
   - the generated code builds and runs clean under -fsanitize=address,undefined
-    (skipped where the compiler cannot link the sanitizers).
+    (skipped where the compiler cannot link the sanitizers);
+  - in-place element-wise nodes make the arena smaller (the compiler reports
+    both sizes);
+  - --weights blob: the program that loads the blob gives the same output bits
+    as the inline build; a blob with a bad header, of the wrong size or of
+    another model is refused, and running before the blob is set fails;
+  - --arena caller: no static arena, PREFIX_run_with_arena on the caller's
+    memory gives the same bits; a NULL or misaligned arena is refused;
+  - --target avx2 / avx512 (where this CPU has them) and cortex-m give the
+    same bits; cortex-m declines a float64 model.
 Exit status 77 (skipped) without onnx and numpy.
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -94,6 +104,158 @@ def load_pb(path):
     return numpy_helper.to_array(t)
 
 
+def c_harness(path, prefix, blob):
+    """A C program that checks the run-with-arena and blob entry points:
+    argv[1] the input as raw floats, argv[2] the blob (blob builds); prints
+    the output's bits."""
+    P = prefix
+    src = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "%(P)s.h"
+static float x[%(P)s_INPUT0_COUNT], y1[%(P)s_OUTPUT0_COUNT], y2[%(P)s_OUTPUT0_COUNT];
+int main(int argc, char **argv) {
+  unsigned char *blob = NULL;
+  FILE *fx = argc > 1 ? fopen(argv[1], "rb") : NULL;
+  if (!fx || fread(x, sizeof x, 1, fx) != 1) return 2;
+  fclose(fx);
+#if %(B)d
+  if (%(P)s_run_with_arena(NULL, x, y1) != %(P)s_ERR_ARENA &&
+      %(P)s_run_with_arena(malloc(%(P)s_ARENA_BYTES), x, y1) != %(P)s_ERR_WEIGHTS) {
+    puts("run before set_weights was not refused");
+    return 1;
+  }
+  FILE *f = argc > 2 ? fopen(argv[2], "rb") : NULL;
+  if (!f) return 2;
+  blob = malloc(%(P)s_WEIGHTS_BYTES + 8);
+  size_t n = fread(blob, 1, %(P)s_WEIGHTS_BYTES + 8, f);
+  fclose(f);
+  if (n != %(P)s_WEIGHTS_BYTES) return 3;
+  if (%(P)s_set_weights(blob, n - 1) != %(P)s_ERR_BLOB_SIZE) { puts("size not checked"); return 1; }
+  if (%(P)s_set_weights(blob + 1, n) != %(P)s_ERR_BLOB_ALIGN) { puts("alignment not checked"); return 1; }
+  blob[8] ^= 1; /* version */
+  if (%(P)s_set_weights(blob, n) != %(P)s_ERR_BLOB_HEADER) { puts("header not checked"); return 1; }
+  blob[8] ^= 1;
+  blob[24] ^= 1; /* fingerprint */
+  if (%(P)s_set_weights(blob, n) != %(P)s_ERR_BLOB_MODEL) { puts("fingerprint not checked"); return 1; }
+  blob[24] ^= 1;
+  if (%(P)s_set_weights(blob, n) != 0) { puts("the blob was refused"); return 1; }
+#endif
+  size_t sz = %(P)s_arena_size();
+  unsigned char *mem = malloc(sz + 16);
+  if (!mem) return 2;
+  if (%(P)s_run_with_arena(NULL, x, y1) != %(P)s_ERR_ARENA ||
+      %(P)s_run_with_arena(mem + 4, x, y1) != %(P)s_ERR_ARENA) {
+    puts("a NULL or misaligned arena was not refused");
+    return 1;
+  }
+  memset(mem, 0xff, sz + 16); /* garbage in the arena must not matter */
+  if (%(P)s_run_with_arena(mem + 8, x, y1) != 0 || %(P)s_run_with_arena(mem, x, y2) != 0) return 4;
+  if (memcmp(y1, y2, sizeof y1) != 0) { puts("two arenas differ"); return 1; }
+  for (int i = 0; i < %(P)s_OUTPUT0_COUNT; i++) {
+    unsigned u;
+    memcpy(&u, &y1[i], 4);
+    printf("%%08x\n", u);
+  }
+  free(mem);
+  free(blob);
+  return 0;
+}
+""" % {"P": P, "B": 1 if blob else 0}
+    with open(path, "w") as f:
+        f.write(src)
+
+
+def check_options(onnxc, work, model, xin, want, cc, flags):
+    """--weights blob, --arena caller, the in-place arena and --target."""
+    r = run([onnxc, "compile", model, "-o", os.path.join(work, "cnn.c")])
+    m = re.search(r"(\d+)-byte arena \((\d+) without in-place nodes\)", r.stderr)
+    if not m or not int(m.group(1)) < int(m.group(2)):
+        raise SystemExit("model_e2e: in-place nodes did not shrink the arena: " + r.stderr)
+    print("model_e2e: arena %s bytes with in-place element-wise nodes, %s without"
+          % (m.group(1), m.group(2)))
+
+    def build_run(name, extra, run_args=(), harness_blob=None):
+        d = os.path.join(work, name)
+        os.makedirs(d, exist_ok=True)
+        src = os.path.join(d, "cnn.c")
+        run([onnxc, "compile", model, "-o", src, "--main"] + extra)
+        prog = os.path.join(d, "cnn")
+        run([cc] + flags + [src, src[:-2] + "_main.c", "-lm", "-o", prog])
+        out = os.path.join(d, "out")
+        run([prog, "-o", out, "x=" + xin] + list(run_args))
+        got = load_pb(os.path.join(out, "output_0.pb"))
+        if not np.array_equal(got.view(np.uint32), want.view(np.uint32)):
+            raise SystemExit("model_e2e: %s: output differs from the inline build:\n%s\n%s"
+                             % (name, got, want))
+        if harness_blob is not None:
+            h = os.path.join(d, "harness.c")
+            c_harness(h, "cnn", harness_blob)
+            hp = os.path.join(d, "harness")
+            run([cc] + flags + ["-I", d, src, h, "-lm", "-o", hp])
+            raw = os.path.join(d, "x.raw")
+            np.load(xin).astype(np.float32).tofile(raw)
+            bits = run([hp, raw] + ([harness_blob] if harness_blob else [])).stdout.split()
+            if bits != ["%08x" % v for v in want.view(np.uint32).reshape(-1)]:
+                raise SystemExit("model_e2e: %s: run_with_arena gives other bits" % name)
+        return d
+
+    # the blob's default path is the one given to --weights (relative to the cwd)
+    bd = os.path.join(work, "blob2")
+    os.makedirs(bd, exist_ok=True)
+    blob = os.path.join(bd, "cnn.bin")
+    build_run("blob2", ["--weights", "blob", blob, "--weights-min", "64"], harness_blob=blob)
+    with open(blob, "rb") as f:
+        data = f.read()
+    if data[:8] != b"ONNXCWB\0" or len(data) % 64:
+        raise SystemExit("model_e2e: the blob's header or size is off")
+    prog = os.path.join(bd, "cnn")
+    bad = os.path.join(bd, "bad.bin")
+    for what, content, needle in (("truncated", data[:-64], "wrong size"),
+                                  ("another model's", data[:24] + bytes([data[24] ^ 1]) + data[25:],
+                                   "another model"),
+                                  ("not a blob", b"x" * len(data), "not a weights blob")):
+        with open(bad, "wb") as f:
+            f.write(content)
+        r = subprocess.run([prog, "-o", os.path.join(bd, "o2"), "-w", bad, "x=" + xin],
+                           capture_output=True, text=True)
+        if r.returncode == 0 or needle not in r.stderr:
+            raise SystemExit("model_e2e: a %s blob was not refused: %s" % (what, r.stderr))
+    r = subprocess.run([prog, "-o", os.path.join(bd, "o2"), "-w", os.path.join(bd, "none.bin"),
+                        "x=" + xin], capture_output=True, text=True)
+    if r.returncode == 0:
+        raise SystemExit("model_e2e: a missing blob was not an error")
+    print("model_e2e: --weights blob: same output bits; bad, truncated, foreign and missing "
+          "blobs refused")
+
+    cd = build_run("caller", ["--arena", "caller"], harness_blob="")
+    with open(os.path.join(cd, "cnn.c")) as f:
+        text = f.read()
+    if "cnn_arena[" in text or "int cnn_run(" in text:
+        raise SystemExit("model_e2e: --arena caller still has a static arena or cnn_run")
+    print("model_e2e: --arena caller: no static arena; run_with_arena gives the same bits; "
+          "NULL and misaligned arenas refused")
+
+    with open("/proc/cpuinfo") if os.path.exists("/proc/cpuinfo") else open(os.devnull) as f:
+        cpu = f.read()
+    for t, flag in (("avx2", " avx2"), ("avx512", " avx512f"), ("cortex-m", None)):
+        if flag and flag not in cpu:
+            print("model_e2e: --target %s: this CPU lacks it; skipped" % t)
+            continue
+        build_run("target_" + t, ["--target", t])
+    print("model_e2e: --target avx2/avx512/cortex-m: same output bits")
+    dm = os.path.join(work, "f64.onnx")
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [4])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), dm)
+    r = subprocess.run([onnxc, "compile", dm, "-o", os.path.join(work, "f64.c"), "--target",
+                        "cortex-m"], capture_output=True, text=True)
+    if r.returncode != 1 or "single precision" not in r.stderr:
+        raise SystemExit("model_e2e: cortex-m accepted a float64 model: " + r.stderr)
+
+
 def main():
     args = sys.argv[1:]
     cc = os.environ.get("CC", "cc")
@@ -164,6 +326,8 @@ def main():
             raise SystemExit("model_e2e: expected an error with %r, got %d: %s" % (needle, r.returncode, r.stderr))
     print("model_e2e: errors name the input or node and the reason; --input binds dims")
 
+    check_options(onnxc, work, model, xin, got, cc, flags)
+
     asan = os.path.join(work, "cnn_asan")
     r = subprocess.run([cc] + flags + ["-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
                                        src, src[:-2] + "_main.c", "-lm", "-o", asan],
@@ -175,7 +339,17 @@ def main():
         got2 = load_pb(os.path.join(work, "out_asan", "output_0.pb"))
         if not np.array_equal(got2.view(np.uint32), got.view(np.uint32)) and not np.allclose(got2, got, rtol=1e-6):
             raise SystemExit("model_e2e: the sanitized build gives other results")
-        print("model_e2e: clean under -fsanitize=address,undefined")
+        # the blob and caller-arena builds too (their pointers and checks)
+        for name in ("blob2", "caller"):
+            d = os.path.join(work, name)
+            prog = os.path.join(d, "cnn_asan")
+            run([cc] + flags + ["-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+                                os.path.join(d, "cnn.c"), os.path.join(d, "cnn_main.c"), "-lm", "-o", prog])
+            run([prog, "-o", os.path.join(d, "out_asan"), "x=" + xin])
+            got3 = load_pb(os.path.join(d, "out_asan", "output_0.pb"))
+            if not np.allclose(got3, got, rtol=1e-6):
+                raise SystemExit("model_e2e: the sanitized %s build gives other results" % name)
+        print("model_e2e: clean under -fsanitize=address,undefined (inline, blob, caller arena)")
     return 0
 
 

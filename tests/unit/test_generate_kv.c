@@ -1,15 +1,16 @@
 /* test_generate_kv.c - Optimum's decoder-with-past with the KV cache in
- * place (src/api/generate_kv.c): on a one-layer attention decoder written
- * as exporters write it (and one with grouped-query attention's repeat_kv),
- * the loop takes the in-place path, its buffers stay where they are and
- * nothing is copied, and its greedy tokens are those of the copying path
- * (the caller's session as it is, no rewrite: ONNXC_GENERATE_KV=copy); a
+ * place (the kv_cache pass, src/opt/kv_cache.c; src/api/generate_kv.c): on
+ * a one-layer attention decoder written as exporters write it (and one
+ * with grouped-query attention's repeat_kv), the loop takes the in-place
+ * path, its buffers stay where they are and nothing is copied, and its
+ * greedy tokens are those of the copying path (ONNXC_GENERATE_KV=copy); a
  * graph that reads the present otherwise stays on the copying path and
- * says why; the rewritten session is made once per caller session and
- * shared by concurrent and later generations. Then
- * the two kernels the rewrite adds, against plain ONNX operators:
- * KVCacheAppend (a Concat into a fixed buffer) and AttentionBHSDFused's
- * kv_len (the attention over the first rows of longer K and V). The
+ * says why; concurrent and later generations share the caller's session
+ * (no other session), whose listed inputs stay the model's and whose plain
+ * runs give the bytes of a session without the pass. Then the two kernels
+ * the pass adds, against plain ONNX operators: KVCacheAppend (a Concat,
+ * or an append into a fixed buffer) and AttentionBHSDFused's kv_len (the
+ * attention over the first rows of longer K and V). The
  * comparison with onnxruntime on make_decoders.py's model b is
  * tests/oracle/ort_generate.mjs. */
 #include <math.h>
@@ -20,7 +21,6 @@
 #include <string.h>
 
 #include "../tests/unit/api_check.h"
-#include "api/api_impl.h"
 #include "api/generate_impl.h"
 
 enum { VOCAB = 16, HID = 8, HEADS = 2, HD = 4, CTX = 48 };
@@ -242,11 +242,9 @@ static void *work(void *p) {
   return NULL;
 }
 
-/* The rewritten session is made once per caller session and shared: by
- * generations that start at once on several threads (one makes it, the
- * others wait and take it), by two generators alive together stepping in
- * turn (each its own buffers), and by a later one; all give the copying
- * path's tokens; it goes with the caller's session. */
+/* One caller session serves every generation: ones that start at once on
+ * several threads, two generators alive together stepping in turn (each
+ * its own buffers), and a later one; all give the copying path's tokens. */
 static void test_shared(void) {
   onnxc_model *m = decoder(0, "", "");
   onnxc_session *s = session_of(m, 1), *sc = session_of(m, 1);
@@ -258,9 +256,6 @@ static void test_shared(void) {
   run(sc, 1, want, &in_c, &fixed_c, &cp_c, why);
   CHECK(!in_c);
   unsetenv("ONNXC_GENERATE_KV");
-  ox_api_kv *kv = ox_api_kv_lock(s);
-  CHECK(kv && !kv->tried && !kv->s);
-  ox_api_kv_unlock(s);
   enum { N = 4 };
   worker w[N];
   pthread_t th[N];
@@ -273,10 +268,6 @@ static void test_shared(void) {
     if (started[i]) pthread_join(th[i], NULL);
     CHECK(started[i] && w[i].in_place == 1 && memcmp(w[i].toks, want, sizeof want) == 0);
   }
-  kv = ox_api_kv_lock(s);
-  onnxc_session *shared = kv ? kv->s : NULL;
-  CHECK(kv && kv->tried && shared);
-  ox_api_kv_unlock(s);
   /* two alive at once, stepping in turn */
   int64_t prompt[] = {3, 9, 1}, t1[STEPS], t2[STEPS];
   onnxc_generate_options o = {0};
@@ -297,20 +288,15 @@ static void test_shared(void) {
   }
   onnxc_generate_free(g1);
   onnxc_generate_free(g2);
-  /* a later one: the same session, not a new one */
   int64_t t3[STEPS];
   CHECK(greedy(s, t3) == 1 && memcmp(t3, want, sizeof want) == 0);
-  kv = ox_api_kv_lock(s);
-  CHECK(kv && kv->s == shared);
-  ox_api_kv_unlock(s);
 done:
   onnxc_session_free(s);
   onnxc_session_free(sc);
   onnxc_model_free(m);
 }
 
-/* A graph that does not match: the attempt is kept too (the reason given
- * again without another rewrite). */
+/* A graph that does not match: the reason, on every generation. */
 static void test_shared_fallback(void) {
   onnxc_model *m = decoder(0, ", float dbg", "  dbg = ReduceSum(\"present.0.key\")\n");
   onnxc_session *s = session_of(m, 1);
@@ -318,56 +304,141 @@ static void test_shared_fallback(void) {
   int64_t t[STEPS];
   unsetenv("ONNXC_GENERATE_KV");
   CHECK(greedy(s, t) == 0);
-  ox_api_kv *kv = ox_api_kv_lock(s);
-  CHECK(kv && kv->tried && !kv->s && strstr(kv->why, "ReduceSum"));
-  ox_api_kv_unlock(s);
   CHECK(greedy(s, t) == 0);
+  int64_t prompt[] = {3, 9, 1};
+  onnxc_generate_options o = {0};
+  o.max_new_tokens = 2;
+  onnxc_generator *g = NULL;
+  onnxc_error e = {0};
+  CHECK(onnxc_generate_start(s, prompt, 3, &o, &g, &e) == ONNXC_OK);
+  const char *why = "";
+  CHECK(g && !ox_gen_cache_in_place(g, &why) && strstr(why, "ReduceSum"));
+  onnxc_generate_free(g);
 done:
   onnxc_session_free(s);
   onnxc_model_free(m);
 }
 
-/* KVCacheAppend in a plain run (no buffer given: the cache copied, then
- * the rows) against Concat; past_len beyond the cache fails. */
+/* The session the pass rewrote lists the model's inputs only (names,
+ * count, the graph-input listing too), takes positional inputs as the
+ * model's, and its plain runs give the bytes of a session made without
+ * the pass (Concat, attention without kv_len) at a few past lengths. */
+static void test_plain_session(void) {
+  onnxc_model *m = decoder(0, "", "");
+  onnxc_session *s = session_of(m, 1), *off = NULL;
+  onnxc_error e = {0};
+  onnxc_session_options o = {0};
+  const char *no_kv[] = {"kv_cache"};
+  o.optimization_level = 1;
+  o.threads = 1;
+  o.disabled_passes = no_kv;
+  o.n_disabled_passes = 1;
+  if (!s || onnxc_session_create(m, &o, &off, &e) != ONNXC_OK) {
+    CHECK(0);
+    goto done;
+  }
+  const char *names[] = {"input_ids", "attention_mask", "position_ids", "past_key_values.0.key",
+                         "past_key_values.0.value"};
+  CHECK(onnxc_session_input_count(s) == 5 && onnxc_session_graph_input_count(s) == 5);
+  for (size_t i = 0; i < 5; i++)
+    CHECK(strcmp(onnxc_session_input_name(s, i), names[i]) == 0 &&
+          strcmp(onnxc_session_graph_input_name(s, i), names[i]) == 0);
+  CHECK(onnxc_session_input_name(s, 5) == NULL && onnxc_session_graph_input_name(s, 5) == NULL);
+  for (int64_t past = 0; past <= 5; past += 5) {
+    int64_t ids[2] = {3, 7}, mask[7], pos[2] = {past, past + 1};
+    for (int i = 0; i < 7; i++) mask[i] = 1;
+    float pk[HEADS * 5 * HD], pv[HEADS * 5 * HD];
+    for (int i = 0; i < HEADS * 5 * HD; i++) pk[i] = (float)rnd(), pv[i] = (float)rnd();
+    int64_t di[2] = {1, 2}, dm[2] = {1, past + 2}, dp[4] = {1, HEADS, past, HD};
+    onnxc_value *in[5] = {onnxc_tensor_wrap(7, di, 2, ids, &e), onnxc_tensor_wrap(7, dm, 2, mask, &e),
+                          onnxc_tensor_wrap(7, di, 2, pos, &e), onnxc_tensor_wrap(1, dp, 4, pk, &e),
+                          onnxc_tensor_wrap(1, dp, 4, pv, &e)};
+    onnxc_value *a[3] = {NULL}, *b[3] = {NULL};
+    CHECK(onnxc_session_run(s, NULL, in, 5, NULL, a, 3, &e) == ONNXC_OK);
+    CHECK(onnxc_session_run(off, NULL, in, 5, NULL, b, 3, &e) == ONNXC_OK);
+    for (int k = 0; k < 3; k++)
+      CHECK(a[k] && b[k] && onnxc_tensor_nbytes(a[k]) == onnxc_tensor_nbytes(b[k]) &&
+            memcmp(onnxc_tensor_data_const(a[k]), onnxc_tensor_data_const(b[k]),
+                   onnxc_tensor_nbytes(a[k])) == 0);
+    for (int k = 0; k < 3; k++) onnxc_value_free(a[k]), onnxc_value_free(b[k]);
+    /* one positional input more than the model has: refused */
+    onnxc_value *six[6] = {in[0], in[1], in[2], in[3], in[4], in[4]};
+    CHECK(onnxc_session_run(s, NULL, six, 6, NULL, a, 3, &e) != ONNXC_OK);
+    for (int k = 0; k < 5; k++) onnxc_value_free(in[k]);
+  }
+done:
+  onnxc_session_free(s);
+  onnxc_session_free(off);
+  onnxc_model_free(m);
+}
+
+/* KVCacheAppend without its cache against Concat (ONNX's, at level 0),
+ * then with a cache of 5 rows (no buffer given: the cache copied, then the
+ * rows at past's length); past's length and the new rows beyond the cache
+ * fail. */
 static void test_append_kernel(void) {
   onnxc_model *m = parse(
       "<ir_version: 8, opset_import: [\"\" : 17, \"ai.onnxc\" : 1]>\n"
-      "g (float[1,2,5,3] cache, float[1,2,2,3] nw, int64 past) => (float[1,2,5,3] y, int64 len,"
-      " int64[4] shape) {\n"
-      "  y, len, shape = ai.onnxc.KVCacheAppend(cache, nw, past)\n}\n");
-  onnxc_session *s = session_of(m, 1);
-  if (!s) goto done;
-  float cache[30], nw[12];
+      "g (float[1,2,P,3] past, float[1,2,2,3] nw, optional(float[]) cache) => (float[1,2,T,3] y,"
+      " int64 len, int64[4] shape) {\n"
+      "  y, len, shape = ai.onnxc.KVCacheAppend(past, nw, cache)\n}\n");
+  onnxc_model *cm = parse(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "g (float[1,2,P,3] past, float[1,2,2,3] nw) => (float[1,2,T,3] y) {\n"
+      "  y = Concat <axis = 2> (past, nw)\n}\n");
+  onnxc_session *s = session_of(m, 1), *sc = session_of(cm, 0);
+  if (!s || !sc) goto done;
+  CHECK(onnxc_session_input_count(s) == 3); /* a model's own optional input is listed */
+  float cache[30], nw[12], past[6];
   for (int i = 0; i < 30; i++) cache[i] = (float)i;
   for (int i = 0; i < 12; i++) nw[i] = 100.0f + (float)i;
-  int64_t dc[4] = {1, 2, 5, 3}, dn[4] = {1, 2, 2, 3}, past = 2;
+  for (int i = 0; i < 6; i++) past[i] = -1.0f - (float)i;
+  int64_t dc[4] = {1, 2, 5, 3}, dn[4] = {1, 2, 2, 3}, dp[4] = {1, 2, 1, 3};
   onnxc_error e = {0};
-  onnxc_value *in[3] = {onnxc_tensor_wrap(1, dc, 4, cache, &e), onnxc_tensor_wrap(1, dn, 4, nw, &e),
-                        onnxc_tensor_wrap(7, NULL, 0, &past, &e)};
-  onnxc_value *out[3] = {NULL};
+  onnxc_value *in[3] = {onnxc_tensor_wrap(1, dp, 4, past, &e), onnxc_tensor_wrap(1, dn, 4, nw, &e),
+                        onnxc_tensor_wrap(1, dc, 4, cache, &e)};
+  onnxc_value *out[3] = {NULL}, *want = NULL;
+  /* no cache: Concat's bytes, its length and shape */
+  CHECK(onnxc_session_run(s, NULL, in, 2, NULL, out, 3, &e) == ONNXC_OK);
+  CHECK(onnxc_session_run(sc, NULL, in, 2, NULL, &want, 1, &e) == ONNXC_OK);
+  if (out[0] && out[1] && out[2] && want) {
+    CHECK(onnxc_tensor_nbytes(out[0]) == 4 * 18 && onnxc_tensor_nbytes(want) == 4 * 18 &&
+          memcmp(onnxc_tensor_data_const(out[0]), onnxc_tensor_data_const(want), 4 * 18) == 0);
+    CHECK(*(const int64_t *)onnxc_tensor_data_const(out[1]) == 3);
+    const int64_t *sh = onnxc_tensor_data_const(out[2]);
+    CHECK(sh[0] == 1 && sh[1] == 2 && sh[2] == 3 && sh[3] == 3);
+  }
+  onnxc_value_free(want);
+  for (int i = 0; i < 3; i++) onnxc_value_free(out[i]), out[i] = NULL;
+  /* a cache: rows [1, 3) of each head are new's, the rest the cache's */
   CHECK(onnxc_session_run(s, NULL, in, 3, NULL, out, 3, &e) == ONNXC_OK);
   if (out[0] && out[1] && out[2]) {
     const float *y = onnxc_tensor_data_const(out[0]);
-    int ok = 1;
-    for (int h = 0; h < 2; h++)
+    int ok = onnxc_tensor_nbytes(out[0]) == sizeof cache;
+    for (int h = 0; ok && h < 2; h++)
       for (int r = 0; r < 5; r++)
         for (int c = 0; c < 3; c++) {
-          float want = r >= 2 && r < 4 ? nw[(h * 2 + r - 2) * 3 + c] : cache[(h * 5 + r) * 3 + c];
-          ok = ok && y[(h * 5 + r) * 3 + c] == want;
+          float w = r >= 1 && r < 3 ? nw[(h * 2 + r - 1) * 3 + c] : cache[(h * 5 + r) * 3 + c];
+          ok = ok && y[(h * 5 + r) * 3 + c] == w;
         }
     CHECK(ok);
-    CHECK(*(const int64_t *)onnxc_tensor_data_const(out[1]) == 4);
+    CHECK(*(const int64_t *)onnxc_tensor_data_const(out[1]) == 3);
     const int64_t *sh = onnxc_tensor_data_const(out[2]);
-    CHECK(sh[0] == 1 && sh[1] == 2 && sh[2] == 4 && sh[3] == 3);
+    CHECK(sh[0] == 1 && sh[1] == 2 && sh[2] == 3 && sh[3] == 3);
   }
   for (int i = 0; i < 3; i++) onnxc_value_free(out[i]), out[i] = NULL;
-  past = 4; /* 4 + 2 rows in a cache of 5 */
+  onnxc_value_free(in[0]);
+  int64_t dp4[4] = {1, 2, 4, 3}; /* 4 + 2 rows in a cache of 5 */
+  float past4[24] = {0};
+  in[0] = onnxc_tensor_wrap(1, dp4, 4, past4, &e);
   CHECK(onnxc_session_run(s, NULL, in, 3, NULL, out, 3, &e) != ONNXC_OK);
   CHECK(strstr(e.msg, "past_len 4") && strstr(e.msg, "cache of 5 rows"));
   for (int i = 0; i < 3; i++) onnxc_value_free(in[i]), onnxc_value_free(out[i]);
 done:
   onnxc_session_free(s);
+  onnxc_session_free(sc);
   onnxc_model_free(m);
+  onnxc_model_free(cm);
 }
 
 /* Runs the fused session on fi and the plain one on pi; checks that their
@@ -486,6 +557,7 @@ int main(void) {
   test_in_place(1);
   test_shared();
   test_shared_fallback();
+  test_plain_session();
   test_append_kernel();
   test_attention_kv_len();
   test_attention_kv_len_groups();

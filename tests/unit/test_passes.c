@@ -234,7 +234,7 @@ static void test_table(void) {
   /* today's order: the conv passes after the quantized ones, chains last */
   static const char *const order[] = {"identity", "cse",           "matmul_transb", "tied_gather",
                                       "layernorm",     "rmsnorm",       "rotary",
-                                      "attention",     "attention_bhsd", "matmul_epi",    "swiglu",
+                                      "attention",     "attention_bhsd", "kv_cache",     "matmul_epi",    "swiglu",
                                       "qdq_conv",      "qdq_eltwise",   "dyn_matmul",
                                       "dq_matmul",     "conv_fold",     "conv_epilogue",
                                       "conv_prologue", "channel_shuffle", "conv_gate",
