@@ -27,3 +27,19 @@ if(SYSTEM_PYTHON3)
   set_tests_properties(compile_cortexm_qemu PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only"
                                                        TIMEOUT 300)
 endif()
+# issue 33, int8 QDQ models: the MNIST CNN quantized with python3-onnx QDQ
+# nodes compiles to integer-only kernels (no float in the folded units),
+# matches `onnxc run` within one quantum, clean under ASan+UBSan.
+# With the ONNX test data, also the QLinearConv/QLinearMatMul node cases
+# with constant scales (the integer kernel).
+if(SYSTEM_PYTHON3)
+  set(qdq_testdata)
+  if(EXISTS "${ONNXC_TESTDATA}/node")
+    set(qdq_testdata --testdata ${ONNXC_TESTDATA})
+  endif()
+  add_test(NAME compile_qdq_e2e
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/qdq_mnist.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_qdq_e2e
+                   ${qdq_testdata})
+  set_tests_properties(compile_qdq_e2e PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
+endif()

@@ -68,6 +68,13 @@ extern const cg_op ox_cg_ops_linalg[];
 extern const cg_op ox_cg_ops_conv[];
 extern const cg_op ox_cg_ops_tensor[];
 extern const cg_op ox_cg_ops_reduce[];
+extern const cg_op ox_cg_ops_quant[];
+/* ops_quant.c: the integer nodes of folded QDQ units (not listed) */
+extern const cg_op ox_cg_ops_quant_folded[];
+/* Rewrites DequantizeLinear -> Conv|MatMul|Gemm [-> Relu] -> QuantizeLinear
+ * units of c->g into integer-only nodes (c->g becomes a copy; the
+ * initializers must be values of c already). */
+int ox_cg_fold_qdq(cg_ctx *c);
 
 /* ---- helpers (codegen.c / emit.c) ---- */
 /* Fails naming the current node: "node 'N' (Op): <reason>". */

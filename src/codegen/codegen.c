@@ -11,7 +11,7 @@
 int ox_cg_write_main(cg_ctx *c, const ox_cg_opts *o, ox_buf *out); /* main_gen.c */
 
 static const cg_op *const op_tables[] = {ox_cg_ops_elementwise, ox_cg_ops_linalg, ox_cg_ops_conv,
-                                         ox_cg_ops_tensor, ox_cg_ops_reduce};
+                                         ox_cg_ops_tensor, ox_cg_ops_reduce, ox_cg_ops_quant};
 
 const char *ox_codegen_op_name(size_t i) {
   for (size_t t = 0; t < sizeof op_tables / sizeof op_tables[0]; t++)
@@ -25,6 +25,8 @@ static cg_gen_fn find_gen(const char *op) {
   for (size_t t = 0; t < sizeof op_tables / sizeof op_tables[0]; t++)
     for (const cg_op *p = op_tables[t]; p->op; p++)
       if (strcmp(p->op, op) == 0) return p->gen;
+  for (const cg_op *p = ox_cg_ops_quant_folded; p->op; p++)
+    if (strcmp(p->op, op) == 0) return p->gen;
   return NULL;
 }
 
@@ -766,6 +768,9 @@ int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *
     }
     if ((rc = make_const(c, v, cv, "initializer"))) goto done;
   }
+  /* int8 QDQ units become integer-only nodes (ops_quant.c) */
+  if ((rc = ox_cg_fold_qdq(c))) goto done;
+  g = c->g;
   ins = calloc(g->n_input + 1, sizeof *ins);
   outs = calloc(g->n_output + 1, sizeof *outs);
   calls = calloc(g->n_node + 1, sizeof *calls);

@@ -108,7 +108,7 @@ def tools_missing():
     return None
 
 
-def write_io_header(path, x):
+def write_io_header(path, x, prefix):
     """model_io.h: what harness.c needs to know of this model, and the input's bits"""
     bits = x.reshape(-1).view(np.uint32)
     rows = [", ".join("0x%08xu" % b for b in bits[i:i + 8]) for i in range(0, bits.size, 8)]
@@ -118,16 +118,17 @@ def write_io_header(path, x):
                 "#define IN_COUNT %s_INPUT0_COUNT\n#define OUT_COUNT %s_OUTPUT0_COUNT\n"
                 "#define MODEL_RUN(in, out) %s_run(in, out)\n"
                 "static const uint32_t input_bits[IN_COUNT] = {\n  %s\n};\n"
-                % (PREFIX, PREFIX, PREFIX, PREFIX, ",\n  ".join(rows)))
+                % (prefix, prefix, prefix, prefix, ",\n  ".join(rows)))
 
 
-def run_board(work, machine, what, cpu_flags, src, want):
-    bdir = os.path.join(work, machine)
+def run_board(work, machine, what, cpu_flags, src, want, prefix, rtol, atol):
+    """builds and runs the model of prefix (work/prefix.c, work/prefix/model_io.h)"""
+    bdir = os.path.join(work, prefix, machine)
     os.makedirs(bdir, exist_ok=True)
     cc = ["arm-none-eabi-gcc"] + cpu_flags + ["-O2", "-Wall", "-Wextra", "-Werror",
                                               "-ffunction-sections", "-fdata-sections"]
-    inc = ["-I", work, "-I", HERE]
-    model_o = os.path.join(bdir, PREFIX + ".o")
+    inc = ["-I", os.path.join(work, prefix), "-I", work, "-I", HERE]
+    model_o = os.path.join(bdir, prefix + ".o")
     run(cc + ["-std=c99", "-c", src, "-o", model_o])
     objs = [model_o]
     for name in ("startup.c", "harness.c"):
@@ -141,7 +142,7 @@ def run_board(work, machine, what, cpu_flags, src, want):
     if bad:
         raise SystemExit("cortexm_qemu: %s: the model object needs %s" % (machine, ", ".join(bad)))
 
-    elf = os.path.join(bdir, PREFIX + ".elf")
+    elf = os.path.join(bdir, prefix + ".elf")
     # -nostartfiles: startup.c is the whole start; nosys.specs only so that a stray
     # system call would still link (the check below says none is there)
     run(cc + ["-nostartfiles", "--specs=nosys.specs", "-T", os.path.join(HERE, "mps2.ld"),
@@ -153,11 +154,12 @@ def run_board(work, machine, what, cpu_flags, src, want):
 
     mt, md, mb = sizes(model_o)
     pt, pd, pb = sizes(elf)
+    machine = "%s %s" % (prefix, machine)
     print("cortexm_qemu: %s (%s): model object text %d data %d bss %d; whole program text %d data %d "
           "bss %d" % (machine, what, mt, md, mb, pt, pd, pb))
     print("cortexm_qemu: %s: the model object needs %s" % (machine, " ".join(undef) or "nothing"))
 
-    qemu = ["qemu-system-arm", "-M", machine, "-nographic", "-monitor", "none", "-serial", "none",
+    qemu = ["qemu-system-arm", "-M", machine.split()[1], "-nographic", "-monitor", "none", "-serial", "none",
             "-semihosting-config", "enable=on,target=native", "-kernel", elf]
     try:
         r = subprocess.run(qemu, capture_output=True, text=True, timeout=60)
@@ -179,7 +181,7 @@ def run_board(work, machine, what, cpu_flags, src, want):
     got = np.array([vals[i] for i in range(want.size)], dtype=np.uint32).view(np.float32)
     w = want.reshape(-1).astype(np.float64)
     g = got.astype(np.float64)
-    ok = np.isclose(g, w, rtol=RTOL, atol=ATOL)
+    ok = np.isclose(g, w, rtol=rtol, atol=atol)
     if not ok.all():
         i = int(np.argmin(ok))
         raise SystemExit("cortexm_qemu: %s: output element %d is %r, onnxc run gives %r"
@@ -209,9 +211,22 @@ def main():
     model = os.path.join(work, "mnist_cnn.onnx")
     x, want = reference(onnxc, model, work)
 
-    src = os.path.join(work, PREFIX + ".c")
-    run([onnxc, "compile", model, "-o", src, "--prefix", PREFIX])
-    write_io_header(os.path.join(work, "model_io.h"), x)
+    # the float model, and its int8 QDQ version (tests/compile/qdq_mnist.py),
+    # whose output may differ from onnxc run's where one rounding of the
+    # int8 logits falls the other way: by at most their scale / 4 after the
+    # Softmax
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import qdq_mnist
+    _, qmodel = qdq_mnist.make(onnxc, os.path.join(work, "qdq"))
+    ref = os.path.join(work, "ref_q")
+    run([onnxc, "run", qmodel, "-i", "x=" + os.path.join(work, "x.npy"), "-o", ref])
+    want_q = numpy_helper.to_array(onnx.load_tensor(os.path.join(ref, "output_0.pb")))
+    f2_s = [numpy_helper.to_array(t) for t in onnx.load(qmodel).graph.initializer if t.name == "f2_s"][0]
+    models = ((PREFIX, model, want, RTOL, ATOL), (PREFIX + "q", qmodel, want_q, 0.0, float(f2_s) / 4 * 1.01 + 1e-6))
+    for prefix, path, _, _, _ in models:
+        os.makedirs(os.path.join(work, prefix), exist_ok=True)
+        run([onnxc, "compile", path, "-o", os.path.join(work, prefix + ".c"), "--prefix", prefix])
+        write_io_header(os.path.join(work, prefix, "model_io.h"), x, prefix)
 
     boards = run(["qemu-system-arm", "-M", "help"]).stdout
     done = 0
@@ -219,7 +234,8 @@ def main():
         if not re.search(r"^%s\s" % re.escape(machine), boards, re.M):
             print("cortexm_qemu: this QEMU has no %s; that board skipped" % machine)
             continue
-        run_board(work, machine, what, flags, src, want)
+        for prefix, _, w, rtol, atol in models:
+            run_board(work, machine, what, flags, os.path.join(work, prefix + ".c"), w, prefix, rtol, atol)
         done += 1
     if not done:
         print("cortexm_qemu: this QEMU emulates none of the boards; skipped")
