@@ -62,6 +62,7 @@ extern const cg_op ox_cg_ops_linalg[];
 extern const cg_op ox_cg_ops_conv[];
 extern const cg_op ox_cg_ops_tensor[];
 extern const cg_op ox_cg_ops_reduce[];
+extern const cg_op ox_cg_ops_loss[];
 
 /* ---- helpers (codegen.c / emit.c) ---- */
 /* Fails naming the current node: "node 'N' (Op): <reason>". */
