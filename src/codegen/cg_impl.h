@@ -78,6 +78,7 @@ extern const cg_op ox_cg_ops_tensor[];
 extern const cg_op ox_cg_ops_reduce[];
 extern const cg_op ox_cg_ops_loss[];
 extern const cg_op ox_cg_ops_control[];
+extern const cg_op ox_cg_ops_attention[];
 
 /* ---- the subgraph walk (codegen.c), for the control-flow generators ---- */
 /* A body's graph input as a value in the arena (type from inference). */
