@@ -2,7 +2,7 @@
  * [B, H, S, D] or [B, S, H*D], grouped heads, past key/value and the present
  * outputs, a float or bool mask broadcast from rank 1..4, causal and window
  * masks, nonpad_kv_seqlen, scale, softcap and the four qk_matmul_output
- * modes. One query row at a time: its scores live in a local array of the
+ * modes, and RotaryEmbedding. One query row at a time: its scores live in a local array of the
  * total key length, so no scratch beyond the stack is needed. The
  * semantics are those of the runtime's kernel (src/ops/onnx/attention.c):
  * a fully masked row gives zeros. */
@@ -208,7 +208,68 @@ static int gen_attention(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   return OX_OK;
 }
 
+/* RotaryEmbedding (23): x as [B, H, S, D] or [B, S, H*D]; the first
+ * rotary_embedding_dim values of each head rotate by the cached cos/sin of
+ * the position (position_ids, or the row b*S+s of [B, S, D/2] caches),
+ * halves or interleaved pairs; the rest are copied. */
+static int gen_rotary(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                      size_t n_out) {
+  (void)out, (void)n_out;
+  const cg_val *X = in[0], *CS = n_in > 1 ? in[1] : NULL, *SN = n_in > 2 ? in[2] : NULL;
+  const cg_val *PI = n_in > 3 ? in[3] : NULL;
+  if (cg_need_float(c, X)) return c->e->code;
+  if (!CS || !SN || CS->dtype != X->dtype || SN->dtype != X->dtype)
+    return cg_fail(c, OX_EMODEL, "cos_cache and sin_cache of the input's type are required");
+  int64_t B, S, H, D;
+  bool four = X->rank == 4;
+  int64_t nh = ox_node_attr_int(n, "num_heads", 0);
+  if (four) {
+    B = X->dims[0], H = X->dims[1], S = X->dims[2], D = X->dims[3];
+  } else if (X->rank == 3 && nh > 0 && X->dims[2] % nh == 0) {
+    B = X->dims[0], S = X->dims[1], H = nh, D = X->dims[2] / nh;
+  } else {
+    return cg_fail(c, OX_EMODEL, "the input must be 4-D, or 3-D with num_heads");
+  }
+  int64_t rd = ox_node_attr_int(n, "rotary_embedding_dim", 0), R = rd > 0 ? rd : D, half = R / 2;
+  bool il = ox_node_attr_int(n, "interleaved", 0) != 0;
+  if (R > D || R % 2 || CS->rank < 1 || CS->dims[CS->rank - 1] != half || SN->numel != CS->numel)
+    return cg_fail(c, OX_EMODEL, "rotary_embedding_dim or the caches do not fit the head size");
+  int64_t rows = CS->numel / (half ? half : 1);
+  if (PI ? (PI->numel != B * S || CS->rank != 2) : CS->numel != B * S * half)
+    return cg_fail(c, OX_EMODEL, "position_ids must be [B, S] (caches 2-D), or caches [B, S, D/2]");
+  const char *T = cg_ctype(X->dtype);
+  cg_printf(c, "  memcpy(Y0, X0, %zu); /* the values past the rotary part stay */\n", X->nbytes);
+  cg_printf(c, "  for (long long b = 0; b < %lld; b++)\n    for (long long s = 0; s < %lld; s++) {\n",
+            (long long)B, (long long)S);
+  if (PI) {
+    cg_printf(c, "      long long row = (long long)X3[b * %lld + s];\n", (long long)S);
+    cg_printf(c, "      if (row < 0 || row >= %lld) row = 0; /* outside the cache */\n",
+              (long long)rows);
+  } else {
+    cg_printf(c, "      const long long row = b * %lld + s;\n", (long long)S);
+  }
+  cg_printf(c, "      const %s *cs = X1 + row * %lld, *sn = X2 + row * %lld;\n", T,
+            (long long)half, (long long)half);
+  cg_printf(c, "      for (long long h = 0; h < %lld; h++) {\n", (long long)H);
+  if (four)
+    cg_printf(c, "        const long long off = ((b * %lld + h) * %lld + s) * %lld;\n",
+              (long long)H, (long long)S, (long long)D);
+  else
+    cg_printf(c, "        const long long off = ((b * %lld + s) * %lld + h) * %lld;\n",
+              (long long)S, (long long)H, (long long)D);
+  cg_printf(c, "        for (long long i = 0; i < %lld; i++) {\n", (long long)half);
+  if (il)
+    cg_printf(c, "          const long long i1 = off + 2 * i, i2 = i1 + 1;\n");
+  else
+    cg_printf(c, "          const long long i1 = off + i, i2 = i1 + %lld;\n", (long long)half);
+  cg_printf(c, "          const %s x1 = X0[i1], x2 = X0[i2];\n", T);
+  cg_printf(c, "          Y0[i1] = x1 * cs[i] - x2 * sn[i];\n          Y0[i2] = x2 * cs[i] + x1 * "
+               "sn[i];\n        }\n      }\n    }\n");
+  return OX_OK;
+}
+
 const cg_op ox_cg_ops_attention[] = {
     {"Attention", gen_attention},
+    {"RotaryEmbedding", gen_rotary},
     {NULL, NULL},
 };
