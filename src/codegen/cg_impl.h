@@ -80,6 +80,7 @@ extern const cg_op ox_cg_ops_loss[];
 extern const cg_op ox_cg_ops_control[];
 extern const cg_op ox_cg_ops_attention[];
 extern const cg_op ox_cg_ops_resize[];
+extern const cg_op ox_cg_ops_signal[];
 
 /* ---- the subgraph walk (codegen.c), for the control-flow generators ---- */
 /* A body's graph input as a value in the arena (type from inference). */

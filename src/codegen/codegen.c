@@ -13,7 +13,7 @@ int ox_cg_write_main(cg_ctx *c, const ox_cg_opts *o, ox_buf *out); /* main_gen.c
 static const cg_op *const op_tables[] = {ox_cg_ops_elementwise, ox_cg_ops_linalg, ox_cg_ops_conv,
                                          ox_cg_ops_tensor, ox_cg_ops_reduce, ox_cg_ops_loss,
                                          ox_cg_ops_control, ox_cg_ops_attention,
-                                         ox_cg_ops_resize};
+                                         ox_cg_ops_resize, ox_cg_ops_signal};
 
 const char *ox_codegen_op_name(size_t i) {
   for (size_t t = 0; t < sizeof op_tables / sizeof op_tables[0]; t++)
