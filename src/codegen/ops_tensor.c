@@ -546,7 +546,34 @@ static int gen_eyelike(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
   return OX_OK;
 }
 
+/* OneHot: for each index, a run of depth values along axis, "on" where the
+ * index (negative ones count from depth) equals the position, else "off";
+ * an index out of range gives a run of "off". */
+static int gen_onehot(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                      size_t n_out) {
+  (void)n_out;
+  const cg_val *I = in[0], *V = n_in > 2 ? in[2] : NULL, *Y = out[0];
+  if (!V || V->numel != 2 || V->dtype != Y->dtype)
+    return cg_fail(c, OX_EMODEL, "values must be [off, on] of the output's type");
+  size_t ax;
+  if (!cg_axis(ox_node_attr_int(n, "axis", -1), Y->rank, &ax))
+    return cg_fail(c, OX_EMODEL, "axis out of range");
+  int64_t depth = Y->dims[ax], outer = 1, inner = 1;
+  for (size_t d = 0; d < ax; d++) outer *= Y->dims[d];
+  for (size_t d = ax + 1; d < Y->rank; d++) inner *= Y->dims[d];
+  cg_printf(c, "  for (long long o = 0; o < %lld; o++)\n    for (long long i = 0; i < %lld; i++) {\n",
+            (long long)outer, (long long)inner);
+  cg_printf(c, "      long long v = (long long)X0[o * %lld + i];\n      if (v < 0) v += %lld;\n",
+            (long long)inner, (long long)depth);
+  cg_printf(c, "      for (long long d = 0; d < %lld; d++)\n", (long long)depth);
+  cg_printf(c, "        Y0[(o * %lld + d) * %lld + i] = d == v ? X2[1] : X2[0];\n    }\n",
+            (long long)depth, (long long)inner);
+  (void)I;
+  return OX_OK;
+}
+
 const cg_op ox_cg_ops_tensor[] = {
+    {"OneHot", gen_onehot},
     {"ScatterElements", gen_scatter_elements},
     {"Scatter", gen_scatter_elements},
     {"ScatterND", gen_nd},
