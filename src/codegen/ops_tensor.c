@@ -572,7 +572,38 @@ static int gen_onehot(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   return OX_OK;
 }
 
+/* CenterCropPad: each axis is cropped (a longer input) or padded with zeros
+ * (a shorter one) around its centre: output index j reads input index
+ * j + (in - out) / 2 (crop) or j - (out - in) / 2 (pad), zero outside. */
+static int gen_centercroppad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
+                             cg_val **out, size_t n_out) {
+  (void)n, (void)n_in, (void)n_out;
+  const cg_val *X = in[0], *Y = out[0];
+  if (X->rank != Y->rank) return cg_fail(c, OX_EMODEL, "the output's rank differs");
+  int64_t xs[CG_MAX_RANK];
+  cg_strides(X, xs);
+  size_t r = Y->rank;
+  cg_printf(c, "  size_t o = 0;\n");
+  for (size_t d = 0; d < r; d++)
+    cg_printf(c, "%*sfor (long long j%zu = 0; j%zu < %lld; j%zu++)\n", (int)(2 + 2 * d), "", d, d,
+              (long long)Y->dims[d], d);
+  int ind = (int)(2 + 2 * r);
+  cg_printf(c, "%*s{\n", ind, "");
+  cg_printf(c, "%*s  long long at = 0;\n%*s  int inside = 1;\n", ind, "", ind, "");
+  for (size_t d = 0; d < r; d++) {
+    int64_t diff = X->dims[d] - Y->dims[d];
+    /* crop: start at (in - out) / 2; pad: (out - in) / 2 zeros first */
+    int64_t sh = diff >= 0 ? diff / 2 : -((-diff) / 2);
+    cg_printf(c, "%*s  { const long long i = j%zu + %lld;\n", ind, "", d, (long long)sh);
+    cg_printf(c, "%*s    if (i < 0 || i >= %lld) inside = 0;\n%*s    at += i * %lld; }\n", ind, "",
+              (long long)X->dims[d], ind, "", (long long)xs[d]);
+  }
+  cg_printf(c, "%*s  Y0[o++] = inside ? X0[at] : 0;\n%*s}\n", ind, "", ind, "");
+  return OX_OK;
+}
+
 const cg_op ox_cg_ops_tensor[] = {
+    {"CenterCropPad", gen_centercroppad},
     {"OneHot", gen_onehot},
     {"ScatterElements", gen_scatter_elements},
     {"Scatter", gen_scatter_elements},
