@@ -16,6 +16,15 @@ if(SYSTEM_PYTHON3)
                    $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_model_e2e)
   set_tests_properties(compile_model_e2e PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
 endif()
+# If / Loop / Scan as C control flow: nested bodies, outer-scope reads,
+# reversed scan axes; expected outputs from numpy; a Loop whose scan output
+# length is dynamic is refused naming the node.
+if(SYSTEM_PYTHON3)
+  add_test(NAME compile_control_flow
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/control_flow.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_control_flow)
+  set_tests_properties(compile_control_flow PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
+endif()
 # issue 33, "a microcontroller for real": an MNIST-sized CNN compiled, built
 # with arm-none-eabi-gcc for a Cortex-M3 and a Cortex-M4F and run under
 # qemu-system-arm (mps2-an385/an386, semihosting); output matches `onnxc run`.

@@ -18,6 +18,7 @@ typedef struct cg_val {
   size_t rank;
   int64_t numel;
   cg_kind kind;
+  bool in_body; /* made inside a control-flow body (written there) */
   size_t index;  /* graph input / output index */
   ox_value *cv;  /* CG_CONST: the data (owned) */
   char *cname;   /* C expression of the pointer in the run function */
@@ -40,6 +41,7 @@ typedef struct cg_ctx {
   size_t n_vals;
   ox_map by_name;
   ox_buf consts, funcs, body;
+  ox_buf fdone; /* finished functions (funcs holds the one being written) */
   size_t n_consts, n_funcs;
   cg_val **ins, **outs; /* graph inputs (not initializers) and outputs */
   size_t n_ins, n_outs;
@@ -49,6 +51,18 @@ typedef struct cg_ctx {
   /* the node being generated */
   const ox_node *node;
   size_t node_idx;
+  /* control flow: inferred types by name (subgraphs' too), the graph
+   * outputs, the top-level node whose bodies are being generated (every
+   * body value lives in the arena for that node's whole call), and the
+   * operands of the control-flow function being written: its inputs X<i>,
+   * outputs Y<j> and the other values its bodies touch, passed as V<k> */
+  ox_map *types;
+  const ox_map *out_names;
+  int depth;
+  long top_idx;
+  size_t n_body_nodes;
+  cg_val **cf_in, **cf_out, **extra;
+  size_t cf_n_in, cf_n_out, n_extra;
 } cg_ctx;
 
 /* An operator generator: appends the body of the node's function (its
@@ -75,6 +89,25 @@ extern const cg_op ox_cg_ops_quant_folded[];
  * units of c->g into integer-only nodes (c->g becomes a copy; the
  * initializers must be values of c already). */
 int ox_cg_fold_qdq(cg_ctx *c);
+extern const cg_op ox_cg_ops_loss[];
+extern const cg_op ox_cg_ops_control[];
+extern const cg_op ox_cg_ops_attention[];
+extern const cg_op ox_cg_ops_resize[];
+extern const cg_op ox_cg_ops_signal[];
+
+/* ---- the subgraph walk (codegen.c), for the control-flow generators ---- */
+/* A body's graph input as a value in the arena (type from inference). */
+cg_val *cg_body_input(cg_ctx *c, const ox_value_info *vi);
+/* Generates the functions of body g's nodes and writes, into the
+ * control-flow function being generated, the calls to them (indented by
+ * ind). Its graph inputs must have been made with cg_body_input first. */
+int cg_body_run(cg_ctx *c, const ox_graph *g, const char *ind);
+/* The C expression of value v inside the control-flow function being
+ * written: X<i>, Y<j>, or V<k> (v is then passed to it as an extra
+ * operand). NULL when out of memory. */
+const char *cg_ref(cg_ctx *c, cg_val *v);
+/* A value by name (NULL when none). */
+cg_val *cg_find(cg_ctx *c, const char *name);
 
 /* ---- helpers (codegen.c / emit.c) ---- */
 /* Fails naming the current node: "node 'N' (Op): <reason>". */

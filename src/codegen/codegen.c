@@ -11,7 +11,9 @@
 int ox_cg_write_main(cg_ctx *c, const ox_cg_opts *o, ox_buf *out); /* main_gen.c */
 
 static const cg_op *const op_tables[] = {ox_cg_ops_elementwise, ox_cg_ops_linalg, ox_cg_ops_conv,
-                                         ox_cg_ops_tensor, ox_cg_ops_reduce, ox_cg_ops_quant};
+                                         ox_cg_ops_tensor, ox_cg_ops_reduce, ox_cg_ops_quant,
+                                         ox_cg_ops_loss, ox_cg_ops_control, ox_cg_ops_attention,
+                                         ox_cg_ops_resize, ox_cg_ops_signal};
 
 const char *ox_codegen_op_name(size_t i) {
   for (size_t t = 0; t < sizeof op_tables / sizeof op_tables[0]; t++)
@@ -169,9 +171,10 @@ typedef struct cg_call {
 } cg_call;
 
 /* The parameters; `shared` is the input that Y0 overwrites in place (-1:
- * none): those two are the same memory, so they lose `restrict`. */
+ * none): those two are the same memory, so they lose `restrict`. extra are
+ * the outer values a control-flow node's bodies read or write (V<k>). */
 static void put_params(cg_ctx *c, cg_val **in, size_t n_in, cg_val **out, size_t n_out,
-                       long shared) {
+                       long shared, cg_val **extra, size_t n_extra) {
   bool first = true;
   for (size_t i = 0; i < n_in; i++)
     if (in[i]) {
@@ -185,6 +188,14 @@ static void put_params(cg_ctx *c, cg_val **in, size_t n_in, cg_val **out, size_t
                 i == 0 && shared >= 0 ? "" : "restrict ", i);
       first = false;
     }
+  /* the values a control-flow node's bodies touch: constants and graph
+   * inputs are read-only (their arrays are const), the rest may be written */
+  for (size_t k = 0; k < n_extra; k++) {
+    bool ro = extra[k]->kind == CG_CONST || extra[k]->kind == CG_INPUT;
+    cg_printf(c, "%s%s%s *restrict V%zu", first ? "" : ", ", ro ? "const " : "",
+              cg_ctype(extra[k]->dtype), k);
+    first = false;
+  }
   if (first) cg_printf(c, "void");
   cg_printf(c, ") {\n");
   for (size_t i = 0; i < n_in; i++)
@@ -252,10 +263,41 @@ static int note_reads(ox_map *m, const ox_node *n, size_t idx) {
   return OX_OK;
 }
 
-static int gen_node(cg_ctx *c, size_t idx, const ox_map *out_names, ox_map *types, cg_call *call) {
-  const ox_node *n = &c->g->node[idx];
+cg_val *cg_find(cg_ctx *c, const char *name) { return find_val(c, name); }
+
+const char *cg_ref(cg_ctx *c, cg_val *v) {
+  for (size_t i = 0; i < c->cf_n_in; i++)
+    if (c->cf_in[i] == v) return ox_arena_printf(c->a, "X%zu", i);
+  for (size_t i = 0; i < c->cf_n_out; i++)
+    if (c->cf_out[i] == v) return ox_arena_printf(c->a, "Y%zu", i);
+  for (size_t k = 0; k < c->n_extra; k++)
+    if (c->extra[k] == v) return ox_arena_printf(c->a, "V%zu", k);
+  cg_val **slot = OX_VEC_PUSH(c->a, c->extra, c->n_extra);
+  if (!slot) return NULL;
+  *slot = v;
+  /* a value of an enclosing graph read here stays alive through the node */
+  if (v->kind == CG_TEMP && v->last < c->top_idx) v->last = c->top_idx;
+  return ox_arena_printf(c->a, "V%zu", c->n_extra - 1);
+}
+
+cg_val *cg_body_input(cg_ctx *c, const ox_value_info *vi) {
+  cg_val *v = add_val(c, vi->name);
+  if (!v || take_type(c, v, vi->type, "subgraph input")) return NULL;
+  v->kind = CG_TEMP;
+  v->in_body = true;
+  v->first = v->last = c->top_idx;
+  return v;
+}
+
+/* Writes the node's function. Its text is built apart (c->funcs) and moved
+ * to the finished functions at the end, so that the functions a
+ * control-flow node's bodies need come before it. idx names the node (its
+ * index in its graph). */
+static int gen_node(cg_ctx *c, const ox_node *n, size_t idx, cg_call *call) {
   c->node = n;
   c->node_idx = idx;
+  long life = c->depth ? c->top_idx : (long)idx; /* lifetimes count top-level nodes */
+  if (!c->depth) c->top_idx = (long)idx;
   if (!ox_is_default_domain(n->domain))
     return cg_fail(c, OX_EUNSUPPORTED, "operators of domain '%s' have no C generator", n->domain);
   cg_val **in = ox_arena_calloc(c->a, n->n_input + 1, sizeof *in);
@@ -285,60 +327,133 @@ static int gen_node(cg_ctx *c, size_t idx, const ox_map *out_names, ox_map *type
   cg_gen_fn gen = find_gen(n->op_type);
   if (!gen) return cg_fail(c, OX_EUNSUPPORTED, "no C generator for this operator");
   for (size_t i = 0; i < n->n_input; i++)
-    if (in[i] && in[i]->kind == CG_TEMP && (long)idx > in[i]->last) in[i]->last = (long)idx;
+    if (in[i] && in[i]->kind == CG_TEMP && life > in[i]->last) in[i]->last = life;
   for (size_t i = 0; i < n->n_output; i++) {
     if (!*n->output[i]) continue;
     uintptr_t t;
     cg_val *v = add_val(c, n->output[i]);
     if (!v) return c->e->code;
     out[i] = v;
-    if (!ox_map_get(types, n->output[i], &t))
+    if (!ox_map_get(c->types, n->output[i], &t))
       return cg_fail(c, OX_EUNSUPPORTED, "output '%s' has no inferred type", n->output[i]);
-    char what[96];
-    snprintf(what, sizeof what, "output of node %zu (%s)", idx, n->op_type);
+    char what[160];
+    snprintf(what, sizeof what, "output of node %zu (%s%s)", idx, n->op_type,
+             strcmp(n->op_type, "Loop") == 0
+                 ? "; its scan outputs' length must be fixed by a constant trip count"
+                 : "");
     int rc = take_type(c, v, (const ox_type *)t, what);
     if (rc) return rc;
     uintptr_t k;
-    if (ox_map_get(out_names, n->output[i], &k)) {
+    if (!c->depth && ox_map_get(c->out_names, n->output[i], &k)) {
       v->kind = CG_OUTPUT;
       v->index = k;
     } else {
       v->kind = CG_TEMP;
-      v->first = v->last = (long)idx;
+      v->in_body = c->depth > 0;
+      v->first = v->last = life;
     }
   }
   /* prefixed, so that several generated files can be built as one unit */
-  call->fname = ox_arena_printf(c->a, "%s_n%zu_%s", c->prefix, idx,
-                                sanitize(c, n->name && *n->name ? n->name : n->op_type));
-  /* the comment: op, attributes that matter are in the code; shapes here */
-  cg_printf(c, "/* node %zu '%s': %s(", idx, n->name ? n->name : "", n->op_type);
-  for (size_t i = 0; i < n->n_input; i++)
-    cg_printf(c, "%s%s", i ? ", " : "", in[i] ? cg_type_str(c, in[i]) : "-");
-  cg_printf(c, ") -> ");
-  for (size_t i = 0; i < n->n_output; i++)
-    cg_printf(c, "%s%s", i ? ", " : "", out[i] ? cg_type_str(c, out[i]) : "-");
-  long shared = inplace_input(c, idx, n, in, out);
+  const char *nm = sanitize(c, n->name && *n->name ? n->name : n->op_type);
+  call->fname = c->depth ? ox_arena_printf(c->a, "%s_n%ld_b%zu_%s", c->prefix, c->top_idx,
+                                           c->n_body_nodes++, nm)
+                         : ox_arena_printf(c->a, "%s_n%zu_%s", c->prefix, idx, nm);
+  /* the body first (a control-flow generator writes its bodies' functions
+   * meanwhile and collects the extra operands), then the signature */
+  ox_buf outer = c->funcs;
+  cg_val **o_in = c->cf_in, **o_out = c->cf_out, **o_extra = c->extra;
+  size_t o_nin = c->cf_n_in, o_nout = c->cf_n_out, o_nextra = c->n_extra;
+  c->funcs = (ox_buf){0};
+  c->cf_in = in;
+  c->cf_n_in = n->n_input;
+  c->cf_out = out;
+  c->cf_n_out = n->n_output;
+  c->extra = NULL;
+  c->n_extra = 0;
+  /* in place: decided for top-level nodes only (last_read counts them) */
+  long shared = c->depth ? -1 : inplace_input(c, idx, n, in, out);
   if (shared >= 0) {
     cg_val *x = in[shared];
     out[0]->alias = x->alias ? x->alias : x;
-    cg_printf(c, " (in place: Y0 overwrites X%ld)", shared);
   }
-  cg_printf(c, " */\nstatic void %s(", call->fname);
-  put_params(c, in, n->n_input, out, n->n_output, shared);
   bool empty = true; /* every output empty: nothing to compute (and no loop to 0) */
   for (size_t i = 0; i < n->n_output; i++)
     if (out[i] && out[i]->numel) empty = false;
   int rc = empty ? OX_OK : gen(c, n, in, n->n_input, out, n->n_output);
+  c->node = n;
+  c->node_idx = idx;
+  ox_buf body = c->funcs;
+  cg_val **extra = c->extra;
+  size_t n_extra = c->n_extra;
+  c->funcs = (ox_buf){0};
+  if (!rc) {
+    /* the comment: op, attributes that matter are in the code; shapes here */
+    cg_printf(c, "/* node %zu '%s': %s(", idx, n->name ? n->name : "", n->op_type);
+    for (size_t i = 0; i < n->n_input; i++)
+      cg_printf(c, "%s%s", i ? ", " : "", in[i] ? cg_type_str(c, in[i]) : "-");
+    cg_printf(c, ") -> ");
+    for (size_t i = 0; i < n->n_output; i++)
+      cg_printf(c, "%s%s", i ? ", " : "", out[i] ? cg_type_str(c, out[i]) : "-");
+    if (shared >= 0) cg_printf(c, " (in place: Y0 overwrites X%ld)", shared);
+    cg_printf(c, " */\nstatic void %s(", call->fname);
+    put_params(c, in, n->n_input, out, n->n_output, shared, extra, n_extra);
+    ox_buf_append(&c->funcs, body.data, body.size);
+    cg_printf(c, "}\n\n");
+    ox_buf_append(&c->fdone, c->funcs.data, c->funcs.size);
+    if (c->funcs.failed || body.failed) rc = ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+  }
+  ox_buf_free(&body);
+  ox_buf_free(&c->funcs);
+  c->funcs = outer;
+  c->cf_in = o_in;
+  c->cf_n_in = o_nin;
+  c->cf_out = o_out;
+  c->cf_n_out = o_nout;
+  c->extra = o_extra;
+  c->n_extra = o_nextra;
   if (rc) return rc;
-  cg_printf(c, "}\n\n");
   c->n_funcs++;
-  call->args = ox_arena_calloc(c->a, n->n_input + n->n_output + 1, sizeof(cg_val *));
+  call->args = ox_arena_calloc(c->a, n->n_input + n->n_output + n_extra + 1, sizeof(cg_val *));
   if (!call->args) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
   for (size_t i = 0; i < n->n_input; i++)
     if (in[i]) call->args[call->n_args++] = in[i];
   for (size_t i = 0; i < n->n_output; i++)
     if (out[i]) call->args[call->n_args++] = out[i];
+  for (size_t k = 0; k < n_extra; k++) call->args[call->n_args++] = extra[k];
   return OX_OK;
+}
+
+int cg_body_run(cg_ctx *c, const ox_graph *g, const char *ind) {
+  const ox_node *cf = c->node;
+  size_t cf_idx = c->node_idx;
+  int rc = OX_OK;
+  for (size_t i = 0; i < g->n_sparse_initializer; i++)
+    return cg_fail(c, OX_EUNSUPPORTED, "sparse initializers in a body are not compiled");
+  for (size_t i = 0; i < g->n_initializer && !rc; i++) {
+    cg_val *v = add_val(c, g->initializer[i].name);
+    ox_value *cv = v ? ox_value_from_tensor_proto(&g->initializer[i], false, c->e) : NULL;
+    rc = cv ? make_const(c, v, cv, "body initializer") : c->e->code ? c->e->code : OX_ENOMEM;
+  }
+  c->depth++;
+  for (size_t i = 0; i < g->n_node && !rc; i++) {
+    cg_call call = {0};
+    rc = gen_node(c, &g->node[i], i, &call);
+    c->node = cf;
+    c->node_idx = cf_idx;
+    if (rc || !call.fname) continue;
+    cg_printf(c, "%s%s(", ind, call.fname);
+    for (size_t k = 0; k < call.n_args && !rc; k++) {
+      const char *r = cg_ref(c, call.args[k]);
+      if (!r) rc = ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+      cg_printf(c, "%s%s", k ? ", " : "", r ? r : "");
+    }
+    cg_printf(c, ");\n");
+  }
+  c->depth--;
+  if (rc && c->depth == 0)
+    ox_err_prefix(c->e, "in a body of node %zu '%s' (%s)", cf_idx, cf->name ? cf->name : "",
+                  cf->op_type);
+  return rc;
 }
 
 /* Greedy first-fit by size: the largest tensors are placed first, each at
@@ -392,6 +507,22 @@ static size_t plan_arena(cg_ctx *c, bool inplace) {
     }
   free(t);
   return total;
+}
+
+/* The inferred types of the values inside g's subgraphs (at any depth). */
+static void sub_types(ox_map *types, const ox_graph *g) {
+  for (size_t i = 0; i < g->n_node; i++)
+    for (size_t k = 0; k < g->node[i].n_attribute; k++) {
+      const ox_graph *b = g->node[i].attribute[k].g;
+      if (!b) continue;
+      sub_types(types, b);
+      for (size_t j = 0; j < b->n_value_info; j++)
+        ox_map_put(types, b->value_info[j].name, (uintptr_t)b->value_info[j].type);
+      for (size_t j = 0; j < b->n_input; j++)
+        ox_map_put(types, b->input[j].name, (uintptr_t)b->input[j].type);
+      for (size_t j = 0; j < b->n_output; j++)
+        ox_map_put(types, b->output[j].name, (uintptr_t)b->output[j].type);
+    }
 }
 
 static void write_const(cg_ctx *c, const cg_val *v) {
@@ -640,7 +771,7 @@ static void write_texts(cg_ctx *c, const ox_cg_opts *o, cg_call *calls, size_t n
                   P, P, P);
   put_target(c, s, true);
   ox_buf_append(s, c->consts.data, c->consts.size);
-  ox_buf_append(s, c->funcs.data, c->funcs.size);
+  ox_buf_append(s, c->fdone.data, c->fdone.size);
   put_target(c, s, false);
   ox_buf_printf(s, "size_t %s_arena_size(void) { return %s_ARENA_BYTES; }\n\n", P, P);
   if (blob) {
@@ -743,7 +874,11 @@ int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *
     goto done;
   }
   if (!oo.header_name) oo.header_name = ox_arena_printf(c->a, "%s.h", P);
-  /* inferred types by name (value_info, then inputs and outputs) */
+  /* inferred types by name: the bodies' values, then the graph's
+   * value_info, inputs and outputs */
+  sub_types(&types, g);
+  c->types = &types;
+  c->out_names = &out_names;
   for (size_t i = 0; i < g->n_value_info; i++)
     ox_map_put(&types, g->value_info[i].name, (uintptr_t)g->value_info[i].type);
   for (size_t i = 0; i < g->n_input; i++)
@@ -793,7 +928,7 @@ int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *
       goto done;
     }
   for (size_t i = 0; i < g->n_node; i++)
-    if ((rc = gen_node(c, i, &out_names, &types, &calls[i]))) goto done;
+    if ((rc = gen_node(c, &g->node[i], i, &calls[i]))) goto done;
   if (oo.target == OX_CG_CORTEXM)
     for (size_t i = 0; i < c->n_vals; i++)
       if (c->vals[i]->dtype == OX_DOUBLE) {
@@ -867,13 +1002,14 @@ int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *
   ox_buf_putc(&r->header, 0);
   if (oo.with_main) ox_buf_putc(&r->main_source, 0);
   if (r->source.failed || r->header.failed || r->main_source.failed || c->consts.failed ||
-      c->funcs.failed)
+      c->funcs.failed || c->fdone.failed)
     rc = ox_err_set(e, OX_ENOMEM, "compile: out of memory");
 done:
   if (c->a)
     for (size_t i = 0; i < c->n_vals; i++) ox_value_unref(c->vals[i]->cv);
   ox_buf_free(&c->consts);
   ox_buf_free(&c->funcs);
+  ox_buf_free(&c->fdone);
   ox_buf_free(&c->body);
   ox_map_free(&c->by_name);
   ox_map_free(&c->last_read);

@@ -93,7 +93,133 @@ static int gen_gemm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   return OX_OK;
 }
 
+/* Einsum: the equation's labels become loop variables, the output's
+ * outermost, the summed ones inside; "..." stands for the leading dims of
+ * each operand (labels '0'..'7' here, aligned from the right, a dim of 1
+ * broadcast); implicit output: the labels seen once, in alphabetical order,
+ * after the ellipsis dims. Repeated labels in an operand take diagonals. */
+static int gen_einsum(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                      size_t n_out) {
+  (void)n_out;
+  const char *eq = ox_node_attr_str(n, "equation", "");
+  char lab[8][CG_MAX_RANK + 1], olab[CG_MAX_RANK + 1];
+  size_t nl[8] = {0}, no = 0, k = 0, ell_max = 0;
+  if (n_in == 0 || n_in > 8) return cg_fail(c, OX_EUNSUPPORTED, "1 to 8 operands");
+  const cg_val *Y = out[0];
+  bool isf = Y->dtype == OX_FLOAT || Y->dtype == OX_DOUBLE;
+  for (size_t i = 0; i < n_in; i++)
+    if (!in[i] || in[i]->dtype != Y->dtype) return cg_fail(c, OX_EMODEL, "operand types differ");
+  const char *p = eq, *arrow = strstr(eq, "->");
+  /* the operands' labels, ellipsis expanded */
+  for (k = 0; k < n_in; k++) {
+    char raw[32];
+    size_t m = 0;
+    bool ell = false;
+    while (*p == ' ') p++;
+    while (*p && *p != ',' && !(p[0] == '-' && p[1] == '>')) {
+      if (p[0] == '.' && p[1] == '.' && p[2] == '.') {
+        ell = true;
+        raw[m++] = '*';
+        p += 3;
+      } else if (*p != ' ') {
+        bool letter = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z');
+        if (!letter) return cg_fail(c, OX_EMODEL, "label '%c' is not a letter", *p);
+        if (m >= sizeof raw - 1) return cg_fail(c, OX_EMODEL, "equation too long");
+        raw[m++] = *p++;
+      } else {
+        p++;
+      }
+    }
+    if (*p == ',') p++;
+    size_t explicit_n = m - (ell ? 1 : 0), rank = in[k]->rank;
+    if (rank < explicit_n || (!ell && rank != explicit_n) || rank > CG_MAX_RANK)
+      return cg_fail(c, OX_EMODEL, "operand %zu's labels do not match its rank", k);
+    size_t ne = rank - explicit_n;
+    if (ne > ell_max) ell_max = ne;
+    for (size_t j = 0; j < m; j++) {
+      if (raw[j] == '*')
+        for (size_t e = 0; e < ne; e++) lab[k][nl[k]++] = (char)('0' + (8 - ne + e));
+      else
+        lab[k][nl[k]++] = raw[j];
+    }
+  }
+  if (ell_max > 8) return cg_fail(c, OX_EUNSUPPORTED, "ellipsis of more than 8 dims");
+  /* the size of every label */
+  int64_t size[128];
+  for (int i = 0; i < 128; i++) size[i] = -1;
+  for (k = 0; k < n_in; k++)
+    for (size_t j = 0; j < nl[k]; j++) {
+      unsigned char l = (unsigned char)lab[k][j];
+      int64_t d = in[k]->dims[j];
+      if (size[l] < 0 || size[l] == 1)
+        size[l] = d;
+      else if (d != 1 && d != size[l])
+        return cg_fail(c, OX_EMODEL, "label '%c' has sizes %lld and %lld", l,
+                       (long long)size[l], (long long)d);
+    }
+  if (arrow) {
+    for (const char *q = arrow + 2; *q; q++) {
+      if (q[0] == '.' && q[1] == '.' && q[2] == '.') {
+        for (size_t e = 0; e < ell_max; e++) olab[no++] = (char)('0' + (8 - ell_max + e));
+        q += 2;
+      } else if (*q != ' ') {
+        if (no >= CG_MAX_RANK || size[(unsigned char)*q] < 0)
+          return cg_fail(c, OX_EMODEL, "output label '%c' is in no operand", *q);
+        olab[no++] = *q;
+      }
+    }
+  } else {
+    for (size_t e = 0; e < ell_max; e++) olab[no++] = (char)('0' + (8 - ell_max + e));
+    for (int l = 'A'; l <= 'z'; l++) {
+      size_t cnt = 0;
+      for (k = 0; k < n_in; k++)
+        for (size_t j = 0; j < nl[k]; j++) cnt += lab[k][j] == l;
+      if (cnt == 1 && no < CG_MAX_RANK) olab[no++] = (char)l;
+    }
+  }
+  if (no != Y->rank) return cg_fail(c, OX_EMODEL, "the output's rank is not the equation's");
+  /* loops: output labels, then the summed ones */
+  bool used[128] = {false};
+  int ind = 2;
+  const char *T = cg_ctype(Y->dtype);
+  cg_printf(c, "  size_t o = 0;\n");
+  for (size_t j = 0; j < no; j++) {
+    unsigned char l = (unsigned char)olab[j];
+    if (used[l]) return cg_fail(c, OX_EUNSUPPORTED, "a repeated output label");
+    used[l] = true;
+    cg_printf(c, "%*sfor (long long i_%c = 0; i_%c < %lld; i_%c++)\n", ind, "", l, l,
+              (long long)size[l], l);
+    ind += 2;
+  }
+  cg_printf(c, "%*s{\n%*s  %s acc = 0;\n", ind, "", ind, "", isf ? "double" : T);
+  ind += 2;
+  for (k = 0; k < n_in; k++)
+    for (size_t j = 0; j < nl[k]; j++) {
+      unsigned char l = (unsigned char)lab[k][j];
+      if (used[l]) continue;
+      used[l] = true;
+      cg_printf(c, "%*sfor (long long i_%c = 0; i_%c < %lld; i_%c++)\n", ind, "", l, l,
+                (long long)size[l], l);
+      ind += 2;
+    }
+  cg_printf(c, "%*sacc += ", ind, "");
+  for (k = 0; k < n_in; k++) {
+    int64_t st[CG_MAX_RANK];
+    cg_strides(in[k], st);
+    cg_printf(c, "%s%sX%zu[0", k ? " * " : "", isf ? "(double)" : "", k);
+    for (size_t j = 0; j < nl[k]; j++)
+      if (in[k]->dims[j] != 1)
+        cg_printf(c, " + i_%c * %lld", lab[k][j], (long long)st[j]);
+    cg_printf(c, "]");
+  }
+  cg_printf(c, ";\n");
+  ind = 2 + 2 * (int)no;
+  cg_printf(c, "%*s  Y0[o++] = (%s)acc;\n%*s}\n", ind, "", T, ind, "");
+  return OX_OK;
+}
+
 const cg_op ox_cg_ops_linalg[] = {
+    {"Einsum", gen_einsum},
     {"MatMul", gen_matmul},
     {"Gemm", gen_gemm},
     {NULL, NULL},

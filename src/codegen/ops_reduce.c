@@ -292,6 +292,78 @@ static int gen_instnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
   return OX_OK;
 }
 
+/* GroupNormalization (18, 21): the channels in num_groups groups, each
+ * group of a sample normalised over its channels and positions; scale and
+ * bias per channel ([C], opset 21) or per group ([num_groups], opset 18). */
+static int gen_groupnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                         size_t n_out) {
+  (void)out, (void)n_out;
+  const cg_val *X = in[0];
+  if (cg_need_float(c, X)) return c->e->code;
+  if (X->rank < 2 || n_in < 3 || !in[1] || !in[2])
+    return cg_fail(c, OX_EMODEL, "needs X of rank >= 2, scale and bias");
+  int64_t N = X->dims[0], C = X->dims[1], G = ox_node_attr_int(n, "num_groups", 0), sp = 1;
+  for (size_t d = 2; d < X->rank; d++) sp *= X->dims[d];
+  if (G <= 0 || C % G) return cg_fail(c, OX_EMODEL, "num_groups must divide the channels");
+  bool per_ch = in[1]->numel == C && in[2]->numel == C;
+  if (!per_ch && (in[1]->numel != G || in[2]->numel != G))
+    return cg_fail(c, OX_EMODEL, "scale and bias must be [C] or [num_groups]");
+  int64_t cg = C / G, L = cg * sp;
+  char eps[64];
+  cg_float_lit(eps, sizeof eps, ox_node_attr_float(n, "epsilon", 1e-5f), false);
+  const char *T = cg_ctype(X->dtype);
+  cg_printf(c, "  for (long long ng = 0; ng < %lld; ng++) { /* sample, group */\n",
+            (long long)(N * G));
+  cg_printf(c, "    const %s *x = X0 + ng * %lld;\n    double mean = 0, var = 0;\n", T,
+            (long long)L);
+  cg_printf(c, "    for (long long i = 0; i < %lld; i++) mean += x[i];\n    mean /= %lld;\n",
+            (long long)L, (long long)L);
+  cg_printf(c, "    for (long long i = 0; i < %lld; i++) var += (x[i] - mean) * (x[i] - mean);\n",
+            (long long)L);
+  cg_printf(c, "    const double inv = 1 / sqrt(var / %lld + %s);\n", (long long)L, eps);
+  cg_printf(c, "    for (long long i = 0; i < %lld; i++) {\n", (long long)L);
+  if (per_ch)
+    cg_printf(c, "      const long long ch = ng %% %lld * %lld + i / %lld;\n", (long long)G,
+              (long long)cg, (long long)sp);
+  else
+    cg_printf(c, "      const long long ch = ng %% %lld;\n", (long long)G);
+  cg_printf(c, "      Y0[ng * %lld + i] = (%s)((x[i] - mean) * inv * X1[ch] + X2[ch]);\n    }\n  }\n",
+            (long long)L, T);
+  return OX_OK;
+}
+
+/* LRN: each value divided by (bias + alpha/size * the sum of the squares of
+ * the size channels around it)^beta. */
+static int gen_lrn(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                   size_t n_out) {
+  (void)n_in, (void)out, (void)n_out;
+  const cg_val *X = in[0];
+  if (cg_need_float(c, X)) return c->e->code;
+  int64_t size = ox_node_attr_int(n, "size", 0);
+  if (X->rank < 2 || size <= 0) return cg_fail(c, OX_EMODEL, "needs rank >= 2 and size > 0");
+  int64_t N = X->dims[0], C = X->dims[1], sp = 1;
+  for (size_t d = 2; d < X->rank; d++) sp *= X->dims[d];
+  char al[64], be[64], bi[64];
+  cg_float_lit(al, sizeof al, (double)ox_node_attr_float(n, "alpha", 1e-4f) / (double)size, false);
+  cg_float_lit(be, sizeof be, ox_node_attr_float(n, "beta", 0.75f), false);
+  cg_float_lit(bi, sizeof bi, ox_node_attr_float(n, "bias", 1.0f), false);
+  const char *T = cg_ctype(X->dtype);
+  cg_printf(c, "  for (long long b = 0; b < %lld; b++)\n", (long long)N);
+  cg_printf(c, "    for (long long ch = 0; ch < %lld; ch++)\n", (long long)C);
+  cg_printf(c, "      for (long long i = 0; i < %lld; i++) {\n", (long long)sp);
+  cg_printf(c, "        long long lo = ch - %lld, hi = ch + %lld;\n", (long long)((size - 1) / 2),
+            (long long)(size / 2));
+  cg_printf(c, "        if (lo < 0) lo = 0;\n        if (hi > %lld) hi = %lld;\n        double sq = 0;\n",
+            (long long)(C - 1), (long long)(C - 1));
+  cg_printf(c, "        for (long long k = lo; k <= hi; k++) {\n");
+  cg_printf(c, "          const double v = X0[(b * %lld + k) * %lld + i];\n          sq += v * v;\n        }\n",
+            (long long)C, (long long)sp);
+  cg_printf(c, "        const long long at = (b * %lld + ch) * %lld + i;\n", (long long)C,
+            (long long)sp);
+  cg_printf(c, "        Y0[at] = (%s)(X0[at] / pow(%s + %s * sq, %s));\n      }\n", T, bi, al, be);
+  return OX_OK;
+}
+
 static int gen_rmsnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                        size_t n_out) {
   (void)n_out, (void)out;
@@ -407,5 +479,7 @@ const cg_op ox_cg_ops_reduce[] = {
     {"Hardmax", gen_softmax},
     {"LayerNormalization", gen_layernorm},
     {"InstanceNormalization", gen_instnorm},
+    {"GroupNormalization", gen_groupnorm},
+    {"LRN", gen_lrn},
     {NULL, NULL},
 };

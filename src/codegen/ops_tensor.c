@@ -546,7 +546,65 @@ static int gen_eyelike(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
   return OX_OK;
 }
 
+/* OneHot: for each index, a run of depth values along axis, "on" where the
+ * index (negative ones count from depth) equals the position, else "off";
+ * an index out of range gives a run of "off". */
+static int gen_onehot(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                      size_t n_out) {
+  (void)n_out;
+  const cg_val *I = in[0], *V = n_in > 2 ? in[2] : NULL, *Y = out[0];
+  if (!V || V->numel != 2 || V->dtype != Y->dtype)
+    return cg_fail(c, OX_EMODEL, "values must be [off, on] of the output's type");
+  size_t ax;
+  if (!cg_axis(ox_node_attr_int(n, "axis", -1), Y->rank, &ax))
+    return cg_fail(c, OX_EMODEL, "axis out of range");
+  int64_t depth = Y->dims[ax], outer = 1, inner = 1;
+  for (size_t d = 0; d < ax; d++) outer *= Y->dims[d];
+  for (size_t d = ax + 1; d < Y->rank; d++) inner *= Y->dims[d];
+  cg_printf(c, "  for (long long o = 0; o < %lld; o++)\n    for (long long i = 0; i < %lld; i++) {\n",
+            (long long)outer, (long long)inner);
+  cg_printf(c, "      long long v = (long long)X0[o * %lld + i];\n      if (v < 0) v += %lld;\n",
+            (long long)inner, (long long)depth);
+  cg_printf(c, "      for (long long d = 0; d < %lld; d++)\n", (long long)depth);
+  cg_printf(c, "        Y0[(o * %lld + d) * %lld + i] = d == v ? X2[1] : X2[0];\n    }\n",
+            (long long)depth, (long long)inner);
+  (void)I;
+  return OX_OK;
+}
+
+/* CenterCropPad: each axis is cropped (a longer input) or padded with zeros
+ * (a shorter one) around its centre: output index j reads input index
+ * j + (in - out) / 2 (crop) or j - (out - in) / 2 (pad), zero outside. */
+static int gen_centercroppad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
+                             cg_val **out, size_t n_out) {
+  (void)n, (void)n_in, (void)n_out;
+  const cg_val *X = in[0], *Y = out[0];
+  if (X->rank != Y->rank) return cg_fail(c, OX_EMODEL, "the output's rank differs");
+  int64_t xs[CG_MAX_RANK];
+  cg_strides(X, xs);
+  size_t r = Y->rank;
+  cg_printf(c, "  size_t o = 0;\n");
+  for (size_t d = 0; d < r; d++)
+    cg_printf(c, "%*sfor (long long j%zu = 0; j%zu < %lld; j%zu++)\n", (int)(2 + 2 * d), "", d, d,
+              (long long)Y->dims[d], d);
+  int ind = (int)(2 + 2 * r);
+  cg_printf(c, "%*s{\n", ind, "");
+  cg_printf(c, "%*s  long long at = 0;\n%*s  int inside = 1;\n", ind, "", ind, "");
+  for (size_t d = 0; d < r; d++) {
+    int64_t diff = X->dims[d] - Y->dims[d];
+    /* crop: start at (in - out) / 2; pad: (out - in) / 2 zeros first */
+    int64_t sh = diff >= 0 ? diff / 2 : -((-diff) / 2);
+    cg_printf(c, "%*s  { const long long i = j%zu + %lld;\n", ind, "", d, (long long)sh);
+    cg_printf(c, "%*s    if (i < 0 || i >= %lld) inside = 0;\n%*s    at += i * %lld; }\n", ind, "",
+              (long long)X->dims[d], ind, "", (long long)xs[d]);
+  }
+  cg_printf(c, "%*s  Y0[o++] = inside ? X0[at] : 0;\n%*s}\n", ind, "", ind, "");
+  return OX_OK;
+}
+
 const cg_op ox_cg_ops_tensor[] = {
+    {"CenterCropPad", gen_centercroppad},
+    {"OneHot", gen_onehot},
     {"ScatterElements", gen_scatter_elements},
     {"Scatter", gen_scatter_elements},
     {"ScatterND", gen_nd},
