@@ -582,6 +582,32 @@ static void free_all(tlist *l, expected *x) {
   free(x->random);
 }
 
+/* A case's child ends. Under a sanitizer: everything freed, then exit(),
+ * whose handlers check for leaks. Otherwise _exit(): exit() in a child runs
+ * the destructors of every shared library onnxc links (gRPC, TLS, ...) and
+ * frees what the kernel reclaims anyway; with the copy-on-write faults that
+ * this touching costs after a fork, it was 60% of a small case's CPU time
+ * (36 -> 14 ms a case measured on `onnxc test` of 69 node cases). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define OX_CHILD_CLEAN_EXIT 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(leak_sanitizer)
+#define OX_CHILD_CLEAN_EXIT 1
+#endif
+#endif
+static _Noreturn void child_exit(int status, child *kids, tlist *l, expected *x) {
+#ifdef OX_CHILD_CLEAN_EXIT
+  free(kids);
+  free_all(l, x);
+  exit(status);
+#else
+  (void)kids, (void)l, (void)x;
+  fflush(NULL);
+  _exit(status);
+#endif
+}
+
 int ox_cmd_test(int argc, char **argv) {
   int jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), timeout = 300, threads = -1;
   double slow = 0;
@@ -704,9 +730,7 @@ int ox_cmd_test(int argc, char **argv) {
           (void)w;
         }
         close(fds[1]);
-        free(kids);
-        free_all(&l, &x);
-        exit(rc == 2 ? 3 : rc ? 1 : 0);
+        child_exit(rc == 2 ? 3 : rc ? 1 : 0, kids, &l, &x);
       }
       close(fds[1]);
       for (int j = 0; j < jobs; j++)
