@@ -59,6 +59,11 @@ void ox_cli_text_printf(ox_cli_text *t, const char *fmt, ...)
     ;
 void ox_cli_text_free(ox_cli_text *t);
 
+/* `onnxc test --sweep`: a malloc'd key under which two conversions of one
+ * case are the same program for the runtime (sweep_key.c); NULL when the
+ * model cannot be keyed (then it is run). */
+char *ox_cli_sweep_key(const onnxc_model *m);
+
 /* A map from names to numbers (names.c); keys are borrowed, a put of a key
  * already there replaces its number. put is false when out of memory. */
 typedef struct ox_cli_names {
