@@ -57,14 +57,14 @@ wasm: setup
 	@command -v emcmake >/dev/null 2>&1 || { echo "make wasm: emscripten's emcmake not found (scripts/setup.sh installs it)" >&2; exit 1; }
 	@emcmake cmake -S . -B build-wasm -DCMAKE_BUILD_TYPE=Release -DONNXC_WASM_SIMD=$(WASM_SIMD) \
 	  -DONNXC_WASM_THREADS=OFF $(CMAKE_FLAGS) >/dev/null
-	@cmake --build build-wasm -j $(JOBS) --target onnxc_wasm
+	@NODE_PATH=/usr/share/nodejs cmake --build build-wasm -j $(JOBS) --target onnxc_wasm
 	@mkdir -p js/dist && cp build-wasm/libonnxc.mjs build-wasm/libonnxc.wasm js/dist/
 
 wasm-threads: setup
 	@command -v emcmake >/dev/null 2>&1 || { echo "make wasm-threads: emscripten's emcmake not found" >&2; exit 1; }
 	@emcmake cmake -S . -B build-wasm-threads -DCMAKE_BUILD_TYPE=Release -DONNXC_WASM_SIMD=$(WASM_SIMD) \
 	  -DONNXC_WASM_THREADS=ON $(CMAKE_FLAGS) >/dev/null
-	@cmake --build build-wasm-threads -j $(JOBS) --target onnxc_wasm
+	@NODE_PATH=/usr/share/nodejs cmake --build build-wasm-threads -j $(JOBS) --target onnxc_wasm
 	@mkdir -p js/dist/threads && cp build-wasm-threads/libonnxc.mjs build-wasm-threads/libonnxc.wasm \
 	  build-wasm-threads/libonnxc.worker.js js/dist/threads/
 

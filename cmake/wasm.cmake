@@ -59,8 +59,7 @@ target_link_options(onnxc_wasm PRIVATE ${ONNXC_WASM_FLAGS}
   -sENVIRONMENT=web,worker,node -sWASM_BIGINT=1
   -sEXPORTED_FUNCTIONS=${ONNXC_WASM_EXPORT_LIST}
   "-sEXPORTED_RUNTIME_METHODS=FS,UTF8ToString,HEAPU8"
-  -sFORCE_FILESYSTEM=1 --extern-pre-js ${PROJECT_SOURCE_DIR}/js/src/node_shim.js)
-set_property(TARGET onnxc_wasm APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/js/src/node_shim.js)
+  -sFORCE_FILESYSTEM=1)
 if(ONNXC_WASM_THREADS)
   # the pool's workers are started with the module (pthread_create must not
   # wait for a Worker to load: a page's main thread cannot block on that);

@@ -45,24 +45,44 @@ const started = new Map(); // variant -> Promise<module>
 export function loadModule(threads) {
   const variant = threads > 1 && threadsUsable() ? 'threads' : 'single';
   if (!started.has(variant)) {
-    const dir = variant === 'threads' ? new URL('threads/', baseDir()) : baseDir();
-    const url = new URL('libonnxc.mjs', dir);
-    const p = import(url.href).then(async (m) => {
-      const args = { onnxcPoolSize: variant === 'threads' ? threads - 1 : 0 };
-      if (isNode) {
-        // emscripten 3.1.6 would fetch() the file: URL, which node's fetch refuses
-        const { readFile } = await import('node:fs/promises');
-        args.wasmBinary = await readFile(new URL('libonnxc.wasm', dir));
-      }
-      return m.default(args);
-    },
-      (e) => {
-        throw new Error(`onnxc: cannot load ${url.href} (run \`make wasm\`): ${e.message}`);
+    let p = startModule(variant, threads);
+    if (variant === 'threads') {
+      // without the pthreads build (`make wasm-threads`): one thread
+      p = p.catch((e) => {
+        console.warn(`${e.message}; running on one thread`);
+        return loadModule(1);
       });
+    }
     started.set(variant, p);
     p.catch(() => started.delete(variant));
   }
   return started.get(variant);
+}
+
+// emscripten 3.1.6's ES module output, in node, still uses CommonJS's require
+// and __dirname: made here (once; an ES module has neither)
+async function nodeGlobals(dir) {
+  if (!isNode || typeof globalThis.require === 'function') return;
+  const { createRequire } = await import('node:module');
+  const { fileURLToPath } = await import('node:url');
+  globalThis.require = createRequire(dir);
+  if (globalThis.__dirname === undefined) globalThis.__dirname = fileURLToPath(dir).replace(/\/$/, '');
+}
+
+function startModule(variant, threads) {
+  const dir = variant === 'threads' ? new URL('threads/', baseDir()) : baseDir();
+  const url = new URL('libonnxc.mjs', dir);
+  return nodeGlobals(dir).then(() => import(url.href)).then(async (m) => {
+    const args = { onnxcPoolSize: variant === 'threads' ? threads - 1 : 0 };
+    if (isNode) {
+      // emscripten 3.1.6 would fetch() the file: URL, which node's fetch refuses
+      const { readFile } = await import('node:fs/promises');
+      args.wasmBinary = await readFile(new URL('libonnxc.wasm', dir));
+    }
+    return m.default(args);
+  }, (e) => {
+    throw new Error(`onnxc: cannot load ${url.href} (run \`make wasm\`): ${e.message}`);
+  });
 }
 
 // Forgets the started modules, so that the next session starts a fresh one
