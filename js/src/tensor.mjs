@@ -5,8 +5,8 @@
 
 // name -> [TensorProto.DataType, typed array class (null: strings)]. Elements
 // are held as the C API stores them (onnxc.h "Element storage"): float16 and
-// bfloat16 as their 16-bit patterns, bool as 0/1 bytes, 4-bit kinds one element
-// per byte (ort-web packs two per byte: a caller converting from it unpacks).
+// bfloat16 as their 16-bit patterns, bool as 0/1 bytes, 4- and 2-bit kinds one
+// element per byte (ort-web packs two per byte: a caller converting from it unpacks).
 const TYPES = {
   float32: [1, Float32Array],
   uint8: [2, Uint8Array],
@@ -28,6 +28,10 @@ const TYPES = {
   float8e5m2fnuz: [20, Uint8Array],
   uint4: [21, Uint8Array],
   int4: [22, Int8Array],
+  float4e2m1: [23, Uint8Array],
+  float8e8m0: [24, Uint8Array],
+  uint2: [25, Uint8Array],
+  int2: [26, Int8Array],
 };
 
 const BY_CODE = new Map(Object.entries(TYPES).map(([name, [code]]) => [code, name]));

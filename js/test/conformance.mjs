@@ -4,7 +4,7 @@
 // session's inputs in order, every output compared with rtol 1e-3, atol 1e-7
 // (NaN equals NaN), element type and shape exactly.
 //
-//   node js/test/conformance.mjs [--expected FILE] [--list] DIR...
+//   node js/test/conformance.mjs [--expected FILE]... DIR...
 // DIR is a case folder or a folder of cases (../shared/testdata/node). Prints
 // a line per failing case, then "N passed, N failed, N skipped"; exits 1 when
 // a case fails that FILE ("suite/case<TAB>reason" lines) does not list.
@@ -153,10 +153,10 @@ export async function runAll(paths, expected = new Map(), log = () => {}) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
-  let expectedFile = null;
+  const expected = new Map();
   const paths = [];
   for (let i = 0; i < args.length; i++) {
-    if (args[i] === '--expected') expectedFile = args[++i];
+    if (args[i] === '--expected') for (const [k, v] of await readExpected(args[++i])) expected.set(k, v);
     else paths.push(args[i]);
   }
   if (!paths.length) {
@@ -164,7 +164,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(2);
   }
   const t0 = Date.now();
-  const r = await runAll(paths, await readExpected(expectedFile), (l) => console.log(l));
+  const r = await runAll(paths, expected, (l) => console.log(l));
   console.log(`${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   for (const u of r.unexpected) console.log(`unexpected: ${u}`);
   process.exit(r.unexpected.length ? 1 : 0);

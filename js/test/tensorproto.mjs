@@ -108,17 +108,21 @@ export function decodeTensorProto(u8) {
   }
   const cls = arrayClass(type);
   let data;
+  const bits = { int4: 4, uint4: 4, float4e2m1: 4, int2: 2, uint2: 2 }[type];
+  if (bits && !raw) raw = Uint8Array.from(ints, (v) => Number(v) & 255); // packed bytes in int32_data
   if (raw) {
-    if (type === 'int4' || type === 'uint4') {
-      // two elements per byte, low nibble first; signed ones sign-extended
+    if (bits) {
+      // 8/bits elements per byte, lowest bits first; signed ones sign-extended
       data = new cls(n);
+      const per = 8 / bits, mask = (1 << bits) - 1;
       for (let i = 0; i < n; i++) {
-        const nib = (raw[i >> 1] >> ((i & 1) * 4)) & 15;
-        data[i] = type === 'int4' && nib >= 8 ? nib - 16 : nib;
+        const v = (raw[Math.floor(i / per)] >> ((i % per) * bits)) & mask;
+        data[i] = (type === 'int4' || type === 'int2') && v >= (1 << (bits - 1)) ? v - (1 << bits) : v;
       }
     } else {
-      // copy: raw may be unaligned for the element size
-      const copy = raw.slice();
+      // copy (raw may be unaligned for the element size; and a node Buffer's
+      // slice() is a view, not a copy)
+      const copy = new Uint8Array(raw);
       data = new cls(copy.buffer, 0, copy.byteLength / cls.BYTES_PER_ELEMENT);
     }
   } else {

@@ -30,7 +30,7 @@ static void scratch_init(void) {
 }
 
 void *ox_scratch(int slot, size_t bytes) {
-  if (slot < 0 || slot >= OX_SCRATCH_SLOTS || bytes > ((size_t)1 << 40)) return NULL;
+  if (slot < 0 || slot >= OX_SCRATCH_SLOTS || (uint64_t)bytes > ((uint64_t)1 << 40)) return NULL;
   pthread_once(&scratch_once, scratch_init);
   if (!scratch_key_ok) return NULL;
   scratch *s = pthread_getspecific(scratch_key);
