@@ -8,7 +8,8 @@
 # and for the web (emscripten, js/):
 #   make wasm    - libonnxc as WebAssembly (build-wasm: SIMD128, one thread; WASM_SIMD=OFF for
 #                  engines without SIMD) into js/dist/, for the JavaScript package in js/
-#   make wasm-threads - the same with pthreads (build-wasm-threads -> js/dist/threads/)
+#   make wasm-threads - the same with pthreads (build-wasm-threads -> js/dist/threads/;
+#                  written but not yet built or run: see the wasm branch notes)
 # and from Python:
 #   make python  - build, then a wheel of the Python package (python/) in build/dist,
 #                  linked against build/libonnxc.a; install it with pip
