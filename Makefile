@@ -5,6 +5,11 @@
 # and to use onnxc as a library:
 #   make install PREFIX=/opt/onnxc - build, then install libonnxc.so/.a, onnxc.h, the onnxc
 #                tool, onnxc.pc and the CMake package under PREFIX (default /usr/local)
+# and for the web (emscripten, js/):
+#   make wasm    - libonnxc as WebAssembly (build-wasm: SIMD128, one thread; WASM_SIMD=OFF for
+#                  engines without SIMD) into js/dist/, for the JavaScript package in js/
+#   make wasm-threads - the same with pthreads (build-wasm-threads -> js/dist/threads/;
+#                  written but not yet built or run: see the wasm branch notes)
 # and from Python:
 #   make python  - build, then a wheel of the Python package (python/) in build/dist,
 #                  linked against build/libonnxc.a; install it with pip
@@ -13,7 +18,7 @@ CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 PYTHON ?= /usr/bin/python3
 
-.PHONY: run test setup build build-asan build-tsan install python clean
+.PHONY: run test setup build build-asan build-tsan install python clean wasm wasm-threads wasm-if-emcc
 
 run: build
 	./build/onnxc info examples/perceptron.onnxtxt
@@ -39,7 +44,7 @@ build-tsan: setup
 	@cmake --build build-tsan -j $(JOBS) --target concurrency_tests
 
 # (after the release suite, its kernel tests again at the lower CPU levels: tests/isa.cmake)
-test: build build-asan build-tsan
+test: build build-asan build-tsan wasm-if-emcc
 	cd build && ctest --output-on-failure -j $(JOBS) --timeout 1500 -LE asan-only
 	cd build && ONNXC_ISA=avx2 ctest --output-on-failure -j $(JOBS) --timeout 1500 -L isa-levels
 	cd build && ONNXC_ISA=portable ctest --output-on-failure -j $(JOBS) --timeout 1500 -L isa-levels
@@ -47,6 +52,28 @@ test: build build-asan build-tsan
 	  ctest --output-on-failure -j $(JOBS) --timeout 2400 -LE release-only
 	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	  ctest --output-on-failure -j $(JOBS) --timeout 2400 -L concurrency
+
+WASM_SIMD ?= ON
+wasm: setup
+	@command -v emcmake >/dev/null 2>&1 || { echo "make wasm: emscripten's emcmake not found (scripts/setup.sh installs it)" >&2; exit 1; }
+	@emcmake cmake -S . -B build-wasm -DCMAKE_BUILD_TYPE=Release -DONNXC_WASM_SIMD=$(WASM_SIMD) \
+	  -DONNXC_WASM_THREADS=OFF $(CMAKE_FLAGS) >/dev/null
+	@NODE_PATH=/usr/share/nodejs cmake --build build-wasm -j $(JOBS) --target onnxc_wasm
+	@mkdir -p js/dist && cp build-wasm/libonnxc.mjs build-wasm/libonnxc.wasm js/dist/
+
+wasm-threads: setup
+	@command -v emcmake >/dev/null 2>&1 || { echo "make wasm-threads: emscripten's emcmake not found" >&2; exit 1; }
+	@emcmake cmake -S . -B build-wasm-threads -DCMAKE_BUILD_TYPE=Release -DONNXC_WASM_SIMD=$(WASM_SIMD) \
+	  -DONNXC_WASM_THREADS=ON $(CMAKE_FLAGS) >/dev/null
+	@NODE_PATH=/usr/share/nodejs cmake --build build-wasm-threads -j $(JOBS) --target onnxc_wasm
+	@mkdir -p js/dist/threads && cp build-wasm-threads/libonnxc.mjs build-wasm-threads/libonnxc.wasm \
+	  build-wasm-threads/libonnxc.worker.js js/dist/threads/
+
+# make test builds the wasm module when emscripten is there (the wasm_js test
+# then runs js/test/ in node); without it that test says it is skipped
+wasm-if-emcc:
+	@if command -v emcmake >/dev/null 2>&1; then $(MAKE) --no-print-directory wasm; \
+	else echo "make test: emscripten not found: the WebAssembly tests (wasm_js) will be skipped"; fi
 
 install: build
 	cmake --install build --prefix "$(PREFIX)"
@@ -57,4 +84,4 @@ python: build
 	@echo "install with: $(PYTHON) -m pip install build/dist/onnxc-*.whl (in a venv on Debian 12)"
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-wasm build-wasm-threads js/dist

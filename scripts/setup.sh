@@ -6,7 +6,8 @@ pkgs=(cmake make gcc clang libclang-rt-14-dev protobuf-compiler python3 python3-
       python3-dev python3-setuptools python3-pytest libonnx-testdata
       libpcre2-dev libutf8proc-dev libjpeg-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
       graphviz pkgconf libmicrohttpd-dev libjansson-dev libgnutls28-dev libgrpc-dev wrk python3-yaml
-      gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
+      gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+      emscripten nodejs chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -41,6 +42,28 @@ install_ort() {
   return 0
 }
 
+# onnxruntime-web, the peer of the WebAssembly build (js/ortweb_bench.mjs), into the
+# gitignored build/ortweb; best effort as above.
+install_ortweb() {
+  local root dir
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  dir=$root/build/ortweb
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || return 0
+  if [ -f "$dir/node_modules/onnxruntime-web/package.json" ] &&
+    grep -q "\"version\": *\"$ort_version\"" "$dir/node_modules/onnxruntime-web/package.json"; then
+    return 0
+  fi
+  mkdir -p "$dir" || return 0
+  [ -f "$dir/package.json" ] || echo '{ "private": true }' >"$dir/package.json"
+  echo "setup: installing onnxruntime-web@$ort_version into build/ortweb (npm --ignore-scripts)"
+  (cd "$dir" && timeout 300 npm install --ignore-scripts --no-audit --no-fund --loglevel=error \
+    --fetch-timeout=60000 --fetch-retries=1 \
+    "onnxruntime-web@$ort_version" >/dev/null 2>&1) ||
+    echo "setup: npm install onnxruntime-web failed; js/ortweb_bench.mjs will not run" >&2
+  chown -R --reference="$root" "$dir" 2>/dev/null || true
+  return 0
+}
+
 if [ "$(id -u)" -ne 0 ]; then
   if [ ${#missing[@]} -ne 0 ]; then
     echo "setup: missing packages (install them as root): ${missing[*]}" >&2
@@ -56,4 +79,5 @@ if [ ${#missing[@]} -ne 0 ]; then
     { echo "setup: apt-get install failed" >&2; status=1; }
 fi
 install_ort
+install_ortweb
 exit $status

@@ -54,7 +54,7 @@ static const char *dtype_name(int32_t dt) {
 
 /* Larger requests fail as out of memory without asking the allocator (no
  * machine holds them, and sanitizer allocators abort on such sizes). */
-#define OX_MAX_TENSOR_BYTES ((size_t)1 << 40)
+#define OX_MAX_TENSOR_BYTES ((uint64_t)1 << 40) /* 64 bits: size_t may have 32 (wasm32) */
 
 /* The memory budget of the run (or session creation) on this thread, if
  * any: tensor storage allocated here is charged to it and storage freed
@@ -138,7 +138,7 @@ static void store_give(void *p, size_t n) {
 
 void *ox_value_alloc_data(size_t nbytes) {
   void *p = NULL;
-  if (nbytes > OX_MAX_TENSOR_BYTES) return NULL;
+  if ((uint64_t)nbytes > OX_MAX_TENSOR_BYTES) return NULL;
   if (nbytes == 0) nbytes = 1;
   size_t rounded = (nbytes + OX_DATA_ALIGN - 1) & ~(size_t)(OX_DATA_ALIGN - 1);
   if (rounded < nbytes) return NULL;

@@ -1,0 +1,76 @@
+// api.test.mjs - the package's API (onnxruntime-web's shape) over the wasm
+// module: every element type copied into the heap and back through Identity
+// models, external data from bytes, errors as rejected promises carrying
+// onnxc's message. The models and the expected product come from
+// make_models.py (onnx's helper and numpy), not from onnxc.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { InferenceSession, Tensor } from '../src/index.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+let dir;
+
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'onnxc-js-'));
+  execFileSync(process.env.PYTHON ?? '/usr/bin/python3', [join(here, 'make_models.py'), dir]);
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const SAMPLES = {
+  float32: new Float32Array([1.5, -2, 0, 3.25, NaN, -Infinity]),
+  float16: new Uint16Array([0x3c00, 0xc000, 0, 0x7bff, 0x0001, 0xfc00]),
+  float64: new Float64Array([1e300, -2.5, 0, 1 / 3, -0, 7]),
+  int8: new Int8Array([-128, 127, 0, -1, 5, 6]),
+  int16: new Int16Array([-32768, 32767, 0, -1, 5, 6]),
+  int32: new Int32Array([-2147483648, 2147483647, 0, -1, 5, 6]),
+  int64: new BigInt64Array([-(2n ** 63n), 2n ** 63n - 1n, 0n, -1n, 2n ** 40n, 6n]),
+  uint8: new Uint8Array([0, 255, 1, 2, 3, 4]),
+  uint16: new Uint16Array([0, 65535, 1, 2, 3, 4]),
+  uint32: new Uint32Array([0, 4294967295, 1, 2, 3, 4]),
+  uint64: new BigUint64Array([0n, 2n ** 64n - 1n, 1n, 2n, 3n, 4n]),
+  bool: new Uint8Array([1, 0, 1, 1, 0, 0]),
+  string: ['', 'a', 'héllo wörld', 'x'.repeat(300), '日本', 'z'],
+};
+
+for (const [type, data] of Object.entries(SAMPLES)) {
+  test(`identity ${type}: copied into the heap and back`, async () => {
+    const s = await InferenceSession.create(join(dir, `identity_${type}.onnx`));
+    assert.deepEqual(s.inputNames, ['x']);
+    assert.deepEqual(s.outputNames, ['y']);
+    const out = await s.run({ x: new Tensor(type, data, [2, 3]) });
+    assert.equal(out.y.type, type);
+    assert.deepEqual(out.y.dims, [2, 3]);
+    if (type === 'string') assert.deepEqual(out.y.data, data);
+    else assert.deepEqual(Array.from(out.y.data), Array.from(data));
+    await s.release();
+  });
+}
+
+test('external data given as bytes, model from an ArrayBuffer; result within float rounding of numpy', async () => {
+  const model = readFileSync(join(dir, 'ext.onnx'));
+  const weights = readFileSync(join(dir, 'weights.bin'));
+  const want = JSON.parse(readFileSync(join(dir, 'ext_expected.json'), 'utf8'));
+  const ab = model.buffer.slice(model.byteOffset, model.byteOffset + model.byteLength);
+  const s = await InferenceSession.create(ab, { externalData: [{ path: 'weights.bin', data: new Uint8Array(weights) }] });
+  const { Y } = await s.run({ X: new Tensor('float32', Float32Array.from(want.X), [2, 64]) });
+  assert.deepEqual(Y.dims, [2, 32]);
+  Y.data.forEach((v, i) => assert.ok(Math.abs(v - want.Y[i]) <= 1e-4 + 1e-4 * Math.abs(want.Y[i]), `Y[${i}] ${v} vs ${want.Y[i]}`));
+  await s.release();
+  // without the file: onnxc's message names it
+  await assert.rejects(InferenceSession.create(ab), /weights\.bin/);
+});
+
+test('errors are rejected promises with onnxc\'s message', async () => {
+  await assert.rejects(InferenceSession.create(new Uint8Array([1, 2, 3, 4, 5])), /onnxc: loading the model: .+/);
+  const s = await InferenceSession.create(join(dir, 'identity_float32.onnx'));
+  await assert.rejects(s.run({ x: new Tensor('int32', new Int32Array(6), [2, 3]) }), /onnxc: run: .*x/);
+  await assert.rejects(s.run({ x: new Tensor('float32', new Float32Array(4), [2, 2]) }), /onnxc: run: .+/);
+  assert.throws(() => new Tensor('float32', new Float32Array(5), [2, 3]), /5 elements/);
+  await s.release();
+  await assert.rejects(s.run({}), /released/);
+});

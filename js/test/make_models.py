@@ -1,0 +1,42 @@
+"""Models for js/test/api.test.mjs, written into the folder given (argv[1]):
+   ext.onnx + weights.bin   Y = X @ W + B with W and B in external data; ext_expected.json holds
+                            X and numpy's Y (the oracle)
+   identity_<type>.onnx     one Identity per element type, for the copies in and out of the heap
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+from onnx.external_data_helper import convert_model_to_external_data
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+rng = np.random.default_rng(7)
+W = rng.standard_normal((64, 32)).astype(np.float32)
+B = rng.standard_normal((32,)).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node('MatMul', ['X', 'W'], ['T']), helper.make_node('Add', ['T', 'B'], ['Y'])],
+    'ext', [helper.make_tensor_value_info('X', TensorProto.FLOAT, [2, 64])],
+    [helper.make_tensor_value_info('Y', TensorProto.FLOAT, [2, 32])],
+    [numpy_helper.from_array(W, 'W'), numpy_helper.from_array(B, 'B')])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)])
+X = rng.standard_normal((2, 64)).astype(np.float32)
+Y = X @ W + B  # numpy: the oracle
+convert_model_to_external_data(m, all_tensors_to_one_file=True, location='weights.bin', size_threshold=0)
+onnx.save_model(m, os.path.join(out, 'ext.onnx'))
+json.dump({'X': X.ravel().tolist(), 'Y': Y.ravel().tolist()}, open(os.path.join(out, 'ext_expected.json'), 'w'))
+
+TYPES = {'float32': TensorProto.FLOAT, 'float16': TensorProto.FLOAT16, 'float64': TensorProto.DOUBLE,
+         'int8': TensorProto.INT8, 'int16': TensorProto.INT16, 'int32': TensorProto.INT32,
+         'int64': TensorProto.INT64, 'uint8': TensorProto.UINT8, 'uint16': TensorProto.UINT16,
+         'uint32': TensorProto.UINT32, 'uint64': TensorProto.UINT64, 'bool': TensorProto.BOOL,
+         'string': TensorProto.STRING}
+for name, code in TYPES.items():
+    g = helper.make_graph([helper.make_node('Identity', ['x'], ['y'])], 'id_' + name,
+                          [helper.make_tensor_value_info('x', code, [2, 3])],
+                          [helper.make_tensor_value_info('y', code, [2, 3])])
+    onnx.save_model(helper.make_model(g, opset_imports=[helper.make_opsetid('', 19)]),
+                    os.path.join(out, 'identity_%s.onnx' % name))

@@ -1,0 +1,12 @@
+# wasm.cmake - the JavaScript package's tests (js/test/: the API over every
+# element type, external data, errors, and ONNX's node conformance cases)
+# in node, through the WebAssembly module of `make wasm` (build-wasm/). Without
+# node or that build (no emscripten: `make test` builds it when emcc is
+# there) the test reports itself skipped, with the reason.
+find_program(ONNXC_NODE node)
+if(ONNXC_NODE)
+  add_test(NAME wasm_js
+           COMMAND ${ONNXC_NODE} ${PROJECT_SOURCE_DIR}/js/test/ctest.mjs ${PROJECT_SOURCE_DIR}/build-wasm)
+  set_tests_properties(wasm_js PROPERTIES SKIP_RETURN_CODE 77 LABELS "release-only"
+                       ENVIRONMENT "ONNXC_SHARED=${ONNXC_SHARED}" TIMEOUT 1500)
+endif()
