@@ -197,6 +197,9 @@ void ox_gemm_macro_tile(const gemm_job *g, const float *apan, const float *bblk,
      * L2 a share per tile while this one computes */
     const char *next = g->bpre && jr + nr < nc ? (const char *)(bpan + (int64_t)nr * kc) : NULL;
     int64_t share = next ? ((int64_t)nr * kc * 4 / 64 + tiles - 1) / tiles : 0;
+#ifndef OX_GEMM_X86
+    (void)share; /* the prefetch below is x86's */
+#endif
     for (int64_t p = 0; p < pp.n; p++) {
       int64_t ir = ox_gemm_panel_row(pp, p), m = ox_gemm_panel_rows(pp, p, mc);
       const float *a = apan + p * mr * kc;
