@@ -49,7 +49,11 @@ typedef enum { ST_REQUESTED, ST_RECEIVING, ST_ANSWERING } call_stage;
 /* one call, from grpc_server_request_call to its last batch */
 typedef struct gcall {
   ox_serve_grpc *g;
-  call_stage stage;
+  /* stored (release) just before each batch starts, and loaded (acquire) by
+     the thread that takes its event: a call moves between threads through
+     gRPC's queue, whose own synchronisation ThreadSanitizer cannot see
+     (libgrpc is not instrumented), and this makes the hand-off visible */
+  _Atomic int stage;
   grpc_call *call;
   grpc_call_details det;
   grpc_metadata_array md;
@@ -112,10 +116,10 @@ static bool listen_one(ox_serve_grpc *g) {
   gcall *c = calloc(1, sizeof *c);
   if (!c) return false;
   c->g = g;
-  c->stage = ST_REQUESTED;
   grpc_call_details_init(&c->det);
   grpc_metadata_array_init(&c->md);
   atomic_fetch_add(&g->live, 1);
+  atomic_store_explicit(&c->stage, ST_REQUESTED, memory_order_release);
   if (grpc_server_request_call(g->server, &c->call, &c->det, &c->md, g->cq, g->cq, c) ==
       GRPC_CALL_OK)
     return true;
@@ -159,7 +163,8 @@ static void done(gcall *c) {
   }
   release_message(c);
   if (c->out) grpc_byte_buffer_destroy(c->out);
-  if (c->stage == ST_ANSWERING) grpc_slice_unref(c->details);
+  if (atomic_load_explicit(&c->stage, memory_order_relaxed) == ST_ANSWERING)
+    grpc_slice_unref(c->details);
   free(c->a.body.data);
   gpr_free(c->method);
   gpr_free(c->peer);
@@ -177,7 +182,6 @@ static void answer(gcall *c) {
     done(c);
     return;
   }
-  c->stage = ST_ANSWERING;
   c->details = grpc_slice_from_copied_string(a->code ? a->msg : "");
   size_t n = 0;
   grpc_op *ops = c->ops;
@@ -199,7 +203,9 @@ static void answer(gcall *c) {
   ops[n++].data.send_status_from_server.status_details = &c->details;
   ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
   ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
-  if (grpc_call_start_batch(c->call, ops, n, c, NULL) != GRPC_CALL_OK) done(c);
+  grpc_call *call = c->call; /* c is not read after the store: the event may free it */
+  atomic_store_explicit(&c->stage, ST_ANSWERING, memory_order_release);
+  if (grpc_call_start_batch(call, ops, n, c, NULL) != GRPC_CALL_OK) done(c);
 }
 
 /* a new call: the token first, from its metadata (a caller without one gets
@@ -226,7 +232,6 @@ static void opened(gcall *c) {
       return;
     }
   }
-  c->stage = ST_RECEIVING;
   c->received = true;
   memset(c->ops, 0, sizeof c->ops);
   c->ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
@@ -246,7 +251,9 @@ static void opened(gcall *c) {
     if (g->head == c) pthread_cond_signal(&g->wake);
     pthread_mutex_unlock(&g->lock);
   }
-  if (grpc_call_start_batch(c->call, c->ops, 2, c, NULL) != GRPC_CALL_OK) {
+  grpc_call *call = c->call; /* c is not read after the store: the event may free it */
+  atomic_store_explicit(&c->stage, ST_RECEIVING, memory_order_release);
+  if (grpc_call_start_batch(call, c->ops, 2, c, NULL) != GRPC_CALL_OK) {
     pthread_mutex_lock(&g->lock);
     unlist_locked(g, c);
     pthread_mutex_unlock(&g->lock);
@@ -309,7 +316,7 @@ static void *handler(void *arg) {
     if (ev.type == GRPC_QUEUE_SHUTDOWN) break;
     if (ev.type != GRPC_OP_COMPLETE) continue;
     gcall *c = ev.tag;
-    switch (c->stage) {
+    switch (atomic_load_explicit(&c->stage, memory_order_acquire)) {
       case ST_REQUESTED:
         if (!ev.success || !c->call) { /* the server is shutting down */
           done(c);
