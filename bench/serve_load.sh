@@ -75,17 +75,7 @@ with open(work + '/resnet50.hlen', 'w') as f:
 EOF
 
 # wrk posts the body file of its first script argument, with the header length
-# of the second (binary requests) when given
-cat >"$work/post.lua" <<'EOF'
-function init(args)
-  local f = assert(io.open(args[1], "rb"))
-  wrk.method = "POST"
-  wrk.body = f:read("*a")
-  f:close()
-  wrk.headers["Content-Type"] = "application/json"
-  if args[2] then wrk.headers["Inference-Header-Content-Length"] = args[2] end
-end
-EOF
+# of the second (binary requests) when given: bench/serve_post.lua
 
 # wrk's connections all come from 127.0.0.1: no per-client connection limit
 "$onnxc" serve --model-repository "$repo" --host 127.0.0.1 --port 0 --threads "$threads" \
@@ -124,8 +114,8 @@ point() { # model body hlen conns
   url=http://127.0.0.1:$port/v2/models/$m/infer
   wait_idle
   # a short warm-up so that the first runs' allocations are not measured
-  wrk -t1 -c1 -d1s -s "$work/post.lua" "$url" -- "$body" $hlen >/dev/null 2>&1 || true
-  out=$(wrk -t"$t" -c"$c" -d"${secs}s" --timeout 10s --latency -s "$work/post.lua" "$url" \
+  wrk -t1 -c1 -d1s -s "$here/bench/serve_post.lua" "$url" -- "$body" $hlen >/dev/null 2>&1 || true
+  out=$(wrk -t"$t" -c"$c" -d"${secs}s" --timeout 10s --latency -s "$here/bench/serve_post.lua" "$url" \
     -- "$body" $hlen 2>&1)
   rps=$(echo "$out" | awk '/^Requests\/sec/ {print $2}')
   p50=$(echo "$out" | awk '$1 == "50%" {print $2}')

@@ -58,6 +58,17 @@ if(ONNXC_SERVE_FOUND AND SYSTEM_PYTHON3)
     if(TARGET concurrency_tests)
       add_dependencies(concurrency_tests grpc_client)
     endif()
+    # bench/serve_rest_grpc.py (REST with wrk, gRPC with grpc_client --bench)
+    # for 1 s at 1 client: the load script keeps working. Skipped (77) without
+    # wrk; not in the sanitizer builds, where its figures mean nothing.
+    if(NOT ONNXC_SANITIZE AND NOT ONNXC_TSAN)
+      add_test(NAME serve_load_smoke
+               COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/bench/serve_rest_grpc.py
+                       ${PROJECT_SOURCE_DIR}/examples/perceptron.onnxtxt
+                       --onnxc $<TARGET_FILE:onnxc_cli> --client $<TARGET_FILE:grpc_client>
+                       --clients 1 --seconds 1 --threads 2)
+      set_tests_properties(serve_load_smoke PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)
+    endif()
   endif()
 endif()
 

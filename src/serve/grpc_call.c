@@ -288,54 +288,121 @@ static void infer_respond(ox_serve_version *ver, const ox_serve_grpc_infer *q,
   if (b->oom) fail(a, OX_GRPC_RESOURCE_EXHAUSTED, "out of memory writing the response");
 }
 
-static void model_infer(ox_serve_server *srv, const uint8_t *req, size_t len,
-                        ox_serve_grpc_answer *a) {
+/* a ModelInfer from its decoding to its answer; the job first, so that the
+   worker's callback (which gets the job) finds the rest */
+typedef struct infer_call {
+  ox_serve_job job;
+  ox_serve_server *srv;
   ox_serve_grpc_infer q;
-  char err[1024];
-  if (ox_serve_grpc_infer_decode(req, len, &q, err, sizeof err)) {
-    ox_serve_grpc_infer_free(&q);
-    fail(a, OX_GRPC_INVALID_ARGUMENT, "ModelInferRequest: %s", err);
-    return;
-  }
-  ox_serve_version *ver = acquire(srv, q.model_name, q.model_version, a);
-  if (!ver) {
-    ox_serve_grpc_infer_free(&q);
-    return;
-  }
-  uint64_t t0 = ox_serve_now_ns();
+  ox_serve_grpc_answer *a;
+  uint64_t t0;
+  void (*done)(void *arg);
+  void *arg;
+} infer_call;
+
+/* the end of a call that got past the model lookup: counts it and frees it */
+static void infer_free(infer_call *ic) {
+  ox_serve_version *ver = ic->job.ver;
   ox_serve_metrics *mt = ver->metrics;
-  atomic_fetch_add_explicit(&mt->requests, 1, memory_order_relaxed);
-  ox_serve_job job = {0};
-  job.ver = ver;
+  if (ic->a->code) atomic_fetch_add_explicit(&mt->failures, 1, memory_order_relaxed);
+  size_t n_model = onnxc_session_input_count(ver->session);
+  size_t n_out = onnxc_session_output_count(ver->session);
+  for (size_t k = 0; ic->job.inputs && k < n_model; k++) onnxc_value_free(ic->job.inputs[k]);
+  for (size_t k = 0; ic->job.outputs && k < n_out; k++) onnxc_value_free(ic->job.outputs[k]);
+  free(ic->job.inputs);
+  free(ic->job.outputs);
+  ox_serve_hist_add(&mt->latency, ox_serve_now_ns() - ic->t0);
+  ox_serve_version_release(ver);
+  ox_serve_grpc_infer_free(&ic->q);
+  free(ic);
+}
+
+/* decodes and checks the request and makes its job; NULL when it is
+   answered already (a failure in *a) */
+static infer_call *infer_begin(ox_serve_server *srv, const uint8_t *req, size_t len,
+                               ox_serve_grpc_answer *a) {
+  char err[1024];
+  infer_call *ic = calloc(1, sizeof *ic);
+  if (!ic) {
+    fail(a, OX_GRPC_RESOURCE_EXHAUSTED, "out of memory");
+    return NULL;
+  }
+  ic->srv = srv;
+  ic->a = a;
+  if (ox_serve_grpc_infer_decode(req, len, &ic->q, err, sizeof err)) {
+    ox_serve_grpc_infer_free(&ic->q);
+    free(ic);
+    fail(a, OX_GRPC_INVALID_ARGUMENT, "ModelInferRequest: %s", err);
+    return NULL;
+  }
+  ox_serve_version *ver = acquire(srv, ic->q.model_name, ic->q.model_version, a);
+  if (!ver) {
+    ox_serve_grpc_infer_free(&ic->q);
+    free(ic);
+    return NULL;
+  }
+  ic->t0 = ox_serve_now_ns();
+  atomic_fetch_add_explicit(&ver->metrics->requests, 1, memory_order_relaxed);
+  ic->job.ver = ver;
   atomic_fetch_add(&srv->sched.arriving, 1);
-  int code = infer_prepare(ver, &q, &job, err, sizeof err);
+  int code = infer_prepare(ver, &ic->q, &ic->job, err, sizeof err);
   if (code) {
     atomic_fetch_sub(&srv->sched.arriving, 1);
     fail(a, code, "%s", err);
-  } else if (!ox_serve_sched_run(&srv->sched, &job)) {
+    infer_free(ic);
+    return NULL;
+  }
+  return ic;
+}
+
+/* the job ran (queued) or was refused (the queue was full): the answer */
+static void infer_end(infer_call *ic, bool queued) {
+  ox_serve_grpc_answer *a = ic->a;
+  ox_serve_version *ver = ic->job.ver;
+  if (!queued) {
     ox_serve_metrics_reject(OX_SERVE_REJECT_QUEUE_FULL);
     fail(a, OX_GRPC_UNAVAILABLE,
          "model '%s': the server is overloaded (%d inference requests already waiting, "
          "--max-queue); retry later",
-         ver->model_name, srv->sched.max_queue);
+         ver->model_name, ic->srv->sched.max_queue);
   } else {
-    ox_serve_hist_add(&mt->queue, job.t_start - job.t_enqueue);
-    if (job.status)
-      fail(a, job.status == ONNXC_ERR_INVALID_ARG ? OX_GRPC_INVALID_ARGUMENT : OX_GRPC_INTERNAL,
-           "model '%s': %s", ver->model_name, job.err);
+    ox_serve_hist_add(&ver->metrics->queue, ic->job.t_start - ic->job.t_enqueue);
+    if (ic->job.status)
+      fail(a,
+           ic->job.status == ONNXC_ERR_INVALID_ARG ? OX_GRPC_INVALID_ARGUMENT : OX_GRPC_INTERNAL,
+           "model '%s': %s", ver->model_name, ic->job.err);
     else
-      infer_respond(ver, &q, &job, a);
+      infer_respond(ver, &ic->q, &ic->job, a);
   }
-  if (a->code) atomic_fetch_add_explicit(&mt->failures, 1, memory_order_relaxed);
-  size_t n_model = onnxc_session_input_count(ver->session);
-  size_t n_out = onnxc_session_output_count(ver->session);
-  for (size_t k = 0; job.inputs && k < n_model; k++) onnxc_value_free(job.inputs[k]);
-  for (size_t k = 0; job.outputs && k < n_out; k++) onnxc_value_free(job.outputs[k]);
-  free(job.inputs);
-  free(job.outputs);
-  ox_serve_hist_add(&mt->latency, ox_serve_now_ns() - t0);
-  ox_serve_version_release(ver);
-  ox_serve_grpc_infer_free(&q);
+  infer_free(ic);
+}
+
+static void model_infer(ox_serve_server *srv, const uint8_t *req, size_t len,
+                        ox_serve_grpc_answer *a) {
+  infer_call *ic = infer_begin(srv, req, len, a);
+  if (ic) infer_end(ic, ox_serve_sched_run(&srv->sched, &ic->job));
+}
+
+/* on the worker that ran the job */
+static void infer_ran(ox_serve_job *job) {
+  infer_call *ic = (infer_call *)job;
+  void (*done)(void *) = ic->done;
+  void *arg = ic->arg;
+  infer_end(ic, true);
+  done(arg);
+}
+
+bool ox_serve_grpc_infer_submit(ox_serve_server *srv, const uint8_t *req, size_t len,
+                                ox_serve_grpc_answer *a, void (*done)(void *arg), void *arg) {
+  memset(a, 0, sizeof *a);
+  infer_call *ic = infer_begin(srv, req, len, a);
+  if (!ic) return false;
+  ic->done = done;
+  ic->arg = arg;
+  ic->job.on_done = infer_ran;
+  if (ox_serve_sched_submit(&srv->sched, &ic->job)) return true; /* ic is the worker's now */
+  infer_end(ic, false);
+  return false;
 }
 
 /* ---------------------------------------------------------------- dispatch */

@@ -56,6 +56,9 @@ static int rd_field(rd *r, field *f) {
   if (!rd_varint(r, &key) || (key >> 3) == 0 || (key >> 3) > 0x1fffffff) return -1;
   f->num = (uint32_t)(key >> 3);
   f->wt = (int)(key & 7);
+  /* a varint has no bytes to point at: none, rather than the last field's */
+  f->data = NULL;
+  f->len = 0;
   switch (f->wt) {
     case 0:
       return rd_varint(r, &f->v) ? 1 : -1;
@@ -120,10 +123,12 @@ static void *grow(void *arr, size_t *n, size_t *cap, size_t size) {
 /* a repeated int64 (packed or not) appended to dims[] */
 static int take_dims(const field *f, int64_t *dims, size_t *rank, const char *what, char *err,
                      size_t errsz) {
-  rd r = rd_of(f->data, f->len);
   uint64_t v = f->v;
   bool packed = f->wt == 2;
   if (!packed && f->wt != 0) FAIL("%s: wire type %d, int64 values are varints", what, f->wt);
+  /* only a packed field has bytes to read (fuzz_serve found a reader made
+     from an unpacked one's unset pointer: undefined, though never read) */
+  rd r = packed ? rd_of(f->data, f->len) : rd_of(NULL, 0);
   while (packed ? r.p < r.end : true) {
     if (packed && !rd_varint(&r, &v)) FAIL("%s: a malformed packed varint", what);
     if (*rank == OX_SERVE_GRPC_MAX_RANK) FAIL("%s: over %d dims", what, OX_SERVE_GRPC_MAX_RANK);

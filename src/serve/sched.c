@@ -1,5 +1,6 @@
 /* sched.c - the worker pool. HTTP connection threads parse a request, queue
- * a job and sleep until a worker ran it; `threads` workers run jobs, so that
+ * a job and sleep until a worker ran it (gRPC calls submit theirs and are
+ * answered from the worker, holding no thread); `threads` workers run jobs, so that
  * at most that many model runs compete for the cores however many
  * connections are open.
  *
@@ -102,10 +103,23 @@ static void *worker(void *arg) {
       ox_serve_batch_run(jobs, n);
     ox_serve_metrics_batch(ver->metrics, n);
     pthread_mutex_lock(&s->lock);
+    size_t n_async = 0;
     for (size_t i = 0; i < n; i++) {
-      jobs[i]->batched = n;
-      jobs[i]->done = true;
-      pthread_cond_signal(&jobs[i]->cv);
+      ox_serve_job *j = jobs[i];
+      j->batched = n;
+      if (j->on_done) {
+        jobs[n_async++] = j; /* n_async <= i: compacted in place */
+      } else {
+        j->done = true; /* its waiter may free it from here on */
+        pthread_cond_signal(&j->cv);
+      }
+    }
+    if (n_async) {
+      /* submitted jobs without the lock: their callbacks answer the client
+         (gRPC) and free the job */
+      pthread_mutex_unlock(&s->lock);
+      for (size_t i = 0; i < n_async; i++) jobs[i]->on_done(jobs[i]);
+      pthread_mutex_lock(&s->lock);
     }
   }
   pthread_mutex_unlock(&s->lock);
@@ -138,21 +152,17 @@ void ox_serve_sched_stop(ox_serve_sched *s) {
   pthread_mutex_destroy(&s->lock);
 }
 
-bool ox_serve_sched_run(ox_serve_sched *s, ox_serve_job *job) {
+/* queues the job under s->lock; false when the queue is full */
+static bool enqueue(ox_serve_sched *s, ox_serve_job *job) {
   job->done = false;
   job->next = NULL;
   job->t_enqueue = ox_serve_now_ns();
-  pthread_mutex_lock(&s->lock);
   atomic_fetch_sub(&s->arriving, 1); /* under the lock: a gathering worker sees it queued */
   /* a bounded wait: past it, the client is better told to come back (or to
      go to another replica) than left holding a connection for an answer that
      would come too late */
-  if (s->max_queue && s->waiting >= s->max_queue) {
-    pthread_mutex_unlock(&s->lock);
-    return false;
-  }
+  if (s->max_queue && s->waiting >= s->max_queue) return false;
   s->waiting++;
-  pthread_cond_init(&job->cv, NULL);
   if (s->tail)
     s->tail->next = job;
   else
@@ -160,8 +170,23 @@ bool ox_serve_sched_run(ox_serve_sched *s, ox_serve_job *job) {
   s->tail = job;
   /* broadcast: a worker gathering a batch must see the new job too */
   pthread_cond_broadcast(&s->work);
-  while (!job->done) pthread_cond_wait(&job->cv, &s->lock);
+  return true;
+}
+
+bool ox_serve_sched_run(ox_serve_sched *s, ox_serve_job *job) {
+  job->on_done = NULL;
+  pthread_cond_init(&job->cv, NULL);
+  pthread_mutex_lock(&s->lock);
+  bool queued = enqueue(s, job);
+  while (queued && !job->done) pthread_cond_wait(&job->cv, &s->lock);
   pthread_mutex_unlock(&s->lock);
   pthread_cond_destroy(&job->cv);
-  return true;
+  return queued;
+}
+
+bool ox_serve_sched_submit(ox_serve_sched *s, ox_serve_job *job) {
+  pthread_mutex_lock(&s->lock);
+  bool queued = enqueue(s, job);
+  pthread_mutex_unlock(&s->lock);
+  return queued;
 }

@@ -153,6 +153,9 @@ typedef struct ox_serve_job {
   size_t batched; /* how many requests shared the run */
   bool done;
   pthread_cond_t cv;
+  /* set: the job was submitted (ox_serve_sched_submit) and the worker calls
+     this once it ran, outside the queue's lock, instead of waking a waiter */
+  void (*on_done)(struct ox_serve_job *job);
   struct ox_serve_job *next;
 } ox_serve_job;
 
@@ -178,6 +181,9 @@ void ox_serve_sched_stop(ox_serve_sched *s);
    the caller counted it in `arriving` first. false (and nothing run) when
    max_queue requests are already waiting. */
 bool ox_serve_sched_run(ox_serve_sched *s, ox_serve_job *job);
+/* the same without waiting: job->on_done is called on a worker once it ran;
+   false (and no call) when the queue is full */
+bool ox_serve_sched_submit(ox_serve_sched *s, ox_serve_job *job);
 
 /* batch.c: true when every input has the same dtype, rank and dims after the
    first in a and b */
@@ -427,6 +433,7 @@ int ox_serve_grpc_typed_contents(ox_serve_buf *b, const onnxc_value *v);
 enum {
   OX_GRPC_OK = 0,
   OX_GRPC_INVALID_ARGUMENT = 3,
+  OX_GRPC_DEADLINE_EXCEEDED = 4,
   OX_GRPC_NOT_FOUND = 5,
   OX_GRPC_PERMISSION_DENIED = 7,
   OX_GRPC_RESOURCE_EXHAUSTED = 8,
@@ -445,6 +452,12 @@ void ox_serve_grpc_handle(ox_serve_server *srv, const char *method, const uint8_
                           ox_serve_grpc_answer *a);
 /* the methods that stay open without a token (the health probes) */
 bool ox_serve_grpc_open_method(const char *method);
+/* ModelInfer without waiting for the model: true when the request was
+   queued, and then done(arg) is called on a worker once *a holds the answer
+   (req must stay readable until then); false when *a holds the answer
+   already (a bad request, or the queue was full) */
+bool ox_serve_grpc_infer_submit(ox_serve_server *srv, const uint8_t *req, size_t len,
+                                ox_serve_grpc_answer *a, void (*done)(void *arg), void *arg);
 
 /* grpc.c: the gRPC server on gRPC's C core (built with libgrpc-dev) */
 typedef struct ox_serve_grpc ox_serve_grpc;

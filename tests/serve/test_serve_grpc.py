@@ -11,14 +11,18 @@ outputs against `onnxc run`. Covered: health, metadata, readiness, inference
 with raw and with typed contents for every datatype, requested outputs, 32
 calls at once (batched), bearer tokens in the `authorization` metadata,
 model control, bad messages answered with a status that names the field,
-TLS (with SIGHUP reload), and a clean SIGTERM.
+TLS (with SIGHUP reload), callers that open calls and never finish sending
+their message (none of it, or half: raw HTTP/2 connections made here), and a
+clean SIGTERM.
 """
 import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -30,7 +34,7 @@ WORK = ts.WORK
 CLIENT, PROTOC = os.path.abspath(sys.argv[3]), sys.argv[4]
 SERVICE = '/inference.GRPCInferenceService/'
 HEAD = '<ir_version: 8, opset_import: ["" : 17]>\n'
-OK, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED = 0, 3, 5, 7
+OK, INVALID_ARGUMENT, DEADLINE_EXCEEDED, NOT_FOUND, PERMISSION_DENIED = 0, 3, 4, 5, 7
 UNIMPLEMENTED, UNAVAILABLE, UNAUTHENTICATED = 12, 14, 16
 
 # protocol datatype: (onnx text type, numpy dtype, InferTensorContents field or None)
@@ -109,6 +113,87 @@ class Grpc:
         check(p.returncode == 0 and len(answers) == calls,
               '%s: the client finished %d call(s) (rc %d, %s)' % (method, calls, p.returncode, p.stderr[-300:]))
         return answers if calls > 1 else (answers[0] if answers else (None, '', None))
+
+
+# ---------------------------------------------------------------- raw HTTP/2
+
+H2_DATA, H2_HEADERS, H2_RST_STREAM, H2_SETTINGS, H2_PING = 0, 1, 3, 4, 6
+H2_END_STREAM, H2_ACK, H2_END_HEADERS = 1, 1, 4
+
+
+def h2_frame(kind, flags, stream, payload=b''):
+    """an HTTP/2 frame (RFC 7540 section 4.1)"""
+    return len(payload).to_bytes(3, 'big') + bytes([kind, flags]) + stream.to_bytes(4, 'big') + payload
+
+
+def hpack_literal(name, value):
+    """a header as an HPACK literal without indexing, new name, no Huffman
+    coding (RFC 7541 section 6.2.2); the names and values here are short"""
+    assert len(name) < 127 and len(value) < 127
+    return b'\x00' + bytes([len(name)]) + name + bytes([len(value)]) + value
+
+
+class Stalled:
+    """one HTTP/2 connection whose gRPC calls (streams) open and send the
+    first `part` of their length-prefixed message (0: none, 0.5: half), then
+    nothing more, the socket kept open. Records when the server ends each
+    stream (its trailers, or RST_STREAM) and the trailers' bytes."""
+
+    def __init__(self, port, streams, message, part):
+        self.sock = socket.create_connection(('127.0.0.1', port), timeout=60)
+        self.ended, self.trailers, self.gone = {}, {}, False
+        head = b''.join(hpack_literal(n, v) for n, v in (
+            (b':method', b'POST'), (b':scheme', b'http'),
+            (b':path', (SERVICE + 'ModelInfer').encode()),
+            (b':authority', b'127.0.0.1:%d' % port),
+            (b'content-type', b'application/grpc'), (b'te', b'trailers')))
+        body = b'\x00' + len(message).to_bytes(4, 'big') + message
+        out = b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' + h2_frame(H2_SETTINGS, 0, 0)
+        self.streams = [1 + 2 * k for k in range(streams)]
+        for sid in self.streams:
+            out += h2_frame(H2_HEADERS, H2_END_HEADERS, sid, head)
+            if part:
+                out += h2_frame(H2_DATA, 0, sid, body[:int(len(body) * part)])
+        self.t0 = time.time()
+        self.sock.sendall(out)
+        self.reader = threading.Thread(target=self.read, daemon=True)
+        self.reader.start()
+
+    def read(self):
+        buf = b''
+        while True:
+            try:
+                data = self.sock.recv(65536)
+            except OSError:
+                data = b''
+            if not data:
+                self.gone = True  # the server closed the connection
+                return
+            buf += data
+            while len(buf) >= 9 and len(buf) >= 9 + int.from_bytes(buf[:3], 'big'):
+                n = int.from_bytes(buf[:3], 'big')
+                kind, flags, sid = buf[3], buf[4], int.from_bytes(buf[5:9], 'big') & 0x7fffffff
+                payload, buf = buf[9:9 + n], buf[9 + n:]
+                try:
+                    if kind == H2_SETTINGS and not flags & H2_ACK:
+                        self.sock.sendall(h2_frame(H2_SETTINGS, H2_ACK, 0))
+                    elif kind == H2_PING and not flags & H2_ACK:
+                        self.sock.sendall(h2_frame(H2_PING, H2_ACK, 0, payload))
+                except OSError:
+                    return
+                if sid and (kind == H2_RST_STREAM or (kind == H2_HEADERS and flags & H2_END_STREAM)):
+                    self.ended.setdefault(sid, time.time() - self.t0)
+                    if kind == H2_HEADERS:
+                        self.trailers[sid] = payload
+
+    def wait(self, timeout):
+        end = time.time() + timeout
+        while time.time() < end and len(self.ended) < len(self.streams) and not self.gone:
+            time.sleep(0.05)
+        return self.ended
+
+    def close(self):
+        self.sock.close()
 
 
 def start(*args):
@@ -431,9 +516,81 @@ def test_tls(pb):
         stopped(server)
 
 
+def test_stalled(pb):
+    """callers that open calls and never finish sending their message hold no
+    thread of the server: others are served meanwhile, and each stalled call
+    is ended at the request deadline (--request-timeout) with
+    DEADLINE_EXCEEDED, counted in /metrics, and freed (the ASan build's
+    LeakSanitizer checks the server's exit)"""
+    server, port = start('--threads', '2', '--request-timeout', '4')
+    addr = '127.0.0.1:%d' % port
+    x = np.array([[1, 2, 3]], np.float32)
+    want = ts.run_onnxc(os.path.join(WORK, 'repo', 'perceptron', '1', 'model.onnx'), {'X': x},
+                        os.path.join(WORK, 'run_stall'))[0]
+    request = infer_request(pb, 'perceptron', [('X', 'FP32', x)], raw=True).SerializeToString()
+    req = os.path.join(WORK, 'stall_req.bin')
+    with open(req, 'wb') as f:
+        f.write(request)
+    conns = []
+    try:
+        # more calls without their message than the server has threads of any
+        # kind (no message on two connections, half of one on a third)
+        conns = [Stalled(port, 40, request, 0), Stalled(port, 40, request, 0),
+                 Stalled(port, 4, request, 0.5)]
+        time.sleep(0.5)
+        t = time.time()
+        s, msg, data = Grpc(port).call('ModelInfer', request, timeout=10)
+        took = time.time() - t
+        # answered while the stalled calls were still open (none ended yet): a
+        # server whose threads they held would answer only once they are ended
+        early = not any(c.ended or c.gone for c in conns)
+        good = s == OK and np.array_equal(outputs_of(pb, data)[1]['Out'][2], want)
+        check(good and early, 'ModelInfer with 84 stalled calls open: answered in %.2f s, %s (%s %s)'
+              % (took, 'before any of them ended' if early else 'only after some ended', s, msg))
+        st, _, _ = ts.request(server.port, 'GET', '/v2/health/ready', timeout=5)
+        check(st == 200, 'REST meanwhile: ready (%s)' % st)
+        for c, what in zip(conns, ('no message', 'no message', 'half a message')):
+            ended = sorted(c.wait(15).values())
+            n = len(c.streams)
+            check(len(ended) == n and 3.5 <= ended[0] and ended[-1] < 12,
+                  'calls with %s: %d of %d ended by the server at the 4 s request deadline (%s s)'
+                  % (what, len(ended), n, ' '.join('%.2f' % v for v in ended[:1] + ended[-1:])))
+            # gRPC writes these trailers as HPACK literals: the code '4' after its
+            # name, the message after grpc-message
+            check(len(c.trailers) == n and all(b'grpc-status\x014' in t and b'--request-timeout' in t
+                                               for t in c.trailers.values()),
+                  'their trailers: grpc-status 4 (DEADLINE_EXCEEDED), a message naming --request-timeout')
+            c.close()
+        # the server frees each call when its cancelled receive comes back
+        # from gRPC's queue, a moment after the client saw its status
+        end = time.time() + 15
+        while True:
+            text = ts.request(server.port, 'GET', '/metrics')[2].decode()
+            flight = re.search(r'^onnxc_http_requests_in_flight (\d+)$', text, re.M)
+            if (flight and int(flight.group(1)) <= 1) or time.time() > end:
+                break
+            time.sleep(0.1)
+        n = re.search(r'^onnxc_http_rejections_total\{reason="request_timeout"\} (\d+)$', text, re.M)
+        check(n and int(n.group(1)) == 84, 'rejections{reason="request_timeout"} %s == 84'
+              % (n.group(1) if n else None))
+        check(flight and int(flight.group(1)) <= 1, 'in flight afterwards: %s (the /metrics request)'
+              % (flight.group(1) if flight else None))
+        # a caller that goes away in the middle of its message, and stalled
+        # calls still open when the server stops: cut off, and it exits 0
+        Stalled(port, 3, request, 0.5).close()
+        conns = [Stalled(port, 3, request, 0), Stalled(port, 2, request, 0.5)]
+        time.sleep(0.3)
+    finally:
+        stopped(server)
+    for c in conns:
+        check(len(c.wait(10)) == len(c.streams) or c.gone,
+              'stalled calls at shutdown: ended, or their connection closed')
+        c.close()
+
+
 def main():
     make_repo()
-    return ts.run_steps((test_service, test_model_control, test_tls), 'gRPC serve', load_pb())
+    return ts.run_steps((test_service, test_model_control, test_tls, test_stalled), 'gRPC serve', load_pb())
 
 
 if __name__ == '__main__':
