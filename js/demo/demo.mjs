@@ -339,6 +339,7 @@ function sourceChanged() {
   const kind = $('source').value;
   $('imageControls').style.display = kind === 'image' ? '' : 'none';
   $('valuesControls').style.display = kind === 'values' ? '' : 'none';
+  $('seedControls').style.display = kind === 'random' ? '' : 'none';
 }
 
 // a failure anywhere (a rejected promise included) shows on the page
