@@ -11,6 +11,16 @@
 #                       pthread_create fails, so the pool runs every loop on
 #                       the caller.
 #
+#   ONNXC_WASM_EXCLUDE  operator families left out of the module, a list of
+#                       training (ai.onnx.preview.training and the losses),
+#                       ml (ai.onnx.ml), strings, image (ImageDecoder),
+#                       signal (DFT, STFT, windows), contrib (com.microsoft),
+#                       rnn (RNN, GRU, LSTM); e.g.
+#                       -DONNXC_WASM_EXCLUDE="training;ml;strings". Their
+#                       tables leave the registry, so the linker drops their
+#                       files; a model using one fails at session creation
+#                       with "operator ... is not in this build".
+#
 # The output is build-wasm/libonnxc.mjs (an ES module whose default export
 # makes the module: MODULARIZE + EXPORT_ES6) and build-wasm/libonnxc.wasm;
 # the threaded build adds libonnxc.worker.js. The core needs no library: the
@@ -26,6 +36,25 @@ if(ONNXC_WASM_THREADS)
   list(APPEND ONNXC_WASM_FLAGS -pthread)
 endif()
 target_compile_options(onnxc_objects PRIVATE ${ONNXC_WASM_FLAGS})
+
+set(ONNXC_WASM_EXCLUDE "" CACHE STRING
+    "operator families left out of the WebAssembly module: training;ml;strings;image;signal;contrib;rnn")
+set(ONNXC_WASM_FAMILIES training ml strings image signal contrib rnn)
+set(ONNXC_WASM_EXCLUDE_DEFS "")
+foreach(family IN LISTS ONNXC_WASM_EXCLUDE)
+  if(NOT family IN_LIST ONNXC_WASM_FAMILIES)
+    message(FATAL_ERROR "ONNXC_WASM_EXCLUDE: no operator family '${family}' (there are: ${ONNXC_WASM_FAMILIES})")
+  endif()
+  string(TOUPPER "${family}" upper)
+  list(APPEND ONNXC_WASM_EXCLUDE_DEFS ONNXC_NO_OPS_${upper})
+endforeach()
+if(ONNXC_WASM_EXCLUDE_DEFS)
+  # only the registry changes (src/ops/registry.c): the families' own files
+  # are still compiled, and simply not linked, nothing referring to them
+  string(REPLACE ";" ", " excluded "${ONNXC_WASM_EXCLUDE}")
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/src/ops/registry.c PROPERTIES COMPILE_DEFINITIONS
+    "${ONNXC_WASM_EXCLUDE_DEFS};ONNXC_OPS_EXCLUDED=\"${excluded}\"")
+endif()
 
 add_library(onnxc STATIC $<TARGET_OBJECTS:onnxc_objects>)
 target_include_directories(onnxc PUBLIC ${PROJECT_SOURCE_DIR}/include)

@@ -7,8 +7,8 @@ pkgs=(cmake make gcc clang libclang-rt-14-dev protobuf-compiler python3 python3-
       libpcre2-dev libutf8proc-dev libjpeg-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
       graphviz pkgconf libmicrohttpd-dev libjansson-dev libgnutls28-dev libgrpc-dev wrk python3-yaml
       gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
-      emscripten nodejs)
-# (chromium joins the list with the WebAssembly demo page's browser test)
+      emscripten nodejs chromium)
+# (chromium: the WebAssembly demo page's test in headless Chromium, ctest wasm_page)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

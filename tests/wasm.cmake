@@ -1,6 +1,6 @@
 # wasm.cmake - the JavaScript package's tests (js/test/: the API over every
 # element type, external data, errors, and ONNX's node conformance cases)
-# in node, through the WebAssembly module of `make wasm` (build-wasm/). Without
+# in node, and the demo page in headless Chromium (wasm_page), through the WebAssembly module of `make wasm` (build-wasm/). Without
 # node or that build (no emscripten: `make test` builds it when emcc is
 # there) the test reports itself skipped, with the reason.
 find_program(ONNXC_NODE node)
@@ -9,4 +9,14 @@ if(ONNXC_NODE)
            COMMAND ${ONNXC_NODE} ${PROJECT_SOURCE_DIR}/js/test/ctest.mjs ${PROJECT_SOURCE_DIR}/build-wasm)
   set_tests_properties(wasm_js PROPERTIES SKIP_RETURN_CODE 77 LABELS "release-only"
                        ENVIRONMENT "ONNXC_SHARED=${ONNXC_SHARED}" TIMEOUT 1500)
+endif()
+
+# The demo page (js/demo/) in headless Chromium over a local server, its
+# outputs checked against this build's `onnxc run` on the same input
+# (js/test/page_test.mjs); skipped without chromium or build-wasm.
+if(ONNXC_NODE)
+  add_test(NAME wasm_page
+           COMMAND ${ONNXC_NODE} ${PROJECT_SOURCE_DIR}/js/test/page_test.mjs ${PROJECT_SOURCE_DIR}/build-wasm
+                   $<TARGET_FILE:onnxc_cli>)
+  set_tests_properties(wasm_page PROPERTIES SKIP_RETURN_CODE 77 LABELS "release-only" TIMEOUT 180)
 endif()

@@ -116,6 +116,15 @@ onnxc_status onnxc_session_create(const onnxc_model *m, const onnxc_session_opti
     }
   }
   int rc = ox_session_create((const ox_model *)m, &o, &a->s, E(err));
+  if (rc == OX_EUNSUPPORTED && err && ox_registry_left_out() &&
+      strstr(err->msg, "no kernel for operator")) {
+    /* a build without some operator families (ONNXC_WASM_EXCLUDE): say so,
+     * the likely reason rather than a missing implementation */
+    size_t len = strlen(err->msg);
+    snprintf(err->msg + len, sizeof err->msg - len,
+             ": operator not in this build (it leaves out the operator families %s)",
+             ox_registry_left_out());
+  }
   if (rc) {
     logf_(a, ONNXC_LOG_ERROR, "session creation failed: %s", err ? err->msg : "");
     api_session_del(a);

@@ -1,4 +1,7 @@
-/* registry.c - the list of kernel tables; one per family file in src/ops. */
+/* registry.c - the list of kernel tables; one per family file in src/ops.
+ * A build may leave families out (ONNXC_NO_OPS_<FAMILY>, set by
+ * cmake/wasm.cmake's ONNXC_WASM_EXCLUDE): their tables are not named here,
+ * so the linker leaves their files out of the module. */
 #include "registry.h"
 
 #include <string.h>
@@ -23,18 +26,32 @@ extern const ox_kernel_def ox_ops_resize[];
 extern const ox_kernel_def ox_ops_roi[];
 extern const ox_kernel_def ox_ops_nms[];
 extern const ox_kernel_def ox_ops_norm[];
+#ifndef ONNXC_NO_OPS_RNN
 extern const ox_kernel_def ox_ops_rnn[];
+#endif
 extern const ox_kernel_def ox_ops_attention[];
 extern const ox_kernel_def ox_ops_quant[];
+#ifndef ONNXC_NO_OPS_TRAINING
 extern const ox_kernel_def ox_ops_loss[];
+#endif
+#ifndef ONNXC_NO_OPS_SIGNAL
 extern const ox_kernel_def ox_ops_signal[];
+#endif
 extern const ox_kernel_def ox_ops_random[];
+#ifndef ONNXC_NO_OPS_STRINGS
 extern const ox_kernel_def ox_ops_string[];
+#endif
+#ifndef ONNXC_NO_OPS_IMAGE
 extern const ox_kernel_def ox_ops_image[];
+#endif
+#ifndef ONNXC_NO_OPS_ML
 extern const ox_kernel_def ox_ops_ml[];
 extern const ox_kernel_def ox_ops_ml_linear[];
 extern const ox_kernel_def ox_ops_ml_tree[];
+#endif
+#ifndef ONNXC_NO_OPS_TRAINING
 extern const ox_kernel_def ox_ops_training[];
+#endif
 extern const ox_kernel_def ox_ops_fused[];
 extern const ox_kernel_def ox_ops_qfused[];
 extern const ox_kernel_def ox_ops_attn_fused[];
@@ -43,12 +60,14 @@ extern const ox_kernel_def ox_ops_matmul_dq[];
 extern const ox_kernel_def ox_ops_rms_norm[];
 extern const ox_kernel_def ox_ops_rotary[];
 extern const ox_kernel_def ox_ops_silu_mul[];
+#ifndef ONNXC_NO_OPS_CONTRIB
 extern const ox_kernel_def ox_ops_contrib_nn[];
 extern const ox_kernel_def ox_ops_contrib_attn[];
 extern const ox_kernel_def ox_ops_contrib_gqa[];
 extern const ox_kernel_def ox_ops_contrib_sparse[];
 extern const ox_kernel_def ox_ops_contrib_lowbit[];
 extern const ox_kernel_def ox_ops_contrib_quant[];
+#endif
 
 static const ox_kernel_def *const tables[] = {
     ox_ops_elementwise,
@@ -70,19 +89,33 @@ static const ox_kernel_def *const tables[] = {
     ox_ops_resize,
     ox_ops_roi,
     ox_ops_norm,
+#ifndef ONNXC_NO_OPS_RNN
     ox_ops_rnn,
+#endif
     ox_ops_attention,
     ox_ops_quant,
     ox_ops_matmul_dq,
+#ifndef ONNXC_NO_OPS_TRAINING
     ox_ops_loss,
+#endif
+#ifndef ONNXC_NO_OPS_SIGNAL
     ox_ops_signal,
+#endif
     ox_ops_random,
+#ifndef ONNXC_NO_OPS_STRINGS
     ox_ops_string,
+#endif
+#ifndef ONNXC_NO_OPS_IMAGE
     ox_ops_image,
+#endif
+#ifndef ONNXC_NO_OPS_ML
     ox_ops_ml,
     ox_ops_ml_linear,
     ox_ops_ml_tree,
+#endif
+#ifndef ONNXC_NO_OPS_TRAINING
     ox_ops_training,
+#endif
     ox_ops_fused,
     ox_ops_qfused,
     ox_ops_attn_fused,
@@ -91,12 +124,14 @@ static const ox_kernel_def *const tables[] = {
     ox_ops_rotary,
     ox_ops_silu_mul,
     ox_ops_nms,
+#ifndef ONNXC_NO_OPS_CONTRIB
     ox_ops_contrib_nn,
     ox_ops_contrib_attn,
     ox_ops_contrib_gqa,
     ox_ops_contrib_sparse,
     ox_ops_contrib_lowbit,
     ox_ops_contrib_quant,
+#endif
 };
 
 static bool same_domain(const char *a, const char *b) {
@@ -135,3 +170,13 @@ const ox_kernel_def *ox_registry_at(size_t i) {
 }
 
 const ox_kernel_registry ox_registry_builtin = {ox_registry_find, ox_registry_has_op};
+
+/* ONNXC_OPS_EXCLUDED: the families cmake/wasm.cmake's ONNXC_WASM_EXCLUDE
+ * left out above, for the error of a model that uses one */
+const char *ox_registry_left_out(void) {
+#ifdef ONNXC_OPS_EXCLUDED
+  return ONNXC_OPS_EXCLUDED;
+#else
+  return NULL;
+#endif
+}

@@ -14,6 +14,10 @@ bool ox_registry_has_op(const char *domain, const char *op);
 size_t ox_registry_count(void);
 const ox_kernel_def *ox_registry_at(size_t i);
 
+/* The operator families this build leaves out ("ml, strings": the
+ * WebAssembly build's ONNXC_WASM_EXCLUDE), or NULL when it has them all. */
+const char *ox_registry_left_out(void);
+
 /* Both as the table a session is given (ox_session_opts.kernels). */
 extern const ox_kernel_registry ox_registry_builtin;
 
