@@ -16,8 +16,8 @@ typedef struct nn_table {
   void (*gather2_u8)(uint8_t *dst, const uint8_t *src, int64_t n);
   void (*gather2_f32)(float *dst, const float *src, int64_t n);
   void (*pool2_f32)(float *dst, const float *src, int64_t n, int k, bool is_max, float div);
-  void (*pool3x3s2_f32)(float *dst, const float *x0, const float *x1, const float *x2, int64_t n,
-                        bool is_max);
+  void (*pool3x3s2_rows_f32)(float *dst, int64_t ldd, const float *x, int64_t ldx, int64_t rows,
+                             int64_t n, bool is_max);
   void (*deinterleave)(const uint8_t *p, int64_t n, uint8_t *even, uint8_t *odd);
   void (*copy_rows64)(uint8_t *dst, const uint8_t *src, int64_t ls, int64_t rows, int64_t n);
   void (*im2col_row_u8)(const ox_nn_geom *g, const uint8_t *xc, int64_t kidx, int64_t o0,
@@ -232,41 +232,71 @@ __attribute__((target("avx512f"))) static void pool2_f32_avx512(float *dst, cons
   }
 }
 
-/* ox_nn_pool3x3s2_f32 with AVX-512: each load position's three rows
- * combined first (what the row buffer held), then the columns as in
- * pool2_f32_avx512, all in registers. */
-__attribute__((target("avx512f"))) static void pool3x3s2_avx512(float *dst, const float *x0,
-                                                                const float *x1, const float *x2,
-                                                                int64_t n, bool is_max) {
+/* One column of a 3-row window: the rows combined as the row buffer did. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+pool3_rows(__mmask16 mk, const float *p, int64_t ldx, bool is_max, __m512 init) {
+  __m512 a = _mm512_maskz_loadu_ps(mk, p), b = _mm512_maskz_loadu_ps(mk, p + ldx),
+         c = _mm512_maskz_loadu_ps(mk, p + 2 * ldx);
+  return is_max ? _mm512_max_ps(c, _mm512_max_ps(b, _mm512_max_ps(a, init)))
+                : _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(init, a), b), c);
+}
+
+/* ox_nn_pool3x3s2_rows_f32 with AVX-512: the three rows of each of 32
+ * columns combined once (two vectors), then the window's columns 2i, 2i + 1
+ * and 2i + 2 taken from them by permutes, all in registers; the 16th
+ * output's last column (2i + 32) from a one-lane third vector. The rows are
+ * looped here: SqueezeNet's 13 x 13 maps had paid a call and the row's set-up
+ * per 13 outputs, and loaded each column twice (a pair of loads two floats
+ * on for the third column). */
+__attribute__((target("avx512f"))) static void pool3x3s2_rows_avx512(float *dst, int64_t ldd,
+                                                                     const float *x, int64_t ldx,
+                                                                     int64_t rows, int64_t n,
+                                                                     bool is_max) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512i next = _mm512_add_epi32(even, _mm512_set1_epi32(2)); /* lane 15 replaced */
   const __m512 init = _mm512_set1_ps(is_max ? -INFINITY : 0.0f);
-  for (int64_t i = 0; i < n; i += 16) {
-    int64_t m = n - i < 16 ? n - i : 16, last = 2 * (m - 1) + 2; /* last column read */
-    int64_t off[4] = {2 * i, 2 * i + 16, 2 * i + 2, 2 * i + 18};
-    __m512 v[4];
-    for (int q = 0; q < 4; q++) {
-      __mmask16 mk = lanes_upto(last + 1 - (off[q] - 2 * i));
-      __m512 a = _mm512_maskz_loadu_ps(mk, x0 + off[q]), b = _mm512_maskz_loadu_ps(mk, x1 + off[q]),
-             c = _mm512_maskz_loadu_ps(mk, x2 + off[q]);
-      v[q] = is_max ? _mm512_max_ps(c, _mm512_max_ps(b, _mm512_max_ps(a, init)))
-                    : _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(init, a), b), c);
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + 2 * r * ldx;
+    float *yr = dst + r * ldd;
+    for (int64_t i = 0; i < n; i += 16) {
+      int64_t m = n - i < 16 ? n - i : 16, last = 2 * (m - 1) + 2; /* last column read */
+      const float *p = xr + 2 * i;
+      __m512 v0 = pool3_rows(lanes_upto(last + 1), p, ldx, is_max, init);
+      __m512 v1 = pool3_rows(lanes_upto(last + 1 - 16), p + 16, ldx, is_max, init);
+      __m512 e = _mm512_permutex2var_ps(v0, even, v1), o = _mm512_permutex2var_ps(v0, odd, v1);
+      __m512 e2 = _mm512_permutex2var_ps(v0, next, v1);
+      if (m == 16) {
+        __m512 v2 = pool3_rows(1, p + 32, ldx, is_max, init);
+        e2 = _mm512_mask_broadcastss_ps(e2, (__mmask16)0x8000, _mm512_castps512_ps128(v2));
+      }
+      __m512 y =
+          is_max ? _mm512_max_ps(e2, _mm512_max_ps(o, e)) : _mm512_add_ps(_mm512_add_ps(e, o), e2);
+      _mm512_mask_storeu_ps(yr + i, (__mmask16)((1u << m) - 1), y);
     }
-    __m512 e = _mm512_permutex2var_ps(v[0], even, v[1]),
-           o = _mm512_permutex2var_ps(v[0], odd, v[1]);
-    __m512 e2 = _mm512_permutex2var_ps(v[2], even, v[3]);
-    __m512 r =
-        is_max ? _mm512_max_ps(e2, _mm512_max_ps(o, e)) : _mm512_add_ps(_mm512_add_ps(e, o), e2);
-    _mm512_mask_storeu_ps(dst + i, (__mmask16)((1u << m) - 1), r);
   }
 }
 #endif
 
+void ox_nn_pool3x3s2_rows_f32(float *dst, int64_t ldd, const float *x, int64_t ldx, int64_t rows,
+                              int64_t n, bool is_max) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (nn_dispatch()->pool3x3s2_rows_f32) {
+    nn_dispatch()->pool3x3s2_rows_f32(dst, ldd, x, ldx, rows, n, is_max);
+    return;
+  }
+#endif
+  for (int64_t r = 0; r < rows; r++) {
+    const float *x0 = x + 2 * r * ldx;
+    ox_nn_pool3x3s2_f32(dst + r * ldd, x0, x0 + ldx, x0 + 2 * ldx, n, is_max);
+  }
+}
+
 void ox_nn_pool3x3s2_f32(float *dst, const float *x0, const float *x1, const float *x2, int64_t n,
                          bool is_max) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (nn_dispatch()->pool3x3s2_f32) {
-    nn_dispatch()->pool3x3s2_f32(dst, x0, x1, x2, n, is_max);
+  if (nn_dispatch()->pool3x3s2_rows_f32 && x1 - x0 == x2 - x1) {
+    nn_dispatch()->pool3x3s2_rows_f32(dst, 0, x0, x1 - x0, 1, n, is_max);
     return;
   }
 #endif
@@ -810,7 +840,7 @@ static void nn_fill(void) {
   if (c->avx512f) {
     t->gather2_f32 = gather2_f32_avx512;
     t->pool2_f32 = pool2_f32_avx512;
-    t->pool3x3s2_f32 = pool3x3s2_avx512;
+    t->pool3x3s2_rows_f32 = pool3x3s2_rows_avx512;
     t->shift_strip = shift_strip_avx512;
     t->gen_strip = gen_strip_avx512;
   }

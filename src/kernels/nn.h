@@ -71,6 +71,10 @@ void ox_nn_pool2_f32(float *dst, const float *src, int64_t n, int k, bool is_max
  * divided); reads columns 0 .. 2 n of each row. */
 void ox_nn_pool3x3s2_f32(float *dst, const float *x0, const float *x1, const float *x2, int64_t n,
                          bool is_max);
+/* The same for `rows` output rows: row r (at dst + r ldd) from the input
+ * rows at x + 2 r ldx, one and two ldx on (stride 2 down the plane too). */
+void ox_nn_pool3x3s2_rows_f32(float *dst, int64_t ldd, const float *x, int64_t ldx, int64_t rows,
+                              int64_t n, bool is_max);
 /* Stride 2 on both axes of a 2-D geometry, dilation 1: the input can be
  * split into its phase planes (even / odd rows x even / odd columns of the
  * padded image), on which every im2col row is a run of contiguous copies.

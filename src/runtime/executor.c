@@ -336,6 +336,11 @@ int ox_rt_run_node(ox_kctx *ctx) {
     uint64_t ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
     __atomic_fetch_add(&rn->prof_ns, ns, __ATOMIC_RELAXED);
     __atomic_fetch_add(&rn->prof_runs, 1, __ATOMIC_RELAXED);
+    uint64_t lo = __atomic_load_n(&rn->prof_min_ns, __ATOMIC_RELAXED);
+    while ((lo == 0 || ns < lo) &&
+           !__atomic_compare_exchange_n(&rn->prof_min_ns, &lo, ns ? ns : 1, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+    }
   } else {
     rc = rn->k->run(ctx, rn->state);
   }

@@ -43,6 +43,8 @@ typedef struct rt_node {
   const ox_graph **sub_src;
   size_t n_subs;
   uint64_t prof_ns, prof_runs; /* with opts.profile; atomic adds (runs may be concurrent) */
+  uint64_t prof_min_ns;         /* the fastest call (0: none): on a loaded machine, the
+                                 * node's own cost better than the mean */
   int32_t cat1; /* a Concat planned in place: its index in rt_graph.cats + 1; 0 otherwise */
   /* with opts.profile, a Concat's inputs and those found written in place */
   uint64_t prof_cat_in, prof_cat_placed;

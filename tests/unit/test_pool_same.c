@@ -153,6 +153,11 @@ int main(void) {
       {0, 3, 1, {1, 1, 1, 1}, 2, 3, 20, 27, 2},
       {1, 3, 0, {1, 1, 1, 1}, 1, 2, 12, 40, 2},
       {0, 3, 0, {2, 1, 0, 1}, 1, 2, 11, 46, 2},
+      /* the rows of a plane in one call (ox_nn_pool3x3s2_rows_f32): two
+       * whole vectors of 16 outputs a row, each taking its last column from
+       * the next 32; an average of exactly 16 outputs a row */
+      {1, 3, 0, {0, 0, 0, 0}, 1, 4, 27, 65, 2},
+      {0, 3, 0, {1, 1, 1, 1}, 1, 3, 29, 31, 2},
   };
   size_t n = sizeof cases / sizeof *cases;
   for (size_t i = 0; i < n; i++)

@@ -297,16 +297,27 @@ OX_LEVEL_BODY void sep_pool2d_task_c(void *arg, int64_t p0, int64_t p1) {
   /* the common max pool (3 x 3, stride 2) with no window across the left
    * edge: a row of outputs straight from its three input rows */
   bool fused3 = is_max && K1 == 3 && sw == 2 && dw == 1 && g->k[0] == 3 && in0 == 0;
+  /* [r0, r1): its rows with the whole window, one kernel call per plane
+   * (with stride 2 down the plane and dilation 1) */
+  int64_t r0 = 0, r1 = 0;
+  if (fused3 && g->stride[0] == 2 && dh == 1) {
+    while (r0 < OH && j->rows[r0].hi - j->rows[r0].lo != 3) r0++;
+    r1 = r0;
+    while (r1 < OH && j->rows[r1].hi - j->rows[r1].lo == 3) r1++;
+  }
   for (int64_t plane = p0; plane < p1; plane++) {
     const float *xp = j->x + plane * IH * IW;
     float *yp = j->y + plane * OH * OW;
+    if (r1 > r0)
+      ox_nn_pool3x3s2_rows_f32(yp + r0 * OW, OW, xp + (r0 * 2 - g->pb[0]) * IW, IW, r1 - r0, in1,
+                               true);
     for (int64_t oh = 0; oh < OH; oh++) {
       int64_t hs = oh * g->stride[0] - g->pb[0];
       int64_t hlo = j->rows[oh].lo, hhi = j->rows[oh].hi, hpad = j->rows[oh].pad;
       if (fused3 && hhi - hlo == 3) { /* max, 3 x 3, stride 2, no window across the left edge */
         const float *x0 = xp + (hs + hlo * dh) * IW, *x1 = x0 + dh * IW, *x2 = x1 + dh * IW;
         float *yr = yp + oh * OW;
-        ox_nn_pool3x3s2_f32(yr, x0, x1, x2, in1, true);
+        if (oh < r0 || oh >= r1) ox_nn_pool3x3s2_f32(yr, x0, x1, x2, in1, true);
         for (int64_t ow = in1; ow < OW; ow++) { /* windows across the right edge */
           int64_t ws = ow * 2;
           float acc = -INFINITY;
@@ -440,10 +451,7 @@ OX_LEVEL_BODY void bordered3s2_task_c(void *arg, int64_t p0, int64_t p1) {
     float *yp = j->y + plane * OH * OW;
     for (int64_t h = 0; h < h1; h++)
       memcpy(P + (h + pb0) * PW + pb1, xp + h * IW, (size_t)w1 * sizeof(float));
-    for (int64_t oh = 0; oh < OH; oh++) {
-      const float *x0 = P + 2 * oh * PW;
-      ox_nn_pool3x3s2_f32(yp + oh * OW, x0, x0 + PW, x0 + 2 * PW, OW, is_max);
-    }
+    ox_nn_pool3x3s2_rows_f32(yp, OW, P, PW, OH, OW, is_max);
     if (!is_max)
       for (int64_t i = 0; i < OH * OW; i++) yp[i] /= cnt[i];
   }
