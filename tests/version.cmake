@@ -23,8 +23,22 @@ if(EXISTS "${_v_data}/node")
   # those very cases (ONNXC_CONFORMANCE_DATA is this folder whenever these
   # tests exist), in this suite and under the sanitizers.
   list(APPEND _v_random --skip-unchanged)
+  # Under the sanitizers the up conversions are converted and checked, not
+  # run (--convert-only; the cases of the --expected list still run): the
+  # converted programs bind their nodes to the newest operator versions,
+  # whose kernels conformance_node, opscore_node and the other node-case
+  # tests run under the sanitizers, and this suite's
+  # release pass checks the converted outputs. The adapters' code, the part
+  # only this test reaches, stays under the sanitizers. (The down
+  # conversions still run there: old operator versions' kernels that no
+  # other test runs under them.) Measured under ASan on 702 of the cases:
+  # 132 -> 112 s CPU (the per-case load, conversion and check dominate).
+  set(_v_up_only)
+  if(ONNXC_SANITIZE)
+    set(_v_up_only --convert-only)
+  endif()
   add_test(NAME version_conformance_up
-           COMMAND onnxc_cli test --jobs 2 --opset 28 ${_v_random}
+           COMMAND onnxc_cli test --jobs 2 --opset 28 ${_v_random} ${_v_up_only}
                    --expected ${PROJECT_SOURCE_DIR}/tests/version/expected_up.txt ${_v_suites})
   add_test(NAME version_conformance_down
            COMMAND onnxc_cli test --jobs 2 --opset min ${_v_random}
