@@ -4,7 +4,8 @@
 # every test costs the same and they start in name order, so a long test
 # named late (version_sweep) could start when everything else is done and
 # run alone on one of the two cores. The figures are seconds of one CI-like
-# run (2 jobs; estimated from CPU time where a test was just made cheaper);
+# run (2 jobs; estimated from CPU time where a test was just made cheaper:
+# version_vs_onnx112 through `onnxc batch`);
 # only their order matters, and a later run's cost data replaces them.
 if(ONNXC_SANITIZE)
   set(_costs conformance_node 260 version_conformance_down 210 version_conformance_up 130
@@ -12,7 +13,7 @@ if(ONNXC_SANITIZE)
              fuzz_text_short 70 ort_contrib_nn 50 ort_contrib_lowbit 45 fuzz_tensorio_short 45
              test_special 45 example_run_model 45 fuzz_convert_short 40)
 else()
-  set(_costs version_vs_onnx112 360 install_tree 90 check_oracle_onnx 75 compile_node_cases 70
+  set(_costs install_tree 90 check_oracle_onnx 75 compile_node_cases 70 version_vs_onnx112 65
              version_conformance_down 45 version_light_down_up 40 conformance_node 40
              text_oracle_onnx112 36 conformance_light 35 version_sweep 35
              version_conformance_up 30 test_special 22 opscore_node 21

@@ -22,6 +22,9 @@ int ox_cmd_generate(int argc, char **argv);
 int ox_cmd_train(int argc, char **argv);
 int ox_cmd_dot(int argc, char **argv);
 int ox_cmd_compile(int argc, char **argv);
+int ox_cmd_batch(int argc, char **argv);
+/* main()'s dispatch on argv[1] (argv[0] is the program), for `onnxc batch`'s children */
+int ox_cli_dispatch(int argc, char **argv);
 int ox_cmd_serve(int argc, char **argv); /* src/serve/cmd_serve.c: the server's layer is later */
 
 /* Loads a model from a binary or text file (by extension or content) with

@@ -420,7 +420,8 @@ static int sweep_case(const tcase *c, onnxc_model *orig, const opset_list *ol, i
  * conformance tests of the unconverted models check those outputs. A case
  * of the --expected list is always run (its failure is what is checked). */
 static int run_case(const tcase *c, int threads, bool ctx_bodies, const opset_list *opsets,
-                    bool sweep, bool skip_unchanged, sweep_counts *sc, char *why, size_t wn) {
+                    bool sweep, bool skip_unchanged, bool convert_only, sweep_counts *sc,
+                    char *why, size_t wn) {
   onnxc_error e = {0};
   onnxc_model *m = NULL;
   int rc = 1;
@@ -435,6 +436,8 @@ static int run_case(const tcase *c, int threads, bool ctx_bodies, const opset_li
     char *after = before ? ox_cli_sweep_key(m) : NULL;
     if (after && !strcmp(before, after)) {
       sc->same++;
+    } else if (convert_only && !c->listed) {
+      /* --convert-only: converted and checked, not run */
     } else {
       sc->ran++;
       rc = run_model(c, m, threads, ctx_bodies, why, wn);
@@ -541,6 +544,9 @@ static void usage(FILE *f) {
           "  --skip-unchanged  with --opset: do not run a conversion that is the same\n"
           "                  program for the runtime as the unconverted model (the\n"
           "                  conformance tests run that one), unless --expected lists it\n"
+          "  --convert-only  with --opset: convert and check each model, run none but the\n"
+          "                  cases --expected lists (the conversion's code alone, e.g.\n"
+          "                  under a sanitizer when the runs repeat covered kernels)\n"
           "  --ctx-bodies    run every node whose op has a context-dependent function body\n"
           "                  through the body built for it (tests the body builders)\n");
 }
@@ -613,7 +619,7 @@ int ox_cmd_test(int argc, char **argv) {
   double slow = 0;
   bool ctx_bodies = false;
   opset_list opsets = {0};
-  bool allow_refusal = false, sweep = false, skip_unchanged = false;
+  bool allow_refusal = false, sweep = false, skip_unchanged = false, convert_only = false;
   const char *excl[16];
   size_t n_excl = 0;
   const char *expected_path = NULL;
@@ -655,6 +661,8 @@ int ox_cmd_test(int argc, char **argv) {
       sweep = true;
     } else if (strcmp(argv[i], "--skip-unchanged") == 0) {
       skip_unchanged = true;
+    } else if (strcmp(argv[i], "--convert-only") == 0) {
+      convert_only = true;
     } else if (strcmp(argv[i], "--ctx-bodies") == 0) {
       ctx_bodies = true;
     } else if (strcmp(argv[i], "--slow") == 0 && i + 1 < argc) {
@@ -691,8 +699,8 @@ int ox_cmd_test(int argc, char **argv) {
   expected x = {0};
   if (expected_path && load_expected(expected_path, &x)) return 2;
   for (size_t i = 0; i < l.n; i++) l.v[i].listed = find_expected(&x, l.v[i].name) >= 0;
-  if (skip_unchanged && (!opsets.n || sweep)) {
-    fprintf(stderr, "onnxc test: --skip-unchanged goes with --opset\n");
+  if ((skip_unchanged || convert_only) && (!opsets.n || sweep)) {
+    fprintf(stderr, "onnxc test: --skip-unchanged and --convert-only go with --opset\n");
     free_all(&l, &x);
     return 2;
   }
@@ -719,8 +727,8 @@ int ox_cmd_test(int argc, char **argv) {
         alarm((unsigned)(timeout > 0 ? timeout : 0));
         char why[1100] = {0}, msg[1200];
         sweep_counts sc = {0};
-        int rc = run_case(&l.v[next], threads, ctx_bodies, &opsets, sweep, skip_unchanged, &sc,
-                          why, sizeof why);
+        int rc = run_case(&l.v[next], threads, ctx_bodies, &opsets, sweep, skip_unchanged,
+                          convert_only, &sc, why, sizeof why);
         /* --sweep, --skip-unchanged: the counts first, on a line of their own */
         int len = counts ? snprintf(msg, sizeof msg, "%zu %zu %zu\n", sc.ran, sc.same, sc.refused)
                          : 0;
@@ -819,6 +827,8 @@ int ox_cmd_test(int argc, char **argv) {
            "the runtime as an earlier opset's conversion, whose outputs were checked), %zu "
            "refused",
            opsets.n, ran, same, conv_refused);
+  if (convert_only)
+    printf("; converted and checked only (--convert-only): none run but --expected's cases");
   if (skip_unchanged)
     printf("; %zu conversions not run (the same program for the runtime as the unconverted "
            "model, which the conformance tests run)",

@@ -29,6 +29,7 @@ static const cmd cmds[] = {
     {"generate", ox_cmd_generate, "generate token ids with a decoder-only language model"},
     {"train", ox_cmd_train, "run training-info steps and save the trained model"},
     {"serve", ox_cmd_serve, "serve a model repository over HTTP (Open Inference Protocol)"},
+    {"batch", ox_cmd_batch, "run many onnxc commands (one a line) in one process's children"},
 };
 
 bool ox_cli_is_help(const char *arg) {
@@ -89,6 +90,10 @@ int main(int argc, char **argv) {
     usage(stdout);
     return 0;
   }
+  return ox_cli_dispatch(argc, argv);
+}
+
+int ox_cli_dispatch(int argc, char **argv) {
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
     if (strcmp(argv[1], cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
   fprintf(stderr, "onnxc: unknown command '%s' (see onnxc --help)\n", argv[1]);

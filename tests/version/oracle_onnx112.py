@@ -4,7 +4,7 @@ oracle; opsets up to 17). For every conformance case of the old-opset suites
 imports opset <= 17, and for each target opset of TARGETS: onnx's
 convert_version and `onnxc convert --opset` both convert the model; where both
 succeed, the two converted models are run by `onnxc run` on the case's first
-test data set and their outputs must agree (rtol 1e-4). Where only onnx
+test data set (all the conversions, then all the runs, through `onnxc batch`) and their outputs must agree (rtol 1e-4). Where only onnx
 converts, the onnxc refusal must be a clear one-line error (listed, not a
 failure); where only onnxc converts, its output must still match the case's
 expected outputs. Exit 77 when onnx is missing.
@@ -62,17 +62,53 @@ def load_outputs(folder, names):
     return vals
 
 
-def run(model_path, d, tmp):
-    out = tempfile.mkdtemp(dir=tmp)
+def batch(lines, tmp, tag):
+    """Runs onnxc commands (argument lists) through `onnxc batch` (one start
+    of onnxc, a forked child per command: the same code and exit status as a
+    process of its own, without the 0.07 s CPU of loading onnxc's shared
+    libraries each time, which was most of this test's cost). Returns
+    (status, stderr) per command: status is the exit code, or -S for a
+    child killed by signal S."""
+    outdir = tempfile.mkdtemp(dir=tmp, prefix=tag)
+    listf = os.path.join(outdir, "list")
+    with open(listf, "w") as fh:
+        for args in lines:
+            assert not any("\t" in a or "\n" in a for a in args)
+            fh.write("\t".join(args) + "\n")
+    r = subprocess.run([ONNXC, "batch", listf, outdir, "--jobs", "2"], capture_output=True,
+                       text=True)
+    status = {}
+    for ln in r.stdout.splitlines():
+        n, st = ln.split()
+        status[int(n)] = -int(st[3:]) if st.startswith("sig") else int(st)
+    if r.returncode not in (0, 1) or len(status) != len(lines):
+        sys.exit("onnxc batch failed (%d): %s" % (r.returncode, r.stderr.strip()))
+    res = []
+    for i in range(len(lines)):
+        with open(os.path.join(outdir, "%d.err" % i)) as fh:
+            err = fh.read().strip()
+        if status[i] < 0:
+            err = ("killed by signal %d " % -status[i]) + err
+        res.append((status[i], err))
+    return res
+
+
+def run_args(model_path, d, out):
     ds = os.path.join(d, "test_data_set_0")
     ins = sorted((f for f in os.listdir(ds) if f.startswith("input_")),
                  key=lambda f: int(f[6:-3]))
-    args = [ONNXC, "run", model_path, "-o", out]
+    args = ["run", model_path, "-o", out]
     for f in ins:
         args += ["-i", os.path.join(ds, f)]
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode:
-        return None, r.stderr.strip()
+    return args
+
+
+def run_result(out, status):
+    """(outputs, why) of one run: (None, stderr) when it failed, (None, "")
+    when an output is not a tensor."""
+    code, err = status
+    if code:
+        return None, err or "exit status %d" % code
     outs = sorted((f for f in os.listdir(out) if f.startswith("output_")),
                   key=lambda f: int(f[7:-3]))
     return load_outputs(out, outs), ""
@@ -85,22 +121,38 @@ def expected(d):
     return load_outputs(ds, outs)
 
 
-def ref_convert(m, target, path):
-    """onnx's converter in a forked child: it may abort or crash on models
-    it does not handle."""
-    if os.path.exists(path):
-        os.unlink(path)
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            onnx.save(version_converter.convert_version(m, target), path)
-            code = 0
-        except BaseException:
-            pass
-        os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+def ref_convert_all(todo):
+    """onnx's converter on each (model, target, path) of todo, in a forked
+    child: it may abort or crash on models it does not handle. One child
+    converts one after another and reports each as it ends; when one kills
+    it, that one counts as refused and a new child goes on with the next (a
+    child per conversion was most of this test's CPU time: the copy-on-write
+    faults of a fork of Python with onnx and numpy loaded). Returns a list of
+    booleans: converted and saved."""
+    done = []
+    while len(done) < len(todo):
+        first = len(done)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            for m, target, path in todo[first:]:
+                ok = b"0"
+                try:
+                    onnx.save(version_converter.convert_version(m, target), path)
+                    ok = b"1"
+                except BaseException:
+                    pass
+                os.write(w, ok)
+            os._exit(0)
+        os.close(w)
+        with os.fdopen(r, "rb") as fh:
+            got = fh.read()
+        os.waitpid(pid, 0)
+        done += [c == ord("1") for c in got]
+        if len(done) < len(todo):
+            done.append(False)  # the one the child died on
+    return done
 
 
 def same(a, b, rtol=1e-4, atol=1e-6):
@@ -120,6 +172,8 @@ def same(a, b, rtol=1e-4, atol=1e-6):
 agree = both_refuse = only_onnx = only_onnxc = failures = compared = 0
 notes = []
 with tempfile.TemporaryDirectory() as tmp:
+    # 1: onnx's conversions, each to a file of its own
+    jobs = []  # (name, case folder, target, ref_ok, ref path, ours path)
     for name, d in cases():
         m = onnx.load(os.path.join(d, "model.onnx"))
         v = opset_of(m)
@@ -128,53 +182,76 @@ with tempfile.TemporaryDirectory() as tmp:
         for target in TARGETS:
             if target == v:
                 continue
-            ref_path = os.path.join(tmp, "ref.onnx")
-            ours_path = os.path.join(tmp, "ours.onnx")
-            ref_ok = ref_convert(m, target, ref_path)
-            r = subprocess.run([ONNXC, "convert", os.path.join(d, "model.onnx"), ours_path,
-                                "--opset", str(target)], capture_output=True, text=True)
-            ours_ok = r.returncode == 0
-            err = r.stderr.strip()
-            if not ours_ok and (not err or "\n" in err or "opset" not in err):
+            k = len(jobs)
+            ref_path = os.path.join(tmp, "ref%d.onnx" % k)
+            ours_path = os.path.join(tmp, "ours%d.onnx" % k)
+            jobs.append([name, d, target, (m, target, ref_path), ref_path, ours_path])
+    for j, ok in zip(jobs, ref_convert_all([j[3] for j in jobs])):
+        j[3] = ok
+    # 2: onnxc's conversions
+    conv = batch([["convert", os.path.join(j[1], "model.onnx"), j[5], "--opset", str(j[2])]
+                  for j in jobs], tmp, "convert")
+    # 3: the converted models that are compared, run (ours, and onnx's where it converted)
+    runs, run_at = [], {}
+    for k, (name, d, target, ref_ok, ref_path, ours_path) in enumerate(jobs):
+        if conv[k][0] != 0:
+            continue
+        for which, path in (("ours", ours_path), ("ref", ref_path)):
+            if which == "ref" and not ref_ok:
+                continue
+            out = tempfile.mkdtemp(dir=tmp)
+            run_at[(k, which)] = (len(runs), out)
+            runs.append(run_args(path, d, out))
+    ran = batch(runs, tmp, "run")
+
+    def result(k, which):
+        i, out = run_at[(k, which)]
+        return run_result(out, ran[i])
+
+    # 4: the verdicts, case by case
+    for k, (name, d, target, ref_ok, ref_path, ours_path) in enumerate(jobs):
+        code, err = conv[k]
+        ours_ok = code == 0
+        if not ours_ok and (code < 0 or not err or "\n" in err or "opset" not in err):
+            failures += 1
+            print("FAIL %s -> %d: unclear refusal: %r" % (name, target, err))
+            continue
+        if not ref_ok and not ours_ok:
+            both_refuse += 1
+            continue
+        if ref_ok and not ours_ok:
+            only_onnx += 1
+            notes.append("%s -> %d: onnx converts, onnxc refuses: %s" % (name, target, err))
+            continue
+        ours, why = result(k, "ours")
+        if ours is None and not why:
+            continue  # outputs that are not tensors: not compared here
+        if ours is None:
+            failures += 1
+            print("FAIL %s -> %d: the onnxc-converted model does not run: %s" %
+                  (name, target, why))
+            continue
+        if not ref_ok:
+            only_onnxc += 1
+            if not same(ours, expected(d), 1e-3, 1e-7):
                 failures += 1
-                print("FAIL %s -> %d: unclear refusal: %r" % (name, target, err))
-                continue
-            if not ref_ok and not ours_ok:
-                both_refuse += 1
-                continue
-            if ref_ok and not ours_ok:
-                only_onnx += 1
-                notes.append("%s -> %d: onnx converts, onnxc refuses: %s" % (name, target, err))
-                continue
-            ours, why = run(ours_path, d, tmp)
-            if ours is None and not why:
-                continue  # outputs that are not tensors: not compared here
-            if ours is None:
-                failures += 1
-                print("FAIL %s -> %d: the onnxc-converted model does not run: %s" %
-                      (name, target, why))
-                continue
-            if not ref_ok:
-                only_onnxc += 1
-                if not same(ours, expected(d), 1e-3, 1e-7):
-                    failures += 1
-                    print("FAIL %s -> %d: onnxc-converted outputs differ from the expected" %
-                          (name, target))
-                continue
-            theirs, why = run(ref_path, d, tmp)
-            compared += 1
-            if theirs is None and not why:
-                continue
-            if theirs is None:
-                notes.append("%s -> %d: onnx's converted model does not run here: %s" %
-                             (name, target, why))
-                continue
-            if same(ours, theirs):
-                agree += 1
-            else:
-                failures += 1
-                print("FAIL %s -> %d: outputs differ between onnx's and onnxc's conversion" %
+                print("FAIL %s -> %d: onnxc-converted outputs differ from the expected" %
                       (name, target))
+            continue
+        theirs, why = result(k, "ref")
+        compared += 1
+        if theirs is None and not why:
+            continue
+        if theirs is None:
+            notes.append("%s -> %d: onnx's converted model does not run here: %s" %
+                         (name, target, why))
+            continue
+        if same(ours, theirs):
+            agree += 1
+        else:
+            failures += 1
+            print("FAIL %s -> %d: outputs differ between onnx's and onnxc's conversion" %
+                  (name, target))
 for n in notes:
     print("note: " + n)
 print("%d agree with onnx 1.12 (of %d run both ways), %d refused by both, %d converted only "
