@@ -43,6 +43,14 @@ if(SYSTEM_PYTHON3)
                    $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_float_only)
   set_tests_properties(compile_float_only PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
 endif()
+# Pooling with pads larger than the kernel (windows wholly in the padding),
+# under ASan+UBSan where the compiler has them, against numpy.
+if(SYSTEM_PYTHON3)
+  add_test(NAME compile_pool_pads
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/pool_pads.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_pool_pads)
+  set_tests_properties(compile_pool_pads PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
+endif()
 # DFT beyond the node tests (dft_length, onesided, inverse, irfft, a
 # run-time axis) against numpy.fft.
 if(SYSTEM_PYTHON3)
