@@ -1053,6 +1053,11 @@ typedef struct onnxc_compile_options {
   const char *weights_name; /* the blob's path the main() file reads by default */
   int caller_arena;         /* 1: no static arena and no PREFIX_run(), only _run_with_arena */
   int target;               /* onnxc_compile_target */
+  /* 1: no double-precision arithmetic in the generated code (for an FPU
+   * that is single-precision only): float64 values are refused, and a node
+   * whose generated code would use a double (type, literal or libm double
+   * function) is an error naming it (docs/compile.md, "--float-only") */
+  int float_only;
 } onnxc_compile_options;
 
 /* The texts of onnxc_compile (NUL-terminated, malloc'd; free with

@@ -25,6 +25,40 @@ if(SYSTEM_PYTHON3)
                    $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_control_flow)
   set_tests_properties(compile_control_flow PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
 endif()
+# RNN, GRU, LSTM beyond the node tests (reverse, bidirectional, layout 1,
+# sequence_lens, clip, activations with alpha/beta, input_forget,
+# linear_before_reset, float64) against a numpy oracle of the spec's equations.
+if(SYSTEM_PYTHON3)
+  add_test(NAME compile_recurrent
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/recurrent.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_recurrent)
+  set_tests_properties(compile_recurrent PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
+endif()
+# --float-only: no `double` in the generated code of a float32 model that
+# builds with -Wdouble-promotion and matches numpy; float64 values and nodes
+# that compute in double refused naming them.
+if(SYSTEM_PYTHON3)
+  add_test(NAME compile_float_only
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/float_only.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_float_only)
+  set_tests_properties(compile_float_only PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
+endif()
+# Pooling with pads larger than the kernel (windows wholly in the padding),
+# under ASan+UBSan where the compiler has them, against numpy.
+if(SYSTEM_PYTHON3)
+  add_test(NAME compile_pool_pads
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/pool_pads.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_pool_pads)
+  set_tests_properties(compile_pool_pads PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
+endif()
+# DFT beyond the node tests (dft_length, onesided, inverse, irfft, a
+# run-time axis) against numpy.fft.
+if(SYSTEM_PYTHON3)
+  add_test(NAME compile_dft
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/dft.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_dft)
+  set_tests_properties(compile_dft PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
+endif()
 # issue 33, "a microcontroller for real": an MNIST-sized CNN compiled, built
 # with arm-none-eabi-gcc for a Cortex-M3 and a Cortex-M4F and run under
 # qemu-system-arm (mps2-an385/an386, semihosting); output matches `onnxc run`.

@@ -33,6 +33,7 @@ onnxc_status onnxc_compile(onnxc_model *m, const onnxc_compile_options *opts,
     if (opts->target < ONNXC_COMPILE_PORTABLE || opts->target > ONNXC_COMPILE_CORTEX_M)
       return fail(err, ONNXC_ERR_INVALID_ARG, "onnxc_compile: unknown target");
     o.target = opts->target;
+    o.float_only = opts->float_only != 0;
     if (opts->n_bindings) {
       if (!opts->binding_names || !opts->binding_dims || !opts->binding_ranks)
         return fail(err, ONNXC_ERR_INVALID_ARG, "onnxc_compile: bindings without their arrays");

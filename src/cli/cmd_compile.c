@@ -11,6 +11,7 @@ static void usage(FILE *f) {
           "                     [--input NAME=D1,D2,...]... [--main]\n"
           "                     [--weights inline|blob FILE] [--weights-min BYTES]\n"
           "                     [--arena static|caller] [--target portable|avx2|avx512|cortex-m]\n"
+          "                     [--float-only]\n"
           "\n"
           "Writes the model as one C99 file and its header: NAME_run() with one typed\n"
           "pointer per input and output, no malloc, no stdio, no threads, weights as\n"
@@ -32,7 +33,10 @@ static void usage(FILE *f) {
           "  --arena caller     only NAME_run_with_arena(arena, ...): all RAM is the caller's\n"
           "  --target T         portable (plain C99, default), avx2 / avx512 (x86-64: the node\n"
           "                     functions are compiled for that ISA and vectorised),\n"
-          "                     cortex-m (single precision only: float64 values are refused)\n");
+          "                     cortex-m (single precision only: float64 values are refused)\n"
+          "  --float-only       no double arithmetic in the generated code (single-precision\n"
+          "                     FPUs): float64 values and nodes that would need a double are\n"
+          "                     refused with an error naming them\n");
 }
 
 /* "dir/net.c" -> "dir/net" + suffix (malloc'd) */
@@ -64,6 +68,7 @@ int ox_cmd_compile(int argc, char **argv) {
   const char *blob_path = NULL;
   size_t weights_min = 0;
   int target = ONNXC_COMPILE_PORTABLE;
+  int float_only = 0;
   const char *bnames[64];
   const int64_t *bdims[64];
   int64_t *bstore[64];
@@ -87,6 +92,8 @@ int ox_cmd_compile(int argc, char **argv) {
       for (size_t k = 0; onnxc_compile_op_name(k); k++) printf("%s\n", onnxc_compile_op_name(k));
       rc = 0;
       goto done;
+    } else if (strcmp(argv[i], "--float-only") == 0) {
+      float_only = 1;
     } else if (strcmp(argv[i], "--main") == 0) {
       with_main = true;
     } else if (strcmp(argv[i], "--weights") == 0 && i + 1 < argc) {
@@ -166,7 +173,7 @@ int ox_cmd_compile(int argc, char **argv) {
   const char *mb = strrchr(model, '/');
   onnxc_compile_options o = {pfx,    hbase,        mb ? mb + 1 : model, nb,     bnames,
                              bdims,  branks,       with_main,           blob,   weights_min,
-                             blob_path, caller_arena, target};
+                             blob_path, caller_arena, target,     float_only};
   onnxc_error err = {0};
   if (onnxc_compile(m, &o, &co, &err) != ONNXC_OK) {
     fprintf(stderr, "onnxc compile: %s\n", err.msg);

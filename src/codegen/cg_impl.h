@@ -94,6 +94,7 @@ extern const cg_op ox_cg_ops_control[];
 extern const cg_op ox_cg_ops_attention[];
 extern const cg_op ox_cg_ops_resize[];
 extern const cg_op ox_cg_ops_signal[];
+extern const cg_op ox_cg_ops_recurrent[];
 
 /* ---- the subgraph walk (codegen.c), for the control-flow generators ---- */
 /* A body's graph input as a value in the arena (type from inference). */
@@ -149,6 +150,10 @@ bool cg_const_ints(const cg_val *v, int64_t *out, size_t cap, size_t *n);
 bool cg_const_scalar(const cg_val *v, double *out);
 /* Integer attribute list; false when absent. */
 bool cg_attr_ints(const ox_node *n, const char *name, int64_t *out, size_t cap, size_t *count);
+/* float_only.c: whether C text s[0..n) does double-precision arithmetic
+ * (the type double, a floating literal without f, HUGE_VAL, a double libm
+ * function); what then describes the first finding. */
+bool ox_cg_find_double(const char *s, size_t n, char *what, size_t what_size);
 /* "float[1,3,224,224]" for comments. */
 const char *cg_type_str(cg_ctx *c, const cg_val *v);
 

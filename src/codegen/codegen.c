@@ -13,7 +13,8 @@ int ox_cg_write_main(cg_ctx *c, const ox_cg_opts *o, ox_buf *out); /* main_gen.c
 static const cg_op *const op_tables[] = {ox_cg_ops_elementwise, ox_cg_ops_linalg, ox_cg_ops_conv,
                                          ox_cg_ops_tensor, ox_cg_ops_reduce, ox_cg_ops_quant,
                                          ox_cg_ops_loss, ox_cg_ops_control, ox_cg_ops_attention,
-                                         ox_cg_ops_resize, ox_cg_ops_signal};
+                                         ox_cg_ops_resize, ox_cg_ops_signal,
+                                         ox_cg_ops_recurrent};
 
 const char *ox_codegen_op_name(size_t i) {
   for (size_t t = 0; t < sizeof op_tables / sizeof op_tables[0]; t++)
@@ -379,7 +380,15 @@ static int gen_node(cg_ctx *c, const ox_node *n, size_t idx, cg_call *call) {
   bool empty = true; /* every output empty: nothing to compute (and no loop to 0) */
   for (size_t i = 0; i < n->n_output; i++)
     if (out[i] && out[i]->numel) empty = false;
-  int rc = empty ? OX_OK : gen(c, n, in, n->n_input, out, n->n_output);
+  int rc = OX_OK;
+  if (c->o->target == OX_CG_CORTEXM || c->o->float_only) /* single precision only */
+    for (size_t i = 0; i < n->n_input + n->n_output && !rc; i++) {
+      cg_val *v = i < n->n_input ? in[i] : out[i - n->n_input];
+      if (v && v->dtype == OX_DOUBLE)
+        rc = cg_fail(c, OX_EUNSUPPORTED, "'%s' is float64: %s compiles single precision only",
+                     v->name, c->o->float_only ? "--float-only" : "the cortex-m target");
+    }
+  if (!rc && !empty) rc = gen(c, n, in, n->n_input, out, n->n_output);
   c->node = n;
   c->node_idx = idx;
   ox_buf body = c->funcs;
@@ -401,6 +410,13 @@ static int gen_node(cg_ctx *c, const ox_node *n, size_t idx, cg_call *call) {
     cg_printf(c, "}\n\n");
     ox_buf_append(&c->fdone, c->funcs.data, c->funcs.size);
     if (c->funcs.failed || body.failed) rc = ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+    char what[96];
+    if (!rc && c->o->float_only &&
+        ox_cg_find_double((const char *)c->funcs.data, c->funcs.size, what, sizeof what))
+      rc = cg_fail(c, OX_EUNSUPPORTED,
+                   "its generated code uses %s: not compiled with --float-only (no double "
+                   "arithmetic)",
+                   what);
   }
   ox_buf_free(&body);
   ox_buf_free(&c->funcs);
@@ -760,7 +776,8 @@ static void write_texts(cg_ctx *c, const ox_cg_opts *o, cg_call *calls, size_t n
   for (size_t i = 0; i < c->n_vals; i++) temps |= c->vals[i]->kind == CG_TEMP;
   if (temps) {
     if (!o->caller_arena) /* union: the static arena is aligned for every element type */
-      ox_buf_printf(s, "static union {\n  double d;\n  int64_t i;\n  void *p;\n} %s_arena[%zu];\n",
+      ox_buf_printf(s, "static union {\n%s  int64_t i;\n  void *p;\n} %s_arena[%zu];\n",
+                    o->float_only ? "" : "  double d;\n",
                     P, r->arena_bytes / 8 + 1);
     ox_buf_puts(s, "#define ARENA(T, off) ((T *)(void *)(arena + (off)))\n\n");
   }
@@ -929,13 +946,12 @@ int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *
     }
   for (size_t i = 0; i < g->n_node; i++)
     if ((rc = gen_node(c, &g->node[i], i, &calls[i]))) goto done;
-  if (oo.target == OX_CG_CORTEXM)
+  if (oo.target == OX_CG_CORTEXM || oo.float_only)
     for (size_t i = 0; i < c->n_vals; i++)
       if (c->vals[i]->dtype == OX_DOUBLE) {
         rc = ox_err_set(e, OX_EUNSUPPORTED,
-                        "compile: '%s' is float64: the cortex-m target compiles single precision "
-                        "only (use --target portable)",
-                        c->vals[i]->name);
+                        "compile: '%s' is float64: %s compiles single precision only",
+                        c->vals[i]->name, oo.float_only ? "--float-only" : "the cortex-m target");
         goto done;
       }
   c->node = NULL;
@@ -998,6 +1014,15 @@ int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *
   c->n_outs = g->n_output;
   write_texts(c, &oo, calls, g->n_node, r);
   if (oo.with_main && (rc = ox_cg_write_main(c, &oo, &r->main_source))) goto done;
+  char what[96];
+  if (oo.float_only && (ox_cg_find_double((const char *)r->source.data, r->source.size, what,
+                                          sizeof what) ||
+                        ox_cg_find_double((const char *)r->header.data, r->header.size, what,
+                                          sizeof what))) {
+    rc = ox_err_set(e, OX_EUNSUPPORTED, "compile: --float-only: the generated file uses %s",
+                    what);
+    goto done;
+  }
   ox_buf_putc(&r->source, 0);
   ox_buf_putc(&r->header, 0);
   if (oo.with_main) ox_buf_putc(&r->main_source, 0);

@@ -25,6 +25,7 @@ typedef struct ox_cg_opts {
   const char *blob_name;  /* the blob's file name --main loads by default */
   bool caller_arena;      /* no static arena and no PREFIX_run(): the caller's memory only */
   int target;             /* ox_cg_target */
+  bool float_only;        /* no double arithmetic in the generated code (float_only.c) */
 } ox_cg_opts;
 
 #define OX_CG_WEIGHTS_MIN_DEFAULT 1024

@@ -180,7 +180,8 @@ static int gen_attention(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   cg_printf(c, "        if (mx == -INFINITY || mx != mx) {\n");
   cg_printf(c, "          for (long long j = 0; j < %lld; j++) row[j] = 0;\n        } else {\n",
             (long long)T);
-  cg_printf(c, "          double sum = 0;\n");
+  /* the softmax sum in double, or in the element type under --float-only */
+  cg_printf(c, "          %s sum = 0;\n", c->o->float_only ? Tt : "double");
   cg_printf(c, "          for (long long j = 0; j < %lld; j++) {\n", (long long)T);
   cg_printf(c, "            row[j] = %s(row[j] - mx);\n            sum += row[j];\n          }\n",
             cg_mathfn(c, Q->dtype, "exp"));

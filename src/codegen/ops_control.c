@@ -174,9 +174,39 @@ static cg_val **body_inputs(cg_ctx *c, const ox_graph *body) {
   return bin;
 }
 
+/* Whether a constant value holds a nonzero first element. */
+static bool const_true(const cg_val *v) {
+  if (!v || v->kind != CG_CONST || !v->cv || v->numel < 1) return false;
+  return ((const uint8_t *)v->cv->data)[0] != 0;
+}
+
+/* Whether the Loop's condition stays true for every iteration: the node's
+ * initial condition is absent or a true constant, and the body's condition
+ * output is a true constant or (through Identity nodes) the body's own
+ * condition input. Called after the body's values exist. */
+static bool cond_always_true(cg_ctx *c, const ox_graph *body, const cg_val *init) {
+  if (init && !const_true(init)) return false;
+  const char *name = body->output[0].name;
+  for (size_t hop = 0; hop <= body->n_node; hop++) {
+    if (strcmp(name, body->input[1].name) == 0) return true;
+    cg_val *v = cg_find(c, name);
+    if (v && v->kind == CG_CONST) return const_true(v);
+    const ox_node *p = NULL;
+    for (size_t i = 0; i < body->n_node && !p; i++)
+      for (size_t j = 0; j < body->node[i].n_output; j++)
+        if (strcmp(body->node[i].output[j], name) == 0) p = &body->node[i];
+    if (!p || strcmp(p->op_type, "Identity") != 0 || p->n_input < 1) return false;
+    name = p->input[0];
+  }
+  return false;
+}
+
 /* Loop: a trip count and/or a condition, loop-carried values, scan outputs
  * whose length the shapes fix (inference bound it from a constant trip
- * count; a loop that stops earlier leaves the rest of them as they were). */
+ * count). A loop with scan outputs must also run every one of those
+ * iterations: ONNX gives the scan outputs the length of the iterations
+ * actually run, which for a condition computed at run time is known only
+ * then, so such a Loop is refused (docs/compile.md, "Control flow"). */
 static int gen_loop(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                     size_t n_out) {
   const ox_graph *body = body_attr(n, "body");
@@ -201,6 +231,13 @@ static int gen_loop(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   cg_val *cv = body_out(c, body, 0, OX_BOOL, 1, "the condition");
   const char *rcv = cv ? cg_ref(c, cv) : NULL;
   if (!rcv) return c->e->code ? c->e->code : OX_ENOMEM;
+  bool scans = false;
+  for (size_t k = 0; k < K; k++) scans |= out[N + k] && out[N + k]->numel;
+  if (scans && !cond_always_true(c, body, in[1]))
+    return cg_fail(c, OX_EUNSUPPORTED,
+                   "its scan outputs' length is the number of iterations run, and its condition "
+                   "(computed at run time) may end the loop before the trip count: a Loop with "
+                   "scan outputs compiles only with a condition that is constant true");
   for (size_t k = 0; k < K; k++) {
     cg_val *y = out[N + k];
     if (!y || !y->numel) continue;

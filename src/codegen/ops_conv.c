@@ -281,7 +281,9 @@ static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
     cg_printf(c, "%*s  (void)cnt;\n%*s  y[%s] = %s(acc, 1 / %s);\n", ind, "", ind, "", oo,
               cg_mathfn(c, X->dtype, "pow"), p_lit);
   else
-    cg_printf(c, "%*s  y[%s] = cnt ? acc / (%s)cnt : 0;\n", ind, "", oo, T);
+    /* a window wholly in the padding (pads over the kernel) counts 0: 0/0
+     * is NaN, as in the runtime and the ONNX reference */
+    cg_printf(c, "%*s  y[%s] = acc / (%s)cnt;\n", ind, "", oo, T);
   cg_printf(c, "%*s}\n  }\n", ind, "");
   return OX_OK;
 }

@@ -309,18 +309,22 @@ static int gen_groupnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   if (!per_ch && (in[1]->numel != G || in[2]->numel != G))
     return cg_fail(c, OX_EMODEL, "scale and bias must be [C] or [num_groups]");
   int64_t cg = C / G, L = cg * sp;
-  char eps[64];
-  cg_float_lit(eps, sizeof eps, ox_node_attr_float(n, "epsilon", 1e-5f), false);
+  /* the statistics in double, or in the element type under --float-only */
   const char *T = cg_ctype(X->dtype);
+  int32_t at = c->o->float_only ? X->dtype : OX_DOUBLE;
+  const char *A = cg_ctype(at);
+  char eps[64];
+  cg_float_lit(eps, sizeof eps, ox_node_attr_float(n, "epsilon", 1e-5f), at == OX_FLOAT);
   cg_printf(c, "  for (long long ng = 0; ng < %lld; ng++) { /* sample, group */\n",
             (long long)(N * G));
-  cg_printf(c, "    const %s *x = X0 + ng * %lld;\n    double mean = 0, var = 0;\n", T,
-            (long long)L);
+  cg_printf(c, "    const %s *x = X0 + ng * %lld;\n    %s mean = 0, var = 0;\n", T,
+            (long long)L, A);
   cg_printf(c, "    for (long long i = 0; i < %lld; i++) mean += x[i];\n    mean /= %lld;\n",
             (long long)L, (long long)L);
   cg_printf(c, "    for (long long i = 0; i < %lld; i++) var += (x[i] - mean) * (x[i] - mean);\n",
             (long long)L);
-  cg_printf(c, "    const double inv = 1 / sqrt(var / %lld + %s);\n", (long long)L, eps);
+  cg_printf(c, "    const %s inv = 1 / %s(var / %lld + %s);\n", A, cg_mathfn(c, at, "sqrt"),
+            (long long)L, eps);
   cg_printf(c, "    for (long long i = 0; i < %lld; i++) {\n", (long long)L);
   if (per_ch)
     cg_printf(c, "      const long long ch = ng %% %lld * %lld + i / %lld;\n", (long long)G,
@@ -343,24 +347,30 @@ static int gen_lrn(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   if (X->rank < 2 || size <= 0) return cg_fail(c, OX_EMODEL, "needs rank >= 2 and size > 0");
   int64_t N = X->dims[0], C = X->dims[1], sp = 1;
   for (size_t d = 2; d < X->rank; d++) sp *= X->dims[d];
+  /* the sum of squares in double, or in the element type under --float-only */
+  int32_t at = c->o->float_only ? X->dtype : OX_DOUBLE;
+  bool af = at == OX_FLOAT;
+  const char *A = cg_ctype(at);
   char al[64], be[64], bi[64];
-  cg_float_lit(al, sizeof al, (double)ox_node_attr_float(n, "alpha", 1e-4f) / (double)size, false);
-  cg_float_lit(be, sizeof be, ox_node_attr_float(n, "beta", 0.75f), false);
-  cg_float_lit(bi, sizeof bi, ox_node_attr_float(n, "bias", 1.0f), false);
+  double alpha = (double)ox_node_attr_float(n, "alpha", 1e-4f) / (double)size;
+  cg_float_lit(al, sizeof al, af ? (double)(float)alpha : alpha, af);
+  cg_float_lit(be, sizeof be, ox_node_attr_float(n, "beta", 0.75f), af);
+  cg_float_lit(bi, sizeof bi, ox_node_attr_float(n, "bias", 1.0f), af);
   const char *T = cg_ctype(X->dtype);
   cg_printf(c, "  for (long long b = 0; b < %lld; b++)\n", (long long)N);
   cg_printf(c, "    for (long long ch = 0; ch < %lld; ch++)\n", (long long)C);
   cg_printf(c, "      for (long long i = 0; i < %lld; i++) {\n", (long long)sp);
   cg_printf(c, "        long long lo = ch - %lld, hi = ch + %lld;\n", (long long)((size - 1) / 2),
             (long long)(size / 2));
-  cg_printf(c, "        if (lo < 0) lo = 0;\n        if (hi > %lld) hi = %lld;\n        double sq = 0;\n",
-            (long long)(C - 1), (long long)(C - 1));
+  cg_printf(c, "        if (lo < 0) lo = 0;\n        if (hi > %lld) hi = %lld;\n        %s sq = 0;\n",
+            (long long)(C - 1), (long long)(C - 1), A);
   cg_printf(c, "        for (long long k = lo; k <= hi; k++) {\n");
-  cg_printf(c, "          const double v = X0[(b * %lld + k) * %lld + i];\n          sq += v * v;\n        }\n",
-            (long long)C, (long long)sp);
+  cg_printf(c, "          const %s v = X0[(b * %lld + k) * %lld + i];\n          sq += v * v;\n        }\n",
+            A, (long long)C, (long long)sp);
   cg_printf(c, "        const long long at = (b * %lld + ch) * %lld + i;\n", (long long)C,
             (long long)sp);
-  cg_printf(c, "        Y0[at] = (%s)(X0[at] / pow(%s + %s * sq, %s));\n      }\n", T, bi, al, be);
+  cg_printf(c, "        Y0[at] = (%s)(X0[at] / %s(%s + %s * sq, %s));\n      }\n", T,
+            cg_mathfn(c, at, "pow"), bi, al, be);
   return OX_OK;
 }
 

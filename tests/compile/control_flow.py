@@ -6,14 +6,16 @@ usage: control_flow.py ONNXC WORKDIR [--cc CC]
 Models built with python3-onnx, their expected outputs computed with numpy
 (an oracle independent of onnxc), compiled with --main, built with
 `-std=c99 -Wall -Wextra -Werror -O2` and run:
-  - a Loop (trip count 5 and a condition that stops it after 4 iterations)
-    whose body reads an outer value, holds an If on the iteration's parity
-    and emits a scan output;
+  - a Loop (trip count 5, its condition passed through unchanged: constant
+    true) whose body reads an outer value, holds an If on the iteration's
+    parity and emits a scan output;
   - a Scan with two states, a reversed scan input along axis 1 and a
     reversed scan output along axis 1;
   - an If on a run-time condition whose branches read outer values;
 and a Loop whose scan output's length depends on a run-time trip count is
-an error that names the node. Exit status 77 (skipped) without onnx and
+an error that names the node, and so is the same Loop with scan outputs
+whose condition is computed (it stops after 4 of its 5 iterations: ONNX
+gives the scan output 4 rows, a length known only at run time). Exit status 77 (skipped) without onnx and
 numpy.
 """
 import os
@@ -39,9 +41,10 @@ def const(name, arr):
     return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(arr, name + "_v"))
 
 
-def loop_model():
+def loop_model(early):
     # body(i, cond, acc): if i % 2 == 0: t = acc + w else: t = acc * w;
-    # acc' = t; cond' = i < 3 (stops after i == 3); scan y = t * 2
+    # acc' = t; cond' = i < 3 (early: stops after i == 3) or cond (Identity:
+    # every iteration runs); scan y = t * 2
     then_g = helper.make_graph([helper.make_node("Add", ["acc_in", "w"], ["t_then"])], "then",
                                [], [vi("t_then", F, [3])])
     else_g = helper.make_graph([helper.make_node("Mul", ["acc_in", "w"], ["t_else"])], "else",
@@ -52,7 +55,8 @@ def loop_model():
          helper.make_node("Mod", ["i", "two"], ["par"]),
          helper.make_node("Equal", ["par", "zero"], ["even"]),
          helper.make_node("If", ["even"], ["t"], then_branch=then_g, else_branch=else_g),
-         helper.make_node("Less", ["i", "three"], ["cond_out"]),
+         helper.make_node("Less", ["i", "three"], ["cond_out"]) if early else
+         helper.make_node("Identity", ["cond_in"], ["cond_out"]),
          helper.make_node("Identity", ["t"], ["acc_out"]),
          helper.make_node("Mul", ["t", "ftwo"], ["y_out"])],
         "body", [vi("i", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, []),
@@ -71,8 +75,6 @@ def loop_expected(x, w):
         t = acc + w if i % 2 == 0 else acc * w
         ys[i] = t * 2
         acc = t
-        if not i < 3:
-            break
     return [acc, ys]
 
 
@@ -179,7 +181,7 @@ def main():
     rng = np.random.default_rng(7)
     fails = []
     x, w = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
-    cases = [("loop", loop_model(), [x, w], loop_expected(x, w))]
+    cases = [("loop", loop_model(False), [x, w], loop_expected(x, w))]
     a, b = rng.standard_normal(2).astype(np.float32), rng.standard_normal(2).astype(np.float32)
     xs, bias = rng.standard_normal((2, 4)).astype(np.float32), rng.standard_normal(2).astype(np.float32)
     cases.append(("scan", scan_model(), [a, b, xs, bias], scan_expected(a, b, xs, bias)))
@@ -201,6 +203,17 @@ def main():
         fails.append("dyn")
     else:
         print("ok   dynamic loop refused: " + err)
+    mp = os.path.join(work, "early.onnx")
+    onnx.save(loop_model(True), mp)
+    r = subprocess.run([onnxc, "compile", mp, "-o", os.path.join(work, "early.c")],
+                       capture_output=True, text=True)
+    err = r.stderr.strip()
+    if r.returncode != 1 or "the_loop" not in err or "constant true" not in err:
+        print("FAIL early-stopping loop: expected an error naming the Loop, got %d: %s"
+              % (r.returncode, err))
+        fails.append("early")
+    else:
+        print("ok   loop with scan outputs and a computed condition refused: " + err)
     return 1 if fails else 0
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """node_cases.py - the ONNX node test cases through `onnxc compile`.
 
-usage: node_cases.py ONNXC TESTDATA WORKDIR [--cc CC] [--filter SUBSTR] [-v]
+usage: node_cases.py ONNXC TESTDATA WORKDIR [--cc CC] [--filter SUBSTR]
+                     [--compile-arg ARG]... [-v]
 
 For every TESTDATA/node/test_*/ case: `onnxc compile --main`; a case the
 compiler declines (an operator, type or dynamic shape it does not compile:
@@ -11,6 +12,8 @@ their main files with -DONNXC_NO_MAIN and a dispatcher), with
 `-std=c99 -Wall -Wextra -Werror -O2`, run on test_data_set_0's inputs, and
 their outputs compared with the expected ones as `onnxc test` does
 (|got - want| <= 1e-7 + 1e-3 |want|, NaN equal to NaN, infinities exact).
+--compile-arg passes ARG to every `onnxc compile` (e.g. --float-only: the
+cases it refuses are counted as not compiled, with its reason).
 The expected outputs come from the ONNX test data (the reference
 implementation), read with python3-onnx. Exit status 1 if any compiled case
 fails to build, run or match; 77 (skipped) without onnx and numpy.
@@ -61,6 +64,11 @@ def main():
     args = [a for a in args if a != "-v"]
     cc = os.environ.get("CC", "cc")
     filt = None
+    extra = []
+    while "--compile-arg" in args:
+        i = args.index("--compile-arg")
+        extra.append(args[i + 1])
+        del args[i:i + 2]
     if "--cc" in args:
         i = args.index("--cc")
         cc = args[i + 1]
@@ -83,7 +91,7 @@ def main():
         d = os.path.dirname(model)
         name = os.path.basename(d)
         src = os.path.join(work, "c%d.c" % k)
-        r = subprocess.run([onnxc, "compile", model, "-o", src, "--prefix", "c%d" % k, "--main"],
+        r = subprocess.run([onnxc, "compile", model, "-o", src, "--prefix", "c%d" % k, "--main"] + extra,
                            capture_output=True, text=True)
         return k, name, d, src, r.returncode, r.stderr.strip()
 
