@@ -63,6 +63,7 @@ typedef struct cg_ctx {
   size_t n_body_nodes;
   cg_val **cf_in, **cf_out, **extra;
   size_t cf_n_in, cf_n_out, n_extra;
+  unsigned gemm_done; /* cg_gemm.c: the helpers already written, one bit per type */
 } cg_ctx;
 
 /* An operator generator: appends the body of the node's function (its
@@ -109,6 +110,27 @@ int cg_body_run(cg_ctx *c, const ox_graph *g, const char *ind);
 const char *cg_ref(cg_ctx *c, cg_val *v);
 /* A value by name (NULL when none). */
 cg_val *cg_find(cg_ctx *c, const char *name);
+/* A scratch array of numel elements in the arena, alive through the node
+ * being generated only; pass it with cg_ref. NULL inside control-flow
+ * bodies (and when out of memory). */
+cg_val *cg_scratch(cg_ctx *c, int32_t dtype, int64_t numel);
+
+/* ---- the matrix-product helper (cg_gemm.c) ---- */
+/* Name of the static function, written once per compilation before the node
+ * functions, that computes C(i,j) = bias + sum_k A(i,k) B(k,j) for
+ * i < M, j < N, in the order k = 0, 1, ... for every element (so the bits do
+ * not depend on the target): A(i,k) = A[i*ars + k*acs], B(k,j) = B[k*ldb + j],
+ * C(i,j) = C[i*rsc + j*csc], bias: 0 none (bias any valid pointer, not read), 1 bias[i], 2 bias[j]. Its
+ * parameters: (M, N, K, A, ars, acs, B, ldb, C, rsc, csc, bias, bmode).
+ * NULL for element types other than float and double. */
+const char *cg_gemm_fn(cg_ctx *c, int32_t dtype);
+/* Columns of the helper's register tile for the target (the N worth
+ * vectorising over). */
+int64_t cg_gemm_nr(const cg_ctx *c);
+/* Replaces constant v (2-D view rows x cols of its data) by its transpose
+ * when the node being generated is its only reader; false otherwise (v
+ * unchanged). Its dims become {cols, rows}. */
+bool cg_transpose_const(cg_ctx *c, cg_val *v, int64_t rows, int64_t cols);
 
 /* ---- helpers (codegen.c / emit.c) ---- */
 /* Fails naming the current node: "node 'N' (Op): <reason>". */

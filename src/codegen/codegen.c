@@ -281,6 +281,20 @@ const char *cg_ref(cg_ctx *c, cg_val *v) {
   return ox_arena_printf(c->a, "V%zu", c->n_extra - 1);
 }
 
+cg_val *cg_scratch(cg_ctx *c, int32_t dtype, int64_t numel) {
+  if (c->depth) return NULL; /* bodies' values live through the whole control-flow node */
+  const char *name = ox_arena_printf(c->a, "\x01scratch%zu", c->n_vals);
+  cg_val *v = name ? add_val(c, name) : NULL;
+  if (!v) return NULL;
+  v->dtype = dtype;
+  v->rank = 1;
+  v->dims[0] = numel;
+  if (set_numel(c, v, "scratch")) return NULL;
+  v->kind = CG_TEMP;
+  v->first = v->last = c->top_idx; /* overlaps the node's inputs and outputs */
+  return v;
+}
+
 cg_val *cg_body_input(cg_ctx *c, const ox_value_info *vi) {
   cg_val *v = add_val(c, vi->name);
   if (!v || take_type(c, v, vi->type, "subgraph input")) return NULL;

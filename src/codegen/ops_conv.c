@@ -149,6 +149,181 @@ static void conv_pass(cg_ctx *c, win w, const char *T, bool bias, long long B, l
   cg_printf(c, "      }\n    }\n");
 }
 
+/* Emits the copy of the window rows of channel x (ci of the group) into
+ * the im2col rows of S: row (ci, tap) holds, for the output positions whose
+ * first spatial index is in [r0, r0 + nb) (runtime variables, ncol = nb
+ * times the other output dims), the input value under that tap, 0 in the
+ * padding. Per tap and dim, [lo, hi) is the output range inside the input,
+ * so the copy loops test nothing. */
+static void im2col_rows(cg_ctx *c, const win *w, const char *T, long long ksz) {
+  int ind = 8;
+  for (size_t i = 0; i < w->r; i++, ind += 2) {
+    long long s = w->s[i];
+    cg_printf(c, "%*sfor (long k%zu = 0; k%zu < %lld; k%zu++) {\n", ind, "", i, i,
+              (long long)w->k[i], i);
+    cg_printf(c, "%*s  const long t%zu = %lld - k%zu * %lld, u%zu = %lld + t%zu;\n", ind, "", i,
+              (long long)w->pb[i], i, (long long)w->d[i], i, (long long)(w->in[i] - 1), i);
+    cg_printf(c, "%*s  long lo%zu = t%zu > 0 ? (t%zu + %lld) / %lld : 0;\n", ind, "", i, i, i, s - 1,
+              s);
+    cg_printf(c, "%*s  long hi%zu = u%zu < 0 ? 0 : (u%zu / %lld + 1 < %lld ? u%zu / %lld + 1 : %lld);\n",
+              ind, "", i, i, i, s, (long long)w->out[i], i, s, (long long)w->out[i]);
+    cg_printf(c, "%*s  if (lo%zu > %lld) lo%zu = %lld;\n%*s  if (hi%zu < lo%zu) hi%zu = lo%zu;\n", ind,
+              "", i, (long long)w->out[i], i, (long long)w->out[i], ind, "", i, i, i, i);
+  }
+  char kf[160];
+  flat(kf, sizeof kf, "k", w->k, w->r);
+  cg_printf(c, "%*s  %s *r_ = S + (ci * %lld + %s) * ncol;\n", ind - 2, "", T, ksz, kf);
+  cg_printf(c, "%*s  const %s *x_ = x;\n", ind - 2, "", T);
+  int64_t ist[3], cst[3];
+  for (size_t i = 0; i < w->r; i++) {
+    ist[i] = cst[i] = 1;
+    for (size_t j = i + 1; j < w->r; j++) ist[i] *= w->in[j], cst[i] *= w->out[j];
+  }
+  size_t L = w->r - 1;
+  const char *rp = "r_", *xp = "x_";
+  char a[32], e[32];
+  for (size_t i = 0; i < L; i++, ind += 2) {
+    snprintf(a, sizeof a, i ? "0" : "r0");
+    if (i)
+      snprintf(e, sizeof e, "%lld", (long long)w->out[i]);
+    else
+      snprintf(e, sizeof e, "r0 + nb");
+    cg_printf(c, "%*sfor (long o%zu = %s; o%zu < %s; o%zu++) {\n", ind, "", i, a, i, e, i);
+    cg_printf(c, "%*s  %s *rw%zu = %s + (o%zu - %s) * %lld;\n", ind, "", T, i, rp, i, a,
+              (long long)cst[i]);
+    cg_printf(c, "%*s  if (o%zu < lo%zu || o%zu >= hi%zu) {\n", ind, "", i, i, i, i);
+    cg_printf(c, "%*s    for (long q = 0; q < %lld; q++) rw%zu[q] = 0;\n%*s    continue;\n%*s  }\n",
+              ind, "", (long long)cst[i], i, ind, "", ind, "");
+    cg_printf(c, "%*s  const %s *x%zu = %s + (o%zu * %lld - %lld + k%zu * %lld) * %lld;\n", ind, "",
+              T, i, xp, i, (long long)w->s[i], (long long)w->pb[i], i, (long long)w->d[i],
+              (long long)ist[i]);
+    rp = ox_arena_printf(c->a, "rw%zu", i);
+    xp = ox_arena_printf(c->a, "x%zu", i);
+  }
+  /* the last dim: zeros, the copy, zeros */
+  if (L) {
+    snprintf(a, sizeof a, "0");
+    snprintf(e, sizeof e, "%lld", (long long)w->out[L]);
+  } else {
+    snprintf(a, sizeof a, "r0");
+    snprintf(e, sizeof e, "r0 + nb");
+  }
+  cg_printf(c, "%*s{\n%*s  const long a_ = %s, e_ = %s;\n", ind, "", ind, "", a, e);
+  cg_printf(c, "%*s  const long l_ = lo%zu < a_ ? a_ : lo%zu > e_ ? e_ : lo%zu;\n", ind, "", L, L, L);
+  cg_printf(c, "%*s  const long h_ = hi%zu < l_ ? l_ : hi%zu > e_ ? e_ : hi%zu;\n", ind, "", L, L, L);
+  cg_printf(c, "%*s  for (long o = a_; o < l_; o++) %s[o - a_] = 0;\n", ind, "", rp);
+  cg_printf(c, "%*s  for (long o = l_; o < h_; o++) %s[o - a_] = %s[o * %lld - %lld + k%zu * %lld];\n",
+            ind, "", rp, xp, (long long)w->s[L], (long long)w->pb[L], L, (long long)w->d[L]);
+  cg_printf(c, "%*s  for (long o = h_; o < e_; o++) %s[o - a_] = 0;\n%*s}\n", ind, "", rp, ind, "");
+  for (size_t i = L; i-- > 0;) cg_printf(c, "%*s}\n", 8 + 2 * (int)(w->r + i), "");
+  for (size_t i = w->r; i-- > 0;) cg_printf(c, "%*s}\n", 8 + 2 * (int)i, "");
+}
+
+/* Conv as matrix products through the helper of cg_gemm.c: Y (Mg x
+ * positions) = W (Mg x Cg.taps, as stored) x the im2col matrix (Cg.taps x
+ * positions), built in an arena scratch by blocks of output rows (about 512
+ * columns, so the scratch stays small); pointwise convolutions read the
+ * input as that matrix. With fewer positions than a tile has columns, the
+ * product runs transposed (positions x M, W transposed at compile time) so
+ * that it vectorises over the output channels. Every output is bias + the
+ * products in (channel, tap) order, the order of the direct loops, so the
+ * results are the same bits. Returns OX_OK, or -1 when the direct loops
+ * should be used (depthwise, inside control flow, Cortex-M: no scratch). */
+static int conv_gemm(cg_ctx *c, const ox_node *n, cg_val **in, const win *w, long long G,
+                     long long B, long long C, long long M, long long Cg, int64_t isz, int64_t ksz,
+                     int64_t osz, bool pointwise) {
+  (void)n;
+  const cg_val *X = in[0];
+  long long Mg = M / G, K = Cg * ksz, nr = (long long)cg_gemm_nr(c);
+  bool bias = in[2] != NULL;
+  if (c->o->target == OX_CG_CORTEXM || c->depth || (G > 1 && Mg < 4)) return -1;
+  if (X->dtype != OX_FLOAT && X->dtype != OX_DOUBLE) return -1;
+  /* the helper is written at the first call that uses it (unused, it
+   * would be a warning) */
+  const char *gemm = NULL, *T = cg_ctype(X->dtype);
+  bool ok1d = w->r == 1 && Cg == 1 && w->d[0] == 1 && w->pb[0] == 0 &&
+              (w->out[0] - 1) * w->s[0] + w->k[0] <= w->in[0];
+  if (osz < nr && G == 1 && M >= 2 * osz && !pointwise && cg_transpose_const(c, in[1], M, K)) {
+    /* transposed: positions x M = patches (positions x K) x W^T (K x M) */
+    const char *S = NULL;
+    if (!ok1d) {
+      cg_val *sv = cg_scratch(c, X->dtype, K * osz);
+      S = sv ? cg_ref(c, sv) : NULL;
+      if (!S) return c->e->code ? c->e->code : ox_err_set(c->e, OX_ENOMEM, "out of memory");
+    }
+    if (!(gemm = cg_gemm_fn(c, X->dtype))) return ox_err_set(c->e, OX_ENOMEM, "out of memory");
+    cg_printf(c, "  for (size_t b = 0; b < %lld; b++) {\n", B);
+    if (ok1d) {
+      cg_printf(c, "    %s(%lld, %lld, %lld, X0 + b * %lld, %lld, 1, X1, %lld, Y0 + b * %lld, 1, %lld, %s, %d);\n",
+                gemm, (long long)osz, M, K, (long long)(C * isz), (long long)w->s[0], M,
+                (long long)(M * osz),
+                (long long)osz, bias ? "X2" : "X1", bias ? 2 : 0);
+    } else {
+      cg_printf(c, "    %s *S = %s;\n    const long r0 = 0, nb = %lld, ncol = %lld;\n", T, S,
+                (long long)w->out[0], (long long)osz);
+      cg_printf(c, "    for (size_t ci = 0; ci < %lld; ci++) {\n", Cg);
+      cg_printf(c, "      const %s *x = X0 + (b * %lld + ci) * %lld;\n", T, C, (long long)isz);
+      im2col_rows(c, w, T, ksz);
+      cg_printf(c, "    }\n    (void)r0;\n");
+      cg_printf(c, "    %s(%lld, %lld, %lld, S, 1, %lld, X1, %lld, Y0 + b * %lld, 1, %lld, %s, %d);\n",
+                gemm, (long long)osz, M, K, (long long)osz, M, (long long)(M * osz),
+                (long long)osz, bias ? "X2" : "X1", bias ? 2 : 0);
+    }
+    cg_printf(c, "  }\n");
+    return OX_OK;
+  }
+  const char *bx = bias ? ox_arena_printf(c->a, "X2 + g * %lld", Mg) : "X1";
+  if (!bx) return ox_err_set(c->e, OX_ENOMEM, "out of memory");
+  if (pointwise) {
+    if (!(gemm = cg_gemm_fn(c, X->dtype))) return ox_err_set(c->e, OX_ENOMEM, "out of memory");
+    cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t g = 0; g < %lld; g++)\n", B,
+              G);
+    cg_printf(c,
+              "      %s(%lld, %lld, %lld, X1 + g * %lld, %lld, 1, X0 + (b * %lld + g * %lld) * %lld, "
+              "%lld, Y0 + (b * %lld + g * %lld) * %lld, %lld, 1, %s, %d);\n",
+              gemm, Mg, (long long)osz, K, Mg * K, K, C, Cg, (long long)isz, (long long)isz, M, Mg,
+              (long long)osz, (long long)osz, bx, bias ? 1 : 0);
+    return OX_OK;
+  }
+  /* few products per output (one input channel): the direct loops are as
+   * fast and need no scratch */
+  if (K < 16) return -1;
+  /* rows of output per block: about 512 columns, and a scratch no larger
+   * than the node's input and output together (at least 8 KiB): so the
+   * arena, which holds those two at this node, grows little (an MCU's RAM) */
+  int64_t inner = osz / w->out[0], rows = 512 / inner, es = X->dtype == OX_FLOAT ? 4 : 8;
+  int64_t budget = (isz * C + osz * M) * es, rb;
+  if (budget < 8192) budget = 8192;
+  rb = budget / (K * inner * es);
+  if (rb < rows) rows = rb;
+  if (rows < 1) rows = 1;
+  if (rows > w->out[0]) rows = w->out[0];
+  cg_val *sv = cg_scratch(c, X->dtype, K * rows * inner);
+  const char *S = sv ? cg_ref(c, sv) : NULL;
+  if (!sv) return -1;
+  if (!S) return c->e->code ? c->e->code : ox_err_set(c->e, OX_ENOMEM, "out of memory");
+  if (!(gemm = cg_gemm_fn(c, X->dtype))) return ox_err_set(c->e, OX_ENOMEM, "out of memory");
+  cg_printf(c, "  %s *S = %s;\n", T, S);
+  cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t g = 0; g < %lld; g++)\n", B, G);
+  cg_printf(c, "      for (long r0 = 0; r0 < %lld; r0 += %lld) {\n", (long long)w->out[0],
+            (long long)rows);
+  cg_printf(c, "      const long nb = %lld - r0 < %lld ? %lld - r0 : %lld, ncol = nb * %lld;\n",
+            (long long)w->out[0], (long long)rows, (long long)w->out[0], (long long)rows,
+            (long long)inner);
+  cg_printf(c, "      for (size_t ci = 0; ci < %lld; ci++) {\n", Cg);
+  cg_printf(c, "        const %s *x = X0 + (b * %lld + g * %lld + ci) * %lld;\n", T, C, Cg,
+            (long long)isz);
+  im2col_rows(c, w, T, ksz);
+  cg_printf(c, "      }\n");
+  cg_printf(c,
+            "      %s(%lld, (size_t)ncol, %lld, X1 + g * %lld, %lld, 1, S, (size_t)ncol, Y0 + (b * "
+            "%lld + g * %lld) * %lld + r0 * %lld, %lld, 1, %s, %d);\n",
+            gemm, Mg, K, Mg * K, K, M, Mg, (long long)osz, (long long)inner, (long long)osz,
+            bx, bias ? 1 : 0);
+  cg_printf(c, "    }\n");
+  return OX_OK;
+}
+
 /* Conv as a sum of shifted, scaled input rows: for each output channel,
  * input channel and kernel tap, the output positions whose input position
  * is inside the input (a range computed once per tap, so no bounds check
@@ -182,6 +357,8 @@ static int gen_conv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   const char *T = cg_ctype(X->dtype);
   bool bias = n_in > 2 && in[2];
   long long B = X->dims[0], Mg = M / G;
+  rc = conv_gemm(c, n, in, &w, G, B, C, M, Cg, isz, ksz, osz, pointwise);
+  if (rc >= 0) return rc;
   if (pointwise && Mg % 4 == 0) {
     cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n", B);
     cg_printf(c, "    for (size_t m = 0; m < %lld; m += 4) {\n", (long long)M);

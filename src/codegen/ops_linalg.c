@@ -1,6 +1,7 @@
-/* ops_linalg.c - C generators for MatMul (numpy batching and 1-D rules)
- * and Gemm. The loops run i-k-j so that the innermost one walks both B and
- * Y contiguously and compilers vectorise it. */
+/* ops_linalg.c - C generators for MatMul (numpy batching and 1-D rules),
+ * Gemm and Einsum. Float and double products call the tiled helper of
+ * cg_gemm.c; the integer ones run i-k-j loops whose innermost one walks B
+ * and Y contiguously. */
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +36,16 @@ static int gen_matmul(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   }
   const char *T = cg_ctype(out[0]->dtype);
   char body[1024];
+  const char *gemm = cg_gemm_fn(c, out[0]->dtype);
+  if (gemm) { /* float, double: the tiled helper, the same sums in the same order */
+    snprintf(body, sizeof body,
+             "%s(%lld, %lld, %lld, X0 + i0 * %lld, %lld, 1, X1 + i1 * %lld, %lld, Y0 + o * %lld, "
+             "%lld, 1, X1, 0);",
+             gemm, (long long)M, (long long)N, (long long)K, (long long)(M * K), (long long)K,
+             (long long)(K * N), (long long)N, (long long)(M * N), (long long)N);
+    cg_bcast_loop(c, od, orank, ops, 2, body);
+    return OX_OK;
+  }
   snprintf(body, sizeof body,
            "const %s *a = X0 + i0 * %lld, *b = X1 + i1 * %lld;\n"
            "    %s *y = Y0 + o * %lld;\n"
@@ -74,6 +85,33 @@ static int gen_gemm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
     snprintf(be, sizeof be, "%lld", (long long)beta);
   }
   const char *T = cg_ctype(out[0]->dtype);
+  const cg_val *C = n_in > 2 ? in[2] : NULL;
+  int64_t si = 0, sj = 0; /* C's strides under broadcasting */
+  if (C) {
+    si = C->rank >= 2 && C->dims[C->rank - 2] != 1 ? C->dims[C->rank - 1] : 0;
+    sj = C->rank >= 1 && C->dims[C->rank - 1] != 1 ? 1 : 0;
+  }
+  /* B transposed and constant: stored transposed at compile time, so that
+   * the helper reads its rows with unit stride */
+  bool fl = out[0]->dtype == OX_FLOAT || out[0]->dtype == OX_DOUBLE;
+  const char *gemm = fl && (!tb || cg_transpose_const(c, in[1], N, K))
+                         ? cg_gemm_fn(c, out[0]->dtype)
+                         : NULL;
+  if (gemm) {
+    /* the products from 0 in k order, then alpha and beta C as below */
+    cg_printf(c, "  %s(%lld, %lld, %lld, X0, %lld, %lld, X1, %lld, Y0, %lld, 1, X0, 0);\n", gemm,
+              (long long)M, (long long)N, (long long)K, (long long)(ta ? 1 : K),
+              (long long)(ta ? M : 1), (long long)N, (long long)N);
+    cg_printf(c, "  for (size_t i = 0; i < %lld; i++)\n    for (size_t j = 0; j < %lld; j++) {\n",
+              (long long)M, (long long)N);
+    cg_printf(c, "      const %s acc = Y0[i * %lld + j];\n", T, (long long)N);
+    if (C)
+      cg_printf(c, "      Y0[i * %lld + j] = (%s)(%s * acc + %s * X2[i * %lld + j * %lld]);\n    }\n",
+                (long long)N, T, al, be, (long long)si, (long long)sj);
+    else
+      cg_printf(c, "      Y0[i * %lld + j] = (%s)(%s * acc);\n    }\n", (long long)N, T, al);
+    return OX_OK;
+  }
   cg_printf(c, "  for (size_t i = 0; i < %lld; i++)\n    for (size_t j = 0; j < %lld; j++) {\n",
             (long long)M, (long long)N);
   cg_printf(c, "      %s acc = 0;\n      for (size_t k = 0; k < %lld; k++)\n", T, (long long)K);
@@ -81,10 +119,7 @@ static int gen_gemm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   snprintf(ia, sizeof ia, ta ? "k * %lld + i" : "i * %lld + k", (long long)(ta ? M : K));
   snprintf(ib, sizeof ib, tb ? "j * %lld + k" : "k * %lld + j", (long long)(tb ? K : N));
   cg_printf(c, "        acc += X0[%s] * X1[%s];\n", ia, ib);
-  const cg_val *C = n_in > 2 ? in[2] : NULL;
   if (C) {
-    int64_t si = C->rank >= 2 && C->dims[C->rank - 2] != 1 ? C->dims[C->rank - 1] : 0;
-    int64_t sj = C->rank >= 1 && C->dims[C->rank - 1] != 1 ? 1 : 0;
     cg_printf(c, "      Y0[i * %lld + j] = (%s)(%s * acc + %s * X2[i * %lld + j * %lld]);\n    }\n",
               (long long)N, T, al, be, (long long)si, (long long)sj);
   } else {
