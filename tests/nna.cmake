@@ -3,6 +3,8 @@ onnxc_unit_test(test_gemm)
 onnxc_unit_test(test_gemm_pb)
 # the WebAssembly SIMD128 GEMM entries against the portable ones (elsewhere: the table check only)
 onnxc_unit_test(test_gemm_wasm)
+# the same for conv_direct.h's SIMD128 entries (conv_direct_wasm.c)
+onnxc_unit_test(test_conv_direct_wasm)
 onnxc_unit_test(test_nn)
 onnxc_unit_test(test_conv)
 # the kernel families' dispatch tables at the level found and at each level

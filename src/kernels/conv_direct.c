@@ -8,8 +8,16 @@ extern const ox_conv_direct_kernels ox_conv_direct_kernels_ref;
 #if OX_LEVELS_X86
 extern const ox_conv_direct_kernels ox_conv_direct_kernels_avx2, ox_conv_direct_kernels_avx512;
 #endif
+#ifdef __wasm_simd128__
+extern const ox_conv_direct_kernels ox_conv_direct_kernels_wasm; /* conv_direct_wasm.c */
+#endif
 
 const ox_conv_direct_kernels *ox_conv_direct_kernels_at(ox_isa isa) {
+#ifdef __wasm_simd128__
+  /* the SIMD128 build's entries over the portable ones (levels.h: a build,
+   * not a pick; ONNXC_ISA=portable clears simd128) */
+  if (ox_cpu_get()->simd128) return &ox_conv_direct_kernels_wasm;
+#endif
   return OX_LEVEL_TABLE(isa, ox_conv_direct_kernels);
 }
 

@@ -17,15 +17,8 @@ static inline void dw_row(const ox_nn_geom *g, const float *xc, const float *wm,
   int64_t IH = g->in[0], IW = g->in[1], OW = g->out[1], KH = g->k[0], KW = g->k[1];
   int64_t sh = g->stride[0], sw = g->stride[1], dh = g->dil[0], dw = g->dil[1];
   /* interior [in_lo, in_hi): all kw taps valid */
-  int64_t in_lo = 0, in_hi = OW;
-  for (int64_t kw = 0; kw < KW; kw++) {
-    int64_t off = kw * dw - g->pb[1];
-    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-    int64_t hi = IW - off <= 0 ? 0 : (IW - off + sw - 1) / sw;
-    if (lo > in_lo) in_lo = lo;
-    if (hi < in_hi) in_hi = hi;
-  }
-  if (in_hi < in_lo) in_hi = in_lo;
+  int64_t in_lo, in_hi;
+  dw_interior(g, &in_lo, &in_hi);
   for (int64_t ow = 0; ow < OW; ow++) {
     if (ow == in_lo) ow = in_hi > ow ? in_hi : ow;
     if (ow >= OW) break;

@@ -37,6 +37,22 @@ static inline const float *dw_src(const dw_job *j, int64_t t) {
   return j->x + (n * j->C + c) * g->in[0] * g->in[1];
 }
 
+/* a depthwise row's interior [*lo, *hi): the outputs whose every kernel
+ * column lands inside the input (empty: *hi == *lo) */
+static inline void dw_interior(const ox_nn_geom *g, int64_t *lo, int64_t *hi) {
+  int64_t IW = g->in[1], sw = g->stride[1], dw = g->dil[1];
+  *lo = 0;
+  *hi = g->out[1];
+  for (int64_t kw = 0; kw < g->k[1]; kw++) {
+    int64_t off = kw * dw - g->pb[1];
+    int64_t l = off >= 0 ? 0 : (-off + sw - 1) / sw;
+    int64_t h = IW - off <= 0 ? 0 : (IW - off + sw - 1) / sw;
+    if (l > *lo) *lo = l;
+    if (h < *hi) *hi = h;
+  }
+  if (*hi < *lo) *hi = *lo;
+}
+
 /* The bordered plane's row length (floats: a multiple of 16, so rows stay
  * aligned; stride 1 the padded columns and a vector more, stride 2 each
  * phase so), its rows and its size with a 32-float margin; false when the
