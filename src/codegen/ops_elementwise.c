@@ -287,6 +287,11 @@ static int gen_where(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   return OX_OK;
 }
 
+bool cg_small_float_op(const char *op) {
+  (void)op;
+  return false;
+}
+
 const cg_op ox_cg_ops_elementwise[] = {
     {"Relu", gen_unary},
     {"Neg", gen_unary},
