@@ -131,8 +131,8 @@ const char *cg_ctype(int32_t dt);
  * load each element as float and store the float result converted back,
  * through small static inline helpers written into the file only when a
  * node asked for them (cg_load / cg_store set c->conv_used). */
-enum { CG_CONV_F16 = 1, CG_CONV_BF16 = 2, CG_CONV_F8 = 4, CG_CONV_F4 = 8 };
-/* float16, bfloat16 or one of the four float8 kinds. */
+enum { CG_CONV_F16 = 1, CG_CONV_BF16 = 2, CG_CONV_F8 = 4, CG_CONV_F4 = 8, CG_CONV_E8M0 = 16 };
+/* float16, bfloat16, one of the four float8 kinds or float8e8m0. */
 bool cg_is_small_float(int32_t dt);
 /* A C expression of type float for element expression `e` of type dt
  * (float16/bfloat16/float8 through a helper; other types cast). NULL when
@@ -158,6 +158,8 @@ void cg_store_packed(cg_ctx *c, int32_t dt, int64_t n, const char *e, bool is_fl
 /* Whether op's generator (ops_elementwise.c) computes float16/bfloat16/
  * float8 values through cg_load / cg_store. */
 bool cg_small_float_op(const char *op);
+/* cg_store for float8e8m0 with Cast's round_mode (0 up, 1 down, 2 nearest). */
+const char *cg_store_e8m0(cg_ctx *c, const char *e, bool saturate, int round_mode);
 /* Appends the helpers c->conv_used names, prefixed with c->prefix. */
 void cg_write_conv(cg_ctx *c, ox_buf *s);
 /* Name of a math function for the element type: "exp" -> "expf" for

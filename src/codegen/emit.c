@@ -55,6 +55,7 @@ const char *cg_ctype(int32_t dt) {
     case OX_FLOAT8E4M3FNUZ:
     case OX_FLOAT8E5M2:
     case OX_FLOAT8E5M2FNUZ:
+    case OX_FLOAT8E8M0:
       return "uint8_t";
     case OX_INT4:
     case OX_UINT4:

@@ -13,7 +13,7 @@
 #include "cg_impl.h"
 
 bool cg_is_small_float(int32_t dt) {
-  return dt == OX_FLOAT16 || dt == OX_BFLOAT16 ||
+  return dt == OX_FLOAT16 || dt == OX_BFLOAT16 || dt == OX_FLOAT8E8M0 ||
          (dt >= OX_FLOAT8E4M3FN && dt <= OX_FLOAT8E5M2FNUZ);
 }
 
@@ -29,7 +29,7 @@ typedef struct f8_kind {
 static const f8_kind f8_kinds[] = {
     {OX_FLOAT8E4M3FN, 3, 7, 0x7E, 0x7F, 0},   /* max 448 */
     {OX_FLOAT8E4M3FNUZ, 3, 8, 0x7F, 0x80, 1}, /* max 240 */
-    {OX_FLOAT8E5M2, 2, 15, 0x7B, 0x7F, 2},    /* max 57344 */
+    {OX_FLOAT8E5M2, 2, 15, 0x7B, 0x7E, 2},    /* max 57344; NaN 0x7E as ONNX writes it */
     {OX_FLOAT8E5M2FNUZ, 2, 16, 0x7F, 0x80, 1},
 };
 
@@ -54,6 +54,10 @@ const char *cg_load(cg_ctx *c, int32_t dt, const char *e) {
     c->conv_used |= CG_CONV_F8;
     return ox_arena_printf(c->a, "%s_f8_f32(%s, %uu, %uu, %uu)", P, e, k->man, k->bias, k->kind);
   }
+  if (dt == OX_FLOAT8E8M0) {
+    c->conv_used |= CG_CONV_E8M0;
+    return ox_arena_printf(c->a, "%s_e8m0_f32(%s)", P, e);
+  }
   return ox_arena_printf(c->a, "(float)(%s)", e);
 }
 
@@ -73,8 +77,15 @@ const char *cg_store(cg_ctx *c, int32_t dt, const char *e, bool saturate) {
     return ox_arena_printf(c->a, "%s_f32_f8(%s, %uu, %uu, 0x%02Xu, 0x%02Xu, %uu, %du)", P, e,
                            k->man, k->bias, k->maxc, k->nanc, k->kind, saturate ? 1 : 0);
   }
+  if (dt == OX_FLOAT8E8M0) return cg_store_e8m0(c, e, saturate, 0);
   if (dt == OX_BOOL) return ox_arena_printf(c->a, "(uint8_t)((%s) != 0)", e);
   return ox_arena_printf(c->a, "(%s)(%s)", cg_ctype(dt), e);
+}
+
+const char *cg_store_e8m0(cg_ctx *c, const char *e, bool saturate, int round_mode) {
+  c->conv_used |= CG_CONV_E8M0;
+  return ox_arena_printf(c->a, "%s_f32_e8m0(%s, %du, %du)", c->prefix, e, saturate ? 1 : 0,
+                         round_mode);
 }
 
 /* The helpers' texts; "@" stands for the prefix. */
@@ -181,6 +192,31 @@ static const char f8_text[] =
     "  return (uint8_t)(code ? code | neg : sb);\n"
     "}\n";
 
+static const char e8m0_text[] =
+    "/* float8e8m0 (a power of two: the exponent only; 0xFF is NaN) <-> float. rm:\n"
+    " * 0 rounds up, 1 down, 2 to nearest (ties up); sat: inf and overflow give\n"
+    " * 2^127 (0xFE), else NaN; zero gives 2^-127 when saturating, else NaN */\n"
+    "static inline float @_e8m0_f32(uint8_t v) {\n"
+    "  uint32_t u = v == 0xFFu ? 0x7FC00000u : v ? (uint32_t)v << 23 : 0x00400000u;\n"
+    "  float f;\n"
+    "  memcpy(&f, &u, 4);\n"
+    "  return f;\n"
+    "}\n"
+    "static inline uint8_t @_f32_e8m0(float f, unsigned sat, unsigned rm) {\n"
+    "  uint32_t u;\n"
+    "  memcpy(&u, &f, 4);\n"
+    "  u &= 0x7FFFFFFFu; /* the sign is dropped */\n"
+    "  if (u > 0x7F800000u) return 0xFFu;\n"
+    "  if (u == 0x7F800000u) return (uint8_t)(sat ? 0xFEu : 0xFFu);\n"
+    "  uint32_t e = u >> 23, m = u & 0x7FFFFFu;\n"
+    "  if (e == 0) { /* zero or a float subnormal: 2^-127 is code 0 */\n"
+    "    if (!sat && m == 0) return 0xFFu;\n"
+    "    return (uint8_t)((rm == 0 && m > 0x400000u) || (rm == 2 && m >= 0x600000u));\n"
+    "  }\n"
+    "  e += (rm == 0 && m) || (rm == 2 && m >= 0x400000u);\n"
+    "  return (uint8_t)(e >= 0xFFu ? (sat ? 0xFEu : 0xFFu) : e);\n"
+    "}\n";
+
 static const char f4_text[] =
     "/* float4e2m1 (in the low 4 bits) <-> float, through the float8 helpers:\n"
     " * 1 mantissa bit, bias 1, no inf or NaN (NaN gives -0, as ONNX's\n"
@@ -252,5 +288,6 @@ void cg_write_conv(cg_ctx *c, ox_buf *s) {
   if (c->conv_used & CG_CONV_BF16) put_text(s, bf16_text, c->prefix);
   if (c->conv_used & CG_CONV_F8) put_text(s, f8_text, c->prefix);
   if (c->conv_used & CG_CONV_F4) put_text(s, f4_text, c->prefix);
+  if (c->conv_used & CG_CONV_E8M0) put_text(s, e8m0_text, c->prefix);
   if (c->conv_used) ox_buf_putc(s, '\n');
 }

@@ -338,8 +338,12 @@ static int gen_cast(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
       cg_store_packed(c, dst, in[0]->numel, x, src_f);
       return OX_OK;
     }
-    const char *y = cg_is_small_float(dst)
-                        ? cg_store(c, dst, ox_arena_printf(c->a, "(float)%s", x), sat)
+    int mode = strcmp(ox_node_attr_str(n, "round_mode", "up"), "down") == 0      ? 1
+               : strcmp(ox_node_attr_str(n, "round_mode", "up"), "nearest") == 0 ? 2
+                                                                                : 0;
+    const char *fx = ox_arena_printf(c->a, "(float)%s", x);
+    const char *y = dst == OX_FLOAT8E8M0     ? cg_store_e8m0(c, fx, sat, mode)
+                    : cg_is_small_float(dst) ? cg_store(c, dst, fx, sat)
                     : dst == OX_BOOL ? ox_arena_printf(c->a, "%s != 0", x)
                                      : ox_arena_printf(c->a, "(%s)%s", cg_ctype(dst), x);
     if (!y) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
@@ -348,8 +352,11 @@ static int gen_cast(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   }
   if (cg_is_small_float(src) || cg_is_small_float(dst)) {
     const char *x = cg_is_small_float(src) ? cg_load(c, src, "X0[i]") : "(float)X0[i]";
+    const char *rm = ox_node_attr_str(n, "round_mode", "up");
+    int mode = strcmp(rm, "down") == 0 ? 1 : strcmp(rm, "nearest") == 0 ? 2 : 0;
     /* to double or an integer type: from the exact float value */
-    const char *y = cg_is_small_float(dst) ? cg_store(c, dst, x, sat)
+    const char *y = dst == OX_FLOAT8E8M0     ? cg_store_e8m0(c, x, sat, mode)
+                    : cg_is_small_float(dst) ? cg_store(c, dst, x, sat)
                     : dst == OX_BOOL       ? ox_arena_printf(c->a, "%s != 0", x)
                                            : ox_arena_printf(c->a, "(%s)%s", cg_ctype(dst), x);
     if (!y) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");

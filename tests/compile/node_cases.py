@@ -60,6 +60,11 @@ def load_pb(path):
     t = TensorProto()
     with open(path, "rb") as f:
         t.ParseFromString(f.read())
+    if t.data_type == 24:  # float8e8m0: 2^(v - 127), 0xFF is NaN
+        bits = (np.frombuffer(t.raw_data, dtype=np.uint8) if t.raw_data else
+                np.array(t.int32_data, dtype=np.int64).astype(np.uint8))
+        x = np.where(bits == 255, np.nan, np.ldexp(1.0, bits.astype(np.int32) - 127)).astype(np.float32)
+        return x.reshape(tuple(t.dims))
     if t.data_type in F8 or t.data_type == 16:
         # bfloat16 and float8 as float32 values, from their bits
         dt = np.uint16 if t.data_type == 16 else np.uint8
