@@ -131,6 +131,7 @@ const char *cg_ctype(int32_t dt);
  * load each element as float and store the float result converted back,
  * through small static inline helpers written into the file only when a
  * node asked for them (cg_load / cg_store set c->conv_used). */
+/* conv_used: the loads (to float) as these bits, the stores shifted left by 8 */
 enum { CG_CONV_F16 = 1, CG_CONV_BF16 = 2, CG_CONV_F8 = 4, CG_CONV_F4 = 8, CG_CONV_E8M0 = 16 };
 /* float16, bfloat16, one of the four float8 kinds or float8e8m0. */
 bool cg_is_small_float(int32_t dt);

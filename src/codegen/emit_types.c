@@ -64,16 +64,16 @@ const char *cg_load(cg_ctx *c, int32_t dt, const char *e) {
 const char *cg_store(cg_ctx *c, int32_t dt, const char *e, bool saturate) {
   const char *P = c->prefix;
   if (dt == OX_FLOAT16) {
-    c->conv_used |= CG_CONV_F16;
+    c->conv_used |= CG_CONV_F16 << 8;
     return ox_arena_printf(c->a, "%s_f32_f16(%s)", P, e);
   }
   if (dt == OX_BFLOAT16) {
-    c->conv_used |= CG_CONV_BF16;
+    c->conv_used |= CG_CONV_BF16 << 8;
     return ox_arena_printf(c->a, "%s_f32_bf16(%s)", P, e);
   }
   const f8_kind *k = f8_of(dt);
   if (k) {
-    c->conv_used |= CG_CONV_F8;
+    c->conv_used |= CG_CONV_F8 << 8;
     return ox_arena_printf(c->a, "%s_f32_f8(%s, %uu, %uu, 0x%02Xu, 0x%02Xu, %uu, %du)", P, e,
                            k->man, k->bias, k->maxc, k->nanc, k->kind, saturate ? 1 : 0);
   }
@@ -83,13 +83,13 @@ const char *cg_store(cg_ctx *c, int32_t dt, const char *e, bool saturate) {
 }
 
 const char *cg_store_e8m0(cg_ctx *c, const char *e, bool saturate, int round_mode) {
-  c->conv_used |= CG_CONV_E8M0;
+  c->conv_used |= CG_CONV_E8M0 << 8;
   return ox_arena_printf(c->a, "%s_f32_e8m0(%s, %du, %du)", c->prefix, e, saturate ? 1 : 0,
                          round_mode);
 }
 
 /* The helpers' texts; "@" stands for the prefix. */
-static const char f16_text[] =
+static const char f16_ld[] =
     "/* float16 <-> float: exact one way, rounded to nearest even the other */\n"
     "static inline float @_f16_f32(uint16_t h) {\n"
     "  uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu, u;\n"
@@ -101,7 +101,9 @@ static const char f16_text[] =
     "  u = e == 0x1Fu ? s | 0x7F800000u | m << 13 : s | (e + 112u) << 23 | m << 13;\n"
     "  memcpy(&f, &u, 4);\n"
     "  return f;\n"
-    "}\n"
+    "}\n";
+
+static const char f16_st[] =
     "static inline uint16_t @_f32_f16(float f) {\n"
     "  uint32_t u, q, r;\n"
     "  memcpy(&u, &f, 4);\n"
@@ -123,14 +125,16 @@ static const char f16_text[] =
     "  return (uint16_t)(s | q);\n"
     "}\n";
 
-static const char bf16_text[] =
+static const char bf16_ld[] =
     "/* bfloat16 <-> float: the high half, rounded to nearest even; NaN stays NaN */\n"
     "static inline float @_bf16_f32(uint16_t h) {\n"
     "  uint32_t u = (uint32_t)h << 16;\n"
     "  float f;\n"
     "  memcpy(&f, &u, 4);\n"
     "  return f;\n"
-    "}\n"
+    "}\n";
+
+static const char bf16_st[] =
     "static inline uint16_t @_f32_bf16(float f) {\n"
     "  uint32_t u;\n"
     "  memcpy(&u, &f, 4);\n"
@@ -138,7 +142,7 @@ static const char bf16_text[] =
     "  return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);\n"
     "}\n";
 
-static const char f8_text[] =
+static const char f8_ld[] =
     "/* float8 <-> float. man: mantissa bits, bias: exponent bias, kind 0:\n"
     " * E4M3FN (NaN S.1111.111, no inf), 1: FNUZ (NaN 0x80, no inf, no -0),\n"
     " * 2: E5M2 (inf and NaN as IEEE), 3: neither (float4e2m1's use). */\n"
@@ -160,7 +164,9 @@ static const char f8_text[] =
     "  }\n"
     "  memcpy(&f, &u, 4);\n"
     "  return f;\n"
-    "}\n"
+    "}\n";
+
+static const char f8_st[] =
     "/* maxc: the largest finite code, nanc: the positive NaN code; sat: values\n"
     " * beyond the largest finite one, and inf, saturate to it, else they give\n"
     " * inf (E5M2) or NaN. */\n"
@@ -192,7 +198,7 @@ static const char f8_text[] =
     "  return (uint8_t)(code ? code | neg : sb);\n"
     "}\n";
 
-static const char e8m0_text[] =
+static const char e8m0_ld[] =
     "/* float8e8m0 (a power of two: the exponent only; 0xFF is NaN) <-> float. rm:\n"
     " * 0 rounds up, 1 down, 2 to nearest (ties up); sat: inf and overflow give\n"
     " * 2^127 (0xFE), else NaN; zero gives 2^-127 when saturating, else NaN */\n"
@@ -201,7 +207,9 @@ static const char e8m0_text[] =
     "  float f;\n"
     "  memcpy(&f, &u, 4);\n"
     "  return f;\n"
-    "}\n"
+    "}\n";
+
+static const char e8m0_st[] =
     "static inline uint8_t @_f32_e8m0(float f, unsigned sat, unsigned rm) {\n"
     "  uint32_t u;\n"
     "  memcpy(&u, &f, 4);\n"
@@ -217,13 +225,15 @@ static const char e8m0_text[] =
     "  return (uint8_t)(e >= 0xFFu ? (sat ? 0xFEu : 0xFFu) : e);\n"
     "}\n";
 
-static const char f4_text[] =
+static const char f4_ld[] =
     "/* float4e2m1 (in the low 4 bits) <-> float, through the float8 helpers:\n"
     " * 1 mantissa bit, bias 1, no inf or NaN (NaN gives -0, as ONNX's\n"
     " * reference), saturating at 6 */\n"
     "static inline float @_f4_f32(uint8_t v) {\n"
     "  return @_f8_f32((uint8_t)((v & 7u) | (v & 8u) << 4), 1u, 1u, 3u);\n"
-    "}\n"
+    "}\n";
+
+static const char f4_st[] =
     "static inline uint8_t @_f32_f4(float f) {\n"
     "  uint8_t c = @_f32_f8(f, 1u, 1u, 0x07u, 0x80u, 3u, 1u);\n"
     "  return (uint8_t)((c & 7u) | (c & 0x80u) >> 4);\n"
@@ -262,7 +272,7 @@ void cg_store_packed(cg_ctx *c, int32_t dt, int64_t n, const char *e, bool is_fl
   unsigned bits = cg_packed_bits(dt), per = 8 / bits, mask = (1u << bits) - 1u;
   const char *v;
   if (dt == OX_FLOAT4E2M1) {
-    c->conv_used |= CG_CONV_F4 | CG_CONV_F8;
+    c->conv_used |= (CG_CONV_F4 | CG_CONV_F8) << 8;
     v = ox_arena_printf(c->a, "(unsigned)%s_f32_f4(%s)", c->prefix, e);
   } else /* wraps: the low bits of the (truncated) integer */
     v = ox_arena_printf(c->a, is_float ? "(unsigned)(long long)(%s)" : "(unsigned)(%s)", e);
@@ -283,11 +293,17 @@ static void put_text(ox_buf *s, const char *t, const char *P) {
       ox_buf_putc(s, *t);
 }
 
+/* Each direction only when used: clang warns about an unused static
+ * inline function in a .c file. */
 void cg_write_conv(cg_ctx *c, ox_buf *s) {
-  if (c->conv_used & CG_CONV_F16) put_text(s, f16_text, c->prefix);
-  if (c->conv_used & CG_CONV_BF16) put_text(s, bf16_text, c->prefix);
-  if (c->conv_used & CG_CONV_F8) put_text(s, f8_text, c->prefix);
-  if (c->conv_used & CG_CONV_F4) put_text(s, f4_text, c->prefix);
-  if (c->conv_used & CG_CONV_E8M0) put_text(s, e8m0_text, c->prefix);
+  static const struct {
+    unsigned bit;
+    const char *text;
+  } parts[] = {{CG_CONV_F16, f16_ld},   {CG_CONV_F16 << 8, f16_st}, {CG_CONV_BF16, bf16_ld},
+               {CG_CONV_BF16 << 8, bf16_st}, {CG_CONV_F8, f8_ld},   {CG_CONV_F8 << 8, f8_st},
+               {CG_CONV_F4, f4_ld},     {CG_CONV_F4 << 8, f4_st},   {CG_CONV_E8M0, e8m0_ld},
+               {CG_CONV_E8M0 << 8, e8m0_st}};
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+    if (c->conv_used & parts[i].bit) put_text(s, parts[i].text, c->prefix);
   if (c->conv_used) ox_buf_putc(s, '\n');
 }
