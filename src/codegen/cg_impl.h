@@ -64,6 +64,7 @@ typedef struct cg_ctx {
   cg_val **cf_in, **cf_out, **extra;
   size_t cf_n_in, cf_n_out, n_extra;
   unsigned gemm_done; /* cg_gemm.c: the helpers already written, one bit per type */
+  unsigned conv_used; /* CG_CONV_* bits: the conversion helpers the file needs */
 } cg_ctx;
 
 /* An operator generator: appends the body of the node's function (its
@@ -147,6 +148,44 @@ void cg_printf(cg_ctx *c, const char *fmt, ...)
     ;
 /* C element type of an ONNX type; NULL when the generator has none. */
 const char *cg_ctype(int32_t dt);
+/* ---- element types without C arithmetic (emit.c) ----
+ * float16 and bfloat16 are stored as their uint16_t bits, the float8 kinds
+ * as uint8_t bits (cg_ctype gives those). Generators that compute on them
+ * load each element as float and store the float result converted back,
+ * through small static inline helpers written into the file only when a
+ * node asked for them (cg_load / cg_store set c->conv_used). */
+/* conv_used: the loads (to float) as these bits, the stores shifted left by 8 */
+enum { CG_CONV_F16 = 1, CG_CONV_BF16 = 2, CG_CONV_F8 = 4, CG_CONV_F4 = 8, CG_CONV_E8M0 = 16 };
+/* float16, bfloat16, one of the four float8 kinds or float8e8m0. */
+bool cg_is_small_float(int32_t dt);
+/* A C expression of type float for element expression `e` of type dt
+ * (float16/bfloat16/float8 through a helper; other types cast). NULL when
+ * out of memory. */
+const char *cg_load(cg_ctx *c, int32_t dt, const char *e);
+/* A C expression of type dt's C type for float expression `e` (rounded to
+ * nearest even; the float8 kinds saturate when `saturate`, as Cast's
+ * attribute says; other types: a plain C cast). */
+const char *cg_store(cg_ctx *c, int32_t dt, const char *e, bool saturate);
+/* Bits of a packed type (int4, uint4, float4e2m1: 4; int2, uint2: 2),
+ * stored several to a byte, element 0 in the low bits; 0 for the others.
+ * A value of such a type has numel elements in nbytes bytes. */
+unsigned cg_packed_bits(int32_t dt);
+/* A C expression of type float (int for the integer ones) reading element
+ * `i` (a C expression) of packed array `arr` of type dt. */
+const char *cg_load_packed(cg_ctx *c, int32_t dt, const char *arr, const char *i);
+/* Writes a loop that fills packed output Y0 (n elements of type dt, a
+ * whole number of bytes) with the float (or integer) expression `e` of
+ * element `i` (size_t): the integer types wrap as C's conversion to their
+ * width does (the runtime's rule and the ONNX test data's), float4e2m1
+ * rounds to nearest even and saturates. */
+void cg_store_packed(cg_ctx *c, int32_t dt, int64_t n, const char *e, bool is_float);
+/* Whether op's generator (ops_elementwise.c) computes float16/bfloat16/
+ * float8 values through cg_load / cg_store. */
+bool cg_small_float_op(const char *op);
+/* cg_store for float8e8m0 with Cast's round_mode (0 up, 1 down, 2 nearest). */
+const char *cg_store_e8m0(cg_ctx *c, const char *e, bool saturate, int round_mode);
+/* Appends the helpers c->conv_used names, prefixed with c->prefix. */
+void cg_write_conv(cg_ctx *c, ox_buf *s);
 /* Name of a math function for the element type: "exp" -> "expf" for
  * float, "exp" for double. */
 const char *cg_mathfn(cg_ctx *c, int32_t dt, const char *fn);

@@ -308,7 +308,51 @@ cg_val *cg_body_input(cg_ctx *c, const ox_value_info *vi) {
  * to the finished functions at the end, so that the functions a
  * control-flow node's bodies need come before it. idx names the node (its
  * index in its graph). */
+/* float16, bfloat16 and float8 values are stored as integer bits: only the
+ * generators that convert them (cg_load / cg_store) or move them without
+ * arithmetic may see them; the others would compute on the bits. */
+static int small_float_ok(cg_ctx *c, const ox_node *n, cg_val **in) {
+  static const char *const ok[] = {
+      "Cast",   "CastLike", "Reshape", "Flatten", "Squeeze", "Unsqueeze",      "Identity",
+      "Transpose", "Slice", "Tile",    "Expand",  "Concat",  "Split",          "Gather",
+      "GatherElements", "GatherND", "Where"};
+  /* packed 4- and 2-bit types: Cast and the plain copies (whole bytes) only */
+  static const char *const packed_ok[] = {"Cast",      "CastLike", "Reshape", "Flatten",
+                                          "Squeeze",   "Unsqueeze", "Identity"};
+  bool packed = false;
+  for (size_t i = 0; i < n->n_input; i++) packed |= in[i] && cg_packed_bits(in[i]->dtype);
+  for (size_t i = 0; i < n->n_output; i++) {
+    uintptr_t t;
+    const ox_type *ty =
+        *n->output[i] && ox_map_get(c->types, n->output[i], &t) ? (const ox_type *)t : NULL;
+    packed |= ty && ty->kind == OX_TYPE_TENSOR && ty->has_elem_type &&
+              cg_packed_bits(ty->elem_type);
+  }
+  if (packed) {
+    for (size_t k = 0; k < sizeof packed_ok / sizeof packed_ok[0]; k++)
+      if (strcmp(n->op_type, packed_ok[k]) == 0) return OX_OK;
+    return cg_fail(c, OX_EUNSUPPORTED,
+                   "4- and 2-bit element types are compiled for Cast and reshapes only");
+  }
+  for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++)
+    if (strcmp(n->op_type, ok[k]) == 0) return OX_OK;
+  if (cg_small_float_op(n->op_type)) return OX_OK; /* ops_elementwise.c */
+  for (size_t i = 0; i < n->n_input; i++)
+    if (in[i] && cg_is_small_float(in[i]->dtype))
+      return cg_fail(c, OX_EUNSUPPORTED, "element type %s is not compiled for this operator",
+                     ox_dtype_get(in[i]->dtype)->name);
+  for (size_t i = 0; i < n->n_output; i++) {
+    uintptr_t t;
+    const ox_type *ty = *n->output[i] && ox_map_get(c->types, n->output[i], &t) ? (const ox_type *)t : NULL;
+    if (ty && ty->kind == OX_TYPE_TENSOR && ty->has_elem_type && cg_is_small_float(ty->elem_type))
+      return cg_fail(c, OX_EUNSUPPORTED, "element type %s is not compiled for this operator",
+                     ox_dtype_get(ty->elem_type)->name);
+  }
+  return OX_OK;
+}
+
 static int gen_node(cg_ctx *c, const ox_node *n, size_t idx, cg_call *call) {
+  int rc;
   c->node = n;
   c->node_idx = idx;
   long life = c->depth ? c->top_idx : (long)idx; /* lifetimes count top-level nodes */
@@ -341,6 +385,7 @@ static int gen_node(cg_ctx *c, const ox_node *n, size_t idx, cg_call *call) {
   }
   cg_gen_fn gen = find_gen(n->op_type);
   if (!gen) return cg_fail(c, OX_EUNSUPPORTED, "no C generator for this operator");
+  if ((rc = small_float_ok(c, n, in))) return rc;
   for (size_t i = 0; i < n->n_input; i++)
     if (in[i] && in[i]->kind == CG_TEMP && life > in[i]->last) in[i]->last = life;
   for (size_t i = 0; i < n->n_output; i++) {
@@ -356,7 +401,7 @@ static int gen_node(cg_ctx *c, const ox_node *n, size_t idx, cg_call *call) {
              strcmp(n->op_type, "Loop") == 0
                  ? "; its scan outputs' length must be fixed by a constant trip count"
                  : "");
-    int rc = take_type(c, v, (const ox_type *)t, what);
+    rc = take_type(c, v, (const ox_type *)t, what);
     if (rc) return rc;
     uintptr_t k;
     if (!c->depth && ox_map_get(c->out_names, n->output[i], &k)) {
@@ -394,7 +439,7 @@ static int gen_node(cg_ctx *c, const ox_node *n, size_t idx, cg_call *call) {
   bool empty = true; /* every output empty: nothing to compute (and no loop to 0) */
   for (size_t i = 0; i < n->n_output; i++)
     if (out[i] && out[i]->numel) empty = false;
-  int rc = OX_OK;
+  rc = OX_OK;
   if (c->o->target == OX_CG_CORTEXM || c->o->float_only) /* single precision only */
     for (size_t i = 0; i < n->n_input + n->n_output && !rc; i++) {
       cg_val *v = i < n->n_input ? in[i] : out[i - n->n_input];
@@ -559,9 +604,24 @@ static void write_const(cg_ctx *c, const cg_val *v) {
   ox_buf *b = &c->consts;
   const ox_value *cv = v->cv;
   int64_t n = v->numel;
+  unsigned bits = cg_packed_bits(v->dtype);
   ox_buf_printf(b, "/* %s '%s' */\nstatic const %s %s[%lld] = {", cg_type_str(c, v), v->name,
-                cg_ctype(v->dtype), v->cname, (long long)(n ? n : 1));
+                cg_ctype(v->dtype), v->cname,
+                (long long)(bits ? (int64_t)v->nbytes : n ? n : 1));
   if (!n) ox_buf_puts(b, "0");
+  if (bits) { /* the runtime keeps one element a byte: packed here */
+    int64_t per = 8 / bits;
+    unsigned mask = (1u << bits) - 1u;
+    const uint8_t *p = cv->data;
+    int64_t nb = (int64_t)v->nbytes;
+    for (int64_t k = 0; k < nb; k++) {
+      unsigned acc = 0;
+      for (int64_t j = 0; j < per && k * per + j < n; j++)
+        acc |= (p[k * per + j] & mask) << (j * (int64_t)bits);
+      ox_buf_printf(b, "%s%u", k % 8 ? ", " : (k ? ",\n  " : "\n  "), acc);
+    }
+    n = 0;
+  }
   for (int64_t i = 0; i < n; i++) {
     char lit[64];
     const void *p = cv->data;
@@ -599,6 +659,10 @@ static void write_const(cg_ctx *c, const cg_val *v) {
         break;
       case OX_UINT16:
         snprintf(lit, sizeof lit, "%u", ((const uint16_t *)p)[i]);
+        break;
+      case OX_FLOAT16:
+      case OX_BFLOAT16: /* the bits */
+        snprintf(lit, sizeof lit, "0x%04x", ((const uint16_t *)p)[i]);
         break;
       case OX_INT8:
         snprintf(lit, sizeof lit, "%d", ((const int8_t *)p)[i]);
@@ -786,6 +850,7 @@ static void write_texts(cg_ctx *c, const ox_cg_opts *o, cg_call *calls, size_t n
   ox_buf_printf(
       s, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n");
   ox_buf_printf(s, "#include \"%s\"\n\n", o->header_name);
+  cg_write_conv(c, s); /* float16/bfloat16/float8 conversions, when used */
   bool temps = false;
   for (size_t i = 0; i < c->n_vals; i++) temps |= c->vals[i]->kind == CG_TEMP;
   if (temps) {
@@ -1006,7 +1071,7 @@ int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *
     for (size_t i = 0; i < c->n_vals; i++) {
       cg_val *v = c->vals[i];
       if (v->kind != CG_CONST || v->first != -2) continue;
-      if (oo.weights_blob && v->nbytes >= oo.weights_min) {
+      if (oo.weights_blob && v->nbytes >= oo.weights_min && !cg_packed_bits(v->dtype)) {
         v->in_blob = any_blob = true;
         continue;
       }

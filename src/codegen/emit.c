@@ -48,6 +48,21 @@ const char *cg_ctype(int32_t dt) {
       return "uint64_t";
     case OX_BOOL:
       return "uint8_t"; /* 0 or 1, one byte as in ONNX files */
+    case OX_FLOAT16:
+    case OX_BFLOAT16:
+      return "uint16_t"; /* the bits; computed as float (emit_types.c) */
+    case OX_FLOAT8E4M3FN:
+    case OX_FLOAT8E4M3FNUZ:
+    case OX_FLOAT8E5M2:
+    case OX_FLOAT8E5M2FNUZ:
+    case OX_FLOAT8E8M0:
+      return "uint8_t";
+    case OX_INT4:
+    case OX_UINT4:
+    case OX_INT2:
+    case OX_UINT2:
+    case OX_FLOAT4E2M1:
+      return "uint8_t"; /* packed as ONNX packs them: element 0 in the low bits */
     default:
       return NULL;
   }

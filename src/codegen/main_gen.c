@@ -21,12 +21,18 @@ static void put_c_string(ox_buf *b, const char *s) {
   }
 }
 
+/* Elements of v's C type: numel, or the bytes of a packed 4- or 2-bit type
+ * (read and written as the files hold them: raw_data bytes). */
+static long long storage(const cg_val *v) {
+  return cg_packed_bits(v->dtype) ? (long long)v->nbytes : (long long)v->numel;
+}
+
 static void put_ios(cg_ctx *c, ox_buf *b, const char *what, cg_val **v, size_t n) {
   const char *P = c->prefix;
   for (size_t i = 0; i < n; i++) {
     ox_buf_printf(b, "static %s %s_%s%zu[%lld];\nstatic const int64_t %s_%s%zu_dims[] = {",
-                  cg_ctype(v[i]->dtype), P, what, i, (long long)(v[i]->numel ? v[i]->numel : 1), P,
-                  what, i);
+                  cg_ctype(v[i]->dtype), P, what, i, storage(v[i]) ? storage(v[i]) : 1, P, what,
+                  i);
     for (size_t d = 0; d < v[i]->rank; d++)
       ox_buf_printf(b, "%s%lld", d ? ", " : "", (long long)v[i]->dims[d]);
     ox_buf_printf(b, "%s};\n", v[i]->rank ? "" : "0");
@@ -37,8 +43,7 @@ static void put_ios(cg_ctx *c, ox_buf *b, const char *what, cg_val **v, size_t n
     ox_buf_puts(b, "    {\"");
     put_c_string(b, v[i]->name);
     ox_buf_printf(b, "\", %d, sizeof(%s), %zu, %s_%s%zu_dims, %lld, %s_%s%zu},\n", (int)v[i]->dtype,
-                  cg_ctype(v[i]->dtype), v[i]->rank, P, what, i, (long long)v[i]->numel, P, what,
-                  i);
+                  cg_ctype(v[i]->dtype), v[i]->rank, P, what, i, storage(v[i]), P, what, i);
   }
   if (!n) ox_buf_puts(b, "    {\"\", 0, 0, 0, NULL, 0, NULL},\n");
   ox_buf_puts(b, "};\n\n");

@@ -142,7 +142,7 @@ const char *const ox_cg_main_text =
     "static int read_npy(const char *path, const unsigned char *b, size_t size, const mio *io) {\n"
     "  static const struct { const char *d; int t; } types[] = {\n"
     "      {\"f4\", 1}, {\"f8\", 11}, {\"i8\", 7}, {\"i4\", 6}, {\"i2\", 5}, {\"i1\", 3},\n"
-    "      {\"u1\", 2}, {\"u2\", 4}, {\"u4\", 12}, {\"u8\", 13}, {\"b1\", 9}};\n"
+    "      {\"u1\", 2}, {\"u2\", 4}, {\"u4\", 12}, {\"u8\", 13}, {\"b1\", 9}, {\"f2\", 10}};\n"
     "  if (size < 10) return fail(path, \"truncated .npy\");\n"
     "  size_t hl = b[6] == 1 ? (size_t)b[8] | (size_t)b[9] << 8\n"
     "                        : (size < 12 ? 0 : (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] "

@@ -93,29 +93,41 @@ static int gen_unary(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   while (strcmp(r->op, n->op_type) != 0) r++;
   if (n_in < 1 || !in[0] || n_out < 1 || !out[0]) return cg_fail(c, OX_EMODEL, "expects one input");
   int32_t dt = in[0]->dtype;
-  if (!r->ints && cg_need_float(c, in[0])) return c->e->code;
+  /* float16/bfloat16/float8: loaded as float, the float expression stored back */
+  bool sf = cg_is_small_float(dt);
+  if (sf && strcmp(n->op_type, "BitwiseNot") == 0)
+    return cg_fail(c, OX_EMODEL, "expects integers");
+  if (!sf && !r->ints && cg_need_float(c, in[0])) return c->e->code;
   if (r->ints && dt == OX_BOOL) return cg_fail(c, OX_EUNSUPPORTED, "bool input");
-  bool isf = dt == OX_FLOAT || dt == OX_DOUBLE;
+  int32_t et = sf ? OX_FLOAT : dt; /* the type computed in */
+  bool isf = et == OX_FLOAT || et == OX_DOUBLE;
   if (!isf && strcmp(n->op_type, "Abs") == 0 &&
       (dt == OX_UINT8 || dt == OX_UINT16 || dt == OX_UINT32 || dt == OX_UINT64)) {
     cg_printf(c, "  memcpy(Y0, X0, %zu);\n", out[0]->nbytes);
     return OX_OK;
   }
   char A[64] = "", B[64] = "";
-  if (r->a) cg_float_lit(A, sizeof A, ox_node_attr_float(n, r->a, r->a_dflt), dt == OX_FLOAT);
-  if (r->b) cg_float_lit(B, sizeof B, ox_node_attr_float(n, r->b, r->b_dflt), dt == OX_FLOAT);
+  if (r->a) cg_float_lit(A, sizeof A, ox_node_attr_float(n, r->a, r->a_dflt), et == OX_FLOAT);
+  if (r->b) cg_float_lit(B, sizeof B, ox_node_attr_float(n, r->b, r->b_dflt), et == OX_FLOAT);
   ox_buf ex = {0};
   const char *t = r->expr;
   bool uns = dt == OX_UINT8 || dt == OX_UINT16 || dt == OX_UINT32 || dt == OX_UINT64;
   if (strcmp(n->op_type, "Abs") == 0 && isf) t = "@fabs(x)";
   if (strcmp(n->op_type, "Sign") == 0 && uns) t = "x > 0"; /* x < 0 would warn */
-  expand(c, t, dt, A, B, &ex);
+  expand(c, t, et, A, B, &ex);
   ox_buf_putc(&ex, 0);
+  const char *e = ex.data ? (const char *)ex.data : "";
+  int32_t ot = out[0]->dtype;
+  const char *x = sf ? cg_load(c, dt, "X0[i]") : "X0[i]";
+  const char *y = cg_is_small_float(ot) ? cg_store(c, ot, ox_arena_printf(c->a, "(float)(%s)", e), true)
+                                        : ox_arena_printf(c->a, "(%s)(%s)", cg_ctype(ot), e);
+  if (!x || !y) {
+    ox_buf_free(&ex);
+    return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+  }
   cg_printf(c,
-            "  for (size_t i = 0; i < %lld; i++) {\n    const %s x = X0[i];\n    Y0[i] = "
-            "(%s)(%s);\n  }\n",
-            (long long)in[0]->numel, cg_ctype(dt), cg_ctype(out[0]->dtype),
-            ex.data ? (const char *)ex.data : "");
+            "  for (size_t i = 0; i < %lld; i++) {\n    const %s x = %s;\n    Y0[i] = %s;\n  }\n",
+            (long long)in[0]->numel, cg_ctype(et), x, y);
   ox_buf_free(&ex);
   return OX_OK;
 }
@@ -123,17 +135,22 @@ static int gen_unary(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
 static int gen_gelu(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                     size_t n_out) {
   (void)n_out;
-  if (n_in < 1 || !in[0] || cg_need_float(c, in[0])) return c->e->code ? c->e->code : OX_EMODEL;
+  if (n_in < 1 || !in[0]) return cg_fail(c, OX_EMODEL, "expects one input");
+  bool sf = cg_is_small_float(in[0]->dtype);
+  if (!sf && cg_need_float(c, in[0])) return c->e->code;
   const char *ap = ox_node_attr_str(n, "approximate", "none");
   const char *t = strcmp(ap, "tanh") == 0
                       ? "0.5# * x * (1 + @tanh(0.7978845608028654# * (x + 0.044715# * x * x * x)))"
                       : "0.5# * x * (1 + @erf(x * 0.7071067811865476#))";
   ox_buf ex = {0};
-  expand(c, t, in[0]->dtype, "", "", &ex);
+  int32_t et = sf ? OX_FLOAT : in[0]->dtype;
+  expand(c, t, et, "", "", &ex);
   ox_buf_putc(&ex, 0);
+  const char *x = sf ? cg_load(c, in[0]->dtype, "X0[i]") : "X0[i]";
+  const char *y = sf ? cg_store(c, in[0]->dtype, (const char *)ex.data, true) : (const char *)ex.data;
   cg_printf(
-      c, "  for (size_t i = 0; i < %lld; i++) {\n    const %s x = X0[i];\n    Y0[i] = %s;\n  }\n",
-      (long long)in[0]->numel, cg_ctype(in[0]->dtype), (const char *)ex.data);
+      c, "  for (size_t i = 0; i < %lld; i++) {\n    const %s x = %s;\n    Y0[i] = %s;\n  }\n",
+      (long long)in[0]->numel, cg_ctype(et), x ? x : "0", y ? y : "0");
   ox_buf_free(&ex);
   (void)out;
   return OX_OK;
@@ -142,12 +159,15 @@ static int gen_gelu(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
 static int gen_isinf(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                      size_t n_out) {
   (void)n_in, (void)out, (void)n_out;
-  if (cg_need_float(c, in[0])) return c->e->code;
+  bool sf = cg_is_small_float(in[0]->dtype);
+  if (!sf && cg_need_float(c, in[0])) return c->e->code;
   bool neg = ox_node_attr_int(n, "detect_negative", 1) != 0,
        pos = ox_node_attr_int(n, "detect_positive", 1) != 0;
-  cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = %s%s%s%s;\n", (long long)in[0]->numel,
-            pos ? "X0[i] == INFINITY" : "", pos && neg ? " || " : "",
-            neg ? "X0[i] == -INFINITY" : "", pos || neg ? "" : "0 * X0[i]");
+  const char *x = sf ? cg_load(c, in[0]->dtype, "X0[i]") : "X0[i]";
+  cg_printf(c, "  for (size_t i = 0; i < %lld; i++) {\n    const %s x = %s;\n",
+            (long long)in[0]->numel, sf ? "float" : cg_ctype(in[0]->dtype), x ? x : "0");
+  cg_printf(c, "    Y0[i] = %s%s%s%s;\n  }\n", pos ? "x == INFINITY" : "", pos && neg ? " || " : "",
+            neg ? "x == -INFINITY" : "", pos || neg ? "" : "0 * x");
   return OX_OK;
 }
 
@@ -206,6 +226,24 @@ static int gen_binary(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   while (strcmp(r->op, n->op_type) != 0) r++;
   if (n_in != 2 || !in[0] || !in[1]) return cg_fail(c, OX_EMODEL, "expects two inputs");
   int32_t dt = in[0]->dtype;
+  bool sf = cg_is_small_float(dt);
+  if (sf && (r->kind == 2 || r->kind == 4)) return cg_fail(c, OX_EMODEL, "expects integers or bool");
+  if (sf) { /* float16/bfloat16/float8: computed in float */
+    ox_buf ex = {0};
+    expand(c, r->expr, OX_FLOAT, "", "", &ex);
+    ox_buf_putc(&ex, 0);
+    int32_t ot = out[0]->dtype, bt = in[1]->dtype;
+    const char *a = cg_load(c, dt, "X0[i0]");
+    const char *b = cg_is_small_float(bt) ? cg_load(c, bt, "X1[i1]") : "(float)X1[i1]";
+    const char *y = cg_is_small_float(ot) ? cg_store(c, ot, (const char *)ex.data, true)
+                                          : ox_arena_printf(c->a, "(%s)(%s)", cg_ctype(ot),
+                                                            (const char *)ex.data);
+    const char *body = ox_arena_printf(c->a, "const float a = %s, b = %s; Y0[o] = %s;", a, b, y);
+    ox_buf_free(&ex);
+    if (!a || !b || !y || !body) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+    cg_bcast_loop(c, out[0]->dims, out[0]->rank, in, 2, body);
+    return OX_OK;
+  }
   if (r->kind == 1 && cg_need_float(c, in[0])) return c->e->code;
   if (r->kind == 2 && dt != OX_BOOL) return cg_fail(c, OX_EMODEL, "expects bool inputs");
   if (r->kind == 3 && dt == OX_BOOL) return cg_fail(c, OX_EUNSUPPORTED, "bool inputs");
@@ -230,7 +268,13 @@ static int gen_mod(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   int32_t dt = in[0]->dtype;
   const char *T = cg_ctype(dt);
   char body[512];
-  if (dt == OX_FLOAT || dt == OX_DOUBLE) {
+  if (cg_is_small_float(dt)) {
+    const char *y = cg_store(c, dt,
+                             ox_arena_printf(c->a, "fmodf(%s, %s)", cg_load(c, dt, "X0[i0]"),
+                                             cg_load(c, dt, "X1[i1]")),
+                             true);
+    snprintf(body, sizeof body, "Y0[o] = %s;", y ? y : "0");
+  } else if (dt == OX_FLOAT || dt == OX_DOUBLE) {
     snprintf(body, sizeof body, "Y0[o] = %s(X0[i0], X1[i1]);", cg_mathfn(c, dt, "fmod"));
   } else if (ox_node_attr_int(n, "fmod", 0) || dt == OX_UINT8 || dt == OX_UINT16 ||
              dt == OX_UINT32 || dt == OX_UINT64) {
@@ -259,20 +303,30 @@ static int gen_variadic(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
   const char *op = n->op_type;
   bool mean = strcmp(op, "Mean") == 0, sum = mean || strcmp(op, "Sum") == 0;
   bool mx = strcmp(op, "Max") == 0;
-  if (mean && cg_need_float(c, in[0])) return c->e->code;
+  bool sf = cg_is_small_float(dt); /* float16/bfloat16/float8: in float */
+  if (mean && !sf && cg_need_float(c, in[0])) return c->e->code;
+  for (size_t i = 1; i < n_in; i++)
+    if (in[i]->dtype != dt) return cg_fail(c, OX_EMODEL, "inputs of different types");
   ox_buf b = {0};
-  ox_buf_printf(&b, "%s v = X0[i0];", cg_ctype(dt));
+  ox_buf_printf(&b, "%s v = %s;", sf ? "float" : cg_ctype(dt), sf ? cg_load(c, dt, "X0[i0]") : "X0[i0]");
   for (size_t i = 1; i < n_in; i++) {
+    char xi[32];
+    snprintf(xi, sizeof xi, "X%zu[i%zu]", i, i);
+    const char *x = sf ? cg_load(c, dt, xi) : xi;
+    if (sf) {
+      ox_buf_printf(&b, " { const float x = %s;", x);
+      x = "x";
+    }
     if (sum)
-      ox_buf_printf(&b, " v += X%zu[i%zu];", i, i);
-    else if (dt == OX_FLOAT || dt == OX_DOUBLE) /* NaN wins, as in numpy */
-      ox_buf_printf(&b, " if (X%zu[i%zu] %s v || X%zu[i%zu] != X%zu[i%zu]) v = X%zu[i%zu];", i, i,
-                    mx ? ">" : "<", i, i, i, i, i, i);
+      ox_buf_printf(&b, " v += %s;", x);
+    else if (sf || dt == OX_FLOAT || dt == OX_DOUBLE) /* NaN wins, as in numpy */
+      ox_buf_printf(&b, " if (%s %s v || %s != %s) v = %s;", x, mx ? ">" : "<", x, x, x);
     else
-      ox_buf_printf(&b, " if (X%zu[i%zu] %s v) v = X%zu[i%zu];", i, i, mx ? ">" : "<", i, i);
+      ox_buf_printf(&b, " if (%s %s v) v = %s;", x, mx ? ">" : "<", x);
+    if (sf) ox_buf_puts(&b, " }");
   }
   if (mean) ox_buf_printf(&b, " v /= %zu;", n_in);
-  ox_buf_puts(&b, " Y0[o] = v;");
+  ox_buf_printf(&b, " Y0[o] = %s;", sf ? cg_store(c, dt, "v", true) : "v");
   ox_buf_putc(&b, 0);
   cg_bcast_loop(c, out[0]->dims, out[0]->rank, in, n_in, (const char *)b.data);
   ox_buf_free(&b);
@@ -285,6 +339,20 @@ static int gen_where(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   if (n_in != 3 || !in[0] || !in[1] || !in[2]) return cg_fail(c, OX_EMODEL, "expects 3 inputs");
   cg_bcast_loop(c, out[0]->dims, out[0]->rank, in, 3, "Y0[o] = X0[i0] ? X1[i1] : X2[i2];");
   return OX_OK;
+}
+
+/* The generators above that take float16/bfloat16/float8 (computed in
+ * float): the unary rows (not BitwiseNot), Gelu, IsInf, the arithmetic and
+ * comparison rows of gen_binary, Mod, Sum/Mean/Max/Min. */
+bool cg_small_float_op(const char *op) {
+  for (const unary_row *r = unary_rows; r->op; r++)
+    if (strcmp(r->op, op) == 0) return strcmp(op, "BitwiseNot") != 0;
+  for (const binary_row *r = binary_rows; r->op; r++)
+    if (strcmp(r->op, op) == 0) return r->kind != 2 && r->kind != 4;
+  static const char *const more[] = {"Gelu", "IsInf", "Mod", "Sum", "Mean", "Max", "Min"};
+  for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+    if (strcmp(more[i], op) == 0) return true;
+  return false;
 }
 
 const cg_op ox_cg_ops_elementwise[] = {

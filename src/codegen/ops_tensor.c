@@ -310,15 +310,65 @@ static int gen_gather(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   return OX_OK;
 }
 
+/* Cast, CastLike: a C conversion between C types; through float for
+ * float16, bfloat16 and float8 (the runtime's cast.c does the same, so a
+ * double or int64 becomes float first, then the small type: two roundings,
+ * as there). Float to integer is C's conversion, as the runtime's. */
 static int gen_cast(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                     size_t n_out) {
-  (void)n, (void)n_in, (void)n_out;
-  if (out[0]->dtype == OX_BOOL)
+  (void)n_in, (void)n_out;
+  int32_t src = in[0]->dtype, dst = out[0]->dtype;
+  bool sat = ox_node_attr_int(n, "saturate", 1) != 0;
+  if (src == dst) {
+    cg_printf(c, "  memcpy(Y0, X0, %zu);\n", out[0]->nbytes);
+    return OX_OK;
+  }
+  if (cg_packed_bits(src) || cg_packed_bits(dst)) {
+    /* element i of the source as an int (the integer types) or a float */
+    bool src_f = src == OX_FLOAT4E2M1 || src == OX_FLOAT || src == OX_DOUBLE ||
+                 cg_is_small_float(src);
+    const char *x = cg_packed_bits(src)      ? cg_load_packed(c, src, "X0", "i")
+                    : cg_is_small_float(src) ? cg_load(c, src, "X0[i]")
+                                             : "X0[i]";
+    if (!x) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+    if (src == OX_FLOAT) x = "X0[i]";
+    if (cg_packed_bits(dst)) {
+      if (dst == OX_FLOAT4E2M1 && !src_f) x = ox_arena_printf(c->a, "(float)%s", x);
+      if (src == OX_DOUBLE && dst == OX_FLOAT4E2M1) x = "(float)X0[i]";
+      cg_store_packed(c, dst, in[0]->numel, x, src_f);
+      return OX_OK;
+    }
+    int mode = strcmp(ox_node_attr_str(n, "round_mode", "up"), "down") == 0      ? 1
+               : strcmp(ox_node_attr_str(n, "round_mode", "up"), "nearest") == 0 ? 2
+                                                                                : 0;
+    const char *fx = ox_arena_printf(c->a, "(float)%s", x);
+    const char *y = dst == OX_FLOAT8E8M0     ? cg_store_e8m0(c, fx, sat, mode)
+                    : cg_is_small_float(dst) ? cg_store(c, dst, fx, sat)
+                    : dst == OX_BOOL ? ox_arena_printf(c->a, "%s != 0", x)
+                                     : ox_arena_printf(c->a, "(%s)%s", cg_ctype(dst), x);
+    if (!y) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+    cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = %s;\n", (long long)in[0]->numel, y);
+    return OX_OK;
+  }
+  if (cg_is_small_float(src) || cg_is_small_float(dst)) {
+    const char *x = cg_is_small_float(src) ? cg_load(c, src, "X0[i]") : "(float)X0[i]";
+    const char *rm = ox_node_attr_str(n, "round_mode", "up");
+    int mode = strcmp(rm, "down") == 0 ? 1 : strcmp(rm, "nearest") == 0 ? 2 : 0;
+    /* to double or an integer type: from the exact float value */
+    const char *y = dst == OX_FLOAT8E8M0     ? cg_store_e8m0(c, x, sat, mode)
+                    : cg_is_small_float(dst) ? cg_store(c, dst, x, sat)
+                    : dst == OX_BOOL       ? ox_arena_printf(c->a, "%s != 0", x)
+                                           : ox_arena_printf(c->a, "(%s)%s", cg_ctype(dst), x);
+    if (!y) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+    cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = %s;\n", (long long)in[0]->numel, y);
+    return OX_OK;
+  }
+  if (dst == OX_BOOL)
     cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = X0[i] != 0;\n",
               (long long)in[0]->numel);
   else
     cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = (%s)X0[i];\n",
-              (long long)in[0]->numel, cg_ctype(out[0]->dtype));
+              (long long)in[0]->numel, cg_ctype(dst));
   return OX_OK;
 }
 
