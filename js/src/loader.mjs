@@ -133,7 +133,7 @@ function startModule(variant, threads) {
     mod.onnxcMaxThreads = variant === 'threads' ? threads : 1;
     return mod;
   }, (e) => {
-    throw new Error(`onnxc: cannot load ${url.href} (run \`make wasm\`): ${e.message}`);
+    throw new Error(`onnxc: cannot load ${url.href} (run \`make ${variant === 'threads' ? 'wasm-threads' : 'wasm'}\`): ${e.message}`);
   });
 }
 
