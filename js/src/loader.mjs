@@ -131,6 +131,10 @@ function startModule(variant, threads) {
     // the workers started with it (a pthread made later would need the
     // event loop to start, which a blocked caller does not give back)
     mod.onnxcMaxThreads = variant === 'threads' ? threads : 1;
+    // node: the pool's idle workers must not keep the process alive
+    if (isNode && mod.PThread) {
+      for (const w of [...mod.PThread.unusedWorkers, ...mod.PThread.runningWorkers]) w.unref?.();
+    }
     return mod;
   }, (e) => {
     throw new Error(`onnxc: cannot load ${url.href} (run \`make ${variant === 'threads' ? 'wasm-threads' : 'wasm'}\`): ${e.message}`);
