@@ -9,7 +9,7 @@
 #   make wasm    - libonnxc as WebAssembly (build-wasm: SIMD128, one thread; WASM_SIMD=OFF for
 #                  engines without SIMD) into js/dist/, for the JavaScript package in js/
 #   make wasm-threads - the same with pthreads (build-wasm-threads -> js/dist/threads/;
-#                  written but not yet built or run: see the wasm branch notes)
+#                  the js package takes it for sessions of threads > 1)
 # and from Python:
 #   make python  - build, then a wheel of the Python package (python/) in build/dist,
 #                  linked against build/libonnxc.a; install it with pip
@@ -68,6 +68,9 @@ wasm-threads: setup
 	@NODE_PATH=/usr/share/nodejs cmake --build build-wasm-threads -j $(JOBS) --target onnxc_wasm
 	@mkdir -p js/dist/threads && cp build-wasm-threads/libonnxc.mjs build-wasm-threads/libonnxc.wasm \
 	  build-wasm-threads/libonnxc.worker.js js/dist/threads/
+	@# the worker file is CommonJS (require, __filename), but js/package.json says
+	@# "type": "module": node would load it as an ES module and fail
+	@echo '{ "type": "commonjs" }' > js/dist/threads/package.json
 
 # make test builds the wasm module when emscripten is there (the wasm_js test
 # then runs js/test/ in node); without it that test says it is skipped

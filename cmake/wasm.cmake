@@ -95,6 +95,11 @@ if(ONNXC_WASM_THREADS)
   # js/ sets Module.onnxcPoolSize to the largest `threads` it will ask for
   target_link_options(onnxc_wasm PRIVATE -sPTHREAD_POOL_SIZE=Module.onnxcPoolSize
                                          -sDEFAULT_PTHREAD_STACK_SIZE=1MB)
+  # libonnxc.worker.js is CommonJS (require, __filename); a package.json
+  # beside it says so, or node takes it for an ES module wherever the nearest
+  # package.json above says "type": "module" (js/dist/threads/ under js/) and
+  # the workers fail to start. `make wasm-threads` writes one there too.
+  file(WRITE ${CMAKE_BINARY_DIR}/package.json "{ \"type\": \"commonjs\" }\n")
 endif()
 
 # The onnxc tool as a node program (NODERAWFS: the host's files), for

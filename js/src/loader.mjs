@@ -38,12 +38,50 @@ export function threadsUsable() {
 }
 
 const started = new Map(); // variant -> Promise<module>
+let notedNoThreads = false;
+
+// The exports that return a pointer. A wasm i32 comes back to JavaScript
+// signed, so an address past 2 GB of heap (MAXIMUM_MEMORY is 4 GB) would
+// read as negative: these are wrapped to give it unsigned (>>> 0), so that
+// the package never makes a view at a negative offset.
+const POINTER_RESULTS = [
+  '_malloc', '_onnxc_wasm_session_options', '_onnxc_wasm_error_new', '_onnxc_wasm_error_message',
+  '_onnxc_version', '_onnxc_session_input_name', '_onnxc_session_output_name',
+  '_onnxc_session_input_type', '_onnxc_session_output_type', '_onnxc_type_dim_param',
+  '_onnxc_tensor_create', '_onnxc_tensor_create_strings', '_onnxc_tensor_data',
+  '_onnxc_tensor_dims', '_onnxc_tensor_string', '_onnxc_optional_value', '_onnxc_sequence_at',
+];
+
+function unsignedPointers(mod) {
+  for (const name of POINTER_RESULTS) {
+    let f = mod[name];
+    if (typeof f !== 'function') continue;
+    // emscripten's stub replaces Module[name] with the raw export on its
+    // first call: the wrapper takes that one and puts itself back
+    const wrapped = (...args) => {
+      const r = f(...args);
+      if (mod[name] !== wrapped) {
+        f = mod[name];
+        mod[name] = wrapped;
+      }
+      return r >>> 0;
+    };
+    mod[name] = wrapped;
+  }
+  return mod;
+}
 
 // The module for a session that asks for `threads` (the pthreads build's
 // pool is sized once, by the first such session: later ones asking for more
 // get what it has). Rejects with a clear message when the files are missing.
 export function loadModule(threads) {
-  const variant = threads > 1 && threadsUsable() ? 'threads' : 'single';
+  const usable = threadsUsable();
+  if (threads > 1 && !usable && !notedNoThreads) {
+    notedNoThreads = true;
+    console.warn(`onnxc: ${threads} threads asked for, but SharedArrayBuffer is not usable here ` +
+      '(a browser page must be cross-origin isolated); running on one thread');
+  }
+  const variant = threads > 1 && usable ? 'threads' : 'single';
   if (!started.has(variant)) {
     let p = startModule(variant, threads);
     if (variant === 'threads') {
@@ -69,8 +107,17 @@ async function nodeGlobals(dir) {
   if (globalThis.__dirname === undefined) globalThis.__dirname = fileURLToPath(dir).replace(/\/$/, '');
 }
 
+// The pthreads build's folder: threads/ in the single one's (js/dist/threads/
+// after `make wasm-threads`); in node, ONNXC_WASM_THREADS_DIR first (the
+// test runner points it at build-wasm-threads).
+export function threadsDir() {
+  const dir = isNode && process.env.ONNXC_WASM_THREADS_DIR;
+  if (dir) return new URL(`file://${dir.startsWith('/') ? '' : `${process.cwd()}/`}${dir.replace(/\/?$/, '/')}`);
+  return new URL('threads/', baseDir());
+}
+
 function startModule(variant, threads) {
-  const dir = variant === 'threads' ? new URL('threads/', baseDir()) : baseDir();
+  const dir = variant === 'threads' ? threadsDir() : baseDir();
   const url = new URL('libonnxc.mjs', dir);
   return nodeGlobals(dir).then(() => import(url.href)).then(async (m) => {
     const args = { onnxcPoolSize: variant === 'threads' ? threads - 1 : 0 };
@@ -79,9 +126,18 @@ function startModule(variant, threads) {
       const { readFile } = await import('node:fs/promises');
       args.wasmBinary = await readFile(new URL('libonnxc.wasm', dir));
     }
-    return m.default(args);
+    const mod = unsignedPointers(await m.default(args));
+    // the most threads a session of this module can have: the caller and
+    // the workers started with it (a pthread made later would need the
+    // event loop to start, which a blocked caller does not give back)
+    mod.onnxcMaxThreads = variant === 'threads' ? threads : 1;
+    // node: the pool's idle workers must not keep the process alive
+    if (isNode && mod.PThread) {
+      for (const w of [...mod.PThread.unusedWorkers, ...mod.PThread.runningWorkers]) w.unref?.();
+    }
+    return mod;
   }, (e) => {
-    throw new Error(`onnxc: cannot load ${url.href} (run \`make wasm\`): ${e.message}`);
+    throw new Error(`onnxc: cannot load ${url.href} (run \`make ${variant === 'threads' ? 'wasm-threads' : 'wasm'}\`): ${e.message}`);
   });
 }
 

@@ -124,7 +124,9 @@ export class InferenceSession {
     const extFiles = [];
     for (const { path, data } of ext) extFiles.push([String(path), await fetchBytes(data, `external data '${path}'`)]);
     const mod = await loadModule(threads);
-    return InferenceSession._open(mod, bytes, extFiles, threads,
+    // no more than the module's workers (the first threaded session sized
+    // them; js/src/loader.mjs)
+    return InferenceSession._open(mod, bytes, extFiles, Math.min(threads, mod.onnxcMaxThreads ?? 1),
       OPT_LEVELS[options.graphOptimizationLevel ?? 'all'] ?? 1);
   }
 

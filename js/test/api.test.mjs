@@ -5,12 +5,13 @@
 // make_models.py (onnx's helper and numpy), not from onnxc.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { InferenceSession, Tensor } from '../src/index.mjs';
+import { threadsDir, threadsUsable } from '../src/loader.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 let dir;
@@ -74,3 +75,27 @@ test('errors are rejected promises with onnxc\'s message', async () => {
   await s.release();
   await assert.rejects(s.run({}), /released/);
 });
+
+// The pthreads build (make wasm-threads: dist/threads/, or
+// ONNXC_WASM_THREADS_DIR) when there is one; else the package runs on one
+// thread.
+const thrDir = fileURLToPath(threadsDir());
+const haveThreads = threadsUsable() && existsSync(join(thrDir, 'libonnxc.mjs'));
+
+test('threads: 2 give the outputs of 1 (and numpy\'s within float rounding)',
+  { skip: !haveThreads && `no pthreads build in ${thrDir} (make wasm-threads)` }, async () => {
+    const want = JSON.parse(readFileSync(join(dir, 'mlp_expected.json'), 'utf8'));
+    const X = new Tensor('float32', Float32Array.from(want.X), [64, 256]);
+    const one = await InferenceSession.create(join(dir, 'mlp.onnx'), { threads: 1 });
+    const two = await InferenceSession.create(join(dir, 'mlp.onnx'), { threads: 2 });
+    assert.equal(one.threads, 1);
+    assert.equal(two.threads, 2);
+    const a = (await one.run({ X })).Y, b = (await two.run({ X })).Y;
+    for (let r = 0; r < 3; r++) assert.deepEqual(Array.from((await two.run({ X })).Y.data), Array.from(b.data));
+    a.data.forEach((v, i) => {
+      assert.ok(Math.abs(v - b.data[i]) <= 1e-5 + 1e-5 * Math.abs(v), `Y[${i}]: ${b.data[i]} on 2 threads, ${v} on 1`);
+      assert.ok(Math.abs(v - want.Y[i]) <= 1e-4 + 1e-4 * Math.abs(want.Y[i]), `Y[${i}] ${v} vs numpy ${want.Y[i]}`);
+    });
+    await one.release();
+    await two.release();
+  });

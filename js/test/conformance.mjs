@@ -4,8 +4,10 @@
 // session's inputs in order, every output compared with rtol 1e-3, atol 1e-7
 // (NaN equals NaN), element type and shape exactly.
 //
-//   node js/test/conformance.mjs [--expected FILE]... DIR...
-// DIR is a case folder or a folder of cases (../shared/testdata/node). Prints
+//   node js/test/conformance.mjs [--expected FILE]... [--threads N] [--match RE] DIR...
+// DIR is a case folder or a folder of cases (../shared/testdata/node);
+// --threads: sessions of N threads (the pthreads build when N > 1); --match:
+// only the cases whose folder name matches RE. Prints
 // a line per failing case, then "N passed, N failed, N skipped"; exits 1 when
 // a case fails that FILE ("suite/case<TAB>reason" lines) does not list.
 import { readFile, readdir, stat } from 'node:fs/promises';
@@ -71,10 +73,10 @@ export async function findCases(paths) {
 // {status: 'pass' | 'fail' | 'skip', reason}. skip: a case whose inputs or
 // outputs are not tensors (sequences, maps, optionals), which the Tensor
 // API (as onnxruntime-web's) does not carry.
-export async function runCase(dir) {
+export async function runCase(dir, threads = 1) {
   let session;
   try {
-    session = await InferenceSession.create(join(dir, 'model.onnx'), { threads: 1 });
+    session = await InferenceSession.create(join(dir, 'model.onnx'), { threads });
   } catch (e) {
     if (e instanceof WebAssembly.RuntimeError) resetModules();
     return { status: 'fail', reason: e.message };
@@ -131,11 +133,13 @@ export async function readExpected(file) {
 }
 
 // Runs the cases; returns {passed, failed, skipped, unexpected: [..], lines: [..]}.
-export async function runAll(paths, expected = new Map(), log = () => {}) {
+// opts: threads (per session), match (a RegExp on the case folder's name).
+export async function runAll(paths, expected = new Map(), log = () => {}, opts = {}) {
   const r = { passed: 0, failed: 0, skipped: 0, unexpected: [], fixed: [] };
   for (const dir of await findCases(paths)) {
+    if (opts.match && !opts.match.test(basename(dir))) continue;
     const name = `${basename(dirname(dir))}/${basename(dir)}`;
-    const res = await runCase(dir);
+    const res = await runCase(dir, opts.threads ?? 1);
     if (res.status === 'pass') {
       r.passed++;
       if (expected.has(name)) r.fixed.push(name);
@@ -155,16 +159,19 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
   const expected = new Map();
   const paths = [];
+  const opts = {};
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--expected') for (const [k, v] of await readExpected(args[++i])) expected.set(k, v);
+    else if (args[i] === '--threads') opts.threads = Math.max(1, Number(args[++i]) | 0);
+    else if (args[i] === '--match') opts.match = new RegExp(args[++i]);
     else paths.push(args[i]);
   }
   if (!paths.length) {
-    console.error('usage: node js/test/conformance.mjs [--expected FILE] DIR...');
+    console.error('usage: node js/test/conformance.mjs [--expected FILE] [--threads N] [--match RE] DIR...');
     process.exit(2);
   }
   const t0 = Date.now();
-  const r = await runAll(paths, expected, (l) => console.log(l));
+  const r = await runAll(paths, expected, (l) => console.log(l), opts);
   console.log(`${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   for (const u of r.unexpected) console.log(`unexpected: ${u}`);
   process.exit(r.unexpected.length ? 1 : 0);

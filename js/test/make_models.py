@@ -2,6 +2,8 @@
    ext.onnx + weights.bin   Y = X @ W + B with W and B in external data; ext_expected.json holds
                             X and numpy's Y (the oracle)
    identity_<type>.onnx     one Identity per element type, for the copies in and out of the heap
+   mlp.onnx                 Y = Relu(X @ W1) @ W2 (X 64x256): work enough to be split over
+                            threads; mlp_expected.json holds X and numpy's Y
 """
 import json
 import os
@@ -40,3 +42,17 @@ for name, code in TYPES.items():
                           [helper.make_tensor_value_info('y', code, [2, 3])])
     onnx.save_model(helper.make_model(g, opset_imports=[helper.make_opsetid('', 19)]),
                     os.path.join(out, 'identity_%s.onnx' % name))
+
+# work a thread pool splits (the threads case of api.test.mjs)
+W1 = (rng.standard_normal((256, 256)) / 16).astype(np.float32)
+W2 = (rng.standard_normal((256, 64)) / 16).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node('MatMul', ['X', 'W1'], ['H']), helper.make_node('Relu', ['H'], ['R']),
+     helper.make_node('MatMul', ['R', 'W2'], ['Y'])],
+    'mlp', [helper.make_tensor_value_info('X', TensorProto.FLOAT, [64, 256])],
+    [helper.make_tensor_value_info('Y', TensorProto.FLOAT, [64, 64])],
+    [numpy_helper.from_array(W1, 'W1'), numpy_helper.from_array(W2, 'W2')])
+onnx.save_model(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)]), os.path.join(out, 'mlp.onnx'))
+X = rng.standard_normal((64, 256)).astype(np.float32)
+Y = np.maximum(X.astype(np.float64) @ W1, 0) @ W2  # numpy in float64: the oracle
+json.dump({'X': X.ravel().tolist(), 'Y': Y.ravel().tolist()}, open(os.path.join(out, 'mlp_expected.json'), 'w'))

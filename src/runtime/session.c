@@ -387,7 +387,11 @@ static int prepare_node(ox_session *s, rt_graph *g, size_t idx, ox_err *e) {
     bool fixed = !cg->slots[ck].is_input || (s->defaults_const && cg == s->main);
     if (fixed && (cg->slots[ck].cst || cg->slots[ck].pending)) {
       cst_graph[i] = cg;
-      ids[i] = (int64_t)(cg->id << 32 | (size_t)ck);
+      /* graph index in the high half: widened first, since size_t is 32
+       * bits in WebAssembly (a shift by its width is undefined; clang made
+       * it garbage there, and a subgraph's constants then indexed far out
+       * of their graph's slots) */
+      ids[i] = (int64_t)((uint64_t)cg->id << 32 | (uint32_t)ck);
     }
   }
   for (size_t i = 0; i < n->n_output; i++) {
