@@ -574,11 +574,11 @@ static const char *q_requant(cg_ctx *c, const qunit *u, int64_t Mc, int32_t ydt)
    * values (quantizing is monotonic); a Relu's 0 is zy */
   if (u->act_lo > -INFINITY) {
     double b = (double)nearbyintf(u->act_lo / (float)sy) + (double)zy;
-    if (b > lo) lo = b > hi ? hi : (long)b;
+    if (b > (double)lo) lo = b > (double)hi ? hi : (long)b;
   }
   if (u->act_hi < INFINITY) {
     double b = (double)nearbyintf(u->act_hi / (float)sy) + (double)zy;
-    if (b < hi) hi = b < lo ? lo : (long)b;
+    if (b < (double)hi) hi = b < (double)lo ? lo : (long)b;
   }
   cg_printf(c, "  /* requantization per output channel: (acc + qb) * qm / 2^qs, rounded half\n"
                "   * away from zero (x scale %.9g, y scale %.9g, y zero point %ld) */\n",
