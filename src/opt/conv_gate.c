@@ -10,23 +10,28 @@
  * Matched after the epilogue fusion (conv_epilogue.c): a Conv or FusedConv with a
  * constant float W [M, C, 1, 1], group 1, strides 1, no padding, no
  * prologue, shuffle or gate, whose X only it reads and is a Mul (opset >= 7)
- * of two values, one made by a Sigmoid, a HardSigmoid or a FusedConv. */
+ * of two values, one made by a Sigmoid, a HardSigmoid or a FusedConv ending in
+ * HardSigmoid. */
 #include <string.h>
 
 #include "pass.h"
 
 /* a live node before `before` whose output 0 is `name` and that is a
- * Sigmoid, a HardSigmoid, or a FusedConv (conv_epilogue.c folds MobileNet-v3's
- * HardSigmoid into the gate's convolution). The kernel is exact for any
- * gate shape; this only picks products likely to be gates. */
+ * Sigmoid, a HardSigmoid, or a FusedConv whose activation is HardSigmoid
+ * (conv_epilogue.c folds MobileNet-v3's gate activation into the gate's
+ * convolution). Any other FusedConv is not a gate: torchvision's
+ * squeeze-and-excitation writes Mul(gate, x) with x made by the depthwise
+ * FusedConv, and taking x for the gate made the kernel multiply the whole
+ * tensor first, serially, into a fresh buffer (MobileNet-v3's gated layers
+ * ran no faster at 16 threads than at 1). */
 static bool gate_made(const ox_pass_view *v, const char *name, size_t before) {
   for (size_t k = before; k-- > 0;) {
     if (v->drop[k]) continue;
     const ox_node *n = v->repl[k] ? v->repl[k] : &v->nodes[k];
     if (n->n_output < 1 || !n->output[0] || strcmp(n->output[0], name) != 0) continue;
-    if (v->repl[k])
-      return n->domain && strcmp(n->domain, OX_ONNXC_DOMAIN) == 0 &&
-             strcmp(n->op_type, "FusedConv") == 0;
+    if (n->domain && strcmp(n->domain, OX_ONNXC_DOMAIN) == 0)
+      return strcmp(n->op_type, "FusedConv") == 0 &&
+             strcmp(ox_node_attr_str(n, "activation", "none"), "HardSigmoid") == 0;
     return ox_opt_op_is(n, "Sigmoid") || ox_opt_op_is(n, "HardSigmoid");
   }
   return false;

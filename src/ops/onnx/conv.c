@@ -968,23 +968,37 @@ static int mul_broadcast(ox_kctx *ctx, const ox_value *x, const ox_value *g, ox_
   return OX_OK;
 }
 
+/* true when `g` holds one value per channel of `x` (C = x's dims[1]),
+ * broadcast over every other axis as Mul would */
+static bool gate_per_channel(const ox_value *x, const ox_value *g) {
+  int64_t C = x->rank >= 2 ? x->dims[1] : 0;
+  if (C <= 0 || g->rank > x->rank || g->numel != C) return false;
+  for (size_t d = 0; d < g->rank; d++)
+    if (g->dims[d] != (x->rank - g->rank + d == 1 ? C : 1)) return false;
+  return true;
+}
+
 /* A gated FusedConv: a gate of one value per channel of X becomes a
  * prologue of this run (fma(x, g, -0) is x * g, -0 included); any other
- * shape, the product made first. */
+ * shape, the product made first. Mul commutes, so when X is the
+ * per-channel operand and the gate the full tensor (a graph that wrote the
+ * product the other way round than the pass guessed), the two swap. */
 static int fconv_gated(ox_kctx *ctx, conv_state *s, const ox_value *x, ox_value *w, ox_value *r) {
   ox_value *g = ox_kctx_input(ctx, 4);
   if (!g || g->kind != OX_VAL_TENSOR || g->dtype != OX_FLOAT)
     return ox_kctx_fail(ctx, OX_ERUNTIME, "the gate (input 4) must be a float32 tensor");
-  int64_t C = x->rank >= 2 ? x->dims[1] : 0;
-  bool per_channel = C > 0 && g->rank <= x->rank && g->numel == C;
-  for (size_t d = 0; per_channel && d < g->rank; d++)
-    if (g->dims[d] != (x->rank - g->rank + d == 1 ? C : 1)) per_channel = false;
+  const ox_value *gate = g;
+  if (!gate_per_channel(x, g) && g->numel > x->numel && gate_per_channel(g, x)) {
+    gate = x;
+    x = g;
+  }
   int rc;
-  if (per_channel) {
+  if (gate_per_channel(x, gate)) {
+    int64_t C = x->dims[1];
     float *negz = malloc((size_t)C * sizeof *negz);
     if (!negz) return ox_kctx_fail(ctx, OX_ENOMEM, "out of memory (gate)");
     for (int64_t c = 0; c < C; c++) negz[c] = -0.0f;
-    ox_sgemm_pro pro = {g->data, negz, false};
+    ox_sgemm_pro pro = {gate->data, negz, false};
     rc = fconv_body(ctx, s, x, w, r, &pro);
     free(negz);
     return rc;
