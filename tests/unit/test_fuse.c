@@ -607,6 +607,40 @@ static void test_conv_gates(void) {
     }
 }
 
+/* A gated FusedConv whose X is the per-channel operand and whose gate is
+ * the full tensor (Mul commutes; a graph can reach the kernel that way):
+ * the kernel swaps them and gives Conv(Mul(A, G)) bit for bit, at one and
+ * two threads. */
+static void test_conv_gate_swapped(void) {
+  static const char *const fused =
+      "<ir_version: 8, opset_import: [\"\" : 18, \"ai.onnxc\" : 1]>\n"
+      "G (float[1,8,5,6] X) => (float[1,3,5,6] Y)\n"
+      "<float[3,8,1,1] W = {0.5, -1, 0.25, 2, -0.75, 1.5, 0.125, -2, 1, 0.5, -0.5, 0.25, -1.25,"
+      " 2, 0.375, -0.625, 1.75, -1.5, 0.5, 0.25, -2, 1, 0.625, -0.125}, float[3] B = {0.5, -1, 2}>\n"
+      "{ A = Relu(X)\n P = GlobalAveragePool(X)\n G = Sigmoid(P)\n"
+      " Y = ai.onnxc.FusedConv <in_scale = 1>(G, W, B, \"\", A) }\n";
+  static const char *const plain =
+      "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+      "G (float[1,8,5,6] X) => (float[1,3,5,6] Y)\n"
+      "<float[3,8,1,1] W = {0.5, -1, 0.25, 2, -0.75, 1.5, 0.125, -2, 1, 0.5, -0.5, 0.25, -1.25,"
+      " 2, 0.375, -0.625, 1.75, -1.5, 0.5, 0.25, -2, 1, 0.625, -0.125}, float[3] B = {0.5, -1, 2}>\n"
+      "{ A = Relu(X)\n P = GlobalAveragePool(X)\n G = Sigmoid(P)\n M = Mul(A, G)\n"
+      " Y = Conv(M, W, B) }\n";
+  const int64_t xd[4] = {1, 8, 5, 6};
+  finite_input = true;
+  result want = run(plain, 0, 1, xd, 4);
+  CHECK(want.ok && want.numel == 90);
+  for (int threads = 1; threads <= 2 && want.ok; threads++) {
+    result got = run(fused, 0, threads, xd, 4);
+    CHECK(got.ok && got.numel == want.numel);
+    if (got.ok && got.numel == want.numel)
+      CHECK(memcmp(got.y, want.y, (size_t)want.numel * sizeof *want.y) == 0);
+    free(got.y);
+  }
+  free(want.y);
+  finite_input = false;
+}
+
 /* an initializer that backs a graph input is a constant only while no run
  * overrides it: an overriding run must see the given value */
 static const char *overridable =
@@ -1120,6 +1154,7 @@ int main(void) {
     }
   }
   test_conv_gates();
+  test_conv_gate_swapped();
   {
     size_t a0 = 0, a1 = 0;
     const int64_t d_at[3] = {2, 5, 8};
