@@ -31,6 +31,14 @@ if(SYSTEM_PYTHON3)
                    $<TARGET_FILE:onnxc_cli>)
   set_tests_properties(opscore_einsum_oracle PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+# Where against numpy.where: every element size, strings, the broadcast
+# patterns the typed row loops specialise.
+if(SYSTEM_PYTHON3)
+  add_test(NAME opscore_where_oracle
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/opscore/where_oracle.py
+                   $<TARGET_FILE:onnxc_cli>)
+  set_tests_properties(opscore_where_oracle PROPERTIES SKIP_RETURN_CODE 77)
+endif()
 # reductions over threads: the bytes of the one-thread run (the walk split by
 # kept dims or columns, never inside one output element's sum)
 onnxc_unit_test(test_split_threads)

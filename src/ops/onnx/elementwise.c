@@ -615,9 +615,38 @@ typedef struct where_job {
   bool oom;
 } where_job;
 
+/* one row of a fixed-size element type: both sides read, one kept, so the
+ * loop has no branch and vectorises when the strides are 1 or 0 (a memcpy
+ * of `es` bytes per element cost ~6 ns each: T5's bucket Where took 0.75 ms
+ * for 16K elements on a Xeon) */
+#define WHERE_ROW(T)                                                                        \
+  do {                                                                                      \
+    const uint8_t *cp = j->c + off[0];                                                      \
+    const T *xp = (const T *)j->x + off[1], *yp = (const T *)j->y + off[2];                 \
+    T *o = (T *)j->o + oo;                                                                  \
+    int64_t sc = st[0], sx = st[1], sy = st[2];                                             \
+    if (sc == 1 && sx == 1 && sy == 1)                                                      \
+      for (int64_t i = 0; i < n; i++) o[i] = cp[i] ? xp[i] : yp[i];                         \
+    else if (sc == 1 && sx == 1 && sy == 0)                                                 \
+      for (int64_t i = 0; i < n; i++) o[i] = cp[i] ? xp[i] : yp[0];                         \
+    else if (sc == 1 && sx == 0 && sy == 1)                                                 \
+      for (int64_t i = 0; i < n; i++) o[i] = cp[i] ? xp[0] : yp[i];                         \
+    else                                                                                    \
+      for (int64_t i = 0; i < n; i++) o[i] = cp[i * sc] ? xp[i * sx] : yp[i * sy];          \
+  } while (0)
+
 static void where_rows(void *arg, const int64_t *off, const int64_t *st, int64_t oo, int64_t n) {
   where_job *j = arg;
   size_t es = j->es;
+  if (!j->str) {
+    switch (es) {
+    case 1: WHERE_ROW(uint8_t); return;
+    case 2: WHERE_ROW(uint16_t); return;
+    case 4: WHERE_ROW(uint32_t); return;
+    case 8: WHERE_ROW(uint64_t); return;
+    default: break;
+    }
+  }
   for (int64_t i = 0; i < n; i++) {
     bool c = j->c[off[0] + i * st[0]] != 0;
     int64_t src = c ? off[1] + i * st[1] : off[2] + i * st[2];
@@ -631,6 +660,7 @@ static void where_rows(void *arg, const int64_t *off, const int64_t *st, int64_t
       memcpy(j->o + (size_t)(oo + i) * es, p, es);
   }
 }
+#undef WHERE_ROW
 
 static int where_run(ox_kctx *ctx, void *state) {
   (void)state;
