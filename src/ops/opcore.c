@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 bool oc_is_float(int32_t dt) {
   switch (dt) {
     case OX_FLOAT:
@@ -283,8 +282,10 @@ typedef struct each_job {
   const oc_bcast *b;
   oc_run_fn fn;
   void *arg;
+  int64_t piece, pieces; /* a row cut in `pieces` runs of `piece` elements */
 } each_job;
 
+/* tasks [begin, end): task t is piece t % pieces of row t / pieces */
 static void each_rows(void *arg, int64_t begin, int64_t end) {
   const each_job *j = arg;
   const oc_bcast *b = j->b;
@@ -293,8 +294,9 @@ static void each_rows(void *arg, int64_t begin, int64_t end) {
   int64_t step[3] = {0, 0, 0}, off[3] = {0, 0, 0};
   for (int k = 0; k < b->nin; k++) step[k] = b->st[k][r - 1];
   int64_t idx[OC_MAXRANK];
-  /* multi-index of row `begin` over dims[0..r-2] */
-  int64_t rem = begin;
+  int64_t row = begin / j->pieces, p = begin % j->pieces;
+  /* multi-index of the first row over dims[0..r-2] */
+  int64_t rem = row;
   for (size_t d = r - 1; d-- > 0;) {
     idx[d] = rem % b->dims[d];
     rem /= b->dims[d];
@@ -303,8 +305,14 @@ static void each_rows(void *arg, int64_t begin, int64_t end) {
     off[k] = 0;
     for (size_t d = 0; d + 1 < r; d++) off[k] += idx[d] * b->st[k][d];
   }
-  for (int64_t row = begin; row < end; row++) {
-    j->fn(j->arg, off, step, row * inner, inner);
+  for (int64_t t = begin; t < end; t++) {
+    int64_t e0 = p * j->piece, n = inner - e0 < j->piece ? inner - e0 : j->piece;
+    int64_t at[3];
+    for (int k = 0; k < 3; k++) at[k] = off[k] + e0 * step[k];
+    j->fn(j->arg, at, step, row * inner + e0, n);
+    if (++p < j->pieces) continue;
+    p = 0;
+    row++;
     for (size_t d = r - 1; d-- > 0;) {
       idx[d]++;
       for (int k = 0; k < b->nin; k++) off[k] += b->st[k][d];
@@ -315,14 +323,28 @@ static void each_rows(void *arg, int64_t begin, int64_t end) {
   }
 }
 
-void oc_bcast_each(const oc_bcast *b, ox_thread_pool *pool, oc_run_fn fn, void *arg) {
+void oc_bcast_each_grain(const oc_bcast *b, ox_thread_pool *pool, int64_t grain, oc_run_fn fn,
+                         void *arg) {
   if (b->numel == 0) return;
-  each_job j = {b, fn, arg};
+  if (grain < 1) grain = 1;
   int64_t inner = b->dims[b->rank - 1];
   int64_t rows = b->numel / inner;
-  int64_t grain = (1 << 15) / inner + 1;
-  if (b->numel < ox_thread_pool_floor(pool, 1 << 16)) grain = rows;
-  ox_parallel_for(pool, rows, grain, each_rows, &j);
+  /* a row longer than two grains (tensors of one shape, a scalar operand:
+   * the whole tensor is one row) is cut so that the threads share it */
+  each_job j = {b, fn, arg, inner, 1};
+  if (pool && ox_thread_pool_size(pool) > 1 && inner >= 2 * grain) {
+    j.piece = (grain + 15) / 16 * 16;
+    j.pieces = (inner + j.piece - 1) / j.piece;
+  }
+  int64_t tasks = rows * j.pieces, run = j.piece < inner ? j.piece : inner;
+  ox_parallel_for(pool, tasks, (grain + run - 1) / run, each_rows, &j);
+}
+
+void oc_bcast_each(const oc_bcast *b, ox_thread_pool *pool, oc_run_fn fn, void *arg) {
+  if (b->numel == 0) return;
+  /* small outputs in one task */
+  if (b->numel < ox_thread_pool_floor(pool, 1 << 16)) pool = NULL;
+  oc_bcast_each_grain(b, pool, 1 << 15, fn, arg);
 }
 
 int oc_read_ints(ox_kctx *ctx, const ox_value *v, int64_t *out, size_t max, size_t *n,

@@ -84,6 +84,11 @@ typedef void (*oc_run_fn)(void *arg, const int64_t *off, const int64_t *step, in
 /* Calls fn for every run, in output order; runs split over the pool when
  * the output is large. */
 void oc_bcast_each(const oc_bcast *b, ox_thread_pool *pool, oc_run_fn fn, void *arg);
+/* Same with the work per task given: at least `grain` output elements per
+ * task (rows longer than two grains are cut into runs of about `grain`);
+ * any size runs on the pool. */
+void oc_bcast_each_grain(const oc_bcast *b, ox_thread_pool *pool, int64_t grain, oc_run_fn fn,
+                         void *arg);
 
 /* Reads an int64 scalar or 1-D tensor (int32 or int64) into out (max n). */
 int oc_read_ints(ox_kctx *ctx, const ox_value *v, int64_t *out, size_t max, size_t *n,

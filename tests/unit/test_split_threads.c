@@ -5,7 +5,9 @@
  * reduced), keepdims on and off, ReduceSum / ReduceMax of int64, and
  * ArgMax / ArgMin along each axis. Resize (linear, cubic, nearest with
  * extrapolation) of a [6, 40, 200] tensor, split by its outer blocks or
- * by output positions. The
+ * by output positions. Element-wise operators whose operands coalesce to
+ * one long row (same shapes, a scalar), cut into runs for the threads, and
+ * a batched MatMul whose small products go to the threads one each. The
  * one-thread run is the reference: each output element must be summed by
  * one thread in the serial order, whatever the split. */
 #include <math.h>
@@ -46,7 +48,8 @@ static onnxc_value *run(const char *text, int threads, onnxc_value *x) {
 
 static bool same_bytes(onnxc_value *a, onnxc_value *b) {
   return a && b && onnxc_tensor_nbytes(a) == onnxc_tensor_nbytes(b) &&
-         memcmp(onnxc_tensor_data_const(a), onnxc_tensor_data_const(b), onnxc_tensor_nbytes(a)) == 0;
+         memcmp(onnxc_tensor_data_const(a), onnxc_tensor_data_const(b), onnxc_tensor_nbytes(a)) ==
+             0;
 }
 
 /* ArgMax / ArgMin along one axis: lines split over the threads */
@@ -81,7 +84,8 @@ static void compare(const char *op, const char *type, int axes_mask, int keep, o
   char axes[64] = "", text[1024];
   size_t k = 0;
   for (int a = 0; a < 3; a++)
-    if (axes_mask >> a & 1) k += (size_t)snprintf(axes + k, sizeof axes - k, "%s%d", k ? ", " : "", a);
+    if (axes_mask >> a & 1)
+      k += (size_t)snprintf(axes + k, sizeof axes - k, "%s%d", k ? ", " : "", a);
   snprintf(text, sizeof text,
            "<ir_version: 8, opset_import: [\"\" : 18]>\n"
            "g (%s[6,40,200] X) => (%s Y)\n<int64[%d] ax = {%s}>\n"
@@ -90,14 +94,70 @@ static void compare(const char *op, const char *type, int axes_mask, int keep, o
   onnxc_value *a = run(text, 1, x), *b = run(text, 3, x);
   CHECK(a && b);
   if (a && b) {
-    bool same = onnxc_tensor_nbytes(a) == onnxc_tensor_nbytes(b) &&
-                memcmp(onnxc_tensor_data_const(a), onnxc_tensor_data_const(b),
-                       onnxc_tensor_nbytes(a)) == 0;
-    if (!same) fprintf(stderr, "%s %s axes {%s} keepdims %d: 3 threads differ\n", op, type, axes, keep);
+    bool same =
+        onnxc_tensor_nbytes(a) == onnxc_tensor_nbytes(b) &&
+        memcmp(onnxc_tensor_data_const(a), onnxc_tensor_data_const(b), onnxc_tensor_nbytes(a)) == 0;
+    if (!same)
+      fprintf(stderr, "%s %s axes {%s} keepdims %d: 3 threads differ\n", op, type, axes, keep);
     CHECK(same);
   }
   onnxc_value_free(a);
   onnxc_value_free(b);
+}
+
+/* one model over X [6, 40, 800] at 1, 3 and 16 threads: the same bytes;
+ * `want`, when given, is the expected output of every element */
+static void compare_long(const char *body, const char *ytype, onnxc_value *x, const float *want) {
+  char text[1024];
+  snprintf(
+      text, sizeof text,
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "g (float[6,40,800] X) => (%s Y)\n<float s = {0.37}, int64[3] shp = {12, 40, 400}>\n{ %s }\n",
+      ytype, body);
+  onnxc_value *a = run(text, 1, x);
+  CHECK(a != NULL);
+  if (a && want) {
+    const float *y = onnxc_tensor_data_const(a);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < 6 * 40 * 800; i++) bad += memcmp(&y[i], &want[i], sizeof *y) != 0;
+    if (bad) fprintf(stderr, "%s: %lld elements differ from the expected\n", body, (long long)bad);
+    CHECK(bad == 0);
+  }
+  for (int t = 3; t <= 16; t += 13) {
+    onnxc_value *b = run(text, t, x);
+    if (!same_bytes(a, b)) fprintf(stderr, "%s: %d threads differ from one\n", body, t);
+    CHECK(same_bytes(a, b));
+    onnxc_value_free(b);
+  }
+  onnxc_value_free(a);
+}
+
+static void long_rows(void) {
+  const int64_t dims[3] = {6, 40, 800};
+  const int64_t n = 6 * 40 * 800;
+  onnxc_error e = {0};
+  onnxc_value *x = onnxc_tensor_create(1, dims, 3, &e);
+  float *want = malloc((size_t)n * sizeof *want);
+  if (!x || !want) {
+    CHECK(0);
+    free(want);
+    onnxc_value_free(x);
+    return;
+  }
+  float *f = onnxc_tensor_data(x);
+  for (int64_t i = 0; i < n; i++) f[i] = (float)sin((double)i * 0.29) * 3.0f;
+  for (int64_t i = 0; i < n; i++) want[i] = f[i] * 0.37f;
+  compare_long("Y = Mul(X, s)", "float[6,40,800]", x, want);
+  for (int64_t i = 0; i < n; i++) want[i] = f[i] + f[i];
+  compare_long("Y = Add(X, X)", "float[6,40,800]", x, want);
+  for (int64_t i = 0; i < n; i++) want[i] = f[i] > 0.37f ? f[i] : 0.37f;
+  compare_long("G = Greater(X, s)\n Y = Where(G, X, s)", "float[6,40,800]", x, want);
+  compare_long("R = ReduceMean <axes = [0, 1], keepdims = 0> (X)\n Y = Sub(X, R)",
+               "float[6,40,800]", x, NULL);
+  compare_long("A = Reshape(X, shp)\n B = Transpose <perm = [0, 2, 1]> (A)\n Y = MatMul(A, B)",
+               "float[12,40,40]", x, NULL);
+  free(want);
+  onnxc_value_free(x);
 }
 
 int main(void) {
@@ -112,9 +172,9 @@ int main(void) {
     f[i] = (float)sin((double)i * 0.37) * (i % 7 == 0 ? 1e4f : 0.5f) + 0.01f;
     q[i] = (i * 2654435761LL) % 1000 - 500;
   }
-  static const char *const ops[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
-                                    "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSumExp",
-                                    "ReduceSumSquare"};
+  static const char *const ops[] = {"ReduceSum", "ReduceMean",      "ReduceMax",
+                                    "ReduceMin", "ReduceProd",      "ReduceL1",
+                                    "ReduceL2",  "ReduceLogSumExp", "ReduceSumSquare"};
   for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
     for (int mask = 1; mask < 8; mask++)
       for (int keep = 0; keep < 2; keep++) compare(ops[o], "float", mask, keep, xf);
@@ -133,7 +193,10 @@ int main(void) {
   }
   onnxc_value_free(xf);
   onnxc_value_free(xi);
-  if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
-  else printf("test_split_threads: ok\n");
+  long_rows();
+  if (failures)
+    fprintf(stderr, "%d check(s) failed\n", failures);
+  else
+    printf("test_split_threads: ok\n");
   return failures ? 1 : 0;
 }

@@ -318,7 +318,19 @@ static int mm_compute(ox_kctx *ctx, const mm_state *st, ox_value *a, ox_value *b
     j.bf = buf + a->numel;
     j.cf = buf + a->numel + b->numel;
   }
-  oc_bcast_each(&bc, NULL, mm_batches, &j);
+  /* Many small products (attention's per-head Q K^T and P V: 12 heads of
+   * 50 x 64 x 50 in CLIP) are each too small for the GEMM to thread, so
+   * the batches go to the threads, one GEMM each with no pool inside; so
+   * do batches at least as many as the threads. The GEMM never splits K,
+   * so a product's bytes do not depend on who computes it. */
+  int nt = ox_thread_pool_size(j.pool);
+  if (nt > 1 && bc.numel >= 2 && (bc.numel >= nt || j.M * N * K < (1 << 21))) {
+    ox_thread_pool *pool = j.pool;
+    j.pool = NULL;
+    oc_bcast_each_grain(&bc, pool, 1, mm_batches, &j);
+  } else {
+    oc_bcast_each(&bc, NULL, mm_batches, &j);
+  }
   if (buf) {
     oc_from_f32(j.cf, dt, y->data, y->numel);
     free(buf);
