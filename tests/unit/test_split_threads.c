@@ -6,7 +6,8 @@
  * ArgMax / ArgMin along each axis. Resize (linear, cubic, nearest with
  * extrapolation) of a [6, 40, 200] tensor, split by its outer blocks or
  * by output positions. Element-wise operators whose operands coalesce to
- * one long row (same shapes, a scalar), cut into runs for the threads, and
+ * one long row (same shapes, a scalar), cut into runs for the threads,
+ * transposes of fewer blocks than threads (cut into tiles), and
  * a batched MatMul whose small products go to the threads one each. The
  * one-thread run is the reference: each output element must be summed by
  * one thread in the serial order, whatever the split. */
@@ -112,7 +113,7 @@ static void compare_long(const char *body, const char *ytype, onnxc_value *x, co
   snprintf(
       text, sizeof text,
       "<ir_version: 8, opset_import: [\"\" : 17]>\n"
-      "g (float[6,40,800] X) => (%s Y)\n<float s = {0.37}, int64[3] shp = {12, 40, 400}>\n{ %s }\n",
+      "g (float[6,40,800] X) => (%s Y)\n<float s = {0.37}, int64[3] shp = {12, 40, 400}, int64[2] flat = {240, 800}, int64[2] tall = {3200, 60}>\n{ %s }\n",
       ytype, body);
   onnxc_value *a = run(text, 1, x);
   CHECK(a != NULL);
@@ -154,6 +155,17 @@ static void long_rows(void) {
   compare_long("G = Greater(X, s)\n Y = Where(G, X, s)", "float[6,40,800]", x, want);
   compare_long("R = ReduceMean <axes = [0, 1], keepdims = 0> (X)\n Y = Sub(X, R)",
                "float[6,40,800]", x, NULL);
+  /* transposes with fewer blocks than threads: the blocks cut in tiles */
+  for (int64_t b = 0; b < 6; b++)
+    for (int64_t i = 0; i < 40; i++)
+      for (int64_t k = 0; k < 800; k++) want[(b * 800 + k) * 40 + i] = f[(b * 40 + i) * 800 + k];
+  compare_long("Y = Transpose <perm = [0, 2, 1]> (X)", "float[6,800,40]", x, want);
+  for (int64_t i = 0; i < 240; i++)
+    for (int64_t k = 0; k < 800; k++) want[k * 240 + i] = f[i * 800 + k];
+  compare_long("A = Reshape(X, flat)\n Y = Transpose(A)", "float[800,240]", x, want);
+  for (int64_t i = 0; i < 3200; i++) /* few rows of tiles: the columns cut too */
+    for (int64_t k = 0; k < 60; k++) want[k * 3200 + i] = f[i * 60 + k];
+  compare_long("A = Reshape(X, tall)\n Y = Transpose(A)", "float[60,3200]", x, want);
   compare_long("A = Reshape(X, shp)\n B = Transpose <perm = [0, 2, 1]> (A)\n Y = MatMul(A, B)",
                "float[12,40,40]", x, NULL);
   free(want);
