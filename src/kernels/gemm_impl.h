@@ -122,6 +122,11 @@ typedef struct ox_gemm_table {
   /* B packed whole over several threads: the most bytes of A packed once
    * for every task (more: each task packs its own rows) */
   int64_t pb_grid_a_bytes;
+  /* B packed whole: the most bytes of its panels (one depth block) that
+   * every row panel of A sweeps in turn, a quarter of L2 from the CPU
+   * probe (a wider product takes its columns in blocks of this,
+   * ox_gemm_macro_tile) */
+  int64_t pb_b_bytes;
 } ox_gemm_table;
 
 const ox_gemm_table *ox_gemm_dispatch(void);

@@ -196,6 +196,13 @@ int main(void) {
   check(50, 3072, 768);
   check(128, 96, 3072); /* eight depth blocks (a transformer's second MLP product) */
   check(600, 70, 300);  /* more row groups than the grid's limit allows one per 12 rows */
+  /* wider than a block of B that stays in L2 (a quarter of it; 1 MB at
+   * most): the columns in blocks, each row panel sweeping a block (a
+   * language model's head, 64 tokens by a 4096-column weight) */
+  check(64, 4096, 256);
+  check(13, 4099, 256);  /* two panels; the last block's last panel partial */
+  check(50, 2500, 520);  /* two depth blocks, one row block */
+  check(128, 2048, 520); /* A packed whole, column blocks of C in L2 (gemm_block_pb_cols) */
   check_split();
   printf("gemm_pb (%s): %d failures\n", ox_sgemm_isa(), failures);
   return failures ? 1 : 0;
