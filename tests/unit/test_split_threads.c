@@ -7,7 +7,8 @@
  * extrapolation) of a [6, 40, 200] tensor, split by its outer blocks or
  * by output positions. Element-wise operators whose operands coalesce to
  * one long row (same shapes, a scalar), cut into runs for the threads,
- * transposes of fewer blocks than threads (cut into tiles), and
+ * transposes of fewer blocks than threads (cut into tiles), Gathers of
+ * fewer rows than threads (rows copied in pieces), and
  * a batched MatMul whose small products go to the threads one each. The
  * one-thread run is the reference: each output element must be summed by
  * one thread in the serial order, whatever the split. */
@@ -113,14 +114,16 @@ static void compare_long(const char *body, const char *ytype, onnxc_value *x, co
   snprintf(
       text, sizeof text,
       "<ir_version: 8, opset_import: [\"\" : 17]>\n"
-      "g (float[6,40,800] X) => (%s Y)\n<float s = {0.37}, int64[3] shp = {12, 40, 400}, int64[2] flat = {240, 800}, int64[2] tall = {3200, 60}>\n{ %s }\n",
+      "g (float[6,40,800] X) => (%s Y)\n<float s = {0.37}, int64[3] shp = {12, 40, 400}, int64[2] flat = {240, 800}, int64[2] tall = {3200, 60}, int64[2] three = {3, 64000},"
+           " int64 one = {1}, int64[2] two = {2, 0}>\n{ %s }\n",
       ytype, body);
   onnxc_value *a = run(text, 1, x);
   CHECK(a != NULL);
   if (a && want) {
     const float *y = onnxc_tensor_data_const(a);
     int64_t bad = 0;
-    for (int64_t i = 0; i < 6 * 40 * 800; i++) bad += memcmp(&y[i], &want[i], sizeof *y) != 0;
+    int64_t cnt = (int64_t)(onnxc_tensor_nbytes(a) / sizeof *y);
+    for (int64_t i = 0; i < cnt; i++) bad += memcmp(&y[i], &want[i], sizeof *y) != 0;
     if (bad) fprintf(stderr, "%s: %lld elements differ from the expected\n", body, (long long)bad);
     CHECK(bad == 0);
   }
@@ -166,6 +169,11 @@ static void long_rows(void) {
   for (int64_t i = 0; i < 3200; i++) /* few rows of tiles: the columns cut too */
     for (int64_t k = 0; k < 60; k++) want[k * 3200 + i] = f[i * 60 + k];
   compare_long("A = Reshape(X, tall)\n Y = Transpose(A)", "float[60,3200]", x, want);
+  /* Gathers of fewer rows than threads: the rows copied in pieces */
+  compare_long("A = Reshape(X, three)\n Y = Gather(A, one)", "float[64000]", x, f + 64000);
+  memcpy(want, f + 128000, 64000 * sizeof *want);
+  memcpy(want + 64000, f, 64000 * sizeof *want);
+  compare_long("A = Reshape(X, three)\n Y = Gather(A, two)", "float[2,64000]", x, want);
   compare_long("A = Reshape(X, shp)\n B = Transpose <perm = [0, 2, 1]> (A)\n Y = MatMul(A, B)",
                "float[12,40,40]", x, NULL);
   free(want);
