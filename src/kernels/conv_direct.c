@@ -2,6 +2,7 @@
  * CPU probe allows. */
 #include "conv_direct.h"
 
+#include "conv_direct_impl.h"
 #include "levels.h"
 
 extern const ox_conv_direct_kernels ox_conv_direct_kernels_ref;
@@ -29,4 +30,35 @@ void ox_conv_depthwise(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int
                        const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
                        int64_t shuffle, float *y) {
   ox_conv_direct_kernels_get()->depthwise(pool, g, N, G, Mg, x, w, bias, epi, shuffle, y);
+}
+
+bool ox_conv_stem_fits(const ox_nn_geom *g, int64_t C, int64_t G) {
+  if (g->nd != 2 || G != 1 || C < 1 || C > STEM_MAXC || g->out[1] > STEM_MAXW) return false;
+  for (int d = 0; d < 2; d++)
+    if (g->dil[d] != 1 || g->stride[d] < 1 || g->stride[d] > 2 || g->k[d] < 1 ||
+        g->k[d] > STEM_MAXK)
+      return false;
+  /* Shallow kernels (3 x 3 of up to 4 channels, depth 27 or 36) stay with
+   * the GEMM. At stride 1 its implicit GEMM over shifted planes ran 3 -> 64
+   * channels on 224 x 224 in 1.37 ms against 1.67 here (one thread, Zen 5);
+   * at stride 2 this kernel ran SqueezeNet's 3 -> 64 stem alone or in a
+   * short chain 0.31-0.34 ms against 0.35-0.44, but inside SqueezeNet 0.62
+   * against 0.53 (the minimum of 200 runs, twice: not understood yet). From
+   * depth 45 on it was faster everywhere measured: 5 x 5 of 3 channels and
+   * 7 x 7 of one at stride 1 1.3 and 1.6 times, ResNet's 7 x 7 stride-2 stem
+   * 1.1 to 1.2 times. */
+  int64_t T = C * g->k[0] * g->k[1];
+  if (T < 45) return false;
+  /* Below AVX-512 (no fused multiply-add at the AVX2 level, 16 registers)
+   * the GEMM's tiles did as well or better except on deep kernels: at
+   * AVX2, 3 x 3 stride 2 ran 1.28 ms against the GEMM's 0.76, 7 x 7
+   * stride 2 3.7 against 3.9 */
+  if (ox_conv_direct_kernels_get()->isa < OX_ISA_AVX512 && T < 100) return false;
+  return true;
+}
+
+int ox_conv_stem(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C, int64_t M,
+                 const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
+                 float *y) {
+  return ox_conv_direct_kernels_get()->stem(pool, g, N, C, M, x, w, bias, epi, y);
 }

@@ -9,6 +9,7 @@
 #ifndef OX_KERNELS_CONV_DIRECT_H
 #define OX_KERNELS_CONV_DIRECT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../base/cpu.h"
@@ -33,11 +34,21 @@ typedef void (*ox_depthwise_fn)(ox_thread_pool *pool, const ox_nn_geom *g, int64
                                 int64_t Mg, const float *x, const float *w, const float *bias,
                                 const ox_sgemm_epi *epi, int64_t shuffle, float *y);
 
+/* 2-D convolution of few input channels (a network's stem: ox_conv_stem_fits):
+ * Y (N x M x OH x OW) from X (N x C x IH x IW) and W (M x C x KH x KW), one
+ * group, + bias (NULL: none), then the epilogue (NULL: none; residual laid
+ * out like Y). The rows of the output are shared by the threads. Returns
+ * OX_ENOMEM when its scratch could not be had (nothing written). */
+typedef int (*ox_stem_fn)(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C,
+                          int64_t M, const float *x, const float *w, const float *bias,
+                          const ox_sgemm_epi *epi, float *y);
+
 typedef struct ox_conv_direct_kernels {
   ox_isa isa; /* the level these entries were compiled for */
   ox_depthwise_fn depthwise;
   /* a parallel-for task over rows [m0, m1) of an ox_few_job */
   void (*few_task)(void *job, int64_t m0, int64_t m1);
+  ox_stem_fn stem;
 } ox_conv_direct_kernels;
 
 /* The entries for the probed (capped) level; never NULL. */
@@ -49,5 +60,16 @@ const ox_conv_direct_kernels *ox_conv_direct_kernels_at(ox_isa isa);
 void ox_conv_depthwise(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t G, int64_t Mg,
                        const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
                        int64_t shuffle, float *y);
+
+/* Whether the stem kernel takes a layer of C input channels per group in G
+ * groups: 2-D, one group, C <= 4, no dilation, strides 1 or 2, kernels up
+ * to 11 x 11, output rows up to a few thousand, and a depth C * KH * KW of
+ * at least 45 (below AVX-512: 100). At such depths (K_gemm = 75 or 147)
+ * the GEMM's blocks are short and its im2col of a whole image is large. */
+bool ox_conv_stem_fits(const ox_nn_geom *g, int64_t C, int64_t G);
+/* The stem convolution at the probed level. */
+int ox_conv_stem(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C, int64_t M,
+                 const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
+                 float *y);
 
 #endif

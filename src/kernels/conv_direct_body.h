@@ -7,7 +7,8 @@
 #include <stdlib.h>
 
 #include "conv_direct_impl.h"
-#include "levels.h" /* OX_LEVEL_FN, OX_LEVEL_NAME for the including level */
+#include "conv_stem_body.h" /* the stem entry */
+#include "levels.h"         /* OX_LEVEL_FN, OX_LEVEL_NAME for the including level */
 
 /* One output row of a depthwise 2-D convolution: columns where every kernel
  * column lands inside the input are computed 16 at a time in registers; the
@@ -194,4 +195,4 @@ OX_LEVEL_FN static void few_task(void *arg, int64_t m0, int64_t m1) {
 }
 
 const ox_conv_direct_kernels OX_LEVEL_NAME(ox_conv_direct_kernels) = {(ox_isa)OX_LEVEL, depthwise,
-                                                                      few_task};
+                                                                      few_task, stem};

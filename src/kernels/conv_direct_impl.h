@@ -94,4 +94,44 @@ void ox_dw_blocked_avx512(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, 
                           const float *x, const float *w, const float *bias,
                           const ox_sgemm_epi *epi, float *y, uint8_t *done);
 
+/* ---- the stem convolution (conv_stem_body.h, conv_stem_avx512.c) ---- */
+
+/* limits of ox_conv_stem_fits: input channels, kernel side, output row */
+enum { STEM_MAXC = 4, STEM_MAXK = 11, STEM_MAXW = 4096 };
+/* a band's copied input rows at most (unless one row of outputs needs more):
+ * half of a 48 KB L1 */
+enum { STEM_BAND_BYTES = 24 * 1024 };
+
+/* A stem convolution. Each task takes a band of output rows of one image:
+ * the band's input rows of every channel are copied zero-padded into the
+ * thread's scratch, each split into its sw column phases (phase p holds
+ * columns p, p + sw, ...: a stride-2 tap then reads a contiguous run), so
+ * that every output row is computed without borders. The band holds
+ * channel c's row r (r from the band's first input row) at
+ * (c * rows_in + r) * sw * pl, phase p pl floats further. W is packed in
+ * blocks of 8 output channels, tap by tap (wp[(b * T + t) * 8 + i], zeros
+ * past M), so that one tap's 8 weights are adjacent. */
+typedef struct stem_job {
+  const ox_nn_geom *g;
+  const float *x, *wp, *bp; /* bp: the bias of the 8-channel blocks (zeros: none) */
+  float *y;
+  const ox_sgemm_epi *epi; /* FusedConv epilogue (residual laid out like y), or NULL */
+  int64_t C, M, T;         /* taps T = C * KH * KW, in W's order */
+  int64_t band, nbands;    /* output rows per task, tasks per image */
+  int64_t pl, rows_in;     /* a phase row's floats (a multiple of 16), a band's input rows */
+  int64_t koff[STEM_MAXK]; /* kernel column kw's offset in a row: (kw % sw) * pl + kw / sw */
+  _Atomic int oom;
+} stem_job;
+
+/* Output row oh of image n, every channel, from the band's rows xb (its
+ * first input row for oh: the row of channel 0 that kernel row 0 reads),
+ * the epilogue applied in registers (conv_stem_avx512.c). */
+void ox_stem_row_avx512(const stem_job *j, const float *xb, int64_t n, int64_t oh);
+/* d[q] = s[2 q] for q < n (conv_stem_avx512.c) */
+void ox_stem_even_avx512(const float *s, int64_t n, float *d);
+/* the portable level's entry (the SIMD128 build's table shares it) */
+int ox_conv_stem_ref(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C, int64_t M,
+                     const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
+                     float *y);
+
 #endif

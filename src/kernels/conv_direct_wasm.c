@@ -159,6 +159,7 @@ static void depthwise_wasm(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N,
   ox_parallel_for(pool, N * G * Mg, 1, dw_task_wasm, &dj);
 }
 
+/* the stem convolution: the portable entry, which clang vectorises here */
 const ox_conv_direct_kernels ox_conv_direct_kernels_wasm = {OX_ISA_PORTABLE, depthwise_wasm,
-                                                            few_task_wasm};
+                                                            few_task_wasm, ox_conv_stem_ref};
 #endif

@@ -8,7 +8,11 @@
  * the Winograd kernel (constant W; the same W given at run time takes the
  * direct path: both against the reference), with constant weights
  * (packed once) and weights given at run time, on 1, 2, 5 and 16 threads
- * (more threads than tasks, and the many-thread plans of kernels/split.h). */
+ * (more threads than tasks, and the many-thread plans of kernels/split.h).
+ * Layers of 1 to 4 input channels (a network's stem: the direct kernel of
+ * kernels/conv_stem_body.h) also with what FusedConv takes after them
+ * (Relu, Clip, HardSwish, SiLU, a residual Add), the reference applying it
+ * in double. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -142,7 +146,30 @@ static void reference(const conv_case *c, const float *x, const float *w, const 
     }
 }
 
-static void run_case(const char *name, const conv_case *c, bool with_bias) {
+/* what follows the convolution in the model (fused into a FusedConv at
+ * optimization level 1), applied to the reference in double */
+enum { POST_NONE, POST_RELU, POST_CLIP, POST_HSWISH, POST_SILU, POST_RES_RELU };
+
+static double post_ref(int post, double v, double res) {
+  switch (post) {
+    case POST_RELU:
+      return v > 0.0 ? v : 0.0;
+    case POST_CLIP:
+      return v < 0.0 ? 0.0 : v > 6.0 ? 6.0 : v;
+    case POST_HSWISH: {
+      double t = v / 6.0 + 0.5;
+      return v * (t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t);
+    }
+    case POST_SILU:
+      return v / (1.0 + exp(-v));
+    case POST_RES_RELU:
+      return v + res > 0.0 ? v + res : 0.0;
+    default:
+      return v;
+  }
+}
+
+static void run_case(const char *name, const conv_case *c, bool with_bias, int post) {
   uint32_t seed = (uint32_t)(c->C * 977 + c->M * 31 + c->in[0] * 7 + c->k[0]);
   int64_t Cg = c->C / c->G, xn = c->N * c->C, wn = c->M * Cg, od[3] = {1, 1, 1}, osz = 1;
   int64_t wd0 = c->transpose ? c->C : c->M, wd1 = c->transpose ? c->M / c->G : Cg;
@@ -156,10 +183,13 @@ static void run_case(const char *name, const conv_case *c, bool with_bias) {
   float *x = malloc(sizeof(float) * (size_t)xn), *w = malloc(sizeof(float) * (size_t)wn);
   float *bias = malloc(sizeof(float) * (size_t)c->M);
   double *want = malloc(sizeof(double) * (size_t)yn);
+  float *res = malloc(sizeof(float) * (size_t)yn);
   for (int64_t i = 0; i < xn; i++) x[i] = rnd(&seed);
   for (int64_t i = 0; i < wn; i++) w[i] = rnd(&seed);
   for (int64_t i = 0; i < c->M; i++) bias[i] = rnd(&seed);
+  for (int64_t i = 0; i < yn; i++) res[i] = 4.0f * rnd(&seed);
   reference(c, x, w, with_bias ? bias : NULL, od, want);
+  for (int64_t i = 0; i < yn; i++) want[i] = post_ref(post, want[i], res[i]);
 
   /* the model: W (and B) as initializers, W also a graph input that a run
    * may override (then W is no longer a constant: not packed in advance) */
@@ -171,9 +201,13 @@ static void run_case(const char *name, const conv_case *c, bool with_bias) {
     yd[2 + i] = od[i];
   }
   int r = c->nd + 2;
-  put(&t, "<ir_version: 8, opset_import: [\"\" : 13]>\ng (float");
+  put(&t, "<ir_version: 8, opset_import: [\"\" : %d]>\ng (float", post ? 14 : 13);
   put_ints(&t, xd, r, NULL);
   put(&t, " x, float");
+  if (post == POST_RES_RELU) {
+    put_ints(&t, yd, r, NULL);
+    put(&t, " res, float");
+  }
   put_ints(&t, wd, r, NULL);
   put(&t, " w) => (float");
   put_ints(&t, yd, r, NULL);
@@ -183,7 +217,9 @@ static void run_case(const char *name, const conv_case *c, bool with_bias) {
   for (int64_t i = 0; i < wn; i++) put(&t, "%s%.9g", i ? "," : "", (double)w[i]);
   put(&t, "}, float[%lld] b = {", (long long)c->M);
   for (int64_t i = 0; i < c->M; i++) put(&t, "%s%.9g", i ? "," : "", (double)bias[i]);
-  put(&t, "}> {\n  y = %s <kernel_shape = ", c->transpose ? "ConvTranspose" : "Conv");
+  /* (with a post: the convolution's output is cv, what follows makes y) */
+  put(&t, "}> {\n  %s = %s <kernel_shape = ", post ? "cv" : "y",
+      c->transpose ? "ConvTranspose" : "Conv");
   put_ints(&t, c->k, c->nd, NULL);
   put(&t, ", strides = ");
   put_ints(&t, c->s, c->nd, NULL);
@@ -191,7 +227,16 @@ static void run_case(const char *name, const conv_case *c, bool with_bias) {
   put_ints(&t, c->d, c->nd, NULL);
   put(&t, ", pads = ");
   put_ints(&t, c->pb, c->nd, c->pe);
-  put(&t, ", group = %lld> (x, w%s)\n}\n", (long long)c->G, with_bias ? ", b" : "");
+  put(&t, ", group = %lld> (x, w%s)\n", (long long)c->G, with_bias ? ", b" : "");
+  static const char *const post_text[] = {
+      "",
+      "  y = Relu (cv)\n",
+      "  lo = Constant <value = float {0}> ()\n  hi = Constant <value = float {6}> ()\n"
+      "  y = Clip (cv, lo, hi)\n",
+      "  y = HardSwish (cv)\n",
+      "  sg = Sigmoid (cv)\n  y = Mul (cv, sg)\n",
+      "  sm = Add (cv, res)\n  y = Relu (sm)\n"};
+  put(&t, "%s}\n", post_text[post]);
 
   onnxc_model *model = NULL;
   onnxc_error err;
@@ -209,17 +254,26 @@ static void run_case(const char *name, const conv_case *c, bool with_bias) {
       so.threads = threads;
       so.optimization_level = 1;
       onnxc_session *sess = NULL;
-      onnxc_value *in[2] = {NULL, NULL}, *yv = NULL;
+      onnxc_value *in[3] = {NULL, NULL, NULL}, *yv = NULL;
       if (onnxc_session_create(model, &so, &sess, &err) != ONNXC_OK ||
           !(in[0] = onnxc_tensor_wrap(1, xd, (size_t)r, x, &err)) ||
-          !(in[1] = onnxc_tensor_wrap(1, wd, (size_t)r, w, &err))) {
+          !(in[1] = onnxc_tensor_wrap(1, wd, (size_t)r, w, &err)) ||
+          !(in[2] = onnxc_tensor_wrap(1, yd, (size_t)r, res, &err))) {
         printf("FAIL %s: session (%s)\n", name, err.msg);
         failures++;
         onnxc_session_free(sess);
         continue;
       }
-      const char *in_names[2] = {"x", "w"};
-      if (onnxc_session_run(sess, in_names, in, wrun ? 2 : 1, NULL, &yv, 1, &err) != ONNXC_OK) {
+      /* x, then the residual when there is one, then W when given */
+      const char *in_names[3] = {"x", "res", "w"};
+      onnxc_value *ins[3] = {in[0], in[2], in[1]};
+      int n_in = 1;
+      if (post == POST_RES_RELU) n_in++;
+      if (wrun) {
+        in_names[n_in] = "w";
+        ins[n_in++] = in[1];
+      }
+      if (onnxc_session_run(sess, in_names, ins, (size_t)n_in, NULL, &yv, 1, &err) != ONNXC_OK) {
         printf("FAIL %s wrun=%d threads=%d: run (%s)\n", name, wrun, threads, err.msg);
         failures++;
       } else {
@@ -244,6 +298,7 @@ static void run_case(const char *name, const conv_case *c, bool with_bias) {
       onnxc_value_free(yv);
       onnxc_value_free(in[0]);
       onnxc_value_free(in[1]);
+      onnxc_value_free(in[2]);
       onnxc_session_free(sess);
     }
 out:
@@ -252,6 +307,7 @@ out:
   free(x);
   free(w);
   free(bias);
+  free(res);
   free(want);
 }
 
@@ -465,8 +521,82 @@ int main(void) {
     conv_case c = cases[i].c;
     for (int d = 0; d < c.nd; d++) /* zero-initialised entries mean 0 */
       if (c.s[d] == 0) c.s[d] = 1;
-    run_case(cases[i].name, &c, cases[i].bias);
+    run_case(cases[i].name, &c, cases[i].bias, POST_NONE);
   }
+  /* 1 to 4 input channels, one group: the stem kernel. Odd sizes, pads
+   * asymmetric and larger than the kernel's reach on one side, rows of 1 to
+   * 8 runs of 16 outputs (the 3 / 2 + 2 groupings and a masked last run),
+   * output channels off the blocks of 8, batches; then each epilogue. */
+  static const struct {
+    const char *name;
+    conv_case c;
+    bool bias;
+    int post;
+  } stems[] = {
+      {"stem c2 5x5 asym pads",
+       {2, false, 1, 2, 10, 1, {19, 23}, {5, 5}, {1, 1}, {1, 1}, {2, 1}, {1, 3}},
+       true,
+       POST_NONE},
+      {"stem c3 7x7 s2",
+       {2, false, 1, 3, 24, 1, {37, 41}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}},
+       true,
+       POST_NONE},
+      {"stem c4 5x5 s2 valid batch",
+       {2, false, 2, 4, 20, 1, {17, 35}, {5, 5}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
+       false,
+       POST_NONE},
+      /* (3 x 3 of 3 channels is left to the GEMM: the boundary) */
+      {"stem c3 3x3 s1 64 wide",
+       {2, false, 1, 3, 8, 1, {6, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       true,
+       POST_NONE},
+      {"stem c3 7x3 s2x1 asym pads",
+       {2, false, 1, 3, 13, 1, {15, 70}, {7, 3}, {2, 1}, {1, 1}, {3, 0}, {2, 2}},
+       true,
+       POST_NONE},
+      {"stem c3 5x5 s2 100 wide",
+       {2, false, 1, 3, 32, 1, {11, 100}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}},
+       false,
+       POST_NONE},
+      {"stem c3 11x11 s2",
+       {2, false, 1, 3, 9, 1, {30, 31}, {11, 11}, {2, 2}, {1, 1}, {5, 5}, {4, 4}},
+       true,
+       POST_NONE},
+      {"stem c3 5x5 s2 229 wide",
+       {2, false, 1, 3, 16, 1, {9, 229}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}},
+       true,
+       POST_NONE},
+      {"stem c1 7x7 s1 64 wide",
+       {2, false, 2, 1, 5, 1, {7, 64}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}},
+       true,
+       POST_NONE},
+      {"stem c3 7x7 s2 relu",
+       {2, false, 1, 3, 16, 1, {21, 45}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}},
+       true,
+       POST_RELU},
+      {"stem c3 7x7 s2 clip",
+       {2, false, 2, 3, 12, 1, {13, 40}, {7, 7}, {2, 2}, {1, 1}, {0, 3}, {3, 0}},
+       true,
+       POST_CLIP},
+      {"stem c3 5x5 s1 hardswish",
+       {2, false, 1, 3, 16, 1, {25, 33}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}},
+       true,
+       POST_HSWISH},
+      {"stem c3 7x7 s2 silu",
+       {2, false, 1, 3, 32, 1, {17, 50}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}},
+       true,
+       POST_SILU},
+      {"stem c4 7x7 s2 residual relu",
+       {2, false, 2, 4, 10, 1, {19, 37}, {7, 7}, {2, 2}, {1, 1}, {3, 2}, {2, 3}},
+       true,
+       POST_RES_RELU},
+      {"stem c1 7x7 s1 residual relu",
+       {2, false, 1, 1, 8, 1, {12, 20}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {2, 4}},
+       false,
+       POST_RES_RELU},
+  };
+  for (size_t i = 0; i < sizeof stems / sizeof stems[0]; i++)
+    run_case(stems[i].name, &stems[i].c, stems[i].bias, stems[i].post);
   printf("conv: %d failures\n", failures);
   return failures ? 1 : 0;
 }

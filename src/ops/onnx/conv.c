@@ -606,6 +606,12 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
     rc = conv_few_positions(ctx, &g, xf, wf, bf, yf, N, G, Cg, Mg, epi);
     goto done;
   }
+  /* a few input channels (a network's stem): direct (kernels/conv_direct.h) */
+  if (ox_conv_stem_fits(&g, Cg, G)) {
+    if ((rc = ox_conv_stem(pool, &g, N, Cg, Mg, xf, wf, bf, epi, yf)))
+      rc = ox_kctx_fail(ctx, rc, "out of memory (stem convolution)");
+    goto done;
+  }
   if (G == 1 && s->packed && s->packed_w == w && ox_wino_fits(&g, Cg, Mg)) {
     const ox_wino *wp = conv_wino(s, wf, Mg, Cg);
     if (wp) {
@@ -725,7 +731,7 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
     bool msplit = j.packed && j.packed[0] && ox_sgemm_has_ua();
     double strip = j.pointwise ? (pro_strips ? 3.0 : 2.0)
                    : sf && ox_nn_shifted_plane(&g) && g.k_size <= OX_NN_SHIFT_MAXK ? 4.0
-                                                                                    : 8.0;
+                                                                                   : 8.0;
     conv_cost_ctx cc = {Mg, j.Kg, OW, strip};
     ox_split sp = ox_split_plan(nt, N * G, panels, msplit ? panels : 1, j.outer, rows_cap,
                                 conv_task_cost, &cc);
