@@ -245,7 +245,10 @@ static void run_case(const char *name, const conv_case *c, bool with_bias, int p
     failures++;
     goto out;
   }
-  for (int wrun = 0; wrun <= 1; wrun++) /* 1: W given at run time */
+  /* the output of one thread, which every other count must give bit for
+   * bit (the plans split the work, never a sum) */
+  float *y1 = malloc(sizeof(float) * (size_t)yn);
+  for (int wrun = 0; y1 && wrun <= 1; wrun++) /* 1: W given at run time */
     for (int ti = 0; ti < 4; ti++) {
       /* 5 and 16: the many-thread split (split.h), rows by output channels */
       static const int thread_counts[4] = {1, 2, 5, 16};
@@ -294,6 +297,12 @@ static void run_case(const char *name, const conv_case *c, bool with_bias, int p
                  (long long)at, (double)y[at], want[at]);
           failures++;
         }
+        if (ti == 0) {
+          memcpy(y1, y, sizeof(float) * (size_t)yn);
+        } else if (memcmp(y1, y, sizeof(float) * (size_t)yn)) {
+          printf("FAIL %s wrun=%d threads=%d: not the bits of one thread\n", name, wrun, threads);
+          failures++;
+        }
       }
       onnxc_value_free(yv);
       onnxc_value_free(in[0]);
@@ -301,6 +310,11 @@ static void run_case(const char *name, const conv_case *c, bool with_bias, int p
       onnxc_value_free(in[2]);
       onnxc_session_free(sess);
     }
+  if (!y1) {
+    printf("FAIL %s: out of memory\n", name);
+    failures++;
+  }
+  free(y1);
 out:
   onnxc_model_free(model);
   free(t.p);
@@ -401,6 +415,21 @@ int main(void) {
       {"winograd bands x parts",
        {2, false, 1, 32, 64, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
        true},
+      /* Winograd's shared plan (more than two threads, output channels in
+       * parts): the input transformed once by channel parts, the 36
+       * products as tasks, the output transform by channels. A 14 x 14
+       * map of 16 tiles (gathered, rows of 4 tiles), a tall narrow one of
+       * 135 tiles (two bands of the input's gathers), a wide one (rows of
+       * 16 and more tiles: the row-wise output transform) */
+      {"winograd shared 14x14",
+       {2, false, 2, 64, 100, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"winograd shared tall narrow",
+       {2, false, 1, 16, 240, 1, {108, 20}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       true},
+      {"winograd shared wide",
+       {2, false, 1, 17, 120, 1, {10, 70}, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {2, 1}},
+       false},
       {"3x3 stride 2 heavy W channels split",
        {2, false, 1, 128, 260, 1, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
        true},

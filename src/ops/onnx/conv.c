@@ -105,6 +105,9 @@ enum { CONV_SPLIT_INPUT_BYTES = 512 * 1024 };
  * Inception v2's 885 KB 3x3 stride-2 layer at 7x7 ran slower on two
  * threads than on one, split by rows, inside the model) */
 enum { CONV_HEAVY_W_BYTES = 256 * 1024 };
+/* the most gathered columns shared by the parts of the output channels at
+ * many threads (all the chunks of a layer at once) */
+enum { CONV_SHARED_COL_BYTES = 8 << 20 };
 /* the packed columns of one chunk of a 1-D signal: about half of L2 */
 enum { CONV_1D_COL_BYTES = 512 * 1024 };
 
@@ -123,6 +126,11 @@ typedef struct conv_job {
   ox_sgemm_strip_fn strip;    /* implicit GEMM (packed W, shifted-plane geometry) */
   const ox_sgemm_epi *epi;    /* FusedConv epilogue (residual laid out like y), or NULL */
   const ox_sgemm_pro *pro;    /* FusedConv prologue, read with x (1x1 only), or NULL */
+  /* many threads, output channels in parts over gathered columns: every
+   * chunk's columns (Kg x its columns, chunk after chunk of each image and
+   * group) gathered once by conv_gather_task, in parts of sc_c channels */
+  float *shared_cols;
+  int64_t sc_c, sc_cparts;
   atomic_int oom;
 } conv_job;
 
@@ -212,7 +220,9 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
   float *col = NULL, *rowbuf = NULL;
   /* the implicit GEMM needs no columns */
   bool implicit = j->strip && !j->pointwise && ox_sgemm_has_ua();
-  if ((direct || !j->pointwise) && !implicit && !alloc_cols(j, direct, &col, &rowbuf)) return;
+  if ((direct || !j->pointwise) && !implicit && !j->shared_cols &&
+      !alloc_cols(j, direct, &col, &rowbuf))
+    return;
   for (int64_t t = t0; t < t1; t++) {
     int64_t mp = t % j->m_parts, ct = t / j->m_parts;
     int64_t ch = ct % j->n_chunks, ng = ct / j->n_chunks, gi = ng % j->G, n = ng / j->G;
@@ -240,7 +250,11 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
       ox_gemm_b kind = j->pointwise ? OX_GEMM_B_INPLACE : OX_GEMM_B_STRIPS;
       const float *B = xg + o0 * OW;
       int64_t ldb = j->P;
-      if (!j->pointwise && !j->strip) {
+      if (j->shared_cols) { /* gathered before the tasks (conv_gather_task) */
+        kind = OX_GEMM_B_INPLACE;
+        B = j->shared_cols + (ng * j->n_chunks + ch) * j->Kg * j->chunk_rows * OW;
+        ldb = ncols;
+      } else if (!j->pointwise && !j->strip) {
         /* no strips for this geometry (a ViT's 16 x 16 stride-16 patches):
          * the part gathers its rows' columns, read in place */
         if (!col) return; /* (allocated above: no strips, so not implicit) */
@@ -257,7 +271,7 @@ static void conv_task(void *arg, int64_t t0, int64_t t1) {
                                           .N = ncols,
                                           .B = B,
                                           .ldb = ldb,
-                                          .strip = j->strip,
+                                          .strip = kind == OX_GEMM_B_STRIPS ? j->strip : NULL,
                                           .strip_ctx = &sc,
                                           .bias = bias,
                                           .ep = epp,
@@ -518,6 +532,25 @@ static const ox_wino *conv_wino(conv_state *s, const float *w, int64_t M, int64_
   return wp;
 }
 
+/* The columns of chunk ct (image and group ct / n_chunks) for input
+ * channels [c0, c1), into the shared buffer as conv_task reads them. */
+static void conv_gather_task(void *arg, int64_t t0, int64_t t1) {
+  conv_job *j = arg;
+  const ox_nn_geom *g = j->g;
+  int64_t OW = g->out[g->nd - 1];
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t cp = t % j->sc_cparts, ct = t / j->sc_cparts;
+    int64_t ch = ct % j->n_chunks, ng = ct / j->n_chunks;
+    int64_t o0 = ch * j->chunk_rows,
+            o1 = o0 + j->chunk_rows < j->outer ? o0 + j->chunk_rows : j->outer;
+    int64_t c0 = cp * j->sc_c, c1 = c0 + j->sc_c < j->Cg ? c0 + j->sc_c : j->Cg;
+    if (o0 >= o1 || c0 >= c1) continue;
+    int64_t ncols = (o1 - o0) * OW;
+    float *col = j->shared_cols + ct * j->Kg * j->chunk_rows * OW + c0 * g->k_size * ncols;
+    ox_nn_im2col(g, c1 - c0, j->x + (ng * j->Cg + c0) * g->in_size, o0, o1, col, ncols, 0.0f);
+  }
+}
+
 /* X (given, or input 0), W, B -> Y (output 0, or *tmp when tmp is given) */
 /* A 1-D depthwise convolution as a 2-D one of height 1 (the same sums), for
  * the direct depthwise kernels (else a GEMM of one row per group). */
@@ -742,6 +775,22 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
     if (sp.a_parts > 1) {
       j.m_chunk = sp.a_per * 12;
       j.m_parts = (Mg + j.m_chunk - 1) / j.m_chunk;
+    }
+    /* Gathered columns (a stride-2 layer) and output channels in parts:
+     * each part gathered all of its chunk's columns again (ResNet-50's
+     * 3 x 3 stride-2 layer at 14 x 14 in 15 parts took twice the CPU time
+     * of one thread). They are gathered once, by input channels, into the
+     * calling thread's scratch (slot 4, held across the tasks), then read
+     * in place by every part. */
+    int64_t all_cols = N * G * j.n_chunks * j.chunk_rows * OW * j.Kg;
+    if (j.m_parts > 1 && strip == 8.0 &&
+        all_cols * (int64_t)sizeof(float) <= CONV_SHARED_COL_BYTES &&
+        (j.shared_cols = ox_scratch(4, (size_t)all_cols * sizeof(float)))) {
+      int64_t cp = (2 * (int64_t)nt + N * G * j.n_chunks - 1) / (N * G * j.n_chunks);
+      if (cp > Cg) cp = Cg;
+      j.sc_c = (Cg + cp - 1) / cp;
+      j.sc_cparts = (Cg + j.sc_c - 1) / j.sc_c;
+      ox_parallel_for(pool, N * G * j.n_chunks * j.sc_cparts, 1, conv_gather_task, &j);
     }
   }
   /* A 1-D signal is one row: its output positions in chunks of about
