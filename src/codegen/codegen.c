@@ -14,7 +14,9 @@ static const cg_op *const op_tables[] = {ox_cg_ops_elementwise, ox_cg_ops_linalg
                                          ox_cg_ops_tensor, ox_cg_ops_reduce, ox_cg_ops_quant,
                                          ox_cg_ops_loss, ox_cg_ops_control, ox_cg_ops_attention,
                                          ox_cg_ops_resize, ox_cg_ops_signal,
-                                         ox_cg_ops_recurrent};
+                                         ox_cg_ops_recurrent,
+                                         ox_cg_ops_image, ox_cg_ops_stateful,
+                                         ox_cg_ops_movement, ox_cg_ops_numeric};
 
 const char *ox_codegen_op_name(size_t i) {
   for (size_t t = 0; t < sizeof op_tables / sizeof op_tables[0]; t++)
