@@ -1,8 +1,8 @@
-/* ops_image.c - C generators for the sampling operators of images:
- * GridSample (nearest, linear, cubic; zeros, border, reflection padding;
- * 1-D to 3-D), AffineGrid and Col2Im. The arithmetic is the runtime's
- * (src/ops/onnx/roi.c, src/ops/onnx/conv.c): coordinates and weights in
- * double, the output stored in the input's type. */
+/* ops_image.c - C generators for the operators that sample or place image
+ * pixels: GridSample (nearest, linear, cubic; zeros, border, reflection
+ * padding; 1-D to 3-D), AffineGrid, Col2Im, RoiAlign and MaxUnpool. The
+ * arithmetic is the runtime's (src/ops/onnx/roi.c, conv.c, pool.c):
+ * coordinates and weights in double, the output stored in X's type. */
 #include <stdio.h>
 #include <string.h>
 
@@ -92,7 +92,8 @@ static int gen_gridsample(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
   }
   int nt = mode == GS_NEAREST ? 1 : mode == GS_LINEAR ? 2 : 4;
   const char *Tx = cg_ctype(X->dtype), *Tg = cg_ctype(G->dtype);
-  cg_printf(c, "  for (long long n = 0; n < %lld; n++)\n    for (long long o = 0; o < %lld; o++) {\n",
+  cg_printf(c,
+            "  for (long long n = 0; n < %lld; n++)\n    for (long long o = 0; o < %lld; o++) {\n",
             N, osz);
   cg_printf(c, "      const %s *g = X1 + (n * %lld + o) * %zu; /* (x, y, z): last axis first */\n",
             Tg, osz, nd);
@@ -219,8 +220,8 @@ static int gen_affinegrid(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
   cg_printf(c, "%*s  base[%zu] = 1.0;\n", ind, "", nd);
   cg_printf(c, "%*s  for (int i = 0; i < %zu; i++) {\n", ind, "", nd);
   cg_printf(c, "%*s    double v = 0.0;\n", ind, "");
-  cg_printf(c, "%*s    for (int j = 0; j < %zu; j++) v += (double)t[i * %zu + j] * base[j];\n",
-            ind, "", nd + 1, nd + 1);
+  cg_printf(c, "%*s    for (int j = 0; j < %zu; j++) v += (double)t[i * %zu + j] * base[j];\n", ind,
+            "", nd + 1, nd + 1);
   cg_printf(c, "%*s    *y++ = (%s)v;\n%*s  }\n%*s}\n  }\n", ind, "", Tt, ind, "", ind, "");
   return OX_OK;
 }
@@ -309,9 +310,185 @@ static int gen_col2im(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   return OX_OK;
 }
 
+/* ---------------------------------------------------------------- RoiAlign */
+
+/* Y[r, c] = the average (or max) of bilinear samples on a regular grid in
+ * each bin of roi r, as the runtime's roialign_run: sampling_ratio samples
+ * a side, or with 0 the adaptive ceil(bin size) computed per roi at run
+ * time. A roi the runtime refuses (batch index out of range, a coordinate
+ * that is not finite, an absurd adaptive grid) gets zeros. */
+static int gen_roialign(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                        size_t n_out) {
+  (void)n_out;
+  const cg_val *X = in[0], *R = n_in > 1 ? in[1] : NULL, *BI = n_in > 2 ? in[2] : NULL;
+  if (!R || !BI) return cg_fail(c, OX_EMODEL, "missing rois or batch_indices");
+  if (cg_need_float(c, X) || cg_need_float(c, R)) return c->e->code;
+  bool v16 = c->opset >= 16;
+  const char *mode = ox_node_attr_str(n, "mode", "avg");
+  const char *ctm = v16 ? ox_node_attr_str(n, "coordinate_transformation_mode", "half_pixel")
+                        : "output_half_pixel";
+  bool mx = strcmp(mode, "max") == 0, half = strcmp(ctm, "half_pixel") == 0;
+  if (!mx && strcmp(mode, "avg") != 0)
+    return cg_fail(c, OX_EMODEL, "mode '%s' is not avg or max", mode);
+  if (!half && strcmp(ctm, "output_half_pixel") != 0)
+    return cg_fail(c, OX_EMODEL, "coordinate_transformation_mode '%s'", ctm);
+  long long oh = (long long)ox_node_attr_int(n, "output_height", 1);
+  long long ow = (long long)ox_node_attr_int(n, "output_width", 1);
+  long long sr = (long long)ox_node_attr_int(n, "sampling_ratio", 0);
+  if (oh <= 0 || ow <= 0 || sr < 0)
+    return cg_fail(c, OX_EMODEL, "invalid output size or sampling_ratio");
+  if (X->rank != 4 || R->rank != 2 || R->dims[1] != 4 || BI->numel != R->dims[0] ||
+      (BI->dtype != OX_INT64 && BI->dtype != OX_INT32))
+    return cg_fail(c, OX_EMODEL, "expected X [N,C,H,W], rois [R,4] and batch_indices [R]");
+  long long N = (long long)X->dims[0], C = (long long)X->dims[1], H = (long long)X->dims[2];
+  long long W = (long long)X->dims[3], NR = (long long)R->dims[0];
+  if (out[0]->numel != NR * C * oh * ow) return cg_fail(c, OX_EMODEL, "output shape");
+  if (NR > 0 && C > 0 && (H == 0 || W == 0)) return cg_fail(c, OX_EMODEL, "X has no pixels");
+  char sc[48];
+  cg_float_lit(sc, sizeof sc, (double)ox_node_attr_float(n, "spatial_scale", 1.0f), false);
+  const char *T = cg_ctype(X->dtype), *off = half ? "0.5" : "0.0";
+  size_t per = (size_t)(C * oh * ow) * (X->dtype == OX_FLOAT ? 4u : 8u);
+  cg_printf(c, "  for (long long r = 0; r < %lld; r++) {\n", NR);
+  cg_printf(c, "    const long long b = (long long)X2[r];\n");
+  cg_printf(
+      c,
+      "    const double x1 = (double)X1[r * 4] * %s - %s, y1 = (double)X1[r * 4 + 1] * %s - %s;\n",
+      sc, off, sc, off);
+  cg_printf(c,
+            "    const double x2 = (double)X1[r * 4 + 2] * %s - %s, y2 = (double)X1[r * 4 + 3] * "
+            "%s - %s;\n",
+            sc, off, sc, off);
+  cg_printf(c,
+            "    if (b < 0 || b >= %lld || !(isfinite(x1) && isfinite(y1) && isfinite(x2) && "
+            "isfinite(y2))) {\n",
+            N);
+  cg_printf(
+      c,
+      "      memset(Y0 + r * %lld, 0, %zu); /* refused by the runtime */\n      continue;\n    }\n",
+      C * oh * ow, per);
+  cg_printf(c, "    double rw = x2 - x1, rh = y2 - y1;\n");
+  if (!half) cg_printf(c, "    rw = fmax(rw, 1.0);\n    rh = fmax(rh, 1.0);\n");
+  cg_printf(c, "    const double bh = rh / %lld.0, bw = rw / %lld.0;\n", oh, ow);
+  if (sr > 0) {
+    cg_printf(c, "    const long long gh = %lld, gw = %lld;\n", sr, sr);
+  } else {
+    cg_printf(c, "    const double qh = ceil(rh / %lld.0), qw = ceil(rw / %lld.0);\n", oh, ow);
+    cg_printf(c, "    if (!(qh <= 65536.0 && qw <= 65536.0)) {\n");
+    cg_printf(c,
+              "      memset(Y0 + r * %lld, 0, %zu); /* refused by the runtime */\n      "
+              "continue;\n    }\n",
+              C * oh * ow, per);
+    cg_printf(
+        c,
+        "    const long long gh = qh > 0 ? (long long)qh : 0, gw = qw > 0 ? (long long)qw : 0;\n");
+  }
+  if (!mx) cg_printf(c, "    const double count = (double)(gh * gw > 1 ? gh * gw : 1);\n");
+  cg_printf(c, "    for (long long ch = 0; ch < %lld; ch++) {\n", C);
+  cg_printf(c, "      const %s *xc = X0 + (b * %lld + ch) * %lld;\n", T, C, H * W);
+  cg_printf(c, "      for (long long ph = 0; ph < %lld; ph++)\n", oh);
+  cg_printf(c, "        for (long long pw = 0; pw < %lld; pw++) {\n", ow);
+  cg_printf(c, "          double acc = 0.0;\n");
+  if (mx) cg_printf(c, "          int first = 1;\n");
+  cg_printf(c, "          for (long long iy = 0; iy < gh; iy++) {\n");
+  cg_printf(c,
+            "            const double yy = y1 + (double)ph * bh + ((double)iy + 0.5) * bh / "
+            "(double)gh;\n");
+  cg_printf(c, "            for (long long ix = 0; ix < gw; ix++) {\n");
+  cg_printf(c,
+            "              const double xx = x1 + (double)pw * bw + ((double)ix + 0.5) * bw / "
+            "(double)gw;\n");
+  cg_printf(c, "              double v = 0.0;\n");
+  cg_printf(c, "              if (yy >= -1.0 && yy <= %lld.0 && xx >= -1.0 && xx <= %lld.0) {\n", H,
+            W);
+  cg_printf(c, "                double py = fmax(yy, 0.0), px = fmax(xx, 0.0);\n");
+  cg_printf(c, "                long long y0 = (long long)py, x0 = (long long)px, y1i, x1i;\n");
+  cg_printf(c,
+            "                if (y0 >= %lld) {\n                  y0 = y1i = %lld;\n"
+            "                  py = (double)y0;\n                } else {\n"
+            "                  y1i = y0 + 1;\n                }\n",
+            H - 1, H - 1);
+  cg_printf(c,
+            "                if (x0 >= %lld) {\n                  x0 = x1i = %lld;\n"
+            "                  px = (double)x0;\n                } else {\n"
+            "                  x1i = x0 + 1;\n                }\n",
+            W - 1, W - 1);
+  cg_printf(c,
+            "                const double ly = py - (double)y0, lx = px - (double)x0, hy = 1.0 - "
+            "ly, hx = 1.0 - lx;\n");
+  cg_printf(c,
+            "                const double w1 = hy * hx * (double)xc[y0 * %lld + x0], w2 = hy * lx "
+            "* (double)xc[y0 * %lld + x1i];\n",
+            W, W);
+  cg_printf(c,
+            "                const double w3 = ly * hx * (double)xc[y1i * %lld + x0], w4 = ly * lx "
+            "* (double)xc[y1i * %lld + x1i];\n",
+            W, W);
+  if (mx)
+    cg_printf(c, "                v = fmax(fmax(w1, w2), fmax(w3, w4));\n");
+  else
+    cg_printf(c, "                v = w1 + w2 + w3 + w4;\n");
+  cg_printf(c, "              }\n");
+  if (mx)
+    cg_printf(c, "              acc = first ? v : fmax(acc, v);\n              first = 0;\n");
+  else
+    cg_printf(c, "              acc += v;\n");
+  cg_printf(c, "            }\n          }\n");
+  cg_printf(c, "          Y0[((r * %lld + ch) * %lld + ph) * %lld + pw] = (%s)(%s);\n", C, oh, ow,
+            T, mx ? "acc" : "acc / count");
+  cg_printf(c, "        }\n    }\n  }\n");
+  return OX_OK;
+}
+
+/* ---------------------------------------------------------------- MaxUnpool */
+
+/* Y = zeros with X[i] at the flat index I[i] of the shape the pooling input
+ * had (from the attributes); the static output shape (output_shape's, when
+ * given) crops or enlarges that placement. An index out of range, an error
+ * in the runtime, is skipped. */
+static int gen_maxunpool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                         size_t n_out) {
+  (void)n_in, (void)n_out;
+  const cg_val *X = in[0], *I = in[1], *Y = out[0];
+  if (cg_need_float(c, X)) return c->e->code;
+  if (I->dtype != OX_INT64 || I->numel != X->numel || X->rank < 3 || Y->rank != X->rank)
+    return cg_fail(c, OX_EMODEL, "X must have rank >= 3 and I be int64 of X's shape");
+  size_t nd = X->rank - 2;
+  int64_t k[CG_MAX_RANK], st[CG_MAX_RANK], pads[2 * CG_MAX_RANK];
+  size_t nk = 0, ns = 0, np = 0;
+  if (!cg_attr_ints(n, "kernel_shape", k, CG_MAX_RANK, &nk) || nk != nd)
+    return cg_fail(c, OX_EMODEL, "kernel_shape must have %zu values", nd);
+  if (cg_attr_ints(n, "strides", st, CG_MAX_RANK, &ns) && ns != nd)
+    return cg_fail(c, OX_EMODEL, "strides must have %zu values", nd);
+  if (cg_attr_ints(n, "pads", pads, 2 * CG_MAX_RANK, &np) && np != 2 * nd)
+    return cg_fail(c, OX_EMODEL, "pads must have %zu values", 2 * nd);
+  int64_t idims[CG_MAX_RANK], itotal = 1;
+  idims[0] = X->dims[0];
+  idims[1] = X->dims[1];
+  for (size_t d = 0; d < nd; d++)
+    idims[2 + d] =
+        (X->dims[2 + d] - 1) * (ns ? st[d] : 1) + k[d] - (np ? pads[d] + pads[nd + d] : 0);
+  for (size_t d = 0; d < X->rank; d++) {
+    if (idims[d] <= 0) return cg_fail(c, OX_EMODEL, "the unpooled shape is empty");
+    itotal *= idims[d];
+  }
+  cg_printf(c, "  memset(Y0, 0, %zu);\n", Y->nbytes);
+  if (!Y->numel) return OX_OK;
+  cg_printf(c, "  for (long long i = 0; i < %lld; i++) {\n", (long long)X->numel);
+  cg_printf(c, "    long long t = X1[i], lin = 0, cd;\n");
+  cg_printf(c, "    if (t < 0 || t >= %lldLL) continue; /* out of range */\n", (long long)itotal);
+  cg_printf(c, "    int inside = 1;\n");
+  long long mul = 1;
+  for (size_t d = X->rank; d-- > 0;) {
+    cg_printf(c, "    cd = t %% %lld;\n    t /= %lld;\n", (long long)idims[d], (long long)idims[d]);
+    cg_printf(c, "    if (cd >= %lld) inside = 0;\n    lin += cd * %lld;\n", (long long)Y->dims[d],
+              mul);
+    mul *= (long long)Y->dims[d];
+  }
+  cg_printf(c, "    if (inside) Y0[lin] = X0[i];\n  }\n");
+  return OX_OK;
+}
+
 const cg_op ox_cg_ops_image[] = {
-    {"GridSample", gen_gridsample},
-    {"AffineGrid", gen_affinegrid},
-    {"Col2Im", gen_col2im},
-    {NULL, NULL},
+    {"GridSample", gen_gridsample}, {"AffineGrid", gen_affinegrid}, {"Col2Im", gen_col2im},
+    {"RoiAlign", gen_roialign},     {"MaxUnpool", gen_maxunpool},   {NULL, NULL},
 };

@@ -72,8 +72,8 @@ static int gen_tensorscatter(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_
               maxs, maxs);
     cg_printf(c, "      const long long ci = w + t;\n");
   }
-  cg_printf(c, "      memcpy(Y0 + (p * %lld + ci) * %lld, X1 + (p * %lld + t) * %lld, %zu);\n", maxs,
-            inner, seq, inner, (size_t)inner * es);
+  cg_printf(c, "      memcpy(Y0 + (p * %lld + ci) * %lld, X1 + (p * %lld + t) * %lld, %zu);\n",
+            maxs, inner, seq, inner, (size_t)inner * es);
   cg_printf(c, "    }\n  }\n");
   return OX_OK;
 }

@@ -45,7 +45,8 @@ static int gen_det(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   cg_printf(c, "      long long piv = c;\n");
   cg_printf(c, "      for (long long r = c + 1; r < %lld; r++)\n", m);
   cg_printf(c, "        if (fabs(m[r * %lld + c]) > fabs(m[piv * %lld + c])) piv = r;\n", m, m);
-  cg_printf(c, "      if (m[piv * %lld + c] == 0) {\n        det = 0;\n        break;\n      }\n", m);
+  cg_printf(c, "      if (m[piv * %lld + c] == 0) {\n        det = 0;\n        break;\n      }\n",
+            m);
   cg_printf(c, "      if (piv != c) {\n");
   cg_printf(c, "        for (long long k = 0; k < %lld; k++) {\n", m);
   cg_printf(c, "          const double t = m[c * %lld + k];\n", m);
@@ -55,8 +56,9 @@ static int gen_det(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   cg_printf(c, "      const double d = m[c * %lld + c];\n      det *= d;\n", m);
   cg_printf(c, "      for (long long r = c + 1; r < %lld; r++) {\n", m);
   cg_printf(c, "        const double f = m[r * %lld + c] / d;\n", m);
-  cg_printf(c, "        for (long long k = c; k < %lld; k++) m[r * %lld + k] -= f * m[c * %lld + k];\n",
-            m, m, m);
+  cg_printf(
+      c, "        for (long long k = c; k < %lld; k++) m[r * %lld + k] -= f * m[c * %lld + k];\n",
+      m, m, m);
   cg_printf(c, "      }\n    }\n    Y0[b] = (%s)det;\n  }\n", T);
   return OX_OK;
 }
@@ -95,8 +97,9 @@ static int gen_mvn(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   cg_val *sv = cg_scratch(c, OX_DOUBLE, 2 * s);
   const char *S = sv ? cg_ref(c, sv) : NULL;
   if (!S)
-    return c->e->code ? c->e->code
-                      : cg_fail(c, OX_EUNSUPPORTED, "no scratch statistics inside a control-flow body");
+    return c->e->code
+               ? c->e->code
+               : cg_fail(c, OX_EUNSUPPORTED, "no scratch statistics inside a control-flow body");
   const char *T = cg_ctype(X->dtype);
   cg_printf(c, "  double *m1 = %s, *m2 = m1 + %lld;\n", S, (long long)s);
   cg_printf(c, "  memset(m1, 0, %zu);\n", (size_t)(2 * s) * sizeof(double));
@@ -104,8 +107,8 @@ static int gen_mvn(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   for (int pass = 0; pass < 2; pass++) {
     cg_printf(c, "  {\n    size_t i = 0;\n");
     for (size_t d = 0; d < X->rank; d++)
-      cg_printf(c, "%*sfor (long long d%zu = 0; d%zu < %lld; d%zu++)\n", (int)(4 + 2 * d), "", d,
-                d, (long long)X->dims[d], d);
+      cg_printf(c, "%*sfor (long long d%zu = 0; d%zu < %lld; d%zu++)\n", (int)(4 + 2 * d), "", d, d,
+                (long long)X->dims[d], d);
     int ind = (int)(4 + 2 * X->rank);
     cg_printf(c, "%*s{\n%*s  const long long r = 0", ind, "", ind, "");
     for (size_t d = 0; d < X->rank; d++)

@@ -36,8 +36,7 @@ static int gen_linattn(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
   long long Hk = (long long)ox_node_attr_int(n, "kv_num_heads", 0);
   if (Hq <= 0 || Hk <= 0 || Hq % Hk)
     return cg_fail(c, OX_EMODEL, "q_num_heads must be a positive multiple of kv_num_heads");
-  if (Q->rank != 3 || K->rank != 3 || V->rank != 3 || K->dtype != Q->dtype ||
-      V->dtype != Q->dtype)
+  if (Q->rank != 3 || K->rank != 3 || V->rank != 3 || K->dtype != Q->dtype || V->dtype != Q->dtype)
     return cg_fail(c, OX_EMODEL, "query, key, value must be 3-D tensors of one type");
   long long B = (long long)Q->dims[0], T = (long long)Q->dims[1];
   if (Q->dims[2] % Hq || K->dims[2] % Hk || V->dims[2] % Hk)
@@ -74,8 +73,9 @@ static int gen_linattn(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
     cg_val *sv = cg_scratch(c, Q->dtype, B * Hk * dk * dv);
     S = sv ? cg_ref(c, sv) : NULL;
     if (!S)
-      return c->e->code ? c->e->code
-                         : cg_fail(c, OX_EUNSUPPORTED, "no scratch state inside a control-flow body");
+      return c->e->code
+                 ? c->e->code
+                 : cg_fail(c, OX_EUNSUPPORTED, "no scratch state inside a control-flow body");
   }
   const ox_attr *sa = ox_node_attr(n, "scale");
   float scale = sa && sa->f != 0.0f ? sa->f : (float)(1.0 / sqrt((double)dk));
@@ -88,25 +88,31 @@ static int gen_linattn(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
     cg_printf(c, "  memcpy(S, X3, %zu);\n", sbytes);
   else
     cg_printf(c, "  memset(S, 0, %zu);\n", sbytes);
-  cg_printf(c, "  for (long long b = 0; b < %lld; b++)\n    for (long long t = 0; t < %lld; t++) {\n",
+  cg_printf(c,
+            "  for (long long b = 0; b < %lld; b++)\n    for (long long t = 0; t < %lld; t++) {\n",
             B, T);
   cg_printf(c, "      const long long bt = b * %lld + t;\n", T);
   cg_printf(c, "      for (long long h = 0; h < %lld; h++) {\n", Hk);
   cg_printf(c, "        %s *s = S + (b * %lld + h) * %lld;\n", Tq, Hk, dk * dv);
-  cg_printf(c, "        const %s *k = X1 + (bt * %lld + h) * %lld, *v = X2 + (bt * %lld + h) * %lld;\n",
-            Tq, Hk, dk, Hk, dv);
+  cg_printf(
+      c, "        const %s *k = X1 + (bt * %lld + h) * %lld, *v = X2 + (bt * %lld + h) * %lld;\n",
+      Tq, Hk, dk, Hk, dv);
   if (gated) {
     cg_printf(c, "        for (long long i = 0; i < %lld; i++) {\n", dk);
     cg_printf(c, "          const %s g = %s(X4[(bt * %lld + h) * %lld%s]);\n", Tq, ex, Hk, gper,
               gper == 1 ? "" : " + i");
-    cg_printf(c, "          for (long long j = 0; j < %lld; j++) s[i * %lld + j] *= g;\n        }\n",
+    cg_printf(c,
+              "          for (long long j = 0; j < %lld; j++) s[i * %lld + j] *= g;\n        }\n",
               dv, dv);
   }
   if (delta) {
     cg_printf(c, "        const %s beta = X5[bt * %lld%s];\n", Tq, bper, bper == 1 ? "" : " + h");
-    cg_printf(c, "        for (long long j = 0; j < %lld; j++) {\n          double acc = 0.0;\n", dv);
-    cg_printf(c, "          for (long long i = 0; i < %lld; i++) acc += (double)s[i * %lld + j] * k[i];\n",
-              dk, dv);
+    cg_printf(c, "        for (long long j = 0; j < %lld; j++) {\n          double acc = 0.0;\n",
+              dv);
+    cg_printf(
+        c,
+        "          for (long long i = 0; i < %lld; i++) acc += (double)s[i * %lld + j] * k[i];\n",
+        dk, dv);
     cg_printf(c, "          u[j] = beta * (v[j] - (%s)acc);\n        }\n", Tq);
   } else {
     cg_printf(c, "        memcpy(u, v, sizeof u);\n");
@@ -121,8 +127,9 @@ static int gen_linattn(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
   cg_printf(c, "        const %s *q = X0 + (bt * %lld + h) * %lld;\n", Tq, Hq, dk);
   cg_printf(c, "        %s *o = Y0 + (bt * %lld + h) * %lld;\n", Tq, Hq, dv);
   cg_printf(c, "        for (long long j = 0; j < %lld; j++) {\n          double acc = 0.0;\n", dv);
-  cg_printf(c, "          for (long long i = 0; i < %lld; i++) acc += (double)q[i] * s[i * %lld + j];\n",
-            dk, dv);
+  cg_printf(
+      c, "          for (long long i = 0; i < %lld; i++) acc += (double)q[i] * s[i * %lld + j];\n",
+      dk, dv);
   cg_printf(c, "          o[j] = (%s)(acc * %s);\n        }\n      }\n    }\n", Tq, sc);
   return OX_OK;
 }
@@ -135,7 +142,8 @@ static int gen_ccws(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   if (cg_need_float(c, X)) return c->e->code;
   const char *act = ox_node_attr_str(n, "activation", "none");
   bool silu = strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0;
-  if (!silu && strcmp(act, "none") != 0) return cg_fail(c, OX_EMODEL, "unknown activation '%s'", act);
+  if (!silu && strcmp(act, "none") != 0)
+    return cg_fail(c, OX_EMODEL, "unknown activation '%s'", act);
   if (X->rank != 3 || W->rank != 3 || W->dtype != X->dtype)
     return cg_fail(c, OX_EMODEL, "input and weight must be 3-D tensors of one type");
   long long B = (long long)X->dims[0], C = (long long)X->dims[1], L = (long long)X->dims[2];
