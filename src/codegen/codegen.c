@@ -17,7 +17,8 @@ static const cg_op *const op_tables[] = {ox_cg_ops_elementwise, ox_cg_ops_linalg
                                          ox_cg_ops_recurrent,
                                          ox_cg_ops_image, ox_cg_ops_stateful,
                                          ox_cg_ops_movement, ox_cg_ops_numeric,
-                                         ox_cg_ops_deform, ox_cg_ops_spectral};
+                                         ox_cg_ops_deform, ox_cg_ops_spectral,
+                                         ox_cg_ops_tfidf};
 
 const char *ox_codegen_op_name(size_t i) {
   for (size_t t = 0; t < sizeof op_tables / sizeof op_tables[0]; t++)
