@@ -107,6 +107,10 @@ extern const cg_op ox_cg_ops_numeric[];
 extern const cg_op ox_cg_ops_deform[];
 extern const cg_op ox_cg_ops_spectral[];
 extern const cg_op ox_cg_ops_tfidf[];
+/* ops_declined.c: why an operator without a generator is refused on
+ * purpose (a data-dependent output length, strings, randomness ...); NULL
+ * for the others ("no C generator"). */
+const char *cg_declined_reason(const char *op);
 
 /* ---- the subgraph walk (codegen.c), for the control-flow generators ---- */
 /* A body's graph input as a value in the arena (type from inference). */

@@ -388,7 +388,10 @@ static int gen_node(cg_ctx *c, const ox_node *n, size_t idx, cg_call *call) {
     return make_const(c, v, cv, "constant");
   }
   cg_gen_fn gen = find_gen(n->op_type);
-  if (!gen) return cg_fail(c, OX_EUNSUPPORTED, "no C generator for this operator");
+  if (!gen) {
+    const char *why = cg_declined_reason(n->op_type); /* ops_declined.c */
+    return cg_fail(c, OX_EUNSUPPORTED, "%s", why ? why : "no C generator for this operator");
+  }
   if ((rc = small_float_ok(c, n, in))) return rc;
   for (size_t i = 0; i < n->n_input; i++)
     if (in[i] && in[i]->kind == CG_TEMP && life > in[i]->last) in[i]->last = life;
