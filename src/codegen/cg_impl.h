@@ -97,6 +97,20 @@ extern const cg_op ox_cg_ops_attention[];
 extern const cg_op ox_cg_ops_resize[];
 extern const cg_op ox_cg_ops_signal[];
 extern const cg_op ox_cg_ops_recurrent[];
+/* operators added after the families above, one file each: ops_image.c,
+ * ops_stateful.c, ops_movement.c, ops_numeric.c, ops_deform.c, ops_spectral.c,
+ * ops_tfidf.c */
+extern const cg_op ox_cg_ops_image[];
+extern const cg_op ox_cg_ops_stateful[];
+extern const cg_op ox_cg_ops_movement[];
+extern const cg_op ox_cg_ops_numeric[];
+extern const cg_op ox_cg_ops_deform[];
+extern const cg_op ox_cg_ops_spectral[];
+extern const cg_op ox_cg_ops_tfidf[];
+/* ops_declined.c: why an operator without a generator is refused on
+ * purpose (a data-dependent output length, strings, randomness ...); NULL
+ * for the others ("no C generator"). */
+const char *cg_declined_reason(const char *op);
 
 /* ---- the subgraph walk (codegen.c), for the control-flow generators ---- */
 /* A body's graph input as a value in the arena (type from inference). */

@@ -14,7 +14,11 @@ static const cg_op *const op_tables[] = {ox_cg_ops_elementwise, ox_cg_ops_linalg
                                          ox_cg_ops_tensor, ox_cg_ops_reduce, ox_cg_ops_quant,
                                          ox_cg_ops_loss, ox_cg_ops_control, ox_cg_ops_attention,
                                          ox_cg_ops_resize, ox_cg_ops_signal,
-                                         ox_cg_ops_recurrent};
+                                         ox_cg_ops_recurrent,
+                                         ox_cg_ops_image, ox_cg_ops_stateful,
+                                         ox_cg_ops_movement, ox_cg_ops_numeric,
+                                         ox_cg_ops_deform, ox_cg_ops_spectral,
+                                         ox_cg_ops_tfidf};
 
 const char *ox_codegen_op_name(size_t i) {
   for (size_t t = 0; t < sizeof op_tables / sizeof op_tables[0]; t++)
@@ -384,7 +388,10 @@ static int gen_node(cg_ctx *c, const ox_node *n, size_t idx, cg_call *call) {
     return make_const(c, v, cv, "constant");
   }
   cg_gen_fn gen = find_gen(n->op_type);
-  if (!gen) return cg_fail(c, OX_EUNSUPPORTED, "no C generator for this operator");
+  if (!gen) {
+    const char *why = cg_declined_reason(n->op_type); /* ops_declined.c */
+    return cg_fail(c, OX_EUNSUPPORTED, "%s", why ? why : "no C generator for this operator");
+  }
   if ((rc = small_float_ok(c, n, in))) return rc;
   for (size_t i = 0; i < n->n_input; i++)
     if (in[i] && in[i]->kind == CG_TEMP && life > in[i]->last) in[i]->last = life;

@@ -311,8 +311,10 @@ def main():
             ([helper.make_node("Relu", ["x"], ["y"], name="r")], None, "x=3,4"),
             ([helper.make_node("Hamming", ["x"], ["y"], name="odd", domain="my.ops")],
              "node 0 'odd' (Hamming): operators of domain 'my.ops'", "x=3,4"),
-            ([helper.make_node("Det", ["x"], ["y"], name="det")],
-             "node 0 'det' (Det): no C generator", "x=4,4")):
+            ([helper.make_node("MaxRoiPool", ["x", "x"], ["y"], name="roi", pooled_shape=[1, 1])],
+             "node 0 'roi' (MaxRoiPool): no C generator", "x=4,4"),
+            ([helper.make_node("NonZero", ["x"], ["y"], name="nz")],
+             "node 0 'nz' (NonZero): the length of its output depends on the input values", "x=4,4")):
         g = helper.make_graph(nodes, "g", [x], [y])
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("my.ops", 1)])
         mp = os.path.join(work, "err.onnx")
