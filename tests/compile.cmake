@@ -25,6 +25,15 @@ if(SYSTEM_PYTHON3)
                    $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_control_flow)
   set_tests_properties(compile_control_flow PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
 endif()
+# Values known at compile time (shape subgraphs, a constant If condition)
+# folded into constants, float16 MatMul/Gemm/Conv/Pad/Clip; against numpy and
+# `onnxc run`; shapes that depend on data refused naming the node.
+if(SYSTEM_PYTHON3)
+  add_test(NAME compile_shape_fold
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/shape_fold.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_shape_fold)
+  set_tests_properties(compile_shape_fold PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
+endif()
 # RNN, GRU, LSTM beyond the node tests (reverse, bidirectional, layout 1,
 # sequence_lens, clip, activations with alpha/beta, input_forget,
 # linear_before_reset, float64) against a numpy oracle of the spec's equations.

@@ -91,6 +91,14 @@ extern const cg_op ox_cg_ops_quant_folded[];
  * units of c->g into integer-only nodes (c->g becomes a copy; the
  * initializers must be values of c already). */
 int ox_cg_fold_qdq(cg_ctx *c);
+/* cg_fold.c: the values known at compile time (Shape/Size of static
+ * shapes, nodes whose inputs are all constants, run once by the runtime's
+ * kernel) made initializers of a copy of m's graph, shape inference run
+ * again, until nothing more folds; *out is m itself when nothing folded
+ * (else a shallow copy in arena a). */
+struct ox_infer_opts;
+int ox_cg_fold_static(ox_model *m, const struct ox_infer_opts *io, ox_arena *a, ox_model **out,
+                      ox_err *e);
 extern const cg_op ox_cg_ops_loss[];
 extern const cg_op ox_cg_ops_control[];
 extern const cg_op ox_cg_ops_attention[];
@@ -196,6 +204,17 @@ void cg_store_packed(cg_ctx *c, int32_t dt, int64_t n, const char *e, bool is_fl
 /* Whether op's generator (ops_elementwise.c) computes float16/bfloat16/
  * float8 values through cg_load / cg_store. */
 bool cg_small_float_op(const char *op);
+/* cg_widen.c: float16 and bfloat16 on the float generators of some
+ * operators (MatMul, Gemm, Conv, Pad, Clip, pooling, normalisations ...):
+ * the inputs converted into float scratch arrays, the float generator run on
+ * them, the outputs rounded back. Whether op is one; whether node n's small
+ * float types are all float16/bfloat16 (so it may go this way); whether it
+ * has one of them; and the generation. */
+bool cg_widen_op(const char *op);
+bool cg_widen_node_ok(cg_ctx *c, const ox_node *n, cg_val **in);
+bool cg_widen_needed(const ox_node *n, cg_val **in, size_t n_in, cg_val **out, size_t n_out);
+int cg_gen_widened(cg_ctx *c, cg_gen_fn gen, const ox_node *n, cg_val **in, size_t n_in,
+                   cg_val **out, size_t n_out);
 /* cg_store for float8e8m0 with Cast's round_mode (0 up, 1 down, 2 nearest). */
 const char *cg_store_e8m0(cg_ctx *c, const char *e, bool saturate, int round_mode);
 /* Appends the helpers c->conv_used names, prefixed with c->prefix. */

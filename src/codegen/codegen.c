@@ -341,6 +341,7 @@ static int small_float_ok(cg_ctx *c, const ox_node *n, cg_val **in) {
   for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++)
     if (strcmp(n->op_type, ok[k]) == 0) return OX_OK;
   if (cg_small_float_op(n->op_type)) return OX_OK; /* ops_elementwise.c */
+  if (cg_widen_node_ok(c, n, in)) return OX_OK;     /* cg_widen.c */
   for (size_t i = 0; i < n->n_input; i++)
     if (in[i] && cg_is_small_float(in[i]->dtype))
       return cg_fail(c, OX_EUNSUPPORTED, "element type %s is not compiled for this operator",
@@ -454,7 +455,10 @@ static int gen_node(cg_ctx *c, const ox_node *n, size_t idx, cg_call *call) {
         rc = cg_fail(c, OX_EUNSUPPORTED, "'%s' is float64: %s compiles single precision only",
                      v->name, c->o->float_only ? "--float-only" : "the cortex-m target");
     }
-  if (!rc && !empty) rc = gen(c, n, in, n->n_input, out, n->n_output);
+  if (!rc && !empty)
+    rc = cg_widen_needed(n, in, n->n_input, out, n->n_output)
+             ? cg_gen_widened(c, gen, n, in, n->n_input, out, n->n_output)
+             : gen(c, n, in, n->n_input, out, n->n_output);
   c->node = n;
   c->node_idx = idx;
   ox_buf body = c->funcs;
@@ -976,6 +980,11 @@ int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *
     rc = ox_err_set(e, OX_ENOMEM, "compile: out of memory");
     goto done;
   }
+  /* values known at compile time become constants, shapes static (cg_fold.c) */
+  if ((rc = ox_cg_fold_static(m, &io, c->a, &m, e))) goto done;
+  c->m = m;
+  c->g = m->proto->graph;
+  g = c->g;
   if (!oo.header_name) oo.header_name = ox_arena_printf(c->a, "%s.h", P);
   /* inferred types by name: the bodies' values, then the graph's
    * value_info, inputs and outputs */
