@@ -11,8 +11,8 @@
 # only their order matters, and a later run's cost data replaces them.
 if(ONNXC_SANITIZE)
   set(_costs version_conformance_down 130 fuzz_session_short 120 concurrent_node 80
-             fuzz_text_short 70 version_conformance_up 50 test_special 45 example_run_model 45
-             fuzz_tensorio_short 45 fuzz_convert_short 40 ort_contrib_quant 40
+             ort_contrib_quant 75 fuzz_text_short 70 version_conformance_up 50 test_special 45
+             example_run_model 45 fuzz_tensorio_short 45 fuzz_convert_short 40
              schema_ctx_bodies 38 fuzz_infer_short 34 check_text_cases 33 fuzz_check_short 31
              conformance_node 30 ort_contrib_nn 25 opscore_node 20)
 else()
