@@ -4,20 +4,23 @@
 # every test costs the same and they start in name order, so a long test
 # named late (version_sweep) could start when everything else is done and
 # run alone on one of the two cores. The figures are seconds of one CI-like
-# run (2 jobs; estimated from CPU time where a test was just made cheaper:
-# version_vs_onnx112 through `onnxc batch`);
+# run (2 jobs), estimated from CPU time where a test was just made cheaper
+# (version_vs_onnx112 through `onnxc batch`; `onnxc test` running 16 cases
+# a child, which took ASan's conformance_node from first to middling, and the
+# ort_contrib_* families' runs through one `onnxc batch`);
 # only their order matters, and a later run's cost data replaces them.
 if(ONNXC_SANITIZE)
-  set(_costs conformance_node 260 version_conformance_down 210 version_conformance_up 130
-             ort_contrib_quant 130 fuzz_session_short 120 opscore_node 80 concurrent_node 80
-             fuzz_text_short 70 ort_contrib_nn 50 ort_contrib_lowbit 45 fuzz_tensorio_short 45
-             test_special 45 example_run_model 45 fuzz_convert_short 40)
+  set(_costs version_conformance_down 130 fuzz_session_short 120 concurrent_node 80
+             ort_contrib_quant 75 fuzz_text_short 70 version_conformance_up 50 test_special 45
+             example_run_model 45 fuzz_tensorio_short 45 fuzz_convert_short 40
+             schema_ctx_bodies 38 fuzz_infer_short 34 check_text_cases 33 fuzz_check_short 31
+             conformance_node 30 ort_contrib_nn 25 opscore_node 20)
 else()
-  set(_costs install_tree 90 check_oracle_onnx 75 compile_node_cases 70 version_vs_onnx112 65
-             version_conformance_down 45 version_light_down_up 40 conformance_node 40
-             text_oracle_onnx112 36 conformance_light 35 version_sweep 35
-             version_conformance_up 30 test_special 22 opscore_node 21
-             version_conformance_down_up 20 proto_roundtrip 10)
+  set(_costs install_tree 90 compile_node_cases 85 check_oracle_onnx 75 version_vs_onnx112 65
+             version_light_down_up 40 text_oracle_onnx112 36 conformance_light 35
+             version_sweep 30 test_special 22 version_conformance_down 20 python 20
+             test_proto_big 15 compile_recurrent 14 half_gemm_ort 13 version_conformance_up 12
+             example_run_model 12 conformance_node 10 proto_roundtrip 10)
 endif()
 while(_costs)
   list(POP_FRONT _costs _name _cost)
