@@ -66,6 +66,7 @@ set(ONNXC_WASM_EXPORTS
     onnxc_wasm_error_code
     onnxc_version onnxc_model_load_buffer onnxc_model_free
     onnxc_session_create onnxc_session_free onnxc_session_threads
+    onnxc_session_profile_top onnxc_session_profile_reset
     onnxc_session_input_count onnxc_session_output_count
     onnxc_session_input_name onnxc_session_output_name
     onnxc_session_input_type onnxc_session_output_type

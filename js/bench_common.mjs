@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
-export const USAGE = 'MODEL [--threads N] [--runs N] [--warmup N] [-i NAME=FILE.npy]... [--input NAME=D1,D2,...]...';
+export const USAGE = 'MODEL [--threads N] [--runs N] [--warmup N] [-i NAME=FILE.npy]... [--input NAME=D1,D2,...]... [--profile]';
 
 export function parseArgs(argv, prog) {
-  const o = { threads: 1, runs: 10, warmup: 2, files: {}, dims: {}, model: null };
+  const o = { threads: 1, runs: 10, warmup: 2, files: {}, dims: {}, model: null, profile: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -19,6 +19,7 @@ export function parseArgs(argv, prog) {
     if (a === '--threads') o.threads = Number(val());
     else if (a === '--runs') o.runs = Number(val());
     else if (a === '--warmup') o.warmup = Number(val());
+    else if (a === '--profile') o.profile = true;
     else if (a === '-i' || a === '--input') {
       const v = val();
       const eq = v.indexOf('=');
@@ -88,10 +89,12 @@ export function makeInputs(o, meta, Tensor) {
   return feeds;
 }
 
-// Times warmup + runs calls of run() and prints the lines of `onnxc bench`.
-export async function timeRuns(o, loadMs, sessionMs, threads, run) {
+// Times warmup + runs calls of run() and prints the lines of `onnxc bench`;
+// warmed() (when given) is called once the warm-up runs are done.
+export async function timeRuns(o, loadMs, sessionMs, threads, run, warmed) {
   const times = [];
   for (let r = 0; r < o.warmup + o.runs; r++) {
+    if (r === o.warmup && warmed) warmed();
     const a = performance.now();
     await run();
     const b = performance.now();

@@ -15,6 +15,7 @@ const entry = join(pkg, 'dist', 'ort.node.min.mjs');
 
 try {
   const o = parseArgs(process.argv.slice(2), 'js/ortweb_bench.mjs');
+  if (o.profile) throw new Error('--profile is onnxc\'s own (js/bench.mjs)');
   if (!existsSync(entry)) throw new Error(`${entry} not found: run scripts/setup.sh (or set ORTWEB_DIR)`);
   const ort = await import(pathToFileURL(entry).href);
   ort.env.wasm.numThreads = o.threads;

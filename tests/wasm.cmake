@@ -20,3 +20,11 @@ if(ONNXC_NODE)
                    $<TARGET_FILE:onnxc_cli>)
   set_tests_properties(wasm_page PROPERTIES SKIP_RETURN_CODE 77 LABELS "release-only" TIMEOUT 180)
 endif()
+
+# The SIMD128 element-wise rows (kernels/ewise_wasm.c) and vmath table
+# (kernels/vmath_wasm.c) against the operators' expressions and the
+# portable table: natively the dispatch check only (no SIMD128 entries). The
+# SIMD128 checks run when the file is built with emcc -msimd128 and node:
+#   emcc -O2 -msimd128 -Isrc -Iinclude tests/unit/test_ewise_wasm.c
+#     build-wasm/libonnxc.a -sENVIRONMENT=node -o t.js && node t.js
+onnxc_unit_test(test_ewise_wasm)

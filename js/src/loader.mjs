@@ -50,6 +50,7 @@ const POINTER_RESULTS = [
   '_onnxc_session_input_type', '_onnxc_session_output_type', '_onnxc_type_dim_param',
   '_onnxc_tensor_create', '_onnxc_tensor_create_strings', '_onnxc_tensor_data',
   '_onnxc_tensor_dims', '_onnxc_tensor_string', '_onnxc_optional_value', '_onnxc_sequence_at',
+  '_onnxc_session_profile_top',
 ];
 
 function unsignedPointers(mod) {

@@ -12,13 +12,16 @@
 #define WASM_API
 #endif
 
-/* Session options with the two fields js/ sets, the others zero (their
- * defaults); free with free(). NULL on OOM. */
-WASM_API onnxc_session_options *onnxc_wasm_session_options(int threads, int optimization_level) {
+/* Session options with the fields js/ sets (profile: time every node, for
+ * onnxc_session_profile_top), the others zero (their defaults); free with
+ * free(). NULL on OOM. */
+WASM_API onnxc_session_options *onnxc_wasm_session_options(int threads, int optimization_level,
+                                                           int profile) {
   onnxc_session_options *o = calloc(1, sizeof *o);
   if (!o) return NULL;
   o->threads = threads;
   o->optimization_level = optimization_level;
+  o->profile = profile;
   return o;
 }
 

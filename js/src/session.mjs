@@ -114,7 +114,8 @@ export class InferenceSession {
   // in node a path or file: URL. options: threads (or ort-web's
   // intraOpNumThreads; default env.wasm.numThreads), graphOptimizationLevel
   // ('disabled' | 'basic' | 'extended' | 'all'), externalData: [{path,
-  // data}] as ort-web (data: bytes or a URL) or {fileName: bytes}.
+  // data}] as ort-web (data: bytes or a URL) or {fileName: bytes}; profile:
+  // true times every node (onnxc's own: see profile()).
   static async create(urlOrBytes, options = {}) {
     const threads = Math.max(1, Number(options.threads ?? options.intraOpNumThreads ??
       env.wasm.numThreads ?? 1) | 0);
@@ -127,10 +128,10 @@ export class InferenceSession {
     // no more than the module's workers (the first threaded session sized
     // them; js/src/loader.mjs)
     return InferenceSession._open(mod, bytes, extFiles, Math.min(threads, mod.onnxcMaxThreads ?? 1),
-      OPT_LEVELS[options.graphOptimizationLevel ?? 'all'] ?? 1);
+      OPT_LEVELS[options.graphOptimizationLevel ?? 'all'] ?? 1, Boolean(options.profile));
   }
 
-  static _open(mod, bytes, extFiles, threads, level) {
+  static _open(mod, bytes, extFiles, threads, level, profile = false) {
     const sc = new Scratch(mod);
     const err = mod._onnxc_wasm_error_new();
     // the model's bytes stay in the heap while the session lives: its
@@ -160,7 +161,7 @@ export class InferenceSession {
       check(mod, mod._onnxc_model_load_buffer(modelPtr, bytes.length, dir ? sc.string(dir) : 0, 0, out, err),
         err, 'onnxc: loading the model');
       model = heap(mod, Uint32Array, out, 1)[0];
-      const opts = mod._onnxc_wasm_session_options(threads, level);
+      const opts = mod._onnxc_wasm_session_options(threads, level, profile ? 1 : 0);
       sc.ptrs.push(opts);
       check(mod, mod._onnxc_session_create(model, opts, out, err), err, 'onnxc: creating the session');
       session = heap(mod, Uint32Array, out, 1)[0];
@@ -256,6 +257,24 @@ export class InferenceSession {
       if (n) heap(mod, cls, mod._onnxc_tensor_data(v), n).set(data);
     }
     return v;
+  }
+
+  // For a session created with {profile: true}: the time per operator type
+  // and of the `top` slowest nodes per run so far, as text (onnxc bench
+  // --profile's report); resetProfile() forgets the runs before (warm-up).
+  profile(top = 15) {
+    if (!this._session) throw new Error('onnxc: the session was released');
+    const p = this._mod._onnxc_session_profile_top(this._session, top);
+    if (!p) throw new Error('onnxc: out of memory for the profile');
+    try {
+      return this._mod.UTF8ToString(p);
+    } finally {
+      this._mod._free(p);
+    }
+  }
+
+  resetProfile() {
+    if (this._session) this._mod._onnxc_session_profile_reset(this._session);
   }
 
   // Frees the session, its model and its files; runs after this reject.

@@ -76,6 +76,20 @@ test('errors are rejected promises with onnxc\'s message', async () => {
   await assert.rejects(s.run({}), /released/);
 });
 
+test('profile: true times the nodes of the runs since resetProfile()', async () => {
+  const s = await InferenceSession.create(join(dir, 'identity_float32.onnx'), { profile: true });
+  const feeds = { x: new Tensor('float32', SAMPLES.float32, [2, 3]) };
+  await s.run(feeds);
+  s.resetProfile();
+  await s.run(feeds);
+  await s.run(feeds);
+  const p = s.profile(5);
+  assert.match(p, /profile over 2 runs/);
+  assert.match(p, /Identity/);
+  await s.release();
+  assert.throws(() => s.profile(), /released/);
+});
+
 // The pthreads build (make wasm-threads: dist/threads/, or
 // ONNXC_WASM_THREADS_DIR) when there is one; else the package runs on one
 // thread.

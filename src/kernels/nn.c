@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy_wasm.h"
 #include "levels.h"
 
 /* The family's dispatch table (filled at the end of the file, once, from
@@ -559,7 +560,7 @@ static void im2col_packed_shifted(const ox_nn_geom *g, int64_t C, const float *x
         float *d = row;
         for (int64_t j = 0; j < npad; j += nr, d += nr * kc) {
           if (j >= vlo && j + nr <= vhi) {
-            memcpy(d, xc + s0 + j, (size_t)nr * sizeof(float));
+            ox_copy_panel(d, xc + s0 + j, nr);
             continue;
           }
           int64_t a = vlo > j ? vlo : j, b = vhi < j + nr ? vhi : j + nr;
@@ -595,7 +596,7 @@ void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t
       int64_t pc = k / kcb * kcb, kc = K - pc < kcb ? K - pc : kcb;
       float *d = bp + pc * npad + (k - pc) * nr;
       int64_t j = 0;
-      for (; j < full; j += nr, d += nr * kc) memcpy(d, src + j, (size_t)nr * sizeof(float));
+      for (; j < full; j += nr, d += nr * kc) ox_copy_panel(d, src + j, nr);
       if (j < ncols) {
         memcpy(d, src + j, (size_t)(ncols - j) * sizeof(float));
         memset(d + (ncols - j), 0, (size_t)(nr - (ncols - j)) * sizeof(float));
@@ -614,7 +615,7 @@ void ox_nn_im2col_packed(const ox_nn_geom *g, int64_t C, const float *x, int64_t
       int64_t k = c * g->k_size + kidx, pc = k / kcb * kcb, kc = K - pc < kcb ? K - pc : kcb;
       float *d = bp + pc * npad + (k - pc) * nr;
       for (int64_t j = 0; j < npad; j += nr, d += nr * kc)
-        memcpy(d, rowbuf + j, (size_t)nr * sizeof(float));
+        ox_copy_panel(d, rowbuf + j, nr);
     }
 }
 
@@ -637,7 +638,7 @@ void ox_nn_im2col_packed_1d(const ox_nn_geom *g, int64_t C, const float *x, int6
         if (a >= lo && b <= hi && b <= j1) {
           const float *src = xc + a * st + off;
           if (st == 1)
-            memcpy(row, src, (size_t)nr * sizeof(float));
+            ox_copy_panel(row, src, nr);
           else if (g2) /* even columns by permutes (AVX-512) */
             g2(row, src, nr);
           else

@@ -14,8 +14,16 @@ extern const ox_vmath_kernels ox_vmath_kernels_ref;
 #if OX_LEVELS_X86
 extern const ox_vmath_kernels ox_vmath_kernels_avx2, ox_vmath_kernels_avx512;
 #endif
+#ifdef __wasm_simd128__
+extern const ox_vmath_kernels ox_vmath_kernels_wasm; /* vmath_wasm.c */
+#endif
 
 const ox_vmath_kernels *ox_vmath_kernels_at(ox_isa isa) {
+#ifdef __wasm_simd128__
+  /* the SIMD128 build's entries (levels.h: a build, not a pick;
+   * ONNXC_ISA=portable clears simd128) */
+  if (ox_cpu_get()->simd128) return &ox_vmath_kernels_wasm;
+#endif
   return OX_LEVEL_TABLE(isa, ox_vmath_kernels);
 }
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../kernels/ewise.h"
 #include "../../kernels/levels.h"
 #include "../datamove.h"
 #include "../opcore.h"
@@ -50,6 +51,7 @@ typedef struct fz_state {
    * value gelu_in, run as one loop (oc_gelu_erf_f32, the same operations) */
   int32_t gelu_at, gelu_in;
   oc_gelu_erf gelu;
+  const ox_ew_kernels *ew; /* hand-written rows (WebAssembly SIMD128), or NULL */
 } fz_state;
 
 /* The scalar constant of operand v (v < 0), or false. */
@@ -174,6 +176,7 @@ static int fz_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   }
   s->buf[k - 1] = -1;
   fz_find_gelu(s);
+  s->ew = ox_ew_kernels_get();
   *state = s;
   return OX_OK;
 }
@@ -205,6 +208,31 @@ static int fz_prepare(const ox_kinfo *info, void **state, ox_err *e) {
     BODY;                           \
   }
 
+/* Instruction op through the hand-written rows (kernels/ewise.h: the same
+ * expressions as the loops below); false for an op they do not have. */
+static bool fz_ew(const ox_ew_kernels *ew, int32_t op, const float *pa, const float *pb, float sa,
+                  float sb, float *d, int64_t n, float p0, float p1) {
+  static const signed char bin[FZ_N_OPS] = {
+      [FZ_ADD] = OX_EW_ADD + 1, [FZ_SUB] = OX_EW_SUB + 1, [FZ_MUL] = OX_EW_MUL + 1,
+      [FZ_DIV] = OX_EW_DIV + 1, [FZ_MAX] = OX_EW_MAX + 1, [FZ_MIN] = OX_EW_MIN + 1};
+  static const signed char un[FZ_N_OPS] = {
+      [FZ_CLIP] = OX_EW_CLIP + 1,     [FZ_RELU] = OX_EW_RELU + 1,
+      [FZ_LEAKY] = OX_EW_LEAKY + 1,   [FZ_HSIGMOID] = OX_EW_HSIGMOID + 1,
+      [FZ_HSWISH] = OX_EW_HSWISH + 1, [FZ_NEG] = OX_EW_NEG + 1,
+      [FZ_ABS] = OX_EW_ABS + 1,       [FZ_SQRT] = OX_EW_SQRT + 1,
+      [FZ_POW2] = OX_EW_POW2 + 1,     [FZ_POW3] = OX_EW_POW3 + 1};
+  if (op < 0 || op >= FZ_N_OPS) return false;
+  if (bin[op]) {
+    ew->bin((ox_ew_bin)(bin[op] - 1), pa, pb, sa, sb, d, n);
+    return true;
+  }
+  if (un[op]) {
+    ew->un((ox_ew_un)(un[op] - 1), pa, d, n, p0, p1);
+    return true;
+  }
+  return false;
+}
+
 /* cv: each constant's value for this block when it is one number here;
  * cp: its elements for this block when it varies along the block (a
  * constant on the last axis), else NULL. */
@@ -220,6 +248,10 @@ OX_LEVEL_BODY void fz_block_c(const fz_state *s, const float *in, float *out, in
     const float *pa = ia >= 0 ? val[ia] : cp[-ia - 1], *pb = ib >= 0 ? val[ib] : cp[-ib - 1];
     float sa = ia < 0 ? cv[-ia - 1] : 0, sb = ib < 0 ? cv[-ib - 1] : 0;
     const float p0 = s->p0[k], p1 = s->p1[k], one = 1, zero = 0, half = 0.5f;
+    if (s->ew && fz_ew(s->ew, s->op[k], pa, pb, sa, sb, d, n, p0, p1)) {
+      val[k + 1] = d;
+      continue;
+    }
     switch (s->op[k]) {
       case FZ_ADD:
         FZ_BIN(x + y);
@@ -298,7 +330,7 @@ typedef struct fz_job {
   const float *x;
   float *y;
   int64_t inner, chans, nb, blk;
-  bool last_axis; /* constants vary along the last axis (inner == 1) */
+  bool last_axis;               /* constants vary along the last axis (inner == 1) */
   OX_LEVEL_PTR(fz_block) block; /* fz_block of the level in use */
 } fz_job;
 
