@@ -20,6 +20,7 @@ extern const ox_kernel_def ox_ops_control[];
 extern const ox_kernel_def ox_ops_sequence[];
 extern const ox_kernel_def ox_ops_optional[];
 extern const ox_kernel_def ox_ops_conv[];
+extern const ox_kernel_def ox_ops_conv_transpose[];
 extern const ox_kernel_def ox_ops_conv_int[];
 extern const ox_kernel_def ox_ops_pool[];
 extern const ox_kernel_def ox_ops_resize[];
@@ -84,6 +85,7 @@ static const ox_kernel_def *const tables[] = {
     ox_ops_sequence,
     ox_ops_optional,
     ox_ops_conv,
+    ox_ops_conv_transpose,
     ox_ops_conv_int,
     ox_ops_pool,
     ox_ops_resize,

@@ -69,4 +69,22 @@ int ox_conv_shapes(ox_kctx *ctx, const conv_state *s, const ox_value *x, const o
 int ox_conv_prepare_ms_fused(const ox_kinfo *info, void **state, ox_err *e);
 int ox_conv_run_ms_fused(ox_kctx *ctx, void *st);
 
+
+/* Float32 views of a convolution's X, W, B and Y (other float types
+ * widened into owned buffers): conv.c's staging, shared with
+ * conv_transpose.c */
+typedef struct fstage {
+  const float *xf, *wf, *bf;
+  float *yf;
+  float *own[4];
+} fstage;
+int ox_conv_stage_in(ox_kctx *ctx, fstage *st, const ox_value *x, const ox_value *w,
+                     const ox_value *b, ox_value *y);
+int ox_conv_stage_out(fstage *st, int rc, ox_value *y);
+/* A float tensor of the wanted type (want 0: any float type), else an error naming `what` */
+int ox_conv_check_float(ox_kctx *ctx, const ox_value *v, const char *what, int32_t want);
+/* Packs constant weights per group (ConvTranspose's transposed) */
+int ox_conv_pack_groups(const ox_kinfo *info, conv_state *s, const ox_value *w, bool transposed,
+                        ox_err *e);
+
 #endif
