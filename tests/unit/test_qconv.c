@@ -161,6 +161,9 @@ int main(void) {
        * not a multiple of the 8-row block */
       {2, {7, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 6, 13},
       {2, {8, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, 10, 21},
+      /* a 28 x 28 map: with a pool, chunks sized by the estimated finishing
+       * time (seven rows of 28 columns, whole panels and a leftover) */
+      {2, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 32, 24},
   };
   const char *paths[] = {"avx512vnni", "portable"};
   ox_err e = {0};
