@@ -13,7 +13,7 @@ case "${1:-}" in
   "") ;;
   *) echo "setup.sh: unknown option $1 (--packages or --node)" >&2; exit 2 ;;
 esac
-pkgs=(cmake make gcc clang libclang-rt-14-dev protobuf-compiler python3 python3-onnx python3-numpy
+pkgs=(cmake make gcc clang libclang-rt-14-dev lld protobuf-compiler python3 python3-onnx python3-numpy
       python3-dev python3-setuptools python3-pytest libonnx-testdata
       libpcre2-dev libutf8proc-dev libjpeg-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
       graphviz pkgconf libmicrohttpd-dev libjansson-dev libgnutls28-dev libgrpc-dev wrk python3-yaml
