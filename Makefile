@@ -25,7 +25,7 @@ SHELL := /bin/bash
 NOJS := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
 
 .PHONY: run test setup build build-asan build-tsan install python clean wasm wasm-threads wasm-if-emcc \
-        test-lane-release test-lane-sanitizers
+        test-lane-release test-lane-sanitizers test-steps-release test-steps-sanitizers
 
 run: build
 	./build/onnxc info examples/perceptron.onnxtxt
