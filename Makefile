@@ -70,9 +70,10 @@ build-tsan: setup
 #   release:    the node packages (network), the release build, the wasm
 #               module, the release suite, its kernel tests again at the lower
 #               CPU levels (ONNXC_ISA=avx2, =portable: tests/isa.cmake)
-#   sanitizers: the ASan+UBSan build (with fuzzers), the TSan build, the TSan
-#               suite, the ASan+UBSan suite (last: its longest tests start
-#               first, tests/zz_order.cmake, so it ends with both cores busy)
+#   sanitizers: the ASan+UBSan build (with fuzzers), the TSan build, the
+#               ASan+UBSan suite, the TSan suite (last, as before: the lane
+#               runs longer, so its servers under TSan, ~10x slower, mostly
+#               run once the release lane is done, far from their time limits)
 # Run one after the other, each step left a core idle while it waited
 # (downloads, cmake's configure, links, a suite's last long test, tests that
 # sleep or poll); side by side the other lane's work fills those gaps. The
@@ -101,10 +102,10 @@ test-steps-release:
 test-steps-sanitizers:
 	$(build_asan)
 	$(build_tsan)
-	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-	  $(NOJS) ctest --output-on-failure -j $(JOBS) --timeout 2400 -L concurrency
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(NOJS) ctest --output-on-failure -j $(JOBS) --timeout 2400 -LE release-only
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  $(NOJS) ctest --output-on-failure -j $(JOBS) --timeout 2400 -L concurrency
 
 WASM_SIMD ?= ON
 # (SETUP_DONE=1: make test's release lane, which ran the set-up already)
