@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
 # setup.sh - install what the build and the tests need on a Debian machine.
 # Installs only missing packages, and only when running as root.
+#   setup.sh             the Debian packages, then the node packages of the tests
+#   setup.sh --packages  the Debian packages only (what the builds need)
+#   setup.sh --node      the node packages only (onnxruntime-node/-web: only
+#                        tests read them, so `make test` fetches them while it builds)
 set -u
-pkgs=(cmake make gcc clang libclang-rt-14-dev protobuf-compiler python3 python3-onnx python3-numpy
+want_packages=1 want_node=1
+case "${1:-}" in
+  --packages) want_node=0 ;;
+  --node) want_packages=0 ;;
+  "") ;;
+  *) echo "setup.sh: unknown option $1 (--packages or --node)" >&2; exit 2 ;;
+esac
+pkgs=(cmake make gcc clang libclang-rt-14-dev lld protobuf-compiler python3 python3-onnx python3-numpy
       python3-dev python3-setuptools python3-pytest libonnx-testdata
       libpcre2-dev libutf8proc-dev libjpeg-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
       graphviz pkgconf libmicrohttpd-dev libjansson-dev libgnutls28-dev libgrpc-dev wrk python3-yaml
@@ -66,19 +77,21 @@ install_ortweb() {
 }
 
 if [ "$(id -u)" -ne 0 ]; then
-  if [ ${#missing[@]} -ne 0 ]; then
+  if [ "$want_packages" = 1 ] && [ ${#missing[@]} -ne 0 ]; then
     echo "setup: missing packages (install them as root): ${missing[*]}" >&2
   fi
   exit 0
 fi
 status=0
-if [ ${#missing[@]} -ne 0 ]; then
+if [ "$want_packages" = 1 ] && [ ${#missing[@]} -ne 0 ]; then
   echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null || true
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
     { echo "setup: apt-get install failed" >&2; status=1; }
 fi
-install_ort
-install_ortweb
+if [ "$want_node" = 1 ]; then
+  install_ort
+  install_ortweb
+fi
 exit $status
