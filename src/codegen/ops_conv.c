@@ -512,22 +512,38 @@ static int gen_batchnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
 }
 
 /* ConvTranspose as a scatter: each input element adds its products with
- * the kernel into the output window it maps to. Explicit pads only (the
- * output_shape and auto_pad forms are declined). */
+ * the kernel into the output window it maps to. Explicit pads, or those
+ * that output_shape or auto_pad SAME_* imply for the static output. */
 static int gen_conv_transpose(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                               size_t n_out) {
   (void)n_out;
   if (n_in < 2 || !in[0] || !in[1]) return cg_fail(c, OX_EMODEL, "expects X and W");
   if (cg_need_float(c, in[0])) return c->e->code;
-  if (ox_node_attr(n, "output_shape") ||
-      strcmp(ox_node_attr_str(n, "auto_pad", "NOTSET"), "NOTSET") != 0)
-    return cg_fail(c, OX_EUNSUPPORTED, "output_shape and auto_pad are not compiled");
   const cg_val *X = in[0], *W = in[1], *Y = out[0];
   if (W->rank != X->rank) return cg_fail(c, OX_EMODEL, "W rank differs from X rank");
   win w;
   /* window() reads strides, dilations and pads; in/out swap roles here */
   int rc = window(c, n, X, Y, W->dims + 2, &w);
   if (rc) return rc;
+  const char *ap = ox_node_attr_str(n, "auto_pad", "NOTSET");
+  if (ox_node_attr(n, "output_shape") || strcmp(ap, "SAME_UPPER") == 0 ||
+      strcmp(ap, "SAME_LOWER") == 0) {
+    /* the pads that give the output its (inferred) size, as the runtime
+     * splits them: total = the full scatter's extent - the output's, its
+     * floor half at the start for SAME_UPPER, at the end otherwise; a
+     * negative total (an output larger than the scatter) pads with zeros */
+    int64_t opad[3] = {0, 0, 0};
+    size_t cnt;
+    if (cg_attr_ints(n, "output_padding", opad, 3, &cnt) && cnt != w.r)
+      return cg_fail(c, OX_EMODEL, "output_padding has %zu values", cnt);
+    for (size_t i = 0; i < w.r; i++) {
+      int64_t full = w.s[i] * (w.in[i] - 1) + opad[i] + (w.k[i] - 1) * w.d[i] + 1;
+      int64_t total = full - w.out[i];
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor(total / 2) */
+      w.pb[i] = strcmp(ap, "SAME_UPPER") == 0 ? half : total - half;
+      w.pe[i] = total - w.pb[i];
+    }
+  }
   int64_t G = ox_node_attr_int(n, "group", 1), C = X->dims[1], Mg = W->dims[1], M = Mg * G;
   if (G < 1 || C % G || W->dims[0] != C || Y->dims[1] != M)
     return cg_fail(c, OX_EMODEL, "group %lld does not fit the channels", (long long)G);
