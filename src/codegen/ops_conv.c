@@ -401,10 +401,17 @@ static int gen_conv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
 static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                     size_t n_out) {
   (void)n_in;
-  if (n_out > 1 && out[1]) return cg_fail(c, OX_EUNSUPPORTED, "the Indices output is not compiled");
-  if (cg_need_float(c, in[0])) return c->e->code;
   const cg_val *X = in[0];
   bool mx = strcmp(n->op_type, "MaxPool") == 0, lp = strcmp(n->op_type, "LpPool") == 0;
+  /* MaxPool also on int8 and uint8 (as the runtime): the maximum needs no arithmetic */
+  bool byte = mx && (X->dtype == OX_INT8 || X->dtype == OX_UINT8);
+  if (!byte && cg_need_float(c, in[0])) return c->e->code;
+  /* MaxPool's Indices: the flat index in X of the first maximum of the
+   * window (row-major, or column-major over the spatial dims with
+   * storage_order 1), as the runtime; 0 for a window wholly in the padding */
+  bool want_idx = mx && n_out > 1 && out[1];
+  if (want_idx && out[1]->dtype != OX_INT64) return cg_fail(c, OX_EMODEL, "Indices must be int64");
+  int64_t order = ox_node_attr_int(n, "storage_order", 0);
   int64_t ks[3];
   size_t cnt;
   if (!cg_attr_ints(n, "kernel_shape", ks, 3, &cnt) || cnt + 2 != X->rank)
@@ -412,9 +419,9 @@ static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   win w;
   int rc = window(c, n, X, out[0], ks, &w);
   if (rc) return rc;
+  /* count_include_pad counts the window's positions inside the padded
+   * input [-pb, in + pe): with ceil_mode a last window may reach past it */
   bool incl = ox_node_attr_int(n, "count_include_pad", 0) != 0;
-  if (incl && ox_node_attr_int(n, "ceil_mode", 0))
-    return cg_fail(c, OX_EUNSUPPORTED, "count_include_pad with ceil_mode is not compiled");
   int64_t isz = 1, osz = 1;
   for (size_t i = 0; i < w.r; i++) isz *= w.in[i], osz *= w.out[i];
   const char *T = cg_ctype(X->dtype);
@@ -427,14 +434,15 @@ static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   flat(po, sizeof po, "p", w.in, w.r);
   flat(oo, sizeof oo, "o", w.out, w.r);
   cg_printf(c, "%*s{\n%*s  %s acc = %s;\n%*s  long cnt = 0;\n", ind, "", ind, "", T,
-            mx ? "-INFINITY" : "0", ind, "");
+            !mx ? "0" : X->dtype == OX_INT8 ? "INT8_MIN" : byte ? "0" : "-INFINITY", ind, "");
+  if (want_idx) cg_printf(c, "%*s  long long best = -1;\n", ind, "");
   /* count_include_pad counts the window inside the padded input only */
   open_win(c, &w, ind + 2, !incl);
   int in2 = ind + 2 + 2 * (int)w.r;
   if (incl) {
     cg_printf(c, "%*sif (", in2, "");
     for (size_t i = 0; i < w.r; i++)
-      cg_printf(c, "%sp%zu >= %lld", i ? " && " : "", i, (long long)(w.in[i] + w.pe[i]));
+      cg_printf(c, "%sp%zu >= %lld", i ? " || " : "", i, (long long)(w.in[i] + w.pe[i]));
     cg_printf(c, ") continue;\n%*scnt++;\n%*sif (", in2, "", in2, "");
     for (size_t i = 0; i < w.r; i++)
       cg_printf(c, "%sp%zu < 0 || p%zu >= %lld", i ? " || " : "", i, i, (long long)w.in[i]);
@@ -444,7 +452,23 @@ static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   }
   char p_lit[64];
   cg_float_lit(p_lit, sizeof p_lit, (double)ox_node_attr_int(n, "p", 2), X->dtype == OX_FLOAT);
-  if (mx)
+  if (want_idx) {
+    char lin[160];
+    if (order == 1) { /* column-major: p0 + p1 * in0 + ... */
+      size_t k = 0;
+      int64_t st = 1;
+      lin[0] = 0;
+      for (size_t i = 0; i < w.r; i++) {
+        k += (size_t)snprintf(lin + k, sizeof lin - k, "%sp%zu * %lld", i ? " + " : "", i,
+                              (long long)st);
+        st *= w.in[i];
+      }
+    } else {
+      snprintf(lin, sizeof lin, "%s", po);
+    }
+    cg_printf(c, "%*sif (x[%s] > acc || best < 0) {\n%*s  acc = x[%s];\n%*s  best = %s;\n%*s}\n",
+              in2, "", po, in2, "", po, in2, "", lin, in2, "");
+  } else if (mx)
     cg_printf(c, "%*sif (x[%s] > acc) acc = x[%s];\n", in2, "", po, po);
   else if (lp)
     cg_printf(c, "%*sacc += %s(%s(x[%s]), %s);\n", in2, "", cg_mathfn(c, X->dtype, "pow"),
@@ -452,6 +476,9 @@ static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   else
     cg_printf(c, "%*sacc += x[%s];\n", in2, "", po);
   close_win(c, &w, ind + 2);
+  if (want_idx)
+    cg_printf(c, "%*s  Y1[bc * %lld + %s] = best < 0 ? 0 : (int64_t)(bc * %lld) + best;\n", ind, "",
+              (long long)osz, oo, (long long)isz);
   if (mx)
     cg_printf(c, "%*s  (void)cnt;\n%*s  y[%s] = acc;\n", ind, "", ind, "", oo);
   else if (lp)
