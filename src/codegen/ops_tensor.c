@@ -179,16 +179,33 @@ static int gen_pad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
     rt = true;
     np = (size_t)in[1]->numel;
   }
+  bool rt_axes = false; /* axes computed: pb[] filled at run time */
   if (n_in > 3 && in[3]) {
-    if (!cg_const_ints(in[3], axes, CG_MAX_RANK, &na))
-      return cg_fail(c, OX_EUNSUPPORTED, "axes must be a constant");
+    if (!cg_const_ints(in[3], axes, CG_MAX_RANK, &na)) {
+      rt_axes = true;
+      na = (size_t)in[3]->numel;
+      if (na > r) return cg_fail(c, OX_EMODEL, "more axes than dims");
+    }
   } else {
     na = r;
     for (size_t i = 0; i < r; i++) axes[i] = (int64_t)i;
   }
   if (np != 2 * na) return cg_fail(c, OX_EMODEL, "pads has %zu values for %zu axes", np, na);
-  if (rt && r) cg_printf(c, "  long long pb[%zu] = {0};\n", r);
-  for (size_t i = 0; i < na; i++) {
+  if (rt_axes) {
+    /* an axis out of range is skipped (the generated code cannot fail) */
+    if (r) cg_printf(c, "  long long pb[%zu] = {0};\n", r);
+    for (size_t i = 0; i < na; i++) {
+      cg_printf(c, "  {\n    long long ax = (long long)X3[%zu];\n    if (ax < 0) ax += %zu;\n", i, r);
+      if (rt)
+        cg_printf(c, "    if (ax >= 0 && ax < %zu) pb[ax] = (long long)X1[%zu];\n  }\n", r, i);
+      else
+        cg_printf(c, "    if (ax >= 0 && ax < %zu) pb[ax] = %lld;\n  }\n", r, (long long)pads[i]);
+    }
+    rt = true;
+  } else if (rt && r) {
+    cg_printf(c, "  long long pb[%zu] = {0};\n", r);
+  }
+  for (size_t i = 0; i < na && !rt_axes; i++) {
     size_t ax;
     if (!cg_axis(axes[i], r, &ax)) return cg_fail(c, OX_EMODEL, "axis out of range");
     if (rt)
@@ -197,7 +214,8 @@ static int gen_pad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
       pb[ax] = pads[i];
   }
   bool cst = strcmp(mode, "constant") == 0, edge = strcmp(mode, "edge") == 0;
-  if (!cst && !edge && strcmp(mode, "reflect") != 0)
+  bool wrap = strcmp(mode, "wrap") == 0;
+  if (!cst && !edge && !wrap && strcmp(mode, "reflect") != 0)
     return cg_fail(c, OX_EUNSUPPORTED, "mode %s", mode);
   if (!cst && X->numel == 0) return cg_fail(c, OX_EUNSUPPORTED, "%s of an empty tensor", mode);
   int64_t st[CG_MAX_RANK];
@@ -221,6 +239,9 @@ static int gen_pad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
     else if (edge)
       cg_printf(c, "%*s  q%zu = q%zu < 0 ? 0 : q%zu >= %lld ? %lld : q%zu;\n", ind, "", d, d, d, I,
                 I - 1, d);
+    else if (wrap) /* the input repeated: q modulo I, made non-negative */
+      cg_printf(c, "%*s  q%zu %%= %lld;\n%*s  if (q%zu < 0) q%zu += %lld;\n", ind, "", d, I, ind, "",
+                d, d, I);
     else
       cg_printf(c, "%*s  if (q%zu < 0) q%zu = -q%zu;\n%*s  if (q%zu >= %lld) q%zu = %lld - q%zu;\n",
                 ind, "", d, d, d, ind, "", d, I, d, 2 * (I - 1), d);
