@@ -517,10 +517,6 @@ static int gen_global_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in
 static int gen_batchnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                          size_t n_out) {
   if (n_in != 5) return cg_fail(c, OX_EMODEL, "expects 5 inputs");
-  for (size_t i = 1; i < n_out; i++)
-    if (out[i]) return cg_fail(c, OX_EUNSUPPORTED, "training outputs are not compiled");
-  if (ox_node_attr_int(n, "training_mode", 0))
-    return cg_fail(c, OX_EUNSUPPORTED, "training_mode is not compiled");
   if (cg_need_float(c, in[0])) return c->e->code;
   const cg_val *X = in[0];
   int64_t C = X->rank > 1 ? X->dims[1] : 1, sp = 1;
@@ -528,6 +524,52 @@ static int gen_batchnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   char eps[64];
   cg_float_lit(eps, sizeof eps, ox_node_attr_float(n, "epsilon", 1e-5f), X->dtype == OX_FLOAT);
   const char *T = cg_ctype(X->dtype);
+  /* training mode (the attribute from opset 14; before it, asking for the
+   * running statistics), as the runtime: the batch's mean and biased
+   * variance per channel, in double (float with --float-only); outputs 1
+   * and 2 the running mean and variance, input * momentum + batch * (1 -
+   * momentum); 3 and 4 (before opset 14) the batch's mean and variance */
+  bool extra = false;
+  for (size_t i = 1; i < n_out; i++) extra |= out[i] != NULL;
+  bool training = c->opset >= 14 ? ox_node_attr_int(n, "training_mode", 0) != 0 : extra;
+  if (extra && !training) return cg_fail(c, OX_EMODEL, "statistics outputs in inference mode");
+  if (training) {
+    if (c->opset < 9 && ox_node_attr_int(n, "spatial", 1) == 0)
+      return cg_fail(c, OX_EUNSUPPORTED, "training with spatial=0");
+    const char *A = c->o->float_only ? "float" : "double";
+    char mom[64], one_m[64];
+    double mo = ox_node_attr_float(n, "momentum", 0.9f);
+    cg_float_lit(mom, sizeof mom, mo, c->o->float_only);
+    cg_float_lit(one_m, sizeof one_m, 1.0 - mo, c->o->float_only);
+    long long cnt = (long long)(X->dims[0] * sp);
+    cg_printf(c, "  for (size_t ch = 0; ch < %lld; ch++) {\n    %s s = 0, v = 0;\n", (long long)C, A);
+    cg_printf(c,
+              "    for (size_t b = 0; b < %lld; b++)\n      for (size_t i = 0; i < %lld; i++) "
+              "s += X0[(b * %lld + ch) * %lld + i];\n",
+              (long long)X->dims[0], (long long)sp, (long long)C, (long long)sp);
+    cg_printf(c, "    const %s mean = %s;\n", A, cnt ? ox_arena_printf(c->a, "s / %lld", cnt) : "0");
+    cg_printf(c,
+              "    for (size_t b = 0; b < %lld; b++)\n      for (size_t i = 0; i < %lld; i++) {\n"
+              "        const %s d = X0[(b * %lld + ch) * %lld + i] - mean;\n        v += d * d;\n"
+              "      }\n",
+              (long long)X->dims[0], (long long)sp, A, (long long)C, (long long)sp);
+    cg_printf(c, "    const %s var = %s;\n", A, cnt ? ox_arena_printf(c->a, "v / %lld", cnt) : "0");
+    cg_printf(c, "    const %s sd = %s(var + %s);\n", A, c->o->float_only ? "sqrtf" : "sqrt", eps);
+    cg_printf(c,
+              "    for (size_t b = 0; b < %lld; b++)\n      for (size_t i = 0; i < %lld; i++) {\n"
+              "        const size_t k = (b * %lld + ch) * %lld + i;\n"
+              "        Y0[k] = (%s)(X1[ch] * ((X0[k] - mean) / sd) + X2[ch]);\n      }\n",
+              (long long)X->dims[0], (long long)sp, (long long)C, (long long)sp, T);
+    static const char *const what[5] = {NULL, "X3[ch] * %s + mean * %s", "X4[ch] * %s + var * %s",
+                                        "mean", "var"};
+    for (size_t o = 1; o < n_out && o < 5; o++) {
+      if (!out[o]) continue;
+      const char *e = ox_arena_printf(c->a, what[o], mom, one_m);
+      cg_printf(c, "    Y%zu[ch] = (%s)(%s);\n", o, cg_ctype(out[o]->dtype), e ? e : "0");
+    }
+    cg_printf(c, "  }\n");
+    return OX_OK;
+  }
   cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t ch = 0; ch < %lld; ch++) {\n",
             (long long)X->dims[0], (long long)C);
   cg_printf(c, "      const %s sd = %s(X4[ch] + %s);\n", T, cg_mathfn(c, X->dtype, "sqrt"), eps);
