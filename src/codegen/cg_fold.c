@@ -260,7 +260,7 @@ static int inline_branch(fstate *f, const ox_node *n, const ox_graph *b, ox_node
   if (need > *cap) {
     ox_node *nn = ox_arena_calloc(f->a, need * 2, sizeof *nn);
     if (!nn) return ox_err_set(f->e, OX_ENOMEM, "compile: out of memory");
-    memcpy(nn, *nodes, *n_nodes * sizeof *nn);
+    if (*n_nodes) memcpy(nn, *nodes, *n_nodes * sizeof *nn);
     *nodes = nn;
     *cap = need * 2;
   }
@@ -373,7 +373,7 @@ static int fold_round(fstate *f, const ox_graph *g, ox_graph **ng, size_t *n_fol
   *r = *g;
   r->node = nodes;
   r->n_node = n_nodes;
-  memcpy(inits, g->initializer, g->n_initializer * sizeof *inits);
+  if (g->n_initializer) memcpy(inits, g->initializer, g->n_initializer * sizeof *inits);
   for (size_t k = 0; k < n_added; k++) inits[g->n_initializer + k] = *added[k];
   for (size_t k = 0; k < n_b_inits; k++) inits[g->n_initializer + n_added + k] = *b_inits[k];
   r->initializer = inits;

@@ -19,7 +19,8 @@ static const char *const widen_ops[] = {
     "MatMul", "Gemm", "Conv", "ConvTranspose", "Pad", "Clip", "MaxPool", "AveragePool",
     "GlobalAveragePool", "GlobalMaxPool", "Softmax", "LogSoftmax", "BatchNormalization",
     "LayerNormalization", "InstanceNormalization", "ReduceMean", "ReduceSum", "ReduceMax",
-    "ReduceMin", "LpNormalization", "Resize", "Einsum", "Attention", "QLinearMatMul", "Range"};
+    "ReduceMin", "LpNormalization", "Resize", "Einsum", "Attention", "QLinearMatMul", "Range",
+    "LinearAttention", "CausalConvWithState", "SwiGLU"};
 
 bool cg_widen_op(const char *op) {
   for (size_t i = 0; i < sizeof widen_ops / sizeof widen_ops[0]; i++)

@@ -319,7 +319,9 @@ static int small_float_ok(cg_ctx *c, const ox_node *n, cg_val **in) {
   static const char *const ok[] = {
       "Cast",   "CastLike", "Reshape", "Flatten", "Squeeze", "Unsqueeze",      "Identity",
       "Transpose", "Slice", "Tile",    "Expand",  "Concat",  "Split",          "Gather",
-      "GatherElements", "GatherND", "Where"};
+      "GatherElements", "GatherND", "Where",
+      /* control flow moves its values with memcpy; the body's nodes are checked on their own */
+      "If", "Loop", "Scan"};
   /* packed 4- and 2-bit types: Cast and the plain copies (whole bytes) only */
   static const char *const packed_ok[] = {"Cast",      "CastLike", "Reshape", "Flatten",
                                           "Squeeze",   "Unsqueeze", "Identity"};

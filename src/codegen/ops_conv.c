@@ -401,10 +401,17 @@ static int gen_conv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
 static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                     size_t n_out) {
   (void)n_in;
-  if (n_out > 1 && out[1]) return cg_fail(c, OX_EUNSUPPORTED, "the Indices output is not compiled");
-  if (cg_need_float(c, in[0])) return c->e->code;
   const cg_val *X = in[0];
   bool mx = strcmp(n->op_type, "MaxPool") == 0, lp = strcmp(n->op_type, "LpPool") == 0;
+  /* MaxPool also on int8 and uint8 (as the runtime): the maximum needs no arithmetic */
+  bool byte = mx && (X->dtype == OX_INT8 || X->dtype == OX_UINT8);
+  if (!byte && cg_need_float(c, in[0])) return c->e->code;
+  /* MaxPool's Indices: the flat index in X of the first maximum of the
+   * window (row-major, or column-major over the spatial dims with
+   * storage_order 1), as the runtime; 0 for a window wholly in the padding */
+  bool want_idx = mx && n_out > 1 && out[1];
+  if (want_idx && out[1]->dtype != OX_INT64) return cg_fail(c, OX_EMODEL, "Indices must be int64");
+  int64_t order = ox_node_attr_int(n, "storage_order", 0);
   int64_t ks[3];
   size_t cnt;
   if (!cg_attr_ints(n, "kernel_shape", ks, 3, &cnt) || cnt + 2 != X->rank)
@@ -412,9 +419,9 @@ static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   win w;
   int rc = window(c, n, X, out[0], ks, &w);
   if (rc) return rc;
+  /* count_include_pad counts the window's positions inside the padded
+   * input [-pb, in + pe): with ceil_mode a last window may reach past it */
   bool incl = ox_node_attr_int(n, "count_include_pad", 0) != 0;
-  if (incl && ox_node_attr_int(n, "ceil_mode", 0))
-    return cg_fail(c, OX_EUNSUPPORTED, "count_include_pad with ceil_mode is not compiled");
   int64_t isz = 1, osz = 1;
   for (size_t i = 0; i < w.r; i++) isz *= w.in[i], osz *= w.out[i];
   const char *T = cg_ctype(X->dtype);
@@ -427,14 +434,15 @@ static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   flat(po, sizeof po, "p", w.in, w.r);
   flat(oo, sizeof oo, "o", w.out, w.r);
   cg_printf(c, "%*s{\n%*s  %s acc = %s;\n%*s  long cnt = 0;\n", ind, "", ind, "", T,
-            mx ? "-INFINITY" : "0", ind, "");
+            !mx ? "0" : X->dtype == OX_INT8 ? "INT8_MIN" : byte ? "0" : "-INFINITY", ind, "");
+  if (want_idx) cg_printf(c, "%*s  long long best = -1;\n", ind, "");
   /* count_include_pad counts the window inside the padded input only */
   open_win(c, &w, ind + 2, !incl);
   int in2 = ind + 2 + 2 * (int)w.r;
   if (incl) {
     cg_printf(c, "%*sif (", in2, "");
     for (size_t i = 0; i < w.r; i++)
-      cg_printf(c, "%sp%zu >= %lld", i ? " && " : "", i, (long long)(w.in[i] + w.pe[i]));
+      cg_printf(c, "%sp%zu >= %lld", i ? " || " : "", i, (long long)(w.in[i] + w.pe[i]));
     cg_printf(c, ") continue;\n%*scnt++;\n%*sif (", in2, "", in2, "");
     for (size_t i = 0; i < w.r; i++)
       cg_printf(c, "%sp%zu < 0 || p%zu >= %lld", i ? " || " : "", i, i, (long long)w.in[i]);
@@ -444,7 +452,23 @@ static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   }
   char p_lit[64];
   cg_float_lit(p_lit, sizeof p_lit, (double)ox_node_attr_int(n, "p", 2), X->dtype == OX_FLOAT);
-  if (mx)
+  if (want_idx) {
+    char lin[160];
+    if (order == 1) { /* column-major: p0 + p1 * in0 + ... */
+      size_t k = 0;
+      int64_t st = 1;
+      lin[0] = 0;
+      for (size_t i = 0; i < w.r; i++) {
+        k += (size_t)snprintf(lin + k, sizeof lin - k, "%sp%zu * %lld", i ? " + " : "", i,
+                              (long long)st);
+        st *= w.in[i];
+      }
+    } else {
+      snprintf(lin, sizeof lin, "%s", po);
+    }
+    cg_printf(c, "%*sif (x[%s] > acc || best < 0) {\n%*s  acc = x[%s];\n%*s  best = %s;\n%*s}\n",
+              in2, "", po, in2, "", po, in2, "", lin, in2, "");
+  } else if (mx)
     cg_printf(c, "%*sif (x[%s] > acc) acc = x[%s];\n", in2, "", po, po);
   else if (lp)
     cg_printf(c, "%*sacc += %s(%s(x[%s]), %s);\n", in2, "", cg_mathfn(c, X->dtype, "pow"),
@@ -452,6 +476,9 @@ static int gen_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   else
     cg_printf(c, "%*sacc += x[%s];\n", in2, "", po);
   close_win(c, &w, ind + 2);
+  if (want_idx)
+    cg_printf(c, "%*s  Y1[bc * %lld + %s] = best < 0 ? 0 : (int64_t)(bc * %lld) + best;\n", ind, "",
+              (long long)osz, oo, (long long)isz);
   if (mx)
     cg_printf(c, "%*s  (void)cnt;\n%*s  y[%s] = acc;\n", ind, "", ind, "", oo);
   else if (lp)
@@ -490,10 +517,6 @@ static int gen_global_pool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in
 static int gen_batchnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                          size_t n_out) {
   if (n_in != 5) return cg_fail(c, OX_EMODEL, "expects 5 inputs");
-  for (size_t i = 1; i < n_out; i++)
-    if (out[i]) return cg_fail(c, OX_EUNSUPPORTED, "training outputs are not compiled");
-  if (ox_node_attr_int(n, "training_mode", 0))
-    return cg_fail(c, OX_EUNSUPPORTED, "training_mode is not compiled");
   if (cg_need_float(c, in[0])) return c->e->code;
   const cg_val *X = in[0];
   int64_t C = X->rank > 1 ? X->dims[1] : 1, sp = 1;
@@ -501,6 +524,52 @@ static int gen_batchnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   char eps[64];
   cg_float_lit(eps, sizeof eps, ox_node_attr_float(n, "epsilon", 1e-5f), X->dtype == OX_FLOAT);
   const char *T = cg_ctype(X->dtype);
+  /* training mode (the attribute from opset 14; before it, asking for the
+   * running statistics), as the runtime: the batch's mean and biased
+   * variance per channel, in double (float with --float-only); outputs 1
+   * and 2 the running mean and variance, input * momentum + batch * (1 -
+   * momentum); 3 and 4 (before opset 14) the batch's mean and variance */
+  bool extra = false;
+  for (size_t i = 1; i < n_out; i++) extra |= out[i] != NULL;
+  bool training = c->opset >= 14 ? ox_node_attr_int(n, "training_mode", 0) != 0 : extra;
+  if (extra && !training) return cg_fail(c, OX_EMODEL, "statistics outputs in inference mode");
+  if (training) {
+    if (c->opset < 9 && ox_node_attr_int(n, "spatial", 1) == 0)
+      return cg_fail(c, OX_EUNSUPPORTED, "training with spatial=0");
+    const char *A = c->o->float_only ? "float" : "double";
+    char mom[64], one_m[64];
+    double mo = ox_node_attr_float(n, "momentum", 0.9f);
+    cg_float_lit(mom, sizeof mom, mo, c->o->float_only);
+    cg_float_lit(one_m, sizeof one_m, 1.0 - mo, c->o->float_only);
+    long long cnt = (long long)(X->dims[0] * sp);
+    cg_printf(c, "  for (size_t ch = 0; ch < %lld; ch++) {\n    %s s = 0, v = 0;\n", (long long)C, A);
+    cg_printf(c,
+              "    for (size_t b = 0; b < %lld; b++)\n      for (size_t i = 0; i < %lld; i++) "
+              "s += X0[(b * %lld + ch) * %lld + i];\n",
+              (long long)X->dims[0], (long long)sp, (long long)C, (long long)sp);
+    cg_printf(c, "    const %s mean = %s;\n", A, cnt ? ox_arena_printf(c->a, "s / %lld", cnt) : "0");
+    cg_printf(c,
+              "    for (size_t b = 0; b < %lld; b++)\n      for (size_t i = 0; i < %lld; i++) {\n"
+              "        const %s d = X0[(b * %lld + ch) * %lld + i] - mean;\n        v += d * d;\n"
+              "      }\n",
+              (long long)X->dims[0], (long long)sp, A, (long long)C, (long long)sp);
+    cg_printf(c, "    const %s var = %s;\n", A, cnt ? ox_arena_printf(c->a, "v / %lld", cnt) : "0");
+    cg_printf(c, "    const %s sd = %s(var + %s);\n", A, c->o->float_only ? "sqrtf" : "sqrt", eps);
+    cg_printf(c,
+              "    for (size_t b = 0; b < %lld; b++)\n      for (size_t i = 0; i < %lld; i++) {\n"
+              "        const size_t k = (b * %lld + ch) * %lld + i;\n"
+              "        Y0[k] = (%s)(X1[ch] * ((X0[k] - mean) / sd) + X2[ch]);\n      }\n",
+              (long long)X->dims[0], (long long)sp, (long long)C, (long long)sp, T);
+    static const char *const what[5] = {NULL, "X3[ch] * %s + mean * %s", "X4[ch] * %s + var * %s",
+                                        "mean", "var"};
+    for (size_t o = 1; o < n_out && o < 5; o++) {
+      if (!out[o]) continue;
+      const char *e = ox_arena_printf(c->a, what[o], mom, one_m);
+      cg_printf(c, "    Y%zu[ch] = (%s)(%s);\n", o, cg_ctype(out[o]->dtype), e ? e : "0");
+    }
+    cg_printf(c, "  }\n");
+    return OX_OK;
+  }
   cg_printf(c, "  for (size_t b = 0; b < %lld; b++)\n    for (size_t ch = 0; ch < %lld; ch++) {\n",
             (long long)X->dims[0], (long long)C);
   cg_printf(c, "      const %s sd = %s(X4[ch] + %s);\n", T, cg_mathfn(c, X->dtype, "sqrt"), eps);
@@ -512,22 +581,38 @@ static int gen_batchnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
 }
 
 /* ConvTranspose as a scatter: each input element adds its products with
- * the kernel into the output window it maps to. Explicit pads only (the
- * output_shape and auto_pad forms are declined). */
+ * the kernel into the output window it maps to. Explicit pads, or those
+ * that output_shape or auto_pad SAME_* imply for the static output. */
 static int gen_conv_transpose(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                               size_t n_out) {
   (void)n_out;
   if (n_in < 2 || !in[0] || !in[1]) return cg_fail(c, OX_EMODEL, "expects X and W");
   if (cg_need_float(c, in[0])) return c->e->code;
-  if (ox_node_attr(n, "output_shape") ||
-      strcmp(ox_node_attr_str(n, "auto_pad", "NOTSET"), "NOTSET") != 0)
-    return cg_fail(c, OX_EUNSUPPORTED, "output_shape and auto_pad are not compiled");
   const cg_val *X = in[0], *W = in[1], *Y = out[0];
   if (W->rank != X->rank) return cg_fail(c, OX_EMODEL, "W rank differs from X rank");
   win w;
   /* window() reads strides, dilations and pads; in/out swap roles here */
   int rc = window(c, n, X, Y, W->dims + 2, &w);
   if (rc) return rc;
+  const char *ap = ox_node_attr_str(n, "auto_pad", "NOTSET");
+  if (ox_node_attr(n, "output_shape") || strcmp(ap, "SAME_UPPER") == 0 ||
+      strcmp(ap, "SAME_LOWER") == 0) {
+    /* the pads that give the output its (inferred) size, as the runtime
+     * splits them: total = the full scatter's extent - the output's, its
+     * floor half at the start for SAME_UPPER, at the end otherwise; a
+     * negative total (an output larger than the scatter) pads with zeros */
+    int64_t opad[3] = {0, 0, 0};
+    size_t cnt;
+    if (cg_attr_ints(n, "output_padding", opad, 3, &cnt) && cnt != w.r)
+      return cg_fail(c, OX_EMODEL, "output_padding has %zu values", cnt);
+    for (size_t i = 0; i < w.r; i++) {
+      int64_t full = w.s[i] * (w.in[i] - 1) + opad[i] + (w.k[i] - 1) * w.d[i] + 1;
+      int64_t total = full - w.out[i];
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor(total / 2) */
+      w.pb[i] = strcmp(ap, "SAME_UPPER") == 0 ? half : total - half;
+      w.pe[i] = total - w.pb[i];
+    }
+  }
   int64_t G = ox_node_attr_int(n, "group", 1), C = X->dims[1], Mg = W->dims[1], M = Mg * G;
   if (G < 1 || C % G || W->dims[0] != C || Y->dims[1] != M)
     return cg_fail(c, OX_EMODEL, "group %lld does not fit the channels", (long long)G);

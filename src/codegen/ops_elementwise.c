@@ -219,6 +219,34 @@ static const binary_row binary_rows[] = {
     {"BitwiseXor", "a ^ b", 4},   {NULL, NULL, 0},
 };
 
+/* Pow of an integer base, as the runtime computes it: with an exponent of
+ * the same type, by squaring in 64-bit unsigned arithmetic (the low bits,
+ * so it wraps as the type does; a negative exponent gives 0 except for the
+ * bases 1 and -1); with an exponent of another type, through double, the
+ * result truncated (0 when not finite). */
+static int gen_int_pow(cg_ctx *c, cg_val **in, cg_val **out) {
+  int32_t dt = in[0]->dtype;
+  const char *T = cg_ctype(out[0]->dtype);
+  bool sgn = dt == OX_INT8 || dt == OX_INT16 || dt == OX_INT32 || dt == OX_INT64;
+  char body[640];
+  if (in[1]->dtype == dt)
+    snprintf(body, sizeof body,
+             "const %s a = X0[i0], b = X1[i1]; uint64_t r = 1, bx = (uint64_t)a; %s"
+             "for (uint64_t e = (uint64_t)b; e; e >>= 1) { if (e & 1) r *= bx; bx *= bx; } "
+             "Y0[o] = (%s)r;",
+             cg_ctype(dt),
+             sgn ? "if (b < 0) r = a == 1 ? 1u : a == -1 ? ((b & 1) ? (uint64_t)-1 : 1u) : 0u; else "
+                 : "",
+             T);
+  else
+    snprintf(body, sizeof body,
+             "const double p = pow((double)X0[i0], (double)X1[i1]); "
+             "Y0[o] = (%s)(isfinite(p) ? trunc(p) : 0.0);",
+             T);
+  cg_bcast_loop(c, out[0]->dims, out[0]->rank, in, 2, body);
+  return OX_OK;
+}
+
 static int gen_binary(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                       size_t n_out) {
   (void)n_out;
@@ -244,6 +272,9 @@ static int gen_binary(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
     cg_bcast_loop(c, out[0]->dims, out[0]->rank, in, 2, body);
     return OX_OK;
   }
+  if (strcmp(r->op, "Pow") == 0 && dt != OX_BOOL && dt != OX_FLOAT && dt != OX_DOUBLE &&
+      cg_ctype(dt) && cg_ctype(in[1]->dtype) && in[1]->dtype != OX_BOOL)
+    return gen_int_pow(c, in, out);
   if (r->kind == 1 && cg_need_float(c, in[0])) return c->e->code;
   if (r->kind == 2 && dt != OX_BOOL) return cg_fail(c, OX_EMODEL, "expects bool inputs");
   if (r->kind == 3 && dt == OX_BOOL) return cg_fail(c, OX_EUNSUPPORTED, "bool inputs");

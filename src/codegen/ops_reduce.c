@@ -43,8 +43,18 @@ static const char *min_lit(int32_t dt, bool lowest) {
       return lowest ? "INT32_MIN" : "INT32_MAX";
     case OX_INT8:
       return lowest ? "INT8_MIN" : "INT8_MAX";
+    case OX_INT16:
+      return lowest ? "INT16_MIN" : "INT16_MAX";
     case OX_UINT8:
       return lowest ? "0" : "UINT8_MAX";
+    case OX_UINT16:
+      return lowest ? "0" : "UINT16_MAX";
+    case OX_UINT32:
+      return lowest ? "0" : "UINT32_MAX";
+    case OX_UINT64:
+      return lowest ? "0" : "UINT64_MAX";
+    case OX_BOOL: /* 0 or 1: Max is any, Min is all */
+      return lowest ? "0" : "1";
     default:
       return NULL;
   }
@@ -72,7 +82,7 @@ static int gen_reduce(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   if (!isf &&
       !(mx || mn || strcmp(op, "Sum") == 0 || strcmp(op, "Prod") == 0 || strcmp(op, "Mean") == 0))
     return cg_fail(c, OX_EUNSUPPORTED, "integer input");
-  if (dt == OX_BOOL) return cg_fail(c, OX_EUNSUPPORTED, "bool input");
+  if (dt == OX_BOOL && !mx && !mn) return cg_fail(c, OX_EUNSUPPORTED, "bool input");
   const char *init = "0", *acc, *post = NULL;
   const char *T = cg_ctype(dt);
   if (mx || mn) {

@@ -179,16 +179,33 @@ static int gen_pad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
     rt = true;
     np = (size_t)in[1]->numel;
   }
+  bool rt_axes = false; /* axes computed: pb[] filled at run time */
   if (n_in > 3 && in[3]) {
-    if (!cg_const_ints(in[3], axes, CG_MAX_RANK, &na))
-      return cg_fail(c, OX_EUNSUPPORTED, "axes must be a constant");
+    if (!cg_const_ints(in[3], axes, CG_MAX_RANK, &na)) {
+      rt_axes = true;
+      na = (size_t)in[3]->numel;
+      if (na > r) return cg_fail(c, OX_EMODEL, "more axes than dims");
+    }
   } else {
     na = r;
     for (size_t i = 0; i < r; i++) axes[i] = (int64_t)i;
   }
   if (np != 2 * na) return cg_fail(c, OX_EMODEL, "pads has %zu values for %zu axes", np, na);
-  if (rt && r) cg_printf(c, "  long long pb[%zu] = {0};\n", r);
-  for (size_t i = 0; i < na; i++) {
+  if (rt_axes) {
+    /* an axis out of range is skipped (the generated code cannot fail) */
+    if (r) cg_printf(c, "  long long pb[%zu] = {0};\n", r);
+    for (size_t i = 0; i < na; i++) {
+      cg_printf(c, "  {\n    long long ax = (long long)X3[%zu];\n    if (ax < 0) ax += %zu;\n", i, r);
+      if (rt)
+        cg_printf(c, "    if (ax >= 0 && ax < %zu) pb[ax] = (long long)X1[%zu];\n  }\n", r, i);
+      else
+        cg_printf(c, "    if (ax >= 0 && ax < %zu) pb[ax] = %lld;\n  }\n", r, (long long)pads[i]);
+    }
+    rt = true;
+  } else if (rt && r) {
+    cg_printf(c, "  long long pb[%zu] = {0};\n", r);
+  }
+  for (size_t i = 0; i < na && !rt_axes; i++) {
     size_t ax;
     if (!cg_axis(axes[i], r, &ax)) return cg_fail(c, OX_EMODEL, "axis out of range");
     if (rt)
@@ -197,7 +214,8 @@ static int gen_pad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
       pb[ax] = pads[i];
   }
   bool cst = strcmp(mode, "constant") == 0, edge = strcmp(mode, "edge") == 0;
-  if (!cst && !edge && strcmp(mode, "reflect") != 0)
+  bool wrap = strcmp(mode, "wrap") == 0;
+  if (!cst && !edge && !wrap && strcmp(mode, "reflect") != 0)
     return cg_fail(c, OX_EUNSUPPORTED, "mode %s", mode);
   if (!cst && X->numel == 0) return cg_fail(c, OX_EUNSUPPORTED, "%s of an empty tensor", mode);
   int64_t st[CG_MAX_RANK];
@@ -221,6 +239,9 @@ static int gen_pad(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
     else if (edge)
       cg_printf(c, "%*s  q%zu = q%zu < 0 ? 0 : q%zu >= %lld ? %lld : q%zu;\n", ind, "", d, d, d, I,
                 I - 1, d);
+    else if (wrap) /* the input repeated: q modulo I, made non-negative */
+      cg_printf(c, "%*s  q%zu %%= %lld;\n%*s  if (q%zu < 0) q%zu += %lld;\n", ind, "", d, I, ind, "",
+                d, d, I);
     else
       cg_printf(c, "%*s  if (q%zu < 0) q%zu = -q%zu;\n%*s  if (q%zu >= %lld) q%zu = %lld - q%zu;\n",
                 ind, "", d, d, d, ind, "", d, I, d, 2 * (I - 1), d);
@@ -540,23 +561,31 @@ static int gen_scatter_elements(cg_ctx *c, const ox_node *n, cg_val **in, size_t
   return OX_OK;
 }
 
-/* ScatterND and GatherND (batch_dims 0): the last indices dim addresses
- * the first k dims of the data; the rest is a contiguous slice. */
+/* ScatterND and GatherND: the last indices dim addresses the first k dims
+ * of the data (after GatherND's batch dims); the rest is a contiguous slice. */
 static int gen_nd(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                   size_t n_out) {
   (void)n_out;
   bool scatter = strcmp(n->op_type, "ScatterND") == 0;
   if (n_in < 2 || !in[1] || (scatter && (n_in < 3 || !in[2])))
     return cg_fail(c, OX_EMODEL, "inputs");
-  if (ox_node_attr_int(n, "batch_dims", 0)) return cg_fail(c, OX_EUNSUPPORTED, "batch_dims");
+  /* GatherND's batch_dims b: the first b dims of data and indices pair
+   * up; each batch's index tuples address dims b .. b+k of its own block */
+  int64_t b = scatter ? 0 : ox_node_attr_int(n, "batch_dims", 0);
+  if (scatter && ox_node_attr_int(n, "batch_dims", 0))
+    return cg_fail(c, OX_EUNSUPPORTED, "batch_dims");
   const cg_val *X = in[0], *I = in[1];
   if (!I->rank) return cg_fail(c, OX_EMODEL, "scalar indices");
   int64_t k = I->dims[I->rank - 1];
-  if (k < 1 || (size_t)k > X->rank)
-    return cg_fail(c, OX_EMODEL, "indices' last dim %lld", (long long)k);
-  int64_t st[CG_MAX_RANK], slice = 1, cnt = I->numel / k;
+  if (b < 0 || (size_t)b >= I->rank || k < 1 || (size_t)(b + k) > X->rank)
+    return cg_fail(c, OX_EMODEL, "indices' last dim %lld, batch_dims %lld", (long long)k,
+                   (long long)b);
+  int64_t st[CG_MAX_RANK], slice = 1, cnt = I->numel / k, blk = 1, per = cnt;
   cg_strides(X, st);
-  for (size_t d = (size_t)k; d < X->rank; d++) slice *= X->dims[d];
+  for (size_t d = (size_t)(b + k); d < X->rank; d++) slice *= X->dims[d];
+  for (size_t d = (size_t)b; d < X->rank; d++) blk *= X->dims[d];
+  for (int64_t d = 0; d < b; d++) per = X->dims[d] ? per / X->dims[d] : 0;
+  if (b) memmove(st, st + b, (size_t)k * sizeof st[0]); /* the tables address dims b .. b+k */
   char upd[64];
   snprintf(upd, sizeof upd, "X2[j * %lld + e]", (long long)slice);
   const char *op = scatter ? scatter_op(c, n, "off + e", upd) : "";
@@ -564,10 +593,14 @@ static int gen_nd(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val 
     return cg_fail(c, OX_EUNSUPPORTED, "reduction '%s'", ox_node_attr_str(n, "reduction", ""));
   if (scatter) cg_printf(c, "  memcpy(Y0, X0, %zu);\n", out[0]->nbytes);
   cg_printf(c, "  static const long long dims[%lld] = {", (long long)k);
-  for (int64_t d = 0; d < k; d++) cg_printf(c, "%s%lld", d ? ", " : "", (long long)X->dims[d]);
+  for (int64_t d = 0; d < k; d++) cg_printf(c, "%s%lld", d ? ", " : "", (long long)X->dims[b + d]);
   cg_printf(c, "}, st[%lld] = {", (long long)k);
   for (int64_t d = 0; d < k; d++) cg_printf(c, "%s%lld", d ? ", " : "", (long long)st[d]);
-  cg_printf(c, "};\n  for (size_t j = 0; j < %lld; j++) {\n    size_t off = 0;\n", (long long)cnt);
+  if (b)
+    cg_printf(c, "};\n  for (size_t j = 0; j < %lld; j++) {\n    size_t off = j / %lld * %lld;\n",
+              (long long)cnt, (long long)(per ? per : 1), (long long)blk);
+  else
+    cg_printf(c, "};\n  for (size_t j = 0; j < %lld; j++) {\n    size_t off = 0;\n", (long long)cnt);
   cg_printf(c,
             "    for (size_t d = 0; d < %lld; d++) {\n      long long ix = (long long)X1[j * %lld "
             "+ d];\n",
