@@ -90,21 +90,31 @@ export function makeInputs(o, meta, Tensor) {
 }
 
 // Times warmup + runs calls of run() and prints the lines of `onnxc bench`;
-// warmed() (when given) is called once the warm-up runs are done.
+// warmed() (when given) is called once the warm-up runs are done. A `cpu:`
+// line follows with the process's CPU time per run: on a machine shared
+// with other jobs the wall clock counts their time slices too, the CPU time
+// not (with threads it is summed over them, so it is no latency there).
 export async function timeRuns(o, loadMs, sessionMs, threads, run, warmed) {
-  const times = [];
+  const times = [], cpu = [];
   for (let r = 0; r < o.warmup + o.runs; r++) {
     if (r === o.warmup && warmed) warmed();
+    const u = process.cpuUsage();
     const a = performance.now();
     await run();
     const b = performance.now();
-    if (r >= o.warmup) times.push(b - a);
+    const du = process.cpuUsage(u);
+    if (r >= o.warmup) {
+      times.push(b - a);
+      cpu.push((du.user + du.system) / 1000);
+    }
   }
   times.sort((x, y) => x - y);
+  cpu.sort((x, y) => x - y);
   const mean = times.reduce((x, y) => x + y, 0) / times.length;
   console.log(`load ${loadMs.toFixed(2)} ms, session ${sessionMs.toFixed(2)} ms`);
   console.log(`run: mean ${mean.toFixed(3)} ms, median ${times[times.length >> 1].toFixed(3)} ms, ` +
     `min ${times[0].toFixed(3)} ms, max ${times[times.length - 1].toFixed(3)} ms ` +
     `(${o.runs} runs, ${threads} threads)`);
+  console.log(`cpu: median ${cpu[cpu.length >> 1].toFixed(3)} ms, min ${cpu[0].toFixed(3)} ms`);
   return times;
 }

@@ -1,12 +1,14 @@
 // bench_set.mjs - onnxc's wasm build against onnxruntime-web on the bench set
 // (../shared/bench/bench.json), in node, side by side:
-//   node js/bench_set.mjs [--threads N] [--runs N] [--rounds N] [MODEL_NAME...]
+//   node js/bench_set.mjs [--threads N] [--runs N] [--rounds N] [--cpu 1] [MODEL_NAME...]
 // Each model's inputs are made from its bench.json spec (seeded), written as
 // .npy files and given to js/bench.mjs and js/ortweb_bench.mjs, which run in
 // turn, --rounds times (interleaved: a shared machine's load then falls on
 // both alike); the table keeps each one's smallest min and median. Models
 // missing here (the generated ones before sidebyside.py made them) are listed
-// as such.
+// as such. --cpu 1 compares the process's CPU time per run instead of the
+// wall clock (one thread only: on a loaded shared machine the wall clock
+// counts the other jobs' time slices).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +26,7 @@ const roots = {
 };
 
 const args = process.argv.slice(2);
-const opt = { threads: '1', runs: '10', rounds: '3' };
+const opt = { threads: '1', runs: '10', rounds: '3', cpu: '0' };
 const names = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i].startsWith('--')) opt[args[i].slice(2)] = args[++i];
@@ -75,7 +77,8 @@ function runBench(script, model, files) {
   try {
     const out = execFileSync('node', [join(here, script), model, '--threads', opt.threads, '--runs', opt.runs,
       '--warmup', '2', ...files], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 900000 });
-    const m = /run: mean ([\d.]+) ms, median ([\d.]+) ms, min ([\d.]+) ms/.exec(out);
+    const m = opt.cpu === '1' ? /cpu: (median) ([\d.]+) ms, min ([\d.]+) ms/.exec(out)
+      : /run: mean ([\d.]+) ms, median ([\d.]+) ms, min ([\d.]+) ms/.exec(out);
     return m ? { median: Number(m[2]), min: Number(m[3]) } : { error: 'no run line' };
   } catch (e) {
     return { error: (e.stderr?.toString() || e.message).trim().split('\n').pop().slice(0, 100) };
@@ -84,7 +87,8 @@ function runBench(script, model, files) {
 
 const spec = JSON.parse(readFileSync(join(shared, 'bench', 'bench.json'), 'utf8'));
 const fmt = (x) => (x === undefined ? '-' : x.toFixed(2));
-console.log(`threads ${opt.threads}, ${opt.runs} runs x ${opt.rounds} rounds (interleaved), ${new Date().toISOString()}`);
+if (opt.cpu === '1' && opt.threads !== '1') throw new Error('--cpu 1 needs --threads 1 (CPU time is summed over threads)');
+console.log(`threads ${opt.threads}, ${opt.runs} runs x ${opt.rounds} rounds (interleaved)${opt.cpu === '1' ? ', CPU time' : ''}, ${new Date().toISOString()}`);
 console.log(`${'model'.padEnd(18)} ${'ortweb min'.padStart(10)} ${'ortweb med'.padStart(10)} ${'onnxc min'.padStart(10)} ${'onnxc med'.padStart(10)} ${'min x'.padStart(6)} ${'med x'.padStart(6)}`);
 for (const [name, m] of Object.entries(spec)) {
   if (names.length && !names.includes(name)) continue;

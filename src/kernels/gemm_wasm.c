@@ -1,16 +1,20 @@
-/* gemm_wasm.c - the float GEMM's WebAssembly SIMD128 level: the 6 x 8
+/* gemm_wasm.c - the float GEMM's WebAssembly SIMD128 level: the 4 x 8
  * micro-kernel, the GEMV, dot products and packed-B rows in f32x4
  * intrinsics. The dispatch table (gemm.c) puts them over the portable
  * entries through ox_gemm_fill_wasm when the build has -msimd128 (and
  * ONNXC_ISA does not cap it to portable).
  *
- * Why 6 x 8: the engines compile wasm to the host's 16 vector registers
- * (x86 XMM; ARM has 32 but the x86 host is the tighter one), and without
- * a fused multiply-add in SIMD128 (relaxed SIMD is not in emscripten 3.1.6
- * nor enabled in node's engine by default) each step is a multiply and an
- * add. 6 x 8 keeps 12 accumulators, two B vectors and one broadcast A
- * value live: 15 registers, no spills; 4 x 16 would need 16 accumulators
- * alone. Every sum here is formed in the portable level's order (one
+ * Why 4 x 8: the engines compile wasm to the host's vector registers, and
+ * V8 on x86 allocates f32x4 values to XMM0-14 (XMM15 is its scratch);
+ * without a fused multiply-add in SIMD128 (relaxed SIMD is not in
+ * emscripten 3.1.6 nor enabled in node's engine by default) each step is a
+ * multiply into a temporary and an add. 4 x 8 keeps 8 accumulators, two B
+ * vectors, the broadcast A value and the product: 12 registers. The 6 x 8
+ * tile it replaced needed 16 (12 accumulators) and V8 spilled in its inner
+ * loop: tools/wasm_simd_peak.c measures the tiles over L1-resident panels
+ * in node (on a Zen 5: 4 x 8 and 2 x 16 at ~40 GFLOP/s, 6 x 8, 5 x 8 and
+ * 4 x 12 at 20-26, against a ceiling of ~50 for independent mul + add
+ * chains). Every sum here is formed in the portable level's order (one
  * rounded multiply, one rounded add per step), so this level gives the
  * portable level's bits. */
 #include "gemm_impl.h"
@@ -19,11 +23,11 @@
 #include <string.h>
 #include <wasm_simd128.h>
 
-/* ---- 6 x 8: C = alpha * A B + beta * C ---- */
+/* ---- 4 x 8: C = alpha * A B + beta * C ---- */
 static void ukernel_wasm(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                          float alpha, float beta) {
   v128_t c00 = wasm_f32x4_splat(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
-         c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+         c30 = c00, c31 = c00;
   for (int64_t k = 0; k < kc; k++) {
     v128_t b0 = wasm_v128_load(b), b1 = wasm_v128_load(b + 4), av;
     av = wasm_v128_load32_splat(a + 0);
@@ -38,18 +42,12 @@ static void ukernel_wasm(int64_t kc, const float *a, const float *b, float *c, i
     av = wasm_v128_load32_splat(a + 3);
     c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(av, b0));
     c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(av, b1));
-    av = wasm_v128_load32_splat(a + 4);
-    c40 = wasm_f32x4_add(c40, wasm_f32x4_mul(av, b0));
-    c41 = wasm_f32x4_add(c41, wasm_f32x4_mul(av, b1));
-    av = wasm_v128_load32_splat(a + 5);
-    c50 = wasm_f32x4_add(c50, wasm_f32x4_mul(av, b0));
-    c51 = wasm_f32x4_add(c51, wasm_f32x4_mul(av, b1));
-    a += 6;
+    a += 4;
     b += 8;
   }
-  v128_t acc[12] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};
+  v128_t acc[8] = {c00, c01, c10, c11, c20, c21, c30, c31};
   v128_t va = wasm_f32x4_splat(alpha), vb = wasm_f32x4_splat(beta);
-  for (int i = 0; i < 6; i++) {
+  for (int i = 0; i < 4; i++) {
     float *ci = c + i * ldc;
     for (int h = 0; h < 2; h++) {
       v128_t r = wasm_f32x4_mul(va, acc[2 * i + h]);
@@ -121,37 +119,55 @@ static float dot_wasm(const float *a, const float *b, int64_t K) {
 }
 
 /* ---- up to 4 rows against B packed whole in 8-column panels ---- */
-static void pgemv_wasm(const pgemv_job *j, int64_t p0, int64_t p1) {
+/* One panel for M rows, M a constant at each call: with a run-time row count
+ * the accumulators were an array indexed in the inner loop, kept on the
+ * stack (a load and a store per step); unrolled over a constant M they stay
+ * in registers. */
+static inline __attribute__((always_inline)) void pgemv_panel(const pgemv_job *j, int64_t jr,
+                                                              const int M) {
   const ox_sgemm_bpack *B = j->B;
-  const int64_t M = j->M, KCB = B->kc;
-  for (int64_t p = p0; p < p1; p++) {
-    int64_t jr = p * 8;
-    v128_t acc[4][2];
-    for (int m = 0; m < 4; m++) acc[m][0] = acc[m][1] = wasm_f32x4_splat(0.0f);
-    for (int64_t pc = 0; pc < B->K; pc += KCB) {
-      int64_t kc = B->K - pc < KCB ? B->K - pc : KCB;
-      const float *bp = B->data + pc * B->npad + jr * kc, *a = j->A + pc;
-      for (int64_t k = 0; k < kc; k++, bp += 8) {
-        v128_t b0 = wasm_v128_load(bp), b1 = wasm_v128_load(bp + 4);
-        for (int64_t m = 0; m < M; m++) {
-          v128_t av = wasm_v128_load32_splat(a + m * j->lda + k);
-          acc[m][0] = wasm_f32x4_add(acc[m][0], wasm_f32x4_mul(av, b0));
-          acc[m][1] = wasm_f32x4_add(acc[m][1], wasm_f32x4_mul(av, b1));
-        }
+  const int64_t KCB = B->kc;
+  v128_t acc[4][2];
+  for (int m = 0; m < 4; m++) acc[m][0] = acc[m][1] = wasm_f32x4_splat(0.0f);
+  for (int64_t pc = 0; pc < B->K; pc += KCB) {
+    int64_t kc = B->K - pc < KCB ? B->K - pc : KCB;
+    const float *bp = B->data + pc * B->npad + jr * kc, *a = j->A + pc;
+    for (int64_t k = 0; k < kc; k++, bp += 8) {
+      v128_t b0 = wasm_v128_load(bp), b1 = wasm_v128_load(bp + 4);
+      for (int m = 0; m < M; m++) {
+        v128_t av = wasm_v128_load32_splat(a + m * j->lda + k);
+        acc[m][0] = wasm_f32x4_add(acc[m][0], wasm_f32x4_mul(av, b0));
+        acc[m][1] = wasm_f32x4_add(acc[m][1], wasm_f32x4_mul(av, b1));
       }
     }
-    int64_t n = B->N - jr < 8 ? B->N - jr : 8;
-    for (int64_t m = 0; m < M; m++) {
+  }
+  int64_t n = B->N - jr < 8 ? B->N - jr : 8;
+  for (int m = 0; m < M; m++) {
+    float *c = j->C + m * j->ldc + jr;
+    if (n == 8) {
+      wasm_v128_store(c, acc[m][0]);
+      wasm_v128_store(c + 4, acc[m][1]);
+    } else {
       float row[8];
       wasm_v128_store(row, acc[m][0]);
       wasm_v128_store(row + 4, acc[m][1]);
-      memcpy(j->C + m * j->ldc + jr, row, (size_t)n * sizeof(float));
+      memcpy(c, row, (size_t)n * sizeof(float));
     }
   }
 }
 
+static void pgemv_wasm(const pgemv_job *j, int64_t p0, int64_t p1) {
+  for (int64_t p = p0; p < p1; p++) switch (j->M) {
+      case 1: pgemv_panel(j, p * 8, 1); break;
+      case 2: pgemv_panel(j, p * 8, 2); break;
+      case 3: pgemv_panel(j, p * 8, 3); break;
+      case 4: pgemv_panel(j, p * 8, 4); break;
+      default: return; /* 1 to 4 rows by the job's contract */
+    }
+}
+
 bool ox_gemm_fill_wasm(ox_gemm_table *t) {
-  t->uk = (ukernel){6, 8, ukernel_wasm, "wasm"};
+  t->uk = (ukernel){4, 8, ukernel_wasm, "wasm"};
   t->gemv_rows = gemv_rows_wasm;
   t->dot = dot_wasm;
   t->pgemv = pgemv_wasm;
