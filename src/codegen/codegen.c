@@ -98,6 +98,11 @@ static int set_numel(cg_ctx *c, cg_val *v, const char *what) {
     return ox_err_set(c->e, OX_EUNSUPPORTED, "%s '%s': rank %zu is over the generator's %d", what,
                       v->name, v->rank, CG_MAX_RANK);
   const char *ct = cg_ctype(v->dtype);
+  if (!ct && v->dtype == OX_STRING) /* the string operators, a LabelEncoder on strings ... */
+    return ox_err_set(c->e, OX_EUNSUPPORTED,
+                      "%s '%s': element type string: strings are not compiled (the generated "
+                      "code has numeric buffers only)",
+                      what, v->name);
   if (!ct) {
     const ox_dtype_info *di = ox_dtype_get(v->dtype);
     return ox_err_set(c->e, OX_EUNSUPPORTED, "%s '%s': element type %s has no C generator", what,
