@@ -124,9 +124,6 @@ extern const cg_op ox_cg_ops_tfidf[];
 extern const cg_op ox_cg_ops_ml[];
 extern const cg_op ox_cg_ops_training[];
 extern const cg_op ox_cg_ops_flex[];
-/* Whether node n of another domain than ai.onnx has a generator that
- * computes float16/bfloat16 values through cg_load / cg_store (ops_flex.c). */
-bool cg_domain_small_float_ok(const ox_node *n);
 /* ops_declined.c: why an operator without a generator is refused on
  * purpose (a data-dependent output length, strings, randomness ...); NULL
  * for the others ("no C generator"). domain: the node's. */

@@ -346,6 +346,18 @@ cg_val *cg_body_input(cg_ctx *c, const ox_value_info *vi) {
 /* float16, bfloat16 and float8 values are stored as integer bits: only the
  * generators that convert them (cg_load / cg_store) or move them without
  * arithmetic may see them; the others would compute on the bits. */
+/* The generators of other domains that take float16/bfloat16 (and float8)
+ * values: FlexAttention and TreeEnsemble load them through float (cg_load,
+ * cg_store), ArrayFeatureExtractor copies their bits. */
+static bool domain_small_float_ok(const ox_node *n) {
+  static const char *const ok[][2] = {{CG_DOMAIN_PREVIEW, "FlexAttention"},
+                                      {CG_DOMAIN_ML, "TreeEnsemble"},
+                                      {CG_DOMAIN_ML, "ArrayFeatureExtractor"}};
+  for (size_t k = 0; n->domain && k < sizeof ok / sizeof ok[0]; k++)
+    if (strcmp(n->domain, ok[k][0]) == 0 && strcmp(n->op_type, ok[k][1]) == 0) return true;
+  return false;
+}
+
 static int small_float_ok(cg_ctx *c, const ox_node *n, cg_val **in) {
   static const char *const ok[] = {
       "Cast",   "CastLike", "Reshape", "Flatten", "Squeeze", "Unsqueeze",      "Identity",
@@ -373,7 +385,7 @@ static int small_float_ok(cg_ctx *c, const ox_node *n, cg_val **in) {
     if (strcmp(n->op_type, ok[k]) == 0) return OX_OK;
   if (dflt && cg_small_float_op(n->op_type)) return OX_OK; /* ops_elementwise.c */
   if (dflt && cg_widen_node_ok(c, n, in)) return OX_OK;     /* cg_widen.c */
-  if (!dflt && cg_domain_small_float_ok(n)) return OX_OK;  /* ops_flex.c */
+  if (!dflt && domain_small_float_ok(n)) return OX_OK;
   for (size_t i = 0; i < n->n_input; i++)
     if (in[i] && cg_is_small_float(in[i]->dtype))
       return cg_fail(c, OX_EUNSUPPORTED, "element type %s is not compiled for this operator",

@@ -20,13 +20,6 @@
 
 #include "cg_impl.h"
 
-bool cg_domain_small_float_ok(const ox_node *n) {
-  if (!n->domain) return false;
-  if (strcmp(n->domain, CG_DOMAIN_PREVIEW) == 0) return strcmp(n->op_type, "FlexAttention") == 0;
-  if (strcmp(n->domain, CG_DOMAIN_ML) == 0) return strcmp(n->op_type, "TreeEnsemble") == 0;
-  return false;
-}
-
 static bool flex_type(int32_t dt) {
   return dt == OX_FLOAT || dt == OX_DOUBLE || dt == OX_FLOAT16 || dt == OX_BFLOAT16;
 }
