@@ -434,6 +434,11 @@ static int gen_node(cg_ctx *c, const ox_node *n, size_t idx, cg_call *call) {
   if (!gen) {
     const char *why = cg_declined_reason(n->domain, n->op_type); /* ops_declined.c */
     if (why) return cg_fail(c, OX_EUNSUPPORTED, "%s", why);
+    bool known = false; /* a domain with generators, though not this one's */
+    for (size_t t = 0; t < N_TABLES; t++) known |= same_domain(op_tables[t].domain, n->domain);
+    if (!known)
+      return cg_fail(c, OX_EUNSUPPORTED, "operators of domain '%s' have no C generator",
+                     n->domain);
     if (!ox_is_default_domain(n->domain))
       return cg_fail(c, OX_EUNSUPPORTED, "no C generator for this operator of domain '%s'",
                      n->domain);
