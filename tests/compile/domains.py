@@ -37,13 +37,12 @@ except ImportError:
     print("domains: python3 onnx and numpy are needed; skipped")
     sys.exit(77)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shape_fold import load_pb, refused, run, vi  # noqa: E402  (the compile tests' helpers)
+
 F, D, H, I32, I64 = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.INT32,
                      TensorProto.INT64)
 ML, TR = "ai.onnx.ml", "ai.onnx.preview.training"
-
-
-def vi(name, elem, shape):
-    return helper.make_tensor_value_info(name, elem, shape)
 
 
 def model(nodes, ins, outs, opsets):
@@ -215,17 +214,6 @@ def adam_oracle(r, t, xs, gs, vs, hs):
     return xo + vo + ho
 
 
-def load_pb(path):
-    tp = TensorProto()
-    with open(path, "rb") as f:
-        tp.ParseFromString(f.read())
-    return numpy_helper.to_array(tp)
-
-
-def run(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True)
-
-
 def close(got, want, rtol, atol):
     g, w = got.astype(np.float64), want.astype(np.float64)
     return got.shape == want.shape and got.dtype == want.dtype and np.allclose(g, w, rtol=rtol, atol=atol,
@@ -268,16 +256,6 @@ def check(onnxc, cc, work, name, m, inputs, expected, rtol, atol):
         if not close(got, rt, rtol, atol):
             return "output %d differs from onnxc run: %s against %s" % (k, got.tolist(), rt.tolist())
     return None
-
-
-def refused(onnxc, work, name, m, words):
-    mp = os.path.join(work, name + ".onnx")
-    onnx.save(m, mp)
-    r = run([onnxc, "compile", mp, "-o", os.path.join(work, name + ".c")])
-    err = r.stderr.strip()
-    if r.returncode != 1 or not all(w in err for w in words):
-        return "expected an error naming %s, got %d: %s" % (words, r.returncode, err), err
-    return None, err
 
 
 def main():
