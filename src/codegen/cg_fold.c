@@ -373,7 +373,7 @@ static int fold_round(fstate *f, const ox_graph *g, ox_graph **ng, size_t *n_fol
   *r = *g;
   r->node = nodes;
   r->n_node = n_nodes;
-  memcpy(inits, g->initializer, g->n_initializer * sizeof *inits);
+  if (g->n_initializer) memcpy(inits, g->initializer, g->n_initializer * sizeof *inits);
   for (size_t k = 0; k < n_added; k++) inits[g->n_initializer + k] = *added[k];
   for (size_t k = 0; k < n_b_inits; k++) inits[g->n_initializer + n_added + k] = *b_inits[k];
   r->initializer = inits;

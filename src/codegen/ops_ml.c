@@ -103,8 +103,8 @@ static int tensor_attr(cg_ctx *c, const ox_node *n, const char *name, double **d
     double x;
     int64_t k;
     switch (v->dtype) {
-      case OX_FLOAT: x = ((const float *)v->data)[i], k = (int64_t)x; break;
-      case OX_DOUBLE: x = ((const double *)v->data)[i], k = (int64_t)x; break;
+      case OX_FLOAT: x = ((const float *)v->data)[i], k = 0; break;
+      case OX_DOUBLE: x = ((const double *)v->data)[i], k = 0; break;
       case OX_INT64: k = ((const int64_t *)v->data)[i], x = (double)k; break;
       case OX_INT32: k = ((const int32_t *)v->data)[i], x = (double)k; break;
       case OX_INT16: k = ((const int16_t *)v->data)[i], x = (double)k; break;
@@ -118,7 +118,9 @@ static int tensor_attr(cg_ctx *c, const ox_node *n, const char *name, double **d
                      ox_dtype_get(v->dtype) ? ox_dtype_get(v->dtype)->name : "?");
         continue;
     }
-    if (isnan(x) || isinf(x)) k = 0; /* not used as an integer */
+    /* a real's integer value where it has one (NaN, inf and the huge ones: 0) */
+    if ((v->dtype == OX_FLOAT || v->dtype == OX_DOUBLE) && x > -9.2e18 && x < 9.2e18)
+      k = (int64_t)x;
     (*d)[i] = x;
     if (ints) (*ints)[i] = k;
   }
@@ -281,6 +283,7 @@ typedef struct te_attrs {
   size_t n, nl, nr, nmem;
   const int64_t *fe, *tn, *fn, *tl, *fl, *mv, *roots, *lt;
   double *modes, *splits, *lw, *mem;
+  int64_t *imodes;
 } te_attrs;
 
 static const int64_t *ints_attr(const ox_node *n, const char *name, size_t *cnt) {
@@ -345,7 +348,7 @@ static int gen_tree_ensemble(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_
   int32_t dt;
   bool pm, ps, pl, pmem;
   int rc;
-  if ((rc = tensor_attr(c, n, "nodes_modes", &a.modes, NULL, &nmodes, &dt, &pm)) ||
+  if ((rc = tensor_attr(c, n, "nodes_modes", &a.modes, &a.imodes, &nmodes, &dt, &pm)) ||
       (rc = tensor_attr(c, n, "nodes_splits", &a.splits, NULL, &nsplits, &dt, &ps)) ||
       (rc = tensor_attr(c, n, "leaf_weights", &a.lw, NULL, &nlw, &dt, &pl)) ||
       (rc = tensor_attr(c, n, "membership_values", &a.mem, NULL, &a.nmem, &dt, &pmem)))
@@ -372,7 +375,7 @@ static int gen_tree_ensemble(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_
   bool any_member = false;
   size_t mpos = 0;
   for (size_t i = 0; i < nn; i++) {
-    mode[i] = (int64_t)a.modes[i];
+    mode[i] = a.modes[i] == (double)a.imodes[i] ? a.imodes[i] : -1; /* 1.5, NaN: refused */
     if (mode[i] < M_LEQ || mode[i] > M_MEMBER)
       return cg_fail(c, OX_EMODEL, "nodes_modes[%zu] = %lld is not in 0..6", i, (long long)mode[i]);
     if (a.fe[i] < 0) return cg_fail(c, OX_EMODEL, "nodes_featureids[%zu] is negative", i);
