@@ -117,7 +117,8 @@ extern const cg_op ox_cg_ops_spectral[];
 extern const cg_op ox_cg_ops_tfidf[];
 /* The tables of the other domains (codegen.c looks a generator up by
  * domain and operator type): ops_ml.c (ai.onnx.ml), ops_training.c
- * (ai.onnx.preview.training), ops_flex.c (ai.onnx.preview). */
+ * (ai.onnx.preview.training), ops_flex.c (ai.onnx.preview). Their rows name
+ * the operator as DOMAIN:Op (CG_DOMAIN_ML ":Binarizer"). */
 #define CG_DOMAIN_ML "ai.onnx.ml"
 #define CG_DOMAIN_TRAINING "ai.onnx.preview.training"
 #define CG_DOMAIN_PREVIEW "ai.onnx.preview"

@@ -13,7 +13,9 @@ int ox_cg_write_main(cg_ctx *c, const ox_cg_opts *o, ox_buf *out); /* main_gen.c
 /* The generator tables with the domain of their operators: a generator is
  * found by domain and operator type together, so that an operator of another
  * domain named like one of ai.onnx (ai.onnx.ml's Normalizer, a contrib
- * Attention) can never get the default domain's generator. */
+ * Attention) can never get the default domain's generator. The rows of
+ * another domain's table name their operator as DOMAIN:Op (what --list-ops
+ * prints). */
 typedef struct cg_table {
   const char *domain; /* "" for ai.onnx */
   const cg_op *ops;
@@ -39,23 +41,20 @@ static bool same_domain(const char *table, const char *node) {
 
 /* ai.onnx operators by name, the others as DOMAIN:Op (ai.onnx.ml:Binarizer) */
 const char *ox_codegen_op_name(size_t i) {
-  static char qualified[128];
   for (size_t t = 0; t < N_TABLES; t++)
     for (const cg_op *p = op_tables[t].ops; p->op; p++)
-      if (i-- == 0) {
-        if (!*op_tables[t].domain) return p->op;
-        snprintf(qualified, sizeof qualified, "%s:%s", op_tables[t].domain, p->op);
-        return qualified;
-      }
+      if (i-- == 0) return p->op;
   static const char *const folded[] = {"Constant", "Shape", "Size"};
   return i < 3 ? folded[i] : NULL;
 }
 
 static cg_gen_fn find_gen(const char *domain, const char *op) {
   for (size_t t = 0; t < N_TABLES; t++)
-    if (same_domain(op_tables[t].domain, domain))
+    if (same_domain(op_tables[t].domain, domain)) {
+      size_t skip = *op_tables[t].domain ? strlen(op_tables[t].domain) + 1 : 0; /* "DOMAIN:" */
       for (const cg_op *p = op_tables[t].ops; p->op; p++)
-        if (strcmp(p->op, op) == 0) return p->gen;
+        if (strcmp(p->op + skip, op) == 0) return p->gen;
+    }
   if (ox_is_default_domain(domain)) /* the QDQ rewrite's nodes have the default domain */
     for (const cg_op *p = ox_cg_ops_quant_folded; p->op; p++)
       if (strcmp(p->op, op) == 0) return p->gen;
@@ -260,7 +259,8 @@ static bool inplace_op(const char *op) {
  * intermediate of the output's shape and type (float or double) that no
  * later node reads and that is no other input of the node; -1 if none. */
 static long inplace_input(cg_ctx *c, size_t idx, const ox_node *n, cg_val **in, cg_val **out) {
-  if (!ox_is_default_domain(n->domain) || !inplace_op(n->op_type) || n->n_output < 1 || !out[0] || out[0]->kind != CG_TEMP)
+  if (!ox_is_default_domain(n->domain) || !inplace_op(n->op_type) || n->n_output < 1 || !out[0] ||
+      out[0]->kind != CG_TEMP)
     return -1;
   for (size_t i = 1; i < n->n_output; i++)
     if (out[i]) return -1;
@@ -343,9 +343,6 @@ cg_val *cg_body_input(cg_ctx *c, const ox_value_info *vi) {
  * to the finished functions at the end, so that the functions a
  * control-flow node's bodies need come before it. idx names the node (its
  * index in its graph). */
-/* float16, bfloat16 and float8 values are stored as integer bits: only the
- * generators that convert them (cg_load / cg_store) or move them without
- * arithmetic may see them; the others would compute on the bits. */
 /* The generators of other domains that take float16/bfloat16 (and float8)
  * values: FlexAttention and TreeEnsemble load them through float (cg_load,
  * cg_store), ArrayFeatureExtractor copies their bits. */
@@ -358,6 +355,9 @@ static bool domain_small_float_ok(const ox_node *n) {
   return false;
 }
 
+/* float16, bfloat16 and float8 values are stored as integer bits: only the
+ * generators that convert them (cg_load / cg_store) or move them without
+ * arithmetic may see them; the others would compute on the bits. */
 static int small_float_ok(cg_ctx *c, const ox_node *n, cg_val **in) {
   static const char *const ok[] = {
       "Cast",   "CastLike", "Reshape", "Flatten", "Squeeze", "Unsqueeze",      "Identity",

@@ -156,6 +156,6 @@ static int gen_flex(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
 }
 
 const cg_op ox_cg_ops_flex[] = {
-    {"FlexAttention", gen_flex},
+    {CG_DOMAIN_PREVIEW ":FlexAttention", gen_flex},
     {NULL, NULL},
 };

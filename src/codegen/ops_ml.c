@@ -500,9 +500,9 @@ static int gen_tree_ensemble(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_
 }
 
 const cg_op ox_cg_ops_ml[] = {
-    {"ArrayFeatureExtractor", gen_afe},
-    {"Binarizer", gen_binarizer},
-    {"LabelEncoder", gen_label_encoder},
-    {"TreeEnsemble", gen_tree_ensemble},
+    {CG_DOMAIN_ML ":ArrayFeatureExtractor", gen_afe},
+    {CG_DOMAIN_ML ":Binarizer", gen_binarizer},
+    {CG_DOMAIN_ML ":LabelEncoder", gen_label_encoder},
+    {CG_DOMAIN_ML ":TreeEnsemble", gen_tree_ensemble},
     {NULL, NULL},
 };

@@ -164,8 +164,8 @@ static int gen_momentum(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
 }
 
 const cg_op ox_cg_ops_training[] = {
-    {"Adagrad", gen_adagrad},
-    {"Adam", gen_adam},
-    {"Momentum", gen_momentum},
+    {CG_DOMAIN_TRAINING ":Adagrad", gen_adagrad},
+    {CG_DOMAIN_TRAINING ":Adam", gen_adam},
+    {CG_DOMAIN_TRAINING ":Momentum", gen_momentum},
     {NULL, NULL},
 };
