@@ -1079,7 +1079,8 @@ typedef struct onnxc_compile_output {
 ONNXC_API onnxc_status onnxc_compile(onnxc_model *m, const onnxc_compile_options *opts,
                                      onnxc_compile_output *out, onnxc_error *err);
 ONNXC_API void onnxc_compile_output_free(onnxc_compile_output *out);
-/* The operators (ai.onnx domain) onnxc_compile has a generator for; NULL
+/* The operators onnxc_compile has a generator for: those of the ai.onnx
+ * domain by name, the others as DOMAIN:Op ("ai.onnx.ml:TreeEnsemble"); NULL
  * when i is past the end. Some are compiled for only some element types or
  * attribute values: the error of onnxc_compile says which. */
 ONNXC_API const char *onnxc_compile_op_name(size_t i);

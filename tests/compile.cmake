@@ -34,6 +34,18 @@ if(SYSTEM_PYTHON3)
                    $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_shape_fold)
   set_tests_properties(compile_shape_fold PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
 endif()
+# Operators of other domains beyond the node tests (LabelEncoder on numbers,
+# Binarizer on int32/float64, ArrayFeatureExtractor with run-time indices,
+# TreeEnsemble on float16 with every aggregation and post transform but
+# PROBIT, Adam on float64) against numpy oracles of their specifications;
+# strings, a cyclic tree and an ai.onnx.ml node named like an ai.onnx one
+# refused.
+if(SYSTEM_PYTHON3)
+  add_test(NAME compile_domains
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/domains.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_domains)
+  set_tests_properties(compile_domains PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
+endif()
 # RNN, GRU, LSTM beyond the node tests (reverse, bidirectional, layout 1,
 # sequence_lens, clip, activations with alpha/beta, input_forget,
 # linear_before_reset, float64) against a numpy oracle of the spec's equations.

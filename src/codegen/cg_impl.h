@@ -115,10 +115,20 @@ extern const cg_op ox_cg_ops_numeric[];
 extern const cg_op ox_cg_ops_deform[];
 extern const cg_op ox_cg_ops_spectral[];
 extern const cg_op ox_cg_ops_tfidf[];
+/* The tables of the other domains (codegen.c looks a generator up by
+ * domain and operator type): ops_ml.c (ai.onnx.ml), ops_training.c
+ * (ai.onnx.preview.training), ops_flex.c (ai.onnx.preview). Their rows name
+ * the operator as DOMAIN:Op (CG_DOMAIN_ML ":Binarizer"). */
+#define CG_DOMAIN_ML "ai.onnx.ml"
+#define CG_DOMAIN_TRAINING "ai.onnx.preview.training"
+#define CG_DOMAIN_PREVIEW "ai.onnx.preview"
+extern const cg_op ox_cg_ops_ml[];
+extern const cg_op ox_cg_ops_training[];
+extern const cg_op ox_cg_ops_flex[];
 /* ops_declined.c: why an operator without a generator is refused on
  * purpose (a data-dependent output length, strings, randomness ...); NULL
- * for the others ("no C generator"). */
-const char *cg_declined_reason(const char *op);
+ * for the others ("no C generator"). domain: the node's. */
+const char *cg_declined_reason(const char *domain, const char *op);
 
 /* ---- the subgraph walk (codegen.c), for the control-flow generators ---- */
 /* A body's graph input as a value in the arena (type from inference). */

@@ -10,30 +10,54 @@
 
 int ox_cg_write_main(cg_ctx *c, const ox_cg_opts *o, ox_buf *out); /* main_gen.c */
 
-static const cg_op *const op_tables[] = {ox_cg_ops_elementwise, ox_cg_ops_linalg, ox_cg_ops_conv,
-                                         ox_cg_ops_tensor, ox_cg_ops_reduce, ox_cg_ops_quant,
-                                         ox_cg_ops_loss, ox_cg_ops_control, ox_cg_ops_attention,
-                                         ox_cg_ops_resize, ox_cg_ops_signal,
-                                         ox_cg_ops_recurrent,
-                                         ox_cg_ops_image, ox_cg_ops_stateful,
-                                         ox_cg_ops_movement, ox_cg_ops_numeric,
-                                         ox_cg_ops_deform, ox_cg_ops_spectral,
-                                         ox_cg_ops_tfidf};
+/* The generator tables with the domain of their operators: a generator is
+ * found by domain and operator type together, so that an operator of another
+ * domain named like one of ai.onnx (ai.onnx.ml's Normalizer, a contrib
+ * Attention) can never get the default domain's generator. The rows of
+ * another domain's table name their operator as DOMAIN:Op (what --list-ops
+ * prints). */
+typedef struct cg_table {
+  const char *domain; /* "" for ai.onnx */
+  const cg_op *ops;
+} cg_table;
 
+static const cg_table op_tables[] = {
+    {"", ox_cg_ops_elementwise}, {"", ox_cg_ops_linalg},    {"", ox_cg_ops_conv},
+    {"", ox_cg_ops_tensor},      {"", ox_cg_ops_reduce},    {"", ox_cg_ops_quant},
+    {"", ox_cg_ops_loss},        {"", ox_cg_ops_control},   {"", ox_cg_ops_attention},
+    {"", ox_cg_ops_resize},      {"", ox_cg_ops_signal},    {"", ox_cg_ops_recurrent},
+    {"", ox_cg_ops_image},       {"", ox_cg_ops_stateful},  {"", ox_cg_ops_movement},
+    {"", ox_cg_ops_numeric},     {"", ox_cg_ops_deform},    {"", ox_cg_ops_spectral},
+    {"", ox_cg_ops_tfidf},
+    {CG_DOMAIN_ML, ox_cg_ops_ml},
+    {CG_DOMAIN_TRAINING, ox_cg_ops_training},
+    {CG_DOMAIN_PREVIEW, ox_cg_ops_flex},
+};
+#define N_TABLES (sizeof op_tables / sizeof op_tables[0])
+
+static bool same_domain(const char *table, const char *node) {
+  return *table ? node && strcmp(table, node) == 0 : ox_is_default_domain(node);
+}
+
+/* ai.onnx operators by name, the others as DOMAIN:Op (ai.onnx.ml:Binarizer) */
 const char *ox_codegen_op_name(size_t i) {
-  for (size_t t = 0; t < sizeof op_tables / sizeof op_tables[0]; t++)
-    for (const cg_op *p = op_tables[t]; p->op; p++)
+  for (size_t t = 0; t < N_TABLES; t++)
+    for (const cg_op *p = op_tables[t].ops; p->op; p++)
       if (i-- == 0) return p->op;
   static const char *const folded[] = {"Constant", "Shape", "Size"};
   return i < 3 ? folded[i] : NULL;
 }
 
-static cg_gen_fn find_gen(const char *op) {
-  for (size_t t = 0; t < sizeof op_tables / sizeof op_tables[0]; t++)
-    for (const cg_op *p = op_tables[t]; p->op; p++)
+static cg_gen_fn find_gen(const char *domain, const char *op) {
+  for (size_t t = 0; t < N_TABLES; t++)
+    if (same_domain(op_tables[t].domain, domain)) {
+      size_t skip = *op_tables[t].domain ? strlen(op_tables[t].domain) + 1 : 0; /* "DOMAIN:" */
+      for (const cg_op *p = op_tables[t].ops; p->op; p++)
+        if (strcmp(p->op + skip, op) == 0) return p->gen;
+    }
+  if (ox_is_default_domain(domain)) /* the QDQ rewrite's nodes have the default domain */
+    for (const cg_op *p = ox_cg_ops_quant_folded; p->op; p++)
       if (strcmp(p->op, op) == 0) return p->gen;
-  for (const cg_op *p = ox_cg_ops_quant_folded; p->op; p++)
-    if (strcmp(p->op, op) == 0) return p->gen;
   return NULL;
 }
 
@@ -73,6 +97,11 @@ static int set_numel(cg_ctx *c, cg_val *v, const char *what) {
     return ox_err_set(c->e, OX_EUNSUPPORTED, "%s '%s': rank %zu is over the generator's %d", what,
                       v->name, v->rank, CG_MAX_RANK);
   const char *ct = cg_ctype(v->dtype);
+  if (!ct && v->dtype == OX_STRING) /* the string operators, a LabelEncoder on strings ... */
+    return ox_err_set(c->e, OX_EUNSUPPORTED,
+                      "%s '%s': element type string: strings are not compiled (the generated "
+                      "code has numeric buffers only)",
+                      what, v->name);
   if (!ct) {
     const ox_dtype_info *di = ox_dtype_get(v->dtype);
     return ox_err_set(c->e, OX_EUNSUPPORTED, "%s '%s': element type %s has no C generator", what,
@@ -133,7 +162,8 @@ int cg_fail(cg_ctx *c, int code, const char *fmt, ...) {
 /* Constant, Shape and Size give compile-time constants, not functions. */
 static ox_value *fold_node(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, bool *folded) {
   ox_err *e = c->e;
-  *folded = true;
+  *folded = ox_is_default_domain(n->domain);
+  if (!*folded) return NULL;
   if (strcmp(n->op_type, "Constant") == 0) {
     for (size_t i = 0; i < n->n_attribute; i++) {
       const ox_attr *a = &n->attribute[i];
@@ -229,7 +259,8 @@ static bool inplace_op(const char *op) {
  * intermediate of the output's shape and type (float or double) that no
  * later node reads and that is no other input of the node; -1 if none. */
 static long inplace_input(cg_ctx *c, size_t idx, const ox_node *n, cg_val **in, cg_val **out) {
-  if (!inplace_op(n->op_type) || n->n_output < 1 || !out[0] || out[0]->kind != CG_TEMP)
+  if (!ox_is_default_domain(n->domain) || !inplace_op(n->op_type) || n->n_output < 1 || !out[0] ||
+      out[0]->kind != CG_TEMP)
     return -1;
   for (size_t i = 1; i < n->n_output; i++)
     if (out[i]) return -1;
@@ -312,6 +343,18 @@ cg_val *cg_body_input(cg_ctx *c, const ox_value_info *vi) {
  * to the finished functions at the end, so that the functions a
  * control-flow node's bodies need come before it. idx names the node (its
  * index in its graph). */
+/* The generators of other domains that take float16/bfloat16 (and float8)
+ * values: FlexAttention and TreeEnsemble load them through float (cg_load,
+ * cg_store), ArrayFeatureExtractor copies their bits. */
+static bool domain_small_float_ok(const ox_node *n) {
+  static const char *const ok[][2] = {{CG_DOMAIN_PREVIEW, "FlexAttention"},
+                                      {CG_DOMAIN_ML, "TreeEnsemble"},
+                                      {CG_DOMAIN_ML, "ArrayFeatureExtractor"}};
+  for (size_t k = 0; n->domain && k < sizeof ok / sizeof ok[0]; k++)
+    if (strcmp(n->domain, ok[k][0]) == 0 && strcmp(n->op_type, ok[k][1]) == 0) return true;
+  return false;
+}
+
 /* float16, bfloat16 and float8 values are stored as integer bits: only the
  * generators that convert them (cg_load / cg_store) or move them without
  * arithmetic may see them; the others would compute on the bits. */
@@ -325,7 +368,7 @@ static int small_float_ok(cg_ctx *c, const ox_node *n, cg_val **in) {
   /* packed 4- and 2-bit types: Cast and the plain copies (whole bytes) only */
   static const char *const packed_ok[] = {"Cast",      "CastLike", "Reshape", "Flatten",
                                           "Squeeze",   "Unsqueeze", "Identity"};
-  bool packed = false;
+  bool packed = false, dflt = ox_is_default_domain(n->domain);
   for (size_t i = 0; i < n->n_input; i++) packed |= in[i] && cg_packed_bits(in[i]->dtype);
   for (size_t i = 0; i < n->n_output; i++) {
     uintptr_t t;
@@ -335,15 +378,16 @@ static int small_float_ok(cg_ctx *c, const ox_node *n, cg_val **in) {
               cg_packed_bits(ty->elem_type);
   }
   if (packed) {
-    for (size_t k = 0; k < sizeof packed_ok / sizeof packed_ok[0]; k++)
+    for (size_t k = 0; dflt && k < sizeof packed_ok / sizeof packed_ok[0]; k++)
       if (strcmp(n->op_type, packed_ok[k]) == 0) return OX_OK;
     return cg_fail(c, OX_EUNSUPPORTED,
                    "4- and 2-bit element types are compiled for Cast and reshapes only");
   }
-  for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++)
+  for (size_t k = 0; dflt && k < sizeof ok / sizeof ok[0]; k++)
     if (strcmp(n->op_type, ok[k]) == 0) return OX_OK;
-  if (cg_small_float_op(n->op_type)) return OX_OK; /* ops_elementwise.c */
-  if (cg_widen_node_ok(c, n, in)) return OX_OK;     /* cg_widen.c */
+  if (dflt && cg_small_float_op(n->op_type)) return OX_OK; /* ops_elementwise.c */
+  if (dflt && cg_widen_node_ok(c, n, in)) return OX_OK;     /* cg_widen.c */
+  if (!dflt && domain_small_float_ok(n)) return OX_OK;
   for (size_t i = 0; i < n->n_input; i++)
     if (in[i] && cg_is_small_float(in[i]->dtype))
       return cg_fail(c, OX_EUNSUPPORTED, "element type %s is not compiled for this operator",
@@ -364,8 +408,6 @@ static int gen_node(cg_ctx *c, const ox_node *n, size_t idx, cg_call *call) {
   c->node_idx = idx;
   long life = c->depth ? c->top_idx : (long)idx; /* lifetimes count top-level nodes */
   if (!c->depth) c->top_idx = (long)idx;
-  if (!ox_is_default_domain(n->domain))
-    return cg_fail(c, OX_EUNSUPPORTED, "operators of domain '%s' have no C generator", n->domain);
   cg_val **in = ox_arena_calloc(c->a, n->n_input + 1, sizeof *in);
   cg_val **out = ox_arena_calloc(c->a, n->n_output + 1, sizeof *out);
   if (!in || !out) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
@@ -390,10 +432,19 @@ static int gen_node(cg_ctx *c, const ox_node *n, size_t idx, cg_call *call) {
     }
     return make_const(c, v, cv, "constant");
   }
-  cg_gen_fn gen = find_gen(n->op_type);
+  cg_gen_fn gen = find_gen(n->domain, n->op_type);
   if (!gen) {
-    const char *why = cg_declined_reason(n->op_type); /* ops_declined.c */
-    return cg_fail(c, OX_EUNSUPPORTED, "%s", why ? why : "no C generator for this operator");
+    const char *why = cg_declined_reason(n->domain, n->op_type); /* ops_declined.c */
+    if (why) return cg_fail(c, OX_EUNSUPPORTED, "%s", why);
+    bool known = false; /* a domain with generators, though not this one's */
+    for (size_t t = 0; t < N_TABLES; t++) known |= same_domain(op_tables[t].domain, n->domain);
+    if (!known)
+      return cg_fail(c, OX_EUNSUPPORTED, "operators of domain '%s' have no C generator",
+                     n->domain);
+    if (!ox_is_default_domain(n->domain))
+      return cg_fail(c, OX_EUNSUPPORTED, "no C generator for this operator of domain '%s'",
+                     n->domain);
+    return cg_fail(c, OX_EUNSUPPORTED, "no C generator for this operator");
   }
   if ((rc = small_float_ok(c, n, in))) return rc;
   for (size_t i = 0; i < n->n_input; i++)
@@ -458,7 +509,7 @@ static int gen_node(cg_ctx *c, const ox_node *n, size_t idx, cg_call *call) {
                      v->name, c->o->float_only ? "--float-only" : "the cortex-m target");
     }
   if (!rc && !empty)
-    rc = cg_widen_needed(n, in, n->n_input, out, n->n_output)
+    rc = ox_is_default_domain(n->domain) && cg_widen_needed(n, in, n->n_input, out, n->n_output)
              ? cg_gen_widened(c, gen, n, in, n->n_input, out, n->n_output)
              : gen(c, n, in, n->n_input, out, n->n_output);
   c->node = n;

@@ -37,8 +37,24 @@ static const cg_declined declined[] = {
     {"Multinomial", "random number generators are not compiled"},
 };
 
-const char *cg_declined_reason(const char *op) {
+/* ai.onnx.ml: the operators whose inputs or outputs are maps, sequences or
+ * strings by definition (their numeric relatives have generators in
+ * ops_ml.c; a LabelEncoder with string keys or values is refused there). */
+static const cg_declined declined_ml[] = {
+    {"CastMap", "maps are not compiled (tensors only)"},
+    {"DictVectorizer", "maps are not compiled (tensors only)"},
+    {"ZipMap", "sequences of maps are not compiled (tensors only)"},
+    {"CategoryMapper", "strings are not compiled"},
+};
+
+const char *cg_declined_reason(const char *domain, const char *op) {
   if (!op) return NULL;
+  if (domain && strcmp(domain, CG_DOMAIN_ML) == 0) {
+    for (size_t i = 0; i < sizeof declined_ml / sizeof declined_ml[0]; i++)
+      if (strcmp(declined_ml[i].op, op) == 0) return declined_ml[i].why;
+    return NULL;
+  }
+  if (!ox_is_default_domain(domain)) return NULL;
   for (size_t i = 0; i < sizeof declined / sizeof declined[0]; i++)
     if (strcmp(declined[i].op, op) == 0) return declined[i].why;
   if (strncmp(op, "Sequence", 8) == 0 || strncmp(op, "Optional", 8) == 0 ||

@@ -847,6 +847,33 @@ static int attention(ox_ictx *c) {
   return OX_OK;
 }
 
+/* FlexAttention: Attention's output, and its score_mod and prob_mod graphs
+ * inferred with their input, the scores [B, Hq, L, S] in softmax_precision
+ * (float for float16/bfloat16 and float, else Q's type), so that their
+ * values get shapes (onnxc compile needs them static). */
+static int flex_attention(ox_ictx *c) {
+  int rc = attention(c);
+  const ox_dim *q, *k;
+  size_t qr, kr;
+  int32_t el = ix_elem(c, 0);
+  if (rc || !el || !ix_shape(c, 0, &q, &qr) || !ix_shape(c, 1, &k, &kr) || qr != 4 || kr != 4)
+    return rc;
+  int64_t sp = ix_attr_int(c, "softmax_precision", el == OX_DOUBLE ? OX_DOUBLE : OX_FLOAT);
+  static const char *const mods[] = {"score_mod", "prob_mod"};
+  for (size_t m = 0; m < 2; m++) {
+    const ox_attr *a = ix_attr(c, mods[m]);
+    if (!a || !a->g || a->g->n_input != 1) continue;
+    ox_type *t = ox_type_new_tensor(c->a, (int32_t)sp, NULL, 4);
+    if (!t) return OX_ENOMEM;
+    t->shape->dim[0] = q[0], t->shape->dim[1] = q[1], t->shape->dim[2] = q[2];
+    t->shape->dim[3] = k[2];
+    const ox_type *it[1] = {t};
+    size_t no;
+    ix_subgraph(c, a->g, it, 1, &no);
+  }
+  return OX_OK;
+}
+
 static int causal_conv_with_state(ox_ictx *c) {
   const ox_dim *x, *w;
   size_t r, wr;
@@ -935,6 +962,6 @@ const ox_infer_def ox_infer_defs_nn[] = {
     {"", "Attention", 1, 1000, attention},
     {"", "CausalConvWithState", 1, 1000, causal_conv_with_state},
     {"", "LinearAttention", 1, 1000, linear_attention},
-    {"ai.onnx.preview", "FlexAttention", 1, 1000, attention},
+    {"ai.onnx.preview", "FlexAttention", 1, 1000, flex_attention},
     {NULL, NULL, 0, 0, NULL},
 };
