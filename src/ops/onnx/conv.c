@@ -154,6 +154,34 @@ static double conv_task_cost(const void *ctx, int64_t panels, int64_t rows) {
          c->strip * (double)c->Kg * cols + 2.0 * (double)c->Kg * m + 5e4;
 }
 
+/* Output channels in parts of whole 12-row panels for `outer` (images x
+ * groups) tasks each, 2 to `most` parts: the part size whose busiest
+ * thread (tasks taken as threads free up) has the fewest rows, a part
+ * costing 2 rows more for its hand-off and its pass over X; fewer parts
+ * only for 3% less. Parts of ceil(panels / want) panels had left threads
+ * uneven: SqueezeNet's 64 channels as 24 + 24 + 16 on two threads (48
+ * rows on one), 256 as 7 x 36 + 4 (144 against 112). */
+static int64_t conv_m_chunk(int64_t Mg, int64_t outer, int64_t most, int nt) {
+  int64_t panels = (Mg + 11) / 12, best = 0;
+  double best_span = 0;
+  if (most > panels) most = panels;
+  for (int64_t want = most; want >= 2; want--) {
+    int64_t chunk = (panels + want - 1) / want * 12, parts = (Mg + chunk - 1) / chunk;
+    double load[64] = {0}, span = 0;
+    int th = nt < 64 ? nt : 64;
+    for (int64_t t = 0; t < outer * parts; t++) {
+      int64_t p = t % parts, rows = p + 1 < parts ? chunk : Mg - p * chunk;
+      int k = 0;
+      for (int i = 1; i < th; i++)
+        if (load[i] < load[k]) k = i;
+      load[k] += (double)rows + 2.0;
+      if (load[k] > span) span = load[k];
+    }
+    if (!best || span * 100 < best_span * 97) best = chunk, best_span = span;
+  }
+  return best ? best : (panels + 1) / 2 * 12;
+}
+
 /* Column buffers of a task: packed panels (+ one padded row) when direct,
  * else a plain im2col matrix, in the thread's scratch slots 2 and 3 (the
  * GEMM called on them takes 0 and 1; buffers allocated per call were
@@ -728,10 +756,9 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
   if (nt > 1 && rows_path && (j.outer * OW <= CONV_SMALL_IMAGE || uneven) && N * G < 2 * nt &&
       panels >= 4) {
     int64_t want = (4 * nt + N * G - 1) / (N * G);
-    if (want > panels / 2) want = panels / 2;
     j.chunk_rows = j.outer;
     j.n_chunks = 1;
-    j.m_chunk = (panels + want - 1) / want * 12;
+    j.m_chunk = conv_m_chunk(Mg, N * G, want, nt);
     j.m_parts = (Mg + j.m_chunk - 1) / j.m_chunk;
   }
   /* A small image of a layer whose strips are gathered (stride 2) and whose
