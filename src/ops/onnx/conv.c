@@ -440,6 +440,16 @@ int ox_conv_stage_out(fstage *st, int rc, ox_value *y) {
  * of one of them with a row of W (16 partial sums, vectorised), W streamed
  * once (kernels/conv_direct.h's few_task); the bias and the epilogue
  * follow. */
+/* Rows of W per task of conv_few_positions: the product in parts of at
+ * least 32K multiply-adds (a part of a few microseconds, against a
+ * hand-off of about one), all rows in one part when there is not work for
+ * two. Parts of 32K / (P Kg) rows had split Silero's 64 x 768 layer (49K)
+ * as 43 + 21 rows, the hand-off costing what the second thread saved. */
+static int64_t few_grain(int64_t rows, int64_t per_row) {
+  int64_t parts = rows * per_row / 32768;
+  return parts <= 1 ? rows : (rows + parts - 1) / parts;
+}
+
 static int conv_few_positions(ox_kctx *ctx, const ox_nn_geom *g, const float *xf, const float *wf,
                               const float *bf, float *yf, int64_t N, int64_t G, int64_t Cg,
                               int64_t Mg, const ox_sgemm_epi *epi) {
@@ -470,7 +480,7 @@ static int conv_few_positions(ox_kctx *ctx, const ox_nn_geom *g, const float *xf
       }
       float *yb = yf + (n * G + gi) * Mg * P;
       ox_few_job fj = {colt, wf + gi * Mg * Kg, bf ? bf + gi * Mg : NULL, yb, P, Kg};
-      ox_parallel_for(ox_kctx_pool(ctx), Mg, 1 + 32768 / (P * Kg + 1), dk->few_task, &fj);
+      ox_parallel_for(ox_kctx_pool(ctx), Mg, few_grain(Mg, P * Kg), dk->few_task, &fj);
       if (epi) {
         ox_sgemm_epi ep = ox_sgemm_epi_at(epi, 0, yb - yf);
         ox_sgemm_epi_apply(&ep, Mg, P, yb, P);
