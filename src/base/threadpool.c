@@ -244,19 +244,24 @@ void ox_thread_pool_free(ox_thread_pool *p) {
   free(p);
 }
 
-/* The chunk size for n items over `threads`: at least `grain` (or a
- * fourth of n / threads), and of the sizes that give 2 to 4 chunks per
- * thread the one whose busiest thread (chunks dealt out in turn) has the
- * fewest items; fewer chunks only for 3% less (more chunks even out
- * threads that start late). The grain alone could leave
- * the threads uneven: SqueezeNet's first MaxPool, 64 planes in grains of
- * 10, went as 7 chunks, 40 planes on one thread and 24 on the other; in
- * chunks of 16 it is 32 and 32. */
+/* The chunk size for n items over `threads`: of the sizes that give 2 to
+ * 4 chunks per thread (none under the grain), the one whose busiest thread
+ * (chunks dealt out in turn) has the fewest items; fewer chunks only for
+ * 3% less (more chunks even out threads that start late). The grain alone
+ * could leave the threads uneven: SqueezeNet's first MaxPool, 64 planes in
+ * grains of 10, went as 7 chunks, 40 planes on one thread and 24 on the
+ * other; in chunks of 16 it is 32 and 32. Where n is under `threads`
+ * grains (the caller found it worth splitting all the same), a chunk may
+ * go down to one thread's share, not under half the grain: its last
+ * MaxPool, 256 planes in grains of 193, went 193 + 63, now 128 + 128. */
 static int64_t balanced_chunk(int64_t n, int64_t grain, int64_t threads) {
+  int64_t share = (n + threads - 1) / threads, least = (grain + 1) / 2;
+  if (least < share) least = share;
+  if (least > grain) least = grain;
   int64_t best = 0, best_span = 0;
   for (int64_t k = threads * 4; k >= 2; k--) {
     int64_t c = (n + k - 1) / k;
-    if (c < grain) c = grain;
+    if (c < least) c = least;
     int64_t span = ((n + c - 1) / c + threads - 1) / threads * c;
     if (!best || span * 100 < best_span * 97) best = c, best_span = span;
   }
