@@ -244,6 +244,30 @@ void ox_thread_pool_free(ox_thread_pool *p) {
   free(p);
 }
 
+/* The chunk size for n items over `threads`: of the sizes that give 2 to
+ * 4 chunks per thread (none under the grain), the one whose busiest thread
+ * (chunks dealt out in turn) has the fewest items; fewer chunks only for
+ * 3% less (more chunks even out threads that start late). The grain alone
+ * could leave the threads uneven: SqueezeNet's first MaxPool, 64 planes in
+ * grains of 10, went as 7 chunks, 40 planes on one thread and 24 on the
+ * other; in chunks of 16 it is 32 and 32. Where n is under `threads`
+ * grains (the caller found it worth splitting all the same), a chunk may
+ * go down to one thread's share, not under half the grain: its last
+ * MaxPool, 256 planes in grains of 193, went 193 + 63, now 128 + 128. */
+static int64_t balanced_chunk(int64_t n, int64_t grain, int64_t threads) {
+  int64_t share = (n + threads - 1) / threads, least = (grain + 1) / 2;
+  if (least < share) least = share;
+  if (least > grain) least = grain;
+  int64_t best = 0, best_span = 0;
+  for (int64_t k = threads * 4; k >= 2; k--) {
+    int64_t c = (n + k - 1) / k;
+    if (c < least) c = least;
+    int64_t span = ((n + c - 1) / c + threads - 1) / threads * c;
+    if (!best || span * 100 < best_span * 97) best = c, best_span = span;
+  }
+  return best;
+}
+
 void ox_parallel_for(ox_thread_pool *p, int64_t n, int64_t grain,
                      void (*fn)(void *arg, int64_t begin, int64_t end), void *arg) {
   if (n <= 0) return;
@@ -255,9 +279,7 @@ void ox_parallel_for(ox_thread_pool *p, int64_t n, int64_t grain,
     fn(arg, 0, n);
     return;
   }
-  int64_t max_chunks = (int64_t)(p->n_workers + 1) * 4;
-  int64_t chunk = (n + max_chunks - 1) / max_chunks;
-  if (chunk < grain) chunk = grain;
+  int64_t chunk = balanced_chunk(n, grain, p->n_workers + 1);
   /* close the previous job: workers still checked in to it have found no
    * chunk left and are leaving */
   unsigned e = atomic_load(&p->epoch);

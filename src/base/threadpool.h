@@ -32,8 +32,10 @@ ox_thread_pool *ox_thread_pool_create(const ox_pool_opts *o, ox_err *e);
 ox_thread_pool *ox_thread_pool_new(int n_threads, ox_err *e);
 void ox_thread_pool_free(ox_thread_pool *p);
 
-/* Calls fn(arg, begin, end) over [0, n) split in chunks of at least `grain`,
- * the caller taking chunks too; returns when all are done. With a NULL pool,
+/* Calls fn(arg, begin, end) over [0, n) split in chunks of at least `grain`
+ * (or of at least half of it and one thread's share, where that shares n
+ * more evenly), sized so the threads get even shares, the caller taking
+ * chunks too; returns when all are done. With a NULL pool,
  * one thread, n <= grain, or while another parallel_for runs on the pool (a
  * nested call, a worker's, or a concurrent run's), it runs inline. */
 void ox_parallel_for(ox_thread_pool *p, int64_t n, int64_t grain,

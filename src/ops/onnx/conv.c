@@ -154,6 +154,34 @@ static double conv_task_cost(const void *ctx, int64_t panels, int64_t rows) {
          c->strip * (double)c->Kg * cols + 2.0 * (double)c->Kg * m + 5e4;
 }
 
+/* Output channels in parts of whole 12-row panels for `outer` (images x
+ * groups) tasks each, 2 to `most` parts: the part size whose busiest
+ * thread (tasks taken as threads free up) has the fewest rows, a part
+ * costing 2 rows more for its hand-off and its pass over X; fewer parts
+ * only for 3% less. Parts of ceil(panels / want) panels had left threads
+ * uneven: SqueezeNet's 64 channels as 24 + 24 + 16 on two threads (48
+ * rows on one), 256 as 7 x 36 + 4 (144 against 112). */
+static int64_t conv_m_chunk(int64_t Mg, int64_t outer, int64_t most, int nt) {
+  int64_t panels = (Mg + 11) / 12, best = 0;
+  double best_span = 0;
+  if (most > panels) most = panels;
+  for (int64_t want = most; want >= 2; want--) {
+    int64_t chunk = (panels + want - 1) / want * 12, parts = (Mg + chunk - 1) / chunk;
+    double load[64] = {0}, span = 0;
+    int th = nt < 64 ? nt : 64;
+    for (int64_t t = 0; t < outer * parts; t++) {
+      int64_t p = t % parts, rows = p + 1 < parts ? chunk : Mg - p * chunk;
+      int k = 0;
+      for (int i = 1; i < th; i++)
+        if (load[i] < load[k]) k = i;
+      load[k] += (double)rows + 2.0;
+      if (load[k] > span) span = load[k];
+    }
+    if (!best || span * 100 < best_span * 97) best = chunk, best_span = span;
+  }
+  return best ? best : (panels + 1) / 2 * 12;
+}
+
 /* Column buffers of a task: packed panels (+ one padded row) when direct,
  * else a plain im2col matrix, in the thread's scratch slots 2 and 3 (the
  * GEMM called on them takes 0 and 1; buffers allocated per call were
@@ -412,6 +440,16 @@ int ox_conv_stage_out(fstage *st, int rc, ox_value *y) {
  * of one of them with a row of W (16 partial sums, vectorised), W streamed
  * once (kernels/conv_direct.h's few_task); the bias and the epilogue
  * follow. */
+/* Rows of W per task of conv_few_positions: the product in parts of at
+ * least 32K multiply-adds (a part of a few microseconds, against a
+ * hand-off of about one), all rows in one part when there is not work for
+ * two. Parts of 32K / (P Kg) rows had split Silero's 64 x 768 layer (49K)
+ * as 43 + 21 rows, the hand-off costing what the second thread saved. */
+static int64_t few_grain(int64_t rows, int64_t per_row) {
+  int64_t parts = rows * per_row / 32768;
+  return parts <= 1 ? rows : (rows + parts - 1) / parts;
+}
+
 static int conv_few_positions(ox_kctx *ctx, const ox_nn_geom *g, const float *xf, const float *wf,
                               const float *bf, float *yf, int64_t N, int64_t G, int64_t Cg,
                               int64_t Mg, const ox_sgemm_epi *epi) {
@@ -442,7 +480,7 @@ static int conv_few_positions(ox_kctx *ctx, const ox_nn_geom *g, const float *xf
       }
       float *yb = yf + (n * G + gi) * Mg * P;
       ox_few_job fj = {colt, wf + gi * Mg * Kg, bf ? bf + gi * Mg : NULL, yb, P, Kg};
-      ox_parallel_for(ox_kctx_pool(ctx), Mg, 1 + 32768 / (P * Kg + 1), dk->few_task, &fj);
+      ox_parallel_for(ox_kctx_pool(ctx), Mg, few_grain(Mg, P * Kg), dk->few_task, &fj);
       if (epi) {
         ox_sgemm_epi ep = ox_sgemm_epi_at(epi, 0, yb - yf);
         ox_sgemm_epi_apply(&ep, Mg, P, yb, P);
@@ -728,10 +766,9 @@ static int conv_run_epi(ox_kctx *ctx, conv_state *s, const ox_sgemm_epi *epi, ox
   if (nt > 1 && rows_path && (j.outer * OW <= CONV_SMALL_IMAGE || uneven) && N * G < 2 * nt &&
       panels >= 4) {
     int64_t want = (4 * nt + N * G - 1) / (N * G);
-    if (want > panels / 2) want = panels / 2;
     j.chunk_rows = j.outer;
     j.n_chunks = 1;
-    j.m_chunk = (panels + want - 1) / want * 12;
+    j.m_chunk = conv_m_chunk(Mg, N * G, want, nt);
     j.m_parts = (Mg + j.m_chunk - 1) / j.m_chunk;
   }
   /* A small image of a layer whose strips are gathered (stride 2) and whose
