@@ -1,23 +1,26 @@
-/* ops_ml.c - the C generators of ai.onnx.ml operators on tensors:
- * ArrayFeatureExtractor, Binarizer, LabelEncoder (numeric keys and values)
- * and TreeEnsemble (opset 5). The semantics are the runtime's
- * (src/ops/ml/ml.c, ml_tree.c): doubles where it computes in double (the
- * trees' comparisons and votes, Binarizer's threshold), float with
- * --float-only. What has strings (LabelEncoder's string keys or values, v1's
- * classes_strings) is refused: the compiled code has no strings. The ML
- * operators on maps and sequences are refused in ops_declined.c. */
+/* ops_ml.c - the C generators of ai.onnx.ml operators on tensors, their
+ * table and shared helpers (ops_ml.h): ArrayFeatureExtractor, Binarizer,
+ * LabelEncoder (numeric keys and values), Normalizer, Scaler, Imputer,
+ * OneHotEncoder (int64 categories) and FeatureVectorizer here; the tree
+ * ensembles in ops_ml_tree.c, the linear and SVM models in ops_ml_linear.c.
+ * The semantics are the runtime's (src/ops/ml/): doubles where it computes
+ * in double, float with --float-only. What has strings (LabelEncoder's
+ * string keys or values, v1's classes_strings, string categories or class
+ * labels) is refused: the compiled code has no strings. The ML operators on
+ * maps and sequences are refused in ops_declined.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cg_impl.h"
+#include "ops_ml.h"
 
-/* The accumulation type: double as the runtime, float with --float-only. */
-static bool acc_float(const cg_ctx *c) { return c->o->float_only; }
-static const char *acc_type(const cg_ctx *c) { return acc_float(c) ? "float" : "double"; }
+bool cg_ml_acc_float(const cg_ctx *c) { return c->o->float_only; }
+const char *cg_ml_acc(const cg_ctx *c) { return cg_ml_acc_float(c) ? "float" : "double"; }
+#define acc_float cg_ml_acc_float
+#define acc_type cg_ml_acc
 
-static void lit(const cg_ctx *c, char *buf, size_t size, double v) {
+void cg_ml_lit(const cg_ctx *c, char *buf, size_t size, double v) {
   cg_float_lit(buf, size, v, acc_float(c));
 }
 
@@ -81,10 +84,8 @@ static int gen_binarizer(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
 
 /* ---- constant attributes read as doubles ---- */
 
-/* An attribute tensor's elements as doubles (and as int64 in ints, when
- * ints is not NULL); *present false when the attribute is absent. Strings
- * and types other than the real and integer ones are refused. */
-static int tensor_attr(cg_ctx *c, const ox_node *n, const char *name, double **d, int64_t **ints,
+/* (types other than the real and integer ones are refused too) */
+int cg_ml_tensor_attr(cg_ctx *c, const ox_node *n, const char *name, double **d, int64_t **ints,
                        size_t *cnt, int32_t *dtype, bool *present) {
   *present = false;
   *cnt = 0;
@@ -132,17 +133,17 @@ static int tensor_attr(cg_ctx *c, const ox_node *n, const char *name, double **d
   return rc;
 }
 
-static void table_d(cg_ctx *c, const char *name, const double *v, size_t n) {
+void cg_ml_table_d(cg_ctx *c, const char *name, const double *v, size_t n) {
   cg_printf(c, "  static const %s %s[%zu] = {", acc_type(c), name, n ? n : 1);
   for (size_t i = 0; i < n; i++) {
     char b[48];
-    lit(c, b, sizeof b, v[i]);
+    cg_ml_lit(c, b, sizeof b, v[i]);
     cg_printf(c, "%s%s", i ? (i % 8 ? ", " : ",\n      ") : "", b);
   }
   cg_printf(c, "%s};\n", n ? "" : "0");
 }
 
-static void table_i(cg_ctx *c, const char *type, const char *name, const int64_t *v, size_t n) {
+void cg_ml_table_i(cg_ctx *c, const char *type, const char *name, const int64_t *v, size_t n) {
   cg_printf(c, "  static const %s %s[%zu] = {", type, name, n ? n : 1);
   for (size_t i = 0; i < n; i++)
     cg_printf(c, "%s%lld%s", i ? (i % 12 ? ", " : ",\n      ") : "", (long long)v[i],
@@ -164,7 +165,7 @@ static int le_list(cg_ctx *c, const ox_node *n, const char *base, double **d, in
     return cg_fail(c, OX_EUNSUPPORTED, "%s: strings are not compiled (string keys or values)", nm);
   snprintf(nm, sizeof nm, "%s_tensor", base);
   bool present;
-  int rc = tensor_attr(c, n, nm, d, iv, cnt, dt, &present);
+  int rc = cg_ml_tensor_attr(c, n, nm, d, iv, cnt, dt, &present);
   if (rc) return rc;
   set += present;
   snprintf(nm, sizeof nm, "%s_int64s", base);
@@ -227,7 +228,7 @@ static int gen_label_encoder(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_
   size_t nd = 0;
   int32_t ddt = 0;
   bool has_def;
-  if ((rc = tensor_attr(c, n, "default_tensor", &dd, &di, &nd, &ddt, &has_def))) return rc;
+  if ((rc = cg_ml_tensor_attr(c, n, "default_tensor", &dd, &di, &nd, &ddt, &has_def))) return rc;
   if (has_def) {
     if (nd != 1) return cg_fail(c, OX_EMODEL, "default_tensor must hold one element, got %zu", nd);
     def_d = dd[0];
@@ -237,9 +238,9 @@ static int gen_label_encoder(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_
   const char *ct = cg_ctype(vdt), *A = acc_type(c);
   /* keys: reals as doubles, integers as int64; values in the output type */
   if (kreal)
-    table_d(c, "keys", kd, nk);
+    cg_ml_table_d(c, "keys", kd, nk);
   else
-    table_i(c, "int64_t", "keys", ki, nk);
+    cg_ml_table_i(c, "int64_t", "keys", ki, nk);
   char b[48];
   if (vreal) {
     cg_printf(c, "  static const %s vals[%zu] = {", ct, nk ? nk : 1);
@@ -250,7 +251,7 @@ static int gen_label_encoder(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_
     cg_printf(c, "%s};\n", nv ? "" : "0");
     cg_float_lit(b, sizeof b, def_d, vdt == OX_FLOAT);
   } else {
-    table_i(c, "int64_t", "vals", vi, nv);
+    cg_ml_table_i(c, "int64_t", "vals", vi, nv);
     snprintf(b, sizeof b, "%lldLL", (long long)def_i);
   }
   cg_printf(c, "  for (size_t i = 0; i < %lld; i++) {\n", (long long)X->numel);
@@ -268,234 +269,352 @@ static int gen_label_encoder(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_
   return OX_OK;
 }
 
-/* ---- TreeEnsemble (opset 5) ----
- * The trees become constant tables (per node: feature, mode, threshold, the
- * two children coded as >= 0 a node, < 0 the leaf -(code+1), whether a NaN
- * takes the true branch, its member set), walked per row to their leaves;
- * the leaves' weights are aggregated per target (AVERAGE, SUM, MIN, MAX; a
- * target without a vote is 0) and the post transform applied, in double as
- * the runtime. A tree with a cycle is refused here (the runtime fails the
- * run when a row reaches it). */
-enum { M_LEQ, M_LT, M_GTE, M_GT, M_EQ, M_NEQ, M_MEMBER };
-enum { POST_NONE, POST_SOFTMAX, POST_LOGISTIC, POST_SOFTMAX_ZERO, POST_PROBIT };
+/* ---- the helpers of the classic operators (ops_ml.h) ---- */
 
-typedef struct te_attrs {
-  size_t n, nl, nr, nmem;
-  const int64_t *fe, *tn, *fn, *tl, *fl, *mv, *roots, *lt;
-  double *modes, *splits, *lw, *mem;
-  int64_t *imodes;
-} te_attrs;
-
-static const int64_t *ints_attr(const ox_node *n, const char *name, size_t *cnt) {
-  const ox_attr *a = ox_node_attr(n, name);
-  *cnt = a ? a->n_ints : 0;
-  return a ? a->ints : NULL;
-}
-
-/* whether a walk can loop: a node-to-node edge cycle (Kahn's count) */
-static bool te_has_cycle(cg_ctx *c, const int64_t *tcode, const int64_t *fcode, size_t n) {
-  size_t *indeg = ox_arena_calloc(c->a, n + 1, sizeof *indeg);
-  size_t *stack = ox_arena_calloc(c->a, n + 1, sizeof *stack);
-  if (!indeg || !stack) return true;
-  for (size_t i = 0; i < n; i++) {
-    if (tcode[i] >= 0) indeg[tcode[i]]++;
-    if (fcode[i] >= 0) indeg[fcode[i]]++;
-  }
-  size_t top = 0, done = 0;
-  for (size_t i = 0; i < n; i++)
-    if (!indeg[i]) stack[top++] = i;
-  while (top) {
-    size_t i = stack[--top];
-    done++;
-    int64_t ch[2] = {tcode[i], fcode[i]};
-    for (int k = 0; k < 2; k++)
-      if (ch[k] >= 0 && --indeg[ch[k]] == 0) stack[top++] = (size_t)ch[k];
-  }
-  return done != n;
-}
-
-static int gen_tree_ensemble(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
-                             size_t n_out) {
-  (void)n_in, (void)n_out;
-  const cg_val *X = in[0], *Y = out[0];
-  if (X->dtype != OX_FLOAT && X->dtype != OX_DOUBLE && X->dtype != OX_FLOAT16)
-    return cg_fail(c, OX_EMODEL, "X must be float, double or float16");
-  if (X->rank != 1 && X->rank != 2) return cg_fail(c, OX_EMODEL, "X must be [N, F]");
-  int64_t pt = ox_node_attr_int(n, "post_transform", 0);
-  int64_t agg = ox_node_attr_int(n, "aggregate_function", 1);
-  int64_t T = ox_node_attr_int(n, "n_targets", -1);
-  if (pt < 0 || pt > 4) return cg_fail(c, OX_EMODEL, "post_transform %lld is not in 0..4", (long long)pt);
-  if (pt == POST_PROBIT)
-    return cg_fail(c, OX_EUNSUPPORTED, "post_transform PROBIT is not compiled (it needs erfinv)");
-  if (agg < 0 || agg > 3)
-    return cg_fail(c, OX_EMODEL, "aggregate_function %lld is not in 0..3", (long long)agg);
-  if (T < 1 || T > INT32_MAX) return cg_fail(c, OX_EMODEL, "n_targets must be set and >= 1");
-  int64_t N = X->rank == 2 ? X->dims[0] : 1, F = X->dims[X->rank - 1];
-  if (Y->dtype != X->dtype || Y->numel != N * T)
-    return cg_fail(c, OX_EMODEL, "the output must be X's type, [%lld, %lld]", (long long)N,
-                   (long long)T);
-  te_attrs a = {0};
-  size_t nfl, nfn, ntl, ntn, nmv, nlt;
-  a.fl = ints_attr(n, "nodes_falseleafs", &nfl);
-  a.fn = ints_attr(n, "nodes_falsenodeids", &nfn);
-  a.fe = ints_attr(n, "nodes_featureids", &a.n);
-  a.tl = ints_attr(n, "nodes_trueleafs", &ntl);
-  a.tn = ints_attr(n, "nodes_truenodeids", &ntn);
-  a.mv = ints_attr(n, "nodes_missing_value_tracks_true", &nmv);
-  a.roots = ints_attr(n, "tree_roots", &a.nr);
-  a.lt = ints_attr(n, "leaf_targetids", &nlt);
-  size_t nmodes = 0, nsplits = 0, nlw = 0;
+int cg_ml_doubles(cg_ctx *c, const ox_node *n, const char *name, double **out, size_t *cnt) {
+  char tn[64];
+  snprintf(tn, sizeof tn, "%s_as_tensor", name);
   int32_t dt;
-  bool pm, ps, pl, pmem;
-  int rc;
-  if ((rc = tensor_attr(c, n, "nodes_modes", &a.modes, &a.imodes, &nmodes, &dt, &pm)) ||
-      (rc = tensor_attr(c, n, "nodes_splits", &a.splits, NULL, &nsplits, &dt, &ps)) ||
-      (rc = tensor_attr(c, n, "leaf_weights", &a.lw, NULL, &nlw, &dt, &pl)) ||
-      (rc = tensor_attr(c, n, "membership_values", &a.mem, NULL, &a.nmem, &dt, &pmem)))
-    return rc;
-  size_t nn = a.n;
-  if (!nn || !a.nr) return cg_fail(c, OX_EMODEL, "nodes_featureids and tree_roots must be set");
-  if (nfl != nn || nfn != nn || ntl != nn || ntn != nn || (nmv && nmv != nn) || nmodes != nn ||
-      nsplits != nn)
-    return cg_fail(c, OX_EMODEL, "the nodes_* attributes must all have %zu entries", nn);
-  if (!pl || nlw != nlt)
-    return cg_fail(c, OX_EMODEL, "leaf_targetids (%zu) and leaf_weights (%zu) differ in length",
-                   nlt, nlw);
-  a.nl = nlt;
-  int64_t *feat = ox_arena_calloc(c->a, nn, sizeof *feat), *mode = ox_arena_calloc(c->a, nn, sizeof *mode);
-  int64_t *tc = ox_arena_calloc(c->a, nn, sizeof *tc), *fc = ox_arena_calloc(c->a, nn, sizeof *fc);
-  int64_t *miss = ox_arena_calloc(c->a, nn, sizeof *miss);
-  int64_t *soff = ox_arena_calloc(c->a, nn, sizeof *soff), *slen = ox_arena_calloc(c->a, nn, sizeof *slen);
-  if (!feat || !mode || !tc || !fc || !miss || !soff || !slen)
-    return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
-  for (size_t l = 0; l < nlt; l++)
-    if (a.lt[l] < 0 || a.lt[l] >= T)
-      return cg_fail(c, OX_EMODEL, "leaf_targetids[%zu] = %lld outside [0, %lld)", l,
-                     (long long)a.lt[l], (long long)T);
-  bool any_member = false;
-  size_t mpos = 0;
-  for (size_t i = 0; i < nn; i++) {
-    mode[i] = a.modes[i] == (double)a.imodes[i] ? a.imodes[i] : -1; /* 1.5, NaN: refused */
-    if (mode[i] < M_LEQ || mode[i] > M_MEMBER)
-      return cg_fail(c, OX_EMODEL, "nodes_modes[%zu] = %lld is not in 0..6", i, (long long)mode[i]);
-    if (a.fe[i] < 0) return cg_fail(c, OX_EMODEL, "nodes_featureids[%zu] is negative", i);
-    if (a.fe[i] >= F)
-      return cg_fail(c, OX_EMODEL, "feature id %lld but X has %lld features", (long long)a.fe[i],
-                     (long long)F);
-    feat[i] = a.fe[i];
-    miss[i] = nmv && a.mv[i];
-    if (mode[i] == M_MEMBER) {
-      if (!pmem || mpos > a.nmem)
-        return cg_fail(c, OX_EMODEL, "node %zu is BRANCH_MEMBER but membership_values has no set for it", i);
-      soff[i] = (int64_t)mpos;
-      while (mpos < a.nmem && !isnan(a.mem[mpos])) mpos++;
-      slen[i] = (int64_t)mpos - soff[i];
-      mpos++; /* the NaN delimiter */
-      any_member = true;
+  bool present;
+  int rc = cg_ml_tensor_attr(c, n, tn, out, NULL, cnt, &dt, &present);
+  if (rc) return rc;
+  const ox_attr *a = ox_node_attr(n, name);
+  if (present && a) return cg_fail(c, OX_EMODEL, "'%s' and '%s' are both set", name, tn);
+  if (present) return OX_OK;
+  *cnt = a ? a->n_floats : 0;
+  *out = ox_arena_calloc(c->a, *cnt + 1, sizeof **out);
+  if (!*out) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+  for (size_t i = 0; i < *cnt; i++) (*out)[i] = a->floats[i];
+  return OX_OK;
+}
+
+int cg_ml_post_parse(cg_ctx *c, const ox_node *n, int *post) {
+  static const char *const names[] = {"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"};
+  const char *s = ox_node_attr_str(n, "post_transform", "NONE");
+  for (int k = 0; k < 5; k++)
+    if (strcmp(s, names[k]) == 0) {
+      *post = k;
+      return OX_OK;
     }
-    int64_t ch[2] = {a.tn[i], a.fn[i]}, isl[2] = {a.tl[i], a.fl[i]};
-    for (int k = 0; k < 2; k++) {
-      int64_t lim = isl[k] ? (int64_t)nlt : (int64_t)nn;
-      if (ch[k] < 0 || ch[k] >= lim)
-        return cg_fail(c, OX_EMODEL, "node %zu: %s child %lld outside [0, %lld)", i,
-                       k ? "false" : "true", (long long)ch[k], (long long)lim);
-      (k ? fc : tc)[i] = isl[k] ? -ch[k] - 1 : ch[k];
-    }
+  return cg_fail(c, OX_EMODEL, "unknown post_transform '%s'", s);
+}
+
+/* a Horner step list: x = k[0]; x = k[i] + x * w */
+static void horner(cg_ctx *c, const double *k, size_t n, const char *ind) {
+  char b[48];
+  cg_ml_lit(c, b, sizeof b, k[0]);
+  cg_printf(c, "%s  x = %s;\n", ind, b);
+  for (size_t i = 1; i < n; i++) {
+    cg_ml_lit(c, b, sizeof b, k[i]);
+    cg_printf(c, "%s  x = %s + x * w;\n", ind, b);
   }
-  for (size_t r = 0; r < a.nr; r++)
-    if (a.roots[r] < 0 || a.roots[r] >= (int64_t)nn)
-      return cg_fail(c, OX_EMODEL, "tree_roots[%zu] = %lld outside [0, %zu)", r,
-                     (long long)a.roots[r], nn);
-  if (te_has_cycle(c, tc, fc, nn))
-    return cg_fail(c, OX_EMODEL, "a tree has a cycle (its walk would not end)");
-  const char *A = acc_type(c), *ex = cg_mathfn(c, acc_float(c) ? OX_FLOAT : OX_DOUBLE, "exp");
-  table_i(c, "int32_t", "feat", feat, nn);
-  table_i(c, "uint8_t", "mode", mode, nn);
-  table_d(c, "split", a.splits, nn);
-  table_i(c, "int32_t", "tcode", tc, nn);
-  table_i(c, "int32_t", "fcode", fc, nn);
-  if (nmv) table_i(c, "uint8_t", "miss", miss, nn);
-  if (any_member) {
-    table_i(c, "int32_t", "soff", soff, nn);
-    table_i(c, "int32_t", "slen", slen, nn);
-    table_d(c, "members", a.mem, a.nmem);
-  }
-  table_i(c, "int32_t", "roots", a.roots, a.nr);
-  table_i(c, "int32_t", "leaf_t", a.lt, nlt);
-  table_d(c, "leaf_w", a.lw, nlt);
+}
+
+void cg_ml_probit(cg_ctx *c, const char *dst, const char *p, const char *ind) {
+  /* Giles' single-precision erfinv as the first guess, three Newton steps
+   * on erf: the runtime's mlc_probit, operation for operation */
+  static const double lo[] = {2.81022636e-08,  3.43273939e-07, -3.5233877e-06,
+                              -4.39150654e-06, 0.00021858087,  -0.00125372503,
+                              -0.00417768164,  0.246640727,    1.50140941};
+  static const double hi[] = {-0.000200214257, 0.000100950558, 0.00134934322,
+                              -0.00367342844,  0.00573950773,  -0.0076224613,
+                              0.00943887047,   1.00167406,     2.83297682};
+  const char *A = acc_type(c);
+  int32_t t = acc_float(c) ? OX_FLOAT : OX_DOUBLE;
+  char one[48], two[48], five[48], h[48], three[48], k2[48], s2[48];
+  cg_ml_lit(c, one, sizeof one, 1.0);
+  cg_ml_lit(c, two, sizeof two, 2.0);
+  cg_ml_lit(c, five, sizeof five, 5.0);
+  cg_ml_lit(c, h, sizeof h, 2.5);
+  cg_ml_lit(c, three, sizeof three, 3.0);
+  cg_ml_lit(c, k2, sizeof k2, 1.1283791670955126);
+  cg_ml_lit(c, s2, sizeof s2, 1.4142135623730951);
+  cg_printf(c, "%s{\n%s  const %s y = %s * (%s) - %s;\n%s  %s x, w;\n", ind, ind, A, two, p, one,
+            ind, A);
+  cg_printf(c, "%s  if (y <= -%s) x = -INFINITY;\n%s  else if (y >= %s) x = INFINITY;\n", ind,
+            one, ind, one);
+  cg_printf(c, "%s  else {\n%s  w = -%s((%s - y) * (%s + y));\n", ind, ind,
+            cg_mathfn(c, t, "log"), one, one);
+  cg_printf(c, "%s  if (w < %s) {\n%s  w -= %s;\n", ind, five, ind, h);
+  horner(c, lo, 9, ind);
+  cg_printf(c, "%s  } else {\n%s  w = %s(w) - %s;\n", ind, ind, cg_mathfn(c, t, "sqrt"), three);
+  horner(c, hi, 9, ind);
+  cg_printf(c, "%s  }\n%s  x *= y;\n", ind, ind);
+  cg_printf(c, "%s  for (int it = 0; it < 3; it++) x -= (%s(x) - y) / (%s * %s(-x * x));\n", ind,
+            cg_mathfn(c, t, "erf"), k2, cg_mathfn(c, t, "exp"));
+  cg_printf(c, "%s  }\n%s  %s = %s * x;\n%s}\n", ind, ind, dst, s2, ind);
+}
+
+void cg_ml_post(cg_ctx *c, int post, const char *sc, int64_t t, const char *ind) {
+  const char *A = acc_type(c);
+  const char *ex = cg_mathfn(c, acc_float(c) ? OX_FLOAT : OX_DOUBLE, "exp");
   char zero[48], one[48], half[48];
-  lit(c, zero, sizeof zero, 0.0);
-  lit(c, one, sizeof one, 1.0);
-  lit(c, half, sizeof half, 0.5);
-  cg_printf(c, "  for (size_t r = 0; r < %lld; r++) {\n", (long long)N);
-  cg_printf(c, "    %s sc[%lld];\n    uint8_t has[%lld];\n", A, (long long)T, (long long)T);
-  cg_printf(c, "    for (size_t t = 0; t < %lld; t++) sc[t] = %s, has[t] = 0;\n", (long long)T, zero);
-  cg_printf(c, "    for (size_t tr = 0; tr < %zu; tr++) {\n", a.nr);
-  cg_printf(c, "      int32_t code = roots[tr];\n");
-  cg_printf(c, "      while (code >= 0) {\n");
-  /* float16 loads through float; float and double as they are */
-  const char *xa = ox_arena_printf(c->a, "X0[r * %lld + (size_t)feat[code]]", (long long)F);
-  const char *xe = xa && cg_is_small_float(X->dtype) ? cg_load(c, X->dtype, xa) : xa;
-  if (!xe) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
-  cg_printf(c, "        const %s x = (%s)%s, s = split[code];\n", A, A, xe);
-  cg_printf(c, "        int cond;\n");
-  if (nmv)
-    cg_printf(c, "        if (x != x && miss[code]) cond = 1;\n        else\n");
-  cg_printf(c, "        switch (mode[code]) {\n");
-  cg_printf(c, "          case %d: cond = x <= s; break;\n", M_LEQ);
-  cg_printf(c, "          case %d: cond = x < s; break;\n", M_LT);
-  cg_printf(c, "          case %d: cond = x >= s; break;\n", M_GTE);
-  cg_printf(c, "          case %d: cond = x > s; break;\n", M_GT);
-  cg_printf(c, "          case %d: cond = x == s; break;\n", M_EQ);
-  cg_printf(c, "          case %d: cond = x != s; break;\n", M_NEQ);
-  if (any_member) {
-    cg_printf(c, "          default:\n            cond = 0;\n");
-    cg_printf(c, "            for (int32_t k = 0; k < slen[code]; k++)\n");
-    cg_printf(c, "              if (members[soff[code] + k] == x) cond = 1;\n");
-    cg_printf(c, "            break;\n");
-  } else {
-    cg_printf(c, "          default: cond = 0; break;\n");
-  }
-  cg_printf(c, "        }\n");
-  cg_printf(c, "        code = cond ? tcode[code] : fcode[code];\n");
-  cg_printf(c, "      }\n");
-  cg_printf(c, "      const int32_t leaf = -code - 1, t = leaf_t[leaf];\n");
-  cg_printf(c, "      const %s w = leaf_w[leaf];\n", A);
-  if (agg == 2)
-    cg_printf(c, "      sc[t] = !has[t] || w < sc[t] ? w : sc[t];\n");
-  else if (agg == 3)
-    cg_printf(c, "      sc[t] = !has[t] || w > sc[t] ? w : sc[t];\n");
-  else
-    cg_printf(c, "      sc[t] = has[t] ? sc[t] + w : w;\n");
-  cg_printf(c, "      has[t] = 1;\n    }\n");
-  if (agg == 0) {
-    char nt[48];
-    lit(c, nt, sizeof nt, (double)a.nr);
-    cg_printf(c, "    for (size_t t = 0; t < %lld; t++) sc[t] /= %s;\n", (long long)T, nt);
-  }
-  if (pt == POST_LOGISTIC) {
-    cg_printf(c, "    for (size_t t = 0; t < %lld; t++) sc[t] = %s / (%s + %s(-sc[t]));\n",
-              (long long)T, one, one, ex);
-  } else if (pt == POST_SOFTMAX || pt == POST_SOFTMAX_ZERO) {
+  cg_ml_lit(c, zero, sizeof zero, 0.0);
+  cg_ml_lit(c, one, sizeof one, 1.0);
+  cg_ml_lit(c, half, sizeof half, 0.5);
+  if (post == CG_ML_LOGISTIC) {
+    cg_printf(c, "%sfor (size_t t = 0; t < %lld; t++) %s[t] = %s / (%s + %s(-%s[t]));\n", ind,
+              (long long)t, sc, one, one, ex, sc);
+  } else if (post == CG_ML_PROBIT) {
+    cg_printf(c, "%sfor (size_t t = 0; t < %lld; t++)\n", ind, (long long)t);
+    const char *d = ox_arena_printf(c->a, "%s[t]", sc), *i2 = ox_arena_printf(c->a, "%s  ", ind);
+    if (d && i2) cg_ml_probit(c, d, d, i2);
+  } else if (post == CG_ML_SOFTMAX || post == CG_ML_SOFTMAX_ZERO) {
     /* SOFTMAX_ZERO: a zero score stays zero and takes no part in the sum;
      * a row of zeros gives 0.5 everywhere */
-    bool z = pt == POST_SOFTMAX_ZERO;
-    cg_printf(c, "    %s mx = -INFINITY, sum = %s;\n", A, zero);
-    cg_printf(c, "    for (size_t t = 0; t < %lld; t++)\n      if (%ssc[t] > mx) mx = sc[t];\n",
-              (long long)T, z ? "sc[t] != 0 && " : "");
-    cg_printf(c, "    for (size_t t = 0; t < %lld; t++) {\n", (long long)T);
-    if (z) cg_printf(c, "      if (sc[t] == 0) continue;\n");
-    cg_printf(c, "      sc[t] = %s(sc[t] - mx);\n      sum += sc[t];\n    }\n", ex);
-    cg_printf(c, "    for (size_t t = 0; t < %lld; t++) sc[t] = sum > 0 ? sc[t] / sum : %s;\n",
-              (long long)T, half);
+    bool z = post == CG_ML_SOFTMAX_ZERO;
+    cg_printf(c, "%s{\n%s  %s mx = -INFINITY, sum = %s;\n", ind, ind, A, zero);
+    cg_printf(c, "%s  for (size_t t = 0; t < %lld; t++)\n%s    if (%s%s[t] > mx) mx = %s[t];\n", ind,
+              (long long)t, ind, z ? ox_arena_printf(c->a, "%s[t] != 0 && ", sc) : "", sc, sc);
+    cg_printf(c, "%s  for (size_t t = 0; t < %lld; t++) {\n", ind, (long long)t);
+    if (z) cg_printf(c, "%s    if (%s[t] == 0) continue;\n", ind, sc);
+    cg_printf(c, "%s    %s[t] = %s(%s[t] - mx);\n%s    sum += %s[t];\n%s  }\n", ind, sc, ex, sc, ind,
+              sc, ind);
+    cg_printf(c, "%s  for (size_t t = 0; t < %lld; t++) %s[t] = sum > 0 ? %s[t] / sum : %s;\n%s}\n",
+              ind, (long long)t, sc, sc, half, ind);
   }
-  /* float16 output: the double score rounded to float, then to float16 (as
-   * the runtime's store) */
-  const char *st = cg_store(c, Y->dtype, Y->dtype == OX_FLOAT16 ? "(float)sc[t]" : "sc[t]", false);
-  if (!st) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
-  cg_printf(c, "    for (size_t t = 0; t < %lld; t++) Y0[r * %lld + t] = %s;\n", (long long)T,
-            (long long)T, st);
-  cg_printf(c, "  }\n");
+}
+
+static bool numeric_in(int32_t dt) {
+  return dt == OX_FLOAT || dt == OX_DOUBLE || dt == OX_INT32 || dt == OX_INT64;
+}
+
+int cg_ml_input_2d(cg_ctx *c, const cg_val *x, int64_t *N, int64_t *C) {
+  *N = *C = 0;
+  if (!x || !numeric_in(x->dtype))
+    return cg_fail(c, OX_EMODEL, "X must be a tensor of float, double, int32 or int64");
+  if (x->rank != 1 && x->rank != 2)
+    return cg_fail(c, OX_EMODEL, "X must be [C] or [N, C], got rank %zu", x->rank);
+  *N = x->rank == 2 ? x->dims[0] : 1;
+  *C = x->dims[x->rank - 1];
+  return OX_OK;
+}
+
+int cg_ml_labels(cg_ctx *c, const ox_node *n, const char *ints, const int64_t **li, size_t *nl) {
+  const ox_attr *s = ox_node_attr(n, "classlabels_strings"), *a = ox_node_attr(n, ints);
+  if (s && s->n_strings)
+    return cg_fail(c, OX_EUNSUPPORTED,
+                   "string class labels (classlabels_strings) are not compiled: strings are not "
+                   "compiled");
+  if (!a || !a->n_ints) return cg_fail(c, OX_EMODEL, "%s must be set", ints);
+  *li = a->ints;
+  *nl = a->n_ints;
+  return OX_OK;
+}
+
+/* A float list attribute as doubles in the arena (NULL when absent). */
+static double *floats_d(cg_ctx *c, const ox_node *n, const char *name, size_t *cnt) {
+  const ox_attr *a = ox_node_attr(n, name);
+  *cnt = a ? a->n_floats : 0;
+  double *d = ox_arena_calloc(c->a, *cnt + 1, sizeof *d);
+  if (!d) {
+    ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+    return NULL;
+  }
+  for (size_t i = 0; i < *cnt; i++) d[i] = a->floats[i];
+  return d;
+}
+
+/* ---- Normalizer: per row x / max(x), x / sum |x| or x / sqrt(sum x^2);
+ * a zero divisor leaves the row as it is. Float output. ---- */
+static int gen_normalizer(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                          size_t n_out) {
+  (void)n_in, (void)n_out;
+  int64_t N, C;
+  int rc = cg_ml_input_2d(c, in[0], &N, &C);
+  if (rc) return rc;
+  const char *nm = ox_node_attr_str(n, "norm", "MAX");
+  int norm = !strcmp(nm, "MAX") ? 0 : !strcmp(nm, "L1") ? 1 : !strcmp(nm, "L2") ? 2 : -1;
+  if (norm < 0) return cg_fail(c, OX_EMODEL, "norm must be MAX, L1 or L2, got '%s'", nm);
+  if (out[0]->dtype != OX_FLOAT || out[0]->numel != N * C)
+    return cg_fail(c, OX_EMODEL, "the output must be float, X's shape");
+  const char *A = acc_type(c);
+  int32_t t = acc_float(c) ? OX_FLOAT : OX_DOUBLE;
+  char zero[48];
+  cg_ml_lit(c, zero, sizeof zero, 0.0);
+  cg_printf(c, "  for (size_t r = 0; r < %lld; r++) {\n    %s d = %s;\n", (long long)N, A, zero);
+  cg_printf(c, "    for (size_t j = 0; j < %lld; j++) {\n", (long long)C);
+  cg_printf(c, "      const %s v = (%s)X0[r * %lld + j];\n", A, A, (long long)C);
+  if (norm == 0)
+    cg_printf(c, "      d = j == 0 || v > d ? v : d;\n");
+  else if (norm == 1)
+    cg_printf(c, "      d += %s(v);\n", cg_mathfn(c, t, "fabs"));
+  else
+    cg_printf(c, "      d += v * v;\n");
+  cg_printf(c, "    }\n");
+  if (norm == 2) cg_printf(c, "    d = %s(d);\n", cg_mathfn(c, t, "sqrt"));
+  cg_printf(c, "    for (size_t j = 0; j < %lld; j++) {\n", (long long)C);
+  cg_printf(c, "      const %s v = (%s)X0[r * %lld + j];\n", A, A, (long long)C);
+  cg_printf(c, "      Y0[r * %lld + j] = (float)(d == 0 ? v : v / d);\n    }\n  }\n", (long long)C);
+  return OX_OK;
+}
+
+/* offset/scale or imputed values: one for every feature, or one for all */
+static int per_feature(cg_ctx *c, size_t nv, int64_t F, const char *what) {
+  if (nv != 1 && (int64_t)nv != F)
+    return cg_fail(c, OX_EMODEL, "%s has %zu entries for %lld features", what, nv, (long long)F);
+  return OX_OK;
+}
+
+/* ---- Scaler: y = (x - offset) * scale, per feature (last axis); float ---- */
+static int gen_scaler(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                      size_t n_out) {
+  (void)n_in, (void)n_out;
+  const cg_val *X = in[0], *Y = out[0];
+  if (!numeric_in(X->dtype))
+    return cg_fail(c, OX_EMODEL, "X must be a tensor of float, double, int32 or int64");
+  size_t no, ns;
+  double *off = floats_d(c, n, "offset", &no), *sc = floats_d(c, n, "scale", &ns);
+  if (!off || !sc) return c->e->code;
+  if (no != ns || !no)
+    return cg_fail(c, OX_EMODEL, "offset (%zu) and scale (%zu) must be set with equal length", no,
+                   ns);
+  int64_t F = X->rank ? X->dims[X->rank - 1] : 1;
+  int rc = per_feature(c, no, F, "offset/scale");
+  if (rc) return rc;
+  if (Y->dtype != OX_FLOAT || Y->numel != X->numel)
+    return cg_fail(c, OX_EMODEL, "the output must be float, X's shape");
+  if (!X->numel) return OX_OK;
+  const char *A = acc_type(c);
+  cg_ml_table_d(c, "off", off, no);
+  cg_ml_table_d(c, "sc", sc, no);
+  cg_printf(c, "  for (size_t i = 0; i < %lld; i++) {\n", (long long)X->numel);
+  cg_printf(c, "    const size_t f = %s;\n", no == 1 ? "0" : ox_arena_printf(c->a, "i %% %lld", (long long)F));
+  cg_printf(c, "    Y0[i] = (float)(((%s)X0[i] - off[f]) * sc[f]);\n  }\n", A);
+  return OX_OK;
+}
+
+/* ---- Imputer: replaced_value -> imputed value of the feature (NaN
+ * matches NaN); reals against the floats, integers the int64s ---- */
+static int gen_imputer(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                       size_t n_out) {
+  (void)n_in, (void)n_out;
+  const cg_val *X = in[0], *Y = out[0];
+  if (!numeric_in(X->dtype))
+    return cg_fail(c, OX_EMODEL, "X must be a tensor of float, double, int32 or int64");
+  size_t nf, ni;
+  double *fv = floats_d(c, n, "imputed_value_floats", &nf);
+  const int64_t *iv = ox_node_attr(n, "imputed_value_int64s")
+                          ? ox_node_attr(n, "imputed_value_int64s")->ints
+                          : NULL;
+  ni = iv ? ox_node_attr(n, "imputed_value_int64s")->n_ints : 0;
+  if (!fv) return c->e->code;
+  if ((nf > 0) == (ni > 0))
+    return cg_fail(c, OX_EMODEL,
+                   "exactly one of imputed_value_floats and imputed_value_int64s must be set");
+  bool isf = X->dtype == OX_FLOAT || X->dtype == OX_DOUBLE;
+  if (isf ? !nf : !ni)
+    return cg_fail(c, OX_EMODEL, "%s input needs imputed_value_%s", isf ? "a floating" : "an integer",
+                   isf ? "floats" : "int64s");
+  size_t nv = isf ? nf : ni;
+  int64_t F = X->rank ? X->dims[X->rank - 1] : 1;
+  int rc = per_feature(c, nv, F, "the imputed values");
+  if (rc) return rc;
+  if (Y->dtype != X->dtype || Y->numel != X->numel)
+    return cg_fail(c, OX_EMODEL, "the output must be X's type and shape");
+  if (!X->numel) return OX_OK;
+  const char *ct = cg_ctype(X->dtype);
+  const char *f = nv == 1 ? "0" : ox_arena_printf(c->a, "i %% %lld", (long long)F);
+  if (isf) {
+    /* the comparison in double as the runtime (float with --float-only) */
+    double rf = ox_node_attr_float(n, "replaced_value_float", 0.0f);
+    const char *A = acc_type(c);
+    char b[48];
+    cg_ml_lit(c, b, sizeof b, rf);
+    cg_ml_table_d(c, "imp", fv, nf);
+    cg_printf(c, "  for (size_t i = 0; i < %lld; i++) {\n", (long long)X->numel);
+    cg_printf(c, "    const %s v = (%s)X0[i];\n", A, A);
+    cg_printf(c, "    Y0[i] = %s ? (%s)imp[%s] : X0[i];\n  }\n",
+              isnan(rf) ? "v != v" : ox_arena_printf(c->a, "v == %s", b), ct, f);
+  } else {
+    int64_t ri = ox_node_attr_int(n, "replaced_value_int64", 0);
+    cg_ml_table_i(c, "int64_t", "imp", iv, ni);
+    cg_printf(c, "  for (size_t i = 0; i < %lld; i++)\n", (long long)X->numel);
+    cg_printf(c, "    Y0[i] = (int64_t)X0[i] == %lldLL ? (%s)imp[%s] : X0[i];\n", (long long)ri, ct,
+              f);
+  }
+  return OX_OK;
+}
+
+/* ---- OneHotEncoder (int64 categories): X.shape + [categories], float ----
+ * A value's category is the last equal entry of cats_int64s; reals count
+ * by their integer part (as the runtime). A value of no category gives a
+ * row of zeros: with zeros=0 the runtime fails the run, the generated
+ * function cannot. */
+static int gen_one_hot_encoder(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
+                               cg_val **out, size_t n_out) {
+  (void)n_in, (void)n_out;
+  const cg_val *X = in[0], *Y = out[0];
+  const ox_attr *s = ox_node_attr(n, "cats_strings"), *a = ox_node_attr(n, "cats_int64s");
+  if (s && s->n_strings)
+    return cg_fail(c, OX_EUNSUPPORTED, "cats_strings: strings are not compiled");
+  if (!a || !a->n_ints) return cg_fail(c, OX_EMODEL, "cats_int64s must be set");
+  if (!numeric_in(X->dtype))
+    return cg_fail(c, OX_EMODEL, "X must be a tensor of float, double, int32 or int64");
+  int64_t K = (int64_t)a->n_ints;
+  if (Y->dtype != OX_FLOAT || Y->numel != X->numel * K)
+    return cg_fail(c, OX_EMODEL, "the output must be float, X's shape by %lld categories",
+                   (long long)K);
+  if (!Y->numel) return OX_OK;
+  cg_ml_table_i(c, "int64_t", "cats", a->ints, a->n_ints);
+  cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = 0.0f;\n", (long long)Y->numel);
+  cg_printf(c, "  for (size_t i = 0; i < %lld; i++) {\n", (long long)X->numel);
+  if (X->dtype == OX_FLOAT || X->dtype == OX_DOUBLE) {
+    const char *A = acc_type(c);
+    cg_printf(c, "    const %s v = (%s)X0[i];\n", A, A);
+    /* NaN, the infinities and what int64 cannot hold: no category */
+    cg_printf(c, "    if (!(v > -9.2e18%s && v < 9.2e18%s)) continue;\n", acc_float(c) ? "f" : "",
+              acc_float(c) ? "f" : "");
+    cg_printf(c, "    const int64_t x = (int64_t)v;\n");
+  } else {
+    cg_printf(c, "    const int64_t x = (int64_t)X0[i];\n");
+  }
+  cg_printf(c, "    long k = %lld;\n    while (k-- > 0 && cats[k] != x) {}\n", (long long)K);
+  cg_printf(c, "    if (k >= 0) Y0[i * %lld + (size_t)k] = 1.0f;\n  }\n", (long long)K);
+  return OX_OK;
+}
+
+/* ---- FeatureVectorizer: inputs [N, C_i] side by side as float, each in
+ * inputdimensions[i] columns (zero padded when narrower, cut when wider) ---- */
+static int gen_feature_vectorizer(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
+                                  cg_val **out, size_t n_out) {
+  (void)n_out;
+  const ox_attr *a = ox_node_attr(n, "inputdimensions");
+  size_t nd = a ? a->n_ints : 0;
+  if (nd != n_in)
+    return cg_fail(c, OX_EMODEL, "inputdimensions has %zu entries for %zu inputs", nd, n_in);
+  int64_t N = -1, total = 0;
+  for (size_t i = 0; i < n_in; i++) {
+    int64_t r, cc;
+    if (!in[i]) return cg_fail(c, OX_EMODEL, "input %zu is missing", i);
+    int rc = cg_ml_input_2d(c, in[i], &r, &cc);
+    if (rc) return rc;
+    if (N >= 0 && r != N)
+      return cg_fail(c, OX_EMODEL, "input %zu has %lld rows, expected %lld", i, (long long)r,
+                     (long long)N);
+    N = r;
+    if (a->ints[i] < 0 || a->ints[i] > INT32_MAX)
+      return cg_fail(c, OX_EMODEL, "inputdimensions[%zu] = %lld is invalid", i,
+                     (long long)a->ints[i]);
+    total += a->ints[i];
+  }
+  if (N < 0) N = 1;
+  if (out[0]->dtype != OX_FLOAT || out[0]->numel != N * total)
+    return cg_fail(c, OX_EMODEL, "the output must be float [%lld, %lld]", (long long)N,
+                   (long long)total);
+  if (!out[0]->numel) return OX_OK;
+  cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y0[i] = 0.0f;\n", (long long)out[0]->numel);
+  int64_t off = 0;
+  for (size_t i = 0; i < n_in; i++) {
+    int64_t cc = in[i]->dims[in[i]->rank - 1], w = cc < a->ints[i] ? cc : a->ints[i];
+    if (w > 0 && N > 0) {
+      cg_printf(c, "  for (size_t r = 0; r < %lld; r++)\n", (long long)N);
+      cg_printf(c, "    for (size_t j = 0; j < %lld; j++)\n", (long long)w);
+      cg_printf(c, "      Y0[r * %lld + %lld + j] = (float)X%zu[r * %lld + j];\n", (long long)total,
+                (long long)off, i, (long long)cc);
+    }
+    off += a->ints[i];
+  }
   return OX_OK;
 }
 
@@ -503,6 +622,17 @@ const cg_op ox_cg_ops_ml[] = {
     {CG_DOMAIN_ML ":ArrayFeatureExtractor", gen_afe},
     {CG_DOMAIN_ML ":Binarizer", gen_binarizer},
     {CG_DOMAIN_ML ":LabelEncoder", gen_label_encoder},
-    {CG_DOMAIN_ML ":TreeEnsemble", gen_tree_ensemble},
+    {CG_DOMAIN_ML ":Normalizer", gen_normalizer},
+    {CG_DOMAIN_ML ":Scaler", gen_scaler},
+    {CG_DOMAIN_ML ":Imputer", gen_imputer},
+    {CG_DOMAIN_ML ":OneHotEncoder", gen_one_hot_encoder},
+    {CG_DOMAIN_ML ":FeatureVectorizer", gen_feature_vectorizer},
+    {CG_DOMAIN_ML ":TreeEnsemble", cg_ml_gen_tree_ensemble},
+    {CG_DOMAIN_ML ":TreeEnsembleClassifier", cg_ml_gen_tree_classifier},
+    {CG_DOMAIN_ML ":TreeEnsembleRegressor", cg_ml_gen_tree_regressor},
+    {CG_DOMAIN_ML ":LinearClassifier", cg_ml_gen_linear_classifier},
+    {CG_DOMAIN_ML ":LinearRegressor", cg_ml_gen_linear_regressor},
+    {CG_DOMAIN_ML ":SVMClassifier", cg_ml_gen_svm_classifier},
+    {CG_DOMAIN_ML ":SVMRegressor", cg_ml_gen_svm_regressor},
     {NULL, NULL},
 };

@@ -427,8 +427,9 @@ static int svc_run(ox_kctx *ctx, void *st) {
     double maxw = nw ? w[best] : 0;
     if (s->nrho == 1 && L == 2) {
       if (!proba && all_pos && maxw >= 0.5) best = 1;
-    } else if (s->nrho == 1) {
-      /* one rho, not two labels: the label is the class index 1 or 0 itself */
+    } else if (s->nrho == 1 && L < 2) {
+      /* one rho and one label: the label is the class index 1 or 0 itself
+       * (more labels, the liblinear form: the best score, as onnxruntime) */
       best = maxw > 0 ? 1 : 0;
       if (s->li && best >= L) {
         ((int64_t *)lab->data)[r] = (int64_t)best;
