@@ -36,10 +36,12 @@ if(SYSTEM_PYTHON3)
 endif()
 # Operators of other domains beyond the node tests (LabelEncoder on numbers,
 # Binarizer on int32/float64, ArrayFeatureExtractor with run-time indices,
-# TreeEnsemble on float16 with every aggregation and post transform but
-# PROBIT, Adam on float64) against numpy oracles of their specifications;
-# strings, a cyclic tree and an ai.onnx.ml node named like an ai.onnx one
-# refused.
+# TreeEnsemble on float16 with every aggregation and post transform, Adam on
+# float64) against numpy oracles of their specifications; the ai.onnx.ml
+# operators of skl2onnx models (ml_models.py: classic tree ensembles, linear
+# and SVM models, Normalizer, Scaler, Imputer, OneHotEncoder,
+# FeatureVectorizer) against stored onnxruntime outputs; strings, maps, a
+# cyclic tree and an ai.onnx.ml node named like an ai.onnx one refused.
 if(SYSTEM_PYTHON3)
   add_test(NAME compile_domains
            COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/domains.py

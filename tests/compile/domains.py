@@ -17,12 +17,16 @@ with `onnxc run`:
   - trees: TreeEnsemble-5 on float16 input, two trees, AVERAGE with SOFTMAX,
     MIN with LOGISTIC, MAX with SOFTMAX_ZERO, a BRANCH_MEMBER set, a node
     whose NaN takes the true branch;
+  - ml_*: the model operators scikit-learn models converted by skl2onnx
+    have (TreeEnsembleClassifier/Regressor, Linear*, SVM*, Normalizer,
+    Scaler, Imputer, OneHotEncoder, FeatureVectorizer, PROBIT), against
+    onnxruntime's outputs stored in ml_models_ort.json (ml_models.py);
   - adam: Adam on float64 with norm_coefficient and norm_coefficient_post,
     two optimized tensors.
 And these are errors with their reason: a string input (strings are not
-compiled), a TreeEnsemble whose tree has a cycle, and an ai.onnx.ml node
+compiled), a TreeEnsemble whose tree has a cycle, an ai.onnx.ml node
 named like an ai.onnx operator (Relu), which must not get ai.onnx's
-generator. Exit status 77 (skipped) without onnx and numpy.
+generator, string class labels, ZipMap and string categories. Exit status 77 (skipped) without onnx and numpy.
 """
 import math
 import os
@@ -39,6 +43,7 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from shape_fold import load_pb, refused, run, vi  # noqa: E402  (the compile tests' helpers)
+import ml_models  # noqa: E402
 
 F, D, H, I32, I64 = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.INT32,
                      TensorProto.INT64)
@@ -297,6 +302,7 @@ def main():
         print("%s %s%s" % ("FAIL" if why else "ok  ", name, ": " + why if why else ""))
         if why:
             fails.append(name)
+    fails += ml_models.run_all(onnxc, cc, work)
     # refusals with their reason
     strings = model([helper.make_node("LabelEncoder", ["s"], ["y"], domain=ML, keys_strings=["a", "b"],
                                       values_int64s=[1, 2])],
@@ -306,9 +312,9 @@ def main():
                   [("", 17), (ML, 5)])
     relu = model([helper.make_node("Relu", ["x"], ["y"], domain=ML, name="ml_relu")],
                  [vi("x", F, [2])], [vi("y", F, [2])], [("", 17), (ML, 1)])
-    for name, mdl, words in (("strings", strings, ["strings are not compiled"]),
+    for name, mdl, words in [("strings", strings, ["strings are not compiled"]),
                              ("cycle", cycle, ["TreeEnsemble", "cycle"]),
-                             ("ml_relu", relu, ["ml_relu", "ai.onnx.ml"])):
+                             ("ml_relu", relu, ["ml_relu", "ai.onnx.ml"])] + ml_models.refusals():
         why, err = refused(onnxc, work, name, mdl, words)
         print("%s %s%s" % ("FAIL" if why else "ok  ", name, ": " + (why or "refused: " + err)))
         if why:

@@ -454,12 +454,13 @@ def refusals():
     strlab = model([c], [vi("x", F, [2, 4])], [vi("lab", TensorProto.STRING, [2]), vi("sc", F, [2, 2])], 3)
     zm = model([helper.make_node("ZipMap", ["x"], ["z"], domain=ML, name="zm", classlabels_int64s=[1, 2])],
                [vi("x", F, [2, 2])],
-               [helper.make_tensor_value_info("z", onnx.TypeProto(), None)], 1)
-    zm.graph.output[0].type.sequence_type.elem_type.map_type.key_type = I64
-    zm.graph.output[0].type.sequence_type.elem_type.map_type.value_type.tensor_type.elem_type = F
+               [helper.make_value_info("z", helper.make_sequence_type_proto(onnx.TypeProto()))], 1)
+    mt = zm.graph.output[0].type.sequence_type.elem_type.map_type
+    mt.key_type = I64
+    mt.value_type.tensor_type.elem_type = F
     ohe = model([helper.make_node("OneHotEncoder", ["s"], ["y"], domain=ML, name="ohe_s", cats_strings=["a", "b"])],
                 [vi("s", TensorProto.STRING, [3])], [vi("y", F, [3, 2])], 1)
-    return [("ml_string_labels", strlab, ["strings are not compiled"]),
+    return [("ml_string_labels", strlab, ["TreeEnsembleClassifier", "strings are not compiled"]),
             ("ml_zipmap", zm, ["zm", "not compiled"]),
             ("ml_ohe_strings", ohe, ["strings are not compiled"])]
 
