@@ -31,6 +31,7 @@ void cg_ml_lit(const cg_ctx *c, char *buf, size_t size, double v) {
 static int gen_afe(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                    size_t n_out) {
   (void)n, (void)n_out;
+  if (!out[0]) return OX_OK; /* its only output unused */
   const cg_val *X = in[0], *Y = n_in > 1 ? in[1] : NULL, *Z = out[0];
   if (!Y || Y->dtype != OX_INT64) return cg_fail(c, OX_EMODEL, "indices Y must be int64");
   if (X->rank == 0) return cg_fail(c, OX_EMODEL, "X must have rank >= 1");
@@ -62,6 +63,7 @@ static int gen_afe(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
 static int gen_binarizer(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                          size_t n_out) {
   (void)n_in, (void)n_out;
+  if (!out[0]) return OX_OK; /* its only output unused */
   const cg_val *X = in[0], *Y = out[0];
   int32_t dt = X->dtype;
   if (dt != OX_FLOAT && dt != OX_DOUBLE && dt != OX_INT32 && dt != OX_INT64)
@@ -200,6 +202,7 @@ static bool le_int(int32_t dt) { return dt == OX_INT64 || dt == OX_INT32 || dt =
 static int gen_label_encoder(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
                              cg_val **out, size_t n_out) {
   (void)n_in, (void)n_out;
+  if (!out[0]) return OX_OK; /* its only output unused */
   const cg_val *X = in[0], *Y = out[0];
   int64_t ver = ox_opset_version(c->m->proto->opset_import, c->m->proto->n_opset_import,
                                  CG_DOMAIN_ML);
@@ -420,6 +423,7 @@ static double *floats_d(cg_ctx *c, const ox_node *n, const char *name, size_t *c
 static int gen_normalizer(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                           size_t n_out) {
   (void)n_in, (void)n_out;
+  if (!out[0]) return OX_OK; /* its only output unused */
   int64_t N, C;
   int rc = cg_ml_input_2d(c, in[0], &N, &C);
   if (rc) return rc;
@@ -460,6 +464,7 @@ static int per_feature(cg_ctx *c, size_t nv, int64_t F, const char *what) {
 static int gen_scaler(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                       size_t n_out) {
   (void)n_in, (void)n_out;
+  if (!out[0]) return OX_OK; /* its only output unused */
   const cg_val *X = in[0], *Y = out[0];
   if (!numeric_in(X->dtype))
     return cg_fail(c, OX_EMODEL, "X must be a tensor of float, double, int32 or int64");
@@ -489,6 +494,7 @@ static int gen_scaler(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
 static int gen_imputer(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                        size_t n_out) {
   (void)n_in, (void)n_out;
+  if (!out[0]) return OX_OK; /* its only output unused */
   const cg_val *X = in[0], *Y = out[0];
   if (!numeric_in(X->dtype))
     return cg_fail(c, OX_EMODEL, "X must be a tensor of float, double, int32 or int64");
@@ -544,6 +550,7 @@ static int gen_imputer(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
 static int gen_one_hot_encoder(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
                                cg_val **out, size_t n_out) {
   (void)n_in, (void)n_out;
+  if (!out[0]) return OX_OK; /* its only output unused */
   const cg_val *X = in[0], *Y = out[0];
   const ox_attr *s = ox_node_attr(n, "cats_strings"), *a = ox_node_attr(n, "cats_int64s");
   if (s && s->n_strings)
@@ -579,6 +586,7 @@ static int gen_one_hot_encoder(cg_ctx *c, const ox_node *n, cg_val **in, size_t 
 static int gen_feature_vectorizer(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
                                   cg_val **out, size_t n_out) {
   (void)n_out;
+  if (!out[0]) return OX_OK; /* its only output unused */
   const ox_attr *a = ox_node_attr(n, "inputdimensions");
   size_t nd = a ? a->n_ints : 0;
   if (nd != n_in)

@@ -35,8 +35,7 @@ static void load_row(cg_ctx *c, int64_t C) {
             A, (long long)C);
 }
 
-/* The transform of a classifier's scores and its label, shared by the
- * linear classifier: the first best score. */
+/* Writes `best`, the index of the first maximum of w[0..n) (the label's). */
 static void first_best(cg_ctx *c, const char *w, int64_t n) {
   cg_printf(c, "    size_t best = 0;\n");
   cg_printf(c, "    for (size_t k = 1; k < %lld; k++)\n      if (%s[k] > %s[best]) best = k;\n",
@@ -76,6 +75,7 @@ static int linear(cg_ctx *c, const ox_node *n, cg_val **in, cg_val **out, size_t
   bool binary = cls && E == 1;
   int64_t ZE = binary ? 2 : E;
   const cg_val *L = cls ? out[0] : NULL, *Z = cls ? (n_out > 1 ? out[1] : NULL) : out[0];
+  if (!L && !Z) return OX_OK; /* no output used */
   if (L && (L->dtype != OX_INT64 || L->numel != N))
     return cg_fail(c, OX_EMODEL, "the label output must be int64 [%lld]", (long long)N);
   if (Z && (Z->dtype != OX_FLOAT || Z->numel != N * ZE))
@@ -86,7 +86,7 @@ static int linear(cg_ctx *c, const ox_node *n, cg_val **in, cg_val **out, size_t
   cg_ml_lit(c, zero, sizeof zero, 0.0);
   cg_ml_table_d(c, "coef", coef, ncoef);
   if (nicpt) cg_ml_table_d(c, "icpt", icpt, nicpt);
-  if (cls) cg_ml_table_i(c, "int64_t", "labels", labels, nl);
+  if (L) cg_ml_table_i(c, "int64_t", "labels", labels, nl);
   cg_printf(c, "  for (size_t r = 0; r < %lld; r++) {\n", (long long)N);
   cg_printf(c, "    %s sc[%lld];\n", A, (long long)(ZE < 2 ? 2 : ZE));
   cg_printf(c, "    for (size_t k = 0; k < %lld; k++) {\n", (long long)E);
@@ -97,7 +97,7 @@ static int linear(cg_ctx *c, const ox_node *n, cg_val **in, cg_val **out, size_t
   if (binary) cg_printf(c, "    sc[1] = sc[0];\n    sc[0] = -sc[1];\n");
   cg_ml_post(c, post, "sc", ZE, "    ");
   const char *zy = cls ? "Y1" : "Y0";
-  if (cls) {
+  if (L) {
     first_best(c, "sc", ZE);
     cg_printf(c, "    Y0[r] = labels[best];\n");
   }
@@ -202,6 +202,7 @@ int cg_ml_gen_svm_regressor(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_i
   if (!s.ncoef) return cg_fail(c, OX_EMODEL, "coefficients must be set");
   if (nsv > 0 ? !sv_fits(s.nsv_f, nsv, C) : s.ncoef != (size_t)C)
     return cg_fail(c, OX_EMODEL, "model sizes do not fit %lld features", (long long)C);
+  if (!out[0]) return OX_OK; /* its only output unused */
   if (out[0]->dtype != OX_FLOAT || out[0]->numel != N)
     return cg_fail(c, OX_EMODEL, "the output must be float [%lld, 1]", (long long)N);
   const char *A = cg_ml_acc(c);
@@ -325,7 +326,7 @@ int cg_ml_gen_svm_classifier(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_
   for (size_t k = 0; k < s.ncoef; k++)
     if (s.coef[k] < 0) all_pos = false;
   const cg_val *Lo = out[0], *Z = n_out > 1 ? out[1] : NULL;
-  if (Lo->dtype != OX_INT64 || Lo->numel != N)
+  if (Lo && (Lo->dtype != OX_INT64 || Lo->numel != N))
     return cg_fail(c, OX_EMODEL, "the label output must be int64 [%lld]", (long long)N);
   if (Z && (Z->dtype != OX_FLOAT || Z->numel != N * ZE))
     return cg_fail(c, OX_EMODEL, "the scores output must be float [%lld, %lld]", (long long)N,
@@ -339,7 +340,7 @@ int cg_ml_gen_svm_classifier(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_
   cg_ml_lit(c, hi, sizeof hi, 1 - 1e-7);
   cg_ml_lit(c, rho0, sizeof rho0, s.rho[0]);
   cg_ml_table_d(c, "coef", s.coef, s.ncoef);
-  cg_ml_table_i(c, "int64_t", "labels", labels, nl);
+  if (Lo) cg_ml_table_i(c, "int64_t", "labels", labels, nl);
   if (!lin) {
     /* pair p = (i, j), i < j in order; class k's vectors from start[k] */
     int64_t *pi = ox_arena_calloc(c->a, (size_t)pairs + 1, sizeof *pi);
@@ -414,11 +415,11 @@ int cg_ml_gen_svm_classifier(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_
     /* one rho and one label: the class index 1 or 0; an index past the
      * labels is the label itself */
     cg_printf(c, "    best = maxw > 0 ? 1 : 0;\n");
-    cg_printf(c, "    Y0[r] = best >= %lld ? (int64_t)best : labels[best];\n", (long long)L);
+    if (Lo) cg_printf(c, "    Y0[r] = best >= %lld ? (int64_t)best : labels[best];\n", (long long)L);
     label_set = true;
   }
-  cg_printf(c, "    (void)maxw;\n");
-  if (!label_set) cg_printf(c, "    Y0[r] = labels[best];\n");
+  cg_printf(c, "    (void)maxw;\n    (void)best;\n");
+  if (!label_set && Lo) cg_printf(c, "    Y0[r] = labels[best];\n");
   if (E >= 2) {
     cg_ml_post(c, s.post, "sc", E, "    ");
   } else if (s.post == CG_ML_PROBIT) {

@@ -162,6 +162,7 @@ static int forest_emit(cg_ctx *c, const forest *f, const cg_val *X, int64_t N, i
 int cg_ml_gen_tree_ensemble(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                             size_t n_out) {
   (void)n_in, (void)n_out;
+  if (!out[0]) return OX_OK; /* its only output unused */
   const cg_val *X = in[0], *Y = out[0];
   if (X->dtype != OX_FLOAT && X->dtype != OX_DOUBLE && X->dtype != OX_FLOAT16)
     return cg_fail(c, OX_EMODEL, "X must be float, double or float16");
@@ -413,6 +414,7 @@ static int v1_build(cg_ctx *c, const ox_node *nd, forest *f, bool cls, int64_t F
 int cg_ml_gen_tree_regressor(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                              size_t n_out) {
   (void)n_in, (void)n_out;
+  if (!out[0]) return OX_OK; /* its only output unused */
   const cg_val *X = in[0], *Y = out[0];
   int64_t N, F;
   int rc = cg_ml_input_2d(c, X, &N, &F);
@@ -458,7 +460,7 @@ int cg_ml_gen_tree_classifier(cg_ctx *c, const ox_node *n, cg_val **in, size_t n
   if (nl > INT32_MAX) return cg_fail(c, OX_EMODEL, "too many class labels");
   f.T = (int64_t)nl;
   f.agg = AGG_SUM;
-  if (L->dtype != OX_INT64 || L->numel != N)
+  if (L && (L->dtype != OX_INT64 || L->numel != N))
     return cg_fail(c, OX_EMODEL, "the label output must be int64 [%lld]", (long long)N);
   if (Z && (Z->dtype != OX_FLOAT || Z->numel != N * f.T))
     return cg_fail(c, OX_EMODEL, "the scores output must be float [%lld, %lld]", (long long)N,
@@ -467,7 +469,7 @@ int cg_ml_gen_tree_classifier(cg_ctx *c, const ox_node *n, cg_val **in, size_t n
   bool single = f.nv > 0;
   for (size_t v = 1; v < f.nv; v++) single = single && f.vt[v] == f.vt[0];
   bool binary = f.T == 2 && single;
-  cg_ml_table_i(c, "int64_t", "labels", labels, nl);
+  if (L) cg_ml_table_i(c, "int64_t", "labels", labels, nl);
   if ((rc = forest_emit(c, &f, X, N, F))) return rc;
   if (binary) {
     char one[48];
@@ -480,7 +482,10 @@ int cg_ml_gen_tree_classifier(cg_ctx *c, const ox_node *n, cg_val **in, size_t n
   cg_printf(c, "    size_t best = 0;\n");
   cg_printf(c, "    for (size_t t = 1; t < %lld; t++)\n      if (sc[t] > sc[best]) best = t;\n",
             (long long)f.T);
-  cg_printf(c, "    Y0[r] = labels[best];\n");
+  if (L)
+    cg_printf(c, "    Y0[r] = labels[best];\n");
+  else
+    cg_printf(c, "    (void)best; /* the label output is unused */\n");
   if (Z)
     cg_printf(c, "    for (size_t t = 0; t < %lld; t++) Y1[r * %lld + t] = (float)sc[t];\n",
               (long long)f.T, (long long)f.T);
