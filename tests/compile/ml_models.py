@@ -5,7 +5,7 @@
 usage: ml_models.py --regen ORT_NODE_MODULES   rewrites ml_models_ort.json
        ml_models.py ONNXC WORKDIR [--cc CC] [--asan]
 
-Five small models built with python3-onnx, shapes static, hold the
+Three small models built with python3-onnx, shapes static, hold the
 operators scikit-learn models converted by skl2onnx have, several attribute
 variants each:
   - trees_v1: TreeEnsembleRegressor (SUM/AVERAGE/MIN/MAX; every post
@@ -14,13 +14,14 @@ variants each:
     classes with base values, the binary case with its votes on one class,
     two classes with votes on both as a random forest's);
   - tree5: TreeEnsemble-5 with PROBIT;
-  - linear: LinearClassifier (multi-class SOFTMAX, binary LOGISTIC, NONE),
+  - classic, three parts in one model (one C build):
+    linear: LinearClassifier (multi-class SOFTMAX, binary LOGISTIC, NONE),
     LinearRegressor (two targets, one target);
-  - svm: SVMRegressor with each kernel (LINEAR, POLY, RBF, SIGMOID) and
+    svm: SVMRegressor with each kernel (LINEAR, POLY, RBF, SIGMOID) and
     one_class, SVMClassifier (RBF with prob_a/prob_b over three classes,
     POLY one-vs-one votes, SIGMOID binary, the liblinear form without
     support vectors);
-  - prep: Normalizer (MAX, L1, L2), Scaler, Imputer (NaN floats, int64),
+    prep: Normalizer (MAX, L1, L2), Scaler, Imputer (NaN floats, int64),
     OneHotEncoder (int64 and float input), FeatureVectorizer.
 The expected outputs are onnxruntime's (npm onnxruntime-node), stored with
 the inputs in ml_models_ort.json by --regen so that the test needs neither
@@ -268,11 +269,28 @@ def prep_model(rng, N):
     return model(nodes, [vi("x", F, [N, C]), vi("k", I64, [N, 3])], outs, 1), {"x": x, "k": k}
 
 
+def merged(parts):
+    """one model of several ml-opset-1 models (fewer C builds: the test's
+    time is mostly cc's); each part's input x renamed PART_x"""
+    nodes, ins, outs, feeds = [], [], [], {}
+    for name, (m, fd) in parts:
+        ren = {"x": name + "_x"} if name != "prep" else {}
+        for n in m.graph.node:
+            n.input[:] = [ren.get(i, i) for i in n.input]
+            nodes.append(n)
+        for i in m.graph.input:
+            i.name = ren.get(i.name, i.name)
+            ins.append(i)
+        outs += list(m.graph.output)
+        feeds.update({ren.get(k, k): v for k, v in fd.items()})
+    return model(nodes, ins, outs, 1), feeds
+
+
 def cases():
     rng = np.random.default_rng(2024)
-    return [("trees_v1",) + trees_v1_model(rng, 8), ("tree5",) + tree5_model(rng, 6),
-            ("linear",) + linear_model(rng, 6), ("svm",) + svm_model(rng, 6),
-            ("prep",) + prep_model(rng, 5)]
+    trees, tree5 = trees_v1_model(rng, 8), tree5_model(rng, 6)
+    parts = [("linear", linear_model(rng, 6)), ("svm", svm_model(rng, 6)), ("prep", prep_model(rng, 5))]
+    return [("trees_v1",) + trees, ("tree5",) + tree5, ("classic",) + merged(parts)]
 
 
 # ---- onnxruntime (only with --regen) ----
