@@ -422,12 +422,18 @@ OX_LEVEL_BODY void sep_pool2d_task_c(void *arg, int64_t p0, int64_t p1) {
 }
 OX_LEVELS_VOID(sep_pool2d_task, (void *arg, int64_t p0, int64_t p1), arg, p0, p1)
 
+/* Input planes of at least this many values are split in bands of rows:
+ * SqueezeNet's first pool (111 x 111) ran faster so at two threads, its
+ * later ones (55 x 55, 27 x 27) slower (a call per plane for a few rows,
+ * and their inputs come from two convolutions, one split by channels). */
+enum { POOL_BAND_MIN_PLANE = 8192 };
+
 /* Items band-major: item i is plane i % planes of band i / planes, a band
  * being j->band_rows output rows of every plane. A thread taking one band
  * reads the input rows that the producing convolution, split by rows of
  * the image in the same order, wrote on that thread: split by planes, each
  * thread read half its input from the other core's cache (SqueezeNet's
- * pools after its stem and after its fire modules). */
+ * pool after its stem). */
 OX_LEVEL_BODY void sep_pool2d_band_task_c(void *arg, int64_t i0, int64_t i1) {
   const pool2d_job *j = arg;
   int64_t planes = j->planes, OH = j->g->out[0];
@@ -675,7 +681,8 @@ static int pool_run(ox_kctx *ctx, void *st) {
       if (cols[ow].hi <= cols[ow].lo) b3s2 = false;
     int64_t grain = pool_grain(&g, y->numel, planes);
     int nt = ox_thread_pool_size(ox_kctx_pool(ctx));
-    if (!same && !b3s2 && nt > 1 && grain < planes && OH >= 2 * nt) {
+    if (!same && !b3s2 && nt > 1 && grain < planes && OH >= 2 * nt &&
+        g.in[0] * g.in[1] >= POOL_BAND_MIN_PLANE) {
       /* split as the producer most likely was: one band of rows a thread */
       int64_t bands = nt;
       pj.planes = planes;
