@@ -174,7 +174,6 @@ typedef struct pool2d_job {
   /* sep_pool2d_task of the level in use: the bordered and "same" tasks'
    * fallback when no scratch plane could be had */
   void (*sep)(void *arg, int64_t p0, int64_t p1);
-  int64_t planes, band_rows; /* sep_pool2d_band_task's split */
 } pool2d_job;
 
 /* Planes per task for a 2-D pool: about 32K outputs each; a pool of under
@@ -278,8 +277,8 @@ OX_LEVELS_VOID(pool2d_u8_task, (void *arg, int64_t p0, int64_t p1), arg, p0, p1)
  * as before (v > acc is false) and gives -inf for no tap; average divides
  * by the valid taps, or by the padded window with count_include_pad (no
  * tap at all: NaN, as before). */
-OX_LEVEL_BODY void sep_pool2d_part_c(const pool2d_job *j, int64_t p0, int64_t p1, int64_t oh0,
-                                     int64_t oh1) {
+OX_LEVEL_BODY void sep_pool2d_task_c(void *arg, int64_t p0, int64_t p1) {
+  const pool2d_job *j = arg;
   const ox_nn_geom *g = j->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], K1 = g->k[1];
   int64_t dh = g->dil[0], dw = g->dil[1], sw = g->stride[1];
@@ -306,16 +305,13 @@ OX_LEVEL_BODY void sep_pool2d_part_c(const pool2d_job *j, int64_t p0, int64_t p1
     r1 = r0;
     while (r1 < OH && j->rows[r1].hi - j->rows[r1].lo == 3) r1++;
   }
-  /* (only the output rows [oh0, oh1) of each plane) */
-  if (r0 < oh0) r0 = oh0 < r1 ? oh0 : r1;
-  if (r1 > oh1) r1 = oh1 > r0 ? oh1 : r0;
   for (int64_t plane = p0; plane < p1; plane++) {
     const float *xp = j->x + plane * IH * IW;
     float *yp = j->y + plane * OH * OW;
     if (r1 > r0)
       ox_nn_pool3x3s2_rows_f32(yp + r0 * OW, OW, xp + (r0 * 2 - g->pb[0]) * IW, IW, r1 - r0, in1,
                                true);
-    for (int64_t oh = oh0; oh < oh1; oh++) {
+    for (int64_t oh = 0; oh < OH; oh++) {
       int64_t hs = oh * g->stride[0] - g->pb[0];
       int64_t hlo = j->rows[oh].lo, hhi = j->rows[oh].hi, hpad = j->rows[oh].pad;
       if (fused3 && hhi - hlo == 3) { /* max, 3 x 3, stride 2, no window across the left edge */
@@ -414,38 +410,7 @@ OX_LEVEL_BODY void sep_pool2d_part_c(const pool2d_job *j, int64_t p0, int64_t p1
   }
   if (row != stack) free(row);
 }
-
-/* whole planes p0 .. p1-1 */
-OX_LEVEL_BODY void sep_pool2d_task_c(void *arg, int64_t p0, int64_t p1) {
-  const pool2d_job *j = arg;
-  sep_pool2d_part_c(j, p0, p1, 0, j->g->out[0]);
-}
 OX_LEVELS_VOID(sep_pool2d_task, (void *arg, int64_t p0, int64_t p1), arg, p0, p1)
-
-/* Input planes of at least this many values are split in bands of rows:
- * SqueezeNet's first pool (111 x 111) ran faster so at two threads, its
- * later ones (55 x 55, 27 x 27) slower (a call per plane for a few rows,
- * and their inputs come from two convolutions, one split by channels). */
-enum { POOL_BAND_MIN_PLANE = 8192 };
-
-/* Items band-major: item i is plane i % planes of band i / planes, a band
- * being j->band_rows output rows of every plane. A thread taking one band
- * reads the input rows that the producing convolution, split by rows of
- * the image in the same order, wrote on that thread: split by planes, each
- * thread read half its input from the other core's cache (SqueezeNet's
- * pool after its stem). */
-OX_LEVEL_BODY void sep_pool2d_band_task_c(void *arg, int64_t i0, int64_t i1) {
-  const pool2d_job *j = arg;
-  int64_t planes = j->planes, OH = j->g->out[0];
-  while (i0 < i1) {
-    int64_t band = i0 / planes, p0 = i0 % planes;
-    int64_t p1 = i1 - band * planes < planes ? i1 - band * planes : planes;
-    int64_t oh0 = band * j->band_rows, oh1 = oh0 + j->band_rows < OH ? oh0 + j->band_rows : OH;
-    sep_pool2d_part_c(j, p0, p1, oh0, oh1);
-    i0 = band * planes + p1;
-  }
-}
-OX_LEVELS_VOID(sep_pool2d_band_task, (void *arg, int64_t i0, int64_t i1), arg, i0, i1)
 
 /* 3 x 3 windows at stride 2 with padding (ResNet's and ShuffleNet's pools):
  * each plane is copied into a bordered one holding the identity (-inf, or 0
@@ -679,24 +644,11 @@ static int pool_run(ox_kctx *ctx, void *st) {
       if (rows[oh].hi <= rows[oh].lo) b3s2 = false;
     for (int64_t ow = 0; b3s2 && ow < OW; ow++)
       if (cols[ow].hi <= cols[ow].lo) b3s2 = false;
-    int64_t grain = pool_grain(&g, y->numel, planes);
-    int nt = ox_thread_pool_size(ox_kctx_pool(ctx));
-    if (!same && !b3s2 && nt > 1 && grain < planes && OH >= 2 * nt &&
-        g.in[0] * g.in[1] >= POOL_BAND_MIN_PLANE) {
-      /* split as the producer most likely was: one band of rows a thread */
-      int64_t bands = nt;
-      pj.planes = planes;
-      pj.band_rows = (OH + bands - 1) / bands;
-      bands = (OH + pj.band_rows - 1) / pj.band_rows;
-      ox_parallel_for(ox_kctx_pool(ctx), bands * planes, planes,
-                      OX_LEVEL_PICK(sep_pool2d_band_task), &pj);
-    } else {
-      ox_parallel_for(ox_kctx_pool(ctx), planes, grain,
-                      same   ? OX_LEVEL_PICK(same_pool2d_task)
-                      : b3s2 ? OX_LEVEL_PICK(bordered3s2_task)
-                             : pj.sep,
-                      &pj);
-    }
+    ox_parallel_for(ox_kctx_pool(ctx), planes, pool_grain(&g, y->numel, planes),
+                    same   ? OX_LEVEL_PICK(same_pool2d_task)
+                    : b3s2 ? OX_LEVEL_PICK(bordered3s2_task)
+                           : pj.sep,
+                    &pj);
     if (cols != stackc) free(cols);
     if (rows != stackr) free(rows);
     return OX_OK;
