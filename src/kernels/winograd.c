@@ -702,6 +702,22 @@ static bool wino_shared(wino_job *j, int64_t N, int nth, ox_thread_pool *pool) {
 }
 #endif
 
+/* The estimated time of the busiest of nth threads over `tasks` tasks of
+ * `tiles` tiles by m output channels each (the band plan): the products in
+ * whole 32-column blocks (a 49-tile band costs as much as 64 tiles), and
+ * the transforms. Two threads on a 7 x 7 tile map with M = 128 were split
+ * by whole 12-row panels, 72 + 56 channels, each part transforming all of
+ * the input again; two bands of whole rows of tiles, 28 and 21, cost each
+ * thread less (the busiest task's CPU time: 307 against 319 us for
+ * 128 -> 128 channels at 28 x 28, 113 against 116 for 32 -> 128 at 27 x 27). */
+#ifdef OX_WINO_X86
+static double wino_busiest(const ox_wino *wp, int64_t tasks, int64_t tiles, int64_t m, int nth) {
+  double per = 36.0 * (double)m * (double)wp->C * (double)((tiles + 31) / 32 * 32) +
+               112.0 * (double)tiles * (double)(wp->C + m);
+  return (double)((tasks + nth - 1) / nth) * per;
+}
+#endif
+
 int ox_wino_conv(const ox_wino *wp, const ox_nn_geom *g, int64_t N, const float *x,
                  const float *bias, const ox_sgemm_epi *ep, float *y, ox_thread_pool *pool) {
 #ifdef OX_WINO_X86
@@ -723,6 +739,7 @@ int ox_wino_conv(const ox_wino *wp, const ox_nn_geom *g, int64_t N, const float 
   if (target < 32) target = 32;
   j.nbands = (T + target - 1) / target;
   int nth = ox_thread_pool_size(pool);
+  int64_t band_tiles = 0; /* bands of this many tiles, else T / nbands */
   j.kparts = 1;
   j.kpart = wp->M;
   /* few tasks, not shared evenly by the threads: more bands if they keep
@@ -731,12 +748,21 @@ int ox_wino_conv(const ox_wino *wp, const ox_nn_geom *g, int64_t N, const float 
   if (nth > 1 && N * j.nbands < 4 * nth && (N * j.nbands) % nth) {
     int64_t nb = j.nbands + 1;
     while ((N * nb) % nth) nb++;
+    int64_t panels = (wp->M + 11) / 12;
+    int64_t parts = nth < panels ? nth : panels;
+    int64_t kpart = (panels + parts - 1) / parts * 12;
+    /* (bands of whole rows of tiles: a band starting inside a row of tiles
+     * transformed its partial rows at a loss; 25 + 24 of 7 x 7 tiles took
+     * 0.66 ms on one thread, 28 + 21 0.57, one band 0.52) */
+    int64_t row_band = (j.TH + nb - 1) / nb * j.TW;
     if ((T + nb - 1) / nb >= tab->min_tiles) {
       j.nbands = nb;
+    } else if (wino_busiest(wp, N * ((T + row_band - 1) / row_band), row_band, wp->M, nth) <
+               wino_busiest(wp, N * j.nbands * ((wp->M + kpart - 1) / kpart),
+                            (T + j.nbands - 1) / j.nbands, kpart, nth)) {
+      band_tiles = row_band;
     } else {
-      int64_t panels = (wp->M + 11) / 12;
-      int64_t parts = nth < panels ? nth : panels;
-      j.kpart = (panels + parts - 1) / parts * 12;
+      j.kpart = kpart;
       j.kparts = (wp->M + j.kpart - 1) / j.kpart;
     }
   }
@@ -761,10 +787,11 @@ int ox_wino_conv(const ox_wino *wp, const ox_nn_geom *g, int64_t N, const float 
       }
     }
     j.nbands = sp.b_parts;
+    band_tiles = 0;
     j.kpart = sp.a_parts > 1 ? sp.a_per * 12 : wp->M;
     j.kparts = (wp->M + j.kpart - 1) / j.kpart;
   }
-  j.band = (T + j.nbands - 1) / j.nbands;
+  j.band = band_tiles ? band_tiles : (T + j.nbands - 1) / j.nbands;
   j.nbands = (T + j.band - 1) / j.band;
   int64_t tasks = N * j.nbands;
   atomic_init(&j.fail, 0);

@@ -415,6 +415,11 @@ int main(void) {
       {"winograd bands x parts",
        {2, false, 1, 32, 64, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
        true},
+      /* two threads on 7 x 7 tiles: two bands of whole rows of tiles (28
+       * + 21), not 72 + 56 output channels (SqueezeNet's 27 x 27 layers) */
+      {"winograd 27x27 row bands",
+       {2, false, 1, 32, 128, 1, {27, 27}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       true},
       /* Winograd's shared plan (more than two threads, output channels in
        * parts): the input transformed once by channel parts, the 36
        * products as tasks, the output transform by channels. A 14 x 14
