@@ -18,6 +18,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define QC_X86 1
+#define QC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 #endif
 
 enum { MR = OX_QCONV_MR, PANEL = 16, MAX_NP = 3 };
@@ -109,12 +110,81 @@ typedef struct qc_job {
   int64_t P;
   const uint8_t *ph; /* stride 2: the input's phase planes (phg), or NULL */
   ox_nn_phases phg;
+  /* stride 1, as many output as input columns, several taps, AVX-512: the
+   * panels are loaded straight from the shifted input rows (cols_shift) */
+  bool shift;
   int fail;
   void (*block)(const struct qc_job *, const int8_t *, const uint8_t *, int, const struct qc_out *);
   /* leftover columns (cols_vnni), or NULL: whole panels only */
   void (*cols)(const struct qc_job *, const int8_t *, int, const uint8_t *, int,
                const struct qc_out *);
 } qc_job;
+
+#ifdef QC_X86
+enum { SHIFT_MAXK = 64 };
+/* Panels of a shifted-plane geometry without an im2col row in between: on
+ * stride 1 with as many output as input columns, tap t of the output at
+ * flat position p reads the input at p + off[t] (the same for every
+ * position) where that lies in the image, and the pad byte elsewhere. Per
+ * panel of 16 columns, each tap's valid columns are a 16-bit mask; a masked
+ * load (masked-off bytes are never read, so the edges cannot fault) with
+ * the pad byte underneath gives the im2col row's 16 bytes in a register,
+ * four of which interleave into the panel. Saves writing and reading back
+ * every im2col row (about a third of a 3 x 3 layer's column time). */
+QC_VNNI static void cols_shift(const qc_job *j, int64_t o0, int64_t o1, int64_t k4_0, int64_t k4_1,
+                               uint8_t *bp) {
+  const ox_nn_geom *g = j->g;
+  size_t L = g->nd - 1;
+  int64_t OW = j->OW, IW = g->in[L], IH = L ? g->in[0] : 1, ks = g->k_size;
+  int64_t KW = g->k[L], KH = L ? g->k[0] : 1;
+  int64_t ncols = (o1 - o0) * OW, npan = (ncols + PANEL - 1) / PANEL;
+  int64_t off[SHIFT_MAXK];
+  for (int64_t t = 0; t < ks; t++) {
+    int64_t kh = t / KW, kw = t % KW;
+    off[t] = (L ? (kh * g->dil[0] - g->pb[0]) * IW : 0) + kw * g->dil[L] - g->pb[L];
+  }
+  const __m128i zxv = _mm_set1_epi8((char)(uint8_t)j->zx);
+  for (int64_t pn = 0; pn < npan; pn++) {
+    int64_t c0 = pn * PANEL, p0 = o0 * OW + c0; /* Y's (and x's) flat position */
+    __mmask16 mask[SHIFT_MAXK];
+    for (int64_t t = 0; t < ks; t++) mask[t] = 0;
+    for (int i = 0; i < PANEL && c0 + i < ncols; i++) {
+      int64_t oh = (p0 + i) / OW, ow = (p0 + i) % OW;
+      for (int64_t kh = 0; kh < KH; kh++) {
+        int64_t ih = oh + (L ? kh * g->dil[0] - g->pb[0] : 0);
+        if (ih < 0 || ih >= IH) continue;
+        for (int64_t kw = 0; kw < KW; kw++) {
+          int64_t iw = ow + kw * g->dil[L] - g->pb[L];
+          if (iw >= 0 && iw < IW) mask[kh * KW + kw] |= (__mmask16)(1u << i);
+        }
+      }
+    }
+    uint8_t *dst = bp + pn * j->K4 * 64;
+    for (int64_t k4 = k4_0; k4 < k4_1; k4++) {
+      __m128i r[4];
+      for (int q = 0; q < 4; q++) {
+        int64_t k = k4 * 4 + q;
+        if (k >= j->K) { /* depth padding: the packed weights are 0 there */
+          r[q] = _mm_setzero_si128();
+          continue;
+        }
+        int64_t t = k % ks;
+        /* the address of column 0's tap, possibly outside the plane where
+         * that column is masked off: formed as an integer */
+        uintptr_t src = (uintptr_t)(j->x + (k / ks) * g->in_size) + (uintptr_t)(p0 + off[t]);
+        r[q] = _mm_mask_loadu_epi8(zxv, mask[t], (const void *)src);
+      }
+      __m128i ab0 = _mm_unpacklo_epi8(r[0], r[1]), ab1 = _mm_unpackhi_epi8(r[0], r[1]);
+      __m128i cd0 = _mm_unpacklo_epi8(r[2], r[3]), cd1 = _mm_unpackhi_epi8(r[2], r[3]);
+      uint8_t *d = dst + k4 * 64;
+      _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(ab0, cd0));
+      _mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(ab0, cd0));
+      _mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(ab1, cd1));
+      _mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(ab1, cd1));
+    }
+  }
+}
+#endif
 
 /* The columns of outer output rows [o0, o1) as panels bp ([npan][K4][64])
  * and, when wanted, their sums (colsum, npad values). tmp: 4 rows of npad. */
@@ -124,6 +194,12 @@ static void build_cols(const qc_job *j, int64_t o0, int64_t o1, int64_t k4_0, in
   int64_t ncols = (o1 - o0) * j->OW, npan = (ncols + PANEL - 1) / PANEL, npad = npan * PANEL;
   int64_t ks = g->k_size;
   uint8_t zx = (uint8_t)j->zx;
+#ifdef QC_X86
+  if (j->shift && !colsum) {
+    cols_shift(j, o0, o1, k4_0, k4_1, bp);
+    return;
+  }
+#endif
   if (colsum) memset(colsum, 0, (size_t)npad * sizeof *colsum);
   /* 1x1, stride 1, no padding: a column row is a run of x itself */
   bool direct = ks == 1 && ox_nn_shifted_plane(g);
@@ -234,7 +310,6 @@ __attribute__((target("avx512f"))) static void block_c_avx512(const qc_job *j, c
 #endif
 
 #ifdef QC_X86
-#define QC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 
 /* Requantises the np panels of weight row r into Y, the row's factors
  * broadcast once (a call per accumulator, each broadcasting them again,
@@ -643,6 +718,10 @@ int ox_qconv_run_on(const char *path, const ox_nn_geom *g, const uint8_t *x, int
   j.P = g->out_size;
   j.block = fn;
   j.cols = cols;
+#ifdef QC_X86
+  /* (the vnni path only: the same columns, so a named portable run checks them) */
+  j.shift = fn == block_vnni && g->k_size > 1 && g->k_size <= SHIFT_MAXK && ox_nn_shifted_plane(g);
+#endif
   int32_t *rowc = malloc((size_t)w->Mp * sizeof *rowc);
   if (!rowc) return ox_err_set(e, OX_ENOMEM, "out of memory (integer convolution)");
   for (int64_t m = 0; m < w->Mp; m++)
