@@ -110,8 +110,9 @@ typedef struct qc_job {
   int64_t P;
   const uint8_t *ph; /* stride 2: the input's phase planes (phg), or NULL */
   ox_nn_phases phg;
-  /* stride 1, as many output as input columns, several taps, AVX-512: the
-   * panels are loaded straight from the shifted input rows (cols_shift) */
+  /* several taps on AVX-512, and stride 1 with as many output as input
+   * columns (cols_shift) or the phase planes (cols_phases): the panels are
+   * loaded straight from the input, no im2col rows in between */
   bool shift;
   int fail;
   void (*block)(const struct qc_job *, const int8_t *, const uint8_t *, int, const struct qc_out *);
@@ -160,19 +161,79 @@ QC_VNNI static void cols_shift(const qc_job *j, int64_t o0, int64_t o1, int64_t 
       }
     }
     uint8_t *dst = bp + pn * j->K4 * 64;
+    /* channel and tap of depth row k, stepped (a division per row cost as
+     * much as the loads) */
+    int64_t t = (k4_0 * 4) % ks;
+    uintptr_t xc = (uintptr_t)(j->x + (k4_0 * 4 / ks) * g->in_size) + (uintptr_t)p0;
     for (int64_t k4 = k4_0; k4 < k4_1; k4++) {
       __m128i r[4];
       for (int q = 0; q < 4; q++) {
-        int64_t k = k4 * 4 + q;
-        if (k >= j->K) { /* depth padding: the packed weights are 0 there */
+        if (k4 * 4 + q >= j->K) { /* depth padding: the packed weights are 0 there */
           r[q] = _mm_setzero_si128();
           continue;
         }
-        int64_t t = k % ks;
         /* the address of column 0's tap, possibly outside the plane where
          * that column is masked off: formed as an integer */
-        uintptr_t src = (uintptr_t)(j->x + (k / ks) * g->in_size) + (uintptr_t)(p0 + off[t]);
-        r[q] = _mm_mask_loadu_epi8(zxv, mask[t], (const void *)src);
+        r[q] = _mm_mask_loadu_epi8(zxv, mask[t], (const void *)(xc + (uintptr_t)off[t]));
+        if (++t == ks) t = 0, xc += (uintptr_t)g->in_size;
+      }
+      __m128i ab0 = _mm_unpacklo_epi8(r[0], r[1]), ab1 = _mm_unpackhi_epi8(r[0], r[1]);
+      __m128i cd0 = _mm_unpacklo_epi8(r[2], r[3]), cd1 = _mm_unpackhi_epi8(r[2], r[3]);
+      uint8_t *d = dst + k4 * 64;
+      _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(ab0, cd0));
+      _mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(ab0, cd0));
+      _mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(ab1, cd1));
+      _mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(ab1, cd1));
+    }
+  }
+}
+
+/* The same from the phase planes of a stride-2 geometry: tap (kh, kw) of
+ * output (oh, ow) is byte (oh + kh / 2, ow + kw / 2) of phase plane (kh % 2,
+ * kw % 2), the padding already in the planes. A plane row is wider than an
+ * output row, so a panel's 16 columns are cut where their output row
+ * changes (up to four pieces on a 7-wide map), one masked load a piece. */
+QC_VNNI static void cols_phases(const qc_job *j, int64_t o0, int64_t o1, int64_t k4_0,
+                                int64_t k4_1, uint8_t *bp) {
+  const ox_nn_geom *g = j->g;
+  int64_t OW = j->OW, QW = j->phg.ph_cols, plane = j->phg.plane, ks = g->k_size, KW = g->k[1];
+  int64_t ncols = (o1 - o0) * OW, npan = (ncols + PANEL - 1) / PANEL;
+  int64_t toff[SHIFT_MAXK];
+  for (int64_t t = 0; t < ks; t++) {
+    int64_t kh = t / KW, kw = t % KW;
+    toff[t] = (2 * (kh & 1) + (kw & 1)) * plane + (kh / 2) * QW + kw / 2;
+  }
+  const __m128i zxv = _mm_set1_epi8((char)(uint8_t)j->zx);
+  for (int64_t pn = 0; pn < npan; pn++) {
+    int64_t c0 = pn * PANEL, p0 = o0 * OW + c0;
+    /* the pieces: lanes (mask) and where lane 0 would read in a plane */
+    __mmask16 mask[PANEL];
+    int64_t soff[PANEL];
+    int nseg = 0;
+    for (int i = 0; i < PANEL && c0 + i < ncols;) {
+      int64_t oh = (p0 + i) / OW, ow = (p0 + i) % OW;
+      int n = (int)(OW - ow < PANEL - i ? OW - ow : PANEL - i);
+      if (c0 + i + n > ncols) n = (int)(ncols - c0 - i);
+      mask[nseg] = (__mmask16)(((1u << n) - 1) << i);
+      soff[nseg++] = oh * QW + ow - i;
+      i += n;
+    }
+    uint8_t *dst = bp + pn * j->K4 * 64;
+    int64_t t = (k4_0 * 4) % ks; /* stepped, as in cols_shift */
+    uintptr_t qc = (uintptr_t)(j->ph + (k4_0 * 4 / ks) * 4 * plane);
+    for (int64_t k4 = k4_0; k4 < k4_1; k4++) {
+      __m128i r[4];
+      for (int q = 0; q < 4; q++) {
+        if (k4 * 4 + q >= j->K) { /* depth padding: the packed weights are 0 there */
+          r[q] = _mm_setzero_si128();
+          continue;
+        }
+        uintptr_t base = qc + (uintptr_t)toff[t];
+        __m128i v = zxv;
+        for (int sg = 0; sg < nseg; sg++)
+          v = _mm_mask_loadu_epi8(v, mask[sg], (const void *)(base + (uintptr_t)soff[sg]));
+        r[q] = v;
+        if (++t == ks) t = 0, qc += (uintptr_t)(4 * plane);
       }
       __m128i ab0 = _mm_unpacklo_epi8(r[0], r[1]), ab1 = _mm_unpackhi_epi8(r[0], r[1]);
       __m128i cd0 = _mm_unpacklo_epi8(r[2], r[3]), cd1 = _mm_unpackhi_epi8(r[2], r[3]);
@@ -196,7 +257,10 @@ static void build_cols(const qc_job *j, int64_t o0, int64_t o1, int64_t k4_0, in
   uint8_t zx = (uint8_t)j->zx;
 #ifdef QC_X86
   if (j->shift && !colsum) {
-    cols_shift(j, o0, o1, k4_0, k4_1, bp);
+    if (j->ph)
+      cols_phases(j, o0, o1, k4_0, k4_1, bp);
+    else
+      cols_shift(j, o0, o1, k4_0, k4_1, bp);
     return;
   }
 #endif
@@ -735,6 +799,12 @@ int ox_qconv_run_on(const char *path, const ox_nn_geom *g, const uint8_t *x, int
       qc_phase_job pj = {&j, ph};
       ox_parallel_for(pool, C, 8, qc_phase_task, &pj);
       j.ph = ph;
+#ifdef QC_X86
+      /* several taps: the panels straight from the planes too, but for
+       * rows of more than 64 columns (the 7 x 7 stem's 112: cut into
+       * pieces, its panels came 13% slower than whole rows copied) */
+      j.shift = fn == block_vnni && g->k_size > 1 && g->k_size <= SHIFT_MAXK && j.OW <= 64;
+#endif
     }
   }
   /* Chunks of at most about 256 KiB of columns (they stay in L2 while every
