@@ -386,10 +386,9 @@ static int kv_append(ox_ictx *c) {
   return OX_OK;
 }
 
-/* ---- QAddFused: a and b (inputs 0 and 3) broadcast; typed as the lookup's
- * y_zero_point (input 11) with attribute op ---- */
+/* ---- QAddFused: a and b (inputs 0 and 3) broadcast ---- */
 static int qadd(ox_ictx *c) {
-  int32_t el = q8_type_of(c, ix_attr(c, "op") ? 11 : 7);
+  int32_t el = q8_type_of(c, 7);
   size_t idx[2] = {0, 3};
   sub_ctx s;
   sub_init(&s, c, idx, NULL, 2);

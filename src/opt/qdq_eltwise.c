@@ -11,11 +11,7 @@
  * becomes ai.onnxc QLookupFused (xq, xs, xz, ys, yz [, min, max]) with the
  * float op's name and attributes, which builds that table once. An addition
  * becomes ai.onnxc QAddFused (aq, as, az, bq, bs, bz, ys, yz), relu = 1 when
- * a Relu followed: y = round(a' as/ys + b' bs/ys) + yz in float. A unary
- * unit reading the sum's bytes alone (a ResNet's Relu after the residual
- * Add, quantized on its own scale) joins it: QAddFused then carries the
- * lookup (attribute op, its parameters as inputs 8 to 13) and makes the
- * last QuantizeLinear's bytes in one pass. Scales and
+ * a Relu followed: y = round(a' as/ys + b' bs/ys) + yz in float. Scales and
  * zero points must be constant scalars; the DequantizeLinear nodes that lose
  * their last reader are dropped.
  *
@@ -90,47 +86,6 @@ static int fuse_lookup(ox_pass_view *v, size_t i) {
   return OX_OK;
 }
 
-/* The type of zero point input k of node n (absent: uint8), or -1 when it
- * is not a constant. */
-static int32_t zp_type(const ox_pass_view *v, const ox_node *n, size_t k) {
-  if (!ox_opt_given(n, k)) return OX_UINT8;
-  const ox_tensor *t = v->constant(v, n->input[k]);
-  return t ? t->data_type : -1;
-}
-
-/* After an addition's QuantizeLinear q (node index qi): DequantizeLinear ->
- * lookup op -> QuantizeLinear, each the sole reader of the one before and
- * every zero point of q's type (a ResNet's Relu after its residual Add,
- * quantized on its own scale). *lk the lookup op, *q2 the last quantize;
- * the DequantizeLinear's index, or -1. */
-static int64_t lookup_after(const ox_pass_view *v, int64_t qi, int64_t *lk, int64_t *q2) {
-  const ox_node *q = &v->nodes[qi];
-  int64_t d = v->sole_reader(v, q->output[0]);
-  if (d <= qi || !ox_opt_op_is(&v->nodes[d], "DequantizeLinear") || !ox_opt_dq_unit(v, d, false) ||
-      ox_opt_elems(v->constant(v, v->nodes[d].input[1])) != 1 || v->nodes[d].n_output != 1)
-    return -1;
-  int64_t u = v->sole_reader(v, v->nodes[d].output[0]);
-  if (u <= d) return -1;
-  const ox_node *un = &v->nodes[u];
-  if (!lookup_op(un) || un->n_input < 1 || un->n_output != 1 || !un->output[0] ||
-      !*un->output[0] || strcmp(un->input[0], v->nodes[d].output[0]) != 0)
-    return -1;
-  /* Clip's bounds (opset 11 and later) as constant float scalars, as fuse_lookup */
-  bool clip_inputs = ox_opt_op_is(un, "Clip") && v->opsets[u] >= 11;
-  for (size_t k = 1; k < un->n_input; k++) {
-    if (!ox_opt_given(un, k)) continue;
-    const ox_tensor *b = clip_inputs ? v->constant(v, un->input[k]) : NULL;
-    if (!b || b->data_type != OX_FLOAT || ox_opt_elems(b) != 1) return -1;
-  }
-  int64_t q2i = v->sole_reader(v, un->output[0]);
-  if (q2i <= u || !ox_opt_q_unit(v, q2i, un->output[0])) return -1;
-  int32_t t = zp_type(v, q, 2);
-  if (t < 0 || zp_type(v, &v->nodes[d], 2) != t || zp_type(v, &v->nodes[q2i], 2) != t) return -1;
-  *lk = u;
-  *q2 = q2i;
-  return d;
-}
-
 static int fuse_add(ox_pass_view *v, size_t i) {
   const ox_node *n = &v->nodes[i];
   if (!ox_opt_op_is(n, "Add") || v->opsets[i] < 7 || n->n_input != 2 || n->n_output != 1 ||
@@ -147,47 +102,19 @@ static int fuse_add(ox_pass_view *v, size_t i) {
     j = v->sole_reader(v, out);
   }
   if (j <= (int64_t)i || !ox_opt_q_unit(v, j, out)) return OX_OK;
-  int64_t lk = -1, q2 = -1, d2 = relu < 0 ? lookup_after(v, j, &lk, &q2) : -1;
   const ox_node *a = &v->nodes[da], *b = &v->nodes[db], *q = &v->nodes[j];
-  const ox_node *un = d2 >= 0 ? &v->nodes[lk] : NULL;
-  ox_node *fn = ox_opt_new_node(v, n, "QAddFused", 14, 2 + (un ? un->n_attribute : 0));
+  ox_node *fn = ox_opt_new_node(v, n, "QAddFused", 8, 1);
   if (!fn) return v->e->code;
-  const char *in[14] = {
+  const char *in[8] = {
       a->input[0], a->input[1], a->input[2], b->input[0],
       b->input[1], b->input[2], q->input[1], ox_opt_given(q, 2) ? q->input[2] : ""};
-  size_t n_in = *in[7] ? 8 : 7;
-  if (un) { /* the lookup's parameters and attributes, its op's name */
-    const ox_node *dn = &v->nodes[d2], *qn = &v->nodes[q2];
-    bool clip_inputs = ox_opt_op_is(un, "Clip") && v->opsets[lk] >= 11;
-    in[8] = dn->input[1];
-    in[9] = ox_opt_given(dn, 2) ? dn->input[2] : "";
-    in[10] = qn->input[1];
-    in[11] = ox_opt_given(qn, 2) ? qn->input[2] : "";
-    in[12] = clip_inputs && ox_opt_given(un, 1) ? un->input[1] : "";
-    in[13] = clip_inputs && ox_opt_given(un, 2) ? un->input[2] : "";
-    n_in = *in[13] ? 14 : *in[12] ? 13 : 12;
-    if (un->n_attribute)
-      memcpy(fn->attribute + fn->n_attribute, un->attribute,
-             un->n_attribute * sizeof *un->attribute);
-    fn->n_attribute += un->n_attribute;
-    ox_attr *at = &fn->attribute[fn->n_attribute++];
-    at->name = (char *)"op";
-    at->type = OX_ATTR_STRING;
-    at->has_type = true;
-    at->s.data = (uint8_t *)un->op_type;
-    at->s.size = strlen(un->op_type);
-  }
-  for (size_t k = 0; k < n_in; k++) fn->input[k] = (char *)(in[k] ? in[k] : "");
-  fn->n_input = n_in;
-  fn->output[0] = un ? v->nodes[q2].output[0] : q->output[0];
+  for (size_t k = 0; k < 8; k++) fn->input[k] = (char *)in[k];
+  fn->n_input = *in[7] ? 8 : 7;
+  fn->output[0] = q->output[0];
   ox_opt_add_int_attr(fn, "relu", relu >= 0);
   v->repl[i] = fn;
   v->drop[j] = true;
   if (relu >= 0) v->drop[relu] = true;
-  if (un) {
-    v->drop[lk] = v->drop[q2] = true;
-    drop_if_only(v, d2, (size_t)lk);
-  }
   drop_if_only(v, da, i);
   drop_if_only(v, db, i);
   return OX_OK;

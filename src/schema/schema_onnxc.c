@@ -163,16 +163,9 @@ static const ox_formal kv_out[] = {ONE("present", F32), OPT("total_len", "tensor
 static const ox_formal qadd_in[] = {
     ONE("a", "T1"),      ONE("a_scale", F32),      OPT("a_zero_point", "T1"),
     ONE("b", "T2"),      ONE("b_scale", F32),      OPT("b_zero_point", "T2"),
-    ONE("y_scale", F32), OPT("y_zero_point", "T3"),
-    /* a lookup after the sum (attribute op): QLookupFused's parameters */
-    OPT("l_x_scale", F32), OPT("l_x_zero_point", "T3"), OPT("l_y_scale", F32),
-    OPT("l_y_zero_point", "T3"), OPT("min", F32), OPT("max", F32)};
+    ONE("y_scale", F32), OPT("y_zero_point", "T3")};
 static const ox_formal q_out3[] = {ONE("y", "T3")};
-static const ox_attr_schema qadd_attrs[] = {
-    {"relu", OX_ATTR_INT, false, "0"},     {"op", OX_ATTR_STRING, false, NULL},
-    {"alpha", OX_ATTR_FLOAT, false, NULL}, {"beta", OX_ATTR_FLOAT, false, "0.5"},
-    {"min", OX_ATTR_FLOAT, false, NULL},   {"max", OX_ATTR_FLOAT, false, NULL},
-};
+static const ox_attr_schema relu_attrs[] = {{"relu", OX_ATTR_INT, false, "0"}};
 
 /* ---- QLinearConvFused ---- */
 static const ox_formal qconv_in[] = {
@@ -323,13 +316,10 @@ const ox_schema ox_schema_onnxc_table[] = {
        "`q_heads_inferred` 1: Q's Reshape inferred its head count (-1), so Q may also hold "
        "one head of `head_dim`, which every head of K and V then shares (MatMul's "
        "broadcasting)."),
-    OP(OX_ONNXC_QADD, qadd_in, 7, q_out3, TC(tc_q8_3), AT(qadd_attrs),
+    OP(OX_ONNXC_QADD, qadd_in, 7, q_out3, TC(tc_q8_3), AT(relu_attrs),
        "DequantizeLinear(a), DequantizeLinear(b) -> Add [-> Relu if `relu`] -> "
        "QuantizeLinear(y_scale, y_zero_point), on the bytes: numpy broadcasting, per-tensor "
-       "scales and zero points (absent: 0 of uint8); y is int8 or uint8 as y_zero_point. "
-       "With `op`, the sum then goes through QLookupFused of that op (its attributes on "
-       "this node) with x_scale ... max the inputs l_x_scale ... max; y is then typed as "
-       "l_y_zero_point."),
+       "scales and zero points (absent: 0 of uint8); y is int8 or uint8 as y_zero_point."),
     OP(OX_ONNXC_QLINEAR_CONV, qconv_in, 7, q_out3, TC(tc_q8_3), AT(qconv_attrs),
        "DequantizeLinear -> Conv [-> Relu or Clip] -> QuantizeLinear with constant 8-bit "
        "weights, as one integer convolution: QLinearConv's inputs, B being the Conv's float "

@@ -1,7 +1,6 @@
 /* test_qdq_units.c - the other quantized units the session fuses, through
  * the public API: QDQ activations (a 256-entry table, src/opt/qdq_eltwise.c),
- * QDQ additions (with broadcasting and a following Relu, or a lookup after
- * their own QuantizeLinear) and dynamically
+ * QDQ additions (with broadcasting and a following Relu) and dynamically
  * quantized matrix products (src/opt/dyn_matmul.c). Each text model runs as
  * written (no_quant_fusion) and fused, on one and two threads; the node
  * count from the profile shows the fusion happened. The tables and the
@@ -224,44 +223,6 @@ int main(void) {
         "  bd = DequantizeLinear (b, bs, bz)\n"
         "  s = Add (ad, bd)\n  r = Relu (s)\n  Y = QuantizeLinear (r, ys, yz) }\n",
         2, img, 4, false, 2);
-  /* a ResNet's residual unit: the sum quantized, then dequantized into a
-   * Relu quantized on its own scale; the lookup joins the addition (one
-   * node besides the Max). The Relu's scale is the larger, so a sum off by
-   * one stays within one. */
-  check("Add then Relu lookup",
-        HEAD
-        "addr (uint8[1,4,9,11] X) => (uint8[1,4,9,11] Y)\n"
-        "<float as = {0.031}, uint8 az = {121}, float bs = {0.047}, uint8 bz = {97},\n"
-        " uint8 m = {200}, float ss = {0.052}, uint8 sz = {120}, float ys = {0.061},\n"
-        " uint8 yz = {3}>\n"
-        "{ b = Max (X, m)\n  ad = DequantizeLinear (X, as, az)\n"
-        "  bd = DequantizeLinear (b, bs, bz)\n  s = Add (ad, bd)\n"
-        "  sq = QuantizeLinear (s, ss, sz)\n  sd = DequantizeLinear (sq, ss, sz)\n"
-        "  r = Relu (sd)\n  Y = QuantizeLinear (r, ys, yz) }\n",
-        2, img, 4, false, 2);
-  /* int8 and broadcast (along H), the lookup a Sigmoid */
-  check("Add s8 then Sigmoid lookup",
-        HEAD
-        "adds (int8[1,4,9,11] X) => (int8[1,4,9,11] Y)\n"
-        "<float as = {0.031}, int8 az = {-5}, float bs = {0.047}, int8 bz = {9},\n"
-        " int64[1] st = {0}, int64[1] en = {1}, int64[1] ax = {2},\n"
-        " float ss = {0.052}, int8 sz = {4}, float ys = {0.02}, int8 yz = {-100}>\n"
-        "{ b = Slice (X, st, en, ax)\n  ad = DequantizeLinear (X, as, az)\n"
-        "  bd = DequantizeLinear (b, bs, bz)\n  s = Add (ad, bd)\n"
-        "  sq = QuantizeLinear (s, ss, sz)\n  sd = DequantizeLinear (sq, ss, sz)\n"
-        "  g = Sigmoid (sd)\n  Y = QuantizeLinear (g, ys, yz) }\n",
-        3, img, 4, false, 2);
-  /* the sum's bytes read again (by the Max): the lookup stays its own node */
-  check("Add, sum read twice",
-        HEAD
-        "add2 (uint8[1,4,9,11] X) => (uint8[1,4,9,11] Y)\n"
-        "<float as = {0.031}, uint8 az = {121}, float bs = {0.047}, uint8 bz = {97},\n"
-        " float ss = {0.052}, uint8 sz = {120}, float ys = {0.061}, uint8 yz = {3}>\n"
-        "{ ad = DequantizeLinear (X, as, az)\n  bd = DequantizeLinear (X, bs, bz)\n"
-        "  s = Add (ad, bd)\n  sq = QuantizeLinear (s, ss, sz)\n"
-        "  sd = DequantizeLinear (sq, ss, sz)\n  r = Relu (sd)\n"
-        "  rq = QuantizeLinear (r, ys, yz)\n  Y = Max (rq, sq) }\n",
-        2, img, 4, false, 3);
   /* not fused: per-channel scale on an input of the addition */
   check("Add per channel",
         HEAD

@@ -7,13 +7,8 @@
  *    QuantizeLinear(op(DequantizeLinear(v))) for each of the 256 bytes v —
  *    built once in prepare when the scales and zero points are constants.
  *  QAddFused (a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale,
- *    y_zero_point [, l_x_scale, l_x_zero_point, l_y_scale, l_y_zero_point,
- *    min, max]), attribute relu: y = saturate(round(a' sa/sy + b' sb/sy
- *    (, at least 0)) + zy), numpy broadcasting; zero points per tensor. With
- *    attribute op, the sum then goes through that lookup (QLookupFused of
- *    inputs 8 to 13, the op's attributes on the node): the residual
- *    Add -> QuantizeLinear -> DequantizeLinear -> Relu -> QuantizeLinear of
- *    a ResNet in one pass, the table applied to each range while in cache.
+ *    y_zero_point), attribute relu: y = saturate(round(a' sa/sy + b' sb/sy
+ *    (, at least 0)) + zy), numpy broadcasting; zero points per tensor.
  *
  * Both follow DequantizeLinear and QuantizeLinear: dequantizing in float,
  * rounding half to even, saturating to the output type, a NaN giving 0.
@@ -232,12 +227,11 @@ typedef struct add_job {
   bool mul; /* QLinearMul: y = round((a - za)(b - zb) ka + zy), ka = sa sb / sy */
   float sa, sb, sy;
   int32_t za, zb, zy;
-  const uint8_t *table; /* then y = table[y] (a fused lookup), or NULL */
 } add_job;
 
 /* y = round(a ka + b kb + c) clamped, c holding -za ka - zb kb + zy */
-static void add_bytes(void *arg, const int64_t *off, const int64_t *step, int64_t out_off,
-                      int64_t n) {
+static void add_run_fn(void *arg, const int64_t *off, const int64_t *step, int64_t out_off,
+                       int64_t n) {
   const add_job *j = arg;
   const uint8_t *a = j->a + off[0], *b = j->b + off[1];
   uint8_t *y = j->y + out_off;
@@ -272,86 +266,22 @@ static void add_bytes(void *arg, const int64_t *off, const int64_t *step, int64_
   }
 }
 
-/* the sums of a run, then the fused lookup over them in place */
-static void add_run_fn(void *arg, const int64_t *off, const int64_t *step, int64_t out_off,
-                       int64_t n) {
-  const add_job *j = arg;
-  add_bytes(arg, off, step, out_off, n);
-  if (j->table) ox_q8_kernels_get()->lookup(j->table, j->y + out_off, j->y + out_off, n);
-}
-
 static void add_range(void *arg, int64_t i0, int64_t i1) {
   const int64_t off[2] = {i0, i0}, step[2] = {1, 1};
   add_run_fn(arg, off, step, i0, i1 - i0);
 }
 
-/* the ADD_* bits */
+static int add_prepare(const ox_kinfo *info, void **state, ox_err *e) {
+  (void)e;
+  *state = (void *)(uintptr_t)(ox_node_attr_int(info->node, "relu", 0) != 0);
+  return OX_OK;
+}
+
+/* state: the ADD_* bits */
 enum { ADD_RELU = 1, ADD_Y_AS_A = 2, ADD_MUL = 4 };
 
-/* QAddFused's state: its flags and, with attribute op, the lookup after it
- * (its parameters being inputs 8 to 13: x_scale ... max of QLookupFused) */
-typedef struct add_state {
-  unsigned flags;
-  lk_state *lk;
-} add_state;
-
-static int add_run_as(ox_kctx *ctx, unsigned flags, lk_state *lk);
-
-static int add_prepare(const ox_kinfo *info, void **state, ox_err *e) {
-  add_state *s = ox_arena_calloc(info->arena, 1, sizeof *s);
-  if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
-  s->flags = ox_node_attr_int(info->node, "relu", 0) != 0 ? ADD_RELU : 0;
-  const ox_attr *op = ox_node_attr(info->node, "op");
-  *state = s;
-  if (!op) return OX_OK;
-  /* the lookup's own prepare, on a view of the node whose inputs 1 to 6
-   * are inputs 8 to 13 (its table made now when they are constants) */
-  ox_node ln = *info->node;
-  char *lin[7] = {""};
-  for (size_t i = 1; i < 7; i++) lin[i] = given(info->node, i + 7) ? info->node->input[i + 7] : "";
-  ln.input = lin;
-  ln.n_input = 7;
-  ox_value *lconst[7] = {0};
-  for (size_t i = 1; i < 7; i++)
-    lconst[i] = info->const_inputs && i + 7 < info->n_inputs ? info->const_inputs[i + 7] : NULL;
-  ox_kinfo li = *info;
-  li.node = &ln;
-  li.const_inputs = lconst;
-  li.n_inputs = 7;
-  li.input_dtypes = NULL;
-  void *lk = NULL;
-  int rc = lk_prepare_as(&li, &lk, e, (const char *)op->s.data, op->s.size, false);
-  s->lk = lk;
-  return rc;
-}
-
 static int add_run(ox_kctx *ctx, void *st) {
-  const add_state *s = st;
-  return add_run_as(ctx, s->flags, s->lk);
-}
-
-/* the lookup's table for a sum of type xtype: made in prepare, or here from
- * inputs 8 to 13; NULL or what is wrong */
-static const char *add_table(ox_kctx *ctx, const lk_state *lk, int32_t xtype, uint8_t *local,
-                             const uint8_t **t, int32_t *ytype) {
-  ox_value *in[7] = {0};
-  for (size_t i = 1; i < 7; i++) in[i] = ox_kctx_input(ctx, i + 7);
-  qp p;
-  const char *bad = lk_params(lk, in, &p);
-  if (bad) return bad;
-  if (in[2] && p.xtype != xtype) return "the sum and l_x_zero_point have different types";
-  *ytype = p.ytype;
-  if (lk->has_table && p.xtype == xtype) { /* (prepare's table: of these constants) */
-    *t = lk->table;
-    return NULL;
-  }
-  p.xtype = xtype;
-  lk_build(lk, &p, local);
-  *t = local;
-  return NULL;
-}
-
-static int add_run_as(ox_kctx *ctx, unsigned flags, lk_state *lk) {
+  unsigned flags = (unsigned)(uintptr_t)st;
   bool relu = (flags & ADD_RELU) != 0;
   ox_value *in[8];
   for (size_t i = 0; i < 8; i++) in[i] = ox_kctx_input(ctx, i);
@@ -373,21 +303,12 @@ static int add_run_as(ox_kctx *ctx, unsigned flags, lk_state *lk) {
   if ((flags & ADD_Y_AS_A) && (a->dtype != b->dtype || (in[7] && ty != a->dtype)))
     return ox_kctx_fail(ctx, OX_ERUNTIME, "A, B and C_zero_point must have one type");
   if ((flags & ADD_Y_AS_A) && !in[7]) ty = a->dtype;
-  uint8_t local[256];
-  const uint8_t *table = NULL;
-  if (lk && (bad = add_table(ctx, lk, ty, local, &table, &ty)))
-    return ox_kctx_fail(ctx, OX_ERUNTIME, "%s", bad);
   oc_bcast bc;
   ox_value *ab[2] = {a, b};
   if (oc_bcast_values(&bc, ctx, ab, 2)) return OX_ERUNTIME;
   ox_value *y = ox_kctx_output(ctx, 0, ty, bc.out_dims, bc.out_rank);
   if (!y) return OX_ERUNTIME;
-  /* ys: the sum's type (the lookup's input) */
-  int32_t sum_type = ty;
-  if (table) sum_type = in[7] ? in[7]->dtype : OX_UINT8;
-  add_job j = {a->data, b->data, y->data, a->dtype == OX_INT8, b->dtype == OX_INT8,
-               sum_type == OX_INT8};
-  j.table = table;
+  add_job j = {a->data, b->data, y->data, a->dtype == OX_INT8, b->dtype == OX_INT8, ty == OX_INT8};
   /* the float path rounds (a' sa + b' sb) / sy; folding the scales changes
    * only values on a rounding boundary. A zero or non-finite factor is left
    * to the exact formula, element by element. */
@@ -421,11 +342,11 @@ static int add_run_as(ox_kctx *ctx, unsigned flags, lk_state *lk) {
 int ox_qlookup_run(ox_kctx *ctx, void *state) { return lk_run(ctx, state); }
 int ox_qlinear_add_run(ox_kctx *ctx, void *state) {
   (void)state;
-  return add_run_as(ctx, ADD_Y_AS_A, NULL);
+  return add_run(ctx, (void *)(uintptr_t)ADD_Y_AS_A);
 }
 int ox_qlinear_mul_run(ox_kctx *ctx, void *state) {
   (void)state;
-  return add_run_as(ctx, ADD_Y_AS_A | ADD_MUL, NULL);
+  return add_run(ctx, (void *)(uintptr_t)(ADD_Y_AS_A | ADD_MUL));
 }
 
 const ox_kernel_def ox_ops_qfused[] = {
