@@ -18,6 +18,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define QC_X86 1
+#define QC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 #endif
 
 enum { MR = OX_QCONV_MR, PANEL = 16, MAX_NP = 3 };
@@ -109,12 +110,142 @@ typedef struct qc_job {
   int64_t P;
   const uint8_t *ph; /* stride 2: the input's phase planes (phg), or NULL */
   ox_nn_phases phg;
+  /* several taps on AVX-512, and stride 1 with as many output as input
+   * columns (cols_shift) or the phase planes (cols_phases): the panels are
+   * loaded straight from the input, no im2col rows in between */
+  bool shift;
   int fail;
   void (*block)(const struct qc_job *, const int8_t *, const uint8_t *, int, const struct qc_out *);
   /* leftover columns (cols_vnni), or NULL: whole panels only */
   void (*cols)(const struct qc_job *, const int8_t *, int, const uint8_t *, int,
                const struct qc_out *);
 } qc_job;
+
+#ifdef QC_X86
+enum { SHIFT_MAXK = 64 };
+/* Panels of a shifted-plane geometry without an im2col row in between: on
+ * stride 1 with as many output as input columns, tap t of the output at
+ * flat position p reads the input at p + off[t] (the same for every
+ * position) where that lies in the image, and the pad byte elsewhere. Per
+ * panel of 16 columns, each tap's valid columns are a 16-bit mask; a masked
+ * load (masked-off bytes are never read, so the edges cannot fault) with
+ * the pad byte underneath gives the im2col row's 16 bytes in a register,
+ * four of which interleave into the panel. Saves writing and reading back
+ * every im2col row (about a third of a 3 x 3 layer's column time). */
+QC_VNNI static void cols_shift(const qc_job *j, int64_t o0, int64_t o1, int64_t k4_0, int64_t k4_1,
+                               uint8_t *bp) {
+  const ox_nn_geom *g = j->g;
+  size_t L = g->nd - 1;
+  int64_t OW = j->OW, IW = g->in[L], IH = L ? g->in[0] : 1, ks = g->k_size;
+  int64_t KW = g->k[L], KH = L ? g->k[0] : 1;
+  int64_t ncols = (o1 - o0) * OW, npan = (ncols + PANEL - 1) / PANEL;
+  int64_t off[SHIFT_MAXK];
+  for (int64_t t = 0; t < ks; t++) {
+    int64_t kh = t / KW, kw = t % KW;
+    off[t] = (L ? (kh * g->dil[0] - g->pb[0]) * IW : 0) + kw * g->dil[L] - g->pb[L];
+  }
+  const __m128i zxv = _mm_set1_epi8((char)(uint8_t)j->zx);
+  for (int64_t pn = 0; pn < npan; pn++) {
+    int64_t c0 = pn * PANEL, p0 = o0 * OW + c0; /* Y's (and x's) flat position */
+    __mmask16 mask[SHIFT_MAXK];
+    for (int64_t t = 0; t < ks; t++) mask[t] = 0;
+    for (int i = 0; i < PANEL && c0 + i < ncols; i++) {
+      int64_t oh = (p0 + i) / OW, ow = (p0 + i) % OW;
+      for (int64_t kh = 0; kh < KH; kh++) {
+        int64_t ih = oh + (L ? kh * g->dil[0] - g->pb[0] : 0);
+        if (ih < 0 || ih >= IH) continue;
+        for (int64_t kw = 0; kw < KW; kw++) {
+          int64_t iw = ow + kw * g->dil[L] - g->pb[L];
+          if (iw >= 0 && iw < IW) mask[kh * KW + kw] |= (__mmask16)(1u << i);
+        }
+      }
+    }
+    uint8_t *dst = bp + pn * j->K4 * 64;
+    /* channel and tap of depth row k, stepped (a division per row cost as
+     * much as the loads) */
+    int64_t t = (k4_0 * 4) % ks;
+    uintptr_t xc = (uintptr_t)(j->x + (k4_0 * 4 / ks) * g->in_size) + (uintptr_t)p0;
+    for (int64_t k4 = k4_0; k4 < k4_1; k4++) {
+      __m128i r[4];
+      for (int q = 0; q < 4; q++) {
+        if (k4 * 4 + q >= j->K) { /* depth padding: the packed weights are 0 there */
+          r[q] = _mm_setzero_si128();
+          continue;
+        }
+        /* the address of column 0's tap, possibly outside the plane where
+         * that column is masked off: formed as an integer */
+        r[q] = _mm_mask_loadu_epi8(zxv, mask[t], (const void *)(xc + (uintptr_t)off[t]));
+        if (++t == ks) t = 0, xc += (uintptr_t)g->in_size;
+      }
+      __m128i ab0 = _mm_unpacklo_epi8(r[0], r[1]), ab1 = _mm_unpackhi_epi8(r[0], r[1]);
+      __m128i cd0 = _mm_unpacklo_epi8(r[2], r[3]), cd1 = _mm_unpackhi_epi8(r[2], r[3]);
+      uint8_t *d = dst + k4 * 64;
+      _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(ab0, cd0));
+      _mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(ab0, cd0));
+      _mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(ab1, cd1));
+      _mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(ab1, cd1));
+    }
+  }
+}
+
+/* The same from the phase planes of a stride-2 geometry: tap (kh, kw) of
+ * output (oh, ow) is byte (oh + kh / 2, ow + kw / 2) of phase plane (kh % 2,
+ * kw % 2), the padding already in the planes. A plane row is wider than an
+ * output row, so a panel's 16 columns are cut where their output row
+ * changes (up to four pieces on a 7-wide map), one masked load a piece. */
+QC_VNNI static void cols_phases(const qc_job *j, int64_t o0, int64_t o1, int64_t k4_0,
+                                int64_t k4_1, uint8_t *bp) {
+  const ox_nn_geom *g = j->g;
+  int64_t OW = j->OW, QW = j->phg.ph_cols, plane = j->phg.plane, ks = g->k_size, KW = g->k[1];
+  int64_t ncols = (o1 - o0) * OW, npan = (ncols + PANEL - 1) / PANEL;
+  int64_t toff[SHIFT_MAXK];
+  for (int64_t t = 0; t < ks; t++) {
+    int64_t kh = t / KW, kw = t % KW;
+    toff[t] = (2 * (kh & 1) + (kw & 1)) * plane + (kh / 2) * QW + kw / 2;
+  }
+  const __m128i zxv = _mm_set1_epi8((char)(uint8_t)j->zx);
+  for (int64_t pn = 0; pn < npan; pn++) {
+    int64_t c0 = pn * PANEL, p0 = o0 * OW + c0;
+    /* the pieces: lanes (mask) and where lane 0 would read in a plane */
+    __mmask16 mask[PANEL];
+    int64_t soff[PANEL];
+    int nseg = 0;
+    for (int i = 0; i < PANEL && c0 + i < ncols;) {
+      int64_t oh = (p0 + i) / OW, ow = (p0 + i) % OW;
+      int n = (int)(OW - ow < PANEL - i ? OW - ow : PANEL - i);
+      if (c0 + i + n > ncols) n = (int)(ncols - c0 - i);
+      mask[nseg] = (__mmask16)(((1u << n) - 1) << i);
+      soff[nseg++] = oh * QW + ow - i;
+      i += n;
+    }
+    uint8_t *dst = bp + pn * j->K4 * 64;
+    int64_t t = (k4_0 * 4) % ks; /* stepped, as in cols_shift */
+    uintptr_t qc = (uintptr_t)(j->ph + (k4_0 * 4 / ks) * 4 * plane);
+    for (int64_t k4 = k4_0; k4 < k4_1; k4++) {
+      __m128i r[4];
+      for (int q = 0; q < 4; q++) {
+        if (k4 * 4 + q >= j->K) { /* depth padding: the packed weights are 0 there */
+          r[q] = _mm_setzero_si128();
+          continue;
+        }
+        uintptr_t base = qc + (uintptr_t)toff[t];
+        __m128i v = zxv;
+        for (int sg = 0; sg < nseg; sg++)
+          v = _mm_mask_loadu_epi8(v, mask[sg], (const void *)(base + (uintptr_t)soff[sg]));
+        r[q] = v;
+        if (++t == ks) t = 0, qc += (uintptr_t)(4 * plane);
+      }
+      __m128i ab0 = _mm_unpacklo_epi8(r[0], r[1]), ab1 = _mm_unpackhi_epi8(r[0], r[1]);
+      __m128i cd0 = _mm_unpacklo_epi8(r[2], r[3]), cd1 = _mm_unpackhi_epi8(r[2], r[3]);
+      uint8_t *d = dst + k4 * 64;
+      _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(ab0, cd0));
+      _mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(ab0, cd0));
+      _mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(ab1, cd1));
+      _mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(ab1, cd1));
+    }
+  }
+}
+#endif
 
 /* The columns of outer output rows [o0, o1) as panels bp ([npan][K4][64])
  * and, when wanted, their sums (colsum, npad values). tmp: 4 rows of npad. */
@@ -124,6 +255,15 @@ static void build_cols(const qc_job *j, int64_t o0, int64_t o1, int64_t k4_0, in
   int64_t ncols = (o1 - o0) * j->OW, npan = (ncols + PANEL - 1) / PANEL, npad = npan * PANEL;
   int64_t ks = g->k_size;
   uint8_t zx = (uint8_t)j->zx;
+#ifdef QC_X86
+  if (j->shift && !colsum) {
+    if (j->ph)
+      cols_phases(j, o0, o1, k4_0, k4_1, bp);
+    else
+      cols_shift(j, o0, o1, k4_0, k4_1, bp);
+    return;
+  }
+#endif
   if (colsum) memset(colsum, 0, (size_t)npad * sizeof *colsum);
   /* 1x1, stride 1, no padding: a column row is a run of x itself */
   bool direct = ks == 1 && ox_nn_shifted_plane(g);
@@ -234,7 +374,6 @@ __attribute__((target("avx512f"))) static void block_c_avx512(const qc_job *j, c
 #endif
 
 #ifdef QC_X86
-#define QC_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 
 /* Requantises the np panels of weight row r into Y, the row's factors
  * broadcast once (a call per accumulator, each broadcasting them again,
@@ -643,6 +782,10 @@ int ox_qconv_run_on(const char *path, const ox_nn_geom *g, const uint8_t *x, int
   j.P = g->out_size;
   j.block = fn;
   j.cols = cols;
+#ifdef QC_X86
+  /* (the vnni path only: the same columns, so a named portable run checks them) */
+  j.shift = fn == block_vnni && g->k_size > 1 && g->k_size <= SHIFT_MAXK && ox_nn_shifted_plane(g);
+#endif
   int32_t *rowc = malloc((size_t)w->Mp * sizeof *rowc);
   if (!rowc) return ox_err_set(e, OX_ENOMEM, "out of memory (integer convolution)");
   for (int64_t m = 0; m < w->Mp; m++)
@@ -656,6 +799,12 @@ int ox_qconv_run_on(const char *path, const ox_nn_geom *g, const uint8_t *x, int
       qc_phase_job pj = {&j, ph};
       ox_parallel_for(pool, C, 8, qc_phase_task, &pj);
       j.ph = ph;
+#ifdef QC_X86
+      /* several taps: the panels straight from the planes too, but for
+       * rows of more than 64 columns (the 7 x 7 stem's 112: cut into
+       * pieces, its panels came 13% slower than whole rows copied) */
+      j.shift = fn == block_vnni && g->k_size > 1 && g->k_size <= SHIFT_MAXK && j.OW <= 64;
+#endif
     }
   }
   /* Chunks of at most about 256 KiB of columns (they stay in L2 while every

@@ -164,6 +164,12 @@ int main(void) {
       /* a 28 x 28 map: with a pool, chunks sized by the estimated finishing
        * time (seven rows of 28 columns, whole panels and a leftover) */
       {2, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 32, 24},
+      /* shifted planes (panels loaded straight from the input rows): no
+       * padding on the rows (fewer output than input rows), a wide map in
+       * several chunks, a 2 x 2 kernel */
+      {2, {10, 9}, {3, 3}, {1, 1}, {1, 1}, {0, 1}, 7, 11},
+      {2, {40, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 24, 16},
+      {2, {6, 17}, {1, 5}, {1, 1}, {1, 1}, {0, 2}, 5, 9},
   };
   const char *paths[] = {"avx512vnni", "portable"};
   ox_err e = {0};
