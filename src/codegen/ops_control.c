@@ -257,12 +257,102 @@ static int gen_loop(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   return carry_out(c, bin, 2, out, N < n_out ? N : n_out);
 }
 
+/* Scan-8: input 0 the optional sequence_lens, then the states and the scan
+ * inputs, all with a batch axis 0 (the scan inputs' time axis is 1); every
+ * batch entry runs its own scan (states from its slice, its scan outputs
+ * [T, ...] at its place of [B, T, ...]), as the runtime does. The runtime
+ * refuses a sequence length other than T; the generated function, which
+ * cannot fail, leaves that entry's outputs zero. */
+static int gen_scan8(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                     size_t n_out) {
+  const ox_graph *body = body_attr(n, "body");
+  size_t M = (size_t)ox_node_attr_int(n, "num_scan_inputs", 0);
+  if (!body || M == 0 || M + 1 > n_in) return cg_fail(c, OX_EMODEL, "bad num_scan_inputs or body");
+  size_t N = n_in - 1 - M, K = n_out >= N ? n_out - N : 0;
+  if (body->n_input != N + M || body->n_output != N + K)
+    return cg_fail(c, OX_EMODEL, "the body has %zu inputs and %zu outputs, the node %zu and %zu",
+                   body->n_input, body->n_output, n_in, n_out);
+  int64_t dirs[CG_MAX_RANK * 4];
+  size_t n_dirs = 0;
+  if (M > CG_MAX_RANK * 4) return cg_fail(c, OX_EUNSUPPORTED, "too many scan inputs");
+  cg_attr_ints(n, "directions", dirs, M, &n_dirs);
+  cg_val **bin = body_inputs(c, body);
+  if (!bin) return c->e->code;
+  const cg_val *lens = in[0];
+  int64_t B = -1, T = -1;
+  for (size_t j = 0; j < M; j++) {
+    const cg_val *x = in[1 + N + j];
+    if (!x || x->rank < 2) return cg_fail(c, OX_EMODEL, "scan input %zu must be [batch, seq, ...]", j);
+    if ((B >= 0 && x->dims[0] != B) || (T >= 0 && x->dims[1] != T))
+      return cg_fail(c, OX_EMODEL, "scan inputs differ in batch size or sequence length");
+    B = x->dims[0], T = x->dims[1];
+    if (bin[N + j]->dtype != x->dtype || bin[N + j]->numel * B * T != x->numel)
+      return cg_fail(c, OX_EMODEL, "scan input %zu is %s, its body input %s", j,
+                     cg_type_str(c, x), cg_type_str(c, bin[N + j]));
+  }
+  if (lens && (lens->numel != B || (lens->dtype != OX_INT32 && lens->dtype != OX_INT64)))
+    return cg_fail(c, OX_EMODEL, "sequence_lens must be int32 or int64 [batch]");
+  for (size_t k = 0; k < N; k++) {
+    const cg_val *x = in[1 + k];
+    if (!x || x->dtype != bin[k]->dtype || x->numel != bin[k]->numel * B)
+      return cg_fail(c, OX_EUNSUPPORTED, "state %zu must be [batch] + its body input's shape", k);
+  }
+  for (size_t k = 0; k < n_out; k++)
+    if (out[k] && out[k]->nbytes) cg_printf(c, "  memset(Y%zu, 0, %zu);\n", k, out[k]->nbytes);
+  cg_printf(c, "  for (long long b = 0; b < %lld; b++) {\n", (long long)B);
+  if (lens)
+    cg_printf(c, "    if ((long long)X0[b] != %lld) continue; /* refused by the runtime */\n",
+              (long long)T);
+  for (size_t k = 0; k < N; k++) {
+    const char *r = cg_ref(c, bin[k]);
+    if (!r) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+    if (bin[k]->nbytes)
+      cg_printf(c, "    memcpy(%s, X%zu + b * %lld, %zu);\n", r, 1 + k, (long long)bin[k]->numel,
+                bin[k]->nbytes);
+  }
+  cg_printf(c, "    for (long long t = 0; t < %lld; t++) {\n", (long long)T);
+  for (size_t j = 0; j < M; j++) {
+    cg_val *v = bin[N + j];
+    const char *r = cg_ref(c, v);
+    if (!r) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+    bool rev = j < n_dirs && dirs[j];
+    cg_printf(c, "      memcpy(%s, X%zu + (b * %lld + %s%s) * %lld, %zu);\n", r, 1 + N + j,
+              (long long)T, rev ? ox_arena_printf(c->a, "%lld - ", (long long)T - 1) : "", "t",
+              (long long)v->numel, v->nbytes);
+  }
+  int rc = cg_body_run(c, body, "      ");
+  if (rc) return rc;
+  for (size_t k = 0; k < K; k++) {
+    cg_val *y = out[N + k];
+    if (!y || !y->numel) continue;
+    if (y->rank < 2 || y->dims[0] != B || y->dims[1] != T)
+      return cg_fail(c, OX_EMODEL, "scan output %zu must be [batch, seq, ...]", k);
+    cg_val *v = body_out(c, body, N + k, y->dtype, y->numel / (B * T), "scan output");
+    const char *rv = v ? cg_ref(c, v) : NULL;
+    if (!rv) return c->e->code ? c->e->code : OX_ENOMEM;
+    cg_printf(c, "      memcpy(Y%zu + (b * %lld + t) * %lld, %s, %zu);\n", N + k, (long long)T,
+              (long long)v->numel, rv, v->nbytes);
+  }
+  if ((rc = carry_back(c, body, bin, body->n_input, 0, 0, N))) return rc;
+  cg_printf(c, "    }\n");
+  for (size_t k = 0; k < N && k < n_out; k++) {
+    if (!out[k] || !out[k]->nbytes) continue;
+    if (out[k]->numel != bin[k]->numel * B)
+      return cg_fail(c, OX_EMODEL, "output %zu must be [batch] + the state's shape", k);
+    const char *r = cg_ref(c, bin[k]);
+    if (!r) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+    cg_printf(c, "    memcpy(Y%zu + b * %lld, %s, %zu);\n", k, (long long)bin[k]->numel, r,
+              bin[k]->nbytes);
+  }
+  cg_printf(c, "  }\n");
+  return OX_OK;
+}
+
 /* Scan (opset 9 on): loop-carried states and scan inputs sliced along their
  * axes (forwards or backwards), scan outputs stacked along theirs. */
 static int gen_scan(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                     size_t n_out) {
-  if (c->opset < 9)
-    return cg_fail(c, OX_EUNSUPPORTED, "Scan-8 (batch axis, sequence_lens) is not compiled");
+  if (c->opset < 9) return gen_scan8(c, n, in, n_in, out, n_out);
   const ox_graph *body = body_attr(n, "body");
   size_t M = (size_t)ox_node_attr_int(n, "num_scan_inputs", 0);
   if (!body || M == 0 || M > n_in) return cg_fail(c, OX_EMODEL, "bad num_scan_inputs or body");
