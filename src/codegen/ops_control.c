@@ -180,12 +180,12 @@ static bool const_true(const cg_val *v) {
   return ((const uint8_t *)v->cv->data)[0] != 0;
 }
 
-/* Whether the Loop's condition stays true for every iteration: the node's
- * initial condition is absent or a true constant, and the body's condition
- * output is a true constant or (through Identity nodes) the body's own
- * condition input. Called after the body's values exist. */
-static bool cond_always_true(cg_ctx *c, const ox_graph *body, const cg_val *init) {
-  if (init && !const_true(init)) return false;
+/* Whether the body's condition output is a true constant or (through
+ * Identity nodes) the body's own condition input: the condition then never
+ * changes inside the loop, which runs every iteration of its trip count or,
+ * when the initial condition is false, none. Called after the body's
+ * values exist. */
+static bool body_cond_kept(cg_ctx *c, const ox_graph *body) {
   const char *name = body->output[0].name;
   for (size_t hop = 0; hop <= body->n_node; hop++) {
     if (strcmp(name, body->input[1].name) == 0) return true;
@@ -203,10 +203,12 @@ static bool cond_always_true(cg_ctx *c, const ox_graph *body, const cg_val *init
 
 /* Loop: a trip count and/or a condition, loop-carried values, scan outputs
  * whose length the shapes fix (inference bound it from a constant trip
- * count). A loop with scan outputs must also run every one of those
- * iterations: ONNX gives the scan outputs the length of the iterations
- * actually run, which for a condition computed at run time is known only
- * then, so such a Loop is refused (docs/compile.md, "Control flow"). */
+ * count). ONNX gives the scan outputs the length of the iterations actually
+ * run, so a loop with scan outputs must keep its condition: a body that
+ * computes it could stop at any iteration, and such a Loop is refused. An
+ * initial condition read at run time (the expanded Range's "any iteration
+ * at all") runs all of them or none; the slots of the iterations not run
+ * are left zero (docs/compile.md, "Control flow"). */
 static int gen_loop(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                     size_t n_out) {
   const ox_graph *body = body_attr(n, "body");
@@ -225,6 +227,14 @@ static int gen_loop(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   if (rc) return rc;
   const char *ri = cg_ref(c, bin[0]), *rc_ = cg_ref(c, bin[1]);
   if (!ri || !rc_) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+  /* An initial condition or a trip count read at run time may run fewer
+   * iterations than the static length of the scan outputs (the runtime's
+   * outputs would then be shorter): the slots not written stay zero. */
+  bool short_run = (in[1] && !const_true(in[1])) || (in[0] && in[0]->kind != CG_CONST);
+  for (size_t k = 0; k < K && short_run; k++)
+    if (out[N + k] && out[N + k]->nbytes)
+      cg_printf(c, "  memset(Y%zu, 0, %zu); /* for the iterations not run */\n", N + k,
+                out[N + k]->nbytes);
   cg_printf(c, "  for (int64_t it = 0; %sgo; it++) {\n", in[0] ? "it < trip && " : "");
   cg_printf(c, "    %s[0] = (%s)it;\n    %s[0] = go;\n", ri, cg_ctype(bin[0]->dtype), rc_);
   if ((rc = cg_body_run(c, body, "    "))) return rc;
@@ -233,11 +243,12 @@ static int gen_loop(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   if (!rcv) return c->e->code ? c->e->code : OX_ENOMEM;
   bool scans = false;
   for (size_t k = 0; k < K; k++) scans |= out[N + k] && out[N + k]->numel;
-  if (scans && !cond_always_true(c, body, in[1]))
+  if (scans && !body_cond_kept(c, body))
     return cg_fail(c, OX_EUNSUPPORTED,
-                   "its scan outputs' length is the number of iterations run, and its condition "
-                   "(computed at run time) may end the loop before the trip count: a Loop with "
-                   "scan outputs compiles only with a condition that is constant true");
+                   "its scan outputs' length is the number of iterations run, and its body's "
+                   "condition (computed at run time) may end the loop before the trip count: a "
+                   "Loop with scan outputs compiles only when the body passes its condition on "
+                   "or makes it constant true");
   for (size_t k = 0; k < K; k++) {
     cg_val *y = out[N + k];
     if (!y || !y->numel) continue;
