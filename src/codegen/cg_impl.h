@@ -151,6 +151,9 @@ cg_val *cg_find(cg_ctx *c, const char *name);
  * being generated only; pass it with cg_ref. NULL inside control-flow
  * bodies (and when out of memory). */
 cg_val *cg_scratch(cg_ctx *c, int32_t dtype, int64_t numel);
+/* The same, also inside a control-flow body (FlexAttention's scores): alive
+ * for the top-level node's whole call, as the bodies' values are. */
+cg_val *cg_scratch_in_body(cg_ctx *c, int32_t dtype, int64_t numel);
 
 /* ---- the matrix-product helper (cg_gemm.c) ---- */
 /* Name of the static function, written once per compilation before the node
