@@ -126,7 +126,7 @@ extern const cg_op ox_cg_ops_ml[];
 extern const cg_op ox_cg_ops_training[];
 extern const cg_op ox_cg_ops_flex[];
 /* ops_training.c: Dropout whose training_mode is read at run time (called
- * by ops_tensor.c's Dropout when that input is not a constant). */
+ * by ops_tensor.c's Dropout when that input is not a constant false). */
 int cg_gen_dropout_train(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                          size_t n_out);
 /* ops_declined.c: why an operator without a generator is refused on

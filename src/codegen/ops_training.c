@@ -164,8 +164,9 @@ static int gen_momentum(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
 }
 
 /* Dropout (opset 12 on) whose training_mode is not a constant false (a
- * graph input, say): whether it draws is decided at run time, as the
- * runtime (src/ops/onnx/random.c) decides it. training_mode false, or a
+ * graph input, or a constant true): whether it draws is decided at run
+ * time, as the runtime (src/ops/onnx/random.c) decides it. training_mode
+ * false, or a
  * ratio of 0: the input copied and an all-true mask. Else each element is
  * kept when its uniform draw u in [0, 1) is at least the ratio, and scaled
  * by 1 / (1 - ratio); dropped elements are 0 * x (NaN stays NaN). A ratio
