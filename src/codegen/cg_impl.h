@@ -125,6 +125,10 @@ extern const cg_op ox_cg_ops_tfidf[];
 extern const cg_op ox_cg_ops_ml[];
 extern const cg_op ox_cg_ops_training[];
 extern const cg_op ox_cg_ops_flex[];
+/* ops_training.c: Dropout whose training_mode is read at run time (called
+ * by ops_tensor.c's Dropout when that input is not a constant false). */
+int cg_gen_dropout_train(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                         size_t n_out);
 /* ops_declined.c: why an operator without a generator is refused on
  * purpose (a data-dependent output length, strings, randomness ...); NULL
  * for the others ("no C generator"). domain: the node's. */
@@ -147,6 +151,9 @@ cg_val *cg_find(cg_ctx *c, const char *name);
  * being generated only; pass it with cg_ref. NULL inside control-flow
  * bodies (and when out of memory). */
 cg_val *cg_scratch(cg_ctx *c, int32_t dtype, int64_t numel);
+/* The same, also inside a control-flow body (FlexAttention's scores): alive
+ * for the top-level node's whole call, as the bodies' values are. */
+cg_val *cg_scratch_in_body(cg_ctx *c, int32_t dtype, int64_t numel);
 
 /* ---- the matrix-product helper (cg_gemm.c) ---- */
 /* Name of the static function, written once per compilation before the node

@@ -330,6 +330,15 @@ cg_val *cg_scratch(cg_ctx *c, int32_t dtype, int64_t numel) {
   return v;
 }
 
+cg_val *cg_scratch_in_body(cg_ctx *c, int32_t dtype, int64_t numel) {
+  int depth = c->depth;
+  c->depth = 0;
+  cg_val *v = cg_scratch(c, dtype, numel);
+  c->depth = depth;
+  if (v) v->in_body = depth > 0; /* alive, as the bodies' values, through the whole node */
+  return v;
+}
+
 cg_val *cg_body_input(cg_ctx *c, const ox_value_info *vi) {
   cg_val *v = add_val(c, vi->name);
   if (!v || take_type(c, v, vi->type, "subgraph input")) return NULL;

@@ -180,12 +180,12 @@ static bool const_true(const cg_val *v) {
   return ((const uint8_t *)v->cv->data)[0] != 0;
 }
 
-/* Whether the Loop's condition stays true for every iteration: the node's
- * initial condition is absent or a true constant, and the body's condition
- * output is a true constant or (through Identity nodes) the body's own
- * condition input. Called after the body's values exist. */
-static bool cond_always_true(cg_ctx *c, const ox_graph *body, const cg_val *init) {
-  if (init && !const_true(init)) return false;
+/* Whether the body's condition output is a true constant or (through
+ * Identity nodes) the body's own condition input: the condition then never
+ * changes inside the loop, which runs every iteration of its trip count or,
+ * when the initial condition is false, none. Called after the body's
+ * values exist. */
+static bool body_cond_kept(cg_ctx *c, const ox_graph *body) {
   const char *name = body->output[0].name;
   for (size_t hop = 0; hop <= body->n_node; hop++) {
     if (strcmp(name, body->input[1].name) == 0) return true;
@@ -203,10 +203,12 @@ static bool cond_always_true(cg_ctx *c, const ox_graph *body, const cg_val *init
 
 /* Loop: a trip count and/or a condition, loop-carried values, scan outputs
  * whose length the shapes fix (inference bound it from a constant trip
- * count). A loop with scan outputs must also run every one of those
- * iterations: ONNX gives the scan outputs the length of the iterations
- * actually run, which for a condition computed at run time is known only
- * then, so such a Loop is refused (docs/compile.md, "Control flow"). */
+ * count). ONNX gives the scan outputs the length of the iterations actually
+ * run, so a loop with scan outputs must keep its condition: a body that
+ * computes it could stop at any iteration, and such a Loop is refused. An
+ * initial condition read at run time (the expanded Range's "any iteration
+ * at all") runs all of them or none; the slots of the iterations not run
+ * are left zero (docs/compile.md, "Control flow"). */
 static int gen_loop(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                     size_t n_out) {
   const ox_graph *body = body_attr(n, "body");
@@ -225,6 +227,14 @@ static int gen_loop(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   if (rc) return rc;
   const char *ri = cg_ref(c, bin[0]), *rc_ = cg_ref(c, bin[1]);
   if (!ri || !rc_) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+  /* An initial condition or a trip count read at run time may run fewer
+   * iterations than the static length of the scan outputs (the runtime's
+   * outputs would then be shorter): the slots not written stay zero. */
+  bool short_run = (in[1] && !const_true(in[1])) || (in[0] && in[0]->kind != CG_CONST);
+  for (size_t k = 0; k < K && short_run; k++)
+    if (out[N + k] && out[N + k]->nbytes)
+      cg_printf(c, "  memset(Y%zu, 0, %zu); /* for the iterations not run */\n", N + k,
+                out[N + k]->nbytes);
   cg_printf(c, "  for (int64_t it = 0; %sgo; it++) {\n", in[0] ? "it < trip && " : "");
   cg_printf(c, "    %s[0] = (%s)it;\n    %s[0] = go;\n", ri, cg_ctype(bin[0]->dtype), rc_);
   if ((rc = cg_body_run(c, body, "    "))) return rc;
@@ -233,11 +243,12 @@ static int gen_loop(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   if (!rcv) return c->e->code ? c->e->code : OX_ENOMEM;
   bool scans = false;
   for (size_t k = 0; k < K; k++) scans |= out[N + k] && out[N + k]->numel;
-  if (scans && !cond_always_true(c, body, in[1]))
+  if (scans && !body_cond_kept(c, body))
     return cg_fail(c, OX_EUNSUPPORTED,
-                   "its scan outputs' length is the number of iterations run, and its condition "
-                   "(computed at run time) may end the loop before the trip count: a Loop with "
-                   "scan outputs compiles only with a condition that is constant true");
+                   "its scan outputs' length is the number of iterations run, and its body's "
+                   "condition (computed at run time) may end the loop before the trip count: a "
+                   "Loop with scan outputs compiles only when the body passes its condition on "
+                   "or makes it constant true");
   for (size_t k = 0; k < K; k++) {
     cg_val *y = out[N + k];
     if (!y || !y->numel) continue;
@@ -257,12 +268,102 @@ static int gen_loop(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   return carry_out(c, bin, 2, out, N < n_out ? N : n_out);
 }
 
+/* Scan-8: input 0 the optional sequence_lens, then the states and the scan
+ * inputs, all with a batch axis 0 (the scan inputs' time axis is 1); every
+ * batch entry runs its own scan (states from its slice, its scan outputs
+ * [T, ...] at its place of [B, T, ...]), as the runtime does. The runtime
+ * refuses a sequence length other than T; the generated function, which
+ * cannot fail, leaves that entry's outputs zero. */
+static int gen_scan8(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                     size_t n_out) {
+  const ox_graph *body = body_attr(n, "body");
+  size_t M = (size_t)ox_node_attr_int(n, "num_scan_inputs", 0);
+  if (!body || M == 0 || M + 1 > n_in) return cg_fail(c, OX_EMODEL, "bad num_scan_inputs or body");
+  size_t N = n_in - 1 - M, K = n_out >= N ? n_out - N : 0;
+  if (body->n_input != N + M || body->n_output != N + K)
+    return cg_fail(c, OX_EMODEL, "the body has %zu inputs and %zu outputs, the node %zu and %zu",
+                   body->n_input, body->n_output, n_in, n_out);
+  int64_t dirs[CG_MAX_RANK * 4];
+  size_t n_dirs = 0;
+  if (M > CG_MAX_RANK * 4) return cg_fail(c, OX_EUNSUPPORTED, "too many scan inputs");
+  cg_attr_ints(n, "directions", dirs, M, &n_dirs);
+  cg_val **bin = body_inputs(c, body);
+  if (!bin) return c->e->code;
+  const cg_val *lens = in[0];
+  int64_t B = -1, T = -1;
+  for (size_t j = 0; j < M; j++) {
+    const cg_val *x = in[1 + N + j];
+    if (!x || x->rank < 2) return cg_fail(c, OX_EMODEL, "scan input %zu must be [batch, seq, ...]", j);
+    if ((B >= 0 && x->dims[0] != B) || (T >= 0 && x->dims[1] != T))
+      return cg_fail(c, OX_EMODEL, "scan inputs differ in batch size or sequence length");
+    B = x->dims[0], T = x->dims[1];
+    if (bin[N + j]->dtype != x->dtype || bin[N + j]->numel * B * T != x->numel)
+      return cg_fail(c, OX_EMODEL, "scan input %zu is %s, its body input %s", j,
+                     cg_type_str(c, x), cg_type_str(c, bin[N + j]));
+  }
+  if (lens && (lens->numel != B || (lens->dtype != OX_INT32 && lens->dtype != OX_INT64)))
+    return cg_fail(c, OX_EMODEL, "sequence_lens must be int32 or int64 [batch]");
+  for (size_t k = 0; k < N; k++) {
+    const cg_val *x = in[1 + k];
+    if (!x || x->dtype != bin[k]->dtype || x->numel != bin[k]->numel * B)
+      return cg_fail(c, OX_EUNSUPPORTED, "state %zu must be [batch] + its body input's shape", k);
+  }
+  for (size_t k = 0; k < n_out; k++)
+    if (out[k] && out[k]->nbytes) cg_printf(c, "  memset(Y%zu, 0, %zu);\n", k, out[k]->nbytes);
+  cg_printf(c, "  for (long long b = 0; b < %lld; b++) {\n", (long long)B);
+  if (lens)
+    cg_printf(c, "    if ((long long)X0[b] != %lld) continue; /* refused by the runtime */\n",
+              (long long)T);
+  for (size_t k = 0; k < N; k++) {
+    const char *r = cg_ref(c, bin[k]);
+    if (!r) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+    if (bin[k]->nbytes)
+      cg_printf(c, "    memcpy(%s, X%zu + b * %lld, %zu);\n", r, 1 + k, (long long)bin[k]->numel,
+                bin[k]->nbytes);
+  }
+  cg_printf(c, "    for (long long t = 0; t < %lld; t++) {\n", (long long)T);
+  for (size_t j = 0; j < M; j++) {
+    cg_val *v = bin[N + j];
+    const char *r = cg_ref(c, v);
+    if (!r) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+    bool rev = j < n_dirs && dirs[j];
+    cg_printf(c, "      memcpy(%s, X%zu + (b * %lld + %s%s) * %lld, %zu);\n", r, 1 + N + j,
+              (long long)T, rev ? ox_arena_printf(c->a, "%lld - ", (long long)T - 1) : "", "t",
+              (long long)v->numel, v->nbytes);
+  }
+  int rc = cg_body_run(c, body, "      ");
+  if (rc) return rc;
+  for (size_t k = 0; k < K; k++) {
+    cg_val *y = out[N + k];
+    if (!y || !y->numel) continue;
+    if (y->rank < 2 || y->dims[0] != B || y->dims[1] != T)
+      return cg_fail(c, OX_EMODEL, "scan output %zu must be [batch, seq, ...]", k);
+    cg_val *v = body_out(c, body, N + k, y->dtype, y->numel / (B * T), "scan output");
+    const char *rv = v ? cg_ref(c, v) : NULL;
+    if (!rv) return c->e->code ? c->e->code : OX_ENOMEM;
+    cg_printf(c, "      memcpy(Y%zu + (b * %lld + t) * %lld, %s, %zu);\n", N + k, (long long)T,
+              (long long)v->numel, rv, v->nbytes);
+  }
+  if ((rc = carry_back(c, body, bin, body->n_input, 0, 0, N))) return rc;
+  cg_printf(c, "    }\n");
+  for (size_t k = 0; k < N && k < n_out; k++) {
+    if (!out[k] || !out[k]->nbytes) continue;
+    if (out[k]->numel != bin[k]->numel * B)
+      return cg_fail(c, OX_EMODEL, "output %zu must be [batch] + the state's shape", k);
+    const char *r = cg_ref(c, bin[k]);
+    if (!r) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+    cg_printf(c, "    memcpy(Y%zu + b * %lld, %s, %zu);\n", k, (long long)bin[k]->numel, r,
+              bin[k]->nbytes);
+  }
+  cg_printf(c, "  }\n");
+  return OX_OK;
+}
+
 /* Scan (opset 9 on): loop-carried states and scan inputs sliced along their
  * axes (forwards or backwards), scan outputs stacked along theirs. */
 static int gen_scan(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                     size_t n_out) {
-  if (c->opset < 9)
-    return cg_fail(c, OX_EUNSUPPORTED, "Scan-8 (batch axis, sequence_lens) is not compiled");
+  if (c->opset < 9) return gen_scan8(c, n, in, n_in, out, n_out);
   const ox_graph *body = body_attr(n, "body");
   size_t M = (size_t)ox_node_attr_int(n, "num_scan_inputs", 0);
   if (!body || M == 0 || M > n_in) return cg_fail(c, OX_EMODEL, "bad num_scan_inputs or body");

@@ -85,10 +85,10 @@ static int gen_flex(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   int32_t cdt = dbl ? OX_DOUBLE : OX_FLOAT;
   const char *ct = dbl ? "double" : "float", *acc = dbl || !c->o->float_only ? "double" : "float";
   int64_t nsc = B * Hq * L * S, rep = Hq / Hk;
-  cg_val *scr = cg_scratch(c, cdt, nsc ? nsc : 1);
+  /* the scores (inside a control-flow body too: passed down as an extra
+   * operand of the enclosing functions, alive through the top-level node) */
+  cg_val *scr = cg_scratch_in_body(c, cdt, nsc ? nsc : 1);
   const char *sc = scr ? cg_ref(c, scr) : NULL;
-  if (!scr && !c->e->code && c->depth)
-    return cg_fail(c, OX_EUNSUPPORTED, "FlexAttention inside a control-flow body is not compiled");
   if (!sc) return c->e->code ? c->e->code : ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
   char sl[48], zero[48];
   cg_float_lit(sl, sizeof sl, scale, !dbl);

@@ -7,8 +7,8 @@
  * axes' weights over their taps (in double). Nearest without a crop is a
  * plain gather (any element type). The coordinate rules are those of the
  * ONNX specification, as the runtime's kernel (src/ops/onnx/resize.c)
- * applies them. Antialiasing needs constant scales (its tap count follows
- * the scale). */
+ * applies them. Antialiasing's tap count follows the scale: a run-time
+ * scale gets the most taps its static output length allows. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,24 +91,35 @@ static int gen_resize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   if (s.mode != RS_NEAREST && !isf)
     return cg_fail(c, OX_EUNSUPPORTED, "interpolation of a non-float element type");
   /* the taps per output index: 1 (nearest), 2 (linear), 4 (cubic); with
-   * antialiasing their count follows the scale, which must then be fixed */
+   * antialiasing on an axis whose scale is below 1 their count follows the
+   * scale. A constant scale fixes it; a run-time one (scales or sizes an
+   * input) is bounded by the static output length (a scale gives
+   * floor(I * s) or round(I * s) output indices, so s >= (O - 0.5) / I):
+   * the tables get the bound's taps, the code the run-time scale's (aa_lo:
+   * the lowest tap offset the tables allow, per antialiased axis). */
   int64_t lo[CG_MAX_RANK], nt[CG_MAX_RANK];
+  bool aa_ax[CG_MAX_RANK] = {false};
   for (size_t d = 0; d < r; d++) {
     lo[d] = s.mode == RS_CUBIC ? -1 : 0;
     nt[d] = s.mode == RS_NEAREST ? 1 : s.mode == RS_LINEAR ? 2 : 4;
   }
   if (s.antialias && s.mode != RS_NEAREST) {
-    if (!given(scales) || scales->kind != CG_CONST)
-      return cg_fail(c, OX_EUNSUPPORTED, "antialias with scales that are not constants");
-    double sv[CG_MAX_RANK];
-    for (size_t i = 0; i < na; i++)
-      sv[i] = scales->dtype == OX_DOUBLE ? ((const double *)scales->cv->data)[i]
-                                         : ((const float *)scales->cv->data)[i];
+    bool fixed = given(scales) && scales->kind == CG_CONST;
+    if (!fixed && crop)
+      return cg_fail(c, OX_EUNSUPPORTED,
+                     "antialias with tf_crop_and_resize and scales that are not constants");
     for (size_t i = 0; i < na; i++) {
-      double sc = sv[i];
-      if (!(sc > 0.0)) return cg_fail(c, OX_EMODEL, "scales must be positive");
-      if (sc >= 1.0) continue;
       size_t d = (size_t)axes[i];
+      double sc = (double)(Y->dims[d] > 1 ? Y->dims[d] : 1) - 0.5;
+      sc /= (double)X->dims[d];
+      if (fixed) {
+        sc = scales->dtype == OX_DOUBLE ? ((const double *)scales->cv->data)[i]
+                                        : ((const float *)scales->cv->data)[i];
+        if (!(sc > 0.0)) return cg_fail(c, OX_EMODEL, "scales must be positive");
+        if (sc >= 1.0) continue;
+      }
+      aa_ax[d] = true;
+      if (sc >= 1.0) continue; /* a run-time scale below 1 gets no more taps than these */
       lo[d] = (int64_t)floor((s.mode == RS_LINEAR ? -1.0 : -2.0) / sc) + 1;
       nt[d] = 2 - 2 * lo[d];
     }
@@ -199,20 +210,40 @@ static int gen_resize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
       cg_printf(c, "    ix[0] = i < 0 ? 0 : i >= %lld ? %lld : i;\n    w[0] = 1;\n  }\n", I, I - 1);
       continue;
     }
-    bool aa = s.antialias && nt[d] != (s.mode == RS_LINEAR ? 2 : 4);
+    bool aa = aa_ax[d];
+    long long lo0 = s.mode == RS_CUBIC ? -1 : 0;
     cg_printf(c, "    const double x0 = floor(x), fr = x - x0;\n    double sum = 0;\n");
+    if (aa) {
+      /* this call's taps: the runtime's rule (antialiased when the scale is
+       * below 1), kept within the tables (a scale the static shape does not
+       * allow gets the bound's taps, never more) */
+      cg_printf(c, "    const int aa = sc > 0.0 && sc < 1.0;\n");
+      cg_printf(c, "    double lo_d = aa ? floor(%s / sc) + 1.0 : %lld.0;\n",
+                s.mode == RS_LINEAR ? "-1.0" : "-2.0", lo0);
+      cg_printf(c, "    if (!(lo_d >= %lld.0)) lo_d = %lld.0;\n", (long long)lo[d],
+                (long long)lo[d]);
+      cg_printf(c, "    const int64_t lo = (int64_t)lo_d, nt = aa ? 2 - 2 * lo : %lld;\n",
+                s.mode == RS_LINEAR ? 2LL : 4LL);
+    }
     cg_printf(c, "    for (int k = 0; k < %lld; k++) {\n", K);
-    cg_printf(c, "      const int64_t off = %lld + k;\n      const double arg = off - fr;\n",
-              (long long)lo[d]);
+    if (aa) {
+      cg_printf(c, "      if (k >= nt) {\n        ix[k] = 0;\n        w[k] = 0;\n        continue;\n"
+                   "      }\n");
+      cg_printf(c, "      const int64_t off = lo + k;\n      const double arg = off - fr;\n");
+    } else {
+      cg_printf(c, "      const int64_t off = %lld + k;\n      const double arg = off - fr;\n",
+                (long long)lo[d]);
+    }
     cg_printf(c, "      (void)arg;\n");
     if (s.mode == RS_LINEAR) {
       if (aa)
-        cg_printf(c, "      double wk = 1.0 - fabs(arg * sc);\n      if (wk < 0) wk = 0;\n");
+        cg_printf(c, "      double wk = aa ? 1.0 - fabs(arg * sc) : off == 0 ? 1.0 - fr : fr;\n"
+                     "      if (wk < 0) wk = 0;\n");
       else
         cg_printf(c, "      double wk = off == 0 ? 1.0 - fr : fr;\n");
     } else {
       cg_float_lit(lit, sizeof lit, s.cubic_a, false);
-      cg_printf(c, "      const double a = %s, t = fabs(%s);\n", lit, aa ? "arg * sc" : "arg");
+      cg_printf(c, "      const double a = %s, t = fabs(%s);\n", lit, aa ? "aa ? arg * sc : arg" : "arg");
       cg_printf(c, "      double wk = t <= 1.0   ? ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0\n"
                    "                  : t < 2.0 ? ((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a\n"
                    "                            : 0.0;\n");
@@ -222,7 +253,8 @@ static int gen_resize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
               s.exclude_outside ? "        wk = 0;\n" : "", I - 1);
     cg_printf(c, "      ix[k] = i;\n      w[k] = wk;\n      sum += wk;\n    }\n");
     if (aa || s.exclude_outside)
-      cg_printf(c, "    if (sum != 0)\n      for (int k = 0; k < %lld; k++) w[k] /= sum;\n", K);
+      cg_printf(c, "    if (%ssum != 0)\n      for (int k = 0; k < %lld; k++) w[k] /= sum;\n",
+                aa && !s.exclude_outside ? "aa && " : "", K);
     else
       cg_printf(c, "    (void)sum;\n");
     cg_printf(c, "  }\n");

@@ -14,8 +14,8 @@ static int gen_copy(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   if (strcmp(n->op_type, "Dropout") == 0) {
     if (n_in > 2 && in[2]) {
       double t;
-      if (!cg_const_scalar(in[2], &t) || t != 0)
-        return cg_fail(c, OX_EUNSUPPORTED, "training_mode must be a constant false");
+      if (!cg_const_scalar(in[2], &t) || t != 0) /* training: ops_training.c */
+        return cg_gen_dropout_train(c, n, in, n_in, out, n_out);
     }
     if (n_out > 1 && out[1]) cg_printf(c, "  memset(Y1, 1, %zu);\n", out[1]->nbytes);
   }

@@ -163,6 +163,63 @@ static int gen_momentum(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
   return gen_opt(c, n, in, n_in, out, n_out, OPT_MOMENTUM);
 }
 
+/* Dropout (opset 12 on) whose training_mode is not a constant false (a
+ * graph input, or a constant true): whether it draws is decided at run
+ * time, as the runtime (src/ops/onnx/random.c) decides it. training_mode
+ * false, or a
+ * ratio of 0: the input copied and an all-true mask. Else each element is
+ * kept when its uniform draw u in [0, 1) is at least the ratio, and scaled
+ * by 1 / (1 - ratio); dropped elements are 0 * x (NaN stays NaN). A ratio
+ * outside [0, 1), which the runtime refuses, gives zeros. The draws come
+ * from a counter-based generator keyed by the seed attribute (0 without
+ * one, so a compiled model gives the same output for the same input): u of
+ * element i is splitmix64(key + (i + 1) * golden gamma)'s top 53 bits (24
+ * with --float-only). They are not the runtime's draws, as the runtime's
+ * are not onnxruntime's or numpy's: a random Dropout case matches its
+ * reference only by chance (the conformance lists mark those "random"). */
+int cg_gen_dropout_train(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                         size_t n_out) {
+  const cg_val *X = in[0], *R = n_in > 1 ? in[1] : NULL, *Tm = n_in > 2 ? in[2] : NULL;
+  const cg_val *Y = out[0], *Mk = n_out > 1 ? out[1] : NULL;
+  if (X->dtype != OX_FLOAT && X->dtype != OX_DOUBLE)
+    return cg_fail(c, OX_EUNSUPPORTED,
+                   "training mode read at run time is compiled for float32 and float64 only");
+  if (R && (R->numel != 1 || (R->dtype != OX_FLOAT && R->dtype != OX_DOUBLE)))
+    return cg_fail(c, OX_EUNSUPPORTED, "ratio must be a float32 or float64 scalar");
+  if (!Tm || Tm->numel != 1 || Tm->dtype != OX_BOOL)
+    return cg_fail(c, OX_EMODEL, "training_mode must be a bool scalar");
+  if (Y->numel != X->numel || Y->dtype != X->dtype || (Mk && Mk->dtype != OX_BOOL))
+    return cg_fail(c, OX_EMODEL, "outputs must be X's shape and type and a bool mask");
+  bool fo = c->o->float_only;
+  const char *A = fo ? "float" : "double", *T = cg_ctype(X->dtype);
+  const ox_attr *sa = ox_node_attr(n, "seed");
+  unsigned long long key = sa ? (unsigned long long)(int64_t)sa->i : 0ULL;
+  long long cnt = (long long)X->numel;
+  cg_printf(c, "  const %s ratio = %s;\n", A, R ? ox_arena_printf(c->a, "(%s)X1[0]", A) : "0.5");
+  cg_printf(c, "  const int training = X2[0] != 0 && ratio != 0;\n");
+  cg_printf(c, "  if (!training) { /* inference: the input and an all-true mask */\n");
+  cg_printf(c, "    memcpy(Y0, X0, %zu);\n", Y->nbytes);
+  if (Mk && Mk->nbytes) cg_printf(c, "    memset(Y1, 1, %zu);\n", Mk->nbytes);
+  cg_printf(c, "    return;\n  }\n");
+  cg_printf(c, "  if (!(ratio >= 0 && ratio < 1)) { /* refused by the runtime */\n");
+  cg_printf(c, "    memset(Y0, 0, %zu);\n", Y->nbytes);
+  if (Mk && Mk->nbytes) cg_printf(c, "    memset(Y1, 0, %zu);\n", Mk->nbytes);
+  cg_printf(c, "    return;\n  }\n");
+  cg_printf(c, "  const %s scale = 1 / (1 - ratio);\n", A);
+  cg_printf(c, "  for (long long i = 0; i < %lld; i++) {\n", cnt);
+  cg_printf(c, "    uint64_t z = 0x%llxULL + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ULL;\n", key);
+  cg_printf(c, "    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;\n");
+  cg_printf(c, "    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;\n    z ^= z >> 31;\n");
+  if (fo)
+    cg_printf(c, "    const float u = (float)(z >> 40) * 0x1p-24f;\n");
+  else
+    cg_printf(c, "    const double u = (double)(z >> 11) * 0x1p-53;\n");
+  cg_printf(c, "    const int keep = u >= ratio;\n");
+  if (Mk && Mk->nbytes) cg_printf(c, "    Y1[i] = (uint8_t)keep;\n");
+  cg_printf(c, "    Y0[i] = keep ? (%s)((%s)X0[i] * scale) : (%s)0 * X0[i];\n  }\n", T, A, T);
+  return OX_OK;
+}
+
 const cg_op ox_cg_ops_training[] = {
     {CG_DOMAIN_TRAINING ":Adagrad", gen_adagrad},
     {CG_DOMAIN_TRAINING ":Adam", gen_adam},

@@ -4,8 +4,9 @@
 usage: dft.py ONNXC WORKDIR [--cc CC]
 
 Forward complex-to-complex and real-to-complex transforms, dft_length
-padding with zeros and truncating, onesided, inverse (float64) and the
-inverse onesided (complex-to-real) transform, the axis as an attribute
+padding with zeros and truncating, onesided, inverse (float64; float32 as
+numpy's single-precision FFT) and the inverse onesided (complex-to-real)
+transform, the axis as an attribute
 (opset 17) and as a run-time input (opset 20: the generated code switches on
 it); compiled with --main, built with `-std=c99 -Wall -Wextra -Werror -O2`,
 run, and compared with numpy.fft (an oracle independent of onnxc).
@@ -40,6 +41,11 @@ CASES = [
     ("inverse_f64", 17, np.float64, [2, 3, 6, 2], 2, None, 0, 1, False),
     ("irfft", 20, np.float32, [2, 5, 3, 2], 1, None, 1, 1, False),
     ("runtime_axis", 20, np.float32, [2, 4, 6, 1], 2, None, 0, 0, True),
+    # the inverse complex transform of float32 data: numpy's single-precision
+    # FFT (radix 8 and 5; 4 and 3 with zero padding; 3 and 11 truncating)
+    ("inverse_f32_r8r5", 17, np.float32, [2, 40, 3, 2], 1, None, 0, 1, False),
+    ("inverse_f32_pad", 17, np.float32, [2, 9, 2], 1, 12, 0, 1, False),
+    ("inverse_f32_trunc", 20, np.float32, [1, 2, 40, 2], 2, 33, 0, 1, True),
 ]
 
 

@@ -22,7 +22,9 @@ with `onnxc run`:
     Scaler, Imputer, OneHotEncoder, FeatureVectorizer, PROBIT), against
     onnxruntime's outputs stored in ml_models_ort.json (ml_models.py);
   - adam: Adam on float64 with norm_coefficient and norm_coefficient_post,
-    two optimized tensors.
+    two optimized tensors;
+  - flex_bodies: FlexAttention inside an If branch (with a score_mod), a
+    Loop body (its output carried into the next iteration) and a Scan body.
 And these are errors with their reason: a string input (strings are not
 compiled), a TreeEnsemble whose tree has a cycle, an ai.onnx.ml node
 named like an ai.onnx operator (Relu), which must not get ai.onnx's
@@ -219,6 +221,44 @@ def adam_oracle(r, t, xs, gs, vs, hs):
     return xo + vo + ho
 
 
+# ---- FlexAttention inside If, Loop and Scan bodies ----
+PV = "ai.onnx.preview"
+FB, FH, FL, FD, FS = 1, 2, 3, 4, 5
+
+
+def flex(q, out, bias=None):
+    kw = {}
+    if bias is not None:
+        kw["score_mod"] = helper.make_graph(
+            [helper.make_node("Add", ["sc", "bias"], ["sc2"])], "mod", [vi("sc", F, [FB, FH, FL, FS])],
+            [vi("sc2", F, [FB, FH, FL, FS])], [t("bias", np.float32(bias))])
+    return helper.make_node("FlexAttention", [q, "k", "v"], [out], domain=PV, **kw)
+
+
+def flex_bodies_model():
+    qs = [FB, FH, FL, FD]
+    then_g = helper.make_graph([flex("q", "ya", 0.5)], "then", [], [vi("ya", F, qs)])
+    else_g = helper.make_graph([flex("q", "yb")], "else", [], [vi("yb", F, qs)])
+    loop_g = helper.make_graph([flex("s", "s2"), helper.make_node("Identity", ["cin"], ["cout"])], "loop",
+                               [vi("i", I64, []), vi("cin", TensorProto.BOOL, []), vi("s", F, qs)],
+                               [vi("cout", TensorProto.BOOL, []), vi("s2", F, qs)])
+    scan_g = helper.make_graph([flex("qt", "yt", -1.0)], "scan", [vi("qt", F, qs)], [vi("yt", F, qs)])
+    nodes = [helper.make_node("If", ["c"], ["y_if"], then_branch=then_g, else_branch=else_g),
+             helper.make_node("Loop", ["m", "", "q"], ["y_loop"], body=loop_g),
+             helper.make_node("Scan", ["qs"], ["y_scan"], body=scan_g, num_scan_inputs=1)]
+    ins = [vi("c", TensorProto.BOOL, []), vi("m", I64, []), vi("q", F, qs), vi("k", F, [FB, FH, FS, FD]),
+           vi("v", F, [FB, FH, FS, FD]), vi("qs", F, [3] + qs)]
+    outs = [vi("y_if", F, qs), vi("y_loop", F, qs), vi("y_scan", F, [3] + qs)]
+    return model(nodes, ins, outs, [("", 21), (PV, 1)])
+
+
+def flex_oracle(q, k, v, bias=0.0):
+    # the spec: softmax over the keys of scale * Q K^T (+ the score_mod's bias), times V
+    s = np.einsum("bhld,bhsd->bhls", q.astype(np.float64), k) / math.sqrt(FD) + bias
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (np.einsum("bhls,bhsd->bhld", p / p.sum(-1, keepdims=True), v)).astype(np.float32)
+
+
 def close(got, want, rtol, atol):
     g, w = got.astype(np.float64), want.astype(np.float64)
     return got.shape == want.shape and got.dtype == want.dtype and np.allclose(g, w, rtol=rtol, atol=atol,
@@ -296,6 +336,13 @@ def main():
     ins = [("r", r), ("t", tt), ("x1", xs[0]), ("x2", xs[1]), ("g1", gs[0]), ("g2", gs[1]), ("v1", vs[0]),
            ("v2", vs[1]), ("h1", hs[0]), ("h2", hs[1])]
     cases.append(("adam", adam_model(), ins, adam_oracle(float(r), int(tt), xs, gs, vs, hs), 1e-12, 1e-14))
+    fq, fk, fv = (rng.standard_normal(sh).astype(np.float32)
+                  for sh in ([FB, FH, FL, FD], [FB, FH, FS, FD], [FB, FH, FS, FD]))
+    fqs = rng.standard_normal((3, FB, FH, FL, FD)).astype(np.float32)
+    want = [flex_oracle(fq, fk, fv, 0.5), flex_oracle(flex_oracle(fq, fk, fv), fk, fv),
+            np.stack([flex_oracle(a, fk, fv, -1.0) for a in fqs])]
+    cases.append(("flex_bodies", flex_bodies_model(), [("c", np.array(True)), ("m", np.array(2, np.int64)),
+                  ("q", fq), ("k", fk), ("v", fv), ("qs", fqs)], want, 1e-5, 1e-6))
     fails = []
     for name, mdl, ins, exp, rtol, atol in cases:
         why = check(onnxc, cc, work, name, mdl, ins, exp, rtol, atol)
