@@ -202,6 +202,15 @@ static const char *q_round_to(cg_ctx *c, int32_t prec, const char *e) {
   return s ? cg_load(c, prec, s) : NULL;
 }
 
+/* Element idx of arr (type dt) rounded to prec's precision: as loaded when
+ * dt's values are all of that precision already. */
+static const char *q_elem_in(cg_ctx *c, int32_t dt, const char *arr, const char *idx,
+                             int32_t prec) {
+  const char *e = q_elem(c, dt, arr, idx);
+  bool exact = dt == prec || (prec == OX_FLOAT && (dt == OX_FLOAT16 || dt == OX_BFLOAT16));
+  return exact ? e : q_round_to(c, prec, e);
+}
+
 static bool q_float_kind(int32_t dt) {
   return dt == OX_FLOAT || dt == OX_FLOAT16 || dt == OX_BFLOAT16;
 }
@@ -241,11 +250,12 @@ static int gen_quantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
   int64_t prec = ox_node_attr_int(n, "precision", 0);
   if (!prec) prec = s->dtype;
   bool dbl = prec == OX_DOUBLE;
-  if (dbl ? x->dtype != OX_DOUBLE || s->dtype != OX_DOUBLE
-          : (!q_float_kind(x->dtype) && x->dtype != OX_DOUBLE) || !q_float_kind(s->dtype) ||
-                !q_float_kind((int32_t)prec))
+  bool x_ok = q_float_kind(x->dtype) || x->dtype == OX_DOUBLE || x->dtype == OX_INT32;
+  if (!x_ok || (dbl ? s->dtype != OX_DOUBLE || (x->dtype != OX_DOUBLE && x->dtype != OX_INT32)
+                    : !q_float_kind(s->dtype) || !q_float_kind((int32_t)prec)))
     return cg_fail(c, OX_EUNSUPPORTED,
-                   "x and y_scale must be float, float16 or bfloat16 (or both double)");
+                   "x (float, float16, bfloat16, double or int32) and y_scale (float, float16 or "
+                   "bfloat16, or double with a double x) not compiled as given");
   qlay L;
   int rc = q_layout(c, n, x, s, z, &L);
   if (rc) return rc;
@@ -253,10 +263,14 @@ static int gen_quantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
   q_loops(c, &L);
   const char *T = dbl ? "double" : "float";
   /* the quotient in the precision (x and the scale rounded to it first) */
-  const char *xv = q_elem(c, x->dtype, "X0", "i"), *sv = q_elem(c, s->dtype, "X1", "si");
-  if (!dbl && x->dtype == OX_DOUBLE) xv = ox_arena_printf(c->a, "(float)%s", xv);
-  const char *quot = ox_arena_printf(c->a, "%s / %s", q_round_to(c, (int32_t)prec, xv),
-                                     q_round_to(c, (int32_t)prec, sv));
+  const char *xv;
+  if (x->dtype == OX_DOUBLE || x->dtype == OX_INT32) { /* to the precision, through float */
+    xv = ox_arena_printf(c->a, "(%s)X0[i]", dbl ? "double" : "float");
+    if (!dbl) xv = q_round_to(c, (int32_t)prec, xv);
+  } else
+    xv = q_elem_in(c, x->dtype, "X0", "i", (int32_t)prec);
+  const char *sv = q_elem_in(c, s->dtype, "X1", "si", (int32_t)prec);
+  const char *quot = ox_arena_printf(c->a, "%s / %s", xv, sv);
   const char *zv = z ? q_elem(c, z->dtype, "X2", "si") : NULL;
   cg_printf(c, "        const %s qq = %s;\n", T, q_round_to(c, (int32_t)prec, quot));
   if (is_int) {
@@ -272,9 +286,11 @@ static int gen_quantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
       q_put_packed(c, odt, "(unsigned)v");
     }
   } else {
-    /* float8 / float4: the zero point's value added, then converted (float8
-     * saturating as the attribute says; float4 always saturates) */
-    const char *sum = ox_arena_printf(c->a, "(float)(qq%s%s)", zv ? " + " : "", zv ? zv : "");
+    /* float8 / float4: the zero point's value added (0 when absent, as the
+     * runtime: -0 becomes +0), then converted (float8 saturating as the
+     * attribute says; float4 always saturates) */
+    const char *sum =
+        ox_arena_printf(c->a, "(float)(qq + %s)", zv ? zv : dbl ? "0.0" : "0.0f");
     if (odt == OX_FLOAT4E2M1) {
       c->conv_used |= (CG_CONV_F4 | CG_CONV_F8) << 8;
       q_put_packed(c, odt, ox_arena_printf(c->a, "(unsigned)%s_f32_f4(%s)", c->prefix, sum));
@@ -318,7 +334,7 @@ static int gen_dequantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
   /* both factors rounded to the output's precision, their product (exact
    * in float for float16 and bfloat16) rounded to it */
   const char *prod = ox_arena_printf(c->a, "%s * %s", q_round_to(c, odt, d),
-                                     q_round_to(c, odt, q_elem(c, s->dtype, "X1", "si")));
+                                     q_elem_in(c, s->dtype, "X1", "si", odt));
   cg_printf(c, "        Y0[i] = %s;\n", odt == OX_FLOAT ? prod : cg_store(c, odt, prod, true));
   cg_printf(c, "      }\n");
   return OX_OK;
