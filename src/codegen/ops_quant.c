@@ -317,7 +317,8 @@ static int gen_dequantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
     return cg_fail(c, OX_EUNSUPPORTED, "scales and outputs of float, float16 or bfloat16 only");
   if (z && z->dtype != xt) return cg_fail(c, OX_EMODEL, "x and zero point types differ");
   int64_t want = ox_node_attr_int(n, "output_dtype", 0);
-  if (want && want != odt) return cg_fail(c, OX_EMODEL, "y is declared of another type than output_dtype");
+  if (want && want != odt)
+    return cg_fail(c, OX_EMODEL, "y is declared of another type than output_dtype");
   qlay L;
   int rc = q_layout(c, n, x, s, z, &L);
   if (rc) return rc;
