@@ -372,11 +372,14 @@ static int small_float_ok(cg_ctx *c, const ox_node *n, cg_val **in) {
       "Cast",   "CastLike", "Reshape", "Flatten", "Squeeze", "Unsqueeze",      "Identity",
       "Transpose", "Slice", "Tile",    "Expand",  "Concat",  "Split",          "Gather",
       "GatherElements", "GatherND", "Where",
+      /* ops_quant.c converts them (float8 and float4 too) */
+      "QuantizeLinear", "DequantizeLinear",
       /* control flow moves its values with memcpy; the body's nodes are checked on their own */
       "If", "Loop", "Scan"};
-  /* packed 4- and 2-bit types: Cast and the plain copies (whole bytes) only */
-  static const char *const packed_ok[] = {"Cast",      "CastLike", "Reshape", "Flatten",
-                                          "Squeeze",   "Unsqueeze", "Identity"};
+  /* packed 4- and 2-bit types: Cast, Q/DQ and the plain copies (whole bytes) only */
+  static const char *const packed_ok[] = {"Cast",      "CastLike",  "Reshape",
+                                          "Flatten",   "Squeeze",   "Unsqueeze",
+                                          "Identity",  "QuantizeLinear", "DequantizeLinear"};
   bool packed = false, dflt = ox_is_default_domain(n->domain);
   for (size_t i = 0; i < n->n_input; i++) packed |= in[i] && cg_packed_bits(in[i]->dtype);
   for (size_t i = 0; i < n->n_output; i++) {
@@ -390,7 +393,7 @@ static int small_float_ok(cg_ctx *c, const ox_node *n, cg_val **in) {
     for (size_t k = 0; dflt && k < sizeof packed_ok / sizeof packed_ok[0]; k++)
       if (strcmp(n->op_type, packed_ok[k]) == 0) return OX_OK;
     return cg_fail(c, OX_EUNSUPPORTED,
-                   "4- and 2-bit element types are compiled for Cast and reshapes only");
+                   "4- and 2-bit element types are compiled for Cast, Q/DQ and reshapes only");
   }
   for (size_t k = 0; dflt && k < sizeof ok / sizeof ok[0]; k++)
     if (strcmp(n->op_type, ok[k]) == 0) return OX_OK;

@@ -151,7 +151,7 @@ static const char f8_ld[] =
     "  float f;\n"
     "  if ((kind == 1 && v == 0x80u) || (kind == 0 && (v & 0x7Fu) == 0x7Fu) ||\n"
     "      (kind == 2 && e == (0x7Fu >> man) && m))\n"
-    "    u = s | 0x7FC00000u; /* NaN */\n"
+    "    u = (kind == 1 ? 0u : s) | 0x7FC00000u; /* NaN (FNUZ's 0x80: positive) */\n"
     "  else if (kind == 2 && e == (0x7Fu >> man))\n"
     "    u = s | 0x7F800000u; /* inf */\n"
     "  else if (e)\n"

@@ -158,32 +158,147 @@ static void q_store(cg_ctx *c, const char *ind, const char *T, const char *q, co
 static bool q_linear_int(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, const cg_val *y,
                          bool conv);
 
-/* ---- QuantizeLinear / DequantizeLinear ---- */
+/* ---- QuantizeLinear / DequantizeLinear ----
+ * The quantized types: the integer ones (8, 16 bits; 4 and 2 bits packed
+ * two or four to a byte, element 0 in the low bits), the four float8 kinds
+ * (uint8_t bits) and float4e2m1 (packed). The float arithmetic is the
+ * runtime's (src/ops/onnx/quant.c) in float: its double products and
+ * differences of such values are exact or rounded once either way, and a
+ * float quotient rounded again to float16/bfloat16 is the quotient rounded
+ * once (24 >= 2p + 2 bits). */
+
+static bool q_packed_int(int32_t dt) {
+  return dt == OX_INT4 || dt == OX_UINT4 || dt == OX_INT2 || dt == OX_UINT2;
+}
+
+/* Integer range of the packed integer types (q_range has the others). */
+static bool q_range_any(int32_t dt, long *lo, long *hi) {
+  if (q_range(dt, lo, hi)) return true;
+  unsigned bits = cg_packed_bits(dt);
+  if (!q_packed_int(dt)) return false;
+  bool sgn = dt == OX_INT4 || dt == OX_INT2;
+  *lo = sgn ? -(1L << (bits - 1)) : 0;
+  *hi = sgn ? (1L << (bits - 1)) - 1 : (1L << bits) - 1;
+  return true;
+}
+
+static bool q_is_f8(int32_t dt) { return dt >= OX_FLOAT8E4M3FN && dt <= OX_FLOAT8E5M2FNUZ; }
+
+/* Element idx of arr (type dt) as a C expression: float for the float
+ * kinds (float16, bfloat16, float8, float4 through the helpers), int for
+ * the packed integers, the C type's value for the others. */
+static const char *q_elem(cg_ctx *c, int32_t dt, const char *arr, const char *idx) {
+  if (cg_packed_bits(dt)) return cg_load_packed(c, dt, arr, idx);
+  const char *e = ox_arena_printf(c->a, "%s[%s]", arr, idx);
+  if (!e || !cg_is_small_float(dt)) return e;
+  return cg_load(c, dt, e);
+}
+
+/* Float expression e rounded to the precision of prec (float16 or
+ * bfloat16 through their bits; float: as is). */
+static const char *q_round_to(cg_ctx *c, int32_t prec, const char *e) {
+  if (prec != OX_FLOAT16 && prec != OX_BFLOAT16) return e;
+  const char *s = cg_store(c, prec, e, true);
+  return s ? cg_load(c, prec, s) : NULL;
+}
+
+/* Element idx of arr (type dt) rounded to prec's precision: as loaded when
+ * dt's values are all of that precision already. */
+static const char *q_elem_in(cg_ctx *c, int32_t dt, const char *arr, const char *idx,
+                             int32_t prec) {
+  const char *e = q_elem(c, dt, arr, idx);
+  bool exact = dt == prec || (prec == OX_FLOAT && (dt == OX_FLOAT16 || dt == OX_BFLOAT16));
+  return exact ? e : q_round_to(c, prec, e);
+}
+
+static bool q_float_kind(int32_t dt) {
+  return dt == OX_FLOAT || dt == OX_FLOAT16 || dt == OX_BFLOAT16;
+}
+
+/* A packed output is filled by or-ing each element's bits into bytes
+ * cleared first; the loops then store `v` (unsigned) at element i. */
+static void q_clear_packed(cg_ctx *c, const cg_val *y) {
+  if (cg_packed_bits(y->dtype))
+    cg_printf(c, "  for (size_t b = 0; b < %lld; b++) Y0[b] = 0;\n", (long long)y->nbytes);
+}
+
+static void q_put_packed(cg_ctx *c, int32_t dt, const char *v) {
+  unsigned bits = cg_packed_bits(dt), per = 8 / bits, mask = (1u << bits) - 1u;
+  cg_printf(c, "        Y0[i / %u] = (uint8_t)(Y0[i / %u] | (%s & %uu) << (i %% %u * %u));\n", per,
+            per, v, mask, per, bits);
+}
 
 static int gen_quantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                         size_t n_out) {
   (void)n_out;
   if (n_in < 2 || !in[0] || !in[1]) return cg_fail(c, OX_EMODEL, "x and y_scale are required");
   const cg_val *x = in[0], *s = in[1], *z = n_in > 2 ? in[2] : NULL;
-  long lo, hi;
-  if (!q_range(out[0]->dtype, &lo, &hi))
+  int32_t odt = out[0]->dtype;
+  long lo = 0, hi = 0;
+  bool is_int = q_range_any(odt, &lo, &hi);
+  if (!is_int && !q_is_f8(odt) && odt != OX_FLOAT4E2M1)
     return cg_fail(c, OX_EUNSUPPORTED, "output type %s is not compiled",
-                   ox_dtype_get(out[0]->dtype) ? ox_dtype_get(out[0]->dtype)->name : "?");
-  if ((x->dtype != OX_FLOAT && x->dtype != OX_DOUBLE) || s->dtype != x->dtype)
-    return cg_fail(c, OX_EUNSUPPORTED, "x and y_scale must both be float or both double");
+                   ox_dtype_get(odt) ? ox_dtype_get(odt)->name : "?");
+  /* the type the operator gives (a declared output of another type is an error) */
+  int64_t want = z ? z->dtype : ox_node_attr_int(n, "output_dtype", 0);
+  if ((want ? want : OX_UINT8) != odt)
+    return cg_fail(c, OX_EMODEL, "y is declared %s, the zero point or output_dtype give %s",
+                   ox_dtype_get(odt) ? ox_dtype_get(odt)->name : "?",
+                   ox_dtype_get((int32_t)(want ? want : OX_UINT8))
+                       ? ox_dtype_get((int32_t)(want ? want : OX_UINT8))->name
+                       : "?");
   int64_t prec = ox_node_attr_int(n, "precision", 0);
-  if (prec && prec != s->dtype)
-    return cg_fail(c, OX_EUNSUPPORTED, "a precision other than the scale's is not compiled");
+  if (!prec) prec = s->dtype;
+  bool dbl = prec == OX_DOUBLE;
+  bool x_ok = q_float_kind(x->dtype) || x->dtype == OX_DOUBLE || x->dtype == OX_INT32;
+  if (!x_ok || (dbl ? s->dtype != OX_DOUBLE || (x->dtype != OX_DOUBLE && x->dtype != OX_INT32)
+                    : !q_float_kind(s->dtype) || !q_float_kind((int32_t)prec)))
+    return cg_fail(c, OX_EUNSUPPORTED,
+                   "x (float, float16, bfloat16, double or int32) and y_scale (float, float16 or "
+                   "bfloat16, or double with a double x) not compiled as given");
   qlay L;
   int rc = q_layout(c, n, x, s, z, &L);
   if (rc) return rc;
-  bool f = x->dtype == OX_FLOAT;
+  q_clear_packed(c, out[0]);
   q_loops(c, &L);
-  /* the quotient in the scale's precision, rounded half to even (the
-   * current rounding mode: to nearest), then the zero point */
-  cg_printf(c, "        const %s q = %s(X0[i] / X1[si])%s;\n", f ? "float" : "double",
-            f ? "nearbyintf" : "nearbyint", z ? " + X2[si]" : "");
-  q_store(c, "        ", cg_ctype(out[0]->dtype), "q", "i", lo, hi);
+  const char *T = dbl ? "double" : "float";
+  /* the quotient in the precision (x and the scale rounded to it first) */
+  const char *xv;
+  if (x->dtype == OX_DOUBLE || x->dtype == OX_INT32) { /* to the precision, through float */
+    xv = ox_arena_printf(c->a, "(%s)X0[i]", dbl ? "double" : "float");
+    if (!dbl) xv = q_round_to(c, (int32_t)prec, xv);
+  } else
+    xv = q_elem_in(c, x->dtype, "X0", "i", (int32_t)prec);
+  const char *sv = q_elem_in(c, s->dtype, "X1", "si", (int32_t)prec);
+  const char *quot = ox_arena_printf(c->a, "%s / %s", xv, sv);
+  const char *zv = z ? q_elem(c, z->dtype, "X2", "si") : NULL;
+  cg_printf(c, "        const %s qq = %s;\n", T, q_round_to(c, (int32_t)prec, quot));
+  if (is_int) {
+    /* rounded half to even (the current rounding mode), the zero point
+     * added, saturated; NaN gives 0 */
+    cg_printf(c, "        const %s q = %s(qq)%s%s;\n", T, dbl ? "nearbyint" : "nearbyintf",
+              zv ? " + " : "", zv ? zv : "");
+    if (!cg_packed_bits(odt)) {
+      q_store(c, "        ", cg_ctype(odt), "q", "i", lo, hi);
+    } else {
+      cg_printf(c, "        const int v = (int)(q < %ld ? %ld : q > %ld ? %ld : q == q ? q : 0);\n",
+                lo, lo, hi, hi);
+      q_put_packed(c, odt, "(unsigned)v");
+    }
+  } else {
+    /* float8 / float4: the zero point's value added (0 when absent, as the
+     * runtime: -0 becomes +0), then converted (float8 saturating as the
+     * attribute says; float4 always saturates) */
+    const char *sum =
+        ox_arena_printf(c->a, "(float)(qq + %s)", zv ? zv : dbl ? "0.0" : "0.0f");
+    if (odt == OX_FLOAT4E2M1) {
+      c->conv_used |= (CG_CONV_F4 | CG_CONV_F8) << 8;
+      q_put_packed(c, odt, ox_arena_printf(c->a, "(unsigned)%s_f32_f4(%s)", c->prefix, sum));
+    } else {
+      bool sat = ox_node_attr_int(n, "saturate", 1) != 0;
+      cg_printf(c, "        Y0[i] = %s;\n", cg_store(c, odt, sum, sat));
+    }
+  }
   cg_printf(c, "      }\n");
   return OX_OK;
 }
@@ -193,24 +308,35 @@ static int gen_dequantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
   (void)n_out;
   if (n_in < 2 || !in[0] || !in[1]) return cg_fail(c, OX_EMODEL, "x and x_scale are required");
   const cg_val *x = in[0], *s = in[1], *z = n_in > 2 ? in[2] : NULL;
+  int32_t xt = x->dtype, odt = out[0]->dtype;
   long lo, hi;
-  if (!q_range(x->dtype, &lo, &hi) && x->dtype != OX_INT32)
+  if (!q_range_any(xt, &lo, &hi) && xt != OX_INT32 && !q_is_f8(xt) && xt != OX_FLOAT4E2M1)
     return cg_fail(c, OX_EUNSUPPORTED, "input type %s is not compiled",
-                   ox_dtype_get(x->dtype) ? ox_dtype_get(x->dtype)->name : "?");
-  if (out[0]->dtype != OX_FLOAT || s->dtype != OX_FLOAT)
-    return cg_fail(c, OX_EUNSUPPORTED, "only float scales and outputs are compiled");
-  if (z && z->dtype != x->dtype) return cg_fail(c, OX_EMODEL, "x and zero point types differ");
+                   ox_dtype_get(xt) ? ox_dtype_get(xt)->name : "?");
+  if (!q_float_kind(odt) || !q_float_kind(s->dtype))
+    return cg_fail(c, OX_EUNSUPPORTED, "scales and outputs of float, float16 or bfloat16 only");
+  if (z && z->dtype != xt) return cg_fail(c, OX_EMODEL, "x and zero point types differ");
+  int64_t want = ox_node_attr_int(n, "output_dtype", 0);
+  if (want && want != odt)
+    return cg_fail(c, OX_EMODEL, "y is declared of another type than output_dtype");
   qlay L;
   int rc = q_layout(c, n, x, s, z, &L);
   if (rc) return rc;
   q_loops(c, &L);
-  /* up to 16 bits the difference is exact in int and in float; int32 goes
-   * through double as the runtime does */
-  if (x->dtype == OX_INT32)
-    cg_printf(c, "        Y0[i] = (float)((double)X0[i]%s) * X1[si];\n",
-              z ? " - (double)X2[si]" : "");
-  else
-    cg_printf(c, "        Y0[i] = (float)(X0[i]%s) * X1[si];\n", z ? " - X2[si]" : "");
+  const char *d;
+  if (xt == OX_INT32) /* through double as the runtime does */
+    d = z ? "(float)((double)X0[i] - (double)X2[si])" : "(float)X0[i]";
+  else {
+    /* up to 16 bits the integer difference is exact in int; the float
+     * kinds' difference in float is the runtime's exact one rounded once */
+    const char *xv = q_elem(c, xt, "X0", "i"), *zv = z ? q_elem(c, xt, "X2", "si") : NULL;
+    d = ox_arena_printf(c->a, "(float)(%s%s%s)", xv, zv ? " - " : "", zv ? zv : "");
+  }
+  /* both factors rounded to the output's precision, their product (exact
+   * in float for float16 and bfloat16) rounded to it */
+  const char *prod = ox_arena_printf(c->a, "%s * %s", q_round_to(c, odt, d),
+                                     q_elem_in(c, s->dtype, "X1", "si", odt));
+  cg_printf(c, "        Y0[i] = %s;\n", odt == OX_FLOAT ? prod : cg_store(c, odt, prod, true));
   cg_printf(c, "      }\n");
   return OX_OK;
 }
