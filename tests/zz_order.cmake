@@ -7,13 +7,15 @@
 # run (2 jobs), estimated from CPU time where a test was just made cheaper
 # (version_vs_onnx112 through `onnxc batch`; `onnxc test` running 16 cases
 # a child, which took ASan's conformance_node from first to middling, and the
-# ort_contrib_* families' runs through one `onnxc batch`);
+# ort_contrib_* families' runs through one `onnxc batch`; the fuzz runs
+# scaled to their new input counts, the text corpus built once for two);
 # only their order matters, and a later run's cost data replaces them.
 if(ONNXC_SANITIZE)
-  set(_costs version_conformance_down 130 fuzz_session_short 120 concurrent_node 80
-             ort_contrib_quant 75 fuzz_text_short 70 version_conformance_up 50 test_special 45
-             example_run_model 45 fuzz_tensorio_short 45 fuzz_convert_short 40
-             schema_ctx_bodies 38 fuzz_infer_short 34 check_text_cases 33 fuzz_check_short 31
+  # (fuzz_text_seeds first: fuzz_session_short and fuzz_text_short wait for it)
+  set(_costs fuzz_text_seeds 140 version_conformance_down 130 fuzz_session_short 90 concurrent_node 80
+             ort_contrib_quant 75 fuzz_text_short 35 version_conformance_up 50 test_special 45
+             example_run_model 45 fuzz_tensorio_short 37 fuzz_convert_short 30
+             schema_ctx_bodies 38 fuzz_infer_short 22 check_text_cases 33 fuzz_check_short 22
              conformance_node 30 ort_contrib_nn 25 opscore_node 20)
 else()
   set(_costs install_tree 90 compile_node_cases 85 check_oracle_onnx 75 version_vs_onnx112 65

@@ -5,6 +5,10 @@
 # usage: seed.sh KIND FUZZER ONNXC TESTDATA SOURCE_DIR WORK_DIR SECONDS
 # With FUZZ_RUNS set, the run is deterministic (-seed=1, that many inputs;
 # SECONDS stays a cap), as `make test` wants: the same inputs on every run.
+# FUZZER `--seeds-only`: build the corpus in WORK_DIR/corpus and stop (make
+# test builds the text corpus once, for fuzz_text and fuzz_session: its 250
+# `onnxc print` calls under ASan cost more CPU than fuzz_text's fuzzing).
+# With FUZZ_SEEDS set (a corpus folder built so), the text kind copies it.
 #   KIND: models (binary models), convert (an opset byte + a model),
 #         text (text models), external (length + model + data file),
 #         tensors (a selector byte + a .pb or .npy file), serve (requests,
@@ -28,13 +32,28 @@ case $kind in
       { printf "\\x$(printf %02x $((n % 28)))"; cat "$f"; } > "$corpus/seed_$n"
     done < <(small_models) ;;
   text)
-    for f in "$src"/examples/*.onnxtxt "$src"/tests/check/cases/*.onnxtxt "$src"/tests/fuzz/regressions/fuzz_session/*; do
-      [ -f "$f" ] || continue
-      n=$((n + 1)); cp "$f" "$corpus/seed_$n"
-    done
-    while IFS= read -r f; do
-      n=$((n + 1)); "$onnxc" print "$f" > "$corpus/seed_$n" 2>/dev/null || rm -f "$corpus/seed_$n"
-    done < <(find "$testdata/node" -name model.onnx -size -4k 2>/dev/null | sort | awk 'NR % 6 == 0' | head -250) ;;
+    if [ -n "${FUZZ_SEEDS:-}" ]; then
+      cp "$FUZZ_SEEDS"/* "$corpus/"
+      n=$(find "$corpus" -type f | wc -l)
+    else
+      for f in "$src"/examples/*.onnxtxt "$src"/tests/check/cases/*.onnxtxt "$src"/tests/fuzz/regressions/fuzz_session/*; do
+        [ -f "$f" ] || continue
+        n=$((n + 1)); cp "$f" "$corpus/seed_$n"
+      done
+      # the node models in the text syntax, through one `onnxc batch` (a fork a
+      # model, not a start: an ASan start of onnxc costs ~0.25 s CPU, a fork
+      # half that); numbered seed_N as with one `onnxc print` a model, a model
+      # that does not print leaving its number out
+      find "$testdata/node" -name model.onnx -size -4k 2>/dev/null | sort | awk 'NR % 6 == 0' |
+        head -250 | awk '{ printf "print\t%s\n", $0 }' > "$work/print.list"
+      mkdir -p "$work/print"
+      "$onnxc" batch "$work/print.list" "$work/print" > "$work/print.status" || true
+      while read -r k st; do
+        if [ "$st" = 0 ]; then cp "$work/print/$k.out" "$corpus/seed_$((n + k + 1))"; fi
+      done < "$work/print.status"
+      n=$((n + $(wc -l < "$work/print.list")))
+      rm -rf "$work/print" "$work/print.list" "$work/print.status"
+    fi ;;
   external)
     tmp=$work/ext
     mkdir -p "$tmp"
@@ -79,6 +98,7 @@ case $kind in
 esac
 echo "seed corpus: $n files"
 [ "$n" -gt 0 ]
+[ "$fuzzer" != --seeds-only ] || exit 0
 dict=
 case $kind in text) dict=-dict=$src/tests/fuzz/text.dict ;; models|convert|external) dict=-dict=$src/tests/fuzz/proto.dict ;; serve) dict=-dict=$src/tests/fuzz/serve.dict ;; esac
 # findings are kept beside the work folder (which the next run empties)
