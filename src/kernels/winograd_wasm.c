@@ -73,6 +73,17 @@ typedef struct ww_job {
   atomic_int fail;            /* no scratch memory */
 } ww_job;
 
+/* The distance between the 36 slabs of the transformed input and of the
+ * products: n floats rounded up to an odd number of 64-byte lines. The
+ * transforms store (and load) a value of each slab in turn; at a stride of
+ * an even number of lines they fell into a few L1 sets (16 KB apart, 256
+ * channels by 16 tiles: all 36 in one set of 12 ways) and the input
+ * transform ran five times slower than at an odd one. */
+static inline int64_t ww_slab(int64_t n) {
+  int64_t lines = (n + 15) / 16;
+  return (lines | 1) * 16;
+}
+
 /* The six taps of one row of four tiles, tile l's values at p[4 l .. 4 l +
  * 5]: d[jj] holds tap jj of the four tiles (reads p[0 .. 19]). */
 static inline __attribute__((always_inline)) void row_taps(const float *p, v128_t d[6]) {
@@ -129,14 +140,15 @@ static inline __attribute__((always_inline)) void at6(const v128_t *m, v128_t *o
 
 /* Input transform of the tile rows [ty0, ty0 + nty) of image xn into V:
  * value xi of channel c, band tile t in the packed-B layout of a C x ntp
- * matrix (xi's at V + xi C ntp; depth block pc at + pc ntp, its panel of
+ * matrix (xi's at V + xi ww_slab(C ntp); depth block pc at + pc ntp, its panel of
  * 8 tiles p at + p 8 kcb, row c - pc of it at + (c - pc) 8). The tiles
  * past the band (up to ntp, a multiple of 8) get zeros. */
 static void ww_input(const ww_job *j, const float *xn, int64_t ty0, int64_t nty, float *V,
                      int64_t ntp, float *pad) {
   const ox_nn_geom *g = j->g;
   const int64_t C = j->C, IH = g->in[0], IW = g->in[1], TW = j->TW, PW = j->PW, kc = j->kc;
-  const int64_t nt = nty * TW, rows = 4 * nty + 2, top = 4 * ty0 - g->pb[0], xs = C * ntp;
+  const int64_t nt = nty * TW, rows = 4 * nty + 2, top = 4 * ty0 - g->pb[0];
+  const int64_t xs = ww_slab(C * ntp);
   const int64_t ng = (nt + 3) / 4, ngp = ntp / 4;
   const v128_t lanes = wasm_i32x4_make(0, 1, 2, 3);
   /* borders and rows outside the image are the same for every channel:
@@ -184,10 +196,10 @@ static void ww_input(const ww_job *j, const float *xn, int64_t ty0, int64_t nty,
 
 /* The 36 products of output channels [k0, k1) (multiples of 4, k1 at most
  * the packing's padded rows) into Mb: value xi of channel k, tile t at
- * Mb[(xi WW_KCHUNK + k - k0) ntp + t]. */
+ * Mb[xi ww_slab(WW_KCHUNK ntp) + (k - k0) ntp + t]. */
 static void ww_products(const ww_job *j, const float *V, int64_t ntp, int64_t k0, int64_t k1,
                         float *Mb) {
-  const int64_t C = j->C, kc = j->kc, xs = C * ntp, ms = WW_KCHUNK * ntp;
+  const int64_t C = j->C, kc = j->kc, xs = ww_slab(C * ntp), ms = ww_slab(WW_KCHUNK * ntp);
   for (int xi = 0; xi < WW_XI; xi++) {
     const ox_sgemm_packed *A = j->u[xi];
     float *mx = Mb + xi * ms;
@@ -209,12 +221,13 @@ static void ww_output(const ww_job *j, const float *Mb, int64_t ntp, int64_t n, 
                       int64_t nty, int64_t k0, int64_t k1) {
   const ox_nn_geom *g = j->g;
   const int64_t M = j->M, OH = g->out[0], OW = g->out[1], P = OH * OW, TW = j->TW;
-  const int64_t nt = nty * TW, ms = WW_KCHUNK * ntp;
+  const int64_t nt = nty * TW, ms = ww_slab(WW_KCHUNK * ntp);
   const int64_t oy0 = 4 * ty0, oy1 = 4 * (ty0 + nty) < OH ? 4 * (ty0 + nty) : OH;
   for (int64_t k = k0; k < k1; k++) {
     float *yk = j->y + (n * M + k) * P;
     const float *mk = Mb + (k - k0) * ntp;
     v128_t bias = wasm_f32x4_splat(j->bias ? j->bias[k] : 0.0f);
+    int64_t ty = ty0, tx = 0; /* the group's first tile */
     for (int64_t t0 = 0; t0 < nt; t0 += 4) {
       v128_t tr[6][4];
       for (int i = 0; i < 6; i++) {
@@ -229,20 +242,27 @@ static void ww_output(const ww_job *j, const float *Mb, int64_t ntp, int64_t n, 
         for (int r = 0; r < 4; r++) o[r][c] = wasm_f32x4_add(v[r], bias);
       }
       for (int r = 0; r < 4; r++) transpose4(o[r]); /* o[r][l]: tile l's row r */
-      for (int l = 0; l < 4 && t0 + l < nt; l++) {
-        int64_t ty = ty0 + (t0 + l) / TW, tx = (t0 + l) % TW;
-        int64_t rows = OH - 4 * ty < 4 ? OH - 4 * ty : 4, cols = OW - 4 * tx < 4 ? OW - 4 * tx : 4;
+      /* the four tiles inside one tile row and the image: 16 stores */
+      if (tx + 4 <= TW && 4 * (tx + 4) <= OW && 4 * ty + 4 <= OH && t0 + 4 <= nt) {
         float *yo = yk + 4 * ty * OW + 4 * tx;
-        for (int r = 0; r < rows; r++) {
-          if (cols == 4) {
-            wasm_v128_store(yo + r * OW, o[r][l]);
-          } else {
+        for (int r = 0; r < 4; r++)
+          for (int l = 0; l < 4; l++) wasm_v128_store(yo + r * OW + 4 * l, o[r][l]);
+      } else {
+        for (int l = 0; l < 4 && t0 + l < nt; l++) {
+          int64_t lx = tx + l, ly = ty;
+          if (lx >= TW) lx -= TW, ly++; /* TW >= 3: at most one row on */
+          int64_t rows = OH - 4 * ly < 4 ? OH - 4 * ly : 4, cols = OW - 4 * lx < 4 ? OW - 4 * lx : 4;
+          float *yo = yk + 4 * ly * OW + 4 * lx;
+          for (int r = 0; r < rows; r++) {
             float part[4];
             wasm_v128_store(part, o[r][l]);
             memcpy(yo + r * OW, part, (size_t)cols * sizeof *part);
           }
         }
       }
+      /* the next group's first tile */
+      tx += 4;
+      while (tx >= TW) tx -= TW, ty++;
     }
     if (j->ep) { /* the rows just written, one run of (oy1 - oy0) OW values */
       ox_sgemm_epi e = *j->ep;
@@ -262,8 +282,8 @@ static void ww_task(void *arg, int64_t task0, int64_t task1) {
     int64_t k0 = part * j->kpart, k1 = k0 + j->kpart < M ? k0 + j->kpart : M;
     if (nty <= 0 || k0 >= k1) continue;
     int64_t ntp = (nty * j->TW + 7) / 8 * 8;
-    float *V = ox_scratch(WW_SCRATCH_V, (size_t)(WW_XI * C * ntp) * sizeof(float));
-    float *Mb = ox_scratch(WW_SCRATCH_M, (size_t)(WW_XI * WW_KCHUNK * ntp) * sizeof(float));
+    float *V = ox_scratch(WW_SCRATCH_V, (size_t)(WW_XI * ww_slab(C * ntp)) * sizeof(float));
+    float *Mb = ox_scratch(WW_SCRATCH_M, (size_t)(WW_XI * ww_slab(WW_KCHUNK * ntp)) * sizeof(float));
     float *pad = ox_scratch(WW_SCRATCH_PAD, (size_t)((4 * nty + 2) * j->PW) * sizeof(float));
     if (!V || !Mb || !pad) {
       atomic_store(&j->fail, 1);
