@@ -9,7 +9,8 @@
                             (bias, residual and activation fused in, bands of tile rows, output
                             channels past one chunk, tile rows not a multiple of four wide), and
                             Y2 = Conv(Z) with asymmetric pads over 400 input channels (two depth
-                            blocks of the products); winograd_expected.json holds the inputs and
+                            blocks of the products; one band, so 2 threads split its
+                            output channels); winograd_expected.json holds the inputs and
                             numpy's direct sums in float64
 """
 import json
@@ -80,7 +81,7 @@ def wconv(m, c):
     return (rng.standard_normal((m, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
 
 
-WA, BA, WB, WC = wconv(40, 24), rng.standard_normal(40).astype(np.float32), wconv(18, 40), wconv(16, 400)
+WA, BA, WB, WC = wconv(40, 24), rng.standard_normal(40).astype(np.float32), wconv(18, 40), wconv(64, 400)
 f = TensorProto.FLOAT
 g = helper.make_graph(
     [helper.make_node('Conv', ['X', 'WA', 'BA'], ['A'], pads=[1, 1, 1, 1]),
@@ -91,7 +92,7 @@ g = helper.make_graph(
                  helper.make_tensor_value_info('R', f, [2, 40, 38, 41]),
                  helper.make_tensor_value_info('Z', f, [1, 400, 10, 9])],
     [helper.make_tensor_value_info('Y', f, [2, 18, 36, 39]),
-     helper.make_tensor_value_info('Y2', f, [1, 16, 10, 10])],
+     helper.make_tensor_value_info('Y2', f, [1, 64, 10, 10])],
     [numpy_helper.from_array(WA, 'WA'), numpy_helper.from_array(BA, 'BA'),
      numpy_helper.from_array(WB, 'WB'), numpy_helper.from_array(WC, 'WC')])
 onnx.save_model(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)]), os.path.join(out, 'winograd.onnx'))
