@@ -12,7 +12,11 @@ pack them once at session creation.
 
 Shapes: MiniLM-L6 at 128 tokens (the attention projections, the MLP's two
 MatMuls), ResNet-50's convolutions (a 3x3 and the 1x1s of the first and last
-stages, batch 1 at 224x224) and PP-OCRv4 det's wide early 3x3."""
+stages, batch 1 at 224x224) and PP-OCRv4 det's wide early 3x3; the 3x3
+stride-1 layers that take Winograd F(4x4, 3x3) (ResNet-50's at 56, 28 and 14;
+its 512-channel 7x7 one does not, too small an image; PP-OCRv4's 96 -> 24
+head at 160 and 40) count the direct sum's flops, so their GFLOP/s are
+direct-sum equivalents."""
 import sys
 
 import numpy as np
@@ -26,9 +30,13 @@ SHAPES = {
     "minilm_mlp_down": ("matmul", 128, 1536, 384),
     "resnet_s1_3x3": ("conv", 64, 56, 56, 64, 3, 1),
     "resnet_s1_1x1": ("conv", 64, 56, 56, 256, 1, 1),
+    "resnet_s2_3x3": ("conv", 128, 28, 28, 128, 3, 1),
     "resnet_s3_3x3": ("conv", 256, 14, 14, 256, 3, 1),
+    "resnet_s4_3x3": ("conv", 512, 7, 7, 512, 3, 1),
     "resnet_s4_1x1": ("conv", 512, 7, 7, 2048, 1, 1),
     "ppocr_3x3": ("conv", 32, 160, 160, 32, 3, 1),
+    "ppocr_head_3x3": ("conv", 96, 160, 160, 24, 3, 1),
+    "ppocr_head_3x3_40": ("conv", 96, 40, 40, 24, 3, 1),
 }
 
 

@@ -113,3 +113,41 @@ test('threads: 2 give the outputs of 1 (and numpy\'s within float rounding)',
     await one.release();
     await two.release();
   });
+
+// Winograd F(4x4, 3x3) (src/kernels/winograd_wasm.c in the SIMD128 module):
+// the tolerance is test_conv's for a direct sum of C x 9 taps,
+// |y - want| / (1 + |want|) <= 1e-5 (9 C + 1) (docs/numerics.md)
+// (and with the pthreads build, 2 threads give the bits of 1: the tasks
+// split bands and output channels, never a sum)
+async function winogradRun(threads) {
+  const want = JSON.parse(readFileSync(join(dir, 'winograd_expected.json'), 'utf8'));
+  const s = await InferenceSession.create(join(dir, 'winograd.onnx'), { threads });
+  const out = await s.run({
+    X: new Tensor('float32', Float32Array.from(want.X), [2, 24, 38, 41]),
+    R: new Tensor('float32', Float32Array.from(want.R), [2, 40, 38, 41]),
+    Z: new Tensor('float32', Float32Array.from(want.Z), [1, 400, 10, 9]),
+  });
+  await s.release();
+  return { want, out };
+}
+
+test('winograd-sized 3x3 convolutions: numpy\'s direct sums within the documented tolerance', async () => {
+  const { want, out } = await winogradRun(1);
+  for (const [name, dims, C] of [['Y', [2, 18, 36, 39], 40], ['Y2', [1, 64, 10, 10], 400]]) {
+    const y = out[name];
+    assert.deepEqual(y.dims, dims);
+    const tol = 1e-5 * (9 * C + 1);
+    let worst = 0, at = -1;
+    y.data.forEach((v, i) => {
+      const e = Math.abs(v - want[name][i]) / (1 + Math.abs(want[name][i]));
+      if (!(e <= worst)) { worst = Number.isNaN(e) ? Infinity : e; at = i; }
+    });
+    assert.ok(worst <= tol, `${name}[${at}] ${y.data[at]} vs numpy ${want[name][at]} (relative error ${worst} > ${tol})`);
+  }
+});
+
+test('winograd-sized 3x3 convolutions: 2 threads give the outputs of 1',
+  { skip: !haveThreads && `no pthreads build in ${thrDir} (make wasm-threads)` }, async () => {
+    const one = (await winogradRun(1)).out, two = (await winogradRun(2)).out;
+    for (const name of ['Y', 'Y2']) assert.deepEqual(Array.from(two[name].data), Array.from(one[name].data), name);
+  });

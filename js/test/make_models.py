@@ -4,6 +4,14 @@
    identity_<type>.onnx     one Identity per element type, for the copies in and out of the heap
    mlp.onnx                 Y = Relu(X @ W1) @ W2 (X 64x256): work enough to be split over
                             threads; mlp_expected.json holds X and numpy's Y
+   winograd.onnx            3x3 stride-1 convolutions of the sizes that take Winograd F(4x4, 3x3)
+                            (constant W, 16+ channels, 9x9+ images): Y = Conv(Relu(Conv(X) + R))
+                            (bias, residual and activation fused in, bands of tile rows, output
+                            channels past one chunk, tile rows not a multiple of four wide), and
+                            Y2 = Conv(Z) with asymmetric pads over 400 input channels (two depth
+                            blocks of the products; one band, so 2 threads split its
+                            output channels); winograd_expected.json holds the inputs and
+                            numpy's direct sums in float64
 """
 import json
 import os
@@ -56,3 +64,43 @@ onnx.save_model(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)]
 X = rng.standard_normal((64, 256)).astype(np.float32)
 Y = np.maximum(X.astype(np.float64) @ W1, 0) @ W2  # numpy in float64: the oracle
 json.dump({'X': X.ravel().tolist(), 'Y': Y.ravel().tolist()}, open(os.path.join(out, 'mlp_expected.json'), 'w'))
+
+# Winograd's sizes (the winograd case of api.test.mjs)
+def conv3x3(x, w, b, pads):  # direct sum in float64, pads (top, left, bottom, right)
+    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    oh, ow = x.shape[2] - 2, x.shape[3] - 2
+    y = np.zeros((x.shape[0], w.shape[0], oh, ow))
+    for ky in range(3):
+        for kx in range(3):
+            y += np.einsum('mc,nchw->nmhw', w[:, :, ky, kx].astype(np.float64),
+                           x[:, :, ky:ky + oh, kx:kx + ow])
+    return y if b is None else y + b.astype(np.float64)[None, :, None, None]
+
+
+def wconv(m, c):
+    return (rng.standard_normal((m, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
+
+
+WA, BA, WB, WC = wconv(40, 24), rng.standard_normal(40).astype(np.float32), wconv(18, 40), wconv(64, 400)
+f = TensorProto.FLOAT
+g = helper.make_graph(
+    [helper.make_node('Conv', ['X', 'WA', 'BA'], ['A'], pads=[1, 1, 1, 1]),
+     helper.make_node('Add', ['A', 'R'], ['S']), helper.make_node('Relu', ['S'], ['T']),
+     helper.make_node('Conv', ['T', 'WB'], ['Y']),
+     helper.make_node('Conv', ['Z', 'WC'], ['Y2'], kernel_shape=[3, 3], pads=[2, 1, 0, 2])],
+    'winograd', [helper.make_tensor_value_info('X', f, [2, 24, 38, 41]),
+                 helper.make_tensor_value_info('R', f, [2, 40, 38, 41]),
+                 helper.make_tensor_value_info('Z', f, [1, 400, 10, 9])],
+    [helper.make_tensor_value_info('Y', f, [2, 18, 36, 39]),
+     helper.make_tensor_value_info('Y2', f, [1, 64, 10, 10])],
+    [numpy_helper.from_array(WA, 'WA'), numpy_helper.from_array(BA, 'BA'),
+     numpy_helper.from_array(WB, 'WB'), numpy_helper.from_array(WC, 'WC')])
+onnx.save_model(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)]), os.path.join(out, 'winograd.onnx'))
+X = rng.standard_normal((2, 24, 38, 41)).astype(np.float32)
+R = rng.standard_normal((2, 40, 38, 41)).astype(np.float32)
+Z = rng.standard_normal((1, 400, 10, 9)).astype(np.float32)
+T = np.maximum(conv3x3(X, WA, BA, (1, 1, 1, 1)) + R, 0)
+Y = conv3x3(T, WB, None, (0, 0, 0, 0))
+Y2 = conv3x3(Z, WC, None, (2, 1, 0, 2))
+json.dump({k: v.ravel().tolist() for k, v in (('X', X), ('R', R), ('Z', Z), ('Y', Y), ('Y2', Y2))},
+          open(os.path.join(out, 'winograd_expected.json'), 'w'))

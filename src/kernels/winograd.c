@@ -32,6 +32,7 @@
 #include "../base/base.h"
 #include "../base/cpu.h"
 #include "split.h"
+#include "winograd_wasm.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define OX_WINO_X86 1
@@ -79,6 +80,8 @@ static void wino_fill(void) {
   g_wino = k_wino_blocking[u];
 #ifdef OX_WINO_X86
   g_wino.ok = ox_sgemm_has_ua() && c->avx512vl;
+#elif defined(__wasm_simd128__)
+  g_wino.ok = ox_wino_wasm_ok(); /* the SIMD128 level (winograd_wasm.c) */
 #else
   g_wino.ok = false;
 #endif
@@ -103,7 +106,7 @@ static const double wino_g[6][3] = {{1.0 / 4, 0, 0},
                                     {0, 0, 1}};
 
 bool ox_wino_fits(const ox_nn_geom *g, int64_t C, int64_t M) {
-#ifdef OX_WINO_X86
+#if defined(OX_WINO_X86) || defined(__wasm_simd128__)
   if (g->nd != 2 || g->k[0] != 3 || g->k[1] != 3) return false;
   for (size_t d = 0; d < 2; d++)
     if (g->stride[d] != 1 || g->dil[d] != 1 || g->pb[d] > 2 || g->pe[d] > 2 || g->pb[d] < 0 ||
@@ -720,7 +723,9 @@ static double wino_busiest(const ox_wino *wp, int64_t tasks, int64_t tiles, int6
 
 int ox_wino_conv(const ox_wino *wp, const ox_nn_geom *g, int64_t N, const float *x,
                  const float *bias, const ox_sgemm_epi *ep, float *y, ox_thread_pool *pool) {
-#ifdef OX_WINO_X86
+#if defined(__wasm_simd128__)
+  return ox_wino_wasm_conv(wp->u, wp->M, wp->C, g, N, x, bias, ep, y, pool);
+#elif defined(OX_WINO_X86)
   wino_job j = {.wp = wp, .g = g, .x = x, .bias = bias, .y = y};
   if (ep && (ep->res || ep->act != OX_ACT_NONE || ep->bound)) j.ep = ep;
   j.TH = (g->out[0] + 3) / 4;

@@ -4,7 +4,8 @@
  * by input channels x tiles) replace the 9 taps, and each product tile
  * gives a 4 x 4 output tile: 36 multiply-adds per input channel for 16
  * outputs instead of 144. The transforms round differently from the direct
- * sum (docs/numerics.md). AVX-512 only (the GEMM's 12 x 32 tiles). */
+ * sum (docs/numerics.md). AVX-512 (the GEMM's 12 x 32 tiles), and the
+ * WebAssembly SIMD128 build (winograd_wasm.c: the 4 x 8 tiles). */
 #ifndef OX_KERNELS_WINOGRAD_H
 #define OX_KERNELS_WINOGRAD_H
 
