@@ -115,6 +115,21 @@ extern const cg_op ox_cg_ops_numeric[];
 extern const cg_op ox_cg_ops_deform[];
 extern const cg_op ox_cg_ops_spectral[];
 extern const cg_op ox_cg_ops_tfidf[];
+/* ops_random.c: RandomUniform, RandomNormal (and *Like), Bernoulli,
+ * Multinomial */
+extern const cg_op ox_cg_ops_random[];
+/* ops_random.c: the key of a random node's draws: its `seed` attribute (an
+ * integral float seed as that integer, another one its bits), else a hash
+ * of its first output's name. */
+unsigned long long cg_random_key(const ox_node *n);
+/* Writes, indented by ind, the definition of `u` (const double, or float
+ * with --float-only): the uniform in [0, 1) of draw number `draw` (a C
+ * expression, 0, 1, ...) of the counter-based generator keyed by key:
+ * splitmix64(key + (draw + 1) * golden gamma), its top 53 (24) bits; a
+ * uint64_t u_z is defined too. The one generator of the random operators and
+ * of Dropout's training mode. */
+void cg_emit_uniform(cg_ctx *c, const char *ind, const char *u, unsigned long long key,
+                     const char *draw);
 /* The tables of the other domains (codegen.c looks a generator up by
  * domain and operator type): ops_ml.c (ai.onnx.ml), ops_training.c
  * (ai.onnx.preview.training), ops_flex.c (ai.onnx.preview). Their rows name

@@ -28,7 +28,7 @@ static const cg_table op_tables[] = {
     {"", ox_cg_ops_resize},      {"", ox_cg_ops_signal},    {"", ox_cg_ops_recurrent},
     {"", ox_cg_ops_image},       {"", ox_cg_ops_stateful},  {"", ox_cg_ops_movement},
     {"", ox_cg_ops_numeric},     {"", ox_cg_ops_deform},    {"", ox_cg_ops_spectral},
-    {"", ox_cg_ops_tfidf},
+    {"", ox_cg_ops_tfidf},       {"", ox_cg_ops_random},
     {CG_DOMAIN_ML, ox_cg_ops_ml},
     {CG_DOMAIN_TRAINING, ox_cg_ops_training},
     {CG_DOMAIN_PREVIEW, ox_cg_ops_flex},
@@ -374,6 +374,9 @@ static int small_float_ok(cg_ctx *c, const ox_node *n, cg_val **in) {
       "GatherElements", "GatherND", "Where",
       /* ops_quant.c converts them (float8 and float4 too) */
       "QuantizeLinear", "DequantizeLinear",
+      /* ops_random.c loads and stores float16 and bfloat16 (and refuses float8) */
+      "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli",
+      "Multinomial",
       /* control flow moves its values with memcpy; the body's nodes are checked on their own */
       "If", "Loop", "Scan"};
   /* packed 4- and 2-bit types: Cast, Q/DQ and the plain copies (whole bytes) only */

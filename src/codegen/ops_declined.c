@@ -29,12 +29,6 @@ static const cg_declined declined[] = {
     {"StringSplit", "strings are not compiled"},
     {"RegexFullMatch", "strings are not compiled"},
     {"ImageDecoder", "decoding image files is not compiled"},
-    {"Bernoulli", "random number generators are not compiled"},
-    {"RandomUniformLike", "random number generators are not compiled"},
-    {"RandomNormalLike", "random number generators are not compiled"},
-    {"RandomUniform", "random number generators are not compiled"},
-    {"RandomNormal", "random number generators are not compiled"},
-    {"Multinomial", "random number generators are not compiled"},
 };
 
 /* ai.onnx.ml: the operators whose inputs or outputs are maps, sequences or

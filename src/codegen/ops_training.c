@@ -166,16 +166,15 @@ static int gen_momentum(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
 /* Dropout (opset 12 on) whose training_mode is not a constant false (a
  * graph input, or a constant true): whether it draws is decided at run
  * time, as the runtime (src/ops/onnx/random.c) decides it. training_mode
- * false, or a
- * ratio of 0: the input copied and an all-true mask. Else each element is
+ * false, or a ratio of 0: the input copied and an all-true mask. Else each element is
  * kept when its uniform draw u in [0, 1) is at least the ratio, and scaled
  * by 1 / (1 - ratio); dropped elements are 0 * x (NaN stays NaN). A ratio
  * outside [0, 1), which the runtime refuses, gives zeros. The draws come
- * from a counter-based generator keyed by the seed attribute (0 without
- * one, so a compiled model gives the same output for the same input): u of
- * element i is splitmix64(key + (i + 1) * golden gamma)'s top 53 bits (24
- * with --float-only). They are not the runtime's draws, as the runtime's
- * are not onnxruntime's or numpy's: a random Dropout case matches its
+ * from a counter-based generator keyed by the seed attribute (a hash of
+ * the output's name without one, so a compiled model gives the same output
+ * for the same input): u of
+ * element i is draw i of ops_random.c's cg_emit_uniform. They are not the
+ * runtime's draws, as the runtime's are not onnxruntime's or numpy's: a random Dropout case matches its
  * reference only by chance (the conformance lists mark those "random"). */
 int cg_gen_dropout_train(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                          size_t n_out) {
@@ -192,8 +191,7 @@ int cg_gen_dropout_train(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
     return cg_fail(c, OX_EMODEL, "outputs must be X's shape and type and a bool mask");
   bool fo = c->o->float_only;
   const char *A = fo ? "float" : "double", *T = cg_ctype(X->dtype);
-  const ox_attr *sa = ox_node_attr(n, "seed");
-  unsigned long long key = sa ? (unsigned long long)(int64_t)sa->i : 0ULL;
+  unsigned long long key = cg_random_key(n);
   long long cnt = (long long)X->numel;
   cg_printf(c, "  const %s ratio = %s;\n", A, R ? ox_arena_printf(c->a, "(%s)X1[0]", A) : "0.5");
   cg_printf(c, "  const int training = X2[0] != 0 && ratio != 0;\n");
@@ -207,13 +205,7 @@ int cg_gen_dropout_train(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   cg_printf(c, "    return;\n  }\n");
   cg_printf(c, "  const %s scale = 1 / (1 - ratio);\n", A);
   cg_printf(c, "  for (long long i = 0; i < %lld; i++) {\n", cnt);
-  cg_printf(c, "    uint64_t z = 0x%llxULL + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ULL;\n", key);
-  cg_printf(c, "    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;\n");
-  cg_printf(c, "    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;\n    z ^= z >> 31;\n");
-  if (fo)
-    cg_printf(c, "    const float u = (float)(z >> 40) * 0x1p-24f;\n");
-  else
-    cg_printf(c, "    const double u = (double)(z >> 11) * 0x1p-53;\n");
+  cg_emit_uniform(c, "    ", "u", key, "i");
   cg_printf(c, "    const int keep = u >= ratio;\n");
   if (Mk && Mk->nbytes) cg_printf(c, "    Y1[i] = (uint8_t)keep;\n");
   cg_printf(c, "    Y0[i] = keep ? (%s)((%s)X0[i] * scale) : (%s)0 * X0[i];\n  }\n", T, A, T);

@@ -23,6 +23,8 @@ with `onnxc run`:
     onnxruntime's outputs stored in ml_models_ort.json (ml_models.py);
   - adam: Adam on float64 with norm_coefficient and norm_coefficient_post,
     two optimized tensors;
+  - random_*: RandomUniform, RandomNormal (and *Like), Bernoulli and
+    Multinomial checked against their distributions (random_draws.py);
   - flex_bodies: FlexAttention inside an If branch (with a score_mod), a
     Loop body (its output carried into the next iteration) and a Scan body.
 And these are errors with their reason: a string input (strings are not
@@ -46,6 +48,7 @@ except ImportError:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from shape_fold import load_pb, refused, run, vi  # noqa: E402  (the compile tests' helpers)
 import ml_models  # noqa: E402
+import random_draws  # noqa: E402
 
 F, D, H, I32, I64 = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.INT32,
                      TensorProto.INT64)
@@ -350,6 +353,7 @@ def main():
         if why:
             fails.append(name)
     fails += ml_models.run_all(onnxc, cc, work)
+    fails += random_draws.run_all(onnxc, cc, work)
     # refusals with their reason
     strings = model([helper.make_node("LabelEncoder", ["s"], ["y"], domain=ML, keys_strings=["a", "b"],
                                       values_int64s=[1, 2])],
