@@ -42,8 +42,8 @@ unsigned long long cg_random_key(const ox_node *n) {
 
 void cg_emit_uniform(cg_ctx *c, const char *ind, const char *u, unsigned long long key,
                      const char *draw) {
-  cg_printf(c, "%suint64_t %s_z = 0x%llxULL + (uint64_t)((%s) + 1) * 0x9e3779b97f4a7c15ULL;\n",
-            ind, u, key, draw);
+  cg_printf(c, "%suint64_t %s_z = 0x%llxULL + (uint64_t)((%s) + 1) * 0x9e3779b97f4a7c15ULL;\n", ind,
+            u, key, draw);
   cg_printf(c, "%s%s_z = (%s_z ^ (%s_z >> 30)) * 0xbf58476d1ce4e5b9ULL;\n", ind, u, u, u);
   cg_printf(c, "%s%s_z = (%s_z ^ (%s_z >> 27)) * 0x94d049bb133111ebULL;\n", ind, u, u, u);
   cg_printf(c, "%s%s_z ^= %s_z >> 31;\n", ind, u, u);
@@ -80,11 +80,9 @@ static int gen_fill(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
                     size_t n_out, bool normal, bool like) {
   (void)n_out;
   const cg_val *Y = out[0];
-  if (like && (n_in < 1 || !in[0]))
-    return cg_fail(c, OX_EMODEL, "input is missing");
+  if (like && (n_in < 1 || !in[0])) return cg_fail(c, OX_EMODEL, "input is missing");
   if (!rnd_float(Y->dtype))
-    return cg_fail(c, OX_EUNSUPPORTED, "output type %s is not a float type",
-                   cg_type_str(c, Y));
+    return cg_fail(c, OX_EUNSUPPORTED, "output type %s is not a float type", cg_type_str(c, Y));
   if (like && in[0]->numel != Y->numel)
     return cg_fail(c, OX_EMODEL, "output must have the input's shape");
   double p0 = ox_node_attr_float(n, normal ? "mean" : "low", 0.0f);
@@ -107,9 +105,11 @@ static int gen_fill(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
     cg_float_lit(one, sizeof one, 1.0, fo);
     cg_emit_uniform(c, "    ", "u1", key, "2 * i");
     cg_emit_uniform(c, "    ", "u2", key, "2 * i + 1");
-    cg_printf(c, "    const %s z = %s(%s * %s(%s - u1)) * %s(%s * u2);\n", A, cg_mathfn(c, adt, "sqrt"),
-              two, cg_mathfn(c, adt, "log"), one, cg_mathfn(c, adt, "cos"), tau);
-    cg_printf(c, "    Y0[i] = %s;\n  }\n", rnd_store(c, Y->dtype, ox_arena_printf(c->a, "%s + %s * z", a0, a1)));
+    cg_printf(c, "    const %s z = %s(%s * %s(%s - u1)) * %s(%s * u2);\n", A,
+              cg_mathfn(c, adt, "sqrt"), two, cg_mathfn(c, adt, "log"), one,
+              cg_mathfn(c, adt, "cos"), tau);
+    cg_printf(c, "    Y0[i] = %s;\n  }\n",
+              rnd_store(c, Y->dtype, ox_arena_printf(c->a, "%s + %s * z", a0, a1)));
     return OX_OK;
   }
   cg_emit_uniform(c, "    ", "u", key, "i");
@@ -189,11 +189,13 @@ static int gen_multinomial(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in
   bool fo = c->o->float_only;
   const char *A = fo ? "float" : "double", *ex = cg_mathfn(c, fo ? OX_FLOAT : OX_DOUBLE, "exp");
   const char *T = cg_ctype(Y->dtype);
-  const char *x = rnd_load(c, X->dtype, ox_arena_printf(c->a, "X0[b * %lld + k]", (long long)classes), A);
+  const char *x =
+      rnd_load(c, X->dtype, ox_arena_printf(c->a, "X0[b * %lld + k]", (long long)classes), A);
   cg_printf(c, "  for (long long b = 0; b < %lld; b++) {\n", (long long)batch);
   cg_printf(c, "    %s m = -INFINITY, sum = 0;\n    int bad = 0;\n", A);
   cg_printf(c, "    for (long long k = 0; k < %lld; k++) {\n", (long long)classes);
-  cg_printf(c, "      const %s v = %s;\n      if (v != v) bad = 1;\n      if (v > m) m = v;\n    }\n",
+  cg_printf(c,
+            "      const %s v = %s;\n      if (v != v) bad = 1;\n      if (v > m) m = v;\n    }\n",
             A, x);
   cg_printf(c, "    if (bad || m == -INFINITY || m == INFINITY) { /* refused by the runtime */\n");
   cg_printf(c, "      for (long long k = 0; k < %lld; k++) Y0[b * %lld + k] = 0;\n", (long long)ss,

@@ -166,16 +166,17 @@ static int gen_momentum(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
 /* Dropout (opset 12 on) whose training_mode is not a constant false (a
  * graph input, or a constant true): whether it draws is decided at run
  * time, as the runtime (src/ops/onnx/random.c) decides it. training_mode
- * false, or a ratio of 0: the input copied and an all-true mask. Else each element is
- * kept when its uniform draw u in [0, 1) is at least the ratio, and scaled
- * by 1 / (1 - ratio); dropped elements are 0 * x (NaN stays NaN). A ratio
- * outside [0, 1), which the runtime refuses, gives zeros. The draws come
- * from a counter-based generator keyed by the seed attribute (a hash of
- * the output's name without one, so a compiled model gives the same output
- * for the same input): u of
- * element i is draw i of ops_random.c's cg_emit_uniform. They are not the
- * runtime's draws, as the runtime's are not onnxruntime's or numpy's: a random Dropout case matches its
- * reference only by chance (the conformance lists mark those "random"). */
+ * false, or a ratio of 0: the input copied and an all-true mask. Else each
+ * element is kept when its uniform draw u in [0, 1) is at least the ratio,
+ * and scaled by 1 / (1 - ratio); dropped elements are 0 * x (NaN stays
+ * NaN). A ratio outside [0, 1), which the runtime refuses, gives zeros. The
+ * draws come from the counter-based generator of the random operators
+ * (cg_emit_uniform in ops_random.c), keyed by the seed attribute (a hash of
+ * the output's name without one): a compiled model gives the same output
+ * for the same input; u of element i is draw i. They are not the runtime's
+ * draws, as the runtime's are not onnxruntime's or numpy's: a random
+ * Dropout case matches its reference only by chance (the conformance lists
+ * mark those "random"). */
 int cg_gen_dropout_train(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                          size_t n_out) {
   const cg_val *X = in[0], *R = n_in > 1 ? in[1] : NULL, *Tm = n_in > 2 ? in[2] : NULL;
