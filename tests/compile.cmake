@@ -109,3 +109,20 @@ if(SYSTEM_PYTHON3)
                    ${qdq_testdata})
   set_tests_properties(compile_qdq_e2e PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
 endif()
+# onnxruntime's com.microsoft operators through the compiler: the cases of
+# tests/contrib/gen_<family>.py (those ort_contrib_<family> runs through
+# onnxruntime-node and `onnxc run`) compiled, built as one program, run, and
+# compared with onnxruntime-node's outputs (tests/compile/contrib_cases.py).
+# Release build only. A family is listed once its generators are in.
+# Skipped (77) without node, onnxruntime-node, python3-onnx or numpy.
+set(ONNXC_COMPILE_CONTRIB_FAMILIES)
+if(SYSTEM_PYTHON3)
+  foreach(family ${ONNXC_COMPILE_CONTRIB_FAMILIES})
+    add_test(NAME compile_contrib_${family}
+             COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/contrib_cases.py
+                     $<TARGET_FILE:onnxc_cli> ${PROJECT_SOURCE_DIR}/tests/contrib/gen_${family}.py
+                     ${CMAKE_CURRENT_BINARY_DIR}/compile_contrib_${family})
+    set_tests_properties(compile_contrib_${family} PROPERTIES SKIP_RETURN_CODE 77
+                                                              LABELS "compile;release-only")
+  endforeach()
+endif()

@@ -137,9 +137,16 @@ void cg_emit_uniform(cg_ctx *c, const char *ind, const char *u, unsigned long lo
 #define CG_DOMAIN_ML "ai.onnx.ml"
 #define CG_DOMAIN_TRAINING "ai.onnx.preview.training"
 #define CG_DOMAIN_PREVIEW "ai.onnx.preview"
+#define CG_DOMAIN_MS "com.microsoft"
 extern const cg_op ox_cg_ops_ml[];
 extern const cg_op ox_cg_ops_training[];
 extern const cg_op ox_cg_ops_flex[];
+/* onnxruntime's com.microsoft operators: ops_ms_quant.c, ops_ms_nn.c,
+ * ops_ms_attn.c, ops_ms_gqa.c */
+extern const cg_op ox_cg_ops_ms_quant[];
+extern const cg_op ox_cg_ops_ms_nn[];
+extern const cg_op ox_cg_ops_ms_attn[];
+extern const cg_op ox_cg_ops_ms_gqa[];
 /* ops_training.c: Dropout whose training_mode is read at run time (called
  * by ops_tensor.c's Dropout when that input is not a constant false). */
 int cg_gen_dropout_train(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,

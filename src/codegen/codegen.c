@@ -32,6 +32,10 @@ static const cg_table op_tables[] = {
     {CG_DOMAIN_ML, ox_cg_ops_ml},
     {CG_DOMAIN_TRAINING, ox_cg_ops_training},
     {CG_DOMAIN_PREVIEW, ox_cg_ops_flex},
+    {CG_DOMAIN_MS, ox_cg_ops_ms_quant},
+    {CG_DOMAIN_MS, ox_cg_ops_ms_nn},
+    {CG_DOMAIN_MS, ox_cg_ops_ms_attn},
+    {CG_DOMAIN_MS, ox_cg_ops_ms_gqa},
 };
 #define N_TABLES (sizeof op_tables / sizeof op_tables[0])
 

@@ -21,7 +21,6 @@ The expected outputs come from the ONNX test data (the reference
 implementation), read with python3-onnx. Exit status 1 if any compiled case
 fails to build, run or match; 77 (skipped) without onnx and numpy.
 """
-import concurrent.futures
 import glob
 import os
 import subprocess
@@ -33,6 +32,9 @@ try:
 except ImportError:
     print("node_cases: python3 onnx and numpy are needed; skipped")
     sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cc_batch  # noqa: E402  (compile in one batch, build as one program)
 
 
 # float8 kinds (TensorProto.DataType 17..20, newer than some python3-onnx):
@@ -146,33 +148,6 @@ def main():
         print("node_cases: no test cases under %s/node" % testdata)
         return 1
 
-    def compile_cases(todo):
-        """`onnxc compile --main` on each (k, model), all through one `onnxc
-        batch` (a fork a case instead of a start of onnxc, whose ~78 shared
-        libraries cost 0.07 s CPU each time, against 0.01 s for the fork and
-        a small model's compile: 1633 cases); yields what each call gave:
-        (k, name, case dir, source, exit status, stderr)."""
-        blist = os.path.join(work, "compile.list")
-        bout = os.path.join(work, "compile.out")
-        os.makedirs(bout, exist_ok=True)
-        with open(blist, "w") as f:
-            for k, model in todo:
-                src = os.path.join(work, "c%d.c" % k)
-                f.write("\t".join(["compile", model, "-o", src, "--prefix", "c%d" % k, "--main"] + extra)
-                        + "\n")
-        r = subprocess.run([onnxc, "batch", blist, bout, "--jobs", "2"], capture_output=True, text=True)
-        if r.returncode not in (0, 1):
-            raise SystemExit("node_cases: onnxc batch failed (%d): %s" % (r.returncode, r.stderr))
-        status = {}
-        for line in r.stdout.splitlines():
-            n, st = line.split()
-            status[int(n)] = int(st) if st.lstrip("-").isdigit() else -int(st[3:])  # sigS: -S
-        for n, (k, model) in enumerate(todo):
-            d = os.path.dirname(model)
-            with open(os.path.join(bout, "%d.err" % n), errors="replace") as f:
-                err = f.read().strip()
-            yield k, os.path.basename(d), d, os.path.join(work, "c%d.c" % k), status.get(n, -1), err
-
     # the cases with an operator of another domain are counted as not
     # compiled without running the compiler on them
     # (--list-ops names the default domain's operators plainly, the others
@@ -201,67 +176,22 @@ def main():
 
     compiled = []
     if todo:
-        for k, name, d, src, rc, err in compile_cases(todo):
+        for k, model, src, rc, err in cc_batch.compile_models(onnxc, work, todo, extra):
+            d = os.path.dirname(model)
+            name = os.path.basename(d)
             if rc == 0:
-                compiled.append((k, name, d, src))
+                compiled.append((k, name, src, d))
             elif rc == 1 and err.startswith("onnxc compile:"):
                 reason = err.split(": ", 1)[1] if ": " in err else err
                 unsupported[name] = reason
             else:
                 failures.append((name, "compiler crashed or failed (%d): %s" % (rc, err[-300:])))
 
-    # build: batches of cases as one unit each (their names are prefixed and
-    # the main files' common part is guarded); a batch that fails is built
-    # case by case so that the failure names its case
-    flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2"]
-
-    def cc_unit(srcs, obj):
-        unit = obj[:-2] + "_unit.c"
-        with open(unit, "w") as f:
-            f.write("#define ONNXC_NO_MAIN 1\n")
-            for s in srcs:
-                f.write('#include "%s"\n' % os.path.abspath(s))
-        r = subprocess.run([cc] + flags + ["-c", unit, "-o", obj], capture_output=True, text=True)
-        return r.returncode == 0, r.stderr[-600:]
-
-    def build(batch):
-        i, items = batch
-        obj = os.path.join(work, "batch%d.o" % i)
-        srcs = [s for it in items for s in (it[3], it[3][:-2] + "_main.c")]
-        ok, _ = cc_unit(srcs, obj)
-        if ok:
-            return [obj], items, []
-        objs, good, bad = [], [], []
-        for it in items:
-            o = os.path.join(work, "one%d.o" % it[0])
-            ok, err = cc_unit([it[3], it[3][:-2] + "_main.c"], o)
-            if ok:
-                objs.append(o)
-                good.append(it)
-            else:
-                bad.append((it[1], "generated code does not build: " + err))
-        return objs, good, bad
-
-    batches = [(i, compiled[j:j + 40]) for i, j in enumerate(range(0, len(compiled), 40))]
-    objs, built = [], []
-    with concurrent.futures.ThreadPoolExecutor(2) as ex:
-        for o, good, bad in ex.map(build, batches):
-            objs += o
-            built += good
-            failures += bad
-    disp = os.path.join(work, "dispatch.c")
-    with open(disp, "w") as f:
-        f.write("#include <stdio.h>\n#include <string.h>\n")
-        for k, _, _, _ in built:
-            f.write("int c%d_main(int argc, char **argv);\n" % k)
-        f.write("int main(int argc, char **argv) {\n  if (argc < 2) return 2;\n")
-        for k, _, _, _ in built:
-            f.write('  if (strcmp(argv[1], "c%d") == 0) return c%d_main(argc - 1, argv + 1);\n' % (k, k))
-        f.write('  fprintf(stderr, "unknown case %s\\n", argv[1]);\n  return 2;\n}\n')
-    prog = os.path.join(work, "cases")
-    r = subprocess.run([cc] + flags + [disp] + objs + ["-lm", "-o", prog], capture_output=True, text=True)
-    if r.returncode:
-        print("node_cases: link failed:\n" + r.stderr[-2000:])
+    # build: the compiled cases as one program (cc_batch.py)
+    prog, built, bad, link_err = cc_batch.build_program(cc, work, compiled)
+    failures += bad
+    if prog is None:
+        print("node_cases: link failed:\n" + link_err)
         return 1
 
     # the cases whose reference comes from a random draw: listed with a
@@ -278,7 +208,7 @@ def main():
                 if len(parts) == 2 and not parts[0].startswith("#") and parts[1].startswith("random"):
                     random_cases.add(parts[0].rsplit("/", 1)[-1])
     passed, random_differ = 0, []
-    for k, name, d, src in built:
+    for k, name, src, d in built:
         ds = os.path.join(d, "test_data_set_0")
         ins = sorted(glob.glob(os.path.join(ds, "input_*.pb")), key=lambda p: int(p[:-3].rsplit("_", 1)[1]))
         want = sorted(glob.glob(os.path.join(ds, "output_*.pb")), key=lambda p: int(p[:-3].rsplit("_", 1)[1]))

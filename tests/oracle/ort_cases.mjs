@@ -25,7 +25,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { SKIP, loadOrt, readTensorProto, runGenerator } from './ort_common.mjs';
+import { SKIP, loadOrt, ortOutputs, readNpy, readTensorProto, runGenerator, values } from './ort_common.mjs';
 
 const [onnxc, generator, ...rest] = process.argv.slice(2);
 const only = rest[0] === '--only' ? rest[1] : null;
@@ -34,40 +34,6 @@ if (!ort) process.exit(SKIP);
 const work = runGenerator(generator, 'onnxc-cases-');
 const cases = JSON.parse(fs.readFileSync(path.join(work, 'cases.json'), 'utf8'));
 
-// .npy (version 1 or 2, little-endian) -> { type, dims, data } for ort.Tensor
-const NPY = {
-  '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array],
-  '<f2': ['float16', Uint16Array], '<i8': ['int64', BigInt64Array],
-  '<i4': ['int32', Int32Array], '<i2': ['int16', Int16Array], '|i1': ['int8', Int8Array],
-  '<u8': ['uint64', BigUint64Array], '<u4': ['uint32', Uint32Array],
-  '<u2': ['uint16', Uint16Array], '|u1': ['uint8', Uint8Array], '|b1': ['bool', Uint8Array],
-};
-function readNpy(file) {
-  const b = fs.readFileSync(file);
-  const major = b[6];
-  const hlen = major === 1 ? b.readUInt16LE(8) : b.readUInt32LE(8);
-  const hstart = major === 1 ? 10 : 12;
-  const header = b.subarray(hstart, hstart + hlen).toString('latin1');
-  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
-  if (/'fortran_order':\s*True/.test(header)) throw new Error(`${file}: Fortran order`);
-  const dims = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(',').map((s) => s.trim())
-    .filter((s) => s).map(Number);
-  const kind = NPY[descr];
-  if (!kind) throw new Error(`${file}: dtype ${descr} not handled`);
-  const raw = b.subarray(hstart + hlen);
-  const copy = new Uint8Array(raw.length);
-  copy.set(raw);
-  const data = new kind[1](copy.buffer, 0, raw.length / kind[1].BYTES_PER_ELEMENT);
-  return { type: kind[0], dims, data };
-}
-const num = (v) => (typeof v === 'bigint' ? Number(v) : v);
-function half(h) { // float16 bits -> number
-  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 31, f = h & 1023;
-  if (e === 0) return s * f * 2 ** -24;
-  if (e === 31) return f ? NaN : s * Infinity;
-  return s * (1 + f / 1024) * 2 ** (e - 15);
-}
-const values = (t) => (t.type === 'float16' ? Array.from(t.data, half) : Array.from(t.data, num));
 
 function compare(name, got, ref, rtol, atol) {
   if (got.dims.length !== ref.dims.length || got.dims.some((d, i) => d !== ref.dims[i]))
@@ -101,23 +67,7 @@ for (const c of cases) {
   let refs = null;
   if (mode !== 'none') {
     try {
-      const s = await ort.InferenceSession.create(model, {
-        graphOptimizationLevel: c.ort_level || 'disabled', intraOpNumThreads: 1, logSeverityLevel: 3,
-      });
-      const feeds = {};
-      for (const [n, f] of inputs) {
-        const t = readNpy(path.join(work, f));
-        feeds[n] = new ort.Tensor(t.type, t.data, t.dims);
-      }
-      // "ort_share": {output: input}: the output is written over the input's
-      // own tensor (onnxruntime's SparseAttention runs only with present_key
-      // / present_value over past_key / past_value's buffers)
-      const fetches = {};
-      for (const n of c.outputs || []) fetches[n] = feeds[(c.ort_share || {})[n]] ?? null;
-      const out = c.ort_share ? await s.run(feeds, fetches) : await s.run(feeds);
-      refs = {};
-      for (const [n, t] of Object.entries(out))
-        refs[n] = { dims: Array.from(t.dims, Number), data: values(t) };
+      refs = await ortOutputs(ort, work, c);
       if (mode === 'refuses') { fail(c, 'onnxruntime runs it, the case says it refuses it'); continue; }
     } catch (e) {
       if (mode === 'compare') {
