@@ -8,6 +8,7 @@ dispatches on its first argument: `prog c<k> -o OUTDIR INPUTS...` runs
 model k as its generated main would."""
 import concurrent.futures
 import os
+import shlex
 import subprocess
 
 FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2"]
@@ -45,7 +46,8 @@ def build_program(cc, work, items, flags=FLAGS):
     units of 40 models (a unit that fails is built model by model, so that
     the failure names its model) and links them with a dispatching main.
     Returns (program or None, the items built, [(name, why)] failures,
-    link error text)."""
+    link error text). cc may hold options ("clang -fsanitize=address")."""
+    cc = shlex.split(cc)
 
     def cc_unit(srcs, obj):
         unit = obj[:-2] + "_unit.c"
@@ -53,7 +55,7 @@ def build_program(cc, work, items, flags=FLAGS):
             f.write("#define ONNXC_NO_MAIN 1\n")
             for s in srcs:
                 f.write('#include "%s"\n' % os.path.abspath(s))
-        r = subprocess.run([cc] + flags + ["-c", unit, "-o", obj], capture_output=True, text=True)
+        r = subprocess.run(cc + flags + ["-c", unit, "-o", obj], capture_output=True, text=True)
         return r.returncode == 0, r.stderr[-600:]
 
     def build(batch):
@@ -91,7 +93,7 @@ def build_program(cc, work, items, flags=FLAGS):
             f.write('  if (strcmp(argv[1], "c%d") == 0) return c%d_main(argc - 1, argv + 1);\n' % (it[0], it[0]))
         f.write('  fprintf(stderr, "unknown case %s\\n", argv[1]);\n  return 2;\n}\n')
     prog = os.path.join(work, "cases")
-    r = subprocess.run([cc] + flags + [disp] + objs + ["-lm", "-o", prog], capture_output=True, text=True)
+    r = subprocess.run(cc + flags + [disp] + objs + ["-lm", "-o", prog], capture_output=True, text=True)
     if r.returncode:
         return None, built, failures, r.stderr[-2000:]
     return prog, built, failures, ""
