@@ -158,7 +158,9 @@ const char *cg_gemm_fn(cg_ctx *c, int32_t dtype) {
       "      for (size_t j = 0; j < %lld; j++) C[i0 * rsc + (j0 + j) * csc] = c0[j];\n"
       "    }\n"
       "  }\n%s"
-      "  for (; j0 < N; j0++) /* the last columns, one at a time */\n"
+      /* counted down: GCC 12 inlining `for (; j0 < N; j0++)` with a constant N
+       * warns of an overflowing iteration (-Waggressive-loop-optimizations) */
+      "  for (size_t jn = N - j0; jn > 0; jn--, j0++) /* the last columns, one at a time */\n"
       "    for (size_t i = 0; i < M; i++) {\n"
       "      %s acc = bmode == 1 ? bias[i] : bmode == 2 ? bias[j0] : 0;\n"
       "      for (size_t k = 0; k < K; k++) acc += A[i * ars + k * acs] * B[k * ldb + j0];\n"

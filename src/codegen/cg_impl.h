@@ -145,8 +145,12 @@ extern const cg_op ox_cg_ops_flex[];
  * ops_ms_attn.c, ops_ms_gqa.c */
 extern const cg_op ox_cg_ops_ms_quant[];
 extern const cg_op ox_cg_ops_ms_nn[];
+extern const cg_op ox_cg_ops_ms_nn_default[]; /* onnxruntime's default-domain additions */
 extern const cg_op ox_cg_ops_ms_attn[];
 extern const cg_op ox_cg_ops_ms_gqa[];
+/* The generator of ai.onnx operator op (NULL when none), for the generators
+ * of other domains that run on a standard one (ops_ms_nn.c). */
+cg_gen_fn cg_std_gen(const char *op);
 /* ops_training.c: Dropout whose training_mode is read at run time (called
  * by ops_tensor.c's Dropout when that input is not a constant false). */
 int cg_gen_dropout_train(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,

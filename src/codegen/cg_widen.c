@@ -20,7 +20,8 @@ static const char *const widen_ops[] = {
     "GlobalAveragePool", "GlobalMaxPool", "Softmax", "LogSoftmax", "BatchNormalization",
     "LayerNormalization", "InstanceNormalization", "ReduceMean", "ReduceSum", "ReduceMax",
     "ReduceMin", "LpNormalization", "Resize", "Einsum", "Attention", "QLinearMatMul", "Range",
-    "LinearAttention", "CausalConvWithState", "SwiGLU"};
+    "LinearAttention", "CausalConvWithState", "SwiGLU",
+    "SimplifiedLayerNormalization" /* onnxruntime's, ops_ms_nn.c */};
 
 bool cg_widen_op(const char *op) {
   for (size_t i = 0; i < sizeof widen_ops / sizeof widen_ops[0]; i++)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cg_impl.h"
+#include "cg_inline.h"
 
 int ox_cg_write_main(cg_ctx *c, const ox_cg_opts *o, ox_buf *out); /* main_gen.c */
 
@@ -34,6 +35,7 @@ static const cg_table op_tables[] = {
     {CG_DOMAIN_PREVIEW, ox_cg_ops_flex},
     {CG_DOMAIN_MS, ox_cg_ops_ms_quant},
     {CG_DOMAIN_MS, ox_cg_ops_ms_nn},
+    {"", ox_cg_ops_ms_nn_default}, /* onnxruntime's SimplifiedLayerNormalization */
     {CG_DOMAIN_MS, ox_cg_ops_ms_attn},
     {CG_DOMAIN_MS, ox_cg_ops_ms_gqa},
 };
@@ -64,6 +66,8 @@ static cg_gen_fn find_gen(const char *domain, const char *op) {
       if (strcmp(p->op, op) == 0) return p->gen;
   return NULL;
 }
+
+cg_gen_fn cg_std_gen(const char *op) { return find_gen("", op); }
 
 /* A C identifier from any ONNX name: other characters become '_', kept short. */
 static char *sanitize(cg_ctx *c, const char *s) {
@@ -362,7 +366,14 @@ cg_val *cg_body_input(cg_ctx *c, const ox_value_info *vi) {
 static bool domain_small_float_ok(const ox_node *n) {
   static const char *const ok[][2] = {{CG_DOMAIN_PREVIEW, "FlexAttention"},
                                       {CG_DOMAIN_ML, "TreeEnsemble"},
-                                      {CG_DOMAIN_ML, "ArrayFeatureExtractor"}};
+                                      {CG_DOMAIN_ML, "ArrayFeatureExtractor"},
+                                      /* ops_ms_nn.c: cg_gen_widened, or cg_load / cg_store */
+                                      {CG_DOMAIN_MS, "Gelu"}, {CG_DOMAIN_MS, "FastGelu"},
+                                      {CG_DOMAIN_MS, "BiasGelu"}, {CG_DOMAIN_MS, "QuickGelu"},
+                                      {CG_DOMAIN_MS, "BiasSoftmax"}, {CG_DOMAIN_MS, "FusedMatMul"},
+                                      {CG_DOMAIN_MS, "SkipLayerNormalization"},
+                                      {CG_DOMAIN_MS, "SkipSimplifiedLayerNormalization"},
+                                      {CG_DOMAIN_MS, "EmbedLayerNormalization"}};
   for (size_t k = 0; n->domain && k < sizeof ok / sizeof ok[0]; k++)
     if (strcmp(n->domain, ok[k][0]) == 0 && strcmp(n->op_type, ok[k][1]) == 0) return true;
   return false;
@@ -1012,7 +1023,8 @@ static void write_texts(cg_ctx *c, const ox_cg_opts *o, cg_call *calls, size_t n
   ox_buf_free(&names);
 }
 
-int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *e) {
+static int codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *e,
+                         const cg_inlined *fi) {
   memset(r, 0, sizeof *r);
   if (!m || !m->proto || !m->proto->graph)
     return ox_err_set(e, OX_EINVAL, "compile: the model has no graph");
@@ -1112,7 +1124,10 @@ int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *
       goto done;
     }
   for (size_t i = 0; i < g->n_node; i++)
-    if ((rc = gen_node(c, &g->node[i], i, &calls[i]))) goto done;
+    if ((rc = gen_node(c, &g->node[i], i, &calls[i]))) {
+      ox_cg_inline_blame(fi, &g->node[i], e); /* a node of a local function's body */
+      goto done;
+    }
   if (oo.target == OX_CG_CORTEXM || oo.float_only)
     for (size_t i = 0; i < c->n_vals; i++)
       if (c->vals[i]->dtype == OX_DOUBLE) {
@@ -1213,6 +1228,16 @@ done:
   free(outs);
   ox_arena_free(c->a);
   if (rc) ox_codegen_result_free(r);
+  return rc;
+}
+
+/* model-local functions are inlined first (cg_inline.c) */
+int ox_codegen_model(ox_model *m, const ox_cg_opts *o, ox_cg_result *r, ox_err *e) {
+  cg_inlined fi;
+  int rc = ox_cg_inline(m, &fi, e);
+  if (rc) memset(r, 0, sizeof *r);
+  else rc = codegen_model(fi.m, o, r, e, &fi);
+  ox_cg_inline_free(&fi);
   return rc;
 }
 

@@ -386,7 +386,6 @@ static int gen_lrn(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
 
 static int gen_rmsnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                        size_t n_out) {
-  (void)n_out, (void)out;
   const cg_val *X = in[0];
   if (cg_need_float(c, X)) return c->e->code;
   size_t ax;
@@ -408,8 +407,11 @@ static int gen_rmsnorm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
   cg_printf(c, "    const %s inv = 1 / %s(ss / %lld + %s);\n", T, cg_mathfn(c, X->dtype, "sqrt"),
             (long long)D, eps);
   cg_printf(c,
-            "    for (size_t i = 0; i < %lld; i++) Y0[o * %lld + i] = x[i] * inv * X1[%s];\n  }\n",
+            "    for (size_t i = 0; i < %lld; i++) Y0[o * %lld + i] = x[i] * inv * X1[%s];\n",
             (long long)D, (long long)D, in[1]->numel == 1 ? "0" : "i");
+  /* inv_std_var: onnxruntime's SimplifiedLayerNormalization's second output (ops_ms_nn.c) */
+  if (n_out > 1 && out[1]) cg_printf(c, "    Y1[o] = (%s)inv;\n", cg_ctype(out[1]->dtype));
+  cg_printf(c, "  }\n");
   return OX_OK;
 }
 

@@ -24,6 +24,10 @@ typedef struct fx {
   int depth;
   unsigned long counter;
   ox_err *e;
+  /* outside a session (onnxc compile): output name -> the top-level call
+   * that a node comes from, described as "'name' (domain:Op)" */
+  ox_map *origin;
+  const char *top;
 } fx;
 
 /* a graph being built: nodes plus their opsets */
@@ -95,10 +99,17 @@ static int emit(fx *x, gb *b, const ox_node *n, int64_t opset) {
     b->cap_ops = cap;
   }
   b->ops[b->n_ops++] = opset;
+  for (size_t k = 0; x->origin && x->top && k < n->n_output; k++)
+    if (*n->output[k] && ox_map_put(x->origin, n->output[k], (uintptr_t)x->top)) return oom(x);
   return OX_OK;
 }
 
 static int note_graph(fx *x, gb *b) {
+  if (!x->s) { /* no session: one opset per domain (ox_rt_inline_functions' caller checks) */
+    free(b->ops);
+    b->ops = NULL;
+    return OX_OK;
+  }
   rt_opset_note *nt = OX_VEC_PUSH(x->a, x->s->notes, x->s->n_notes);
   if (!nt) return oom(x);
   nt->g = b->g;
@@ -254,6 +265,12 @@ static int inline_call(fx *x, gb *b, const ox_node *call, const ox_function *f) 
                              : fresh(x, f->output[i]);
     if (!actual || ox_map_put(&m, f->output[i], (uintptr_t)actual)) rc = oom(x);
   }
+  const char *top = x->top;
+  if (!rc && x->origin && x->depth == 0 &&
+      !(x->top = ox_arena_printf(x->a, "'%s' (%s%s%s)", call->name ? call->name : "",
+                                 call->domain ? call->domain : "",
+                                 call->domain && *call->domain ? ":" : "", call->op_type)))
+    rc = oom(x);
   if (!rc) {
     x->stack[x->depth++] = f;
     call_ctx cc = {call, f};
@@ -261,6 +278,7 @@ static int inline_call(fx *x, gb *b, const ox_node *call, const ox_function *f) 
     x->depth--;
     if (rc) ox_err_prefix(x->e, "in function '%s'", f->name);
   }
+  x->top = top;
   ox_map_free(&m);
   return rc;
 }
@@ -274,6 +292,21 @@ int ox_rt_expand_functions(ox_session *s, const ox_graph *g, const ox_graph **ou
   x.a = s->arena;
   x.mp = mp;
   x.e = e;
+  const ox_graph *r = expand_subgraph(&x, g, mp->opset_import, mp->n_opset_import, NULL, NULL);
+  if (!r) return e->code ? e->code : OX_ENOMEM;
+  *out = r;
+  return OX_OK;
+}
+
+int ox_rt_inline_functions(ox_arena *a, const ox_model_proto *mp, const ox_graph *g,
+                           ox_map *origin, const ox_graph **out, ox_err *e) {
+  *out = g;
+  if (mp->n_functions == 0) return OX_OK;
+  fx x = {0};
+  x.a = a;
+  x.mp = mp;
+  x.e = e;
+  x.origin = origin;
   const ox_graph *r = expand_subgraph(&x, g, mp->opset_import, mp->n_opset_import, NULL, NULL);
   if (!r) return e->code ? e->code : OX_ENOMEM;
   *out = r;

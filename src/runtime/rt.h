@@ -240,6 +240,13 @@ void ox_rt_cat_lays_free(rt_cat_lay *lays, size_t n);
 /* function.c: expands model-local functions (and schema function ops with
  * no kernel) into a new main graph. *out is g itself when nothing expands. */
 int ox_rt_expand_functions(ox_session *s, const ox_graph *g, const ox_graph **out, ox_err *e);
+/* The same outside a session (onnxc compile, src/codegen/cg_inline.c): the
+ * new graph in arena a, every node under the opset of the model's import of
+ * its domain (the caller checks the functions' imports agree); origin
+ * (optional) maps each output of an inlined node to "'name' (domain:Op)" of
+ * the top-level call it comes from. */
+int ox_rt_inline_functions(ox_arena *a, const ox_model_proto *mp, const ox_graph *g,
+                           ox_map *origin, const ox_graph **out, ox_err *e);
 
 /* gradient.c: replaces the Gradient nodes (ai.onnx.preview.training) of g by
  * backward graphs. *out is g itself when there are none. */
