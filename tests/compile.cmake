@@ -48,6 +48,18 @@ if(SYSTEM_PYTHON3)
                    $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_domains)
   set_tests_properties(compile_domains PROPERTIES SKIP_RETURN_CODE 77 LABELS "compile;release-only")
 endif()
+# Model-local functions (ModelProto.functions), inlined before generation
+# (cg_inline.c): attribute references and defaults, nested calls, unused
+# outputs, ONNX function operators inside, a function overriding an operator
+# of its domain, against numpy and `onnxc run`; strings inside a function and
+# another opset version refused.
+if(SYSTEM_PYTHON3)
+  add_test(NAME compile_local_functions
+           COMMAND ${SYSTEM_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/compile/local_functions.py
+                   $<TARGET_FILE:onnxc_cli> ${CMAKE_CURRENT_BINARY_DIR}/compile_local_functions)
+  set_tests_properties(compile_local_functions PROPERTIES SKIP_RETURN_CODE 77
+                                                          LABELS "compile;release-only")
+endif()
 # RNN, GRU, LSTM beyond the node tests (reverse, bidirectional, layout 1,
 # sequence_lens, clip, activations with alpha/beta, input_forget,
 # linear_before_reset, float64) against a numpy oracle of the spec's equations.
@@ -116,6 +128,7 @@ endif()
 # Release build only. A family is listed once its generators are in.
 # Skipped (77) without node, onnxruntime-node, python3-onnx or numpy.
 set(ONNXC_COMPILE_CONTRIB_FAMILIES)
+list(APPEND ONNXC_COMPILE_CONTRIB_FAMILIES nn) # ops_ms_nn.c
 if(SYSTEM_PYTHON3)
   foreach(family ${ONNXC_COMPILE_CONTRIB_FAMILIES})
     add_test(NAME compile_contrib_${family}

@@ -308,7 +308,7 @@ static int gen_embed_ln_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
   const char *T = cg_ctype(out[0]->dtype);
   cg_printf(c, "  {\n    %s *s = %s;\n", T, sum);
   cg_printf(c, "    for (long long r = 0; r < %lld; r++) {\n", (long long)(B * S));
-  cg_printf(c, "      const long long w = X0[r], sp = r %% %lld;\n", (long long)S);
+  cg_printf(c, "      const long long w = X0[r], sp = r %% %lld;\n      (void)sp;\n", (long long)S);
   /* position_ids [B, S]: row r's own; [1, S]: the one row for every batch */
   cg_printf(c, "      const long long p = %s;\n",
             pids ? (pids->dims[0] > 1 ? "X8[r]" : "X8[sp]") : "sp");
