@@ -10,10 +10,11 @@
  * per node; the generators read one opset per domain, so a function that
  * imports a domain at another version than the model is refused, and a
  * domain only the functions import is added to the copy's imports. */
+#include "cg_inline.h"
+
 #include <string.h>
 
 #include "../runtime/rt.h"
-#include "cg_inline.h"
 
 /* the copy's imports: the model's, plus the domains only functions import */
 static int merge_imports(cg_inlined *fi, const ox_model_proto *mp, ox_err *e) {

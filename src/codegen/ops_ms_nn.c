@@ -89,8 +89,8 @@ static int call_std(cg_ctx *c, const char *op, const ox_node *sn, cg_val **in,
 static bool half(int32_t dt) { return dt == OX_FLOAT16 || dt == OX_BFLOAT16; }
 
 /* the float generator f, through float copies when an operand is float16 */
-static int widened(cg_ctx *c, cg_gen_fn f, const ox_node *n, cg_val **in, size_t n_in,
-                   cg_val **out, size_t n_out) {
+static int widened(cg_ctx *c, cg_gen_fn f, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                   size_t n_out) {
   bool h = false;
   for (size_t i = 0; i < n_in; i++) h |= in[i] && half(in[i]->dtype);
   for (size_t j = 0; j < n_out; j++) h |= out[j] && half(out[j]->dtype);
@@ -100,11 +100,12 @@ static int widened(cg_ctx *c, cg_gen_fn f, const ox_node *n, cg_val **in, size_t
   return f(c, n, in, n_in, out, n_out);
 }
 
-/* A scratch array's C expression (NULL when out of memory, the error set). */
+/* A scratch array's C expression (NULL when out of memory, the error set);
+ * alive through the node's call, inside a control-flow body too. */
 static const char *scratch(cg_ctx *c, int32_t dt, int64_t numel) {
-  cg_val *s = cg_scratch(c, dt, numel);
+  cg_val *s = cg_scratch_in_body(c, dt, numel);
   const char *r = s ? cg_ref(c, s) : NULL;
-  if (!r) cg_fail(c, OX_ENOMEM, "out of memory (or inside a control-flow body)");
+  if (!r) ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
   return r;
 }
 
@@ -137,13 +138,14 @@ static int gen_gelu_form(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   if (n_in < 1 || !in[0]) return cg_fail(c, OX_EMODEL, "expects X");
   const cg_val *x = in[0], *b = n_in > 1 ? in[1] : NULL;
   if (!cg_is_small_float(x->dtype) && cg_need_float(c, x)) return c->e->code;
-  if (b && (b->dtype != x->dtype || need_vec(c, b, "bias", x->rank ? x->dims[x->rank - 1] : 1)))
-    return c->e->code ? c->e->code : cg_fail(c, OX_EMODEL, "bias is of another type");
+  if (b && b->dtype != x->dtype) return cg_fail(c, OX_EMODEL, "bias is of another type than X");
+  if (b && need_vec(c, b, "bias", x->rank ? x->dims[x->rank - 1] : 1)) return c->e->code;
   as_std s;
   const ox_node *sn = std_node(&s, n, "Gelu");
   if (strcmp(n->op_type, "FastGelu") == 0) std_str(&s, "approximate", "tanh");
-  if (!b) return call_std(c, "Gelu", sn, in, (const char *const[]){"X0"}, 1, out,
-                          (const char *const[]){"Y0"}, 1);
+  if (!b)
+    return call_std(c, "Gelu", sn, in, (const char *const[]){"X0"}, 1, out,
+                    (const char *const[]){"Y0"}, 1);
   bias_into_y(c, x);
   cg_val *y_in[1] = {out[0]};
   return call_std(c, "Gelu", sn, y_in, (const char *const[]){"Y0"}, 1, out,
@@ -177,7 +179,8 @@ static int norm_rows(cg_ctx *c, const ox_node *n, const cg_val *x, const char *s
   if (rms) { /* RMSNormalization's generator writes inv_std_var as its Y1 */
     if (inv_o >= 0 && out[inv_o]) nout[1] = out[inv_o], ys[1] = ox_arena_printf(c->a, "Y%d", inv_o);
   } else {
-    if (mean_o >= 0 && out[mean_o]) nout[1] = out[mean_o], ys[1] = ox_arena_printf(c->a, "Y%d", mean_o);
+    if (mean_o >= 0 && out[mean_o])
+      nout[1] = out[mean_o], ys[1] = ox_arena_printf(c->a, "Y%d", mean_o);
     if (inv_o >= 0 && out[inv_o]) nout[2] = out[inv_o], ys[2] = ox_arena_printf(c->a, "Y%d", inv_o);
   }
   return call_std(c, sn->op_type, sn, nin, xs, b >= 0 ? 3 : 2, nout, ys, 3);
@@ -191,7 +194,8 @@ static int norm_rows(cg_ctx *c, const ox_node *n, const cg_val *x, const char *s
 static int gen_skip_ln_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                          size_t n_out) {
   bool rms = strcmp(n->op_type, "SkipSimplifiedLayerNormalization") == 0;
-  if (n_in < 3 || !in[0] || !in[1] || !in[2]) return cg_fail(c, OX_EMODEL, "expects input, skip, gamma");
+  if (n_in < 3 || !in[0] || !in[1] || !in[2])
+    return cg_fail(c, OX_EMODEL, "expects input, skip, gamma");
   const cg_val *x = in[0], *skip = in[1];
   int bi = rms ? 3 : 4, be = rms ? -1 : 3;
   const cg_val *beta = be >= 0 && (size_t)be < n_in ? in[be] : NULL;
@@ -213,14 +217,15 @@ static int gen_skip_ln_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   if (!sum) return c->e->code;
   const char *T = cg_ctype(x->dtype);
   cg_printf(c, "  {\n    %s *s = %s;\n", T, sum);
-  cg_printf(c, "    for (size_t i = 0; i < %lld; i++)\n      s[i] = X0[i] + X1[i %% %lld]%s;\n  }\n",
+  cg_printf(c,
+            "    for (size_t i = 0; i < %lld; i++)\n      s[i] = X0[i] + X1[i %% %lld]%s;\n  }\n",
             (long long)x->numel, (long long)skip->numel,
             bias ? ox_arena_printf(c->a, " + X%d[i %% %lld]", bi, (long long)H) : "");
   if (rms && n_out > 1 && out[1]) /* mean: none for the RMS form (0, as the runtime writes) */
     cg_printf(c, "  for (size_t i = 0; i < %lld; i++) Y1[i] = 0;\n", (long long)out[1]->numel);
   float eps = ox_node_attr_float(n, "epsilon", 1e-12f);
-  return norm_rows(c, n, x, sum, in, 2, beta ? be : -1, out, n_out > 1 ? 1 : -1,
-                   n_out > 2 ? 2 : -1, rms, eps);
+  return norm_rows(c, n, x, sum, in, 2, beta ? be : -1, out, n_out > 1 ? 1 : -1, n_out > 2 ? 2 : -1,
+                   rms, eps);
 }
 
 static int gen_skip_ln(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
@@ -286,7 +291,8 @@ static int gen_embed_ln_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
     return cg_fail(c, OX_EMODEL, "input_ids must be 2-D int32");
   if (!word || !pos || !v[5] || !v[6] || word->rank != 2 || pos->rank != 2)
     return cg_fail(c, OX_EMODEL, "expects 2-D word and position embeddings, gamma and beta");
-  if ((!seg) != (!segemb)) return cg_fail(c, OX_EMODEL, "segment_ids and segment_embedding go together");
+  if ((!seg) != (!segemb))
+    return cg_fail(c, OX_EMODEL, "segment_ids and segment_embedding go together");
   int64_t B = ids->dims[0], S = ids->dims[1], H = word->dims[1];
   if (pos->dims[1] != H || (segemb && (segemb->rank != 2 || segemb->dims[1] != H)))
     return cg_fail(c, OX_EMODEL, "the embedding tables must have word_embedding's width");
@@ -313,10 +319,9 @@ static int gen_embed_ln_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
   cg_printf(c, "      const long long p = %s;\n",
             pids ? (pids->dims[0] > 1 ? "X8[r]" : "X8[sp]") : "sp");
   cg_printf(c, "      const long long g = %s;\n", seg ? "X1[r]" : "0");
-  cg_printf(c,
-            "      const int ok = w >= 0 && w < %lld && p >= 0 && p < %lld && g >= 0 && g < %lld;\n",
-            (long long)word->dims[0], (long long)pos->dims[0],
-            (long long)(segemb ? segemb->dims[0] : 1));
+  cg_printf(
+      c, "      const int ok = w >= 0 && w < %lld && p >= 0 && p < %lld && g >= 0 && g < %lld;\n",
+      (long long)word->dims[0], (long long)pos->dims[0], (long long)(segemb ? segemb->dims[0] : 1));
   cg_printf(c, "      for (long long h = 0; h < %lld; h++)\n", (long long)H);
   cg_printf(c, "        s[r * %lld + h] = ok ? X2[w * %lld + h] + X3[p * %lld + h]%s : 0;\n",
             (long long)H, (long long)H, (long long)H,
@@ -338,8 +343,8 @@ static int gen_embed_ln(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
  * the leading axes (is_inner_broadcast 0) or the trailing ones (1): row q
  * of data adds bias row q % brows, or q / (rows / brows). ai.onnx Softmax's
  * generator then runs in place on the rows. */
-static int gen_bias_softmax_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
-                              cg_val **out, size_t n_out) {
+static int gen_bias_softmax_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                              size_t n_out) {
   (void)n_out;
   if (n_in < 2 || !in[0] || !in[1]) return cg_fail(c, OX_EMODEL, "expects data and bias");
   const cg_val *x = in[0], *b = in[1];
@@ -377,8 +382,8 @@ static int gen_bias_softmax_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n
                    inner ? 1 : 0);
   cg_printf(c, "  for (size_t q = 0; q < %lld; q++)\n    for (size_t k = 0; k < %lld; k++)\n",
             (long long)rows, (long long)len);
-  cg_printf(c, "      Y0[q * %lld + k] = X0[q * %lld + k] + X1[(%s) * %lld + k];\n",
-            (long long)len, (long long)len,
+  cg_printf(c, "      Y0[q * %lld + k] = X0[q * %lld + k] + X1[(%s) * %lld + k];\n", (long long)len,
+            (long long)len,
             inner ? ox_arena_printf(c->a, "q / %lld", (long long)(rows / brows))
                   : ox_arena_printf(c->a, "q %% %lld", (long long)brows),
             (long long)len);
@@ -443,8 +448,8 @@ static int fmm_operand(cg_ctx *c, cg_val *v, int i, bool tbatch, bool t, cg_val 
 
 /* Y = alpha * op(A) x op(B), ai.onnx MatMul's generator on the permuted
  * operands (its batch broadcasting), alpha on the product */
-static int gen_fused_matmul_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
-                              cg_val **out, size_t n_out) {
+static int gen_fused_matmul_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                              size_t n_out) {
   (void)n_out;
   if (n_in != 2 || !in[0] || !in[1]) return cg_fail(c, OX_EMODEL, "expects A and B");
   cg_val pa, pb;
@@ -487,8 +492,8 @@ static int gen_fused_conv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
   const char *act = ox_node_attr_str(n, "activation", "");
   const ox_attr *pa = ox_node_attr(n, "activation_params");
   size_t np = pa && pa->type == OX_ATTR_FLOATS ? pa->n_floats : 0, want = 0;
-  static const char *const acts[] = {"", "Identity", "Relu", "Tanh", "Sigmoid", "LeakyRelu",
-                                     "Clip", "HardSigmoid"};
+  static const char *const acts[] = {"",        "Identity",  "Relu", "Tanh",
+                                     "Sigmoid", "LeakyRelu", "Clip", "HardSigmoid"};
   size_t k = 0;
   while (k < sizeof acts / sizeof acts[0] && strcmp(acts[k], act) != 0) k++;
   if (k == sizeof acts / sizeof acts[0])
@@ -522,8 +527,7 @@ static int gen_fused_conv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
   if (want > 0) std_float(&s, "alpha", pa->floats[0]);
   if (want > 1) std_float(&s, "beta", pa->floats[1]);
   cg_val *y[1] = {out[0]};
-  return call_std(c, act, sn, y, (const char *const[]){"Y0"}, 1, y, (const char *const[]){"Y0"},
-                  1);
+  return call_std(c, act, sn, y, (const char *const[]){"Y0"}, 1, y, (const char *const[]){"Y0"}, 1);
 }
 
 const cg_op ox_cg_ops_ms_nn[] = {
