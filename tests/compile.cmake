@@ -115,7 +115,8 @@ endif()
 # compared with onnxruntime-node's outputs (tests/compile/contrib_cases.py).
 # Release build only. A family is listed once its generators are in.
 # Skipped (77) without node, onnxruntime-node, python3-onnx or numpy.
-set(ONNXC_COMPILE_CONTRIB_FAMILIES)
+set(ONNXC_COMPILE_CONTRIB_FAMILIES
+    quant)
 if(SYSTEM_PYTHON3)
   foreach(family ${ONNXC_COMPILE_CONTRIB_FAMILIES})
     add_test(NAME compile_contrib_${family}
