@@ -46,7 +46,7 @@ static cg_val *in_at(cg_val **in, size_t n_in, size_t i) { return i < n_in ? in[
 /* Reads scale input si and zero point zi (of type dt; required when
  * z_req) as the runtime's read_qparam: one float, one value of dt. */
 static int q_par(cg_ctx *c, cg_val **in, size_t n_in, size_t si, size_t zi, int32_t dt, bool z_req,
-               const char *sname, const char *zname, qpar *p) {
+                 const char *sname, const char *zname, qpar *p) {
   const cg_val *s = in_at(in, n_in, si), *z = in_at(in, n_in, zi);
   memset(p, 0, sizeof *p);
   if (!s || s->dtype != OX_FLOAT || s->numel != 1 || s->rank > 1)
@@ -88,8 +88,8 @@ static float table_op(int op, float r, float alpha) {
 
 /* Writes the definition of `name`, the 256 values (of ydt) that byte b of
  * x's type gives: dequantized with x, through op, quantized with y. */
-static void q_table(cg_ctx *c, const char *name, int op, float alpha, int32_t xdt,
-                  const qpar *x, int32_t ydt, const qpar *y) {
+static void q_table(cg_ctx *c, const char *name, int op, float alpha, int32_t xdt, const qpar *x,
+                    int32_t ydt, const qpar *y) {
   const char *T = cg_ctype(ydt);
   bool xs = xdt == OX_INT8, ys = ydt == OX_INT8;
   int lo = ys ? -128 : 0, hi = ys ? 127 : 255;
@@ -98,7 +98,11 @@ static void q_table(cg_ctx *c, const char *name, int op, float alpha, int32_t xd
     for (int b = 0; b < 256; b++) {
       int32_t xv = xs && b >= 128 ? b - 256 : b;
       float v = table_op(op, (float)(xv - x->zv) * x->sv, alpha);
-      cg_printf(c, "%s%d", b == 0 ? "" : b % 16 ? ", " : ",\n      ", (int)quant_one(v, y->sv, y->zv, ys));
+      cg_printf(c, "%s%d",
+                b == 0   ? ""
+                : b % 16 ? ", "
+                         : ",\n      ",
+                (int)quant_one(v, y->sv, y->zv, ys));
     }
     cg_printf(c, "};\n");
     return;
@@ -135,8 +139,8 @@ static int gen_lookup(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
       q_par(c, in, n_in, 3, 4, ydt, false, "Y_scale", "Y_zero_point", &yp))
     return c->e->code;
   bool sig = strcmp(n->op_type, "QLinearSigmoid") == 0;
-  q_table(c, "tab", sig ? QT_SIGMOID : QT_LEAKY, ox_node_attr_float(n, "alpha", 0.01f),
-               x->dtype, &xp, ydt, &yp);
+  q_table(c, "tab", sig ? QT_SIGMOID : QT_LEAKY, ox_node_attr_float(n, "alpha", 0.01f), x->dtype,
+          &xp, ydt, &yp);
   cg_printf(c, "  for (long i = 0; i < %lld; i++) Y0[i] = tab[(uint8_t)X0[i]];\n",
             (long long)x->numel);
   return OX_OK;
@@ -220,8 +224,7 @@ static int gen_qconcat(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
   if (!yz || !is_q8(yz->dtype) || y->dtype != yz->dtype)
     return cg_fail(c, OX_EMODEL, "Y_zero_point must be int8 or uint8, Y's type");
   qpar yp;
-  if (q_par(c, in, n_in, 0, 1, y->dtype, false, "Y_scale", "Y_zero_point", &yp))
-    return c->e->code;
+  if (q_par(c, in, n_in, 0, 1, y->dtype, false, "Y_scale", "Y_zero_point", &yp)) return c->e->code;
   size_t axis;
   if (!cg_axis(ox_node_attr_int(n, "axis", 0), y->rank, &axis))
     return cg_fail(c, OX_EMODEL, "axis out of range");
@@ -334,13 +337,13 @@ static int gen_qpool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
       cg_printf(c, "(b * %lld + p) * %lld + ch];\n", (long long)size, (long long)C);
     else
       cg_printf(c, "(b * %lld + ch) * %lld + p];\n", (long long)C, (long long)size);
-    cg_printf(c,
-              "      const float f = %s / (%s * %lld.0f);\n"
-              "      const float v = (float)(sum - (int64_t)%s * %lld) * f;\n"
-              "      const float t = nearbyintf(v) + (float)%s;\n"
-              "      Y0[b * %lld + ch] = (%s)(t != t ? 0 : t < %d ? %d : t > %d ? %d : t);\n    }\n",
-              xp.s, yp.s, (long long)size, xp.z, (long long)size, yp.z, (long long)C, T, lo, lo,
-              hi, hi);
+    cg_printf(
+        c,
+        "      const float f = %s / (%s * %lld.0f);\n"
+        "      const float v = (float)(sum - (int64_t)%s * %lld) * f;\n"
+        "      const float t = nearbyintf(v) + (float)%s;\n"
+        "      Y0[b * %lld + ch] = (%s)(t != t ? 0 : t < %d ? %d : t > %d ? %d : t);\n    }\n",
+        xp.s, yp.s, (long long)size, xp.z, (long long)size, yp.z, (long long)C, T, lo, lo, hi, hi);
     return OX_OK;
   }
   /* the runtime's geometry (kernels/nn.c), so that pads, auto_pad and
@@ -373,9 +376,8 @@ static int gen_qpool(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
               "%*s  if (lo%zu < 0) lo%zu = 0;\n%*s  if (hi%zu > %lld) hi%zu = %lld;\n"
               "%*s  cnt *= hi%zu > lo%zu ? hi%zu - lo%zu : 0;\n",
               ind, "", d, d, (long long)g.stride[d], (long long)g.pb[d], d, d, (long long)g.k[d],
-              ind, "", d, (long long)(g.in[d] + g.pe[d]), d, (long long)(g.in[d] + g.pe[d]), d,
-              ind, "", d, d, ind, "", d, (long long)g.in[d], d, (long long)g.in[d], ind, "", d, d,
-              d, d);
+              ind, "", d, (long long)(g.in[d] + g.pe[d]), d, (long long)(g.in[d] + g.pe[d]), d, ind,
+              "", d, d, ind, "", d, (long long)g.in[d], d, (long long)g.in[d], ind, "", d, d, d, d);
   cg_printf(c, "%*s  int64_t sum = 0;\n", ind, "");
   int in2 = ind + 2;
   for (size_t d = 0; d < nd; d++, in2 += 2)
@@ -488,7 +490,8 @@ static int gen_qconv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   if (c->depth) return cg_fail(c, OX_EUNSUPPORTED, "channels_last is not compiled in a body");
   cg_val *tx = nchw_twin(c, x), *ty = nchw_twin(c, y);
   cg_val **tin = ox_arena_calloc(c->a, n_in, sizeof *tin);
-  if (!rx || !ry || !tx || !ty || !tin) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+  if (!rx || !ry || !tx || !ty || !tin)
+    return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
   memcpy(tin, in, n_in * sizeof *tin);
   tin[0] = tx;
   int64_t C = x->dims[x->rank - 1], M = y->dims[y->rank - 1], sx_n = x->numel / (x->dims[0] * C),
@@ -498,8 +501,8 @@ static int gen_qconv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
             "  for (long b = 0; b < %lld; b++)\n    for (long p = 0; p < %lld; p++)\n"
             "      for (long ch = 0; ch < %lld; ch++)\n"
             "        %s[(b * %lld + ch) * %lld + p] = X0[(b * %lld + p) * %lld + ch];\n",
-            (long long)x->dims[0], (long long)sx_n, (long long)C, rx, (long long)C,
-            (long long)sx_n, (long long)sx_n, (long long)C);
+            (long long)x->dims[0], (long long)sx_n, (long long)C, rx, (long long)C, (long long)sx_n,
+            (long long)sx_n, (long long)C);
   cg_printf(c, "  {\n    const %s *restrict X0 = %s;\n    %s *restrict Y0 = %s;\n", T, rx, TY, ry);
   int rc = cg_gen_qlinearconv(c, n, tin, n_in, &ty, 1);
   cg_printf(c, "  }\n");
@@ -508,8 +511,8 @@ static int gen_qconv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
             "  for (long b = 0; b < %lld; b++)\n    for (long p = 0; p < %lld; p++)\n"
             "      for (long m = 0; m < %lld; m++)\n"
             "        Y0[(b * %lld + p) * %lld + m] = %s[(b * %lld + m) * %lld + p];\n",
-            (long long)y->dims[0], (long long)sy_n, (long long)M, (long long)sy_n, (long long)M,
-            ry, (long long)M, (long long)sy_n);
+            (long long)y->dims[0], (long long)sy_n, (long long)M, (long long)sy_n, (long long)M, ry,
+            (long long)M, (long long)sy_n);
   return OX_OK;
 }
 
@@ -600,14 +603,14 @@ static int gen_qgemm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   /* onnxruntime's factor: alpha * a_scale * b_scale (/ y_scale), in float */
   char al[48];
   cg_float_lit(al, sizeof al, ox_node_attr_float(n, "alpha", 1.0f), true);
-  cg_printf(c, "  float fs[%lld];\n  for (long j = 0; j < %lld; j++) {\n"
-               "    float s = %s * X1[0] * X4[j];\n%s    fs[j] = s;\n  }\n",
+  cg_printf(c,
+            "  float fs[%lld];\n  for (long j = 0; j < %lld; j++) {\n"
+            "    float s = %s * X1[0] * X4[j];\n%s    fs[j] = s;\n  }\n",
             (long long)bs->numel, (long long)bs->numel, al, ys ? "    s = s / X7[0];\n" : "");
   char epi[768], cterm[96] = "";
   if (C) snprintf(cterm, sizeof cterm, " + X6[m * %lld + n * %lld]", (long long)cm, (long long)cn);
-  int k = snprintf(epi, sizeof epi,
-                   "const float v = (float)((int64_t)acc%s) * fs[%s];\n        ", cterm,
-                   bs->numel == 1 ? "0" : "n");
+  int k = snprintf(epi, sizeof epi, "const float v = (float)((int64_t)acc%s) * fs[%s];\n        ",
+                   cterm, bs->numel == 1 ? "0" : "n");
   if (!zy)
     snprintf(epi + k, sizeof epi - (size_t)k, "Y0[yi] = v;");
   else {
@@ -617,8 +620,16 @@ static int gen_qgemm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
              "        Y0[yi] = (%s)(r != r ? X8[0] : r < %d ? %d : r > %d ? %d : r);",
              cg_ctype(zy->dtype), lo, lo, hi, hi);
   }
-  qprod p = {"X0", "X3", "(int32_t)X2[0]", zb->numel == 1 ? "(int32_t)X5[0]" : "(int32_t)X5[n]",
-             1, M, K, N, ta, tb};
+  qprod p = {"X0",
+             "X3",
+             "(int32_t)X2[0]",
+             zb->numel == 1 ? "(int32_t)X5[0]" : "(int32_t)X5[n]",
+             1,
+             M,
+             K,
+             N,
+             ta,
+             tb};
   q_product(c, &p, epi);
   return OX_OK;
 }
@@ -634,7 +645,8 @@ static int to_float_product(cg_ctx *c, cg_val **in, size_t n_in, const cg_val *A
                             size_t zbi, size_t biasi, const cg_val *y, const char *yname) {
   const cg_val *B = in_at(in, n_in, bi), *bs = in_at(in, n_in, bsi), *zb = in_at(in, n_in, zbi),
                *bias = in_at(in, n_in, biasi);
-  if (!B || !is_q8(B->dtype) || B->rank < 2) return cg_fail(c, OX_EMODEL, "B must be int8 or uint8 of rank 2 or more");
+  if (!B || !is_q8(B->dtype) || B->rank < 2)
+    return cg_fail(c, OX_EMODEL, "B must be int8 or uint8 of rank 2 or more");
   int64_t K = B->dims[B->rank - 2], N = B->dims[B->rank - 1], nb = 1, M = 1;
   if (zb && (zb->dtype != B->dtype || !per_col(zb, N)))
     return cg_fail(c, OX_EMODEL, "b_zero_point must be of B's type, one value or N");
@@ -707,7 +719,8 @@ static int gen_dqmm(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
   const char *rq = q ? cg_ref(c, q) : NULL;
   if (c->depth) return cg_fail(c, OX_EUNSUPPORTED, "not compiled inside a control-flow body");
   if (!rq) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
-  cg_printf(c, "  float *const Yout = Y0;\n  {\n    uint8_t *restrict Y0 = %s;\n    (void)Y0;\n", rq);
+  cg_printf(c, "  float *const Yout = Y0;\n  {\n    uint8_t *restrict Y0 = %s;\n    (void)Y0;\n",
+            rq);
   int rc = OX_OK;
   if (A->numel > 0) {
     cg_val *qo = q;
