@@ -176,32 +176,50 @@ static int gen_qadd(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_va
              "    Y0[o] = (%s)(v != v ? 0 : v < %d ? %d : v > %d ? %d : v);",
              pa.z, pb.z, py.z, T, lo, lo, hi, hi);
   } else {
-    if (!pa.known || !pb.known || !py.known)
-      return cg_fail(c, OX_EUNSUPPORTED,
-                     "the scales and zero points must be constants (the factors are folded)");
-    double ka = (double)pa.sv / py.sv, kb = (double)pb.sv / py.sv;
-    float fa = (float)ka, fb = (float)kb, fc = (float)(py.zv - pa.zv * ka - pb.zv * kb);
-    if (isfinite(fa) && isfinite(fb) && isfinite(fc)) {
-      char la[48], lb[48], lc[48];
+    /* the runtime's folded form, or (a factor not finite) its exact one */
+    char fast[1024], exact[1024], la[48] = "ka", lb[48] = "kb", lc[48] = "kc";
+    bool finite = true;
+    if (pa.known && pb.known && py.known) {
+      double ka = (double)pa.sv / py.sv, kb = (double)pb.sv / py.sv;
+      float fa = (float)ka, fb = (float)kb, fc = (float)(py.zv - pa.zv * ka - pb.zv * kb);
+      finite = isfinite(fa) && isfinite(fb) && isfinite(fc);
       cg_float_lit(la, sizeof la, fa, true);
       cg_float_lit(lb, sizeof lb, fb, true);
       cg_float_lit(lc, sizeof lc, fc, true);
-      /* one rounding per operation, as the runtime's loop (no fused
-       * multiply-add); the rounding half to even of 1.5 x 2^23 */
-      snprintf(body, sizeof body,
-               "const float pa = (float)X0[i0] * %s, pb = (float)X3[i1] * %s;\n"
-               "    float v = pa + pb;\n    v = v + %s;\n"
-               "    v = v < %d.0f ? %d.0f : v > %d.0f ? %d.0f : v;\n"
-               "    Y0[o] = (%s)(int32_t)((v + 12582912.0f) - 12582912.0f);",
-               la, lb, lc, lo, lo, hi, hi, T);
-    } else
-      snprintf(body, sizeof body,
-               "const float av = (float)((int32_t)X0[i0] - %s) * %s;\n"
-               "    const float bv = (float)((int32_t)X3[i1] - %s) * %s;\n"
-               "    const float q = (av + bv) / %s;\n"
-               "    const float t = nearbyintf(q) + (float)%s;\n"
-               "    Y0[o] = (%s)(q != q ? 0 : t < %d ? %d : t > %d ? %d : t);",
-               pa.z, pa.s, pb.z, pb.s, py.s, py.z, T, lo, lo, hi, hi);
+    }
+    /* one rounding per operation, as the runtime's loop (no fused
+     * multiply-add); the rounding half to even of 1.5 x 2^23 */
+    snprintf(fast, sizeof fast,
+             "const float pa = (float)X0[i0] * %s, pb = (float)X3[i1] * %s;\n"
+             "    float v = pa + pb;\n    v = v + %s;\n"
+             "    v = v < %d.0f ? %d.0f : v > %d.0f ? %d.0f : v;\n"
+             "    Y0[o] = (%s)(int32_t)((v + 12582912.0f) - 12582912.0f);",
+             la, lb, lc, lo, lo, hi, hi, T);
+    snprintf(exact, sizeof exact,
+             "const float av = (float)((int32_t)X0[i0] - %s) * %s;\n"
+             "    const float bv = (float)((int32_t)X3[i1] - %s) * %s;\n"
+             "    const float q = (av + bv) / %s;\n"
+             "    const float t = nearbyintf(q) + (float)%s;\n"
+             "    Y0[o] = (%s)(q != q ? 0 : t < %d ? %d : t > %d ? %d : t);",
+             pa.z, pa.s, pb.z, pb.s, py.s, py.z, T, lo, lo, hi, hi);
+    cg_val *ops[2] = {in[0], in[3]};
+    if (pa.known && pb.known && py.known) {
+      cg_bcast_loop(c, y->dims, y->rank, ops, 2, finite ? fast : exact);
+      return OX_OK;
+    }
+    /* scales given at run time: the factors folded there, in double as
+     * the runtime */
+    cg_printf(c,
+              "  const double kad = (double)%s / (double)%s, kbd = (double)%s / (double)%s;\n"
+              "  const float ka = (float)kad, kb = (float)kbd;\n"
+              "  const float kc = (float)((double)%s - (double)%s * kad - (double)%s * kbd);\n"
+              "  if (isfinite(ka) && isfinite(kb) && isfinite(kc)) {\n",
+              pa.s, py.s, pb.s, py.s, py.z, pa.z, pb.z);
+    cg_bcast_loop(c, y->dims, y->rank, ops, 2, fast);
+    cg_printf(c, "  } else {\n");
+    cg_bcast_loop(c, y->dims, y->rank, ops, 2, exact);
+    cg_printf(c, "  }\n");
+    return OX_OK;
   }
   cg_val *ops[2] = {in[0], in[3]};
   cg_bcast_loop(c, y->dims, y->rank, ops, 2, body);
@@ -408,10 +426,6 @@ static int gen_qsoftmax(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
   if (q_par(c, in, n_in, 1, 2, x->dtype, false, "X_scale", "x_zero_point", &xp) ||
       q_par(c, in, n_in, 3, 4, x->dtype, false, "y_scale", "y_zero_point", &yp))
     return c->e->code;
-  if (!xp.known || !yp.known)
-    return cg_fail(c, OX_EUNSUPPORTED,
-                   "the scales and zero points must be constants (the exponentials' table is "
-                   "computed by the compiler)");
   if (x->rank < 1) return cg_fail(c, OX_EMODEL, "X must have rank 1 or more");
   size_t axis;
   /* -1 at every opset: onnxruntime's schema default, which its kernel reads */
@@ -427,23 +441,39 @@ static int gen_qsoftmax(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
     for (size_t d = axis + 1; d < x->rank; d++) inner *= x->dims[d];
   }
   bool sign = x->dtype == OX_INT8;
-  /* e^((i - 255 + shift) x_scale), shift keeping the row sums finite */
+  /* e^((i - 255 + shift) x_scale), shift keeping the row sums finite:
+   * log(FLT_MAX / D) less 5, in steps of x_scale */
   double shift = log((double)FLT_MAX / (double)D) - 5.0;
-  shift = (shift > 0 ? shift : 0.0) / (double)xp.sv;
-  float tab[256];
-  for (int i = 0; i < 256; i++)
-    tab[(uint8_t)(sign ? i - 128 : i)] = (float)exp(((double)i - 255.0 + shift) * (double)xp.sv);
-  cg_printf(c, "  static const float tab[256] = {");
-  for (int i = 0; i < 256; i++) {
-    char lit[48];
-    cg_float_lit(lit, sizeof lit, tab[i], true);
-    cg_printf(c, "%s%s", i == 0 ? "" : i % 6 ? ", " : ",\n      ", lit);
-  }
+  shift = shift > 0 ? shift : 0.0;
   char ys[48];
-  cg_float_lit(ys, sizeof ys, floorf(1.0f / yp.sv), true);
+  if (xp.known && yp.known) {
+    float tab[256];
+    double sh = shift / (double)xp.sv;
+    for (int i = 0; i < 256; i++)
+      tab[(uint8_t)(sign ? i - 128 : i)] = (float)exp(((double)i - 255.0 + sh) * (double)xp.sv);
+    cg_printf(c, "  static const float tab[256] = {");
+    for (int i = 0; i < 256; i++) {
+      char lit[48];
+      cg_float_lit(lit, sizeof lit, tab[i], true);
+      cg_printf(c, "%s%s", i == 0 ? "" : i % 6 ? ", " : ",\n      ", lit);
+    }
+    cg_printf(c, "};\n");
+    cg_float_lit(ys, sizeof ys, floorf(1.0f / yp.sv), true);
+  } else {
+    /* the scales at run time: the table built there, as the runtime does */
+    char sh[48];
+    cg_float_lit(sh, sizeof sh, shift, false);
+    cg_printf(c,
+              "  float tab[256];\n  const double sh = %s / (double)%s;\n"
+              "  for (int i = 0; i < 256; i++)\n"
+              "    tab[(uint8_t)(%s)] = (float)exp(((double)i - 255.0 + sh) * (double)%s);\n"
+              "  const float ysf = floorf(1.0f / %s);\n",
+              sh, xp.s, sign ? "i - 128" : "i", xp.s, yp.s);
+    snprintf(ys, sizeof ys, "ysf");
+  }
   int lo = sign ? -128 : 0, hi = sign ? 127 : 255;
   const char *T = cg_ctype(x->dtype);
-  cg_printf(c, "};\n  for (long r = 0; r < %lld; r++) {\n", (long long)(x->numel / D));
+  cg_printf(c, "  for (long r = 0; r < %lld; r++) {\n", (long long)(x->numel / D));
   cg_printf(c,
             "    const long base = (r / %lld) * %lld + r %% %lld;\n"
             "    const %s *x = X0 + base;\n    %s *y = Y0 + base;\n"

@@ -199,6 +199,16 @@ for op in ["QLinearAdd", "QLinearMul"]:
                   [node(op, ["A", "sa", "za", "B", "sb", "zb", "sc", "zc"], ["C"], "n0")],
                   {"A": a, "B": b}, ["C"], initializers=ini, rtol=0, atol=1,
                   output_types={"C": dt})
+# scales given at run time (the factors folded by the generated code, not the compiler);
+# onnxruntime takes scalars only, fed here as [1] and reshaped
+for op, dt in [("QLinearAdd", U8), ("QLinearMul", I8)]:
+    c.add(f"{op} {np.dtype(dt).name} scales at run time",
+          [node("Reshape", [s + "1", "scalar"], [s], "r" + s, domain="") for s in ["sa", "sb", "sc"]]
+          + [node(op, ["A", "sa", "za", "B", "sb", "zb", "sc", "zc"], ["C"], "n0")],
+          {"A": q8(dt, 3, 8), "B": q8(dt, 8), "sa1": f([0.05]), "sb1": f([0.07]),
+           "sc1": f([0.1 if op == "QLinearAdd" else 0.5])}, ["C"],
+          initializers={"za": zp(dt, 2), "zb": zp(dt, 9), "zc": zp(dt, 4),
+                        "scalar": np.zeros(0, np.int64)}, rtol=0, atol=1, output_types={"C": dt})
 c.add("QLinearAdd scale of two values",
       [node("QLinearAdd", ["A", "sa", "", "B", "sb", "", "sc", "zc"], ["C"], "n0")],
       {"A": q8(U8, 4), "B": q8(U8, 4)}, ["C"],
@@ -413,6 +423,12 @@ for opset, shape in [(12, (2, 3, 4)), (13, (2, 3, 4))]:
           {"X": q8(U8, *shape)}, ["Y"],
           initializers={"xs": f(0.1), "xz": zp(U8, 0), "ys": f(1 / 256), "yz": zp(U8, 0)},
           rtol=0, atol=1, output_types={"Y": U8})
+for dt in [U8, I8]:
+    c.add(f"QLinearSoftmax {np.dtype(dt).name} scales at run time",
+          [node("QLinearSoftmax", ["X", "xs", "xz", "ys", "yz"], ["Y"], "n0", opset=13)],
+          {"X": q8(dt, 4, 12), "xs": f([0.06]), "ys": f([1 / 256])}, ["Y"],
+          initializers={"xz": zp(dt, 0), "yz": zp(dt, 0 if dt == U8 else -128)}, rtol=0, atol=1,
+          output_types={"Y": dt})
 # a tiny y_scale: onnxruntime converts the out-of-range quotient to uint32 (undefined,
 # 0 here); onnxc saturates. numpy reference: round(softmax * floor(1 / y_scale)), saturated
 xsm = q8(U8, 3, 7)
