@@ -1,23 +1,29 @@
 /* ops_ms_quant.c - C generators of onnxruntime's com.microsoft QOperator
  * forms (QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
  * QLinearConcat, QLinearWhere, QLinearAveragePool, QLinearGlobalAveragePool,
- * QLinearSoftmax, QLinearConv, QuantizeLinear, DequantizeLinear); the 8-bit
- * products (QGemm, DynamicQuantizeMatMul, MatMulIntegerToFloat) are in
- * ops_ms_qgemm.c.
+ * QLinearSoftmax, QLinearConv, QuantizeLinear, DequantizeLinear) and of its
+ * 8-bit products (QGemm, DynamicQuantizeMatMul, MatMulIntegerToFloat).
  *
- * The arithmetic is the runtime's kernels' (src/ops/contrib/quant_eltwise.c
- * and src/ops/fused/qfused.c), so that the results agree bit for bit:
+ * The arithmetic is the runtime's kernels' (src/ops/contrib/quant.c,
+ * quant_eltwise.c and src/ops/fused/qfused.c), so that the results agree
+ * bit for bit with `onnxc run` (but QLinearAdd on uint8 tensors of one
+ * shape, which the runtime's AVX-512 level computes with fused
+ * multiply-adds; its portable and AVX2 levels agree):
  *  - Sigmoid, LeakyRelu, Concat and Where map each byte through a 256-entry
  *    table (dequantize, op, quantize rounding half to even). With constant
  *    scales and zero points the table is computed here and the node's code
  *    is integer-only (a load per byte); with scales given at run time the
  *    code builds it first, in float, as the runtime's kernel does.
  *  - Add and Mul, the pools and Softmax compute in float where the runtime
- *    does: its folded factors (computed here when constant), its rounding.
+ *    does: its folded factors and Softmax's table of exponentials (computed
+ *    here when the scales are constants), its rounding.
+ *  - The products sum (a - za)(b - zb) exactly in int32, then the runtime's
+ *    float epilogue (QGemm may requantize).
  *  - QLinearConv is ONNX's (ops_quant.c: the integer-only fixed-point
  *    requantization with constant scales), NHWC data transposed around it
  *    when channels_last; Quantize/DequantizeLinear are ONNX's generators
- *    (the contrib QuantizeLinear divides in float whatever the scale). */
+ *    (the contrib QuantizeLinear divides in float whatever the scale), and
+ *    DynamicQuantizeMatMul quantizes A with DynamicQuantizeLinear's. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
