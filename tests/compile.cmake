@@ -129,6 +129,7 @@ endif()
 # Skipped (77) without node, onnxruntime-node, python3-onnx or numpy.
 set(ONNXC_COMPILE_CONTRIB_FAMILIES)
 list(APPEND ONNXC_COMPILE_CONTRIB_FAMILIES nn) # ops_ms_nn.c
+list(APPEND ONNXC_COMPILE_CONTRIB_FAMILIES quant) # ops_ms_quant.c (QAttention: ops_ms_attn.c)
 if(SYSTEM_PYTHON3)
   foreach(family ${ONNXC_COMPILE_CONTRIB_FAMILIES})
     add_test(NAME compile_contrib_${family}

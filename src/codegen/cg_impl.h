@@ -151,6 +151,17 @@ extern const cg_op ox_cg_ops_ms_gqa[];
 /* The generator of ai.onnx operator op (NULL when none), for the generators
  * of other domains that run on a standard one (ops_ms_nn.c). */
 cg_gen_fn cg_std_gen(const char *op);
+/* ops_quant.c's generators that ops_ms_quant.c's com.microsoft forms run
+ * on: QuantizeLinear dividing in float (the contrib form), DequantizeLinear,
+ * DynamicQuantizeLinear (its Y0 and the locals sc, z), QLinearConv (NCHW) */
+int cg_gen_quantize_ms(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                       size_t n_out);
+int cg_gen_dequantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                      size_t n_out);
+int cg_gen_dynq(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                size_t n_out);
+int cg_gen_qlinearconv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                       size_t n_out);
 /* ops_training.c: Dropout whose training_mode is read at run time (called
  * by ops_tensor.c's Dropout when that input is not a constant false). */
 int cg_gen_dropout_train(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,

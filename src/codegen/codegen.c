@@ -362,7 +362,8 @@ cg_val *cg_body_input(cg_ctx *c, const ox_value_info *vi) {
  * index in its graph). */
 /* The generators of other domains that take float16/bfloat16 (and float8)
  * values: FlexAttention and TreeEnsemble load them through float (cg_load,
- * cg_store), ArrayFeatureExtractor copies their bits. */
+ * cg_store), ArrayFeatureExtractor copies their bits; com.microsoft's
+ * MatMulIntegerToFloat and Q/DQ convert float16 scales and outputs. */
 static bool domain_small_float_ok(const ox_node *n) {
   static const char *const ok[][2] = {{CG_DOMAIN_PREVIEW, "FlexAttention"},
                                       {CG_DOMAIN_ML, "TreeEnsemble"},
@@ -373,7 +374,10 @@ static bool domain_small_float_ok(const ox_node *n) {
                                       {CG_DOMAIN_MS, "BiasSoftmax"}, {CG_DOMAIN_MS, "FusedMatMul"},
                                       {CG_DOMAIN_MS, "SkipLayerNormalization"},
                                       {CG_DOMAIN_MS, "SkipSimplifiedLayerNormalization"},
-                                      {CG_DOMAIN_MS, "EmbedLayerNormalization"}};
+                                      {CG_DOMAIN_MS, "EmbedLayerNormalization"},
+                                      {CG_DOMAIN_MS, "MatMulIntegerToFloat"},
+                                      {CG_DOMAIN_MS, "QuantizeLinear"},
+                                      {CG_DOMAIN_MS, "DequantizeLinear"}};
   for (size_t k = 0; n->domain && k < sizeof ok / sizeof ok[0]; k++)
     if (strcmp(n->domain, ok[k][0]) == 0 && strcmp(n->op_type, ok[k][1]) == 0) return true;
   return false;
@@ -408,8 +412,10 @@ static int small_float_ok(cg_ctx *c, const ox_node *n, cg_val **in) {
               cg_packed_bits(ty->elem_type);
   }
   if (packed) {
-    for (size_t k = 0; dflt && k < sizeof packed_ok / sizeof packed_ok[0]; k++)
-      if (strcmp(n->op_type, packed_ok[k]) == 0) return OX_OK;
+    bool ms = n->domain && strcmp(n->domain, CG_DOMAIN_MS) == 0; /* its Q/DQ: int4, uint4 */
+    for (size_t k = 0; (dflt || ms) && k < sizeof packed_ok / sizeof packed_ok[0]; k++)
+      if (strcmp(n->op_type, packed_ok[k]) == 0 && (dflt || strstr(packed_ok[k], "Linear")))
+        return OX_OK;
     return cg_fail(c, OX_EUNSUPPORTED,
                    "4- and 2-bit element types are compiled for Cast, Q/DQ and reshapes only");
   }

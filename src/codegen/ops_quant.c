@@ -228,9 +228,10 @@ static void q_put_packed(cg_ctx *c, int32_t dt, const char *v) {
             per, v, mask, per, bits);
 }
 
-static int gen_quantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
-                        size_t n_out) {
-  (void)n_out;
+/* prec0: the precision of the quotient when the node has no `precision`
+ * attribute (0: the scale's type) */
+static int quantize_in(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                       int32_t prec0) {
   if (n_in < 2 || !in[0] || !in[1]) return cg_fail(c, OX_EMODEL, "x and y_scale are required");
   const cg_val *x = in[0], *s = in[1], *z = n_in > 2 ? in[2] : NULL;
   int32_t odt = out[0]->dtype;
@@ -247,7 +248,7 @@ static int gen_quantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
                    ox_dtype_get((int32_t)(want ? want : OX_UINT8))
                        ? ox_dtype_get((int32_t)(want ? want : OX_UINT8))->name
                        : "?");
-  int64_t prec = ox_node_attr_int(n, "precision", 0);
+  int64_t prec = ox_node_attr_int(n, "precision", prec0);
   if (!prec) prec = s->dtype;
   bool dbl = prec == OX_DOUBLE;
   bool x_ok = q_float_kind(x->dtype) || x->dtype == OX_DOUBLE || x->dtype == OX_INT32;
@@ -303,8 +304,22 @@ static int gen_quantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
   return OX_OK;
 }
 
-static int gen_dequantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
-                          size_t n_out) {
+static int gen_quantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                        size_t n_out) {
+  (void)n_out;
+  return quantize_in(c, n, in, n_in, out, 0);
+}
+
+/* com.microsoft's QuantizeLinear divides in float whatever the scale's
+ * type (the runtime's ox_quant_prepare_contrib) */
+int cg_gen_quantize_ms(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                       size_t n_out) {
+  (void)n_out;
+  return quantize_in(c, n, in, n_in, out, OX_FLOAT);
+}
+
+int cg_gen_dequantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                      size_t n_out) {
   (void)n_out;
   if (n_in < 2 || !in[0] || !in[1]) return cg_fail(c, OX_EMODEL, "x and x_scale are required");
   const cg_val *x = in[0], *s = in[1], *z = n_in > 2 ? in[2] : NULL;
@@ -341,7 +356,7 @@ static int gen_dequantize(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
   return OX_OK;
 }
 
-static int gen_dynq(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+int cg_gen_dynq(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                     size_t n_out) {
   (void)n;
   if (n_in < 1 || !in[0] || in[0]->dtype != OX_FLOAT)
@@ -619,7 +634,7 @@ static int gen_convint(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg
                 "Y0[yi] = acc;");
 }
 
-static int gen_qlinearconv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+int cg_gen_qlinearconv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                            size_t n_out) {
   (void)n_out;
   for (size_t i = 0; i < 8; i++)
@@ -630,7 +645,8 @@ static int gen_qlinearconv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in
     return cg_fail(c, OX_EUNSUPPORTED, "only float scales are compiled");
   int64_t M = in[3]->rank ? in[3]->dims[0] : 0;
   if (in[1]->numel != 1 || in[2]->numel != 1 || in[6]->numel != 1 || in[7]->numel != 1 ||
-      (in[4]->numel != 1 && in[4]->numel != M) || in[5]->numel != in[4]->numel)
+      (in[4]->numel != 1 && in[4]->numel != M) ||
+      (in[5]->numel != 1 && in[5]->numel != in[4]->numel))
     return cg_fail(c, OX_EUNSUPPORTED, "x and y quantized per tensor, w per tensor or channel");
   bool bias = n_in > 8 && in[8];
   if (bias && (in[8]->dtype != OX_INT32 || in[8]->numel != M))
@@ -1224,12 +1240,12 @@ done:
 
 const cg_op ox_cg_ops_quant[] = {
     {"QuantizeLinear", gen_quantize},
-    {"DequantizeLinear", gen_dequantize},
-    {"DynamicQuantizeLinear", gen_dynq},
+    {"DequantizeLinear", cg_gen_dequantize},
+    {"DynamicQuantizeLinear", cg_gen_dynq},
     {"MatMulInteger", gen_matmulint},
     {"ConvInteger", gen_convint},
     {"QLinearMatMul", gen_qlinearmatmul},
-    {"QLinearConv", gen_qlinearconv},
+    {"QLinearConv", cg_gen_qlinearconv},
     {NULL, NULL},
 };
 

@@ -12,7 +12,9 @@ with onnxruntime-node's (tests/oracle/ort_refs.mjs) or, where the case says
 onnxruntime refuses it ("ort": "none"), with its independent "expected"
 arrays, within the case's tolerance (|got - ref| <= atol + rtol |ref|,
 NaN equal to NaN).
-A case the compiler must refuse names it: "compile": ["substring", ...],
+A case may name nodes whose generated functions must be integer-only
+("integer_nodes": no float or double in their bodies, no read of a float
+parameter). A case the compiler must refuse names it: "compile": ["substring", ...],
 words its message must hold (e.g. an output length that depends on data).
 Cases where onnxc's runtime must fail ("error") are not compiled: they are
 checked by ort_contrib_*; cases onnxruntime refuses to run ("ort":
@@ -22,6 +24,7 @@ python3-onnx, node or onnxruntime-node.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -58,6 +61,26 @@ def differs(name, got, ref, rtol, atol):
         return None
     i = int(np.argmax(~ok))
     return "%s[%d]: %r where the reference gives %r (tolerance %g + %g x |ref|)" % (name, i, g[i], r[i], atol, rtol)
+
+
+def float_in(src, nodes):
+    """Why the C functions of the named nodes in generated file src are not
+    integer-only (a float or double in their bodies, or a read of a float
+    parameter such as a scale), or None"""
+    with open(src) as f:
+        text = f.read()
+    for name in nodes:
+        safe = re.sub(r"[^A-Za-z0-9]", "_", name)
+        m = re.search(r"static void \w+?_n\d+_%s\((.*?)\) \{\n(.*?)\n\}\n" % re.escape(safe), text,
+                      re.S)
+        if not m:
+            return "no function of node '%s' in %s" % (name, src)
+        floats = re.findall(r"\bfloat \*restrict (X\d+)", m.group(1))
+        body = "\n".join(l for l in m.group(2).splitlines() if not l.strip().startswith("(void)"))
+        hit = re.search(r"\b(float|double|nearbyintf?|%s)\b" % "|".join(floats or ["float"]), body)
+        if hit:
+            return "node '%s' is compiled with floating-point arithmetic ('%s')" % (name, hit.group(1))
+    return None
 
 
 def main():
@@ -124,7 +147,11 @@ def main():
         if rc == 0 and must:
             failures.append((c["name"], "compiled; the case says the compiler refuses it"))
         elif rc == 0:
-            compiled.append((k, c["name"], src))
+            why = float_in(src, c.get("integer_nodes") or [])
+            if why:
+                failures.append((c["name"], why))
+            else:
+                compiled.append((k, c["name"], src))
         elif rc == 1 and err.startswith("onnxc compile:"):
             missing = [w for w in must or [] if w not in err]
             if must and not missing:

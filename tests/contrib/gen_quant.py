@@ -199,6 +199,16 @@ for op in ["QLinearAdd", "QLinearMul"]:
                   [node(op, ["A", "sa", "za", "B", "sb", "zb", "sc", "zc"], ["C"], "n0")],
                   {"A": a, "B": b}, ["C"], initializers=ini, rtol=0, atol=1,
                   output_types={"C": dt})
+# scales given at run time (the factors folded by the generated code, not the compiler);
+# onnxruntime takes scalars only, fed here as [1] and reshaped
+for op, dt in [("QLinearAdd", U8), ("QLinearMul", I8)]:
+    c.add(f"{op} {np.dtype(dt).name} scales at run time",
+          [node("Reshape", [s + "1", "scalar"], [s], "r" + s, domain="") for s in ["sa", "sb", "sc"]]
+          + [node(op, ["A", "sa", "za", "B", "sb", "zb", "sc", "zc"], ["C"], "n0")],
+          {"A": q8(dt, 3, 8), "B": q8(dt, 8), "sa1": f([0.05]), "sb1": f([0.07]),
+           "sc1": f([0.1 if op == "QLinearAdd" else 0.5])}, ["C"],
+          initializers={"za": zp(dt, 2), "zb": zp(dt, 9), "zc": zp(dt, 4),
+                        "scalar": np.zeros(0, np.int64)}, rtol=0, atol=1, output_types={"C": dt})
 c.add("QLinearAdd scale of two values",
       [node("QLinearAdd", ["A", "sa", "", "B", "sb", "", "sc", "zc"], ["C"], "n0")],
       {"A": q8(U8, 4), "B": q8(U8, 4)}, ["C"],
@@ -216,7 +226,7 @@ for dt in [U8, I8]:
                                                                              else 0)}
         c.add(f"{op} {np.dtype(dt).name} {attrs}",
               [node(op, ["X", "xs", "xz", "ys", "yz"], ["Y"], "n0", **attrs)], {"X": x}, ["Y"],
-              initializers=ini, rtol=0, atol=0, output_types={"Y": dt})
+              initializers=ini, rtol=0, atol=0, output_types={"Y": dt}, integer_nodes=["n0"])
         # (onnxruntime aborts on an absent Y_zero_point)
         c.add(f"{op} {np.dtype(dt).name} {attrs} no X_zero_point",
               [node(op, ["X", "xs", "", "ys", "yz"], ["Y"], "n0", **attrs)], {"X": x}, ["Y"],
@@ -236,7 +246,8 @@ for dt in [U8, I8]:
     for axis in [1, -2]:
         c.add(f"QLinearConcat {np.dtype(dt).name} axis {axis}",
               [node("QLinearConcat", ins, ["Y"], "n0", axis=axis)], {"A": a, "B": b, "D": d},
-              ["Y"], initializers=ini, rtol=0, atol=0, output_types={"Y": dt})
+              ["Y"], initializers=ini, rtol=0, atol=0, output_types={"Y": dt},
+              integer_nodes=["n0"])
     e1, e2 = q8(dt, 3, 2), q8(dt, 3, 7)
     c.add(f"QLinearConcat {np.dtype(dt).name} last axis, two inputs",
           [node("QLinearConcat", ins[:8], ["Y"], "n0", axis=1)], {"A": e1, "B": e2}, ["Y"],
@@ -269,7 +280,7 @@ for dt in [U8, I8]:
     c.add(f"QLinearWhere {np.dtype(dt).name} broadcast",
           [node("QLinearWhere", ["C", "X", "xs", "xz", "Y", "ys", "yz", "zs", "zz"], ["Z"],
                 "n0")], {"C": cond, "X": x, "Y": y}, ["Z"], initializers=ini, rtol=0, atol=0,
-          output_types={"Z": dt})
+          output_types={"Z": dt}, integer_nodes=["n0"])
 
     x2, y2 = q8(dt, 5, 7), q8(dt, 5, 7)
     c.add(f"QLinearWhere {np.dtype(dt).name} same shapes, Y already at Z's scale",
@@ -345,7 +356,7 @@ for xdt, wdt in [(U8, U8), (U8, I8), (I8, I8)]:
                   f"{attrs} C{C} M{M}",
                   [node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "B"], ["y"],
                         "n0", channels_last=cl, **attrs)], {"x": x}, ["y"], initializers=ini,
-                  rtol=0, atol=1, output_types={"y": xdt})
+                  rtol=0, atol=1, output_types={"y": xdt}, integer_nodes=["n0"])
 
 # 1-D and 3-D convolutions, both layouts
 for cl in [0, 1]:
@@ -412,6 +423,12 @@ for opset, shape in [(12, (2, 3, 4)), (13, (2, 3, 4))]:
           {"X": q8(U8, *shape)}, ["Y"],
           initializers={"xs": f(0.1), "xz": zp(U8, 0), "ys": f(1 / 256), "yz": zp(U8, 0)},
           rtol=0, atol=1, output_types={"Y": U8})
+for dt in [U8, I8]:
+    c.add(f"QLinearSoftmax {np.dtype(dt).name} scales at run time",
+          [node("QLinearSoftmax", ["X", "xs", "xz", "ys", "yz"], ["Y"], "n0", opset=13)],
+          {"X": q8(dt, 4, 12), "xs": f([0.06]), "ys": f([1 / 256])}, ["Y"],
+          initializers={"xz": zp(dt, 0), "yz": zp(dt, 0 if dt == U8 else -128)}, rtol=0, atol=1,
+          output_types={"Y": dt})
 # a tiny y_scale: onnxruntime converts the out-of-range quotient to uint32 (undefined,
 # 0 here); onnxc saturates. numpy reference: round(softmax * floor(1 / y_scale)), saturated
 xsm = q8(U8, 3, 7)
@@ -468,5 +485,28 @@ c.add("QLinearConv per-channel w_zero_point",
       initializers={"w": q8(I8, 3, 2, 3, 3), "xs": f(0.1), "xz": zp(U8, 3),
                     "ws": f([0.01, 0.02, 0.03]), "wz": np.array([0, 2, -3], I8), "ys": f(0.3),
                     "yz": zp(U8, 4)}, rtol=0, atol=1, output_types={"y": U8})
+
+# ---- a QOperator model end to end (onnxruntime's quantizer's QOperator format):
+# QuantizeLinear -> QLinearConv -> QLinearAdd (the residual) ->
+# QLinearGlobalAveragePool -> DequantizeLinear, all com.microsoft; uint8 or int8
+# activations, int8 weights per output channel. `onnxc compile` makes the
+# convolution integer-only (fixed-point requantization: within 1 of onnxruntime's
+# float one, a quantum of the output at most after the average)
+for dt in [U8, I8]:
+    z0 = 0 if dt == I8 else 128
+    ini = {"xs": f(0.03), "xz": zp(dt, z0 - 3), "w": q8(I8, 3, 3, 3, 3),
+           "ws": c.randn(3, scale=0.01) ** 2 + 0.004, "wz": np.zeros(3, I8),
+           "cs": f(0.05), "cz": zp(dt, z0 + 2), "B": c.ints(-200, 200, 3, dtype=np.int32),
+           "as": f(0.06), "az": zp(dt, z0), "gs": f(0.02), "gz": zp(dt, z0 - 1)}
+    c.add(f"QOperator model {np.dtype(dt).name}: Q, QLinearConv, QLinearAdd, "
+          "QLinearGlobalAveragePool, DQ",
+          [node("QuantizeLinear", ["x", "xs", "xz"], ["q"], "quant"),
+           node("QLinearConv", ["q", "xs", "xz", "w", "ws", "wz", "cs", "cz", "B"], ["cv"], "conv",
+                pads=[1, 1, 1, 1]),
+           node("QLinearAdd", ["cv", "cs", "cz", "q", "xs", "xz", "as", "az"], ["a"], "add"),
+           node("QLinearGlobalAveragePool", ["a", "as", "az", "gs", "gz"], ["g"], "pool"),
+           node("DequantizeLinear", ["g", "gs", "gz"], ["y"], "dequant")],
+          {"x": c.randn(2, 3, 10, 9, scale=2.0)}, ["y"], initializers=ini, rtol=0, atol=0.021,
+          integer_nodes=["conv"])
 
 c.write()
