@@ -36,6 +36,7 @@ static const cg_table op_tables[] = {
     {CG_DOMAIN_MS, ox_cg_ops_ms_nn},
     {CG_DOMAIN_MS, ox_cg_ops_ms_attn},
     {CG_DOMAIN_MS, ox_cg_ops_ms_gqa},
+    {CG_DOMAIN_MS, ox_cg_ops_ms_lowbit},
 };
 #define N_TABLES (sizeof op_tables / sizeof op_tables[0])
 
@@ -362,7 +363,12 @@ cg_val *cg_body_input(cg_ctx *c, const ox_value_info *vi) {
 static bool domain_small_float_ok(const ox_node *n) {
   static const char *const ok[][2] = {{CG_DOMAIN_PREVIEW, "FlexAttention"},
                                       {CG_DOMAIN_ML, "TreeEnsemble"},
-                                      {CG_DOMAIN_ML, "ArrayFeatureExtractor"}};
+                                      {CG_DOMAIN_ML, "ArrayFeatureExtractor"},
+                                      /* through float copies (cg_gen_widened) */
+                                      {CG_DOMAIN_MS, "GroupQueryAttention"},
+                                      {CG_DOMAIN_MS, "RotaryEmbedding"},
+                                      {CG_DOMAIN_MS, "MatMulNBits"},
+                                      {CG_DOMAIN_MS, "GatherBlockQuantized"}};
   for (size_t k = 0; n->domain && k < sizeof ok / sizeof ok[0]; k++)
     if (strcmp(n->domain, ok[k][0]) == 0 && strcmp(n->op_type, ok[k][1]) == 0) return true;
   return false;
@@ -399,6 +405,10 @@ static int small_float_ok(cg_ctx *c, const ox_node *n, cg_val **in) {
   if (packed) {
     for (size_t k = 0; dflt && k < sizeof packed_ok / sizeof packed_ok[0]; k++)
       if (strcmp(n->op_type, packed_ok[k]) == 0) return OX_OK;
+    /* ops_ms_lowbit.c reads an int4 / uint4 table field by field */
+    if (!dflt && n->domain && strcmp(n->domain, CG_DOMAIN_MS) == 0 &&
+        strcmp(n->op_type, "GatherBlockQuantized") == 0)
+      return OX_OK;
     return cg_fail(c, OX_EUNSUPPORTED,
                    "4- and 2-bit element types are compiled for Cast, Q/DQ and reshapes only");
   }
