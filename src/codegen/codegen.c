@@ -367,6 +367,7 @@ static bool domain_small_float_ok(const ox_node *n) {
                                       /* through float copies (cg_gen_widened) */
                                       {CG_DOMAIN_MS, "GroupQueryAttention"},
                                       {CG_DOMAIN_MS, "RotaryEmbedding"},
+                                      {CG_DOMAIN_MS, "SparseAttention"},
                                       {CG_DOMAIN_MS, "MatMulNBits"},
                                       {CG_DOMAIN_MS, "GatherBlockQuantized"}};
   for (size_t k = 0; n->domain && k < sizeof ok / sizeof ok[0]; k++)

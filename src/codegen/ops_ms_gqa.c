@@ -84,6 +84,7 @@ static int gen_ms_rotary(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
 typedef struct gqa_geo {
   int64_t B, S, N, Nk, G, H, P, L, R, rows, Pl, total;
   bool packed, rotary, il, sink, smooth, pos;
+  int cs_in; /* the input index of cos_cache (sin_cache follows) */
   int64_t lws, qk;
   int64_t bst[3]; /* attention_bias strides of batch, head, row (0: broadcast) */
   double scale, cap;
@@ -150,7 +151,7 @@ static int gqa_shapes(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   if (g->rotary) {
     if (CS->rank != 2 || SN->numel != CS->numel || CS->dims[1] < 1 || 2 * CS->dims[1] > g->H)
       return cg_fail(c, OX_EMODEL, "cos_cache width must be in [1, head size / 2]");
-    g->R = 2 * CS->dims[1], g->rows = CS->dims[0];
+    g->R = 2 * CS->dims[1], g->rows = CS->dims[0], g->cs_in = 7;
     if (PI && PI->numel != g->B * g->S)
       return cg_fail(c, OX_EMODEL, "position_ids must be [batch, sequence]");
     g->pos = PI != NULL;
@@ -178,7 +179,8 @@ static int gqa_shapes(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   return OX_OK;
 }
 
-/* Writes the new rows of batch b into the caches (rotated) and the query rows. */
+/* Writes the new rows of batch b into the caches of g->L rows (rotated, at row past + s)
+ * and the query rows (rotated) into qb [B, S, N, H]; `past` is defined by the caller. */
 static void gqa_emit_rows(cg_ctx *c, const gqa_geo *g, const char *qb, const char *kb,
                           const char *vb) {
   int64_t H = g->H, S = g->S, qw = (g->N + (g->packed ? 2 * g->Nk : 0)) * H;
@@ -197,8 +199,8 @@ static void gqa_emit_rows(cg_ctx *c, const gqa_geo *g, const char *qb, const cha
       cg_printf(c, "      long long row = past + s;\n");
     cg_printf(c, "      if (row < 0 || row >= %lld) row = 0; /* outside the caches */\n",
               (long long)g->rows);
-    cg_printf(c, "      const float *cs = X7 + row * %lld, *sn = X8 + row * %lld;\n",
-              (long long)(g->R / 2), (long long)(g->R / 2));
+    cg_printf(c, "      const float *cs = X%d + row * %lld, *sn = X%d + row * %lld;\n", g->cs_in,
+              (long long)(g->R / 2), g->cs_in + 1, (long long)(g->R / 2));
   }
   cg_printf(c, "      for (long long h = 0; h < %lld; h++) {\n", (long long)g->N);
   cg_printf(c, "        float *d = %s + ((b * %lld + s) * %lld + h) * %lld;\n", qb, (long long)S,
@@ -214,6 +216,34 @@ static void gqa_emit_rows(cg_ctx *c, const gqa_geo *g, const char *qb, const cha
             (size_t)H * sizeof(float));
   if (g->rotary) cg_emit_rotate(c, "        ", "float", "d", "d", g->R / 2, g->il);
   cg_printf(c, "      }\n    }\n");
+}
+
+/* Writes, for query row s of head h in batch b, the softmax of row[lo, hi) (keys left out
+ * hold -INFINITY; e^sink joins the denominator when sink is not NULL), then `after` (C text
+ * or NULL), then y = Y0's row = the probabilities times the values vc (rows of H). A row
+ * without keys, or all of whose keys are -INFINITY, gives zeros. The sum is in double (in
+ * float under --float-only), as the runtime's exp_sum. */
+static void attn_emit_softmax_av(cg_ctx *c, const char *sink, const char *after, int64_t S,
+                                 int64_t N, int64_t H) {
+  const char *acc = c->o->float_only ? "float" : "double";
+  cg_printf(c, "        float mx = %s;\n", sink ? sink : "-INFINITY");
+  cg_printf(c, "        for (long long j = lo; j < hi; j++)\n");
+  cg_printf(c, "          if (row[j] > mx || row[j] != row[j]) mx = row[j];\n");
+  cg_printf(c, "        float *y = Y0 + ((b * %lld + s) * %lld + h) * %lld;\n", (long long)S,
+            (long long)N, (long long)H);
+  cg_printf(c, "        for (long long e = 0; e < %lld; e++) y[e] = 0.0f;\n", (long long)H);
+  cg_printf(c, "        if (hi <= lo || mx == -INFINITY) continue;\n");
+  cg_printf(c, "        %s sum = 0;\n", acc);
+  cg_printf(c, "        for (long long j = lo; j < hi; j++) {\n");
+  cg_printf(c, "          row[j] = expf(row[j] - mx);\n          sum += row[j];\n        }\n");
+  if (sink)
+    cg_printf(c, "        sum += %s((%s)%s - mx);\n", c->o->float_only ? "expf" : "exp", acc, sink);
+  cg_printf(c, "        const float inv = (float)(1.0%s / sum);\n", c->o->float_only ? "f" : "");
+  cg_printf(c, "        for (long long j = lo; j < hi; j++) row[j] *= inv;\n");
+  if (after) cg_printf(c, "%s", after);
+  cg_printf(c, "        for (long long j = lo; j < hi; j++)\n");
+  cg_printf(c, "          for (long long e = 0; e < %lld; e++) y[e] += row[j] * vc[j * %lld + e];\n",
+            (long long)H, (long long)H);
 }
 
 static int gen_gqa_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
@@ -302,30 +332,10 @@ static int gen_gqa_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
       cg_printf(c, "        for (long long j = lo; j < hi && j < %lld; j++) qo[j] = row[j];\n",
                 (long long)QT);
   }
-  /* softmax over [lo, hi), e^sink in the denominator with a head sink (0 when smooth) */
-  bool has_sink = g.sink || g.smooth;
-  cg_printf(c, "        const float sk = %s;\n", g.sink ? "X11[h]" : "0.0f");
-  cg_printf(c, "        float mx = %s;\n", has_sink ? "sk" : "-INFINITY");
-  cg_printf(c, "        for (long long j = lo; j < hi; j++)\n");
-  cg_printf(c, "          if (row[j] > mx || row[j] != row[j]) mx = row[j];\n");
-  cg_printf(c, "        (void)sk;\n");
-  cg_printf(c, "        float *y = Y0 + ((b * %lld + s) * %lld + h) * %lld;\n", (long long)S,
-            (long long)N, (long long)H);
-  cg_printf(c, "        for (long long e = 0; e < %lld; e++) y[e] = 0.0f;\n", (long long)H);
-  cg_printf(c, "        if (hi <= lo || mx == -INFINITY) continue;\n");
-  const char *acc = c->o->float_only ? "float" : "double";
-  cg_printf(c, "        %s sum = 0;\n", acc);
-  cg_printf(c, "        for (long long j = lo; j < hi; j++) {\n");
-  cg_printf(c, "          row[j] = expf(row[j] - mx);\n          sum += row[j];\n        }\n");
-  if (has_sink) cg_printf(c, "        sum += %s(%s)sk - mx);\n", c->o->float_only ? "expf((float)" : "exp(", acc);
-  cg_printf(c, "        const float inv = (float)(1.0%s / sum);\n", c->o->float_only ? "f" : "");
-  cg_printf(c, "        for (long long j = lo; j < hi; j++) row[j] *= inv;\n");
-  if (qk && g.qk == 2)
-    cg_printf(c, "        for (long long j = lo; j < hi && j < %lld; j++) qo[j] = row[j];\n",
-              (long long)QT);
-  cg_printf(c, "        for (long long j = lo; j < hi; j++)\n");
-  cg_printf(c, "          for (long long e = 0; e < %lld; e++) y[e] += row[j] * vc[j * %lld + e];\n",
-            (long long)H, (long long)H);
+  const char *qk2 = qk && g.qk == 2 ? ox_arena_printf(c->a,
+                      "        for (long long j = lo; j < hi && j < %lld; j++) qo[j] = row[j];\n",
+                      (long long)QT) : NULL;
+  attn_emit_softmax_av(c, g.sink ? "X11[h]" : g.smooth ? "0.0f" : NULL, qk2, S, N, H);
   cg_printf(c, "      }\n    }\n  }\n");
   return OX_OK;
 }
@@ -335,7 +345,128 @@ static int gen_gqa(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   return cg_gen_maybe_widened(c, gen_gqa_f, n, in, n_in, out, n_out);
 }
 
+/* ---- SparseAttention ----
+ * present_key / present_value are past's buffers of M rows (their static shape, as
+ * onnxruntime requires present to be past's own buffer) with the new rows written at each
+ * sequence's past length key_total_sequence_lengths[b] - S (0 on a prompt,
+ * total_sequence_length == S); query row s sees, of the keys up to its position p, those
+ * in the blocks of block row p / sparse_block_size its layout (h % layouts, a CSR of
+ * block_row_indices and block_col_indices, read at run time) keeps. */
+static int gen_sparse_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                        size_t n_out) {
+  const cg_val *Q = in[0], *K = n_in > 1 ? in[1] : NULL, *V = n_in > 2 ? in[2] : NULL;
+  const cg_val *PK = n_in > 3 ? in[3] : NULL, *PV = n_in > 4 ? in[4] : NULL;
+  const cg_val *RI = n_in > 5 ? in[5] : NULL, *CI = n_in > 6 ? in[6] : NULL;
+  const cg_val *TS = n_in > 7 ? in[7] : NULL, *KL = n_in > 8 ? in[8] : NULL;
+  const cg_val *CS = n_in > 9 ? in[9] : NULL, *SN = n_in > 10 ? in[10] : NULL;
+  gqa_geo g;
+  memset(&g, 0, sizeof g);
+  int64_t blk = ox_node_attr_int(n, "sparse_block_size", 0);
+  g.N = ox_node_attr_int(n, "num_heads", 0), g.Nk = ox_node_attr_int(n, "kv_num_heads", 0);
+  g.scale = ox_node_attr_float(n, "scale", 0.0f);
+  g.rotary = ox_node_attr_int(n, "do_rotary", 0) != 0;
+  g.il = ox_node_attr_int(n, "rotary_interleaved", 0) != 0;
+  if (g.N <= 0 || g.Nk <= 0 || g.N % g.Nk || blk <= 0)
+    return cg_fail(c, OX_EMODEL, "num_heads (a multiple of kv_num_heads) and "
+                                 "sparse_block_size must be positive");
+  if (!PK || !PV || !RI || !CI || !TS || !KL)
+    return cg_fail(c, OX_EMODEL, "past_key, past_value, block_row_indices, block_col_indices, "
+                                 "total_sequence_length and key_total_sequence_lengths are required");
+  if (RI->dtype != OX_INT32 || CI->dtype != OX_INT32 || TS->dtype != OX_INT32 ||
+      KL->dtype != OX_INT32 || RI->rank != 2 || CI->rank != 2 || TS->numel != 1)
+    return cg_fail(c, OX_EMODEL, "the block indices and lengths must be int32");
+  for (size_t i = 0; i < n_in && i < 11; i++)
+    if (in[i] && (i < 5 || i >= 9) && in[i]->dtype != OX_FLOAT)
+      return cg_fail(c, OX_EUNSUPPORTED, "input %zu must be float, float16 or bfloat16", i);
+  g.packed = !K;
+  if ((K == NULL) != (V == NULL) || Q->rank != 3)
+    return cg_fail(c, OX_EMODEL, "query must be 3-D, key and value given together");
+  g.B = Q->dims[0], g.S = Q->dims[1], g.G = g.N / g.Nk;
+  int64_t parts = g.packed ? g.N + 2 * g.Nk : g.N;
+  if (Q->dims[2] % parts || Q->dims[2] == 0 || g.S < 1)
+    return cg_fail(c, OX_EMODEL, "query's last dimension is not a multiple of %lld heads",
+                   (long long)parts);
+  g.H = Q->dims[2] / parts;
+  if (!g.packed && (K->rank != 3 || V->rank != 3 || K->numel != g.B * g.S * g.Nk * g.H ||
+                    V->numel != K->numel))
+    return cg_fail(c, OX_EMODEL, "key and value must be [B, S, kv_num_heads * head size]");
+  for (int i = 0; i < 2; i++) {
+    const cg_val *x = i ? PV : PK;
+    if (x->rank != 4 || x->dims[0] != g.B || x->dims[1] != g.Nk || x->dims[3] != g.H ||
+        x->dims[2] != PK->dims[2])
+      return cg_fail(c, OX_EMODEL, "past_key and past_value must be [B, kv_num_heads, buffer, head size]");
+  }
+  int64_t B = g.B, S = g.S, N = g.N, Nk = g.Nk, H = g.H, M = PK->dims[2];
+  int64_t nl = RI->dims[0], nb = RI->dims[1] - 1, ncol = CI->dims[1];
+  if (M < S || nl < 1 || N % nl || nb < 1 || CI->dims[0] != nl || KL->numel != B)
+    return cg_fail(c, OX_EMODEL, "the layouts, lengths or past buffer do not fit the query");
+  g.L = M;
+  if (g.rotary) {
+    if (!CS || !SN || CS->rank != 2 || SN->numel != CS->numel || CS->dims[1] < 1 ||
+        2 * CS->dims[1] > H)
+      return cg_fail(c, OX_EMODEL, "do_rotary needs [positions, rotary / 2] caches");
+    g.R = 2 * CS->dims[1], g.rows = CS->dims[0], g.cs_in = 9;
+  }
+  /* the presents: the outputs, else scratch (the attention reads the keys from them) */
+  const char *pk = "Y1", *pv = "Y2";
+  for (int i = 0; i < 2; i++) {
+    if (n_out > (size_t)(1 + i) && out[1 + i]) continue;
+    cg_val *t = cg_scratch(c, OX_FLOAT, B * Nk * M * H);
+    const char *r = t ? cg_ref(c, t) : NULL;
+    if (!r) return cg_fail(c, OX_EUNSUPPORTED, "no scratch for the caches (inside a control-flow body?)");
+    if (i) pv = r; else pk = r;
+  }
+  cg_val *qs = cg_scratch(c, OX_FLOAT, B * S * N * H);
+  const char *qb = qs ? cg_ref(c, qs) : NULL;
+  if (!qb) return cg_fail(c, OX_EUNSUPPORTED, "no scratch for the query (inside a control-flow body?)");
+  size_t pbytes = (size_t)(B * Nk * M * H) * sizeof(float);
+  cg_printf(c, "  memcpy(%s, X3, %zu);\n  memcpy(%s, X4, %zu);\n", pk, pbytes, pv, pbytes);
+  cg_printf(c, "  const int prompt = (long long)X7[0] == %lld;\n", (long long)S);
+  cg_printf(c, "  for (long long b = 0; b < %lld; b++) {\n", (long long)B);
+  cg_printf(c, "    long long past = prompt ? 0 : (long long)X8[b] - %lld;\n", (long long)S);
+  cg_printf(c, "    if (past < 0) past = 0;\n    if (past > %lld) past = %lld; /* beyond the buffer */\n",
+            (long long)(M - S), (long long)(M - S));
+  gqa_emit_rows(c, &g, qb, pk, pv);
+  char lit[64];
+  double scale = g.scale != 0.0 ? g.scale : 1.0 / sqrt((double)H);
+  cg_float_lit(lit, sizeof lit, (double)(float)scale, true);
+  cg_printf(c, "    for (long long h = 0; h < %lld; h++) {\n", (long long)N);
+  cg_printf(c, "      const long long hk = h / %lld;\n", (long long)g.G);
+  cg_printf(c, "      const float *kc = %s + (b * %lld + hk) * %lld, *vc = %s + (b * %lld + hk) * %lld;\n",
+            pk, (long long)Nk, (long long)(M * H), pv, (long long)Nk, (long long)(M * H));
+  cg_printf(c, "      const int32_t *rows = X5 + h %% %lld * %lld, *cols = X6 + h %% %lld * %lld;\n",
+            (long long)nl, (long long)(nb + 1), (long long)nl, (long long)ncol);
+  cg_printf(c, "      for (long long s = 0; s < %lld; s++) {\n", (long long)S);
+  cg_printf(c, "        const long long p = past + s, lo = 0, hi = p + 1;\n");
+  cg_printf(c, "        long long br = p / %lld;\n        if (br >= %lld) br = %lld;\n",
+            (long long)blk, (long long)nb, (long long)(nb - 1));
+  cg_printf(c, "        long long j0 = rows[br], j1 = rows[br + 1];\n");
+  cg_printf(c, "        if (j0 < 0) j0 = 0;\n        if (j1 > %lld) j1 = %lld;\n", (long long)ncol,
+            (long long)ncol);
+  cg_printf(c, "        const float *q = %s + ((b * %lld + s) * %lld + h) * %lld;\n", qb,
+            (long long)S, (long long)N, (long long)H);
+  cg_printf(c, "        float row[%lld];\n", (long long)M);
+  cg_printf(c, "        for (long long j = 0; j < hi; j++) row[j] = -INFINITY;\n");
+  cg_printf(c, "        for (long long t = j0; t < j1; t++) {\n");
+  cg_printf(c, "          long long k0 = (long long)cols[t] * %lld, k1 = k0 + %lld;\n",
+            (long long)blk, (long long)blk);
+  cg_printf(c, "          if (k0 < 0) k0 = 0;\n          if (k1 > hi) k1 = hi;\n");
+  cg_printf(c, "          for (long long j = k0; j < k1; j++) {\n            float d = 0.0f;\n");
+  cg_printf(c, "            for (long long e = 0; e < %lld; e++) d += q[e] * kc[j * %lld + e];\n",
+            (long long)H, (long long)H);
+  cg_printf(c, "            row[j] = %s * d;\n          }\n        }\n", lit);
+  attn_emit_softmax_av(c, NULL, NULL, S, N, H);
+  cg_printf(c, "      }\n    }\n  }\n");
+  return OX_OK;
+}
+
+static int gen_sparse(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
+                      size_t n_out) {
+  return cg_gen_maybe_widened(c, gen_sparse_f, n, in, n_in, out, n_out);
+}
+
 const cg_op ox_cg_ops_ms_gqa[] = {
+    {CG_DOMAIN_MS ":SparseAttention", gen_sparse},
     {CG_DOMAIN_MS ":GroupQueryAttention", gen_gqa},
     {CG_DOMAIN_MS ":RotaryEmbedding", gen_ms_rotary},
     {NULL, NULL},
