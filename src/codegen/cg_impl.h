@@ -155,6 +155,10 @@ extern const cg_op ox_cg_ops_ms_lowbit[];
  * values each): pairs (i, i + half), or (2i, 2i + 1) when interleaved. */
 void cg_emit_rotate(cg_ctx *c, const char *ind, const char *T, const char *src, const char *dst,
                     int64_t half, bool il);
+/* The same over the N heads of position (b, s) (loop variables of the caller) of X0 into
+ * Y0: heads of D values laid out [B, N, S, D] when four, else [B, S, N * D]. */
+void cg_emit_rotate_heads(cg_ctx *c, const char *T, int64_t N, int64_t S, int64_t D, bool four,
+                          int64_t half, bool il);
 /* ops_training.c: Dropout whose training_mode is read at run time (called
  * by ops_tensor.c's Dropout when that input is not a constant false). */
 int cg_gen_dropout_train(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,

@@ -251,16 +251,22 @@ static int gen_rotary(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   }
   cg_printf(c, "      const %s *cs = X1 + row * %lld, *sn = X2 + row * %lld;\n", T,
             (long long)half, (long long)half);
-  cg_printf(c, "      for (long long h = 0; h < %lld; h++) {\n", (long long)H);
+  cg_emit_rotate_heads(c, T, H, S, D, four, half, il);
+  cg_printf(c, "    }\n");
+  return OX_OK;
+}
+
+void cg_emit_rotate_heads(cg_ctx *c, const char *T, int64_t N, int64_t S, int64_t D, bool four,
+                          int64_t half, bool il) {
+  cg_printf(c, "      for (long long h = 0; h < %lld; h++) {\n", (long long)N);
   if (four)
     cg_printf(c, "        const long long off = ((b * %lld + h) * %lld + s) * %lld;\n",
-              (long long)H, (long long)S, (long long)D);
+              (long long)N, (long long)S, (long long)D);
   else
     cg_printf(c, "        const long long off = ((b * %lld + s) * %lld + h) * %lld;\n",
-              (long long)S, (long long)H, (long long)D);
+              (long long)S, (long long)N, (long long)D);
   cg_emit_rotate(c, "        ", T, "X0 + off", "Y0 + off", half, il);
-  cg_printf(c, "      }\n    }\n");
-  return OX_OK;
+  cg_printf(c, "      }\n");
 }
 
 void cg_emit_rotate(cg_ctx *c, const char *ind, const char *T, const char *src, const char *dst,

@@ -21,7 +21,6 @@
 
 #include "cg_impl.h"
 
-
 /* ---- RotaryEmbedding (com.microsoft): input, position_ids, cos_cache, sin_cache ---- */
 static int gen_ms_rotary_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                            size_t n_out) {
@@ -32,19 +31,22 @@ static int gen_ms_rotary_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in
     return cg_fail(c, OX_EMODEL, "input, position_ids, cos_cache and sin_cache are required");
   if (X->dtype != OX_FLOAT || CS->dtype != OX_FLOAT || SN->dtype != OX_FLOAT)
     return cg_fail(c, OX_EUNSUPPORTED, "input and caches must be float, float16 or bfloat16");
-  int64_t nh = ox_node_attr_int(n, "num_heads", 0), rd = ox_node_attr_int(n, "rotary_embedding_dim", 0);
+  int64_t nh = ox_node_attr_int(n, "num_heads", 0),
+          rd = ox_node_attr_int(n, "rotary_embedding_dim", 0);
   bool il = ox_node_attr_int(n, "interleaved", 0) != 0;
   if (ox_node_attr_int(n, "is_packed_batching", 0) != 0)
     return cg_fail(c, OX_EUNSUPPORTED, "is_packed_batching = 1 is not supported");
   if ((X->rank != 3 && X->rank != 4) || CS->rank != 2 || SN->numel != CS->numel || nh < 0 ||
       rd < 0 || rd % 2 || (rd > 0 && nh == 0))
-    return cg_fail(c, OX_EMODEL, "input must have rank 3 or 4, the caches two [positions, "
-                                 "rotary / 2] matrices, rotary_embedding_dim even with num_heads");
+    return cg_fail(c, OX_EMODEL,
+                   "input must have rank 3 or 4, the caches two [positions, "
+                   "rotary / 2] matrices, rotary_embedding_dim even with num_heads");
   bool four = X->rank == 4;
   int64_t B = X->dims[0], S = four ? X->dims[2] : X->dims[1];
   int64_t hidden = four ? X->dims[1] * X->dims[3] : X->dims[2];
   int64_t H = rd == 0 ? 2 * CS->dims[1] : (nh ? hidden / nh : 0);
-  if (H <= 0 || hidden % H) return cg_fail(c, OX_EMODEL, "the head size does not divide the hidden size");
+  if (H <= 0 || hidden % H)
+    return cg_fail(c, OX_EMODEL, "the head size does not divide the hidden size");
   int64_t N = nh > 0 ? nh : hidden / H, R = rd > 0 ? rd : H, rows = CS->dims[0];
   if ((four && X->dims[1] != N) || N * H != hidden || R > H || CS->dims[1] != R / 2)
     return cg_fail(c, OX_EMODEL, "num_heads, rotary_embedding_dim and the caches do not fit");
@@ -52,24 +54,19 @@ static int gen_ms_rotary_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in
   if (!one && PI->numel != B * S)
     return cg_fail(c, OX_EMODEL, "position_ids must be one value or [batch, sequence]");
   cg_printf(c, "  memcpy(Y0, X0, %zu); /* the values past the rotary part stay */\n", X->nbytes);
-  cg_printf(c, "  for (long long b = 0; b < %lld; b++)\n    for (long long s = 0; s < %lld; s++) {\n",
+  cg_printf(c,
+            "  for (long long b = 0; b < %lld; b++)\n    for (long long s = 0; s < %lld; s++) {\n",
             (long long)B, (long long)S);
   if (one) /* one offset: the positions of row s follow it */
     cg_printf(c, "      long long row = (long long)X1[0] + s;\n");
   else
     cg_printf(c, "      long long row = (long long)X1[b * %lld + s];\n", (long long)S);
-  cg_printf(c, "      if (row < 0 || row >= %lld) row = 0; /* outside the caches */\n", (long long)rows);
+  cg_printf(c, "      if (row < 0 || row >= %lld) row = 0; /* outside the caches */\n",
+            (long long)rows);
   cg_printf(c, "      const float *cs = X2 + row * %lld, *sn = X3 + row * %lld;\n",
             (long long)(R / 2), (long long)(R / 2));
-  cg_printf(c, "      for (long long h = 0; h < %lld; h++) {\n", (long long)N);
-  if (four)
-    cg_printf(c, "        const long long off = ((b * %lld + h) * %lld + s) * %lld;\n",
-              (long long)N, (long long)S, (long long)H);
-  else
-    cg_printf(c, "        const long long off = ((b * %lld + s) * %lld + h) * %lld;\n",
-              (long long)S, (long long)N, (long long)H);
-  cg_emit_rotate(c, "        ", "float", "X0 + off", "Y0 + off", R / 2, il);
-  cg_printf(c, "      }\n    }\n");
+  cg_emit_rotate_heads(c, "float", N, S, H, four, R / 2, il);
+  cg_printf(c, "    }\n");
   return OX_OK;
 }
 
@@ -138,7 +135,8 @@ static int gqa_shapes(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
       const cg_val *x = i ? PV : PK;
       if (x->rank != 4 || x->dims[0] != g->B || x->dims[1] != g->Nk || x->dims[3] != g->H ||
           x->dims[2] != PK->dims[2])
-        return cg_fail(c, OX_EMODEL, "past_key and past_value must be [B, kv_num_heads, past, head size]");
+        return cg_fail(c, OX_EMODEL,
+                       "past_key and past_value must be [B, kv_num_heads, past, head size]");
     }
   g->P = PK ? PK->dims[2] : 0;
   g->L = g->P + g->S;
@@ -186,12 +184,14 @@ static void gqa_emit_rows(cg_ctx *c, const gqa_geo *g, const char *qb, const cha
   int64_t H = g->H, S = g->S, qw = (g->N + (g->packed ? 2 * g->Nk : 0)) * H;
   int64_t kw = g->packed ? qw : g->Nk * H;
   const char *K = g->packed ? ox_arena_printf(c->a, "X0 + %lld", (long long)(g->N * H)) : "X1";
-  const char *V = g->packed ? ox_arena_printf(c->a, "X0 + %lld", (long long)((g->N + g->Nk) * H))
-                            : "X2";
+  const char *V =
+      g->packed ? ox_arena_printf(c->a, "X0 + %lld", (long long)((g->N + g->Nk) * H)) : "X2";
   cg_printf(c, "    for (long long s = 0; s < %lld; s++) {\n", (long long)S);
-  cg_printf(c, "      const float *qr = X0 + (b * %lld + s) * %lld;\n", (long long)S, (long long)qw);
-  cg_printf(c, "      const float *kr = %s + (b * %lld + s) * %lld, *vr = %s + (b * %lld + s) * %lld;\n",
-            K, (long long)S, (long long)kw, V, (long long)S, (long long)kw);
+  cg_printf(c, "      const float *qr = X0 + (b * %lld + s) * %lld;\n", (long long)S,
+            (long long)qw);
+  cg_printf(
+      c, "      const float *kr = %s + (b * %lld + s) * %lld, *vr = %s + (b * %lld + s) * %lld;\n",
+      K, (long long)S, (long long)kw, V, (long long)S, (long long)kw);
   if (g->rotary) {
     if (g->pos)
       cg_printf(c, "      long long row = (long long)X9[b * %lld + s];\n", (long long)S);
@@ -242,7 +242,8 @@ static void attn_emit_softmax_av(cg_ctx *c, const char *sink, const char *after,
   cg_printf(c, "        for (long long j = lo; j < hi; j++) row[j] *= inv;\n");
   if (after) cg_printf(c, "%s", after);
   cg_printf(c, "        for (long long j = lo; j < hi; j++)\n");
-  cg_printf(c, "          for (long long e = 0; e < %lld; e++) y[e] += row[j] * vc[j * %lld + e];\n",
+  cg_printf(c,
+            "          for (long long e = 0; e < %lld; e++) y[e] += row[j] * vc[j * %lld + e];\n",
             (long long)H, (long long)H);
 }
 
@@ -268,14 +269,20 @@ static int gen_gqa_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
             (long long)S, (long long)S);
   cg_printf(c, "  for (long long b = 0; b < %lld; b++) {\n", (long long)B);
   cg_printf(c, "    long long past = first ? 0 : (long long)X5[b] + 1 - %lld;\n", (long long)S);
-  cg_printf(c, "    if (past < 0) past = 0;\n    if (past > %lld) past = %lld; /* beyond the past buffer */\n",
+  cg_printf(c,
+            "    if (past < 0) past = 0;\n    if (past > %lld) past = %lld; /* beyond the past "
+            "buffer */\n",
             (long long)P, (long long)P);
   if (P) {
     cg_printf(c, "    for (long long h = 0; h < %lld; h++) {\n", (long long)Nk);
-    cg_printf(c, "      memcpy(%s + (b * %lld + h) * %lld, X3 + (b * %lld + h) * %lld, (size_t)past * %zu);\n",
+    cg_printf(c,
+              "      memcpy(%s + (b * %lld + h) * %lld, X3 + (b * %lld + h) * %lld, (size_t)past * "
+              "%zu);\n",
               kb, (long long)Nk, (long long)(L * H), (long long)Nk, (long long)(P * H),
               (size_t)H * sizeof(float));
-    cg_printf(c, "      memcpy(%s + (b * %lld + h) * %lld, X4 + (b * %lld + h) * %lld, (size_t)past * %zu);\n",
+    cg_printf(c,
+              "      memcpy(%s + (b * %lld + h) * %lld, X4 + (b * %lld + h) * %lld, (size_t)past * "
+              "%zu);\n",
               vb, (long long)Nk, (long long)(L * H), (long long)Nk, (long long)(P * H),
               (size_t)H * sizeof(float));
     cg_printf(c, "    }\n");
@@ -292,7 +299,8 @@ static int gen_gqa_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
     cg_printf(c, "          memcpy(d, %s + ((b * %lld + h) * %lld + r) * %lld, %zu);\n",
               j == 1 ? kb : vb, (long long)Nk, (long long)L, (long long)H,
               (size_t)H * sizeof(float));
-    cg_printf(c, "        else\n          memset(d, 0, %zu);\n      }\n", (size_t)H * sizeof(float));
+    cg_printf(c, "        else\n          memset(d, 0, %zu);\n      }\n",
+              (size_t)H * sizeof(float));
   }
   /* one query row at a time: its scores over the keys it sees, [lo, hi) */
   cg_printf(c, "    const long long tot0 = (long long)X5[b] + 1;\n");
@@ -300,14 +308,16 @@ static int gen_gqa_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
             (long long)S);
   cg_printf(c, "    for (long long h = 0; h < %lld; h++) {\n", (long long)N);
   cg_printf(c, "      const long long hk = h / %lld;\n", (long long)g.G);
-  cg_printf(c, "      const float *kc = %s + (b * %lld + hk) * %lld, *vc = %s + (b * %lld + hk) * %lld;\n",
-            kb, (long long)Nk, (long long)(L * H), vb, (long long)Nk, (long long)(L * H));
+  cg_printf(
+      c,
+      "      const float *kc = %s + (b * %lld + hk) * %lld, *vc = %s + (b * %lld + hk) * %lld;\n",
+      kb, (long long)Nk, (long long)(L * H), vb, (long long)Nk, (long long)(L * H));
   cg_printf(c, "      for (long long s = 0; s < %lld; s++) {\n", (long long)S);
   cg_printf(c, "        long long hi = past + s + 1, lo = 0;\n        if (hi > tot) hi = tot;\n");
   if (g.lws > 0)
     cg_printf(c, "        if (hi > %lld) lo = hi - %lld;\n", (long long)g.lws, (long long)g.lws);
-  cg_printf(c, "        const float *q = %s + ((b * %lld + s) * %lld + h) * %lld;\n", qb, (long long)S,
-            (long long)N, (long long)H);
+  cg_printf(c, "        const float *q = %s + ((b * %lld + s) * %lld + h) * %lld;\n", qb,
+            (long long)S, (long long)N, (long long)H);
   cg_printf(c, "        float row[%lld];\n", (long long)L);
   double scale = g.scale != 0.0 ? g.scale : 1.0 / sqrt((double)H);
   cg_float_lit(lit, sizeof lit, (double)(float)scale, true);
@@ -320,8 +330,8 @@ static int gen_gqa_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
     cg_printf(c, "          row[j] = tanhf(row[j] / %s) * %s;\n", lit, lit);
   }
   if (n_in > 10 && in[10])
-    cg_printf(c, "          row[j] += X10[b * %lld + h * %lld + s * %lld + j];\n", (long long)g.bst[0],
-              (long long)g.bst[1], (long long)g.bst[2]);
+    cg_printf(c, "          row[j] += X10[b * %lld + h * %lld + s * %lld + j];\n",
+              (long long)g.bst[0], (long long)g.bst[1], (long long)g.bst[2]);
   cg_printf(c, "        }\n");
   const char *qo = ox_arena_printf(c->a, "Y3 + ((b * %lld + h) * %lld + s) * %lld", (long long)N,
                                    (long long)S, (long long)QT);
@@ -332,9 +342,12 @@ static int gen_gqa_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
       cg_printf(c, "        for (long long j = lo; j < hi && j < %lld; j++) qo[j] = row[j];\n",
                 (long long)QT);
   }
-  const char *qk2 = qk && g.qk == 2 ? ox_arena_printf(c->a,
-                      "        for (long long j = lo; j < hi && j < %lld; j++) qo[j] = row[j];\n",
-                      (long long)QT) : NULL;
+  const char *qk2 =
+      qk && g.qk == 2
+          ? ox_arena_printf(
+                c->a, "        for (long long j = lo; j < hi && j < %lld; j++) qo[j] = row[j];\n",
+                (long long)QT)
+          : NULL;
   attn_emit_softmax_av(c, g.sink ? "X11[h]" : g.smooth ? "0.0f" : NULL, qk2, S, N, H);
   cg_printf(c, "      }\n    }\n  }\n");
   return OX_OK;
@@ -367,11 +380,13 @@ static int gen_sparse_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
   g.rotary = ox_node_attr_int(n, "do_rotary", 0) != 0;
   g.il = ox_node_attr_int(n, "rotary_interleaved", 0) != 0;
   if (g.N <= 0 || g.Nk <= 0 || g.N % g.Nk || blk <= 0)
-    return cg_fail(c, OX_EMODEL, "num_heads (a multiple of kv_num_heads) and "
-                                 "sparse_block_size must be positive");
+    return cg_fail(c, OX_EMODEL,
+                   "num_heads (a multiple of kv_num_heads) and "
+                   "sparse_block_size must be positive");
   if (!PK || !PV || !RI || !CI || !TS || !KL)
-    return cg_fail(c, OX_EMODEL, "past_key, past_value, block_row_indices, block_col_indices, "
-                                 "total_sequence_length and key_total_sequence_lengths are required");
+    return cg_fail(c, OX_EMODEL,
+                   "past_key, past_value, block_row_indices, block_col_indices, "
+                   "total_sequence_length and key_total_sequence_lengths are required");
   if (RI->dtype != OX_INT32 || CI->dtype != OX_INT32 || TS->dtype != OX_INT32 ||
       KL->dtype != OX_INT32 || RI->rank != 2 || CI->rank != 2 || TS->numel != 1)
     return cg_fail(c, OX_EMODEL, "the block indices and lengths must be int32");
@@ -387,14 +402,15 @@ static int gen_sparse_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
     return cg_fail(c, OX_EMODEL, "query's last dimension is not a multiple of %lld heads",
                    (long long)parts);
   g.H = Q->dims[2] / parts;
-  if (!g.packed && (K->rank != 3 || V->rank != 3 || K->numel != g.B * g.S * g.Nk * g.H ||
-                    V->numel != K->numel))
+  if (!g.packed &&
+      (K->rank != 3 || V->rank != 3 || K->numel != g.B * g.S * g.Nk * g.H || V->numel != K->numel))
     return cg_fail(c, OX_EMODEL, "key and value must be [B, S, kv_num_heads * head size]");
   for (int i = 0; i < 2; i++) {
     const cg_val *x = i ? PV : PK;
     if (x->rank != 4 || x->dims[0] != g.B || x->dims[1] != g.Nk || x->dims[3] != g.H ||
         x->dims[2] != PK->dims[2])
-      return cg_fail(c, OX_EMODEL, "past_key and past_value must be [B, kv_num_heads, buffer, head size]");
+      return cg_fail(c, OX_EMODEL,
+                     "past_key and past_value must be [B, kv_num_heads, buffer, head size]");
   }
   int64_t B = g.B, S = g.S, N = g.N, Nk = g.Nk, H = g.H, M = PK->dims[2];
   int64_t nl = RI->dims[0], nb = RI->dims[1] - 1, ncol = CI->dims[1];
@@ -413,28 +429,37 @@ static int gen_sparse_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, c
     if (n_out > (size_t)(1 + i) && out[1 + i]) continue;
     cg_val *t = cg_scratch(c, OX_FLOAT, B * Nk * M * H);
     const char *r = t ? cg_ref(c, t) : NULL;
-    if (!r) return cg_fail(c, OX_EUNSUPPORTED, "no scratch for the caches (inside a control-flow body?)");
-    if (i) pv = r; else pk = r;
+    if (!r)
+      return cg_fail(c, OX_EUNSUPPORTED, "no scratch for the caches (inside a control-flow body?)");
+    if (i)
+      pv = r;
+    else
+      pk = r;
   }
   cg_val *qs = cg_scratch(c, OX_FLOAT, B * S * N * H);
   const char *qb = qs ? cg_ref(c, qs) : NULL;
-  if (!qb) return cg_fail(c, OX_EUNSUPPORTED, "no scratch for the query (inside a control-flow body?)");
+  if (!qb)
+    return cg_fail(c, OX_EUNSUPPORTED, "no scratch for the query (inside a control-flow body?)");
   size_t pbytes = (size_t)(B * Nk * M * H) * sizeof(float);
   cg_printf(c, "  memcpy(%s, X3, %zu);\n  memcpy(%s, X4, %zu);\n", pk, pbytes, pv, pbytes);
   cg_printf(c, "  const int prompt = (long long)X7[0] == %lld;\n", (long long)S);
   cg_printf(c, "  for (long long b = 0; b < %lld; b++) {\n", (long long)B);
   cg_printf(c, "    long long past = prompt ? 0 : (long long)X8[b] - %lld;\n", (long long)S);
-  cg_printf(c, "    if (past < 0) past = 0;\n    if (past > %lld) past = %lld; /* beyond the buffer */\n",
-            (long long)(M - S), (long long)(M - S));
+  cg_printf(
+      c, "    if (past < 0) past = 0;\n    if (past > %lld) past = %lld; /* beyond the buffer */\n",
+      (long long)(M - S), (long long)(M - S));
   gqa_emit_rows(c, &g, qb, pk, pv);
   char lit[64];
   double scale = g.scale != 0.0 ? g.scale : 1.0 / sqrt((double)H);
   cg_float_lit(lit, sizeof lit, (double)(float)scale, true);
   cg_printf(c, "    for (long long h = 0; h < %lld; h++) {\n", (long long)N);
   cg_printf(c, "      const long long hk = h / %lld;\n", (long long)g.G);
-  cg_printf(c, "      const float *kc = %s + (b * %lld + hk) * %lld, *vc = %s + (b * %lld + hk) * %lld;\n",
-            pk, (long long)Nk, (long long)(M * H), pv, (long long)Nk, (long long)(M * H));
-  cg_printf(c, "      const int32_t *rows = X5 + h %% %lld * %lld, *cols = X6 + h %% %lld * %lld;\n",
+  cg_printf(
+      c,
+      "      const float *kc = %s + (b * %lld + hk) * %lld, *vc = %s + (b * %lld + hk) * %lld;\n",
+      pk, (long long)Nk, (long long)(M * H), pv, (long long)Nk, (long long)(M * H));
+  cg_printf(c,
+            "      const int32_t *rows = X5 + h %% %lld * %lld, *cols = X6 + h %% %lld * %lld;\n",
             (long long)nl, (long long)(nb + 1), (long long)nl, (long long)ncol);
   cg_printf(c, "      for (long long s = 0; s < %lld; s++) {\n", (long long)S);
   cg_printf(c, "        const long long p = past + s, lo = 0, hi = p + 1;\n");

@@ -55,8 +55,8 @@ static int gen_matmul_nbits(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_i
   if (K < 1 || N < 1 || (bits != 2 && bits != 4 && bits != 8) || bs < 16 || (bs & (bs - 1)))
     return cg_fail(c, OX_EMODEL, "K, N, bits (2, 4, 8) or block_size (a power of two >= 16)");
   int64_t kblk = (K + bs - 1) / bs, blob = bs * bits / 8;
-  if (B->dtype != OX_UINT8 || B->numel != N * kblk * blob || S->numel != N * kblk ||
-      A->rank < 1 || A->dims[A->rank - 1] != K)
+  if (B->dtype != OX_UINT8 || B->numel != N * kblk * blob || S->numel != N * kblk || A->rank < 1 ||
+      A->dims[A->rank - 1] != K)
     return cg_fail(c, OX_EMODEL, "A, B or scales do not fit K %lld, N %lld, block_size %lld",
                    (long long)K, (long long)N, (long long)bs);
   if (Z && (Z->dtype == OX_UINT8 ? Z->numel != N * ((kblk * bits + 7) / 8) : Z->numel != N * kblk))
@@ -94,7 +94,8 @@ static int gen_matmul_nbits(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_i
     cg_printf(c, "      const long long k0 = b * %lld, k1 = k0 + %lld < %lld ? k0 + %lld : %lld;\n",
               (long long)bs, (long long)bs, (long long)K, (long long)bs, (long long)K);
     cg_printf(c, "      float amax = 0.0f;\n      for (long long k = k0; k < k1; k++) {\n");
-    cg_printf(c, "        const float v = fabsf(a[k]);\n        amax = v > amax ? v : amax;\n      }\n");
+    cg_printf(
+        c, "        const float v = fabsf(a[k]);\n        amax = v > amax ? v : amax;\n      }\n");
     cg_printf(c, "      const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;\n");
     cg_printf(c, "      int32_t sum = 0;\n      for (long long k = k0; k < k1; k++) {\n");
     cg_printf(c, "        float v = nearbyintf(a[k] * inv);\n");
@@ -113,19 +114,22 @@ static int gen_matmul_nbits(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_i
               (long long)kblk);
   } else {
     cg_printf(c, "      for (long long b = 0; b < %lld; b++) {\n", (long long)kblk);
-    cg_printf(c, "        const long long k0 = b * %lld, k1 = k0 + %lld < %lld ? k0 + %lld : %lld;\n",
+    cg_printf(c,
+              "        const long long k0 = b * %lld, k1 = k0 + %lld < %lld ? k0 + %lld : %lld;\n",
               (long long)bs, (long long)bs, (long long)K, (long long)bs, (long long)K);
     nb_zero(c, "        ", Z, bits, kblk, "b");
     cg_printf(c, "        %s d = 0;\n", int8 ? "int32_t" : "float");
     cg_printf(c, "        for (long long k = k0; k < k1; k++) {\n");
     nb_field(c, "          ", bits, kblk, blob, "(k - k0)");
     if (int8)
-      cg_printf(c, "          d += (int32_t)aq[k] * q;\n        }\n"
-                   "        y += X2[n * %lld + b] * as[b] * ((float)d - (float)z * qs[b]);\n",
+      cg_printf(c,
+                "          d += (int32_t)aq[k] * q;\n        }\n"
+                "        y += X2[n * %lld + b] * as[b] * ((float)d - (float)z * qs[b]);\n",
                 (long long)kblk);
     else
-      cg_printf(c, "          d += a[k] * ((float)q - (float)z);\n        }\n"
-                   "        y += d * X2[n * %lld + b];\n",
+      cg_printf(c,
+                "          d += a[k] * ((float)q - (float)z);\n        }\n"
+                "        y += d * X2[n * %lld + b];\n",
                 (long long)kblk);
     cg_printf(c, "      }\n");
   }
@@ -170,10 +174,11 @@ static int gen_gather_bq(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
     return cg_fail(c, OX_EMODEL, "scales do not hold %lld blocks along quantize_axis",
                    (long long)nb);
   int mask = (1 << bits) - 1, dflt = u8 ? 1 << (bits - 1) : 0;
-  const char *field = u8 ? (comp == 1 ? "X0[el]"
-                                      : ox_arena_printf(c->a, "(X0[el / %d] >> (el %% %d * %lld)) & %d",
-                                                        comp, comp, (long long)bits, mask))
-                         : cg_load_packed(c, D->dtype, "X0", "el");
+  const char *field =
+      u8 ? (comp == 1 ? "X0[el]"
+                      : ox_arena_printf(c->a, "(X0[el / %d] >> (el %% %d * %lld)) & %d", comp, comp,
+                                        (long long)bits, mask))
+         : cg_load_packed(c, D->dtype, "X0", "el");
   const char *zero = ox_arena_printf(c->a, "%d", dflt);
   if (Z && !u8) {
     zero = cg_load_packed(c, Z->dtype, "X3", "si");
@@ -181,9 +186,10 @@ static int gen_gather_bq(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
     zero = "X3[si]";
   } else if (Z) {
     int64_t per = (nb + comp - 1) / comp;
-    zero = ox_arena_printf(c->a, "(X3[si / %lld * %lld + si %% %lld / %d] >> (si %% %lld %% %d * %lld)) & %d",
-                           (long long)nb, (long long)per, (long long)nb, comp, (long long)nb, comp,
-                           (long long)bits, mask);
+    zero = ox_arena_printf(
+        c->a, "(X3[si / %lld * %lld + si %% %lld / %d] >> (si %% %lld %% %d * %lld)) & %d",
+        (long long)nb, (long long)per, (long long)nb, comp, (long long)nb, comp, (long long)bits,
+        mask);
   }
   if (!field || !zero) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
   cg_printf(c, "  for (long long o = 0; o < %lld; o++)\n", (long long)outer);
@@ -203,7 +209,6 @@ static int gen_gather_bq(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   (void)out;
   return OX_OK;
 }
-
 
 static int gen_nbits(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                      size_t n_out) {
