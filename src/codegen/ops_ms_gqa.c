@@ -1,7 +1,8 @@
-/* ops_ms_gqa.c - C generators of onnxruntime's com.microsoft GroupQueryAttention and
- * RotaryEmbedding. Semantics as the runtime's kernels (src/ops/contrib/gqa.c,
- * attn_kv.c), in float (float16 and bfloat16 through cg_widen.c, as the runtime widens
- * them too); the rotation itself is ops_attention.c's (cg_emit_rotate).
+/* ops_ms_gqa.c - C generators of onnxruntime's com.microsoft GroupQueryAttention,
+ * SparseAttention and RotaryEmbedding. Semantics as the runtime's kernels
+ * (src/ops/contrib/gqa.c, sparse_attn.c, attn_kv.c), in float (float16 and bfloat16
+ * through cg_widen.c, as the runtime widens them too); the rotation itself is
+ * ops_attention.c's (cg_emit_rotate).
  *
  * GroupQueryAttention reads seqlens_k and total_sequence_length at run time: each
  * sequence's past length is seqlens_k[b] + 1 - S (0 on a first prompt), the keys a query
@@ -13,8 +14,9 @@
  * length, and qk_output's column count, follow total_sequence_length's value: they compile
  * when it is a constant (or folded to one from shapes), and are declined naming the node
  * otherwise (the output's dim is not a fixed number). Values the runtime rejects (a
- * seqlens_k beyond the caches, a position outside the cos/sin caches) are clamped here:
- * the generated code has no error path. */
+ * seqlens_k beyond the caches, a position outside the cos/sin caches, a block layout that
+ * points outside its tensors) are clamped here: the generated code has no error path and
+ * never reads or writes outside a tensor. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -304,8 +306,10 @@ static int gen_gqa_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   }
   /* one query row at a time: its scores over the keys it sees, [lo, hi) */
   cg_printf(c, "    const long long tot0 = (long long)X5[b] + 1;\n");
-  cg_printf(c, "    const long long tot = tot0 < past + %lld ? tot0 : past + %lld;\n", (long long)S,
+  cg_printf(c, "    long long tot = tot0 < past + %lld ? tot0 : past + %lld;\n", (long long)S,
             (long long)S);
+  if (g.bst[2]) /* attention_bias's columns bound the keys read (the runtime fails beyond) */
+    cg_printf(c, "    if (tot > %lld) tot = %lld;\n", (long long)g.bst[2], (long long)g.bst[2]);
   cg_printf(c, "    for (long long h = 0; h < %lld; h++) {\n", (long long)N);
   cg_printf(c, "      const long long hk = h / %lld;\n", (long long)g.G);
   cg_printf(
