@@ -265,6 +265,8 @@ static int gen_gqa_f(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_v
   bool qk = n_out > 3 && out[3] && g.qk > 0;
   int64_t QT = qk ? out[3]->dims[3] : 0;
   char lit[64];
+  if (n_out > 3 && out[3] && !qk) /* output_qk asked for without qk_output: zeros */
+    cg_printf(c, "  memset(Y3, 0, %zu);\n", out[3]->nbytes);
   /* which rows are past: seqlens_k and total_sequence_length at run time */
   cg_printf(c, "  const long long total = (long long)X6[0];\n");
   cg_printf(c, "  const int first = !(%lld > 1 && total != %lld) && total == %lld;\n", (long long)S,
