@@ -142,7 +142,7 @@ extern const cg_op ox_cg_ops_ml[];
 extern const cg_op ox_cg_ops_training[];
 extern const cg_op ox_cg_ops_flex[];
 /* onnxruntime's com.microsoft operators: ops_ms_quant.c, ops_ms_nn.c,
- * ops_ms_attn.c, ops_ms_gqa.c */
+ * ops_ms_attn.c, ops_ms_gqa.c, ops_ms_lowbit.c (MatMulNBits, GatherBlockQuantized) */
 extern const cg_op ox_cg_ops_ms_quant[];
 extern const cg_op ox_cg_ops_ms_nn[];
 extern const cg_op ox_cg_ops_ms_nn_default[]; /* onnxruntime's default-domain additions */
@@ -162,6 +162,18 @@ int cg_gen_dynq(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **
                 size_t n_out);
 int cg_gen_qlinearconv(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                        size_t n_out);
+extern const cg_op ox_cg_ops_ms_lowbit[];
+/* ops_attention.c: writes, indented by ind, the rotary embedding of one head
+ * (RotaryEmbedding, com.microsoft's and GroupQueryAttention's do_rotary): its
+ * first 2 * half values of src turned into dst (pointer expressions of
+ * element type T; dst may be src) by `cs` and `sn` (pointers in scope, half
+ * values each): pairs (i, i + half), or (2i, 2i + 1) when interleaved. */
+void cg_emit_rotate(cg_ctx *c, const char *ind, const char *T, const char *src, const char *dst,
+                    int64_t half, bool il);
+/* The same over the N heads of position (b, s) (loop variables of the caller) of X0 into
+ * Y0: heads of D values laid out [B, N, S, D] when four, else [B, S, N * D]. */
+void cg_emit_rotate_heads(cg_ctx *c, const char *T, int64_t N, int64_t S, int64_t D, bool four,
+                          int64_t half, bool il);
 /* ops_training.c: Dropout whose training_mode is read at run time (called
  * by ops_tensor.c's Dropout when that input is not a constant false). */
 int cg_gen_dropout_train(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
@@ -269,6 +281,11 @@ bool cg_widen_node_ok(cg_ctx *c, const ox_node *n, cg_val **in);
 bool cg_widen_needed(const ox_node *n, cg_val **in, size_t n_in, cg_val **out, size_t n_out);
 int cg_gen_widened(cg_ctx *c, cg_gen_fn gen, const ox_node *n, cg_val **in, size_t n_in,
                    cg_val **out, size_t n_out);
+/* The same for a generator of another domain (its own choice, not the list
+ * above): widened when an input or output is float16/bfloat16, refused for
+ * the float8 kinds, else gen itself. */
+int cg_gen_maybe_widened(cg_ctx *c, cg_gen_fn gen, const ox_node *n, cg_val **in, size_t n_in,
+                         cg_val **out, size_t n_out);
 /* cg_store for float8e8m0 with Cast's round_mode (0 up, 1 down, 2 nearest). */
 const char *cg_store_e8m0(cg_ctx *c, const char *e, bool saturate, int round_mode);
 /* Appends the helpers c->conv_used names, prefixed with c->prefix. */

@@ -125,3 +125,15 @@ int cg_gen_widened(cg_ctx *c, cg_gen_fn gen, const ox_node *n, cg_val **in, size
   ox_buf_free(&decl);
   return rc;
 }
+
+int cg_gen_maybe_widened(cg_ctx *c, cg_gen_fn gen, const ox_node *n, cg_val **in, size_t n_in,
+                         cg_val **out, size_t n_out) {
+  bool any = false;
+  for (size_t i = 0; i < n_in + n_out; i++) {
+    const cg_val *v = i < n_in ? in[i] : out[i - n_in];
+    if (v && cg_is_small_float(v->dtype) && !half(v->dtype))
+      return cg_fail(c, OX_EUNSUPPORTED, "only float16 and bfloat16 besides float are compiled");
+    any |= v && half(v->dtype);
+  }
+  return any ? cg_gen_widened(c, gen, n, in, n_in, out, n_out) : gen(c, n, in, n_in, out, n_out);
+}

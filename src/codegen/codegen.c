@@ -38,6 +38,7 @@ static const cg_table op_tables[] = {
     {"", ox_cg_ops_ms_nn_default}, /* onnxruntime's SimplifiedLayerNormalization */
     {CG_DOMAIN_MS, ox_cg_ops_ms_attn},
     {CG_DOMAIN_MS, ox_cg_ops_ms_gqa},
+    {CG_DOMAIN_MS, ox_cg_ops_ms_lowbit},
 };
 #define N_TABLES (sizeof op_tables / sizeof op_tables[0])
 
@@ -377,7 +378,13 @@ static bool domain_small_float_ok(const ox_node *n) {
                                       {CG_DOMAIN_MS, "EmbedLayerNormalization"},
                                       {CG_DOMAIN_MS, "MatMulIntegerToFloat"},
                                       {CG_DOMAIN_MS, "QuantizeLinear"},
-                                      {CG_DOMAIN_MS, "DequantizeLinear"}};
+                                      {CG_DOMAIN_MS, "DequantizeLinear"},
+                                      /* ops_ms_gqa.c, ops_ms_lowbit.c: through float copies (cg_gen_widened) */
+                                      {CG_DOMAIN_MS, "GroupQueryAttention"},
+                                      {CG_DOMAIN_MS, "RotaryEmbedding"},
+                                      {CG_DOMAIN_MS, "SparseAttention"},
+                                      {CG_DOMAIN_MS, "MatMulNBits"},
+                                      {CG_DOMAIN_MS, "GatherBlockQuantized"}};
   for (size_t k = 0; n->domain && k < sizeof ok / sizeof ok[0]; k++)
     if (strcmp(n->domain, ok[k][0]) == 0 && strcmp(n->op_type, ok[k][1]) == 0) return true;
   return false;
@@ -416,6 +423,8 @@ static int small_float_ok(cg_ctx *c, const ox_node *n, cg_val **in) {
     for (size_t k = 0; (dflt || ms) && k < sizeof packed_ok / sizeof packed_ok[0]; k++)
       if (strcmp(n->op_type, packed_ok[k]) == 0 && (dflt || strstr(packed_ok[k], "Linear")))
         return OX_OK;
+    /* ops_ms_lowbit.c reads an int4 / uint4 table field by field */
+    if (ms && strcmp(n->op_type, "GatherBlockQuantized") == 0) return OX_OK;
     return cg_fail(c, OX_EUNSUPPORTED,
                    "4- and 2-bit element types are compiled for Cast, Q/DQ and reshapes only");
   }

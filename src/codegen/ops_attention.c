@@ -251,22 +251,34 @@ static int gen_rotary(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_
   }
   cg_printf(c, "      const %s *cs = X1 + row * %lld, *sn = X2 + row * %lld;\n", T,
             (long long)half, (long long)half);
-  cg_printf(c, "      for (long long h = 0; h < %lld; h++) {\n", (long long)H);
+  cg_emit_rotate_heads(c, T, H, S, D, four, half, il);
+  cg_printf(c, "    }\n");
+  return OX_OK;
+}
+
+void cg_emit_rotate_heads(cg_ctx *c, const char *T, int64_t N, int64_t S, int64_t D, bool four,
+                          int64_t half, bool il) {
+  cg_printf(c, "      for (long long h = 0; h < %lld; h++) {\n", (long long)N);
   if (four)
     cg_printf(c, "        const long long off = ((b * %lld + h) * %lld + s) * %lld;\n",
-              (long long)H, (long long)S, (long long)D);
+              (long long)N, (long long)S, (long long)D);
   else
     cg_printf(c, "        const long long off = ((b * %lld + s) * %lld + h) * %lld;\n",
-              (long long)S, (long long)H, (long long)D);
-  cg_printf(c, "        for (long long i = 0; i < %lld; i++) {\n", (long long)half);
+              (long long)S, (long long)N, (long long)D);
+  cg_emit_rotate(c, "        ", T, "X0 + off", "Y0 + off", half, il);
+  cg_printf(c, "      }\n");
+}
+
+void cg_emit_rotate(cg_ctx *c, const char *ind, const char *T, const char *src, const char *dst,
+                    int64_t half, bool il) {
+  cg_printf(c, "%sfor (long long i = 0; i < %lld; i++) {\n", ind, (long long)half);
   if (il)
-    cg_printf(c, "          const long long i1 = off + 2 * i, i2 = i1 + 1;\n");
+    cg_printf(c, "%s  const long long i1 = 2 * i, i2 = i1 + 1;\n", ind);
   else
-    cg_printf(c, "          const long long i1 = off + i, i2 = i1 + %lld;\n", (long long)half);
-  cg_printf(c, "          const %s x1 = X0[i1], x2 = X0[i2];\n", T);
-  cg_printf(c, "          Y0[i1] = x1 * cs[i] - x2 * sn[i];\n          Y0[i2] = x2 * cs[i] + x1 * "
-               "sn[i];\n        }\n      }\n    }\n");
-  return OX_OK;
+    cg_printf(c, "%s  const long long i1 = i, i2 = i + %lld;\n", ind, (long long)half);
+  cg_printf(c, "%s  const %s x1 = (%s)[i1], x2 = (%s)[i2];\n", ind, T, src, src);
+  cg_printf(c, "%s  (%s)[i1] = x1 * cs[i] - x2 * sn[i];\n", ind, dst);
+  cg_printf(c, "%s  (%s)[i2] = x2 * cs[i] + x1 * sn[i];\n%s}\n", ind, dst, ind);
 }
 
 const cg_op ox_cg_ops_attention[] = {

@@ -49,7 +49,8 @@ class Cases:
 
     def add(self, name, nodes, inputs, outputs, initializers=None, opset=17, ms_opset=1,
             rtol=1e-4, atol=1e-5, threads=(1, 2), ort="compare", error=None, expected=None,
-            ort_level="disabled", output_types=None, ort_share=None, integer_nodes=None):
+            ort_level="disabled", output_types=None, ort_share=None, integer_nodes=None,
+            compile=None):
         """One case: `nodes` (onnx NodeProtos) over graph inputs `inputs` (name ->
         numpy array, fed at run time), `initializers` (name -> numpy array,
         constants of the model), graph outputs `outputs` (names; their
@@ -60,7 +61,9 @@ class Cases:
         ort_share: output name -> input name, onnxruntime writing the output
         over that input's tensor (SparseAttention's present over past).
         integer_nodes: names of nodes whose C from `onnxc compile` must do no
-        floating-point arithmetic (tests/compile/contrib_cases.py checks)."""
+        floating-point arithmetic (tests/compile/contrib_cases.py checks); compile:
+        words of `onnxc compile`'s refusal where an output's length depends on input
+        data (tests/compile/contrib_cases.py)."""
         k = len(self.cases)
         initializers = initializers or {}
         output_types = output_types or {}
@@ -92,6 +95,8 @@ class Cases:
             case["ort_share"] = dict(ort_share)
         if integer_nodes:
             case["integer_nodes"] = list(integer_nodes)
+        if compile:
+            case["compile"] = list(compile)
         if expected:
             case["expected"] = {}
             for n, a in expected.items():

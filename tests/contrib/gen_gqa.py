@@ -82,8 +82,11 @@ def gqa_np(q, k, v, pk, pv, seqlens, total, nh, kvh, scale=0.0, softcap=0.0, lws
 def gqa(name, B, S, nh, kvh, H, past=None, seqlens=None, total=None, packed=False,
         rotary=None, interleaved=0, bias=None, sink=False, qk=0, attrs=None, dtype=np.float32,
         ort="compare", expected=False, outputs=("Y", "PK", "PV"), rtol=1e-4, atol=1e-5,
-        threads=(1, 2), error=None, pos_ids=None):
-    """one GroupQueryAttention case; past = buffer length P of past_key (None: no past)"""
+        threads=(1, 2), error=None, pos_ids=None, total_fed=False, compile=None):
+    """one GroupQueryAttention case; past = buffer length P of past_key (None: no past).
+    total_sequence_length is a constant, as a model of static shapes has it (the length of
+    present_key and output_qk follow its value), unless total_fed (a graph input: those
+    outputs' lengths then depend on data, and `onnxc compile` declines them: compile)"""
     attrs = dict(attrs or {})
     q = c.randn(B, S, nh * H, dtype=dtype)
     k = c.randn(B, S, kvh * H, dtype=dtype)
@@ -105,7 +108,9 @@ def gqa(name, B, S, nh, kvh, H, past=None, seqlens=None, total=None, packed=Fals
         names += ["PK_in", "PV_in"]
     else:
         names += ["", ""]
-    feeds.update(seqlens=seqlens, total=np.array([total], dtype=I32))
+    feeds["seqlens"] = seqlens
+    init = {}
+    (feeds if total_fed or error else init)["total"] = np.array([total], dtype=I32)
     names += ["seqlens", "total"]
     cos = sin = None
     if rotary is not None:
@@ -145,8 +150,8 @@ def gqa(name, B, S, nh, kvh, H, past=None, seqlens=None, total=None, packed=Fals
     node_outs = list(outputs) + ([""] * (3 - len(outputs)) + ["QK"] if qk else [])
     c.add(name, [node("GroupQueryAttention", names, node_outs, "n0", num_heads=nh,
                       kv_num_heads=kvh, **attrs)],
-          feeds, outs, rtol=rtol, atol=atol, threads=threads, ort=ort, expected=exp,
-          error=error, output_types={n_: dtype for n_ in outs})
+          feeds, outs, initializers=init, rtol=rtol, atol=atol, threads=threads, ort=ort,
+          expected=exp, error=error, compile=compile, output_types={n_: dtype for n_ in outs})
 
 
 # ---- prompts (first run, no past) ----
@@ -157,9 +162,11 @@ gqa("prompt packed QKV 6 over 2", 2, 3, 6, 2, 16, packed=True)
 gqa("prompt one row", 1, 1, 4, 2, 16)
 gqa("prompt with a past buffer (ignored)", 1, 6, 4, 2, 16, past=10, total=6, seqlens=[5])
 gqa("prompt padded batch (output only)", 2, 5, 4, 2, 16, seqlens=[4, 2], total=5,
-    outputs=("Y",))
+    outputs=("Y",), total_fed=True)
 # ---- decode (one new row) ----
 gqa("decode past 7 (present = past + 1)", 2, 1, 4, 2, 16, past=7)
+gqa("decode past 7, total_sequence_length fed", 2, 1, 4, 2, 16, past=7, total_fed=True,
+    compile=["GroupQueryAttention", "'PK': dim 2", "not a fixed number"])
 gqa("decode shared buffer 16, lengths 10 and 6", 2, 1, 4, 2, 16, past=16, total=10,
     seqlens=[9, 5])
 gqa("decode packed QKV", 1, 1, 6, 3, 16, past=9, packed=True)
@@ -207,6 +214,8 @@ gqa("prompt bias [B, N, S, T]", 2, 4, 4, 2, 16, bias=(2, 4, 4, 4))
 gqa("decode bias [B, 1, 1, T]", 2, 1, 4, 2, 16, past=7, bias=(2, 1, 1, 8))
 gqa("decode bias [1, N, 1, T]", 1, 1, 4, 2, 16, past=7, bias=(1, 4, 1, 8))
 gqa("prompt qk before softmax", 1, 4, 4, 2, 16, qk=1, outputs=("Y",))
+gqa("prompt qk, total_sequence_length fed", 1, 4, 4, 2, 16, qk=1, outputs=("Y",),
+    total_fed=True, compile=["GroupQueryAttention", "'QK': dim 3", "not a fixed number"])
 gqa("prompt qk after softmax", 2, 4, 4, 2, 16, qk=2, outputs=("Y",))
 gqa("decode qk after softmax", 1, 1, 4, 2, 16, past=5, qk=2)
 gqa("decode qk before softmax, window 3", 2, 1, 4, 2, 16, past=6, qk=1,
