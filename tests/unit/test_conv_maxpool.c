@@ -223,6 +223,22 @@ int main(void) {
       {"FusedConv general path", 1, 8, 15, 17, 12, 3, 1, 1, true, "", false, true, true},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) check_case(&cases[i]);
+  /* another window is refused when the session is made, saying so */
+  static const char bad[] =
+      "<ir_version: 8, opset_import: [\"\" : 13, \"ai.onnxc\" : 1]>\n"
+      "G (float[1,1,9,9] X) => (float Y)\n<float[1,1,3,3] W = {1,2,3,4,5,6,7,8,9}> {\n"
+      "  Y = ai.onnxc.FusedConv <kernel_shape = [3, 3], max_pool = [2, 2, 2, 2]> (X, W)\n}\n";
+  onnxc_model *m = NULL;
+  onnxc_error e;
+  CHECK(onnxc_model_parse_text(bad, strlen(bad), "bad", &m, &e) == ONNXC_OK);
+  if (m) {
+    onnxc_session *s = NULL;
+    onnxc_session_options o = {0};
+    int rc = onnxc_session_create(m, &o, &s, &e);
+    CHECK(rc != ONNXC_OK && strstr(e.msg, "max_pool") != NULL);
+    onnxc_session_free(s);
+    onnxc_model_free(m);
+  }
   if (fails) fprintf(stderr, "%d checks failed\n", fails);
   return fails ? 1 : 0;
 }
