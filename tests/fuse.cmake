@@ -11,6 +11,7 @@ onnxc_unit_test(test_tied_gather)
 onnxc_unit_test(test_pool_same)
 onnxc_unit_test(test_pool_bytes)
 onnxc_unit_test(test_channel_shuffle)
+onnxc_unit_test(test_conv_maxpool)
 # onnxc convert --optimize writes the fused graph; it checks and runs the same
 add_test(NAME convert_optimize
          COMMAND sh ${PROJECT_SOURCE_DIR}/tests/opt/optimize_roundtrip.sh $<TARGET_FILE:onnxc_cli>

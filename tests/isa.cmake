@@ -12,7 +12,7 @@ set(ONNXC_ISA_LEVEL_TESTS
     test_isa_levels test_floatconv test_opstensor test_nn test_conv test_gemm test_gemm_pb test_fuse test_opscore
     test_gemm_h test_half_ops test_qdq_fuse test_qdq_units test_qgemm test_qconv
     test_qconv_dw test_wqgemm test_dq_matmul test_matmul_const test_matmul_transb test_pool_same
-    test_pool_bytes test_channel_shuffle test_special test_training numerics_edge_cases
+    test_pool_bytes test_channel_shuffle test_conv_maxpool test_special test_training numerics_edge_cases
     conformance_node conformance_models opscore_node opstensor_node ml_node_conformance
     nna_conformance nna_dwconv_oracle nna_conv1d_oracle nna_light_densenet121 nna_light_inception_v2
     nna_light_resnet50 nna_light_shufflenet nna_light_zfnet512 nnb_node_conformance

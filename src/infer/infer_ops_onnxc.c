@@ -106,6 +106,30 @@ static int elementwise_chain(ox_ictx *c) {
   return OX_OK;
 }
 
+/* FusedConv's max_pool [kh, kw, sh, sw]: the spatial dims of Y pooled by
+ * an unpadded window (floor), after Conv's shape was set (rc its code) */
+static int max_pooled(ox_ictx *c, int rc) {
+  const int64_t *mp;
+  size_t n;
+  if (rc || !ix_attr_ints(c, OX_ONNXC_ATTR_MAX_POOL, &mp, &n)) return rc;
+  if (n != 4 || mp[0] != 3 || mp[1] != 3 || mp[2] != 2 || mp[3] != 2)
+    return ix_fail(c, "max_pool must be [3, 3, 2, 2]");
+  ox_type *t = c->n_out ? c->out[0] : NULL;
+  if (!t || !t->shape || t->shape->n_dim != 4) return rc;
+  for (size_t d = 0; d < 2; d++) {
+    ox_dim *od = &t->shape->dim[2 + d];
+    if (!od->has_value) {
+      *od = ox_dim_unknown();
+      continue;
+    }
+    if (od->value < mp[d])
+      return ix_fail(c, "max_pool's window %lld exceeds the convolution's output %lld",
+                     (long long)mp[d], (long long)od->value);
+    *od = ox_dim_known((od->value - mp[d]) / mp[2 + d] + 1);
+  }
+  return rc;
+}
+
 /* ---- FusedConv: Conv's shape of X (or X as in_shuffle_shape) and W ---- */
 static int fused_conv(ox_ictx *c) {
   const ox_attr *act = ix_attr(c, OX_ONNXC_ATTR_ACTIVATION);
@@ -135,7 +159,7 @@ static int fused_conv(ox_ictx *c) {
     sub_init(&s, c, idx, NULL, 2);
     int rc = ix_conv_shape(&s.c, 1, OX_FLOAT);
     sub_done(&s, c);
-    return rc;
+    return max_pooled(c, rc);
   }
   bool ok = sh && has_ss && n_ss == 4 && sh->i >= 1 && ss[1] % sh->i == 0;
   for (size_t d = 0; ok && d < 4; d++) ok = ss[d] > 0;
@@ -166,7 +190,7 @@ static int fused_conv(ox_ictx *c) {
   s.present[0] = true;
   int rc = ix_conv_shape(&s.c, 1, OX_FLOAT);
   sub_done(&s, c);
-  return rc;
+  return max_pooled(c, rc);
 }
 
 /* ---- QLinearConvFused: Conv's shape of x and w (input 3) ---- */

@@ -32,12 +32,29 @@ void ox_conv_depthwise(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int
   ox_conv_direct_kernels_get()->depthwise(pool, g, N, G, Mg, x, w, bias, epi, shuffle, y);
 }
 
-bool ox_conv_stem_fits(const ox_nn_geom *g, int64_t C, int64_t G) {
+/* the stem kernel's geometry, at any depth */
+static bool stem_geometry(const ox_nn_geom *g, int64_t C, int64_t G) {
   if (g->nd != 2 || G != 1 || C < 1 || C > STEM_MAXC || g->out[1] > STEM_MAXW) return false;
   for (int d = 0; d < 2; d++)
     if (g->dil[d] != 1 || g->stride[d] < 1 || g->stride[d] > 2 || g->k[d] < 1 ||
         g->k[d] > STEM_MAXK)
       return false;
+  return true;
+}
+
+bool ox_conv_stem_pool_fits(const ox_nn_geom *g, int64_t C, int64_t G) {
+  return stem_geometry(g, C, G) && g->out[0] >= 3 && g->out[1] >= 3 &&
+         ox_conv_direct_kernels_get()->stem_pool != NULL;
+}
+
+int ox_conv_stem_pool(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C, int64_t M,
+                      const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
+                      float *y) {
+  return ox_conv_direct_kernels_get()->stem_pool(pool, g, N, C, M, x, w, bias, epi, y);
+}
+
+bool ox_conv_stem_fits(const ox_nn_geom *g, int64_t C, int64_t G) {
+  if (!stem_geometry(g, C, G)) return false;
   /* Shallow kernels (3 x 3 of up to 4 channels, depth 27 or 36) stay with
    * the GEMM. At stride 1 its implicit GEMM over shifted planes ran 3 -> 64
    * channels on 224 x 224 in 1.37 ms against 1.67 here (one thread, Zen 5);

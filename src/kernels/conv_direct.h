@@ -49,6 +49,10 @@ typedef struct ox_conv_direct_kernels {
   /* a parallel-for task over rows [m0, m1) of an ox_few_job */
   void (*few_task)(void *job, int64_t m0, int64_t m1);
   ox_stem_fn stem;
+  /* the stem, then a MaxPool of 3 x 3 windows at stride 2 (unpadded) of
+   * its result: y is N x M x ((OH - 3) / 2 + 1) x ((OW - 3) / 2 + 1); the
+   * epilogue without residual. NULL where the level has none (SIMD128). */
+  ox_stem_fn stem_pool;
 } ox_conv_direct_kernels;
 
 /* The entries for the probed (capped) level; never NULL. */
@@ -71,5 +75,15 @@ bool ox_conv_stem_fits(const ox_nn_geom *g, int64_t C, int64_t G);
 int ox_conv_stem(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C, int64_t M,
                  const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
                  float *y);
+
+/* Whether the stem-and-pool kernel takes the layer: as ox_conv_stem_fits
+ * but at any depth (the fused pool keeps the output in cache, which the
+ * GEMM's tiles gained nothing from), an output of at least 3 x 3, and a
+ * level that has the kernel. */
+bool ox_conv_stem_pool_fits(const ox_nn_geom *g, int64_t C, int64_t G);
+/* The stem convolution and its 3 x 3 stride-2 max pool (stem_pool above). */
+int ox_conv_stem_pool(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C, int64_t M,
+                      const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
+                      float *y);
 
 #endif

@@ -195,4 +195,4 @@ OX_LEVEL_FN static void few_task(void *arg, int64_t m0, int64_t m1) {
 }
 
 const ox_conv_direct_kernels OX_LEVEL_NAME(ox_conv_direct_kernels) = {(ox_isa)OX_LEVEL, depthwise,
-                                                                      few_task, stem};
+                                                                      few_task, stem, stem_pool};

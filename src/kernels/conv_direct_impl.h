@@ -115,11 +115,12 @@ typedef struct stem_job {
   const ox_nn_geom *g;
   const float *x, *wp, *bp; /* bp: the bias of the 8-channel blocks (zeros: none) */
   float *y;
-  const ox_sgemm_epi *epi; /* FusedConv epilogue (residual laid out like y), or NULL */
-  int64_t C, M, T;         /* taps T = C * KH * KW, in W's order */
-  int64_t band, nbands;    /* output rows per task, tasks per image */
-  int64_t pl, rows_in;     /* a phase row's floats (a multiple of 16), a band's input rows */
-  int64_t koff[STEM_MAXK]; /* kernel column kw's offset in a row: (kw % sw) * pl + kw / sw */
+  const ox_sgemm_epi *epi;       /* FusedConv epilogue (residual laid out like y), or NULL */
+  int64_t C, M, T;               /* taps T = C * KH * KW, in W's order */
+  int64_t band, nbands;          /* output rows per task, tasks per image */
+  int64_t pl, rows_in;           /* a phase row's floats (a multiple of 16), a band's input rows */
+  int64_t koff[STEM_MAXK];       /* kernel column kw's offset in a row: (kw % sw) * pl + kw / sw */
+  int64_t pool_rows, pool_tasks; /* stem_pool: pool rows per task, tasks per image */
   _Atomic int oom;
 } stem_job;
 

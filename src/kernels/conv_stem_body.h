@@ -167,9 +167,12 @@ OX_LEVEL_FN static void stem_task(void *arg, int64_t t0, int64_t t1) {
   }
 }
 
-static int stem(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C, int64_t M,
-                const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
-                float *y) {
+/* W packed in blocks of 8 channels and the band geometry (stem_job), for
+ * tasks of output rows; j->wp to be freed. OX_ENOMEM when W's copy could
+ * not be had. */
+static int stem_setup(stem_job *j, ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C,
+                      int64_t M, const float *x, const float *w, const float *bias,
+                      const ox_sgemm_epi *epi, float *y) {
   int64_t OH = g->out[0], OW = g->out[1], KW = g->k[1], sw = g->stride[1];
   int64_t T = C * g->k[0] * KW, nb = (M + 7) / 8;
   float *wp = malloc((size_t)(nb * 8 * (T + 1)) * sizeof(float));
@@ -182,26 +185,114 @@ static int stem(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C,
         wp[(b * T + t) * 8 + i] = m < M ? w[m * T + t] : 0.0f;
       }
   for (int64_t m = 0; m < nb * 8; m++) bp[m] = bias && m < M ? bias[m] : 0.0f;
-  stem_job j = {.g = g, .x = x, .wp = wp, .bp = bp, .y = y, .epi = epi, .C = C, .M = M, .T = T};
+  *j = (stem_job){.g = g, .x = x, .wp = wp, .bp = bp, .y = y, .epi = epi, .C = C, .M = M, .T = T};
   /* a phase row: the 16-pixel runs of a whole output row (rounded up) and
    * the kernel's reach past them */
   int64_t ow16 = (OW + 15) / 16 * 16;
-  j.pl = (ow16 + (KW - 1) / sw + 15) / 16 * 16;
-  for (int64_t kw = 0; kw < KW; kw++) j.koff[kw] = kw % sw * j.pl + kw / sw;
+  j->pl = (ow16 + (KW - 1) / sw + 15) / 16 * 16;
+  for (int64_t kw = 0; kw < KW; kw++) j->koff[kw] = kw % sw * j->pl + kw / sw;
   /* bands of up to 8 rows (the rows shared by consecutive output rows are
    * copied once per band), fewer when the threads need more tasks or when
    * the band would not stay in L1 (STEM_BAND_BYTES) */
   int nt = ox_thread_pool_size(pool);
-  int64_t band = OH < 8 ? OH : 8, row_bytes = C * sw * j.pl * (int64_t)sizeof(float);
+  int64_t band = OH < 8 ? OH : 8, row_bytes = C * sw * j->pl * (int64_t)sizeof(float);
   while (band > 1 && (N * ((OH + band - 1) / band) < 4 * nt ||
                       ((band - 1) * g->stride[0] + g->k[0]) * row_bytes > STEM_BAND_BYTES))
     band--;
-  j.band = band;
-  j.nbands = (OH + band - 1) / band;
-  j.rows_in = (band - 1) * g->stride[0] + g->k[0];
-  atomic_init(&j.oom, 0);
+  j->band = band;
+  j->nbands = (OH + band - 1) / band;
+  j->rows_in = (band - 1) * g->stride[0] + g->k[0];
+  atomic_init(&j->oom, 0);
+  return OX_OK;
+}
+
+static int stem(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C, int64_t M,
+                const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
+                float *y) {
+  stem_job j;
+  if (stem_setup(&j, pool, g, N, C, M, x, w, bias, epi, y)) return OX_ENOMEM;
   ox_parallel_for(pool, N * j.nbands, 1, stem_task, &j);
-  free(wp);
+  free((void *)j.wp);
+  return atomic_load(&j.oom) ? OX_ENOMEM : OX_OK;
+}
+
+/* ---- the stem and a 3 x 3 stride-2 max pool of its output ---- */
+
+/* The ring slot of convolution row oh: pool row q reads rows 2 q, 2 q + 1
+ * and 2 q + 2, held in slots 0, 1, 2 for q even and 2, 1, 0 for q odd (row
+ * 2 q + 2 is pool row q + 1's first: the same slot), so that the three rows
+ * are always evenly spaced (one vector pass per pool row, rows OW apart
+ * up or down). */
+static inline int64_t stem_ring_slot(int64_t oh) {
+  int64_t q = oh / 2, r = oh % 2;
+  return q % 2 ? 2 - r : r;
+}
+
+/* Tasks [t0, t1) of pool rows (t = n * pool_tasks + part): the convolution
+ * rows a part's pool rows read are computed in band order into a ring of 3
+ * rows per channel (the thread's scratch, after its band's phase rows:
+ * stem_ring_slot), and each pool row is made as soon as its third row is in: the convolution's
+ * output never leaves L2. A part's first row is also its predecessor's last
+ * (computed twice: one row of 2 x pool rows per part). */
+OX_LEVEL_FN static void stem_pool_task(void *arg, int64_t t0, int64_t t1) {
+  stem_job *j = arg;
+  const ox_nn_geom *g = j->g;
+  int64_t OW = g->out[1], M = j->M, rs = g->stride[1] * j->pl;
+  int64_t PH = (g->out[0] - 3) / 2 + 1, PW = (OW - 3) / 2 + 1;
+  size_t in_floats = (size_t)(j->C * j->rows_in * rs);
+  float *buf = ox_scratch(2, (in_floats + (size_t)(M * 3 * OW)) * sizeof(float));
+  if (!buf) {
+    atomic_store(&j->oom, 1);
+    return;
+  }
+  float *ring = buf + in_floats;
+  /* the row kernels write channel m's row oh of image n at ((n M + m) OH +
+   * oh) OW: with OH = 3, n = 0 and oh the ring slot, into the ring */
+  ox_nn_geom rg = *g;
+  rg.out[0] = 3;
+  stem_job rj = *j;
+  rj.g = &rg;
+  rj.y = ring;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t n = t / j->pool_tasks, part = t % j->pool_tasks;
+    int64_t ph0 = part * j->pool_rows, ph1 = ph0 + j->pool_rows < PH ? ph0 + j->pool_rows : PH;
+    int64_t c0 = 2 * ph0, c1 = 2 * (ph1 - 1) + 3, ph = ph0;
+    for (int64_t b0 = c0; b0 < c1; b0 += j->band) {
+      int64_t b1 = b0 + j->band < c1 ? b0 + j->band : c1;
+      stem_band(j, n, b0, b1, buf);
+      for (int64_t oh = b0; oh < b1; oh++) {
+        const float *xb = buf + (oh - b0) * g->stride[0] * rs;
+#if OX_LEVEL == 2
+        ox_stem_row_avx512(&rj, xb, 0, stem_ring_slot(oh));
+#else
+        stem_row(&rj, xb, 0, stem_ring_slot(oh));
+#endif
+        if (oh != 2 * ph + 2) continue;
+        /* rows 2 ph .. 2 ph + 2 in slots 0, 1, 2 (ph even) or 2, 1, 0 */
+        int64_t ld = ph % 2 ? -OW : OW;
+        for (int64_t m = 0; m < M; m++)
+          ox_nn_pool3x3s2_rows_f32(j->y + ((n * M + m) * PH + ph) * PW, PW,
+                                   ring + (m * 3 + stem_ring_slot(2 * ph)) * OW, ld, 1, PW, true);
+        ph++;
+      }
+    }
+  }
+}
+
+static int stem_pool(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t C, int64_t M,
+                     const float *x, const float *w, const float *bias, const ox_sgemm_epi *epi,
+                     float *y) {
+  stem_job j;
+  if (stem_setup(&j, pool, g, N, C, M, x, w, bias, epi, y)) return OX_ENOMEM;
+  /* two parts of the pool rows per thread: few shared rows computed twice,
+   * some slack for a thread the machine slows */
+  int nt = ox_thread_pool_size(pool);
+  int64_t PH = (g->out[0] - 3) / 2 + 1, parts = nt > 1 ? 2 * (int64_t)nt : 1;
+  if (parts > PH) parts = PH;
+  j.pool_rows = (PH + parts - 1) / parts;
+  j.pool_tasks = (PH + j.pool_rows - 1) / j.pool_rows;
+  ox_parallel_for(pool, N * j.pool_tasks, 1, stem_pool_task, &j);
+  free((void *)j.wp);
   return atomic_load(&j.oom) ? OX_ENOMEM : OX_OK;
 }
 

@@ -72,7 +72,8 @@ void ox_nn_pool2_f32(float *dst, const float *src, int64_t n, int k, bool is_max
 void ox_nn_pool3x3s2_f32(float *dst, const float *x0, const float *x1, const float *x2, int64_t n,
                          bool is_max);
 /* The same for `rows` output rows: row r (at dst + r ldd) from the input
- * rows at x + 2 r ldx, one and two ldx on (stride 2 down the plane too). */
+ * rows at x + 2 r ldx, one and two ldx on (stride 2 down the plane too;
+ * ldx may be negative: rows held bottom up). */
 void ox_nn_pool3x3s2_rows_f32(float *dst, int64_t ldd, const float *x, int64_t ldx, int64_t rows,
                               int64_t n, bool is_max);
 /* Stride 2 on both axes of a 2-D geometry, dilation 1: the input can be

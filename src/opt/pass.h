@@ -235,6 +235,11 @@ int ox_opt_channel_shuffle(ox_pass_view *v);
  * and G as input 4 (squeeze-and-excitation). Runs after conv_epilogue.c's
  * epilogue fusion. */
 int ox_opt_conv_gate(ox_pass_view *v);
+/* conv_maxpool.c: a Conv or FusedConv of a stem's geometry (constant W of
+ * at most 4 input channels, one group) read only by an unpadded 3 x 3,
+ * stride-2 MaxPool -> one FusedConv with max_pool = [3, 3, 2, 2]. Runs
+ * after conv_epilogue.c's epilogue fusion. */
+int ox_opt_conv_maxpool(ox_pass_view *v);
 
 /* Conv with constant weights followed by an inference BatchNormalization,
  * or a Mul / Add by a scalar or per-channel constant: new weights and bias,

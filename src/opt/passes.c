@@ -81,6 +81,10 @@ static const ox_opt_pass passes[] = {
     {"conv_gate", 1, true, 0,
      "Mul by a Sigmoid/HardSigmoid gate read by a 1x1 Conv -> the Conv's input scale",
      ox_opt_conv_gate},
+    {"conv_maxpool", 1, true, 0,
+     "a stem Conv (at most 4 input channels) read only by MaxPool 3x3 stride 2 -> FusedConv "
+     "with max_pool (the Conv's output pooled while in cache)",
+     ox_opt_conv_maxpool},
     {"elementwise_chain", 1, true, 0,
      "float elementwise nodes rooted at one value, constant operands -> ElementwiseChain",
      ox_opt_elementwise_chain},

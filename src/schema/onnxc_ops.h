@@ -49,6 +49,9 @@
 #define OX_ONNXC_ATTR_IN_SCALE "in_scale"                 /* int: X * G (input 4) */
 #define OX_ONNXC_ATTR_IN_SHUFFLE "in_shuffle"             /* int: groups of the channel shuffle */
 #define OX_ONNXC_ATTR_IN_SHUFFLE_SHAPE "in_shuffle_shape" /* ints: X's [N, C, H, W] */
+/* ints [kh, kw, sh, sw]: Y is a MaxPool of that (unpadded) window and stride
+ * over the convolution's result (src/opt/conv_maxpool.c); 3, 3, 2, 2 only */
+#define OX_ONNXC_ATTR_MAX_POOL "max_pool"
 
 /* The epilogue code of MatMulFused and QMatMulScaledFused (`act`, int):
  * GELU's erf form takes gelu_c0, gelu_c1, gelu_c2 (floats) and gelu_mul.

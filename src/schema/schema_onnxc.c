@@ -92,6 +92,7 @@ static const ox_attr_schema fconv_attrs[] = {
     {OX_ONNXC_ATTR_IN_SCALE, OX_ATTR_INT, false, "0"},
     {OX_ONNXC_ATTR_IN_SHUFFLE, OX_ATTR_INT, false, NULL},
     {OX_ONNXC_ATTR_IN_SHUFFLE_SHAPE, OX_ATTR_INTS, false, NULL},
+    {OX_ONNXC_ATTR_MAX_POOL, OX_ATTR_INTS, false, NULL},
 };
 
 /* ---- GatherTiedFused ---- */
@@ -257,8 +258,10 @@ const ox_schema ox_schema_onnxc_table[] = {
        "max(X * pre_scale + pre_bias, 0 if pre_relu) per input channel (a BatchNormalization, "
        "Mul, Add and Relu before a 1x1 convolution), or X * G with `in_scale` = 1 (a "
        "squeeze-and-excitation gate, input G), or X taken as `in_shuffle_shape` after a channel "
-       "shuffle of `in_shuffle` groups (ShuffleNet's Reshape, Transpose, Reshape). Conv's "
-       "attributes as Conv's."),
+       "shuffle of `in_shuffle` groups (ShuffleNet's Reshape, Transpose, Reshape). With "
+       "`max_pool` = [3, 3, 2, 2], Y is the MaxPool (3 x 3 window, stride 2, no padding) of "
+       "that result (no residual, prologue, gate or shuffle then). Conv's attributes as "
+       "Conv's."),
     OP(OX_ONNXC_GATHER_TIED, tied_in, 2, tied_out, TC(tc_index), AT(tied_attrs),
        "Gather(data, indices) along axis 0 of a float [V, D] embedding that a "
        "MatMulTransBFused head also reads (tied weights): the rows are read out of the head's "

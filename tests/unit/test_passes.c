@@ -237,7 +237,7 @@ static void test_table(void) {
                                       "attention",     "attention_bhsd", "kv_cache",     "matmul_epi",    "swiglu",
                                       "qdq_conv",      "qdq_eltwise",   "dyn_matmul",
                                       "dq_matmul",     "conv_fold",     "conv_epilogue",
-                                      "conv_prologue", "channel_shuffle", "conv_gate",
+                                      "conv_prologue", "channel_shuffle", "conv_gate", "conv_maxpool",
                                       "elementwise_chain", "dead_constants"};
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
     CHECK(ox_opt_pass_at(i) && strcmp(ox_opt_pass_at(i)->name, order[i]) == 0);

@@ -66,7 +66,7 @@ conv_state *ox_conv_state_new(const ox_kinfo *info, ox_err *e) {
  * rows of C/group * k values; ConvTranspose's (C x M/group x k...)
  * transposed, as M/group * k rows of C/group values. */
 int ox_conv_pack_groups(const ox_kinfo *info, conv_state *s, const ox_value *w, bool transposed,
-                       ox_err *e) {
+                        ox_err *e) {
   int64_t G = s->a.group, per = w->dims[0] / G, inner = w->numel / w->dims[0];
   s->packed = calloc((size_t)G, sizeof *s->packed);
   if (!s->packed) return ox_err_set(e, OX_ENOMEM, "out of memory"), ox_conv_prep_err(info, e);
@@ -416,7 +416,7 @@ int ox_conv_check_float(ox_kctx *ctx, const ox_value *v, const char *what, int32
 
 /* float32 views of X, W, B and the output (copies for the non-float types). */
 int ox_conv_stage_in(ox_kctx *ctx, fstage *st, const ox_value *x, const ox_value *w,
-                    const ox_value *b, ox_value *y) {
+                     const ox_value *b, ox_value *y) {
   memset(st, 0, sizeof *st);
   st->xf = ox_nn_as_f32(x->data, x->dtype, x->numel, &st->own[0]);
   st->wf = ox_nn_as_f32(w->data, w->dtype, w->numel, &st->own[1]);
@@ -959,6 +959,19 @@ static int fconv_prepare(const ox_kinfo *info, void **state, ox_err *e) {
     s->shuffle = sh->i;
     memcpy(s->shuffle_shape, ss->ints, sizeof s->shuffle_shape);
   }
+  const ox_attr *mp = ox_node_attr(info->node, OX_ONNXC_ATTR_MAX_POOL);
+  if (mp) {
+    static const int64_t want[4] = {3, 3, 2, 2};
+    if (mp->type != OX_ATTR_INTS || mp->n_ints != 4 || memcmp(mp->ints, want, sizeof want) != 0) {
+      ox_err_set(e, OX_EINVAL, "max_pool must be [3, 3, 2, 2]");
+      return ox_conv_prep_err(info, e);
+    }
+    if (s->n_pre || s->in_scale || s->shuffle || info->node->n_input > 3) {
+      ox_err_set(e, OX_EINVAL, "max_pool takes no residual, prologue, gate or channel shuffle");
+      return ox_conv_prep_err(info, e);
+    }
+    s->max_pool = true;
+  }
   return OX_OK;
 }
 
@@ -1096,6 +1109,45 @@ static int fconv_gated(ox_kctx *ctx, conv_state *s, const ox_value *x, ox_value 
   return rc;
 }
 
+/* FusedConv with max_pool: the stem kernel pools each band of output rows
+ * while it is in cache (kernels/conv_direct.h); any other layer (or level)
+ * makes the convolution's result, then pools it as MaxPool does
+ * (ox_nn_pool3x3s2_rows_f32: the same comparisons, the same values). */
+static int fconv_pooled(ox_kctx *ctx, conv_state *s, const ox_value *x, ox_value *w) {
+  ox_value *b = ox_kctx_input(ctx, 2);
+  ox_nn_geom g;
+  int64_t cd[OX_NN_MAXD + 2];
+  if (ox_conv_shapes(ctx, s, x, w, &g, cd)) return OX_ERUNTIME;
+  if (ox_conv_check_float(ctx, x, "X", OX_FLOAT) || ox_conv_check_float(ctx, w, "W", OX_FLOAT) ||
+      (b && ox_conv_check_float(ctx, b, "B", OX_FLOAT)))
+    return OX_ERUNTIME;
+  if (b && b->numel != w->dims[0])
+    return ox_kctx_fail(ctx, OX_ERUNTIME, "B has %lld elements, expected %lld", (long long)b->numel,
+                        (long long)w->dims[0]);
+  if (x->rank != 4 || cd[2] < 3 || cd[3] < 3)
+    return ox_kctx_fail(ctx, OX_ERUNTIME,
+                        "max_pool needs a 2-D convolution whose output is at least 3 x 3");
+  int64_t N = cd[0], M = cd[1], OH = cd[2], OW = cd[3];
+  int64_t pd[4] = {N, M, (OH - 3) / 2 + 1, (OW - 3) / 2 + 1};
+  ox_value *y = ox_kctx_output(ctx, 0, OX_FLOAT, pd, 4);
+  if (!y) return OX_ERUNTIME;
+  if (y->numel == 0) return OX_OK;
+  if (ox_conv_stem_pool_fits(&g, x->dims[1], s->a.group)) {
+    int rc = ox_conv_stem_pool(ox_kctx_pool(ctx), &g, N, x->dims[1], M, x->data, w->data,
+                               b ? b->data : NULL, &s->epi, y->data);
+    return rc ? ox_kctx_fail(ctx, rc, "out of memory (stem convolution)") : OX_OK;
+  }
+  ox_sgemm_epi ep = s->epi;
+  ox_value *c = NULL;
+  int rc = conv_run_epi(ctx, s, &ep, &c, x, NULL);
+  if (!rc)
+    for (int64_t p = 0; p < N * M; p++)
+      ox_nn_pool3x3s2_rows_f32((float *)y->data + p * pd[2] * pd[3], pd[3],
+                               (const float *)c->data + p * OH * OW, OW, pd[2], pd[3], true);
+  ox_value_unref(c);
+  return rc;
+}
+
 static int fconv_run(ox_kctx *ctx, void *st) {
   conv_state *s = st;
   ox_value *x = ox_kctx_input(ctx, 0), *w = ox_kctx_input(ctx, 1), *r = ox_kctx_input(ctx, 3);
@@ -1119,6 +1171,7 @@ static int fconv_run(ox_kctx *ctx, void *st) {
     x = &shaped;
   }
   if (s->in_scale) return fconv_gated(ctx, s, x, w, r);
+  if (s->max_pool) return fconv_pooled(ctx, s, x, w);
   return fconv_body(ctx, s, x, w, r, NULL);
 }
 

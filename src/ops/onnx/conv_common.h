@@ -45,6 +45,9 @@ typedef struct conv_state {
    * X's elements taken as shape shuffle_shape, channel c read from channel
    * (c mod shuffle) * C / shuffle + c div shuffle; 0: none */
   int64_t shuffle, shuffle_shape[4];
+  /* FusedConv followed by its MaxPool (attribute max_pool, src/opt/conv_maxpool.c): Y is the
+   * 3 x 3 stride-2 unpadded max pool of the convolution's result */
+  bool max_pool;
   /* the Winograd kernels of a constant 3 x 3 W, made on the first run whose
    * image qualifies (a 7 x 7 map never does: no memory spent on it); a
    * failed attempt is not repeated */
@@ -68,7 +71,6 @@ int ox_conv_shapes(ox_kctx *ctx, const conv_state *s, const ox_value *x, const o
 /* com.microsoft FusedConv (contrib/nn.c's table): prepare and run */
 int ox_conv_prepare_ms_fused(const ox_kinfo *info, void **state, ox_err *e);
 int ox_conv_run_ms_fused(ox_kctx *ctx, void *st);
-
 
 /* Float32 views of a convolution's X, W, B and Y (other float types
  * widened into owned buffers): conv.c's staging, shared with
