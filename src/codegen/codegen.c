@@ -362,7 +362,10 @@ cg_val *cg_body_input(cg_ctx *c, const ox_value_info *vi) {
 static bool domain_small_float_ok(const ox_node *n) {
   static const char *const ok[][2] = {{CG_DOMAIN_PREVIEW, "FlexAttention"},
                                       {CG_DOMAIN_ML, "TreeEnsemble"},
-                                      {CG_DOMAIN_ML, "ArrayFeatureExtractor"}};
+                                      {CG_DOMAIN_ML, "ArrayFeatureExtractor"},
+                                      /* ops_ms_attn.c widens them (cg_widen.c) */
+                                      {CG_DOMAIN_MS, "Attention"},
+                                      {CG_DOMAIN_MS, "MultiHeadAttention"}};
   for (size_t k = 0; n->domain && k < sizeof ok / sizeof ok[0]; k++)
     if (strcmp(n->domain, ok[k][0]) == 0 && strcmp(n->op_type, ok[k][1]) == 0) return true;
   return false;

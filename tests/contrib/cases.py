@@ -49,7 +49,7 @@ class Cases:
 
     def add(self, name, nodes, inputs, outputs, initializers=None, opset=17, ms_opset=1,
             rtol=1e-4, atol=1e-5, threads=(1, 2), ort="compare", error=None, expected=None,
-            ort_level="disabled", output_types=None, ort_share=None):
+            ort_level="disabled", output_types=None, ort_share=None, compile=None):
         """One case: `nodes` (onnx NodeProtos) over graph inputs `inputs` (name ->
         numpy array, fed at run time), `initializers` (name -> numpy array,
         constants of the model), graph outputs `outputs` (names; their
@@ -58,7 +58,9 @@ class Cases:
         message must hold (the run must fail); expected: name -> numpy
         array, the reference when onnxruntime refuses the case (ort="none");
         ort_share: output name -> input name, onnxruntime writing the output
-        over that input's tensor (SparseAttention's present over past)."""
+        over that input's tensor (SparseAttention's present over past);
+        compile: substrings of the message with which `onnxc compile` must
+        refuse the case (an output whose length depends on data)."""
         k = len(self.cases)
         initializers = initializers or {}
         output_types = output_types or {}
@@ -88,6 +90,8 @@ class Cases:
             case["error"] = list(error)
         if ort_share:
             case["ort_share"] = dict(ort_share)
+        if compile:
+            case["compile"] = list(compile)
         if expected:
             case["expected"] = {}
             for n, a in expected.items():
