@@ -116,6 +116,7 @@ endif()
 # Release build only. A family is listed once its generators are in.
 # Skipped (77) without node, onnxruntime-node, python3-onnx or numpy.
 set(ONNXC_COMPILE_CONTRIB_FAMILIES)
+list(APPEND ONNXC_COMPILE_CONTRIB_FAMILIES attn)
 if(SYSTEM_PYTHON3)
   foreach(family ${ONNXC_COMPILE_CONTRIB_FAMILIES})
     add_test(NAME compile_contrib_${family}

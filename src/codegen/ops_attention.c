@@ -62,7 +62,8 @@ void cg_attn_scores(cg_ctx *c, const cg_attn_row *r, double scale) {
 void cg_attn_softmax(cg_ctx *c, const cg_attn_row *r) {
   const char *Tt = cg_ctype(r->dtype), *T = r->T;
   cg_printf(c, "        %s mx = -INFINITY;\n", Tt);
-  cg_printf(c, "        for (long long j = 0; j < %s; j++)\n          if (row[j] > mx) mx = row[j];\n",
+  cg_printf(c,
+            "        for (long long j = 0; j < %s; j++)\n          if (row[j] > mx) mx = row[j];\n",
             T);
   cg_printf(c, "        if (mx == -INFINITY || mx != mx) {\n");
   cg_printf(c, "          for (long long j = 0; j < %s; j++) row[j] = 0;\n        } else {\n", T);

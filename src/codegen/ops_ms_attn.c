@@ -26,10 +26,10 @@ typedef struct ms_src {
 typedef struct ms_heads {
   int32_t dt;
   int64_t B, N, S, Hq, Hv;
-  const char *T;   /* total key count (C expression) */
-  int64_t Tmax;    /* its bound */
-  int64_t P;       /* past rows read from pk / pv (0: k and v hold every key) */
-  int64_t past;    /* the past length (where query row i sits among the keys: past + i) */
+  const char *T; /* total key count (C expression) */
+  int64_t Tmax;  /* its bound */
+  int64_t P;     /* past rows read from pk / pv (0: k and v hold every key) */
+  int64_t past;  /* the past length (where query row i sits among the keys: past + i) */
   ms_src q, k, v;
   const char *pk, *pv; /* past [B, N, P, H] */
   double scale;
@@ -63,7 +63,8 @@ static void emit_mask(cg_ctx *c, const ms_heads *a) {
   const char *eq = a->q8 ? "<= 0" : "== 0";
   if (k && k->rank == 1) {
     cg_printf(c, "          off = j >= X%d[b];\n", a->keys_in);
-    if (k->dims[0] == 2 * B) cg_printf(c, "          if (j < X%d[%lld + b]) off = 1;\n", a->keys_in, B);
+    if (k->dims[0] == 2 * B)
+      cg_printf(c, "          if (j < X%d[%lld + b]) off = 1;\n", a->keys_in, B);
   } else if (k && k->rank == 2) {
     cg_printf(c, "          off = X%d[b * %lld + j] %s;\n", a->keys_in, T, eq);
   } else if (k && k->rank == 3) {
@@ -97,27 +98,27 @@ static int emit_heads(cg_ctx *c, const ms_heads *a) {
   cg_printf(c, "      for (long long i = 0; i < %lld; i++) {\n", S);
   cg_printf(c, "        const %s *q = %s + b * %lld + h * %lld + i * %lld;\n", cg_ctype(a->dt),
             a->q.p, (long long)a->q.sb, (long long)a->q.sh, (long long)a->q.si);
-  cg_attn_row r = {.dtype = a->dt,
-                   .T = a->T,
-                   .Tmax = a->Tmax,
-                   .D = Hq,
-                   .Dv = Hv,
-                   .P = a->P,
-                   .q = "q",
-                   .k = ox_arena_printf(c->a, "%s + b * %lld + h * %lld", a->k.p,
-                                        (long long)a->k.sb, (long long)a->k.sh),
-                   .ks = a->k.si,
-                   .v = ox_arena_printf(c->a, "%s + b * %lld + h * %lld", a->v.p,
-                                        (long long)a->v.sb, (long long)a->v.sh),
-                   .vs = a->v.si,
-                   .pk = a->P ? ox_arena_printf(c->a, "%s + (b * %lld + h) * %lld", a->pk, N,
-                                                (long long)a->P * Hq)
-                              : "",
-                   .pv = a->P ? ox_arena_printf(c->a, "%s + (b * %lld + h) * %lld", a->pv, N,
-                                                (long long)a->P * Hv)
-                              : "",
-                   .y = ox_arena_printf(c->a, "Y0 + (b * %lld + i) * %lld + h * %lld", S,
-                                        N * Hv, Hv)};
+  cg_attn_row r = {
+      .dtype = a->dt,
+      .T = a->T,
+      .Tmax = a->Tmax,
+      .D = Hq,
+      .Dv = Hv,
+      .P = a->P,
+      .q = "q",
+      .k = ox_arena_printf(c->a, "%s + b * %lld + h * %lld", a->k.p, (long long)a->k.sb,
+                           (long long)a->k.sh),
+      .ks = a->k.si,
+      .v = ox_arena_printf(c->a, "%s + b * %lld + h * %lld", a->v.p, (long long)a->v.sb,
+                           (long long)a->v.sh),
+      .vs = a->v.si,
+      .pk =
+          a->P ? ox_arena_printf(c->a, "%s + (b * %lld + h) * %lld", a->pk, N, (long long)a->P * Hq)
+               : "",
+      .pv =
+          a->P ? ox_arena_printf(c->a, "%s + (b * %lld + h) * %lld", a->pv, N, (long long)a->P * Hv)
+               : "",
+      .y = ox_arena_printf(c->a, "Y0 + (b * %lld + i) * %lld + h * %lld", S, N * Hv, Hv)};
   if (!r.k || !r.v || !r.pk || !r.pv || !r.y)
     return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
   cg_attn_scores(c, &r, a->scale);
@@ -184,7 +185,8 @@ static const char *key_mask_problem(const cg_val *m, int64_t B, int64_t S, int64
   if (m->rank < 1 || (int)m->rank > max_rank) return "has a rank this operator does not take";
   switch (m->rank) {
     case 1:
-      return m->dims[0] == B || m->dims[0] == 2 * B ? "" : "1-D must have length batch or 2 * batch";
+      return m->dims[0] == B || m->dims[0] == 2 * B ? ""
+                                                    : "1-D must have length batch or 2 * batch";
     case 2:
       return m->dims[0] == B && m->dims[1] == T ? "" : "2-D must be (batch, total_sequence_length)";
     case 3:
@@ -210,7 +212,8 @@ static int common_attrs(cg_ctx *c, const ox_node *n, ms_heads *a) {
   if (a->N <= 0 || a->N > ((int64_t)1 << 24))
     return cg_fail(c, OX_EMODEL, "num_heads must be positive (got %lld)", (long long)a->N);
   if (ox_node_attr_int(n, "do_rotary", 0) != 0)
-    return cg_fail(c, OX_EUNSUPPORTED, "do_rotary is not supported (as in onnxruntime's CPU kernel)");
+    return cg_fail(c, OX_EUNSUPPORTED,
+                   "do_rotary is not supported (as in onnxruntime's CPU kernel)");
   if (ox_node_attr_int(n, "past_present_share_buffer", 0) != 0)
     return cg_fail(c, OX_EUNSUPPORTED,
                    "past_present_share_buffer is not supported (as in onnxruntime's CPU kernel)");
@@ -240,9 +243,9 @@ static int packed_heads(cg_ctx *c, ms_heads *a, const char *qkv, int64_t hq, int
     const char *why = key_mask_problem(a->keys, B, S, T, P, a->causal, a->q8 ? 3 : 4);
     if (*why) return cg_fail(c, OX_EMODEL, "mask_index %s", why);
   }
-  if (a->ab && (a->ab->rank != 4 || (a->ab->dims[0] != 1 && a->ab->dims[0] != B) ||
-                (a->ab->dims[1] != 1 && a->ab->dims[1] != N) || a->ab->dims[2] != S ||
-                a->ab->dims[3] != T))
+  if (a->ab &&
+      (a->ab->rank != 4 || (a->ab->dims[0] != 1 && a->ab->dims[0] != B) ||
+       (a->ab->dims[1] != 1 && a->ab->dims[1] != N) || a->ab->dims[2] != S || a->ab->dims[3] != T))
     return cg_fail(c, OX_EMODEL, "attention_bias must be (batch or 1, num_heads or 1, %lld, %lld)",
                    (long long)S, (long long)T);
   a->T = str(c, "%lld", (long long)T, 0);
@@ -275,16 +278,19 @@ static int packed_heads(cg_ctx *c, ms_heads *a, const char *qkv, int64_t hq, int
 
 static int gen_attention(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                          size_t n_out) {
-  if (any_half(in, n_in, out, n_out)) return cg_gen_widened(c, gen_attention, n, in, n_in, out, n_out);
+  if (any_half(in, n_in, out, n_out))
+    return cg_gen_widened(c, gen_attention, n, in, n_in, out, n_out);
   cg_val *X = in[0], *W = n_in > 1 ? in[1] : NULL, *Bi = n_in > 2 ? in[2] : NULL;
   ms_heads a = {0};
   int rc = common_attrs(c, n, &a);
   if (rc) return rc;
   if (n_in > 6 && in[6])
-    return cg_fail(c, OX_EMODEL, "past_sequence_length is only used with past_present_share_buffer");
+    return cg_fail(c, OX_EMODEL,
+                   "past_sequence_length is only used with past_present_share_buffer");
   if (cg_need_float(c, X)) return c->e->code;
   if (X->rank != 3 || !W || W->rank != 2 || W->dtype != X->dtype)
-    return cg_fail(c, OX_EMODEL, "input (batch, seq, hidden) and 2-D weights of its type are required");
+    return cg_fail(c, OX_EMODEL,
+                   "input (batch, seq, hidden) and 2-D weights of its type are required");
   int64_t B = X->dims[0], S = X->dims[1], din = X->dims[2], width = W->dims[1], hq, hk, hv;
   int64_t qkv[3];
   size_t nq;
@@ -316,8 +322,8 @@ static int gen_attention(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   const char *gemm = cg_gemm_fn(c, X->dtype), *p = scratch(c, X->dtype, B * S * width);
   if (!gemm || !p) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
   cg_printf(c, "  %s(%lld, %lld, %lld, X0, %lld, 1, X1, %lld, %s, %lld, 1, %s, %d);\n", gemm,
-            (long long)(B * S), (long long)width, (long long)din, (long long)din,
-            (long long)width, p, (long long)width, Bi ? "X2" : "X0", Bi ? 2 : 0);
+            (long long)(B * S), (long long)width, (long long)din, (long long)din, (long long)width,
+            p, (long long)width, Bi ? "X2" : "X0", Bi ? 2 : 0);
   bool present = n_out > 1 && out[1];
   return packed_heads(c, &a, p, hq, hk, width, in, n_in > 4 && in[4] ? 4 : -1, present);
 }
@@ -354,7 +360,8 @@ static int gen_qattention(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
   if (!xs || xs->dtype != OX_FLOAT || !one_or(xs, 1))
     return cg_fail(c, OX_EMODEL, "input_scale must be one float");
   if (!ws || ws->dtype != OX_FLOAT || !one_or(ws, N3))
-    return cg_fail(c, OX_EMODEL, "weight_scale must be one float or 3 hidden = %lld", (long long)N3);
+    return cg_fail(c, OX_EMODEL, "weight_scale must be one float or 3 hidden = %lld",
+                   (long long)N3);
   if (zx && (zx->dtype != OX_UINT8 || !one_or(zx, 1)))
     return cg_fail(c, OX_EMODEL, "input_zero_point must be one uint8 value");
   if (zw && (zw->dtype != w->dtype || !one_or(zw, N3)))
@@ -375,7 +382,8 @@ static int gen_qattention(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
   cg_printf(c, "    for (long long j = 0; j < %lld; j++) {\n      int32_t acc = 0;\n",
             (long long)N3);
   cg_printf(c, "      for (long long k = 0; k < %lld; k++)\n", (long long)D);
-  cg_printf(c, "        acc += ((int32_t)X0[r * %lld + k] - %s) * ((int32_t)X1[k * %lld + j] - %s);\n",
+  cg_printf(c,
+            "        acc += ((int32_t)X0[r * %lld + k] - %s) * ((int32_t)X1[k * %lld + j] - %s);\n",
             (long long)D, zx ? "(int32_t)X6[0]" : "0", (long long)N3,
             zw ? (zw->numel == 1 ? "(int32_t)X7[0]" : "(int32_t)X7[j]") : "0");
   cg_printf(c, "      const float s = X4[%s] * X3[0];\n", ws->numel == 1 ? "0" : "j");
@@ -392,9 +400,8 @@ static int gen_qattention(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
 static int mha_beam(cg_ctx *c, ms_heads *a, cg_val **in, size_t n_in, cg_val **out, size_t n_out) {
   int64_t B = a->B, N = a->N, Hq = a->Hq, Hv = a->Hv;
   const cg_val *PK = in[6], *PV = in[7], *PSL = in[8], *CI = in[9];
-  if (PK->rank != 4 || PV->rank != 4 || PK->dims[0] != B || PK->dims[1] != N ||
-      PK->dims[3] != Hq || PV->dims[0] != B || PV->dims[1] != N || PV->dims[2] != PK->dims[2] ||
-      PV->dims[3] != Hv)
+  if (PK->rank != 4 || PV->rank != 4 || PK->dims[0] != B || PK->dims[1] != N || PK->dims[3] != Hq ||
+      PV->dims[0] != B || PV->dims[1] != N || PV->dims[2] != PK->dims[2] || PV->dims[3] != Hv)
     return cg_fail(c, OX_EMODEL,
                    "past_key and past_value must be (%lld, %lld, max_sequence_length, head_size)",
                    (long long)B, (long long)N);
@@ -420,17 +427,22 @@ static int mha_beam(cg_ctx *c, ms_heads *a, cg_val **in, size_t n_in, cg_val **o
   cg_printf(c, "  long long P = (long long)X8[0];\n  if (P < 0) P = 0;\n");
   cg_printf(c, "  if (P > %lld) P = %lld;\n  const long long T = P + 1;\n", (long long)(M - 1),
             (long long)(M - 1));
-  cg_printf(c, "  for (long long b = 0; b < %lld; b++)\n    for (long long h = 0; h < %lld; h++) {\n",
+  cg_printf(c,
+            "  for (long long b = 0; b < %lld; b++)\n    for (long long h = 0; h < %lld; h++) {\n",
             (long long)B, (long long)N);
   cg_printf(c, "      const long long bh = b * %lld + h;\n", (long long)N);
   cg_printf(c, "      for (long long t = 0; t < P; t++) {\n");
   cg_printf(c, "        long long src = X9[b * %lld + t];\n", (long long)M);
   cg_printf(c, "        if (src < 0 || src >= %lld) src = 0;\n", beams);
   cg_printf(c, "        src = (b / %lld) * %lld + src;\n", beams, beams);
-  cg_printf(c, "        memcpy(%s + (bh * %lld + t) * %lld, X6 + ((src * %lld + h) * %lld + t) * %lld, %zu);\n",
+  cg_printf(c,
+            "        memcpy(%s + (bh * %lld + t) * %lld, X6 + ((src * %lld + h) * %lld + t) * "
+            "%lld, %zu);\n",
             kb, (long long)M, (long long)Hq, (long long)N, (long long)M, (long long)Hq,
             (size_t)Hq * es);
-  cg_printf(c, "        memcpy(%s + (bh * %lld + t) * %lld, X7 + ((src * %lld + h) * %lld + t) * %lld, %zu);\n",
+  cg_printf(c,
+            "        memcpy(%s + (bh * %lld + t) * %lld, X7 + ((src * %lld + h) * %lld + t) * "
+            "%lld, %zu);\n",
             vb, (long long)M, (long long)Hv, (long long)N, (long long)M, (long long)Hv,
             (size_t)Hv * es);
   cg_printf(c, "      }\n");
@@ -438,10 +450,9 @@ static int mha_beam(cg_ctx *c, ms_heads *a, cg_val **in, size_t n_in, cg_val **o
   for (int kv = 0; kv < 2; kv++) {
     long long H = kv ? Hv : Hq, boff = kv ? 2 * N * Hq : N * Hq;
     cg_printf(c, "      for (long long e = 0; e < %lld; e++)\n", H);
-    cg_printf(c, "        %s[(bh * %lld + P) * %lld + e] = X%d[b * %lld + h * %lld + e]", kv ? vb : kb,
-              (long long)M, H, kv ? 2 : 1, (long long)(N * H), H);
-    if (bias)
-      cg_printf(c, " + %s[%lld + h * %lld + e]", bias, boff, H);
+    cg_printf(c, "        %s[(bh * %lld + P) * %lld + e] = X%d[b * %lld + h * %lld + e]",
+              kv ? vb : kb, (long long)M, H, kv ? 2 : 1, (long long)(N * H), H);
+    if (bias) cg_printf(c, " + %s[%lld + h * %lld + e]", bias, boff, H);
     cg_printf(c, ";\n");
   }
   for (int kv = 0; kv < 2; kv++) {
@@ -450,8 +461,8 @@ static int mha_beam(cg_ctx *c, ms_heads *a, cg_val **in, size_t n_in, cg_val **o
     if (n_out <= o || !out[o]) continue;
     cg_printf(c, "      memcpy(Y%zu + bh * %lld, X%d + bh * %lld, %zu);\n", o, (long long)M * H,
               kv ? 7 : 6, (long long)M * H, (size_t)(M * H) * es);
-    cg_printf(c, "      memcpy(Y%zu + (bh * %lld + P) * %lld, %s + (bh * %lld + P) * %lld, %zu);\n", o,
-              (long long)M, H, kv ? vb : kb, (long long)M, H, (size_t)H * es);
+    cg_printf(c, "      memcpy(Y%zu + (bh * %lld + P) * %lld, %s + (bh * %lld + P) * %lld, %zu);\n",
+              o, (long long)M, H, kv ? vb : kb, (long long)M, H, (size_t)H * es);
   }
   cg_printf(c, "    }\n");
   (void)Tt;
@@ -475,7 +486,8 @@ static int gen_mha(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
                    size_t n_out) {
   if (any_half(in, n_in, out, n_out)) return cg_gen_widened(c, gen_mha, n, in, n_in, out, n_out);
   cg_val *Q = in[0], *K = n_in > 1 ? in[1] : NULL, *V = n_in > 2 ? in[2] : NULL;
-  cg_val *Bi = n_in > 3 ? in[3] : NULL, *KM = n_in > 4 ? in[4] : NULL, *AB = n_in > 5 ? in[5] : NULL;
+  cg_val *Bi = n_in > 3 ? in[3] : NULL, *KM = n_in > 4 ? in[4] : NULL,
+         *AB = n_in > 5 ? in[5] : NULL;
   cg_val *PK = n_in > 6 ? in[6] : NULL, *PV = n_in > 7 ? in[7] : NULL;
   cg_val *PSL = n_in > 8 ? in[8] : NULL, *CI = n_in > 9 ? in[9] : NULL;
   ms_heads a = {0};
@@ -490,7 +502,8 @@ static int gen_mha(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   if (Q->rank == 5) {
     if (K || V) return cg_fail(c, OX_EMODEL, "packed query (rank 5) takes no key and value");
     if (Q->dims[2] != N || Q->dims[3] != 3)
-      return cg_fail(c, OX_EMODEL, "packed query must be (batch, sequence, num_heads, 3, head_size)");
+      return cg_fail(c, OX_EMODEL,
+                     "packed query must be (batch, sequence, num_heads, 3, head_size)");
     form = PACKED_QKV, L = S, Hq = Hv = Q->dims[4];
   } else if (Q->rank == 3) {
     if (Q->dims[2] % N)
@@ -501,7 +514,8 @@ static int gen_mha(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
     if (K->rank == 5) {
       if (V) return cg_fail(c, OX_EMODEL, "packed key (rank 5) takes no value");
       if (K->dims[0] != B || K->dims[2] != N || K->dims[3] != 2 || K->dims[4] != Hq)
-        return cg_fail(c, OX_EMODEL, "packed key must be (batch, kv_sequence, num_heads, 2, head_size)");
+        return cg_fail(c, OX_EMODEL,
+                       "packed key must be (batch, kv_sequence, num_heads, 2, head_size)");
       if (Bi) return cg_fail(c, OX_EMODEL, "bias is not allowed with packed key and value");
       form = PACKED_KV, L = K->dims[1], Hv = Hq;
     } else if (K->rank == 3) {
@@ -542,7 +556,8 @@ static int gen_mha(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
     if (PK->rank != 4 || PV->rank != 4 || PK->dims[0] != B || PK->dims[1] != N ||
         PK->dims[3] != Hq || PV->dims[0] != B || PV->dims[1] != N || PV->dims[2] != PK->dims[2] ||
         PV->dims[3] != Hv)
-      return cg_fail(c, OX_EMODEL, "past_key and past_value must be (%lld, %lld, past_length, head_size)",
+      return cg_fail(c, OX_EMODEL,
+                     "past_key and past_value must be (%lld, %lld, past_length, head_size)",
                      (long long)B, (long long)N);
     P = PK->dims[2];
   }
