@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../ops/contrib/attn_shape.h"
 #include "cg_impl.h"
 
 /* Element (b, h, row) of a head-split view: p + b * sb + h * sh + row * si. */
@@ -178,29 +179,11 @@ static bool any_half(cg_val **in, size_t n_in, cg_val **out, size_t n_out) {
   return false;
 }
 
-/* The checks common to the key mask of the three operators ("" when it fits). */
+/* The key mask's shape (attn_shape.h), ranks up to max_rank ("" when it fits). */
 static const char *key_mask_problem(const cg_val *m, int64_t B, int64_t S, int64_t T, int64_t P,
                                     bool causal, int max_rank) {
-  if (m->dtype != OX_INT32) return "must be int32";
-  if (m->rank < 1 || (int)m->rank > max_rank) return "has a rank this operator does not take";
-  switch (m->rank) {
-    case 1:
-      return m->dims[0] == B || m->dims[0] == 2 * B ? ""
-                                                    : "1-D must have length batch or 2 * batch";
-    case 2:
-      return m->dims[0] == B && m->dims[1] == T ? "" : "2-D must be (batch, total_sequence_length)";
-    case 3:
-      return m->dims[0] == B && m->dims[1] == S && m->dims[2] == T
-                 ? ""
-                 : "3-D must be (batch, sequence_length, total_sequence_length)";
-    default:
-      if (causal) return "4-D is not allowed with unidirectional";
-      return m->dims[0] == B && m->dims[1] == 1 && m->dims[2] == m->dims[3] &&
-                     m->dims[2] >= P + S && m->dims[3] >= T
-                 ? ""
-                 : "4-D must be (batch, 1, max_sequence_length, max_sequence_length) covering "
-                   "past + sequence";
-  }
+  if (m->rank == 4 && max_rank < 4) return "must have rank 1, 2 or 3";
+  return ox_attn_key_mask_problem(m->dtype, m->dims, m->rank, B, S, T, P, causal);
 }
 
 /* The attributes of the family: heads, causality, filter value, scale. */
@@ -400,18 +383,16 @@ static int gen_qattention(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
 static int mha_beam(cg_ctx *c, ms_heads *a, cg_val **in, size_t n_in, cg_val **out, size_t n_out) {
   int64_t B = a->B, N = a->N, Hq = a->Hq, Hv = a->Hv;
   const cg_val *PK = in[6], *PV = in[7], *PSL = in[8], *CI = in[9];
-  if (PK->rank != 4 || PV->rank != 4 || PK->dims[0] != B || PK->dims[1] != N || PK->dims[3] != Hq ||
-      PV->dims[0] != B || PV->dims[1] != N || PV->dims[2] != PK->dims[2] || PV->dims[3] != Hv)
+  ox_mha_shape sh = {.B = B, .Hq = Hq, .Hv = Hv};
+  if (!ox_mha_past_fits(PK->dims, PK->rank, PV->dims, PV->rank, &sh, N))
     return cg_fail(c, OX_EMODEL,
                    "past_key and past_value must be (%lld, %lld, max_sequence_length, head_size)",
                    (long long)B, (long long)N);
   int64_t M = PK->dims[2];
-  if (PSL->numel != 1 || PSL->dtype != OX_INT32)
-    return cg_fail(c, OX_EMODEL, "past_sequence_length must be one int32");
-  if (CI->dtype != OX_INT32 || CI->rank != 3 || CI->dims[1] <= 0 || CI->dims[2] != M ||
-      CI->dims[0] * CI->dims[1] != B)
-    return cg_fail(c, OX_EMODEL, "cache_indirection must be int32 (batch / beams, beams, %lld)",
-                   (long long)M);
+  char why[160];
+  const char *bad = ox_mha_beam_problem(PSL->dtype, PSL->numel, CI->dtype, CI->dims, CI->rank, B, M,
+                                        why, sizeof why);
+  if (*bad) return cg_fail(c, OX_EMODEL, "%s", bad);
   if (n_out > 3 && out[3])
     return cg_fail(c, OX_EUNSUPPORTED,
                    "the qk output's length is past_sequence_length + 1, a value known only at "
@@ -496,47 +477,15 @@ static int gen_mha(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   if (cg_need_float(c, Q)) return c->e->code;
   if ((PK == NULL) != (PV == NULL))
     return cg_fail(c, OX_EMODEL, "past_key and past_value must be given together");
-  int64_t N = a.N, B = Q->dims[0], S = Q->rank > 1 ? Q->dims[1] : 0, L, Hq, Hv;
-  int64_t Dq = 0, Dv = 0;
-  enum { SEPARATE, PACKED_QKV, PACKED_KV, BNSH } form;
-  if (Q->rank == 5) {
-    if (K || V) return cg_fail(c, OX_EMODEL, "packed query (rank 5) takes no key and value");
-    if (Q->dims[2] != N || Q->dims[3] != 3)
-      return cg_fail(c, OX_EMODEL,
-                     "packed query must be (batch, sequence, num_heads, 3, head_size)");
-    form = PACKED_QKV, L = S, Hq = Hv = Q->dims[4];
-  } else if (Q->rank == 3) {
-    if (Q->dims[2] % N)
-      return cg_fail(c, OX_EMODEL, "num_heads %lld does not divide the query hidden size %lld",
-                     (long long)N, (long long)Q->dims[2]);
-    Hq = Q->dims[2] / N, Dq = Q->dims[2];
-    if (!K) return cg_fail(c, OX_EMODEL, "key is required unless the query is packed");
-    if (K->rank == 5) {
-      if (V) return cg_fail(c, OX_EMODEL, "packed key (rank 5) takes no value");
-      if (K->dims[0] != B || K->dims[2] != N || K->dims[3] != 2 || K->dims[4] != Hq)
-        return cg_fail(c, OX_EMODEL,
-                       "packed key must be (batch, kv_sequence, num_heads, 2, head_size)");
-      if (Bi) return cg_fail(c, OX_EMODEL, "bias is not allowed with packed key and value");
-      form = PACKED_KV, L = K->dims[1], Hv = Hq;
-    } else if (K->rank == 3) {
-      if (!V || V->rank != 3 || K->dims[0] != B || V->dims[0] != B || K->dims[1] != V->dims[1] ||
-          K->dims[2] != Q->dims[2] || V->dims[2] % N)
-        return cg_fail(c, OX_EMODEL,
-                       "key must be (batch, kv_sequence, hidden) and value (batch, kv_sequence, "
-                       "v_hidden) with v_hidden divisible by num_heads");
-      form = SEPARATE, L = K->dims[1], Hv = V->dims[2] / N, Dv = V->dims[2];
-    } else if (K->rank == 4) {
-      if (!V || V->rank != 4 || K->dims[0] != B || K->dims[1] != N || K->dims[3] != Hq ||
-          V->dims[0] != B || V->dims[1] != N || V->dims[2] != K->dims[2])
-        return cg_fail(c, OX_EMODEL,
-                       "key and value in heads must be (batch, num_heads, kv_sequence, head_size)");
-      form = BNSH, L = K->dims[2], Hv = V->dims[3];
-    } else {
-      return cg_fail(c, OX_EMODEL, "key must have rank 3, 4 or 5");
-    }
-  } else {
-    return cg_fail(c, OX_EMODEL, "query must have rank 3 or 5");
-  }
+  int64_t N = a.N;
+  ox_mha_shape sh;
+  char why[160];
+  const char *bad =
+      ox_mha_shape_of(Q->dims, Q->rank, K ? K->dims : NULL, K ? K->rank : 0, V ? V->dims : NULL,
+                      V ? V->rank : 0, Bi != NULL, N, &sh, why, sizeof why);
+  if (*bad) return cg_fail(c, OX_EMODEL, "%s", bad);
+  int form = sh.form;
+  int64_t B = sh.B, S = sh.S, L = sh.L, Hq = sh.Hq, Hv = sh.Hv, Dq = N * Hq, Dv = N * Hv;
   int64_t nbias = N * (2 * Hq + Hv);
   if (Bi && (Bi->rank != 1 || Bi->dims[0] != nbias || Bi->dtype != Q->dtype))
     return cg_fail(c, OX_EMODEL, "bias must be 1-D of length %lld", (long long)nbias);
@@ -544,7 +493,7 @@ static int gen_mha(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   if (a.scale == 0.0) a.scale = 1.0 / sqrt((double)Hq);
   a.qk = n_out > 3 && out[3] ? 3 : 0;
   if (PSL || CI) {
-    if (!PSL || !CI || !PK || form != SEPARATE || S != 1 || L != 1 || KM || AB)
+    if (!PSL || !CI || !PK || form != OX_MHA_SEPARATE || S != 1 || L != 1 || KM || AB)
       return cg_fail(c, OX_EMODEL,
                      "past_sequence_length and cache_indirection go together, with past_key and "
                      "past_value, one query and one key of separate Q, K, V and no "
@@ -553,9 +502,7 @@ static int gen_mha(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   }
   int64_t P = 0;
   if (PK) {
-    if (PK->rank != 4 || PV->rank != 4 || PK->dims[0] != B || PK->dims[1] != N ||
-        PK->dims[3] != Hq || PV->dims[0] != B || PV->dims[1] != N || PV->dims[2] != PK->dims[2] ||
-        PV->dims[3] != Hv)
+    if (!ox_mha_past_fits(PK->dims, PK->rank, PV->dims, PV->rank, &sh, N))
       return cg_fail(c, OX_EMODEL,
                      "past_key and past_value must be (%lld, %lld, past_length, head_size)",
                      (long long)B, (long long)N);
@@ -564,8 +511,8 @@ static int gen_mha(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   int64_t T = P + L;
   a.past = P;
   if (KM) {
-    const char *why = key_mask_problem(KM, B, S, T, P, a.causal, 3);
-    if (*why) return cg_fail(c, OX_EMODEL, "key_padding_mask %s", why);
+    const char *km = key_mask_problem(KM, B, S, T, P, a.causal, 3);
+    if (*km) return cg_fail(c, OX_EMODEL, "key_padding_mask %s", km);
   }
   if (AB && (AB->rank != 4 || (AB->dims[0] != 1 && AB->dims[0] != B) ||
              (AB->dims[1] != 1 && AB->dims[1] != N) || AB->dims[2] != S || AB->dims[3] != T))
@@ -576,17 +523,17 @@ static int gen_mha(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   /* where q, k and v rows are in the inputs */
   ms_src q, k, v;
   switch (form) {
-    case PACKED_QKV:
+    case OX_MHA_PACKED_QKV:
       q = (ms_src){"X0", S * N * 3 * Hq, 3 * Hq, N * 3 * Hq};
       k = q, v = q;
       k.p = str(c, "X0 + %lld", Hq, 0), v.p = str(c, "X0 + %lld", 2 * Hq, 0);
       break;
-    case PACKED_KV:
+    case OX_MHA_PACKED_KV:
       q = (ms_src){"X0", S * Dq, Hq, Dq};
       k = (ms_src){"X1", L * N * 2 * Hq, 2 * Hq, N * 2 * Hq};
       v = k, v.p = str(c, "X1 + %lld", Hq, 0);
       break;
-    case SEPARATE:
+    case OX_MHA_SEPARATE:
       q = (ms_src){"X0", S * Dq, Hq, Dq};
       k = (ms_src){"X1", L * Dq, Hq, Dq};
       v = (ms_src){"X2", L * Dv, Hv, Dv};
@@ -601,7 +548,7 @@ static int gen_mha(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
   /* the bias: added to the query, and to the key and value except when those come in heads
    * (as onnxruntime's kernel) */
   const char *bq = Bi ? "X3" : NULL, *bk = NULL, *bv = NULL;
-  if (Bi && form != BNSH) {
+  if (Bi && form != OX_MHA_BNSH) {
     bk = str(c, "X3 + %lld", N * Hq, 0), bv = str(c, "X3 + %lld", 2 * N * Hq, 0);
     if (!bk || !bv) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
   }
