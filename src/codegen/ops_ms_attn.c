@@ -188,18 +188,11 @@ static const char *key_mask_problem(const cg_val *m, int64_t B, int64_t S, int64
 
 /* The attributes of the family: heads, causality, filter value, scale. */
 static int common_attrs(cg_ctx *c, const ox_node *n, ms_heads *a) {
-  a->N = ox_node_attr_int(n, "num_heads", 0);
-  a->causal = ox_node_attr_int(n, "unidirectional", 0) != 0;
-  a->filter = ox_node_attr_float(n, "mask_filter_value", -10000.0f);
-  a->scale = ox_node_attr_float(n, "scale", 0.0f);
-  if (a->N <= 0 || a->N > ((int64_t)1 << 24))
-    return cg_fail(c, OX_EMODEL, "num_heads must be positive (got %lld)", (long long)a->N);
-  if (ox_node_attr_int(n, "do_rotary", 0) != 0)
-    return cg_fail(c, OX_EUNSUPPORTED,
-                   "do_rotary is not supported (as in onnxruntime's CPU kernel)");
-  if (ox_node_attr_int(n, "past_present_share_buffer", 0) != 0)
-    return cg_fail(c, OX_EUNSUPPORTED,
-                   "past_present_share_buffer is not supported (as in onnxruntime's CPU kernel)");
+  ox_attn_attrs at;
+  char why[96];
+  const char *bad = ox_attn_attrs_read(n, &at, why, sizeof why);
+  a->N = at.heads, a->causal = at.causal, a->filter = at.filter, a->scale = at.scale;
+  if (*bad) return cg_fail(c, OX_EUNSUPPORTED, "%s", bad);
   return OX_OK;
 }
 
@@ -313,43 +306,22 @@ static int gen_attention(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
 
 /* ==== QAttention: the integer projection, then Attention's float heads ==== */
 
-static bool one_or(const cg_val *v, int64_t n) {
-  return v->rank == 0 || (v->rank == 1 && (v->numel == 1 || v->numel == n));
-}
-
 static int gen_qattention(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                           size_t n_out) {
-  cg_val *x = in[0], *w = n_in > 1 ? in[1] : NULL, *bias = n_in > 2 ? in[2] : NULL;
-  cg_val *xs = n_in > 3 ? in[3] : NULL, *ws = n_in > 4 ? in[4] : NULL;
+  cg_val *w = n_in > 1 ? in[1] : NULL, *ws = n_in > 4 ? in[4] : NULL;
   cg_val *zx = n_in > 6 ? in[6] : NULL, *zw = n_in > 7 ? in[7] : NULL;
   ms_heads a = {0};
   int rc = common_attrs(c, n, &a);
   if (rc) return rc;
-  if (x->dtype != OX_UINT8 || x->rank != 3)
-    return cg_fail(c, OX_EMODEL, "input must be a 3-D uint8 tensor [B, S, D]");
-  if (!w || (w->dtype != OX_UINT8 && w->dtype != OX_INT8) || w->rank != 2)
-    return cg_fail(c, OX_EMODEL, "weight must be a 2-D int8 or uint8 tensor [D, 3 hidden]");
-  int64_t B = x->dims[0], S = x->dims[1], D = x->dims[2], N3 = w->dims[1], hidden = N3 / 3;
-  if (w->dims[0] != D)
-    return cg_fail(c, OX_EMODEL, "weight's first dimension (%lld) differs from input's D (%lld)",
-                   (long long)w->dims[0], (long long)D);
-  if (N3 % 3 || hidden == 0 || hidden % a.N)
-    return cg_fail(c, OX_EMODEL,
-                   "weight's second dimension (%lld) must be 3 hidden, hidden a multiple of "
-                   "num_heads (%lld)",
-                   (long long)N3, (long long)a.N);
-  if (!bias || bias->dtype != OX_FLOAT || bias->rank != 1 || bias->numel != N3)
-    return cg_fail(c, OX_EMODEL, "bias must be float of 3 hidden = %lld values", (long long)N3);
-  if (!xs || xs->dtype != OX_FLOAT || !one_or(xs, 1))
-    return cg_fail(c, OX_EMODEL, "input_scale must be one float");
-  if (!ws || ws->dtype != OX_FLOAT || !one_or(ws, N3))
-    return cg_fail(c, OX_EMODEL, "weight_scale must be one float or 3 hidden = %lld",
-                   (long long)N3);
-  if (zx && (zx->dtype != OX_UINT8 || !one_or(zx, 1)))
-    return cg_fail(c, OX_EMODEL, "input_zero_point must be one uint8 value");
-  if (zw && (zw->dtype != w->dtype || !one_or(zw, N3)))
-    return cg_fail(c, OX_EMODEL, "weight_zero_point must have weight's type, one value or %lld",
-                   (long long)N3);
+  ox_attn_in qi[8];
+  for (size_t i = 0; i < 8; i++)
+    qi[i] = i < n_in && in[i] ? (ox_attn_in){in[i]->dtype, in[i]->rank, in[i]->numel, in[i]->dims}
+                              : (ox_attn_in){0};
+  char why[160];
+  const char *bad = ox_qattn_problem(qi, a.N, why, sizeof why);
+  if (*bad) return cg_fail(c, OX_EMODEL, "%s", bad);
+  int64_t B = in[0]->dims[0], S = in[0]->dims[1], D = in[0]->dims[2], N3 = w->dims[1];
+  int64_t hidden = N3 / 3;
   a.dt = OX_FLOAT, a.B = B, a.S = S, a.Hq = a.Hv = hidden / a.N, a.q8 = true;
   if (a.scale == 0.0) a.scale = 1.0f / sqrtf((float)a.Hq);
   a.keys = n_in > 5 ? in[5] : NULL, a.keys_in = 5;
@@ -382,17 +354,8 @@ static int gen_qattention(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in,
  * reading past position t from the beam cache_indirection[i, j, t] names. */
 static int mha_beam(cg_ctx *c, ms_heads *a, cg_val **in, size_t n_in, cg_val **out, size_t n_out) {
   int64_t B = a->B, N = a->N, Hq = a->Hq, Hv = a->Hv;
-  const cg_val *PK = in[6], *PV = in[7], *PSL = in[8], *CI = in[9];
-  ox_mha_shape sh = {.B = B, .Hq = Hq, .Hv = Hv};
-  if (!ox_mha_past_fits(PK->dims, PK->rank, PV->dims, PV->rank, &sh, N))
-    return cg_fail(c, OX_EMODEL,
-                   "past_key and past_value must be (%lld, %lld, max_sequence_length, head_size)",
-                   (long long)B, (long long)N);
+  const cg_val *PK = in[6], *CI = in[9]; /* shapes checked by gen_mha */
   int64_t M = PK->dims[2];
-  char why[160];
-  const char *bad = ox_mha_beam_problem(PSL->dtype, PSL->numel, CI->dtype, CI->dims, CI->rank, B, M,
-                                        why, sizeof why);
-  if (*bad) return cg_fail(c, OX_EMODEL, "%s", bad);
   if (n_out > 3 && out[3])
     return cg_fail(c, OX_EUNSUPPORTED,
                    "the qk output's length is past_sequence_length + 1, a value known only at "
@@ -466,54 +429,31 @@ static int mha_beam(cg_ctx *c, ms_heads *a, cg_val **in, size_t n_in, cg_val **o
 static int gen_mha(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                    size_t n_out) {
   if (any_half(in, n_in, out, n_out)) return cg_gen_widened(c, gen_mha, n, in, n_in, out, n_out);
-  cg_val *Q = in[0], *K = n_in > 1 ? in[1] : NULL, *V = n_in > 2 ? in[2] : NULL;
-  cg_val *Bi = n_in > 3 ? in[3] : NULL, *KM = n_in > 4 ? in[4] : NULL,
+  cg_val *Q = in[0], *Bi = n_in > 3 ? in[3] : NULL, *KM = n_in > 4 ? in[4] : NULL,
          *AB = n_in > 5 ? in[5] : NULL;
-  cg_val *PK = n_in > 6 ? in[6] : NULL, *PV = n_in > 7 ? in[7] : NULL;
-  cg_val *PSL = n_in > 8 ? in[8] : NULL, *CI = n_in > 9 ? in[9] : NULL;
   ms_heads a = {0};
   int rc = common_attrs(c, n, &a);
   if (rc) return rc;
   if (cg_need_float(c, Q)) return c->e->code;
-  if ((PK == NULL) != (PV == NULL))
-    return cg_fail(c, OX_EMODEL, "past_key and past_value must be given together");
   int64_t N = a.N;
+  ox_attn_in ai[10] = {{0}};
+  for (size_t i = 0; i < n_in && i < 10; i++)
+    if (in[i]) ai[i] = (ox_attn_in){in[i]->dtype, in[i]->rank, in[i]->numel, in[i]->dims};
   ox_mha_shape sh;
+  bool beam;
+  int64_t P;
   char why[160];
-  const char *bad =
-      ox_mha_shape_of(Q->dims, Q->rank, K ? K->dims : NULL, K ? K->rank : 0, V ? V->dims : NULL,
-                      V ? V->rank : 0, Bi != NULL, N, &sh, why, sizeof why);
+  const char *bad = ox_mha_inputs_problem(ai, 10, N, a.causal, &sh, &beam, &P, why, sizeof why);
   if (*bad) return cg_fail(c, OX_EMODEL, "%s", bad);
+  if (Bi && Bi->dtype != Q->dtype) return cg_fail(c, OX_EMODEL, "bias must have the query's type");
   int form = sh.form;
   int64_t B = sh.B, S = sh.S, L = sh.L, Hq = sh.Hq, Hv = sh.Hv, Dq = N * Hq, Dv = N * Hv;
-  int64_t nbias = N * (2 * Hq + Hv);
-  if (Bi && (Bi->rank != 1 || Bi->dims[0] != nbias || Bi->dtype != Q->dtype))
-    return cg_fail(c, OX_EMODEL, "bias must be 1-D of length %lld", (long long)nbias);
   a.dt = Q->dtype, a.B = B, a.S = S, a.Hq = Hq, a.Hv = Hv;
   if (a.scale == 0.0) a.scale = 1.0 / sqrt((double)Hq);
   a.qk = n_out > 3 && out[3] ? 3 : 0;
-  if (PSL || CI) {
-    if (!PSL || !CI || !PK || form != OX_MHA_SEPARATE || S != 1 || L != 1 || KM || AB)
-      return cg_fail(c, OX_EMODEL,
-                     "past_sequence_length and cache_indirection go together, with past_key and "
-                     "past_value, one query and one key of separate Q, K, V and no "
-                     "key_padding_mask or attention_bias (beam-search decoding)");
-    return mha_beam(c, &a, in, n_in, out, n_out);
-  }
-  int64_t P = 0;
-  if (PK) {
-    if (!ox_mha_past_fits(PK->dims, PK->rank, PV->dims, PV->rank, &sh, N))
-      return cg_fail(c, OX_EMODEL,
-                     "past_key and past_value must be (%lld, %lld, past_length, head_size)",
-                     (long long)B, (long long)N);
-    P = PK->dims[2];
-  }
+  if (beam) return mha_beam(c, &a, in, n_in, out, n_out);
   int64_t T = P + L;
   a.past = P;
-  if (KM) {
-    const char *km = key_mask_problem(KM, B, S, T, P, a.causal, 3);
-    if (*km) return cg_fail(c, OX_EMODEL, "key_padding_mask %s", km);
-  }
   if (AB && (AB->rank != 4 || (AB->dims[0] != 1 && AB->dims[0] != B) ||
              (AB->dims[1] != 1 && AB->dims[1] != N) || AB->dims[2] != S || AB->dims[3] != T))
     return cg_fail(c, OX_EMODEL, "attention_bias must be (batch or 1, num_heads or 1, %lld, %lld)",

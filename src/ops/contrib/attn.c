@@ -50,14 +50,12 @@ static int common_prepare(const ox_kinfo *info, ca_state **out, ox_err *e) {
   const ox_node *n = info->node;
   ca_state *s = ox_arena_calloc(info->arena, 1, sizeof *s);
   if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
-  s->heads = ox_node_attr_int(n, "num_heads", 0);
-  s->causal = ox_node_attr_int(n, "unidirectional", 0) != 0;
-  s->filter = ox_node_attr_float(n, "mask_filter_value", -10000.0f);
-  s->scale = ox_node_attr_float(n, "scale", 0.0f);
+  ox_attn_attrs at;
+  char why[96];
+  const char *bad = ox_attn_attrs_read(n, &at, why, sizeof why);
+  s->heads = at.heads, s->causal = at.causal, s->filter = at.filter, s->scale = at.scale;
   *out = s;
-  if (s->heads <= 0 || s->heads > ((int64_t)1 << 24))
-    return oc_prep_fail(info, e, "num_heads must be positive (got %lld)", (long long)s->heads);
-  return OX_OK;
+  return *bad ? oc_prep_fail(info, e, "%s", bad) : OX_OK;
 }
 
 /* ---- the additive mask ---- */
@@ -283,12 +281,6 @@ static int attention_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   *state = s;
   if (rc) return rc;
   const ox_node *n = info->node;
-  if (ox_node_attr_int(n, "do_rotary", 0) != 0)
-    return oc_prep_fail(info, e, "do_rotary is not supported (as in onnxruntime's CPU kernel)");
-  if (ox_node_attr_int(n, "past_present_share_buffer", 0) != 0)
-    return oc_prep_fail(info, e,
-                        "past_present_share_buffer is not supported (as in onnxruntime's CPU "
-                        "kernel)");
   const ox_attr *qkv = ox_node_attr(n, "qkv_hidden_sizes");
   if (qkv) {
     if (qkv->n_ints != 3)
@@ -512,18 +504,8 @@ typedef struct beam_step {
 
 static int beam_run(ox_kctx *c, const ca_state *s, const beam_step *st) {
   int64_t B = st->B, N = s->heads, Hq = st->Hq, Hv = st->Hv;
-  const ox_value *PK = st->PK, *PV = st->PV, *CI = st->CI;
-  ox_mha_shape sh = {.B = B, .Hq = Hq, .Hv = Hv};
-  if (!ox_mha_past_fits(PK->dims, PK->rank, PV->dims, PV->rank, &sh, N))
-    return ox_kctx_fail(c, OX_ERUNTIME,
-                        "past_key and past_value must be (%lld, %lld, max_sequence_length, "
-                        "head_size)",
-                        (long long)B, (long long)N);
+  const ox_value *PK = st->PK, *PV = st->PV, *CI = st->CI; /* shapes checked by mha_run */
   int64_t M = PK->dims[2];
-  char why[160];
-  const char *bad = ox_mha_beam_problem(st->PSL->dtype, st->PSL->numel, CI->dtype, CI->dims,
-                                        CI->rank, B, M, why, sizeof why);
-  if (*bad) return ox_kctx_fail(c, OX_ERUNTIME, "%s", bad);
   int64_t P = ((const int32_t *)st->PSL->data)[0];
   if (P < 0 || P >= M)
     return ox_kctx_fail(c, OX_ERUNTIME, "past_sequence_length %lld is outside [0, %lld)",
@@ -534,9 +516,6 @@ static int beam_run(ox_kctx *c, const ca_state *s, const beam_step *st) {
     if (i % M < P && (ci[i] < 0 || ci[i] >= beams))
       return ox_kctx_fail(c, OX_ERUNTIME, "cache_indirection value %d is not a beam of %lld", ci[i],
                           (long long)beams);
-  int64_t nbias = N * (2 * Hq + Hv);
-  if (st->Bi && (st->Bi->rank != 1 || st->Bi->dims[0] != nbias))
-    return ox_kctx_fail(c, OX_ERUNTIME, "bias must be 1-D of length %lld", (long long)nbias);
   nn_fbuf fq = {0}, fk = {0}, fv = {0}, fb = {0}, fpk = {0}, fpv = {0};
   float *q = NULL, *k = NULL, *v = NULL, *nk = NULL, *nv = NULL;
   int rc;
@@ -604,43 +583,24 @@ static int mha_run(ox_kctx *c, void *st) {
   int64_t N = s->heads;
   if (!Q || !nn_is_real(Q->dtype))
     return ox_kctx_fail(c, OX_ERUNTIME, "query must be a float tensor");
-  if ((PK == NULL) != (PV == NULL))
-    return ox_kctx_fail(c, OX_ERUNTIME, "past_key and past_value must be given together");
+  ox_attn_in ai[10];
+  for (size_t i = 0; i < 10; i++) {
+    const ox_value *x = ox_kctx_input(c, i);
+    ai[i] = x ? (ox_attn_in){x->dtype, x->rank, x->numel, x->dims} : (ox_attn_in){0};
+  }
   ox_mha_shape sh;
+  bool beam;
+  int64_t P;
   char why[160];
-  const char *bad =
-      ox_mha_shape_of(Q->dims, Q->rank, K ? K->dims : NULL, K ? K->rank : 0, V ? V->dims : NULL,
-                      V ? V->rank : 0, Bi != NULL, N, &sh, why, sizeof why);
+  const char *bad = ox_mha_inputs_problem(ai, 10, N, s->causal, &sh, &beam, &P, why, sizeof why);
   if (*bad) return ox_kctx_fail(c, OX_ERUNTIME, "%s", bad);
   int form = sh.form;
   int64_t B = sh.B, S = sh.S, L = sh.L, Hq = sh.Hq, Hv = sh.Hv;
-  ox_value *PSL = ox_kctx_input(c, 8), *CI = ox_kctx_input(c, 9);
-  if (PSL || CI) {
-    if (!PSL || !CI || !PK || form != OX_MHA_SEPARATE || S != 1 || L != 1 || KM || AB)
-      return ox_kctx_fail(c, OX_ERUNTIME,
-                          "past_sequence_length and cache_indirection go together, with "
-                          "past_key and past_value, one query and one key of separate Q, K, V "
-                          "and no key_padding_mask or attention_bias (beam-search decoding)");
-    beam_step bs = {Q, K, V, Bi, PK, PV, PSL, CI, B, Hq, Hv};
+  if (beam) {
+    beam_step bs = {Q, K, V, Bi, PK, PV, ox_kctx_input(c, 8), ox_kctx_input(c, 9), B, Hq, Hv};
     return beam_run(c, s, &bs);
   }
-  int64_t P = 0;
-  if (PK) {
-    if (!ox_mha_past_fits(PK->dims, PK->rank, PV->dims, PV->rank, &sh, N))
-      return ox_kctx_fail(c, OX_ERUNTIME,
-                          "past_key and past_value must be (%lld, %lld, past_length, head_size)",
-                          (long long)B, (long long)N);
-    P = PK->dims[2];
-  }
   int64_t T = P + L;
-  int64_t nbias = N * (2 * Hq + Hv);
-  if (Bi && (Bi->rank != 1 || Bi->dims[0] != nbias))
-    return ox_kctx_fail(c, OX_ERUNTIME, "bias must be 1-D of length %lld", (long long)nbias);
-  if (KM) {
-    const char *km =
-        KM->rank == 4 ? "must have rank 1, 2 or 3" : key_mask_problem(KM, B, S, T, P, s->causal);
-    if (*km) return ox_kctx_fail(c, OX_ERUNTIME, "key_padding_mask %s", km);
-  }
   nn_fbuf fq = {0}, fk = {0}, fv = {0}, fb = {0}, fpk = {0}, fpv = {0};
   float *q = NULL, *k = NULL, *v = NULL;
   int rc;

@@ -11,6 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../../ir/ir.h"
+
+/* The attributes the three share: num_heads, unidirectional, mask_filter_value and scale (0: 1 /
+ * sqrt(head size)); do_rotary and past_present_share_buffer are refused, as onnxruntime's CPU
+ * kernels refuse them. */
+typedef struct ox_attn_attrs {
+  int64_t heads;
+  bool causal;
+  float filter, scale;
+} ox_attn_attrs;
+const char *ox_attn_attrs_read(const ox_node *n, ox_attn_attrs *a, char *why, size_t why_size);
+
 /* A key mask (mask_index, key_padding_mask) of element type dt and dims d
  * against batch B, sequence S, total length T, past P: int32, [B] end
  * positions, [2B] end and start, [B, T], [B, S, T], or [B, 1, M, M] with M
@@ -25,19 +37,24 @@ typedef struct ox_mha_shape {
   int64_t B, S, L, Hq, Hv; /* L: the new keys */
 } ox_mha_shape;
 
-/* The layout of query dims q (rank qr), key k and value v (NULL when
- * absent) for N heads; bias: whether a bias is given. */
-const char *ox_mha_shape_of(const int64_t *q, size_t qr, const int64_t *k, size_t kr,
-                            const int64_t *v, size_t vr, bool bias, int64_t N, ox_mha_shape *o,
-                            char *why, size_t why_size);
+/* One input of an attention node: element type (OX_UNDEFINED when absent), dims. */
+typedef struct ox_attn_in {
+  int32_t dt;
+  size_t rank;
+  int64_t numel;
+  const int64_t *d;
+} ox_attn_in;
 
-/* past_key / past_value [B, N, P or max_sequence_length, Hq / Hv]. */
-bool ox_mha_past_fits(const int64_t *pk, size_t pkr, const int64_t *pv, size_t pvr,
-                      const ox_mha_shape *s, int64_t N);
+/* MultiHeadAttention's inputs in[0..n) for N heads: the layout into *s,
+ * whether they are a beam-search step (past_sequence_length and
+ * cache_indirection given: the past length is then a value, *P 0) and the
+ * past length *P. */
+const char *ox_mha_inputs_problem(const ox_attn_in *in, size_t n, int64_t N, bool causal,
+                                  ox_mha_shape *s, bool *beam, int64_t *P, char *why,
+                                  size_t why_size);
 
-/* The beam-search step's past_sequence_length (psl_n values of type psl_dt)
- * and cache_indirection (type ci_dt, dims ci) for a buffer of M positions. */
-const char *ox_mha_beam_problem(int32_t psl_dt, int64_t psl_n, int32_t ci_dt, const int64_t *ci,
-                                size_t cir, int64_t B, int64_t M, char *why, size_t why_size);
+/* QAttention's input, weight, bias, scales and zero points (in[i] for node
+ * input i, 0 to 7; in[5], the mask, is not looked at) for `heads` heads. */
+const char *ox_qattn_problem(const ox_attn_in *in, int64_t heads, char *why, size_t why_size);
 
 #endif
