@@ -45,8 +45,9 @@ typedef struct ms_heads {
   int qk; /* output index of the scores plus mask [B, N, S, T]; 0: none */
 } ms_heads;
 
-static const char *str(cg_ctx *c, const char *fmt, long long a, long long b) {
-  return ox_arena_printf(c->a, fmt, a, b);
+/* "<prefix><v>" in the arena (NULL when out of memory). */
+static const char *str(cg_ctx *c, const char *prefix, long long v) {
+  return ox_arena_printf(c->a, "%s%lld", prefix, v);
 }
 
 /* The additive mask of query row i (b, h known) added to row[j]. */
@@ -224,7 +225,7 @@ static int packed_heads(cg_ctx *c, ms_heads *a, const char *qkv, int64_t hq, int
        (a->ab->dims[1] != 1 && a->ab->dims[1] != N) || a->ab->dims[2] != S || a->ab->dims[3] != T))
     return cg_fail(c, OX_EMODEL, "attention_bias must be (batch or 1, num_heads or 1, %lld, %lld)",
                    (long long)S, (long long)T);
-  a->T = str(c, "%lld", (long long)T, 0);
+  a->T = str(c, "", (long long)T);
   a->Tmax = T;
   a->q = (ms_src){qkv, S * width, Hq, width};
   ms_src k = {NULL, S * width, Hq, width}, v = {NULL, S * width, a->Hv, width};
@@ -362,7 +363,7 @@ static int mha_beam(cg_ctx *c, ms_heads *a, cg_val **in, size_t n_in, cg_val **o
                    "run time");
   if (M < 1) return cg_fail(c, OX_EMODEL, "past_key has no room for the new key");
   long long beams = CI->dims[1];
-  const char *Tt = cg_ctype(a->dt), *bias = n_in > 3 && in[3] ? "X3" : NULL;
+  const char *bias = n_in > 3 && in[3] ? "X3" : NULL;
   const char *kb = scratch(c, a->dt, B * N * M * Hq), *vb = scratch(c, a->dt, B * N * M * Hv);
   if (!kb || !vb) return c->e->code;
   size_t es = a->dt == OX_FLOAT ? 4 : 8;
@@ -409,7 +410,6 @@ static int mha_beam(cg_ctx *c, ms_heads *a, cg_val **in, size_t n_in, cg_val **o
               o, (long long)M, H, kv ? vb : kb, (long long)M, H, (size_t)H * es);
   }
   cg_printf(c, "    }\n");
-  (void)Tt;
   if (bias) {
     const char *q = scratch(c, a->dt, B * N * Hq);
     if (!q) return c->e->code;
@@ -459,19 +459,19 @@ static int gen_mha(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
     return cg_fail(c, OX_EMODEL, "attention_bias must be (batch or 1, num_heads or 1, %lld, %lld)",
                    (long long)S, (long long)T);
   a.keys = KM, a.keys_in = 4, a.ab = AB, a.ab_in = 5;
-  a.T = str(c, "%lld", (long long)T, 0), a.Tmax = T;
+  a.T = str(c, "", (long long)T), a.Tmax = T;
   /* where q, k and v rows are in the inputs */
   ms_src q, k, v;
   switch (form) {
     case OX_MHA_PACKED_QKV:
       q = (ms_src){"X0", S * N * 3 * Hq, 3 * Hq, N * 3 * Hq};
       k = q, v = q;
-      k.p = str(c, "X0 + %lld", Hq, 0), v.p = str(c, "X0 + %lld", 2 * Hq, 0);
+      k.p = str(c, "X0 + ", Hq), v.p = str(c, "X0 + ", 2 * Hq);
       break;
     case OX_MHA_PACKED_KV:
       q = (ms_src){"X0", S * Dq, Hq, Dq};
       k = (ms_src){"X1", L * N * 2 * Hq, 2 * Hq, N * 2 * Hq};
-      v = k, v.p = str(c, "X1 + %lld", Hq, 0);
+      v = k, v.p = str(c, "X1 + ", Hq);
       break;
     case OX_MHA_SEPARATE:
       q = (ms_src){"X0", S * Dq, Hq, Dq};
@@ -489,7 +489,7 @@ static int gen_mha(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val
    * (as onnxruntime's kernel) */
   const char *bq = Bi ? "X3" : NULL, *bk = NULL, *bv = NULL;
   if (Bi && form != OX_MHA_BNSH) {
-    bk = str(c, "X3 + %lld", N * Hq, 0), bv = str(c, "X3 + %lld", 2 * N * Hq, 0);
+    bk = str(c, "X3 + ", N * Hq), bv = str(c, "X3 + ", 2 * N * Hq);
     if (!bk || !bv) return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
   }
   if (bq) {
