@@ -131,6 +131,7 @@ set(ONNXC_COMPILE_CONTRIB_FAMILIES)
 list(APPEND ONNXC_COMPILE_CONTRIB_FAMILIES nn) # ops_ms_nn.c
 list(APPEND ONNXC_COMPILE_CONTRIB_FAMILIES quant) # ops_ms_quant.c (QAttention: ops_ms_attn.c)
 list(APPEND ONNXC_COMPILE_CONTRIB_FAMILIES gqa sparse lowbit) # ops_ms_gqa.c, ops_ms_lowbit.c
+list(APPEND ONNXC_COMPILE_CONTRIB_FAMILIES attn) # ops_ms_attn.c
 if(SYSTEM_PYTHON3)
   foreach(family ${ONNXC_COMPILE_CONTRIB_FAMILIES})
     add_test(NAME compile_contrib_${family}

@@ -221,6 +221,29 @@ int64_t cg_gemm_nr(const cg_ctx *c);
  * unchanged). Its dims become {cols, rows}. */
 bool cg_transpose_const(cg_ctx *c, cg_val *v, int64_t rows, int64_t cols);
 
+/* ---- one query row of attention (ops_attention.c), for the Attention
+ * generators of every domain (ops_ms_attn.c) ----
+ * Inside loops that define b, h and i, with the query row declared as the
+ * caller likes: cg_attn_scores declares `row` (Tmax elements) and sets
+ * row[j] = scale * q.k for j < T; the caller then adjusts row (masks);
+ * cg_attn_softmax turns it into probabilities (a row of -inf or NaN gives
+ * zeros); cg_attn_values writes y = row . V. */
+typedef struct cg_attn_row {
+  int32_t dtype;   /* float or double */
+  const char *T;   /* the key count: a C expression */
+  int64_t Tmax;    /* its largest value */
+  int64_t D, Dv;   /* head sizes of q and k, of v */
+  int64_t P;       /* keys j < P are past rows pk[j], pv[j] (rows of D / Dv) */
+  const char *q;   /* the query row (a C pointer expression) */
+  const char *k, *v; /* key / value row P (row 0 of the current ones), for this b and head */
+  int64_t ks, vs;  /* their row strides */
+  const char *pk, *pv; /* past row 0 for this b and head (unused when P is 0) */
+  const char *y;   /* the output row */
+} cg_attn_row;
+void cg_attn_scores(cg_ctx *c, const cg_attn_row *r, double scale);
+void cg_attn_softmax(cg_ctx *c, const cg_attn_row *r);
+void cg_attn_values(cg_ctx *c, const cg_attn_row *r);
+
 /* ---- helpers (codegen.c / emit.c) ---- */
 /* Fails naming the current node: "node 'N' (Op): <reason>". */
 int cg_fail(cg_ctx *c, int code, const char *fmt, ...)

@@ -384,7 +384,10 @@ static bool domain_small_float_ok(const ox_node *n) {
                                       {CG_DOMAIN_MS, "RotaryEmbedding"},
                                       {CG_DOMAIN_MS, "SparseAttention"},
                                       {CG_DOMAIN_MS, "MatMulNBits"},
-                                      {CG_DOMAIN_MS, "GatherBlockQuantized"}};
+                                      {CG_DOMAIN_MS, "GatherBlockQuantized"},
+                                      /* ops_ms_attn.c widens them (cg_widen.c) */
+                                      {CG_DOMAIN_MS, "Attention"},
+                                      {CG_DOMAIN_MS, "MultiHeadAttention"}};
   for (size_t k = 0; n->domain && k < sizeof ok / sizeof ok[0]; k++)
     if (strcmp(n->domain, ok[k][0]) == 0 && strcmp(n->op_type, ok[k][1]) == 0) return true;
   return false;

@@ -28,6 +28,66 @@ static bool bhsd(const cg_val *v, int64_t heads, int64_t st[3], int64_t *H, int6
   return true;
 }
 
+/* ---- one query row's attention, shared with ops_ms_attn.c (cg_impl.h) ---- */
+
+/* `const T *k` (kv 0) or `*v` (kv 1): key or value row j of r, the past's
+ * for j < P. */
+static void kv_row(cg_ctx *c, const cg_attn_row *r, int kv) {
+  const char *Tt = cg_ctype(r->dtype), *nm = kv ? "v" : "k";
+  const char *cur = kv ? r->v : r->k, *past = kv ? r->pv : r->pk;
+  long long st = kv ? r->vs : r->ks, pst = kv ? r->Dv : r->D, P = r->P;
+  if (P)
+    cg_printf(c,
+              "          const %s *%s = j < %lld ? %s + j * %lld\n"
+              "                                 : %s + (j - %lld) * %lld;\n",
+              Tt, nm, P, past, pst, cur, P, st);
+  else
+    cg_printf(c, "          const %s *%s = %s + j * %lld;\n", Tt, nm, cur, st);
+}
+
+void cg_attn_scores(cg_ctx *c, const cg_attn_row *r, double scale) {
+  const char *Tt = cg_ctype(r->dtype);
+  char lit[64];
+  cg_printf(c, "        %s row[%lld];\n", Tt, (long long)(r->Tmax ? r->Tmax : 1));
+  cg_printf(c, "        for (long long j = 0; j < %s; j++) {\n", r->T);
+  kv_row(c, r, 0);
+  cg_printf(c,
+            "          %s s = 0;\n          for (long long d = 0; d < %lld; d++) s += %s[d] * "
+            "k[d];\n",
+            Tt, (long long)r->D, r->q);
+  cg_float_lit(lit, sizeof lit, scale, r->dtype == OX_FLOAT);
+  cg_printf(c, "          row[j] = s * %s;\n        }\n", lit);
+}
+
+void cg_attn_softmax(cg_ctx *c, const cg_attn_row *r) {
+  const char *Tt = cg_ctype(r->dtype), *T = r->T;
+  cg_printf(c, "        %s mx = -INFINITY;\n", Tt);
+  cg_printf(c,
+            "        for (long long j = 0; j < %s; j++)\n          if (row[j] > mx) mx = row[j];\n",
+            T);
+  cg_printf(c, "        if (mx == -INFINITY || mx != mx) {\n");
+  cg_printf(c, "          for (long long j = 0; j < %s; j++) row[j] = 0;\n        } else {\n", T);
+  /* the softmax sum in double, or in the element type under --float-only */
+  cg_printf(c, "          %s sum = 0;\n", c->o->float_only ? Tt : "double");
+  cg_printf(c, "          for (long long j = 0; j < %s; j++) {\n", T);
+  cg_printf(c, "            row[j] = %s(row[j] - mx);\n            sum += row[j];\n          }\n",
+            cg_mathfn(c, r->dtype, "exp"));
+  cg_printf(c, "          for (long long j = 0; j < %s; j++) row[j] = (%s)(row[j] / sum);\n", T,
+            Tt);
+  cg_printf(c, "        }\n");
+}
+
+void cg_attn_values(cg_ctx *c, const cg_attn_row *r) {
+  const char *Tt = cg_ctype(r->dtype);
+  cg_printf(c, "        %s *y = %s;\n", Tt, r->y);
+  cg_printf(c, "        for (long long e = 0; e < %lld; e++) y[e] = 0;\n", (long long)r->Dv);
+  cg_printf(c, "        for (long long j = 0; j < %s; j++) {\n", r->T);
+  kv_row(c, r, 1);
+  cg_printf(c, "          for (long long e = 0; e < %lld; e++) y[e] += row[j] * v[e];\n",
+            (long long)r->Dv);
+  cg_printf(c, "        }\n");
+}
+
 static int gen_attention(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, cg_val **out,
                          size_t n_out) {
   const cg_val *Q = in[0], *K = n_in > 1 ? in[1] : NULL, *V = n_in > 2 ? in[2] : NULL;
@@ -128,25 +188,32 @@ static int gen_attention(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   cg_printf(c, "      for (long long i = 0; i < %lld; i++) {\n", (long long)Sq);
   cg_printf(c, "        const %s *q = X0 + b * %lld + h * %lld + i * %lld;\n", Tt, (long long)qs[0],
             (long long)qs[1], (long long)qs[2]);
-  cg_printf(c, "        %s row[%lld];\n        const long long p = off + i;\n        (void)p;\n",
-            Tt, (long long)(T ? T : 1));
+  cg_printf(c, "        const long long p = off + i;\n        (void)p;\n");
   if (M)
     cg_printf(c, "        const %s *m = X3 + b * %lld + h * %lld + i * %lld;\n",
               cg_ctype(M->dtype), (long long)mst[0], (long long)mst[1], (long long)mst[2]);
-  cg_printf(c, "        for (long long j = 0; j < %lld; j++) {\n", (long long)T);
-  if (P)
-    cg_printf(c,
-              "          const %s *k = j < %lld ? X4 + ((b * %lld + hk) * %lld + j) * %lld\n"
-              "                                 : X1 + b * %lld + hk * %lld + (j - %lld) * %lld;\n",
-              Tt, (long long)P, (long long)Hk, (long long)P, (long long)D, (long long)ks[0],
-              (long long)ks[1], (long long)P, (long long)ks[2]);
-  else
-    cg_printf(c, "          const %s *k = X1 + b * %lld + hk * %lld + j * %lld;\n", Tt,
-              (long long)ks[0], (long long)ks[1], (long long)ks[2]);
-  cg_printf(c, "          %s s = 0;\n          for (long long d = 0; d < %lld; d++) s += q[d] * k[d];\n",
-            Tt, (long long)D);
-  cg_float_lit(lit, sizeof lit, scale, f32);
-  cg_printf(c, "          row[j] = s * %s;\n        }\n", lit);
+  cg_attn_row r = {.dtype = Q->dtype,
+                   .T = ox_arena_printf(c->a, "%lld", (long long)T),
+                   .Tmax = T,
+                   .D = D,
+                   .Dv = Dv,
+                   .P = P,
+                   .q = "q",
+                   .k = ox_arena_printf(c->a, "X1 + b * %lld + hk * %lld", (long long)ks[0],
+                                        (long long)ks[1]),
+                   .ks = ks[2],
+                   .v = ox_arena_printf(c->a, "X2 + b * %lld + hk * %lld", (long long)vs[0],
+                                        (long long)vs[1]),
+                   .vs = vs[2],
+                   .pk = ox_arena_printf(c->a, "X4 + (b * %lld + hk) * %lld", (long long)Hk,
+                                         (long long)(P * D)),
+                   .pv = ox_arena_printf(c->a, "X5 + (b * %lld + hk) * %lld", (long long)Hk,
+                                         (long long)(P * Dv)),
+                   .y = ox_arena_printf(c->a, "Y0 + b * %lld + h * %lld + i * %lld",
+                                        (long long)ys[0], (long long)ys[1], (long long)ys[2])};
+  if (!r.T || !r.k || !r.v || !r.pk || !r.pv || !r.y)
+    return ox_err_set(c->e, OX_ENOMEM, "compile: out of memory");
+  cg_attn_scores(c, &r, scale);
   const char *QK = ox_arena_printf(c->a, "Y3 + ((b * %lld + h) * %lld + i) * %lld", (long long)Hq,
                                    (long long)Sq, (long long)T);
   size_t QKB = (size_t)T * (f32 ? 4 : 8);
@@ -173,39 +240,10 @@ static int gen_attention(cg_ctx *c, const ox_node *n, cg_val **in, size_t n_in, 
   }
   cg_printf(c, "          if (!on) row[j] = -INFINITY;\n        }\n");
   if (qk && mode == 2) cg_printf(c, "        memcpy(%s, row, %zu);\n", QK, QKB);
-  /* softmax; a row with every key off (or NaN) is all zeros */
-  cg_printf(c, "        %s mx = -INFINITY;\n", Tt);
-  cg_printf(c, "        for (long long j = 0; j < %lld; j++)\n          if (row[j] > mx) mx = row[j];\n",
-            (long long)T);
-  cg_printf(c, "        if (mx == -INFINITY || mx != mx) {\n");
-  cg_printf(c, "          for (long long j = 0; j < %lld; j++) row[j] = 0;\n        } else {\n",
-            (long long)T);
-  /* the softmax sum in double, or in the element type under --float-only */
-  cg_printf(c, "          %s sum = 0;\n", c->o->float_only ? Tt : "double");
-  cg_printf(c, "          for (long long j = 0; j < %lld; j++) {\n", (long long)T);
-  cg_printf(c, "            row[j] = %s(row[j] - mx);\n            sum += row[j];\n          }\n",
-            cg_mathfn(c, Q->dtype, "exp"));
-  cg_printf(c, "          for (long long j = 0; j < %lld; j++) row[j] = (%s)(row[j] / sum);\n",
-            (long long)T, Tt);
-  cg_printf(c, "        }\n");
+  cg_attn_softmax(c, &r);
   if (qk && mode == 3) cg_printf(c, "        memcpy(%s, row, %zu);\n", QK, QKB);
-  /* y = probabilities times V */
-  cg_printf(c, "        %s *y = Y0 + b * %lld + h * %lld + i * %lld;\n", Tt, (long long)ys[0],
-            (long long)ys[1], (long long)ys[2]);
-  cg_printf(c, "        for (long long e = 0; e < %lld; e++) y[e] = 0;\n", (long long)Dv);
-  cg_printf(c, "        for (long long j = 0; j < %lld; j++) {\n", (long long)T);
-  if (P)
-    cg_printf(c,
-              "          const %s *v = j < %lld ? X5 + ((b * %lld + hk) * %lld + j) * %lld\n"
-              "                                 : X2 + b * %lld + hk * %lld + (j - %lld) * %lld;\n",
-              Tt, (long long)P, (long long)Hk, (long long)P, (long long)Dv, (long long)vs[0],
-              (long long)vs[1], (long long)P, (long long)vs[2]);
-  else
-    cg_printf(c, "          const %s *v = X2 + b * %lld + hk * %lld + j * %lld;\n", Tt,
-              (long long)vs[0], (long long)vs[1], (long long)vs[2]);
-  cg_printf(c, "          for (long long e = 0; e < %lld; e++) y[e] += row[j] * v[e];\n",
-            (long long)Dv);
-  cg_printf(c, "        }\n      }\n    }\n");
+  cg_attn_values(c, &r);
+  cg_printf(c, "      }\n    }\n");
   return OX_OK;
 }
 

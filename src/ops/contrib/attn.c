@@ -15,6 +15,7 @@
 #include "../nn_common.h"
 #include "../onnx/attention_core.h"
 #include "../opcore.h"
+#include "attn_shape.h"
 
 typedef struct ca_state {
   int64_t heads;
@@ -49,14 +50,12 @@ static int common_prepare(const ox_kinfo *info, ca_state **out, ox_err *e) {
   const ox_node *n = info->node;
   ca_state *s = ox_arena_calloc(info->arena, 1, sizeof *s);
   if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
-  s->heads = ox_node_attr_int(n, "num_heads", 0);
-  s->causal = ox_node_attr_int(n, "unidirectional", 0) != 0;
-  s->filter = ox_node_attr_float(n, "mask_filter_value", -10000.0f);
-  s->scale = ox_node_attr_float(n, "scale", 0.0f);
+  ox_attn_attrs at;
+  char why[96];
+  const char *bad = ox_attn_attrs_read(n, &at, why, sizeof why);
+  s->heads = at.heads, s->causal = at.causal, s->filter = at.filter, s->scale = at.scale;
   *out = s;
-  if (s->heads <= 0 || s->heads > ((int64_t)1 << 24))
-    return oc_prep_fail(info, e, "num_heads must be positive (got %lld)", (long long)s->heads);
-  return OX_OK;
+  return *bad ? oc_prep_fail(info, e, "%s", bad) : OX_OK;
 }
 
 /* ---- the additive mask ---- */
@@ -70,30 +69,10 @@ typedef struct mask_spec {
   const char *keys_name; /* for errors */
 } mask_spec;
 
-/* Checks the key mask's shape against (B, S, T); "" when it fits, else why not. */
+/* Checks the key mask's shape (attn_shape.h); "" when it fits, else why not. */
 static const char *key_mask_problem(const ox_value *m, int64_t B, int64_t S, int64_t T, int64_t P,
                                     bool causal) {
-  if (m->dtype != OX_INT32) return "must be int32";
-  switch (m->rank) {
-    case 1:
-      return m->dims[0] == B || m->dims[0] == 2 * B ? ""
-                                                    : "1-D must have length batch or 2 * batch";
-    case 2:
-      return m->dims[0] == B && m->dims[1] == T ? "" : "2-D must be (batch, total_sequence_length)";
-    case 3:
-      return m->dims[0] == B && m->dims[1] == S && m->dims[2] == T
-                 ? ""
-                 : "3-D must be (batch, sequence_length, total_sequence_length)";
-    case 4:
-      if (causal) return "4-D is not allowed with unidirectional";
-      return m->dims[0] == B && m->dims[1] == 1 && m->dims[2] == m->dims[3] &&
-                     m->dims[2] >= P + S && m->dims[3] >= T
-                 ? ""
-                 : "4-D must be (batch, 1, max_sequence_length, max_sequence_length) covering "
-                   "past + sequence";
-    default:
-      return "must have rank 1, 2, 3 or 4";
-  }
+  return ox_attn_key_mask_problem(m->dtype, m->dims, m->rank, B, S, T, P, causal);
 }
 
 /* The mask [B, nb, S, T] (*nb 1 or N) the spec asks for, or NULL with OX_OK when none. */
@@ -302,12 +281,6 @@ static int attention_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   *state = s;
   if (rc) return rc;
   const ox_node *n = info->node;
-  if (ox_node_attr_int(n, "do_rotary", 0) != 0)
-    return oc_prep_fail(info, e, "do_rotary is not supported (as in onnxruntime's CPU kernel)");
-  if (ox_node_attr_int(n, "past_present_share_buffer", 0) != 0)
-    return oc_prep_fail(info, e,
-                        "past_present_share_buffer is not supported (as in onnxruntime's CPU "
-                        "kernel)");
   const ox_attr *qkv = ox_node_attr(n, "qkv_hidden_sizes");
   if (qkv) {
     if (qkv->n_ints != 3)
@@ -520,8 +493,6 @@ static void put_past(const float *past, int64_t BN, int64_t P, int64_t H, int64_
     memcpy(dst + i * T * H, past + i * P * H, (size_t)(P * H) * sizeof(float));
 }
 
-enum { KV_SEPARATE, KV_PACKED_QKV, KV_PACKED_KV, KV_BNSH };
-
 /* ---- MultiHeadAttention's beam-search step: past_key / past_value are buffers [B, N, M, H]
  * of which the first past_sequence_length positions are filled; the new key and value go to
  * that position of present_key / present_value (the buffers again), and beam j of batch i
@@ -533,34 +504,18 @@ typedef struct beam_step {
 
 static int beam_run(ox_kctx *c, const ca_state *s, const beam_step *st) {
   int64_t B = st->B, N = s->heads, Hq = st->Hq, Hv = st->Hv;
-  const ox_value *PK = st->PK, *PV = st->PV, *CI = st->CI;
-  if (PK->rank != 4 || PV->rank != 4 || PK->dims[0] != B || PK->dims[1] != N || PK->dims[3] != Hq ||
-      PV->dims[0] != B || PV->dims[1] != N || PV->dims[2] != PK->dims[2] || PV->dims[3] != Hv)
-    return ox_kctx_fail(c, OX_ERUNTIME,
-                        "past_key and past_value must be (%lld, %lld, max_sequence_length, "
-                        "head_size)",
-                        (long long)B, (long long)N);
+  const ox_value *PK = st->PK, *PV = st->PV, *CI = st->CI; /* shapes checked by mha_run */
   int64_t M = PK->dims[2];
-  if (st->PSL->numel != 1 || st->PSL->dtype != OX_INT32)
-    return ox_kctx_fail(c, OX_ERUNTIME, "past_sequence_length must be one int32");
   int64_t P = ((const int32_t *)st->PSL->data)[0];
   if (P < 0 || P >= M)
     return ox_kctx_fail(c, OX_ERUNTIME, "past_sequence_length %lld is outside [0, %lld)",
                         (long long)P, (long long)M);
-  if (CI->dtype != OX_INT32 || CI->rank != 3 || CI->dims[1] <= 0 || CI->dims[2] != M ||
-      CI->dims[0] * CI->dims[1] != B)
-    return ox_kctx_fail(c, OX_ERUNTIME,
-                        "cache_indirection must be int32 (batch / beams, beams, %lld)",
-                        (long long)M);
   int64_t beams = CI->dims[1], T = P + 1;
   const int32_t *ci = CI->data;
   for (int64_t i = 0; i < B * M; i++)
     if (i % M < P && (ci[i] < 0 || ci[i] >= beams))
       return ox_kctx_fail(c, OX_ERUNTIME, "cache_indirection value %d is not a beam of %lld", ci[i],
                           (long long)beams);
-  int64_t nbias = N * (2 * Hq + Hv);
-  if (st->Bi && (st->Bi->rank != 1 || st->Bi->dims[0] != nbias))
-    return ox_kctx_fail(c, OX_ERUNTIME, "bias must be 1-D of length %lld", (long long)nbias);
   nn_fbuf fq = {0}, fk = {0}, fv = {0}, fb = {0}, fpk = {0}, fpv = {0};
   float *q = NULL, *k = NULL, *v = NULL, *nk = NULL, *nv = NULL;
   int rc;
@@ -628,79 +583,24 @@ static int mha_run(ox_kctx *c, void *st) {
   int64_t N = s->heads;
   if (!Q || !nn_is_real(Q->dtype))
     return ox_kctx_fail(c, OX_ERUNTIME, "query must be a float tensor");
-  if ((PK == NULL) != (PV == NULL))
-    return ox_kctx_fail(c, OX_ERUNTIME, "past_key and past_value must be given together");
-  int form;
-  int64_t B = Q->dims[0], S = Q->rank > 1 ? Q->dims[1] : 0, L, Hq, Hv;
-  if (Q->rank == 5) {
-    if (K || V) return ox_kctx_fail(c, OX_ERUNTIME, "packed query (rank 5) takes no key and value");
-    if (Q->dims[2] != N || Q->dims[3] != 3)
-      return ox_kctx_fail(c, OX_ERUNTIME,
-                          "packed query must be (batch, sequence, num_heads, 3, head_size)");
-    form = KV_PACKED_QKV, L = S, Hq = Hv = Q->dims[4];
-  } else if (Q->rank == 3) {
-    if (Q->dims[2] % N)
-      return ox_kctx_fail(c, OX_ERUNTIME,
-                          "num_heads %lld does not divide the query hidden size %lld", (long long)N,
-                          (long long)Q->dims[2]);
-    Hq = Q->dims[2] / N;
-    if (!K) return ox_kctx_fail(c, OX_ERUNTIME, "key is required unless the query is packed");
-    if (K->rank == 5) {
-      if (V) return ox_kctx_fail(c, OX_ERUNTIME, "packed key (rank 5) takes no value");
-      if (K->dims[0] != B || K->dims[2] != N || K->dims[3] != 2 || K->dims[4] != Hq)
-        return ox_kctx_fail(c, OX_ERUNTIME,
-                            "packed key must be (batch, kv_sequence, num_heads, 2, head_size)");
-      if (Bi) return ox_kctx_fail(c, OX_ERUNTIME, "bias is not allowed with packed key and value");
-      form = KV_PACKED_KV, L = K->dims[1], Hv = Hq;
-    } else if (K->rank == 3) {
-      if (!V || V->rank != 3 || K->dims[0] != B || V->dims[0] != B || K->dims[1] != V->dims[1] ||
-          K->dims[2] != Q->dims[2] || V->dims[2] % N)
-        return ox_kctx_fail(c, OX_ERUNTIME,
-                            "key must be (batch, kv_sequence, hidden) and value (batch, "
-                            "kv_sequence, v_hidden) with v_hidden divisible by num_heads");
-      form = KV_SEPARATE, L = K->dims[1], Hv = V->dims[2] / N;
-    } else if (K->rank == 4) {
-      if (!V || V->rank != 4 || K->dims[0] != B || K->dims[1] != N || K->dims[3] != Hq ||
-          V->dims[0] != B || V->dims[1] != N || V->dims[2] != K->dims[2])
-        return ox_kctx_fail(c, OX_ERUNTIME,
-                            "key and value in heads must be (batch, num_heads, kv_sequence, "
-                            "head_size)");
-      form = KV_BNSH, L = K->dims[2], Hv = V->dims[3];
-    } else {
-      return ox_kctx_fail(c, OX_ERUNTIME, "key must have rank 3, 4 or 5");
-    }
-  } else {
-    return ox_kctx_fail(c, OX_ERUNTIME, "query must have rank 3 or 5");
+  ox_attn_in ai[10];
+  for (size_t i = 0; i < 10; i++) {
+    const ox_value *x = ox_kctx_input(c, i);
+    ai[i] = x ? (ox_attn_in){x->dtype, x->rank, x->numel, x->dims} : (ox_attn_in){0};
   }
-  ox_value *PSL = ox_kctx_input(c, 8), *CI = ox_kctx_input(c, 9);
-  if (PSL || CI) {
-    if (!PSL || !CI || !PK || form != KV_SEPARATE || S != 1 || L != 1 || KM || AB)
-      return ox_kctx_fail(c, OX_ERUNTIME,
-                          "past_sequence_length and cache_indirection go together, with "
-                          "past_key and past_value, one query and one key of separate Q, K, V "
-                          "and no key_padding_mask or attention_bias (beam-search decoding)");
-    beam_step bs = {Q, K, V, Bi, PK, PV, PSL, CI, B, Hq, Hv};
+  ox_mha_shape sh;
+  bool beam;
+  int64_t P;
+  char why[160];
+  const char *bad = ox_mha_inputs_problem(ai, 10, N, s->causal, &sh, &beam, &P, why, sizeof why);
+  if (*bad) return ox_kctx_fail(c, OX_ERUNTIME, "%s", bad);
+  int form = sh.form;
+  int64_t B = sh.B, S = sh.S, L = sh.L, Hq = sh.Hq, Hv = sh.Hv;
+  if (beam) {
+    beam_step bs = {Q, K, V, Bi, PK, PV, ox_kctx_input(c, 8), ox_kctx_input(c, 9), B, Hq, Hv};
     return beam_run(c, s, &bs);
   }
-  int64_t P = 0;
-  if (PK) {
-    if (PK->rank != 4 || PV->rank != 4 || PK->dims[0] != B || PK->dims[1] != N ||
-        PK->dims[3] != Hq || PV->dims[0] != B || PV->dims[1] != N || PV->dims[2] != PK->dims[2] ||
-        PV->dims[3] != Hv)
-      return ox_kctx_fail(c, OX_ERUNTIME,
-                          "past_key and past_value must be (%lld, %lld, past_length, head_size)",
-                          (long long)B, (long long)N);
-    P = PK->dims[2];
-  }
   int64_t T = P + L;
-  int64_t nbias = N * (2 * Hq + Hv);
-  if (Bi && (Bi->rank != 1 || Bi->dims[0] != nbias))
-    return ox_kctx_fail(c, OX_ERUNTIME, "bias must be 1-D of length %lld", (long long)nbias);
-  if (KM) {
-    const char *why =
-        KM->rank == 4 ? "must have rank 1, 2 or 3" : key_mask_problem(KM, B, S, T, P, s->causal);
-    if (*why) return ox_kctx_fail(c, OX_ERUNTIME, "key_padding_mask %s", why);
-  }
   nn_fbuf fq = {0}, fk = {0}, fv = {0}, fb = {0}, fpk = {0}, fpv = {0};
   float *q = NULL, *k = NULL, *v = NULL;
   int rc;
@@ -722,22 +622,22 @@ static int mha_run(ox_kctx *c, void *st) {
     put_past(fpv.p, B * N, P, Hv, T, v);
   }
   switch (form) {
-    case KV_PACKED_QKV:
+    case OX_MHA_PACKED_QKV:
       split_packed(fq.p, bq, B, S, N, 3, 0, Hq, S, 0, q);
       split_packed(fq.p, bk, B, S, N, 3, 1, Hq, T, P, k);
       split_packed(fq.p, bv, B, S, N, 3, 2, Hv, T, P, v);
       break;
-    case KV_PACKED_KV:
+    case OX_MHA_PACKED_KV:
       split_heads(fq.p, bq, B, S, N, Hq, S, 0, q);
       split_packed(fk.p, NULL, B, L, N, 2, 0, Hq, T, P, k);
       split_packed(fk.p, NULL, B, L, N, 2, 1, Hv, T, P, v);
       break;
-    case KV_SEPARATE:
+    case OX_MHA_SEPARATE:
       split_heads(fq.p, bq, B, S, N, Hq, S, 0, q);
       split_heads(fk.p, bk, B, L, N, Hq, T, P, k);
       split_heads(fv.p, bv, B, L, N, Hv, T, P, v);
       break;
-    default: /* KV_BNSH: already in heads */
+    default: /* OX_MHA_BNSH: already in heads */
       split_heads(fq.p, bq, B, S, N, Hq, S, 0, q);
       for (int64_t i = 0; i < B * N; i++) {
         memcpy(k + (i * T + P) * Hq, fk.p + i * L * Hq, (size_t)(L * Hq) * sizeof(float));

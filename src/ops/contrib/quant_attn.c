@@ -18,6 +18,7 @@
 #include "../../kernels/qgemm.h"
 #include "../onnx/attention_core.h"
 #include "../opcore.h"
+#include "attn_shape.h"
 #include "quant_ops.h"
 
 typedef struct qattn_state {
@@ -49,15 +50,11 @@ int ox_q_attn_prepare(const ox_kinfo *info, void **state, ox_err *e) {
   qattn_state *s = calloc(1, sizeof *s);
   if (!s) return ox_err_set(e, OX_ENOMEM, "out of memory");
   *state = s;
-  s->heads = ox_node_attr_int(n, "num_heads", 0);
-  s->causal = ox_node_attr_int(n, "unidirectional", 0) != 0;
-  s->mask_filter = ox_node_attr_float(n, "mask_filter_value", -10000.0f);
-  s->scale = ox_node_attr_float(n, "scale", 0.0f);
-  if (s->heads <= 0) return oc_prep_fail(info, e, "num_heads must be positive");
-  if (ox_node_attr_int(n, "do_rotary", 0))
-    return oc_prep_fail(info, e, "do_rotary is not supported (onnxruntime's CPU kernel has none)");
-  if (ox_node_attr_int(n, "past_present_share_buffer", 0))
-    return oc_prep_fail(info, e, "past_present_share_buffer is not supported");
+  ox_attn_attrs at;
+  char why[96];
+  const char *bad = ox_attn_attrs_read(n, &at, why, sizeof why);
+  s->heads = at.heads, s->causal = at.causal, s->mask_filter = at.filter, s->scale = at.scale;
+  if (*bad) return oc_prep_fail(info, e, "%s", bad);
   /* the weight packed now when it and its zero point are constants */
   ox_value *const *cin = info->const_inputs;
   const ox_value *w = cin && info->n_inputs > 1 ? cin[1] : NULL;
@@ -127,35 +124,15 @@ int ox_q_attn_run(ox_kctx *c, void *st) {
   for (size_t i = 0; i < 9; i++) in[i] = ox_kctx_input(c, i);
   ox_value *x = in[0], *w = in[1], *bias = in[2], *xs = in[3], *ws = in[4], *mi = in[5],
            *zx = in[6], *zw = in[7], *past = in[8];
-  if (!x || x->dtype != OX_UINT8 || x->rank != 3)
-    return ox_kctx_fail(c, OX_ERUNTIME, "input must be a 3-D uint8 tensor [B, S, D]");
-  if (!w || (w->dtype != OX_UINT8 && w->dtype != OX_INT8) || w->rank != 2)
-    return ox_kctx_fail(c, OX_ERUNTIME, "weight must be a 2-D int8 or uint8 tensor [D, 3 hidden]");
+  ox_attn_in qi[8];
+  for (size_t i = 0; i < 8; i++)
+    qi[i] = in[i] ? (ox_attn_in){in[i]->dtype, in[i]->rank, in[i]->numel, in[i]->dims}
+                  : (ox_attn_in){0};
+  char why[160];
+  const char *bad = ox_qattn_problem(qi, s->heads, why, sizeof why);
+  if (*bad) return ox_kctx_fail(c, OX_ERUNTIME, "%s", bad);
   int64_t B = x->dims[0], S = x->dims[1], D = x->dims[2], N3 = w->dims[1], hidden = N3 / 3;
   int64_t H = hidden / s->heads;
-  if (w->dims[0] != D)
-    return ox_kctx_fail(c, OX_ERUNTIME,
-                        "weight's first dimension (%lld) differs from input's D (%lld)",
-                        (long long)w->dims[0], (long long)D);
-  if (N3 % 3 || hidden == 0 || hidden % s->heads)
-    return ox_kctx_fail(c, OX_ERUNTIME,
-                        "weight's second dimension (%lld) must be 3 hidden, hidden a multiple of "
-                        "num_heads (%lld)",
-                        (long long)N3, (long long)s->heads);
-  if (!bias || bias->dtype != OX_FLOAT || bias->rank != 1 || bias->numel != N3)
-    return ox_kctx_fail(c, OX_ERUNTIME, "bias must be float of 3 hidden = %lld values",
-                        (long long)N3);
-  if (!xs || xs->dtype != OX_FLOAT || !one_or(xs, 1))
-    return ox_kctx_fail(c, OX_ERUNTIME, "input_scale must be one float");
-  if (!ws || ws->dtype != OX_FLOAT || !one_or(ws, N3))
-    return ox_kctx_fail(c, OX_ERUNTIME, "weight_scale must be one float or 3 hidden = %lld",
-                        (long long)N3);
-  if (zx && (zx->dtype != OX_UINT8 || !one_or(zx, 1)))
-    return ox_kctx_fail(c, OX_ERUNTIME, "input_zero_point must be one uint8 value");
-  if (zw && (zw->dtype != w->dtype || !one_or(zw, N3)))
-    return ox_kctx_fail(c, OX_ERUNTIME,
-                        "weight_zero_point must have weight's type, one value or 3 hidden = %lld",
-                        (long long)N3);
   int64_t P = 0;
   if (past) {
     if (past->dtype != OX_FLOAT || past->rank != 5 || past->dims[0] != 2 || past->dims[1] != B ||
