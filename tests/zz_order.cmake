@@ -12,21 +12,21 @@
 # only their order matters, and a later run's cost data replaces them.
 # suitetime6 measured CPU seconds (user+sys of the test and its children,
 # from one run each on the 2-core machine) where it could: ASan's
-# version_conformance_down over 150 (two jobs: ~75 s on two cores; the
-# longest of the ASan suite), fuzz_text_seeds 38, release compile_node_cases
-# 151 (two jobs), check_optimized_bench 62 (one process after another, so
-# the longest single-core test of the release suite, not listed before),
+# version_conformance_down 130, 24 since its listed refusals run in batches
+# (tests/version/expected_batched.sh), fuzz_text_seeds 38, example_run_model
+# 32, release compile_node_cases 151 (two jobs), check_optimized_bench 62
+# (one process after another, so the longest single-core test of the release suite, not listed before),
 # check_oracle_onnx 12 (down from 75 since it runs through `onnxc batch`),
-# install_tree ~30 after its --no-cuts passes, example_run_model 10. The
+# install_tree 22 after its --no-cuts passes, example_run_model 10. The
 # compile_contrib_<family> tests (one a family of tests/contrib, release
 # only) are listed at an estimate, for when they exist.
 if(ONNXC_SANITIZE)
   # (fuzz_text_seeds first: fuzz_session_short and fuzz_text_short wait for it)
-  set(_costs fuzz_text_seeds 140 version_conformance_down 135 fuzz_session_short 90
+  set(_costs fuzz_text_seeds 140 fuzz_session_short 90
              concurrent_node 80 ort_contrib_quant 75 version_conformance_up 50 test_special 45
              example_run_model 45 fuzz_tensorio_short 37 fuzz_text_short 35 fuzz_convert_short 30
              schema_ctx_bodies 38 fuzz_infer_short 22 check_text_cases 33 fuzz_check_short 22
-             conformance_node 30 ort_contrib_nn 25 opscore_node 20)
+             conformance_node 30 ort_contrib_nn 25 version_conformance_down 25 opscore_node 20)
 else()
   set(_costs compile_node_cases 90 check_optimized_bench 70 version_vs_onnx112 45
              version_light_down_up 40 text_oracle_onnx112 36 conformance_light 35
