@@ -17,9 +17,10 @@
 # 32, release compile_node_cases 151 (two jobs), check_optimized_bench 62
 # (one process after another, so the longest single-core test of the
 # release suite, not listed before), check_oracle_onnx 12 (down from 75
-# since it runs through `onnxc batch`), install_tree 22 after its --no-cuts passes, example_run_model 10. The
-# compile_contrib_<family> tests (one a family of tests/contrib, release
-# only) are listed at an estimate, for when they exist.
+# since it runs through `onnxc batch`), install_tree 22 after its
+# --no-cuts passes, example_run_model 10. The compile_contrib_<family>
+# tests (one a family of tests/contrib, release only) are listed at an
+# estimate, for when they exist.
 if(ONNXC_SANITIZE)
   # (fuzz_text_seeds first: fuzz_session_short and fuzz_text_short wait for it)
   set(_costs fuzz_text_seeds 140 fuzz_session_short 90
