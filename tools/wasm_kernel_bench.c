@@ -1,9 +1,9 @@
 /* wasm_kernel_bench.c - GFLOP/s of the float GEMM and the rate of a few
  * vector-math entries at the level in use, one thread, the minimum over
- * repeated runs (of CPU time under node). Built with emscripten (with and without -msimd128) and run
- * under node to compare the plain C level, the compiler's autovectorised
- * C and the SIMD128 kernels (ONNXC_ISA=portable in the module's ENV turns
- * the SIMD128 entries off); it builds natively as well.
+ * repeated runs (of CPU time under node). Built with emscripten (with and without -msimd128) and
+ * run under node to compare the plain C level, the compiler's autovectorised C and the SIMD128
+ * kernels (ONNXC_ISA=portable in the module's ENV turns the SIMD128 entries off); it builds
+ * natively as well.
  *
  *   wasm_kernel_bench [reps]          (default 5)
  *   wasm_kernel_bench shapes [reps]   the bench models' GEMMs as the
@@ -57,8 +57,18 @@ static float *rnd(int64_t n, unsigned *seed) {
 static void bench_gemm(int64_t M, int64_t N, int64_t K, int reps) {
   unsigned seed = 7;
   float *A = rnd(M * K, &seed), *B = rnd(K * N, &seed), *C = rnd(M * N, &seed);
-  ox_gemm_desc d = {.b = OX_GEMM_B_PLAIN, .M = M, .N = N, .K = K, .A = A, .lda = K, .B = B,
-                    .ldb = N, .alpha = 1.0f, .beta = 0.0f, .C = C, .ldc = N};
+  ox_gemm_desc d = {.b = OX_GEMM_B_PLAIN,
+                    .M = M,
+                    .N = N,
+                    .K = K,
+                    .A = A,
+                    .lda = K,
+                    .B = B,
+                    .ldb = N,
+                    .alpha = 1.0f,
+                    .beta = 0.0f,
+                    .C = C,
+                    .ldc = N};
   double flops = 2.0 * (double)M * (double)N * (double)K, best = 1e30;
   /* enough calls per run for ~20 ms of work at 10 GFLOP/s */
   int inner = (int)(2e8 / flops) + 1;
@@ -113,8 +123,18 @@ static void bench_whole(const char *name, int64_t M, int64_t K, int64_t N, int r
 static void bench_plain(const char *name, int64_t M, int64_t K, int64_t N, bool tb, int reps) {
   unsigned seed = 5;
   float *A = rnd(M * K, &seed), *B = rnd(K * N, &seed), *C = rnd(M * N, &seed);
-  ox_gemm_desc d = {.b = OX_GEMM_B_PLAIN, .M = M, .N = N, .K = K, .A = A, .lda = K, .B = B,
-                    .ldb = tb ? K : N, .trans_b = tb, .alpha = 1.0f, .C = C, .ldc = N};
+  ox_gemm_desc d = {.b = OX_GEMM_B_PLAIN,
+                    .M = M,
+                    .N = N,
+                    .K = K,
+                    .A = A,
+                    .lda = K,
+                    .B = B,
+                    .ldb = tb ? K : N,
+                    .trans_b = tb,
+                    .alpha = 1.0f,
+                    .C = C,
+                    .ldc = N};
   double flops = 2.0 * (double)M * (double)N * (double)K, t = best_time(run_desc, &d, flops, reps);
   printf("%-16s plain%s %5lld x %5lld x %5lld  %8.3f ms  %6.2f GFLOP/s\n", name, tb ? "T" : " ",
          (long long)M, (long long)K, (long long)N, t * 1e3, flops / t * 1e-9);
@@ -131,8 +151,17 @@ static void bench_pointwise(const char *name, int64_t Cout, int64_t Cin, int64_t
   ox_err e = {0};
   ox_sgemm_packed *pa = ox_sgemm_pack_a(false, Cout, Cin, W, Cin, &e);
   if (!pa) exit(1);
-  ox_gemm_desc d = {.b = OX_GEMM_B_INPLACE, .pa = pa, .rows = true, .m0 = 0, .m1 = Cout,
-                    .N = P, .B = X, .ldb = P, .bias = bias, .C = Y, .ldc = P};
+  ox_gemm_desc d = {.b = OX_GEMM_B_INPLACE,
+                    .pa = pa,
+                    .rows = true,
+                    .m0 = 0,
+                    .m1 = Cout,
+                    .N = P,
+                    .B = X,
+                    .ldb = P,
+                    .bias = bias,
+                    .C = Y,
+                    .ldc = P};
   double flops = 2.0 * (double)Cout * (double)Cin * (double)P,
          t = best_time(run_desc, &d, flops, reps);
   printf("%-16s 1x1     %5lld x %5lld x %5lld  %8.3f ms  %6.2f GFLOP/s\n", name, (long long)Cout,
@@ -181,14 +210,30 @@ static void bench_vmath(const char *name, vop op, int reps) {
   for (int r = 0; r < reps + 1; r++) {
     double t0 = now_s();
     for (int i = 0; i < 20; i++) switch (op) {
-        case V_EXP: k->exp(x, 0.0f, y, N); break;
-        case V_TANH: k->tanh(x, y, N); break;
-        case V_ERF: k->erf(x, y, N); break;
-        case V_SIGMOID: k->sigmoid(x, y, N, 1.0f, true); break;
-        case V_GELU: k->gelu_erf(x, y, N, &g); break;
-        case V_SOFTMAX: k->softmax_row(x, y, N, false); break;
-        case V_ADD: k->add(x, z, y, N); break;
-        case V_RELU: k->bias_relu(y, N, z, false, true); break;
+        case V_EXP:
+          k->exp(x, 0.0f, y, N);
+          break;
+        case V_TANH:
+          k->tanh(x, y, N);
+          break;
+        case V_ERF:
+          k->erf(x, y, N);
+          break;
+        case V_SIGMOID:
+          k->sigmoid(x, y, N, 1.0f, true);
+          break;
+        case V_GELU:
+          k->gelu_erf(x, y, N, &g);
+          break;
+        case V_SOFTMAX:
+          k->softmax_row(x, y, N, false);
+          break;
+        case V_ADD:
+          k->add(x, z, y, N);
+          break;
+        case V_RELU:
+          k->bias_relu(y, N, z, false, true);
+          break;
       }
     double t = (now_s() - t0) / 20;
     if (r > 0 && t < best) best = t;

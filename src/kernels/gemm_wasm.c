@@ -28,8 +28,8 @@
 /* B's rows ldb apart: 8 in its packed panels, the row stride of a B read
  * in place (sb_rows_wasm) */
 static inline __attribute__((always_inline)) void tile_4x8(int64_t kc, const float *a,
-                                                            const float *b, int64_t ldb, float *c,
-                                                            int64_t ldc, float alpha, float beta) {
+                                                           const float *b, int64_t ldb, float *c,
+                                                           int64_t ldc, float alpha, float beta) {
   v128_t c00 = wasm_f32x4_splat(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
          c30 = c00, c31 = c00;
   for (int64_t k = 0; k < kc; k++) {
@@ -88,8 +88,7 @@ static void gemv_rows_wasm(const gemv_job *g, int64_t j0, int64_t j1) {
                                     wasm_f32x4_mul(v1, wasm_v128_load(b1 + j)));
         v128_t p23 = wasm_f32x4_add(wasm_f32x4_mul(v2, wasm_v128_load(b2 + j)),
                                     wasm_f32x4_mul(v3, wasm_v128_load(b3 + j)));
-        wasm_v128_store(acc + j,
-                        wasm_f32x4_add(wasm_v128_load(acc + j), wasm_f32x4_add(p01, p23)));
+        wasm_v128_store(acc + j, wasm_f32x4_add(wasm_v128_load(acc + j), wasm_f32x4_add(p01, p23)));
       }
       for (; j < n; j++) acc[j] += (a0 * b0[j] + a1 * b1[j]) + (a2 * b2[j] + a3 * b3[j]);
     }
@@ -167,11 +166,20 @@ static inline __attribute__((always_inline)) void pgemv_panel(const pgemv_job *j
 
 static void pgemv_wasm(const pgemv_job *j, int64_t p0, int64_t p1) {
   for (int64_t p = p0; p < p1; p++) switch (j->M) {
-      case 1: pgemv_panel(j, p * 8, 1); break;
-      case 2: pgemv_panel(j, p * 8, 2); break;
-      case 3: pgemv_panel(j, p * 8, 3); break;
-      case 4: pgemv_panel(j, p * 8, 4); break;
-      default: return; /* 1 to 4 rows by the job's contract */
+      case 1:
+        pgemv_panel(j, p * 8, 1);
+        break;
+      case 2:
+        pgemv_panel(j, p * 8, 2);
+        break;
+      case 3:
+        pgemv_panel(j, p * 8, 3);
+        break;
+      case 4:
+        pgemv_panel(j, p * 8, 4);
+        break;
+      default:
+        return; /* 1 to 4 rows by the job's contract */
     }
 }
 

@@ -47,7 +47,8 @@ typedef struct vwk {
   v128_t c[VW_NK];
   v128_t bias127, sign; /* i32x4: the exponent's bias, the sign bit */
 } vwk;
-#define VW_K4(v) {v, v, v, v}
+#define VW_K4(v) \
+  { v, v, v, v }
 __attribute__((aligned(16))) float ox_vmath_wasm_k[VW_NK][4] = {
     VW_K4(OX_EXP_ROUND),
     VW_K4(OX_EXP_LOG2E),
@@ -192,22 +193,22 @@ static inline v128_t tanh4(const vwk *K, v128_t v) {
 /* Element-wise loops: BODY maps the vector x4 (at x + i) to y4, stored at
  * y + i; the last n % 4 values go through the same body from a padded copy.
  * Each vector is loaded before its result is stored: x == y is fine. */
-#define VW_MAP(BODY)                                     \
-  do {                                                   \
-    int64_t i = 0;                                       \
-    for (; i + 4 <= n; i += 4) {                         \
-      v128_t x4 = wasm_v128_load(x + i), y4;             \
-      BODY;                                              \
-      wasm_v128_store(y + i, y4);                        \
-    }                                                    \
-    if (i < n) {                                         \
-      float tx[4] = {0}, ty[4];                          \
-      memcpy(tx, x + i, (size_t)(n - i) * sizeof *tx);   \
-      v128_t x4 = wasm_v128_load(tx), y4;                \
-      BODY;                                              \
-      wasm_v128_store(ty, y4);                           \
-      memcpy(y + i, ty, (size_t)(n - i) * sizeof *ty);   \
-    }                                                    \
+#define VW_MAP(BODY)                                   \
+  do {                                                 \
+    int64_t i = 0;                                     \
+    for (; i + 4 <= n; i += 4) {                       \
+      v128_t x4 = wasm_v128_load(x + i), y4;           \
+      BODY;                                            \
+      wasm_v128_store(y + i, y4);                      \
+    }                                                  \
+    if (i < n) {                                       \
+      float tx[4] = {0}, ty[4];                        \
+      memcpy(tx, x + i, (size_t)(n - i) * sizeof *tx); \
+      v128_t x4 = wasm_v128_load(tx), y4;              \
+      BODY;                                            \
+      wasm_v128_store(ty, y4);                         \
+      memcpy(y + i, ty, (size_t)(n - i) * sizeof *ty); \
+    }                                                  \
   } while (0)
 
 /* The largest of x (n >= 1), NaN when any is: four vectors of maxima and a
@@ -360,7 +361,8 @@ static void vw_norm_row(const float *x, float *y, int64_t n, float m, float inv,
     if (bias) r = ADD(r, wasm_v128_load(bias + i));
     wasm_v128_store(y + i, r);
   }
-  for (; i < n; i++) y[i] = bias ? (x[i] - m) * inv * scale[i] + bias[i] : (x[i] - m) * inv * scale[i];
+  for (; i < n; i++)
+    y[i] = bias ? (x[i] - m) * inv * scale[i] + bias[i] : (x[i] - m) * inv * scale[i];
 }
 
 static void vw_add(const float *a, const float *b, float *y, int64_t n) {

@@ -50,7 +50,8 @@ static void test_ukernel(const ox_gemm_table *ref, const ox_gemm_table *w) {
   for (int kc = 1; kc <= 67; kc += 11)
     for (int bi = 0; bi < 3; bi++) {
       float alpha = bi == 2 ? 0.5f : 1.0f, beta = bi == 0 ? 0.0f : bi == 1 ? 1.0f : -2.0f;
-      float *A = malloc(sizeof(float) * (size_t)(M * kc)), *B = malloc(sizeof(float) * (size_t)(kc * N));
+      float *A = malloc(sizeof(float) * (size_t)(M * kc)),
+            *B = malloc(sizeof(float) * (size_t)(kc * N));
       float C0[12 * 16], C1[12 * 16], C2[12 * 16];
       fill(A, M * kc, &s);
       fill(B, kc * N, &s);
@@ -63,7 +64,8 @@ static void test_ukernel(const ox_gemm_table *ref, const ox_gemm_table *w) {
       float *Cs[2] = {C1, C2};
       for (int v = 0; v < 2; v++) {
         int mr = uks[v]->mr, nr = uks[v]->nr;
-        float *ap = malloc(sizeof(float) * (size_t)(mr * kc)), *bp = malloc(sizeof(float) * (size_t)(kc * nr));
+        float *ap = malloc(sizeof(float) * (size_t)(mr * kc)),
+              *bp = malloc(sizeof(float) * (size_t)(kc * nr));
         for (int i0 = 0; i0 < M; i0 += mr)
           for (int j0 = 0; j0 < N; j0 += nr) {
             for (int k = 0; k < kc; k++) {
@@ -118,9 +120,11 @@ static void test_pgemv(const ox_gemm_table *ref, const ox_gemm_table *w) {
   for (size_t t = 0; t < sizeof shapes / sizeof *shapes; t++) {
     int64_t M = shapes[t][0], N = shapes[t][1], K = shapes[t][2];
     int64_t kc = ref->kc, npad = (N + 7) / 8 * 8;
-    float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
+    float *A = malloc(sizeof(float) * (size_t)(M * K)),
+          *B = malloc(sizeof(float) * (size_t)(K * N));
     float *data = malloc(sizeof(float) * (size_t)(K * npad));
-    float *c1 = calloc((size_t)(M * N), sizeof(float)), *c2 = calloc((size_t)(M * N), sizeof(float));
+    float *c1 = calloc((size_t)(M * N), sizeof(float)),
+          *c2 = calloc((size_t)(M * N), sizeof(float));
     fill(A, M * K, &s);
     fill(B, K * N, &s);
     for (int64_t pc = 0; pc < K; pc += kc) {
@@ -155,18 +159,21 @@ static void test_pgemv(const ox_gemm_table *ref, const ox_gemm_table *w) {
  * blocks, odd sizes and a B row stride past N */
 static void test_sb_rows(const ox_gemm_table *w) {
   static const int64_t shapes[][5] = {/* M, K, N, m0, m1 */
-                                      {5, 3, 7, 0, 5},      {13, 70, 33, 0, 13},
+                                      {5, 3, 7, 0, 5},        {13, 70, 33, 0, 13},
                                       {24, 400, 530, 12, 24}, {24, 400, 530, 0, 24},
-                                      {12, 1, 9, 0, 12},    {37, 385, 1201, 0, 37}};
+                                      {12, 1, 9, 0, 12},      {37, 385, 1201, 0, 37}};
   uint32_t s = 9;
   for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++)
     for (int v = 0; v < 4; v++) {
       int64_t M = shapes[t][0], K = shapes[t][1], N = shapes[t][2], m0 = shapes[t][3],
               m1 = shapes[t][4], ldb = N + 3, ldc = N + 1;
       bool with_bias = v & 1, with_epi = v & 2;
-      float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * ldb));
-      float *C0 = malloc(sizeof(float) * (size_t)(M * ldc)), *C1 = malloc(sizeof(float) * (size_t)(M * ldc));
-      float *R = malloc(sizeof(float) * (size_t)(M * ldc)), *bias = malloc(sizeof(float) * (size_t)M);
+      float *A = malloc(sizeof(float) * (size_t)(M * K)),
+            *B = malloc(sizeof(float) * (size_t)(K * ldb));
+      float *C0 = malloc(sizeof(float) * (size_t)(M * ldc)),
+            *C1 = malloc(sizeof(float) * (size_t)(M * ldc));
+      float *R = malloc(sizeof(float) * (size_t)(M * ldc)),
+            *bias = malloc(sizeof(float) * (size_t)M);
       fill(A, M * K, &s);
       fill(B, K * ldb, &s);
       fill(R, M * ldc, &s);
@@ -180,8 +187,14 @@ static void test_sb_rows(const ox_gemm_table *w) {
         return;
       }
       ox_sgemm_epi ep = {.act = OX_ACT_RELU, .res = R, .ldr = ldc};
-      ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_PLAIN, .pa = pa, .N = N, .B = B, .ldb = ldb,
-                              .alpha = 1.0f, .C = C0, .ldc = ldc});
+      ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_PLAIN,
+                              .pa = pa,
+                              .N = N,
+                              .B = B,
+                              .ldb = ldb,
+                              .alpha = 1.0f,
+                              .C = C0,
+                              .ldc = ldc});
       for (int64_t i = 0; with_bias && i < M; i++)
         for (int64_t j = 0; j < N; j++) C0[i * ldc + j] += bias[i];
       if (with_epi) ox_sgemm_epi_apply(&ep, M, N, C0, ldc);
@@ -190,18 +203,25 @@ static void test_sb_rows(const ox_gemm_table *w) {
         if (path == 0)
           w->sb_rows(pa, m0, m1, N, B, ldb, with_bias ? bias : NULL, with_epi ? &ep : NULL, NULL,
                      C1, ldc);
-        else if (!ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_INPLACE, .pa = pa, .rows = true,
-                                          .m0 = m0, .m1 = m1, .N = N, .B = B, .ldb = ldb,
+        else if (!ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_INPLACE,
+                                          .pa = pa,
+                                          .rows = true,
+                                          .m0 = m0,
+                                          .m1 = m1,
+                                          .N = N,
+                                          .B = B,
+                                          .ldb = ldb,
                                           .bias = with_bias ? bias : NULL,
-                                          .ep = with_epi ? &ep : NULL, .C = C1, .ldc = ldc})) {
+                                          .ep = with_epi ? &ep : NULL,
+                                          .C = C1,
+                                          .ldc = ldc})) {
           printf("FAIL sb_rows: ox_gemm declined rows [%lld, %lld)\n", (long long)m0,
                  (long long)m1);
           failures++;
         }
         int64_t bad = 0;
         for (int64_t i = m0; i < m1; i++) bad += count_diff(C0 + i * ldc, C1 + i * ldc, N);
-        check(path ? "sb_rows (ox_gemm) M x N" : "sb_rows M x N", bad, (long long)M,
-              (long long)N);
+        check(path ? "sb_rows (ox_gemm) M x N" : "sb_rows M x N", bad, (long long)M, (long long)N);
       }
       ox_sgemm_packed_free(pa);
       free(A);
@@ -220,8 +240,8 @@ int main(void) {
   ox_gemm_fill_ref(&ref);
   bool have = ox_gemm_fill_wasm(&w);
   /* the table holds the SIMD128 entries exactly when the probe says so */
-  if (c->isa == OX_ISA_PORTABLE && (c->simd128 ? strcmp(t->uk.name, "wasm") != 0
-                                                : strcmp(t->uk.name, "portable") != 0)) {
+  if (c->isa == OX_ISA_PORTABLE &&
+      (c->simd128 ? strcmp(t->uk.name, "wasm") != 0 : strcmp(t->uk.name, "portable") != 0)) {
     printf("FAIL table: kernel %s with simd128 %d\n", t->uk.name, (int)c->simd128);
     failures++;
   }
