@@ -763,7 +763,8 @@ static bool sgemm_sb_rows(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int6
   const ox_gemm_table *t = ox_gemm_dispatch();
   if (m0 < 0 || m1 > A->M || m0 % 12) return false;
   if (m1 <= m0 || N <= 0) return true;
-  if (A->K > 0 && A->mr == 12 && t->sb_rows) {
+  /* the level's own (AVX-512's 12-row tiles, SIMD128's 4 x 8 without a prologue) */
+  if (A->K > 0 && t->sb_rows && A->mr == t->uk.mr && (A->mr == 12 || !pro)) {
     t->sb_rows(A, m0, m1, N, B, ldb, bias, ep, pro, C, ldc);
     return true;
   }

@@ -108,7 +108,7 @@ typedef struct ox_gemm_table {
   ox_gemm_dotn_fn dotn;               /* AVX-512 only */
   ox_gemm_epi_fn epi;                 /* every level */
   ox_gemm_pgemv_fn pgemv;             /* every level */
-  ox_gemm_sb_rows_fn sb_rows;         /* AVX-512 only */
+  ox_gemm_sb_rows_fn sb_rows;         /* AVX-512, SIMD128 (no prologue) */
   ox_gemm_strips_rows_fn strips_rows; /* AVX-512 only */
   /* blocking: depth (<= OX_GEMM_KC_MAX), rows and columns per block */
   int64_t kc, mc, nc;

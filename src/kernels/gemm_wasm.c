@@ -1,5 +1,6 @@
 /* gemm_wasm.c - the float GEMM's WebAssembly SIMD128 level: the 4 x 8
- * micro-kernel, the GEMV, dot products and packed-B rows in f32x4
+ * micro-kernel, the GEMV, dot products, packed-B rows and the product by a
+ * B read in place (1 x 1 convolutions, OX_GEMM_B_INPLACE) in f32x4
  * intrinsics. The dispatch table (gemm.c) puts them over the portable
  * entries through ox_gemm_fill_wasm when the build has -msimd128 (and
  * ONNXC_ISA does not cap it to portable).
@@ -24,8 +25,11 @@
 #include <wasm_simd128.h>
 
 /* ---- 4 x 8: C = alpha * A B + beta * C ---- */
-static void ukernel_wasm(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                         float alpha, float beta) {
+/* B's rows ldb apart: 8 in its packed panels, the row stride of a B read
+ * in place (sb_rows_wasm) */
+static inline __attribute__((always_inline)) void tile_4x8(int64_t kc, const float *a,
+                                                           const float *b, int64_t ldb, float *c,
+                                                           int64_t ldc, float alpha, float beta) {
   v128_t c00 = wasm_f32x4_splat(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
          c30 = c00, c31 = c00;
   for (int64_t k = 0; k < kc; k++) {
@@ -43,7 +47,7 @@ static void ukernel_wasm(int64_t kc, const float *a, const float *b, float *c, i
     c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(av, b0));
     c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(av, b1));
     a += 4;
-    b += 8;
+    b += ldb;
   }
   v128_t acc[8] = {c00, c01, c10, c11, c20, c21, c30, c31};
   v128_t va = wasm_f32x4_splat(alpha), vb = wasm_f32x4_splat(beta);
@@ -56,6 +60,11 @@ static void ukernel_wasm(int64_t kc, const float *a, const float *b, float *c, i
       wasm_v128_store(ci + 4 * h, r);
     }
   }
+}
+
+static void ukernel_wasm(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                         float alpha, float beta) {
+  tile_4x8(kc, a, b, 8, c, ldc, alpha, beta);
 }
 
 /* ---- row vector times B (M == 1): gemm_ref.c's blocking and sums ---- */
@@ -79,8 +88,7 @@ static void gemv_rows_wasm(const gemv_job *g, int64_t j0, int64_t j1) {
                                     wasm_f32x4_mul(v1, wasm_v128_load(b1 + j)));
         v128_t p23 = wasm_f32x4_add(wasm_f32x4_mul(v2, wasm_v128_load(b2 + j)),
                                     wasm_f32x4_mul(v3, wasm_v128_load(b3 + j)));
-        wasm_v128_store(acc + j,
-                        wasm_f32x4_add(wasm_v128_load(acc + j), wasm_f32x4_add(p01, p23)));
+        wasm_v128_store(acc + j, wasm_f32x4_add(wasm_v128_load(acc + j), wasm_f32x4_add(p01, p23)));
       }
       for (; j < n; j++) acc[j] += (a0 * b0[j] + a1 * b1[j]) + (a2 * b2[j] + a3 * b3[j]);
     }
@@ -158,16 +166,97 @@ static inline __attribute__((always_inline)) void pgemv_panel(const pgemv_job *j
 
 static void pgemv_wasm(const pgemv_job *j, int64_t p0, int64_t p1) {
   for (int64_t p = p0; p < p1; p++) switch (j->M) {
-      case 1: pgemv_panel(j, p * 8, 1); break;
-      case 2: pgemv_panel(j, p * 8, 2); break;
-      case 3: pgemv_panel(j, p * 8, 3); break;
-      case 4: pgemv_panel(j, p * 8, 4); break;
-      default: return; /* 1 to 4 rows by the job's contract */
+      case 1:
+        pgemv_panel(j, p * 8, 1);
+        break;
+      case 2:
+        pgemv_panel(j, p * 8, 2);
+        break;
+      case 3:
+        pgemv_panel(j, p * 8, 3);
+        break;
+      case 4:
+        pgemv_panel(j, p * 8, 4);
+        break;
+      default:
+        return; /* 1 to 4 rows by the job's contract */
     }
+}
+
+/* ---- B read in place (a 1 x 1 convolution's input planes) ---- */
+/* OX_GEMM_B_INPLACE with packed A: the 4 x 8 tiles read B's rows where
+ * they lie (ldb apart) instead of a packed copy, and C is finished (+ bias,
+ * then the epilogue) a block of columns at a time while it is in L2. The
+ * portable path (gemm.c) packed all of B first, one copy of each element
+ * for every 2 M flops (ResNet-50's 64-row 1 x 1 layer at 56 x 56 copied
+ * 800 K values a run, SqueezeNet's 16-row squeezes 8 flops a copy), then
+ * added the bias and ran the epilogue as two more passes over all of C
+ * (3.2 MB in ResNet-50's first stage). Every tile forms its sums in the
+ * portable order (the same depth blocks of A's packing, beta 1 after the
+ * first), the last columns (fewer than 8) through a zero-padded panel and
+ * the last rows through a scratch tile as gemm.c's edge tiles, the bias one
+ * rounded add as gemm.c's add_row_bias and the epilogue element-wise: the
+ * bits of the portable path. No prologue (gemm.c gives none to this level). */
+enum { SB_BLOCK_BYTES = 256 * 1024 };
+
+static void sb_rows_wasm(const ox_sgemm_packed *A, int64_t m0, int64_t m1, int64_t N,
+                         const float *B, int64_t ldb, const float *bias, const ox_sgemm_epi *ep,
+                         const ox_sgemm_pro *pro, float *C, int64_t ldc) {
+  (void)pro;
+  const int64_t K = A->K, KCB = A->kc, rows = m1 - m0;
+  /* columns per block: C's block within SB_BLOCK_BYTES */
+  int64_t nb = SB_BLOCK_BYTES / 4 / rows / 8 * 8;
+  if (nb < 32) nb = 32;
+  float edge[8 * OX_GEMM_KC_MAX], tile[4 * 8];
+  for (int64_t j0 = 0; j0 < N; j0 += nb) {
+    int64_t n = N - j0 < nb ? N - j0 : nb, n4 = n & ~(int64_t)3;
+    for (int64_t pc = 0; pc < K; pc += KCB) {
+      int64_t kc = K - pc < KCB ? K - pc : KCB;
+      float beta = pc == 0 ? 0.0f : 1.0f;
+      const float *apc = A->data + pc * A->Mpad;
+      for (int64_t jr = j0; jr < j0 + n; jr += 8) {
+        int64_t nn = j0 + n - jr < 8 ? j0 + n - jr : 8;
+        const float *b = B + pc * ldb + jr;
+        int64_t bs = ldb;
+        if (nn < 8) { /* the last columns: a zero-padded panel */
+          ox_gemm_pack_b_panels(8, false, B, ldb, pc, kc, jr, nn, edge);
+          b = edge;
+          bs = 8;
+        }
+        for (int64_t ir = m0; ir < m1; ir += 4) {
+          int64_t m = m1 - ir < 4 ? m1 - ir : 4;
+          const float *a = apc + ir * kc;
+          float *c = C + ir * ldc + jr;
+          if (m == 4 && nn == 8) {
+            tile_4x8(kc, a, b, bs, c, ldc, 1.0f, beta);
+            continue;
+          }
+          tile_4x8(kc, a, b, bs, tile, 8, 1.0f, 0.0f);
+          for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < nn; j++) {
+              float *cc = c + i * ldc + j, v = 1.0f * tile[i * 8 + j];
+              *cc = beta == 0.0f ? v : v + beta * *cc;
+            }
+        }
+      }
+    }
+    for (int64_t i = m0; bias && i < m1; i++) {
+      float *c = C + i * ldc + j0;
+      v128_t bv = wasm_f32x4_splat(bias[i]);
+      int64_t j = 0;
+      for (; j < n4; j += 4) wasm_v128_store(c + j, wasm_f32x4_add(wasm_v128_load(c + j), bv));
+      for (; j < n; j++) c[j] += bias[i];
+    }
+    if (ep) {
+      ox_sgemm_epi e = ox_sgemm_epi_at(ep, m0, j0);
+      ox_sgemm_epi_apply(&e, rows, n, C + m0 * ldc + j0, ldc);
+    }
+  }
 }
 
 bool ox_gemm_fill_wasm(ox_gemm_table *t) {
   t->uk = (ukernel){4, 8, ukernel_wasm, "wasm"};
+  t->sb_rows = sb_rows_wasm;
   t->gemv_rows = gemv_rows_wasm;
   t->dot = dot_wasm;
   t->pgemv = pgemv_wasm;

@@ -50,7 +50,8 @@ static void test_ukernel(const ox_gemm_table *ref, const ox_gemm_table *w) {
   for (int kc = 1; kc <= 67; kc += 11)
     for (int bi = 0; bi < 3; bi++) {
       float alpha = bi == 2 ? 0.5f : 1.0f, beta = bi == 0 ? 0.0f : bi == 1 ? 1.0f : -2.0f;
-      float *A = malloc(sizeof(float) * (size_t)(M * kc)), *B = malloc(sizeof(float) * (size_t)(kc * N));
+      float *A = malloc(sizeof(float) * (size_t)(M * kc)),
+            *B = malloc(sizeof(float) * (size_t)(kc * N));
       float C0[12 * 16], C1[12 * 16], C2[12 * 16];
       fill(A, M * kc, &s);
       fill(B, kc * N, &s);
@@ -63,7 +64,8 @@ static void test_ukernel(const ox_gemm_table *ref, const ox_gemm_table *w) {
       float *Cs[2] = {C1, C2};
       for (int v = 0; v < 2; v++) {
         int mr = uks[v]->mr, nr = uks[v]->nr;
-        float *ap = malloc(sizeof(float) * (size_t)(mr * kc)), *bp = malloc(sizeof(float) * (size_t)(kc * nr));
+        float *ap = malloc(sizeof(float) * (size_t)(mr * kc)),
+              *bp = malloc(sizeof(float) * (size_t)(kc * nr));
         for (int i0 = 0; i0 < M; i0 += mr)
           for (int j0 = 0; j0 < N; j0 += nr) {
             for (int k = 0; k < kc; k++) {
@@ -118,9 +120,11 @@ static void test_pgemv(const ox_gemm_table *ref, const ox_gemm_table *w) {
   for (size_t t = 0; t < sizeof shapes / sizeof *shapes; t++) {
     int64_t M = shapes[t][0], N = shapes[t][1], K = shapes[t][2];
     int64_t kc = ref->kc, npad = (N + 7) / 8 * 8;
-    float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
+    float *A = malloc(sizeof(float) * (size_t)(M * K)),
+          *B = malloc(sizeof(float) * (size_t)(K * N));
     float *data = malloc(sizeof(float) * (size_t)(K * npad));
-    float *c1 = calloc((size_t)(M * N), sizeof(float)), *c2 = calloc((size_t)(M * N), sizeof(float));
+    float *c1 = calloc((size_t)(M * N), sizeof(float)),
+          *c2 = calloc((size_t)(M * N), sizeof(float));
     fill(A, M * K, &s);
     fill(B, K * N, &s);
     for (int64_t pc = 0; pc < K; pc += kc) {
@@ -147,6 +151,88 @@ static void test_pgemv(const ox_gemm_table *ref, const ox_gemm_table *w) {
   }
 }
 
+/* B read in place with packed A (OX_GEMM_B_INPLACE: a 1 x 1 convolution):
+ * the SIMD128 level's column blocks, each finished with the bias and the
+ * epilogue, against what the portable path does (the product of packed A
+ * through OX_GEMM_B_PLAIN, then the bias added row by row, then the
+ * epilogue over all of C), over row ranges, several depth and column
+ * blocks, odd sizes and a B row stride past N */
+static void test_sb_rows(const ox_gemm_table *w) {
+  static const int64_t shapes[][5] = {/* M, K, N, m0, m1 */
+                                      {5, 3, 7, 0, 5},        {13, 70, 33, 0, 13},
+                                      {24, 400, 530, 12, 24}, {24, 400, 530, 0, 24},
+                                      {12, 1, 9, 0, 12},      {37, 385, 1201, 0, 37}};
+  uint32_t s = 9;
+  for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++)
+    for (int v = 0; v < 4; v++) {
+      int64_t M = shapes[t][0], K = shapes[t][1], N = shapes[t][2], m0 = shapes[t][3],
+              m1 = shapes[t][4], ldb = N + 3, ldc = N + 1;
+      bool with_bias = v & 1, with_epi = v & 2;
+      float *A = malloc(sizeof(float) * (size_t)(M * K)),
+            *B = malloc(sizeof(float) * (size_t)(K * ldb));
+      float *C0 = malloc(sizeof(float) * (size_t)(M * ldc)),
+            *C1 = malloc(sizeof(float) * (size_t)(M * ldc));
+      float *R = malloc(sizeof(float) * (size_t)(M * ldc)),
+            *bias = malloc(sizeof(float) * (size_t)M);
+      fill(A, M * K, &s);
+      fill(B, K * ldb, &s);
+      fill(R, M * ldc, &s);
+      fill(bias, M, &s);
+      fill(C1, M * ldc, &s); /* overwritten: the product has no beta */
+      ox_err e = {0};
+      ox_sgemm_packed *pa = ox_sgemm_pack_a(false, M, K, A, K, &e);
+      if (!pa) {
+        printf("FAIL sb_rows: out of memory\n");
+        failures++;
+        return;
+      }
+      ox_sgemm_epi ep = {.act = OX_ACT_RELU, .res = R, .ldr = ldc};
+      ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_PLAIN,
+                              .pa = pa,
+                              .N = N,
+                              .B = B,
+                              .ldb = ldb,
+                              .alpha = 1.0f,
+                              .C = C0,
+                              .ldc = ldc});
+      for (int64_t i = 0; with_bias && i < M; i++)
+        for (int64_t j = 0; j < N; j++) C0[i * ldc + j] += bias[i];
+      if (with_epi) ox_sgemm_epi_apply(&ep, M, N, C0, ldc);
+      /* the level's entry, then the same through ox_gemm's dispatch */
+      for (int path = 0; path < 2; path++) {
+        if (path == 0)
+          w->sb_rows(pa, m0, m1, N, B, ldb, with_bias ? bias : NULL, with_epi ? &ep : NULL, NULL,
+                     C1, ldc);
+        else if (!ox_gemm(&(ox_gemm_desc){.b = OX_GEMM_B_INPLACE,
+                                          .pa = pa,
+                                          .rows = true,
+                                          .m0 = m0,
+                                          .m1 = m1,
+                                          .N = N,
+                                          .B = B,
+                                          .ldb = ldb,
+                                          .bias = with_bias ? bias : NULL,
+                                          .ep = with_epi ? &ep : NULL,
+                                          .C = C1,
+                                          .ldc = ldc})) {
+          printf("FAIL sb_rows: ox_gemm declined rows [%lld, %lld)\n", (long long)m0,
+                 (long long)m1);
+          failures++;
+        }
+        int64_t bad = 0;
+        for (int64_t i = m0; i < m1; i++) bad += count_diff(C0 + i * ldc, C1 + i * ldc, N);
+        check(path ? "sb_rows (ox_gemm) M x N" : "sb_rows M x N", bad, (long long)M, (long long)N);
+      }
+      ox_sgemm_packed_free(pa);
+      free(A);
+      free(B);
+      free(C0);
+      free(C1);
+      free(R);
+      free(bias);
+    }
+}
+
 int main(void) {
   const ox_cpu *c = ox_cpu_get();
   const ox_gemm_table *t = ox_gemm_dispatch();
@@ -154,8 +240,8 @@ int main(void) {
   ox_gemm_fill_ref(&ref);
   bool have = ox_gemm_fill_wasm(&w);
   /* the table holds the SIMD128 entries exactly when the probe says so */
-  if (c->isa == OX_ISA_PORTABLE && (c->simd128 ? strcmp(t->uk.name, "wasm") != 0
-                                                : strcmp(t->uk.name, "portable") != 0)) {
+  if (c->isa == OX_ISA_PORTABLE &&
+      (c->simd128 ? strcmp(t->uk.name, "wasm") != 0 : strcmp(t->uk.name, "portable") != 0)) {
     printf("FAIL table: kernel %s with simd128 %d\n", t->uk.name, (int)c->simd128);
     failures++;
   }
@@ -166,6 +252,7 @@ int main(void) {
   test_ukernel(&ref, &w);
   test_gemv_dot(&ref, &w);
   test_pgemv(&ref, &w);
+  if (t->sb_rows == w.sb_rows) test_sb_rows(&w); /* packed A is the table's: wasm's */
   printf("gemm wasm (table: %s): %d failures\n", t->uk.name, failures);
   return failures != 0;
 }
