@@ -190,8 +190,8 @@ test('2x2 stride-2 ConvTranspose: 2 threads give the outputs of 1',
     for (const name of ['Y1', 'Y2', 'Y3']) assert.deepEqual(Array.from(two[name].data), Array.from(one[name].data), name);
   });
 
-// depthwise convolutions (src/kernels/conv_direct_wasm.c's padded planes in
-// the SIMD128 module): strides 1 and 2, 3x3 to 7x7, dilation, asymmetric
+// depthwise convolutions (src/kernels/conv_direct_wasm.c's rows in the
+// SIMD128 module): strides 1 and 2, 3x3 to 7x7, dilation, asymmetric
 // pads, a channel multiplier; numpy's sums within test_conv's tolerance
 // for K x K products, 1e-5 (K^2 + 1), and with the pthreads build 2 threads
 // give the bits of 1 (the tasks split channels, never a sum)

@@ -18,7 +18,7 @@
                             without bias on 2 images of 11-pixel rows, and 130 input channels (past
                             the direct kernel's 128: the GEMM path); convt_expected.json holds the
                             inputs and numpy's sums in float64
-   depthwise.onnx           depthwise convolutions (src/kernels/conv_direct_wasm.c's padded planes):
+   depthwise.onnx           depthwise convolutions (src/kernels/conv_direct_wasm.c's SIMD128 rows):
                             3x3 stride 2, 5x5 and 7x7 stride 1, dilation 2 with asymmetric pads, a
                             channel multiplier of 2, rows not a multiple of 8 wide, widths under 8;
                             depthwise_expected.json holds the inputs and numpy's sums in float64
