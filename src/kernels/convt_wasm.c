@@ -135,7 +135,6 @@ bool ox_convt2_wasm_fits(const ox_nn_geom *g, int64_t Cg) {
 
 void ox_convt2_wasm(ox_thread_pool *pool, const ox_nn_geom *g, int64_t N, int64_t G, int64_t Cg,
                     int64_t Mg, const float *x, const float *w, const float *bias, float *y) {
-  (void)pool, (void)g, (void)N, (void)G, (void)Cg, (void)Mg, (void)x, (void)w, (void)bias,
-      (void)y;
+  (void)pool, (void)g, (void)N, (void)G, (void)Cg, (void)Mg, (void)x, (void)w, (void)bias, (void)y;
 }
 #endif
