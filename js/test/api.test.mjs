@@ -151,3 +151,78 @@ test('winograd-sized 3x3 convolutions: 2 threads give the outputs of 1',
     const one = (await winogradRun(1)).out, two = (await winogradRun(2)).out;
     for (const name of ['Y', 'Y2']) assert.deepEqual(Array.from(two[name].data), Array.from(one[name].data), name);
   });
+
+// ConvTranspose of 2x2 kernels at stride 2 (src/kernels/convt_wasm.c in the
+// SIMD128 module; the 130-channel layer takes the GEMM path): numpy's sums
+// within test_conv's tolerance for C products, 1e-5 (C + 1), and with the
+// pthreads build 2 threads give the bits of 1 (the tasks split output
+// channels and bands of rows, never a sum)
+async function convtRun(threads) {
+  const want = JSON.parse(readFileSync(join(dir, 'convt_expected.json'), 'utf8'));
+  const s = await InferenceSession.create(join(dir, 'convt.onnx'), { threads });
+  const out = await s.run({
+    X1: new Tensor('float32', Float32Array.from(want.X1), [1, 24, 70, 133]),
+    X2: new Tensor('float32', Float32Array.from(want.X2), [2, 6, 7, 11]),
+    X3: new Tensor('float32', Float32Array.from(want.X3), [1, 130, 3, 6]),
+  });
+  await s.release();
+  return { want, out };
+}
+
+test('2x2 stride-2 ConvTranspose: numpy\'s sums within the documented tolerance', async () => {
+  const { want, out } = await convtRun(1);
+  for (const [name, dims, C] of [['Y1', [1, 1, 140, 266], 24], ['Y2', [2, 6, 14, 22], 3], ['Y3', [1, 4, 6, 12], 130]]) {
+    const y = out[name];
+    assert.deepEqual(y.dims, dims);
+    const tol = 1e-5 * (C + 1);
+    let worst = 0, at = -1;
+    y.data.forEach((v, i) => {
+      const e = Math.abs(v - want[name][i]) / (1 + Math.abs(want[name][i]));
+      if (!(e <= worst)) { worst = Number.isNaN(e) ? Infinity : e; at = i; }
+    });
+    assert.ok(worst <= tol, `${name}[${at}] ${y.data[at]} vs numpy ${want[name][at]} (relative error ${worst} > ${tol})`);
+  }
+});
+
+test('2x2 stride-2 ConvTranspose: 2 threads give the outputs of 1',
+  { skip: !haveThreads && `no pthreads build in ${thrDir} (make wasm-threads)` }, async () => {
+    const one = (await convtRun(1)).out, two = (await convtRun(2)).out;
+    for (const name of ['Y1', 'Y2', 'Y3']) assert.deepEqual(Array.from(two[name].data), Array.from(one[name].data), name);
+  });
+
+// depthwise convolutions (src/kernels/conv_direct_wasm.c's rows in the
+// SIMD128 module): strides 1 and 2, 3x3 to 7x7, dilation, asymmetric
+// pads, a channel multiplier; numpy's sums within test_conv's tolerance
+// for K x K products, 1e-5 (K^2 + 1), and with the pthreads build 2 threads
+// give the bits of 1 (the tasks split channels, never a sum)
+async function depthwiseRun(threads) {
+  const want = JSON.parse(readFileSync(join(dir, 'depthwise_expected.json'), 'utf8'));
+  const s = await InferenceSession.create(join(dir, 'depthwise.onnx'), { threads });
+  const feeds = {};
+  for (const [k, v] of Object.entries(want)) if (k[0] === 'X') feeds[k] = new Tensor('float32', Float32Array.from(v.data), v.dims);
+  const out = await s.run(feeds);
+  await s.release();
+  return { want, out };
+}
+
+test('depthwise convolutions: numpy\'s sums within the documented tolerance', async () => {
+  const { want, out } = await depthwiseRun(1);
+  const K = { YD1: 3, YD2: 5, YD3: 3, YD4: 3, YD5: 7, YD6: 3, YD7: 5 };
+  for (const [name, k] of Object.entries(K)) {
+    const y = out[name], w = want[name];
+    assert.deepEqual(y.dims, w.dims, name);
+    const tol = 1e-5 * (k * k + 1);
+    let worst = 0, at = -1;
+    y.data.forEach((v, i) => {
+      const e = Math.abs(v - w.data[i]) / (1 + Math.abs(w.data[i]));
+      if (!(e <= worst)) { worst = Number.isNaN(e) ? Infinity : e; at = i; }
+    });
+    assert.ok(worst <= tol, `${name}[${at}] ${y.data[at]} vs numpy ${w.data[at]} (relative error ${worst} > ${tol})`);
+  }
+});
+
+test('depthwise convolutions: 2 threads give the outputs of 1',
+  { skip: !haveThreads && `no pthreads build in ${thrDir} (make wasm-threads)` }, async () => {
+    const one = (await depthwiseRun(1)).out, two = (await depthwiseRun(2)).out;
+    for (const name of Object.keys(one)) assert.deepEqual(Array.from(two[name].data), Array.from(one[name].data), name);
+  });

@@ -12,6 +12,16 @@
                             blocks of the products; one band, so 2 threads split its
                             output channels); winograd_expected.json holds the inputs and
                             numpy's direct sums in float64
+   convt.onnx               ConvTranspose of 2x2 kernels at stride 2 (src/kernels/convt_wasm.c in the
+                            SIMD128 module): 24 -> 1 channels with bias over rows of 133 pixels
+                            (blocks of 8 and 4 and a tail; two bands of rows), 2 groups of 3 -> 3
+                            without bias on 2 images of 11-pixel rows, and 130 input channels (past
+                            the direct kernel's 128: the GEMM path); convt_expected.json holds the
+                            inputs and numpy's sums in float64
+   depthwise.onnx           depthwise convolutions (src/kernels/conv_direct_wasm.c's SIMD128 rows):
+                            3x3 stride 2, 5x5 and 7x7 stride 1, dilation 2 with asymmetric pads, a
+                            channel multiplier of 2, rows not a multiple of 8 wide, widths under 8;
+                            depthwise_expected.json holds the inputs and numpy's sums in float64
 """
 import json
 import os
@@ -104,3 +114,85 @@ Y = conv3x3(T, WB, None, (0, 0, 0, 0))
 Y2 = conv3x3(Z, WC, None, (2, 1, 0, 2))
 json.dump({k: v.ravel().tolist() for k, v in (('X', X), ('R', R), ('Z', Z), ('Y', Y), ('Y2', Y2))},
           open(os.path.join(out, 'winograd_expected.json'), 'w'))
+
+# ConvTranspose 2x2 stride 2 (the convt case of api.test.mjs)
+def convt2(x, w, b, groups):  # float64: y[n, g Mg + m, 2h + i, 2w + j] = b + sum_c x w[c, m, i, j]
+    n, c, h, wd = x.shape
+    cg, mg = c // groups, w.shape[1]
+    y = np.zeros((n, groups * mg, 2 * h, 2 * wd))
+    for gi in range(groups):
+        xs = x[:, gi * cg:(gi + 1) * cg].astype(np.float64)
+        ws = w[gi * cg:(gi + 1) * cg].astype(np.float64)
+        for i in range(2):
+            for j in range(2):
+                y[:, gi * mg:(gi + 1) * mg, i::2, j::2] = np.einsum('nchw,cm->nmhw', xs, ws[:, :, i, j])
+    return y if b is None else y + b.astype(np.float64)[None, :, None, None]
+
+
+C1, C2, C3 = rng.standard_normal((24, 1, 2, 2)).astype(np.float32), rng.standard_normal((6, 3, 2, 2)).astype(np.float32), \
+    rng.standard_normal((130, 4, 2, 2)).astype(np.float32)
+CB1 = rng.standard_normal(1).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node('ConvTranspose', ['X1', 'C1', 'CB1'], ['Y1'], kernel_shape=[2, 2], strides=[2, 2]),
+     helper.make_node('ConvTranspose', ['X2', 'C2'], ['Y2'], strides=[2, 2], group=2),
+     helper.make_node('ConvTranspose', ['X3', 'C3'], ['Y3'], strides=[2, 2])],
+    'convt', [helper.make_tensor_value_info('X1', f, [1, 24, 70, 133]),
+              helper.make_tensor_value_info('X2', f, [2, 6, 7, 11]),
+              helper.make_tensor_value_info('X3', f, [1, 130, 3, 6])],
+    [helper.make_tensor_value_info('Y1', f, [1, 1, 140, 266]),
+     helper.make_tensor_value_info('Y2', f, [2, 6, 14, 22]),
+     helper.make_tensor_value_info('Y3', f, [1, 4, 6, 12])],
+    [numpy_helper.from_array(C1, 'C1'), numpy_helper.from_array(CB1, 'CB1'),
+     numpy_helper.from_array(C2, 'C2'), numpy_helper.from_array(C3, 'C3')])
+onnx.save_model(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)]), os.path.join(out, 'convt.onnx'))
+X1 = rng.standard_normal((1, 24, 70, 133)).astype(np.float32)
+X2 = rng.standard_normal((2, 6, 7, 11)).astype(np.float32)
+X3 = rng.standard_normal((1, 130, 3, 6)).astype(np.float32)
+json.dump({k: v.ravel().tolist() for k, v in (('X1', X1), ('X2', X2), ('X3', X3), ('Y1', convt2(X1, C1, CB1, 1)),
+                                               ('Y2', convt2(X2, C2, None, 2)), ('Y3', convt2(X3, C3, None, 1)))},
+          open(os.path.join(out, 'convt_expected.json'), 'w'))
+
+# depthwise convolutions (the depthwise case of api.test.mjs)
+def dwconv(x, w, b, stride, pads, dil):  # float64, pads (top, left, bottom, right), group = C
+    n, c, h, wd = x.shape
+    mg, kh, kw = w.shape[0] // c, w.shape[2], w.shape[3]
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    oh = (xp.shape[2] - (kh - 1) * dil - 1) // stride + 1
+    ow = (xp.shape[3] - (kw - 1) * dil - 1) // stride + 1
+    y = np.zeros((n, c * mg, oh, ow))
+    for m in range(c * mg):
+        for i in range(kh):
+            for j in range(kw):
+                y[:, m] += w[m, 0, i, j] * xp[:, m // mg, i * dil:i * dil + (oh - 1) * stride + 1:stride,
+                                            j * dil:j * dil + (ow - 1) * stride + 1:stride]
+    return y if b is None else y + b.astype(np.float64)[None, :, None, None]
+
+
+DW_CASES = [  # name, input dims, outputs per channel, kernel, stride, pads, dilation, bias
+    ('D1', [1, 5, 13, 19], 1, 3, 2, [1, 1, 1, 1], 1, True),
+    ('D2', [2, 3, 11, 10], 1, 5, 1, [2, 2, 2, 2], 1, True),
+    ('D3', [1, 4, 9, 21], 1, 3, 1, [2, 1, 0, 3], 2, False),
+    ('D4', [1, 3, 8, 17], 1, 3, 2, [0, 2, 1, 0], 1, True),
+    ('D5', [1, 2, 12, 12], 1, 7, 1, [3, 3, 3, 3], 1, True),
+    ('D6', [1, 3, 10, 6], 2, 3, 1, [1, 1, 1, 1], 1, True),
+    ('D7', [1, 6, 20, 41], 1, 5, 2, [2, 2, 2, 2], 1, True),
+]
+nodes, inits, ins, outs, dw_data = [], [], [], [], {}
+for name, dims, mg, k, st, pads, dil, bias in DW_CASES:
+    c = dims[1]
+    w = rng.standard_normal((c * mg, 1, k, k)).astype(np.float32)
+    b = rng.standard_normal(c * mg).astype(np.float32) if bias else None
+    x = rng.standard_normal(dims).astype(np.float32)
+    inits.append(numpy_helper.from_array(w, 'W' + name))
+    if bias:
+        inits.append(numpy_helper.from_array(b, 'B' + name))
+    nodes.append(helper.make_node('Conv', ['X' + name, 'W' + name] + (['B' + name] if bias else []), ['Y' + name],
+                                  group=c, strides=[st, st], pads=pads, dilations=[dil, dil]))
+    y = dwconv(x, w, b, st, pads, dil)
+    ins.append(helper.make_tensor_value_info('X' + name, f, dims))
+    outs.append(helper.make_tensor_value_info('Y' + name, f, list(y.shape)))
+    dw_data['X' + name], dw_data['Y' + name] = x, y
+g = helper.make_graph(nodes, 'depthwise', ins, outs, inits)
+onnx.save_model(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)]), os.path.join(out, 'depthwise.onnx'))
+json.dump({k: {'dims': list(v.shape), 'data': v.ravel().tolist()} for k, v in dw_data.items()},
+          open(os.path.join(out, 'depthwise_expected.json'), 'w'))

@@ -139,6 +139,11 @@ static void test_depthwise(void) {
       }
   dw_case(9, 21, 3, 3, 1, 1, 1, 1, 4, 2, 0, true, &s); /* two outputs per group */
   dw_case(9, 21, 3, 3, 2, 1, 1, 1, 4, 1, 2, true, &s); /* a channel shuffle */
+  /* a 7 x 7 kernel, stride 2 with dilation 2, and pads wider than the
+   * kernel's reach on one side */
+  dw_case(8, 29, 7, 7, 1, 1, 3, 3, 2, 1, 0, true, &s);
+  dw_case(8, 30, 3, 3, 2, 2, 2, 1, 3, 1, 0, true, &s);
+  dw_case(6, 11, 3, 3, 2, 1, 4, 0, 2, 1, 0, false, &s);
 }
 
 static void test_fma(void) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../kernels/convt_wasm.h"
 #include "../../kernels/gemm.h"
 #include "../../kernels/levels.h"
 #include "../../kernels/nn.h"
@@ -214,6 +215,10 @@ static int convt_run(ox_kctx *ctx, void *st) {
   const float *xf = fs.xf, *wf = fs.wf, *bf = fs.bf;
   float *yf = fs.yf;
   if (rc) {
+#ifdef __wasm_simd128__
+  } else if (ox_convt2_wasm_fits(&g, Cg)) { /* 2 x 2 at stride 2: direct (convt_wasm.h) */
+    ox_convt2_wasm(ox_kctx_pool(ctx), &g, x->dims[0], G, Cg, Mg, xf, wf, bf, yf);
+#endif
   } else {
     convt_job j = {&g, xf, wf, bf, yf, G, Cg, Mg, g.out_size, NULL, false, 0, 0, NULL, 0};
     if (s->packed && s->packed_w == w && s->n_packed == G) j.packed = s->packed;
